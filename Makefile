@@ -1,0 +1,149 @@
+# iobatch — one non-recursive Makefile; every folder adds a module.mk.
+#
+#   make                 build everything into build/
+#   make check           unit + integration tests (plain build)
+#   make check-asan      the same tests built with ASan + UBSan (build-asan/)
+#   make check-all       everything CI runs, one summary line at the end
+#   make fuzz            libFuzzer targets for a bounded time (clang)
+#   make install PREFIX=/usr/local DESTDIR=
+#   make fmt             clang-format the tree
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+CC ?= cc
+AR ?= ar
+PROTOC_C ?= protoc-c
+
+SAN ?= 0
+FUZZ ?= 0
+ifeq ($(FUZZ),1)
+B := build-fuzz
+CC := clang
+SAN_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+OPT ?= -O1 -g
+else ifeq ($(SAN),1)
+B ?= build-asan
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT ?= -O1 -g
+else
+B ?= build
+SAN_FLAGS :=
+OPT ?= -O2 -g
+endif
+
+# CI builds with -Werror (STYLE.md); locally it is opt-in with WERROR=1.
+ifeq ($(CI),true)
+WERROR ?= 1
+endif
+WERROR ?= 0
+
+WARN := -Wall -Wextra -Wformat=2 -Wshadow -Wmissing-prototypes
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+PKGS := jansson libprotobuf-c libseccomp
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -D_FORTIFY_SOURCE=3 -fstack-protector-strong \
+	-I. -Iproto/gen $(PKG_CFLAGS) $(OPT) $(SAN_FLAGS) $(CFLAGS)
+ALL_LDFLAGS := $(SAN_FLAGS) $(LDFLAGS)
+LDLIBS := $(PKG_LIBS) -lm
+
+# Generated protobuf-c code does not follow our prototypes rule.
+GEN_CFLAGS := -Wno-missing-prototypes -Wno-unused-parameter
+
+# Filled by module.mk files.
+PROGRAMS :=
+UNIT_TESTS :=
+INTEG_TESTS :=
+FUZZERS :=
+INSTALL_PROGRAMS :=
+
+.PHONY: all
+all:
+
+# $(call lib,NAME,SOURCES): $(B)/libNAME.a
+define lib
+$(B)/lib$(1).a: $(patsubst %.c,$(B)/%.o,$(2))
+	@mkdir -p $$(@D)
+	$$(AR) rcs $$@ $$^
+endef
+
+# $(call prog,PATH,SOURCES,LIBS): program $(B)/PATH linked with $(B)/libX.a
+define prog
+$(B)/$(1): $(patsubst %.c,$(B)/%.o,$(2)) $(foreach l,$(3),$(B)/lib$(l).a)
+	@mkdir -p $$(@D)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$(filter %.o,$$^) $$(filter %.a,$$^) $$(LDLIBS) $(4)
+endef
+
+# $(call unit,NAME,SOURCES,LIBS): cmocka test $(B)/tests/unit/NAME
+define unit
+UNIT_TESTS += tests/unit/$(1)
+$(call prog,tests/unit/$(1),$(2),$(3),-lcmocka)
+endef
+
+# $(call fuzzer,NAME,SOURCES,LIBS): libFuzzer target build-fuzz/tests/fuzz/NAME
+define fuzzer
+FUZZERS += tests/fuzz/$(1)
+$(call prog,tests/fuzz/$(1),$(2),$(3),-fsanitize=fuzzer)
+endef
+
+include $(sort $(wildcard */module.mk))
+
+all: $(addprefix $(B)/,$(PROGRAMS) $(UNIT_TESTS))
+
+$(B)/%.o: %.c | $(PROTO_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+.PHONY: check check-unit check-integration check-asan check-all check-vm
+# The runner prints TAP and ends with "N passed, N failed".
+check: all
+	B=$(B) tests/run.sh $(addprefix $(B)/,$(UNIT_TESTS)) $(INTEG_TESTS)
+
+check-unit: all
+	B=$(B) tests/run.sh $(addprefix $(B)/,$(UNIT_TESTS))
+
+check-integration: all
+	B=$(B) tests/run.sh $(INTEG_TESTS)
+
+check-asan:
+	$(MAKE) SAN=1 check
+
+# CI: unit tests under sanitizers, then the plain build's full suite; one
+# runner invocation so the last line is the summary of everything.
+check-all:
+	$(MAKE) SAN=1 all
+	$(MAKE) all
+	B=$(B) ASAN_B=build-asan tests/run.sh \
+		$(addprefix build-asan/,$(UNIT_TESTS)) \
+		$(addprefix $(B)/,$(UNIT_TESTS)) $(INTEG_TESTS) $(VM_TESTS)
+
+# Each fuzzer runs FUZZ_SECONDS on its seed corpus (tests/fuzz/corpus/NAME).
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz fuzz-build
+fuzz:
+	$(MAKE) FUZZ=1 fuzz-build
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(addprefix build-fuzz/,$(FUZZERS))
+fuzz-build: $(addprefix $(B)/,$(FUZZERS))
+
+.PHONY: install
+install: all
+	install -d $(DESTDIR)$(BINDIR)
+	$(foreach p,$(INSTALL_PROGRAMS),install -m 0755 $(B)/$(p) $(DESTDIR)$(BINDIR)/;)
+
+.PHONY: fmt
+fmt:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+.PHONY: clean
+clean:
+	rm -rf build build-asan build-fuzz proto/gen
+
+.PHONY: demo
+demo: all
+	B=$(B) tests/demo.sh

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install every build, test, benchmark and VM-test dependency from Debian.
+# Idempotent: packages already present are left alone.
+set -euo pipefail
+PKGS=(
+  build-essential pkg-config git ca-certificates
+  libjansson-dev libprotobuf-c-dev protobuf-c-compiler libseccomp-dev libcmocka-dev
+  clang libclang-rt-14-dev llvm clang-format
+  containerd runc crun fio busybox-static util-linux procps psmisc kmod iproute2 tmux
+  qemu-system-x86 qemu-utils cpio gzip e2fsprogs
+  hyperfine gnuplot-nox python3 jq
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  [ "$(id -u)" -eq 0 ] || { echo "install-deps: need root to install: ${missing[*]}" >&2; exit 1; }
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+echo "install-deps: all ${#PKGS[@]} packages present"

@@ -1,0 +1,72 @@
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "common/loop.h"
+
+static void test_error_message_and_code(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(iob_error(&err, ENOENT, "cannot open '%s'", "x"), -1);
+  assert_string_equal(err->msg, "cannot open 'x': No such file or directory");
+  assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
+  iob_error_prefix(&err, "create");
+  assert_string_equal(err->msg, "create: cannot open 'x': No such file or directory");
+  iob_error_code(&err, IOB_CODE_UNIMPLEMENTED, "method %s", "Foo");
+  assert_string_equal(err->msg, "method Foo");
+  assert_int_equal(err->code, 12);
+}
+
+static int fired;
+static void on_timer(struct iob_loop *l, void *data) {
+  (void)l;
+  fired += *(int *)data;
+}
+static void on_read(struct iob_loop *l, int fd, uint32_t ev, void *data) {
+  (void)ev;
+  char c;
+  assert_int_equal(read(fd, &c, 1), 1);
+  *(char *)data = c;
+  iob_loop_del(l, fd); /* deleting inside its own callback must be safe */
+  iob_loop_stop(l);
+}
+
+static void test_loop_timers_and_fds(void **state) {
+  (void)state;
+  struct iob_loop *l = NULL;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(iob_loop_new(&l, &err), 0);
+  int one = 1, ten = 10;
+  struct iob_timer *t = iob_loop_timer(l, 1, on_timer, &ten);
+  iob_timer_cancel(l, t);
+  iob_loop_timer(l, 1, on_timer, &one);
+  fired = 0;
+  while (fired == 0)
+    assert_int_equal(iob_loop_run_once(l, 100, &err), 0);
+  assert_int_equal(fired, 1);
+  int p[2];
+  assert_int_equal(pipe(p), 0);
+  char got = 0;
+  assert_int_equal(iob_loop_add(l, p[0], 1 /* EPOLLIN */, on_read, &got, &err), 0);
+  assert_int_equal(write(p[1], "x", 1), 1);
+  assert_int_equal(iob_loop_run(l, &err), 0);
+  assert_int_equal(got, 'x');
+  close(p[0]);
+  close(p[1]);
+  iob_loop_free(l);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_error_message_and_code),
+      cmocka_unit_test(test_loop_timers_and_fds),
+  };
+  return cmocka_run_group_tests_name("common", tests, NULL, NULL);
+}
