@@ -48,7 +48,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -D_FORTIFY_SOURCE=3 -fstack-protector-strong \
 	-I. -Iproto/gen $(PKG_CFLAGS) $(OPT) $(SAN_FLAGS) $(CFLAGS)
-ALL_LDFLAGS := $(SAN_FLAGS) $(LDFLAGS)
+ALL_LDFLAGS := $(SAN_FLAGS) -Wl,--as-needed $(LDFLAGS)
 LDLIBS := $(PKG_LIBS) -lm
 
 # Generated protobuf-c code does not follow our prototypes rule.
