@@ -1,0 +1,7 @@
+# tests/vm: the guest suite run inside a pure cgroup v2 VM (qemu TCG, an
+# emulated NVMe drive); see tests/vm/README.md.  check-all runs it with the
+# other tests; check-vm runs it alone.
+VM_TESTS += tests/vm/run.sh
+
+check-vm: all
+	B=$(B) tests/run.sh tests/vm/run.sh

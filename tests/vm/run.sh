@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Run the guest test suite (tests/vm/guest/t-*.sh) inside a pure cgroup v2 VM
+# and print its results as one TAP stream for tests/run.sh.
+#
+# Builds the kernel, initramfs and disk with tests/vm/build.sh, boots them with
+# qemu's TCG emulation (no KVM: nested KVM hangs on our machines) with the
+# disk as an emulated NVMe drive, and reads the guest's TAP back from the
+# serial console between per-boot markers (see tests/vm/guest/init).  Fails
+# when a guest test fails, when a guest test or the VM does not finish, or
+# when a plan is short.  The serial log of the last run is kept in
+# tests/vm/cache/serial.log.
+#
+# Environment: VM_TIMEOUT (whole VM, s, default 480), VM_TEST_TIMEOUT (each
+# guest test, s, default 180), VM_SMP (2), VM_MEM (MiB, 2048), B (build).
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+VMDIR=$TOP/tests/vm
+VM_TIMEOUT=${VM_TIMEOUT:-480}
+VM_TEST_TIMEOUT=${VM_TEST_TIMEOUT:-180}
+VM_SMP=${VM_SMP:-2}
+VM_MEM=${VM_MEM:-2048}
+KEEP_LOG=$VMDIR/cache/serial.log
+
+WORK=$(mktemp -d /tmp/iobvm.XXXXXX)
+TPID=
+cleanup() {
+  local pid
+  # timeout forwards TERM to qemu; the pidfile covers a timeout killed by -9.
+  [ -n "$TPID" ] && kill "$TPID" 2>/dev/null
+  if [ -s "$WORK/qemu.pid" ]; then
+    pid=$(cat "$WORK/qemu.pid")
+    if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = qemu-system-x86 ]; then
+      kill "$pid" 2>/dev/null
+      sleep 1
+      kill -9 "$pid" 2>/dev/null
+    fi
+  fi
+  [ -n "$TPID" ] && wait "$TPID" 2>/dev/null
+  if [ -f "$WORK/serial.log" ]; then
+    mkdir -p "$(dirname "$KEEP_LOG")"
+    cp "$WORK/serial.log" "$KEEP_LOG" 2>/dev/null
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
+
+# bail_tap REASON: the VM could not be run at all.
+bail_tap() {
+  echo "1..1"
+  echo "not ok 1 - vm: $1"
+  exit 1
+}
+
+command -v qemu-system-x86_64 >/dev/null || bail_tap "qemu-system-x86_64 not found (run scripts/install-deps.sh)"
+
+t0=$(date +%s.%N)
+if ! "$VMDIR/build.sh" "$WORK" >"$WORK/build.log" 2>&1; then
+  sed 's/^/# /' "$WORK/build.log"
+  bail_tap "cannot build the VM image (tests/vm/build.sh)"
+fi
+t1=$(date +%s.%N)
+
+NONCE=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+APPEND="console=ttyS0 quiet loglevel=1 panic=1 iobatch.nonce=$NONCE iobatch.test_timeout=$VM_TEST_TIMEOUT"
+# -nodefaults: no NIC, no VGA; the serial port is the only way in or out.
+timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
+  -accel tcg,thread=multi -cpu max -smp "$VM_SMP" -m "$VM_MEM" \
+  -nodefaults -display none -no-reboot -monitor none \
+  -serial "file:$WORK/serial.log" -pidfile "$WORK/qemu.pid" \
+  -kernel "$WORK/vmlinuz" -initrd "$WORK/initramfs.cpio.gz" -append "$APPEND" \
+  -drive "file=$WORK/disk.img,format=raw,if=none,id=d0,cache=none" \
+  -device nvme,drive=d0,serial=iobvm0 \
+  </dev/null >"$WORK/qemu.out" 2>&1 &
+TPID=$!
+qrc=0
+wait "$TPID" || qrc=$?
+TPID=
+t2=$(date +%s.%N)
+
+expected="init"
+for t in "$VMDIR"/guest/t-*.sh; do expected+=" $(basename "$t")"; done
+
+# Renumber the guest sections into one stream; every way of not finishing
+# becomes a "not ok" line so that tests/run.sh counts it.
+tr -d '\r' <"$WORK/serial.log" 2>/dev/null | awk -v m="@@IOBVM:$NONCE:" -v expected="$expected" '
+  function emit(s) { out[++nout] = s }
+  function result(okay, desc) {
+    n++
+    emit((okay ? "ok " : "not ok ") n " - " desc)
+    if (!okay) bad++
+  }
+  function finish(name, why) {
+    if (why != "") result(0, name ": " why)
+    else if (plan[name] == "") result(0, name ": printed no TAP plan")
+    else if (cnt[name] < plan[name]) result(0, name ": ran " cnt[name] " of " plan[name] " planned tests")
+    else if (cnt[name] > plan[name]) result(0, name ": ran " cnt[name] " tests, planned " plan[name])
+    if (why == "" && rc[name] != 0 && nfail[name] == 0) result(0, name ": exited with status " rc[name])
+    cur = ""
+  }
+  {
+    p = index($0, m)
+    if (p) {
+      split(substr($0, p + length(m)), f, " ")
+      if (f[1] == "BEGIN") {
+        if (cur != "") finish(cur, "did not finish")
+        cur = f[2]; began[cur] = 1; plan[cur] = ""; cnt[cur] = 0; nfail[cur] = 0
+      } else if (f[1] == "END" && f[2] == cur) {
+        rc[cur] = f[3]; finish(cur, "")
+      } else if (f[1] == "UP") {
+        up = f[2]
+      } else if (f[1] == "DONE") {
+        done = f[2]
+      }
+      next
+    }
+    if (cur == "") next
+    if ($0 ~ /^1\.\.[0-9]+/ && plan[cur] == "") { plan[cur] = substr($1, 4) + 0; next }
+    if ($0 ~ /^(not )?ok( |$)/) {
+      okay = ($0 !~ /^not /)
+      d = $0
+      sub(/^(not )?ok *[0-9]* *(- *)?/, "", d)
+      cnt[cur]++
+      if (!okay) nfail[cur]++
+      result(okay, cur ": " d)
+      next
+    }
+    if ($0 ~ /^Bail out!/) { result(0, cur ": " $0); next }
+    if ($0 ~ /^#/) emit($0); else emit("# " cur "| " $0)
+  }
+  END {
+    if (cur != "") finish(cur, "did not finish (VM timed out or crashed)")
+    k = split(expected, e, " ")
+    for (i = 1; i <= k; i++) if (!(e[i] in began)) result(0, e[i] ": never ran")
+    if (done != "") result(1, "vm: came back (" done ")")
+    else result(0, "vm: did not come back (no DONE marker)")
+    print "1.." n
+    for (i = 1; i <= nout; i++) print out[i]
+    if (up != "") print "# vm: guest " up " when /init stage 2 began"
+    exit (bad > 0)
+  }' >"$WORK/tap" && trc=0 || trc=$?
+cat "$WORK/tap"
+
+awk -v a="$t0" -v b="$t1" -v c="$t2" -v rc="$qrc" 'BEGIN {
+  printf "# vm: build %.1f s, qemu %.1f s (exit %d), whole %.1f s\n", b - a, c - b, rc, c - a }'
+if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
+  echo "# vm: qemu killed after VM_TIMEOUT=${VM_TIMEOUT}s"
+fi
+if [ "$trc" -ne 0 ]; then
+  echo "# vm: serial log kept in ${KEEP_LOG#"$TOP"/}; its tail:"
+  tr -d '\r' <"$WORK/serial.log" 2>/dev/null | tail -n 40 | sed 's/^/#   /'
+  if [ -s "$WORK/qemu.out" ]; then sed 's/^/# qemu: /' "$WORK/qemu.out"; fi
+  exit 1
+fi
