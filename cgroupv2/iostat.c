@@ -1,0 +1,210 @@
+#include "cgroupv2/iostat.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroupv2/cg2.h"
+#include "common/cleanup.h"
+
+static const char *const base_keys[] = {"rbytes", "wbytes", "rios", "wios", "dbytes", "dios"};
+
+static uint64_t *counter_slot(struct cg2_io_counters *c, size_t i) {
+  uint64_t *slots[] = {&c->rbytes, &c->wbytes, &c->rios, &c->wios, &c->dbytes, &c->dios};
+  return slots[i];
+}
+
+static uint64_t counter_get(const struct cg2_io_counters *c, size_t i) {
+  const uint64_t v[] = {c->rbytes, c->wbytes, c->rios, c->wios, c->dbytes, c->dios};
+  return v[i];
+}
+
+static int dev_cmp(const void *a, const void *b) {
+  const struct cg2_iostat_dev *x = a, *y = b;
+  if (x->major != y->major)
+    return x->major < y->major ? -1 : 1;
+  if (x->minor != y->minor)
+    return x->minor < y->minor ? -1 : 1;
+  return 0;
+}
+
+/* "MAJ:MIN" with both parts < 2^32 (dev_t's major is 12 bits, minor 20, but
+ * the text is what we check). */
+static int parse_devno(const char *s, size_t len, unsigned *maj, unsigned *min) {
+  const char *colon = memchr(s, ':', len);
+  uint64_t a, b;
+  if (colon == NULL || cg2_parse_u64(s, (size_t)(colon - s), &a) < 0 ||
+      cg2_parse_u64(colon + 1, len - (size_t)(colon - s) - 1, &b) < 0 || a > UINT32_MAX ||
+      b > UINT32_MAX)
+    return -1;
+  *maj = (unsigned)a;
+  *min = (unsigned)b;
+  return 0;
+}
+
+static int parse_line(const char *line, size_t len, int lineno, struct cg2_iostat_dev *d,
+                      struct iob_error **err) {
+  size_t i = 0;
+  size_t tl = 0;
+  while (i + tl < len && line[i + tl] != ' ')
+    tl++;
+  if (parse_devno(line, tl, &d->major, &d->minor) < 0)
+    return iob_error(err, EINVAL, "io.stat line %d: invalid device '%.*s'", lineno,
+                     (int)(tl > 32 ? 32 : tl), line);
+  memset(&d->c, 0, sizeof(d->c));
+  unsigned seen = 0;
+  for (i = tl; i < len;) {
+    while (i < len && line[i] == ' ')
+      i++;
+    if (i == len)
+      break;
+    const char *tok = line + i;
+    size_t n = 0;
+    while (i + n < len && line[i + n] != ' ')
+      n++;
+    i += n;
+    const char *eq = memchr(tok, '=', n);
+    if (eq == NULL || eq == tok)
+      return iob_error(err, EINVAL, "io.stat line %d: expected key=value, got '%.*s'", lineno,
+                       (int)(n > 32 ? 32 : n), tok);
+    size_t kl = (size_t)(eq - tok), vl = n - kl - 1;
+    for (size_t k = 0; k < IOB_ARRAY_SIZE(base_keys); k++) {
+      if (strlen(base_keys[k]) != kl || memcmp(base_keys[k], tok, kl) != 0)
+        continue;
+      if (seen & (1u << k))
+        return iob_error(err, EINVAL, "io.stat line %d: key '%s' given twice", lineno,
+                         base_keys[k]);
+      seen |= 1u << k;
+      if (cg2_parse_u64(eq + 1, vl, counter_slot(&d->c, k)) < 0)
+        return iob_error(err, EINVAL, "io.stat line %d: invalid value for '%s': '%.*s'", lineno,
+                         base_keys[k], (int)(vl > 32 ? 32 : vl), eq + 1);
+    }
+    /* Anything else (cost.usage=, depth=, avg_lat=, ...) is a controller's
+     * extra and not ours to judge. */
+  }
+  return 0;
+}
+
+int cg2_iostat_parse(const char *buf, size_t len, struct cg2_iostat *out, struct iob_error **err) {
+  size_t cap = 0, n = 0;
+  cleanup_free struct cg2_iostat_dev *dev = NULL;
+  int lineno = 0;
+  for (size_t off = 0; off < len;) {
+    const char *line = buf + off;
+    const char *nl = memchr(line, '\n', len - off);
+    size_t ll = nl ? (size_t)(nl - line) : len - off;
+    off += ll + 1;
+    lineno++;
+    if (ll == 0)
+      continue;
+    if (ll > CG2_IOSTAT_LINE_MAX)
+      return iob_error(err, EINVAL, "io.stat line %d: longer than %d bytes", lineno,
+                       CG2_IOSTAT_LINE_MAX);
+    if (memchr(line, '\0', ll) != NULL)
+      return iob_error(err, EINVAL, "io.stat line %d: contains a NUL byte", lineno);
+    if (n == CG2_IOSTAT_MAX_DEVS)
+      return iob_error(err, E2BIG, "io.stat: more than %d devices", CG2_IOSTAT_MAX_DEVS);
+    if (n == cap) {
+      cap = cap ? cap * 2 : 8;
+      struct cg2_iostat_dev *nd = realloc(dev, cap * sizeof(*dev));
+      if (nd == NULL)
+        return iob_error(err, ENOMEM, "io.stat: cannot allocate");
+      dev = nd;
+    }
+    if (parse_line(line, ll, lineno, &dev[n], err) < 0)
+      return -1;
+    n++;
+  }
+  if (n > 1)
+    qsort(dev, n, sizeof(*dev), dev_cmp);
+  for (size_t i = 1; i < n; i++)
+    if (dev_cmp(&dev[i - 1], &dev[i]) == 0)
+      return iob_error(err, EINVAL, "io.stat: device %u:%u listed twice", dev[i].major,
+                       dev[i].minor);
+  out->n = n;
+  out->dev = steal_ptr(&dev);
+  return 0;
+}
+
+int cg2_iostat_read(const char *cgdir, struct cg2_iostat *out, struct iob_error **err) {
+  cleanup_free char *path = NULL;
+  if (asprintf(&path, "%s/io.stat", cgdir) < 0)
+    abort();
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
+  if (cg2_read_file(path, CG2_FILE_MAX, &buf, &len, err) < 0)
+    return -1;
+  if (cg2_iostat_parse(buf, len, out, err) < 0)
+    return iob_error_prefix(err, "cannot parse '%s'", path);
+  return 0;
+}
+
+void cg2_iostat_release(struct cg2_iostat *s) {
+  free(s->dev);
+  s->dev = NULL;
+  s->n = 0;
+}
+
+const struct cg2_io_counters *cg2_iostat_find(const struct cg2_iostat *s, unsigned major,
+                                              unsigned minor) {
+  struct cg2_iostat_dev key = {.major = major, .minor = minor};
+  if (s->n == 0)
+    return NULL;
+  const struct cg2_iostat_dev *d = bsearch(&key, s->dev, s->n, sizeof(*s->dev), dev_cmp);
+  return d ? &d->c : NULL;
+}
+
+/* Saturating: a sum over devices that overflows stays at the maximum rather
+ * than wrapping into a small number that would look like a reset. */
+static uint64_t sat_add(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+void cg2_iostat_sum(const struct cg2_iostat *s, struct cg2_io_counters *out) {
+  memset(out, 0, sizeof(*out));
+  for (size_t i = 0; i < s->n; i++)
+    for (size_t k = 0; k < IOB_ARRAY_SIZE(base_keys); k++)
+      *counter_slot(out, k) = sat_add(*counter_slot(out, k), counter_get(&s->dev[i].c, k));
+}
+
+int cg2_counters_delta(const struct cg2_io_counters *prev, const struct cg2_io_counters *cur,
+                       struct cg2_io_counters *out) {
+  int reset = 0;
+  for (size_t k = 0; k < IOB_ARRAY_SIZE(base_keys); k++)
+    reset |= counter_get(cur, k) < counter_get(prev, k);
+  /* All keys restart together, so one key going down voids the baseline of
+   * every key: counting the others from prev would mix two lifetimes. */
+  for (size_t k = 0; k < IOB_ARRAY_SIZE(base_keys); k++)
+    *counter_slot(out, k) =
+        reset ? counter_get(cur, k) : counter_get(cur, k) - counter_get(prev, k);
+  return reset;
+}
+
+int cg2_iostat_delta(const struct cg2_iostat *prev, const struct cg2_iostat *cur,
+                     struct cg2_iostat *out, struct iob_error **err) {
+  size_t cap = prev->n + cur->n, n = 0;
+  cleanup_free struct cg2_iostat_dev *dev = calloc(cap ? cap : 1, sizeof(*dev));
+  if (dev == NULL)
+    return iob_error(err, ENOMEM, "io.stat delta: cannot allocate");
+  static const struct cg2_io_counters zero;
+  int resets = 0;
+  size_t i = 0, j = 0;
+  while (i < prev->n || j < cur->n) {
+    int c = i == prev->n ? 1 : j == cur->n ? -1 : dev_cmp(&prev->dev[i], &cur->dev[j]);
+    const struct cg2_iostat_dev *id = c <= 0 ? &prev->dev[i] : &cur->dev[j];
+    const struct cg2_io_counters *p = c <= 0 ? &prev->dev[i].c : &zero;
+    const struct cg2_io_counters *q = c >= 0 ? &cur->dev[j].c : &zero;
+    dev[n].major = id->major;
+    dev[n].minor = id->minor;
+    resets += cg2_counters_delta(p, q, &dev[n].c);
+    n++;
+    if (c <= 0)
+      i++;
+    if (c >= 0)
+      j++;
+  }
+  out->n = n;
+  out->dev = steal_ptr(&dev);
+  return resets;
+}

@@ -1,0 +1,8 @@
+# cgroupv2/ -> libcg2.a: cgroup v2 mount/pid/procs, io.stat, io.pressure,
+# io.weight/io.bfq.weight and their enforcement check, the procfs fallback.
+cg2_SRCS := $(wildcard cgroupv2/*.c)
+$(eval $(call lib,cg2,$(cg2_SRCS)))
+
+$(eval $(call unit,test_cg2_iostat,tests/unit/test_cg2_iostat.c,cg2 common))
+$(eval $(call unit,test_cg2_weight,tests/unit/test_cg2_weight.c,cg2 common))
+$(eval $(call unit,test_cg2_paths,tests/unit/test_cg2_paths.c,cg2 common))

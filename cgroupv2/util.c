@@ -1,0 +1,89 @@
+#include "cgroupv2/cg2.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+
+char *cg2_join(const char *root, const char *path) {
+  char *r = NULL;
+  if (asprintf(&r, "%s%s", root ? root : "", path) < 0)
+    abort();
+  return r;
+}
+
+int cg2_parse_u64(const char *s, size_t len, uint64_t *out) {
+  uint64_t v = 0;
+  if (len == 0 || len > 20)
+    return -1;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return -1;
+    unsigned d = (unsigned)(s[i] - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      return -1;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return 0;
+}
+
+int cg2_read_file(const char *path, size_t max, char **buf, size_t *len, struct iob_error **err) {
+  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return iob_error(err, errno, "cannot open '%s'", path);
+  /* procfs and cgroupfs report st_size 0, so read until EOF; allocate in
+   * steps and stop one byte past the limit to tell "too big" from "fits". */
+  size_t cap = 4096, n = 0;
+  cleanup_free char *b = malloc(cap);
+  if (b == NULL)
+    return iob_error(err, ENOMEM, "cannot read '%s'", path);
+  for (;;) {
+    if (n + 1 >= cap) {
+      /* n <= max here, so cap stays below 2 * (max + 1). */
+      cap *= 2;
+      char *nb = realloc(b, cap);
+      if (nb == NULL)
+        return iob_error(err, ENOMEM, "cannot read '%s'", path);
+      b = nb;
+    }
+    ssize_t r = read(fd, b + n, cap - n - 1);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      return iob_error(err, errno, "cannot read '%s'", path);
+    }
+    if (r == 0)
+      break;
+    n += (size_t)r;
+    if (n > max)
+      return iob_error(err, EFBIG, "cannot read '%s': larger than %zu bytes", path, max);
+  }
+  b[n] = '\0';
+  if (len)
+    *len = n;
+  *buf = steal_ptr(&b);
+  return 0;
+}
+
+int cg2_write_file(const char *path, const char *buf, struct iob_error **err) {
+  /* No O_CREAT: a missing cgroup file means the controller is not there, and
+   * creating a regular file in its place would hide that. */
+  cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return iob_error(err, errno, "cannot open '%s' for writing", path);
+  size_t len = strlen(buf);
+  ssize_t w;
+  do
+    w = write(fd, buf, len);
+  while (w < 0 && errno == EINTR);
+  if (w < 0)
+    return iob_error(err, errno, "cannot write '%s' to '%s'", buf, path);
+  if ((size_t)w != len)
+    return iob_error(err, EIO, "short write of '%s' to '%s'", buf, path);
+  return 0;
+}
