@@ -1,0 +1,79 @@
+/* iobatchd's configuration file (default /etc/iobatch/iobatchd.conf).
+ *
+ * One `key = value` per line; '#' starts a comment; blank lines are ignored.
+ * Durations take a unit (ms, s, m; a bare number is milliseconds).
+ *
+ *   socket           = /run/iobatch/iobatchd.sock
+ *   state_dir        = /var/lib/iobatch        learned profiles live here
+ *   sample_period    = 1s                      io.stat sampling period
+ *   batch_window     = 200ms                   arrivals gathered before planning
+ *   max_concurrency  = 4                       L (batcher's max_batch)
+ *   max_hold         = 5m                      default deadline of a pending container
+ *   policy           = predictive | paper
+ *   alpha            = 0.5                     weight of Tp in the paper's objective
+ *   fairness         = 4                       slowdown bound (predictive policy)
+ *   matrix           = /etc/iobatch/matrix.conf  batcher config / penalty matrix file
+ *   cgroup_root      = /sys/fs/cgroup           where registered cgroup paths live
+ *                                               (default: the cgroup2 mount)
+ *   debug            = false
+ *
+ * Keys given here win over the same settings in the matrix file, which is
+ * parsed by the batcher (batch_config_parse).  A key given twice is an
+ * error: two values for one setting are a mistake, not a wish. */
+#ifndef IOB_AGENT_CONFIG_H
+#define IOB_AGENT_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+#define AGENT_CONFIG_MAX_BYTES (64 * 1024)
+#define AGENT_CONFIG_MAX_LINE 1024
+
+#define AGENT_DEFAULT_CONFIG "/etc/iobatch/iobatchd.conf"
+#define AGENT_DEFAULT_SOCKET "/run/iobatch/iobatchd.sock"
+#define AGENT_DEFAULT_STATE_DIR "/var/lib/iobatch"
+
+enum agent_policy {
+  AGENT_POLICY_DEFAULT = -1, /* not set here: the batcher's (predictive) */
+  AGENT_POLICY_PREDICTIVE = 0,
+  AGENT_POLICY_PAPER = 1,
+};
+
+struct agent_config {
+  char *socket_path;
+  char *state_dir;
+  char *matrix_file;  /* NULL: the batcher's built-in matrix */
+  char *cgroup_root;  /* NULL: the cgroup2 mount found at start */
+  uint64_t sample_period_ms;
+  uint64_t batch_window_ms;
+  uint64_t max_hold_ms;
+  /* Batcher settings; "not set" (0, < 0 or AGENT_POLICY_DEFAULT) keeps the
+   * matrix file's value or the batcher's default. */
+  unsigned max_concurrency;
+  int policy;
+  double alpha;    /* < 0: not set */
+  double fairness; /* < 0: not set */
+  bool debug;
+};
+
+void agent_config_default(struct agent_config *cfg);
+void agent_config_release(struct agent_config *cfg);
+
+/* Parse the contents of a config file over *cfg (name is for messages:
+ * "'iobatchd.conf' line 3: unknown key 'foo'").  On error *cfg is
+ * untouched. */
+int agent_config_parse(struct agent_config *cfg, const char *name, const char *buf, size_t len,
+                       struct iob_error **err);
+
+/* Read and parse PATH.  A missing file is an error only when must_exist. */
+int agent_config_load(struct agent_config *cfg, const char *path, bool must_exist,
+                      struct iob_error **err);
+
+/* "1500ms", "2s", "5m", "300" (ms) -> milliseconds.  Returns < 0 on a bad
+ * value. */
+int agent_parse_duration(const char *s, uint64_t *ms);
+
+#endif

@@ -1,0 +1,294 @@
+#include "agent/profiles.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+
+/* Weight of a new observation in the running average: recent runs count
+ * more, one odd run does not erase the history. */
+#define LEARN_RATE 0.3
+
+/* jansson's own scope cleanup (json_auto_t) */
+#define cleanup_json __attribute__((cleanup(json_decrefp)))
+
+int agent_profiles_init(struct agent_profiles *p, const char *state_dir, struct iob_error **err) {
+  memset(p, 0, sizeof(*p));
+  if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
+    return iob_error(err, errno, "cannot create state directory '%s'", state_dir);
+  if (asprintf(&p->path, "%s/%s", state_dir, AGENT_PROFILES_FILE) < 0) {
+    p->path = NULL;
+    return iob_error(err, ENOMEM, "cannot allocate profile path");
+  }
+  return 0;
+}
+
+static void clear(struct agent_profiles *p) {
+  for (size_t i = 0; i < p->n; i++)
+    free(p->v[i].key);
+  free(p->v);
+  p->v = NULL;
+  p->n = p->cap = 0;
+}
+
+void agent_profiles_release(struct agent_profiles *p) {
+  clear(p);
+  free(p->path);
+  p->path = NULL;
+}
+
+static struct agent_profile *find(const struct agent_profiles *p, const char *key) {
+  for (size_t i = 0; i < p->n; i++)
+    if (strcmp(p->v[i].key, key) == 0)
+      return &p->v[i];
+  return NULL;
+}
+
+const struct agent_profile *agent_profiles_get(const struct agent_profiles *p, const char *key) {
+  if (key == NULL || *key == '\0')
+    return NULL;
+  return find(p, key);
+}
+
+/* Make room for one more, evicting the least recently updated profile when
+ * the store is full (bounded memory and file size whatever the keys are). */
+static struct agent_profile *add(struct agent_profiles *p, const char *key) {
+  if (p->n >= AGENT_PROFILES_MAX) {
+    size_t old = 0;
+    for (size_t i = 1; i < p->n; i++)
+      if (p->v[i].updated < p->v[old].updated)
+        old = i;
+    free(p->v[old].key);
+    p->v[old] = p->v[--p->n];
+  }
+  if (p->n == p->cap) {
+    size_t cap = p->cap ? p->cap * 2 : 16;
+    struct agent_profile *v = realloc(p->v, cap * sizeof(*v));
+    if (v == NULL)
+      return NULL;
+    p->v = v;
+    p->cap = cap;
+  }
+  struct agent_profile *e = &p->v[p->n];
+  memset(e, 0, sizeof(*e));
+  e->key = strdup(key);
+  if (e->key == NULL)
+    return NULL;
+  p->n++;
+  return e;
+}
+
+static bool valid_class_name(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n >= sizeof(((struct agent_profile *)0)->cls))
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= 'a' && s[i] <= 'z') || s[i] == '-'))
+      return false;
+  return true;
+}
+
+static double avg(double old, double now) {
+  if (now <= 0 || !isfinite(now))
+    return old;
+  if (old <= 0)
+    return now;
+  return old + LEARN_RATE * (now - old);
+}
+
+int agent_profiles_learn(struct agent_profiles *p, const char *key,
+                         const struct agent_profile_update *u, struct iob_error **err) {
+  if (key == NULL || *key == '\0')
+    return 0; /* nothing names this workload: nothing to learn into */
+  if (strlen(key) > AGENT_PROFILE_KEY_MAX)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "workload key too long: %zu bytes, at most %d", strlen(key),
+                          AGENT_PROFILE_KEY_MAX);
+  if (u->cls && *u->cls && !valid_class_name(u->cls))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid class name '%s'", u->cls);
+  struct agent_profile *e = find(p, key);
+  if (e == NULL && (e = add(p, key)) == NULL)
+    return iob_error(err, ENOMEM, "cannot add profile '%s'", key);
+  if (u->cls && *u->cls) {
+    snprintf(e->cls, sizeof(e->cls), "%s", u->cls);
+    e->confidence = u->confidence;
+  }
+  e->solo_s = avg(e->solo_s, u->solo_s);
+  e->solo_bps = avg(e->solo_bps, u->solo_bps);
+  if (u->run_finished)
+    e->runs++;
+  e->updated = (int64_t)time(NULL);
+  return 0;
+}
+
+/* ---- file format ----
+ * {"version": 1, "profiles": {"KEY": {"class": "seq-write", "confidence": 1,
+ *   "solo_s": 12.5, "solo_bps": 1.2e8, "runs": 3, "updated": 1700000000}}} */
+
+static int from_json(struct agent_profiles *p, json_t *root, const char *path,
+                     struct iob_error **err) {
+  if (!json_is_object(root))
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': top level is not an object", path);
+  json_t *ver = json_object_get(root, "version");
+  if (!json_is_integer(ver) || json_integer_value(ver) != 1)
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': missing or unsupported 'version'",
+                          path);
+  json_t *profs = json_object_get(root, "profiles");
+  if (!json_is_object(profs))
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': 'profiles' is not an object", path);
+  if (json_object_size(profs) > AGENT_PROFILES_MAX)
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': %zu profiles, at most %d", path,
+                          json_object_size(profs), AGENT_PROFILES_MAX);
+  const char *key;
+  json_t *v;
+  json_object_foreach(profs, key, v) {
+    const char *cls = NULL;
+    double conf = 0, solo_s = 0, solo_bps = 0;
+    json_int_t runs = 0, updated = 0;
+    json_error_t je;
+    if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:F, s:F, s:F, s:I, s:I}", "class", &cls,
+                       "confidence", &conf, "solo_s", &solo_s, "solo_bps", &solo_bps, "runs",
+                       &runs, "updated", &updated) < 0)
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': profile '%s': %s", path, key,
+                            je.text);
+    if (strlen(key) == 0 || strlen(key) > AGENT_PROFILE_KEY_MAX || !valid_class_name(cls) ||
+        !(conf >= 0 && conf <= 1) || !(solo_s >= 0 && isfinite(solo_s)) ||
+        !(solo_bps >= 0 && isfinite(solo_bps)) || runs < 0 || runs > (json_int_t)UINT32_MAX)
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': profile '%s' has invalid values",
+                            path, key);
+    struct agent_profile *e = add(p, key);
+    if (e == NULL)
+      return iob_error(err, ENOMEM, "cannot add profile '%s'", key);
+    snprintf(e->cls, sizeof(e->cls), "%s", cls);
+    e->confidence = conf;
+    e->solo_s = solo_s;
+    e->solo_bps = solo_bps;
+    e->runs = (unsigned)runs;
+    e->updated = (int64_t)updated;
+  }
+  return 0;
+}
+
+/* Keep an unreadable file for a human to look at; the next save would
+ * otherwise overwrite what may be months of learning. */
+static int set_aside(const char *path, struct iob_error **cause, struct iob_error **err) {
+  char aside[4200];
+  snprintf(aside, sizeof(aside), "%s.bad-%lld", path, (long long)time(NULL));
+  if (rename(path, aside) < 0)
+    return iob_error(err, errno, "%s; cannot keep it aside as '%s'", (*cause)->msg, aside);
+  return iob_error_code(err, IOB_CODE_DATA_LOSS,
+                        "%s; kept aside as '%s', starting with no profiles", (*cause)->msg,
+                        aside);
+}
+
+int agent_profiles_load(struct agent_profiles *p, struct iob_error **err) {
+  clear(p);
+  cleanup_close int fd = open(p->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return 0;
+    return iob_error(err, errno, "cannot open '%s'", p->path);
+  }
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return iob_error(err, errno, "cannot stat '%s'", p->path);
+  cleanup_error struct iob_error *cause = NULL;
+  if (st.st_size > AGENT_PROFILES_MAX_BYTES) {
+    iob_error_code(&cause, IOB_CODE_DATA_LOSS, "'%s' is too large: %lld bytes, at most %d",
+                   p->path, (long long)st.st_size, AGENT_PROFILES_MAX_BYTES);
+    return set_aside(p->path, &cause, err);
+  }
+  json_error_t je;
+  cleanup_json json_t *root = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+  if (root == NULL) {
+    iob_error_code(&cause, IOB_CODE_DATA_LOSS, "cannot parse '%s': line %d: %s", p->path,
+                   je.line, je.text);
+    return set_aside(p->path, &cause, err);
+  }
+  if (from_json(p, root, p->path, &cause) < 0) {
+    clear(p);
+    return set_aside(p->path, &cause, err);
+  }
+  return 0;
+}
+
+static json_t *to_json(const struct agent_profiles *p) {
+  json_t *profs = json_object();
+  if (profs == NULL)
+    return NULL;
+  for (size_t i = 0; i < p->n; i++) {
+    const struct agent_profile *e = &p->v[i];
+    json_t *o = json_pack("{s:s, s:f, s:f, s:f, s:I, s:I}", "class", e->cls, "confidence",
+                          e->confidence, "solo_s", e->solo_s, "solo_bps", e->solo_bps, "runs",
+                          (json_int_t)e->runs, "updated", (json_int_t)e->updated);
+    if (o == NULL || json_object_set_new(profs, e->key, o) < 0) {
+      json_decref(profs);
+      return NULL;
+    }
+  }
+  return json_pack("{s:i, s:o}", "version", 1, "profiles", profs);
+}
+
+static int write_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t w = write(fd, buf, len);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      return -1;
+    buf += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+static int fsync_dir_of(const char *path) {
+  cleanup_free char *dir = strdup(path);
+  if (dir == NULL)
+    return -1;
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL)
+    return 0;
+  *(slash == dir ? slash + 1 : slash) = '\0';
+  cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0 || fsync(dfd) < 0)
+    return -1;
+  return 0;
+}
+
+int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err) {
+  cleanup_json json_t *root = to_json(p);
+  if (root == NULL)
+    return iob_error(err, ENOMEM, "cannot encode profiles");
+  cleanup_free char *text = json_dumps(root, JSON_INDENT(1) | JSON_SORT_KEYS);
+  if (text == NULL)
+    return iob_error(err, ENOMEM, "cannot encode profiles");
+  char tmp[4200];
+  snprintf(tmp, sizeof(tmp), "%s.tmp", p->path);
+  cleanup_close int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return iob_error(err, errno, "cannot create '%s'", tmp);
+  /* fsync before rename: otherwise a crash can leave the new name pointing
+   * at an empty file (ext4 with delalloc, xfs). */
+  if (write_all(fd, text, strlen(text)) < 0 || write_all(fd, "\n", 1) < 0 || fsync(fd) < 0) {
+    int e = errno;
+    unlink(tmp);
+    return iob_error(err, e, "cannot write '%s'", tmp);
+  }
+  if (rename(tmp, p->path) < 0) {
+    int e = errno;
+    unlink(tmp);
+    return iob_error(err, e, "cannot rename '%s' to '%s'", tmp, p->path);
+  }
+  if (fsync_dir_of(p->path) < 0)
+    return iob_error(err, errno, "cannot sync the directory of '%s'", p->path);
+  return 0;
+}

@@ -1,0 +1,66 @@
+/* Learned workload profiles, kept by workload key (annotation
+ * io.iobatch.workload, else the image name, else the command line) so that
+ * the second run of a workload is classified before it starts.
+ *
+ * Persisted as JSON in STATE_DIR/profiles.json with an atomic replace
+ * (write a temporary file, fsync, rename, fsync the directory): a crash
+ * leaves the old file or the new one, never half of one. */
+#ifndef IOB_AGENT_PROFILES_H
+#define IOB_AGENT_PROFILES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+#define AGENT_PROFILES_FILE "profiles.json"
+#define AGENT_PROFILES_MAX 4096        /* profiles kept; the oldest go first */
+#define AGENT_PROFILE_KEY_MAX 1024     /* bytes of a workload key */
+#define AGENT_PROFILES_MAX_BYTES (8 * 1024 * 1024)
+
+struct agent_profile {
+  char *key;
+  char cls[16];      /* class name ("seq-write", ...) as the detector names it */
+  double confidence; /* 0..1; 1 for a declared class */
+  double solo_s;     /* learned solo duration, 0 = not known */
+  double solo_bps;   /* learned solo throughput (read + write bytes/s), 0 = not known */
+  unsigned runs;     /* how many runs taught this profile */
+  int64_t updated;   /* wall clock seconds of the last update (eviction order) */
+};
+
+struct agent_profiles {
+  char *path; /* STATE_DIR/profiles.json */
+  struct agent_profile *v;
+  size_t n, cap;
+};
+
+/* Set the store up empty for STATE_DIR (created with 0700 if missing). */
+int agent_profiles_init(struct agent_profiles *p, const char *state_dir, struct iob_error **err);
+void agent_profiles_release(struct agent_profiles *p);
+
+/* Load the file.  A missing file is an empty store.  A file that cannot be
+ * parsed is renamed to "profiles.json.bad-<unix time>" so nothing is lost,
+ * the store stays empty and usable, and an error that names both files is
+ * returned: the caller logs it and goes on. */
+int agent_profiles_load(struct agent_profiles *p, struct iob_error **err);
+
+/* Replace the file atomically with the current store. */
+int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err);
+
+const struct agent_profile *agent_profiles_get(const struct agent_profiles *p, const char *key);
+
+/* What one run (or one confident sample) taught.  cls NULL or "" keeps the
+ * class; solo_s/solo_bps 0 keep the old values; known ones are averaged
+ * with the old (exponentially, so a workload that changes is followed). */
+struct agent_profile_update {
+  const char *cls;
+  double confidence;
+  double solo_s;
+  double solo_bps;
+  bool run_finished; /* count one more run */
+};
+int agent_profiles_learn(struct agent_profiles *p, const char *key,
+                         const struct agent_profile_update *u, struct iob_error **err);
+
+#endif

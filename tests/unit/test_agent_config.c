@@ -1,0 +1,204 @@
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/config.h"
+#include "common/cleanup.h"
+
+static void parse_ok(struct agent_config *c, const char *text) {
+  cleanup_error struct iob_error *err = NULL;
+  int r = agent_config_parse(c, "t.conf", text, strlen(text), &err);
+  if (r < 0)
+    fail_msg("unexpected error: %s", err->msg);
+}
+
+static void parse_err(const char *text, const char *want) {
+  struct agent_config c;
+  agent_config_default(&c);
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_config_parse(&c, "t.conf", text, strlen(text), &err), -1);
+  assert_non_null(err);
+  if (strcmp(err->msg, want) != 0)
+    fail_msg("got '%s', want '%s'", err->msg, want);
+  assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+  /* untouched on error */
+  assert_null(c.socket_path);
+  assert_int_equal(c.sample_period_ms, 1000);
+  agent_config_release(&c);
+}
+
+static void test_defaults(void **state) {
+  (void)state;
+  struct agent_config c;
+  agent_config_default(&c);
+  assert_null(c.socket_path);
+  assert_int_equal(c.sample_period_ms, 1000);
+  assert_int_equal(c.batch_window_ms, 200);
+  assert_int_equal(c.max_hold_ms, 300000);
+  assert_int_equal(c.policy, AGENT_POLICY_DEFAULT);
+  assert_true(c.alpha < 0);
+  parse_ok(&c, "");
+  parse_ok(&c, "\n# only a comment\n   \n");
+  assert_int_equal(c.sample_period_ms, 1000);
+  agent_config_release(&c);
+}
+
+static void test_full(void **state) {
+  (void)state;
+  struct agent_config c;
+  agent_config_default(&c);
+  parse_ok(&c, "# iobatchd\n"
+               "socket = /tmp/x.sock\n"
+               "state_dir=/var/tmp/st   # trailing comment\n"
+               "\tsample_period = 500ms\r\n"
+               "batch_window = 0\n"
+               "max_concurrency = 3\n"
+               "max_hold = 2m\n"
+               "policy = paper\n"
+               "alpha = 0.25\n"
+               "fairness = 3.5\n"
+               "matrix = /etc/iobatch/matrix.conf\n"
+               "cgroup_root = /sys/fs/cgroup/unified\n"
+               "debug = yes");
+  assert_string_equal(c.socket_path, "/tmp/x.sock");
+  assert_string_equal(c.state_dir, "/var/tmp/st");
+  assert_int_equal(c.sample_period_ms, 500);
+  assert_int_equal(c.batch_window_ms, 0);
+  assert_int_equal(c.max_concurrency, 3);
+  assert_int_equal(c.max_hold_ms, 120000);
+  assert_int_equal(c.policy, AGENT_POLICY_PAPER);
+  assert_true(c.alpha == 0.25);
+  assert_true(c.fairness == 3.5);
+  assert_string_equal(c.matrix_file, "/etc/iobatch/matrix.conf");
+  assert_string_equal(c.cgroup_root, "/sys/fs/cgroup/unified");
+  assert_true(c.debug);
+  /* a second file over the first replaces only what it names */
+  parse_ok(&c, "policy = predictive\nsocket = /run/y.sock\n");
+  assert_int_equal(c.policy, AGENT_POLICY_PREDICTIVE);
+  assert_string_equal(c.socket_path, "/run/y.sock");
+  assert_string_equal(c.state_dir, "/var/tmp/st");
+  agent_config_release(&c);
+}
+
+static void test_durations(void **state) {
+  (void)state;
+  uint64_t ms;
+  assert_int_equal(agent_parse_duration("1500", &ms), 0);
+  assert_int_equal(ms, 1500);
+  assert_int_equal(agent_parse_duration("1.5s", &ms), 0);
+  assert_int_equal(ms, 1500);
+  assert_int_equal(agent_parse_duration("5m", &ms), 0);
+  assert_int_equal(ms, 300000);
+  assert_int_equal(agent_parse_duration("2h", &ms), 0);
+  assert_int_equal(ms, 7200000);
+  assert_int_equal(agent_parse_duration("-1s", &ms), -1);
+  assert_int_equal(agent_parse_duration("1x", &ms), -1);
+  assert_int_equal(agent_parse_duration("s", &ms), -1);
+  assert_int_equal(agent_parse_duration("", &ms), -1);
+  assert_int_equal(agent_parse_duration("nan", &ms), -1);
+  assert_int_equal(agent_parse_duration("inf", &ms), -1);
+  assert_int_equal(agent_parse_duration("25h", &ms), -1);
+  assert_int_equal(agent_parse_duration("1e300", &ms), -1);
+}
+
+static void test_malformed(void **state) {
+  (void)state;
+  parse_err("foo = 1\n", "'t.conf' line 1: unknown key 'foo'");
+  parse_err("\n\nsocket /x\n", "'t.conf' line 3: expected 'key = value', got 'socket /x'");
+  parse_err("policy = fifo", "'t.conf' line 1: invalid value 'fifo' for 'policy': expected "
+                             "'predictive' or 'paper'");
+  parse_err("socket = relative.sock",
+            "'t.conf' line 1: invalid value 'relative.sock' for 'socket': expected an "
+            "absolute path");
+  parse_err("alpha = 1.5", "'t.conf' line 1: invalid value '1.5' for 'alpha': expected a "
+                           "number from 0 to 1");
+  parse_err("alpha = nan", "'t.conf' line 1: invalid value 'nan' for 'alpha': expected a "
+                           "number from 0 to 1");
+  parse_err("max_concurrency = 0", "'t.conf' line 1: invalid value '0' for 'max_concurrency': "
+                                   "expected an integer from 1 to 1024");
+  parse_err("max_concurrency = 4x", "'t.conf' line 1: invalid value '4x' for "
+                                    "'max_concurrency': expected an integer from 1 to 1024");
+  parse_err("sample_period = 1ms", "'t.conf' line 1: invalid value '1ms' for 'sample_period': "
+                                   "expected a duration from 10ms to 1h (e.g. 500ms, 2s)");
+  parse_err("debug = maybe",
+            "'t.conf' line 1: invalid value 'maybe' for 'debug': expected true or false");
+  parse_err("policy =", "'t.conf' line 1: 'policy' has no value");
+  parse_err("policy = paper\npolicy = paper", "'t.conf' line 2: key 'policy' given twice");
+  parse_err("= 3", "'t.conf' line 1: unknown key ''");
+  parse_err("state_dir = /ok\nsocket = /tmp/"
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+            "'t.conf' line 2: invalid value '/tmp/"
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' for 'socket': "
+            "expected an absolute path");
+}
+
+static void test_limits(void **state) {
+  (void)state;
+  struct agent_config c;
+  agent_config_default(&c);
+  cleanup_error struct iob_error *err = NULL;
+  char nul[] = "debug = true\0\n";
+  assert_int_equal(agent_config_parse(&c, "t.conf", nul, sizeof(nul) - 1, &err), -1);
+  assert_string_equal(err->msg, "'t.conf' contains a NUL byte");
+  cleanup_free char *long_line = malloc(AGENT_CONFIG_MAX_LINE + 10);
+  memset(long_line, '#', AGENT_CONFIG_MAX_LINE + 9);
+  long_line[AGENT_CONFIG_MAX_LINE + 9] = '\0';
+  assert_int_equal(agent_config_parse(&c, "t.conf", long_line, strlen(long_line), &err), -1);
+  assert_string_equal(err->msg, "'t.conf' line 1: line too long (1033 bytes, at most 1024)");
+  assert_int_equal(
+      agent_config_parse(&c, "t.conf", long_line, AGENT_CONFIG_MAX_BYTES + 1, &err), -1);
+  assert_string_equal(err->msg, "'t.conf' is too large: 65537 bytes, at most 65536");
+  agent_config_release(&c);
+}
+
+static void test_load(void **state) {
+  (void)state;
+  char dir[] = "/tmp/agentcfg.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[256];
+  snprintf(path, sizeof(path), "%s/iobatchd.conf", dir);
+  struct agent_config c;
+  agent_config_default(&c);
+  cleanup_error struct iob_error *err = NULL;
+  /* missing file: fine unless it must exist */
+  assert_int_equal(agent_config_load(&c, path, false, &err), 0);
+  assert_int_equal(agent_config_load(&c, path, true, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
+  assert_non_null(strstr(err->msg, "cannot open '"));
+  FILE *f = fopen(path, "w");
+  fputs("batch_window = 1s\nbogus\n", f);
+  fclose(f);
+  assert_int_equal(agent_config_load(&c, path, true, &err), -1);
+  char want[512];
+  snprintf(want, sizeof(want), "'%s' line 2: expected 'key = value', got 'bogus'", path);
+  assert_string_equal(err->msg, want);
+  assert_int_equal(c.batch_window_ms, 200);
+  f = fopen(path, "w");
+  fputs("batch_window = 1s\n", f);
+  fclose(f);
+  assert_int_equal(agent_config_load(&c, path, true, &err), 0);
+  assert_int_equal(c.batch_window_ms, 1000);
+  assert_int_equal(agent_config_load(&c, dir, true, &err), -1);
+  assert_non_null(strstr(err->msg, "is not a regular file"));
+  unlink(path);
+  rmdir(dir);
+  agent_config_release(&c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_defaults),  cmocka_unit_test(test_full),
+      cmocka_unit_test(test_durations), cmocka_unit_test(test_malformed),
+      cmocka_unit_test(test_limits),    cmocka_unit_test(test_load),
+  };
+  return cmocka_run_group_tests_name("agent_config", tests, NULL, NULL);
+}

@@ -1,0 +1,208 @@
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/profiles.h"
+#include "common/cleanup.h"
+
+static char dir[64];
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(dir, sizeof(dir), "/tmp/agentprof.XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (e->d_name[0] == '.')
+      continue;
+    char p[512];
+    snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+    unlink(p);
+  }
+  if (d)
+    closedir(d);
+  return rmdir(dir);
+}
+
+static void write_file(const char *name, const char *text) {
+  char p[512];
+  snprintf(p, sizeof(p), "%s/%s", dir, name);
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static int count_files(const char *prefix) {
+  int n = 0;
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+      n++;
+  closedir(d);
+  return n;
+}
+
+static void test_round_trip(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_profiles p;
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  assert_int_equal(agent_profiles_load(&p, &err), 0); /* no file yet: empty */
+  assert_int_equal(p.n, 0);
+  struct agent_profile_update u = {.cls = "seq-write", .confidence = 1, .solo_s = 10,
+                                   .solo_bps = 1e8, .run_finished = true};
+  assert_int_equal(agent_profiles_learn(&p, "fio-seq", &u, &err), 0);
+  u = (struct agent_profile_update){.cls = "rand-write", .confidence = 0.8};
+  assert_int_equal(agent_profiles_learn(&p, "db \"quoted\" key", &u, &err), 0);
+  /* no key: nothing learnt, not an error */
+  assert_int_equal(agent_profiles_learn(&p, "", &u, &err), 0);
+  assert_int_equal(p.n, 2);
+  /* a second run is averaged in, not replacing */
+  u = (struct agent_profile_update){.solo_s = 20, .run_finished = true};
+  assert_int_equal(agent_profiles_learn(&p, "fio-seq", &u, &err), 0);
+  const struct agent_profile *e = agent_profiles_get(&p, "fio-seq");
+  assert_non_null(e);
+  assert_string_equal(e->cls, "seq-write");
+  assert_true(e->solo_s > 10 && e->solo_s < 20);
+  assert_int_equal(e->runs, 2);
+  double solo = e->solo_s;
+  assert_int_equal(agent_profiles_save(&p, &err), 0);
+  agent_profiles_release(&p);
+  assert_int_equal(count_files("profiles.json.tmp"), 0);
+
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  assert_int_equal(agent_profiles_load(&p, &err), 0);
+  assert_int_equal(p.n, 2);
+  e = agent_profiles_get(&p, "fio-seq");
+  assert_non_null(e);
+  assert_string_equal(e->cls, "seq-write");
+  assert_true(e->solo_s == solo);
+  assert_true(e->solo_bps == 1e8);
+  assert_int_equal(e->runs, 2);
+  e = agent_profiles_get(&p, "db \"quoted\" key");
+  assert_non_null(e);
+  assert_string_equal(e->cls, "rand-write");
+  assert_true(e->confidence == 0.8);
+  assert_null(agent_profiles_get(&p, "other"));
+  assert_null(agent_profiles_get(&p, ""));
+  agent_profiles_release(&p);
+}
+
+static void check_corrupt(const char *text, const char *want_part) {
+  cleanup_error struct iob_error *err = NULL;
+  write_file("profiles.json", text);
+  struct agent_profiles p;
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  assert_int_equal(agent_profiles_load(&p, &err), -1);
+  assert_non_null(err);
+  if (strstr(err->msg, want_part) == NULL || strstr(err->msg, "kept aside as '") == NULL)
+    fail_msg("message '%s' lacks '%s'", err->msg, want_part);
+  assert_int_equal(err->code, IOB_CODE_DATA_LOSS);
+  /* the store is empty and usable, the bad file kept byte for byte */
+  assert_int_equal(p.n, 0);
+  assert_int_equal(count_files("profiles.json.bad-"), 1);
+  char aside[512];
+  const char *q = strstr(err->msg, "kept aside as '") + strlen("kept aside as '");
+  snprintf(aside, sizeof(aside), "%.*s", (int)(strchr(q, '\'') - q), q);
+  FILE *f = fopen(aside, "r");
+  assert_non_null(f);
+  char buf[4096] = {0};
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  assert_int_equal(n, strlen(text));
+  assert_memory_equal(buf, text, n);
+  unlink(aside);
+  /* saving afterwards writes a fresh file */
+  struct agent_profile_update u = {.cls = "idle", .confidence = 1};
+  assert_int_equal(agent_profiles_learn(&p, "k", &u, &err), 0);
+  assert_int_equal(agent_profiles_save(&p, &err), 0);
+  agent_profiles_release(&p);
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  assert_int_equal(agent_profiles_load(&p, &err), 0);
+  assert_int_equal(p.n, 1);
+  agent_profiles_release(&p);
+}
+
+static void test_corrupt(void **state) {
+  (void)state;
+  check_corrupt("{\"version\": 1, \"profiles\": {\"a\": {\"class\": \"seq", "cannot parse '");
+  check_corrupt("", "cannot parse '");
+  check_corrupt("[]", "top level is not an object");
+  check_corrupt("{\"version\": 2, \"profiles\": {}}", "unsupported 'version'");
+  check_corrupt("{\"version\": 1, \"profiles\": []}", "'profiles' is not an object");
+  check_corrupt("{\"version\": 1, \"profiles\": {\"a\": {\"class\": \"seq-write\"}}}",
+                "profile 'a'");
+  check_corrupt("{\"version\": 1, \"profiles\": {\"a\": {\"class\": \"../../x\", "
+                "\"confidence\": 1, \"solo_s\": 1, \"solo_bps\": 1, \"runs\": 1, "
+                "\"updated\": 1}}}",
+                "profile 'a' has invalid values");
+  check_corrupt("{\"version\": 1, \"profiles\": {\"a\": {\"class\": \"idle\", "
+                "\"confidence\": 7, \"solo_s\": 1, \"solo_bps\": 1, \"runs\": 1, "
+                "\"updated\": 1}}}",
+                "profile 'a' has invalid values");
+  check_corrupt("{\"version\": 1, \"version\": 1, \"profiles\": {}}", "duplicate");
+}
+
+static void test_eviction(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_profiles p;
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  struct agent_profile_update u = {.cls = "idle", .confidence = 1};
+  char key[32];
+  for (int i = 0; i < AGENT_PROFILES_MAX + 10; i++) {
+    snprintf(key, sizeof(key), "k%d", i);
+    assert_int_equal(agent_profiles_learn(&p, key, &u, &err), 0);
+  }
+  assert_int_equal(p.n, AGENT_PROFILES_MAX);
+  cleanup_free char *big = malloc(AGENT_PROFILE_KEY_MAX + 2);
+  memset(big, 'x', AGENT_PROFILE_KEY_MAX + 1);
+  big[AGENT_PROFILE_KEY_MAX + 1] = '\0';
+  assert_int_equal(agent_profiles_learn(&p, big, &u, &err), -1);
+  assert_non_null(strstr(err->msg, "workload key too long"));
+  u.cls = "Bad Class";
+  assert_int_equal(agent_profiles_learn(&p, "k1", &u, &err), -1);
+  assert_string_equal(err->msg, "invalid class name 'Bad Class'");
+  agent_profiles_release(&p);
+}
+
+static void test_unwritable(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_profiles p;
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  free(p.path);
+  p.path = strdup("/nonexistent-dir/profiles.json");
+  assert_int_equal(agent_profiles_save(&p, &err), -1);
+  assert_string_equal(err->msg, "cannot create '/nonexistent-dir/profiles.json.tmp': No such "
+                                "file or directory");
+  agent_profiles_release(&p);
+  assert_int_equal(agent_profiles_init(&p, "/proc/nope/x", &err), -1);
+  assert_non_null(strstr(err->msg, "cannot create state directory '/proc/nope/x'"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_corrupt, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_eviction, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
+  };
+  return cmocka_run_group_tests_name("agent_profiles", tests, NULL, NULL);
+}
