@@ -1,0 +1,261 @@
+/* Workload character detector: classes from synthetic windows whose numbers
+ * match what fio produced on this host (CALIBRATION.md), thresholds config
+ * parsing, workload key. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cg2_fixture.h"
+#include "common/cleanup.h"
+#include "wcd/wcd.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * 1024)
+#define SEC 1000000000ull
+
+/* Two samples 2 s apart with the given deltas. */
+static void window(struct cg2_sample s[2], enum cg2_source src, uint64_t rb, uint64_t rios,
+                   uint64_t wb, uint64_t wios) {
+  memset(s, 0, 2 * sizeof(*s));
+  s[0].source = s[1].source = src;
+  s[0].t_ns = 100 * SEC;
+  s[1].t_ns = 102 * SEC;
+  s[0].io = (struct cg2_io_counters){.rbytes = 5 * MiB, .wbytes = 7 * MiB, .rios = 10, .wios = 20};
+  s[1].io = s[0].io;
+  s[1].io.rbytes += rb;
+  s[1].io.rios += rios;
+  s[1].io.wbytes += wb;
+  s[1].io.wios += wios;
+}
+
+static enum wcd_class classify(enum cg2_source src, uint64_t rb, uint64_t rios, uint64_t wb,
+                               uint64_t wios, double *conf) {
+  struct wcd_config cfg;
+  struct cg2_sample s[2];
+  struct wcd_result r;
+  wcd_config_default(&cfg);
+  window(s, src, rb, rios, wb, wios);
+  wcd_classify(&cfg, s, 2, &r);
+  if (conf)
+    *conf = r.confidence;
+  return r.cls;
+}
+
+static void test_pure_classes(void **state) {
+  (void)state;
+  double c;
+  /* 1 MiB sequential writer: 200 MiB in 2 s */
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 200 * MiB, 200, &c), WCD_SEQ_WRITE);
+  assert_true(c > 0.99);
+  /* 4 KiB random writer */
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 40000 * 4 * KiB, 40000, &c), WCD_RAND_WRITE);
+  assert_true(c > 0.99);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 300 * MiB, 2400, 0, 0, NULL), WCD_SEQ_READ);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 80 * MiB, 20480, 1 * KiB, 1, NULL), WCD_RAND_READ);
+  /* 50/50 */
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 50 * MiB, 400, 50 * MiB, 12800, &c), WCD_MIXED);
+  assert_true(c > 0.99);
+  /* the procfs source is trusted less */
+  assert_int_equal(classify(CG2_SOURCE_PROCIO, 0, 0, 200 * MiB, 200, &c), WCD_SEQ_WRITE);
+  assert_true(c > 0.79 && c < 0.81);
+}
+
+static void test_ambiguous_sizes(void **state) {
+  (void)state;
+  double c1, c2;
+  /* 32 KiB is nearer 16 than 128 on a log scale: random, less sure */
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 1000 * 32 * KiB, 1000, &c1), WCD_RAND_WRITE);
+  assert_true(c1 < 0.9 && c1 >= 0.5);
+  /* 64 KiB: sequential side */
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 1000 * 64 * KiB, 1000, &c2), WCD_SEQ_WRITE);
+  assert_true(c2 < 0.9);
+  /* at 16 KiB exactly and at 128 KiB exactly the decision is certain */
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 1000 * 16 * KiB, 1000, &c1), WCD_RAND_WRITE);
+  assert_true(c1 > 0.99);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 1000 * 128 * KiB, 1000, &c1), WCD_SEQ_WRITE);
+  /* 85 % writes: write, less confident than 100 % */
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 15 * MiB, 15, 85 * MiB, 85, &c1), WCD_SEQ_WRITE);
+  assert_true(c1 < 0.8);
+}
+
+static void test_idle_unknown_pressure(void **state) {
+  (void)state;
+  struct wcd_config cfg;
+  struct cg2_sample s[3];
+  struct wcd_result r;
+  wcd_config_default(&cfg);
+  /* nothing moved */
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 0, 0, NULL), WCD_IDLE);
+  /* a few KiB/s of logging */
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 8 * KiB, 2, NULL), WCD_IDLE);
+  /* few bytes but stalled 50 % of the time: starved, not idle */
+  window(s, CG2_SOURCE_IOSTAT, 0, 0, 64 * KiB, 16);
+  s[0].has_pressure = s[1].has_pressure = 1;
+  s[0].pressure.some.total = 1000000;
+  s[1].pressure.some.total = 2000000; /* 1 s of 2 */
+  wcd_classify(&cfg, s, 2, &r);
+  assert_int_equal(r.cls, WCD_RAND_WRITE);
+  assert_true(r.m.stall_some > 49.9 && r.m.stall_some < 50.1);
+  /* fewer than two samples, a short window, mixed sources, clock backwards */
+  wcd_classify(&cfg, s, 1, &r);
+  assert_int_equal(r.cls, WCD_UNKNOWN);
+  assert_true(r.confidence == 0.0);
+  window(s, CG2_SOURCE_IOSTAT, 0, 0, 200 * MiB, 200);
+  s[1].t_ns = s[0].t_ns + 100000000; /* 100 ms */
+  wcd_classify(&cfg, s, 2, &r);
+  assert_int_equal(r.cls, WCD_UNKNOWN);
+  window(s, CG2_SOURCE_IOSTAT, 0, 0, 200 * MiB, 200);
+  s[1].source = CG2_SOURCE_PROCIO;
+  wcd_classify(&cfg, s, 2, &r);
+  assert_int_equal(r.cls, WCD_UNKNOWN);
+  window(s, CG2_SOURCE_IOSTAT, 0, 0, 200 * MiB, 200);
+  s[1].t_ns = s[0].t_ns - 1;
+  wcd_classify(&cfg, s, 2, &r);
+  assert_int_equal(r.cls, WCD_UNKNOWN);
+}
+
+static void test_reset_inside_window(void **state) {
+  (void)state;
+  struct wcd_config cfg;
+  struct cg2_sample s[3];
+  struct wcd_result r;
+  wcd_config_default(&cfg);
+  memset(s, 0, sizeof(s));
+  for (int i = 0; i < 3; i++) {
+    s[i].source = CG2_SOURCE_PROCIO;
+    s[i].t_ns = (uint64_t)(10 + i) * SEC;
+  }
+  s[0].io.wbytes = 500 * MiB;
+  s[0].io.wios = 500;
+  s[1].io.wbytes = 600 * MiB; /* +100 MiB in 100 writes */
+  s[1].io.wios = 600;
+  s[2].io.wbytes = 100 * MiB; /* the big process exited: restart, 100 MiB new */
+  s[2].io.wios = 100;
+  wcd_classify(&cfg, s, 3, &r);
+  assert_int_equal(r.m.resets, 1);
+  assert_int_equal(r.cls, WCD_SEQ_WRITE);
+  assert_true(r.m.wbps > 99.0 * MiB && r.m.wbps < 101.0 * MiB);
+  assert_true(r.m.wavg > 1023.0 * KiB && r.m.wavg < 1025.0 * KiB);
+}
+
+static void test_class_names(void **state) {
+  (void)state;
+  enum wcd_class c;
+  for (int i = 0; i < WCD_NCLASSES; i++) {
+    assert_int_equal(wcd_class_parse(wcd_class_name((enum wcd_class)i), &c), 0);
+    assert_int_equal(c, i);
+  }
+  assert_int_equal(wcd_class_parse("SEQ-READ", &c), -1);
+  assert_int_equal(wcd_class_parse("", &c), -1);
+  assert_string_equal(wcd_class_name((enum wcd_class)99), "unknown");
+}
+
+static void test_config(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct wcd_config c;
+  wcd_config_default(&c);
+  const char *t = "# thresholds\n\n  rand_max_bytes = 8k   # 8 KiB\n"
+                  "seq_min_bytes=1M\r\ndir_share = 0.9\nmin_window_ms = 250\n"
+                  "idle_bytes_per_s = 1e5\nfallback_factor = 0.5\nidle_max_stall = 5";
+  assert_int_equal(wcd_config_parse(t, strlen(t), "t.conf", &c, &err), 0);
+  assert_int_equal(c.rand_max_bytes, 8192);
+  assert_int_equal(c.seq_min_bytes, 1048576);
+  assert_true(c.dir_share == 0.9);
+  assert_int_equal(c.min_window_ms, 250);
+  assert_true(c.idle_bytes_per_s == 1e5);
+  assert_true(c.idle_max_stall == 5);
+  /* empty file keeps the defaults */
+  struct wcd_config d, e;
+  wcd_config_default(&d);
+  e = d;
+  assert_int_equal(wcd_config_parse("", 0, "e.conf", &e, &err), 0);
+  assert_memory_equal(&d, &e, sizeof(d));
+}
+
+static void test_config_errors(void **state) {
+  (void)state;
+  static const struct {
+    const char *text, *msg;
+  } bad[] = {
+      {"dir_share = 0.9\nbogus = 1\n", "unknown key 'bogus' in 'x.conf' line 2"},
+      {"dir_share\n", "expected 'key = value' in 'x.conf' line 1, got 'dir_share'"},
+      {"dir_share = \n", "missing value for 'dir_share' in 'x.conf' line 1"},
+      {"dir_share = 0.4\n", "invalid value '0.4' for 'dir_share' in 'x.conf' line 1"},
+      {"dir_share = nan\n", "invalid value 'nan'"},
+      {"dir_share = 0.9x\n", "invalid value '0.9x'"},
+      {"rand_max_bytes = 99999999999999999999\n", "invalid value"},
+      {"rand_max_bytes = 17179869184G\n", "invalid value"},
+      {"rand_max_bytes = -1\n", "invalid value"},
+      {"rand_max_bytes = 1T\n", "invalid value"},
+      {"min_window_ms = 0\n", "invalid value '0' for 'min_window_ms'"},
+      {"dir_share = 0.9\ndir_share = 0.8\n", "key 'dir_share' given twice in 'x.conf' line 2"},
+      {"rand_max_bytes = 256k\n", "rand_max_bytes (262144) must be below seq_min_bytes"},
+      {"= 5\n", "unknown key ''"},
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
+    cleanup_error struct iob_error *err = NULL;
+    struct wcd_config c, before;
+    wcd_config_default(&c);
+    before = c;
+    if (wcd_config_parse(bad[i].text, strlen(bad[i].text), "x.conf", &c, &err) != -1)
+      fail_msg("accepted bad config #%zu", i);
+    if (strstr(err->msg, bad[i].msg) == NULL)
+      fail_msg("config #%zu: got '%s', want '%s'", i, err->msg, bad[i].msg);
+    assert_memory_equal(&c, &before, sizeof(c)); /* nothing half-applied */
+  }
+  cleanup_error struct iob_error *err = NULL;
+  struct wcd_config c;
+  /* NUL, a huge line, a missing file */
+  assert_int_equal(wcd_config_parse("a\0b", 3, "x.conf", &c, &err), -1);
+  cleanup_free char *big = malloc(5000);
+  memset(big, 'a', 5000);
+  assert_int_equal(wcd_config_parse(big, 5000, "x.conf", &c, &err), -1);
+  assert_non_null(strstr(err->msg, "line too long in 'x.conf' line 1"));
+  assert_int_equal(wcd_config_load("/nonexistent/wcd.conf", &c, &err), -1);
+  assert_string_equal(err->msg, "cannot open '/nonexistent/wcd.conf': No such file or directory");
+}
+
+static void test_workload_key(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  char *k = NULL;
+  const char *argv[] = {"fio", "--name=x", "--bs=4k"};
+  assert_int_equal(wcd_workload_key("db-load", "docker.io/library/pg:16", argv, 3, &k, &err), 0);
+  assert_string_equal(k, "db-load");
+  free(k);
+  assert_int_equal(wcd_workload_key("", "docker.io/library/pg:16", argv, 3, &k, &err), 0);
+  assert_string_equal(k, "docker.io/library/pg:16");
+  free(k);
+  assert_int_equal(wcd_workload_key(NULL, NULL, argv, 3, &k, &err), 0);
+  assert_string_equal(k, "fio --name=x --bs=4k");
+  free(k);
+  assert_int_equal(wcd_workload_key(NULL, NULL, NULL, 0, &k, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
+  /* long command lines are cut at WCD_KEY_MAX */
+  cleanup_free char *huge = malloc(3000);
+  memset(huge, 'x', 2999);
+  huge[2999] = '\0';
+  const char *av2[] = {"a", huge, "b"};
+  assert_int_equal(wcd_workload_key(NULL, NULL, av2, 3, &k, &err), 0);
+  assert_int_equal(strlen(k), WCD_KEY_MAX);
+  free(k);
+  /* an annotation that long is refused */
+  assert_int_equal(wcd_workload_key(huge, NULL, NULL, 0, &k, &err), -1);
+  assert_int_equal(err->errno_, EINVAL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_pure_classes),      cmocka_unit_test(test_ambiguous_sizes),
+      cmocka_unit_test(test_idle_unknown_pressure), cmocka_unit_test(test_reset_inside_window),
+      cmocka_unit_test(test_class_names),       cmocka_unit_test(test_config),
+      cmocka_unit_test(test_config_errors),     cmocka_unit_test(test_workload_key),
+  };
+  return cmocka_run_group_tests_name("wcd", tests, NULL, NULL);
+}

@@ -1,0 +1,151 @@
+#include "wcd/wcd.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+
+static const char *const class_names[WCD_NCLASSES] = {
+    [WCD_UNKNOWN] = "unknown",       [WCD_IDLE] = "idle",
+    [WCD_SEQ_READ] = "seq-read",     [WCD_RAND_READ] = "rand-read",
+    [WCD_SEQ_WRITE] = "seq-write",   [WCD_RAND_WRITE] = "rand-write",
+    [WCD_MIXED] = "mixed",
+};
+
+const char *wcd_class_name(enum wcd_class c) {
+  return (unsigned)c < WCD_NCLASSES ? class_names[c] : "unknown";
+}
+
+int wcd_class_parse(const char *name, enum wcd_class *out) {
+  for (unsigned i = 0; i < WCD_NCLASSES; i++)
+    if (strcmp(name, class_names[i]) == 0) {
+      *out = (enum wcd_class)i;
+      return 0;
+    }
+  return -1;
+}
+
+static void window_metrics(const struct cg2_sample *s, size_t n, struct wcd_metrics *m) {
+  struct cg2_io_counters tot = {0};
+  memset(m, 0, sizeof(*m));
+  m->stall_some = -1;
+  /* Sum consecutive deltas rather than last - first, so a restart in the
+   * middle (procfs: a process exited) loses only its own interval. */
+  for (size_t i = 1; i < n; i++) {
+    struct cg2_io_counters d;
+    m->resets += cg2_counters_delta(&s[i - 1].io, &s[i].io, &d);
+    tot.rbytes += d.rbytes;
+    tot.wbytes += d.wbytes;
+    tot.rios += d.rios;
+    tot.wios += d.wios;
+  }
+  m->seconds = (double)(s[n - 1].t_ns - s[0].t_ns) / 1e9;
+  double rb = (double)tot.rbytes, wb = (double)tot.wbytes;
+  m->read_share = rb + wb > 0 ? rb / (rb + wb) : 0;
+  m->rbps = rb / m->seconds;
+  m->wbps = wb / m->seconds;
+  m->riops = (double)tot.rios / m->seconds;
+  m->wiops = (double)tot.wios / m->seconds;
+  m->ravg = tot.rios ? rb / (double)tot.rios : 0;
+  m->wavg = tot.wios ? wb / (double)tot.wios : 0;
+  if (s[0].has_pressure && s[n - 1].has_pressure &&
+      s[n - 1].pressure.some.total >= s[0].pressure.some.total)
+    m->stall_some = (double)(s[n - 1].pressure.some.total - s[0].pressure.some.total) /
+                    (m->seconds * 1e6) * 100.0;
+}
+
+/* Random vs sequential from the average request size.  Between the two
+ * thresholds the decision goes to the nearer one on a log scale, with a
+ * confidence that falls to 0.5 at the geometric midpoint. */
+static int is_sequential(const struct wcd_config *cfg, double avg, double *conf) {
+  if (avg <= (double)cfg->rand_max_bytes) {
+    *conf = 1.0;
+    return 0;
+  }
+  if (avg >= (double)cfg->seq_min_bytes) {
+    *conf = 1.0;
+    return 1;
+  }
+  double x = (log(avg) - log((double)cfg->rand_max_bytes)) /
+             (log((double)cfg->seq_min_bytes) - log((double)cfg->rand_max_bytes));
+  *conf = 0.5 + fabs(x - 0.5);
+  return x >= 0.5;
+}
+
+void wcd_classify(const struct wcd_config *cfg, const struct cg2_sample *s, size_t n,
+                  struct wcd_result *out) {
+  memset(out, 0, sizeof(*out));
+  out->cls = WCD_UNKNOWN;
+  out->m.stall_some = -1;
+  if (n < 2)
+    return;
+  for (size_t i = 1; i < n; i++)
+    if (s[i].source != s[0].source || s[i].t_ns <= s[i - 1].t_ns)
+      return; /* mixed sources or clocks out of order: nothing to trust */
+  if ((s[n - 1].t_ns - s[0].t_ns) / 1000000 < cfg->min_window_ms)
+    return;
+  struct wcd_metrics *m = &out->m;
+  window_metrics(s, n, m);
+  double src = s[0].source == CG2_SOURCE_PROCIO ? cfg->fallback_factor : 1.0;
+  double bps = m->rbps + m->wbps;
+  /* A starved container moves few bytes but is not idle: PSI shows it
+   * waiting. */
+  if (bps < cfg->idle_bytes_per_s &&
+      (m->stall_some < 0 || m->stall_some < cfg->idle_max_stall)) {
+    out->cls = WCD_IDLE;
+    out->confidence = src * (1.0 - 0.5 * bps / cfg->idle_bytes_per_s);
+    return;
+  }
+  double share = m->read_share, conf_dir, conf_size;
+  if (share >= cfg->dir_share || share <= 1.0 - cfg->dir_share) {
+    int reads = share >= cfg->dir_share;
+    double strength = reads ? share : 1.0 - share;
+    conf_dir = cfg->dir_share >= 1.0 ? 1.0
+                                     : 0.5 + 0.5 * (strength - cfg->dir_share) /
+                                                 (1.0 - cfg->dir_share);
+    int seq = is_sequential(cfg, reads ? m->ravg : m->wavg, &conf_size);
+    out->cls = reads ? (seq ? WCD_SEQ_READ : WCD_RAND_READ) : (seq ? WCD_SEQ_WRITE : WCD_RAND_WRITE);
+  } else {
+    out->cls = WCD_MIXED;
+    conf_dir = 1.0 - 0.5 * fabs(share - 0.5) / (cfg->dir_share - 0.5);
+    conf_size = 1.0;
+  }
+  out->confidence = src * conf_dir * conf_size;
+}
+
+int wcd_workload_key(const char *workload, const char *image, const char *const *argv,
+                     size_t argc, char **out, struct iob_error **err) {
+  const char *pick = workload && *workload ? workload : image && *image ? image : NULL;
+  if (pick) {
+    size_t l = strnlen(pick, WCD_KEY_MAX + 1);
+    if (l > WCD_KEY_MAX)
+      return iob_error(err, EINVAL, "workload key '%.32s...' longer than %d bytes", pick,
+                       WCD_KEY_MAX);
+    *out = strdup(pick);
+    if (*out == NULL)
+      abort();
+    return 0;
+  }
+  char buf[WCD_KEY_MAX + 1];
+  size_t o = 0;
+  for (size_t i = 0; argv && i < argc && argv[i]; i++) {
+    size_t l = strlen(argv[i]);
+    if (o && o < WCD_KEY_MAX)
+      buf[o++] = ' ';
+    /* A long command line is cut, not refused: the key only has to be
+     * stable from one run of the same workload to the next. */
+    if (l > WCD_KEY_MAX - o)
+      l = WCD_KEY_MAX - o;
+    memcpy(buf + o, argv[i], l);
+    o += l;
+  }
+  if (o == 0)
+    return iob_error_code(err, IOB_CODE_NOT_FOUND, "no workload key: no annotation and no args");
+  buf[o] = '\0';
+  *out = strdup(buf);
+  if (*out == NULL)
+    abort();
+  return 0;
+}

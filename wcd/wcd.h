@@ -1,0 +1,79 @@
+/* Workload character detector: turns a window of I/O samples of one cgroup
+ * into a character bin (the "WCD" of Bhimani et al.) with a confidence.
+ *
+ * The signals are what counters can give (reference/cgroup-v2-io.md, §4):
+ * the read/write share of bytes, and per direction the average request size
+ * (bytes / ios) as the sequential/random signal.  Large requests are
+ * sequential streams (or merged ones); small ones are random.  Sequential
+ * 4 KiB O_DIRECT therefore looks random: counters cannot tell them apart. */
+#ifndef IOB_WCD_H
+#define IOB_WCD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgroupv2/sample.h"
+#include "common/error.h"
+
+enum wcd_class {
+  WCD_UNKNOWN = 0, /* before enough samples, or samples that disagree */
+  WCD_IDLE,
+  WCD_SEQ_READ,
+  WCD_RAND_READ,
+  WCD_SEQ_WRITE,
+  WCD_RAND_WRITE,
+  WCD_MIXED,
+  WCD_NCLASSES
+};
+
+/* "seq-read", "rand-write", ... */
+const char *wcd_class_name(enum wcd_class c);
+/* Inverse of wcd_class_name; < 0 for an unknown name. */
+int wcd_class_parse(const char *name, enum wcd_class *out);
+
+struct wcd_config {
+  double idle_bytes_per_s;  /* below this (both directions) and ... */
+  double idle_max_stall;    /* ... a PSI "some" stall share below this %, idle */
+  double dir_share;         /* share of bytes one direction needs (0.5, 1] */
+  uint64_t rand_max_bytes;  /* avg request <= this: random */
+  uint64_t seq_min_bytes;   /* avg request >= this: sequential */
+  uint64_t min_window_ms;   /* shorter windows classify as unknown */
+  double fallback_factor;   /* confidence multiplier for the procfs source */
+};
+
+void wcd_config_default(struct wcd_config *cfg);
+/* "key = value" lines, '#' comments.  Keys are the field names above; byte
+ * sizes accept k/m/g (KiB/MiB/GiB) suffixes.  Errors name NAME and the line. */
+int wcd_config_parse(const char *text, size_t len, const char *name, struct wcd_config *cfg,
+                     struct iob_error **err);
+int wcd_config_load(const char *path, struct wcd_config *cfg, struct iob_error **err);
+
+struct wcd_metrics {
+  double seconds;
+  double read_share;  /* rbytes / (rbytes + wbytes), 0 when no bytes */
+  double rbps, wbps;  /* bytes per second */
+  double riops, wiops; /* requests (or syscalls, procfs) per second */
+  double ravg, wavg;  /* average request size, bytes; 0 when no requests */
+  double stall_some;  /* % of the window with some task stalled on I/O, -1 unknown */
+  int resets;         /* counter restarts seen inside the window */
+};
+
+struct wcd_result {
+  enum wcd_class cls;
+  double confidence; /* 0..1 */
+  struct wcd_metrics m;
+};
+
+/* Classify samples S[0..N) (oldest first, same cgroup, same source). */
+void wcd_classify(const struct wcd_config *cfg, const struct cg2_sample *s, size_t n,
+                  struct wcd_result *out);
+
+/* The profile key of a workload: annotation io.iobatch.workload, else the CRI
+ * image name (io.kubernetes.cri.image-name), else the command line ARGV
+ * joined by spaces (at most WCD_KEY_MAX bytes).  Any argument may be NULL;
+ * ENOENT-coded error when none gives a key. */
+#define WCD_KEY_MAX 1024
+int wcd_workload_key(const char *workload, const char *image, const char *const *argv,
+                     size_t argc, char **out, struct iob_error **err);
+
+#endif
