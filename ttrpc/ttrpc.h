@@ -69,6 +69,10 @@ int ttrpc_server_serve_fd(struct ttrpc_server *s, int fd, struct iob_error **err
 /* Bind path (unlinking a stale socket nobody answers on), mode 0600, listen,
  * serve.  Returns the listening fd (owned by the server). */
 int ttrpc_server_listen(struct ttrpc_server *s, const char *path, struct iob_error **err);
+/* Serve one already connected socket (a socketpair end, say); the server
+ * owns fd afterwards (closed on failure too).  The peer-credential check
+ * applies as for accepted connections. */
+int ttrpc_server_add_conn(struct ttrpc_server *s, int fd, struct iob_error **err);
 /* Stop accepting (close listeners); open connections go on. */
 void ttrpc_server_close_listeners(struct ttrpc_server *s);
 /* By default a peer whose SO_PEERCRED uid differs from our euid is refused.

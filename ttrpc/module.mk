@@ -1,0 +1,6 @@
+# ttrpc: framing, server and client (libttrpc.a), their tests and fuzzers.
+ttrpc_SRCS := ttrpc/frame.c ttrpc/server.c ttrpc/client.c
+$(eval $(call lib,ttrpc,$(ttrpc_SRCS)))
+
+$(eval $(call unit,test_ttrpc_frame,tests/unit/test_ttrpc_frame.c,ttrpc proto common))
+$(eval $(call unit,test_ttrpc_server,tests/unit/test_ttrpc_server.c,ttrpc proto common))
