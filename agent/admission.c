@@ -1,0 +1,330 @@
+#include "agent/admission.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+
+const char *agent_state_name(enum agent_state s) {
+  switch (s) {
+  case AGENT_CREATED:
+    return "created";
+  case AGENT_PENDING:
+    return "pending";
+  case AGENT_RUNNING:
+    return "running";
+  }
+  return "invalid";
+}
+
+const char *agent_class_source_name(enum agent_class_source s) {
+  switch (s) {
+  case AGENT_CLASS_NONE:
+    return "none";
+  case AGENT_CLASS_DECLARED:
+    return "declared";
+  case AGENT_CLASS_PROFILE:
+    return "profile";
+  case AGENT_CLASS_DETECTED:
+    return "detected";
+  }
+  return "invalid";
+}
+
+void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
+                    uint64_t batch_window_ms, uint64_t default_hold_ms,
+                    const struct agent_adm_ops *ops, void *user) {
+  memset(adm, 0, sizeof(*adm));
+  adm->bcfg = *bcfg;
+  adm->batch_window_ms = batch_window_ms;
+  adm->default_hold_ms = default_hold_ms;
+  adm->ops = ops;
+  adm->user = user;
+  adm->next_handle = 1;
+  adm->plan_due_ms = UINT64_MAX;
+  adm->wake_ms = UINT64_MAX;
+}
+
+void agent_ctr_free(struct agent_ctr *c) {
+  if (c == NULL)
+    return;
+  free(c->id);
+  free(c->ns);
+  free(c->workload_key);
+  free(c->cgroup);
+  free(c->bundle);
+  free(c->source);
+  free(c);
+}
+
+void agent_adm_release(struct agent_adm *adm) {
+  struct agent_ctr *c = adm->list;
+  while (c) {
+    struct agent_ctr *n = c->next;
+    agent_ctr_free(c);
+    c = n;
+  }
+  adm->list = NULL;
+  adm->n = 0;
+}
+
+static const char *nz(const char *s) {
+  return s ? s : "";
+}
+
+struct agent_ctr *agent_adm_find(const struct agent_adm *adm, const char *ns, const char *id) {
+  for (struct agent_ctr *c = adm->list; c; c = c->next)
+    if (strcmp(c->id, nz(id)) == 0 && strcmp(c->ns, nz(ns)) == 0)
+      return c;
+  return NULL;
+}
+
+size_t agent_adm_count(const struct agent_adm *adm, enum agent_state s) {
+  size_t n = 0;
+  for (struct agent_ctr *c = adm->list; c; c = c->next)
+    n += c->state == s;
+  return n;
+}
+
+static void schedule_plan(struct agent_adm *adm, uint64_t at) {
+  if (at < adm->plan_due_ms)
+    adm->plan_due_ms = at;
+}
+
+static int check_text(const char *what, const char *s, size_t max, struct iob_error **err) {
+  if (s && strlen(s) > max)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s too long: %zu bytes, at most %zu",
+                          what, strlen(s), max);
+  return 0;
+}
+
+static int check_info(const struct agent_ctr_info *in, struct iob_error **err) {
+  if (in->id == NULL || *in->id == '\0')
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "container id is empty");
+  if (check_text("container id", in->id, AGENT_ID_MAX - 1, err) < 0 ||
+      check_text("namespace", in->ns, AGENT_ID_MAX - 1, err) < 0 ||
+      check_text("workload key", in->workload_key, AGENT_TEXT_MAX, err) < 0 ||
+      check_text("cgroup path", in->cgroup, AGENT_TEXT_MAX, err) < 0 ||
+      check_text("bundle path", in->bundle, AGENT_TEXT_MAX, err) < 0 ||
+      check_text("source", in->source, AGENT_ID_MAX, err) < 0)
+    return -1;
+  if (in->cgroup && *in->cgroup && (in->cgroup[0] != '/' || strstr(in->cgroup, "..")))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid cgroup path '%s': must be absolute, without '..'", in->cgroup);
+  if (in->declared_class && *in->declared_class &&
+      batch_class_from_name(in->declared_class) < 0)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "unknown class '%s' (expected seq-read, rand-read, seq-write, "
+                          "rand-write, mixed, idle or unknown)",
+                          in->declared_class);
+  return 0;
+}
+
+/* Replace *dst with src when src says something (an empty field in a second
+ * registration means "not known to this caller", not "forget it"). */
+static int update_str(char **dst, const char *src) {
+  if (*dst && (src == NULL || *src == '\0'))
+    return 0;
+  char *s = strdup(nz(src));
+  if (s == NULL)
+    return -1;
+  free(*dst);
+  *dst = s;
+  return 0;
+}
+
+static void mark_running(struct agent_adm *adm, struct agent_ctr *c, uint64_t now) {
+  c->state = AGENT_RUNNING;
+  c->admitted_ms = now;
+  if (c->arrival_ms == 0)
+    c->arrival_ms = now;
+  adm->admissions++;
+  if (adm->ops && adm->ops->admitted)
+    adm->ops->admitted(adm, c, adm->user);
+}
+
+int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, uint64_t now,
+                       struct agent_ctr **out, struct iob_error **err) {
+  if (check_info(in, err) < 0)
+    return -1;
+  struct agent_ctr *c = agent_adm_find(adm, in->ns, in->id);
+  bool fresh = c == NULL;
+  if (fresh) {
+    if (adm->n >= AGENT_MAX_CONTAINERS)
+      return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED,
+                            "too many containers: %d registered", AGENT_MAX_CONTAINERS);
+    c = calloc(1, sizeof(*c));
+    if (c == NULL)
+      return iob_error(err, ENOMEM, "cannot register '%s'", in->id);
+    c->handle = adm->next_handle++;
+    c->cls = BATCH_UNKNOWN;
+    c->reason = -1;
+    c->weight = 100;
+    c->registered_ms = now;
+  }
+  if (update_str(&c->id, in->id) < 0 || update_str(&c->ns, in->ns) < 0 ||
+      update_str(&c->workload_key, in->workload_key) < 0 ||
+      update_str(&c->cgroup, in->cgroup) < 0 || update_str(&c->bundle, in->bundle) < 0 ||
+      update_str(&c->source, in->source) < 0) {
+    if (fresh)
+      agent_ctr_free(c);
+    return iob_error(err, ENOMEM, "cannot register '%s'", in->id);
+  }
+  if (in->pid)
+    c->pid = in->pid;
+  if (in->max_hold_ms)
+    c->max_hold_ms = in->max_hold_ms;
+  if (fresh) {
+    c->next = NULL;
+    struct agent_ctr **tail = &adm->list;
+    while (*tail)
+      tail = &(*tail)->next;
+    *tail = c;
+    adm->n++;
+  }
+  if (in->declared_class && *in->declared_class)
+    agent_adm_set_class(adm, c, (enum batch_class)batch_class_from_name(in->declared_class), 1,
+                        AGENT_CLASS_DECLARED, now);
+  if (in->running && c->state != AGENT_RUNNING) {
+    /* Started while the agent was away (soft state): it runs, whatever a
+     * plan would have said; the next plan takes it into account. */
+    mark_running(adm, c, now);
+    schedule_plan(adm, now);
+  }
+  if (out)
+    *out = c;
+  return 0;
+}
+
+int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *c, uint32_t max_hold_ms,
+                    uint64_t cap_ms, uint64_t now) {
+  if (c->state == AGENT_RUNNING)
+    return 1;
+  if (max_hold_ms)
+    c->max_hold_ms = max_hold_ms;
+  uint64_t hold = c->max_hold_ms ? c->max_hold_ms : adm->default_hold_ms;
+  if (c->state != AGENT_PENDING) {
+    c->state = AGENT_PENDING;
+    c->arrival_ms = now;
+  }
+  c->deadline_ms = c->arrival_ms + hold;
+  if (cap_ms && cap_ms < c->deadline_ms)
+    c->deadline_ms = cap_ms < now ? now : cap_ms;
+  schedule_plan(adm, now + adm->batch_window_ms);
+  return 0;
+}
+
+void agent_adm_detach(struct agent_adm *adm, struct agent_ctr *c, uint64_t now) {
+  for (struct agent_ctr **p = &adm->list; *p; p = &(*p)->next) {
+    if (*p == c) {
+      *p = c->next;
+      c->next = NULL;
+      adm->n--;
+      break;
+    }
+  }
+  /* Re-plan even with nothing pending: the weights of the rest change. */
+  if (adm->n > 0)
+    schedule_plan(adm, now);
+}
+
+void agent_adm_set_class(struct agent_adm *adm, struct agent_ctr *c, enum batch_class cls,
+                         double confidence, enum agent_class_source src, uint64_t now) {
+  if (c->class_source == AGENT_CLASS_DECLARED && src != AGENT_CLASS_DECLARED)
+    return;
+  bool changed = c->cls != cls;
+  c->cls = cls;
+  c->confidence = confidence;
+  c->class_source = src;
+  if (changed && c->state != AGENT_CREATED)
+    schedule_plan(adm, now);
+}
+
+uint64_t agent_adm_next_wake(const struct agent_adm *adm) {
+  return adm->plan_due_ms < adm->wake_ms ? adm->plan_due_ms : adm->wake_ms;
+}
+
+int agent_adm_tick(struct agent_adm *adm, uint64_t now, struct iob_error **err) {
+  if (now < agent_adm_next_wake(adm))
+    return 0;
+  if (agent_adm_plan(adm, now, err) < 0)
+    return -1;
+  return 1;
+}
+
+static void job_of(const struct agent_ctr *c, struct batch_job *j) {
+  memset(j, 0, sizeof(*j));
+  j->id = c->handle;
+  j->cls = c->cls;
+  j->running = c->state == AGENT_RUNNING;
+  j->arrival = (double)c->arrival_ms / 1000.0;
+  j->start = (double)c->admitted_ms / 1000.0;
+  j->deadline = (double)c->deadline_ms / 1000.0;
+  j->solo_s = c->solo_s;
+  j->solo_bps = c->solo_bps;
+  j->observed_bps = c->read_bps + c->write_bps;
+}
+
+static void compute_weights(struct agent_adm *adm, struct agent_ctr **v, struct batch_job *jobs,
+                            size_t n) {
+  cleanup_free unsigned *w = calloc(n + 1, sizeof(unsigned));
+  if (w == NULL)
+    return;
+  for (size_t i = 0; i < n; i++)
+    jobs[i].running = v[i]->state == AGENT_RUNNING;
+  /* Errors here only come from invalid jobs, which batch_plan just accepted;
+   * keeping the old weights is the safe answer anyway. */
+  if (batch_weights(&adm->bcfg, jobs, n, w, NULL) < 0)
+    return;
+  for (size_t i = 0; i < n; i++)
+    v[i]->weight = w[i];
+}
+
+int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) {
+  adm->plan_due_ms = UINT64_MAX;
+  size_t n = agent_adm_count(adm, AGENT_PENDING) + agent_adm_count(adm, AGENT_RUNNING);
+  cleanup_free struct agent_ctr **v = calloc(n + 1, sizeof(*v));
+  cleanup_free struct batch_job *jobs = calloc(n + 1, sizeof(*jobs));
+  cleanup_free struct batch_decision *d = calloc(n + 1, sizeof(*d));
+  if (v == NULL || jobs == NULL || d == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate the plan");
+  size_t k = 0;
+  for (struct agent_ctr *c = adm->list; c; c = c->next)
+    if (c->state == AGENT_PENDING || c->state == AGENT_RUNNING) {
+      v[k] = c;
+      job_of(c, &jobs[k]);
+      k++;
+    }
+  double wake_at;
+  if (batch_plan(&adm->bcfg, jobs, n, (double)now / 1000.0, d, &wake_at, err) < 0)
+    return -1;
+  adm->plans++;
+  adm->wake_ms = UINT64_MAX;
+  for (size_t i = 0; i < n; i++) {
+    struct agent_ctr *c = v[i];
+    if (c->state == AGENT_RUNNING)
+      continue;
+    c->reason = (int)d[i].reason;
+    c->conflict[0] = '\0';
+    if (d[i].conflict >= 0 && (size_t)d[i].conflict < n)
+      snprintf(c->conflict, sizeof(c->conflict), "%s", v[d[i].conflict]->id);
+    if (d[i].admit) {
+      c->forced = d[i].reason == BATCH_ADMIT_DEADLINE;
+      adm->forced_admissions += c->forced;
+      mark_running(adm, c, now);
+    } else if (c->deadline_ms < adm->wake_ms) {
+      /* Integer milliseconds, not wake_at: a rounded double could wake us
+       * a hair before the deadline, over and over. */
+      adm->wake_ms = c->deadline_ms;
+    }
+  }
+  compute_weights(adm, v, jobs, n);
+  if (agent_adm_count(adm, AGENT_RUNNING) > 1)
+    for (struct agent_ctr *c = adm->list; c; c = c->next)
+      if (c->state == AGENT_RUNNING)
+        c->shared = true;
+  return 0;
+}

@@ -1,0 +1,149 @@
+/* The admission state machine of iobatchd: which containers are known,
+ * which wait (pending) and which run, and when to ask the batcher again.
+ *
+ *   Register ─▶ created ──Admit──▶ pending ──plan admits──▶ running
+ *                                     │ Cancel / caller gone     │ Exited / cgroup gone
+ *                                     ▼                          ▼
+ *                                  removed                    removed
+ *
+ * No I/O and no clock of its own: every entry point takes `now` in
+ * milliseconds (CLOCK_MONOTONIC in the daemon, a fake clock in the tests),
+ * and the owner calls agent_adm_tick() at agent_adm_next_wake().  Answering
+ * the callers (ttrpc) and writing weights is the owner's job, through the
+ * `admitted` callback and the fields of struct agent_ctr. */
+#ifndef IOB_AGENT_ADMISSION_H
+#define IOB_AGENT_ADMISSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "batcher/batcher.h"
+#include "common/error.h"
+
+#define AGENT_MAX_CONTAINERS 4096 /* far above what one node runs */
+#define AGENT_ID_MAX 256          /* bytes of an id or a namespace */
+#define AGENT_TEXT_MAX 4096       /* bytes of a cgroup path, bundle or workload key */
+
+enum agent_state {
+  AGENT_CREATED = 0, /* registered, not asking to start yet */
+  AGENT_PENDING,     /* asked to start; held */
+  AGENT_RUNNING,     /* admitted (or was already running when registered) */
+};
+const char *agent_state_name(enum agent_state s);
+
+enum agent_class_source {
+  AGENT_CLASS_NONE = 0, /* unknown: no declaration, profile or sample yet */
+  AGENT_CLASS_DECLARED, /* annotation io.iobatch.class: detection is skipped */
+  AGENT_CLASS_PROFILE,  /* learned from earlier runs of the workload key */
+  AGENT_CLASS_DETECTED, /* the detector, from this run's samples */
+};
+const char *agent_class_source_name(enum agent_class_source s);
+
+/* What Register (or an Admit for an unknown container) says. */
+struct agent_ctr_info {
+  const char *id, *ns;
+  const char *workload_key, *cgroup, *bundle, *source;
+  const char *declared_class; /* "" or NULL: none */
+  uint32_t pid;
+  uint32_t max_hold_ms; /* 0: the agent's default */
+  bool running;         /* re-registration of a container already started */
+};
+
+struct agent_ctr {
+  struct agent_ctr *next;
+  uint64_t handle; /* unique for the daemon's lifetime */
+  char *id, *ns, *workload_key, *cgroup, *bundle, *source;
+  uint32_t pid;
+  enum agent_state state;
+
+  enum batch_class cls;
+  double confidence;
+  enum agent_class_source class_source;
+
+  uint64_t registered_ms, arrival_ms, admitted_ms, deadline_ms;
+  uint32_t max_hold_ms;
+  int reason;           /* enum batch_reason of the last decision, -1 none */
+  char conflict[AGENT_ID_MAX]; /* id of the container it conflicts with */
+  bool forced;          /* admitted at its deadline */
+  bool shared;          /* ran beside another container at some point */
+
+  double solo_s, solo_bps; /* from the learned profile (0: unknown) */
+  /* Rates of the last sampling window (the sampler fills them). */
+  double read_bps, write_bps, read_iops, write_iops;
+  double bytes_run;     /* bytes moved since admission (learned throughput) */
+
+  unsigned weight;         /* what batch_weights asks for (100 = default) */
+  unsigned weight_written; /* what was last written (0: nothing yet) */
+  bool weight_effective;   /* a mechanism (iocost/BFQ) enforces it */
+  char weight_note[128];   /* why a weight is not effective, for Status */
+
+  void *waiter;        /* the owner's pending Admit call */
+  void *sampler_state; /* the sampler's per-container state */
+};
+
+struct agent_adm;
+struct agent_adm_ops {
+  /* ctr was admitted (state is now RUNNING); answer ctr->waiter if any. */
+  void (*admitted)(struct agent_adm *adm, struct agent_ctr *ctr, void *user);
+};
+
+struct agent_adm {
+  struct batch_config bcfg;
+  uint64_t batch_window_ms;
+  uint64_t default_hold_ms;
+  struct agent_ctr *list; /* in registration order */
+  size_t n;
+  uint64_t next_handle;
+  uint64_t plan_due_ms; /* UINT64_MAX: no plan scheduled */
+  uint64_t wake_ms;     /* earliest deadline of a held container, UINT64_MAX: none */
+  uint64_t plans;       /* how many times the batcher ran */
+  uint64_t admissions, forced_admissions;
+  const struct agent_adm_ops *ops;
+  void *user;
+};
+
+void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
+                    uint64_t batch_window_ms, uint64_t default_hold_ms,
+                    const struct agent_adm_ops *ops, void *user);
+/* Frees every container; their waiters must have been answered. */
+void agent_adm_release(struct agent_adm *adm);
+
+struct agent_ctr *agent_adm_find(const struct agent_adm *adm, const char *ns, const char *id);
+
+/* Create the container or update what is known about it (a hook and a shim
+ * both register; after an agent restart they register again).  A declared
+ * class wins over anything else.  info->running puts a new container
+ * straight into RUNNING (it was started while the agent was away). */
+int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *info, uint64_t now,
+                       struct agent_ctr **out, struct iob_error **err);
+
+/* The container asks to start.  Returns 1 when it is already running (the
+ * caller answers at once), 0 when it is pending now: it is planned after
+ * the batch window, and admitted at the latest at min(now + max hold,
+ * cap_ms) (cap_ms 0: no cap), the caller's own deadline. */
+int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *ctr, uint32_t max_hold_ms,
+                    uint64_t cap_ms, uint64_t now);
+
+/* Take the container out (exited, cancelled, caller gone, cgroup vanished)
+ * and plan again at once: what it held back may start now.  The caller owns
+ * the container afterwards (learns from it, answers its waiter, frees it). */
+void agent_adm_detach(struct agent_adm *adm, struct agent_ctr *ctr, uint64_t now);
+void agent_ctr_free(struct agent_ctr *ctr);
+
+/* Set the class; a change re-plans at once (a container may have turned
+ * out to be harmless, or harmful).  A declared class is never replaced. */
+void agent_adm_set_class(struct agent_adm *adm, struct agent_ctr *ctr, enum batch_class cls,
+                         double confidence, enum agent_class_source src, uint64_t now);
+
+/* When agent_adm_tick() must run next (UINT64_MAX: nothing scheduled). */
+uint64_t agent_adm_next_wake(const struct agent_adm *adm);
+/* Plan if a plan or a deadline is due.  Returns 1 if the batcher ran. */
+int agent_adm_tick(struct agent_adm *adm, uint64_t now, struct iob_error **err);
+/* Ask the batcher now: admits what it admits (calling ops->admitted),
+ * records reasons and conflicts of the held ones, and computes weights. */
+int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err);
+
+size_t agent_adm_count(const struct agent_adm *adm, enum agent_state s);
+
+#endif

@@ -1,0 +1,276 @@
+/* The admission state machine with a fake clock: holds, admissions on
+ * exit, deadlines, the batch window, cancellation, re-registration. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agent/admission.h"
+#include "common/cleanup.h"
+
+static int n_admitted;
+static char last_admitted[64];
+
+static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) {
+  (void)adm;
+  (void)user;
+  n_admitted++;
+  snprintf(last_admitted, sizeof(last_admitted), "%s", c->id);
+  c->waiter = NULL;
+}
+
+static const struct agent_adm_ops ops = {.admitted = on_admitted};
+
+static void setup_adm(struct agent_adm *adm, enum batch_policy policy, uint64_t window) {
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  cfg.policy = policy;
+  agent_adm_init(adm, &cfg, window, 60000, &ops, NULL);
+  n_admitted = 0;
+  last_admitted[0] = '\0';
+}
+
+static struct agent_ctr *reg(struct agent_adm *adm, const char *id, const char *cls, uint64_t now) {
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_ctr_info in = {.id = id, .ns = "default", .declared_class = cls,
+                              .source = "test"};
+  struct agent_ctr *c = NULL;
+  if (agent_adm_register(adm, &in, now, &c, &err) < 0)
+    fail_msg("register %s: %s", id, err->msg);
+  return c;
+}
+
+/* Run every due tick up to and including `until`, the way the daemon's
+ * timer does. */
+static void run_until(struct agent_adm *adm, uint64_t until) {
+  cleanup_error struct iob_error *err = NULL;
+  for (int guard = 0; guard < 1000; guard++) {
+    uint64_t w = agent_adm_next_wake(adm);
+    if (w > until)
+      return;
+    if (agent_adm_tick(adm, w, &err) < 0)
+      fail_msg("tick: %s", err->msg);
+  }
+  fail_msg("tick loop does not settle");
+}
+
+static void test_paper_hold_until_exit(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_adm(&adm, BATCH_POLICY_PAPER, 200);
+  struct agent_ctr *sw = reg(&adm, "seq", "seq-write", 0);
+  assert_int_equal(sw->state, AGENT_CREATED);
+  assert_int_equal(sw->cls, BATCH_SEQ_WRITE);
+  assert_int_equal(sw->class_source, AGENT_CLASS_DECLARED);
+  assert_int_equal(agent_adm_admit(&adm, sw, 0, 0, 0), 0);
+  assert_int_equal(sw->state, AGENT_PENDING);
+  /* the batch window: nothing is decided before 200 ms */
+  assert_int_equal(agent_adm_next_wake(&adm), 200);
+  run_until(&adm, 199);
+  assert_int_equal(sw->state, AGENT_PENDING);
+  run_until(&adm, 200);
+  assert_int_equal(sw->state, AGENT_RUNNING);
+  assert_int_equal(n_admitted, 1);
+  assert_int_equal(sw->admitted_ms, 200);
+
+  struct agent_ctr *rw = reg(&adm, "rand", "rand-write", 1000);
+  assert_int_equal(agent_adm_admit(&adm, rw, 0, 0, 1000), 0);
+  run_until(&adm, 5000);
+  assert_int_equal(rw->state, AGENT_PENDING);
+  assert_int_equal(rw->reason, BATCH_HOLD_PLAN);
+  assert_string_equal(rw->conflict, "seq");
+  assert_int_equal(n_admitted, 1);
+  /* the deadline (60 s default) is the next wake-up */
+  assert_int_equal(agent_adm_next_wake(&adm), 61000);
+
+  agent_adm_detach(&adm, sw, 6000);
+  agent_ctr_free(sw);
+  run_until(&adm, 6000);
+  assert_int_equal(rw->state, AGENT_RUNNING);
+  assert_int_equal(n_admitted, 2);
+  assert_string_equal(last_admitted, "rand");
+  assert_false(rw->forced);
+  assert_int_equal(agent_adm_next_wake(&adm), UINT64_MAX);
+  agent_adm_release(&adm);
+}
+
+static void test_deadline_forces(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_adm(&adm, BATCH_POLICY_PAPER, 0);
+  struct agent_ctr *sw = reg(&adm, "seq", "seq-write", 0);
+  agent_adm_admit(&adm, sw, 0, 0, 0);
+  run_until(&adm, 0);
+  assert_int_equal(sw->state, AGENT_RUNNING);
+  struct agent_ctr *rw = reg(&adm, "rand", "rand-write", 100);
+  agent_adm_admit(&adm, rw, 3000, 0, 100); /* max hold 3 s */
+  run_until(&adm, 3099);
+  assert_int_equal(rw->state, AGENT_PENDING);
+  run_until(&adm, 3100);
+  assert_int_equal(rw->state, AGENT_RUNNING);
+  assert_true(rw->forced);
+  assert_int_equal(rw->reason, BATCH_ADMIT_DEADLINE);
+  assert_int_equal(adm.forced_admissions, 1);
+  /* forced in beside a conflicting one: the victim gets the larger weight */
+  assert_true(rw->weight > sw->weight);
+  assert_true(rw->shared && sw->shared);
+  agent_adm_release(&adm);
+}
+
+static void test_caller_deadline_caps_hold(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_adm(&adm, BATCH_POLICY_PAPER, 0);
+  struct agent_ctr *sw = reg(&adm, "seq", "seq-write", 0);
+  agent_adm_admit(&adm, sw, 0, 0, 0);
+  run_until(&adm, 0);
+  struct agent_ctr *rw = reg(&adm, "rand", "rand-write", 0);
+  agent_adm_admit(&adm, rw, 0, 1500, 0); /* the caller gives up at 1.5 s */
+  assert_int_equal(rw->deadline_ms, 1500);
+  run_until(&adm, 1500);
+  assert_int_equal(rw->state, AGENT_RUNNING);
+  assert_true(rw->forced);
+  agent_adm_release(&adm);
+}
+
+static void test_cancel_pending(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_adm(&adm, BATCH_POLICY_PAPER, 0);
+  struct agent_ctr *sw = reg(&adm, "seq", "seq-write", 0);
+  agent_adm_admit(&adm, sw, 0, 0, 0);
+  run_until(&adm, 0);
+  struct agent_ctr *rw = reg(&adm, "rand", "rand-write", 0);
+  agent_adm_admit(&adm, rw, 0, 0, 0);
+  run_until(&adm, 10);
+  assert_int_equal(rw->state, AGENT_PENDING);
+  assert_int_equal(agent_adm_count(&adm, AGENT_PENDING), 1);
+  agent_adm_detach(&adm, rw, 20);
+  agent_ctr_free(rw);
+  run_until(&adm, 100000);
+  assert_int_equal(agent_adm_count(&adm, AGENT_PENDING), 0);
+  assert_int_equal(adm.n, 1);
+  assert_null(agent_adm_find(&adm, "default", "rand"));
+  assert_ptr_equal(agent_adm_find(&adm, "default", "seq"), sw);
+  assert_null(agent_adm_find(&adm, "other", "seq"));
+  agent_adm_release(&adm);
+}
+
+static void test_no_conflict_admitted_at_once(void **state) {
+  (void)state;
+  /* Defaults (predictive): a random reader beside a running random writer
+   * is admitted after the window, without waiting for anything. */
+  struct agent_adm adm;
+  setup_adm(&adm, BATCH_POLICY_PREDICTIVE, 100);
+  struct agent_ctr *rw = reg(&adm, "rw", "rand-write", 0);
+  agent_adm_admit(&adm, rw, 0, 0, 0);
+  run_until(&adm, 100);
+  struct agent_ctr *rr = reg(&adm, "rr", "rand-read", 200);
+  agent_adm_admit(&adm, rr, 0, 0, 200);
+  run_until(&adm, 300);
+  assert_int_equal(rr->state, AGENT_RUNNING);
+  assert_int_equal(rr->admitted_ms, 300);
+  agent_adm_release(&adm);
+}
+
+static void test_register_rules(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_adm(&adm, BATCH_POLICY_PAPER, 0);
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_ctr_info in = {.id = "", .ns = "default"};
+  assert_int_equal(agent_adm_register(&adm, &in, 0, NULL, &err), -1);
+  assert_string_equal(err->msg, "container id is empty");
+  in.id = "a";
+  in.declared_class = "fast";
+  assert_int_equal(agent_adm_register(&adm, &in, 0, NULL, &err), -1);
+  assert_string_equal(err->msg, "unknown class 'fast' (expected seq-read, rand-read, seq-write, "
+                                "rand-write, mixed, idle or unknown)");
+  in.declared_class = NULL;
+  in.cgroup = "/a/../../etc";
+  assert_int_equal(agent_adm_register(&adm, &in, 0, NULL, &err), -1);
+  assert_string_equal(err->msg, "invalid cgroup path '/a/../../etc': must be absolute, "
+                                "without '..'");
+  assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+  assert_int_equal(adm.n, 0);
+
+  /* hook then shim: the second registration fills in, never erases */
+  in = (struct agent_ctr_info){.id = "a", .ns = "k8s.io", .cgroup = "/pod/a", .pid = 42,
+                               .source = "hook", .workload_key = "img"};
+  struct agent_ctr *c = NULL;
+  assert_int_equal(agent_adm_register(&adm, &in, 0, &c, &err), 0);
+  in = (struct agent_ctr_info){.id = "a", .ns = "k8s.io", .source = "shim"};
+  struct agent_ctr *c2 = NULL;
+  assert_int_equal(agent_adm_register(&adm, &in, 5, &c2, &err), 0);
+  assert_ptr_equal(c, c2);
+  assert_string_equal(c->cgroup, "/pod/a");
+  assert_string_equal(c->workload_key, "img");
+  assert_string_equal(c->source, "shim");
+  assert_int_equal(c->pid, 42);
+  assert_int_equal(adm.n, 1);
+
+  /* detection does not replace a declared class; it does replace a profile */
+  agent_adm_set_class(&adm, c, BATCH_SEQ_READ, 0.5, AGENT_CLASS_PROFILE, 0);
+  assert_int_equal(c->cls, BATCH_SEQ_READ);
+  agent_adm_set_class(&adm, c, BATCH_RAND_READ, 0.9, AGENT_CLASS_DETECTED, 0);
+  assert_int_equal(c->cls, BATCH_RAND_READ);
+  agent_adm_set_class(&adm, c, BATCH_IDLE, 1, AGENT_CLASS_DECLARED, 0);
+  agent_adm_set_class(&adm, c, BATCH_SEQ_WRITE, 0.9, AGENT_CLASS_DETECTED, 0);
+  assert_int_equal(c->cls, BATCH_IDLE);
+
+  /* a container that re-registers after an agent restart as running is
+   * running, and an Admit for it is answered at once */
+  in = (struct agent_ctr_info){.id = "b", .ns = "k8s.io", .running = true,
+                               .declared_class = "seq-write"};
+  assert_int_equal(agent_adm_register(&adm, &in, 10, &c, &err), 0);
+  assert_int_equal(c->state, AGENT_RUNNING);
+  assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 10), 1);
+  agent_adm_release(&adm);
+}
+
+static void test_capacity_fifo(void **state) {
+  (void)state;
+  /* max_batch = 2: the third waits for capacity; the oldest goes first.
+   * (Predictive: the paper objective is indifferent between the two.) */
+  struct agent_adm adm;
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  cfg.max_batch = 2;
+  agent_adm_init(&adm, &cfg, 0, 60000, &ops, NULL);
+  struct agent_ctr *c[4];
+  char id[8];
+  for (int i = 0; i < 4; i++) {
+    snprintf(id, sizeof(id), "r%d", i);
+    c[i] = reg(&adm, id, "rand-read", (uint64_t)i);
+    agent_adm_admit(&adm, c[i], 0, 0, (uint64_t)i);
+    run_until(&adm, (uint64_t)i);
+  }
+  assert_int_equal(agent_adm_count(&adm, AGENT_RUNNING), 2);
+  assert_int_equal(c[2]->state, AGENT_PENDING);
+  assert_int_equal(c[3]->state, AGENT_PENDING);
+  assert_int_equal(c[2]->reason, BATCH_HOLD_FULL);
+  agent_adm_detach(&adm, c[0], 100);
+  agent_ctr_free(c[0]);
+  run_until(&adm, 100);
+  assert_int_equal(c[2]->state, AGENT_RUNNING);
+  assert_int_equal(c[3]->state, AGENT_PENDING);
+  agent_adm_release(&adm);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_paper_hold_until_exit),
+      cmocka_unit_test(test_deadline_forces),
+      cmocka_unit_test(test_caller_deadline_caps_hold),
+      cmocka_unit_test(test_cancel_pending),
+      cmocka_unit_test(test_no_conflict_admitted_at_once),
+      cmocka_unit_test(test_register_rules),
+      cmocka_unit_test(test_capacity_fifo),
+  };
+  return cmocka_run_group_tests_name("agent_admission", tests, NULL, NULL);
+}
