@@ -4,3 +4,6 @@ $(eval $(call lib,ttrpc,$(ttrpc_SRCS)))
 
 $(eval $(call unit,test_ttrpc_frame,tests/unit/test_ttrpc_frame.c,ttrpc proto common))
 $(eval $(call unit,test_ttrpc_server,tests/unit/test_ttrpc_server.c,ttrpc proto common))
+
+$(eval $(call fuzzer,fuzz_ttrpc_frame,tests/fuzz/fuzz_ttrpc_frame.c,ttrpc proto common))
+$(eval $(call fuzzer,fuzz_ttrpc_server,tests/fuzz/fuzz_ttrpc_server.c,ttrpc proto common))
