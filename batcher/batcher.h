@@ -1,0 +1,242 @@
+/* libbatch — the penalty-aware batcher of iobatch (DESIGN.md, "Batching").
+ *
+ * No I/O at all: the agent (iobatchd) reads files, samples cgroups and talks
+ * ttrpc; this library only decides.  Everything here is deterministic and
+ * fast enough to call on every event (arrival, exit, reclassification,
+ * deadline timer).
+ *
+ * How the agent uses it
+ * ---------------------
+ *   struct batch_config cfg;
+ *   batch_config_default(&cfg);
+ *   batch_config_parse(&cfg, "/etc/iobatch/batcher.conf", buf, len, &err);
+ *       (the agent reads the file; on SIGHUP it parses into a copy and keeps
+ *       the old config when parsing fails — parse never half-applies)
+ *
+ *   on every change:
+ *     fill struct batch_job jobs[n]   (running and pending containers)
+ *     batch_plan(&cfg, jobs, n, now, decisions, &wake_at, &err);
+ *       decisions[i].admit for each pending job: start it now;
+ *       decisions[i].reason / .conflict: what `iobatchctl status` shows;
+ *       wake_at: call batch_plan again by then (earliest deadline of a held
+ *       job) even if nothing else happens.
+ *     mark admitted jobs running, then
+ *     batch_weights(&cfg, jobs, n, weights, &err) and write io.weight for
+ *       every running job.
+ *
+ *   `iobatchctl plan FILE` (offline):
+ *     batch_solve(&cfg, classes, n, BATCH_SOLVE_AUTO, &sol, &err);
+ *
+ * Errors follow common/error.h: return < 0 and fill *err.
+ */
+#ifndef IOB_BATCHER_H
+#define IOB_BATCHER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+/* Workload characters (DESIGN.md, "Workload characters").  The order is the
+ * column order of matrix rows in the config file. */
+enum batch_class {
+  BATCH_SEQ_READ = 0,
+  BATCH_RAND_READ,
+  BATCH_SEQ_WRITE,
+  BATCH_RAND_WRITE,
+  BATCH_MIXED,
+  BATCH_IDLE,
+  BATCH_UNKNOWN,
+  BATCH_NCLASS
+};
+
+/* "seq-read", "rand-read", "seq-write", "rand-write", "mixed", "idle",
+ * "unknown"; "invalid" for out-of-range values. */
+const char *batch_class_name(enum batch_class c);
+/* Returns the class for a name (exact, lower case), or -1. */
+int batch_class_from_name(const char *name);
+/* True for seq-read and seq-write: streams that share bandwidth. */
+bool batch_class_is_seq(enum batch_class c);
+
+enum batch_policy {
+  BATCH_POLICY_PREDICTIVE = 0, /* default: hold only when it pays */
+  BATCH_POLICY_PAPER,          /* the paper's batch objective */
+};
+const char *batch_policy_name(enum batch_policy p);
+
+/* Limits on outside input (STYLE.md: checked before anything is used). */
+#define BATCH_CONFIG_MAX_BYTES (64 * 1024)
+#define BATCH_CONFIG_MAX_LINE 1024
+#define BATCH_PENALTY_MAX 100.0
+#define BATCH_MAX_BATCH 1024
+
+struct batch_config {
+  /* s[i][j]: penalty job class i suffers from a neighbour of class j
+   * (0 = good neighbours, higher = worse; the paper's scale, defaults in
+   * batcher/config.c with the reasons).  Not necessarily symmetric: a random
+   * writer suffers from a sequential writer far more than the reverse.  A
+   * pair in one batch costs s[i][j] + s[j][i] in the objective. */
+  double s[BATCH_NCLASS][BATCH_NCLASS];
+  double alpha;          /* weight of Tp in the objective, [0,1]; 0.5 */
+  unsigned max_batch;    /* L: max jobs per batch / concurrently running; 4 */
+  enum batch_policy policy;
+  /* Predictive model: a job's slowdown beside neighbours N is
+   *   1 + slowdown_scale * sum_{j in N, not both sequential} s[i][j]
+   *     + (seq_slowdown - 1) * #(other sequential streams, if i is one)
+   * and for a CPU-heavy job at least (#CPU-heavy jobs) / ncpu. */
+  double slowdown_scale; /* 2 */
+  double seq_slowdown;   /* 2: two sequential streams each run 2x slower */
+  unsigned ncpu;         /* 2 */
+  double fairness;       /* hold a job whose predicted slowdown would exceed
+                            this (or that would push a running job over it);
+                            4 */
+  double hold_margin;    /* hold only when predicted makespan improves by
+                            more than this fraction; 0.02 */
+  double default_solo_s; /* solo duration assumed for unknown workloads; 60 */
+  /* Exact solver budget in work units (count-vector states x batch
+   * candidates, see batch_solve_work); above it the heuristic runs.
+   * Chosen by bench/solver.sh. */
+  double exact_limit;
+};
+
+/* The built-in defaults (documented in batcher/config.c). */
+void batch_config_default(struct batch_config *cfg);
+
+/* Parse a config file's contents (name is used in error messages only).
+ * Format, one setting per line, '#' starts a comment:
+ *   alpha = 0.5
+ *   max_batch = 4
+ *   policy = predictive | paper
+ *   slowdown_scale = 2      seq_slowdown = 2      ncpu = 2
+ *   fairness = 4            hold_margin = 0.02    default_solo_s = 60
+ *   exact_limit = 2e7
+ *   matrix.seq-read = 1 0 1 0 1 0 1     (7 numbers, the enum order)
+ *   ... one matrix.<class> row per class
+ * Rows not given keep the defaults, except that the six measured classes
+ * come as a set: giving some of their rows but not all is an error (a
+ * calibrated matrix with a missing row is a mistake, not a wish);
+ * matrix.unknown may be given alone.  Values are checked (finite, in range);
+ * errors name the file and line: "'f.conf' line 3: ...".  On error *cfg is
+ * untouched. */
+int batch_config_parse(struct batch_config *cfg, const char *name,
+                       const char *buf, size_t len, struct iob_error **err);
+
+/* ---- Offline: the paper's problem ---------------------------------------
+ * Partition N jobs into batches of at most L minimising
+ *   alpha * Tp/Tp_max + (1-alpha) * (Nz - Nz_min)/(N - Nz_min)
+ * Tp: sum over batches of the pair costs s[a][b]+s[b][a] of jobs in it.
+ * Nz_min = ceil(N/L).
+ * Tp_max: an upper bound on Tp over every partition with batches of at most
+ *   L: each job has at most L-1 neighbours, so Tp <= 1/2 * sum over jobs of
+ *   its L-1 largest pair costs.  Tight when all jobs share a class; unlike
+ *   "all pairs" it does not shrink the Tp term as N/L grows.
+ * A term whose denominator is 0 (Tp_max == 0, or N == Nz_min) is 0.
+ * Ties are broken by lower Tp, then fewer batches. */
+enum batch_method {
+  BATCH_SOLVE_AUTO = 0,  /* exact within cfg->exact_limit, else heuristic */
+  BATCH_SOLVE_EXACT,     /* exact or an error if beyond BATCH_EXACT_HARD */
+  BATCH_SOLVE_HEURISTIC, /* greedy + local search */
+};
+
+/* The exact solver refuses more count-vector states than this (memory). */
+#define BATCH_EXACT_MAX_STATES (4u * 1024 * 1024)
+
+struct batch_solution {
+  size_t n;
+  unsigned *batch_of; /* job -> batch 0..nz-1; batches ordered by their
+                         first job */
+  unsigned nz;
+  double tp, tp_max, objective;
+  bool optimal;       /* proven optimal (exact solver) */
+  enum batch_method method;
+};
+
+int batch_solve(const struct batch_config *cfg, const enum batch_class *cls,
+                size_t n, enum batch_method method, struct batch_solution *sol,
+                struct iob_error **err);
+void batch_solution_free(struct batch_solution *sol);
+
+/* The objective of any assignment (for tests, the CLI, and the heuristic's
+ * callers).  Returns < 0 if batch_of is not a valid partition with batches
+ * of at most L (empty batch indices are allowed and not counted). */
+int batch_evaluate(const struct batch_config *cfg, const enum batch_class *cls,
+                   size_t n, const unsigned *batch_of, double *objective,
+                   double *tp, unsigned *nz, struct iob_error **err);
+
+/* Work estimate of the exact solver for this instance (compare with
+ * cfg->exact_limit); HUGE_VAL when it exceeds BATCH_EXACT_MAX_STATES. */
+double batch_solve_work(const struct batch_config *cfg,
+                        const enum batch_class *cls, size_t n);
+
+/* ---- Online ------------------------------------------------------------- */
+struct batch_job {
+  uint64_t id;           /* the agent's handle; not used here */
+  enum batch_class cls;
+  bool running;          /* admitted and running (pinned to current batch) */
+  bool cpu_heavy;        /* saturates a core (learned or declared) */
+  double arrival;        /* seconds on the agent's monotonic clock */
+  double start;          /* running: when it started */
+  double deadline;       /* pending: absolute time it must be admitted by
+                            (arrival + max hold); never exceeded */
+  double solo_s;         /* predicted solo duration, 0 = unknown */
+  double remaining_s;    /* running: predicted solo-seconds left, 0 =
+                            estimate as solo_s - (now - start) */
+  double solo_bps;       /* learned solo throughput, 0 = unknown */
+  double observed_bps;   /* current throughput, 0 = unknown (weights) */
+};
+
+enum batch_reason {
+  BATCH_RUNNING = 0,     /* already running */
+  BATCH_ADMIT_IDLE,      /* nothing was running */
+  BATCH_ADMIT_FREE,      /* no conflict with what runs */
+  BATCH_ADMIT_PAYS,      /* conflicts, but admitting finishes the set sooner */
+  BATCH_ADMIT_PLAN,      /* paper: the plan puts it in the current batch */
+  BATCH_ADMIT_DEADLINE,  /* its max hold is over; forced in (maybe over L) */
+  BATCH_HOLD_FULL,       /* max_batch jobs already run */
+  BATCH_HOLD_MAKESPAN,   /* holding finishes the set sooner */
+  BATCH_HOLD_FAIRNESS,   /* a victim's slowdown would exceed cfg->fairness */
+  BATCH_HOLD_PLAN,       /* paper: the plan puts it in a later batch */
+};
+const char *batch_reason_name(enum batch_reason r);
+
+struct batch_decision {
+  bool admit;
+  enum batch_reason reason;
+  /* The running (or just admitted) job it conflicts with most (largest pair
+   * cost), -1 if none: the "reason" for status. */
+  long conflict;
+  /* Of this job and `conflict`, the one predicted to suffer more: protect it
+   * with io.weight when admitted anyway.  -1 if no conflict. */
+  long victim;
+  double makespan_admit, makespan_hold; /* predictive: the two forecasts
+                                           (seconds from now); 0 otherwise */
+};
+
+/* Decide for every pending job whether to start it now.  decisions has n
+ * entries (running jobs get admit=true, BATCH_RUNNING).  Pending jobs are
+ * considered oldest first (arrival, then index), so FIFO age breaks ties and
+ * a job held for capacity is first in line.  A job at or past its deadline
+ * is always admitted, even beyond max_batch.  *wake_at (may be NULL) is set
+ * to the earliest deadline of a held job, or HUGE_VAL. */
+int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs,
+               size_t n, double now, struct batch_decision *decisions,
+               double *wake_at, struct iob_error **err);
+
+/* Predicted slowdown of running job i beside the other running jobs (the
+ * model above); used by batch_weights and for status. */
+double batch_slowdown(const struct batch_config *cfg,
+                      const struct batch_job *jobs, size_t n, size_t i);
+
+/* io.weight for each running job (pending ones get 100, the kernel default).
+ * Rule: a job's weight is proportional to how much it suffers, so device time
+ * goes to the victims and the jobs move toward equal normalised slowdown:
+ *   weight_i = 100 * slowdown_i / min_j slowdown_j,  clamped to 1..10000,
+ * where slowdown_i is solo_bps/observed_bps when both are known (the closed
+ * loop, measured) and batch_slowdown() otherwise (predicted).  A random
+ * writer beside a sequential writer gets 500, the writer 200 (defaults).
+ * Jobs that suffer equally all get 100. */
+int batch_weights(const struct batch_config *cfg, const struct batch_job *jobs,
+                  size_t n, unsigned *weights, struct iob_error **err);
+
+#endif
