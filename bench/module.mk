@@ -1,0 +1,28 @@
+# Benchmarks (bench/README.md).  Not part of `make all` nor of CI: they take
+# minutes, need root and a real disk, and their numbers are results, not
+# pass/fail checks.
+#
+#   make bench          every benchmark, one after another
+#   make bench-sched | bench-calibrate | bench-agent | bench-shim | bench-solver
+
+# Runs `iobatchctl calibrate` (cli/calibrate.c) before the CLI dispatches it.
+$(eval $(call prog,bench/iobctl-calibrate,bench/calibrate/main.c cli/calibrate.c,batch common))
+
+BENCH_SCRIPTS := $(wildcard bench/shim-cost.sh bench/solver.sh) bench/sched.sh \
+	bench/calibrate.sh bench/agent-overhead.sh
+
+.PHONY: bench bench-sched bench-calibrate bench-agent bench-shim bench-solver
+bench: all $(B)/bench/iobctl-calibrate
+	@rc=0; for s in $(BENCH_SCRIPTS); do \
+		echo "== $$s"; B=$(B) $$s || { echo "== $$s failed"; rc=1; }; \
+	done; exit $$rc
+bench-sched: all
+	B=$(B) bench/sched.sh
+bench-calibrate: $(B)/bench/iobctl-calibrate
+	B=$(B) bench/calibrate.sh
+bench-agent: all
+	B=$(B) bench/agent-overhead.sh
+bench-shim: all
+	B=$(B) bench/shim-cost.sh
+bench-solver: all
+	B=$(B) bench/solver.sh
