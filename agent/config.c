@@ -28,7 +28,9 @@ void agent_config_release(struct agent_config *cfg) {
   free(cfg->state_dir);
   free(cfg->matrix_file);
   free(cfg->cgroup_root);
+  free(cfg->detector_file);
   cfg->socket_path = cfg->state_dir = cfg->matrix_file = cfg->cgroup_root = NULL;
+  cfg->detector_file = NULL;
 }
 
 int agent_parse_duration(const char *s, uint64_t *ms) {
@@ -125,6 +127,7 @@ enum key_id {
   K_FAIRNESS,
   K_MATRIX,
   K_CGROUP_ROOT,
+  K_DETECTOR,
   K_DEBUG,
   K_COUNT
 };
@@ -141,6 +144,7 @@ static const char *const key_names[K_COUNT] = {
     [K_FAIRNESS] = "fairness",
     [K_MATRIX] = "matrix",
     [K_CGROUP_ROOT] = "cgroup_root",
+    [K_DETECTOR] = "detector",
     [K_DEBUG] = "debug",
 };
 
@@ -156,6 +160,7 @@ static const char *const key_expect[K_COUNT] = {
     [K_FAIRNESS] = "a number from 1 to 1000",
     [K_MATRIX] = "an absolute path",
     [K_CGROUP_ROOT] = "an absolute path",
+    [K_DETECTOR] = "an absolute path",
     [K_DEBUG] = "true or false",
 };
 
@@ -173,6 +178,8 @@ static int set_value(struct agent_config *c, enum key_id k, const char *v) {
     return parse_path(v, &c->matrix_file);
   case K_CGROUP_ROOT:
     return parse_path(v, &c->cgroup_root);
+  case K_DETECTOR:
+    return parse_path(v, &c->detector_file);
   case K_SAMPLE_PERIOD:
     if (agent_parse_duration(v, &ms) < 0 || ms < 10 || ms > 3600 * 1000)
       return -1;
@@ -215,10 +222,12 @@ static int set_value(struct agent_config *c, enum key_id k, const char *v) {
 static int dup_config(struct agent_config *dst, const struct agent_config *src) {
   *dst = *src;
   dst->socket_path = dst->state_dir = dst->matrix_file = dst->cgroup_root = NULL;
+  dst->detector_file = NULL;
   if ((src->socket_path && !(dst->socket_path = strdup(src->socket_path))) ||
       (src->state_dir && !(dst->state_dir = strdup(src->state_dir))) ||
       (src->matrix_file && !(dst->matrix_file = strdup(src->matrix_file))) ||
-      (src->cgroup_root && !(dst->cgroup_root = strdup(src->cgroup_root)))) {
+      (src->cgroup_root && !(dst->cgroup_root = strdup(src->cgroup_root))) ||
+      (src->detector_file && !(dst->detector_file = strdup(src->detector_file)))) {
     agent_config_release(dst);
     return -1;
   }

@@ -13,6 +13,7 @@
  *   alpha            = 0.5                     weight of Tp in the paper's objective
  *   fairness         = 4                       slowdown bound (predictive policy)
  *   matrix           = /etc/iobatch/matrix.conf  batcher config / penalty matrix file
+ *   detector         = /etc/iobatch/wcd.conf     detector thresholds (wcd_config_parse)
  *   cgroup_root      = /sys/fs/cgroup           where registered cgroup paths live
  *                                               (default: the cgroup2 mount)
  *   debug            = false
@@ -47,6 +48,7 @@ struct agent_config {
   char *state_dir;
   char *matrix_file;  /* NULL: the batcher's built-in matrix */
   char *cgroup_root;  /* NULL: the cgroup2 mount found at start */
+  char *detector_file; /* NULL: the detector's default thresholds */
   uint64_t sample_period_ms;
   uint64_t batch_window_ms;
   uint64_t max_hold_ms;

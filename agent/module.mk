@@ -1,10 +1,20 @@
-# iobatchd: config and profiles have no dependency but common and jansson, so
-# their tests run without ttrpc, the batcher or cgroupv2.
+# iobatchd (agent/).  libagentcore: config and profiles (no dependency but
+# common and jansson).  libagent: the admission state machine, the offline
+# plan, the sampler, weights, the ttrpc server and the daemon around them.
+# libagentclient: what the shim links to talk to the agent.
 agentcore_SRCS := agent/config.c agent/profiles.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
+
+agent_SRCS := agent/admission.c agent/plan.c agent/sampler.c agent/weights.c agent/server.c \
+	agent/daemon.c
+$(eval $(call lib,agent,$(agent_SRCS)))
+
+AGENT_LIBS := agent agentcore wcd batch ttrpc cg2 proto common
+PROGRAMS += bin/iobatchd
+INSTALL_PROGRAMS += bin/iobatchd
+$(eval $(call prog,bin/iobatchd,agent/main.c,$(AGENT_LIBS)))
+
 $(eval $(call unit,test_agent_config,tests/unit/test_agent_config.c,agentcore common))
 $(eval $(call unit,test_agent_profiles,tests/unit/test_agent_profiles.c,agentcore common))
-$(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore common))
-agent_SRCS := agent/admission.c
-$(eval $(call lib,agent,$(agent_SRCS)))
 $(eval $(call unit,test_agent_admission,tests/unit/test_agent_admission.c,agent agentcore batch common))
+$(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore common))

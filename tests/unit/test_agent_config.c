@@ -66,6 +66,7 @@ static void test_full(void **state) {
                "fairness = 3.5\n"
                "matrix = /etc/iobatch/matrix.conf\n"
                "cgroup_root = /sys/fs/cgroup/unified\n"
+               "detector = /etc/iobatch/wcd.conf\n"
                "debug = yes");
   assert_string_equal(c.socket_path, "/tmp/x.sock");
   assert_string_equal(c.state_dir, "/var/tmp/st");
@@ -78,6 +79,7 @@ static void test_full(void **state) {
   assert_true(c.fairness == 3.5);
   assert_string_equal(c.matrix_file, "/etc/iobatch/matrix.conf");
   assert_string_equal(c.cgroup_root, "/sys/fs/cgroup/unified");
+  assert_string_equal(c.detector_file, "/etc/iobatch/wcd.conf");
   assert_true(c.debug);
   /* a second file over the first replaces only what it names */
   parse_ok(&c, "policy = predictive\nsocket = /run/y.sock\n");

@@ -1,0 +1,323 @@
+#include "agent/daemon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "ttrpc/ttrpc.h"
+
+/* Profiles learnt from samples are written at most this often; exits and
+ * shutdown write at once. */
+#define PROFILE_SAVE_PERIOD_MS 30000
+
+static void on_plan_timer(struct iob_loop *loop, void *data);
+
+static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) {
+  (void)adm;
+  struct agent_daemon *d = user;
+  const char *why = c->reason >= 0 ? batch_reason_name((enum batch_reason)c->reason) : "running";
+  uint64_t held = c->admitted_ms - c->arrival_ms;
+  if (c->forced)
+    iob_warn("admitted '%s' (%s) by force after %llu ms: its deadline came%s%s", c->id,
+             batch_class_name(c->cls), (unsigned long long)held,
+             c->conflict[0] ? "; it conflicts with " : "", c->conflict);
+  else
+    iob_info("admitted '%s' (%s) after %llu ms: %s", c->id, batch_class_name(c->cls),
+             (unsigned long long)held, why);
+  agent_server_answer(d, c, true, why);
+}
+
+static const struct agent_adm_ops adm_ops = {.admitted = on_admitted};
+
+static void save_profiles(struct agent_daemon *d) {
+  cleanup_error struct iob_error *err = NULL;
+  if (!d->profiles_dirty)
+    return;
+  if (agent_profiles_save(&d->profiles, &err) < 0) {
+    iob_warn("profiles not saved: %s", err->msg);
+    return;
+  }
+  d->profiles_dirty = false;
+}
+
+void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
+  const struct agent_profile *p = agent_profiles_get(&d->profiles, c->workload_key);
+  if (p == NULL)
+    return;
+  c->solo_s = p->solo_s;
+  c->solo_bps = p->solo_bps;
+  int cls = batch_class_from_name(p->cls);
+  if (cls >= 0 && c->class_source != AGENT_CLASS_DECLARED)
+    agent_adm_set_class(&d->adm, c, (enum batch_class)cls, p->confidence, AGENT_CLASS_PROFILE,
+                        iob_now_ms());
+}
+
+/* What a finished run teaches: its class, and, when it ran alone the whole
+ * time, its solo duration and throughput (a shared run is slower by an
+ * amount we cannot separate out). */
+static void learn(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
+  if (c->workload_key == NULL || *c->workload_key == '\0' || c->state != AGENT_RUNNING)
+    return;
+  struct agent_profile_update u = {.run_finished = true};
+  if (c->class_source == AGENT_CLASS_DECLARED || c->class_source == AGENT_CLASS_DETECTED) {
+    u.cls = batch_class_name(c->cls);
+    u.confidence = c->confidence;
+  }
+  double secs = (double)(now - c->admitted_ms) / 1000.0;
+  if (!c->shared && secs > 0) {
+    u.solo_s = secs;
+    if (c->bytes_run > 0)
+      u.solo_bps = c->bytes_run / secs;
+  }
+  cleanup_error struct iob_error *err = NULL;
+  if (agent_profiles_learn(&d->profiles, c->workload_key, &u, &err) < 0) {
+    iob_warn("nothing learnt from '%s': %s", c->id, err->msg);
+    return;
+  }
+  d->profiles_dirty = true;
+  save_profiles(d);
+}
+
+void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char *why) {
+  uint64_t now = iob_now_ms();
+  agent_adm_detach(&d->adm, c, now);
+  learn(d, c, now);
+  agent_server_answer(d, c, false, why);
+  agent_sampler_forget(c);
+  agent_ctr_free(c);
+}
+
+static void arm_plan_timer(struct agent_daemon *d) {
+  uint64_t at = agent_adm_next_wake(&d->adm);
+  if (d->plan_timer && d->plan_timer_at == at)
+    return;
+  if (d->plan_timer) {
+    iob_timer_cancel(d->loop, d->plan_timer);
+    d->plan_timer = NULL;
+  }
+  if (at == UINT64_MAX || d->stopping)
+    return;
+  uint64_t now = iob_now_ms();
+  d->plan_timer = iob_loop_timer(d->loop, at > now ? at - now : 0, on_plan_timer, d);
+  d->plan_timer_at = at;
+  if (d->plan_timer == NULL)
+    iob_err("cannot arm the plan timer: out of memory");
+}
+
+static void apply_weights(struct agent_daemon *d) {
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
+    if (c->state == AGENT_RUNNING)
+      agent_weights_apply(d, c);
+}
+
+void agent_daemon_changed(struct agent_daemon *d) {
+  cleanup_error struct iob_error *err = NULL;
+  int r = agent_adm_tick(&d->adm, iob_now_ms(), &err);
+  if (r < 0)
+    /* The batcher refused this state (it should not); admitting nothing
+     * now is safe: deadlines still force admission on the next tick. */
+    iob_err("planning failed: %s", err->msg);
+  if (r > 0)
+    apply_weights(d);
+  arm_plan_timer(d);
+}
+
+static void on_plan_timer(struct iob_loop *loop, void *data) {
+  (void)loop;
+  struct agent_daemon *d = data;
+  d->plan_timer = NULL; /* fired timers are freed by the loop */
+  agent_daemon_changed(d);
+}
+
+static void on_sample_timer(struct iob_loop *loop, void *data) {
+  struct agent_daemon *d = data;
+  static uint64_t last_save;
+  agent_sampler_run(d);
+  uint64_t now = iob_now_ms();
+  if (now - last_save >= PROFILE_SAVE_PERIOD_MS) {
+    save_profiles(d);
+    last_save = now;
+  }
+  agent_daemon_changed(d);
+  d->sample_timer = iob_loop_timer(loop, d->cfg.sample_period_ms, on_sample_timer, d);
+}
+
+static void on_signal(struct iob_loop *loop, int fd, uint32_t events, void *data) {
+  (void)events;
+  struct agent_daemon *d = data;
+  struct signalfd_siginfo si;
+  while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+    if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+      iob_info("signal %u: shutting down", si.ssi_signo);
+      d->exit_signal = (int)si.ssi_signo;
+      iob_loop_stop(loop);
+    }
+  }
+}
+
+static int setup_signals(struct agent_daemon *d, struct iob_error **err) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGPIPE); /* a peer that went away is an EPIPE, not a death */
+  if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+    return iob_error(err, errno, "sigprocmask");
+  sigdelset(&set, SIGPIPE);
+  d->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (d->sigfd < 0)
+    return iob_error(err, errno, "signalfd");
+  return iob_loop_add(d->loop, d->sigfd, EPOLLIN, on_signal, d, err);
+}
+
+static int read_small_file(const char *path, char **buf, size_t *len, size_t max,
+                           struct iob_error **err) {
+  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return iob_error(err, errno, "cannot open '%s'", path);
+  cleanup_free char *b = malloc(max + 1);
+  if (b == NULL)
+    return iob_error(err, ENOMEM, "cannot read '%s'", path);
+  size_t n = 0;
+  for (;;) {
+    ssize_t r = read(fd, b + n, max + 1 - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return iob_error(err, errno, "cannot read '%s'", path);
+    if (r == 0)
+      break;
+    n += (size_t)r;
+    if (n > max)
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is too large: more than %zu bytes",
+                            path, max);
+  }
+  b[n] = '\0';
+  *buf = steal_ptr(&b);
+  *len = n;
+  return 0;
+}
+
+/* Batcher settings: built-in defaults, then the matrix file (a batcher
+ * config), then what iobatchd.conf says explicitly. */
+static int batch_settings(struct agent_daemon *d, struct iob_error **err) {
+  batch_config_default(&d->bcfg);
+  snprintf(d->matrix_source, sizeof(d->matrix_source), "defaults");
+  if (d->cfg.matrix_file) {
+    cleanup_free char *buf = NULL;
+    size_t len = 0;
+    if (read_small_file(d->cfg.matrix_file, &buf, &len, BATCH_CONFIG_MAX_BYTES, err) < 0 ||
+        batch_config_parse(&d->bcfg, d->cfg.matrix_file, buf, len, err) < 0)
+      return -1;
+    snprintf(d->matrix_source, sizeof(d->matrix_source), "%s", d->cfg.matrix_file);
+  }
+  if (d->cfg.max_concurrency)
+    d->bcfg.max_batch = d->cfg.max_concurrency;
+  if (d->cfg.policy != AGENT_POLICY_DEFAULT)
+    d->bcfg.policy = d->cfg.policy == AGENT_POLICY_PAPER ? BATCH_POLICY_PAPER
+                                                         : BATCH_POLICY_PREDICTIVE;
+  if (d->cfg.alpha >= 0)
+    d->bcfg.alpha = d->cfg.alpha;
+  if (d->cfg.fairness >= 0)
+    d->bcfg.fairness = d->cfg.fairness;
+  return 0;
+}
+
+static int mkdir_parent(const char *path, struct iob_error **err) {
+  cleanup_free char *dir = strdup(path);
+  if (dir == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate");
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL || slash == dir)
+    return 0;
+  *slash = '\0';
+  /* The socket itself is 0600; the directory only needs to exist. */
+  if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+    return iob_error(err, errno, "cannot create socket directory '%s'", dir);
+  return 0;
+}
+
+int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
+                      struct iob_error **err) {
+  memset(d, 0, sizeof(*d));
+  d->sigfd = -1;
+  d->cfg = *cfg;
+  d->cfg.socket_path = strdup(cfg->socket_path ? cfg->socket_path : AGENT_DEFAULT_SOCKET);
+  d->cfg.state_dir = strdup(cfg->state_dir ? cfg->state_dir : AGENT_DEFAULT_STATE_DIR);
+  d->cfg.matrix_file = cfg->matrix_file ? strdup(cfg->matrix_file) : NULL;
+  d->cfg.cgroup_root = cfg->cgroup_root ? strdup(cfg->cgroup_root) : NULL;
+  d->cfg.detector_file = cfg->detector_file ? strdup(cfg->detector_file) : NULL;
+  if (d->cfg.socket_path == NULL || d->cfg.state_dir == NULL ||
+      (cfg->detector_file && d->cfg.detector_file == NULL) ||
+      (cfg->matrix_file && d->cfg.matrix_file == NULL) ||
+      (cfg->cgroup_root && d->cfg.cgroup_root == NULL))
+    return iob_error(err, ENOMEM, "cannot copy the configuration");
+  if (batch_settings(d, err) < 0)
+    return -1;
+  agent_adm_init(&d->adm, &d->bcfg, d->cfg.batch_window_ms, d->cfg.max_hold_ms, &adm_ops, d);
+  if (agent_profiles_init(&d->profiles, d->cfg.state_dir, err) < 0)
+    return -1;
+  cleanup_error struct iob_error *perr = NULL;
+  if (agent_profiles_load(&d->profiles, &perr) < 0)
+    /* Losing learnt profiles costs some wrong first guesses, not
+     * correctness: the agent runs without them (the file is kept). */
+    iob_warn("%s", perr->msg);
+  if (agent_sampler_init(&d->sampler, &d->cfg, err) < 0)
+    return -1;
+  if (iob_loop_new(&d->loop, err) < 0)
+    return -1;
+  if (setup_signals(d, err) < 0)
+    return -1;
+  if (mkdir_parent(d->cfg.socket_path, err) < 0 || agent_server_setup(d, err) < 0)
+    return -1;
+  d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
+  if (d->sample_timer == NULL)
+    return iob_error(err, ENOMEM, "cannot arm the sample timer");
+  iob_info("listening on '%s'; policy %s, max concurrency %u, matrix %s, sampler %s, "
+           "%zu profiles from '%s'",
+           d->cfg.socket_path, batch_policy_name(d->bcfg.policy), d->bcfg.max_batch,
+           d->matrix_source, agent_sampler_name(&d->sampler), d->profiles.n, d->profiles.path);
+  return 0;
+}
+
+int agent_daemon_run(struct agent_daemon *d, struct iob_error **err) {
+  int r = iob_loop_run(d->loop, err);
+  d->stopping = true;
+  return r;
+}
+
+void agent_daemon_release(struct agent_daemon *d) {
+  d->stopping = true;
+  /* Pending callers get an answer, not a reset connection: UNAVAILABLE
+   * tells a shim to re-register with the next agent or fail open. */
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
+    agent_server_abort(d, c, "agent stopping");
+  save_profiles(d);
+  if (d->server)
+    ttrpc_server_free(d->server); /* unlinks the socket */
+  if (d->loop) {
+    if (d->plan_timer)
+      iob_timer_cancel(d->loop, d->plan_timer);
+    if (d->sample_timer)
+      iob_timer_cancel(d->loop, d->sample_timer);
+    iob_loop_free(d->loop);
+  }
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
+    agent_sampler_forget(c);
+  agent_adm_release(&d->adm);
+  agent_profiles_release(&d->profiles);
+  agent_sampler_release(&d->sampler);
+  if (d->sigfd >= 0)
+    close(d->sigfd);
+  agent_config_release(&d->cfg);
+}

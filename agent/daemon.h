@@ -1,0 +1,105 @@
+/* iobatchd: the pieces of the daemon and how they meet on one event loop.
+ *
+ *   server.c    ttrpc API (Register, Admit, Cancel, Exited, Status, Plan)
+ *   admission.c who waits and who runs; asks the batcher
+ *   sampler.c   io.stat (or /proc/PID/io) deltas -> rates -> class
+ *   weights.c   io.weight / io.bfq.weight where something enforces them
+ *   profiles.c  learned classes and solo durations by workload key
+ *   daemon.c    setup, timers, signals, learning on exit, shutdown */
+#ifndef IOB_AGENT_DAEMON_H
+#define IOB_AGENT_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/admission.h"
+#include "agent/config.h"
+#include "agent/profiles.h"
+#include "batcher/batcher.h"
+#include "common/error.h"
+#include "common/loop.h"
+#include "wcd/wcd.h"
+
+struct ttrpc_server;
+struct ttrpc_call;
+struct iob_timer;
+
+#define AGENT_SERVICE "iobatch.agent.v1.Agent"
+
+/* How the daemon samples: io.stat in cgroup v2 when the io controller is
+ * there, /proc/PID/io over the cgroup's pids otherwise (hybrid/v1 hosts). */
+struct agent_sampler {
+  char *cgroup_root; /* where registered cgroup paths are rooted */
+  bool has_mount;    /* a cgroup2 mount was found */
+  bool has_io;       /* its root offers the io controller */
+  int source;        /* enum cg2_source */
+  struct wcd_config wcd;
+};
+
+struct agent_daemon {
+  struct agent_config cfg;
+  struct batch_config bcfg;
+  char matrix_source[4200]; /* "defaults" or the matrix file's path */
+  struct iob_loop *loop;
+  struct ttrpc_server *server;
+  struct agent_adm adm;
+  struct agent_profiles profiles;
+  bool profiles_dirty;
+  struct agent_sampler sampler;
+  struct iob_timer *plan_timer;
+  uint64_t plan_timer_at;
+  struct iob_timer *sample_timer;
+  int sigfd;
+  bool stopping;
+  int exit_signal;
+};
+
+/* A pending Admit call, hung on ctr->waiter. */
+struct agent_waiter {
+  struct agent_daemon *d;
+  struct agent_ctr *ctr;
+  struct ttrpc_call *call;
+};
+
+int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
+                      struct iob_error **err);
+/* Serve until SIGTERM/SIGINT; the socket is unlinked on the way out. */
+int agent_daemon_run(struct agent_daemon *d, struct iob_error **err);
+void agent_daemon_release(struct agent_daemon *d);
+
+/* After anything that may change the plan: run due plans, write weights,
+ * re-arm the plan timer. */
+void agent_daemon_changed(struct agent_daemon *d);
+/* A container leaves (exited, cancelled, caller gone, cgroup vanished):
+ * learn from its run, answer its waiter with `why`, free it. */
+void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *ctr, const char *why);
+/* Apply what the profile of ctr's workload key says (class before any
+ * sample, solo duration and throughput). */
+void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *ctr);
+
+/* server.c */
+int agent_server_setup(struct agent_daemon *d, struct iob_error **err);
+/* Answer ctr's pending Admit (if any) and drop the waiter. */
+void agent_server_answer(struct agent_daemon *d, struct agent_ctr *ctr, bool admitted,
+                         const char *reason);
+/* Fail ctr's pending Admit (if any) with UNAVAILABLE: the agent goes away. */
+void agent_server_abort(struct agent_daemon *d, struct agent_ctr *ctr, const char *why);
+
+/* sampler.c */
+int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
+                       struct iob_error **err);
+void agent_sampler_release(struct agent_sampler *s);
+const char *agent_sampler_name(const struct agent_sampler *s);
+/* Sample every running container once; classify; drop the vanished. */
+void agent_sampler_run(struct agent_daemon *d);
+/* Take the baseline of a container that just registered. */
+void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *ctr);
+void agent_sampler_forget(struct agent_ctr *ctr);
+/* The container's cgroup directory, NULL when not known. */
+const char *agent_sampler_cgdir(struct agent_daemon *d, struct agent_ctr *ctr);
+
+/* weights.c: write ctr->weight where it can take effect; record in
+ * ctr->weight_effective / weight_note what happened. */
+void agent_weights_apply(struct agent_daemon *d, struct agent_ctr *ctr);
+
+#endif

@@ -1,0 +1,207 @@
+/* Sampling registered containers: a sample per period, rates from the last
+ * two, the class from a short window of them (wcd), and the cgroup's
+ * disappearance as an exit (a shim that died cannot tell us). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/daemon.h"
+#include "cgroupv2/cg2.h"
+#include "cgroupv2/sample.h"
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "wcd/wcd.h"
+
+/* Samples kept per container; the detector looks at all of them, so this
+ * times the period is its window (5 s at the default 1 s). */
+#define RING 6
+/* Below this the class is not changed: one noisy window must not unpin a
+ * declared-looking workload from its profile. */
+#define MIN_CONFIDENCE 0.5
+
+struct sstate {
+  char *cgdir;
+  struct cg2_sample ring[RING];
+  size_t n;
+  bool warned; /* the "cannot sample" warning was logged once */
+};
+
+int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
+                       struct iob_error **err) {
+  memset(s, 0, sizeof(s[0]));
+  wcd_config_default(&s->wcd);
+  if (cfg->detector_file && wcd_config_load(cfg->detector_file, &s->wcd, err) < 0)
+    return -1;
+  struct cg2_mount m = {0};
+  cleanup_error struct iob_error *merr = NULL;
+  if (cg2_mount_find(NULL, &m, &merr) == 0) {
+    s->has_mount = true;
+    s->has_io = m.has_io;
+  }
+  const char *root = cfg->cgroup_root ? cfg->cgroup_root : m.path;
+  if (root) {
+    s->cgroup_root = strdup(root);
+    if (s->cgroup_root == NULL) {
+      cg2_mount_release(&m);
+      return iob_error(err, ENOMEM, "cannot allocate");
+    }
+  }
+  cg2_mount_release(&m);
+  /* io.stat is exact; without the io controller in v2 (hybrid and v1
+   * hosts) the /proc/PID/io sums are what there is. */
+  s->source = s->has_io ? CG2_SOURCE_IOSTAT : CG2_SOURCE_PROCIO;
+  return 0;
+}
+
+void agent_sampler_release(struct agent_sampler *s) {
+  free(s->cgroup_root);
+  s->cgroup_root = NULL;
+}
+
+const char *agent_sampler_name(const struct agent_sampler *s) {
+  return s->source == CG2_SOURCE_IOSTAT ? "io.stat" : "procfs (lower fidelity)";
+}
+
+void agent_sampler_forget(struct agent_ctr *c) {
+  struct sstate *st = c->sampler_state;
+  if (st == NULL)
+    return;
+  free(st->cgdir);
+  free(st);
+  c->sampler_state = NULL;
+}
+
+/* The cgroup directory: the registered path under the cgroup root, or the
+ * v2 cgroup of the registered pid. */
+static char *cgroup_dir(const struct agent_sampler *s, const struct agent_ctr *c) {
+  char *out = NULL;
+  if (s->cgroup_root == NULL)
+    return NULL;
+  if (c->cgroup && *c->cgroup) {
+    if (asprintf(&out, "%s%s", s->cgroup_root, c->cgroup) < 0)
+      return NULL;
+    return out;
+  }
+  if (c->pid == 0)
+    return NULL;
+  cleanup_free char *rel = NULL;
+  cleanup_error struct iob_error *err = NULL;
+  if (cg2_pid_cgroup(NULL, (pid_t)c->pid, &rel, &err) < 0 || strcmp(rel, "/") == 0)
+    return NULL;
+  if (asprintf(&out, "%s%s", s->cgroup_root, rel) < 0)
+    return NULL;
+  return out;
+}
+
+static struct sstate *state_of(struct agent_daemon *d, struct agent_ctr *c) {
+  struct sstate *st = c->sampler_state;
+  if (st == NULL) {
+    st = calloc(1, sizeof(*st));
+    if (st == NULL)
+      return NULL;
+    c->sampler_state = st;
+  }
+  if (st->cgdir == NULL)
+    st->cgdir = cgroup_dir(&d->sampler, c);
+  return st;
+}
+
+const char *agent_sampler_cgdir(struct agent_daemon *d, struct agent_ctr *c) {
+  struct sstate *st = state_of(d, c);
+  return st ? st->cgdir : NULL;
+}
+
+static void push(struct sstate *st, const struct cg2_sample *smp) {
+  if (st->n == RING) {
+    memmove(&st->ring[0], &st->ring[1], (RING - 1) * sizeof(st->ring[0]));
+    st->n--;
+  }
+  st->ring[st->n++] = *smp;
+}
+
+/* Returns 1 when the cgroup is gone (the container exited without anybody
+ * telling us), 0 otherwise. */
+static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
+  struct sstate *st = state_of(d, c);
+  if (st == NULL || st->cgdir == NULL)
+    return 0;
+  cleanup_error struct iob_error *err = NULL;
+  struct cg2_sample smp;
+  if (cg2_sample_take(NULL, st->cgdir, (enum cg2_source)d->sampler.source, &smp, &err) < 0) {
+    if (err->errno_ == ENOENT)
+      return 1;
+    if (!st->warned)
+      iob_warn("cannot sample '%s': %s", c->id, err->msg);
+    st->warned = true;
+    return 0;
+  }
+  /* An empty cgroup: every process of the container is gone. */
+  if (smp.source == CG2_SOURCE_PROCIO && smp.npids == 0 && c->state == AGENT_RUNNING &&
+      st->n > 0)
+    return 1;
+  push(st, &smp);
+  if (st->n < 2)
+    return 0;
+  const struct cg2_sample *a = &st->ring[st->n - 2], *b = &st->ring[st->n - 1];
+  struct cg2_io_counters dl;
+  cg2_counters_delta(&a->io, &b->io, &dl);
+  double dt = (double)(b->t_ns - a->t_ns) / 1e9;
+  if (dt <= 0)
+    return 0;
+  c->read_bps = (double)dl.rbytes / dt;
+  c->write_bps = (double)dl.wbytes / dt;
+  c->read_iops = (double)dl.rios / dt;
+  c->write_iops = (double)dl.wios / dt;
+  if (c->state == AGENT_RUNNING)
+    c->bytes_run += (double)(dl.rbytes + dl.wbytes);
+  return 0;
+}
+
+static void classify(struct agent_daemon *d, struct agent_ctr *c) {
+  struct sstate *st = c->sampler_state;
+  if (st == NULL || st->n < 2 || c->class_source == AGENT_CLASS_DECLARED)
+    return;
+  struct wcd_result res;
+  wcd_classify(&d->sampler.wcd, st->ring, st->n, &res);
+  if (res.cls == WCD_UNKNOWN || res.confidence < MIN_CONFIDENCE)
+    return;
+  int cls = batch_class_from_name(wcd_class_name(res.cls));
+  if (cls < 0)
+    return;
+  if ((enum batch_class)cls != c->cls)
+    iob_info("'%s' classified %s (confidence %.2f; was %s by %s)", c->id,
+             batch_class_name((enum batch_class)cls), res.confidence, batch_class_name(c->cls),
+             agent_class_source_name(c->class_source));
+  agent_adm_set_class(&d->adm, c, (enum batch_class)cls, res.confidence, AGENT_CLASS_DETECTED,
+                      iob_now_ms());
+  /* An idle phase (start-up, a pause) says nothing about the workload. */
+  if (cls != BATCH_IDLE && c->workload_key && *c->workload_key) {
+    struct agent_profile_update u = {.cls = batch_class_name((enum batch_class)cls),
+                                     .confidence = res.confidence};
+    cleanup_error struct iob_error *err = NULL;
+    if (agent_profiles_learn(&d->profiles, c->workload_key, &u, &err) == 0)
+      d->profiles_dirty = true;
+  }
+}
+
+void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *c) {
+  struct sstate *st = state_of(d, c);
+  if (st && st->n == 0)
+    (void)sample_one(d, c);
+}
+
+void agent_sampler_run(struct agent_daemon *d) {
+  struct agent_ctr *next;
+  for (struct agent_ctr *c = d->adm.list; c; c = next) {
+    next = c->next;
+    if (c->state != AGENT_RUNNING)
+      continue;
+    if (sample_one(d, c) == 1) {
+      iob_info("'%s' exited: its cgroup is gone or empty", c->id);
+      agent_daemon_remove(d, c, "cgroup vanished");
+      continue;
+    }
+    classify(d, c);
+  }
+}
