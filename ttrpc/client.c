@@ -21,7 +21,7 @@
 #define READ_CHUNK 65536
 
 struct pending {
-  struct pending *next;
+  struct pending *prev, *next;
   struct ttrpc_client *c;
   uint32_t id;
   const ProtobufCMessageDescriptor *desc;
@@ -43,7 +43,9 @@ struct ttrpc_client {
   struct ttrpc_outq outq;
   struct iob_loop *loop;
   uint32_t events;
-  struct pending *pending;
+  /* In the order sent: answers mostly come back in that order, so the
+   * search from the head is short even with thousands in flight. */
+  struct pending *pending, *pending_tail;
   int busy;      /* > 0 while our code is on the stack (callbacks may free) */
   bool closed;   /* the connection is gone; every call fails */
   bool freeing;  /* ttrpc_client_free was called from a callback */
@@ -51,14 +53,26 @@ struct ttrpc_client {
 
 static void client_destroy(struct ttrpc_client *c);
 
+static void pending_link(struct ttrpc_client *c, struct pending *p) {
+  p->next = NULL;
+  p->prev = c->pending_tail;
+  if (c->pending_tail)
+    c->pending_tail->next = p;
+  else
+    c->pending = p;
+  c->pending_tail = p;
+}
+
 static void pending_unlink(struct ttrpc_client *c, struct pending *p) {
-  for (struct pending **pp = &c->pending; *pp; pp = &(*pp)->next) {
-    if (*pp == p) {
-      *pp = p->next;
-      p->next = NULL;
-      return;
-    }
-  }
+  if (p->prev)
+    p->prev->next = p->next;
+  else
+    c->pending = p->next;
+  if (p->next)
+    p->next->prev = p->prev;
+  else
+    c->pending_tail = p->prev;
+  p->prev = p->next = NULL;
 }
 
 static struct pending *pending_find(struct ttrpc_client *c, uint32_t id) {
@@ -325,8 +339,7 @@ int ttrpc_client_call(struct ttrpc_client *c, const char *service, const char *m
     *resp = NULL;
   if (queue_request(c, service, method, req, timeout_ms, md, n_md, &p.id, err) < 0)
     return -1;
-  p.next = c->pending;
-  c->pending = &p;
+  pending_link(c, &p);
   uint64_t deadline = timeout_ms > 0 ? iob_now_ms() + (uint64_t)timeout_ms : 0;
   c->busy++;
   while (!p.finished) {
@@ -411,8 +424,7 @@ int ttrpc_client_call_async(struct ttrpc_client *c, const char *service, const c
    * the server still got timeout_nano. */
   if (timeout_ms > 0)
     p->timer = iob_loop_timer(c->loop, (uint64_t)timeout_ms, on_async_timeout, p);
-  p->next = c->pending;
-  c->pending = p;
+  pending_link(c, p);
   /* Written from the loop (EPOLLOUT), never here: done must not run before
    * this function has returned. */
   client_update_events(c);

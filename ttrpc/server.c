@@ -28,6 +28,10 @@
 #define OUTQ_HIGH_WATER (2u * TTRPC_MAX_PAYLOAD)
 #define READ_CHUNK 65536
 #define ACCEPT_RETRY_MS 100
+/* Each unanswered call keeps its decoded request (up to 4 MiB); a peer that
+ * opens more than this many at once gets ResourceExhausted instead of
+ * growing our memory without bound.  containerd has a handful in flight. */
+#define MAX_CALLS_PER_CONN 1024
 
 struct ttrpc_method {
   struct ttrpc_method *next;
@@ -56,6 +60,7 @@ struct ttrpc_conn {
   uint32_t last_id;
   uint32_t events;
   struct ttrpc_call *calls;
+  size_t n_calls;
   int busy; /* > 0 while one of our callbacks is on the stack */
   bool closed;
 };
@@ -109,6 +114,13 @@ static void call_unlink(struct ttrpc_call **head, struct ttrpc_call *call) {
   call->prev = call->next = NULL;
 }
 
+/* Off its list (the connection's, or the orphans). */
+static void call_detach(struct ttrpc_call *call) {
+  if (call->conn)
+    call->conn->n_calls--;
+  call_unlink(call_list(call), call);
+}
+
 static void call_destroy(struct ttrpc_call *call) {
   if (call->msg)
     protobuf_c_message_free_unpacked(call->msg, NULL);
@@ -117,7 +129,7 @@ static void call_destroy(struct ttrpc_call *call) {
 }
 
 static void call_free(struct ttrpc_call *call) {
-  call_unlink(call_list(call), call);
+  call_detach(call);
   call_destroy(call);
 }
 
@@ -153,6 +165,10 @@ static void conn_flush(struct ttrpc_conn *c) {
 }
 
 static void conn_send(struct ttrpc_conn *c, struct ttrpc_outbuf *b) {
+  if (c->closed) {
+    free(b);
+    return;
+  }
   bool was_empty = c->outq.head == NULL;
   ttrpc_outq_push(&c->outq, b);
   /* Write at once when nothing is queued; otherwise EPOLLOUT is already
@@ -219,7 +235,7 @@ static void call_answer(struct ttrpc_call *call, int code, const char *msg,
   struct ttrpc_conn *c = call->conn;
   /* Off the lists first (a failed write closes the connection, which must
    * not cancel this call), freed last (resp may point into the request). */
-  call_unlink(call_list(call), call);
+  call_detach(call);
   if (c) {
     c->busy++;
     conn_respond(c, call->id, code, msg, resp);
@@ -331,6 +347,12 @@ static void handle_request(struct ttrpc_conn *c, uint32_t id, const uint8_t *p, 
     ttrpc__request__free_unpacked(req, NULL);
     return;
   }
+  if (c->n_calls >= MAX_CALLS_PER_CONN) {
+    conn_status(c, id, IOB_CODE_RESOURCE_EXHAUSTED, "too many calls in flight (%d)",
+                MAX_CALLS_PER_CONN);
+    ttrpc__request__free_unpacked(req, NULL);
+    return;
+  }
   ProtobufCMessage *msg = NULL;
   if (m->desc) {
     msg = protobuf_c_message_unpack(m->desc, NULL, req->payload.len, req->payload.data);
@@ -358,6 +380,7 @@ static void handle_request(struct ttrpc_conn *c, uint32_t id, const uint8_t *p, 
   if (req->timeout_nano > 0)
     call->deadline_ms = iob_now_ms() + ((uint64_t)req->timeout_nano + 999999) / 1000000;
   call_link(&c->calls, call);
+  c->n_calls++;
   m->fn(call, msg, m->user);
 }
 
@@ -467,6 +490,7 @@ static void conn_close(struct ttrpc_conn *c) {
   while (c->calls) {
     struct ttrpc_call *call = c->calls;
     call_unlink(&c->calls, call);
+    c->n_calls--;
     call->conn = NULL;
     call_link(&s->orphans, call);
     ttrpc_cancel_fn fn = call->cancel;

@@ -42,6 +42,8 @@ struct fixture {
   int n_deferred;
   int cancels;
   uint64_t last_deadline;
+  struct ttrpc_call *kept[1100]; /* Keep: no cancel callback */
+  int n_kept;
 };
 
 /* Echo: reply with the request, container_id replaced by the namespace
@@ -104,12 +106,20 @@ static void h_hold(struct ttrpc_call *call, const ProtobufCMessage *req, void *u
   fx->deferred[fx->n_deferred++] = call;
 }
 
+/* Keep: held without a cancel callback; outlives its connection. */
+static void h_keep(struct ttrpc_call *call, const ProtobufCMessage *req, void *user) {
+  (void)req;
+  struct fixture *fx = user;
+  fx->kept[fx->n_kept++] = call;
+}
+
 static void register_all(struct ttrpc_server *srv, struct fixture *fx) {
   const ProtobufCMessageDescriptor *d = &containerd__events__task_start__descriptor;
   assert_int_equal(ttrpc_server_register(srv, SVC, "Echo", d, h_echo, fx, NULL), 0);
   assert_int_equal(ttrpc_server_register(srv, SVC, "Fail", d, h_fail, fx, NULL), 0);
   assert_int_equal(ttrpc_server_register(srv, SVC, "Defer", d, h_defer, fx, NULL), 0);
   assert_int_equal(ttrpc_server_register(srv, SVC, "Hold", d, h_hold, fx, NULL), 0);
+  assert_int_equal(ttrpc_server_register(srv, SVC, "Keep", NULL, h_keep, fx, NULL), 0);
   assert_int_equal(ttrpc_server_register(srv, SVC, "Echo", d, h_echo, fx, NULL), -1);
 }
 
@@ -470,6 +480,100 @@ static void test_write_queue(void **state) {
   free(big);
 }
 
+static void test_call_outlives_connection(void **state) {
+  struct fixture *fx = *state;
+  Ttrpc__Request r = TTRPC__REQUEST__INIT;
+  r.service = SVC;
+  r.method = "Keep";
+  Ttrpc__KeyValue kv = TTRPC__KEY_VALUE__INIT;
+  kv.key = "k";
+  kv.value = "v";
+  Ttrpc__KeyValue *kvs[] = {&kv};
+  r.metadata = kvs;
+  r.n_metadata = 1;
+  for (uint32_t id = 1; id <= 3; id += 2) {
+    struct ttrpc_outbuf *b = NULL;
+    assert_int_equal(ttrpc_outbuf_new(id, TTRPC_TYPE_REQUEST, 0, &r.base, &b, NULL), 0);
+    raw_write(fx, b->data, b->len);
+    free(b);
+  }
+  while (fx->n_kept < 2)
+    pump(fx, 10);
+  assert_true(ttrpc_call_connected(fx->kept[0]));
+  assert_int_equal(ttrpc_call_peer_pid(fx->kept[0]), getpid());
+  close(fx->fd);
+  fx->fd = -1;
+  while (ttrpc_server_connections(fx->srv) > 0)
+    pump(fx, 10);
+  /* Still valid after the close; answering frees it. */
+  struct ttrpc_call *c = fx->kept[0];
+  assert_false(ttrpc_call_connected(c));
+  assert_string_equal(ttrpc_call_service(c), SVC);
+  assert_string_equal(ttrpc_call_method(c), "Keep");
+  assert_string_equal(ttrpc_call_metadata(c, "K"), "v");
+  assert_null(ttrpc_call_metadata(c, "x"));
+  ttrpc_call_reply(c, NULL);
+  /* kept[1] is left unanswered: ttrpc_server_free (teardown) frees it. */
+}
+
+static void test_too_many_calls(void **state) {
+  struct fixture *fx = *state;
+  uint32_t id = 1;
+  for (int i = 0; i < 1024; i++, id += 2)
+    raw_request(fx, id, SVC, "Keep", NULL);
+  raw_request(fx, id, SVC, "Keep", NULL);
+  expect_status(fx, id, IOB_CODE_RESOURCE_EXHAUSTED, "too many calls in flight (1024)");
+  assert_int_equal(fx->n_kept, 1024);
+  /* Answering one makes room again. */
+  ttrpc_call_reply(fx->kept[--fx->n_kept], NULL);
+  uint32_t got;
+  Ttrpc__Response *resp = raw_response(fx, &got);
+  assert_int_equal(got, 2 * 1023 + 1);
+  ttrpc__response__free_unpacked(resp, NULL);
+  echo(fx, id + 2, 1);
+  while (fx->n_kept > 0)
+    ttrpc_call_fail(fx->kept[--fx->n_kept], IOB_CODE_ABORTED, "done");
+}
+
+static void on_echo(void *user, ProtobufCMessage *resp, struct iob_error *err) {
+  *(int *)user = err ? 2 : 1;
+  if (resp)
+    protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static void on_count(void *user, ProtobufCMessage *resp, struct iob_error *err) {
+  assert_null(err);
+  (*(int *)user)++;
+  protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static void test_serve_inherited_fd(void **state) {
+  struct fixture *fx = *state;
+  /* What `shim start` hands its daemon as fd 3: a bound, listening socket. */
+  int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un sa;
+  socklen_t len;
+  char addr[64];
+  snprintf(addr, sizeof(addr), "@iob-ttrpc-fd-%d", (int)getpid());
+  assert_int_equal(ttrpc_parse_address(addr, &sa, &len, NULL), 0);
+  assert_int_equal(bind(lfd, (struct sockaddr *)&sa, len), 0);
+  assert_int_equal(listen(lfd, 16), 0);
+  assert_int_equal(ttrpc_server_serve_fd(fx->srv, lfd, NULL), 0);
+  struct ttrpc_client *c = NULL;
+  assert_int_equal(ttrpc_client_connect(addr, &c, NULL), 0);
+  assert_int_equal(ttrpc_client_attach(c, fx->loop, NULL), 0);
+  int done = 0;
+  assert_int_equal(ttrpc_client_call_async(c, SVC, "Echo", NULL,
+                                           &containerd__events__task_start__descriptor, 1000, NULL,
+                                           0, on_echo, &done, NULL),
+                   0);
+  while (!done)
+    pump(fx, 10);
+  assert_int_equal(done, 1);
+  assert_int_equal(ttrpc_server_connections(fx->srv), 2);
+  ttrpc_client_free(c);
+}
+
 /* ---- our client against our server ---- */
 
 struct thread_server {
@@ -683,6 +787,62 @@ static void test_client_async_same_loop(void **state) {
   ttrpc_client_free(c);
 }
 
+/* Not a pass/fail test: prints round-trip numbers for the report. */
+static void test_measure(void **state) {
+  (void)state;
+  struct thread_server ts;
+  thread_server_start(&ts);
+  struct ttrpc_client *c = NULL;
+  assert_int_equal(ttrpc_client_connect(ts.path, &c, NULL), 0);
+  Containerd__Events__TaskStart m = CONTAINERD__EVENTS__TASK_START__INIT;
+  m.container_id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  const int n = 20000;
+  uint64_t t0 = iob_now_ms();
+  for (int i = 0; i < n; i++) {
+    ProtobufCMessage *resp = NULL;
+    assert_int_equal(ttrpc_client_call(c, SVC, "Echo", &m.base,
+                                       &containerd__events__task_start__descriptor, &resp, 1000,
+                                       NULL, 0, NULL),
+                     0);
+    protobuf_c_message_free_unpacked(resp, NULL);
+  }
+  uint64_t dt = iob_now_ms() - t0;
+  printf("# blocking unary Echo over a unix socket: %d calls in %llu ms (%.1f us/call)\n", n,
+         (unsigned long long)dt, dt * 1000.0 / n);
+  ttrpc_client_free(c);
+  thread_server_stop(&ts);
+
+  /* Async, all in flight at once, client and server on one loop. */
+  struct iob_loop *loop = NULL;
+  struct ttrpc_server *srv = NULL;
+  assert_int_equal(iob_loop_new(&loop, NULL), 0);
+  assert_int_equal(ttrpc_server_new(loop, &srv, NULL), 0);
+  assert_int_equal(ttrpc_server_register(srv, SVC, "Echo",
+                                         &containerd__events__task_start__descriptor, h_echo, NULL,
+                                         NULL),
+                   0);
+  char addr[64];
+  snprintf(addr, sizeof(addr), "@iob-ttrpc-measure-%d", (int)getpid());
+  assert_true(ttrpc_server_listen(srv, addr, NULL) >= 0);
+  assert_int_equal(ttrpc_client_connect(addr, &c, NULL), 0);
+  assert_int_equal(ttrpc_client_attach(c, loop, NULL), 0);
+  int done = 0;
+  t0 = iob_now_ms();
+  for (int i = 0; i < n; i++)
+    assert_int_equal(ttrpc_client_call_async(c, SVC, "Echo", &m.base,
+                                             &containerd__events__task_start__descriptor, 0, NULL,
+                                             0, on_count, &done, NULL),
+                     0);
+  while (done < n)
+    assert_int_equal(iob_loop_run_once(loop, 1000, NULL), 0);
+  dt = iob_now_ms() - t0;
+  printf("# async pipelined Echo, one loop: %d calls in %llu ms (%.1f us/call)\n", n,
+         (unsigned long long)dt, dt * 1000.0 / n);
+  ttrpc_client_free(c);
+  ttrpc_server_free(srv);
+  iob_loop_free(loop);
+}
+
 /* ---- peer credentials ---- */
 
 static int child_call(const char *addr) {
@@ -745,10 +905,14 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_truncated_body, setup, teardown),
       cmocka_unit_test_setup_teardown(test_metadata_and_deadline, setup, teardown),
       cmocka_unit_test_setup_teardown(test_write_queue, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_call_outlives_connection, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_too_many_calls, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_serve_inherited_fd, setup, teardown),
       cmocka_unit_test(test_client_blocking),
       cmocka_unit_test(test_listen_replaces_stale_socket),
       cmocka_unit_test_setup_teardown(test_client_async_same_loop, setup, teardown),
       cmocka_unit_test_setup_teardown(test_peer_credentials, setup, teardown),
+      cmocka_unit_test(test_measure),
   };
   return cmocka_run_group_tests_name("ttrpc_server", tests, NULL, NULL);
 }
