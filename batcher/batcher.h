@@ -132,7 +132,9 @@ int batch_config_parse(struct batch_config *cfg, const char *name,
  *   its L-1 largest pair costs.  Tight when all jobs share a class; unlike
  *   "all pairs" it does not shrink the Tp term as N/L grows.
  * A term whose denominator is 0 (Tp_max == 0, or N == Nz_min) is 0.
- * Ties are broken by lower Tp, then fewer batches. */
+ * Ties are broken by fewer batches, then lower Tp: with N = 2 and alpha = 0.5
+ * both partitions always tie (the normalisation makes any penalty maximal),
+ * and a tie is no reason to hold a job. */
 enum batch_method {
   BATCH_SOLVE_AUTO = 0,  /* exact within cfg->exact_limit, else heuristic */
   BATCH_SOLVE_EXACT,     /* exact or an error if beyond BATCH_EXACT_HARD */

@@ -125,9 +125,11 @@ static bool sim_accepts(const struct batch_config *cfg, struct sj *j, size_t n,
 
 /* Forecast the makespan: jobs[on] run now, queue (indices, FIFO) start by
  * the rule above.  Event-driven: the next event is a completion or a
- * queued job's deadline. */
+ * queued job's deadline.  Job `held` (or SIZE_MAX) may not start before the
+ * first event: holding means "not now, look again when something changes",
+ * which is what the agent does. */
 static double forecast(const struct batch_config *cfg, struct sj *j, size_t n,
-                       const size_t *queue, size_t nq) {
+                       const size_t *queue, size_t nq, size_t held) {
   double t = 0;
   bool *started = calloc(nq + 1, sizeof(bool));
   if (started == NULL)
@@ -135,7 +137,7 @@ static double forecast(const struct batch_config *cfg, struct sj *j, size_t n,
   for (size_t guard = 0; guard < 4 * (n + nq) + 8; guard++) {
     for (size_t k = 0; k < nq; k++) {
       size_t q = queue[k];
-      if (started[k])
+      if (started[k] || (q == held && t == 0 && count_on(j, n) > 0))
         continue;
       size_t on = count_on(j, n);
       bool due = t >= j[q].deadline - 1e-9;
@@ -270,7 +272,7 @@ static void predict(struct ctx *c, size_t p, double *m_admit, double *m_hold) {
     }
     sim_fill(c, s);
     s[p].on = !hold;
-    double m = forecast(c->cfg, s, c->n, q, nq);
+    double m = forecast(c->cfg, s, c->n, q, nq, hold ? p : SIZE_MAX);
     *(hold ? m_hold : m_admit) = m;
   }
   free(q);

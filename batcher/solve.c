@@ -86,18 +86,18 @@ double batch_tp_counts(const struct batch_norm *nm,
   return tp;
 }
 
-/* Lexicographic (objective, Tp, Nz): the documented tie-break. */
+/* Lexicographic (objective, Nz, Tp): the documented tie-break.  Ties are
+ * mostly normalisation artefacts (for N = 2 both partitions score alpha vs
+ * 1-alpha whatever the penalty), and a tie is no reason to hold anyone. */
 static bool better(double c1, double t1, unsigned z1, double c2, double t2,
                    unsigned z2) {
   if (c1 < c2 - EPS)
     return true;
   if (c1 > c2 + EPS)
     return false;
-  if (t1 < t2 - EPS)
-    return true;
-  if (t1 > t2 + EPS)
-    return false;
-  return z1 < z2;
+  if (z1 != z2)
+    return z1 < z2;
+  return t1 < t2 - EPS;
 }
 
 /* ---- exact ---- */
@@ -454,7 +454,7 @@ static bool try_move(struct hs *h, unsigned A, int c) {
     double dtp = cost_to(h, c, B) - out;
     int dz = (h->size[B] == 0) - (h->size[A] == 1);
     double d = nm->a * dtp + nm->w * dz;
-    if (d < -EPS || (d <= EPS && (dtp < -EPS || (dtp <= EPS && dz < 0)))) {
+    if (d < -EPS || (d <= EPS && (dz < 0 || (dz == 0 && dtp < -EPS)))) {
       hs_take(h, c, A);
       hs_put(h, c, B);
       return true;
@@ -490,7 +490,7 @@ static bool try_swap(struct hs *h, unsigned A, int c) {
 
 /* One pass of moves (a job to another batch, possibly an empty one) and
  * swaps (two jobs of different classes), applying every improving step
- * (lexicographic objective, Tp, Nz: strictly decreasing, so no cycles).
+ * (lexicographic objective, Nz, Tp: strictly decreasing, so no cycles).
  * Working on class counts makes a pass O(batches^2 * classes^2). */
 static bool hs_improve_once(struct hs *h) {
   bool any = false;

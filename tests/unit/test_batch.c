@@ -270,14 +270,17 @@ static double ref_objective(const struct inst *in, const unsigned *rgs,
 /* All set partitions as restricted growth strings, batches <= L. */
 static void brute(const struct inst *in, unsigned *rgs, unsigned *size,
                   size_t i, unsigned used, double tp_max, double *best,
-                  double *best_tp) {
+                  double *best_tp, unsigned *best_nz) {
   if (i == in->n) {
     double tp;
     unsigned nz;
     double o = ref_objective(in, rgs, tp_max, &tp, &nz);
-    if (o < *best - 1e-12 || (o <= *best + 1e-12 && tp < *best_tp - 1e-12)) {
+    if (o < *best - 1e-12 ||
+        (o <= *best + 1e-12 &&
+         (nz < *best_nz || (nz == *best_nz && tp < *best_tp - 1e-12)))) {
       *best = o;
       *best_tp = tp;
+      *best_nz = nz;
     }
     return;
   }
@@ -287,7 +290,7 @@ static void brute(const struct inst *in, unsigned *rgs, unsigned *size,
     rgs[i] = b;
     size[b]++;
     brute(in, rgs, size, i + 1, b == used ? used + 1 : used, tp_max, best,
-          best_tp);
+          best_tp, best_nz);
     size[b]--;
   }
 }
@@ -337,19 +340,21 @@ static void test_exact_vs_brute_force(void **state) {
       unsigned rgs[32], size[32] = {0};
       double tp_max = ref_tp_max(&in);
       double best = HUGE_VAL, best_tp = HUGE_VAL;
-      brute(&in, rgs, size, 0, 0, tp_max, &best, &best_tp);
+      unsigned best_nz = UINT32_MAX;
+      brute(&in, rgs, size, 0, 0, tp_max, &best, &best_tp, &best_nz);
       if (n == 0)
-        best = best_tp = 0;
+        best = best_tp = 0, best_nz = 0;
       struct batch_solution s;
       cleanup_error struct iob_error *err = NULL;
       assert_int_equal(
           batch_solve(&in.cfg, in.cls, n, BATCH_SOLVE_EXACT, &s, &err), 0);
       assert_true(s.optimal);
-      if (fabs(s.objective - best) > 1e-9 || fabs(s.tp - best_tp) > 1e-9)
-        fail_msg("n=%zu L=%u alpha=%g: exact %.12g (tp %g) != brute %.12g "
-                 "(tp %g)",
-                 n, in.cfg.max_batch, in.cfg.alpha, s.objective, s.tp, best,
-                 best_tp);
+      if (fabs(s.objective - best) > 1e-9 || fabs(s.tp - best_tp) > 1e-9 ||
+          s.nz != best_nz)
+        fail_msg("n=%zu L=%u alpha=%g: exact %.12g (tp %g, nz %u) != brute "
+                 "%.12g (tp %g, nz %u)",
+                 n, in.cfg.max_batch, in.cfg.alpha, s.objective, s.tp, s.nz,
+                 best, best_tp, best_nz);
       if (fabs(s.tp_max - tp_max) > 1e-9)
         fail_msg("tp_max %g != reference %g", s.tp_max, tp_max);
       check_partition(&in, &s);

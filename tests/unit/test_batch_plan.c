@@ -1,0 +1,346 @@
+/* libbatch online: batch_plan (paper and predictive policies, deadlines,
+ * FIFO, starvation) and batch_weights. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "batcher/batcher.h"
+#include "common/cleanup.h"
+#include "common/error.h"
+
+#define NOW 100.0
+#define NO_DEADLINE HUGE_VAL
+
+static struct batch_job running(enum batch_class c, double solo) {
+  return (struct batch_job){.cls = c, .running = true, .arrival = NOW - 1,
+                            .start = NOW, .solo_s = solo,
+                            .deadline = NO_DEADLINE};
+}
+
+static struct batch_job pending(enum batch_class c, double arrival,
+                                double solo) {
+  return (struct batch_job){.cls = c, .arrival = arrival, .solo_s = solo,
+                            .deadline = NO_DEADLINE};
+}
+
+static void plan(const struct batch_config *c, struct batch_job *j, size_t n,
+                 struct batch_decision *d, double *wake) {
+  cleanup_error struct iob_error *err = NULL;
+  if (batch_plan(c, j, n, NOW, d, wake, &err) < 0)
+    fail_msg("batch_plan: %s", err->msg);
+}
+
+static struct batch_config config(enum batch_policy p) {
+  struct batch_config c;
+  batch_config_default(&c);
+  c.policy = p;
+  return c;
+}
+
+/* The issue's scenario: two sequential writers run, a random writer
+ * arrives.  The paper's objective holds it. */
+static void test_paper_holds_rand_writer(void **state) {
+  (void)state;
+  struct batch_config c = config(BATCH_POLICY_PAPER);
+  struct batch_job j[3] = {running(BATCH_SEQ_WRITE, 60),
+                           running(BATCH_SEQ_WRITE, 60),
+                           pending(BATCH_RAND_WRITE, NOW, 60)};
+  struct batch_decision d[3];
+  double wake;
+  plan(&c, j, 3, d, &wake);
+  assert_true(d[0].admit && d[0].reason == BATCH_RUNNING);
+  assert_false(d[2].admit);
+  assert_int_equal(d[2].reason, BATCH_HOLD_PLAN);
+  assert_true(d[2].conflict == 0 || d[2].conflict == 1);
+  assert_int_equal(d[2].victim, 2); /* the random writer suffers more */
+  assert_true(isinf(wake));
+  /* A random reader beside random writers (pair cost 0.25) is held too:
+   * min-max normalisation makes the only penalty in sight the maximal one,
+   * however small.  One reason the predictive policy is the default. */
+  struct batch_job k[3] = {running(BATCH_RAND_WRITE, 60),
+                           running(BATCH_RAND_WRITE, 60),
+                           pending(BATCH_RAND_READ, NOW, 60)};
+  plan(&c, k, 3, d, NULL);
+  assert_false(d[2].admit);
+  /* an idle job costs nothing: in the current batch */
+  k[2].cls = BATCH_IDLE;
+  plan(&c, k, 3, d, NULL);
+  assert_true(d[2].admit);
+  assert_int_equal(d[2].reason, BATCH_ADMIT_PLAN);
+}
+
+/* Nothing runs: the oldest job's planned batch starts, the rest waits. */
+static void test_paper_first_batch(void **state) {
+  (void)state;
+  struct batch_config c = config(BATCH_POLICY_PAPER);
+  struct batch_job j[4] = {
+      pending(BATCH_SEQ_WRITE, 3, 60), pending(BATCH_RAND_WRITE, 1, 60),
+      pending(BATCH_SEQ_WRITE, 4, 60), pending(BATCH_RAND_WRITE, 2, 60)};
+  struct batch_decision d[4];
+  plan(&c, j, 4, d, NULL);
+  assert_true(d[1].admit); /* the oldest */
+  assert_int_equal(d[1].reason, BATCH_ADMIT_IDLE);
+  assert_true(d[3].admit); /* its good neighbour */
+  assert_false(d[0].admit);
+  assert_false(d[2].admit);
+}
+
+/* Predictive: the same arrival is held only because the forecast says
+ * serialising finishes sooner (fairness bound out of the way). */
+static void test_predictive_holds_when_it_pays(void **state) {
+  (void)state;
+  struct batch_config c = config(BATCH_POLICY_PREDICTIVE);
+  c.fairness = 1000;
+  struct batch_job j[2] = {running(BATCH_SEQ_WRITE, 60),
+                           pending(BATCH_RAND_WRITE, NOW, 60)};
+  struct batch_decision d[2];
+  plan(&c, j, 2, d, NULL);
+  assert_false(d[1].admit);
+  assert_int_equal(d[1].reason, BATCH_HOLD_MAKESPAN);
+  /* with the defaults: seq writer 2x, random writer 5x: 120 s vs 156 s */
+  assert_true(fabs(d[1].makespan_hold - 120) < 1e-6);
+  assert_true(fabs(d[1].makespan_admit - 156) < 1e-6);
+  assert_int_equal(d[1].conflict, 0);
+  assert_int_equal(d[1].victim, 1);
+  /* same pair, but the matrix says they barely interfere: admitted */
+  c.s[BATCH_RAND_WRITE][BATCH_SEQ_WRITE] = 0.2;
+  c.s[BATCH_SEQ_WRITE][BATCH_RAND_WRITE] = 0.1;
+  plan(&c, j, 2, d, NULL);
+  assert_true(d[1].admit);
+  assert_int_equal(d[1].reason, BATCH_ADMIT_PAYS);
+  assert_true(d[1].makespan_admit < d[1].makespan_hold);
+}
+
+/* A random writer beside a sequential reader: the reader loses nothing, so
+ * running both beats serialising; predictive admits, and holds only for
+ * fairness when the bound says the writer's 5x is too much. */
+static void test_predictive_admits_when_holding_loses(void **state) {
+  (void)state;
+  struct batch_config c = config(BATCH_POLICY_PREDICTIVE);
+  c.fairness = 1000;
+  struct batch_job j[2] = {running(BATCH_SEQ_READ, 300),
+                           pending(BATCH_RAND_WRITE, NOW, 60)};
+  struct batch_decision d[2];
+  plan(&c, j, 2, d, NULL);
+  assert_true(d[1].admit);
+  assert_int_equal(d[1].reason, BATCH_ADMIT_PAYS);
+  assert_true(d[1].makespan_admit < d[1].makespan_hold);
+  c.fairness = 4;
+  plan(&c, j, 2, d, NULL);
+  assert_false(d[1].admit);
+  assert_int_equal(d[1].reason, BATCH_HOLD_FAIRNESS);
+  /* a random reader beside a random writer: cheap, admitted */
+  struct batch_job k[2] = {running(BATCH_RAND_WRITE, 60),
+                           pending(BATCH_RAND_READ, NOW, 60)};
+  plan(&c, k, 2, d, NULL);
+  assert_true(d[1].admit);
+  /* an idle-class job changes nobody's slowdown */
+  struct batch_job i[2] = {running(BATCH_SEQ_WRITE, 60),
+                           pending(BATCH_IDLE, NOW, 60)};
+  plan(&c, i, 2, d, NULL);
+  assert_true(d[1].admit);
+  assert_int_equal(d[1].reason, BATCH_ADMIT_FREE);
+}
+
+/* Sequential streams share bandwidth (2x each): holding gains nothing, so
+ * the second writer starts; CPU-heavy jobs beyond ncpu likewise. */
+static void test_predictive_seq_and_cpu(void **state) {
+  (void)state;
+  struct batch_config c = config(BATCH_POLICY_PREDICTIVE);
+  struct batch_job j[2] = {running(BATCH_SEQ_WRITE, 60),
+                           pending(BATCH_SEQ_WRITE, NOW, 60)};
+  struct batch_decision d[3];
+  plan(&c, j, 2, d, NULL);
+  assert_true(d[1].admit);
+  assert_true(fabs(d[1].makespan_admit - d[1].makespan_hold) < 1e-6);
+  /* a seq_slowdown of 3 (the worst measured) makes the pair lossy */
+  c.seq_slowdown = 3;
+  plan(&c, j, 2, d, NULL);
+  assert_false(d[1].admit);
+  assert_int_equal(d[1].reason, BATCH_HOLD_MAKESPAN);
+  c.seq_slowdown = 2;
+  /* three CPU-heavy, I/O-neutral jobs on 2 cores: 1.5x each; all three
+   * finish at 90 s, holding one gives 120 s */
+  struct batch_job k[3] = {running(BATCH_RAND_READ, 60),
+                           running(BATCH_RAND_READ, 60),
+                           pending(BATCH_RAND_READ, NOW, 60)};
+  for (int i = 0; i < 3; i++)
+    k[i].cpu_heavy = true;
+  plan(&c, k, 3, d, NULL);
+  assert_true(d[2].admit);
+  assert_true(fabs(d[2].makespan_admit - 90) < 1e-6);
+  assert_true(fabs(d[2].makespan_hold - 120) < 1e-6);
+  k[2].running = true;
+  assert_true(fabs(batch_slowdown(&c, k, 3, 0) - 1.5) < 1e-9);
+}
+
+static void test_deadline_forces_admission(void **state) {
+  (void)state;
+  for (int p = 0; p < 2; p++) {
+    struct batch_config c = config(p ? BATCH_POLICY_PAPER
+                                     : BATCH_POLICY_PREDICTIVE);
+    c.max_batch = 2;
+    struct batch_job j[4] = {running(BATCH_SEQ_WRITE, 60),
+                             running(BATCH_SEQ_WRITE, 60),
+                             pending(BATCH_RAND_WRITE, NOW - 30, 60),
+                             pending(BATCH_RAND_WRITE, NOW - 20, 60)};
+    j[2].deadline = NOW;      /* due now */
+    j[3].deadline = NOW + 15; /* not yet */
+    struct batch_decision d[4];
+    double wake;
+    plan(&c, j, 4, d, &wake);
+    /* over max_batch: the deadline wins */
+    assert_true(d[2].admit);
+    assert_int_equal(d[2].reason, BATCH_ADMIT_DEADLINE);
+    assert_true(d[2].conflict == 0 || d[2].conflict == 1);
+    assert_int_equal(d[2].victim, 2);
+    assert_false(d[3].admit);
+    assert_true(wake == NOW + 15);
+  }
+}
+
+/* Capacity goes to the oldest job, whatever the array order. */
+static void test_fifo(void **state) {
+  (void)state;
+  for (int p = 0; p < 2; p++) {
+    struct batch_config c = config(p ? BATCH_POLICY_PAPER
+                                     : BATCH_POLICY_PREDICTIVE);
+    c.max_batch = 2;
+    struct batch_job j[4] = {running(BATCH_RAND_READ, 60),
+                             pending(BATCH_RAND_READ, 30, 60),
+                             pending(BATCH_RAND_READ, 10, 60),
+                             pending(BATCH_RAND_READ, 20, 60)};
+    j[1].deadline = 500, j[2].deadline = 400, j[3].deadline = 450;
+    struct batch_decision d[4];
+    double wake;
+    plan(&c, j, 4, d, &wake);
+    assert_false(d[1].admit);
+    assert_true(d[2].admit);
+    assert_false(d[3].admit);
+    if (p == 0)
+      assert_int_equal(d[1].reason, BATCH_HOLD_FULL);
+    assert_true(wake == 450);
+  }
+}
+
+/* A steady stream of sequential writers must not starve a random writer:
+ * simulate 1 s ticks; every tick a new writer arrives, each runs 5 s.  The
+ * random writer (max hold 30 s) is admitted by its deadline. */
+static void test_no_starvation(void **state) {
+  (void)state;
+  for (int p = 0; p < 2; p++) {
+    struct batch_config c = config(p ? BATCH_POLICY_PAPER
+                                     : BATCH_POLICY_PREDICTIVE);
+    struct batch_job j[256];
+    double end[256];
+    size_t n = 0;
+    j[n] = running(BATCH_SEQ_WRITE, 5);
+    j[n].start = 0;
+    end[n++] = 5;
+    j[n] = pending(BATCH_RAND_WRITE, 0, 5);
+    j[n].deadline = 30;
+    end[n++] = HUGE_VAL;
+    double admitted_at = -1;
+    for (int t = 0; t < 100 && admitted_at < 0; t++) {
+      j[n] = pending(BATCH_SEQ_WRITE, t, 5);
+      j[n].deadline = t + 30;
+      end[n++] = HUGE_VAL;
+      /* drop finished jobs */
+      size_t k = 0;
+      for (size_t i = 0; i < n; i++)
+        if (end[i] > t) {
+          j[k] = j[i];
+          end[k++] = end[i];
+        }
+      n = k;
+      struct batch_decision d[256];
+      cleanup_error struct iob_error *err = NULL;
+      assert_int_equal(batch_plan(&c, j, n, t, d, NULL, &err), 0);
+      for (size_t i = 0; i < n; i++)
+        if (!j[i].running && d[i].admit) {
+          j[i].running = true;
+          j[i].start = t;
+          end[i] = t + 5;
+          if (j[i].cls == BATCH_RAND_WRITE)
+            admitted_at = t;
+        }
+    }
+    print_message("# %s: random writer admitted at t=%g\n",
+                  batch_policy_name(c.policy), admitted_at);
+    assert_true(admitted_at >= 0 && admitted_at <= 30);
+  }
+}
+
+static void test_weights(void **state) {
+  (void)state;
+  struct batch_config c = config(BATCH_POLICY_PREDICTIVE);
+  cleanup_error struct iob_error *err = NULL;
+  struct batch_job j[3] = {running(BATCH_SEQ_WRITE, 60),
+                           running(BATCH_RAND_WRITE, 60),
+                           pending(BATCH_SEQ_READ, NOW, 60)};
+  unsigned w[3];
+  assert_int_equal(batch_weights(&c, j, 3, w, &err), 0);
+  /* predicted: writer 1 + 2*0.5 = 2x, random writer 1 + 2*2 = 5x */
+  assert_int_equal(w[0], 100);
+  assert_int_equal(w[1], 250);
+  assert_int_equal(w[2], 100); /* pending: kernel default */
+  /* equal sufferers get equal weights */
+  struct batch_job e[2] = {running(BATCH_SEQ_WRITE, 60),
+                           running(BATCH_SEQ_WRITE, 60)};
+  assert_int_equal(batch_weights(&c, e, 2, w, &err), 0);
+  assert_true(w[0] == 100 && w[1] == 100);
+  /* measured rates win over the matrix: the writer is the one losing */
+  j[0].solo_bps = 1000, j[0].observed_bps = 250;
+  j[1].solo_bps = 1000, j[1].observed_bps = 800;
+  assert_int_equal(batch_weights(&c, j, 3, w, &err), 0);
+  assert_int_equal(w[0], 320);
+  assert_int_equal(w[1], 100);
+  /* clamped to io.weight's range */
+  j[0].observed_bps = 1e-9;
+  assert_int_equal(batch_weights(&c, j, 3, w, &err), 0);
+  assert_int_equal(w[0], 10000);
+  assert_true(w[1] >= 1);
+}
+
+static void test_invalid_jobs(void **state) {
+  (void)state;
+  struct batch_config c = config(BATCH_POLICY_PREDICTIVE);
+  struct batch_job j[2] = {running(BATCH_SEQ_WRITE, 60),
+                           pending(BATCH_RAND_WRITE, NOW, 60)};
+  struct batch_decision d[2];
+  cleanup_error struct iob_error *err = NULL;
+  j[1].deadline = NAN;
+  assert_int_equal(batch_plan(&c, j, 2, NOW, d, NULL, &err), -1);
+  assert_non_null(strstr(err->msg, "job 1: invalid times"));
+  iob_error_release(&err);
+  j[1].deadline = NO_DEADLINE;
+  j[1].cls = (enum batch_class)99;
+  assert_int_equal(batch_plan(&c, j, 2, NOW, d, NULL, &err), -1);
+  assert_non_null(strstr(err->msg, "job 1: invalid class 99"));
+  iob_error_release(&err);
+  assert_int_equal(batch_plan(&c, j, 0, NOW, d, NULL, &err), 0);
+  for (int r = BATCH_RUNNING; r <= BATCH_HOLD_PLAN; r++)
+    assert_string_not_equal(batch_reason_name(r), "invalid");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_paper_holds_rand_writer),
+      cmocka_unit_test(test_paper_first_batch),
+      cmocka_unit_test(test_predictive_holds_when_it_pays),
+      cmocka_unit_test(test_predictive_admits_when_holding_loses),
+      cmocka_unit_test(test_predictive_seq_and_cpu),
+      cmocka_unit_test(test_deadline_forces_admission),
+      cmocka_unit_test(test_fifo),
+      cmocka_unit_test(test_no_starvation),
+      cmocka_unit_test(test_weights),
+      cmocka_unit_test(test_invalid_jobs),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
