@@ -3,3 +3,4 @@ batch_SRCS := batcher/config.c batcher/solve.c batcher/plan.c
 $(eval $(call lib,batch,$(batch_SRCS)))
 $(eval $(call unit,test_batch,tests/unit/test_batch.c,batch common))
 $(eval $(call unit,test_batch_plan,tests/unit/test_batch_plan.c,batch common))
+$(eval $(call fuzzer,fuzz_batch_config,tests/fuzz/fuzz_batch_config.c,batch common))
