@@ -12,3 +12,4 @@ $(eval $(call fuzzer,fuzz_ttrpc_server,tests/fuzz/fuzz_ttrpc_server.c,ttrpc prot
 PROGRAMS += tests/ttrpc-publish
 $(eval $(call prog,tests/ttrpc-publish,ttrpc/ttrpc_publish.c,ttrpc proto common))
 INTEG_TESTS += tests/integration/ttrpc-events.sh
+$(eval $(call fuzzer,fuzz_ttrpc_client,tests/fuzz/fuzz_ttrpc_client.c,ttrpc proto common))

@@ -78,3 +78,33 @@ for target, prefix in (("fuzz_ttrpc_server", b""), ("fuzz_ttrpc_frame", b"\x00")
             f.write(b"\x00" + seeds["echo"])
         with open(os.path.join(d, "two_defer_3byte"), "wb") as f:
             f.write(b"\x02" + seeds["two_defer"])
+
+
+def response(code=None, message=b"", payload=b""):
+    r = b""
+    if code is not None:
+        st = (vfield(1, code) if code else b"") + (field(2, message) if message else b"")
+        r += field(1, st)
+    if payload:
+        r += field(2, payload)
+    return r
+
+
+client_seeds = {
+    "all_ok": frame(1, 2, response(0, payload=task_start)) + frame(3, 2, response(0))
+    + frame(5, 2, response()),
+    "reversed": frame(5, 2, response(0)) + frame(3, 2, response(5, b"not found"))
+    + frame(1, 2, response(12, b"method M")),
+    "no_status": frame(1, 2, response(payload=task_start)),
+    "bad_payload": frame(1, 2, response(0, payload=b"\x0a\x7f")),
+    "bad_response": frame(3, 2, b"\xff\xff"),
+    "unknown_id": frame(7, 2, response(0)) + frame(1, 2, response(0)),
+    "oversize": frame(1, 2, b"\0" * 32, length=4 * 1024 * 1024 + 1),
+    "data_frame": frame(1, 3, b"x") + frame(3, 2, response(0)),
+    "truncated": frame(1, 2, response(0), length=50),
+}
+d = os.path.join(top, "fuzz_ttrpc_client")
+os.makedirs(d, exist_ok=True)
+for name, data in client_seeds.items():
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
