@@ -107,7 +107,9 @@ tr -d '\r' <"$WORK/serial.log" 2>/dev/null | awk -v m="@@IOBVM:$NONCE:" -v expec
         if (cur != "") finish(cur, "did not finish")
         cur = f[2]; began[cur] = 1; plan[cur] = ""; cnt[cur] = 0; nfail[cur] = 0
       } else if (f[1] == "END" && f[2] == cur) {
-        rc[cur] = f[3]; finish(cur, "")
+        rc[cur] = f[3]
+        if (f[4] != "") emit("# " cur ": " f[4] " s")
+        finish(cur, "")
       } else if (f[1] == "UP") {
         up = f[2]
       } else if (f[1] == "DONE") {

@@ -6,6 +6,8 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../../integration/lib.sh"
 
 CTR="ctr --namespace iobvm"
+# ctr --rootfs gives the process no PATH (no image config to take it from).
+VM_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 CG=/sys/fs/cgroup
 NVME=nvme0n1
 NVME_DEV=$(cat /sys/block/$NVME/dev 2>/dev/null || echo "?:?")
@@ -32,7 +34,7 @@ vm_start() {
   shift 3
   mkdir -p "/data/work/$id"
   at_exit "vm_remove $id"
-  $CTR run -d --runtime "$rt" \
+  $CTR run -d --runtime "$rt" --env "PATH=$VM_PATH" \
     --mount type=bind,src=/usr,dst=/usr,options=rbind:ro \
     --mount "type=bind,src=/data/work/$id,dst=/work,options=rbind:rw" \
     --rootfs "$rootfs" "$id" "$@"
