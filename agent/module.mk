@@ -9,6 +9,9 @@ agent_SRCS := agent/admission.c agent/plan.c agent/sampler.c agent/weights.c age
 	agent/daemon.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
+agentclient_SRCS := agent/client.c
+$(eval $(call lib,agentclient,$(agentclient_SRCS)))
+
 AGENT_LIBS := agent agentcore wcd batch ttrpc cg2 proto common
 PROGRAMS += bin/iobatchd
 INSTALL_PROGRAMS += bin/iobatchd

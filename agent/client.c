@@ -1,0 +1,414 @@
+#include "agent/client.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "google/protobuf/empty.pb-c.h"
+#include "iobatch/agent.pb-c.h"
+#include "ttrpc/ttrpc.h"
+
+#define SERVICE "iobatch.agent.v1.Agent"
+#define RETRY_EVERY_MS 200
+
+struct ctr_copy {
+  char *id, *ns, *cgroup, *bundle, *declared_class, *workload_key;
+  uint32_t pid, max_hold_ms;
+  bool running;
+};
+
+struct admit_req {
+  struct admit_req *next, *prev;
+  struct agent_client *c;
+  struct ctr_copy ctr;
+  agent_client_admit_fn fn;
+  void *user;
+  uint64_t deadline_ms;  /* the caller's, absolute; 0: none */
+  uint64_t retry_until;  /* 0: not retrying */
+  struct iob_timer *timer;
+  bool finished;         /* fn has run */
+  bool in_flight;        /* an Admit call with this as user is outstanding */
+  bool reregister;       /* the agent may have lost us: Register first */
+};
+
+struct agent_client {
+  struct iob_loop *loop;
+  char *path;
+  bool fail_closed;
+  struct ttrpc_client *tc;
+  struct admit_req *admits;
+  unsigned pending;
+};
+
+struct simple_call {
+  agent_client_done_fn done;
+  void *user;
+};
+
+static void ctr_copy_free(struct ctr_copy *k) {
+  free(k->id);
+  free(k->ns);
+  free(k->cgroup);
+  free(k->bundle);
+  free(k->declared_class);
+  free(k->workload_key);
+}
+
+static int ctr_copy_init(struct ctr_copy *k, const struct agent_container *in) {
+  memset(k, 0, sizeof(*k));
+#define DUP(f)                                                                                     \
+  if ((k->f = strdup(in->f ? in->f : "")) == NULL)                                                 \
+    goto oom;
+  DUP(id)
+  DUP(ns)
+  DUP(cgroup)
+  DUP(bundle)
+  DUP(declared_class)
+  DUP(workload_key)
+#undef DUP
+  k->pid = in->pid;
+  k->max_hold_ms = in->max_hold_ms;
+  k->running = in->running;
+  return 0;
+oom:
+  ctr_copy_free(k);
+  return -1;
+}
+
+int agent_client_new(struct iob_loop *loop, const char *socket_path, bool fail_closed,
+                     struct agent_client **out, struct iob_error **err) {
+  struct agent_client *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate agent client");
+  c->loop = loop;
+  c->fail_closed = fail_closed;
+  c->path = strdup(socket_path ? socket_path : AGENT_CLIENT_DEFAULT_SOCKET);
+  if (c->path == NULL) {
+    free(c);
+    return iob_error(err, ENOMEM, "cannot allocate agent client");
+  }
+  *out = c;
+  return 0;
+}
+
+/* The connection, (re)made on demand: the agent may have restarted since
+ * the last call. */
+static struct ttrpc_client *conn(struct agent_client *c, struct iob_error **err) {
+  if (c->tc && !ttrpc_client_closed(c->tc))
+    return c->tc;
+  if (c->tc) {
+    ttrpc_client_free(c->tc); /* safe inside its own callbacks */
+    c->tc = NULL;
+  }
+  struct ttrpc_client *tc = NULL;
+  if (ttrpc_client_connect(c->path, &tc, err) < 0)
+    return NULL;
+  if (ttrpc_client_attach(tc, c->loop, err) < 0) {
+    ttrpc_client_free(tc);
+    return NULL;
+  }
+  c->tc = tc;
+  return tc;
+}
+
+static void unlink_req(struct admit_req *r) {
+  struct agent_client *c = r->c;
+  if (r->prev)
+    r->prev->next = r->next;
+  else if (c->admits == r)
+    c->admits = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+  r->next = r->prev = NULL;
+}
+
+static void req_free(struct admit_req *r) {
+  if (r->timer)
+    iob_timer_cancel(r->c->loop, r->timer);
+  ctr_copy_free(&r->ctr);
+  free(r);
+}
+
+/* Run the caller's callback once; the request lives on while an RPC still
+ * points at it. */
+static void finish(struct admit_req *r, const struct agent_admission *a) {
+  if (r->finished)
+    return;
+  r->finished = true;
+  r->c->pending--;
+  unlink_req(r);
+  if (r->timer) {
+    iob_timer_cancel(r->c->loop, r->timer);
+    r->timer = NULL;
+  }
+  r->fn(r->user, a);
+  if (!r->in_flight)
+    req_free(r);
+}
+
+static void finish_without_agent(struct admit_req *r, const char *why) {
+  bool open = !r->c->fail_closed;
+  if (open)
+    iob_warn("agent at '%s' not asked about '%s': %s; starting it now (fail open)", r->c->path,
+             r->ctr.id, why);
+  else
+    iob_err("agent at '%s' not asked about '%s': %s; not starting it (fail closed)", r->c->path,
+            r->ctr.id, why);
+  char reason[512];
+  snprintf(reason, sizeof(reason), "%s: %s", open ? "fail open" : "fail closed", why);
+  struct agent_admission a = {.admitted = open, .fail_open = open, .reason = reason, .cls = ""};
+  finish(r, &a);
+}
+
+static void try_admit(struct admit_req *r);
+
+static void on_retry(struct iob_loop *loop, void *data) {
+  (void)loop;
+  struct admit_req *r = data;
+  r->timer = NULL;
+  try_admit(r);
+}
+
+/* The agent is away (restarting, say): try again for a while before
+ * giving up and failing open. */
+static void retry_later(struct admit_req *r, const char *why) {
+  uint64_t now = iob_now_ms();
+  if (r->retry_until == 0) {
+    r->retry_until = now + AGENT_CLIENT_RETRY_MS;
+    iob_info("agent connection lost while '%s' waits (%s); reconnecting", r->ctr.id, why);
+  }
+  uint64_t limit = r->retry_until;
+  if (r->deadline_ms && r->deadline_ms < limit)
+    limit = r->deadline_ms;
+  if (now >= limit) {
+    finish_without_agent(r, why);
+    return;
+  }
+  r->reregister = true;
+  r->timer = iob_loop_timer(r->c->loop, RETRY_EVERY_MS, on_retry, r);
+  if (r->timer == NULL)
+    finish_without_agent(r, "out of memory");
+}
+
+static void on_admit_done(void *user, ProtobufCMessage *resp, struct iob_error *err) {
+  struct admit_req *r = user;
+  r->in_flight = false;
+  if (r->finished) {
+    if (resp)
+      protobuf_c_message_free_unpacked(resp, NULL);
+    req_free(r);
+    return;
+  }
+  if (err) {
+    char why[512];
+    snprintf(why, sizeof(why), "%s", err->msg);
+    if (err->code == IOB_CODE_UNAVAILABLE || err->code == IOB_CODE_CANCELED)
+      retry_later(r, why);
+    else if (err->code == IOB_CODE_DEADLINE_EXCEEDED)
+      finish_without_agent(r, "no answer before the caller's deadline");
+    else if (err->code == IOB_CODE_ABORTED) {
+      /* A newer Admit for the same container took its place. */
+      struct agent_admission a = {.admitted = false, .reason = why, .cls = ""};
+      finish(r, &a);
+    } else
+      finish_without_agent(r, why);
+    return;
+  }
+  const Iobatch__Agent__V1__AdmitResponse *m = (const void *)resp;
+  struct agent_admission a = {.admitted = m->admitted,
+                              .reason = m->reason,
+                              .held_ms = m->held_ms,
+                              .cls = m->class_,
+                              .io_weight = m->io_weight};
+  if (a.admitted)
+    iob_info("agent admitted '%s' after %llu ms: %s", r->ctr.id, (unsigned long long)a.held_ms,
+             a.reason);
+  else
+    iob_info("agent did not admit '%s': %s", r->ctr.id, a.reason);
+  finish(r, &a);
+  protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static void fill_register(Iobatch__Agent__V1__RegisterRequest *m, const struct ctr_copy *k) {
+  m->id = k->id;
+  m->namespace_ = k->ns;
+  m->pid = k->pid;
+  m->cgroup = k->cgroup;
+  m->bundle = k->bundle;
+  m->declared_class = k->declared_class;
+  m->workload_key = k->workload_key;
+  m->source = (char *)"shim";
+  m->max_hold_ms = k->max_hold_ms;
+  m->running = k->running;
+}
+
+static void ignore_done(void *user, ProtobufCMessage *resp, struct iob_error *err) {
+  (void)user;
+  (void)err;
+  if (resp)
+    protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static void try_admit(struct admit_req *r) {
+  cleanup_error struct iob_error *err = NULL;
+  struct ttrpc_client *tc = conn(r->c, &err);
+  if (tc == NULL) {
+    if (r->retry_until)
+      retry_later(r, err->msg);
+    else
+      finish_without_agent(r, err->msg);
+    return;
+  }
+  if (r->reregister) {
+    Iobatch__Agent__V1__RegisterRequest reg = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+    fill_register(&reg, &r->ctr);
+    /* Same connection, so the agent handles it before the Admit below;
+     * its failure shows up as the Admit's. */
+    (void)ttrpc_client_call_async(tc, SERVICE, "Register", &reg.base,
+                                  &iobatch__agent__v1__register_response__descriptor,
+                                  AGENT_CLIENT_CALL_TIMEOUT_MS, NULL, 0, ignore_done, NULL, NULL);
+  }
+  Iobatch__Agent__V1__AdmitRequest m = IOBATCH__AGENT__V1__ADMIT_REQUEST__INIT;
+  m.id = r->ctr.id;
+  m.namespace_ = r->ctr.ns;
+  m.declared_class = r->ctr.declared_class;
+  m.workload_key = r->ctr.workload_key;
+  m.max_hold_ms = r->ctr.max_hold_ms;
+  int timeout = 0;
+  if (r->deadline_ms) {
+    uint64_t now = iob_now_ms();
+    timeout = r->deadline_ms > now ? (int)(r->deadline_ms - now) : 1;
+  }
+  if (ttrpc_client_call_async(tc, SERVICE, "Admit", &m.base,
+                              &iobatch__agent__v1__admit_response__descriptor, timeout, NULL, 0,
+                              on_admit_done, r, &err) < 0) {
+    finish_without_agent(r, err->msg);
+    return;
+  }
+  r->in_flight = true;
+}
+
+/* agent_client_admit must not call back before it returns; an immediate
+ * failure is reported from the loop. */
+static void on_first_try(struct iob_loop *loop, void *data) {
+  (void)loop;
+  struct admit_req *r = data;
+  r->timer = NULL;
+  try_admit(r);
+}
+
+int agent_client_admit(struct agent_client *c, const struct agent_container *ctr, int timeout_ms,
+                       agent_client_admit_fn fn, void *user, struct iob_error **err) {
+  if (ctr->id == NULL || *ctr->id == '\0')
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "container id is empty");
+  if (fn == NULL)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "no admit callback");
+  struct admit_req *r = calloc(1, sizeof(*r));
+  if (r == NULL || ctr_copy_init(&r->ctr, ctr) < 0) {
+    free(r);
+    return iob_error(err, ENOMEM, "cannot allocate admit for '%s'", ctr->id);
+  }
+  r->c = c;
+  r->fn = fn;
+  r->user = user;
+  if (timeout_ms > 0)
+    r->deadline_ms = iob_now_ms() + (uint64_t)timeout_ms;
+  r->timer = iob_loop_timer(c->loop, 0, on_first_try, r);
+  if (r->timer == NULL) {
+    req_free(r);
+    return iob_error(err, ENOMEM, "cannot allocate admit for '%s'", ctr->id);
+  }
+  r->next = c->admits;
+  if (c->admits)
+    c->admits->prev = r;
+  c->admits = r;
+  c->pending++;
+  return 0;
+}
+
+static void on_simple_done(void *user, ProtobufCMessage *resp, struct iob_error *err) {
+  struct simple_call *s = user;
+  if (resp)
+    protobuf_c_message_free_unpacked(resp, NULL);
+  if (s->done)
+    s->done(s->user, err);
+  free(s);
+}
+
+static int simple_call(struct agent_client *c, const char *method, const ProtobufCMessage *req,
+                       const ProtobufCMessageDescriptor *resp_desc, agent_client_done_fn done,
+                       void *user, struct iob_error **err) {
+  struct ttrpc_client *tc = conn(c, err);
+  if (tc == NULL)
+    return -1;
+  struct simple_call *s = calloc(1, sizeof(*s));
+  if (s == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate %s call", method);
+  s->done = done;
+  s->user = user;
+  if (ttrpc_client_call_async(tc, SERVICE, method, req, resp_desc, AGENT_CLIENT_CALL_TIMEOUT_MS,
+                              NULL, 0, on_simple_done, s, err) < 0) {
+    free(s);
+    return -1;
+  }
+  return 0;
+}
+
+int agent_client_register(struct agent_client *c, const struct agent_container *ctr,
+                          agent_client_done_fn done, void *user, struct iob_error **err) {
+  struct ctr_copy k;
+  if (ctr_copy_init(&k, ctr) < 0)
+    return iob_error(err, ENOMEM, "cannot allocate register");
+  Iobatch__Agent__V1__RegisterRequest m = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+  fill_register(&m, &k);
+  int r = simple_call(c, "Register", &m.base, &iobatch__agent__v1__register_response__descriptor,
+                      done, user, err);
+  ctr_copy_free(&k);
+  return r;
+}
+
+int agent_client_cancel(struct agent_client *c, const char *ns, const char *id,
+                        agent_client_done_fn done, void *user, struct iob_error **err) {
+  for (struct admit_req *r = c->admits; r; r = r->next) {
+    if (strcmp(r->ctr.id, id ? id : "") == 0 && strcmp(r->ctr.ns, ns ? ns : "") == 0) {
+      struct agent_admission a = {.admitted = false, .reason = "cancelled", .cls = ""};
+      finish(r, &a);
+      break;
+    }
+  }
+  Iobatch__Agent__V1__CancelRequest m = IOBATCH__AGENT__V1__CANCEL_REQUEST__INIT;
+  m.id = (char *)(id ? id : "");
+  m.namespace_ = (char *)(ns ? ns : "");
+  return simple_call(c, "Cancel", &m.base, &google__protobuf__empty__descriptor, done, user, err);
+}
+
+int agent_client_exited(struct agent_client *c, const char *ns, const char *id,
+                        uint32_t exit_status, agent_client_done_fn done, void *user,
+                        struct iob_error **err) {
+  Iobatch__Agent__V1__ExitedRequest m = IOBATCH__AGENT__V1__EXITED_REQUEST__INIT;
+  m.id = (char *)(id ? id : "");
+  m.namespace_ = (char *)(ns ? ns : "");
+  m.exit_status = exit_status;
+  return simple_call(c, "Exited", &m.base, &google__protobuf__empty__descriptor, done, user, err);
+}
+
+unsigned agent_client_pending(const struct agent_client *c) {
+  return c->pending;
+}
+
+void agent_client_free(struct agent_client *c) {
+  if (c == NULL)
+    return;
+  while (c->admits) {
+    struct agent_admission a = {.admitted = false, .reason = "client closed", .cls = ""};
+    finish(c->admits, &a);
+  }
+  /* Outstanding RPCs complete (CANCELED) here and free what they own. */
+  if (c->tc)
+    ttrpc_client_free(c->tc);
+  free(c->path);
+  free(c);
+}

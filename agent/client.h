@@ -1,0 +1,103 @@
+/* libagentclient: how a shim (or anything with an event loop) talks to
+ * iobatchd.  Every call is asynchronous on the caller's loop.
+ *
+ * Fail open: when the agent cannot be asked (no socket, connection refused
+ * or lost and not back within AGENT_CLIENT_RETRY_MS, no answer before the
+ * caller's timeout, an error reply), an Admit completes with admitted =
+ * true and fail_open = true, and a warning line says why.  With
+ * fail_closed set it completes with admitted = false instead.
+ *
+ * Soft state: when the connection drops while an Admit waits (the agent
+ * restarted), the client reconnects, registers the container again and
+ * repeats the Admit, so a pending container is never lost.
+ *
+ * Use from the shim:
+ *
+ *   struct agent_client *ac;
+ *   agent_client_new(loop, NULL, false, &ac, &err);        // once
+ *
+ *   Create (after runc create, or let the hook do it):
+ *     agent_client_register(ac, &ctr, NULL, NULL, &err);
+ *   Start of an init process:
+ *     agent_client_admit(ac, &ctr, timeout_ms, on_admitted, task, &err);
+ *     ... on_admitted(task, &a): a->admitted ? runc start : fail Start
+ *   Kill / Delete of a task whose Admit is still pending:
+ *     agent_client_cancel(ac, ns, id, NULL, NULL, &err);    // on_admitted runs
+ *                                                           // with "cancelled"
+ *   Exit of an init process:
+ *     agent_client_exited(ac, ns, id, status, NULL, NULL, &err);
+ *
+ *   agent_client_free(ac);   // pending admits complete with "client closed"
+ */
+#ifndef IOB_AGENT_CLIENT_H
+#define IOB_AGENT_CLIENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "common/loop.h"
+
+#define AGENT_CLIENT_DEFAULT_SOCKET "/run/iobatch/iobatchd.sock"
+#define AGENT_CLIENT_CALL_TIMEOUT_MS 5000 /* Register, Cancel, Exited */
+#define AGENT_CLIENT_RETRY_MS 3000        /* how long a lost agent is waited for */
+
+struct agent_client;
+
+/* What the agent is told about a container (strings are copied). */
+struct agent_container {
+  const char *id;
+  const char *ns;             /* containerd namespace */
+  uint32_t pid;               /* init pid, 0 when not known yet */
+  const char *cgroup;         /* relative to the cgroup2 mount ("/a/b"), may be NULL */
+  const char *bundle;
+  const char *declared_class; /* annotation io.iobatch.class, may be NULL */
+  const char *workload_key;   /* wcd_workload_key(), may be NULL */
+  uint32_t max_hold_ms;       /* 0: the agent's default */
+  bool running;               /* already started (re-registration) */
+};
+
+struct agent_admission {
+  bool admitted;   /* start the container now */
+  bool fail_open;  /* admitted without the agent's word; reason says why */
+  const char *reason;
+  uint64_t held_ms;
+  const char *cls; /* class the agent assumed ("" when not asked) */
+  unsigned io_weight;
+};
+
+/* Runs on the loop, exactly once per successful agent_client_admit. */
+typedef void (*agent_client_admit_fn)(void *user, const struct agent_admission *a);
+/* err NULL on success; runs on the loop.  May be NULL. */
+typedef void (*agent_client_done_fn)(void *user, const struct iob_error *err);
+
+/* socket_path NULL: AGENT_CLIENT_DEFAULT_SOCKET.  Does not connect yet. */
+int agent_client_new(struct iob_loop *loop, const char *socket_path, bool fail_closed,
+                     struct agent_client **out, struct iob_error **err);
+void agent_client_free(struct agent_client *c);
+
+int agent_client_register(struct agent_client *c, const struct agent_container *ctr,
+                          agent_client_done_fn done, void *user, struct iob_error **err);
+
+/* Ask to start ctr.  timeout_ms (0: none) is the caller's own deadline (a
+ * Start's timeout_nano less what starting takes): the agent admits by force
+ * before it, and if no answer came by then the client fails open.  Returns
+ * < 0 only for bad arguments or no memory; agent trouble is reported
+ * through fn (fail open). */
+int agent_client_admit(struct agent_client *c, const struct agent_container *ctr, int timeout_ms,
+                       agent_client_admit_fn fn, void *user, struct iob_error **err);
+
+/* The container is killed or deleted before it started: completes a
+ * pending admit of (ns, id) at once with admitted = false, "cancelled",
+ * and tells the agent. */
+int agent_client_cancel(struct agent_client *c, const char *ns, const char *id,
+                        agent_client_done_fn done, void *user, struct iob_error **err);
+
+int agent_client_exited(struct agent_client *c, const char *ns, const char *id,
+                        uint32_t exit_status, agent_client_done_fn done, void *user,
+                        struct iob_error **err);
+
+/* Admits still waiting for an answer. */
+unsigned agent_client_pending(const struct agent_client *c);
+
+#endif

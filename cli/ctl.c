@@ -1,0 +1,199 @@
+/* What a shim or a hook tells the agent, from the command line: for tests,
+ * for engines without our shim, and for a human poking at the agent. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/cleanup.h"
+#include "google/protobuf/empty.pb-c.h"
+#include "iobatch/agent.pb-c.h"
+
+#define CALL_TIMEOUT_MS 10000
+
+int iobctl_connect(struct ttrpc_client **out, struct iob_error **err) {
+  if (ttrpc_client_connect(iobctl_socket, out, err) < 0)
+    return iob_error_prefix(err, "is iobatchd running");
+  return 0;
+}
+
+struct ctl_args {
+  const char *id, *ns, *cls, *cgroup, *key, *bundle;
+  unsigned long pid, max_hold, timeout, status;
+  int running;
+};
+
+static int parse_num(const char *s, unsigned long max, unsigned long *out) {
+  char *end = NULL;
+  if (*s < '0' || *s > '9')
+    return -1;
+  unsigned long v = strtoul(s, &end, 10);
+  if (*end != '\0' || v > max)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_ctl(int argc, char **argv, struct ctl_args *a) {
+  static const struct option opts[] = {
+      {"ns", required_argument, NULL, 'n'},       {"class", required_argument, NULL, 'c'},
+      {"cgroup", required_argument, NULL, 'g'},   {"pid", required_argument, NULL, 'p'},
+      {"key", required_argument, NULL, 'k'},      {"max-hold", required_argument, NULL, 'm'},
+      {"timeout", required_argument, NULL, 't'},  {"status", required_argument, NULL, 's'},
+      {"bundle", required_argument, NULL, 'b'},   {"running", no_argument, NULL, 'r'},
+      {NULL, 0, NULL, 0},
+  };
+  memset(a, 0, sizeof(*a));
+  a->ns = "default";
+  optind = 0;
+  int o;
+  while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    int bad = 0;
+    switch (o) {
+    case 'n':
+      a->ns = optarg;
+      break;
+    case 'c':
+      a->cls = optarg;
+      break;
+    case 'g':
+      a->cgroup = optarg;
+      break;
+    case 'k':
+      a->key = optarg;
+      break;
+    case 'b':
+      a->bundle = optarg;
+      break;
+    case 'r':
+      a->running = 1;
+      break;
+    case 'p':
+      bad = parse_num(optarg, 0x7fffffff, &a->pid);
+      break;
+    case 'm':
+      bad = parse_num(optarg, 0xffffffffu, &a->max_hold);
+      break;
+    case 't':
+      bad = parse_num(optarg, 0x7fffffff, &a->timeout);
+      break;
+    case 's':
+      bad = parse_num(optarg, 0xffffffffu, &a->status);
+      break;
+    default:
+      return -1;
+    }
+    if (bad) {
+      fprintf(stderr, "iobatchctl %s: invalid number '%s'\n", argv[0], optarg);
+      return -1;
+    }
+  }
+  if (optind != argc - 1) {
+    fprintf(stderr, "iobatchctl %s: expected one container id\n", argv[0]);
+    return -1;
+  }
+  a->id = argv[optind];
+  return 0;
+}
+
+/* One blocking call; prints the error once. */
+static int call(const char *verb, const char *method, const ProtobufCMessage *req,
+                const ProtobufCMessageDescriptor *desc, ProtobufCMessage **resp, int timeout_ms) {
+  cleanup_error struct iob_error *err = NULL;
+  struct ttrpc_client *c = NULL;
+  char prog[64];
+  snprintf(prog, sizeof(prog), "iobatchctl %s", verb);
+  if (iobctl_connect(&c, &err) < 0) {
+    iob_error_print(prog, &err);
+    return -1;
+  }
+  int r = ttrpc_client_call(c, IOBCTL_SERVICE, method, req, desc, resp, timeout_ms, NULL, 0, &err);
+  ttrpc_client_free(c);
+  if (r < 0) {
+    iob_error_print(prog, &err);
+    return -1;
+  }
+  return 0;
+}
+
+int iobctl_register(int argc, char **argv) {
+  struct ctl_args a;
+  if (parse_ctl(argc, argv, &a) < 0)
+    return 2;
+  Iobatch__Agent__V1__RegisterRequest m = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+  m.id = (char *)a.id;
+  m.namespace_ = (char *)a.ns;
+  m.pid = (uint32_t)a.pid;
+  m.cgroup = (char *)(a.cgroup ? a.cgroup : "");
+  m.bundle = (char *)(a.bundle ? a.bundle : "");
+  m.declared_class = (char *)(a.cls ? a.cls : "");
+  m.workload_key = (char *)(a.key ? a.key : "");
+  m.source = (char *)"iobatchctl";
+  m.max_hold_ms = (uint32_t)a.max_hold;
+  m.running = a.running;
+  ProtobufCMessage *resp = NULL;
+  if (call("register", "Register", &m.base, &iobatch__agent__v1__register_response__descriptor,
+           &resp, CALL_TIMEOUT_MS) < 0)
+    return 1;
+  const Iobatch__Agent__V1__RegisterResponse *r = (const void *)resp;
+  printf("registered %s: class %s\n", a.id, r->class_);
+  protobuf_c_message_free_unpacked(resp, NULL);
+  return 0;
+}
+
+int iobctl_admit(int argc, char **argv) {
+  struct ctl_args a;
+  if (parse_ctl(argc, argv, &a) < 0)
+    return 2;
+  Iobatch__Agent__V1__AdmitRequest m = IOBATCH__AGENT__V1__ADMIT_REQUEST__INIT;
+  m.id = (char *)a.id;
+  m.namespace_ = (char *)a.ns;
+  m.declared_class = (char *)(a.cls ? a.cls : "");
+  m.workload_key = (char *)(a.key ? a.key : "");
+  m.max_hold_ms = (uint32_t)a.max_hold;
+  ProtobufCMessage *resp = NULL;
+  /* No timeout unless asked: Admit waits as long as the agent holds. */
+  if (call("admit", "Admit", &m.base, &iobatch__agent__v1__admit_response__descriptor, &resp,
+           (int)a.timeout) < 0)
+    return 1;
+  const Iobatch__Agent__V1__AdmitResponse *r = (const void *)resp;
+  printf("%s %s after %llu ms: %s (class %s)\n", a.id, r->admitted ? "admitted" : "not admitted",
+         (unsigned long long)r->held_ms, r->reason, r->class_);
+  int rc = r->admitted ? 0 : 1;
+  protobuf_c_message_free_unpacked(resp, NULL);
+  return rc;
+}
+
+int iobctl_cancel(int argc, char **argv) {
+  struct ctl_args a;
+  if (parse_ctl(argc, argv, &a) < 0)
+    return 2;
+  Iobatch__Agent__V1__CancelRequest m = IOBATCH__AGENT__V1__CANCEL_REQUEST__INIT;
+  m.id = (char *)a.id;
+  m.namespace_ = (char *)a.ns;
+  ProtobufCMessage *resp = NULL;
+  if (call("cancel", "Cancel", &m.base, &google__protobuf__empty__descriptor, &resp,
+           CALL_TIMEOUT_MS) < 0)
+    return 1;
+  if (resp)
+    protobuf_c_message_free_unpacked(resp, NULL);
+  return 0;
+}
+
+int iobctl_exited(int argc, char **argv) {
+  struct ctl_args a;
+  if (parse_ctl(argc, argv, &a) < 0)
+    return 2;
+  Iobatch__Agent__V1__ExitedRequest m = IOBATCH__AGENT__V1__EXITED_REQUEST__INIT;
+  m.id = (char *)a.id;
+  m.namespace_ = (char *)a.ns;
+  m.exit_status = (uint32_t)a.status;
+  ProtobufCMessage *resp = NULL;
+  if (call("exited", "Exited", &m.base, &google__protobuf__empty__descriptor, &resp,
+           CALL_TIMEOUT_MS) < 0)
+    return 1;
+  if (resp)
+    protobuf_c_message_free_unpacked(resp, NULL);
+  return 0;
+}

@@ -1,0 +1,69 @@
+/* iobatchctl profiles: what the agent learned, read from its state dir
+ * (no agent needed). */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/config.h"
+#include "agent/profiles.h"
+#include "cli/cli.h"
+#include "common/cleanup.h"
+
+int iobctl_profiles(int argc, char **argv) {
+  const char *dir = AGENT_DEFAULT_STATE_DIR;
+  bool json = false;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0)
+      json = true;
+    else if (strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc)
+      dir = argv[++i];
+    else {
+      fprintf(stderr, "iobatchctl profiles: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_profiles p;
+  memset(&p, 0, sizeof(p));
+  if (asprintf(&p.path, "%s/%s", dir, AGENT_PROFILES_FILE) < 0)
+    return 1;
+  /* Read-only: a corrupt file is the agent's to set aside, not ours. */
+  FILE *f = fopen(p.path, "r");
+  if (f == NULL) {
+    iob_error(&err, errno, "cannot open '%s'", p.path);
+    iob_error_print("iobatchctl profiles", &err);
+    agent_profiles_release(&p);
+    return 1;
+  }
+  fclose(f);
+  json_error_t je;
+  json_auto_t *root = json_load_file(p.path, JSON_REJECT_DUPLICATES, &je);
+  if (root == NULL) {
+    fprintf(stderr, "iobatchctl profiles: cannot parse '%s': line %d: %s\n", p.path, je.line,
+            je.text);
+    agent_profiles_release(&p);
+    return 1;
+  }
+  if (json) {
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+    if (text)
+      puts(text);
+    free(text);
+    agent_profiles_release(&p);
+    return 0;
+  }
+  printf("%-40s %-11s %5s %9s %10s %5s\n", "WORKLOAD", "CLASS", "CONF", "SOLO", "SOLO-BPS",
+         "RUNS");
+  const char *key;
+  json_t *v;
+  json_object_foreach(json_object_get(root, "profiles"), key, v) {
+    printf("%-40.40s %-11s %5.2f %8.1fs %10.0f %5lld\n", key,
+           json_string_value(json_object_get(v, "class")),
+           json_real_value(json_object_get(v, "confidence")),
+           json_real_value(json_object_get(v, "solo_s")),
+           json_real_value(json_object_get(v, "solo_bps")),
+           (long long)json_integer_value(json_object_get(v, "runs")));
+  }
+  agent_profiles_release(&p);
+  return 0;
+}
