@@ -46,9 +46,9 @@ struct ttrpc_client {
   /* In the order sent: answers mostly come back in that order, so the
    * search from the head is short even with thousands in flight. */
   struct pending *pending, *pending_tail;
-  int busy;      /* > 0 while our code is on the stack (callbacks may free) */
-  bool closed;   /* the connection is gone; every call fails */
-  bool freeing;  /* ttrpc_client_free was called from a callback */
+  int busy;     /* > 0 while our code is on the stack (callbacks may free) */
+  bool closed;  /* the connection is gone; every call fails */
+  bool freeing; /* ttrpc_client_free was called from a callback */
 };
 
 static void client_destroy(struct ttrpc_client *c);
@@ -348,8 +348,8 @@ int ttrpc_client_call(struct ttrpc_client *c, const char *service, const char *m
       uint64_t now = iob_now_ms();
       if (now >= deadline) {
         pending_unlink(c, &p);
-        iob_error_code(&p.err, IOB_CODE_DEADLINE_EXCEEDED, "ttrpc call '%s/%s' timed out after %d ms",
-                       service, method, timeout_ms);
+        iob_error_code(&p.err, IOB_CODE_DEADLINE_EXCEEDED,
+                       "ttrpc call '%s/%s' timed out after %d ms", service, method, timeout_ms);
         break;
       }
       wait = (int)(deadline - now);
@@ -405,8 +405,8 @@ static void on_async_timeout(struct iob_loop *loop, void *data) {
 int ttrpc_client_call_async(struct ttrpc_client *c, const char *service, const char *method,
                             const ProtobufCMessage *req,
                             const ProtobufCMessageDescriptor *resp_desc, int timeout_ms,
-                            const struct ttrpc_kv *md, size_t n_md, ttrpc_done_fn done,
-                            void *user, struct iob_error **err) {
+                            const struct ttrpc_kv *md, size_t n_md, ttrpc_done_fn done, void *user,
+                            struct iob_error **err) {
   if (c->loop == NULL)
     return iob_error(err, EINVAL, "ttrpc client is not attached to a loop");
   struct pending *p = calloc(1, sizeof(*p));

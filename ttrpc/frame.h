@@ -24,8 +24,8 @@ struct ttrpc_reader {
   uint8_t hdr[TTRPC_HEADER_SIZE];
   size_t hdr_got;
   struct ttrpc_header h;
-  uint8_t *buf;     /* h.length bytes once the header is in (if not oversized) */
-  size_t body_got;  /* payload bytes received (or discarded) so far */
+  uint8_t *buf;    /* h.length bytes once the header is in (if not oversized) */
+  size_t body_got; /* payload bytes received (or discarded) so far */
   bool in_body;
 };
 

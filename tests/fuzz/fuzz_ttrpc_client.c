@@ -55,8 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int done = 0;
   const ProtobufCMessageDescriptor *d = &containerd__events__task_start__descriptor;
   for (int i = 0; i < 3; i++)
-    if (ttrpc_client_call_async(c, "svc", "M", NULL, i == 2 ? NULL : d, 0, NULL, 0, on_done,
-                                &done, NULL) < 0)
+    if (ttrpc_client_call_async(c, "svc", "M", NULL, i == 2 ? NULL : d, 0, NULL, 0, on_done, &done,
+                                NULL) < 0)
       abort();
   size_t pos = 0;
   /* done is bumped by on_done, from inside iob_loop_run_once. */

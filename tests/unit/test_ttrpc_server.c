@@ -215,8 +215,8 @@ static Ttrpc__Response *raw_response(struct fixture *fx, uint32_t *id) {
     }
     struct ttrpc_frame f;
     size_t used;
-    int k = ttrpc_reader_feed(&fx->rd, fx->in + fx->in_pos, fx->in_len - fx->in_pos, &used, &f,
-                              NULL);
+    int k =
+        ttrpc_reader_feed(&fx->rd, fx->in + fx->in_pos, fx->in_len - fx->in_pos, &used, &f, NULL);
     fx->in_pos += used;
     if (k == TTRPC_FRAME_NONE)
       continue;
@@ -744,16 +744,19 @@ static void test_client_async_same_loop(void **state) {
   struct ttrpc_client *c = NULL;
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(ttrpc_client_connect(addr, &c, &err), 0);
-  assert_int_equal(ttrpc_client_call_async(c, SVC, "Echo", NULL, NULL, 100, NULL, 0, on_done, NULL,
-                                           &err),
-                   -1); /* not attached yet */
+  assert_int_equal(
+      ttrpc_client_call_async(c, SVC, "Echo", NULL, NULL, 100, NULL, 0, on_done, NULL, &err),
+      -1); /* not attached yet */
   assert_int_equal(ttrpc_client_attach(c, fx->loop, &err), 0);
   struct async_result res = {0};
   struct async_ctx a = {&res, 1}, b = {&res, 2}, t = {&res, 3};
   const ProtobufCMessageDescriptor *d = &containerd__events__task_start__descriptor;
-  assert_int_equal(ttrpc_client_call_async(c, SVC, "Defer", NULL, d, 0, NULL, 0, on_done, &a, &err), 0);
-  assert_int_equal(ttrpc_client_call_async(c, SVC, "Defer", NULL, d, 0, NULL, 0, on_done, &b, &err), 0);
-  assert_int_equal(ttrpc_client_call_async(c, SVC, "Hold", NULL, d, 100, NULL, 0, on_done, &t, &err), 0);
+  assert_int_equal(ttrpc_client_call_async(c, SVC, "Defer", NULL, d, 0, NULL, 0, on_done, &a, &err),
+                   0);
+  assert_int_equal(ttrpc_client_call_async(c, SVC, "Defer", NULL, d, 0, NULL, 0, on_done, &b, &err),
+                   0);
+  assert_int_equal(
+      ttrpc_client_call_async(c, SVC, "Hold", NULL, d, 100, NULL, 0, on_done, &t, &err), 0);
   assert_int_equal(res.n, 0); /* never completes inside call_async */
   uint64_t until = iob_now_ms() + 3000;
   while (res.n < 3 && iob_now_ms() < until)
@@ -770,7 +773,8 @@ static void test_client_async_same_loop(void **state) {
   /* A closed connection fails the outstanding calls. */
   struct async_result res2 = {0};
   struct async_ctx h = {&res2, 4};
-  assert_int_equal(ttrpc_client_call_async(c, SVC, "Hold", NULL, d, 0, NULL, 0, on_done, &h, &err), 0);
+  assert_int_equal(ttrpc_client_call_async(c, SVC, "Hold", NULL, d, 0, NULL, 0, on_done, &h, &err),
+                   0);
   for (int i = 0; i < 5; i++)
     pump(fx, 10);
   assert_int_equal(fx->n_deferred, 2); /* the timed-out Hold and this one */
@@ -783,7 +787,8 @@ static void test_client_async_same_loop(void **state) {
   assert_int_equal(res2.n, 1);
   assert_int_equal(res2.codes[0], IOB_CODE_UNAVAILABLE);
   assert_true(ttrpc_client_closed(c));
-  assert_int_equal(ttrpc_client_call_async(c, SVC, "Echo", NULL, d, 0, NULL, 0, on_done, &h, &err), -1);
+  assert_int_equal(ttrpc_client_call_async(c, SVC, "Echo", NULL, d, 0, NULL, 0, on_done, &h, &err),
+                   -1);
   ttrpc_client_free(c);
 }
 
