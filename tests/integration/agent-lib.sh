@@ -1,0 +1,50 @@
+# Helpers for the agent's integration tests (source after lib.sh).
+#   agent_start [extra config lines]   iobatchd on $IOB_T/agent.sock, state in $IOB_T/state
+#   agent_stop                         SIGTERM, wait; sets AGENT_RC
+#   ctl ARGS...                        iobatchctl against that agent
+#   agent_field ID FIELD               one field of one container from status --json
+AGENT_SOCK=$IOB_T/agent.sock
+AGENT_STATE=$IOB_T/agentstate
+AGENT_LOG=$IOB_T/agent.log
+AGENT_PID=
+export IOBATCH_SOCKET=$AGENT_SOCK
+
+agent_start() {
+  cat >"$IOB_T/agent.conf" <<CONF
+socket = $AGENT_SOCK
+state_dir = $AGENT_STATE
+sample_period = 250ms
+batch_window = 100ms
+${1:-}
+CONF
+  iobatchd -c "$IOB_T/agent.conf" -d >>"$AGENT_LOG" 2>&1 &
+  AGENT_PID=$!
+  at_exit "kill $AGENT_PID 2>/dev/null; wait $AGENT_PID 2>/dev/null"
+  local i
+  for i in $(seq 1 100); do
+    [ -S "$AGENT_SOCK" ] && iobatchctl status >/dev/null 2>&1 && return 0
+    kill -0 "$AGENT_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "# iobatchd did not start; log:"; sed 's/^/# /' "$AGENT_LOG" | tail -20
+  return 1
+}
+
+agent_stop() {
+  kill -TERM "$AGENT_PID" 2>/dev/null
+  wait "$AGENT_PID" 2>/dev/null
+  AGENT_RC=$?
+}
+
+ctl() { iobatchctl "$@"; }
+
+agent_field() {
+  iobatchctl status --json | jq -r --arg id "$1" ".containers[] | select(.id == \$id) | .$2"
+}
+
+# wait_for SECONDS 'SHELL CONDITION': poll (eval) until it holds
+wait_for() {
+  local t=$1 i
+  for i in $(seq 1 $((t * 20))); do eval "$2" && return 0; sleep 0.05; done
+  return 1
+}
