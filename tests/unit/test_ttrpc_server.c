@@ -480,6 +480,65 @@ static void test_write_queue(void **state) {
   free(big);
 }
 
+/* A peer that sends and never reads: once 8 MiB of replies are queued the
+ * server stops reading from it (its writes then stall), and everything
+ * still arrives, in order, once it reads. */
+static void test_backpressure(void **state) {
+  struct fixture *fx = *state;
+  size_t n = 512 * 1024;
+  char *big = malloc(n + 1);
+  memset(big, 'p', n);
+  big[n] = '\0';
+  Containerd__Events__TaskStart m = CONTAINERD__EVENTS__TASK_START__INIT;
+  m.container_id = big;
+  Ttrpc__Request r = TTRPC__REQUEST__INIT;
+  r.service = SVC;
+  r.method = "Echo";
+  uint8_t *pbuf = malloc(n + 64);
+  r.payload.len = protobuf_c_message_pack(&m.base, pbuf);
+  r.payload.data = pbuf;
+  const uint32_t count = 40;
+  uint32_t sent = 0, received = 0;
+  int stalls = 0;
+  fx->chunk = sizeof(fx->in);
+  struct ttrpc_outbuf *b = NULL;
+  while (received < count) {
+    if (b == NULL && sent < count)
+      assert_int_equal(ttrpc_outbuf_new(2 * sent + 1, TTRPC_TYPE_REQUEST, 0, &r.base, &b, NULL), 0);
+    int idle = 0;
+    while (b && idle < 50) {
+      ssize_t k = write(fx->fd, b->data + b->off, b->len - b->off);
+      if (k > 0) {
+        idle = 0;
+        b->off += (size_t)k;
+        if (b->off == b->len) {
+          free(b);
+          b = NULL;
+          sent++;
+        }
+      } else {
+        idle++;
+        pump(fx, 0);
+      }
+    }
+    if (b == NULL && sent < count)
+      continue;
+    /* Stalled (or all sent): the server is not reading; drain a reply. */
+    stalls += b != NULL;
+    uint32_t id = 0;
+    Ttrpc__Response *resp = raw_response(fx, &id);
+    assert_non_null(resp);
+    assert_int_equal(id, 2 * received + 1);
+    assert_int_equal(resp->status->code, 0);
+    ttrpc__response__free_unpacked(resp, NULL);
+    received++;
+  }
+  assert_true(stalls > 0);
+  printf("# backpressure: %d stalls while sending %u x 512 KiB\n", stalls, count);
+  free(pbuf);
+  free(big);
+}
+
 static void test_call_outlives_connection(void **state) {
   struct fixture *fx = *state;
   Ttrpc__Request r = TTRPC__REQUEST__INIT;
@@ -910,6 +969,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_truncated_body, setup, teardown),
       cmocka_unit_test_setup_teardown(test_metadata_and_deadline, setup, teardown),
       cmocka_unit_test_setup_teardown(test_write_queue, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_backpressure, setup, teardown),
       cmocka_unit_test_setup_teardown(test_call_outlives_connection, setup, teardown),
       cmocka_unit_test_setup_teardown(test_too_many_calls, setup, teardown),
       cmocka_unit_test_setup_teardown(test_serve_inherited_fd, setup, teardown),
