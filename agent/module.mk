@@ -22,4 +22,4 @@ $(eval $(call unit,test_agent_profiles,tests/unit/test_agent_profiles.c,agentcor
 $(eval $(call unit,test_agent_admission,tests/unit/test_agent_admission.c,agent agentcore batch common))
 $(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore common))
 
-INTEG_TESTS += tests/integration/agent-admission.sh
+INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh

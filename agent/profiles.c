@@ -79,6 +79,9 @@ static struct agent_profile *add(struct agent_profiles *p, const char *key) {
   }
   struct agent_profile *e = &p->v[p->n];
   memset(e, 0, sizeof(*e));
+  /* A run can teach a duration before any class: the file must still say
+   * something the next load accepts. */
+  snprintf(e->cls, sizeof(e->cls), "unknown");
   e->key = strdup(key);
   if (e->key == NULL)
     return NULL;

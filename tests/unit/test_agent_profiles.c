@@ -70,9 +70,14 @@ static void test_round_trip(void **state) {
   assert_int_equal(agent_profiles_learn(&p, "fio-seq", &u, &err), 0);
   u = (struct agent_profile_update){.cls = "rand-write", .confidence = 0.8};
   assert_int_equal(agent_profiles_learn(&p, "db \"quoted\" key", &u, &err), 0);
+  /* a duration without a class: saved as class "unknown", loads back */
+  u = (struct agent_profile_update){.solo_s = 3, .run_finished = true};
+  assert_int_equal(agent_profiles_learn(&p, "no-class", &u, &err), 0);
+  assert_string_equal(agent_profiles_get(&p, "no-class")->cls, "unknown");
+  u = (struct agent_profile_update){.cls = "rand-write", .confidence = 0.8};
   /* no key: nothing learnt, not an error */
   assert_int_equal(agent_profiles_learn(&p, "", &u, &err), 0);
-  assert_int_equal(p.n, 2);
+  assert_int_equal(p.n, 3);
   /* a second run is averaged in, not replacing */
   u = (struct agent_profile_update){.solo_s = 20, .run_finished = true};
   assert_int_equal(agent_profiles_learn(&p, "fio-seq", &u, &err), 0);
@@ -88,7 +93,8 @@ static void test_round_trip(void **state) {
 
   assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
   assert_int_equal(agent_profiles_load(&p, &err), 0);
-  assert_int_equal(p.n, 2);
+  assert_int_equal(p.n, 3);
+  assert_string_equal(agent_profiles_get(&p, "no-class")->cls, "unknown");
   e = agent_profiles_get(&p, "fio-seq");
   assert_non_null(e);
   assert_string_equal(e->cls, "seq-write");
