@@ -12,7 +12,7 @@ BENCH_SCRIPTS := $(wildcard bench/shim-cost.sh bench/solver.sh) bench/sched.sh \
 	bench/calibrate.sh bench/agent-overhead.sh
 
 .PHONY: bench bench-sched bench-calibrate bench-agent bench-shim bench-solver
-bench: all $(B)/bench/iobctl-calibrate
+bench: all $(B)/bench/iobctl-calibrate $(B)/bench/iob-agent-fixture
 	@rc=0; for s in $(BENCH_SCRIPTS); do \
 		echo "== $$s"; B=$(B) $$s || { echo "== $$s failed"; rc=1; }; \
 	done; exit $$rc
@@ -20,9 +20,12 @@ bench-sched: all
 	B=$(B) bench/sched.sh
 bench-calibrate: $(B)/bench/iobctl-calibrate
 	B=$(B) bench/calibrate.sh
-bench-agent: all
+bench-agent: all $(B)/bench/iob-agent-fixture
 	B=$(B) bench/agent-overhead.sh
 bench-shim: all
 	B=$(B) bench/shim-cost.sh
 bench-solver: all
 	B=$(B) bench/solver.sh
+
+# Registers fixture cgroups with iobatchd for bench/agent-overhead.sh.
+$(eval $(call prog,bench/iob-agent-fixture,bench/agent/fixture.c,ttrpc proto common))

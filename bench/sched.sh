@@ -18,7 +18,9 @@
 # Usage: bench/sched.sh
 #   env: REPEATS=3 SCALE=1 (job sizes) MIXES="hetero-writers ..."
 #        MODES="all serial iobatch paper" SCRATCH_PARENT=/var/tmp B=build
-#        OUT_DIR=bench/results
+#        OUT_DIR=bench/results WARMUP=1 (iobatch learns solo profiles first)
+#        IOB_MATRIX=FILE (the agent's `matrix`, e.g. a calibrated one)
+#        IOB_AGENT_SOCK=/run/iobatch/iobatchd.sock (where the shim looks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
@@ -180,9 +182,29 @@ for mode in $MODES; do
   esac
 done
 
+# iobatch_warmup MODE: each class once alone through iobatch, so the agent
+# has learned every workload's solo profile before the measured runs (a
+# known workload, as on a node that has run it before).  Not measured.
+iobatch_warmup() {
+  local mode=$1 c rc
+  iobatch_agent_start "$mode"
+  for c in "${CLASSES[@]}"; do
+    run_job "warm-$mode-$c" "$c" 1 io.containerd.iobatch.v2
+    read -r _ rc <"$IOB_T/out/warm-$mode-$c.end"
+    [ "$rc" = 0 ] || { echo "sched: warm-up of $mode failed for $c:" >&2; tail -5 "$IOB_T/out/warm-$mode-$c.log" >&2; }
+  done
+  iobatch_agent_stop
+  settle
+}
+
 # ---- the benchmark -------------------------------------------------------
 START=$(date -u +%FT%TZ)
 T_START=$(date +%s)
+if [ "${WARMUP:-1}" = 1 ]; then
+  for mode in "${RUN_MODES[@]}"; do
+    case $mode in iobatch | paper) iobatch_warmup "$mode" ;; esac
+  done
+fi
 for rep in $(seq 1 "$REPEATS"); do
   for c in "${CLASSES[@]}"; do run_mix "$rep" solo "solo:$c"; done
   for mix in "${MIXES[@]}"; do

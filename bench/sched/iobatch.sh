@@ -1,11 +1,13 @@
-# The iobatch modes of bench/sched.sh (sourced): availability, containerd
-# config, the agent's lifecycle.  Filled in against the agent's real
-# interface; until the shim and the agent exist the modes are reported as
+# The iobatch modes of bench/sched.sh (sourced): availability, the agent's
+# lifecycle.  Until the shim asks the agent, the modes are reported as
 # "not run" with the reason (never with made-up numbers).
 IOB_SHIM=$TOP/$B/bin/containerd-shim-iobatch-v2
 IOB_AGENT=$TOP/$B/bin/iobatchd
 IOB_HOOK=$TOP/$B/bin/iobatch-hook
+# Where the shim looks for the agent (agent/client.h's default).
+IOB_AGENT_SOCK=${IOB_AGENT_SOCK:-/run/iobatch/iobatchd.sock}
 IOB_AGENT_PID=
+IOB_AGENT_DIR=
 
 # Extra containerd config (none needed: ctr --runtime io.containerd.iobatch.v2
 # finds containerd-shim-iobatch-v2 on PATH, which lib.sh sets to $B/bin).
@@ -15,23 +17,60 @@ iobatch_containerd_toml() { :; }
 # returns 1 when it can.
 iobatch_unavailable() {
   local f
-  for f in "$IOB_SHIM" "$IOB_AGENT" "$IOB_HOOK"; do
+  for f in "$IOB_SHIM" "$IOB_AGENT"; do
     if [ ! -x "$f" ]; then
-      echo "'${f#"$TOP"/}' not built (the shim, hook and agent have not landed)"
+      echo "'${f#"$TOP"/}' not built (the shim and agent have not landed)"
       return 0
     fi
   done
+  if ! grep -qs 'agent_client_admit' "$TOP"/shim/*.c; then
+    echo "the shim does not ask the agent yet (shim/admission.c admits every container at once)"
+    return 0
+  fi
+  if [ -S "$IOB_AGENT_SOCK" ] && "$TOP/$B/bin/iobatchctl" --socket "$IOB_AGENT_SOCK" status >/dev/null 2>&1; then
+    echo "another iobatchd already serves '$IOB_AGENT_SOCK'"
+    return 0
+  fi
   return 1
 }
 
 iobatch_describe() {
   [ -x "$IOB_AGENT" ] || { echo "none"; return; }
-  echo "iobatchd at commit $(git -C "$TOP" log -1 --format=%h -- agent batcher shim 2>/dev/null)"
+  echo "iobatchd, shim and batcher at commit $(git -C "$TOP" log -1 --format=%h -- agent batcher shim 2>/dev/null)"
 }
 
+# iobatch_agent_start MODE: iobatchd on the shim's socket with MODE's policy;
+# one state dir per policy for the whole benchmark, so profiles learned in
+# the warm-up and earlier runs carry over (as on a real node).
 iobatch_agent_start() {
-  echo "sched: iobatch_agent_start: not wired to the agent yet" >&2
+  local mode=$1 i
+  IOB_AGENT_DIR=$IOB_T/agent-$mode
+  mkdir -p "$IOB_AGENT_DIR/state" "$(dirname "$IOB_AGENT_SOCK")"
+  {
+    echo "socket = $IOB_AGENT_SOCK"
+    echo "state_dir = $IOB_AGENT_DIR/state"
+    echo "sample_period = 1s"
+    [ "$mode" = paper ] && echo "policy = paper"
+    [ -z "${IOB_MATRIX:-}" ] || echo "matrix = $IOB_MATRIX"
+  } >"$IOB_AGENT_DIR/iobatchd.conf"
+  "$IOB_AGENT" -c "$IOB_AGENT_DIR/iobatchd.conf" >>"$IOB_AGENT_DIR/agent.log" 2>&1 &
+  IOB_AGENT_PID=$!
+  at_exit "iobatch_agent_stop"
+  for i in $(seq 1 100); do
+    [ -S "$IOB_AGENT_SOCK" ] && return 0
+    kill -0 "$IOB_AGENT_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "sched: iobatchd did not start; log:" >&2
+  tail -20 "$IOB_AGENT_DIR/agent.log" >&2
   return 1
 }
 
-iobatch_agent_stop() { :; }
+iobatch_agent_stop() {
+  [ -n "$IOB_AGENT_PID" ] || return 0
+  kill "$IOB_AGENT_PID" 2>/dev/null || true
+  wait "$IOB_AGENT_PID" 2>/dev/null || true
+  IOB_AGENT_PID=
+  # keep the agent's log next to the results of a failed run
+  [ -z "${IOB_AGENT_DIR:-}" ] || cp "$IOB_AGENT_DIR/agent.log" "$IOB_T/out/agent-$(basename "$IOB_AGENT_DIR").log" 2>/dev/null || true
+}

@@ -9,6 +9,7 @@ set style fill solid 0.85 border -1
 set boxwidth 0.9
 set grid ytics
 set key top left
+set rmargin 8
 set multiplot layout 2,1 title ttl
 set title "makespan per mix (lower is better)"
 set ylabel "seconds"

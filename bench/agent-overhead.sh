@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Agent overhead (issue 7, section 4):
+#  1. CPU of iobatchd sampling N registered cgroups at 1 Hz (N = 0, 100,
+#     1000): fixture cgroup directories under a temp root (agent option
+#     `cgroup_root`), registered as running containers; utime+stime of the
+#     agent over WINDOW seconds, and its RSS.
+#  2. Added latency of an uncontended admission: `ctr run --rm ... /bin/true`
+#     with our shim and the agent running vs our shim with no agent (it fails
+#     open) vs the runc shim, REPS interleaved runs, medians.
+# Writes bench/results/agent-overhead.json and agent-overhead.md; a part that
+# cannot run is reported as "not run: <reason>".
+# Usage: bench/agent-overhead.sh   (env: COUNTS="0 100 1000" WINDOW=60 REPS=20
+#                                   B=build OUT_DIR=bench/results)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TOP=$PWD
+COUNTS=${COUNTS:-"0 100 1000"}
+WINDOW=${WINDOW:-60}
+REPS=${REPS:-20}
+B=${B:-build}
+OUT_DIR=${OUT_DIR:-bench/results}
+CMDLINE="bench/agent-overhead.sh $*"
+AGENT=$TOP/$B/bin/iobatchd
+FIXTURE=$TOP/$B/bench/iob-agent-fixture
+SHIM=$TOP/$B/bin/containerd-shim-iobatch-v2
+[ "$(id -u)" = 0 ] || { echo "agent-overhead: must run as root" >&2; exit 1; }
+command -v jq >/dev/null || { echo "agent-overhead: 'jq' not found" >&2; exit 1; }
+source tests/integration/lib.sh # EXIT trap runs every at_exit in reverse
+trap 'exit 130' INT TERM
+source bench/agent/lib.sh
+START=$(date -u +%FT%TZ)
+mkdir -p "$OUT_DIR"
+HZ=$(getconf CLK_TCK)
+
+# ---- 1. sampling CPU --------------------------------------------------------
+sampling_json='{"status": "not run"}'
+if why=$(agent_unavailable); then
+  sampling_json=$(jq -nc --arg s "not run: $why" '{status: $s}')
+  echo "agent-overhead: sampling not run: $why"
+else
+  # One sleeping process stands in for each container's pid: on this hybrid
+  # host the agent samples /proc/PID/io of the pids in cgroup.procs.
+  sleep 100000 &
+  SLEEPER=$!
+  at_exit "kill $SLEEPER"
+  rows=()
+  for n in $COUNTS; do
+    root=$IOB_T/cg-$n
+    fixture_tree "$root" "$n" "$SLEEPER"
+    agent_start "$IOB_T/agent-$n" "sample_period = 1s
+cgroup_root = $root"
+    if [ "$n" -gt 0 ]; then "$FIXTURE" register "$AGENT_SOCK" "$n" "$SLEEPER"; fi
+    read -r known sampler < <("$FIXTURE" status "$AGENT_SOCK")
+    sleep 3 # first samples, baselines
+    t0=$(proc_ticks "$AGENT_PID")
+    sleep "$WINDOW"
+    t1=$(proc_ticks "$AGENT_PID")
+    read -r known_end _ < <("$FIXTURE" status "$AGENT_SOCK")
+    rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$AGENT_PID/status")
+    agent_stop
+    cpu_ms=$(((t1 - t0) * 1000 / HZ))
+    rows+=("$(jq -nc --argjson n "$n" --argjson known "$known" --argjson known_end "$known_end" \
+      --arg sampler "$sampler" --argjson cpu_ms "$cpu_ms" --argjson window "$WINDOW" \
+      --argjson rss "$rss" --argjson hz "$HZ" \
+      '{cgroups: $n, registered: $known, registered_at_end: $known_end, sampler: $sampler,
+        window_s: $window, cpu_ms: $cpu_ms, cpu_percent: ($cpu_ms / $window / 10),
+        cpu_us_per_cgroup_sample: (if $n > 0 then $cpu_ms * 1000 / $window / $n else null end),
+        rss_kib: $rss, tick_ms: (1000 / $hz)}')")
+    echo "agent-overhead: $n cgroups ($known registered, $known_end at the end, $sampler): ${cpu_ms} ms CPU in ${WINDOW} s, RSS ${rss} KiB"
+  done
+  sampling_json=$(printf '%s\n' "${rows[@]}" | jq -sc '{status: "run", runs: .}')
+fi
+
+# ---- 2. admission latency -----------------------------------------------------
+admit_json='{"status": "not run"}'
+if why=$(admission_unavailable); then
+  admit_json=$(jq -nc --arg s "not run: $why" '{status: $s}')
+  echo "agent-overhead: admission latency not run: $why"
+else
+  iob_containerd_start
+  ROOTFS=$IOB_T/rootfs
+  iob_rootfs_busybox "$ROOTFS"
+  agent_start "$IOB_T/agent-admit" "sample_period = 1s"
+  declare -A T=()
+  life() { # KEY RUNTIME ID [ctr options]: one ctr run --rm, in microseconds
+    local key=$1 rt=$2 id=$3 t0 t1
+    shift 3
+    t0=$(date +%s%N)
+    $CTR run --rm --null-io --runtime "$rt" "$@" --rootfs "$ROOTFS" "$id" /bin/true
+    t1=$(date +%s%N)
+    T[$key]+="$(((t1 - t0) / 1000)) "
+  }
+  for r in $(seq 1 "$REPS"); do
+    life runc io.containerd.runc.v2 "lr-$r"
+    agent_resume
+    life agent io.containerd.iobatch.v2 "la-$r" --annotation io.iobatch.class=seq-read
+    agent_pause_unreachable
+    life noagent io.containerd.iobatch.v2 "ln-$r" --annotation io.iobatch.class=seq-read
+  done
+  agent_resume
+  agent_stop
+  med() { printf '%s\n' ${T[$1]} | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) / 1000 }'; }
+  admit_json=$(jq -nc --argjson reps "$REPS" --argjson runc "$(med runc)" \
+    --argjson agent "$(med agent)" --argjson noagent "$(med noagent)" \
+    '{status: "run", reps: $reps, median_ms: {runc_shim: $runc, iobatch_no_agent: $noagent,
+      iobatch_with_agent: $agent}, added_by_agent_ms: ($agent - $noagent),
+      iobatch_vs_runc_ms: ($agent - $runc)}')
+fi
+
+# ---- results -----------------------------------------------------------------
+jq -n --arg cmd "$CMDLINE" --arg date "$START" --arg host "$(hostname)" \
+  --arg kernel "$(uname -r)" --arg agent "$(agent_describe)" \
+  --argjson sampling "$sampling_json" --argjson admission "$admit_json" \
+  '{benchmark: "agent-overhead", command: $cmd, date: $date, host: $host, kernel: $kernel,
+    agent: $agent, sampling: $sampling, admission: $admission}' >"$OUT_DIR/agent-overhead.json"
+jq -r -f bench/agent/report-md.jq "$OUT_DIR/agent-overhead.json" >"$OUT_DIR/agent-overhead.md"
+echo "agent-overhead: wrote $OUT_DIR/agent-overhead.json, agent-overhead.md"

@@ -1,0 +1,88 @@
+/* bench/agent-overhead.sh's client: register N fixture cgroups with iobatchd
+ * as running containers, or ask how many it knows.
+ *
+ *   iob-agent-fixture register SOCKET N PID   ids fix-1..fix-N, namespace
+ *       "iobench", cgroup "/iobench/fix-K" (under the agent's cgroup_root),
+ *       pid PID (what the procfs sampler would read), declared seq-read
+ *   iob-agent-fixture status SOCKET           prints "<containers> <sampler>"
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "common/error.h"
+#include "iobatch/agent.pb-c.h"
+#include "ttrpc/ttrpc.h"
+
+#define SERVICE "iobatch.agent.v1.Agent"
+#define MAX_FIXTURES 100000
+#define TIMEOUT_MS 10000
+
+static int do_register(struct ttrpc_client *c, unsigned n, unsigned pid, struct iob_error **err) {
+  for (unsigned k = 1; k <= n; k++) {
+    char id[32], cg[64];
+    snprintf(id, sizeof(id), "fix-%u", k);
+    snprintf(cg, sizeof(cg), "/iobench/fix-%u", k);
+    Iobatch__Agent__V1__RegisterRequest req = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+    req.id = id;
+    req.namespace_ = "iobench";
+    req.pid = pid;
+    req.cgroup = cg;
+    req.declared_class = "seq-read";
+    req.workload_key = "bench-fixture";
+    req.source = "bench";
+    req.running = 1;
+    ProtobufCMessage *resp = NULL;
+    if (ttrpc_client_call(c, SERVICE, "Register", &req.base,
+                          &iobatch__agent__v1__register_response__descriptor, &resp, TIMEOUT_MS,
+                          NULL, 0, err) < 0)
+      return iob_error_prefix(err, "register '%s'", id);
+    protobuf_c_message_free_unpacked(resp, NULL);
+  }
+  return 0;
+}
+
+static int do_status(struct ttrpc_client *c, struct iob_error **err) {
+  Iobatch__Agent__V1__StatusRequest req = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
+  ProtobufCMessage *resp = NULL;
+  if (ttrpc_client_call(c, SERVICE, "Status", &req.base,
+                        &iobatch__agent__v1__status_response__descriptor, &resp, TIMEOUT_MS,
+                        NULL, 0, err) < 0)
+    return iob_error_prefix(err, "status");
+  Iobatch__Agent__V1__StatusResponse *s = (void *)resp;
+  printf("%zu %s\n", s->n_containers, s->sampler ? s->sampler : "?");
+  protobuf_c_message_free_unpacked(resp, NULL);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  cleanup_error struct iob_error *err = NULL;
+  if (argc < 3 || (strcmp(argv[1], "register") == 0 && argc != 5)) {
+    fprintf(stderr, "usage: %s register SOCKET N PID | status SOCKET\n", argv[0]);
+    return 2;
+  }
+  struct ttrpc_client *c = NULL;
+  if (ttrpc_client_connect(argv[2], &c, &err) < 0) {
+    iob_error_print("iob-agent-fixture", &err);
+    return 1;
+  }
+  int r;
+  if (strcmp(argv[1], "register") == 0) {
+    long n = strtol(argv[3], NULL, 10), pid = strtol(argv[4], NULL, 10);
+    if (n < 1 || n > MAX_FIXTURES || pid < 0) {
+      fprintf(stderr, "iob-agent-fixture: bad N or PID\n");
+      ttrpc_client_free(c);
+      return 2;
+    }
+    r = do_register(c, (unsigned)n, (unsigned)pid, &err);
+  } else {
+    r = do_status(c, &err);
+  }
+  ttrpc_client_free(c);
+  if (r < 0) {
+    iob_error_print("iob-agent-fixture", &err);
+    return 1;
+  }
+  return 0;
+}

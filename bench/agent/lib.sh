@@ -1,0 +1,82 @@
+# Helpers of bench/agent-overhead.sh (sourced after tests/integration/lib.sh).
+AGENT_PID=
+AGENT_SOCK=
+AGENT_DIR=
+AGENT_CONF_EXTRA=
+
+agent_unavailable() {
+  [ -x "$AGENT" ] || { echo "'${AGENT#"$TOP"/}' not built (the agent has not landed)"; return 0; }
+  [ -x "$FIXTURE" ] || { echo "'${FIXTURE#"$TOP"/}' not built (make $B/bench/iob-agent-fixture)"; return 0; }
+  return 1
+}
+
+admission_unavailable() {
+  agent_unavailable && return 0
+  [ -x "$SHIM" ] || { echo "'${SHIM#"$TOP"/}' not built"; return 0; }
+  if ! grep -qs '"Admit"' "$TOP"/shim/*.c; then
+    echo "the shim does not ask the agent yet (shim/admission.c admits at once)"
+    return 0
+  fi
+  return 1
+}
+
+agent_describe() {
+  [ -x "$AGENT" ] || { echo "none"; return; }
+  echo "iobatchd at commit $(git -C "$TOP" log -1 --format=%h -- agent batcher 2>/dev/null)"
+}
+
+# fixture_tree ROOT N PID: a cgroup-v2-like tree with N leaf cgroups, each
+# with io.stat, io.pressure and cgroup.procs (PID).
+fixture_tree() {
+  local root=$1 n=$2 pid=$3 k d
+  mkdir -p "$root/iobench"
+  echo "cpu io memory pids" >"$root/cgroup.controllers"
+  echo "io" >"$root/cgroup.subtree_control"
+  for k in $(seq 1 "$n"); do
+    d=$root/iobench/fix-$k
+    mkdir -p "$d"
+    echo "$pid" >"$d/cgroup.procs"
+    echo "259:0 rbytes=$((k * 4096000)) wbytes=0 rios=$((k * 1000)) wios=0 dbytes=0 dios=0" >"$d/io.stat"
+    printf 'some avg10=0.00 avg60=0.00 avg300=0.00 total=0\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n' >"$d/io.pressure"
+    echo "default 100" >"$d/io.weight"
+  done
+}
+
+# agent_start DIR "extra config lines": iobatchd on a private socket and
+# state dir; sets AGENT_PID and AGENT_SOCK.
+agent_start() {
+  AGENT_DIR=$1 AGENT_CONF_EXTRA=$2
+  mkdir -p "$AGENT_DIR/state"
+  AGENT_SOCK=$AGENT_DIR/agent.sock
+  printf 'socket = %s\nstate_dir = %s\n%s\n' "$AGENT_SOCK" "$AGENT_DIR/state" \
+    "$AGENT_CONF_EXTRA" >"$AGENT_DIR/iobatchd.conf"
+  "$AGENT" --config "$AGENT_DIR/iobatchd.conf" >>"$AGENT_DIR/agent.log" 2>&1 &
+  AGENT_PID=$!
+  at_exit "agent_stop"
+  local i
+  for i in $(seq 1 100); do
+    [ -S "$AGENT_SOCK" ] && return 0
+    kill -0 "$AGENT_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "agent-overhead: iobatchd did not start; log:" >&2
+  tail -20 "$AGENT_DIR/agent.log" >&2
+  return 1
+}
+
+agent_stop() {
+  [ -n "$AGENT_PID" ] || return 0
+  kill "$AGENT_PID" 2>/dev/null || true
+  wait "$AGENT_PID" 2>/dev/null || true
+  AGENT_PID=
+}
+
+# For the no-agent case: stop it (the shim then fails open); resume restarts
+# it with the same config.
+agent_pause_unreachable() { agent_stop; }
+agent_resume() {
+  [ -z "$AGENT_PID" ] || return 0
+  agent_start "$AGENT_DIR" "$AGENT_CONF_EXTRA"
+}
+
+proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }

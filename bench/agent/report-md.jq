@@ -1,0 +1,18 @@
+# agent-overhead.json -> markdown (jq -r)
+def f2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
+"# Agent overhead (issue 7 §4)\n",
+"Command: `\(.command)`; \(.date) on `\(.host)`, kernel \(.kernel). Agent: \(.agent).\n",
+"## iobatchd sampling N registered cgroups at 1 Hz\n",
+(if .sampling.status != "run" then .sampling.status + "\n" else
+  "Fixture cgroup directories under a temp root (`cgroup_root`), registered as running containers; CPU = utime+stime of iobatchd over the window (clock tick \(.sampling.runs[0].tick_ms) ms).\n",
+  "| cgroups | still registered at end | sampler | window s | CPU ms | CPU % of one core | µs CPU per cgroup sample | RSS KiB |",
+  "|---:|---:|---|---:|---:|---:|---:|---:|",
+  (.sampling.runs[] | "| \(.cgroups) | \(.registered_at_end) | \(.sampler) | \(.window_s) | \(.cpu_ms) | \(.cpu_percent | f2) | \(.cpu_us_per_cgroup_sample | f2) | \(.rss_kib) |"),
+  "" end),
+"## Uncontended admission latency\n",
+(if .admission.status != "run" then .admission.status + "\n" else
+  "`ctr run --rm --null-io ... /bin/true`, \(.admission.reps) interleaved runs each, medians (ms):\n",
+  "| runc shim | iobatch shim, no agent (fails open) | iobatch shim + agent | added by the agent | iobatch+agent − runc |",
+  "|---:|---:|---:|---:|---:|",
+  "| \(.admission.median_ms.runc_shim | f2) | \(.admission.median_ms.iobatch_no_agent | f2) | \(.admission.median_ms.iobatch_with_agent | f2) | \(.admission.added_by_agent_ms | f2) | \(.admission.iobatch_vs_runc_ms | f2) |",
+  "" end)
