@@ -15,11 +15,23 @@ agent_start || bail "iobatchd did not start"
 DATA=$IOB_T/data
 mkdir -p "$DATA"
 
+# cg_remove DIR: kill what is left in a cgroup, wait until it is empty,
+# remove it.
+cg_remove() {
+  local i
+  for i in $(seq 1 100); do
+    [ -d "$1" ] || return 0
+    [ -z "$(cat "$1/cgroup.procs" 2>/dev/null)" ] && { rmdir "$1"; return; }
+    xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null
+    sleep 0.05
+  done
+}
+
 # run_in CGROUP_NAME CMD...: start CMD inside a fresh cgroup, echo its pid
 run_in() {
   local cg=$CG2/$1; shift
   mkdir -p "$cg"
-  at_exit "rmdir '$cg'"
+  at_exit "cg_remove '$cg'"
   sh -c "echo \$\$ > '$cg/cgroup.procs' && exec \"\$@\"" sh "$@" >/dev/null 2>&1 &
   echo $!
 }
@@ -44,9 +56,7 @@ is "$(agent_field seq1 class_source)" "detected" "by the detector"
 wbps=$(agent_field seq1 write_bps)
 awk -v w="$wbps" 'BEGIN { exit !(w > 1048576) }'
 is "$?" "0" "its write rate shows in status ($wbps B/s)"
-kill $p1
-wait_for 5 '! kill -0 $p1 2>/dev/null'
-rmdir "$CG2/$cg1"
+cg_remove "$CG2/$cg1"
 wait_for 5 '[ -z "$(agent_field seq1 state)" ]'
 is "$(agent_field seq1 state)" "" "cgroup gone: counted as exited"
 grep -q "'seq1' exited: its cgroup is gone" "$AGENT_LOG"
@@ -70,8 +80,7 @@ is "$?" "0" "its write IOPS show in status ($wiops/s)"
 # agent must not care about.
 ctl exited rand1
 is "$(agent_field rand1 state)" "" "Exited removes it"
-kill $p2
-wait_for 5 '! kill -0 $p2 2>/dev/null'
+cg_remove "$CG2/$cg2"
 
 # What was learnt: the next run of each workload is known before any I/O.
 out=$(ctl register seq2 --key test-dd-seq)
