@@ -18,7 +18,7 @@
 #include "ttrpc/frame.h"
 #include "ttrpc/ttrpc.h"
 
-#define READ_CHUNK 65536
+#define READ_CHUNK 32768
 
 struct pending {
   struct pending *prev, *next;
@@ -49,6 +49,8 @@ struct ttrpc_client {
   int busy;     /* > 0 while our code is on the stack (callbacks may free) */
   bool closed;  /* the connection is gone; every call fails */
   bool freeing; /* ttrpc_client_free was called from a callback */
+  uint8_t rx[READ_CHUNK];
+  size_t rx_pos, rx_len;
 };
 
 static void client_destroy(struct ttrpc_client *c);
@@ -125,6 +127,7 @@ static void client_close(struct ttrpc_client *c, int code, const char *msg) {
   c->fd = -1;
   ttrpc_outq_clear(&c->outq);
   ttrpc_reader_reset(&c->rd);
+  c->rx_pos = c->rx_len = 0;
   c->busy++;
   while (c->pending)
     pending_fail(c->pending, code, msg);
@@ -169,22 +172,28 @@ static void client_frame(struct ttrpc_client *c, int kind, const struct ttrpc_fr
   handle_response(p, f->payload, f->h.length);
 }
 
+/* Read once (if nothing is left from the last read) and handle every
+ * complete frame.  The bytes live in the client, not on the stack: a done
+ * callback may make a blocking call on this client, which must go on with
+ * the bytes after the frame being handled, not with new ones. */
 static void client_read(struct ttrpc_client *c) {
-  uint8_t buf[READ_CHUNK];
-  ssize_t n = read(c->fd, buf, sizeof(buf));
-  if (n < 0 && (errno == EAGAIN || errno == EINTR))
-    return;
-  if (n <= 0) {
-    client_close(c, IOB_CODE_UNAVAILABLE, "ttrpc: closed");
-    return;
+  if (c->rx_pos == c->rx_len) {
+    ssize_t n = read(c->fd, c->rx, sizeof(c->rx));
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+      return;
+    if (n <= 0) {
+      client_close(c, IOB_CODE_UNAVAILABLE, "ttrpc: closed");
+      return;
+    }
+    c->rx_len = (size_t)n;
+    c->rx_pos = 0;
   }
-  size_t pos = 0;
-  while (pos < (size_t)n && !c->closed) {
+  while (c->rx_pos < c->rx_len && !c->closed) {
     struct ttrpc_frame f;
     size_t used = 0;
     cleanup_error struct iob_error *err = NULL;
-    int kind = ttrpc_reader_feed(&c->rd, buf + pos, (size_t)n - pos, &used, &f, &err);
-    pos += used;
+    int kind = ttrpc_reader_feed(&c->rd, c->rx + c->rx_pos, c->rx_len - c->rx_pos, &used, &f, &err);
+    c->rx_pos += used;
     if (kind < 0) {
       client_close(c, err->code, err->msg);
       return;
@@ -353,6 +362,10 @@ int ttrpc_client_call(struct ttrpc_client *c, const char *service, const char *m
         break;
       }
       wait = (int)(deadline - now);
+    }
+    if (c->rx_pos < c->rx_len) {
+      client_read(c); /* bytes already read (nested in a done callback) */
+      continue;
     }
     struct pollfd pfd = {.fd = c->fd, .events = POLLIN | (c->outq.head ? POLLOUT : 0)};
     int n = poll(&pfd, 1, wait);

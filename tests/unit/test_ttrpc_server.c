@@ -740,6 +740,68 @@ static void test_client_blocking(void **state) {
   assert_int_equal(ts.fx.cancels, 1);
 }
 
+struct nested {
+  struct ttrpc_client *c;
+  int done;
+  int nested_rc;
+  uint32_t nested_pid;
+};
+
+static void on_nested_done(void *user, ProtobufCMessage *resp, struct iob_error *err) {
+  struct nested *n = user;
+  assert_null(err);
+  protobuf_c_message_free_unpacked(resp, NULL);
+  if (n->done++ > 0)
+    return;
+  /* A blocking call from inside a done callback, while other answers may
+   * sit unread in the client's buffer. */
+  Containerd__Events__TaskStart m = CONTAINERD__EVENTS__TASK_START__INIT;
+  m.pid = 77;
+  ProtobufCMessage *r = NULL;
+  cleanup_error struct iob_error *e = NULL;
+  n->nested_rc =
+      ttrpc_client_call(n->c, SVC, "Echo", &m.base, &containerd__events__task_start__descriptor, &r,
+                        2000, NULL, 0, &e);
+  if (r) {
+    n->nested_pid = ((Containerd__Events__TaskStart *)r)->pid;
+    protobuf_c_message_free_unpacked(r, NULL);
+  }
+}
+
+static void test_client_blocking_inside_callback(void **state) {
+  (void)state;
+  struct thread_server ts;
+  thread_server_start(&ts);
+  struct iob_loop *loop = NULL;
+  assert_int_equal(iob_loop_new(&loop, NULL), 0);
+  struct nested n = {0};
+  assert_int_equal(ttrpc_client_connect(ts.path, &n.c, NULL), 0);
+  assert_int_equal(ttrpc_client_attach(n.c, loop, NULL), 0);
+  /* 30 KB answers, so that one read ends in the middle of a frame. */
+  static char big[30001];
+  memset(big, 'n', sizeof(big) - 1);
+  Containerd__Events__TaskStart m = CONTAINERD__EVENTS__TASK_START__INIT;
+  m.container_id = big;
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(ttrpc_client_call_async(n.c, SVC, "Echo", &m.base,
+                                             &containerd__events__task_start__descriptor, 2000,
+                                             NULL, 0, on_nested_done, &n, NULL),
+                     0);
+  /* Send, then let all four answers arrive before reading any, so that
+   * one read takes them all. */
+  assert_int_equal(iob_loop_run_once(loop, 50, NULL), 0);
+  usleep(200 * 1000);
+  uint64_t until = iob_now_ms() + 3000;
+  while (n.done < 4 && iob_now_ms() < until)
+    assert_int_equal(iob_loop_run_once(loop, 50, NULL), 0);
+  assert_int_equal(n.done, 4);
+  assert_int_equal(n.nested_rc, 0);
+  assert_int_equal(n.nested_pid, 77);
+  ttrpc_client_free(n.c);
+  iob_loop_free(loop);
+  thread_server_stop(&ts);
+}
+
 static void test_listen_replaces_stale_socket(void **state) {
   (void)state;
   char path[108];
@@ -974,6 +1036,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_too_many_calls, setup, teardown),
       cmocka_unit_test_setup_teardown(test_serve_inherited_fd, setup, teardown),
       cmocka_unit_test(test_client_blocking),
+      cmocka_unit_test(test_client_blocking_inside_callback),
       cmocka_unit_test(test_listen_replaces_stale_socket),
       cmocka_unit_test_setup_teardown(test_client_async_same_loop, setup, teardown),
       cmocka_unit_test_setup_teardown(test_peer_credentials, setup, teardown),
