@@ -96,7 +96,7 @@ struct batch_config {
   double default_solo_s; /* solo duration assumed for unknown workloads; 60 */
   /* Exact solver budget in work units (count-vector states x batch
    * candidates, see batch_solve_work); above it the heuristic runs.
-   * Chosen by bench/solver.sh. */
+   * Default 5e6 (~40 ms), chosen by bench/solver.sh. */
   double exact_limit;
 };
 
@@ -110,7 +110,7 @@ void batch_config_default(struct batch_config *cfg);
  *   policy = predictive | paper
  *   slowdown_scale = 2      seq_slowdown = 2      ncpu = 2
  *   fairness = 4            hold_margin = 0.02    default_solo_s = 60
- *   exact_limit = 2e7
+ *   exact_limit = 5e6
  *   matrix.seq-read = 1 0 1 0 1 0 1     (7 numbers, the enum order)
  *   ... one matrix.<class> row per class
  * Rows not given keep the defaults, except that the six measured classes
@@ -137,7 +137,7 @@ int batch_config_parse(struct batch_config *cfg, const char *name,
  * and a tie is no reason to hold a job. */
 enum batch_method {
   BATCH_SOLVE_AUTO = 0,  /* exact within cfg->exact_limit, else heuristic */
-  BATCH_SOLVE_EXACT,     /* exact or an error if beyond BATCH_EXACT_HARD */
+  BATCH_SOLVE_EXACT,     /* exact, or an error beyond BATCH_EXACT_MAX_STATES */
   BATCH_SOLVE_HEURISTIC, /* greedy + local search */
 };
 
@@ -235,9 +235,9 @@ double batch_slowdown(const struct batch_config *cfg,
  * goes to the victims and the jobs move toward equal normalised slowdown:
  *   weight_i = 100 * slowdown_i / min_j slowdown_j,  clamped to 1..10000,
  * where slowdown_i is solo_bps/observed_bps when both are known (the closed
- * loop, measured) and batch_slowdown() otherwise (predicted).  A random
- * writer beside a sequential writer gets 500, the writer 200 (defaults).
- * Jobs that suffer equally all get 100. */
+ * loop, measured) and batch_slowdown() otherwise (predicted).  With the
+ * defaults a random writer beside a sequential writer (5x vs 2x predicted)
+ * gets 250 and the writer 100.  Jobs that suffer equally all get 100. */
 int batch_weights(const struct batch_config *cfg, const struct batch_job *jobs,
                   size_t n, unsigned *weights, struct iob_error **err);
 

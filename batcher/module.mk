@@ -4,3 +4,5 @@ $(eval $(call lib,batch,$(batch_SRCS)))
 $(eval $(call unit,test_batch,tests/unit/test_batch.c,batch common))
 $(eval $(call unit,test_batch_plan,tests/unit/test_batch_plan.c,batch common))
 $(eval $(call fuzzer,fuzz_batch_config,tests/fuzz/fuzz_batch_config.c,batch common))
+# The solver benchmark (bench/solver.sh runs it).
+$(eval $(call prog,bench/solver/batch-bench,bench/solver/main.c,batch common))

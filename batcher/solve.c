@@ -488,6 +488,72 @@ static bool try_swap(struct hs *h, unsigned A, int c) {
   return false;
 }
 
+/* Two jobs out of their batches into a new one together.  Neither move
+ * pays alone when a new batch costs more than one job's share of penalty
+ * (e.g. {sr,sw,sw} + {sr,sr,sr} -> ... + {sr,sw}), so the single-job moves
+ * stall there.  Candidates: per class, the two batches where one job of it
+ * suffers most; each trial is applied and undone if it does not improve. */
+static bool try_pair(struct hs *h) {
+  const struct batch_norm *nm = h->nm;
+  unsigned top[BATCH_NCLASS][2];
+  double val[BATCH_NCLASS][2];
+  for (int c = 0; c < BATCH_NCLASS; c++) {
+    top[c][0] = top[c][1] = UINT32_MAX;
+    val[c][0] = val[c][1] = -1;
+  }
+  unsigned empty = UINT32_MAX;
+  for (unsigned A = 0; A < hs_end(h); A++) {
+    if (h->size[A] == 0) {
+      if (empty == UINT32_MAX && !(A == 0 && h->min0))
+        empty = A;
+      continue;
+    }
+    for (int c = 0; c < BATCH_NCLASS; c++) {
+      unsigned lim = A == 0 && h->min0 ? h->min0[c] : 0;
+      if (h->b[A][c] <= lim)
+        continue;
+      double out = cost_to(h, c, A) - nm->p[c][c];
+      if (out > val[c][0]) {
+        val[c][1] = val[c][0], top[c][1] = top[c][0];
+        val[c][0] = out, top[c][0] = A;
+      } else if (out > val[c][1]) {
+        val[c][1] = out, top[c][1] = A;
+      }
+    }
+  }
+  if (empty == UINT32_MAX || nm->L < 2)
+    return false;
+  for (int c = 0; c < BATCH_NCLASS; c++)
+    for (int d = c; d < BATCH_NCLASS; d++)
+      for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+          unsigned A = top[c][i], C = top[d][j];
+          if (A == UINT32_MAX || C == UINT32_MAX)
+            continue;
+          unsigned lim = A == 0 && h->min0 ? h->min0[c] : 0;
+          if (A == C && c == d && h->b[A][c] < lim + 2)
+            continue;
+          double o0 = hs_obj(h), t0 = h->tp;
+          unsigned z0 = h->nz;
+          hs_take(h, c, A);
+          unsigned limd = C == 0 && h->min0 ? h->min0[d] : 0;
+          if (h->b[C][d] <= limd) {
+            hs_put(h, c, A);
+            continue;
+          }
+          hs_take(h, d, C);
+          hs_put(h, c, empty);
+          hs_put(h, d, empty);
+          if (better(hs_obj(h), h->tp, h->nz, o0, t0, z0))
+            return true;
+          hs_take(h, d, empty);
+          hs_take(h, c, empty);
+          hs_put(h, d, C);
+          hs_put(h, c, A);
+        }
+  return false;
+}
+
 /* One pass of moves (a job to another batch, possibly an empty one) and
  * swaps (two jobs of different classes), applying every improving step
  * (lexicographic objective, Nz, Tp: strictly decreasing, so no cycles).
@@ -503,6 +569,8 @@ static bool hs_improve_once(struct hs *h) {
         any = true;
     }
   }
+  while (try_pair(h)) /* cheap: O(batches x classes) per call */
+    any = true;
   return any;
 }
 
