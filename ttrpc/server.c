@@ -61,7 +61,8 @@ struct ttrpc_conn {
   uint32_t events;
   struct ttrpc_call *calls;
   size_t n_calls;
-  int busy; /* > 0 while one of our callbacks is on the stack */
+  int busy;     /* > 0 while one of our callbacks is on the stack */
+  bool reading; /* handlers run from inside conn_read */
   bool closed;
 };
 
@@ -457,8 +458,14 @@ static void on_conn(struct iob_loop *loop, int fd, uint32_t events, void *data) 
   c->busy++;
   if (events & EPOLLOUT)
     conn_flush(c);
-  if (!c->closed && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+  /* A handler that runs the loop itself must not make us read again while
+   * the bytes of the outer read are only half handled (the stream would
+   * be reordered); level-triggered epoll reports the data again later. */
+  if (!c->closed && !c->reading && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+    c->reading = true;
     conn_read(c);
+    c->reading = false;
+  }
   if (!c->closed)
     conn_update_events(c);
   c->busy--;
