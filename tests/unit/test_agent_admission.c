@@ -247,7 +247,7 @@ static void test_capacity_fifo(void **state) {
   cfg.max_batch = 2;
   agent_adm_init(&adm, &cfg, 0, 60000, &ops, NULL);
   struct agent_ctr *c[4];
-  char id[8];
+  char id[16];
   for (int i = 0; i < 4; i++) {
     snprintf(id, sizeof(id), "r%d", i);
     c[i] = reg(&adm, id, "rand-read", (uint64_t)i);
