@@ -1,0 +1,358 @@
+/* libagentclient against a fake agent on the same loop: answers pass
+ * through; no agent, an error or a caller deadline fail open (or closed);
+ * Cancel completes at once; an agent restart while an Admit waits leads to
+ * Register + Admit on the new agent, and an agent that stays away to fail
+ * open. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/client.h"
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "iobatch/agent.pb-c.h"
+#include "ttrpc/ttrpc.h"
+
+#define SVC "iobatch.agent.v1.Agent"
+
+struct fake {
+  struct iob_loop *loop;
+  struct ttrpc_server *srv;
+  char dir[64], path[96];
+  int registers, admits, cancels, exiteds;
+  bool last_running;
+  char last_id[64];
+  struct ttrpc_call *admit; /* deferred */
+};
+
+struct result {
+  int calls;
+  bool admitted, fail_open;
+  char reason[512];
+  int done_calls;
+  int done_code;
+};
+
+static struct fake fx;
+
+static void h_register(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
+  struct fake *f = user;
+  const Iobatch__Agent__V1__RegisterRequest *r = (const void *)m;
+  f->registers++;
+  f->last_running = r->running;
+  snprintf(f->last_id, sizeof(f->last_id), "%s", r->id);
+  Iobatch__Agent__V1__RegisterResponse resp = IOBATCH__AGENT__V1__REGISTER_RESPONSE__INIT;
+  resp.class_ = (char *)"seq-write";
+  ttrpc_call_reply(call, &resp.base);
+}
+
+static void admit_gone(struct ttrpc_call *call, void *data) {
+  struct fake *f = data;
+  f->admit = NULL;
+  ttrpc_call_fail(call, IOB_CODE_CANCELED, "caller went away");
+}
+
+static void h_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
+  struct fake *f = user;
+  (void)m;
+  f->admits++;
+  f->admit = call;
+  ttrpc_call_on_cancel(call, admit_gone, f);
+}
+
+static void answer_admit(struct fake *f, bool admitted, const char *reason) {
+  assert_non_null(f->admit);
+  struct ttrpc_call *call = f->admit;
+  f->admit = NULL;
+  ttrpc_call_on_cancel(call, NULL, NULL);
+  Iobatch__Agent__V1__AdmitResponse resp = IOBATCH__AGENT__V1__ADMIT_RESPONSE__INIT;
+  resp.admitted = admitted;
+  resp.reason = (char *)reason;
+  resp.class_ = (char *)"rand-write";
+  resp.held_ms = 42;
+  ttrpc_call_reply(call, &resp.base);
+}
+
+static void h_cancel(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
+  struct fake *f = user;
+  (void)m;
+  f->cancels++;
+  if (f->admit)
+    answer_admit(f, false, "cancelled");
+  ttrpc_call_reply(call, NULL);
+}
+
+static void h_exited(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
+  struct fake *f = user;
+  (void)m;
+  f->exiteds++;
+  ttrpc_call_reply(call, NULL);
+}
+
+static void server_up(struct fake *f) {
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(ttrpc_server_new(f->loop, &f->srv, &err), 0);
+  assert_int_equal(ttrpc_server_register(f->srv, SVC, "Register",
+                                         &iobatch__agent__v1__register_request__descriptor,
+                                         h_register, f, &err),
+                   0);
+  assert_int_equal(ttrpc_server_register(f->srv, SVC, "Admit",
+                                         &iobatch__agent__v1__admit_request__descriptor, h_admit,
+                                         f, &err),
+                   0);
+  assert_int_equal(ttrpc_server_register(f->srv, SVC, "Cancel",
+                                         &iobatch__agent__v1__cancel_request__descriptor,
+                                         h_cancel, f, &err),
+                   0);
+  assert_int_equal(ttrpc_server_register(f->srv, SVC, "Exited",
+                                         &iobatch__agent__v1__exited_request__descriptor,
+                                         h_exited, f, &err),
+                   0);
+  assert_true(ttrpc_server_listen(f->srv, f->path, &err) >= 0);
+}
+
+static void server_down(struct fake *f) {
+  ttrpc_server_free(f->srv);
+  f->srv = NULL;
+  f->admit = NULL;
+}
+
+static int setup(void **state) {
+  (void)state;
+  memset(&fx, 0, sizeof(fx));
+  snprintf(fx.dir, sizeof(fx.dir), "/tmp/agcl.XXXXXX");
+  if (mkdtemp(fx.dir) == NULL)
+    return -1;
+  snprintf(fx.path, sizeof(fx.path), "%s/agent.sock", fx.dir);
+  cleanup_error struct iob_error *err = NULL;
+  return iob_loop_new(&fx.loop, &err);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  if (fx.srv)
+    server_down(&fx);
+  iob_loop_free(fx.loop);
+  unlink(fx.path);
+  return rmdir(fx.dir);
+}
+
+static void on_admitted(void *user, const struct agent_admission *a) {
+  struct result *r = user;
+  r->calls++;
+  r->admitted = a->admitted;
+  r->fail_open = a->fail_open;
+  snprintf(r->reason, sizeof(r->reason), "%s", a->reason);
+}
+
+static void on_done(void *user, const struct iob_error *err) {
+  struct result *r = user;
+  r->done_calls++;
+  r->done_code = err ? err->code : 0;
+}
+
+/* Run the loop until *flag >= want or ms pass. */
+static void spin(const int *flag, int want, int ms) {
+  uint64_t end = iob_now_ms() + (uint64_t)ms;
+  while (*flag < want && iob_now_ms() < end) {
+    cleanup_error struct iob_error *err = NULL;
+    assert_true(iob_loop_run_once(fx.loop, 20, &err) >= 0);
+  }
+}
+
+static const struct agent_container ctr = {
+    .id = "c1", .ns = "default", .declared_class = "rand-write", .workload_key = "k"};
+
+static void test_no_agent_fails_open(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_client *c = NULL;
+  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct result r = {0};
+  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(r.calls, 0); /* never from inside the call */
+  spin(&r.calls, 1, 2000);
+  assert_int_equal(r.calls, 1);
+  assert_true(r.admitted);
+  assert_true(r.fail_open);
+  assert_non_null(strstr(r.reason, "fail open: cannot connect to '"));
+  assert_int_equal(agent_client_pending(c), 0);
+  /* plain calls report the error directly */
+  assert_int_equal(agent_client_exited(c, "default", "c1", 0, NULL, NULL, &err), -1);
+  assert_non_null(strstr(err->msg, "cannot connect"));
+  agent_client_free(c);
+}
+
+static void test_no_agent_fails_closed(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_client *c = NULL;
+  assert_int_equal(agent_client_new(fx.loop, fx.path, true, &c, &err), 0);
+  struct result r = {0};
+  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  spin(&r.calls, 1, 2000);
+  assert_int_equal(r.calls, 1);
+  assert_false(r.admitted);
+  assert_false(r.fail_open);
+  assert_non_null(strstr(r.reason, "fail closed"));
+  agent_client_free(c);
+}
+
+static void test_admit_answered(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  server_up(&fx);
+  struct agent_client *c = NULL;
+  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct result r = {0};
+  assert_int_equal(agent_client_register(c, &ctr, on_done, &r, &err), 0);
+  spin(&r.done_calls, 1, 2000);
+  assert_int_equal(r.done_code, 0);
+  assert_int_equal(fx.registers, 1);
+  assert_string_equal(fx.last_id, "c1");
+  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  spin(&fx.admits, 1, 2000);
+  assert_int_equal(fx.admits, 1);
+  assert_int_equal(agent_client_pending(c), 1);
+  assert_int_equal(r.calls, 0);
+  answer_admit(&fx, true, "no conflict");
+  spin(&r.calls, 1, 2000);
+  assert_int_equal(r.calls, 1);
+  assert_true(r.admitted);
+  assert_false(r.fail_open);
+  assert_string_equal(r.reason, "no conflict");
+  assert_int_equal(agent_client_exited(c, "default", "c1", 0, on_done, &r, &err), 0);
+  spin(&r.done_calls, 2, 2000);
+  assert_int_equal(fx.exiteds, 1);
+  agent_client_free(c);
+}
+
+static void test_cancel(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  server_up(&fx);
+  struct agent_client *c = NULL;
+  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct result r = {0};
+  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  spin(&fx.admits, 1, 2000);
+  assert_int_equal(agent_client_cancel(c, "default", "c1", NULL, NULL, &err), 0);
+  /* completes at once, before the agent has even seen the Cancel */
+  assert_int_equal(r.calls, 1);
+  assert_false(r.admitted);
+  assert_string_equal(r.reason, "cancelled");
+  spin(&fx.cancels, 1, 2000);
+  assert_int_equal(fx.cancels, 1);
+  /* the agent's late "not admitted" answer does not call back again */
+  for (int i = 0; i < 5; i++)
+    iob_loop_run_once(fx.loop, 20, NULL);
+  assert_int_equal(r.calls, 1);
+  assert_int_equal(agent_client_pending(c), 0);
+  agent_client_free(c);
+}
+
+static void test_caller_deadline_fails_open(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  server_up(&fx);
+  struct agent_client *c = NULL;
+  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct result r = {0};
+  uint64_t t0 = iob_now_ms();
+  assert_int_equal(agent_client_admit(c, &ctr, 300, on_admitted, &r, &err), 0);
+  spin(&r.calls, 1, 3000);
+  uint64_t el = iob_now_ms() - t0;
+  assert_int_equal(r.calls, 1);
+  assert_true(r.admitted && r.fail_open);
+  assert_string_equal(r.reason, "fail open: no answer before the caller's deadline");
+  assert_true(el >= 290 && el < 1500);
+  agent_client_free(c);
+}
+
+static void test_agent_restart_reregisters(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  server_up(&fx);
+  struct agent_client *c = NULL;
+  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct result r = {0};
+  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  spin(&fx.admits, 1, 2000);
+  server_down(&fx); /* the agent dies with the Admit pending */
+  for (int i = 0; i < 10; i++)
+    iob_loop_run_once(fx.loop, 20, NULL);
+  assert_int_equal(r.calls, 0); /* not failed open yet: it waits for a restart */
+  server_up(&fx);
+  spin(&fx.admits, 2, 3000);
+  assert_int_equal(fx.registers, 1); /* registered again before the Admit */
+  assert_string_equal(fx.last_id, "c1");
+  assert_false(fx.last_running);
+  answer_admit(&fx, true, "no conflict");
+  spin(&r.calls, 1, 2000);
+  assert_int_equal(r.calls, 1);
+  assert_true(r.admitted);
+  assert_false(r.fail_open);
+  agent_client_free(c);
+}
+
+static void test_agent_stays_away_fails_open(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  server_up(&fx);
+  struct agent_client *c = NULL;
+  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct result r = {0};
+  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  spin(&fx.admits, 1, 2000);
+  uint64_t t0 = iob_now_ms();
+  server_down(&fx);
+  spin(&r.calls, 1, AGENT_CLIENT_RETRY_MS + 2000);
+  uint64_t el = iob_now_ms() - t0;
+  assert_int_equal(r.calls, 1);
+  assert_true(r.admitted && r.fail_open);
+  assert_non_null(strstr(r.reason, "fail open: cannot connect"));
+  assert_true(el >= AGENT_CLIENT_RETRY_MS - 100);
+  agent_client_free(c);
+}
+
+static void test_free_completes_pending(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  server_up(&fx);
+  struct agent_client *c = NULL;
+  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct result r = {0};
+  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  spin(&fx.admits, 1, 2000);
+  agent_client_free(c);
+  assert_int_equal(r.calls, 1);
+  assert_false(r.admitted);
+  assert_string_equal(r.reason, "client closed");
+  /* the agent sees the connection go */
+  for (int i = 0; i < 5 && fx.admit; i++)
+    iob_loop_run_once(fx.loop, 20, NULL);
+  assert_null(fx.admit);
+}
+
+int main(void) {
+  iob_log_init("test_agent_client", 0);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_no_agent_fails_open, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_agent_fails_closed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_admit_answered, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_caller_deadline_fails_open, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_agent_restart_reregisters, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_agent_stays_away_fails_open, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_free_completes_pending, setup, teardown),
+  };
+  return cmocka_run_group_tests_name("agent_client", tests, NULL, NULL);
+}
