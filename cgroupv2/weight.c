@@ -1,5 +1,6 @@
 #include "cgroupv2/weight.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,5 +311,55 @@ int cg2_weight_mechanism(const char *root, const char *mount, unsigned major, un
     *disk_major = dmaj;
   if (disk_minor)
     *disk_minor = dmin;
+  return 0;
+}
+
+static int disk_cmp(const void *a, const void *b) {
+  const struct cg2_disk *x = a, *y = b;
+  if (x->major != y->major)
+    return x->major < y->major ? -1 : 1;
+  return x->minor < y->minor ? -1 : x->minor > y->minor;
+}
+
+int cg2_weight_disks(const char *root, const char *mount, struct cg2_disk **out, size_t *n,
+                     struct iob_error **err) {
+  cleanup_free char *dir = cg2_join(root, "/sys/dev/block");
+  DIR *d = opendir(dir);
+  if (d == NULL)
+    return iob_error(err, errno, "cannot open '%s'", dir);
+  cleanup_free struct cg2_disk *v = NULL;
+  size_t cnt = 0, cap = 0;
+  struct dirent *e;
+  int rc = 0;
+  while ((e = readdir(d)) != NULL) {
+    unsigned maj, min, mech, dmaj, dmin;
+    if (e->d_name[0] == '.' || parse_devno(e->d_name, strlen(e->d_name), &maj, &min) < 0)
+      continue;
+    if (cg2_weight_mechanism(root, mount, maj, min, &mech, &dmaj, &dmin, err) < 0) {
+      rc = -1;
+      break;
+    }
+    if (dmaj != maj || dmin != min)
+      continue; /* a partition */
+    if (cnt == CG2_WEIGHT_MAX_DEVS) {
+      rc = iob_error(err, E2BIG, "more than %d block devices in '%s'", CG2_WEIGHT_MAX_DEVS, dir);
+      break;
+    }
+    if (cnt == cap) {
+      cap = cap ? cap * 2 : 16;
+      struct cg2_disk *nv = realloc(v, cap * sizeof(*v));
+      if (nv == NULL)
+        abort();
+      v = nv;
+    }
+    v[cnt++] = (struct cg2_disk){maj, min, mech};
+  }
+  closedir(d);
+  if (rc < 0)
+    return -1;
+  if (cnt > 1)
+    qsort(v, cnt, sizeof(*v), disk_cmp);
+  *out = steal_ptr(&v);
+  *n = cnt;
   return 0;
 }

@@ -67,6 +67,15 @@ int cg2_weight_mechanism(const char *root, const char *mount, unsigned major, un
                          unsigned *mech, unsigned *disk_major, unsigned *disk_minor,
                          struct iob_error **err);
 
+struct cg2_disk {
+  unsigned major, minor, mech; /* mech: CG2_MECH_* mask */
+};
+
+/* Every whole disk in ROOT/sys/dev/block with what enforces weights on it
+ * (at most CG2_WEIGHT_MAX_DEVS; partitions skipped, they follow their disk). */
+int cg2_weight_disks(const char *root, const char *mount, struct cg2_disk **out, size_t *n,
+                     struct iob_error **err);
+
 /* Parse the active scheduler from a queue/scheduler text ("none [bfq]"):
  * copies the bracketed name into NAME; < 0 when there is none. */
 int cg2_scheduler_active(const char *text, char *name, size_t size);

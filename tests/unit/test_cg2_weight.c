@@ -166,6 +166,28 @@ static void test_mechanism(void **state) {
   assert_non_null(strstr(err->msg, "no block device 8:0"));
 }
 
+static void test_disks(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  cleanup_free char *root = fx("v2");
+  cleanup_free struct cg2_disk *d = NULL;
+  size_t n = 0;
+  assert_int_equal(cg2_weight_disks(root, "/sys/fs/cgroup", &d, &n, &err), 0);
+  /* ram0 (1:0), sdb (8:16), vda (254:0), nvme0n1 (259:0); no partitions */
+  assert_int_equal(n, 4);
+  assert_int_equal(d[0].major, 1);
+  assert_int_equal(d[0].mech, 0);
+  assert_int_equal(d[1].minor, 16);
+  assert_int_equal(d[1].mech, CG2_MECH_BFQ);
+  assert_int_equal(d[2].mech, 0);
+  assert_int_equal(d[3].major, 259);
+  assert_int_equal(d[3].mech, CG2_MECH_IOCOST);
+  free(d);
+  d = NULL;
+  assert_int_equal(cg2_weight_disks("/nonexistent", "/sys/fs/cgroup", &d, &n, &err), -1);
+  assert_non_null(strstr(err->msg, "cannot open '/nonexistent/sys/dev/block'"));
+}
+
 static void test_scheduler_and_qos_text(void **state) {
   (void)state;
   char name[16];
@@ -187,7 +209,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_weight_read),    cmocka_unit_test(test_weight_malformed),
       cmocka_unit_test(test_weight_write),   cmocka_unit_test(test_weight_mapping),
-      cmocka_unit_test(test_mechanism),      cmocka_unit_test(test_scheduler_and_qos_text),
+      cmocka_unit_test(test_mechanism),      cmocka_unit_test(test_disks),      cmocka_unit_test(test_scheduler_and_qos_text),
   };
   return cmocka_run_group_tests_name("cg2_weight", tests, NULL, NULL);
 }

@@ -1,0 +1,8 @@
+# runtime-hook/ -> iobatch-hook, the OCI prestart/createRuntime hook.
+hook_SRCS := $(filter-out runtime-hook/main.c,$(wildcard runtime-hook/*.c))
+$(eval $(call lib,hook,$(hook_SRCS)))
+PROGRAMS += bin/iobatch-hook
+INSTALL_PROGRAMS += bin/iobatch-hook
+$(eval $(call prog,bin/iobatch-hook,runtime-hook/main.c,hook wcd cg2 common))
+$(eval $(call unit,test_hook_state,tests/unit/test_hook_state.c,hook wcd cg2 common))
+INTEG_TESTS += tests/integration/hook-seccomp.sh

@@ -1,0 +1,210 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroupv2/cg2.h"
+#include "cgroupv2/weight.h"
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "runtime-hook/hook.h"
+
+/* Initial weights by class, before the agent knows better.  Small random
+ * I/O is the victim next to large sequential streams (DESIGN.md: a 4 KiB
+ * random writer fell from 62k to under 1k IOPS beside a 1 MiB sequential
+ * writer), so random classes start above the default and sequential ones
+ * below it; the agent retunes them from measurements. */
+unsigned hook_class_weight(enum wcd_class c) {
+  switch (c) {
+  case WCD_RAND_READ:
+  case WCD_RAND_WRITE:
+    return 400;
+  case WCD_SEQ_READ:
+  case WCD_SEQ_WRITE:
+    return 50;
+  case WCD_MIXED:
+  case WCD_IDLE:
+    return 100;
+  default:
+    return 0;
+  }
+}
+
+/* ROOT + MOUNT + CGROUP, where the v2 root "/" adds nothing. */
+static char *cg_dir(const char *root, const char *mount, const char *cg) {
+  char *r = NULL;
+  if (asprintf(&r, "%s%s%s", root, mount, strcmp(cg, "/") ? cg : "") < 0)
+    abort();
+  return r;
+}
+
+/* The directory to sample.  With the io controller in v2, the v2 cgroup and
+ * io.stat.  Without it (v1 or hybrid host), procfs over the pids of the v2
+ * cgroup when the container has one of its own, else of its v1 "pids"
+ * (or "memory") cgroup: runc on a hybrid host may leave it in the v2 root. */
+static int resolve(const struct hook_options *opt, const struct hook_state *st,
+                   const struct cg2_mount *m, struct hook_result *res, enum cg2_source *src,
+                   struct iob_error **err) {
+  const char *root = opt->root ? opt->root : "";
+  if (cg2_pid_cgroup(opt->root, st->pid, &res->cgroup, err) < 0)
+    return iob_error_prefix(err, "cannot resolve the cgroup of pid %d", (int)st->pid);
+  if (m->has_io) {
+    *src = CG2_SOURCE_IOSTAT;
+    res->cgdir = cg_dir(root, m->path, res->cgroup);
+    return 0;
+  }
+  *src = CG2_SOURCE_PROCIO;
+  if (strcmp(res->cgroup, "/") != 0) {
+    res->cgdir = cg_dir(root, m->path, res->cgroup);
+    return 0;
+  }
+  static const char *const ctrls[] = {"pids", "memory", "blkio"};
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(ctrls); i++) {
+    cleanup_free char *v1cg = NULL, *v1mnt = NULL;
+    cleanup_error struct iob_error *e = NULL;
+    if (cg2_pid_cgroup_v1(opt->root, st->pid, ctrls[i], &v1cg, &e) < 0 ||
+        cg2_v1_mount_find(opt->root, ctrls[i], &v1mnt, &e) < 0 || strcmp(v1cg, "/") == 0)
+      continue;
+    res->cgdir = cg_dir(root, v1mnt, v1cg);
+    return 0;
+  }
+  return iob_error_code(err, IOB_CODE_NOT_FOUND,
+                        "cannot find a cgroup of its own for pid %d: it is in the v2 root and in "
+                        "no v1 pids/memory/blkio cgroup",
+                        (int)st->pid);
+}
+
+/* Write the class's weight where some disk can enforce it: io.weight when
+ * iocost runs on a disk, io.bfq.weight (systemd's mapping) when bfq does.
+ * Never report a weight as applied when nothing enforces it. */
+static int apply_weight(const struct hook_options *opt, const struct cg2_mount *m,
+                        struct hook_result *res, struct iob_error **err) {
+  res->weight = hook_class_weight(res->cls);
+  if (res->weight == 0)
+    return 0;
+  if (!m->has_io) {
+    iob_debug("weight %u for '%s' not applied: the io controller is not in the cgroup v2 "
+              "hierarchy at '%s'",
+              res->weight, wcd_class_name(res->cls), m->path);
+    return 0;
+  }
+  cleanup_free struct cg2_disk *disks = NULL;
+  size_t n = 0;
+  if (cg2_weight_disks(opt->root, m->path, &disks, &n, err) < 0)
+    return -1;
+  unsigned mech = 0;
+  for (size_t i = 0; i < n; i++) {
+    mech |= disks[i].mech;
+    if (disks[i].mech == 0)
+      iob_debug("disk %u:%u: no iocost and no bfq, weights have no effect there", disks[i].major,
+                disks[i].minor);
+  }
+  if (mech == 0) {
+    iob_debug("weight %u for '%s' not applied: no disk has iocost enabled or bfq as scheduler",
+              res->weight, wcd_class_name(res->cls));
+    return 0;
+  }
+  if ((mech & CG2_MECH_IOCOST) &&
+      cg2_weight_write_default(res->cgdir, CG2_IO_WEIGHT, res->weight, err) < 0)
+    return -1;
+  if ((mech & CG2_MECH_BFQ) &&
+      cg2_weight_write_default(res->cgdir, CG2_BFQ_WEIGHT, cg2_weight_io_to_bfq(res->weight),
+                               err) < 0)
+    return -1;
+  res->weight_mech = mech;
+  res->weight_applied = 1;
+  iob_debug("weight %u for '%s' written (%s%s)", res->weight, wcd_class_name(res->cls),
+            mech & CG2_MECH_IOCOST ? "iocost " : "", mech & CG2_MECH_BFQ ? "bfq" : "");
+  return 0;
+}
+
+int hook_run(const struct hook_options *opt, const struct hook_state *st, struct hook_result *res,
+             struct iob_error **err) {
+  memset(res, 0, sizeof(*res));
+  const char *cls = hook_annotation(st, HOOK_ANN_CLASS);
+  if (cls) {
+    if (wcd_class_parse(cls, &res->cls) < 0 || res->cls == WCD_UNKNOWN)
+      return iob_error(err, EINVAL,
+                       "invalid annotation '" HOOK_ANN_CLASS "': '%.64s' (want seq-read, "
+                       "rand-read, seq-write, rand-write, mixed or idle)",
+                       cls);
+    res->declared = 1;
+  }
+  cleanup_error struct iob_error *kerr = NULL;
+  if (wcd_workload_key(hook_annotation(st, HOOK_ANN_WORKLOAD), hook_annotation(st, HOOK_ANN_IMAGE),
+                       (const char *const *)st->args, st->nargs, &res->workload, &kerr) < 0) {
+    if (kerr->code != IOB_CODE_NOT_FOUND)
+      return iob_error_code(err, kerr->code, "%s", kerr->msg);
+    iob_debug("container '%s' has no workload key: %s", st->id, kerr->msg);
+  }
+  struct cg2_mount m;
+  if (cg2_mount_find(opt->root, &m, err) < 0)
+    return -1;
+  enum cg2_source src;
+  int rc = resolve(opt, st, &m, res, &src, err);
+  if (rc == 0)
+    rc = cg2_sample_take(opt->root, res->cgdir, src, &res->baseline, err);
+  if (rc == 0)
+    iob_debug("container '%s' pid %d: cgroup '%s', sampling '%s' from %s%s", st->id, (int)st->pid,
+              res->cgroup, res->cgdir, cg2_source_name(src),
+              src == CG2_SOURCE_PROCIO ? " (lower fidelity)" : "");
+  if (rc == 0 && res->declared)
+    rc = apply_weight(opt, &m, res, err);
+  cg2_mount_release(&m);
+  if (rc < 0)
+    hook_result_release(res);
+  return rc;
+}
+
+void hook_result_release(struct hook_result *res) {
+  free(res->cgroup);
+  free(res->cgdir);
+  free(res->workload);
+  memset(res, 0, sizeof(*res));
+}
+
+json_t *hook_result_json(const struct hook_state *st, const struct hook_result *res) {
+  const struct cg2_io_counters *c = &res->baseline.io;
+  json_t *base = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "source",
+                           cg2_source_name(res->baseline.source), "rbytes", (json_int_t)c->rbytes,
+                           "wbytes", (json_int_t)c->wbytes, "rios", (json_int_t)c->rios, "wios",
+                           (json_int_t)c->wios, "dbytes", (json_int_t)c->dbytes, "dios",
+                           (json_int_t)c->dios, "npids", (json_int_t)res->baseline.npids);
+  if (res->baseline.has_pressure)
+    json_object_set_new(base, "pressure_some_total",
+                        json_integer((json_int_t)res->baseline.pressure.some.total));
+  return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:s?, s:b, s:s, s:{s:i, s:b, s:b, s:b}}", "id",
+                   st->id, "pid", (int)st->pid, "bundle", st->bundle, "cgroup", res->cgroup,
+                   "cgdir", res->cgdir, "baseline", base, "workload", res->workload, "declared",
+                   res->declared, "class", wcd_class_name(res->cls), "weight", "value",
+                   (int)res->weight, "applied", res->weight_applied, "iocost",
+                   !!(res->weight_mech & CG2_MECH_IOCOST), "bfq",
+                   !!(res->weight_mech & CG2_MECH_BFQ));
+}
+
+int hook_record_write(const char *dir, const char *id, json_t *rec, struct iob_error **err) {
+  cleanup_free char *tmp = NULL, *dst = NULL;
+  if (asprintf(&tmp, "%s/.%s.tmp", dir, id) < 0 || asprintf(&dst, "%s/%s.json", dir, id) < 0)
+    abort();
+  cleanup_free char *text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+  if (text == NULL)
+    return iob_error(err, ENOMEM, "cannot encode the record of '%s'", id);
+  cleanup_close int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    return iob_error(err, errno, "cannot create '%s'", tmp);
+  size_t len = strlen(text);
+  /* Written whole and renamed, so a reader never sees half a record. */
+  if (write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1) {
+    int e = errno ? errno : EIO;
+    unlink(tmp);
+    return iob_error(err, e, "cannot write '%s'", tmp);
+  }
+  if (rename(tmp, dst) < 0) {
+    int e = errno;
+    unlink(tmp);
+    return iob_error(err, e, "cannot rename '%s' to '%s'", tmp, dst);
+  }
+  return 0;
+}

@@ -1,0 +1,204 @@
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroupv2/cg2.h"
+#include "common/cleanup.h"
+#include "runtime-hook/hook.h"
+
+static int printable(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      return 0;
+  return 1;
+}
+
+static int has_dotdot(const char *p) {
+  for (const char *c = p; (c = strstr(c, "..")) != NULL; c += 2)
+    if ((c == p || c[-1] == '/') && (c[2] == '\0' || c[2] == '/'))
+      return 1;
+  return 0;
+}
+
+/* runc's own rule for ids is ^[\w+-\.]+$; other runtimes are looser, so
+ * refuse only what could escape the record directory or fool a log. */
+static int check_id(const char *id, struct iob_error **err) {
+  size_t l = strnlen(id, HOOK_ID_MAX + 1);
+  if (l == 0 || l > HOOK_ID_MAX)
+    return iob_error(err, EINVAL, "invalid container id: length must be 1..%d", HOOK_ID_MAX);
+  if (!printable(id))
+    return iob_error(err, EINVAL, "invalid container id: contains control characters");
+  if (strchr(id, '/') || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+    return iob_error(err, EINVAL, "invalid container id '%.64s'", id);
+  return 0;
+}
+
+static int check_bundle(const char *b, struct iob_error **err) {
+  size_t l = strnlen(b, PATH_MAX);
+  if (l == 0 || l >= PATH_MAX - 64)
+    return iob_error(err, EINVAL, "invalid bundle: length must be 1..%d", PATH_MAX - 65);
+  if (!printable(b))
+    return iob_error(err, EINVAL, "invalid bundle: contains control characters");
+  if (b[0] != '/' || has_dotdot(b))
+    return iob_error(err, EINVAL, "invalid bundle '%.128s': must be an absolute path without '..'",
+                     b);
+  return 0;
+}
+
+static int check_annotations(json_t *a, const char *where, struct iob_error **err) {
+  if (!json_is_object(a))
+    return iob_error(err, EINVAL, "invalid %s: 'annotations' must be an object", where);
+  if (json_object_size(a) > HOOK_ANNOTATIONS_MAX)
+    return iob_error(err, E2BIG, "invalid %s: more than %d annotations", where,
+                     HOOK_ANNOTATIONS_MAX);
+  const char *k;
+  json_t *v;
+  json_object_foreach(a, k, v) {
+    if (!json_is_string(v))
+      return iob_error(err, EINVAL, "invalid %s: annotation '%.64s' must be a string", where, k);
+    if (json_string_length(v) > HOOK_ANNOTATION_VALUE_MAX)
+      return iob_error(err, E2BIG, "invalid %s: annotation '%.64s' longer than %d bytes", where,
+                       k, HOOK_ANNOTATION_VALUE_MAX);
+  }
+  return 0;
+}
+
+static int get_string(json_t *o, const char *key, const char **out, struct iob_error **err) {
+  json_t *v = json_object_get(o, key);
+  if (v == NULL)
+    return iob_error(err, EINVAL, "invalid state: missing '%s'", key);
+  if (!json_is_string(v))
+    return iob_error(err, EINVAL, "invalid state: '%s' must be a string", key);
+  /* An embedded NUL would make C see a different string than JSON did. */
+  if (strlen(json_string_value(v)) != json_string_length(v))
+    return iob_error(err, EINVAL, "invalid state: '%s' contains a NUL byte", key);
+  *out = json_string_value(v);
+  return 0;
+}
+
+static char *xstrdup(const char *s) {
+  char *r = strdup(s);
+  if (r == NULL)
+    abort();
+  return r;
+}
+
+int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct iob_error **err) {
+  memset(st, 0, sizeof(*st));
+  if (len > HOOK_STATE_MAX)
+    return iob_error(err, EFBIG, "invalid state: larger than %d bytes", HOOK_STATE_MAX);
+  json_error_t jerr;
+  json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+  if (root == NULL)
+    return iob_error(err, EINVAL, "invalid state JSON: %s at line %d column %d", jerr.text,
+                     jerr.line, jerr.column);
+  int rc = -1;
+  const char *ver, *id, *bundle;
+  json_t *pid, *ann;
+  if (!json_is_object(root)) {
+    iob_error(err, EINVAL, "invalid state: not a JSON object");
+    goto out;
+  }
+  if (get_string(root, "ociVersion", &ver, err) < 0 || get_string(root, "id", &id, err) < 0 ||
+      check_id(id, err) < 0 || get_string(root, "bundle", &bundle, err) < 0 ||
+      check_bundle(bundle, err) < 0)
+    goto out;
+  pid = json_object_get(root, "pid");
+  if (pid == NULL) {
+    iob_error(err, EINVAL, "invalid state: missing 'pid' (a prestart hook needs the container's "
+                           "process)");
+    goto out;
+  }
+  if (!json_is_integer(pid) || json_integer_value(pid) <= 0 ||
+      json_integer_value(pid) > INT_MAX) {
+    iob_error(err, EINVAL, "invalid state: 'pid' must be an integer in 1..%d", INT_MAX);
+    goto out;
+  }
+  ann = json_object_get(root, "annotations");
+  if (ann && check_annotations(ann, "state", err) < 0)
+    goto out;
+  st->id = xstrdup(id);
+  st->bundle = xstrdup(bundle);
+  st->pid = (pid_t)json_integer_value(pid);
+  st->have_annotations = ann != NULL && json_object_size(ann) > 0;
+  st->annotations = ann ? json_incref(ann) : json_object();
+  rc = 0;
+out:
+  json_decref(root);
+  return rc;
+}
+
+int hook_state_load_bundle(struct hook_state *st, struct iob_error **err) {
+  cleanup_free char *path = NULL;
+  if (asprintf(&path, "%s/config.json", st->bundle) < 0)
+    abort();
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
+  if (cg2_read_file(path, HOOK_CONFIG_MAX, &buf, &len, err) < 0)
+    return -1;
+  json_error_t jerr;
+  json_t *cfg = json_loadb(buf, len, 0, &jerr);
+  if (cfg == NULL)
+    return iob_error(err, EINVAL, "invalid JSON in '%s': %s at line %d column %d", path, jerr.text,
+                     jerr.line, jerr.column);
+  int rc = -1;
+  if (!json_is_object(cfg)) {
+    iob_error(err, EINVAL, "invalid '%s': not a JSON object", path);
+    goto out;
+  }
+  json_t *ann = json_object_get(cfg, "annotations");
+  if (ann && !st->have_annotations) {
+    if (check_annotations(ann, "config.json", err) < 0)
+      goto out;
+    json_decref(st->annotations);
+    st->annotations = json_incref(ann);
+    st->have_annotations = 1;
+  }
+  json_t *proc = json_object_get(cfg, "process");
+  json_t *args = json_is_object(proc) ? json_object_get(proc, "args") : NULL;
+  if (args) {
+    if (!json_is_array(args) || json_array_size(args) > HOOK_ARGS_MAX) {
+      iob_error(err, EINVAL, "invalid '%s': 'process.args' must be an array of at most %d strings",
+                path, HOOK_ARGS_MAX);
+      goto out;
+    }
+    size_t n = json_array_size(args);
+    char **v = calloc(n + 1, sizeof(*v));
+    if (v == NULL)
+      abort();
+    for (size_t i = 0; i < n; i++) {
+      json_t *a = json_array_get(args, i);
+      if (!json_is_string(a)) {
+        for (size_t j = 0; j < i; j++)
+          free(v[j]);
+        free(v);
+        iob_error(err, EINVAL, "invalid '%s': 'process.args' must hold strings", path);
+        goto out;
+      }
+      v[i] = xstrdup(json_string_value(a));
+    }
+    st->args = v;
+    st->nargs = n;
+  }
+  rc = 0;
+out:
+  json_decref(cfg);
+  return rc;
+}
+
+void hook_state_release(struct hook_state *st) {
+  free(st->id);
+  free(st->bundle);
+  json_decref(st->annotations);
+  for (size_t i = 0; st->args && i < st->nargs; i++)
+    free(st->args[i]);
+  free(st->args);
+  memset(st, 0, sizeof(*st));
+}
+
+const char *hook_annotation(const struct hook_state *st, const char *key) {
+  json_t *v = st->annotations ? json_object_get(st->annotations, key) : NULL;
+  return json_is_string(v) ? json_string_value(v) : NULL;
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# iobatch-hook runs under a seccomp allow-list: a syscall off the list
+# (the hidden --selftest-seccomp makes one after the filter is in) kills it
+# with SIGSYS; the normal path still works under the same filter; hostile
+# input gets a one-line error and a non-zero exit.
+. "$(dirname "$0")/lib.sh"
+tap_plan 12
+HOOK=$IOB_B/bin/iobatch-hook
+[ -x "$HOOK" ] || bail "no $HOOK (build first)"
+
+( exec "$HOOK" --selftest-seccomp 2>"$IOB_T/err" ) 2>/dev/null
+rc=$?
+is "$rc" "$((128 + 31))" "forbidden syscall after the filter: killed by SIGSYS (exit $rc)"
+is "$(cat "$IOB_T/err")" "" "killed before it could print anything"
+
+# the real work under the filter: this shell's own process as the container
+mkdir -p "$IOB_T/rec" "$IOB_T/bundle"
+echo '{"process":{"args":["sh","-c","true"]}}' >"$IOB_T/bundle/config.json"
+state() { printf '{"ociVersion":"1.0.2","id":"%s","pid":%s,"bundle":"%s"%s}' "$1" "$2" "$IOB_T/bundle" "${3:-}"; }
+state ok1 $$ | "$HOOK" --record-dir "$IOB_T/rec" --socket "$IOB_T/none.sock" >"$IOB_T/out" 2>"$IOB_T/err"
+is "$?" 0 "hook succeeds under its own filter"
+is "$(cat "$IOB_T/out" "$IOB_T/err")" "" "nothing on stdout or stderr on success"
+like "$(cat "$IOB_T/rec/ok1.json" 2>/dev/null)" '"workload":"sh -c true"' "record written, workload key from process.args"
+
+# hostile input: one line on stderr, exit 1, no record
+hostile() { # name input want-regex
+  printf '%s' "$2" | "$HOOK" --record-dir "$IOB_T/rec" --socket "$IOB_T/none.sock" >/dev/null 2>"$IOB_T/err"
+  local rc=$? lines
+  lines=$(wc -l <"$IOB_T/err")
+  if [ "$rc" -eq 1 ] && [ "$lines" -eq 1 ] && grep -qE "$3" "$IOB_T/err"; then _tap_report 0 "$1"
+  else diag "rc=$rc lines=$lines: $(cat "$IOB_T/err")"; _tap_report 1 "$1"; fi
+}
+hostile "truncated JSON" '{"ociVersion":"1.0.2","id":"x","pid":' '^iobatch-hook: invalid state JSON'
+hostile "pid of the wrong type" "$(state x '"12"')" "'pid' must be an integer"
+hostile "pid that does not exist" "$(state x 2147483646)" "cannot resolve the cgroup of pid 2147483646"
+hostile "bundle with .." '{"ociVersion":"1.0.2","id":"x","pid":1,"bundle":"/tmp/../etc"}' "without '\.\.'"
+hostile "declared class unknown" "$(state x $$ ',"annotations":{"io.iobatch.class":"turbo"}')" "invalid annotation 'io.iobatch.class'"
+head -c 2000000 /dev/zero | tr '\0' ' ' >"$IOB_T/big"
+"$HOOK" <"$IOB_T/big" 2>"$IOB_T/err" >/dev/null
+rc=$?
+like "$rc:$(cat "$IOB_T/err")" '^1:iobatch-hook: invalid state: larger than 1048576 bytes' "2 MB of input refused by size"
+is "$(ls "$IOB_T/rec")" "ok1.json" "no record for any refused input"
+tap_done

@@ -1,0 +1,265 @@
+/* iobatch-hook: the OCI state parser and config.json reading, with hostile
+ * input; hook_run against fixture trees (pure v2 with iocost, hybrid). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cg2_fixture.h"
+#include "cgroupv2/cg2.h"
+#include "cgroupv2/weight.h"
+#include "common/cleanup.h"
+#include "runtime-hook/hook.h"
+
+static int parse(const char *text, struct hook_state *st, struct iob_error **err) {
+  return hook_state_parse(text, strlen(text), st, err);
+}
+
+static void test_state_ok(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct hook_state st;
+  const char *t = "{\"ociVersion\":\"1.0.2\",\"id\":\"abc-1.x_y\",\"status\":\"creating\","
+                  "\"pid\":4242,\"bundle\":\"/run/containerd/b/abc\",\"annotations\":"
+                  "{\"io.iobatch.class\":\"rand-write\",\"other\":\"x\"}}";
+  assert_int_equal(parse(t, &st, &err), 0);
+  assert_string_equal(st.id, "abc-1.x_y");
+  assert_int_equal(st.pid, 4242);
+  assert_string_equal(st.bundle, "/run/containerd/b/abc");
+  assert_true(st.have_annotations);
+  assert_string_equal(hook_annotation(&st, HOOK_ANN_CLASS), "rand-write");
+  assert_null(hook_annotation(&st, HOOK_ANN_WORKLOAD));
+  hook_state_release(&st);
+  /* no annotations: an empty object, to be filled from config.json */
+  t = "{\"ociVersion\":\"1.0.2\",\"id\":\"a\",\"pid\":1,\"bundle\":\"/b\"}";
+  assert_int_equal(parse(t, &st, &err), 0);
+  assert_false(st.have_annotations);
+  assert_null(hook_annotation(&st, HOOK_ANN_CLASS));
+  hook_state_release(&st);
+}
+
+static void test_state_hostile(void **state) {
+  (void)state;
+  static const struct {
+    const char *text, *msg;
+  } bad[] = {
+      {"", "invalid state JSON"},
+      {"{\"ociVersion\":\"1.0.2\",\"id\":\"a\",\"pid\":1,", "invalid state JSON"}, /* truncated */
+      {"[1,2]", "not a JSON object"},
+      {"\"str\"", "invalid state JSON"}, /* jansson refuses non-containers at top level */
+      {"{\"id\":\"a\",\"pid\":1,\"bundle\":\"/b\"}", "missing 'ociVersion'"},
+      {"{\"ociVersion\":1,\"id\":\"a\",\"pid\":1,\"bundle\":\"/b\"}", "'ociVersion' must be a string"},
+      {"{\"ociVersion\":\"1\",\"pid\":1,\"bundle\":\"/b\"}", "missing 'id'"},
+      {"{\"ociVersion\":\"1\",\"id\":5,\"pid\":1,\"bundle\":\"/b\"}", "'id' must be a string"},
+      {"{\"ociVersion\":\"1\",\"id\":\"\",\"pid\":1,\"bundle\":\"/b\"}", "length must be 1..1024"},
+      {"{\"ociVersion\":\"1\",\"id\":\"../x\",\"pid\":1,\"bundle\":\"/b\"}", "invalid container id '../x'"},
+      {"{\"ociVersion\":\"1\",\"id\":\"..\",\"pid\":1,\"bundle\":\"/b\"}", "invalid container id"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\\nb\",\"pid\":1,\"bundle\":\"/b\"}", "contains control characters"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\\u0000b\",\"pid\":1,\"bundle\":\"/b\"}", "invalid state JSON"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\",\"bundle\":\"/b\"}", "missing 'pid'"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\",\"pid\":\"1\",\"bundle\":\"/b\"}", "'pid' must be an integer"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\",\"pid\":0,\"bundle\":\"/b\"}", "'pid' must be an integer"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\",\"pid\":-5,\"bundle\":\"/b\"}", "'pid' must be an integer"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\",\"pid\":99999999999,\"bundle\":\"/b\"}", "'pid' must be an integer"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\",\"pid\":1.5,\"bundle\":\"/b\"}", "'pid' must be an integer"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\",\"pid\":1}", "missing 'bundle'"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\",\"pid\":1,\"bundle\":\"rel/b\"}", "must be an absolute path"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\",\"pid\":1,\"bundle\":\"/a/../etc\"}", "without '..'"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\",\"pid\":1,\"bundle\":\"/a/..\"}", "without '..'"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\",\"pid\":1,\"bundle\":\"/b\",\"annotations\":[]}", "'annotations' must be an object"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\",\"pid\":1,\"bundle\":\"/b\",\"annotations\":{\"k\":1}}", "annotation 'k' must be a string"},
+      {"{\"ociVersion\":\"1\",\"id\":\"a\",\"id\":\"b\",\"pid\":1,\"bundle\":\"/b\"}", "duplicate"},
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
+    cleanup_error struct iob_error *err = NULL;
+    struct hook_state st;
+    if (parse(bad[i].text, &st, &err) != -1)
+      fail_msg("accepted bad state #%zu: %s", i, bad[i].text);
+    if (strstr(err->msg, bad[i].msg) == NULL)
+      fail_msg("state #%zu: got '%s', want '%s'", i, err->msg, bad[i].msg);
+    assert_null(strchr(err->msg, '\n')); /* one line */
+  }
+}
+
+static void test_state_huge(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct hook_state st;
+  /* a huge id */
+  size_t n = 5000;
+  cleanup_free char *t = malloc(n + 200);
+  int o = sprintf(t, "{\"ociVersion\":\"1\",\"pid\":1,\"bundle\":\"/b\",\"id\":\"");
+  memset(t + o, 'a', n);
+  strcpy(t + o + n, "\"}");
+  assert_int_equal(parse(t, &st, &err), -1);
+  assert_non_null(strstr(err->msg, "length must be 1..1024"));
+  /* a huge annotation value */
+  size_t big = HOOK_ANNOTATION_VALUE_MAX + 10;
+  cleanup_free char *t2 = malloc(big + 200);
+  o = sprintf(t2, "{\"ociVersion\":\"1\",\"id\":\"a\",\"pid\":1,\"bundle\":\"/b\","
+                  "\"annotations\":{\"k\":\"");
+  memset(t2 + o, 'v', big);
+  strcpy(t2 + o + big, "\"}}");
+  assert_int_equal(parse(t2, &st, &err), -1);
+  assert_non_null(strstr(err->msg, "annotation 'k' longer than 65536 bytes"));
+  /* input above the bound is refused before parsing */
+  assert_int_equal(hook_state_parse(t2, HOOK_STATE_MAX + 1, &st, &err), -1);
+  assert_int_equal(err->errno_, EFBIG);
+}
+
+static char *make_bundle(const char *config) {
+  char *dir = strdup("/tmp/hookb.XXXXXX");
+  assert_non_null(mkdtemp(dir));
+  char path[256];
+  snprintf(path, sizeof(path), "%s/config.json", dir);
+  if (config)
+    write_text(path, config);
+  return dir;
+}
+
+static void rm_bundle(char *dir) {
+  char path[256];
+  snprintf(path, sizeof(path), "%s/config.json", dir);
+  unlink(path);
+  rmdir(dir);
+  free(dir);
+}
+
+static void load(const char *config, const char *want_err, struct hook_state *st) {
+  cleanup_error struct iob_error *err = NULL;
+  char *b = make_bundle(config);
+  char t[512];
+  snprintf(t, sizeof(t), "{\"ociVersion\":\"1\",\"id\":\"a\",\"pid\":1,\"bundle\":\"%s\"}", b);
+  assert_int_equal(parse(t, st, &err), 0);
+  int rc = hook_state_load_bundle(st, &err);
+  if (want_err) {
+    assert_int_equal(rc, -1);
+    if (strstr(err->msg, want_err) == NULL)
+      fail_msg("config.json: got '%s', want '%s'", err->msg, want_err);
+  } else {
+    assert_int_equal(rc, 0);
+  }
+  rm_bundle(b);
+}
+
+static void test_bundle_config(void **state) {
+  (void)state;
+  struct hook_state st;
+  load("{\"process\":{\"args\":[\"fio\",\"--bs=4k\"]},\"annotations\":{\"io.iobatch.class\":"
+       "\"seq-read\",\"io.kubernetes.cri.image-name\":\"img:1\"}}",
+       NULL, &st);
+  assert_string_equal(hook_annotation(&st, HOOK_ANN_CLASS), "seq-read");
+  assert_int_equal(st.nargs, 2);
+  assert_string_equal(st.args[1], "--bs=4k");
+  assert_null(st.args[2]);
+  hook_state_release(&st);
+  load("{}", NULL, &st); /* nothing to take: fine */
+  assert_int_equal(st.nargs, 0);
+  hook_state_release(&st);
+  load(NULL, "cannot open", &st);
+  hook_state_release(&st);
+  load("{\"process\":", "invalid JSON in", &st);
+  hook_state_release(&st);
+  load("[]", "not a JSON object", &st);
+  hook_state_release(&st);
+  load("{\"process\":{\"args\":\"fio\"}}", "'process.args' must be an array", &st);
+  hook_state_release(&st);
+  load("{\"process\":{\"args\":[\"fio\",3]}}", "'process.args' must hold strings", &st);
+  hook_state_release(&st);
+  load("{\"annotations\":{\"a\":[]}}", "annotation 'a' must be a string", &st);
+  hook_state_release(&st);
+}
+
+/* hook_run on a fixture root: pure v2 with iocost on nvme0n1 and bfq on sdb. */
+static void test_run_v2_fixture(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  /* a scratch copy of the fixture: the hook writes weight files */
+  char root[] = "/tmp/hookfx.XXXXXX";
+  assert_non_null(mkdtemp(root));
+  cleanup_free char *src = fx("v2");
+  char cmd[1200];
+  snprintf(cmd, sizeof(cmd), "cp -a '%s/.' '%s/'", src, root);
+  assert_int_equal(system(cmd), 0);
+  char cgdir[512];
+  snprintf(cgdir, sizeof(cgdir), "%s/sys/fs/cgroup/kubepods.slice/pod1/ctr", root);
+  char wpath[600], bpath[600];
+  snprintf(wpath, sizeof(wpath), "%s/io.weight", cgdir);
+  snprintf(bpath, sizeof(bpath), "%s/io.bfq.weight", cgdir);
+  /* regular files stand in for the cgroup files; empty them so the write
+   * is all they hold */
+  write_text(wpath, "");
+  write_text(bpath, "");
+  struct hook_state st;
+  const char *t = "{\"ociVersion\":\"1\",\"id\":\"c1\",\"pid\":777,\"bundle\":\"/b\","
+                  "\"annotations\":{\"io.iobatch.class\":\"rand-write\","
+                  "\"io.iobatch.workload\":\"db\"}}";
+  assert_int_equal(parse(t, &st, &err), 0);
+  struct hook_options opt = {.root = root, .socket = "/nonexistent/sock"};
+  struct hook_result res;
+  assert_int_equal(hook_run(&opt, &st, &res, &err), 0);
+  assert_string_equal(res.cgroup, "/kubepods.slice/pod1/ctr");
+  assert_int_equal(res.baseline.source, CG2_SOURCE_IOSTAT);
+  assert_int_equal(res.baseline.io.wios, 1256);
+  assert_string_equal(res.workload, "db");
+  assert_int_equal(res.cls, WCD_RAND_WRITE);
+  assert_true(res.weight_applied);
+  assert_int_equal(res.weight_mech, CG2_MECH_IOCOST | CG2_MECH_BFQ);
+  cleanup_free char *w = NULL, *b = NULL;
+  assert_int_equal(cg2_read_file(wpath, 4096, &w, NULL, &err), 0);
+  assert_int_equal(cg2_read_file(bpath, 4096, &b, NULL, &err), 0);
+  assert_string_equal(w, "default 400");
+  assert_string_equal(b, "default 127"); /* 100 + 300/11 */
+  json_t *rec = hook_result_json(&st, &res);
+  assert_non_null(rec);
+  assert_true(json_is_true(json_object_get(json_object_get(rec, "weight"), "applied")));
+  json_decref(rec);
+  assert_int_equal(hook_register(opt.socket, &st, &res, &err), 0); /* no agent: fine */
+  hook_result_release(&res);
+  hook_state_release(&st);
+  /* an invalid declared class is refused */
+  t = "{\"ociVersion\":\"1\",\"id\":\"c1\",\"pid\":777,\"bundle\":\"/b\","
+      "\"annotations\":{\"io.iobatch.class\":\"fast\"}}";
+  assert_int_equal(parse(t, &st, &err), 0);
+  assert_int_equal(hook_run(&opt, &st, &res, &err), -1);
+  assert_non_null(strstr(err->msg, "invalid annotation 'io.iobatch.class': 'fast'"));
+  hook_state_release(&st);
+  /* a pid that does not exist */
+  t = "{\"ociVersion\":\"1\",\"id\":\"c1\",\"pid\":31337,\"bundle\":\"/b\"}";
+  assert_int_equal(parse(t, &st, &err), 0);
+  assert_int_equal(hook_run(&opt, &st, &res, &err), -1);
+  assert_non_null(strstr(err->msg, "cannot resolve the cgroup of pid 31337"));
+  hook_state_release(&st);
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+  assert_int_equal(system(cmd), 0);
+}
+
+static void test_run_hybrid_fixture(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  cleanup_free char *root = fx("hybrid");
+  struct hook_state st;
+  const char *t = "{\"ociVersion\":\"1\",\"id\":\"c2\",\"pid\":4242,\"bundle\":\"/b\","
+                  "\"annotations\":{\"io.iobatch.class\":\"seq-write\"}}";
+  assert_int_equal(parse(t, &st, &err), 0);
+  struct hook_options opt = {.root = root, .socket = "/nonexistent/sock"};
+  struct hook_result res;
+  /* v2 cgroup /ctr1 exists in the unified tree but has no cgroup.procs in
+   * the fixture: the procfs sampler reports that */
+  assert_int_equal(hook_run(&opt, &st, &res, &err), -1);
+  assert_non_null(strstr(err->msg, "unified/ctr1/cgroup.procs"));
+  hook_state_release(&st);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_state_ok),        cmocka_unit_test(test_state_hostile),
+      cmocka_unit_test(test_state_huge),      cmocka_unit_test(test_bundle_config),
+      cmocka_unit_test(test_run_v2_fixture),  cmocka_unit_test(test_run_hybrid_fixture),
+  };
+  return cmocka_run_group_tests_name("hook_state", tests, NULL, NULL);
+}
