@@ -358,14 +358,17 @@ static int plan_paper(struct ctx *c, struct iob_error **err) {
     return iob_error(err, ENOMEM, "cannot allocate the plan");
   for (size_t k = 0; k < c->np; k++) {
     size_t p = c->pend[k];
-    if (c->now >= c->jobs[p].deadline || (nfixed == 0 && k == 0)) {
+    if (c->now >= c->jobs[p].deadline) {
       forced[p] = true;
       fixed[c->jobs[p].cls]++;
+      nfixed++;
     }
   }
-  nfixed = 0;
-  for (int cl = 0; cl < BATCH_NCLASS; cl++)
-    nfixed += fixed[cl];
+  if (nfixed == 0 && c->np > 0) {
+    forced[c->pend[0]] = true;
+    fixed[c->jobs[c->pend[0]].cls]++;
+    nfixed++;
+  }
   struct batch_norm nm;
   batch_norm_init(&nm, cfg, count);
   size_t freec[BATCH_NCLASS];

@@ -329,6 +329,188 @@ static void test_invalid_jobs(void **state) {
     assert_string_not_equal(batch_reason_name(r), "invalid");
 }
 
+/* Invariants of any plan, on random node states under both policies, with
+ * the exact and (exact_limit = 0) the heuristic solver behind `paper`:
+ * running jobs stay, due jobs are admitted, max_batch holds for everything
+ * that was not due, an idle node with work starts something, and a plan
+ * never says "admit" with a hold reason or the reverse. */
+static uint64_t rs = 0x853c49e6748fea9bull;
+static unsigned rnd(unsigned n) {
+  rs ^= rs << 13;
+  rs ^= rs >> 7;
+  rs ^= rs << 17;
+  return (unsigned)(rs % n);
+}
+
+static void test_plan_properties(void **state) {
+  (void)state;
+  for (unsigned iter = 0; iter < 600; iter++) {
+    struct batch_config c = config(iter % 2 ? BATCH_POLICY_PAPER
+                                            : BATCH_POLICY_PREDICTIVE);
+    if (iter % 4 == 3)
+      c.exact_limit = 0;
+    c.max_batch = 1 + rnd(5);
+    size_t n = rnd(iter % 10 == 0 ? 60 : 12);
+    struct batch_job j[64];
+    size_t nrun = 0, ndue = 0;
+    for (size_t i = 0; i < n; i++) {
+      bool run = rnd(3) == 0 && nrun < c.max_batch;
+      j[i] = run ? running(rnd(BATCH_NCLASS), 1 + rnd(100))
+                 : pending(rnd(BATCH_NCLASS), NOW - rnd(50), 1 + rnd(100));
+      j[i].cpu_heavy = rnd(4) == 0;
+      if (!run)
+        j[i].deadline = rnd(4) == 0 ? NOW - rnd(3) : NOW + 1 + rnd(60);
+      nrun += run;
+      ndue += !run && j[i].deadline <= NOW;
+    }
+    struct batch_decision d[64];
+    double wake;
+    plan(&c, j, n, d, &wake);
+    size_t admitted = 0, admitted_free = 0;
+    for (size_t i = 0; i < n; i++) {
+      bool hold_reason = d[i].reason >= BATCH_HOLD_FULL;
+      assert_true(d[i].admit == !hold_reason);
+      if (j[i].running) {
+        assert_true(d[i].admit && d[i].reason == BATCH_RUNNING);
+        continue;
+      }
+      assert_int_not_equal(d[i].reason, BATCH_RUNNING);
+      if (j[i].deadline <= NOW)
+        assert_true(d[i].admit && d[i].reason == BATCH_ADMIT_DEADLINE);
+      else if (!d[i].admit)
+        assert_true(wake <= j[i].deadline);
+      if (d[i].admit) {
+        admitted++;
+        admitted_free += j[i].deadline > NOW;
+      }
+      assert_true(d[i].conflict >= -1 && d[i].conflict < (long)n);
+      assert_true(d[i].victim == -1 || d[i].victim == (long)i ||
+                  d[i].victim == d[i].conflict);
+    }
+    /* jobs that were not due fit under max_batch beside the running ones
+     * (predictive: considered oldest first, so a due job may come after);
+     * paper: beside the running and the due ones */
+    if (c.policy == BATCH_POLICY_PAPER && admitted_free > 0)
+      assert_true(nrun + ndue + admitted_free <= c.max_batch ||
+                  (nrun + ndue == 0 && admitted_free == 1));
+    if (admitted_free > 0)
+      assert_true(nrun + admitted_free <= c.max_batch);
+    if (nrun == 0 && n > 0)
+      assert_true(admitted > 0);
+  }
+}
+
+/* `paper` against brute force: on small random node states (running jobs
+ * pinned together), the batch the plan starts now, completed by the best
+ * partition of the rest, must score the optimum over every partition that
+ * keeps the running jobs together.  Both with the exact solver and with
+ * the heuristic (where only "never better than optimal" can be asked). */
+struct pb {
+  const struct batch_config *c;
+  const struct batch_job *j;
+  size_t n;
+  unsigned rgs[16], size[16];
+  const bool *in0; /* NULL: pinned batch free; else exactly these */
+  double best;
+};
+
+static double pb_objective(const struct pb *b) {
+  unsigned L = b->c->max_batch, nz = 0;
+  double tp = 0, tp_max = 0;
+  for (size_t i = 0; i < b->n; i++) {
+    double v[16];
+    size_t k = 0;
+    for (size_t q = 0; q < b->n; q++)
+      if (q != i)
+        v[k++] = b->c->s[b->j[i].cls][b->j[q].cls] +
+                 b->c->s[b->j[q].cls][b->j[i].cls];
+    for (size_t x = 0; x < k; x++)
+      for (size_t y = x + 1; y < k; y++)
+        if (v[y] > v[x]) {
+          double t = v[x];
+          v[x] = v[y];
+          v[y] = t;
+        }
+    for (size_t x = 0; x < k && x + 1 < L; x++)
+      tp_max += v[x];
+    if (b->rgs[i] + 1 > nz)
+      nz = b->rgs[i] + 1;
+    for (size_t q = i + 1; q < b->n; q++)
+      if (b->rgs[i] == b->rgs[q])
+        tp += b->c->s[b->j[i].cls][b->j[q].cls] +
+              b->c->s[b->j[q].cls][b->j[i].cls];
+  }
+  tp_max /= 2;
+  size_t nmin = (b->n + L - 1) / L;
+  return (tp_max > 0 ? b->c->alpha * tp / tp_max : 0) +
+         (b->n > nmin ? (1 - b->c->alpha) * (nz - (double)nmin) /
+                            (double)(b->n - nmin)
+                      : 0);
+}
+
+static void pb_rec(struct pb *b, size_t i, unsigned used) {
+  if (i == b->n) {
+    /* job 0 is running, so its batch is the pinned one */
+    for (size_t q = 0; q < b->n; q++) {
+      bool in = b->rgs[q] == b->rgs[0];
+      if (b->j[q].running && !in)
+        return;
+      if (b->in0 && in != b->in0[q])
+        return;
+    }
+    double o = pb_objective(b);
+    if (o < b->best)
+      b->best = o;
+    return;
+  }
+  for (unsigned k = 0; k <= used && k < b->n; k++) {
+    if (b->size[k] >= b->c->max_batch)
+      continue;
+    b->rgs[i] = k;
+    b->size[k]++;
+    pb_rec(b, i + 1, k == used ? used + 1 : used);
+    b->size[k]--;
+  }
+}
+
+static void test_paper_vs_brute_force(void **state) {
+  (void)state;
+  unsigned checked = 0;
+  for (unsigned iter = 0; iter < 300; iter++) {
+    struct batch_config c = config(BATCH_POLICY_PAPER);
+    bool heuristic = iter % 3 == 2;
+    if (heuristic)
+      c.exact_limit = 0;
+    c.max_batch = 2 + rnd(3);
+    c.alpha = rnd(3) == 0 ? 0.5 : (double)(1 + rnd(9)) / 10;
+    size_t n = 2 + rnd(6), nrun = 1 + rnd(c.max_batch < n ? c.max_batch : n);
+    if (nrun >= n)
+      nrun = n - 1;
+    struct batch_job j[16];
+    for (size_t i = 0; i < n; i++) {
+      j[i] = i < nrun ? running(rnd(BATCH_NCLASS), 60)
+                      : pending(rnd(BATCH_NCLASS), NOW - 50 + (double)i, 60);
+    }
+    struct batch_decision d[16];
+    plan(&c, j, n, d, NULL);
+    bool in0[16];
+    for (size_t i = 0; i < n; i++)
+      in0[i] = d[i].admit;
+    struct pb all = {.c = &c, .j = j, .n = n, .best = HUGE_VAL};
+    pb_rec(&all, 0, 0);
+    struct pb mine = {.c = &c, .j = j, .n = n, .in0 = in0, .best = HUGE_VAL};
+    pb_rec(&mine, 0, 0);
+    assert_true(isfinite(mine.best));
+    if (heuristic)
+      assert_true(mine.best >= all.best - 1e-9);
+    else if (fabs(mine.best - all.best) > 1e-9)
+      fail_msg("iter %u: plan's batch scores %.9g, optimum %.9g", iter,
+               mine.best, all.best);
+    checked++;
+  }
+  print_message("# paper plan == pinned brute force on %u states\n", checked);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_paper_holds_rand_writer),
@@ -341,6 +523,8 @@ int main(void) {
       cmocka_unit_test(test_no_starvation),
       cmocka_unit_test(test_weights),
       cmocka_unit_test(test_invalid_jobs),
+      cmocka_unit_test(test_plan_properties),
+      cmocka_unit_test(test_paper_vs_brute_force),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
