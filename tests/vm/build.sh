@@ -26,7 +26,7 @@ META=linux-image-cloud-amd64
 # cgroup controllers are built into the cloud kernel, see kernel_check_config.
 MODULES=(virtio virtio_ring bfq overlay)
 # Host programs copied into the guest, with their libraries.
-PROGRAMS=(busybox bash containerd ctr containerd-shim-runc-v2 runc fio)
+PROGRAMS=(busybox bash containerd ctr containerd-shim-runc-v2 runc fio pgrep pkill)
 
 for c in apt-cache apt-get dpkg-deb cpio gzip mkfs.ext4 depmod modprobe ldd flock "${PROGRAMS[@]}"; do
   command -v "$c" >/dev/null || die "'$c' not found (run scripts/install-deps.sh)"
@@ -112,6 +112,8 @@ copy_program() {
   local root=$1 prog lib
   prog=$(readlink -f "$2")
   copy_file "$root" "$prog"
+  # pkill -> pgrep: keep the name too
+  [ -e "$root$2" ] || { mkdir -p "$root$(dirname "$2")" && ln -s "$prog" "$root$2"; }
   if ldd "$prog" >/dev/null 2>&1; then
     for lib in $(ldd "$prog" | grep -oE '(=> )?/[^ ]+' | grep -oE '/[^ ]+'); do
       [ -e "$root$lib" ] || copy_file "$root" "$lib"
@@ -184,14 +186,30 @@ make_initramfs() {
   mv "$OUT/initramfs.cpio.gz.tmp" "$OUT/initramfs.cpio.gz"
 }
 
-# Fresh each run: the tests expect an empty disk.  Inode tables and journal
-# are initialised here so that the guest's ext4lazyinit does not write behind
-# the tests' backs.
+# A busybox rootfs for containers, made here because a few hundred
+# fork+execs of ln under emulation take half a minute (the layout is
+# vm_rootfs's in guest/vmlib.sh: the guest's /usr is bound in for fio).
+make_disk_rootfs() {
+  local d=$1/rootfs/busybox a
+  mkdir -p "$d"/{bin,proc,sys,dev,tmp,etc,data,usr,work}
+  cp "$(readlink -f "$(command -v busybox)")" "$d/bin/busybox"
+  for a in $(busybox --list); do [ -e "$d/bin/$a" ] || ln -s busybox "$d/bin/$a"; done
+  ln -s usr/lib "$d/lib"
+  ln -s usr/lib64 "$d/lib64"
+  echo "root:x:0:0:root:/:/bin/sh" >"$d/etc/passwd"
+  echo "root:x:0:" >"$d/etc/group"
+  touch "$d/.done"
+}
+
+# Fresh each run.  Inode tables and journal are initialised here so that the
+# guest's ext4lazyinit does not write behind the tests' backs.
 make_disk() {
-  rm -f "$OUT/disk.img"
+  rm -rf "$OUT/disk.img" "$OUT/disk"
+  make_disk_rootfs "$OUT/disk"
   truncate -s "$DISK_SIZE" "$OUT/disk.img"
-  mkfs.ext4 -q -F -L iobvm -E lazy_itable_init=0,lazy_journal_init=0 "$OUT/disk.img" ||
+  mkfs.ext4 -q -F -L iobvm -E lazy_itable_init=0,lazy_journal_init=0 -d "$OUT/disk" "$OUT/disk.img" ||
     die "mkfs.ext4 failed on '$OUT/disk.img'"
+  rm -rf "$OUT/disk"
 }
 
 (

@@ -12,9 +12,10 @@ CG=/sys/fs/cgroup
 NVME=nvme0n1
 NVME_DEV=$(cat /sys/block/$NVME/dev 2>/dev/null || echo "?:?")
 
-# vm_rootfs NAME: print the path of a busybox rootfs on the NVMe disk.  The
-# guest's /usr is bound in read-only by vm_start (fio and its libraries);
-# /lib and /lib64 point into it as on Debian's merged /usr.
+# vm_rootfs NAME: print the path of a busybox rootfs on the NVMe disk (build.sh
+# puts "busybox" on the disk image; others are made here).  The guest's /usr
+# is bound in read-only by vm_start (fio and its libraries); /lib and /lib64
+# point into it as on Debian's merged /usr.
 vm_rootfs() {
   local d=/data/rootfs/$1
   if [ ! -e "$d/.done" ]; then
