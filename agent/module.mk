@@ -23,4 +23,5 @@ $(eval $(call unit,test_agent_admission,tests/unit/test_agent_admission.c,agent 
 $(eval $(call unit,test_agent_client,tests/unit/test_agent_client.c,agentclient ttrpc proto common))
 $(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore common))
 
-INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh
+INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
+	tests/integration/agent-containers.sh
