@@ -24,4 +24,4 @@ $(eval $(call unit,test_agent_client,tests/unit/test_agent_client.c,agentclient 
 $(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore common))
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
-	tests/integration/agent-containers.sh
+	tests/integration/agent-containers.sh tests/integration/agent-plan.sh

@@ -209,18 +209,40 @@ static void print_json(const Iobatch__Agent__V1__PlanResponse *r) {
   free(text);
 }
 
+/* The same question to the running agent: its matrix and settings. */
+static int ask_agent(const struct jobs *j, unsigned cap, double alpha,
+                     Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
+  struct ttrpc_client *c = NULL;
+  if (iobctl_connect(&c, err) < 0)
+    return -1;
+  Iobatch__Agent__V1__PlanRequest req = IOBATCH__AGENT__V1__PLAN_REQUEST__INIT;
+  req.jobs = j->v;
+  req.n_jobs = j->n;
+  req.cap = cap;
+  req.alpha = alpha > 0 ? alpha : 0;
+  ProtobufCMessage *resp = NULL;
+  int r = ttrpc_client_call(c, IOBCTL_SERVICE, "Plan", &req.base,
+                            &iobatch__agent__v1__plan_response__descriptor, &resp, 30000, NULL, 0,
+                            err);
+  ttrpc_client_free(c);
+  if (r < 0)
+    return -1;
+  *out = (Iobatch__Agent__V1__PlanResponse *)resp;
+  return 0;
+}
+
 static int run(int argc, char **argv, struct iob_error **err) {
   static const struct option opts[] = {
       {"cap", required_argument, NULL, 'c'},   {"alpha", required_argument, NULL, 'a'},
       {"matrix", required_argument, NULL, 'm'}, {"json", no_argument, NULL, 'j'},
-      {NULL, 0, NULL, 0},
+      {"agent", no_argument, NULL, 'A'},        {NULL, 0, NULL, 0},
   };
   struct batch_config cfg;
   batch_config_default(&cfg);
   const char *matrix = NULL;
   long cap = 0;
   double alpha = -1;
-  bool json = false;
+  bool json = false, agent = false;
   optind = 0;
   int o;
   while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -243,6 +265,9 @@ static int run(int argc, char **argv, struct iob_error **err) {
       break;
     case 'j':
       json = true;
+      break;
+    case 'A':
+      agent = true;
       break;
     default:
       return 2;
@@ -270,7 +295,9 @@ static int run(int argc, char **argv, struct iob_error **err) {
   int r = (*p == '[' || *p == '{') ? parse_json(path, buf, len, &j, err)
                                    : parse_text(path, buf, &j, err);
   Iobatch__Agent__V1__PlanResponse *resp = NULL;
-  if (r == 0)
+  if (r == 0 && agent)
+    r = ask_agent(&j, (unsigned)cap, alpha, &resp, err);
+  else if (r == 0)
     r = agent_plan_solve(&cfg, j.v, j.n, &resp, err);
   if (r == 0) {
     if (json)
@@ -278,7 +305,11 @@ static int run(int argc, char **argv, struct iob_error **err) {
     else
       print_plan(resp, &j);
   }
-  agent_plan_response_free(resp);
+  /* the agent's answer was unpacked by protobuf-c, ours built by hand */
+  if (agent && resp)
+    protobuf_c_message_free_unpacked(&resp->base, NULL);
+  else
+    agent_plan_response_free(resp);
   jobs_free(&j);
   return r;
 }
