@@ -243,6 +243,10 @@ void agent_adm_set_class(struct agent_adm *adm, struct agent_ctr *c, enum batch_
     schedule_plan(adm, now);
 }
 
+void agent_adm_schedule(struct agent_adm *adm, uint64_t at) {
+  schedule_plan(adm, at);
+}
+
 uint64_t agent_adm_next_wake(const struct agent_adm *adm) {
   return adm->plan_due_ms < adm->wake_ms ? adm->plan_due_ms : adm->wake_ms;
 }

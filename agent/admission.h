@@ -136,6 +136,9 @@ void agent_ctr_free(struct agent_ctr *ctr);
 void agent_adm_set_class(struct agent_adm *adm, struct agent_ctr *ctr, enum batch_class cls,
                          double confidence, enum agent_class_source src, uint64_t now);
 
+/* Plan again at `at` (or earlier if already due earlier). */
+void agent_adm_schedule(struct agent_adm *adm, uint64_t at);
+
 /* When agent_adm_tick() must run next (UINT64_MAX: nothing scheduled). */
 uint64_t agent_adm_next_wake(const struct agent_adm *adm);
 /* Plan if a plan or a deadline is due.  Returns 1 if the batcher ran. */

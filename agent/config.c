@@ -343,3 +343,28 @@ int agent_config_load(struct agent_config *cfg, const char *path, bool must_exis
   }
   return agent_config_parse(cfg, path, buf, len, err);
 }
+
+static int override(char **dst, const char *src) {
+  if (src == NULL)
+    return 0;
+  char *s = strdup(src);
+  if (s == NULL)
+    return -1;
+  free(*dst);
+  *dst = s;
+  return 0;
+}
+
+int agent_config_from_options(struct agent_config *cfg, const struct agent_options *o,
+                              struct iob_error **err) {
+  agent_config_release(cfg);
+  agent_config_default(cfg);
+  const char *path = o->config_path ? o->config_path : AGENT_DEFAULT_CONFIG;
+  if (agent_config_load(cfg, path, o->config_path != NULL, err) < 0)
+    return -1;
+  if (override(&cfg->socket_path, o->socket_path) < 0 ||
+      override(&cfg->state_dir, o->state_dir) < 0)
+    return iob_error(err, ENOMEM, "cannot copy the configuration");
+  cfg->debug = cfg->debug || o->debug;
+  return 0;
+}

@@ -74,6 +74,20 @@ int agent_config_parse(struct agent_config *cfg, const char *name, const char *b
 int agent_config_load(struct agent_config *cfg, const char *path, bool must_exist,
                       struct iob_error **err);
 
+/* Where the configuration comes from: a file (which must exist when named
+ * on the command line; the default one may be missing) and command-line
+ * overrides.  Kept by the daemon so that SIGHUP can read it again. */
+struct agent_options {
+  const char *config_path; /* NULL: AGENT_DEFAULT_CONFIG, may be missing */
+  const char *socket_path; /* overrides, NULL: none */
+  const char *state_dir;
+  bool debug;
+};
+
+/* Defaults, then the file, then the overrides. */
+int agent_config_from_options(struct agent_config *cfg, const struct agent_options *o,
+                              struct iob_error **err);
+
 /* "1500ms", "2s", "5m", "300" (ms) -> milliseconds.  Returns < 0 on a bad
  * value. */
 int agent_parse_duration(const char *s, uint64_t *ms);

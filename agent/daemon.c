@@ -21,6 +21,7 @@
 #define PROFILE_SAVE_PERIOD_MS 30000
 
 static void on_plan_timer(struct iob_loop *loop, void *data);
+static void reload(struct agent_daemon *d);
 
 static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) {
   (void)adm;
@@ -157,7 +158,10 @@ static void on_signal(struct iob_loop *loop, int fd, uint32_t events, void *data
   struct agent_daemon *d = data;
   struct signalfd_siginfo si;
   while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-    if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+    if (si.ssi_signo == SIGHUP) {
+      iob_info("signal %u: reloading the configuration", si.ssi_signo);
+      reload(d);
+    } else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
       iob_info("signal %u: shutting down", si.ssi_signo);
       d->exit_signal = (int)si.ssi_signo;
       iob_loop_stop(loop);
@@ -170,6 +174,7 @@ static int setup_signals(struct agent_daemon *d, struct iob_error **err) {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
   sigaddset(&set, SIGPIPE); /* a peer that went away is an EPIPE, not a death */
   if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
     return iob_error(err, errno, "sigprocmask");
@@ -210,27 +215,80 @@ static int read_small_file(const char *path, char **buf, size_t *len, size_t max
 
 /* Batcher settings: built-in defaults, then the matrix file (a batcher
  * config), then what iobatchd.conf says explicitly. */
-static int batch_settings(struct agent_daemon *d, struct iob_error **err) {
-  batch_config_default(&d->bcfg);
-  snprintf(d->matrix_source, sizeof(d->matrix_source), "defaults");
-  if (d->cfg.matrix_file) {
+static int batch_settings(const struct agent_config *cfg, struct batch_config *b, char *source,
+                          size_t source_len, struct iob_error **err) {
+  batch_config_default(b);
+  snprintf(source, source_len, "defaults");
+  if (cfg->matrix_file) {
     cleanup_free char *buf = NULL;
     size_t len = 0;
-    if (read_small_file(d->cfg.matrix_file, &buf, &len, BATCH_CONFIG_MAX_BYTES, err) < 0 ||
-        batch_config_parse(&d->bcfg, d->cfg.matrix_file, buf, len, err) < 0)
+    if (read_small_file(cfg->matrix_file, &buf, &len, BATCH_CONFIG_MAX_BYTES, err) < 0 ||
+        batch_config_parse(b, cfg->matrix_file, buf, len, err) < 0)
       return -1;
-    snprintf(d->matrix_source, sizeof(d->matrix_source), "%s", d->cfg.matrix_file);
+    snprintf(source, source_len, "%s", cfg->matrix_file);
   }
-  if (d->cfg.max_concurrency)
-    d->bcfg.max_batch = d->cfg.max_concurrency;
-  if (d->cfg.policy != AGENT_POLICY_DEFAULT)
-    d->bcfg.policy = d->cfg.policy == AGENT_POLICY_PAPER ? BATCH_POLICY_PAPER
-                                                         : BATCH_POLICY_PREDICTIVE;
-  if (d->cfg.alpha >= 0)
-    d->bcfg.alpha = d->cfg.alpha;
-  if (d->cfg.fairness >= 0)
-    d->bcfg.fairness = d->cfg.fairness;
+  if (cfg->max_concurrency)
+    b->max_batch = cfg->max_concurrency;
+  if (cfg->policy != AGENT_POLICY_DEFAULT)
+    b->policy = cfg->policy == AGENT_POLICY_PAPER ? BATCH_POLICY_PAPER : BATCH_POLICY_PREDICTIVE;
+  if (cfg->alpha >= 0)
+    b->alpha = cfg->alpha;
+  if (cfg->fairness >= 0)
+    b->fairness = cfg->fairness;
   return 0;
+}
+
+static void take_str(char **dst, char **src) {
+  free(*dst);
+  *dst = *src;
+  *src = NULL;
+}
+
+/* SIGHUP: read the configuration again.  Everything is parsed before
+ * anything is applied, so a broken file leaves the daemon as it was.  The
+ * socket and the state directory stay: moving them under running shims
+ * would strand them. */
+static void reload(struct agent_daemon *d) {
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_config nc;
+  struct batch_config nb;
+  struct wcd_config nw;
+  char source[sizeof(d->matrix_source)];
+  agent_config_default(&nc);
+  wcd_config_default(&nw);
+  if (agent_config_from_options(&nc, &d->opts, &err) < 0 ||
+      batch_settings(&nc, &nb, source, sizeof(source), &err) < 0 ||
+      (nc.detector_file && wcd_config_load(nc.detector_file, &nw, &err) < 0)) {
+    iob_err("reload failed, the running configuration stays: %s", err->msg);
+    agent_config_release(&nc);
+    return;
+  }
+  if (nc.socket_path && strcmp(nc.socket_path, d->cfg.socket_path) != 0)
+    iob_warn("reload: a new socket path takes a restart; still on '%s'", d->cfg.socket_path);
+  if (nc.state_dir && strcmp(nc.state_dir, d->cfg.state_dir) != 0)
+    iob_warn("reload: a new state_dir takes a restart; still on '%s'", d->cfg.state_dir);
+  take_str(&d->cfg.matrix_file, &nc.matrix_file);
+  take_str(&d->cfg.detector_file, &nc.detector_file);
+  d->cfg.sample_period_ms = nc.sample_period_ms;
+  d->cfg.batch_window_ms = nc.batch_window_ms;
+  d->cfg.max_hold_ms = nc.max_hold_ms;
+  d->cfg.max_concurrency = nc.max_concurrency;
+  d->cfg.policy = nc.policy;
+  d->cfg.alpha = nc.alpha;
+  d->cfg.fairness = nc.fairness;
+  d->bcfg = nb;
+  d->adm.bcfg = nb;
+  d->adm.batch_window_ms = nc.batch_window_ms;
+  d->adm.default_hold_ms = nc.max_hold_ms;
+  d->sampler.wcd = nw;
+  snprintf(d->matrix_source, sizeof(d->matrix_source), "%s", source);
+  iob_log_init("iobatchd", nc.debug);
+  agent_config_release(&nc);
+  iob_info("configuration reloaded: policy %s, max concurrency %u, matrix %s",
+           batch_policy_name(d->bcfg.policy), d->bcfg.max_batch, d->matrix_source);
+  /* What was held under the old settings may start under the new ones. */
+  agent_adm_schedule(&d->adm, iob_now_ms());
+  agent_daemon_changed(d);
 }
 
 static int mkdir_parent(const char *path, struct iob_error **err) {
@@ -248,9 +306,10 @@ static int mkdir_parent(const char *path, struct iob_error **err) {
 }
 
 int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
-                      struct iob_error **err) {
+                      const struct agent_options *opts, struct iob_error **err) {
   memset(d, 0, sizeof(*d));
   d->sigfd = -1;
+  d->opts = *opts; /* argv strings: they live as long as the process */
   d->cfg = *cfg;
   d->cfg.socket_path = strdup(cfg->socket_path ? cfg->socket_path : AGENT_DEFAULT_SOCKET);
   d->cfg.state_dir = strdup(cfg->state_dir ? cfg->state_dir : AGENT_DEFAULT_STATE_DIR);
@@ -262,7 +321,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
       (cfg->matrix_file && d->cfg.matrix_file == NULL) ||
       (cfg->cgroup_root && d->cfg.cgroup_root == NULL))
     return iob_error(err, ENOMEM, "cannot copy the configuration");
-  if (batch_settings(d, err) < 0)
+  if (batch_settings(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
     return -1;
   agent_adm_init(&d->adm, &d->bcfg, d->cfg.batch_window_ms, d->cfg.max_hold_ms, &adm_ops, d);
   if (agent_profiles_init(&d->profiles, d->cfg.state_dir, err) < 0)

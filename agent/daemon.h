@@ -49,6 +49,7 @@ struct agent_daemon {
   struct iob_timer *plan_timer;
   uint64_t plan_timer_at;
   struct iob_timer *sample_timer;
+  struct agent_options opts; /* to read the configuration again on SIGHUP */
   int sigfd;
   bool stopping;
   int exit_signal;
@@ -62,7 +63,7 @@ struct agent_waiter {
 };
 
 int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
-                      struct iob_error **err);
+                      const struct agent_options *opts, struct iob_error **err);
 /* Serve until SIGTERM/SIGINT; the socket is unlinked on the way out. */
 int agent_daemon_run(struct agent_daemon *d, struct iob_error **err);
 void agent_daemon_release(struct agent_daemon *d);

@@ -19,30 +19,26 @@ static void usage(FILE *f) {
           AGENT_DEFAULT_CONFIG);
 }
 
-/* Command line over config file: the file named by -c must exist, the
- * default one may be missing. */
-static int parse_args(int argc, char **argv, struct agent_config *cfg, struct iob_error **err) {
+static int parse_args(int argc, char **argv, struct agent_options *o, struct iob_error **err) {
   static const struct option opts[] = {
       {"config", required_argument, NULL, 'c'}, {"socket", required_argument, NULL, 's'},
       {"state-dir", required_argument, NULL, 'S'}, {"debug", no_argument, NULL, 'd'},
       {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
   };
-  const char *config = NULL, *socket = NULL, *state = NULL;
-  bool debug = false;
-  int o;
-  while ((o = getopt_long(argc, argv, "c:dh", opts, NULL)) != -1) {
-    switch (o) {
+  int opt;
+  while ((opt = getopt_long(argc, argv, "c:dh", opts, NULL)) != -1) {
+    switch (opt) {
     case 'c':
-      config = optarg;
+      o->config_path = optarg;
       break;
     case 's':
-      socket = optarg;
+      o->socket_path = optarg;
       break;
     case 'S':
-      state = optarg;
+      o->state_dir = optarg;
       break;
     case 'd':
-      debug = true;
+      o->debug = true;
       break;
     case 'h':
       usage(stdout);
@@ -55,29 +51,24 @@ static int parse_args(int argc, char **argv, struct agent_config *cfg, struct io
   if (optind < argc)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unexpected argument '%s'",
                           argv[optind]);
-  if (agent_config_load(cfg, config ? config : AGENT_DEFAULT_CONFIG, config != NULL, err) < 0)
-    return -1;
-  if (socket && (free(cfg->socket_path), cfg->socket_path = strdup(socket)) == NULL)
-    return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "out of memory");
-  if (state && (free(cfg->state_dir), cfg->state_dir = strdup(state)) == NULL)
-    return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "out of memory");
-  cfg->debug = cfg->debug || debug;
   return 0;
 }
 
 int main(int argc, char **argv) {
   cleanup_error struct iob_error *err = NULL;
   struct agent_config cfg;
+  struct agent_options opts = {0};
   agent_config_default(&cfg);
   iob_log_init("iobatchd", 0);
-  if (parse_args(argc, argv, &cfg, &err) < 0) {
+  if (parse_args(argc, argv, &opts, &err) < 0 ||
+      agent_config_from_options(&cfg, &opts, &err) < 0) {
     iob_error_print("iobatchd", &err);
     agent_config_release(&cfg);
     return 2;
   }
   iob_log_init("iobatchd", cfg.debug);
   struct agent_daemon d;
-  int r = agent_daemon_init(&d, &cfg, &err);
+  int r = agent_daemon_init(&d, &cfg, &opts, &err);
   agent_config_release(&cfg);
   if (r == 0)
     r = agent_daemon_run(&d, &err);

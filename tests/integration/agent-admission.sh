@@ -3,11 +3,12 @@
 # a rand-write is held beside a running seq-write (policy = paper) and
 # admitted when the seq-write exits; a deadline forces admission; Cancel and
 # a caller that goes away release a pending container; learnt profiles
-# survive a restart; a corrupt profile file is kept aside; bad config is
+# survive a restart; SIGHUP reloads the configuration (and keeps it when
+# the file is broken); a corrupt profile file is kept aside; bad config is
 # refused with file and line; SIGTERM removes the socket.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 29
+tap_plan 32
 
 # Two jobs tie under the paper objective at alpha = 0.5 (the batcher then
 # admits); 0.6 puts the weight on the penalty.
@@ -91,6 +92,18 @@ is "$out" "registered again: class rand-write" "profile class known at registrat
 is "$(agent_field again class_source)" "profile" "status says it comes from the profile"
 out=$(ctl profiles --state-dir "$AGENT_STATE")
 like "$out" "wk-seq +seq-write" "iobatchctl profiles lists the learnt workload"
+
+# SIGHUP: the configuration is read again; a broken one changes nothing.
+sed -i 's/^policy = paper/policy = predictive/' "$IOB_T/agent.conf"
+kill -HUP "$AGENT_PID"
+wait_for 5 '[ "$(ctl status --json | jq -r .policy)" == predictive ]'
+is "$(ctl status --json | jq -r .policy)" "predictive" "SIGHUP reloads the configuration"
+echo "max_concurrency = lots" >>"$IOB_T/agent.conf"
+kill -HUP "$AGENT_PID"
+wait_for 5 'grep -q "reload failed" "$AGENT_LOG"'
+like "$(grep 'reload failed' "$AGENT_LOG")" "line [0-9]+: invalid value 'lots' for 'max_concurrency'" \
+  "a broken file on SIGHUP is refused with its line"
+is "$(ctl status --json | jq -r .policy)" "predictive" "and the running configuration stays"
 agent_stop
 
 # A corrupt profile file is kept aside and the agent runs on.
