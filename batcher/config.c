@@ -99,7 +99,8 @@ void batch_config_default(struct batch_config *cfg) {
   /* Forecasts are rough; do not hold a job for a predicted 1% gain. */
   cfg->hold_margin = 0.02;
   cfg->default_solo_s = 60.0;
-  /* bench/solver.sh measured ~7.5 ns per work unit, so 5e6 units keep an
+  /* bench/solver.sh measured 7.5-11 ns per work unit (three runs on a busy
+   * 2-core VM recommended 4.5e6-6.6e6), so 5e6 units keep an
    * exact plan under ~40 ms (the 50 ms budget of a plan made on every
    * event), which covers N = 25 in 5-7 classes.  Above it the heuristic,
    * whose measured gap there was 0 (max 0.015 on random N <= 25). */

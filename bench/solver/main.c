@@ -8,6 +8,7 @@
  * 3. The exact/heuristic boundary: exact time against the solver's work
  *    estimate on growing instances, and the heuristic's gap there; the
  *    recommended exact_limit is the work the exact solver does in BUDGET_S.
+ * 4. batch_plan latency for 10..200 jobs under both policies.
  * Times are medians over repeated runs (the machines are noisy).
  */
 #include <jansson.h>
@@ -316,6 +317,62 @@ static json_t *bench_boundary(const struct batch_config *c, FILE *md,
   return arr;
 }
 
+/* ---- 4. online planner latency ---- */
+
+/* A node with 2 running jobs and n-2 pending ones of random classes; the
+ * worst case for `predictive` is every pending job forecast (the fairness
+ * bound out of the way, capacity left). */
+static json_t *bench_plan(const struct batch_config *c0, FILE *md) {
+  json_t *arr = json_array();
+  fprintf(md, "### Online planner latency (batch_plan)\n\n"
+              "2 running and N-2 pending jobs of random classes, L = %u; "
+              "median of repeated calls.\n\n"
+              "| N | predictive | predictive, no fairness bound | paper |\n"
+              "|---|---|---|---|\n",
+              c0->max_batch);
+  static const size_t ns[] = {10, 25, 50, 100, 200};
+  for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+    size_t n = ns[k];
+    struct batch_job *j = calloc(n, sizeof(*j));
+    struct batch_decision *d = calloc(n, sizeof(*d));
+    if (j == NULL || d == NULL)
+      abort();
+    for (size_t i = 0; i < n; i++)
+      j[i] = (struct batch_job){.cls = rndu(BATCH_NCLASS), .running = i < 2,
+                                .arrival = (double)i, .start = 0,
+                                .solo_s = 10 + rndu(100),
+                                .deadline = 1000 + (double)i,
+                                .cpu_heavy = rndu(4) == 0};
+    double med[3];
+    for (int v = 0; v < 3; v++) {
+      struct batch_config c = *c0;
+      c.policy = v == 2 ? BATCH_POLICY_PAPER : BATCH_POLICY_PREDICTIVE;
+      if (v == 1)
+        c.fairness = 1e6;
+      double t[15];
+      unsigned reps = quick ? 3 : 15;
+      for (unsigned r = 0; r < reps; r++) {
+        struct iob_error *err = NULL;
+        double t0 = now_s();
+        if (batch_plan(&c, j, n, 50, d, NULL, &err) < 0)
+          die(&err);
+        t[r] = now_s() - t0;
+      }
+      med[v] = median(t, reps);
+    }
+    fprintf(md, "| %zu | %.3g ms | %.3g ms | %.3g ms |\n", n, med[0] * 1e3,
+            med[1] * 1e3, med[2] * 1e3);
+    json_array_append_new(arr, json_pack("{s:i, s:f, s:f, s:f}", "n", (int)n,
+                                         "predictive_s", med[0],
+                                         "predictive_unfair_s", med[1],
+                                         "paper_s", med[2]));
+    free(j);
+    free(d);
+  }
+  fprintf(md, "\n");
+  return arr;
+}
+
 static void machine(json_t *root, FILE *md) {
   char model[256] = "unknown";
   FILE *f = fopen("/proc/cpuinfo", "r");
@@ -363,6 +420,7 @@ int main(int argc, char **argv) {
   json_object_set_new(root, "large", bench_large(&c, md));
   double limit = 0;
   json_object_set_new(root, "boundary", bench_boundary(&c, md, &limit));
+  json_object_set_new(root, "plan", bench_plan(&c, md));
   json_object_set_new(root, "budget_s", json_real(BUDGET_S));
   json_object_set_new(root, "recommended_exact_limit", json_real(limit));
   json_object_set_new(root, "configured_exact_limit", json_real(c.exact_limit));
