@@ -87,9 +87,10 @@ int cg2_pressure_parse(const char *buf, size_t len, struct cg2_pressure *out,
       continue;
     if (memchr(line, '\0', ll) != NULL)
       return iob_error(err, EINVAL, "io.pressure line %d: contains a NUL byte", lineno);
-    size_t wl = strcspn(line, " \n");
-    if (wl > ll)
-      wl = ll;
+    /* The buffer is not NUL-terminated: stay within the line. */
+    size_t wl = 0;
+    while (wl < ll && line[wl] != ' ')
+      wl++;
     int *flag;
     struct cg2_psi *dst;
     if (wl == 4 && memcmp(line, "some", 4) == 0) {

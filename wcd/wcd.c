@@ -105,6 +105,11 @@ void wcd_classify(const struct wcd_config *cfg, const struct cg2_sample *s, size
     conf_dir = cfg->dir_share >= 1.0 ? 1.0
                                      : 0.5 + 0.5 * (strength - cfg->dir_share) /
                                                  (1.0 - cfg->dir_share);
+    /* Bytes without requests: the procfs source with an async engine
+     * (io_submit and io_uring do not count as syscr/syscw).  The size
+     * signal is missing, and guessing would call everything random. */
+    if ((reads ? m->riops : m->wiops) == 0)
+      return;
     int seq = is_sequential(cfg, reads ? m->ravg : m->wavg, &conf_size);
     out->cls = reads ? (seq ? WCD_SEQ_READ : WCD_RAND_READ) : (seq ? WCD_SEQ_WRITE : WCD_RAND_WRITE);
   } else {

@@ -16,7 +16,8 @@
 #include "common/error.h"
 
 enum wcd_class {
-  WCD_UNKNOWN = 0, /* before enough samples, or samples that disagree */
+  WCD_UNKNOWN = 0, /* before enough samples, samples that disagree, or bytes
+                      without a request count (procfs + async I/O) */
   WCD_IDLE,
   WCD_SEQ_READ,
   WCD_RAND_READ,

@@ -231,6 +231,18 @@ static void test_pressure_malformed(void **state) {
   }
 }
 
+static void test_pressure_unterminated(void **state) {
+  (void)state;
+  /* found by fuzz_cg2_pressure: a first word running to the end of a buffer
+   * without NUL must not be scanned past its length (ASan build) */
+  cleanup_error struct iob_error *err = NULL;
+  struct cg2_pressure p;
+  char *b = malloc(8);
+  memcpy(b, "somavgso", 8);
+  assert_int_equal(cg2_pressure_parse(b, 8, &p, &err), -1);
+  free(b);
+}
+
 static void test_procio(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
@@ -264,7 +276,7 @@ int main(void) {
       cmocka_unit_test(test_iostat_malformed),     cmocka_unit_test(test_iostat_bounds),
       cmocka_unit_test(test_iostat_delta_and_reset), cmocka_unit_test(test_iostat_sum_saturates),
       cmocka_unit_test(test_pressure),             cmocka_unit_test(test_pressure_malformed),
-      cmocka_unit_test(test_procio),
+      cmocka_unit_test(test_pressure_unterminated), cmocka_unit_test(test_procio),
   };
   return cmocka_run_group_tests_name("cg2_iostat", tests, NULL, NULL);
 }

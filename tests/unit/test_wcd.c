@@ -60,6 +60,9 @@ static void test_pure_classes(void **state) {
   /* 50/50 */
   assert_int_equal(classify(CG2_SOURCE_IOSTAT, 50 * MiB, 400, 50 * MiB, 12800, &c), WCD_MIXED);
   assert_true(c > 0.99);
+  /* procfs with libaio: bytes but no syscalls, no size signal */
+  assert_int_equal(classify(CG2_SOURCE_PROCIO, 0, 0, 200 * MiB, 0, &c), WCD_UNKNOWN);
+  assert_true(c == 0.0);
   /* the procfs source is trusted less */
   assert_int_equal(classify(CG2_SOURCE_PROCIO, 0, 0, 200 * MiB, 200, &c), WCD_SEQ_WRITE);
   assert_true(c > 0.79 && c < 0.81);
