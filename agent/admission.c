@@ -114,8 +114,7 @@ static int check_info(const struct agent_ctr_info *in, struct iob_error **err) {
   if (in->cgroup && *in->cgroup && (in->cgroup[0] != '/' || strstr(in->cgroup, "..")))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "invalid cgroup path '%s': must be absolute, without '..'", in->cgroup);
-  if (in->declared_class && *in->declared_class &&
-      batch_class_from_name(in->declared_class) < 0)
+  if (in->declared_class && *in->declared_class && batch_class_from_name(in->declared_class) < 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "unknown class '%s' (expected seq-read, rand-read, seq-write, "
                           "rand-write, mixed, idle or unknown)",
@@ -154,8 +153,8 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
   bool fresh = c == NULL;
   if (fresh) {
     if (adm->n >= AGENT_MAX_CONTAINERS)
-      return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED,
-                            "too many containers: %d registered", AGENT_MAX_CONTAINERS);
+      return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "too many containers: %d registered",
+                            AGENT_MAX_CONTAINERS);
     c = calloc(1, sizeof(*c));
     if (c == NULL)
       return iob_error(err, ENOMEM, "cannot register '%s'", in->id);

@@ -63,15 +63,15 @@ struct agent_ctr {
 
   uint64_t registered_ms, arrival_ms, admitted_ms, deadline_ms;
   uint32_t max_hold_ms;
-  int reason;           /* enum batch_reason of the last decision, -1 none */
+  int reason;                  /* enum batch_reason of the last decision, -1 none */
   char conflict[AGENT_ID_MAX]; /* id of the container it conflicts with */
-  bool forced;          /* admitted at its deadline */
-  bool shared;          /* ran beside another container at some point */
+  bool forced;                 /* admitted at its deadline */
+  bool shared;                 /* ran beside another container at some point */
 
   double solo_s, solo_bps; /* from the learned profile (0: unknown) */
   /* Rates of the last sampling window (the sampler fills them). */
   double read_bps, write_bps, read_iops, write_iops;
-  double bytes_run;     /* bytes moved since admission (learned throughput) */
+  double bytes_run; /* bytes moved since admission (learned throughput) */
 
   unsigned weight;         /* what batch_weights asks for (100 = default) */
   unsigned weight_written; /* what was last written (0: nothing yet) */

@@ -26,12 +26,12 @@ struct admit_req {
   struct ctr_copy ctr;
   agent_client_admit_fn fn;
   void *user;
-  uint64_t deadline_ms;  /* the caller's, absolute; 0: none */
-  uint64_t retry_until;  /* 0: not retrying */
+  uint64_t deadline_ms; /* the caller's, absolute; 0: none */
+  uint64_t retry_until; /* 0: not retrying */
   struct iob_timer *timer;
-  bool finished;         /* fn has run */
-  bool in_flight;        /* an Admit call with this as user is outstanding */
-  bool reregister;       /* the agent may have lost us: Register first */
+  bool finished;   /* fn has run */
+  bool in_flight;  /* an Admit call with this as user is outstanding */
+  bool reregister; /* the agent may have lost us: Register first */
 };
 
 struct agent_client {

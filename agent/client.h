@@ -47,9 +47,9 @@ struct agent_client;
 /* What the agent is told about a container (strings are copied). */
 struct agent_container {
   const char *id;
-  const char *ns;             /* containerd namespace */
-  uint32_t pid;               /* init pid, 0 when not known yet */
-  const char *cgroup;         /* relative to the cgroup2 mount ("/a/b"), may be NULL */
+  const char *ns;     /* containerd namespace */
+  uint32_t pid;       /* init pid, 0 when not known yet */
+  const char *cgroup; /* relative to the cgroup2 mount ("/a/b"), may be NULL */
   const char *bundle;
   const char *declared_class; /* annotation io.iobatch.class, may be NULL */
   const char *workload_key;   /* wcd_workload_key(), may be NULL */
@@ -58,8 +58,8 @@ struct agent_container {
 };
 
 struct agent_admission {
-  bool admitted;   /* start the container now */
-  bool fail_open;  /* admitted without the agent's word; reason says why */
+  bool admitted;  /* start the container now */
+  bool fail_open; /* admitted without the agent's word; reason says why */
   const char *reason;
   uint64_t held_ms;
   const char *cls; /* class the agent assumed ("" when not asked) */

@@ -234,8 +234,8 @@ static int dup_config(struct agent_config *dst, const struct agent_config *src) 
   return 0;
 }
 
-static int parse_line(struct agent_config *c, bool seen[K_COUNT], const char *name,
-                      unsigned lineno, char *line, struct iob_error **err) {
+static int parse_line(struct agent_config *c, bool seen[K_COUNT], const char *name, unsigned lineno,
+                      char *line, struct iob_error **err) {
   char *hash = strchr(line, '#');
   if (hash)
     *hash = '\0';
@@ -260,8 +260,8 @@ static int parse_line(struct agent_config *c, bool seen[K_COUNT], const char *na
                           name, lineno, key);
   seen[k] = true;
   if (*val == '\0')
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' line %u: '%s' has no value",
-                          name, lineno, key);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' line %u: '%s' has no value", name,
+                          lineno, key);
   if (set_value(c, (enum key_id)k, val) < 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "'%s' line %u: invalid value '%s' for '%s': expected %s", name, lineno,
@@ -291,8 +291,8 @@ int agent_config_parse(struct agent_config *cfg, const char *name, const char *b
     if (n > AGENT_CONFIG_MAX_LINE) {
       agent_config_release(&tmp);
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                            "'%s' line %u: line too long (%zu bytes, at most %d)", name, lineno,
-                            n, AGENT_CONFIG_MAX_LINE);
+                            "'%s' line %u: line too long (%zu bytes, at most %d)", name, lineno, n,
+                            AGENT_CONFIG_MAX_LINE);
     }
     memcpy(line, buf + off, n);
     line[n] = '\0';
@@ -322,8 +322,8 @@ int agent_config_load(struct agent_config *cfg, const char *path, bool must_exis
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is not a regular file", path);
   if (st.st_size > AGENT_CONFIG_MAX_BYTES)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "'%s' is too large: %lld bytes, at most %d", path,
-                          (long long)st.st_size, AGENT_CONFIG_MAX_BYTES);
+                          "'%s' is too large: %lld bytes, at most %d", path, (long long)st.st_size,
+                          AGENT_CONFIG_MAX_BYTES);
   cleanup_free char *buf = malloc(AGENT_CONFIG_MAX_BYTES + 1);
   if (buf == NULL)
     return iob_error(err, ENOMEM, "cannot read '%s'", path);

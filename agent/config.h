@@ -46,8 +46,8 @@ enum agent_policy {
 struct agent_config {
   char *socket_path;
   char *state_dir;
-  char *matrix_file;  /* NULL: the batcher's built-in matrix */
-  char *cgroup_root;  /* NULL: the cgroup2 mount found at start */
+  char *matrix_file;   /* NULL: the batcher's built-in matrix */
+  char *cgroup_root;   /* NULL: the cgroup2 mount found at start */
   char *detector_file; /* NULL: the detector's default thresholds */
   uint64_t sample_period_ms;
   uint64_t batch_window_ms;

@@ -204,8 +204,8 @@ static int read_small_file(const char *path, char **buf, size_t *len, size_t max
       break;
     n += (size_t)r;
     if (n > max)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is too large: more than %zu bytes",
-                            path, max);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "'%s' is too large: more than %zu bytes", path, max);
   }
   b[n] = '\0';
   *buf = steal_ptr(&b);

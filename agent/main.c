@@ -11,19 +11,23 @@
 #include "common/log.h"
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: iobatchd [-c CONFIG] [--socket PATH] [--state-dir DIR] [--debug]\n"
-             "  -c, --config FILE    configuration (default %s; absent is fine)\n"
-             "      --socket PATH    override 'socket'\n"
-             "      --state-dir DIR  override 'state_dir'\n"
-             "  -d, --debug          debug log lines\n",
+  fprintf(f,
+          "usage: iobatchd [-c CONFIG] [--socket PATH] [--state-dir DIR] [--debug]\n"
+          "  -c, --config FILE    configuration (default %s; absent is fine)\n"
+          "      --socket PATH    override 'socket'\n"
+          "      --state-dir DIR  override 'state_dir'\n"
+          "  -d, --debug          debug log lines\n",
           AGENT_DEFAULT_CONFIG);
 }
 
 static int parse_args(int argc, char **argv, struct agent_options *o, struct iob_error **err) {
   static const struct option opts[] = {
-      {"config", required_argument, NULL, 'c'}, {"socket", required_argument, NULL, 's'},
-      {"state-dir", required_argument, NULL, 'S'}, {"debug", no_argument, NULL, 'd'},
-      {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+      {"config", required_argument, NULL, 'c'},
+      {"socket", required_argument, NULL, 's'},
+      {"state-dir", required_argument, NULL, 'S'},
+      {"debug", no_argument, NULL, 'd'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
   };
   int opt;
   while ((opt = getopt_long(argc, argv, "c:dh", opts, NULL)) != -1) {
@@ -49,8 +53,7 @@ static int parse_args(int argc, char **argv, struct agent_options *o, struct iob
     }
   }
   if (optind < argc)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unexpected argument '%s'",
-                          argv[optind]);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unexpected argument '%s'", argv[optind]);
   return 0;
 }
 
@@ -60,8 +63,7 @@ int main(int argc, char **argv) {
   struct agent_options opts = {0};
   agent_config_default(&cfg);
   iob_log_init("iobatchd", 0);
-  if (parse_args(argc, argv, &opts, &err) < 0 ||
-      agent_config_from_options(&cfg, &opts, &err) < 0) {
+  if (parse_args(argc, argv, &opts, &err) < 0 || agent_config_from_options(&cfg, &opts, &err) < 0) {
     iob_error_print("iobatchd", &err);
     agent_config_release(&cfg);
     return 2;

@@ -19,8 +19,8 @@ void agent_plan_response_free(Iobatch__Agent__V1__PlanResponse *r) {
   free(r);
 }
 
-static int build(const struct batch_config *cfg, Iobatch__Agent__V1__PlanJob *const *jobs,
-                 size_t n, const enum batch_class *cls, const struct batch_solution *sol,
+static int build(const struct batch_config *cfg, Iobatch__Agent__V1__PlanJob *const *jobs, size_t n,
+                 const enum batch_class *cls, const struct batch_solution *sol,
                  Iobatch__Agent__V1__PlanResponse *r) {
   r->n_batches = sol->nz;
   r->batches = calloc(sol->nz + 1, sizeof(*r->batches));

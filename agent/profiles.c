@@ -142,8 +142,7 @@ static int from_json(struct agent_profiles *p, json_t *root, const char *path,
     return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': top level is not an object", path);
   json_t *ver = json_object_get(root, "version");
   if (!json_is_integer(ver) || json_integer_value(ver) != 1)
-    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': missing or unsupported 'version'",
-                          path);
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': missing or unsupported 'version'", path);
   json_t *profs = json_object_get(root, "profiles");
   if (!json_is_object(profs))
     return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': 'profiles' is not an object", path);
@@ -158,15 +157,14 @@ static int from_json(struct agent_profiles *p, json_t *root, const char *path,
     json_int_t runs = 0, updated = 0;
     json_error_t je;
     if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:F, s:F, s:F, s:I, s:I}", "class", &cls,
-                       "confidence", &conf, "solo_s", &solo_s, "solo_bps", &solo_bps, "runs",
-                       &runs, "updated", &updated) < 0)
-      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': profile '%s': %s", path, key,
-                            je.text);
+                       "confidence", &conf, "solo_s", &solo_s, "solo_bps", &solo_bps, "runs", &runs,
+                       "updated", &updated) < 0)
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': profile '%s': %s", path, key, je.text);
     if (strlen(key) == 0 || strlen(key) > AGENT_PROFILE_KEY_MAX || !valid_class_name(cls) ||
         !(conf >= 0 && conf <= 1) || !(solo_s >= 0 && isfinite(solo_s)) ||
         !(solo_bps >= 0 && isfinite(solo_bps)) || runs < 0 || runs > (json_int_t)UINT32_MAX)
-      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': profile '%s' has invalid values",
-                            path, key);
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': profile '%s' has invalid values", path,
+                            key);
     struct agent_profile *e = add(p, key);
     if (e == NULL)
       return iob_error(err, ENOMEM, "cannot add profile '%s'", key);
@@ -188,8 +186,7 @@ static int set_aside(const char *path, struct iob_error **cause, struct iob_erro
   if (rename(path, aside) < 0)
     return iob_error(err, errno, "%s; cannot keep it aside as '%s'", (*cause)->msg, aside);
   return iob_error_code(err, IOB_CODE_DATA_LOSS,
-                        "%s; kept aside as '%s', starting with no profiles", (*cause)->msg,
-                        aside);
+                        "%s; kept aside as '%s', starting with no profiles", (*cause)->msg, aside);
 }
 
 int agent_profiles_load(struct agent_profiles *p, struct iob_error **err) {
@@ -205,15 +202,15 @@ int agent_profiles_load(struct agent_profiles *p, struct iob_error **err) {
     return iob_error(err, errno, "cannot stat '%s'", p->path);
   cleanup_error struct iob_error *cause = NULL;
   if (st.st_size > AGENT_PROFILES_MAX_BYTES) {
-    iob_error_code(&cause, IOB_CODE_DATA_LOSS, "'%s' is too large: %lld bytes, at most %d",
-                   p->path, (long long)st.st_size, AGENT_PROFILES_MAX_BYTES);
+    iob_error_code(&cause, IOB_CODE_DATA_LOSS, "'%s' is too large: %lld bytes, at most %d", p->path,
+                   (long long)st.st_size, AGENT_PROFILES_MAX_BYTES);
     return set_aside(p->path, &cause, err);
   }
   json_error_t je;
   cleanup_json json_t *root = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
   if (root == NULL) {
-    iob_error_code(&cause, IOB_CODE_DATA_LOSS, "cannot parse '%s': line %d: %s", p->path,
-                   je.line, je.text);
+    iob_error_code(&cause, IOB_CODE_DATA_LOSS, "cannot parse '%s': line %d: %s", p->path, je.line,
+                   je.text);
     return set_aside(p->path, &cause, err);
   }
   if (from_json(p, root, p->path, &cause) < 0) {

@@ -15,8 +15,8 @@
 #include "common/error.h"
 
 #define AGENT_PROFILES_FILE "profiles.json"
-#define AGENT_PROFILES_MAX 4096        /* profiles kept; the oldest go first */
-#define AGENT_PROFILE_KEY_MAX 1024     /* bytes of a workload key */
+#define AGENT_PROFILES_MAX 4096    /* profiles kept; the oldest go first */
+#define AGENT_PROFILE_KEY_MAX 1024 /* bytes of a workload key */
 #define AGENT_PROFILES_MAX_BYTES (8 * 1024 * 1024)
 
 struct agent_profile {

@@ -137,8 +137,7 @@ static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
     return 0;
   }
   /* An empty cgroup: every process of the container is gone. */
-  if (smp.source == CG2_SOURCE_PROCIO && smp.npids == 0 && c->state == AGENT_RUNNING &&
-      st->n > 0)
+  if (smp.source == CG2_SOURCE_PROCIO && smp.npids == 0 && c->state == AGENT_RUNNING && st->n > 0)
     return 1;
   push(st, &smp);
   if (st->n < 2)

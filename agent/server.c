@@ -135,8 +135,7 @@ static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *u
   } else if (req->declared_class && *req->declared_class) {
     int cls = batch_class_from_name(req->declared_class);
     if (cls < 0) {
-      ttrpc_call_fail(call, IOB_CODE_INVALID_ARGUMENT, "unknown class '%s'",
-                      req->declared_class);
+      ttrpc_call_fail(call, IOB_CODE_INVALID_ARGUMENT, "unknown class '%s'", req->declared_class);
       return;
     }
     agent_adm_set_class(&d->adm, c, (enum batch_class)cls, 1, AGENT_CLASS_DECLARED, now);
@@ -167,8 +166,8 @@ static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *u
   *w = (struct agent_waiter){.d = d, .ctr = c, .call = call};
   c->waiter = w;
   ttrpc_call_on_cancel(call, on_admit_cancelled, w);
-  iob_debug("admit '%s' (class %s): pending, deadline in %llu ms", c->id,
-            batch_class_name(c->cls), (unsigned long long)(c->deadline_ms - now));
+  iob_debug("admit '%s' (class %s): pending, deadline in %llu ms", c->id, batch_class_name(c->cls),
+            (unsigned long long)(c->deadline_ms - now));
   agent_daemon_changed(d);
 }
 

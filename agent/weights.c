@@ -22,8 +22,8 @@ static void note(struct agent_ctr *c, bool effective, const char *what, const ch
 static int write_dev(struct agent_daemon *d, const char *cgdir, unsigned major, unsigned minor,
                      unsigned w, struct iob_error **err) {
   unsigned mech = 0, dmaj = 0, dmin = 0;
-  if (cg2_weight_mechanism(NULL, d->sampler.cgroup_root, major, minor, &mech, &dmaj, &dmin,
-                           err) < 0)
+  if (cg2_weight_mechanism(NULL, d->sampler.cgroup_root, major, minor, &mech, &dmaj, &dmin, err) <
+      0)
     return -1;
   if (mech & CG2_MECH_IOCOST) {
     if (cg2_weight_write_dev(cgdir, CG2_IO_WEIGHT, dmaj, dmin, w, err) < 0)
@@ -31,8 +31,7 @@ static int write_dev(struct agent_daemon *d, const char *cgdir, unsigned major, 
     return 1;
   }
   if (mech & CG2_MECH_BFQ) {
-    if (cg2_weight_write_dev(cgdir, CG2_BFQ_WEIGHT, dmaj, dmin, cg2_weight_io_to_bfq(w), err) <
-        0)
+    if (cg2_weight_write_dev(cgdir, CG2_BFQ_WEIGHT, dmaj, dmin, cg2_weight_io_to_bfq(w), err) < 0)
       return -1;
     return 1;
   }

@@ -37,11 +37,16 @@ static int parse_num(const char *s, unsigned long max, unsigned long *out) {
 
 static int parse_ctl(int argc, char **argv, struct ctl_args *a) {
   static const struct option opts[] = {
-      {"ns", required_argument, NULL, 'n'},       {"class", required_argument, NULL, 'c'},
-      {"cgroup", required_argument, NULL, 'g'},   {"pid", required_argument, NULL, 'p'},
-      {"key", required_argument, NULL, 'k'},      {"max-hold", required_argument, NULL, 'm'},
-      {"timeout", required_argument, NULL, 't'},  {"status", required_argument, NULL, 's'},
-      {"bundle", required_argument, NULL, 'b'},   {"running", no_argument, NULL, 'r'},
+      {"ns", required_argument, NULL, 'n'},
+      {"class", required_argument, NULL, 'c'},
+      {"cgroup", required_argument, NULL, 'g'},
+      {"pid", required_argument, NULL, 'p'},
+      {"key", required_argument, NULL, 'k'},
+      {"max-hold", required_argument, NULL, 'm'},
+      {"timeout", required_argument, NULL, 't'},
+      {"status", required_argument, NULL, 's'},
+      {"bundle", required_argument, NULL, 'b'},
+      {"running", no_argument, NULL, 'r'},
       {NULL, 0, NULL, 0},
   };
   memset(a, 0, sizeof(*a));

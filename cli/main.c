@@ -36,9 +36,9 @@ int main(int argc, char **argv) {
     const char *name;
     int (*fn)(int, char **);
   } verbs[] = {
-      {"status", iobctl_status},       {"plan", iobctl_plan},     {"profiles", iobctl_profiles},
-      {"calibrate", iobctl_calibrate}, {"register", iobctl_register},
-      {"admit", iobctl_admit},         {"cancel", iobctl_cancel}, {"exited", iobctl_exited},
+      {"status", iobctl_status},       {"plan", iobctl_plan},         {"profiles", iobctl_profiles},
+      {"calibrate", iobctl_calibrate}, {"register", iobctl_register}, {"admit", iobctl_admit},
+      {"cancel", iobctl_cancel},       {"exited", iobctl_exited},
   };
   iob_log_init("iobatchctl", 0);
   iobctl_socket = getenv("IOBATCH_SOCKET");

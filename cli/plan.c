@@ -198,11 +198,11 @@ static void print_json(const Iobatch__Agent__V1__PlanResponse *r) {
     json_t *names = json_array();
     for (size_t k = 0; k < r->batches[b]->n_names; k++)
       json_array_append_new(names, json_string(r->batches[b]->names[k]));
-    json_array_append_new(batches, json_pack("{s:o, s:f}", "names", names, "penalty",
-                                             r->batches[b]->penalty));
+    json_array_append_new(
+        batches, json_pack("{s:o, s:f}", "names", names, "penalty", r->batches[b]->penalty));
   }
-  json_auto_t *o = json_pack("{s:O, s:f, s:s, s:b}", "batches", batches, "objective",
-                             r->objective, "solver", r->solver, "optimal", (int)r->optimal);
+  json_auto_t *o = json_pack("{s:O, s:f, s:s, s:b}", "batches", batches, "objective", r->objective,
+                             "solver", r->solver, "optimal", (int)r->optimal);
   char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
   if (text)
     puts(text);
@@ -221,9 +221,9 @@ static int ask_agent(const struct jobs *j, unsigned cap, double alpha,
   req.cap = cap;
   req.alpha = alpha > 0 ? alpha : 0;
   ProtobufCMessage *resp = NULL;
-  int r = ttrpc_client_call(c, IOBCTL_SERVICE, "Plan", &req.base,
-                            &iobatch__agent__v1__plan_response__descriptor, &resp, 30000, NULL, 0,
-                            err);
+  int r =
+      ttrpc_client_call(c, IOBCTL_SERVICE, "Plan", &req.base,
+                        &iobatch__agent__v1__plan_response__descriptor, &resp, 30000, NULL, 0, err);
   ttrpc_client_free(c);
   if (r < 0)
     return -1;
@@ -233,7 +233,7 @@ static int ask_agent(const struct jobs *j, unsigned cap, double alpha,
 
 static int run(int argc, char **argv, struct iob_error **err) {
   static const struct option opts[] = {
-      {"cap", required_argument, NULL, 'c'},   {"alpha", required_argument, NULL, 'a'},
+      {"cap", required_argument, NULL, 'c'},    {"alpha", required_argument, NULL, 'a'},
       {"matrix", required_argument, NULL, 'm'}, {"json", no_argument, NULL, 'j'},
       {"agent", no_argument, NULL, 'A'},        {NULL, 0, NULL, 0},
   };
@@ -251,8 +251,8 @@ static int run(int argc, char **argv, struct iob_error **err) {
     case 'c':
       cap = strtol(optarg, &end, 10);
       if (*end || cap < 1 || cap > BATCH_MAX_BATCH)
-        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid --cap '%s' (1..%d)",
-                              optarg, BATCH_MAX_BATCH);
+        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid --cap '%s' (1..%d)", optarg,
+                              BATCH_MAX_BATCH);
       break;
     case 'a':
       alpha = strtod(optarg, &end);

@@ -52,8 +52,7 @@ int iobctl_profiles(int argc, char **argv) {
     agent_profiles_release(&p);
     return 0;
   }
-  printf("%-40s %-11s %5s %9s %10s %5s\n", "WORKLOAD", "CLASS", "CONF", "SOLO", "SOLO-BPS",
-         "RUNS");
+  printf("%-40s %-11s %5s %9s %10s %5s\n", "WORKLOAD", "CLASS", "CONF", "SOLO", "SOLO-BPS", "RUNS");
   const char *key;
   json_t *v;
   json_object_foreach(json_object_get(root, "profiles"), key, v) {

@@ -28,9 +28,8 @@ static void human_ms(uint64_t ms, char *buf, size_t n) {
 }
 
 static void print_table(const Iobatch__Agent__V1__StatusResponse *r) {
-  printf("policy %s, max concurrency %u, batch window %llu ms, matrix %s, sampler %s\n",
-         r->policy, r->max_concurrency, (unsigned long long)r->batch_window_ms, r->matrix_source,
-         r->sampler);
+  printf("policy %s, max concurrency %u, batch window %llu ms, matrix %s, sampler %s\n", r->policy,
+         r->max_concurrency, (unsigned long long)r->batch_window_ms, r->matrix_source, r->sampler);
   printf("plans %llu, admissions %llu (%llu at their deadline), %u learned profiles\n\n",
          (unsigned long long)r->plans, (unsigned long long)r->admissions,
          (unsigned long long)r->forced_admissions, r->profiles);
@@ -47,8 +46,8 @@ static void print_table(const Iobatch__Agent__V1__StatusResponse *r) {
       snprintf(weight, sizeof(weight), "-");
     else
       snprintf(weight, sizeof(weight), "%u%s", c->io_weight, c->weight_effective ? "" : "*");
-    snprintf(reason, sizeof(reason), "%s%s%s", c->reason,
-             c->conflict[0] ? ", conflicts with " : "", c->conflict);
+    snprintf(reason, sizeof(reason), "%s%s%s", c->reason, c->conflict[0] ? ", conflicts with " : "",
+             c->conflict);
     printf("%-20.20s %-8s %-20s %5.2f %8s %8s %7.0f %7.0f %7s %8s  %s\n", c->id, c->state, cls,
            c->confidence, rd, wr, c->read_iops, c->write_iops, weight, held, reason);
   }
@@ -71,11 +70,11 @@ static json_t *to_json(const Iobatch__Agent__V1__StatusResponse *r) {
                        "id", c->id, "namespace", c->namespace_, "state", c->state, "class",
                        c->class_, "class_source", c->class_source, "confidence", c->confidence,
                        "read_bps", c->read_bps, "write_bps", c->write_bps, "read_iops",
-                       c->read_iops, "write_iops", c->write_iops, "io_weight",
-                       (int)c->io_weight, "weight_effective", (int)c->weight_effective,
-                       "weight_note", c->weight_note, "held_ms", (json_int_t)c->held_ms,
-                       "age_ms", (json_int_t)c->age_ms, "workload_key", c->workload_key, "pid",
-                       (int)c->pid, "reason", c->reason, "conflict", c->conflict));
+                       c->read_iops, "write_iops", c->write_iops, "io_weight", (int)c->io_weight,
+                       "weight_effective", (int)c->weight_effective, "weight_note", c->weight_note,
+                       "held_ms", (json_int_t)c->held_ms, "age_ms", (json_int_t)c->age_ms,
+                       "workload_key", c->workload_key, "pid", (int)c->pid, "reason", c->reason,
+                       "conflict", c->conflict));
   }
   return json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o}", "policy", r->policy,
                    "matrix", r->matrix_source, "max_concurrency", (int)r->max_concurrency,
@@ -104,8 +103,8 @@ int iobctl_status(int argc, char **argv) {
   Iobatch__Agent__V1__StatusRequest req = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
   ProtobufCMessage *resp = NULL;
   int r = ttrpc_client_call(c, IOBCTL_SERVICE, "Status", &req.base,
-                            &iobatch__agent__v1__status_response__descriptor, &resp, 10000, NULL,
-                            0, &err);
+                            &iobatch__agent__v1__status_response__descriptor, &resp, 10000, NULL, 0,
+                            &err);
   ttrpc_client_free(c);
   if (r < 0) {
     iob_error_print("iobatchctl status", &err);

@@ -41,8 +41,7 @@ static void setup_adm(struct agent_adm *adm, enum batch_policy policy, uint64_t 
 
 static struct agent_ctr *reg(struct agent_adm *adm, const char *id, const char *cls, uint64_t now) {
   cleanup_error struct iob_error *err = NULL;
-  struct agent_ctr_info in = {.id = id, .ns = "default", .declared_class = cls,
-                              .source = "test"};
+  struct agent_ctr_info in = {.id = id, .ns = "default", .declared_class = cls, .source = "test"};
   struct agent_ctr *c = NULL;
   if (agent_adm_register(adm, &in, now, &c, &err) < 0)
     fail_msg("register %s: %s", id, err->msg);
@@ -204,8 +203,12 @@ static void test_register_rules(void **state) {
   assert_int_equal(adm.n, 0);
 
   /* hook then shim: the second registration fills in, never erases */
-  in = (struct agent_ctr_info){.id = "a", .ns = "k8s.io", .cgroup = "/pod/a", .pid = 42,
-                               .source = "hook", .workload_key = "img"};
+  in = (struct agent_ctr_info){.id = "a",
+                               .ns = "k8s.io",
+                               .cgroup = "/pod/a",
+                               .pid = 42,
+                               .source = "hook",
+                               .workload_key = "img"};
   struct agent_ctr *c = NULL;
   assert_int_equal(agent_adm_register(&adm, &in, 0, &c, &err), 0);
   in = (struct agent_ctr_info){.id = "a", .ns = "k8s.io", .source = "shim"};
@@ -229,8 +232,8 @@ static void test_register_rules(void **state) {
 
   /* a container that re-registers after an agent restart as running is
    * running, and an Admit for it is answered at once */
-  in = (struct agent_ctr_info){.id = "b", .ns = "k8s.io", .running = true,
-                               .declared_class = "seq-write"};
+  in = (struct agent_ctr_info){
+      .id = "b", .ns = "k8s.io", .running = true, .declared_class = "seq-write"};
   assert_int_equal(agent_adm_register(&adm, &in, 10, &c, &err), 0);
   assert_int_equal(c->state, AGENT_RUNNING);
   assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 10), 1);

@@ -105,16 +105,16 @@ static void server_up(struct fake *f) {
                                          h_register, f, &err),
                    0);
   assert_int_equal(ttrpc_server_register(f->srv, SVC, "Admit",
-                                         &iobatch__agent__v1__admit_request__descriptor, h_admit,
-                                         f, &err),
+                                         &iobatch__agent__v1__admit_request__descriptor, h_admit, f,
+                                         &err),
                    0);
   assert_int_equal(ttrpc_server_register(f->srv, SVC, "Cancel",
-                                         &iobatch__agent__v1__cancel_request__descriptor,
-                                         h_cancel, f, &err),
+                                         &iobatch__agent__v1__cancel_request__descriptor, h_cancel,
+                                         f, &err),
                    0);
   assert_int_equal(ttrpc_server_register(f->srv, SVC, "Exited",
-                                         &iobatch__agent__v1__exited_request__descriptor,
-                                         h_exited, f, &err),
+                                         &iobatch__agent__v1__exited_request__descriptor, h_exited,
+                                         f, &err),
                    0);
   assert_true(ttrpc_server_listen(f->srv, f->path, &err) >= 0);
 }

@@ -156,8 +156,8 @@ static void test_limits(void **state) {
   long_line[AGENT_CONFIG_MAX_LINE + 9] = '\0';
   assert_int_equal(agent_config_parse(&c, "t.conf", long_line, strlen(long_line), &err), -1);
   assert_string_equal(err->msg, "'t.conf' line 1: line too long (1033 bytes, at most 1024)");
-  assert_int_equal(
-      agent_config_parse(&c, "t.conf", long_line, AGENT_CONFIG_MAX_BYTES + 1, &err), -1);
+  assert_int_equal(agent_config_parse(&c, "t.conf", long_line, AGENT_CONFIG_MAX_BYTES + 1, &err),
+                   -1);
   assert_string_equal(err->msg, "'t.conf' is too large: 65537 bytes, at most 65536");
   agent_config_release(&c);
 }

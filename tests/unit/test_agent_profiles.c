@@ -65,8 +65,8 @@ static void test_round_trip(void **state) {
   assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
   assert_int_equal(agent_profiles_load(&p, &err), 0); /* no file yet: empty */
   assert_int_equal(p.n, 0);
-  struct agent_profile_update u = {.cls = "seq-write", .confidence = 1, .solo_s = 10,
-                                   .solo_bps = 1e8, .run_finished = true};
+  struct agent_profile_update u = {
+      .cls = "seq-write", .confidence = 1, .solo_s = 10, .solo_bps = 1e8, .run_finished = true};
   assert_int_equal(agent_profiles_learn(&p, "fio-seq", &u, &err), 0);
   u = (struct agent_profile_update){.cls = "rand-write", .confidence = 0.8};
   assert_int_equal(agent_profiles_learn(&p, "db \"quoted\" key", &u, &err), 0);
