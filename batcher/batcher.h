@@ -78,8 +78,8 @@ struct batch_config {
    * writer suffers from a sequential writer far more than the reverse.  A
    * pair in one batch costs s[i][j] + s[j][i] in the objective. */
   double s[BATCH_NCLASS][BATCH_NCLASS];
-  double alpha;          /* weight of Tp in the objective, [0,1]; 0.5 */
-  unsigned max_batch;    /* L: max jobs per batch / concurrently running; 4 */
+  double alpha;       /* weight of Tp in the objective, [0,1]; 0.5 */
+  unsigned max_batch; /* L: max jobs per batch / concurrently running; 4 */
   enum batch_policy policy;
   /* Predictive model: a job's slowdown beside neighbours N is
    *   1 + slowdown_scale * sum_{j in N, not both sequential} s[i][j]
@@ -119,8 +119,8 @@ void batch_config_default(struct batch_config *cfg);
  * matrix.unknown may be given alone.  Values are checked (finite, in range);
  * errors name the file and line: "'f.conf' line 3: ...".  On error *cfg is
  * untouched. */
-int batch_config_parse(struct batch_config *cfg, const char *name,
-                       const char *buf, size_t len, struct iob_error **err);
+int batch_config_parse(struct batch_config *cfg, const char *name, const char *buf, size_t len,
+                       struct iob_error **err);
 
 /* ---- Offline: the paper's problem ---------------------------------------
  * Partition N jobs into batches of at most L minimising
@@ -150,55 +150,53 @@ struct batch_solution {
                          first job */
   unsigned nz;
   double tp, tp_max, objective;
-  bool optimal;       /* proven optimal (exact solver) */
+  bool optimal; /* proven optimal (exact solver) */
   enum batch_method method;
 };
 
-int batch_solve(const struct batch_config *cfg, const enum batch_class *cls,
-                size_t n, enum batch_method method, struct batch_solution *sol,
-                struct iob_error **err);
+int batch_solve(const struct batch_config *cfg, const enum batch_class *cls, size_t n,
+                enum batch_method method, struct batch_solution *sol, struct iob_error **err);
 void batch_solution_free(struct batch_solution *sol);
 
 /* The objective of any assignment (for tests, the CLI, and the heuristic's
  * callers).  Returns < 0 if batch_of is not a valid partition with batches
  * of at most L (empty batch indices are allowed and not counted). */
-int batch_evaluate(const struct batch_config *cfg, const enum batch_class *cls,
-                   size_t n, const unsigned *batch_of, double *objective,
-                   double *tp, unsigned *nz, struct iob_error **err);
+int batch_evaluate(const struct batch_config *cfg, const enum batch_class *cls, size_t n,
+                   const unsigned *batch_of, double *objective, double *tp, unsigned *nz,
+                   struct iob_error **err);
 
 /* Work estimate of the exact solver for this instance (compare with
  * cfg->exact_limit); HUGE_VAL when it exceeds BATCH_EXACT_MAX_STATES. */
-double batch_solve_work(const struct batch_config *cfg,
-                        const enum batch_class *cls, size_t n);
+double batch_solve_work(const struct batch_config *cfg, const enum batch_class *cls, size_t n);
 
 /* ---- Online ------------------------------------------------------------- */
 struct batch_job {
-  uint64_t id;           /* the agent's handle; not used here */
+  uint64_t id; /* the agent's handle; not used here */
   enum batch_class cls;
-  bool running;          /* admitted and running (pinned to current batch) */
-  bool cpu_heavy;        /* saturates a core (learned or declared) */
-  double arrival;        /* seconds on the agent's monotonic clock */
-  double start;          /* running: when it started */
-  double deadline;       /* pending: absolute time it must be admitted by
-                            (arrival + max hold); never exceeded */
-  double solo_s;         /* predicted solo duration, 0 = unknown */
-  double remaining_s;    /* running: predicted solo-seconds left, 0 =
-                            estimate as solo_s - (now - start) */
-  double solo_bps;       /* learned solo throughput, 0 = unknown */
-  double observed_bps;   /* current throughput, 0 = unknown (weights) */
+  bool running;        /* admitted and running (pinned to current batch) */
+  bool cpu_heavy;      /* saturates a core (learned or declared) */
+  double arrival;      /* seconds on the agent's monotonic clock */
+  double start;        /* running: when it started */
+  double deadline;     /* pending: absolute time it must be admitted by
+                          (arrival + max hold); never exceeded */
+  double solo_s;       /* predicted solo duration, 0 = unknown */
+  double remaining_s;  /* running: predicted solo-seconds left, 0 =
+                          estimate as solo_s - (now - start) */
+  double solo_bps;     /* learned solo throughput, 0 = unknown */
+  double observed_bps; /* current throughput, 0 = unknown (weights) */
 };
 
 enum batch_reason {
-  BATCH_RUNNING = 0,     /* already running */
-  BATCH_ADMIT_IDLE,      /* nothing was running */
-  BATCH_ADMIT_FREE,      /* no conflict with what runs */
-  BATCH_ADMIT_PAYS,      /* conflicts, but admitting finishes the set sooner */
-  BATCH_ADMIT_PLAN,      /* paper: the plan puts it in the current batch */
-  BATCH_ADMIT_DEADLINE,  /* its max hold is over; forced in (maybe over L) */
-  BATCH_HOLD_FULL,       /* max_batch jobs already run */
-  BATCH_HOLD_MAKESPAN,   /* holding finishes the set sooner */
-  BATCH_HOLD_FAIRNESS,   /* a victim's slowdown would exceed cfg->fairness */
-  BATCH_HOLD_PLAN,       /* paper: the plan puts it in a later batch */
+  BATCH_RUNNING = 0,    /* already running */
+  BATCH_ADMIT_IDLE,     /* nothing was running */
+  BATCH_ADMIT_FREE,     /* no conflict with what runs */
+  BATCH_ADMIT_PAYS,     /* conflicts, but admitting finishes the set sooner */
+  BATCH_ADMIT_PLAN,     /* paper: the plan puts it in the current batch */
+  BATCH_ADMIT_DEADLINE, /* its max hold is over; forced in (maybe over L) */
+  BATCH_HOLD_FULL,      /* max_batch jobs already run */
+  BATCH_HOLD_MAKESPAN,  /* holding finishes the set sooner */
+  BATCH_HOLD_FAIRNESS,  /* a victim's slowdown would exceed cfg->fairness */
+  BATCH_HOLD_PLAN,      /* paper: the plan puts it in a later batch */
 };
 const char *batch_reason_name(enum batch_reason r);
 
@@ -221,14 +219,13 @@ struct batch_decision {
  * a job held for capacity is first in line.  A job at or past its deadline
  * is always admitted, even beyond max_batch.  *wake_at (may be NULL) is set
  * to the earliest deadline of a held job, or HUGE_VAL. */
-int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs,
-               size_t n, double now, struct batch_decision *decisions,
-               double *wake_at, struct iob_error **err);
+int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs, size_t n, double now,
+               struct batch_decision *decisions, double *wake_at, struct iob_error **err);
 
 /* Predicted slowdown of running job i beside the other running jobs (the
  * model above); used by batch_weights and for status. */
-double batch_slowdown(const struct batch_config *cfg,
-                      const struct batch_job *jobs, size_t n, size_t i);
+double batch_slowdown(const struct batch_config *cfg, const struct batch_job *jobs, size_t n,
+                      size_t i);
 
 /* io.weight for each running job (pending ones get 100, the kernel default).
  * Rule: a job's weight is proportional to how much it suffers, so device time
@@ -238,7 +235,7 @@ double batch_slowdown(const struct batch_config *cfg,
  * loop, measured) and batch_slowdown() otherwise (predicted).  With the
  * defaults a random writer beside a sequential writer (5x vs 2x predicted)
  * gets 250 and the writer 100.  Jobs that suffer equally all get 100. */
-int batch_weights(const struct batch_config *cfg, const struct batch_job *jobs,
-                  size_t n, unsigned *weights, struct iob_error **err);
+int batch_weights(const struct batch_config *cfg, const struct batch_job *jobs, size_t n,
+                  unsigned *weights, struct iob_error **err);
 
 #endif

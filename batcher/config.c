@@ -12,8 +12,7 @@
 #include <string.h>
 
 static const char *const class_names[BATCH_NCLASS] = {
-    "seq-read", "rand-read", "seq-write", "rand-write",
-    "mixed",    "idle",      "unknown",
+    "seq-read", "rand-read", "seq-write", "rand-write", "mixed", "idle", "unknown",
 };
 
 const char *batch_class_name(enum batch_class c) {
@@ -71,16 +70,18 @@ const char *batch_policy_name(enum batch_policy p) {
  *    good and the bad case; configurable as matrix.unknown, and the agent
  *    reclassifies within a sampling period anyway.
  */
+/* clang-format off */
 static const double default_s[BATCH_NCLASS][BATCH_NCLASS] = {
-    /*              sr    rr    sw    rw    mx   idle  unk */
-    /* sr  */ {1.0, 0.0, 1.0, 0.0, 0.5, 0.0, 1.0},
-    /* rr  */ {2.0, 0.0, 2.0, 0.25, 1.0, 0.0, 1.0},
-    /* sw  */ {1.0, 0.5, 1.0, 0.5, 0.5, 0.0, 1.0},
-    /* rw  */ {2.0, 0.25, 2.0, 0.0, 1.0, 0.0, 1.0},
-    /* mx  */ {1.0, 0.5, 1.0, 0.5, 1.0, 0.0, 1.0},
-    /* idle*/ {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0},
-    /* unk */ {1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0},
+    /*            sr    rr    sw    rw    mx   idle  unk */
+    /* sr   */ {1.0,  0.0,  1.0,  0.0,  0.5,  0.0,  1.0},
+    /* rr   */ {2.0,  0.0,  2.0,  0.25, 1.0,  0.0,  1.0},
+    /* sw   */ {1.0,  0.5,  1.0,  0.5,  0.5,  0.0,  1.0},
+    /* rw   */ {2.0,  0.25, 2.0,  0.0,  1.0,  0.0,  1.0},
+    /* mx   */ {1.0,  0.5,  1.0,  0.5,  1.0,  0.0,  1.0},
+    /* idle */ {0.0,  0.0,  0.0,  0.0,  0.0,  0.0,  0.0},
+    /* unk  */ {1.0,  1.0,  1.0,  1.0,  1.0,  0.0,  1.0},
 };
+/* clang-format on */
 
 void batch_config_default(struct batch_config *cfg) {
   memset(cfg, 0, sizeof(*cfg));
@@ -102,7 +103,8 @@ void batch_config_default(struct batch_config *cfg) {
   /* bench/solver.sh measured 7.5-11 ns per work unit (three runs on a busy
    * 2-core VM recommended 4.5e6-6.6e6), so 5e6 units keep an
    * exact plan under ~40 ms (the 50 ms budget of a plan made on every
-   * event), which covers N = 25 in 5-7 classes.  Above it the heuristic,
+   * event), which covers the paper's N = 25 (5 classes x 5; 7.4 ms) but not
+   * a random 7-class N = 25 (8e6 units, 30-70 ms).  Above it the heuristic,
    * whose measured gap there was 0 (max 0.015 on random N <= 25). */
   cfg->exact_limit = 5e6;
 }
@@ -115,15 +117,14 @@ struct parse {
   struct iob_error **err;
 };
 
-__attribute__((format(printf, 2, 3))) static int perr(struct parse *p,
-                                                      const char *fmt, ...) {
+__attribute__((format(printf, 2, 3))) static int perr(struct parse *p, const char *fmt, ...) {
   char msg[256];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  return iob_error_code(p->err, IOB_CODE_INVALID_ARGUMENT, "'%s' line %u: %s",
-                        p->name, p->line, msg);
+  return iob_error_code(p->err, IOB_CODE_INVALID_ARGUMENT, "'%s' line %u: %s", p->name, p->line,
+                        msg);
 }
 
 static char *trim(char *s) {
@@ -137,8 +138,8 @@ static char *trim(char *s) {
 
 /* strtod accepts "nan", "inf" and hex floats; only finite values in
  * [lo, hi] pass, so a NaN can never reach the solver's comparisons. */
-static int parse_num(struct parse *p, const char *key, const char *val,
-                     double lo, double hi, double *out) {
+static int parse_num(struct parse *p, const char *key, const char *val, double lo, double hi,
+                     double *out) {
   char *end = NULL;
   errno = 0;
   double v = strtod(val, &end);
@@ -153,8 +154,8 @@ static int parse_num(struct parse *p, const char *key, const char *val,
   return 0;
 }
 
-static int parse_uint(struct parse *p, const char *key, const char *val,
-                      unsigned lo, unsigned hi, unsigned *out) {
+static int parse_uint(struct parse *p, const char *key, const char *val, unsigned lo, unsigned hi,
+                      unsigned *out) {
   double v;
   if (parse_num(p, key, val, lo, hi, &v) < 0)
     return -1;
@@ -164,12 +165,10 @@ static int parse_uint(struct parse *p, const char *key, const char *val,
   return 0;
 }
 
-static int parse_row(struct parse *p, const char *key, char *val,
-                     double row[BATCH_NCLASS]) {
+static int parse_row(struct parse *p, const char *key, char *val, double row[BATCH_NCLASS]) {
   unsigned k = 0;
   char *save = NULL;
-  for (char *tok = strtok_r(val, " \t,", &save); tok;
-       tok = strtok_r(NULL, " \t,", &save)) {
+  for (char *tok = strtok_r(val, " \t,", &save); tok; tok = strtok_r(NULL, " \t,", &save)) {
     if (k == BATCH_NCLASS)
       return perr(p, "too many values in '%s' (want %d)", key, BATCH_NCLASS);
     if (parse_num(p, key, tok, 0.0, BATCH_PENALTY_MAX, &row[k]) < 0)
@@ -184,12 +183,12 @@ static int parse_row(struct parse *p, const char *key, char *val,
 enum { SEEN_ROWS = BATCH_NCLASS, NKEYS = SEEN_ROWS + 16 };
 
 static const char *const scalar_keys[] = {
-    "alpha",     "max_batch", "policy",    "slowdown_scale", "seq_slowdown",
-    "ncpu",      "fairness",  "hold_margin", "default_solo_s", "exact_limit",
+    "alpha", "max_batch", "policy",      "slowdown_scale", "seq_slowdown",
+    "ncpu",  "fairness",  "hold_margin", "default_solo_s", "exact_limit",
 };
 
-static int set_scalar(struct parse *p, struct batch_config *c, unsigned k,
-                      const char *key, const char *val) {
+static int set_scalar(struct parse *p, struct batch_config *c, unsigned k, const char *key,
+                      const char *val) {
   switch (k) {
   case 0:
     return parse_num(p, key, val, 0.0, 1.0, &c->alpha);
@@ -201,8 +200,7 @@ static int set_scalar(struct parse *p, struct batch_config *c, unsigned k,
     else if (strcmp(val, "paper") == 0)
       c->policy = BATCH_POLICY_PAPER;
     else
-      return perr(p, "unknown policy '%s' (want 'predictive' or 'paper')",
-                  val);
+      return perr(p, "unknown policy '%s' (want 'predictive' or 'paper')", val);
     return 0;
   case 3:
     return parse_num(p, key, val, 0.0, 100.0, &c->slowdown_scale);
@@ -222,8 +220,7 @@ static int set_scalar(struct parse *p, struct batch_config *c, unsigned k,
   return perr(p, "unknown key '%s'", key);
 }
 
-static int parse_line(struct parse *p, struct batch_config *c, char *line,
-                      bool seen[NKEYS]) {
+static int parse_line(struct parse *p, struct batch_config *c, char *line, bool seen[NKEYS]) {
   char *hash = strchr(line, '#');
   if (hash)
     *hash = '\0';
@@ -278,16 +275,14 @@ static int check_rows(struct parse *p, const bool seen[NKEYS]) {
   return 0;
 }
 
-#define ERRP(fmt, ...) \
-  iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, fmt, __VA_ARGS__)
+#define ERRP(fmt, ...) iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, fmt, __VA_ARGS__)
 
-int batch_config_parse(struct batch_config *cfg, const char *name,
-                       const char *buf, size_t len, struct iob_error **err) {
+int batch_config_parse(struct batch_config *cfg, const char *name, const char *buf, size_t len,
+                       struct iob_error **err) {
   if (name == NULL)
     name = "(config)";
   if (len > BATCH_CONFIG_MAX_BYTES)
-    return ERRP("config '%s' too large: %zu bytes (limit %d)", name, len,
-                BATCH_CONFIG_MAX_BYTES);
+    return ERRP("config '%s' too large: %zu bytes (limit %d)", name, len, BATCH_CONFIG_MAX_BYTES);
   if (len > 0 && memchr(buf, '\0', len) != NULL)
     return ERRP("config '%s' contains a NUL byte", name);
   struct batch_config c = *cfg;
@@ -300,8 +295,8 @@ int batch_config_parse(struct batch_config *cfg, const char *name,
     size_t ll = nl ? (size_t)(nl - (buf + pos)) : len - pos;
     p.line++;
     if (ll > BATCH_CONFIG_MAX_LINE)
-      return ERRP("'%s' line %u: line too long (%zu bytes, limit %d)", name,
-                  p.line, ll, BATCH_CONFIG_MAX_LINE);
+      return ERRP("'%s' line %u: line too long (%zu bytes, limit %d)", name, p.line, ll,
+                  BATCH_CONFIG_MAX_LINE);
     memcpy(line, buf + pos, ll);
     line[ll] = '\0';
     if (parse_line(&p, &c, line, seen) < 0)

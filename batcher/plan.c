@@ -47,8 +47,7 @@ struct sj {
   bool on;         /* running in the simulation */
 };
 
-static double slowdown_of(const struct batch_config *cfg, const struct sj *j,
-                          size_t n, size_t i) {
+static double slowdown_of(const struct batch_config *cfg, const struct sj *j, size_t n, size_t i) {
   double io = 1;
   unsigned kcpu = j[i].cpu;
   bool seq = batch_class_is_seq((enum batch_class)j[i].cls);
@@ -69,8 +68,7 @@ static double slowdown_of(const struct batch_config *cfg, const struct sj *j,
   return io;
 }
 
-static double rate_sum(const struct batch_config *cfg, const struct sj *j,
-                       size_t n) {
+static double rate_sum(const struct batch_config *cfg, const struct sj *j, size_t n) {
   double r = 0;
   for (size_t k = 0; k < n; k++)
     if (j[k].on)
@@ -87,8 +85,7 @@ static size_t count_on(const struct sj *j, size_t n) {
 
 /* Would starting q beside what runs push someone past the fairness bound
  * (someone q makes slower, or q itself)? */
-static bool unfair(const struct batch_config *cfg, struct sj *j, size_t n,
-                   size_t q) {
+static bool unfair(const struct batch_config *cfg, struct sj *j, size_t n, size_t q) {
   bool bad = false;
   j[q].on = true;
   for (size_t k = 0; k < n && !bad; k++) {
@@ -113,8 +110,7 @@ static bool unfair(const struct batch_config *cfg, struct sj *j, size_t n,
 /* The rule the forecast applies to jobs still queued: start one when
  * nothing runs, at its deadline, or when it does not lower the aggregate
  * progress rate and is fair.  It is the local form of "holding must pay". */
-static bool sim_accepts(const struct batch_config *cfg, struct sj *j, size_t n,
-                        size_t q) {
+static bool sim_accepts(const struct batch_config *cfg, struct sj *j, size_t n, size_t q) {
   double before = rate_sum(cfg, j, n);
   j[q].on = true;
   double after = rate_sum(cfg, j, n);
@@ -127,8 +123,8 @@ static bool sim_accepts(const struct batch_config *cfg, struct sj *j, size_t n,
  * queued job's deadline.  Job `held` (or SIZE_MAX) may not start before the
  * first event: holding means "not now, look again when something changes",
  * which is what the agent does. */
-static double forecast(const struct batch_config *cfg, struct sj *j, size_t n,
-                       const size_t *queue, size_t nq, size_t held) {
+static double forecast(const struct batch_config *cfg, struct sj *j, size_t n, const size_t *queue,
+                       size_t nq, size_t held) {
   double t = 0;
   bool *started = calloc(nq + 1, sizeof(bool));
   if (started == NULL)
@@ -181,7 +177,7 @@ struct ctx {
   const struct batch_job *jobs;
   size_t n;
   double now;
-  size_t *pend;  /* pending indices, FIFO */
+  size_t *pend; /* pending indices, FIFO */
   size_t np;
   bool *admitted; /* per job: running or admitted in this plan */
   struct batch_decision *d;
@@ -248,7 +244,8 @@ static void decide(struct ctx *c, size_t p, bool admit, enum batch_reason r) {
 static void sim_fill(const struct ctx *c, struct sj *s) {
   for (size_t k = 0; k < c->n; k++) {
     const struct batch_job *j = &c->jobs[k];
-    s[k] = (struct sj){.cls = j->cls, .cpu = j->cpu_heavy,
+    s[k] = (struct sj){.cls = j->cls,
+                       .cpu = j->cpu_heavy,
                        .work = work_left(c, j),
                        .deadline = j->running ? 0 : j->deadline - c->now,
                        .on = c->admitted[k]};
@@ -301,8 +298,7 @@ static void predict(struct ctx *c, size_t p, double *m_admit, double *m_hold) {
 }
 
 /* True when starting q changes nobody's predicted slowdown, q's included. */
-static bool no_effect(const struct batch_config *cfg, struct sj *s, size_t n,
-                      size_t q) {
+static bool no_effect(const struct batch_config *cfg, struct sj *s, size_t n, size_t q) {
   double before[n ? n : 1];
   for (size_t i = 0; i < n; i++)
     before[i] = s[i].on ? slowdown_of(cfg, s, n, i) : 1;
@@ -418,35 +414,30 @@ static int plan_paper(struct ctx *c, struct iob_error **err) {
   return 0;
 }
 
-static int check_jobs(const struct batch_config *cfg,
-                      const struct batch_job *jobs, size_t n, double now,
-                      struct iob_error **err) {
+static int check_jobs(const struct batch_config *cfg, const struct batch_job *jobs, size_t n,
+                      double now, struct iob_error **err) {
   if (n > PLAN_MAX_JOBS)
-    return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED,
-                          "too many jobs to plan: %zu (limit %d)", n,
-                          PLAN_MAX_JOBS);
+    return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "too many jobs to plan: %zu (limit %d)",
+                          n, PLAN_MAX_JOBS);
   if (cfg->max_batch < 1 || cfg->max_batch > BATCH_MAX_BATCH || cfg->ncpu < 1)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "invalid batcher config");
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid batcher config");
   if (isnan(now))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid time");
   for (size_t i = 0; i < n; i++) {
     const struct batch_job *j = &jobs[i];
     if ((unsigned)j->cls >= BATCH_NCLASS)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                            "job %zu: invalid class %d", i, (int)j->cls);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "job %zu: invalid class %d", i,
+                            (int)j->cls);
     if (isnan(j->arrival) || isnan(j->deadline) || isnan(j->start) ||
         !(j->solo_s >= 0 && isfinite(j->solo_s)) ||
         !(j->remaining_s >= 0 && isfinite(j->remaining_s)))
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                            "job %zu: invalid times", i);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "job %zu: invalid times", i);
   }
   return 0;
 }
 
-int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs,
-               size_t n, double now, struct batch_decision *decisions,
-               double *wake_at, struct iob_error **err) {
+int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs, size_t n, double now,
+               struct batch_decision *decisions, double *wake_at, struct iob_error **err) {
   if (check_jobs(cfg, jobs, n, now, err) < 0)
     return -1;
   struct ctx c = {.cfg = cfg, .jobs = jobs, .n = n, .now = now, .d = decisions};
@@ -458,9 +449,8 @@ int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs,
     return iob_error(err, ENOMEM, "cannot allocate the plan");
   }
   for (size_t i = 0; i < n; i++) {
-    decisions[i] = (struct batch_decision){.admit = jobs[i].running,
-                                           .reason = BATCH_RUNNING,
-                                           .conflict = -1, .victim = -1};
+    decisions[i] = (struct batch_decision){
+        .admit = jobs[i].running, .reason = BATCH_RUNNING, .conflict = -1, .victim = -1};
     c.admitted[i] = jobs[i].running;
     if (!jobs[i].running)
       c.pend[c.np++] = i;
@@ -486,22 +476,21 @@ int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs,
 
 /* ---- weights ---- */
 
-double batch_slowdown(const struct batch_config *cfg,
-                      const struct batch_job *jobs, size_t n, size_t i) {
+double batch_slowdown(const struct batch_config *cfg, const struct batch_job *jobs, size_t n,
+                      size_t i) {
   struct sj *s = malloc((n + 1) * sizeof(struct sj));
   if (s == NULL)
     abort();
   for (size_t k = 0; k < n; k++)
-    s[k] = (struct sj){.cls = jobs[k].cls, .cpu = jobs[k].cpu_heavy,
-                       .on = jobs[k].running || k == i};
-  double r = (unsigned)jobs[i].cls < BATCH_NCLASS ? slowdown_of(cfg, s, n, i)
-                                                   : 1;
+    s[k] =
+        (struct sj){.cls = jobs[k].cls, .cpu = jobs[k].cpu_heavy, .on = jobs[k].running || k == i};
+  double r = (unsigned)jobs[i].cls < BATCH_NCLASS ? slowdown_of(cfg, s, n, i) : 1;
   free(s);
   return r;
 }
 
-int batch_weights(const struct batch_config *cfg, const struct batch_job *jobs,
-                  size_t n, unsigned *weights, struct iob_error **err) {
+int batch_weights(const struct batch_config *cfg, const struct batch_job *jobs, size_t n,
+                  unsigned *weights, struct iob_error **err) {
   if (check_jobs(cfg, jobs, n, 0, err) < 0)
     return -1;
   double *sd = malloc((n + 1) * sizeof(double));

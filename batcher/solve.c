@@ -28,8 +28,7 @@
 /* Tp_max: each job has at most L-1 neighbours, so the in-batch penalty of
  * any feasible partition is at most half the sum over jobs of their L-1
  * largest pair costs (see batcher.h). */
-static double tp_max_bound(const struct batch_norm *nm,
-                           const size_t count[BATCH_NCLASS]) {
+static double tp_max_bound(const struct batch_norm *nm, const size_t count[BATCH_NCLASS]) {
   double total = 0;
   for (int a = 0; a < BATCH_NCLASS; a++) {
     if (count[a] == 0)
@@ -69,12 +68,10 @@ void batch_norm_init(struct batch_norm *nm, const struct batch_config *cfg,
   nm->nz_min = (unsigned)((nm->n + nm->L - 1) / nm->L);
   nm->tp_max = tp_max_bound(nm, count);
   nm->a = nm->tp_max > 0 ? cfg->alpha / nm->tp_max : 0;
-  nm->w = nm->n > nm->nz_min ? (1 - cfg->alpha) / (double)(nm->n - nm->nz_min)
-                             : 0;
+  nm->w = nm->n > nm->nz_min ? (1 - cfg->alpha) / (double)(nm->n - nm->nz_min) : 0;
 }
 
-double batch_tp_counts(const struct batch_norm *nm,
-                       const unsigned x[BATCH_NCLASS]) {
+double batch_tp_counts(const struct batch_norm *nm, const unsigned x[BATCH_NCLASS]) {
   double tp = 0;
   for (int i = 0; i < BATCH_NCLASS; i++) {
     if (x[i] == 0)
@@ -89,8 +86,7 @@ double batch_tp_counts(const struct batch_norm *nm,
 /* Lexicographic (objective, Nz, Tp): the documented tie-break.  Ties are
  * mostly normalisation artefacts (for N = 2 both partitions score alpha vs
  * 1-alpha whatever the penalty), and a tie is no reason to hold anyone. */
-static bool better(double c1, double t1, unsigned z1, double c2, double t2,
-                   unsigned z2) {
+static bool better(double c1, double t1, unsigned z1, double c2, double t2, unsigned z2) {
   if (c1 < c2 - EPS)
     return true;
   if (c1 > c2 + EPS)
@@ -104,14 +100,14 @@ static bool better(double c1, double t1, unsigned z1, double c2, double t2,
 
 struct dp {
   const struct batch_norm *nm;
-  unsigned m;                   /* classes present */
-  int cls[BATCH_NCLASS];        /* compressed -> class */
-  unsigned cnt[BATCH_NCLASS];   /* compressed counts */
+  unsigned m;                 /* classes present */
+  int cls[BATCH_NCLASS];      /* compressed -> class */
+  unsigned cnt[BATCH_NCLASS]; /* compressed counts */
   size_t stride[BATCH_NCLASS];
   size_t states;
   double *cost, *tp;
   unsigned *nz;
-  uint32_t *choice;             /* index of the first batch's vector */
+  uint32_t *choice; /* index of the first batch's vector */
   /* enumeration scratch */
   unsigned v[BATCH_NCLASS], x[BATCH_NCLASS];
   size_t vi;
@@ -155,8 +151,7 @@ double batch_work_counts(unsigned L, const size_t count[BATCH_NCLASS]) {
 
 /* Enumerate the first batch x of state v: classes k..m-1, size so far,
  * Tp so far. */
-static void dp_enum(struct dp *d, unsigned k, unsigned size, double tp,
-                    size_t xi) {
+static void dp_enum(struct dp *d, unsigned k, unsigned size, double tp, size_t xi) {
   if (k == d->m) {
     if (size == 0)
       return;
@@ -198,8 +193,8 @@ static void dp_free(struct dp *d) {
   free(d->choice);
 }
 
-static int dp_run(struct dp *d, const struct batch_norm *nm,
-                  const size_t count[BATCH_NCLASS], struct iob_error **err) {
+static int dp_run(struct dp *d, const struct batch_norm *nm, const size_t count[BATCH_NCLASS],
+                  struct iob_error **err) {
   memset(d, 0, sizeof(*d));
   d->nm = nm;
   size_t s = states_of(count);
@@ -327,8 +322,7 @@ static void pin_enum(struct pin *pn, int c, unsigned size, double tp) {
   pn->y[c] = 0;
 }
 
-static int exact_counts(const struct batch_norm *nm,
-                        const size_t count[BATCH_NCLASS],
+static int exact_counts(const struct batch_norm *nm, const size_t count[BATCH_NCLASS],
                         const unsigned fixed0[BATCH_NCLASS], unsigned cap0,
                         struct batch_counts *out, struct iob_error **err) {
   size_t freec[BATCH_NCLASS];
@@ -363,12 +357,12 @@ static int exact_counts(const struct batch_norm *nm,
 
 struct hs {
   const struct batch_norm *nm;
-  unsigned nb;                 /* batches allocated */
-  unsigned hw;                 /* 1 + highest batch ever used: loops stop at
-                                  hw + 1 (one empty batch is enough) */
+  unsigned nb; /* batches allocated */
+  unsigned hw; /* 1 + highest batch ever used: loops stop at
+                  hw + 1 (one empty batch is enough) */
   unsigned (*b)[BATCH_NCLASS];
   unsigned *size;
-  const unsigned *min0;        /* batch 0's pinned counts, or NULL */
+  const unsigned *min0; /* batch 0's pinned counts, or NULL */
   unsigned cap0;
   double tp;
   unsigned nz;
@@ -412,8 +406,7 @@ static double hs_obj(const struct hs *h) {
 
 /* Greedy: place jobs in `order` where they add the least cost; an empty
  * batch costs w (a new batch) unless fewer than `open` are in use. */
-static void hs_greedy(struct hs *h, const int *order, size_t n,
-                      unsigned open) {
+static void hs_greedy(struct hs *h, const int *order, size_t n, unsigned open) {
   for (size_t i = 0; i < n; i++) {
     int c = order[i];
     unsigned best = UINT32_MAX;
@@ -472,10 +465,8 @@ static bool try_swap(struct hs *h, unsigned A, int c) {
       if (e == c || h->b[B][e] == 0)
         continue;
       /* B > A >= 0, so B is never the pinned batch */
-      double dtp = (cost_to(h, c, B) - nm->p[c][e]) +
-                   (cost_to(h, e, A) - nm->p[e][c]) -
-                   (cost_to(h, c, A) - nm->p[c][c]) -
-                   (cost_to(h, e, B) - nm->p[e][e]);
+      double dtp = (cost_to(h, c, B) - nm->p[c][e]) + (cost_to(h, e, A) - nm->p[e][c]) -
+                   (cost_to(h, c, A) - nm->p[c][c]) - (cost_to(h, e, B) - nm->p[e][e]);
       if (dtp < -EPS) { /* Nz is unchanged; a >= 0 */
         hs_take(h, c, A);
         hs_take(h, e, B);
@@ -574,9 +565,8 @@ static bool hs_improve_once(struct hs *h) {
   return any;
 }
 
-static int hs_init(struct hs *h, const struct batch_norm *nm, size_t n,
-                   const unsigned *min0, unsigned cap0,
-                   struct iob_error **err) {
+static int hs_init(struct hs *h, const struct batch_norm *nm, size_t n, const unsigned *min0,
+                   unsigned cap0, struct iob_error **err) {
   memset(h, 0, sizeof(*h));
   h->nm = nm;
   h->min0 = min0;
@@ -601,8 +591,8 @@ static void hs_free(struct hs *h) {
  * places); jobs grouped by class (same-class batches, good when penalties
  * across classes dominate); classes interleaved (spread, good when
  * same-class penalties dominate). */
-static void make_order(int kind, const struct batch_norm *nm,
-                       const size_t freec[BATCH_NCLASS], int *order) {
+static void make_order(int kind, const struct batch_norm *nm, const size_t freec[BATCH_NCLASS],
+                       int *order) {
   size_t k = 0;
   int cls[BATCH_NCLASS];
   for (int c = 0; c < BATCH_NCLASS; c++)
@@ -640,8 +630,7 @@ static void make_order(int kind, const struct batch_norm *nm,
       order[k++] = cls[i];
 }
 
-static int heuristic_counts(const struct batch_norm *nm,
-                            const size_t count[BATCH_NCLASS],
+static int heuristic_counts(const struct batch_norm *nm, const size_t count[BATCH_NCLASS],
                             const unsigned fixed0[BATCH_NCLASS], unsigned cap0,
                             struct batch_counts *out, struct iob_error **err) {
   size_t n = 0, freec[BATCH_NCLASS];
@@ -691,11 +680,9 @@ static int heuristic_counts(const struct batch_norm *nm,
   return ret;
 }
 
-int batch_partition_counts(const struct batch_norm *nm,
-                           const size_t count[BATCH_NCLASS],
-                           const unsigned fixed0[BATCH_NCLASS], unsigned cap0,
-                           bool exact, struct batch_counts *out,
-                           struct iob_error **err) {
+int batch_partition_counts(const struct batch_norm *nm, const size_t count[BATCH_NCLASS],
+                           const unsigned fixed0[BATCH_NCLASS], unsigned cap0, bool exact,
+                           struct batch_counts *out, struct iob_error **err) {
   memset(out, 0, sizeof(*out));
   int ret = exact ? exact_counts(nm, count, fixed0, cap0, out, err)
                   : heuristic_counts(nm, count, fixed0, cap0, out, err);
@@ -708,8 +695,7 @@ int batch_partition_counts(const struct batch_norm *nm,
 
 /* ---- public ---- */
 
-double batch_solve_work(const struct batch_config *cfg,
-                        const enum batch_class *cls, size_t n) {
+double batch_solve_work(const struct batch_config *cfg, const enum batch_class *cls, size_t n) {
   size_t count[BATCH_NCLASS] = {0};
   for (size_t i = 0; i < n; i++)
     if ((unsigned)cls[i] < BATCH_NCLASS)
@@ -717,35 +703,33 @@ double batch_solve_work(const struct batch_config *cfg,
   return batch_work_counts(cfg->max_batch ? cfg->max_batch : 1, count);
 }
 
-static int check_input(const struct batch_config *cfg,
-                       const enum batch_class *cls, size_t n,
+static int check_input(const struct batch_config *cfg, const enum batch_class *cls, size_t n,
                        size_t count[BATCH_NCLASS], struct iob_error **err) {
   if (cfg->max_batch < 1 || cfg->max_batch > BATCH_MAX_BATCH)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "invalid max batch size %u", cfg->max_batch);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid max batch size %u",
+                          cfg->max_batch);
   if (!(cfg->alpha >= 0 && cfg->alpha <= 1))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "invalid alpha %g (want 0..1)", cfg->alpha);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid alpha %g (want 0..1)",
+                          cfg->alpha);
   for (int i = 0; i < BATCH_NCLASS; i++)
     for (int j = 0; j < BATCH_NCLASS; j++)
       if (!(cfg->s[i][j] >= 0 && cfg->s[i][j] <= BATCH_PENALTY_MAX))
-        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                              "invalid penalty for '%s' beside '%s'",
-                              batch_class_name((enum batch_class)i),
-                              batch_class_name((enum batch_class)j));
+        return iob_error_code(
+            err, IOB_CODE_INVALID_ARGUMENT, "invalid penalty for '%s' beside '%s'",
+            batch_class_name((enum batch_class)i), batch_class_name((enum batch_class)j));
   memset(count, 0, sizeof(size_t) * BATCH_NCLASS);
   for (size_t i = 0; i < n; i++) {
     if ((unsigned)cls[i] >= BATCH_NCLASS)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                            "invalid class %d for job %zu", (int)cls[i], i);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid class %d for job %zu",
+                            (int)cls[i], i);
     count[cls[i]]++;
   }
   return 0;
 }
 
-int batch_evaluate(const struct batch_config *cfg, const enum batch_class *cls,
-                   size_t n, const unsigned *batch_of, double *objective,
-                   double *tp, unsigned *nz, struct iob_error **err) {
+int batch_evaluate(const struct batch_config *cfg, const enum batch_class *cls, size_t n,
+                   const unsigned *batch_of, double *objective, double *tp, unsigned *nz,
+                   struct iob_error **err) {
   size_t count[BATCH_NCLASS];
   if (check_input(cfg, cls, n, count, err) < 0)
     return -1;
@@ -760,15 +744,14 @@ int batch_evaluate(const struct batch_config *cfg, const enum batch_class *cls,
   }
   for (size_t i = 0; i < n; i++) {
     if (batch_of[i] >= n) {
-      ret = iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                           "job %zu: batch %u out of range", i, batch_of[i]);
+      ret = iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "job %zu: batch %u out of range", i,
+                           batch_of[i]);
       goto out;
     }
     b[batch_of[i]][cls[i]]++;
     if (++size[batch_of[i]] > nm.L) {
-      ret = iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                           "batch %u holds more than %u jobs", batch_of[i],
-                           nm.L);
+      ret = iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "batch %u holds more than %u jobs",
+                           batch_of[i], nm.L);
       goto out;
     }
   }
@@ -791,9 +774,8 @@ out:
   return ret;
 }
 
-int batch_solve(const struct batch_config *cfg, const enum batch_class *cls,
-                size_t n, enum batch_method method, struct batch_solution *sol,
-                struct iob_error **err) {
+int batch_solve(const struct batch_config *cfg, const enum batch_class *cls, size_t n,
+                enum batch_method method, struct batch_solution *sol, struct iob_error **err) {
   memset(sol, 0, sizeof(*sol));
   size_t count[BATCH_NCLASS];
   if (check_input(cfg, cls, n, count, err) < 0)
@@ -843,8 +825,7 @@ int batch_solve(const struct batch_config *cfg, const enum batch_class *cls,
   sol->optimal = exact;
   sol->method = exact ? BATCH_SOLVE_EXACT : BATCH_SOLVE_HEURISTIC;
   sol->tp_max = nm.tp_max;
-  return batch_evaluate(cfg, cls, n, sol->batch_of, &sol->objective, &sol->tp,
-                        &sol->nz, err);
+  return batch_evaluate(cfg, cls, n, sol->batch_of, &sol->objective, &sol->tp, &sol->nz, err);
 }
 
 void batch_solution_free(struct batch_solution *sol) {

@@ -18,8 +18,7 @@ void batch_norm_init(struct batch_norm *nm, const struct batch_config *cfg,
                      const size_t count[BATCH_NCLASS]);
 
 /* Tp of one batch given by class counts. */
-double batch_tp_counts(const struct batch_norm *nm,
-                       const unsigned x[BATCH_NCLASS]);
+double batch_tp_counts(const struct batch_norm *nm, const unsigned x[BATCH_NCLASS]);
 
 /* A partition as class-count vectors, one per batch (batch 0 first). */
 struct batch_counts {
@@ -32,11 +31,9 @@ struct batch_counts {
  * fixed0 NULL: no pinned batch.  exact: the count-vector DP (returns -1 with
  * *err when beyond the state limit) or the heuristic.  *optimal is set when
  * the result is proven. */
-int batch_partition_counts(const struct batch_norm *nm,
-                           const size_t count[BATCH_NCLASS],
-                           const unsigned fixed0[BATCH_NCLASS], unsigned cap0,
-                           bool exact, struct batch_counts *out,
-                           struct iob_error **err);
+int batch_partition_counts(const struct batch_norm *nm, const size_t count[BATCH_NCLASS],
+                           const unsigned fixed0[BATCH_NCLASS], unsigned cap0, bool exact,
+                           struct batch_counts *out, struct iob_error **err);
 
 /* The exact solver's work estimate for these counts (HUGE_VAL when over
  * BATCH_EXACT_MAX_STATES). */

@@ -59,10 +59,8 @@ static void die(struct iob_error **err) {
 }
 
 /* Solve `reps` times; median seconds, the (deterministic) solution kept. */
-static double timed_solve(const struct batch_config *c,
-                          const enum batch_class *cls, size_t n,
-                          enum batch_method m, unsigned reps,
-                          struct batch_solution *out) {
+static double timed_solve(const struct batch_config *c, const enum batch_class *cls, size_t n,
+                          enum batch_method m, unsigned reps, struct batch_solution *out) {
   double t[64];
   if (reps > 64)
     reps = 64;
@@ -111,8 +109,7 @@ static void bf_rec(struct bf *b, size_t i, unsigned used) {
   }
 }
 
-static double brute_force(const struct batch_config *c,
-                          const enum batch_class *cls, size_t n,
+static double brute_force(const struct batch_config *c, const enum batch_class *cls, size_t n,
                           double *secs) {
   struct bf b = {.c = c, .cls = cls, .n = n, .best = HUGE_VAL};
   double t0 = now_s();
@@ -130,11 +127,12 @@ static void random_classes(enum batch_class *cls, size_t n, unsigned ncls) {
 
 static json_t *bench_small(const struct batch_config *c, FILE *md) {
   json_t *arr = json_array();
-  fprintf(md, "### Small N: exact and heuristic vs brute force\n\n"
-              "Random instances, 7 classes, default matrix, L = %u, alpha = "
-              "%.2g. Times are medians over instances (each the median of "
-              "repeated runs); gaps are in objective units.\n\n",
-              c->max_batch, c->alpha);
+  fprintf(md,
+          "### Small N: exact and heuristic vs brute force\n\n"
+          "Random instances, 7 classes, default matrix, L = %u, alpha = "
+          "%.2g. Times are medians over instances (each the median of "
+          "repeated runs); gaps are in objective units.\n\n",
+          c->max_batch, c->alpha);
   fprintf(md, "| N | instances | brute force | exact | heuristic | exact gap "
               "(max) | heuristic gap (mean / max) | heuristic optimal |\n"
               "|---|---|---|---|---|---|---|---|\n");
@@ -165,14 +163,12 @@ static json_t *bench_small(const struct batch_config *c, FILE *md) {
     fprintf(md,
             "| %zu | %u | %.3g ms | %.3g ms | %.3g ms | %.2g | %.4f / %.4f | "
             "%u/%u |\n",
-            n, inst, mb * 1e3, me * 1e3, mh * 1e3, egap, hsum / inst, hmax,
-            hopt, inst);
-    json_array_append_new(
-        arr, json_pack("{s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:i}", "n",
-                       (int)n, "instances", (int)inst, "brute_force_s", mb,
-                       "exact_s", me, "heuristic_s", mh, "exact_gap_max", egap,
-                       "heuristic_gap_mean", hsum / inst, "heuristic_gap_max",
-                       hmax, "heuristic_optimal", (int)hopt));
+            n, inst, mb * 1e3, me * 1e3, mh * 1e3, egap, hsum / inst, hmax, hopt, inst);
+    json_array_append_new(arr, json_pack("{s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:i}", "n",
+                                         (int)n, "instances", (int)inst, "brute_force_s", mb,
+                                         "exact_s", me, "heuristic_s", mh, "exact_gap_max", egap,
+                                         "heuristic_gap_mean", hsum / inst, "heuristic_gap_max",
+                                         hmax, "heuristic_optimal", (int)hopt));
     fflush(md);
   }
   fprintf(md, "\n");
@@ -193,21 +189,18 @@ static json_t *one_large(const struct batch_config *c, const char *name,
     te = timed_solve(c, cls, n, BATCH_SOLVE_EXACT, reps, &e);
   char ex[96] = "not attempted (work over limit)";
   if (have_exact)
-    snprintf(ex, sizeof(ex), "%.3g ms, %.4f (%u batches)", te * 1e3,
-             e.objective, e.nz);
-  fprintf(md, "| %s | %zu | %.3g | %s | %.3g ms, %.4f (%u batches) | %s |\n",
-          name, n, work, ex, th * 1e3, h.objective, h.nz,
+    snprintf(ex, sizeof(ex), "%.3g ms, %.4f (%u batches)", te * 1e3, e.objective, e.nz);
+  fprintf(md, "| %s | %zu | %.3g | %s | %.3g ms, %.4f (%u batches) | %s |\n", name, n, work, ex,
+          th * 1e3, h.objective, h.nz,
           have_exact ? (h.objective - e.objective < 1e-9 ? "0" : "> 0") : "-");
-  json_t *o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:i}", "instance", name,
-                        "n", (int)n, "work", isfinite(work) ? work : -1,
-                        "heuristic_s", th, "heuristic_objective", h.objective,
-                        "heuristic_batches", (int)h.nz);
+  json_t *o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:i}", "instance", name, "n", (int)n, "work",
+                        isfinite(work) ? work : -1, "heuristic_s", th, "heuristic_objective",
+                        h.objective, "heuristic_batches", (int)h.nz);
   if (have_exact) {
     json_object_set_new(o, "exact_s", json_real(te));
     json_object_set_new(o, "exact_objective", json_real(e.objective));
     json_object_set_new(o, "exact_batches", json_integer(e.nz));
-    json_object_set_new(o, "heuristic_gap",
-                        json_real(h.objective - e.objective));
+    json_object_set_new(o, "heuristic_gap", json_real(h.objective - e.objective));
   }
   batch_solution_free(&h);
   batch_solution_free(&e);
@@ -227,25 +220,19 @@ static json_t *bench_large(const struct batch_config *c0, FILE *md) {
   enum batch_class *cls = malloc(1000 * sizeof(*cls));
   if (cls == NULL)
     abort();
-  const enum batch_class apps[5] = {BATCH_SEQ_READ, BATCH_RAND_READ,
-                                    BATCH_SEQ_WRITE, BATCH_RAND_WRITE,
-                                    BATCH_MIXED};
+  const enum batch_class apps[5] = {BATCH_SEQ_READ, BATCH_RAND_READ, BATCH_SEQ_WRITE,
+                                    BATCH_RAND_WRITE, BATCH_MIXED};
   for (int i = 0; i < 25; i++)
     cls[i] = apps[i / 5];
-  json_array_append_new(
-      arr, one_large(&c, "paper: 5 apps x 5 containers, L=5", cls, 25, md));
+  json_array_append_new(arr, one_large(&c, "paper: 5 apps x 5 containers, L=5", cls, 25, md));
   random_classes(cls, 25, BATCH_NCLASS);
-  json_array_append_new(arr,
-                        one_large(c0, "random, 7 classes, L=4", cls, 25, md));
+  json_array_append_new(arr, one_large(c0, "random, 7 classes, L=4", cls, 25, md));
   random_classes(cls, 100, 3);
-  json_array_append_new(arr,
-                        one_large(c0, "random, 3 classes, L=4", cls, 100, md));
+  json_array_append_new(arr, one_large(c0, "random, 3 classes, L=4", cls, 100, md));
   random_classes(cls, 100, BATCH_NCLASS);
-  json_array_append_new(arr,
-                        one_large(c0, "random, 7 classes, L=4", cls, 100, md));
+  json_array_append_new(arr, one_large(c0, "random, 7 classes, L=4", cls, 100, md));
   random_classes(cls, 1000, BATCH_NCLASS);
-  json_array_append_new(
-      arr, one_large(c0, "random, 7 classes, L=4", cls, 1000, md));
+  json_array_append_new(arr, one_large(c0, "random, 7 classes, L=4", cls, 1000, md));
   fprintf(md, "\n");
   free(cls);
   return arr;
@@ -253,16 +240,16 @@ static json_t *bench_large(const struct batch_config *c0, FILE *md) {
 
 /* ---- 3. boundary ---- */
 
-static json_t *bench_boundary(const struct batch_config *c, FILE *md,
-                              double *limit) {
+static json_t *bench_boundary(const struct batch_config *c, FILE *md, double *limit) {
   json_t *arr = json_array();
-  fprintf(md, "### Exact vs heuristic at the boundary\n\n"
-              "Random instances over 7 classes, L = %u, growing N; the exact "
-              "solver's time against its work estimate.\n\n"
-              "| N | work (median) | exact (median) | ns / work unit | "
-              "heuristic (median) | heuristic gap (mean / max) |\n"
-              "|---|---|---|---|---|---|\n",
-              c->max_batch);
+  fprintf(md,
+          "### Exact vs heuristic at the boundary\n\n"
+          "Random instances over 7 classes, L = %u, growing N; the exact "
+          "solver's time against its work estimate.\n\n"
+          "| N | work (median) | exact (median) | ns / work unit | "
+          "heuristic (median) | heuristic gap (mean / max) |\n"
+          "|---|---|---|---|---|---|\n",
+          c->max_batch);
   double per_unit[64];
   size_t npu = 0;
   for (size_t n = 14; n <= 42; n += 4) {
@@ -293,13 +280,11 @@ static json_t *bench_boundary(const struct batch_config *c, FILE *md,
     if (done == 0)
       break;
     double mw = median(tw, done), me = median(te, done), mh = median(th, done);
-    fprintf(md, "| %zu | %.3g | %.3g ms | %.2f | %.3g ms | %.4f / %.4f |\n", n,
-            mw, me * 1e3, me / mw * 1e9, mh * 1e3, gsum / done, gmax);
-    json_array_append_new(
-        arr, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "n", (int)n, "work",
-                       mw, "exact_s", me, "heuristic_s", mh,
-                       "heuristic_gap_mean", gsum / done, "heuristic_gap_max",
-                       gmax));
+    fprintf(md, "| %zu | %.3g | %.3g ms | %.2f | %.3g ms | %.4f / %.4f |\n", n, mw, me * 1e3,
+            me / mw * 1e9, mh * 1e3, gsum / done, gmax);
+    json_array_append_new(arr, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "n", (int)n, "work", mw,
+                                         "exact_s", me, "heuristic_s", mh, "heuristic_gap_mean",
+                                         gsum / done, "heuristic_gap_max", gmax));
     fflush(md);
     if (me > 4 * BUDGET_S)
       break; /* well past the boundary */
@@ -324,12 +309,13 @@ static json_t *bench_boundary(const struct batch_config *c, FILE *md,
  * bound out of the way, capacity left). */
 static json_t *bench_plan(const struct batch_config *c0, FILE *md) {
   json_t *arr = json_array();
-  fprintf(md, "### Online planner latency (batch_plan)\n\n"
-              "2 running and N-2 pending jobs of random classes, L = %u; "
-              "median of repeated calls.\n\n"
-              "| N | predictive | predictive, no fairness bound | paper |\n"
-              "|---|---|---|---|\n",
-              c0->max_batch);
+  fprintf(md,
+          "### Online planner latency (batch_plan)\n\n"
+          "2 running and N-2 pending jobs of random classes, L = %u; "
+          "median of repeated calls.\n\n"
+          "| N | predictive | predictive, no fairness bound | paper |\n"
+          "|---|---|---|---|\n",
+          c0->max_batch);
   static const size_t ns[] = {10, 25, 50, 100, 200};
   for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
     size_t n = ns[k];
@@ -338,8 +324,10 @@ static json_t *bench_plan(const struct batch_config *c0, FILE *md) {
     if (j == NULL || d == NULL)
       abort();
     for (size_t i = 0; i < n; i++)
-      j[i] = (struct batch_job){.cls = rndu(BATCH_NCLASS), .running = i < 2,
-                                .arrival = (double)i, .start = 0,
+      j[i] = (struct batch_job){.cls = rndu(BATCH_NCLASS),
+                                .running = i < 2,
+                                .arrival = (double)i,
+                                .start = 0,
                                 .solo_s = 10 + rndu(100),
                                 .deadline = 1000 + (double)i,
                                 .cpu_heavy = rndu(4) == 0};
@@ -360,12 +348,10 @@ static json_t *bench_plan(const struct batch_config *c0, FILE *md) {
       }
       med[v] = median(t, reps);
     }
-    fprintf(md, "| %zu | %.3g ms | %.3g ms | %.3g ms |\n", n, med[0] * 1e3,
-            med[1] * 1e3, med[2] * 1e3);
-    json_array_append_new(arr, json_pack("{s:i, s:f, s:f, s:f}", "n", (int)n,
-                                         "predictive_s", med[0],
-                                         "predictive_unfair_s", med[1],
-                                         "paper_s", med[2]));
+    fprintf(md, "| %zu | %.3g ms | %.3g ms | %.3g ms |\n", n, med[0] * 1e3, med[1] * 1e3,
+            med[2] * 1e3);
+    json_array_append_new(arr, json_pack("{s:i, s:f, s:f, s:f}", "n", (int)n, "predictive_s",
+                                         med[0], "predictive_unfair_s", med[1], "paper_s", med[2]));
     free(j);
     free(d);
   }
@@ -395,8 +381,8 @@ static void machine(json_t *root, FILE *md) {
   json_object_set_new(root, "date", json_string(date));
   json_object_set_new(root, "cpu", json_string(model));
   json_object_set_new(root, "command", json_string("bench/solver.sh"));
-  fprintf(md, "## Solver benchmark\n\n%s, %s, `bench/solver.sh`%s.\n\n", date,
-          model, quick ? " (--quick)" : "");
+  fprintf(md, "## Solver benchmark\n\n%s, %s, `bench/solver.sh`%s.\n\n", date, model,
+          quick ? " (--quick)" : "");
 }
 
 int main(int argc, char **argv) {

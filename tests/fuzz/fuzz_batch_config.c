@@ -25,13 +25,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int j = 0; j < BATCH_NCLASS; j++)
       if (!(c.s[i][j] >= 0 && c.s[i][j] <= BATCH_PENALTY_MAX))
         abort();
-  if (!(c.alpha >= 0 && c.alpha <= 1) || c.max_batch < 1 ||
-      c.max_batch > BATCH_MAX_BATCH || c.ncpu < 1 || !isfinite(c.fairness) ||
-      !isfinite(c.exact_limit))
+  if (!(c.alpha >= 0 && c.alpha <= 1) || c.max_batch < 1 || c.max_batch > BATCH_MAX_BATCH ||
+      c.ncpu < 1 || !isfinite(c.fairness) || !isfinite(c.exact_limit))
     abort();
   /* and a small instance solves under it */
   enum batch_class cls[6] = {BATCH_SEQ_READ, BATCH_RAND_WRITE, BATCH_MIXED,
-                             BATCH_UNKNOWN, BATCH_SEQ_WRITE, BATCH_IDLE};
+                             BATCH_UNKNOWN,  BATCH_SEQ_WRITE,  BATCH_IDLE};
   struct batch_solution s;
   if (batch_solve(&c, cls, 6, BATCH_SOLVE_AUTO, &s, &err) < 0)
     abort();

@@ -52,8 +52,8 @@ static void test_default_matrix(void **state) {
   const int rnd_[] = {BATCH_RAND_READ, BATCH_RAND_WRITE};
   for (int i = 0; i < 2; i++)
     for (int j = 0; j < 2; j++) {
-      assert_true(c.s[rnd_[i]][seq[j]] >= 2.0); /* random beside large seq */
-      assert_true(c.s[seq[i]][seq[j]] <= 1.0);  /* seq beside seq: low */
+      assert_true(c.s[rnd_[i]][seq[j]] >= 2.0);  /* random beside large seq */
+      assert_true(c.s[seq[i]][seq[j]] <= 1.0);   /* seq beside seq: low */
       assert_true(c.s[rnd_[i]][rnd_[j]] <= 1.0); /* random beside random */
     }
   assert_true(c.s[BATCH_RAND_READ][BATCH_RAND_WRITE] <= 0.5);
@@ -69,8 +69,7 @@ static void test_default_matrix(void **state) {
 
 /* ---- config parser ---- */
 
-static int parse(struct batch_config *c, const char *text,
-                 struct iob_error **err) {
+static int parse(struct batch_config *c, const char *text, struct iob_error **err) {
   return batch_config_parse(c, "t.conf", text, strlen(text), err);
 }
 
@@ -121,8 +120,7 @@ static void test_config_fixture_full_matrix(void **state) {
   struct batch_config c;
   batch_config_default(&c);
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(batch_config_parse(&c, "calibrated.conf", buf, len, &err),
-                   0);
+  assert_int_equal(batch_config_parse(&c, "calibrated.conf", buf, len, &err), 0);
   assert_true(c.s[BATCH_RAND_WRITE][BATCH_SEQ_WRITE] == 3);
   assert_true(c.s[BATCH_SEQ_READ][BATCH_SEQ_READ] == 0.8);
 }
@@ -157,8 +155,7 @@ static void test_config_malformed(void **state) {
       {"matrix.unknown = 1 1 1 nan 1 1 1\n", "invalid number"},
       {"matrix.unknown = 1 1 1 1e300 1 1 1\n", "out of range"},
       {"matrix.fast = 1 1 1 1 1 1 1\n", "unknown class in 'matrix.fast'"},
-      {"matrix.seq-read = 1 1 1 1 1 1 1\n",
-       "matrix row 'matrix.rand-read' missing"},
+      {"matrix.seq-read = 1 1 1 1 1 1 1\n", "matrix row 'matrix.rand-read' missing"},
   };
   for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
     struct batch_config c, orig;
@@ -169,8 +166,7 @@ static void test_config_malformed(void **state) {
       fail_msg("accepted bad config #%zu: %s", i, bad[i].text);
     assert_non_null(err);
     if (strstr(err->msg, bad[i].want) == NULL)
-      fail_msg("config #%zu: message '%s' lacks '%s'", i, err->msg,
-               bad[i].want);
+      fail_msg("config #%zu: message '%s' lacks '%s'", i, err->msg, bad[i].want);
     assert_string_equal(err->msg, err->msg);
     assert_true(strstr(err->msg, "'t.conf'") != NULL);
     assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
@@ -192,20 +188,16 @@ static void test_config_limits(void **state) {
   iob_error_release(&err);
   /* one line over the limit, within the file limit */
   memset(buf, ' ', BATCH_CONFIG_MAX_LINE + 10);
-  assert_int_equal(
-      batch_config_parse(&c, "long.conf", buf, BATCH_CONFIG_MAX_LINE + 10, &err),
-      -1);
+  assert_int_equal(batch_config_parse(&c, "long.conf", buf, BATCH_CONFIG_MAX_LINE + 10, &err), -1);
   assert_non_null(strstr(err->msg, "'long.conf' line 1: line too long"));
   iob_error_release(&err);
-  assert_int_equal(batch_config_parse(&c, "nul.conf", "alpha\0= 1", 9, &err),
-                   -1);
+  assert_int_equal(batch_config_parse(&c, "nul.conf", "alpha\0= 1", 9, &err), -1);
   assert_non_null(strstr(err->msg, "NUL byte"));
   iob_error_release(&err);
   /* fixtures: a truncated calibrated file (missing rows) */
   size_t len;
   cleanup_free char *t = read_fixture("missing-row.conf", &len);
-  assert_int_equal(batch_config_parse(&c, "missing-row.conf", t, len, &err),
-                   -1);
+  assert_int_equal(batch_config_parse(&c, "missing-row.conf", t, len, &err), -1);
   assert_non_null(strstr(err->msg, "matrix row 'matrix.mixed' missing"));
   iob_error_release(&err);
   assert_int_equal(batch_config_parse(&c, "empty", "", 0, &err), 0);
@@ -246,8 +238,8 @@ static double ref_tp_max(const struct inst *in) {
   return total / 2;
 }
 
-static double ref_objective(const struct inst *in, const unsigned *rgs,
-                            double tp_max, double *tp_out, unsigned *nz_out) {
+static double ref_objective(const struct inst *in, const unsigned *rgs, double tp_max,
+                            double *tp_out, unsigned *nz_out) {
   double tp = 0;
   unsigned nz = 0;
   for (size_t i = 0; i < in->n; i++) {
@@ -259,25 +251,22 @@ static double ref_objective(const struct inst *in, const unsigned *rgs,
   }
   size_t nmin = (in->n + in->cfg.max_batch - 1) / in->cfg.max_batch;
   double a = tp_max > 0 ? in->cfg.alpha * tp / tp_max : 0;
-  double b = in->n > nmin ? (1 - in->cfg.alpha) * ((double)nz - (double)nmin) /
-                                (double)(in->n - nmin)
-                          : 0;
+  double b =
+      in->n > nmin ? (1 - in->cfg.alpha) * ((double)nz - (double)nmin) / (double)(in->n - nmin) : 0;
   *tp_out = tp;
   *nz_out = nz;
   return a + b;
 }
 
 /* All set partitions as restricted growth strings, batches <= L. */
-static void brute(const struct inst *in, unsigned *rgs, unsigned *size,
-                  size_t i, unsigned used, double tp_max, double *best,
-                  double *best_tp, unsigned *best_nz) {
+static void brute(const struct inst *in, unsigned *rgs, unsigned *size, size_t i, unsigned used,
+                  double tp_max, double *best, double *best_tp, unsigned *best_nz) {
   if (i == in->n) {
     double tp;
     unsigned nz;
     double o = ref_objective(in, rgs, tp_max, &tp, &nz);
     if (o < *best - 1e-12 ||
-        (o <= *best + 1e-12 &&
-         (nz < *best_nz || (nz == *best_nz && tp < *best_tp - 1e-12)))) {
+        (o <= *best + 1e-12 && (nz < *best_nz || (nz == *best_nz && tp < *best_tp - 1e-12)))) {
       *best = o;
       *best_tp = tp;
       *best_nz = nz;
@@ -289,8 +278,7 @@ static void brute(const struct inst *in, unsigned *rgs, unsigned *size,
       continue;
     rgs[i] = b;
     size[b]++;
-    brute(in, rgs, size, i + 1, b == used ? used + 1 : used, tp_max, best,
-          best_tp, best_nz);
+    brute(in, rgs, size, i + 1, b == used ? used + 1 : used, tp_max, best, best_tp, best_nz);
     size[b]--;
   }
 }
@@ -312,8 +300,7 @@ static void random_instance(struct inst *in, size_t n) {
     in->cls[i] = rndu(ncls);
 }
 
-static void check_partition(const struct inst *in,
-                            const struct batch_solution *s) {
+static void check_partition(const struct inst *in, const struct batch_solution *s) {
   assert_int_equal(s->n, in->n);
   unsigned *size = calloc(in->n + 1, sizeof(unsigned));
   assert_non_null(size);
@@ -346,15 +333,13 @@ static void test_exact_vs_brute_force(void **state) {
         best = best_tp = 0, best_nz = 0;
       struct batch_solution s;
       cleanup_error struct iob_error *err = NULL;
-      assert_int_equal(
-          batch_solve(&in.cfg, in.cls, n, BATCH_SOLVE_EXACT, &s, &err), 0);
+      assert_int_equal(batch_solve(&in.cfg, in.cls, n, BATCH_SOLVE_EXACT, &s, &err), 0);
       assert_true(s.optimal);
-      if (fabs(s.objective - best) > 1e-9 || fabs(s.tp - best_tp) > 1e-9 ||
-          s.nz != best_nz)
+      if (fabs(s.objective - best) > 1e-9 || fabs(s.tp - best_tp) > 1e-9 || s.nz != best_nz)
         fail_msg("n=%zu L=%u alpha=%g: exact %.12g (tp %g, nz %u) != brute "
                  "%.12g (tp %g, nz %u)",
-                 n, in.cfg.max_batch, in.cfg.alpha, s.objective, s.tp, s.nz,
-                 best, best_tp, best_nz);
+                 n, in.cfg.max_batch, in.cfg.alpha, s.objective, s.tp, s.nz, best, best_tp,
+                 best_nz);
       if (fabs(s.tp_max - tp_max) > 1e-9)
         fail_msg("tp_max %g != reference %g", s.tp_max, tp_max);
       check_partition(&in, &s);
@@ -377,17 +362,12 @@ static void test_heuristic_vs_exact(void **state) {
     random_instance(&in, 4 + rndu(22));
     struct batch_solution e, h;
     cleanup_error struct iob_error *err = NULL;
-    assert_int_equal(batch_solve(&in.cfg, in.cls, in.n, BATCH_SOLVE_EXACT, &e,
-                                 &err),
-                     0);
-    assert_int_equal(batch_solve(&in.cfg, in.cls, in.n, BATCH_SOLVE_HEURISTIC,
-                                 &h, &err),
-                     0);
+    assert_int_equal(batch_solve(&in.cfg, in.cls, in.n, BATCH_SOLVE_EXACT, &e, &err), 0);
+    assert_int_equal(batch_solve(&in.cfg, in.cls, in.n, BATCH_SOLVE_HEURISTIC, &h, &err), 0);
     check_partition(&in, &h);
     assert_false(h.optimal);
     if (h.objective < e.objective - 1e-9)
-      fail_msg("heuristic %.12g beat the exact optimum %.12g", h.objective,
-               e.objective);
+      fail_msg("heuristic %.12g beat the exact optimum %.12g", h.objective, e.objective);
     double gap = h.objective - e.objective;
     if (gap > worst)
       worst = gap;
@@ -396,8 +376,7 @@ static void test_heuristic_vs_exact(void **state) {
     batch_solution_free(&e);
     batch_solution_free(&h);
   }
-  print_message("# heuristic gap: mean %.4f max %.4f over %u instances\n",
-                sum / cnt, worst, cnt);
+  print_message("# heuristic gap: mean %.4f max %.4f over %u instances\n", sum / cnt, worst, cnt);
   assert_true(worst <= 0.03);
 }
 
@@ -413,15 +392,12 @@ static void test_large_properties(void **state) {
       cls[i] = rndu(BATCH_NCLASS);
     struct batch_solution s;
     cleanup_error struct iob_error *err = NULL;
-    assert_int_equal(
-        batch_solve(&in.cfg, cls, sizes[k], BATCH_SOLVE_AUTO, &s, &err), 0);
+    assert_int_equal(batch_solve(&in.cfg, cls, sizes[k], BATCH_SOLVE_AUTO, &s, &err), 0);
     in.n = sizes[k];
     /* check_partition needs cls in the struct only for n; reuse fields */
     check_partition(&in, &s);
     double obj;
-    assert_int_equal(batch_evaluate(&in.cfg, cls, sizes[k], s.batch_of, &obj,
-                                    NULL, NULL, &err),
-                     0);
+    assert_int_equal(batch_evaluate(&in.cfg, cls, sizes[k], s.batch_of, &obj, NULL, NULL, &err), 0);
     assert_true(fabs(obj - s.objective) < 1e-9);
     assert_true(s.objective >= 0 && s.objective <= 1 + 1e-9);
     batch_solution_free(&s);
@@ -435,9 +411,8 @@ static void test_paper_25_exact(void **state) {
   struct batch_config c;
   batch_config_default(&c);
   c.max_batch = 5;
-  const enum batch_class apps[5] = {BATCH_SEQ_READ, BATCH_RAND_READ,
-                                    BATCH_SEQ_WRITE, BATCH_RAND_WRITE,
-                                    BATCH_MIXED};
+  const enum batch_class apps[5] = {BATCH_SEQ_READ, BATCH_RAND_READ, BATCH_SEQ_WRITE,
+                                    BATCH_RAND_WRITE, BATCH_MIXED};
   enum batch_class cls[25];
   for (int i = 0; i < 25; i++)
     cls[i] = apps[i % 5];
@@ -449,8 +424,7 @@ static void test_paper_25_exact(void **state) {
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
   assert_true(s.optimal);
-  print_message("# N=25: objective %.4f, %u batches, %.3f s\n", s.objective,
-                s.nz, secs);
+  print_message("# N=25: objective %.4f, %u batches, %.3f s\n", s.objective, s.nz, secs);
   assert_true(secs < 5.0);
   /* the rand readers/writers (pair cost 0/0.5) and seq streams are kept
    * apart from each other: no batch mixes rand-write with seq-write */
@@ -474,8 +448,7 @@ static void test_degenerate(void **state) {
   assert_true(s.tp_max == 0 && isfinite(s.objective) && s.objective == 0);
   assert_int_equal(s.nz, 2);
   batch_solution_free(&s);
-  assert_int_equal(batch_solve(&c, idle, 6, BATCH_SOLVE_HEURISTIC, &s, &err),
-                   0);
+  assert_int_equal(batch_solve(&c, idle, 6, BATCH_SOLVE_HEURISTIC, &s, &err), 0);
   assert_int_equal(s.nz, 2);
   batch_solution_free(&s);
   /* N == Nz_min: L = 1 */
@@ -499,8 +472,7 @@ static void test_degenerate(void **state) {
   iob_error_release(&err);
   unsigned over[5] = {0, 0, 0, 0, 0};
   enum batch_class five[5] = {0, 0, 0, 0, 0};
-  assert_int_equal(
-      batch_evaluate(&c, five, 5, over, NULL, NULL, NULL, &err), -1);
+  assert_int_equal(batch_evaluate(&c, five, 5, over, NULL, NULL, NULL, &err), -1);
   assert_non_null(strstr(err->msg, "more than 4 jobs"));
   iob_error_release(&err);
   /* an exact request beyond the state limit is refused, not attempted */

@@ -18,15 +18,16 @@
 #define NO_DEADLINE HUGE_VAL
 
 static struct batch_job running(enum batch_class c, double solo) {
-  return (struct batch_job){.cls = c, .running = true, .arrival = NOW - 1,
-                            .start = NOW, .solo_s = solo,
+  return (struct batch_job){.cls = c,
+                            .running = true,
+                            .arrival = NOW - 1,
+                            .start = NOW,
+                            .solo_s = solo,
                             .deadline = NO_DEADLINE};
 }
 
-static struct batch_job pending(enum batch_class c, double arrival,
-                                double solo) {
-  return (struct batch_job){.cls = c, .arrival = arrival, .solo_s = solo,
-                            .deadline = NO_DEADLINE};
+static struct batch_job pending(enum batch_class c, double arrival, double solo) {
+  return (struct batch_job){.cls = c, .arrival = arrival, .solo_s = solo, .deadline = NO_DEADLINE};
 }
 
 static void plan(const struct batch_config *c, struct batch_job *j, size_t n,
@@ -48,8 +49,7 @@ static struct batch_config config(enum batch_policy p) {
 static void test_paper_holds_rand_writer(void **state) {
   (void)state;
   struct batch_config c = config(BATCH_POLICY_PAPER);
-  struct batch_job j[3] = {running(BATCH_SEQ_WRITE, 60),
-                           running(BATCH_SEQ_WRITE, 60),
+  struct batch_job j[3] = {running(BATCH_SEQ_WRITE, 60), running(BATCH_SEQ_WRITE, 60),
                            pending(BATCH_RAND_WRITE, NOW, 60)};
   struct batch_decision d[3];
   double wake;
@@ -63,8 +63,7 @@ static void test_paper_holds_rand_writer(void **state) {
   /* A random reader beside random writers (pair cost 0.25) is held too:
    * min-max normalisation makes the only penalty in sight the maximal one,
    * however small.  One reason the predictive policy is the default. */
-  struct batch_job k[3] = {running(BATCH_RAND_WRITE, 60),
-                           running(BATCH_RAND_WRITE, 60),
+  struct batch_job k[3] = {running(BATCH_RAND_WRITE, 60), running(BATCH_RAND_WRITE, 60),
                            pending(BATCH_RAND_READ, NOW, 60)};
   plan(&c, k, 3, d, NULL);
   assert_false(d[2].admit);
@@ -79,9 +78,8 @@ static void test_paper_holds_rand_writer(void **state) {
 static void test_paper_first_batch(void **state) {
   (void)state;
   struct batch_config c = config(BATCH_POLICY_PAPER);
-  struct batch_job j[4] = {
-      pending(BATCH_SEQ_WRITE, 3, 60), pending(BATCH_RAND_WRITE, 1, 60),
-      pending(BATCH_SEQ_WRITE, 4, 60), pending(BATCH_RAND_WRITE, 2, 60)};
+  struct batch_job j[4] = {pending(BATCH_SEQ_WRITE, 3, 60), pending(BATCH_RAND_WRITE, 1, 60),
+                           pending(BATCH_SEQ_WRITE, 4, 60), pending(BATCH_RAND_WRITE, 2, 60)};
   struct batch_decision d[4];
   plan(&c, j, 4, d, NULL);
   assert_true(d[1].admit); /* the oldest */
@@ -97,8 +95,7 @@ static void test_predictive_holds_when_it_pays(void **state) {
   (void)state;
   struct batch_config c = config(BATCH_POLICY_PREDICTIVE);
   c.fairness = 1000;
-  struct batch_job j[2] = {running(BATCH_SEQ_WRITE, 60),
-                           pending(BATCH_RAND_WRITE, NOW, 60)};
+  struct batch_job j[2] = {running(BATCH_SEQ_WRITE, 60), pending(BATCH_RAND_WRITE, NOW, 60)};
   struct batch_decision d[2];
   plan(&c, j, 2, d, NULL);
   assert_false(d[1].admit);
@@ -124,8 +121,7 @@ static void test_predictive_admits_when_holding_loses(void **state) {
   (void)state;
   struct batch_config c = config(BATCH_POLICY_PREDICTIVE);
   c.fairness = 1000;
-  struct batch_job j[2] = {running(BATCH_SEQ_READ, 300),
-                           pending(BATCH_RAND_WRITE, NOW, 60)};
+  struct batch_job j[2] = {running(BATCH_SEQ_READ, 300), pending(BATCH_RAND_WRITE, NOW, 60)};
   struct batch_decision d[2];
   plan(&c, j, 2, d, NULL);
   assert_true(d[1].admit);
@@ -136,13 +132,11 @@ static void test_predictive_admits_when_holding_loses(void **state) {
   assert_false(d[1].admit);
   assert_int_equal(d[1].reason, BATCH_HOLD_FAIRNESS);
   /* a random reader beside a random writer: cheap, admitted */
-  struct batch_job k[2] = {running(BATCH_RAND_WRITE, 60),
-                           pending(BATCH_RAND_READ, NOW, 60)};
+  struct batch_job k[2] = {running(BATCH_RAND_WRITE, 60), pending(BATCH_RAND_READ, NOW, 60)};
   plan(&c, k, 2, d, NULL);
   assert_true(d[1].admit);
   /* an idle-class job changes nobody's slowdown */
-  struct batch_job i[2] = {running(BATCH_SEQ_WRITE, 60),
-                           pending(BATCH_IDLE, NOW, 60)};
+  struct batch_job i[2] = {running(BATCH_SEQ_WRITE, 60), pending(BATCH_IDLE, NOW, 60)};
   plan(&c, i, 2, d, NULL);
   assert_true(d[1].admit);
   assert_int_equal(d[1].reason, BATCH_ADMIT_FREE);
@@ -153,8 +147,7 @@ static void test_predictive_admits_when_holding_loses(void **state) {
 static void test_predictive_seq_and_cpu(void **state) {
   (void)state;
   struct batch_config c = config(BATCH_POLICY_PREDICTIVE);
-  struct batch_job j[2] = {running(BATCH_SEQ_WRITE, 60),
-                           pending(BATCH_SEQ_WRITE, NOW, 60)};
+  struct batch_job j[2] = {running(BATCH_SEQ_WRITE, 60), pending(BATCH_SEQ_WRITE, NOW, 60)};
   struct batch_decision d[3];
   plan(&c, j, 2, d, NULL);
   assert_true(d[1].admit);
@@ -167,8 +160,7 @@ static void test_predictive_seq_and_cpu(void **state) {
   c.seq_slowdown = 2;
   /* three CPU-heavy, I/O-neutral jobs on 2 cores: 1.5x each; all three
    * finish at 90 s, holding one gives 120 s */
-  struct batch_job k[3] = {running(BATCH_RAND_READ, 60),
-                           running(BATCH_RAND_READ, 60),
+  struct batch_job k[3] = {running(BATCH_RAND_READ, 60), running(BATCH_RAND_READ, 60),
                            pending(BATCH_RAND_READ, NOW, 60)};
   for (int i = 0; i < 3; i++)
     k[i].cpu_heavy = true;
@@ -183,11 +175,9 @@ static void test_predictive_seq_and_cpu(void **state) {
 static void test_deadline_forces_admission(void **state) {
   (void)state;
   for (int p = 0; p < 2; p++) {
-    struct batch_config c = config(p ? BATCH_POLICY_PAPER
-                                     : BATCH_POLICY_PREDICTIVE);
+    struct batch_config c = config(p ? BATCH_POLICY_PAPER : BATCH_POLICY_PREDICTIVE);
     c.max_batch = 2;
-    struct batch_job j[4] = {running(BATCH_SEQ_WRITE, 60),
-                             running(BATCH_SEQ_WRITE, 60),
+    struct batch_job j[4] = {running(BATCH_SEQ_WRITE, 60), running(BATCH_SEQ_WRITE, 60),
                              pending(BATCH_RAND_WRITE, NOW - 30, 60),
                              pending(BATCH_RAND_WRITE, NOW - 20, 60)};
     j[2].deadline = NOW;      /* due now */
@@ -209,13 +199,10 @@ static void test_deadline_forces_admission(void **state) {
 static void test_fifo(void **state) {
   (void)state;
   for (int p = 0; p < 2; p++) {
-    struct batch_config c = config(p ? BATCH_POLICY_PAPER
-                                     : BATCH_POLICY_PREDICTIVE);
+    struct batch_config c = config(p ? BATCH_POLICY_PAPER : BATCH_POLICY_PREDICTIVE);
     c.max_batch = 2;
-    struct batch_job j[4] = {running(BATCH_RAND_READ, 60),
-                             pending(BATCH_RAND_READ, 30, 60),
-                             pending(BATCH_RAND_READ, 10, 60),
-                             pending(BATCH_RAND_READ, 20, 60)};
+    struct batch_job j[4] = {running(BATCH_RAND_READ, 60), pending(BATCH_RAND_READ, 30, 60),
+                             pending(BATCH_RAND_READ, 10, 60), pending(BATCH_RAND_READ, 20, 60)};
     j[1].deadline = 500, j[2].deadline = 400, j[3].deadline = 450;
     struct batch_decision d[4];
     double wake;
@@ -235,8 +222,7 @@ static void test_fifo(void **state) {
 static void test_no_starvation(void **state) {
   (void)state;
   for (int p = 0; p < 2; p++) {
-    struct batch_config c = config(p ? BATCH_POLICY_PAPER
-                                     : BATCH_POLICY_PREDICTIVE);
+    struct batch_config c = config(p ? BATCH_POLICY_PAPER : BATCH_POLICY_PREDICTIVE);
     struct batch_job j[256];
     double end[256];
     size_t n = 0;
@@ -271,8 +257,8 @@ static void test_no_starvation(void **state) {
             admitted_at = t;
         }
     }
-    print_message("# %s: random writer admitted at t=%g\n",
-                  batch_policy_name(c.policy), admitted_at);
+    print_message("# %s: random writer admitted at t=%g\n", batch_policy_name(c.policy),
+                  admitted_at);
     assert_true(admitted_at >= 0 && admitted_at <= 30);
   }
 }
@@ -281,8 +267,7 @@ static void test_weights(void **state) {
   (void)state;
   struct batch_config c = config(BATCH_POLICY_PREDICTIVE);
   cleanup_error struct iob_error *err = NULL;
-  struct batch_job j[3] = {running(BATCH_SEQ_WRITE, 60),
-                           running(BATCH_RAND_WRITE, 60),
+  struct batch_job j[3] = {running(BATCH_SEQ_WRITE, 60), running(BATCH_RAND_WRITE, 60),
                            pending(BATCH_SEQ_READ, NOW, 60)};
   unsigned w[3];
   assert_int_equal(batch_weights(&c, j, 3, w, &err), 0);
@@ -291,8 +276,7 @@ static void test_weights(void **state) {
   assert_int_equal(w[1], 250);
   assert_int_equal(w[2], 100); /* pending: kernel default */
   /* equal sufferers get equal weights */
-  struct batch_job e[2] = {running(BATCH_SEQ_WRITE, 60),
-                           running(BATCH_SEQ_WRITE, 60)};
+  struct batch_job e[2] = {running(BATCH_SEQ_WRITE, 60), running(BATCH_SEQ_WRITE, 60)};
   assert_int_equal(batch_weights(&c, e, 2, w, &err), 0);
   assert_true(w[0] == 100 && w[1] == 100);
   /* measured rates win over the matrix: the writer is the one losing */
@@ -311,8 +295,7 @@ static void test_weights(void **state) {
 static void test_invalid_jobs(void **state) {
   (void)state;
   struct batch_config c = config(BATCH_POLICY_PREDICTIVE);
-  struct batch_job j[2] = {running(BATCH_SEQ_WRITE, 60),
-                           pending(BATCH_RAND_WRITE, NOW, 60)};
+  struct batch_job j[2] = {running(BATCH_SEQ_WRITE, 60), pending(BATCH_RAND_WRITE, NOW, 60)};
   struct batch_decision d[2];
   cleanup_error struct iob_error *err = NULL;
   j[1].deadline = NAN;
@@ -345,8 +328,7 @@ static unsigned rnd(unsigned n) {
 static void test_plan_properties(void **state) {
   (void)state;
   for (unsigned iter = 0; iter < 600; iter++) {
-    struct batch_config c = config(iter % 2 ? BATCH_POLICY_PAPER
-                                            : BATCH_POLICY_PREDICTIVE);
+    struct batch_config c = config(iter % 2 ? BATCH_POLICY_PAPER : BATCH_POLICY_PREDICTIVE);
     if (iter % 4 == 3)
       c.exact_limit = 0;
     c.max_batch = 1 + rnd(5);
@@ -384,8 +366,7 @@ static void test_plan_properties(void **state) {
         admitted_free += j[i].deadline > NOW;
       }
       assert_true(d[i].conflict >= -1 && d[i].conflict < (long)n);
-      assert_true(d[i].victim == -1 || d[i].victim == (long)i ||
-                  d[i].victim == d[i].conflict);
+      assert_true(d[i].victim == -1 || d[i].victim == (long)i || d[i].victim == d[i].conflict);
     }
     /* jobs that were not due fit under max_batch beside the running ones
      * (predictive: considered oldest first, so a due job may come after);
@@ -422,8 +403,7 @@ static double pb_objective(const struct pb *b) {
     size_t k = 0;
     for (size_t q = 0; q < b->n; q++)
       if (q != i)
-        v[k++] = b->c->s[b->j[i].cls][b->j[q].cls] +
-                 b->c->s[b->j[q].cls][b->j[i].cls];
+        v[k++] = b->c->s[b->j[i].cls][b->j[q].cls] + b->c->s[b->j[q].cls][b->j[i].cls];
     for (size_t x = 0; x < k; x++)
       for (size_t y = x + 1; y < k; y++)
         if (v[y] > v[x]) {
@@ -437,15 +417,12 @@ static double pb_objective(const struct pb *b) {
       nz = b->rgs[i] + 1;
     for (size_t q = i + 1; q < b->n; q++)
       if (b->rgs[i] == b->rgs[q])
-        tp += b->c->s[b->j[i].cls][b->j[q].cls] +
-              b->c->s[b->j[q].cls][b->j[i].cls];
+        tp += b->c->s[b->j[i].cls][b->j[q].cls] + b->c->s[b->j[q].cls][b->j[i].cls];
   }
   tp_max /= 2;
   size_t nmin = (b->n + L - 1) / L;
   return (tp_max > 0 ? b->c->alpha * tp / tp_max : 0) +
-         (b->n > nmin ? (1 - b->c->alpha) * (nz - (double)nmin) /
-                            (double)(b->n - nmin)
-                      : 0);
+         (b->n > nmin ? (1 - b->c->alpha) * (nz - (double)nmin) / (double)(b->n - nmin) : 0);
 }
 
 static void pb_rec(struct pb *b, size_t i, unsigned used) {
@@ -504,8 +481,7 @@ static void test_paper_vs_brute_force(void **state) {
     if (heuristic)
       assert_true(mine.best >= all.best - 1e-9);
     else if (fabs(mine.best - all.best) > 1e-9)
-      fail_msg("iter %u: plan's batch scores %.9g, optimum %.9g", iter,
-               mine.best, all.best);
+      fail_msg("iter %u: plan's batch scores %.9g, optimum %.9g", iter, mine.best, all.best);
     checked++;
   }
   print_message("# paper plan == pinned brute force on %u states\n", checked);
