@@ -217,8 +217,23 @@ struct batch_decision {
  * entries (running jobs get admit=true, BATCH_RUNNING).  Pending jobs are
  * considered oldest first (arrival, then index), so FIFO age breaks ties and
  * a job held for capacity is first in line.  A job at or past its deadline
- * is always admitted, even beyond max_batch.  *wake_at (may be NULL) is set
- * to the earliest deadline of a held job, or HUGE_VAL. */
+ * is always admitted, even beyond max_batch; that deadline is also what
+ * guarantees no starvation, so the agent should always set one (HUGE_VAL
+ * means no max hold, and a job held for fairness could then wait forever
+ * behind a steady stream of its aggressors).  *wake_at (may be NULL) is set
+ * to the earliest deadline of a held job, or HUGE_VAL.
+ *
+ * predictive (default), per pending job, oldest first: due -> admit; nothing
+ * runs -> admit; max_batch reached -> hold; nobody's predicted slowdown
+ * changes -> admit; someone's slowdown would exceed cfg->fairness -> hold;
+ * else two event-driven forecasts of the whole set (admit now vs hold until
+ * the next completion; queued jobs start when that does not lower the
+ * aggregate progress rate) and hold only if holding finishes earlier by more
+ * than hold_margin.
+ * paper: the offline objective over running + pending with the running and
+ * due jobs pinned to the current batch (or, when there are none, the oldest
+ * pending job); admit the pending jobs the optimal (or, above exact_limit,
+ * heuristic) partition puts in that batch, oldest of each class first. */
 int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs, size_t n, double now,
                struct batch_decision *decisions, double *wake_at, struct iob_error **err);
 
