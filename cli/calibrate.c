@@ -565,7 +565,7 @@ static int measure_pair(struct cal *cal, unsigned rep, int v, int nb, struct iob
   children[1] = -1;
   if (r < 0)
     return iob_error_prefix(err, "'%s' beside '%s'", all_names[v], all_names[nb]);
-  progress(cal, "repeat %u: %-10s beside %-10s: %8.1f MiB/s in %.2f s%s -> slowdown %.2f",
+  progress(cal, "repeat %u: %-10s beside %-10s: %8.1f MiB/s in %.2f s%s -> %.2fx slower",
            rep + 1, all_names[v], all_names[nb], run->rate / 1048576, run->runtime_s,
            run->capped ? " (capped)" : "", cal->solo[rep][v].rate / run->rate);
   return 0;
