@@ -56,6 +56,7 @@ GEN_CFLAGS := -Wno-missing-prototypes -Wno-unused-parameter
 
 # Filled by module.mk files.
 PROGRAMS :=
+VM_TESTS :=
 UNIT_TESTS :=
 INTEG_TESTS :=
 FUZZERS :=
@@ -90,7 +91,7 @@ FUZZERS += tests/fuzz/$(1)
 $(call prog,tests/fuzz/$(1),$(2),$(3),-fsanitize=fuzzer)
 endef
 
-include $(sort $(wildcard */module.mk))
+include $(sort $(wildcard */module.mk tests/*/module.mk))
 
 all: $(addprefix $(B)/,$(PROGRAMS) $(UNIT_TESTS))
 
