@@ -7,3 +7,4 @@ $(eval $(call prog,bin/iobatch-hook,runtime-hook/main.c,hook wcd cg2 common))
 $(eval $(call unit,test_hook_state,tests/unit/test_hook_state.c,hook wcd cg2 common))
 INTEG_TESTS += tests/integration/hook-seccomp.sh
 $(eval $(call fuzzer,fuzz_hook_state,tests/fuzz/fuzz_hook_state.c,hook wcd cg2 common))
+INTEG_TESTS += tests/integration/hook-fio.sh tests/integration/hook-container.sh

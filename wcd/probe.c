@@ -40,12 +40,27 @@ static int probe(const struct probe_opts *o, const struct wcd_config *cfg,
   unsigned waited = 0;
   /* With --until-empty, wait for the workload to enter the cgroup first. */
   for (;;) {
-    if (cg2_sample_take(o->root, o->cgdir, o->source, &s[n], err) < 0)
+    cleanup_error struct iob_error *serr = NULL;
+    if (cg2_sample_take(o->root, o->cgdir, o->source, &s[n], &serr) < 0) {
+      if (seen_pids && serr->errno_ == ENOENT)
+        break; /* removed between two samples */
+      if (err) {
+        iob_error_release(err);
+        *err = steal_ptr(&serr);
+      }
       return -1;
+    }
     cleanup_free pid_t *pids = NULL;
     size_t np = 0;
-    if (cg2_procs_read(o->cgdir, &pids, &np, err) < 0)
+    cleanup_error struct iob_error *perr = NULL;
+    /* A container's cgroup is removed by the runtime once it is empty. */
+    if (cg2_procs_read(o->cgdir, &pids, &np, &perr) < 0 && !(seen_pids && perr->errno_ == ENOENT)) {
+      if (err) {
+        iob_error_release(err);
+        *err = steal_ptr(&perr);
+      }
       return -1;
+    }
     int empty = np == 0;
     if (!empty)
       seen_pids = 1;
