@@ -26,6 +26,7 @@ WORK=$(mktemp -d /tmp/iobvm.XXXXXX)
 TPID=
 cleanup() {
   local pid
+  set +e # best effort: every step runs even when an earlier one fails
   # timeout forwards TERM to qemu; the pidfile covers a timeout killed by -9.
   [ -n "$TPID" ] && kill "$TPID" 2>/dev/null
   if [ -s "$WORK/qemu.pid" ]; then
