@@ -39,6 +39,8 @@ int cg2_sample_take(const char *root, const char *cgdir, enum cg2_source source,
     s.io.rios = p.syscr;
     s.io.wios = p.syscw;
     s.npids = n;
+    s.rchar = p.rchar;
+    s.wchar = p.wchar;
   } else {
     return iob_error(err, EINVAL, "unknown sample source %d", (int)source);
   }

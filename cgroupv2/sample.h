@@ -25,6 +25,10 @@ struct cg2_sample {
   int has_pressure; /* io.pressure exists (v2 cgroups, also on hybrid hosts) */
   struct cg2_pressure pressure;
   uint64_t npids; /* pids summed (PROCIO only) */
+  /* PROCIO only: bytes moved by read/write syscalls.  When the block bytes
+   * exceed them, the syscall counts do not describe the requests (async
+   * engines, mmap): see wcd_classify. */
+  uint64_t rchar, wchar;
 };
 
 /* Sample CGDIR with SOURCE.  ROOT prefixes /proc for the procfs source. */

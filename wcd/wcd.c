@@ -27,8 +27,13 @@ int wcd_class_parse(const char *name, enum wcd_class *out) {
   return -1;
 }
 
+static uint64_t delta_or_restart(uint64_t prev, uint64_t cur) {
+  return cur >= prev ? cur - prev : cur;
+}
+
 static void window_metrics(const struct cg2_sample *s, size_t n, struct wcd_metrics *m) {
   struct cg2_io_counters tot = {0};
+  uint64_t rchar = 0, wchar = 0;
   memset(m, 0, sizeof(*m));
   m->stall_some = -1;
   /* Sum consecutive deltas rather than last - first, so a restart in the
@@ -40,6 +45,18 @@ static void window_metrics(const struct cg2_sample *s, size_t n, struct wcd_metr
     tot.wbytes += d.wbytes;
     tot.rios += d.rios;
     tot.wios += d.wios;
+    rchar += delta_or_restart(s[i - 1].rchar, s[i].rchar);
+    wchar += delta_or_restart(s[i - 1].wchar, s[i].wchar);
+  }
+  m->rsize_known = m->wsize_known = 1;
+  /* procfs: rios/wios are read/write syscalls.  If the block layer saw
+   * clearly more bytes than those syscalls moved, the I/O went another way
+   * (io_submit, io_uring, mmap faults) and bytes/syscalls is no request
+   * size: calibration saw a 4 KiB libaio random reader come out as 5 MiB
+   * "requests". */
+  if (s[0].source == CG2_SOURCE_PROCIO) {
+    m->rsize_known = tot.rbytes <= 2 * rchar + 65536;
+    m->wsize_known = tot.wbytes <= 2 * wchar + 65536;
   }
   m->seconds = (double)(s[n - 1].t_ns - s[0].t_ns) / 1e9;
   double rb = (double)tot.rbytes, wb = (double)tot.wbytes;
@@ -108,7 +125,7 @@ void wcd_classify(const struct wcd_config *cfg, const struct cg2_sample *s, size
     /* Bytes without requests: the procfs source with an async engine
      * (io_submit and io_uring do not count as syscr/syscw).  The size
      * signal is missing, and guessing would call everything random. */
-    if ((reads ? m->riops : m->wiops) == 0)
+    if ((reads ? m->riops : m->wiops) == 0 || !(reads ? m->rsize_known : m->wsize_known))
       return;
     int seq = is_sequential(cfg, reads ? m->ravg : m->wavg, &conf_size);
     out->cls = reads ? (seq ? WCD_SEQ_READ : WCD_RAND_READ) : (seq ? WCD_SEQ_WRITE : WCD_RAND_WRITE);

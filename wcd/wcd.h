@@ -57,6 +57,7 @@ struct wcd_metrics {
   double ravg, wavg;  /* average request size, bytes; 0 when no requests */
   double stall_some;  /* % of the window with some task stalled on I/O, -1 unknown */
   int resets;         /* counter restarts seen inside the window */
+  int rsize_known, wsize_known; /* 0: the request count cannot be trusted */
 };
 
 struct wcd_result {

@@ -31,6 +31,9 @@ static void window(struct cg2_sample s[2], enum cg2_source src, uint64_t rb, uin
   s[1].io.rios += rios;
   s[1].io.wbytes += wb;
   s[1].io.wios += wios;
+  /* psync-like: the syscalls moved the bytes */
+  s[1].rchar = rb;
+  s[1].wchar = wb;
 }
 
 static enum wcd_class classify(enum cg2_source src, uint64_t rb, uint64_t rios, uint64_t wb,
@@ -63,6 +66,23 @@ static void test_pure_classes(void **state) {
   /* procfs with libaio: bytes but no syscalls, no size signal */
   assert_int_equal(classify(CG2_SOURCE_PROCIO, 0, 0, 200 * MiB, 0, &c), WCD_UNKNOWN);
   assert_true(c == 0.0);
+  /* procfs with libaio plus a few config reads: block bytes far above
+   * what the syscalls moved; bytes / syscalls is not a request size */
+  {
+    struct wcd_config cfg;
+    struct cg2_sample w[2];
+    struct wcd_result r;
+    wcd_config_default(&cfg);
+    window(w, CG2_SOURCE_PROCIO, 300 * MiB, 60, 0, 0);
+    w[1].rchar = 60 * 4096;
+    wcd_classify(&cfg, w, 2, &r);
+    assert_int_equal(r.cls, WCD_UNKNOWN);
+    assert_false(r.m.rsize_known);
+    /* psync: the syscalls moved what the block layer saw */
+    w[1].rchar = 300 * MiB;
+    wcd_classify(&cfg, w, 2, &r);
+    assert_int_equal(r.cls, WCD_SEQ_READ);
+  }
   /* the procfs source is trusted less */
   assert_int_equal(classify(CG2_SOURCE_PROCIO, 0, 0, 200 * MiB, 200, &c), WCD_SEQ_WRITE);
   assert_true(c > 0.79 && c < 0.81);
@@ -139,6 +159,8 @@ static void test_reset_inside_window(void **state) {
   s[1].io.wios = 600;
   s[2].io.wbytes = 100 * MiB; /* the big process exited: restart, 100 MiB new */
   s[2].io.wios = 100;
+  for (int i = 0; i < 3; i++)
+    s[i].wchar = s[i].io.wbytes;
   wcd_classify(&cfg, s, 3, &r);
   assert_int_equal(r.m.resets, 1);
   assert_int_equal(r.cls, WCD_SEQ_WRITE);
