@@ -145,6 +145,12 @@ static void on_sample_timer(struct iob_loop *loop, void *data) {
   static uint64_t last_save;
   agent_sampler_run(d);
   uint64_t now = iob_now_ms();
+  /* New rates move the weights (measured slowdowns close the loop) and the
+   * forecasts of the predictive policy: plan again while containers share
+   * the disk, unless a plan is already due (the batch window of an arrival
+   * must not be cut short). */
+  if (agent_adm_count(&d->adm, AGENT_RUNNING) > 1 && d->adm.plan_due_ms == UINT64_MAX)
+    agent_adm_schedule(&d->adm, now);
   if (now - last_save >= PROFILE_SAVE_PERIOD_MS) {
     save_profiles(d);
     last_save = now;

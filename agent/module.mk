@@ -22,6 +22,8 @@ $(eval $(call unit,test_agent_profiles,tests/unit/test_agent_profiles.c,agentcor
 $(eval $(call unit,test_agent_admission,tests/unit/test_agent_admission.c,agent agentcore batch common))
 $(eval $(call unit,test_agent_client,tests/unit/test_agent_client.c,agentclient ttrpc proto common))
 $(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore common))
+$(eval $(call fuzzer,fuzz_agent_profiles,tests/fuzz/fuzz_agent_profiles.c,agentcore common))
+$(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agent batch proto common))
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
 	tests/integration/agent-containers.sh tests/integration/agent-plan.sh

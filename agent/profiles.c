@@ -189,6 +189,24 @@ static int set_aside(const char *path, struct iob_error **cause, struct iob_erro
                         "%s; kept aside as '%s', starting with no profiles", (*cause)->msg, aside);
 }
 
+int agent_profiles_parse(struct agent_profiles *p, const char *name, const char *buf, size_t len,
+                         struct iob_error **err) {
+  clear(p);
+  if (len > AGENT_PROFILES_MAX_BYTES)
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s' is too large: %zu bytes, at most %d", name,
+                          len, AGENT_PROFILES_MAX_BYTES);
+  json_error_t je;
+  cleanup_json json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+  if (root == NULL)
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "cannot parse '%s': line %d: %s", name, je.line,
+                          je.text);
+  if (from_json(p, root, name, err) < 0) {
+    clear(p);
+    return -1;
+  }
+  return 0;
+}
+
 int agent_profiles_load(struct agent_profiles *p, struct iob_error **err) {
   clear(p);
   cleanup_close int fd = open(p->path, O_RDONLY | O_CLOEXEC);
@@ -197,26 +215,23 @@ int agent_profiles_load(struct agent_profiles *p, struct iob_error **err) {
       return 0;
     return iob_error(err, errno, "cannot open '%s'", p->path);
   }
-  struct stat st;
-  if (fstat(fd, &st) < 0)
-    return iob_error(err, errno, "cannot stat '%s'", p->path);
+  /* One byte more than allowed tells "too large" from "just fits". */
+  cleanup_free char *buf = malloc(AGENT_PROFILES_MAX_BYTES + 1);
+  if (buf == NULL)
+    return iob_error(err, ENOMEM, "cannot read '%s'", p->path);
+  size_t len = 0;
+  for (;;) {
+    ssize_t r = read(fd, buf + len, AGENT_PROFILES_MAX_BYTES + 1 - len);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return iob_error(err, errno, "cannot read '%s'", p->path);
+    if (r == 0 || (len += (size_t)r) > AGENT_PROFILES_MAX_BYTES)
+      break;
+  }
   cleanup_error struct iob_error *cause = NULL;
-  if (st.st_size > AGENT_PROFILES_MAX_BYTES) {
-    iob_error_code(&cause, IOB_CODE_DATA_LOSS, "'%s' is too large: %lld bytes, at most %d", p->path,
-                   (long long)st.st_size, AGENT_PROFILES_MAX_BYTES);
+  if (agent_profiles_parse(p, p->path, buf, len, &cause) < 0)
     return set_aside(p->path, &cause, err);
-  }
-  json_error_t je;
-  cleanup_json json_t *root = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
-  if (root == NULL) {
-    iob_error_code(&cause, IOB_CODE_DATA_LOSS, "cannot parse '%s': line %d: %s", p->path, je.line,
-                   je.text);
-    return set_aside(p->path, &cause, err);
-  }
-  if (from_json(p, root, p->path, &cause) < 0) {
-    clear(p);
-    return set_aside(p->path, &cause, err);
-  }
   return 0;
 }
 

@@ -45,6 +45,11 @@ void agent_profiles_release(struct agent_profiles *p);
  * returned: the caller logs it and goes on. */
 int agent_profiles_load(struct agent_profiles *p, struct iob_error **err);
 
+/* Parse the text of a profile file (name is for messages) into the store,
+ * which is left empty on error. */
+int agent_profiles_parse(struct agent_profiles *p, const char *name, const char *buf, size_t len,
+                         struct iob_error **err);
+
 /* Replace the file atomically with the current store. */
 int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err);
 

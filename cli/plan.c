@@ -15,33 +15,16 @@
 #include "cli/cli.h"
 #include "common/cleanup.h"
 
-#define PLAN_FILE_MAX (1024 * 1024)
-#define NAME_MAX_LEN 256
-
-struct jobs {
-  Iobatch__Agent__V1__PlanJob **v;
-  size_t n;
-};
-
-static void jobs_free(struct jobs *j) {
-  for (size_t i = 0; i < j->n; i++) {
-    free(j->v[i]->name);
-    free(j->v[i]->class_);
-    free(j->v[i]);
-  }
-  free(j->v);
-}
-
 static int read_input(const char *path, char **buf, size_t *len, struct iob_error **err) {
   cleanup_close int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return iob_error(err, errno, "cannot open '%s'", path);
-  cleanup_free char *b = malloc(PLAN_FILE_MAX + 1);
+  cleanup_free char *b = malloc(AGENT_PLAN_FILE_MAX + 1);
   if (b == NULL)
     return iob_error(err, ENOMEM, "cannot read '%s'", path);
   size_t n = 0;
   for (;;) {
-    ssize_t r = read(fd, b + n, PLAN_FILE_MAX + 1 - n);
+    ssize_t r = read(fd, b + n, AGENT_PLAN_FILE_MAX + 1 - n);
     if (r < 0 && errno == EINTR)
       continue;
     if (r < 0)
@@ -49,112 +32,13 @@ static int read_input(const char *path, char **buf, size_t *len, struct iob_erro
     if (r == 0)
       break;
     n += (size_t)r;
-    if (n > PLAN_FILE_MAX)
+    if (n > AGENT_PLAN_FILE_MAX)
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is too large: more than %d bytes",
-                            path, PLAN_FILE_MAX);
+                            path, AGENT_PLAN_FILE_MAX);
   }
   b[n] = '\0';
   *buf = steal_ptr(&b);
   *len = n;
-  return 0;
-}
-
-static int add_job(struct jobs *j, const char *name, const char *cls, double solo,
-                   struct iob_error **err) {
-  if (j->n >= AGENT_PLAN_MAX_JOBS)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "too many jobs (at most %d)",
-                          AGENT_PLAN_MAX_JOBS);
-  if (strlen(name) > NAME_MAX_LEN)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "job name too long (at most %d bytes)",
-                          NAME_MAX_LEN);
-  if (batch_class_from_name(cls) < 0)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "unknown class '%s' (expected seq-read, rand-read, seq-write, "
-                          "rand-write, mixed, idle or unknown)",
-                          cls);
-  if (!(solo >= 0 && isfinite(solo)))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid solo seconds for '%s'", name);
-  if (j->n % 64 == 0) {
-    void *v = realloc(j->v, (j->n + 64) * sizeof(*j->v));
-    if (v == NULL)
-      return iob_error(err, ENOMEM, "cannot allocate jobs");
-    j->v = v;
-  }
-  Iobatch__Agent__V1__PlanJob *p = calloc(1, sizeof(*p));
-  if (p == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate jobs");
-  iobatch__agent__v1__plan_job__init(p);
-  p->name = strdup(name);
-  p->class_ = strdup(cls);
-  p->solo_seconds = solo;
-  j->v[j->n++] = p;
-  if (p->name == NULL || p->class_ == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate jobs");
-  return 0;
-}
-
-/* "name class [solo_seconds]" per line; '#' comments. */
-static int parse_text(const char *path, char *buf, struct jobs *j, struct iob_error **err) {
-  unsigned lineno = 0;
-  char *save = NULL;
-  for (char *line = buf; line; line = save) {
-    char *nl = strchr(line, '\n');
-    save = nl ? nl + 1 : NULL;
-    if (nl)
-      *nl = '\0';
-    lineno++;
-    char *hash = strchr(line, '#');
-    if (hash)
-      *hash = '\0';
-    char *sp = NULL;
-    char *name = strtok_r(line, " \t\r", &sp);
-    if (name == NULL)
-      continue;
-    char *cls = strtok_r(NULL, " \t\r", &sp);
-    char *solo = strtok_r(NULL, " \t\r", &sp);
-    char *extra = strtok_r(NULL, " \t\r", &sp);
-    if (cls == NULL || extra)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                            "'%s' line %u: expected 'name class [solo_seconds]'", path, lineno);
-    double s = 0;
-    if (solo) {
-      char *end = NULL;
-      s = strtod(solo, &end);
-      if (*end != '\0' || end == solo)
-        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                              "'%s' line %u: invalid solo seconds '%s'", path, lineno, solo);
-    }
-    if (add_job(j, name, cls, s, err) < 0)
-      return iob_error_prefix(err, "'%s' line %u", path, lineno);
-  }
-  return 0;
-}
-
-/* [{"name": "a", "class": "seq-write", "solo_seconds": 30}, ...] or
- * {"jobs": [...]} */
-static int parse_json(const char *path, const char *buf, size_t len, struct jobs *j,
-                      struct iob_error **err) {
-  json_error_t je;
-  json_auto_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-  if (root == NULL)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "cannot parse '%s': line %d: %s", path,
-                          je.line, je.text);
-  json_t *arr = json_is_object(root) ? json_object_get(root, "jobs") : root;
-  if (!json_is_array(arr))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "'%s': expected an array of jobs or {\"jobs\": [...]}", path);
-  size_t i;
-  json_t *v;
-  json_array_foreach(arr, i, v) {
-    const char *name = NULL, *cls = NULL;
-    double solo = 0;
-    if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:s, s?F}", "name", &name, "class", &cls,
-                       "solo_seconds", &solo) < 0)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s': job %zu: %s", path, i + 1,
-                            je.text);
-    if (add_job(j, name, cls, solo, err) < 0)
-      return iob_error_prefix(err, "'%s': job %zu", path, i + 1);
-  }
   return 0;
 }
 
@@ -166,7 +50,7 @@ static int load_matrix(struct batch_config *cfg, const char *path, struct iob_er
   return batch_config_parse(cfg, path, buf, len, err);
 }
 
-static void print_plan(const Iobatch__Agent__V1__PlanResponse *r, const struct jobs *j) {
+static void print_plan(const Iobatch__Agent__V1__PlanResponse *r, const struct agent_plan_jobs *j) {
   double makespan = 0;
   bool all_solo = true;
   for (size_t b = 0; b < r->n_batches; b++) {
@@ -210,7 +94,7 @@ static void print_json(const Iobatch__Agent__V1__PlanResponse *r) {
 }
 
 /* The same question to the running agent: its matrix and settings. */
-static int ask_agent(const struct jobs *j, unsigned cap, double alpha,
+static int ask_agent(const struct agent_plan_jobs *j, unsigned cap, double alpha,
                      Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
   struct ttrpc_client *c = NULL;
   if (iobctl_connect(&c, err) < 0)
@@ -286,14 +170,8 @@ static int run(int argc, char **argv, struct iob_error **err) {
   size_t len = 0;
   if (read_input(path, &buf, &len, err) < 0)
     return -1;
-  if (memchr(buf, '\0', len))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' contains a NUL byte", path);
-  struct jobs j = {0};
-  const char *p = buf;
-  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-    p++;
-  int r = (*p == '[' || *p == '{') ? parse_json(path, buf, len, &j, err)
-                                   : parse_text(path, buf, &j, err);
+  struct agent_plan_jobs j = {0};
+  int r = agent_plan_parse_jobs(path, buf, len, &j, err);
   Iobatch__Agent__V1__PlanResponse *resp = NULL;
   if (r == 0 && agent)
     r = ask_agent(&j, (unsigned)cap, alpha, &resp, err);
@@ -310,7 +188,7 @@ static int run(int argc, char **argv, struct iob_error **err) {
     protobuf_c_message_free_unpacked(&resp->base, NULL);
   else
     agent_plan_response_free(resp);
-  jobs_free(&j);
+  agent_plan_jobs_release(&j);
   return r;
 }
 

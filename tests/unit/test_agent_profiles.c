@@ -165,6 +165,20 @@ static void test_corrupt(void **state) {
   check_corrupt("{\"version\": 1, \"version\": 1, \"profiles\": {}}", "duplicate");
 }
 
+static void test_parse_limits(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_profiles p = {0};
+  size_t big = AGENT_PROFILES_MAX_BYTES + 1;
+  cleanup_free char *buf = calloc(1, big);
+  assert_int_equal(agent_profiles_parse(&p, "p.json", buf, big, &err), -1);
+  assert_string_equal(err->msg, "'p.json' is too large: 8388609 bytes, at most 8388608");
+  const char *ok = "{\"version\": 1, \"profiles\": {}}";
+  assert_int_equal(agent_profiles_parse(&p, "p.json", ok, strlen(ok), &err), 0);
+  assert_int_equal(p.n, 0);
+  agent_profiles_release(&p);
+}
+
 static void test_eviction(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
@@ -208,6 +222,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
       cmocka_unit_test_setup_teardown(test_corrupt, setup, teardown),
       cmocka_unit_test_setup_teardown(test_eviction, setup, teardown),
+      cmocka_unit_test(test_parse_limits),
       cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
   };
   return cmocka_run_group_tests_name("agent_profiles", tests, NULL, NULL);
