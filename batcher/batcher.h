@@ -96,7 +96,7 @@ struct batch_config {
   double default_solo_s; /* solo duration assumed for unknown workloads; 60 */
   /* Exact solver budget in work units (count-vector states x batch
    * candidates, see batch_solve_work); above it the heuristic runs.
-   * Default 5e6 (~40 ms), chosen by bench/solver.sh. */
+   * Default 1e7 (~50 ms), chosen by bench/solver.sh. */
   double exact_limit;
 };
 
@@ -110,7 +110,7 @@ void batch_config_default(struct batch_config *cfg);
  *   policy = predictive | paper
  *   slowdown_scale = 2      seq_slowdown = 2      ncpu = 2
  *   fairness = 4            hold_margin = 0.02    default_solo_s = 60
- *   exact_limit = 5e6
+ *   exact_limit = 1e7
  *   matrix.seq-read = 1 0 1 0 1 0 1     (7 numbers, the enum order)
  *   ... one matrix.<class> row per class
  * Rows not given keep the defaults, except that the six measured classes

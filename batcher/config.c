@@ -100,13 +100,12 @@ void batch_config_default(struct batch_config *cfg) {
   /* Forecasts are rough; do not hold a job for a predicted 1% gain. */
   cfg->hold_margin = 0.02;
   cfg->default_solo_s = 60.0;
-  /* bench/solver.sh measured 7.5-11 ns per work unit (three runs on a busy
-   * 2-core VM recommended 4.5e6-6.6e6), so 5e6 units keep an
-   * exact plan under ~40 ms (the 50 ms budget of a plan made on every
-   * event), which covers the paper's N = 25 (5 classes x 5; 7.4 ms) but not
-   * a random 7-class N = 25 (8e6 units, 30-70 ms).  Above it the heuristic,
-   * whose measured gap there was 0 (max 0.015 on random N <= 25). */
-  cfg->exact_limit = 5e6;
+  /* bench/solver.sh measured 3.8-6.1 ns of CPU per work unit (runs
+   * recommended 8.2e6-1.3e7 for the 50 ms budget of a plan made on every
+   * event), so 1e7 units keep an exact plan near 50 ms.  That covers N = 25 in 5 classes (2e6
+   * units, 7 ms) and random 7-class N = 25 (8e6 units, ~30 ms).  Above it the heuristic, whose
+   * measured gap there was 0 (max 0.015 on random N <= 25). */
+  cfg->exact_limit = 1e7;
 }
 
 /* ---- parser ---- */
