@@ -184,10 +184,23 @@ static void classify(struct agent_daemon *d, struct agent_ctr *c) {
   }
 }
 
-void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *c) {
+void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *c, uint64_t t_ns,
+                            uint64_t rbytes, uint64_t wbytes, uint64_t rios, uint64_t wios) {
   struct sstate *st = state_of(d, c);
-  if (st && st->n == 0)
+  if (st == NULL || st->n > 0)
+    return;
+  if (t_ns == 0 || t_ns > (uint64_t)iob_now_ms() * 1000000u) {
     (void)sample_one(d, c);
+    return;
+  }
+  /* Same source as ours: the hook picks io.stat or procfs by the same test
+   * of the cgroup2 mount. */
+  struct cg2_sample smp = {.t_ns = t_ns, .source = (enum cg2_source)d->sampler.source};
+  smp.io.rbytes = rbytes;
+  smp.io.wbytes = wbytes;
+  smp.io.rios = rios;
+  smp.io.wios = wios;
+  push(st, &smp);
 }
 
 void agent_sampler_run(struct agent_daemon *d) {

@@ -100,7 +100,11 @@ static void on_register(struct ttrpc_call *call, const ProtobufCMessage *m, void
   }
   if (fresh || c->class_source == AGENT_CLASS_NONE)
     agent_daemon_apply_profile(d, c);
-  agent_sampler_baseline(d, c);
+  const Iobatch__Agent__V1__IOSample *b = req->baseline;
+  if (b)
+    agent_sampler_baseline(d, c, b->monotonic_ns, b->rbytes, b->wbytes, b->rios, b->wios);
+  else
+    agent_sampler_baseline(d, c, 0, 0, 0, 0, 0);
   iob_info("registered '%s' (namespace '%s', from %s, class %s by %s%s)", c->id, c->ns,
            c->source && *c->source ? c->source : "?", batch_class_name(c->cls),
            agent_class_source_name(c->class_source), req->running ? ", already running" : "");
