@@ -29,6 +29,7 @@ source tests/integration/lib.sh # EXIT trap runs every at_exit in reverse
 trap 'exit 130' INT TERM
 source bench/agent/lib.sh
 START=$(date -u +%FT%TZ)
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 mkdir -p "$OUT_DIR"
 HZ=$(getconf CLK_TCK)
 
@@ -110,8 +111,9 @@ fi
 # ---- results -----------------------------------------------------------------
 jq -n --arg cmd "$CMDLINE" --arg date "$START" --arg host "$(hostname)" \
   --arg kernel "$(uname -r)" --arg agent "$(agent_describe)" \
+  --arg load "start $LOAD_START, end $(cut -d' ' -f1-3 /proc/loadavg)" \
   --argjson sampling "$sampling_json" --argjson admission "$admit_json" \
   '{benchmark: "agent-overhead", command: $cmd, date: $date, host: $host, kernel: $kernel,
-    agent: $agent, sampling: $sampling, admission: $admission}' >"$OUT_DIR/agent-overhead.json"
+    loadavg: $load, agent: $agent, sampling: $sampling, admission: $admission}' >"$OUT_DIR/agent-overhead.json"
 jq -r -f bench/agent/report-md.jq "$OUT_DIR/agent-overhead.json" >"$OUT_DIR/agent-overhead.md"
 echo "agent-overhead: wrote $OUT_DIR/agent-overhead.json, agent-overhead.md"
