@@ -1,0 +1,377 @@
+/* The `start`, `delete` and `-info` actions containerd runs (reference
+ * section 3, binary contract). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/sha256.h"
+#include "containerd/task/v2/shim.pb-c.h"
+#include "containerd/types/introspection.pb-c.h"
+#include "google/protobuf/timestamp.pb-c.h"
+#include "shim/shim.h"
+
+#define STDIN_MAX (1u << 20)
+#define CONFIG_MAX (16u << 20)
+#define SUN_PATH_LIMIT 106
+
+static int read_fd_all(int fd, size_t max, uint8_t **out, size_t *len, struct iob_error **err) {
+  size_t cap = 4096, n = 0;
+  uint8_t *buf = malloc(cap);
+  if (buf == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate buffer");
+  for (;;) {
+    if (n == cap) {
+      if (cap >= max) {
+        free(buf);
+        return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "input larger than %zu bytes", max);
+      }
+      uint8_t *nb = realloc(buf, cap * 2);
+      if (nb == NULL) {
+        free(buf);
+        return iob_error(err, ENOMEM, "cannot allocate buffer");
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0) {
+      int e = errno;
+      free(buf);
+      return iob_error(err, e, "cannot read input");
+    }
+    if (r == 0)
+      break;
+    n += (size_t)r;
+  }
+  *out = buf;
+  *len = n;
+  return 0;
+}
+
+static int read_file(const char *path, size_t max, uint8_t **out, size_t *len,
+                     struct iob_error **err) {
+  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return iob_error(err, errno, "cannot open '%s'", path);
+  if (read_fd_all(fd, max, out, len, err) < 0)
+    return iob_error_prefix(err, "'%s'", path);
+  return 0;
+}
+
+/* filepath.Join(address, ns, group): join with '/', collapse repeats. */
+static char *join3(const char *a, const char *b, const char *c) {
+  char *raw = NULL;
+  if (asprintf(&raw, "%s/%s/%s", a, b, c) < 0)
+    abort();
+  char *o = raw;
+  for (const char *p = raw; *p; p++)
+    if (!(*p == '/' && o > raw && o[-1] == '/'))
+      *o++ = *p;
+  if (o > raw + 1 && o[-1] == '/')
+    o--;
+  *o = '\0';
+  return raw;
+}
+
+int shim_socket_address(const char *dir, const char *grpc_address, const char *ns,
+                        const char *group, char **out, struct iob_error **err) {
+  cleanup_free char *key = join3(grpc_address, ns, group);
+  char hex[2 * IOB_SHA256_SIZE + 1];
+  iob_sha256_hex(key, strlen(key), hex);
+  if (asprintf(out, "unix://%s/%s", dir, hex) < 0)
+    abort();
+  if (strlen(*out) - 7 > SUN_PATH_LIMIT) {
+    free(*out);
+    *out = NULL;
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "socket path under '%s' too long", dir);
+  }
+  return 0;
+}
+
+static int sockaddr_of(const char *path, struct sockaddr_un *sa) {
+  memset(sa, 0, sizeof(*sa));
+  sa->sun_family = AF_UNIX;
+  if (strlen(path) >= sizeof(sa->sun_path))
+    return -1;
+  strcpy(sa->sun_path, path);
+  return 0;
+}
+
+/* A live shim for the same group answers on the socket. */
+static bool socket_alive(const char *path) {
+  struct sockaddr_un sa;
+  if (sockaddr_of(path, &sa) < 0)
+    return false;
+  cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  return fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+}
+
+static int mkdir_p(const char *dir, mode_t mode, struct iob_error **err) {
+  cleanup_free char *d = strdup(dir);
+  if (d == NULL)
+    abort();
+  for (char *p = d + 1; *p; p++) {
+    if (*p != '/')
+      continue;
+    *p = '\0';
+    if (mkdir(d, 0711) < 0 && errno != EEXIST)
+      return iob_error(err, errno, "cannot create '%s'", d);
+    *p = '/';
+  }
+  if (mkdir(d, mode) < 0 && errno != EEXIST)
+    return iob_error(err, errno, "cannot create '%s'", d);
+  return 0;
+}
+
+static int listen_at(const char *dir, const char *path, int *out, struct iob_error **err) {
+  if (mkdir_p(dir, 0700, err) < 0)
+    return -1;
+  struct sockaddr_un sa;
+  if (sockaddr_of(path, &sa) < 0)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "socket path '%s' too long", path);
+  /* Nobody answers on it (checked before): a stale socket of a dead shim. */
+  unlink(path);
+  cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return iob_error(err, errno, "cannot create socket");
+  if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+    return iob_error(err, errno, "cannot bind '%s'", path);
+  if (chmod(path, 0600) < 0 || listen(fd, 128) < 0) {
+    int e = errno;
+    unlink(path);
+    return iob_error(err, e, "cannot listen on '%s'", path);
+  }
+  *out = steal_fd(&fd);
+  return 0;
+}
+
+static int write_text(const char *dir, const char *name, const char *text,
+                      struct iob_error **err) {
+  cleanup_free char *path = NULL;
+  if (asprintf(&path, "%s/%s", dir, name) < 0)
+    abort();
+  cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  size_t n = strlen(text);
+  if (fd < 0 || write(fd, text, n) != (ssize_t)n)
+    return iob_error(err, errno ? errno : EIO, "cannot write '%s'", path);
+  return 0;
+}
+
+static const char *bundle_dir(const struct shim_args *a, char *cwd, size_t n) {
+  if (a->bundle && *a->bundle)
+    return a->bundle;
+  return getcwd(cwd, n);
+}
+
+static int group_of(const char *bundle, const char *id, char **group, struct iob_error **err) {
+  cleanup_free char *path = NULL;
+  cleanup_free uint8_t *cfg = NULL;
+  size_t len;
+  if (asprintf(&path, "%s/config.json", bundle) < 0)
+    abort();
+  if (read_file(path, CONFIG_MAX, &cfg, &len, err) < 0)
+    return -1;
+  return shim_config_group((const char *)cfg, len, id, group, err);
+}
+
+static void join_shim_cgroup(const char *cg, pid_t pid) {
+  struct statfs sf;
+  char path[4200];
+  if (statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == 0x63677270) {
+    snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/cgroup.procs", cg);
+    cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0)
+      dprintf(fd, "%d", (int)pid);
+    return;
+  }
+  static const char *const hier[] = {"memory", "cpu,cpuacct", "pids", "blkio", "cpuset",
+                                     "devices", "freezer", "systemd"};
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(hier); i++) {
+    snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/%s/cgroup.procs", hier[i], cg);
+    cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0)
+      dprintf(fd, "%d", (int)pid);
+  }
+}
+
+/* containerd's oom_score_adj + 1, so the shim goes before containerd. */
+static void adjust_oom(pid_t pid) {
+  char buf[32] = "";
+  cleanup_close int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
+    return;
+  int v = atoi(buf) + 1;
+  v = v > 1000 ? 1000 : v < -1000 ? -1000 : v;
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
+  cleanup_close int w = open(path, O_WRONLY | O_CLOEXEC);
+  if (w >= 0)
+    dprintf(w, "%d", v);
+}
+
+static int spawn_daemon(const struct shim_args *a, const char *bundle, int listener,
+                        const struct shim_bootstrap *b, pid_t *pid, struct iob_error **err) {
+  const char *argv[12];
+  size_t n = 0;
+  argv[n++] = "/proc/self/exe";
+  argv[n++] = "-namespace";
+  argv[n++] = a->ns;
+  argv[n++] = "-id";
+  argv[n++] = a->id;
+  argv[n++] = "-address";
+  argv[n++] = a->address ? a->address : "";
+  if (a->debug || (b->is_bootstrap && b->log_level < 0))
+    argv[n++] = "-debug";
+  argv[n] = NULL;
+  cleanup_free char *ttrpc = NULL;
+  const char *env[2] = {NULL, NULL};
+  if (b->ttrpc_address) {
+    if (asprintf(&ttrpc, "TTRPC_ADDRESS=%s", b->ttrpc_address) < 0)
+      abort();
+    env[0] = ttrpc;
+  }
+  struct shim_spawn sp = {.argv = argv, .fds = {-1, -1, -1}, .extra = {listener}, .n_extra = 1,
+                          .cwd = bundle, .setenv = env, .setpgid = true, .keep_thp = true};
+  return shim_spawn(&sp, pid, err);
+}
+
+static int load_bootstrap(const struct shim_args *a, struct shim_bootstrap *b,
+                          struct iob_error **err) {
+  cleanup_free uint8_t *in = NULL;
+  size_t len = 0;
+  if (!isatty(0) && read_fd_all(0, STDIN_MAX, &in, &len, err) < 0)
+    return -1;
+  return shim_bootstrap_parse(in, len, a->id, a->ns, b, err);
+}
+
+int shim_manager_start(const struct shim_args *a, struct iob_error **err) {
+  char cwd[4096];
+  const char *bundle = bundle_dir(a, cwd, sizeof(cwd));
+  if (bundle == NULL)
+    return iob_error(err, errno, "cannot find the bundle");
+  struct shim_bootstrap b;
+  if (load_bootstrap(a, &b, err) < 0)
+    return -1;
+  cleanup_free char *group = NULL, *address = NULL;
+  const char *dir = b.socket_dir ? b.socket_dir : SHIM_SOCKET_DIR;
+  int r = group_of(bundle, a->id, &group, err);
+  if (r == 0)
+    r = shim_socket_address(dir, a->address ? a->address : "", a->ns, group, &address, err);
+  if (r == 0 && b.have_options)
+    r = shim_options_write(bundle, &b.options, err);
+  if (r < 0) {
+    shim_bootstrap_release(&b);
+    return -1;
+  }
+  const char *path = address + strlen("unix://");
+  if (socket_alive(path)) {
+    shim_bootstrap_release(&b);
+    if (write_text(bundle, "address", address, err) < 0)
+      return -1;
+    printf("%s", address);
+    return 0;
+  }
+  int listener = -1;
+  pid_t pid = 0;
+  r = listen_at(dir, path, &listener, err);
+  if (r == 0)
+    r = write_text(bundle, "address", address, err);
+  /* Transparent huge pages would round the shim's small heap up to 2 MiB;
+   * the daemon inherits this (runc and containers do not, see spawn.c). */
+  prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+  if (r == 0)
+    r = spawn_daemon(a, bundle, listener, &b, &pid, err);
+  if (r < 0 && listener >= 0)
+    unlink(path);
+  if (listener >= 0)
+    close(listener);
+  if (r == 0 && b.options.shim_cgroup)
+    join_shim_cgroup(b.options.shim_cgroup, pid);
+  shim_bootstrap_release(&b);
+  if (r < 0)
+    return -1;
+  adjust_oom(pid);
+  printf("%s", address);
+  return 0;
+}
+
+static uint32_t read_init_pid(const char *bundle) {
+  char path[4200], buf[32] = "";
+  snprintf(path, sizeof(path), "%s/init.pid", bundle);
+  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
+    return 0;
+  long v = strtol(buf, NULL, 10);
+  return v > 0 ? (uint32_t)v : 0;
+}
+
+int shim_manager_delete(const struct shim_args *a, struct iob_error **err) {
+  char cwd[4096];
+  const char *bundle = bundle_dir(a, cwd, sizeof(cwd));
+  if (bundle == NULL)
+    return iob_error(err, errno, "cannot find the bundle");
+  struct shim_options o;
+  struct shim_runc runc;
+  if (shim_options_read(bundle, &o, err) < 0)
+    return -1;
+  int r = shim_runc_init(&runc, &o, a->ns, bundle, err);
+  if (r == 0) {
+    const char *args[] = {"delete", "--force", a->id, NULL};
+    const int fds[3] = {-1, -1, 2};
+    cleanup_error struct iob_error *derr = NULL;
+    /* A container runc no longer knows is what delete is for: warn only. */
+    if (shim_runc_run(&runc, args, fds, NULL, 0, NULL, &derr) < 0)
+      fprintf(stderr, "warning: %s\n", derr->msg);
+    shim_runc_release(&runc);
+  }
+  shim_options_release(&o);
+  if (r < 0)
+    return -1;
+  char rootfs[4200];
+  snprintf(rootfs, sizeof(rootfs), "%s/rootfs", bundle);
+  shim_unmount_all(rootfs);
+  struct shim_time now = shim_time_now();
+  Google__Protobuf__Timestamp ts = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
+  ts.seconds = now.sec;
+  ts.nanos = now.nsec;
+  Containerd__Task__V2__DeleteResponse resp = CONTAINERD__TASK__V2__DELETE_RESPONSE__INIT;
+  resp.pid = read_init_pid(bundle);
+  resp.exit_status = 128 + 9;
+  resp.exited_at = &ts;
+  uint8_t buf[64];
+  size_t n = containerd__task__v2__delete_response__pack(&resp, buf);
+  if (fwrite(buf, 1, n, stdout) != n)
+    return iob_error(err, EIO, "cannot write the delete response");
+  return 0;
+}
+
+int shim_manager_info(struct iob_error **err) {
+  struct shim_bootstrap b;
+  if (load_bootstrap(&(struct shim_args){0}, &b, err) < 0)
+    return -1;
+  shim_bootstrap_release(&b);
+  Containerd__Types__RuntimeVersion v = CONTAINERD__TYPES__RUNTIME_VERSION__INIT;
+  v.version = SHIM_VERSION;
+  Containerd__Types__RuntimeInfo info = CONTAINERD__TYPES__RUNTIME_INFO__INIT;
+  info.name = SHIM_RUNTIME_NAME;
+  info.version = &v;
+  size_t n = containerd__types__runtime_info__get_packed_size(&info);
+  cleanup_free uint8_t *buf = malloc(n + 1);
+  if (buf == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate");
+  containerd__types__runtime_info__pack(&info, buf);
+  if (fwrite(buf, 1, n, stdout) != n)
+    return iob_error(err, EIO, "cannot write runtime info");
+  return 0;
+}

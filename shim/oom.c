@@ -1,0 +1,140 @@
+/* OOM notifications: cgroup v1 through an eventfd registered on
+ * memory.oom_control, v2 through inotify on memory.events (report when
+ * oom_kill goes up).  Watching starts right after Create. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "shim/shim.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+struct shim_oom {
+  struct iob_loop *loop;
+  int fd;        /* eventfd (v1) or inotify (v2) */
+  int ctl_fd;    /* v1: memory.oom_control, must stay open */
+  char *events;  /* v2: path of memory.events */
+  uint64_t kills;
+  shim_oom_fn fn;
+  void *data;
+};
+
+static char *cgroup_dir(pid_t pid, bool v2) {
+  char path[64], line[4200];
+  snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+  cleanup_file FILE *f = fopen(path, "re");
+  while (f && fgets(line, sizeof(line), f)) {
+    line[strcspn(line, "\n")] = '\0';
+    char *c1 = strchr(line, ':');
+    char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (c2 == NULL)
+      continue;
+    *c2 = '\0';
+    char *out = NULL;
+    if (v2 && !strcmp(line, "0") && c1[1] == '\0')
+      return asprintf(&out, "/sys/fs/cgroup%s", c2 + 1) < 0 ? NULL : out;
+    if (!v2 && !strcmp(c1 + 1, "memory"))
+      return asprintf(&out, "/sys/fs/cgroup/memory%s", c2 + 1) < 0 ? NULL : out;
+  }
+  return NULL;
+}
+
+static uint64_t oom_kills(const char *path) {
+  cleanup_file FILE *f = fopen(path, "re");
+  char line[128];
+  while (f && fgets(line, sizeof(line), f))
+    if (!strncmp(line, "oom_kill ", 9))
+      return strtoull(line + 9, NULL, 10);
+  return 0;
+}
+
+static void on_event(struct iob_loop *loop, int fd, uint32_t events, void *data) {
+  (void)events;
+  struct shim_oom *o = data;
+  char buf[512];
+  ssize_t n = read(fd, buf, sizeof(buf));
+  if (n <= 0) {
+    iob_loop_del(loop, fd);
+    return;
+  }
+  if (o->events) {
+    uint64_t k = oom_kills(o->events);
+    if (k <= o->kills)
+      return;
+    o->kills = k;
+  }
+  o->fn(o->data);
+}
+
+static int watch_v1(struct shim_oom *o, const char *dir, struct iob_error **err) {
+  char path[4200];
+  snprintf(path, sizeof(path), "%s/memory.oom_control", dir);
+  o->ctl_fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (o->ctl_fd < 0)
+    return iob_error(err, errno, "cannot open '%s'", path);
+  o->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (o->fd < 0)
+    return iob_error(err, errno, "cannot create eventfd");
+  snprintf(path, sizeof(path), "%s/cgroup.event_control", dir);
+  cleanup_close int ctl = open(path, O_WRONLY | O_CLOEXEC);
+  if (ctl < 0 || dprintf(ctl, "%d %d", o->fd, o->ctl_fd) < 0)
+    return iob_error(err, errno, "cannot register on '%s'", path);
+  return 0;
+}
+
+static int watch_v2(struct shim_oom *o, const char *dir, struct iob_error **err) {
+  if (asprintf(&o->events, "%s/memory.events", dir) < 0)
+    abort();
+  o->kills = oom_kills(o->events);
+  o->fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (o->fd < 0)
+    return iob_error(err, errno, "cannot create inotify");
+  if (inotify_add_watch(o->fd, o->events, IN_MODIFY) < 0)
+    return iob_error(err, errno, "cannot watch '%s'", o->events);
+  return 0;
+}
+
+int shim_oom_watch(struct iob_loop *loop, pid_t pid, shim_oom_fn fn, void *data,
+                   struct shim_oom **out, struct iob_error **err) {
+  struct statfs sf;
+  bool v2 = statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+  cleanup_free char *dir = cgroup_dir(pid, v2);
+  if (dir == NULL)
+    return iob_error_code(err, IOB_CODE_NOT_FOUND, "no memory cgroup for pid %d", (int)pid);
+  struct shim_oom *o = calloc(1, sizeof(*o));
+  if (o == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate oom watch");
+  *o = (struct shim_oom){.loop = loop, .fd = -1, .ctl_fd = -1, .fn = fn, .data = data};
+  int r = v2 ? watch_v2(o, dir, err) : watch_v1(o, dir, err);
+  if (r == 0)
+    r = iob_loop_add(loop, o->fd, EPOLLIN, on_event, o, err);
+  if (r < 0) {
+    shim_oom_free(o);
+    return -1;
+  }
+  *out = o;
+  return 0;
+}
+
+void shim_oom_free(struct shim_oom *o) {
+  if (o == NULL)
+    return;
+  if (o->fd >= 0) {
+    iob_loop_del(o->loop, o->fd);
+    close(o->fd);
+  }
+  if (o->ctl_fd >= 0)
+    close(o->ctl_fd);
+  free(o->events);
+  free(o);
+}

@@ -1,0 +1,37 @@
+# Helpers shared by the shim-*.sh tests (source after lib.sh).
+RT=io.containerd.iobatch.v2
+SHIM=containerd-shim-iobatch-v2
+
+# The socket a shim for container/group $1 listens on.
+shim_socket_of() {
+  local h
+  h=$(printf '%s' "$IOB_SOCK/iobtest/$1" | sha256sum | cut -d' ' -f1)
+  echo "/run/containerd/s/$h"
+}
+
+# Shim processes serving our private containerd.
+shim_pids() { pgrep -f "$SHIM.*-address $IOB_SOCK" || true; }
+
+# Wait until no shim of ours runs (up to ~5 s); prints how many remain.
+shim_wait_gone() {
+  local i n
+  for i in $(seq 1 50); do
+    n=$(shim_pids | wc -l)
+    [ "$n" -eq 0 ] && break
+    sleep 0.1
+  done
+  echo "$n"
+}
+
+# Nothing left behind for the given container ids: sockets, mounts, bundles.
+shim_no_leftovers() {
+  local id bad=0
+  for id in "$@"; do
+    [ -e "$(shim_socket_of "$id")" ] && { diag "socket left for $id"; bad=1; }
+    [ -d "$IOB_T/state/io.containerd.runtime.v2.task/iobtest/$id" ] && { diag "bundle left for $id"; bad=1; }
+  done
+  if grep -q "$IOB_T" /proc/self/mountinfo; then
+    diag "mounts left: $(grep -c "$IOB_T" /proc/self/mountinfo)"; bad=1
+  fi
+  return $bad
+}
