@@ -76,8 +76,10 @@ int hook_record_write(const char *dir, const char *id, json_t *rec, struct iob_e
 
 /* The seam for the agent: when SOCKET exists, hand the container over.
  * Until the agent's ttrpc API exists this connects, says so in the debug
- * log and sends nothing.  A missing socket or a stale one (ECONNREFUSED) is
- * not an error: the agent re-learns containers when it starts. */
+ * log and sends nothing.  An agent that cannot be reached (no socket, a
+ * stale one, no permission) is not an error: the hook fails open and the
+ * agent re-learns containers when it starts.  Only a socket path that cannot
+ * be a unix socket address is. */
 int hook_register(const char *socket, const struct hook_state *st, const struct hook_result *res,
                   struct iob_error **err);
 

@@ -24,14 +24,12 @@ int hook_register(const char *socket_path, const struct hook_state *st,
   if (fd < 0)
     return iob_error(err, errno, "cannot create a socket for '%s'", socket_path);
   if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-    /* A socket file left by an agent that died: the agent re-learns
-     * containers from their records when it comes back. */
-    if (errno == ECONNREFUSED || errno == ENOENT) {
-      iob_debug("agent at '%s' not listening: container '%s' not registered", socket_path,
-                st->id);
-      return 0;
-    }
-    return iob_error(err, errno, "cannot connect to the agent at '%s'", socket_path);
+    /* Fail open (DESIGN.md): an agent that is down, or a socket file left by
+     * one that died, must not stop containers; the agent re-learns them
+     * when it comes back. */
+    iob_debug("cannot reach the agent at '%s' (%s): container '%s' not registered", socket_path,
+              strerror(errno), st->id);
+    return 0;
   }
   /* The agent's ttrpc API (proto/) is not there yet: this is where the
    * Register request with RES goes. */

@@ -4,9 +4,10 @@
 # containerd: the hook runs, finds the container's own cgroup, takes the
 # baseline sample, honours the declared class and workload key, refuses a
 # bad class (the create fails), and the fallback sampler on the container's
-# cgroup reports fio's bytes within 10%.
+# cgroup reports fio's bytes within 10%.  Also through runc alone, without
+# containerd, with the hook listed in config.json.
 . "$(dirname "$0")/lib.sh"
-tap_plan 16
+tap_plan 19
 HOOK=$IOB_B/bin/iobatch-hook
 PROBE=$IOB_B/bin/wcd-probe
 [ -x "$HOOK" ] && [ -x "$PROBE" ] || bail "build first: $HOOK, $PROBE"
@@ -89,4 +90,13 @@ got=$(jq .wbytes "$IOB_T/probe.json" 2>/dev/null); want=$(jq '.jobs[0].write.io_
 awk -v g="${got:-0}" -v w="${want:-0}" -v p=$prc 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(p == 0 && w > 0 && d / w <= 0.10) }'
 _tap_report $? "sampler on the container's cgroup: $got bytes vs fio's $want (within 10%)"
 is "$(jq -r .class "$IOB_T/probe.json" 2>/dev/null)" seq-write "the fio container classified seq-write"
+
+# 5. runc alone, the hook listed in the bundle's config.json
+mkdir -p "$IOB_T/bundle"
+mkspec c-runc createRuntime '{"io.iobatch.class":"rand-read"}' '["/bin/sh","-c","grep ^0:: /proc/self/cgroup"]'
+cp "$IOB_T/c-runc.json" "$IOB_T/bundle/config.json"
+(cd "$IOB_T/bundle" && timeout 60 runc --root "$IOB_T/runc" run c-runc) >"$IOB_T/c-runc.out" 2>&1
+is "$?" 0 "runc run (no containerd) with the hook in config.json"
+is "$(rec c-runc '.class + " " + .cgroup')" "rand-read /iobtest/c-runc" "hook record from the runc run"
+is "$(rec c-runc .cgroup)" "$(sed -n 's/^0:://p' "$IOB_T/c-runc.out")" "it is the cgroup runc put the container in"
 tap_done
