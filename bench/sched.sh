@@ -122,11 +122,19 @@ record() {
     tail -5 "$IOB_T/out/$id.log" >&2 || true
     [ "$rc" != 0 ] || rc=1
   fi
+  # what the agent says it did: "admitted 'ID' (CLASS) after N ms: REASON"
+  local agent=null line
+  if [ -n "${IOB_AGENT_DIR:-}" ] && { [ "$mode" = iobatch ] || [ "$mode" = paper ]; }; then
+    line=$(grep -o "admitted '$id' ([^)]*) after [0-9]* ms: [^\"]*" "$IOB_AGENT_DIR/agent.log" 2>/dev/null | tail -1 || true)
+    if [ -n "$line" ]; then
+      agent=$(jq -nc --arg l "$line" '$l | capture("after (?<ms>[0-9]+) ms: (?<reason>.*)$") | {held_ms: (.ms | tonumber), reason: .reason}')
+    fi
+  fi
   jq -nc --argjson rep "$rep" --arg mix "$mix" --arg mode "$mode" --argjson idx "$idx" \
     --arg class "$c" --arg id "$id" --argjson t0 "$t0" --argjson endns "$end" \
-    --argjson rc "$rc" --argjson fio "$fio" \
+    --argjson rc "$rc" --argjson fio "$fio" --argjson agent "$agent" \
     '{rep: $rep, mix: $mix, mode: $mode, idx: $idx, class: $class, id: $id,
-      submit_ns: $t0, end_ns: $endns, rc: $rc, fio: $fio}' >>"$RAW"
+      submit_ns: $t0, end_ns: $endns, rc: $rc, fio: $fio, agent: $agent}' >>"$RAW"
 }
 
 settle() { sync; sleep "${SETTLE_SECONDS:-2}"; }

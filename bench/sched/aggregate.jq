@@ -42,7 +42,9 @@ def mode_result($mix; $mode):
        time_s: ($ok | map(.jobs[$i].time_s) | median | r3),
        slowdown: ($ok | map(.jobs[$i].slowdown) | median | r3),
        run_slowdown: ($ok | map(.jobs[$i].run_slowdown) | median | r3),
-       wait_s: ($ok | map(.jobs[$i].wait_s) | median | r3)}]}
+       wait_s: ($ok | map(.jobs[$i].wait_s) | median | r3),
+       agent_held_ms: ($ok | map(.jobs[$i].agent.held_ms // empty) | median),
+       agent_reasons: ($ok | map(.jobs[$i].agent.reason // empty) | unique)}]}
     end end;
 {benchmark: "sched", command: $cmd, date: $date, host: $host, kernel: $kernel,
  disk: $disk, io_scheduler: $sched, repeats: $repeats, scale: $scale,

@@ -26,12 +26,13 @@ def mlabel: {all: "all at once (runc)", serial: "serial (runc)",
         else "| \($m | mlabel) | \($r.makespan_s | f2) | \($mx.ratios[$m].makespan_vs_all | f2) | \($mx.ratios[$m].makespan_vs_serial | f2) | \($r.worst_slowdown | f2) | \($r.jain | f2) |"
         end),
      "",
-     "Per job: slowdown (run slowdown, wait s)\n",
+     "Per job: slowdown (run slowdown, wait s); iobatch modes add the agent's own account from its log: how long it held the job and why it admitted it\n",
      "| job | " + ([$run[] | mlabel] | join(" | ")) + " |",
      "|---|" + ([$run[] | "---:"] | join("|")) + "|",
      (range(0; $mx.jobs | length) as $i
       | "| \($i + 1) \($mx.jobs[$i]) | "
         + ([$run[] as $m | $mx.results[$m].jobs[$i]
-            | if . == null then "–" else "\(.slowdown | f2) (\(.run_slowdown | f2), \(.wait_s | f1))" end]
+            | if . == null then "–" else "\(.slowdown | f2) (\(.run_slowdown | f2), \(.wait_s | f1))"
+                + (if .agent_held_ms != null then " held \(.agent_held_ms / 1000 | f1) s: \(.agent_reasons | join("; "))" else "" end) end]
            | join(" | ")) + " |"),
      "")
