@@ -124,14 +124,12 @@ int hook_run(const struct hook_options *opt, const struct hook_state *st, struct
              struct iob_error **err) {
   memset(res, 0, sizeof(*res));
   const char *cls = hook_annotation(st, HOOK_ANN_CLASS);
-  if (cls) {
-    if (wcd_class_parse(cls, &res->cls) < 0 || res->cls == WCD_UNKNOWN)
-      return iob_error(err, EINVAL,
-                       "invalid annotation '" HOOK_ANN_CLASS "': '%.64s' (want seq-read, "
-                       "rand-read, seq-write, rand-write, mixed or idle)",
-                       cls);
-    res->declared = 1;
-  }
+  struct wcd_result decl;
+  /* No samples yet: only a declared class can be known at birth. */
+  if (wcd_resolve(NULL, cls, NULL, 0, &decl, err) < 0)
+    return -1;
+  res->cls = decl.cls;
+  res->declared = cls != NULL;
   cleanup_error struct iob_error *kerr = NULL;
   if (wcd_workload_key(hook_annotation(st, HOOK_ANN_WORKLOAD), hook_annotation(st, HOOK_ANN_IMAGE),
                        (const char *const *)st->args, st->nargs, &res->workload, &kerr) < 0) {

@@ -137,6 +137,22 @@ void wcd_classify(const struct wcd_config *cfg, const struct cg2_sample *s, size
   out->confidence = src * conf_dir * conf_size;
 }
 
+int wcd_resolve(const struct wcd_config *cfg, const char *declared, const struct cg2_sample *s,
+                size_t n, struct wcd_result *out, struct iob_error **err) {
+  enum wcd_class c = WCD_UNKNOWN;
+  if (declared && (wcd_class_parse(declared, &c) < 0 || c == WCD_UNKNOWN))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid annotation 'io.iobatch.class': '%.64s' (want seq-read, rand-read, "
+                     "seq-write, rand-write, mixed or idle)",
+                     declared);
+  wcd_classify(cfg, s, n, out);
+  if (declared) {
+    out->cls = c;
+    out->confidence = 1.0;
+  }
+  return 0;
+}
+
 int wcd_workload_key(const char *workload, const char *image, const char *const *argv,
                      size_t argc, char **out, struct iob_error **err) {
   const char *pick = workload && *workload ? workload : image && *image ? image : NULL;

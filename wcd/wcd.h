@@ -70,6 +70,12 @@ struct wcd_result {
 void wcd_classify(const struct wcd_config *cfg, const struct cg2_sample *s, size_t n,
                   struct wcd_result *out);
 
+/* A declared class (annotation io.iobatch.class, NULL when absent) wins over
+ * detection: OUT gets it with confidence 1 and the window's metrics.  An
+ * unknown name, or "unknown", is an EINVAL error naming the annotation. */
+int wcd_resolve(const struct wcd_config *cfg, const char *declared, const struct cg2_sample *s,
+                size_t n, struct wcd_result *out, struct iob_error **err);
+
 /* The profile key of a workload: annotation io.iobatch.workload, else the CRI
  * image name (io.kubernetes.cri.image-name), else the command line ARGV
  * joined by spaces (at most WCD_KEY_MAX bytes).  Any argument may be NULL;

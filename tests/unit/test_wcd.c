@@ -180,6 +180,29 @@ static void test_class_names(void **state) {
   assert_string_equal(wcd_class_name((enum wcd_class)99), "unknown");
 }
 
+static void test_resolve_declared(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct wcd_config cfg;
+  struct cg2_sample s[2];
+  struct wcd_result r;
+  wcd_config_default(&cfg);
+  window(s, CG2_SOURCE_IOSTAT, 0, 0, 200 * MiB, 200); /* looks seq-write */
+  assert_int_equal(wcd_resolve(&cfg, NULL, s, 2, &r, &err), 0);
+  assert_int_equal(r.cls, WCD_SEQ_WRITE);
+  assert_int_equal(wcd_resolve(&cfg, "rand-read", s, 2, &r, &err), 0);
+  assert_int_equal(r.cls, WCD_RAND_READ);
+  assert_true(r.confidence == 1.0);
+  assert_true(r.m.wbps > 0); /* metrics still measured */
+  assert_int_equal(wcd_resolve(&cfg, "unknown", s, 2, &r, &err), -1);
+  assert_int_equal(wcd_resolve(&cfg, "bogus", s, 2, &r, &err), -1);
+  assert_string_equal(err->msg, "invalid annotation 'io.iobatch.class': 'bogus' (want seq-read, "
+                                "rand-read, seq-write, rand-write, mixed or idle)");
+  /* no samples (the hook at container birth) */
+  assert_int_equal(wcd_resolve(NULL, "idle", NULL, 0, &r, &err), 0);
+  assert_int_equal(r.cls, WCD_IDLE);
+}
+
 static void test_config(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
@@ -279,7 +302,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pure_classes),      cmocka_unit_test(test_ambiguous_sizes),
       cmocka_unit_test(test_idle_unknown_pressure), cmocka_unit_test(test_reset_inside_window),
-      cmocka_unit_test(test_class_names),       cmocka_unit_test(test_config),
+      cmocka_unit_test(test_class_names),       cmocka_unit_test(test_resolve_declared),       cmocka_unit_test(test_config),
       cmocka_unit_test(test_config_errors),     cmocka_unit_test(test_workload_key),
   };
   return cmocka_run_group_tests_name("wcd", tests, NULL, NULL);
