@@ -5,6 +5,8 @@
 #   serial  one after another with the runc shim, in the mix's order
 #   iobatch through containerd-shim-iobatch-v2 + iobatchd, default policy
 #   paper   the same with `policy = paper`
+#   calibrated  (only when asked for in MODES) the default policy with the
+#           matrix measured by bench/calibrate.sh
 # plus every job class alone (solo) for the slowdowns.  Modes are interleaved
 # within each repeat so that drift hits them alike.
 #
@@ -124,7 +126,7 @@ record() {
   fi
   # what the agent says it did: "admitted 'ID' (CLASS) after N ms: REASON"
   local agent=null line
-  if [ -n "${IOB_AGENT_DIR:-}" ] && { [ "$mode" = iobatch ] || [ "$mode" = paper ]; }; then
+  if [ -n "${IOB_AGENT_DIR:-}" ] && [[ $mode =~ ^(iobatch|paper|calibrated)$ ]]; then
     line=$(grep -o "admitted '$id' ([^)]*) after [0-9]* ms: [^\"]*" "$IOB_AGENT_DIR/agent.log" 2>/dev/null | tail -1 || true)
     if [ -n "$line" ]; then
       agent=$(jq -nc --arg l "$line" '$l | capture("after (?<ms>[0-9]+) ms: (?<reason>.*)$") | {held_ms: (.ms | tonumber), reason: .reason}')
@@ -146,7 +148,7 @@ run_mix() {
   read -r -a jobs <<<"${MIX_JOBS[$mix]:-}"
   case $mode in
   solo:*) jobs=("${mode#solo:}") mode=solo ;;
-  iobatch | paper) rt=io.containerd.iobatch.v2 ;;
+  iobatch | paper | calibrated) rt=io.containerd.iobatch.v2 ;;
   esac
   local -A inst=()
   local -a ids=() ks=()
@@ -178,7 +180,7 @@ RUN_MODES=()
 for mode in $MODES; do
   case $mode in
   all | serial) MODE_STATUS[$mode]=run; RUN_MODES+=("$mode") ;;
-  iobatch | paper)
+  iobatch | paper | calibrated)
     if why=$(iobatch_unavailable "$mode"); then
       MODE_STATUS[$mode]="not run: $why"
       echo "sched: mode $mode not run: $why"
@@ -195,7 +197,7 @@ done
 # known workload, as on a node that has run it before).  Not measured.
 iobatch_warmup() {
   local mode=$1 c rc
-  iobatch_agent_start "$mode"
+  iobatch_agent_start "$mode" || return 0
   for c in "${CLASSES[@]}"; do
     run_job "warm-$mode-$c" "$c" 1 io.containerd.iobatch.v2
     read -r _ rc <"$IOB_T/out/warm-$mode-$c.end"
@@ -210,7 +212,7 @@ START=$(date -u +%FT%TZ)
 T_START=$(date +%s)
 if [ "${WARMUP:-1}" = 1 ]; then
   for mode in "${RUN_MODES[@]}"; do
-    case $mode in iobatch | paper) iobatch_warmup "$mode" ;; esac
+    case $mode in iobatch | paper | calibrated) iobatch_warmup "$mode" ;; esac
   done
 fi
 for rep in $(seq 1 "$REPEATS"); do
@@ -218,10 +220,13 @@ for rep in $(seq 1 "$REPEATS"); do
   for mix in "${MIXES[@]}"; do
     for mode in "${RUN_MODES[@]}"; do
       case $mode in
-      iobatch | paper)
-        iobatch_agent_start "$mode"
-        run_mix "$rep" "$mix" "$mode"
-        iobatch_agent_stop
+      iobatch | paper | calibrated)
+        if iobatch_agent_start "$mode"; then
+          run_mix "$rep" "$mix" "$mode"
+          iobatch_agent_stop
+        else
+          echo "sched: rep $rep $mix $mode: iobatchd did not start; no result" >&2
+        fi
         ;;
       *) run_mix "$rep" "$mix" "$mode" ;;
       esac

@@ -8,6 +8,8 @@ IOB_HOOK=$TOP/$B/bin/iobatch-hook
 IOB_AGENT_SOCK=${IOB_AGENT_SOCK:-/run/iobatch/iobatchd.sock}
 IOB_AGENT_PID=
 IOB_AGENT_DIR=
+# Mode `calibrated`: the default policy with this machine's measured matrix.
+IOB_CAL_MATRIX=${IOB_CAL_MATRIX:-$TOP/bench/results/penalty-matrix.conf}
 
 # Extra containerd config (none needed: ctr --runtime io.containerd.iobatch.v2
 # finds containerd-shim-iobatch-v2 on PATH, which lib.sh sets to $B/bin).
@@ -17,6 +19,10 @@ iobatch_containerd_toml() { :; }
 # returns 1 when it can.
 iobatch_unavailable() {
   local f
+  if [ "$1" = calibrated ] && [ ! -r "$IOB_CAL_MATRIX" ]; then
+    echo "no calibrated matrix '$IOB_CAL_MATRIX' (run bench/calibrate.sh)"
+    return 0
+  fi
   for f in "$IOB_SHIM" "$IOB_AGENT"; do
     if [ ! -x "$f" ]; then
       echo "'${f#"$TOP"/}' not built (the shim and agent have not landed)"
@@ -50,8 +56,12 @@ iobatch_agent_start() {
     echo "socket = $IOB_AGENT_SOCK"
     echo "state_dir = $IOB_AGENT_DIR/state"
     echo "sample_period = 1s"
-    [ "$mode" = paper ] && echo "policy = paper"
-    [ -z "${IOB_MATRIX:-}" ] || echo "matrix = $IOB_MATRIX"
+    [ "$mode" != paper ] || echo "policy = paper"
+    if [ "$mode" = calibrated ]; then
+      echo "matrix = $IOB_CAL_MATRIX"
+    elif [ -n "${IOB_MATRIX:-}" ]; then
+      echo "matrix = $IOB_MATRIX"
+    fi
   } >"$IOB_AGENT_DIR/iobatchd.conf"
   "$IOB_AGENT" -c "$IOB_AGENT_DIR/iobatchd.conf" >>"$IOB_AGENT_DIR/agent.log" 2>&1 &
   IOB_AGENT_PID=$!

@@ -2,7 +2,7 @@
 set terminal pngcairo size 1400,1000 font "DejaVu Sans,11"
 set output out
 n = words(modes)
-label(m) = m eq "all" ? "all at once (runc)" : m eq "serial" ? "serial (runc)" : m eq "iobatch" ? "iobatch (default)" : m eq "paper" ? "iobatch (paper)" : m
+label(m) = m eq "all" ? "all at once (runc)" : m eq "serial" ? "serial (runc)" : m eq "iobatch" ? "iobatch (default)" : m eq "paper" ? "iobatch (paper)" : m eq "calibrated" ? "iobatch (calibrated matrix)" : m
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1

@@ -2,7 +2,8 @@
 def f2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
 def f1: if . == null then "–" else (. * 10 | round / 10 | tostring) end;
 def mlabel: {all: "all at once (runc)", serial: "serial (runc)",
-             iobatch: "iobatch, default policy", paper: "iobatch, policy = paper"}[.] // .;
+             iobatch: "iobatch, default policy", paper: "iobatch, policy = paper",
+             calibrated: "iobatch, default policy, calibrated matrix"}[.] // .;
 . as $d
 | ([.modes | to_entries[] | select(.value == "run") | .key]) as $run
 | "# Scheduling quality (issue 7 §2)\n",
@@ -21,7 +22,8 @@ def mlabel: {all: "all at once (runc)", serial: "serial (runc)",
      "| mode | makespan s | vs all at once | vs serial | worst slowdown | Jain |",
      "|---|---:|---:|---:|---:|---:|",
      ($d.modes | keys_unsorted[] as $m | $mx.results[$m] as $r
-      | if $r.not_run then "| \($m | mlabel) | not run (see Modes) | | | | |"
+      | if $r == null then "| \($m | mlabel) | no results (see the run's log) | | | | |"
+        elif $r.not_run then "| \($m | mlabel) | not run (see Modes) | | | | |"
         elif $r.makespan_s == null then "| \($m | mlabel) | failed in \($r.failed_repeats) repeats | | | | |"
         else "| \($m | mlabel) | \($r.makespan_s | f2) | \($mx.ratios[$m].makespan_vs_all | f2) | \($mx.ratios[$m].makespan_vs_serial | f2) | \($r.worst_slowdown | f2) | \($r.jain | f2) |"
         end),
