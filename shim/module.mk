@@ -12,4 +12,4 @@ $(eval $(call unit,test_shim,tests/unit/test_shim.c,shim ttrpc proto common))
 $(eval $(call fuzzer,fuzz_shim_bootstrap,tests/fuzz/fuzz_shim_bootstrap.c,shim ttrpc proto common))
 $(eval $(call fuzzer,fuzz_shim_config,tests/fuzz/fuzz_shim_config.c,shim ttrpc proto common))
 
-INTEG_TESTS += tests/integration/shim-run.sh
+INTEG_TESTS += tests/integration/shim-run.sh tests/integration/shim-task.sh tests/integration/shim-tty.sh

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# A detached container through containerd-shim-iobatch-v2: ctr task
+# ls/ps/pause/resume/metrics/exec/kill/delete, exec exit codes, errors.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/shim-lib.bash"
+tap_plan 24
+
+iob_containerd_start || bail "containerd did not start"
+R=$IOB_T/rootfs
+iob_rootfs_busybox "$R"
+
+ok "run -d starts a detached container" timeout 30 $CTR run --runtime $RT -d --rootfs "$R" d1 /bin/sh -c 'echo started >/tmp/mark; sleep 600'
+like "$($CTR task ls | grep '^d1 ')" "RUNNING" "task ls shows it RUNNING"
+pid=$($CTR task ls | awk '$1=="d1"{print $2}')
+like "$($CTR task ps d1)" "$pid" "task ps lists the init pid"
+
+ok "task pause" $CTR task pause d1
+like "$($CTR task ls | grep '^d1 ')" "PAUSED" "task ls shows it PAUSED"
+ok "task resume" $CTR task resume d1
+like "$($CTR task ls | grep '^d1 ')" "RUNNING" "RUNNING again after resume"
+
+m=$($CTR task metrics d1 2>&1)
+like "$m" "memory|pids|cpu" "task metrics returns cgroup metrics"
+diag "$(echo "$m" | head -4 | tr '\n' ' ')"
+
+out=$(timeout 30 $CTR task exec --exec-id e1 d1 /bin/cat /tmp/mark 2>&1)
+is "$out" "started" "task exec prints the exec's output"
+timeout 30 $CTR task exec --exec-id e2 d1 /bin/sh -c 'exit 7' >/dev/null 2>&1
+is "$?" 7 "task exec returns the exec's exit code"
+out=$(echo "exec stdin" | timeout 30 $CTR task exec --exec-id e3 d1 /bin/sh -c 'read x; echo "[$x]"' 2>&1)
+is "$out" "[exec stdin]" "task exec passes stdin"
+
+# A long exec shows up in ps with its exec id; killing it gives 137.
+timeout 60 $CTR task exec --exec-id e4 d1 /bin/sleep 300 >/dev/null 2>&1 &
+execpid=$!
+for i in $(seq 1 50); do $CTR task ps d1 2>/dev/null | grep -q e4 && break; sleep 0.1; done
+like "$($CTR task ps d1)" "e4" "task ps names the exec id of an exec'd process"
+err=$(timeout 30 $CTR task exec --exec-id e4 d1 /bin/true 2>&1)
+like "$err" "already exists" "a duplicate exec id is AlreadyExists"
+$CTR task kill --exec-id e4 -s SIGKILL d1
+wait $execpid
+is "$?" 137 "killed exec exits with 137"
+
+ok "the id of a deleted exec can be used again" timeout 30 $CTR task exec --exec-id e1 d1 /bin/true
+
+err=$($CTR task kill -s 0 nosuch 2>&1)
+like "$err" "not found" "kill of an unknown task is NotFound"
+
+# sh as pid 1 ignores SIGTERM; SIGKILL from outside ends it.
+ok "task kill SIGKILL" $CTR task kill -s SIGKILL d1
+for i in $(seq 1 50); do $CTR task ls | grep -q '^d1 .*STOPPED' && break; sleep 0.1; done
+like "$($CTR task ls | grep '^d1 ')" "STOPPED" "task is STOPPED after kill"
+err=$($CTR task kill -s SIGKILL d1 2>&1)
+like "$err" "not found|already finished" "killing an exited process is NotFound"
+err=$(timeout 30 $CTR task exec --exec-id late d1 /bin/true 2>&1)
+like "$err" "failed precondition|has exited|not running" "exec after init exited is refused"
+ok "task delete" $CTR task delete d1
+ok "container delete" $CTR container delete d1
+
+is "$(shim_wait_gone)" 0 "the shim exits after the last delete"
+ok "no sockets, bundles or mounts left" shim_no_leftovers d1
+
+tap_done

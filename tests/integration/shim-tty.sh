@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Terminals through containerd-shim-iobatch-v2: ctr run -t under script(1),
+# output through the pty, the initial size and a resize (ResizePty), and a
+# terminal exec.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/shim-lib.bash"
+tap_plan 7
+
+command -v script >/dev/null || bail "script(1) (bsdutils) is needed"
+iob_containerd_start || bail "containerd did not start"
+R=$IOB_T/rootfs
+iob_rootfs_busybox "$R"
+
+cat >"$IOB_T/tty.sh" <<SH
+stty cols 100 rows 30
+# Background jobs read /dev/null: resize through the controlling terminal.
+( sleep 2; stty cols 77 rows 22 </dev/tty; pkill -WINCH -f 'ctr .*run .*tty1' ) &
+exec $CTR run --runtime $RT -t --rm --rootfs "$R" tty1 /bin/sh -c 'sleep 1; stty size; [ -t 0 ] && echo is-a-tty; sleep 2; stty size; exit 5'
+SH
+timeout 60 script -qec "bash $IOB_T/tty.sh" /dev/null </dev/null >"$IOB_T/tty.out"
+rc=$?
+out=$(tr -d '\r' <"$IOB_T/tty.out")
+diag "$(echo "$out" | tr '\n' '|')"
+like "$out" "is-a-tty" "the container's stdin is a terminal"
+like "$out" "30 100" "the initial size reaches the pty"
+like "$out" "22 77" "a resize reaches the pty (ResizePty)"
+is "$rc" 5 "exit code through a terminal run"
+
+# ctr wants a console even for -d -t.
+run_dt() { timeout 30 script -qec "$CTR run --runtime $RT -d -t --rootfs $R tty2 /bin/sleep 600" /dev/null >/dev/null; }
+ok "run -d -t" run_dt
+cat >"$IOB_T/exec.sh" <<SH
+exec $CTR task exec -t --exec-id te d1x /bin/sh -c '[ -t 1 ] && echo exec-tty'
+SH
+sed -i "s/d1x/tty2/" "$IOB_T/exec.sh"
+out=$(timeout 30 script -qec "bash $IOB_T/exec.sh" /dev/null </dev/null | tr -d '\r')
+like "$out" "exec-tty" "a terminal exec gets a pty"
+$CTR task kill -s SIGKILL tty2 >/dev/null 2>&1
+sleep 0.5
+$CTR task delete tty2 >/dev/null 2>&1
+$CTR container delete tty2 >/dev/null 2>&1
+is "$(shim_wait_gone)" 0 "no shim left"
+
+tap_done
