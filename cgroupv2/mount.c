@@ -158,7 +158,7 @@ static int path_is_clean(const char *p) {
 static int pid_cgroup(const char *root, pid_t pid, const char *controller, char **out,
                       struct iob_error **err) {
   if (pid <= 0)
-    return iob_error(err, EINVAL, "invalid pid %d", (int)pid);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid pid %d", (int)pid);
   char rel[64];
   snprintf(rel, sizeof(rel), "/proc/%d/cgroup", (int)pid);
   cleanup_free char *path = cg2_join(root, rel);
@@ -170,7 +170,7 @@ static int pid_cgroup(const char *root, pid_t pid, const char *controller, char 
     char *c1 = strchr(line, ':');
     char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
     if (c2 == NULL)
-      return iob_error(err, EINVAL, "malformed line in '%s'", path);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "malformed line in '%s'", path);
     *c1 = *c2 = '\0';
     int match;
     if (controller == NULL) {
@@ -185,7 +185,7 @@ static int pid_cgroup(const char *root, pid_t pid, const char *controller, char 
       continue;
     const char *cg = c2 + 1;
     if (!path_is_clean(cg))
-      return iob_error(err, EINVAL, "refusing cgroup path '%s' from '%s'", cg, path);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "refusing cgroup path '%s' from '%s'", cg, path);
     *out = strdup(cg);
     if (*out == NULL)
       abort();
@@ -219,10 +219,10 @@ int cg2_procs_read(const char *cgdir, pid_t **pids, size_t *n, struct iob_error 
     uint64_t x;
     if (l > 0) {
       if (cg2_parse_u64(p, l, &x) < 0 || x == 0 || x > INT_MAX)
-        return iob_error(err, EINVAL, "invalid pid '%.*s' in '%s'", (int)(l > 32 ? 32 : l), p,
+        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid pid '%.*s' in '%s'", (int)(l > 32 ? 32 : l), p,
                          path);
       if (cnt == CG2_PROCS_MAX)
-        return iob_error(err, E2BIG, "more than %d pids in '%s'", CG2_PROCS_MAX, path);
+        return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "more than %d pids in '%s'", CG2_PROCS_MAX, path);
       if (cnt == cap) {
         cap = cap ? cap * 2 : 16;
         pid_t *nv = realloc(v, cap * sizeof(*v));

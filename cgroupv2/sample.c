@@ -42,7 +42,7 @@ int cg2_sample_take(const char *root, const char *cgdir, enum cg2_source source,
     s.rchar = p.rchar;
     s.wchar = p.wchar;
   } else {
-    return iob_error(err, EINVAL, "unknown sample source %d", (int)source);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unknown sample source %d", (int)source);
   }
   /* io.pressure is optional: v1 directories and kernels without PSI lack it
    * (and PSI can be disabled with psi=0, which makes the file fail to open

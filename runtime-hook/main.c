@@ -52,7 +52,7 @@ static int read_stdin(char **out, size_t *len, struct iob_error **err) {
   if (n > HOOK_STATE_MAX)
     return iob_error(err, EFBIG, "invalid state: larger than %d bytes", HOOK_STATE_MAX);
   if (n == 0)
-    return iob_error(err, EINVAL, "invalid state: stdin is empty");
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid state: stdin is empty");
   *out = steal_ptr(&b);
   *len = n;
   return 0;

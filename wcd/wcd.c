@@ -159,7 +159,7 @@ int wcd_workload_key(const char *workload, const char *image, const char *const 
   if (pick) {
     size_t l = strnlen(pick, WCD_KEY_MAX + 1);
     if (l > WCD_KEY_MAX)
-      return iob_error(err, EINVAL, "workload key '%.32s...' longer than %d bytes", pick,
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "workload key '%.32s...' longer than %d bytes", pick,
                        WCD_KEY_MAX);
     *out = strdup(pick);
     if (*out == NULL)

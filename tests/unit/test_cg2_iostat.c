@@ -100,7 +100,7 @@ static void test_iostat_malformed(void **state) {
     if (cg2_iostat_parse(bad[i], len, &s, &err) != -1)
       fail_msg("accepted bad io.stat #%zu '%s'", i, bad[i]);
     assert_non_null(err);
-    assert_int_equal(err->errno_, EINVAL);
+    assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
     assert_non_null(strstr(err->msg, "io.stat"));
   }
 }
@@ -116,7 +116,7 @@ static void test_iostat_bounds(void **state) {
   for (size_t i = 0; i < n; i++)
     o += (size_t)sprintf(buf + o, "%zu:%zu rbytes=1\n", i / 1000 + 1, i % 1000);
   assert_int_equal(cg2_iostat_parse(buf, o, &s, &err), -1);
-  assert_int_equal(err->errno_, E2BIG);
+  assert_int_equal(err->code, IOB_CODE_RESOURCE_EXHAUSTED);
   iob_error_release(&err);
   /* one endless line */
   cleanup_free char *line = malloc(CG2_IOSTAT_LINE_MAX + 100);

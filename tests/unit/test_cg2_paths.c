@@ -112,7 +112,7 @@ static void test_pid_cgroup(void **state) {
   assert_int_equal(cg2_pid_cgroup_v1(hy, 4242, "name=systemd", &cg, &err), 0);
   free(cg);
   assert_int_equal(cg2_pid_cgroup(v2, 0, &cg, &err), -1);
-  assert_int_equal(err->errno_, EINVAL);
+  assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
   assert_int_equal(cg2_pid_cgroup(v2, 12345, &cg, &err), -1);
   assert_int_equal(err->errno_, ENOENT);
   static const char *const bad[] = {

@@ -295,7 +295,7 @@ static void test_workload_key(void **state) {
   free(k);
   /* an annotation that long is refused */
   assert_int_equal(wcd_workload_key(huge, NULL, NULL, 0, &k, &err), -1);
-  assert_int_equal(err->errno_, EINVAL);
+  assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
 }
 
 int main(void) {
