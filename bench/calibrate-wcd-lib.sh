@@ -48,6 +48,20 @@ wcd_fio() {
   [ "$prc" -eq 0 ] || { echo "wcd_fio: probe failed: $(cat "$out/probe.err")" >&2; return 1; }
 }
 
+# wcd_data_dir DIR...: the first DIR (created) that lives on a block device,
+# so that fio's I/O reaches a disk (not a tmpfs, as /iobatch/build is in the
+# VM's initramfs).
+wcd_data_dir() {
+  local d dev
+  for d in "$@"; do
+    mkdir -p "$d" 2>/dev/null || continue
+    dev=$(df -P "$d" 2>/dev/null | awk 'NR == 2 { print $1 }')
+    case $dev in /dev/*) echo "$d"; return 0 ;; esac
+    rmdir "$d" 2>/dev/null
+  done
+  return 1
+}
+
 # wcd_fio_bytes OUTDIR read|write: fio's own byte count
 wcd_fio_bytes() { jq ".jobs[0].$2.io_bytes" "$1/fio.json"; }
 # wcd_probe_field OUTDIR FIELD

@@ -23,11 +23,12 @@ WCD_PROBE=${WCD_PROBE:-$B/bin/wcd-probe}
 RT=${WCD_RUNTIME:-3}
 SIZE=${WCD_SIZE:-512M}
 REPS=${REPS:-2}
-DIR=${WCD_DIR:-$TOP/build/.calibrate}
+wcd_env
+DIR=${WCD_DIR:-$(wcd_data_dir "$TOP/build/.calibrate" /tmp/.wcd-calibrate)} ||
+  { echo "calibrate-wcd: no directory on a block device" >&2; exit 1; }
 mkdir -p "$DIR"
 WORK=$(mktemp -d /tmp/wcdcal.XXXXXX)
 trap 'rm -rf "$WORK" "$DIR/f"' EXIT
-wcd_env
 FILE=$DIR/f
 
 # the data file, laid out outside any measured cgroup, with O_DIRECT so it

@@ -12,9 +12,9 @@ command -v fio >/dev/null || bail "fio is not installed (scripts/install-deps.sh
 [ "$(id -u)" -eq 0 ] || bail "needs root to create cgroups"
 wcd_env || bail "no usable cgroup hierarchy"
 diag "sampling source: $WCD_SOURCE (cgroup2 at $WCD_V2)"
-# fio's data file on the real disk, not on a tmpfs /tmp
-DATA=$IOB_TOP/build/.hook-fio.$$
-mkdir -p "$DATA"
+# fio's data file on a real disk, not on a tmpfs
+DATA=$(wcd_data_dir "$IOB_TOP/build/.hook-fio.$$" "/tmp/.hook-fio.$$" "/data/.hook-fio.$$") ||
+  bail "no directory on a block device for fio's file"
 at_exit "rm -rf '$DATA'"
 common=(--filename="$DATA/f" --size=256M --direct=1 --ioengine=psync --randrepeat=0)
 
