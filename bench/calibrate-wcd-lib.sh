@@ -38,7 +38,7 @@ wcd_fio() {
     echo $BASHPID >"$cg/cgroup.procs"
     [ -n "${WCD_V1_PIDS:-}" ] && echo $BASHPID >"$WCD_V1_PIDS/$name/cgroup.procs"
     exec fio --output-format=json --output="$out/fio.json" --exec_postrun='sleep 0.5' "$@"
-  ) >"$out/fio.log" 2>&1
+  ) </dev/null >"$out/fio.log" 2>&1
   local rc=$?
   wait "$probe"
   local prc=$?

@@ -6,8 +6,8 @@
 #   make build/bin/wcd-probe && bench/calibrate-wcd-vm.sh > /tmp/cal-vm.md
 #
 # It boots a copy of tests/vm whose only guest test is the calibration
-# (the project's own guest tests are left out, and nothing in tests/vm is
-# changed).  TCG is slow (a few hundred IOPS): rates are meaningless, the
+# (the project's own guest tests and integration suites are left out, and
+# nothing in tests/vm is changed).  TCG is slow (a few hundred IOPS): rates are meaningless, the
 # request sizes and shares that the detector uses are not.  Environment:
 # VM_WCD_SIZE (64M), VM_WCD_RUNTIME (3 s), VM_WCD_REPS (1), VM_TIMEOUT
 # (whole VM, 1800 s), B (build).
@@ -24,6 +24,7 @@ tar -C "$TOP/tests" --exclude=vm/cache -cf - vm integration | tar -C "$T/tests" 
 cp "$TOP"/bench/*-lib.sh "$T/bench/"
 G=$T/tests/vm/guest
 rm -f "$G"/t-*.sh
+: >"$G/integration.list" # no host suites in this VM run
 cp "$TOP/bench/calibrate-wcd.sh" "$TOP/bench/calibrate-wcd-lib.sh" "$G/"
 cat >"$G/t-wcd-calibrate.sh" <<GUEST
 #!/usr/bin/env bash

@@ -65,6 +65,7 @@ echo
 echo "| kind | run | truth | predicted | confidence | read share | avg read | avg write | MiB/s | stall % |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 : >"$WORK/results"
+cases >"$WORK/cases" # a file, not <(...): the VM has no /dev/fd
 n=0
 while read -r kind truth label args; do
   for rep in $(seq 1 "$REPS"); do
@@ -87,7 +88,7 @@ while read -r kind truth label args; do
       "$(jfield "$p" stall_some)"
     echo "$kind $truth $cls" >>"$WORK/results"
   done
-done < <(cases)
+done <"$WORK/cases"
 
 echo
 echo "### Confusion matrix (rows: truth, columns: predicted)"
