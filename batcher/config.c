@@ -103,7 +103,7 @@ void batch_config_default(struct batch_config *cfg) {
   /* bench/solver.sh measured 3.8-6.1 ns of CPU per work unit (runs
    * recommended 8.2e6-1.3e7 for the 50 ms budget of a plan made on every
    * event), so 1e7 units keep an exact plan near 50 ms.  That covers N = 25 in 5 classes (2e6
-   * units, 7 ms) and random 7-class N = 25 (8e6 units, ~30 ms).  Above it the heuristic, whose
+   * units, 7-12 ms) and random 7-class N = 25 (8e6 units, 27-46 ms).  Above it the heuristic, whose
    * measured gap there was 0 (max 0.015 on random N <= 25). */
   cfg->exact_limit = 1e7;
 }
