@@ -25,6 +25,7 @@ struct sstate {
   struct cg2_sample ring[RING];
   size_t n;
   bool warned; /* the "cannot sample" warning was logged once */
+  bool seen;   /* the cgroup existed, with processes in it, at some sample */
 };
 
 int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
@@ -129,16 +130,23 @@ static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
   cleanup_error struct iob_error *err = NULL;
   struct cg2_sample smp;
   if (cg2_sample_take(NULL, st->cgdir, (enum cg2_source)d->sampler.source, &smp, &err) < 0) {
+    /* Only a cgroup we saw can vanish: a shim may ask to start before
+     * runc has created it. */
     if (err->errno_ == ENOENT)
-      return 1;
+      return st->seen ? 1 : 0;
     if (!st->warned)
       iob_warn("cannot sample '%s': %s", c->id, err->msg);
     st->warned = true;
     return 0;
   }
-  /* An empty cgroup: every process of the container is gone. */
-  if (smp.source == CG2_SOURCE_PROCIO && smp.npids == 0 && c->state == AGENT_RUNNING && st->n > 0)
-    return 1;
+  /* An empty cgroup that had processes: every process of the container is
+   * gone (runc removes the cgroup only at delete). */
+  if (smp.source == CG2_SOURCE_PROCIO && smp.npids == 0) {
+    if (st->seen && c->state == AGENT_RUNNING)
+      return 1;
+  } else {
+    st->seen = true;
+  }
   push(st, &smp);
   if (st->n < 2)
     return 0;

@@ -6,7 +6,7 @@
 # was learnt classifies the next run of the workload before it does I/O.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 14
+tap_plan 15
 
 command -v fio >/dev/null || bail "fio is not installed (scripts/install-deps.sh)"
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
@@ -66,6 +66,8 @@ is "$?" "0" "and the log says so"
 cg2=iobt-agent-rand-$$
 ctl register rand1 --cgroup "/$cg2" --key test-fio-rand >/dev/null
 ctl admit rand1 >/dev/null
+sleep 0.6 # two sampling periods before its cgroup exists
+is "$(agent_field rand1 state)" "running" "a cgroup not created yet is not an exit"
 # psync: the procfs fallback counts write system calls, and io_submit or
 # io_uring submissions are not write system calls (cgroupv2/procio.h).
 p2=$(run_in "$cg2" fio --name=r --filename="$DATA/rand" --rw=randwrite --bs=4k --direct=1 \
