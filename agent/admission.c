@@ -160,6 +160,7 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
       return iob_error(err, ENOMEM, "cannot register '%s'", in->id);
     c->handle = adm->next_handle++;
     c->cls = BATCH_UNKNOWN;
+    c->run_cls = -1;
     c->reason = -1;
     c->weight = 100;
     c->registered_ms = now;

@@ -60,6 +60,11 @@ struct agent_ctr {
   enum batch_class cls;
   double confidence;
   enum agent_class_source class_source;
+  /* The last class detected in this run that says something about the
+   * workload (not idle, not unknown): what a finished run teaches.  The
+   * current class may be "idle" at the end of a run (killed, exiting). */
+  int run_cls; /* enum batch_class, -1 none */
+  double run_confidence;
 
   uint64_t registered_ms, arrival_ms, admitted_ms, deadline_ms;
   uint32_t max_hold_ms;

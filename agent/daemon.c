@@ -70,9 +70,12 @@ static void learn(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
   if (c->workload_key == NULL || *c->workload_key == '\0' || c->state != AGENT_RUNNING)
     return;
   struct agent_profile_update u = {.run_finished = true};
-  if (c->class_source == AGENT_CLASS_DECLARED || c->class_source == AGENT_CLASS_DETECTED) {
+  if (c->class_source == AGENT_CLASS_DECLARED) {
     u.cls = batch_class_name(c->cls);
     u.confidence = c->confidence;
+  } else if (c->run_cls >= 0) {
+    u.cls = batch_class_name((enum batch_class)c->run_cls);
+    u.confidence = c->run_confidence;
   }
   double secs = (double)(now - c->admitted_ms) / 1000.0;
   if (!c->shared && secs > 0) {

@@ -182,7 +182,12 @@ static void classify(struct agent_daemon *d, struct agent_ctr *c) {
              agent_class_source_name(c->class_source));
   agent_adm_set_class(&d->adm, c, (enum batch_class)cls, res.confidence, AGENT_CLASS_DETECTED,
                       iob_now_ms());
-  /* An idle phase (start-up, a pause) says nothing about the workload. */
+  /* An idle phase (start-up, a pause, the end) says nothing about the
+   * workload. */
+  if (cls != BATCH_IDLE && cls != BATCH_UNKNOWN) {
+    c->run_cls = cls;
+    c->run_confidence = res.confidence;
+  }
   if (cls != BATCH_IDLE && c->workload_key && *c->workload_key) {
     struct agent_profile_update u = {.cls = batch_class_name((enum batch_class)cls),
                                      .confidence = res.confidence};

@@ -42,9 +42,17 @@ agent_field() {
   iobatchctl status --json | jq -r --arg id "$1" ".containers[] | select(.id == \$id) | .$2"
 }
 
-# wait_for SECONDS 'SHELL CONDITION': poll (eval) until it holds
+# now_ms: a monotonic clock in ms (busybox date has no %N; the VM uses it)
+now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
+
+# wait_for SECONDS 'SHELL CONDITION': poll (eval) until it holds.  Timed by
+# the clock, not by a count of tries: under emulation (the VM) one try can
+# take longer than the sleep between them.
 wait_for() {
-  local t=$1 i
-  for i in $(seq 1 $((t * 20))); do eval "$2" && return 0; sleep 0.05; done
-  return 1
+  local end=$(($(now_ms) + $1 * 1000))
+  while :; do
+    eval "$2" && return 0
+    [ "$(now_ms)" -lt "$end" ] || return 1
+    sleep 0.05
+  done
 }

@@ -27,11 +27,16 @@ cg_remove() {
   done
 }
 
-# run_in CGROUP_NAME CMD...: start CMD inside a fresh cgroup, echo its pid
+# mk_cg NAME: a fresh cgroup, removed at exit (called in this shell, not
+# in a $(...) subshell, so that the at_exit registration sticks)
+mk_cg() {
+  mkdir -p "$CG2/$1"
+  at_exit "cg_remove '$CG2/$1'"
+}
+
+# run_in CGROUP_NAME CMD...: start CMD inside that cgroup, echo its pid
 run_in() {
   local cg=$CG2/$1; shift
-  mkdir -p "$cg"
-  at_exit "cg_remove '$cg'"
   sh -c "echo \$\$ > '$cg/cgroup.procs' && exec \"\$@\"" sh "$@" >/dev/null 2>&1 &
   echo $!
 }
@@ -48,6 +53,7 @@ cg1=iobt-agent-seq-$$
 ctl register seq1 --cgroup "/$cg1" --key test-dd-seq >/dev/null
 out=$(ctl admit seq1)
 like "$out" "^seq1 admitted" "seq writer admitted"
+mk_cg "$cg1"
 p1=$(run_in "$cg1" dd if=/dev/zero of="$DATA/seq" bs=1M count=100000 oflag=direct)
 at_exit "kill $p1"
 wait_for 10 '[ "$(agent_field seq1 class)" == seq-write ]'
@@ -70,6 +76,7 @@ sleep 0.6 # two sampling periods before its cgroup exists
 is "$(agent_field rand1 state)" "running" "a cgroup not created yet is not an exit"
 # psync: the procfs fallback counts write system calls, and io_submit or
 # io_uring submissions are not write system calls (cgroupv2/procio.h).
+mk_cg "$cg2"
 p2=$(run_in "$cg2" fio --name=r --filename="$DATA/rand" --rw=randwrite --bs=4k --direct=1 \
   --ioengine=psync --size=256M --time_based --runtime=30)
 at_exit "kill $p2"
