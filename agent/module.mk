@@ -26,4 +26,5 @@ $(eval $(call fuzzer,fuzz_agent_profiles,tests/fuzz/fuzz_agent_profiles.c,agentc
 $(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agent batch proto common))
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
-	tests/integration/agent-containers.sh tests/integration/agent-plan.sh
+	tests/integration/agent-containers.sh tests/integration/agent-plan.sh \
+	tests/integration/agent-weights.sh

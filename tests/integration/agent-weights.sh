@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# io.weight for containers that share the disk: a random writer beside a
+# sequential writer gets the larger weight (it suffers more).  Where cgroup
+# v2 has no io controller (this hybrid host) status says the weight is not
+# in effect and why; on a cgroup v2 host (the VM) with BFQ as the disk's
+# scheduler the agent writes io.bfq.weight and status says it is in effect.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/agent-lib.sh"
+tap_plan 6
+
+command -v fio >/dev/null || bail "fio is not installed (scripts/install-deps.sh)"
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+[ -n "$CG2" ] || bail "no cgroup2 mount"
+HAS_IO=0
+grep -qw io "$CG2/cgroup.controllers" 2>/dev/null && HAS_IO=1
+DATA=$IOB_T/data
+mkdir -p "$DATA"
+
+cg_remove() {
+  local i
+  for i in $(seq 1 100); do
+    [ -d "$1" ] || return 0
+    [ -z "$(cat "$1/cgroup.procs" 2>/dev/null)" ] && { rmdir "$1"; return; }
+    xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null
+    sleep 0.05
+  done
+}
+mk_cg() {
+  mkdir -p "$CG2/$1"
+  at_exit "cg_remove '$CG2/$1'"
+}
+run_in() {
+  local cg=$CG2/$1; shift
+  sh -c "echo \$\$ > '$cg/cgroup.procs' && exec \"\$@\"" sh "$@" >/dev/null 2>&1 &
+}
+
+seq_cg=iobt-agent-wseq-$$ rand_cg=iobt-agent-wrand-$$
+mk_cg "$seq_cg"
+mk_cg "$rand_cg"
+run_in "$seq_cg" fio --name=s --filename="$DATA/seq" --rw=write --bs=1M --direct=1 \
+  --ioengine=psync --size=256M --time_based --runtime=60
+run_in "$rand_cg" fio --name=r --filename="$DATA/rand" --rw=randwrite --bs=4k --direct=1 \
+  --ioengine=psync --size=64M --time_based --runtime=60
+
+if [ $HAS_IO = 1 ]; then
+  # The disk the writers use, from io.stat, gets BFQ (restored at exit).
+  wait_for 10 '[ -n "$(cut -d" " -f1 "$CG2/$seq_cg/io.stat" 2>/dev/null | head -n1)" ]'
+  dev=$(cut -d' ' -f1 "$CG2/$seq_cg/io.stat" | head -n1)
+  sched=/sys/dev/block/$dev/queue/scheduler
+  [ -e "$sched" ] || sched=/sys/dev/block/$dev/../queue/scheduler
+  old=$(grep -o '\[[^]]*\]' "$sched" | tr -d '[]')
+  modprobe bfq 2>/dev/null
+  at_exit "echo $old >$sched"
+  echo bfq >"$sched" 2>/dev/null
+  is "$(grep -o '\[[^]]*\]' "$sched")" "[bfq]" "disk $dev runs bfq"
+fi
+
+agent_start || bail "iobatchd did not start"
+if [ $HAS_IO = 0 ]; then
+  is "$(ctl status --json | jq -r .sampler)" "procfs (lower fidelity)" \
+    "no io controller in cgroup v2 here: the procfs sampler"
+fi
+# Both already run (as after an agent restart): no admission in the way.
+ctl register wseq --cgroup "/$seq_cg" --class seq-write --running >/dev/null
+ctl register wrand --cgroup "/$rand_cg" --class rand-write --running >/dev/null
+wait_for 10 '[ "$(agent_field wrand io_weight)" -gt "$(agent_field wseq io_weight)" ] 2>/dev/null'
+ws=$(agent_field wseq io_weight) wr=$(agent_field wrand io_weight)
+[ "${wr:-0}" -gt "${ws:-0}" ]
+is "$?" "0" "the random writer gets the larger weight ($wr vs $ws)"
+is "$(agent_field wseq state)/$(agent_field wrand state)" "running/running" "both run"
+
+if [ $HAS_IO = 1 ]; then
+  wait_for 10 '[ "$(agent_field wrand weight_effective)" == true ]'
+  is "$(agent_field wrand weight_effective)" "true" "status: weight in effect"
+  bfq=$(grep "^$dev " "$CG2/$rand_cg/io.bfq.weight" | cut -d' ' -f2)
+  [ -n "$bfq" ] && [ "$bfq" -gt 100 ]
+  is "$?" "0" "io.bfq.weight of the random writer's cgroup is raised for $dev ($bfq)"
+  like "$(ctl status)" "wrand .* $wr " "status table shows its weight"
+else
+  is "$(agent_field wrand weight_effective)" "false" "status: weight not in effect"
+  is "$(agent_field wrand weight_note)" "no io controller in cgroup v2 on this host" \
+    "status says why"
+  like "$(ctl status)" "weight not in effect: no io controller" "the table says so too"
+fi
+agent_stop
+tap_done
