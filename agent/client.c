@@ -34,6 +34,14 @@ struct admit_req {
   bool reregister; /* the agent may have lost us: Register first */
 };
 
+/* A container admitted through us and not exited yet: told to the agent
+ * again (as running) whenever we connect anew, since an agent that
+ * restarted knows nothing (its state is soft). */
+struct known {
+  struct known *next;
+  struct ctr_copy ctr;
+};
+
 struct agent_client {
   struct iob_loop *loop;
   char *path;
@@ -41,6 +49,8 @@ struct agent_client {
   struct ttrpc_client *tc;
   struct admit_req *admits;
   unsigned pending;
+  struct known *known;
+  struct iob_timer *watch;
 };
 
 struct simple_call {
@@ -94,6 +104,8 @@ int agent_client_new(struct iob_loop *loop, const char *socket_path, bool fail_c
   return 0;
 }
 
+static void reregister_known(struct agent_client *c, struct ttrpc_client *tc);
+
 /* The connection, (re)made on demand: the agent may have restarted since
  * the last call. */
 static struct ttrpc_client *conn(struct agent_client *c, struct iob_error **err) {
@@ -111,6 +123,8 @@ static struct ttrpc_client *conn(struct agent_client *c, struct iob_error **err)
     return NULL;
   }
   c->tc = tc;
+  if (c->known)
+    reregister_known(c, tc);
   return tc;
 }
 
@@ -132,6 +146,66 @@ static void req_free(struct admit_req *r) {
   free(r);
 }
 
+static int ctr_copy_dup(struct ctr_copy *dst, const struct ctr_copy *src) {
+  struct agent_container in = {.id = src->id,
+                               .ns = src->ns,
+                               .pid = src->pid,
+                               .cgroup = src->cgroup,
+                               .bundle = src->bundle,
+                               .declared_class = src->declared_class,
+                               .workload_key = src->workload_key,
+                               .max_hold_ms = src->max_hold_ms};
+  return ctr_copy_init(dst, &in);
+}
+
+static void on_watch(struct iob_loop *loop, void *data);
+
+static void arm_watch(struct agent_client *c) {
+  if (c->watch == NULL && c->known)
+    c->watch = iob_loop_timer(c->loop, AGENT_CLIENT_WATCH_MS, on_watch, c);
+}
+
+/* Notice an agent restart while nothing is pending: the loop sees the
+ * connection close; we reconnect and tell the new agent what runs. */
+static void on_watch(struct iob_loop *loop, void *data) {
+  (void)loop;
+  struct agent_client *c = data;
+  c->watch = NULL;
+  if (c->tc == NULL || ttrpc_client_closed(c->tc)) {
+    cleanup_error struct iob_error *err = NULL;
+    if (conn(c, &err) != NULL)
+      iob_info("agent at '%s' is back: told it about the running containers", c->path);
+  }
+  arm_watch(c);
+}
+
+static void remember(struct agent_client *c, const struct ctr_copy *k) {
+  for (struct known *e = c->known; e; e = e->next)
+    if (strcmp(e->ctr.id, k->id) == 0 && strcmp(e->ctr.ns, k->ns) == 0)
+      return;
+  struct known *e = calloc(1, sizeof(*e));
+  if (e == NULL || ctr_copy_dup(&e->ctr, k) < 0) {
+    free(e);
+    return; /* only costs a re-registration after an agent restart */
+  }
+  e->ctr.running = true;
+  e->next = c->known;
+  c->known = e;
+  arm_watch(c);
+}
+
+static void forget(struct agent_client *c, const char *ns, const char *id) {
+  for (struct known **p = &c->known; *p; p = &(*p)->next) {
+    struct known *e = *p;
+    if (strcmp(e->ctr.id, id ? id : "") == 0 && strcmp(e->ctr.ns, ns ? ns : "") == 0) {
+      *p = e->next;
+      ctr_copy_free(&e->ctr);
+      free(e);
+      return;
+    }
+  }
+}
+
 /* Run the caller's callback once; the request lives on while an RPC still
  * points at it. */
 static void finish(struct admit_req *r, const struct agent_admission *a) {
@@ -144,6 +218,8 @@ static void finish(struct admit_req *r, const struct agent_admission *a) {
     iob_timer_cancel(r->c->loop, r->timer);
     r->timer = NULL;
   }
+  if (a->admitted)
+    remember(r->c, &r->ctr);
   r->fn(r->user, a);
   if (!r->in_flight)
     req_free(r);
@@ -250,6 +326,16 @@ static void ignore_done(void *user, ProtobufCMessage *resp, struct iob_error *er
   (void)err;
   if (resp)
     protobuf_c_message_free_unpacked(resp, NULL);
+}
+
+static void reregister_known(struct agent_client *c, struct ttrpc_client *tc) {
+  for (struct known *e = c->known; e; e = e->next) {
+    Iobatch__Agent__V1__RegisterRequest reg = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+    fill_register(&reg, &e->ctr);
+    (void)ttrpc_client_call_async(tc, SERVICE, "Register", &reg.base,
+                                  &iobatch__agent__v1__register_response__descriptor,
+                                  AGENT_CLIENT_CALL_TIMEOUT_MS, NULL, 0, ignore_done, NULL, NULL);
+  }
 }
 
 static void try_admit(struct admit_req *r) {
@@ -379,6 +465,7 @@ int agent_client_cancel(struct agent_client *c, const char *ns, const char *id,
       break;
     }
   }
+  forget(c, ns, id);
   Iobatch__Agent__V1__CancelRequest m = IOBATCH__AGENT__V1__CANCEL_REQUEST__INIT;
   m.id = (char *)(id ? id : "");
   m.namespace_ = (char *)(ns ? ns : "");
@@ -388,6 +475,7 @@ int agent_client_cancel(struct agent_client *c, const char *ns, const char *id,
 int agent_client_exited(struct agent_client *c, const char *ns, const char *id,
                         uint32_t exit_status, agent_client_done_fn done, void *user,
                         struct iob_error **err) {
+  forget(c, ns, id);
   Iobatch__Agent__V1__ExitedRequest m = IOBATCH__AGENT__V1__EXITED_REQUEST__INIT;
   m.id = (char *)(id ? id : "");
   m.namespace_ = (char *)(ns ? ns : "");
@@ -409,6 +497,14 @@ void agent_client_free(struct agent_client *c) {
   /* Outstanding RPCs complete (CANCELED) here and free what they own. */
   if (c->tc)
     ttrpc_client_free(c->tc);
+  if (c->watch)
+    iob_timer_cancel(c->loop, c->watch);
+  while (c->known) {
+    struct known *e = c->known;
+    c->known = e->next;
+    ctr_copy_free(&e->ctr);
+    free(e);
+  }
   free(c->path);
   free(c);
 }

@@ -9,7 +9,10 @@
  *
  * Soft state: when the connection drops while an Admit waits (the agent
  * restarted), the client reconnects, registers the container again and
- * repeats the Admit, so a pending container is never lost.
+ * repeats the Admit, so a pending container is never lost.  Containers it
+ * admitted (or failed open) are remembered until Exited or Cancel; whenever
+ * it connects anew (a call, or a check every AGENT_CLIENT_WATCH_MS once the
+ * old connection closed) it registers them again as running.
  *
  * Use from the shim:
  *
@@ -41,6 +44,7 @@
 #define AGENT_CLIENT_DEFAULT_SOCKET "/run/iobatch/iobatchd.sock"
 #define AGENT_CLIENT_CALL_TIMEOUT_MS 5000 /* Register, Cancel, Exited */
 #define AGENT_CLIENT_RETRY_MS 3000        /* how long a lost agent is waited for */
+#define AGENT_CLIENT_WATCH_MS 1000        /* how often a lost agent is looked for */
 
 struct agent_client;
 

@@ -323,6 +323,38 @@ static void test_agent_stays_away_fails_open(void **state) {
   agent_client_free(c);
 }
 
+static void test_running_reregistered_after_restart(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  server_up(&fx);
+  struct agent_client *c = NULL;
+  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct result r = {0};
+  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  spin(&fx.admits, 1, 2000);
+  answer_admit(&fx, true, "no conflict");
+  spin(&r.calls, 1, 2000);
+  assert_true(r.admitted);
+  /* the agent restarts while the container runs and nothing is pending */
+  server_down(&fx);
+  for (int i = 0; i < 10; i++)
+    iob_loop_run_once(fx.loop, 20, NULL);
+  server_up(&fx);
+  spin(&fx.registers, 1, AGENT_CLIENT_WATCH_MS + 2000);
+  assert_int_equal(fx.registers, 1);
+  assert_string_equal(fx.last_id, "c1");
+  assert_true(fx.last_running);
+  /* after Exited it is forgotten: the next restart hears nothing of it */
+  assert_int_equal(agent_client_exited(c, "default", "c1", 0, on_done, &r, &err), 0);
+  spin(&r.done_calls, 1, 2000);
+  server_down(&fx);
+  server_up(&fx);
+  for (int i = 0; i < (AGENT_CLIENT_WATCH_MS + 500) / 20; i++)
+    iob_loop_run_once(fx.loop, 20, NULL);
+  assert_int_equal(fx.registers, 1);
+  agent_client_free(c);
+}
+
 static void test_free_completes_pending(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
@@ -352,6 +384,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_caller_deadline_fails_open, setup, teardown),
       cmocka_unit_test_setup_teardown(test_agent_restart_reregisters, setup, teardown),
       cmocka_unit_test_setup_teardown(test_agent_stays_away_fails_open, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_running_reregistered_after_restart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_free_completes_pending, setup, teardown),
   };
   return cmocka_run_group_tests_name("agent_client", tests, NULL, NULL);
