@@ -13,8 +13,9 @@
 #define CALL_TIMEOUT_MS 10000
 
 int iobctl_connect(struct ttrpc_client **out, struct iob_error **err) {
-  if (ttrpc_client_connect(iobctl_socket, out, err) < 0)
-    return iob_error_prefix(err, "is iobatchd running");
+  cleanup_error struct iob_error *cause = NULL;
+  if (ttrpc_client_connect(iobctl_socket, out, &cause) < 0)
+    return iob_error_code(err, cause->code, "%s (is iobatchd running?)", cause->msg);
   return 0;
 }
 
