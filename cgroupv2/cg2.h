@@ -20,9 +20,9 @@
 #define CG2_PROCS_MAX 65536        /* pids listed from one cgroup.procs */
 
 struct cg2_mount {
-  char *path;   /* mount point as the caller's mount namespace sees it */
-  int hybrid;   /* 1 when cgroup v1 hierarchies are mounted as well */
-  int has_io;   /* 1 when "io" is in the root's cgroup.controllers */
+  char *path; /* mount point as the caller's mount namespace sees it */
+  int hybrid; /* 1 when cgroup v1 hierarchies are mounted as well */
+  int has_io; /* 1 when "io" is in the root's cgroup.controllers */
 };
 
 /* Find the cgroup2 mount in ROOT/proc/self/mountinfo.  On a hybrid host the
@@ -42,8 +42,7 @@ int cg2_pid_cgroup_v1(const char *root, pid_t pid, const char *controller, char 
 
 /* Mount point of the v1 hierarchy that has CONTROLLER (from the superblock
  * options of a "cgroup" mount in ROOT/proc/self/mountinfo). */
-int cg2_v1_mount_find(const char *root, const char *controller, char **out,
-                      struct iob_error **err);
+int cg2_v1_mount_find(const char *root, const char *controller, char **out, struct iob_error **err);
 
 /* The pids in CGDIR/cgroup.procs (v1 or v2), at most CG2_PROCS_MAX. */
 int cg2_procs_read(const char *cgdir, pid_t **pids, size_t *n, struct iob_error **err);

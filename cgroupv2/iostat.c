@@ -50,8 +50,8 @@ static int parse_line(const char *line, size_t len, int lineno, struct cg2_iosta
   while (i + tl < len && line[i + tl] != ' ')
     tl++;
   if (parse_devno(line, tl, &d->major, &d->minor) < 0)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.stat line %d: invalid device '%.*s'", lineno,
-                     (int)(tl > 32 ? 32 : tl), line);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.stat line %d: invalid device '%.*s'",
+                          lineno, (int)(tl > 32 ? 32 : tl), line);
   memset(&d->c, 0, sizeof(d->c));
   unsigned seen = 0;
   for (i = tl; i < len;) {
@@ -66,19 +66,21 @@ static int parse_line(const char *line, size_t len, int lineno, struct cg2_iosta
     i += n;
     const char *eq = memchr(tok, '=', n);
     if (eq == NULL || eq == tok)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.stat line %d: expected key=value, got '%.*s'", lineno,
-                       (int)(n > 32 ? 32 : n), tok);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "io.stat line %d: expected key=value, got '%.*s'", lineno,
+                            (int)(n > 32 ? 32 : n), tok);
     size_t kl = (size_t)(eq - tok), vl = n - kl - 1;
     for (size_t k = 0; k < IOB_ARRAY_SIZE(base_keys); k++) {
       if (strlen(base_keys[k]) != kl || memcmp(base_keys[k], tok, kl) != 0)
         continue;
       if (seen & (1u << k))
-        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.stat line %d: key '%s' given twice", lineno,
-                         base_keys[k]);
+        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                              "io.stat line %d: key '%s' given twice", lineno, base_keys[k]);
       seen |= 1u << k;
       if (cg2_parse_u64(eq + 1, vl, counter_slot(&d->c, k)) < 0)
-        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.stat line %d: invalid value for '%s': '%.*s'", lineno,
-                         base_keys[k], (int)(vl > 32 ? 32 : vl), eq + 1);
+        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                              "io.stat line %d: invalid value for '%s': '%.*s'", lineno,
+                              base_keys[k], (int)(vl > 32 ? 32 : vl), eq + 1);
     }
     /* Anything else (cost.usage=, depth=, avg_lat=, ...) is a controller's
      * extra and not ours to judge. */
@@ -99,12 +101,14 @@ int cg2_iostat_parse(const char *buf, size_t len, struct cg2_iostat *out, struct
     if (ll == 0)
       continue;
     if (ll > CG2_IOSTAT_LINE_MAX)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.stat line %d: longer than %d bytes", lineno,
-                       CG2_IOSTAT_LINE_MAX);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.stat line %d: longer than %d bytes",
+                            lineno, CG2_IOSTAT_LINE_MAX);
     if (memchr(line, '\0', ll) != NULL)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.stat line %d: contains a NUL byte", lineno);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.stat line %d: contains a NUL byte",
+                            lineno);
     if (n == CG2_IOSTAT_MAX_DEVS)
-      return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "io.stat: more than %d devices", CG2_IOSTAT_MAX_DEVS);
+      return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "io.stat: more than %d devices",
+                            CG2_IOSTAT_MAX_DEVS);
     if (n == cap) {
       cap = cap ? cap * 2 : 8;
       struct cg2_iostat_dev *nd = realloc(dev, cap * sizeof(*dev));
@@ -120,8 +124,8 @@ int cg2_iostat_parse(const char *buf, size_t len, struct cg2_iostat *out, struct
     qsort(dev, n, sizeof(*dev), dev_cmp);
   for (size_t i = 1; i < n; i++)
     if (dev_cmp(&dev[i - 1], &dev[i]) == 0)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.stat: device %u:%u listed twice", dev[i].major,
-                       dev[i].minor);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.stat: device %u:%u listed twice",
+                            dev[i].major, dev[i].minor);
   out->n = n;
   out->dev = steal_ptr(&dev);
   return 0;

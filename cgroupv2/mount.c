@@ -92,8 +92,8 @@ int cg2_mount_find(const char *root, struct cg2_mount *out, struct iob_error **e
   cleanup_free char *ctl = NULL;
   cleanup_error struct iob_error *ignored = NULL;
   /* Without a readable cgroup.controllers we cannot claim io is there. */
-  out->has_io = cg2_read_file(ctl_path, CG2_FILE_MAX, &ctl, NULL, &ignored) == 0 &&
-                has_token(ctl, "io");
+  out->has_io =
+      cg2_read_file(ctl_path, CG2_FILE_MAX, &ctl, NULL, &ignored) == 0 && has_token(ctl, "io");
   out->hybrid = v1;
   out->path = steal_ptr(&best);
   return 0;
@@ -132,8 +132,8 @@ int cg2_v1_mount_find(const char *root, const char *controller, char **out,
       }
     }
   }
-  return iob_error_code(err, IOB_CODE_NOT_FOUND, "no cgroup v1 mount with '%s' in '%s'",
-                        controller, path);
+  return iob_error_code(err, IOB_CODE_NOT_FOUND, "no cgroup v1 mount with '%s' in '%s'", controller,
+                        path);
 }
 
 void cg2_mount_release(struct cg2_mount *m) {
@@ -185,7 +185,8 @@ static int pid_cgroup(const char *root, pid_t pid, const char *controller, char 
       continue;
     const char *cg = c2 + 1;
     if (!path_is_clean(cg))
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "refusing cgroup path '%s' from '%s'", cg, path);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "refusing cgroup path '%s' from '%s'",
+                            cg, path);
     *out = strdup(cg);
     if (*out == NULL)
       abort();
@@ -219,10 +220,11 @@ int cg2_procs_read(const char *cgdir, pid_t **pids, size_t *n, struct iob_error 
     uint64_t x;
     if (l > 0) {
       if (cg2_parse_u64(p, l, &x) < 0 || x == 0 || x > INT_MAX)
-        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid pid '%.*s' in '%s'", (int)(l > 32 ? 32 : l), p,
-                         path);
+        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid pid '%.*s' in '%s'",
+                              (int)(l > 32 ? 32 : l), p, path);
       if (cnt == CG2_PROCS_MAX)
-        return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "more than %d pids in '%s'", CG2_PROCS_MAX, path);
+        return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "more than %d pids in '%s'",
+                              CG2_PROCS_MAX, path);
       if (cnt == cap) {
         cap = cap ? cap * 2 : 16;
         pid_t *nv = realloc(v, cap * sizeof(*v));

@@ -49,8 +49,9 @@ static int parse_line(const char *line, size_t len, int lineno, struct cg2_psi *
     i += n;
     const char *eq = memchr(tok, '=', n);
     if (eq == NULL)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.pressure line %d: expected key=value, got '%.*s'", lineno,
-                       (int)(n > 32 ? 32 : n), tok);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "io.pressure line %d: expected key=value, got '%.*s'", lineno,
+                            (int)(n > 32 ? 32 : n), tok);
     size_t kl = (size_t)(eq - tok), vl = n - kl - 1;
     size_t k = 0;
     while (k < IOB_ARRAY_SIZE(keys) && (strlen(keys[k]) != kl || memcmp(keys[k], tok, kl) != 0))
@@ -58,17 +59,22 @@ static int parse_line(const char *line, size_t len, int lineno, struct cg2_psi *
     if (k == IOB_ARRAY_SIZE(keys))
       continue; /* a future key is not an error */
     if (seen & (1u << k))
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.pressure line %d: key '%s' given twice", lineno, keys[k]);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "io.pressure line %d: key '%s' given twice", lineno, keys[k]);
     seen |= 1u << k;
-    int bad = k < 3 ? parse_avg(eq + 1, vl, k == 0 ? &p->avg10 : k == 1 ? &p->avg60 : &p->avg300)
+    int bad = k < 3 ? parse_avg(eq + 1, vl,
+                                k == 0   ? &p->avg10
+                                : k == 1 ? &p->avg60
+                                         : &p->avg300)
                     : cg2_parse_u64(eq + 1, vl, &p->total);
     if (bad)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.pressure line %d: invalid value for '%s': '%.*s'", lineno,
-                       keys[k], (int)(vl > 32 ? 32 : vl), eq + 1);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "io.pressure line %d: invalid value for '%s': '%.*s'", lineno, keys[k],
+                            (int)(vl > 32 ? 32 : vl), eq + 1);
   }
   if (seen != 0xf)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.pressure line %d: missing key '%s'", lineno,
-                     keys[__builtin_ctz(~seen & 0xf)]);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.pressure line %d: missing key '%s'",
+                          lineno, keys[__builtin_ctz(~seen & 0xf)]);
   return 0;
 }
 
@@ -86,7 +92,8 @@ int cg2_pressure_parse(const char *buf, size_t len, struct cg2_pressure *out,
     if (ll == 0)
       continue;
     if (memchr(line, '\0', ll) != NULL)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.pressure line %d: contains a NUL byte", lineno);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "io.pressure line %d: contains a NUL byte", lineno);
     /* The buffer is not NUL-terminated: stay within the line. */
     size_t wl = 0;
     while (wl < ll && line[wl] != ' ')
@@ -100,11 +107,13 @@ int cg2_pressure_parse(const char *buf, size_t len, struct cg2_pressure *out,
       flag = &p.has_full;
       dst = &p.full;
     } else {
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.pressure line %d: expected 'some' or 'full', got '%.*s'",
-                       lineno, (int)(wl > 32 ? 32 : wl), line);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "io.pressure line %d: expected 'some' or 'full', got '%.*s'", lineno,
+                            (int)(wl > 32 ? 32 : wl), line);
     }
     if (*flag)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.pressure line %d: '%.4s' given twice", lineno, line);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "io.pressure line %d: '%.4s' given twice", lineno, line);
     *flag = 1;
     if (parse_line(line + wl, ll - wl, lineno, dst, err) < 0)
       return -1;

@@ -9,12 +9,15 @@
 #include "common/cleanup.h"
 
 int cg2_procio_parse(const char *buf, size_t len, struct cg2_procio *out, struct iob_error **err) {
-  static const char *const keys[] = {"rchar",      "wchar",       "syscr",
-                                     "syscw",      "read_bytes",  "write_bytes",
-                                     "cancelled_write_bytes"};
+  static const char *const keys[] = {
+      "rchar", "wchar", "syscr", "syscw", "read_bytes", "write_bytes", "cancelled_write_bytes"};
   struct cg2_procio p;
-  uint64_t *slots[] = {&p.rchar,      &p.wchar,       &p.syscr,
-                       &p.syscw,      &p.read_bytes,  &p.write_bytes,
+  uint64_t *slots[] = {&p.rchar,
+                       &p.wchar,
+                       &p.syscr,
+                       &p.syscw,
+                       &p.read_bytes,
+                       &p.write_bytes,
                        &p.cancelled_write_bytes};
   unsigned seen = 0;
   int lineno = 0;
@@ -29,21 +32,25 @@ int cg2_procio_parse(const char *buf, size_t len, struct cg2_procio *out, struct
       continue;
     const char *colon = memchr(line, ':', ll);
     if (colon == NULL || colon + 1 >= line + ll || colon[1] != ' ')
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "proc io line %d: expected 'key: value'", lineno);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "proc io line %d: expected 'key: value'", lineno);
     size_t kl = (size_t)(colon - line);
     for (size_t k = 0; k < IOB_ARRAY_SIZE(keys); k++) {
       if (strlen(keys[k]) != kl || memcmp(keys[k], line, kl) != 0)
         continue;
       if (seen & (1u << k))
-        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "proc io line %d: key '%s' given twice", lineno, keys[k]);
+        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                              "proc io line %d: key '%s' given twice", lineno, keys[k]);
       seen |= 1u << k;
       if (cg2_parse_u64(colon + 2, ll - kl - 2, slots[k]) < 0)
-        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "proc io line %d: invalid value for '%s'", lineno, keys[k]);
+        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                              "proc io line %d: invalid value for '%s'", lineno, keys[k]);
     }
   }
   unsigned all = (1u << IOB_ARRAY_SIZE(keys)) - 1;
   if (seen != all)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "proc io: missing key '%s'", keys[__builtin_ctz(~seen & all)]);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "proc io: missing key '%s'",
+                          keys[__builtin_ctz(~seen & all)]);
   *out = p;
   return 0;
 }

@@ -70,8 +70,8 @@ static int parse_devno(const char *s, size_t len, unsigned *maj, unsigned *min) 
   return 0;
 }
 
-int cg2_weight_parse(enum cg2_weight_kind kind, const char *buf, size_t len,
-                     struct cg2_weight *out, struct iob_error **err) {
+int cg2_weight_parse(enum cg2_weight_kind kind, const char *buf, size_t len, struct cg2_weight *out,
+                     struct iob_error **err) {
   const char *file = cg2_weight_file(kind);
   struct cg2_weight w = {.dflt = WEIGHT_DEFAULT};
   cleanup_free struct cg2_weight_dev *dev = NULL;
@@ -92,31 +92,32 @@ int cg2_weight_parse(enum cg2_weight_kind kind, const char *buf, size_t len,
     if (sp == NULL) {
       /* pre-5.4 io.bfq.weight: just the default */
       if (have_default || parse_weight(kind, line, ll, &w.dflt) < 0)
-        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s line %d: invalid weight '%.*s'", file, lineno,
-                         (int)(ll > 32 ? 32 : ll), line);
+        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s line %d: invalid weight '%.*s'",
+                              file, lineno, (int)(ll > 32 ? 32 : ll), line);
       have_default = 1;
       continue;
     }
     if (kl == 7 && memcmp(line, "default", 7) == 0) {
       if (have_default || parse_weight(kind, val, vl, &w.dflt) < 0)
-        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s line %d: invalid default '%.*s'", file, lineno,
-                         (int)(vl > 32 ? 32 : vl), val);
+        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s line %d: invalid default '%.*s'",
+                              file, lineno, (int)(vl > 32 ? 32 : vl), val);
       have_default = 1;
       continue;
     }
     unsigned maj, min, wt;
     if (parse_devno(line, kl, &maj, &min) < 0)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s line %d: invalid device '%.*s'", file, lineno,
-                       (int)(kl > 32 ? 32 : kl), line);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s line %d: invalid device '%.*s'",
+                            file, lineno, (int)(kl > 32 ? 32 : kl), line);
     if (parse_weight(kind, val, vl, &wt) < 0)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s line %d: invalid weight '%.*s'", file, lineno,
-                       (int)(vl > 32 ? 32 : vl), val);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s line %d: invalid weight '%.*s'",
+                            file, lineno, (int)(vl > 32 ? 32 : vl), val);
     for (size_t i = 0; i < w.n; i++)
       if (dev[i].major == maj && dev[i].minor == min)
-        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s line %d: device %u:%u given twice", file, lineno, maj,
-                         min);
+        return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                              "%s line %d: device %u:%u given twice", file, lineno, maj, min);
     if (w.n == CG2_WEIGHT_MAX_DEVS)
-      return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "%s: more than %d devices", file, CG2_WEIGHT_MAX_DEVS);
+      return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "%s: more than %d devices", file,
+                            CG2_WEIGHT_MAX_DEVS);
     if (w.n == cap) {
       cap = cap ? cap * 2 : 4;
       struct cg2_weight_dev *nd = realloc(dev, cap * sizeof(*dev));
@@ -163,8 +164,9 @@ unsigned cg2_weight_for(const struct cg2_weight *w, unsigned major, unsigned min
 static int check_range(enum cg2_weight_kind kind, unsigned weight, const char *path,
                        struct iob_error **err) {
   if (weight < cg2_weight_min(kind) || weight > cg2_weight_max(kind))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "cannot write %u to '%s': weight out of range %u..%u", weight,
-                     path, cg2_weight_min(kind), cg2_weight_max(kind));
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "cannot write %u to '%s': weight out of range %u..%u", weight, path,
+                          cg2_weight_min(kind), cg2_weight_max(kind));
   return 0;
 }
 
@@ -263,7 +265,8 @@ static int whole_disk(const char *root, unsigned major, unsigned minor, unsigned
   while (len > 0 && txt[len - 1] == '\n')
     len--;
   if (parse_devno(txt, len, dmaj, dmin) < 0)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid device number '%.*s' in '%s'", (int)len, txt, devpath);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid device number '%.*s' in '%s'",
+                          (int)len, txt, devpath);
   return 0;
 }
 
@@ -286,7 +289,8 @@ int cg2_weight_mechanism(const char *root, const char *mount, unsigned major, un
   if (cg2_read_file(qos_path, CG2_FILE_MAX, &qos, &qlen, &qerr) == 0) {
     int r = cg2_iocost_enabled(qos, qlen, dmaj, dmin);
     if (r < 0)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "malformed line for %u:%u in '%s'", dmaj, dmin, qos_path);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "malformed line for %u:%u in '%s'",
+                            dmaj, dmin, qos_path);
     if (r > 0)
       m |= CG2_MECH_IOCOST;
   } else if (qerr->errno_ != ENOENT) {
@@ -342,7 +346,8 @@ int cg2_weight_disks(const char *root, const char *mount, struct cg2_disk **out,
     if (dmaj != maj || dmin != min)
       continue; /* a partition */
     if (cnt == CG2_WEIGHT_MAX_DEVS) {
-      rc = iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "more than %d block devices in '%s'", CG2_WEIGHT_MAX_DEVS, dir);
+      rc = iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "more than %d block devices in '%s'",
+                          CG2_WEIGHT_MAX_DEVS, dir);
       break;
     }
     if (cnt == cap) {

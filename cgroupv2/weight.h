@@ -28,8 +28,8 @@ struct cg2_weight {
 
 /* Parse "default W\nMAJ:MIN W\n..." (and the bare "W" that BFQ printed
  * before 5.4).  Weights outside the kind's range are an error. */
-int cg2_weight_parse(enum cg2_weight_kind kind, const char *buf, size_t len,
-                     struct cg2_weight *out, struct iob_error **err);
+int cg2_weight_parse(enum cg2_weight_kind kind, const char *buf, size_t len, struct cg2_weight *out,
+                     struct iob_error **err);
 int cg2_weight_read(const char *cgdir, enum cg2_weight_kind kind, struct cg2_weight *out,
                     struct iob_error **err);
 void cg2_weight_release(struct cg2_weight *w);

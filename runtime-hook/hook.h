@@ -12,10 +12,10 @@
 #include "common/error.h"
 #include "wcd/wcd.h"
 
-#define HOOK_STATE_MAX (1024 * 1024)        /* stdin */
-#define HOOK_CONFIG_MAX (16 * 1024 * 1024)  /* <bundle>/config.json */
+#define HOOK_STATE_MAX (1024 * 1024)       /* stdin */
+#define HOOK_CONFIG_MAX (16 * 1024 * 1024) /* <bundle>/config.json */
 #define HOOK_ID_MAX 1024
-#define HOOK_ANNOTATIONS_MAX 4096           /* entries */
+#define HOOK_ANNOTATIONS_MAX 4096 /* entries */
 #define HOOK_ANNOTATION_VALUE_MAX (64 * 1024)
 #define HOOK_ARGS_MAX 4096
 
@@ -30,7 +30,7 @@ struct hook_state {
   char *id;
   pid_t pid;
   char *bundle;
-  json_t *annotations; /* object of strings; never NULL after parse */
+  json_t *annotations;  /* object of strings; never NULL after parse */
   int have_annotations; /* the state carried an "annotations" member */
   char **args;          /* process.args from config.json, NULL-terminated */
   size_t nargs;
@@ -54,13 +54,13 @@ struct hook_options {
 
 /* What the hook found and did, for the agent and the record file. */
 struct hook_result {
-  char *cgroup;       /* v2 path, "/a/b" */
-  char *cgdir;        /* directory sampled */
-  char *workload;     /* profile key, may be NULL */
-  int declared;       /* class came from io.iobatch.class */
+  char *cgroup;   /* v2 path, "/a/b" */
+  char *cgdir;    /* directory sampled */
+  char *workload; /* profile key, may be NULL */
+  int declared;   /* class came from io.iobatch.class */
   enum wcd_class cls;
   struct cg2_sample baseline;
-  unsigned weight;    /* io.weight asked for the class; 0: none */
+  unsigned weight;      /* io.weight asked for the class; 0: none */
   unsigned weight_mech; /* CG2_MECH_* of the disks it was written for */
   int weight_applied;
 };

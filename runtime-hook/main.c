@@ -79,8 +79,8 @@ static int hook_main(const struct hook_options *opt, int selftest, struct iob_er
   /* config.json for the annotations the state may lack (runc < 1.0.0-rc95
    * and crun put none in the state) and for process.args, the workload key
    * of last resort. */
-  if (!st.have_annotations || (!hook_annotation(&st, HOOK_ANN_WORKLOAD) &&
-                               !hook_annotation(&st, HOOK_ANN_IMAGE)))
+  if (!st.have_annotations ||
+      (!hook_annotation(&st, HOOK_ANN_WORKLOAD) && !hook_annotation(&st, HOOK_ANN_IMAGE)))
     rc = hook_state_load_bundle(&st, err);
   if (rc == 0)
     rc = hook_run(opt, &st, &res, err);

@@ -109,9 +109,8 @@ static int apply_weight(const struct hook_options *opt, const struct cg2_mount *
   if ((mech & CG2_MECH_IOCOST) &&
       cg2_weight_write_default(res->cgdir, CG2_IO_WEIGHT, res->weight, err) < 0)
     return -1;
-  if ((mech & CG2_MECH_BFQ) &&
-      cg2_weight_write_default(res->cgdir, CG2_BFQ_WEIGHT, cg2_weight_io_to_bfq(res->weight),
-                               err) < 0)
+  if ((mech & CG2_MECH_BFQ) && cg2_weight_write_default(res->cgdir, CG2_BFQ_WEIGHT,
+                                                        cg2_weight_io_to_bfq(res->weight), err) < 0)
     return -1;
   res->weight_mech = mech;
   res->weight_applied = 1;
@@ -173,13 +172,12 @@ json_t *hook_result_json(const struct hook_state *st, const struct hook_result *
   if (res->baseline.has_pressure)
     json_object_set_new(base, "pressure_some_total",
                         json_integer((json_int_t)res->baseline.pressure.some.total));
-  return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:s?, s:b, s:s, s:{s:i, s:b, s:b, s:b}}", "id",
-                   st->id, "pid", (int)st->pid, "bundle", st->bundle, "cgroup", res->cgroup,
-                   "cgdir", res->cgdir, "baseline", base, "workload", res->workload, "declared",
-                   res->declared, "class", wcd_class_name(res->cls), "weight", "value",
-                   (int)res->weight, "applied", res->weight_applied, "iocost",
-                   !!(res->weight_mech & CG2_MECH_IOCOST), "bfq",
-                   !!(res->weight_mech & CG2_MECH_BFQ));
+  return json_pack(
+      "{s:s, s:i, s:s, s:s, s:s, s:o, s:s?, s:b, s:s, s:{s:i, s:b, s:b, s:b}}", "id", st->id, "pid",
+      (int)st->pid, "bundle", st->bundle, "cgroup", res->cgroup, "cgdir", res->cgdir, "baseline",
+      base, "workload", res->workload, "declared", res->declared, "class", wcd_class_name(res->cls),
+      "weight", "value", (int)res->weight, "applied", res->weight_applied, "iocost",
+      !!(res->weight_mech & CG2_MECH_IOCOST), "bfq", !!(res->weight_mech & CG2_MECH_BFQ));
 }
 
 int hook_record_write(const char *dir, const char *id, json_t *rec, struct iob_error **err) {

@@ -27,9 +27,11 @@ static int has_dotdot(const char *p) {
 static int check_id(const char *id, struct iob_error **err) {
   size_t l = strnlen(id, HOOK_ID_MAX + 1);
   if (l == 0 || l > HOOK_ID_MAX)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid container id: length must be 1..%d", HOOK_ID_MAX);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid container id: length must be 1..%d", HOOK_ID_MAX);
   if (!printable(id))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid container id: contains control characters");
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid container id: contains control characters");
   if (strchr(id, '/') || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid container id '%.64s'", id);
   return 0;
@@ -38,29 +40,34 @@ static int check_id(const char *id, struct iob_error **err) {
 static int check_bundle(const char *b, struct iob_error **err) {
   size_t l = strnlen(b, PATH_MAX);
   if (l == 0 || l >= PATH_MAX - 64)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid bundle: length must be 1..%d", PATH_MAX - 65);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid bundle: length must be 1..%d",
+                          PATH_MAX - 65);
   if (!printable(b))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid bundle: contains control characters");
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid bundle: contains control characters");
   if (b[0] != '/' || has_dotdot(b))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid bundle '%.128s': must be an absolute path without '..'",
-                     b);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid bundle '%.128s': must be an absolute path without '..'", b);
   return 0;
 }
 
 static int check_annotations(json_t *a, const char *where, struct iob_error **err) {
   if (!json_is_object(a))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid %s: 'annotations' must be an object", where);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid %s: 'annotations' must be an object", where);
   if (json_object_size(a) > HOOK_ANNOTATIONS_MAX)
-    return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "invalid %s: more than %d annotations", where,
-                     HOOK_ANNOTATIONS_MAX);
+    return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "invalid %s: more than %d annotations",
+                          where, HOOK_ANNOTATIONS_MAX);
   const char *k;
   json_t *v;
   json_object_foreach(a, k, v) {
     if (!json_is_string(v))
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid %s: annotation '%.64s' must be a string", where, k);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "invalid %s: annotation '%.64s' must be a string", where, k);
     if (json_string_length(v) > HOOK_ANNOTATION_VALUE_MAX)
-      return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "invalid %s: annotation '%.64s' longer than %d bytes", where,
-                       k, HOOK_ANNOTATION_VALUE_MAX);
+      return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED,
+                            "invalid %s: annotation '%.64s' longer than %d bytes", where, k,
+                            HOOK_ANNOTATION_VALUE_MAX);
   }
   return 0;
 }
@@ -70,10 +77,12 @@ static int get_string(json_t *o, const char *key, const char **out, struct iob_e
   if (v == NULL)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid state: missing '%s'", key);
   if (!json_is_string(v))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid state: '%s' must be a string", key);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid state: '%s' must be a string",
+                          key);
   /* An embedded NUL would make C see a different string than JSON did. */
   if (strlen(json_string_value(v)) != json_string_length(v))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid state: '%s' contains a NUL byte", key);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid state: '%s' contains a NUL byte",
+                          key);
   *out = json_string_value(v);
   return 0;
 }
@@ -92,8 +101,9 @@ int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct 
   json_error_t jerr;
   json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
   if (root == NULL)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid state JSON: %s at line %d column %d", jerr.text,
-                     jerr.line, jerr.column);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid state JSON: %s at line %d column %d", jerr.text, jerr.line,
+                          jerr.column);
   int rc = -1;
   const char *ver, *id, *bundle;
   json_t *pid, *ann;
@@ -107,13 +117,14 @@ int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct 
     goto out;
   pid = json_object_get(root, "pid");
   if (pid == NULL) {
-    iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid state: missing 'pid' (a prestart hook needs the container's "
-                           "process)");
+    iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                   "invalid state: missing 'pid' (a prestart hook needs the container's "
+                   "process)");
     goto out;
   }
-  if (!json_is_integer(pid) || json_integer_value(pid) <= 0 ||
-      json_integer_value(pid) > INT_MAX) {
-    iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid state: 'pid' must be an integer in 1..%d", INT_MAX);
+  if (!json_is_integer(pid) || json_integer_value(pid) <= 0 || json_integer_value(pid) > INT_MAX) {
+    iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                   "invalid state: 'pid' must be an integer in 1..%d", INT_MAX);
     goto out;
   }
   ann = json_object_get(root, "annotations");
@@ -141,8 +152,9 @@ int hook_state_load_bundle(struct hook_state *st, struct iob_error **err) {
   json_error_t jerr;
   json_t *cfg = json_loadb(buf, len, 0, &jerr);
   if (cfg == NULL)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid JSON in '%s': %s at line %d column %d", path, jerr.text,
-                     jerr.line, jerr.column);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid JSON in '%s': %s at line %d column %d", path, jerr.text,
+                          jerr.line, jerr.column);
   int rc = -1;
   if (!json_is_object(cfg)) {
     iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid '%s': not a JSON object", path);
@@ -160,8 +172,9 @@ int hook_state_load_bundle(struct hook_state *st, struct iob_error **err) {
   json_t *args = json_is_object(proc) ? json_object_get(proc, "args") : NULL;
   if (args) {
     if (!json_is_array(args) || json_array_size(args) > HOOK_ARGS_MAX) {
-      iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid '%s': 'process.args' must be an array of at most %d strings",
-                path, HOOK_ARGS_MAX);
+      iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                     "invalid '%s': 'process.args' must be an array of at most %d strings", path,
+                     HOOK_ARGS_MAX);
       goto out;
     }
     size_t n = json_array_size(args);
@@ -174,7 +187,8 @@ int hook_state_load_bundle(struct hook_state *st, struct iob_error **err) {
         for (size_t j = 0; j < i; j++)
           free(v[j]);
         free(v);
-        iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid '%s': 'process.args' must hold strings", path);
+        iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                       "invalid '%s': 'process.args' must hold strings", path);
         goto out;
       }
       v[i] = xstrdup(json_string_value(a));

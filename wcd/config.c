@@ -52,9 +52,21 @@ static int parse_bytes(const char *v, uint64_t *out) {
   uint64_t mul = 1;
   if (l > 0) {
     switch (v[l - 1]) {
-    case 'k': case 'K': mul = 1024; l--; break;
-    case 'm': case 'M': mul = 1024 * 1024; l--; break;
-    case 'g': case 'G': mul = 1024 * 1024 * 1024; l--; break;
+    case 'k':
+    case 'K':
+      mul = 1024;
+      l--;
+      break;
+    case 'm':
+    case 'M':
+      mul = 1024 * 1024;
+      l--;
+      break;
+    case 'g':
+    case 'G':
+      mul = 1024 * 1024 * 1024;
+      l--;
+      break;
     }
   }
   uint64_t x;
@@ -116,9 +128,11 @@ int wcd_config_parse(const char *text, size_t len, const char *name, struct wcd_
     off += ll + 1;
     lineno++;
     if (ll > WCD_LINE_MAX)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "line too long in '%s' line %d", name, lineno);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "line too long in '%s' line %d", name,
+                            lineno);
     if (memchr(start, '\0', ll))
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "NUL byte in '%s' line %d", name, lineno);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "NUL byte in '%s' line %d", name,
+                            lineno);
     char line[WCD_LINE_MAX + 1];
     memcpy(line, start, ll);
     line[ll] = '\0';
@@ -130,28 +144,34 @@ int wcd_config_parse(const char *text, size_t len, const char *name, struct wcd_
       continue;
     char *eq = strchr(s, '=');
     if (eq == NULL)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "expected 'key = value' in '%s' line %d, got '%s'", name,
-                       lineno, s);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "expected 'key = value' in '%s' line %d, got '%s'", name, lineno, s);
     *eq = '\0';
     char *k = trim(s), *v = trim(eq + 1);
     size_t i = 0;
     while (i < IOB_ARRAY_SIZE(keys) && strcmp(keys[i].name, k) != 0)
       i++;
     if (i == IOB_ARRAY_SIZE(keys))
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unknown key '%s' in '%s' line %d", k, name, lineno);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unknown key '%s' in '%s' line %d", k,
+                            name, lineno);
     if (seen & (1u << i))
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "key '%s' given twice in '%s' line %d", k, name, lineno);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "key '%s' given twice in '%s' line %d",
+                            k, name, lineno);
     seen |= 1u << i;
     if (*v == '\0')
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "missing value for '%s' in '%s' line %d", k, name, lineno);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "missing value for '%s' in '%s' line %d", k, name, lineno);
     if (set_key(&keys[i], v, &c) < 0)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid value '%s' for '%s' in '%s' line %d (range %g..%g)",
-                       v, k, name, lineno, keys[i].lo, keys[i].hi);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "invalid value '%s' for '%s' in '%s' line %d (range %g..%g)", v, k,
+                            name, lineno, keys[i].lo, keys[i].hi);
   }
   if (c.rand_max_bytes >= c.seq_min_bytes)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid config '%s': rand_max_bytes (%llu) must be below "
-                     "seq_min_bytes (%llu)", name, (unsigned long long)c.rand_max_bytes,
-                     (unsigned long long)c.seq_min_bytes);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid config '%s': rand_max_bytes (%llu) must be below "
+                          "seq_min_bytes (%llu)",
+                          name, (unsigned long long)c.rand_max_bytes,
+                          (unsigned long long)c.seq_min_bytes);
   *cfg = c;
   return 0;
 }

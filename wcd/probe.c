@@ -30,8 +30,7 @@ static void sleep_ms(unsigned ms) {
     ;
 }
 
-static int probe(const struct probe_opts *o, const struct wcd_config *cfg,
-                 struct iob_error **err) {
+static int probe(const struct probe_opts *o, const struct wcd_config *cfg, struct iob_error **err) {
   cleanup_free struct cg2_sample *s = calloc(PROBE_MAX_SAMPLES, sizeof(*s));
   if (s == NULL)
     return iob_error(err, ENOMEM, "cannot allocate samples");
@@ -94,9 +93,9 @@ static int probe(const struct probe_opts *o, const struct wcd_config *cfg,
     tot.wios += d.wios;
   }
   json_t *j = json_pack(
-      "{s:s, s:b, s:I, s:f, s:I, s:I, s:I, s:I, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:b}", "source",
-      cg2_source_name(o->source), "lower_fidelity", o->source == CG2_SOURCE_PROCIO, "samples",
-      (json_int_t)n, "seconds", r.m.seconds, "rbytes", (json_int_t)tot.rbytes, "wbytes",
+      "{s:s, s:b, s:I, s:f, s:I, s:I, s:I, s:I, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:b}",
+      "source", cg2_source_name(o->source), "lower_fidelity", o->source == CG2_SOURCE_PROCIO,
+      "samples", (json_int_t)n, "seconds", r.m.seconds, "rbytes", (json_int_t)tot.rbytes, "wbytes",
       (json_int_t)tot.wbytes, "rios", (json_int_t)tot.rios, "wios", (json_int_t)tot.wios, "resets",
       r.m.resets, "class", wcd_class_name(r.cls), "confidence", r.confidence, "read_share",
       r.m.read_share, "ravg", r.m.ravg, "wavg", r.m.wavg, "stall_some", r.m.stall_some, "wbps",
@@ -114,18 +113,24 @@ static int probe(const struct probe_opts *o, const struct wcd_config *cfg,
 
 int main(int argc, char **argv) {
   static const struct option lo[] = {
-      {"root", required_argument, NULL, 'R'},     {"cgdir", required_argument, NULL, 'c'},
-      {"source", required_argument, NULL, 's'},   {"interval-ms", required_argument, NULL, 'i'},
+      {"root", required_argument, NULL, 'R'},        {"cgdir", required_argument, NULL, 'c'},
+      {"source", required_argument, NULL, 's'},      {"interval-ms", required_argument, NULL, 'i'},
       {"duration-ms", required_argument, NULL, 'd'}, {"until-empty", no_argument, NULL, 'u'},
-      {"config", required_argument, NULL, 'C'},   {NULL, 0, NULL, 0},
+      {"config", required_argument, NULL, 'C'},      {NULL, 0, NULL, 0},
   };
-  struct probe_opts o = {.interval_ms = 100, .duration_ms = 2000, .start_timeout_ms = 10000,
+  struct probe_opts o = {.interval_ms = 100,
+                         .duration_ms = 2000,
+                         .start_timeout_ms = 10000,
                          .source = CG2_SOURCE_PROCIO};
   int c;
   while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
     switch (c) {
-    case 'R': o.root = optarg; break;
-    case 'c': o.cgdir = optarg; break;
+    case 'R':
+      o.root = optarg;
+      break;
+    case 'c':
+      o.cgdir = optarg;
+      break;
     case 's':
       if (strcmp(optarg, "procfs") == 0)
         o.source = CG2_SOURCE_PROCIO;
@@ -136,10 +141,18 @@ int main(int argc, char **argv) {
         return 2;
       }
       break;
-    case 'i': o.interval_ms = (unsigned)strtoul(optarg, NULL, 10); break;
-    case 'd': o.duration_ms = (unsigned)strtoul(optarg, NULL, 10); break;
-    case 'u': o.until_empty = 1; break;
-    case 'C': o.config = optarg; break;
+    case 'i':
+      o.interval_ms = (unsigned)strtoul(optarg, NULL, 10);
+      break;
+    case 'd':
+      o.duration_ms = (unsigned)strtoul(optarg, NULL, 10);
+      break;
+    case 'u':
+      o.until_empty = 1;
+      break;
+    case 'C':
+      o.config = optarg;
+      break;
     default:
       fprintf(stderr, "usage: wcd-probe --cgdir DIR [--source procfs|io.stat] [--interval-ms N] "
                       "[--duration-ms N | --until-empty] [--config FILE] [--root DIR]\n");

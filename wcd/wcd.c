@@ -8,9 +8,8 @@
 #include "common/cleanup.h"
 
 static const char *const class_names[WCD_NCLASSES] = {
-    [WCD_UNKNOWN] = "unknown",       [WCD_IDLE] = "idle",
-    [WCD_SEQ_READ] = "seq-read",     [WCD_RAND_READ] = "rand-read",
-    [WCD_SEQ_WRITE] = "seq-write",   [WCD_RAND_WRITE] = "rand-write",
+    [WCD_UNKNOWN] = "unknown",     [WCD_IDLE] = "idle",           [WCD_SEQ_READ] = "seq-read",
+    [WCD_RAND_READ] = "rand-read", [WCD_SEQ_WRITE] = "seq-write", [WCD_RAND_WRITE] = "rand-write",
     [WCD_MIXED] = "mixed",
 };
 
@@ -109,8 +108,7 @@ void wcd_classify(const struct wcd_config *cfg, const struct cg2_sample *s, size
   double bps = m->rbps + m->wbps;
   /* A starved container moves few bytes but is not idle: PSI shows it
    * waiting. */
-  if (bps < cfg->idle_bytes_per_s &&
-      (m->stall_some < 0 || m->stall_some < cfg->idle_max_stall)) {
+  if (bps < cfg->idle_bytes_per_s && (m->stall_some < 0 || m->stall_some < cfg->idle_max_stall)) {
     out->cls = WCD_IDLE;
     out->confidence = src * (1.0 - 0.5 * bps / cfg->idle_bytes_per_s);
     return;
@@ -119,16 +117,17 @@ void wcd_classify(const struct wcd_config *cfg, const struct cg2_sample *s, size
   if (share >= cfg->dir_share || share <= 1.0 - cfg->dir_share) {
     int reads = share >= cfg->dir_share;
     double strength = reads ? share : 1.0 - share;
-    conf_dir = cfg->dir_share >= 1.0 ? 1.0
-                                     : 0.5 + 0.5 * (strength - cfg->dir_share) /
-                                                 (1.0 - cfg->dir_share);
+    conf_dir = cfg->dir_share >= 1.0
+                   ? 1.0
+                   : 0.5 + 0.5 * (strength - cfg->dir_share) / (1.0 - cfg->dir_share);
     /* Bytes without requests: the procfs source with an async engine
      * (io_submit and io_uring do not count as syscr/syscw).  The size
      * signal is missing, and guessing would call everything random. */
     if ((reads ? m->riops : m->wiops) == 0 || !(reads ? m->rsize_known : m->wsize_known))
       return;
     int seq = is_sequential(cfg, reads ? m->ravg : m->wavg, &conf_size);
-    out->cls = reads ? (seq ? WCD_SEQ_READ : WCD_RAND_READ) : (seq ? WCD_SEQ_WRITE : WCD_RAND_WRITE);
+    out->cls =
+        reads ? (seq ? WCD_SEQ_READ : WCD_RAND_READ) : (seq ? WCD_SEQ_WRITE : WCD_RAND_WRITE);
   } else {
     out->cls = WCD_MIXED;
     conf_dir = 1.0 - 0.5 * fabs(share - 0.5) / (cfg->dir_share - 0.5);
@@ -141,10 +140,11 @@ int wcd_resolve(const struct wcd_config *cfg, const char *declared, const struct
                 size_t n, struct wcd_result *out, struct iob_error **err) {
   enum wcd_class c = WCD_UNKNOWN;
   if (declared && (wcd_class_parse(declared, &c) < 0 || c == WCD_UNKNOWN))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "invalid annotation 'io.iobatch.class': '%.64s' (want seq-read, rand-read, "
-                     "seq-write, rand-write, mixed or idle)",
-                     declared);
+    return iob_error_code(
+        err, IOB_CODE_INVALID_ARGUMENT,
+        "invalid annotation 'io.iobatch.class': '%.64s' (want seq-read, rand-read, "
+        "seq-write, rand-write, mixed or idle)",
+        declared);
   wcd_classify(cfg, s, n, out);
   if (declared) {
     out->cls = c;
@@ -153,14 +153,14 @@ int wcd_resolve(const struct wcd_config *cfg, const char *declared, const struct
   return 0;
 }
 
-int wcd_workload_key(const char *workload, const char *image, const char *const *argv,
-                     size_t argc, char **out, struct iob_error **err) {
+int wcd_workload_key(const char *workload, const char *image, const char *const *argv, size_t argc,
+                     char **out, struct iob_error **err) {
   const char *pick = workload && *workload ? workload : image && *image ? image : NULL;
   if (pick) {
     size_t l = strnlen(pick, WCD_KEY_MAX + 1);
     if (l > WCD_KEY_MAX)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "workload key '%.32s...' longer than %d bytes", pick,
-                       WCD_KEY_MAX);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "workload key '%.32s...' longer than %d bytes", pick, WCD_KEY_MAX);
     *out = strdup(pick);
     if (*out == NULL)
       abort();

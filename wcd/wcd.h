@@ -33,13 +33,13 @@ const char *wcd_class_name(enum wcd_class c);
 int wcd_class_parse(const char *name, enum wcd_class *out);
 
 struct wcd_config {
-  double idle_bytes_per_s;  /* below this (both directions) and ... */
-  double idle_max_stall;    /* ... a PSI "some" stall share below this %, idle */
-  double dir_share;         /* share of bytes one direction needs (0.5, 1] */
-  uint64_t rand_max_bytes;  /* avg request <= this: random */
-  uint64_t seq_min_bytes;   /* avg request >= this: sequential */
-  uint64_t min_window_ms;   /* shorter windows classify as unknown */
-  double fallback_factor;   /* confidence multiplier for the procfs source */
+  double idle_bytes_per_s; /* below this (both directions) and ... */
+  double idle_max_stall;   /* ... a PSI "some" stall share below this %, idle */
+  double dir_share;        /* share of bytes one direction needs (0.5, 1] */
+  uint64_t rand_max_bytes; /* avg request <= this: random */
+  uint64_t seq_min_bytes;  /* avg request >= this: sequential */
+  uint64_t min_window_ms;  /* shorter windows classify as unknown */
+  double fallback_factor;  /* confidence multiplier for the procfs source */
 };
 
 void wcd_config_default(struct wcd_config *cfg);
@@ -51,12 +51,12 @@ int wcd_config_load(const char *path, struct wcd_config *cfg, struct iob_error *
 
 struct wcd_metrics {
   double seconds;
-  double read_share;  /* rbytes / (rbytes + wbytes), 0 when no bytes */
-  double rbps, wbps;  /* bytes per second */
-  double riops, wiops; /* requests (or syscalls, procfs) per second */
-  double ravg, wavg;  /* average request size, bytes; 0 when no requests */
-  double stall_some;  /* % of the window with some task stalled on I/O, -1 unknown */
-  int resets;         /* counter restarts seen inside the window */
+  double read_share;            /* rbytes / (rbytes + wbytes), 0 when no bytes */
+  double rbps, wbps;            /* bytes per second */
+  double riops, wiops;          /* requests (or syscalls, procfs) per second */
+  double ravg, wavg;            /* average request size, bytes; 0 when no requests */
+  double stall_some;            /* % of the window with some task stalled on I/O, -1 unknown */
+  int resets;                   /* counter restarts seen inside the window */
   int rsize_known, wsize_known; /* 0: the request count cannot be trusted */
 };
 
@@ -81,7 +81,7 @@ int wcd_resolve(const struct wcd_config *cfg, const char *declared, const struct
  * joined by spaces (at most WCD_KEY_MAX bytes).  Any argument may be NULL;
  * ENOENT-coded error when none gives a key. */
 #define WCD_KEY_MAX 1024
-int wcd_workload_key(const char *workload, const char *image, const char *const *argv,
-                     size_t argc, char **out, struct iob_error **err);
+int wcd_workload_key(const char *workload, const char *image, const char *const *argv, size_t argc,
+                     char **out, struct iob_error **err);
 
 #endif

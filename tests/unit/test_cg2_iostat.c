@@ -80,15 +80,15 @@ static void test_iostat_malformed(void **state) {
       "8:0 rbytes=-1\n",
       "8:0 rbytes=\n",
       "8:0 rbytes=12x\n",
-      "8:0 rbytes\n",      /* truncated inside a key */
-      "8:0 rbyt",          /* truncated */
-      "8:0 =5\n",          /* no key */
-      "8 rbytes=1\n",      /* no minor */
-      ":0 rbytes=1\n",     /* no major */
-      "8:0:1 rbytes=1\n",  /* garbage device */
+      "8:0 rbytes\n",     /* truncated inside a key */
+      "8:0 rbyt",         /* truncated */
+      "8:0 =5\n",         /* no key */
+      "8 rbytes=1\n",     /* no minor */
+      ":0 rbytes=1\n",    /* no major */
+      "8:0:1 rbytes=1\n", /* garbage device */
       "99999999999:0 rbytes=1\n",
       "sda rbytes=1\n",
-      "8:0 rbytes=1 rbytes=2\n", /* key twice */
+      "8:0 rbytes=1 rbytes=2\n",      /* key twice */
       "8:0 rbytes=1\n8:0 wbytes=2\n", /* device twice */
       "\x01\x02\xff garbage\n",
       "8:0 rbytes=1\0\n",
@@ -127,8 +127,7 @@ static void test_iostat_bounds(void **state) {
   iob_error_release(&err);
   /* a missing io.stat names the path */
   assert_int_equal(cg2_iostat_read("/nonexistent/cg", &s, &err), -1);
-  assert_string_equal(err->msg,
-                      "cannot open '/nonexistent/cg/io.stat': No such file or directory");
+  assert_string_equal(err->msg, "cannot open '/nonexistent/cg/io.stat': No such file or directory");
 }
 
 static void test_iostat_delta_and_reset(void **state) {
@@ -253,8 +252,8 @@ static void test_procio(void **state) {
   assert_int_equal(p.syscw, 20);
   static const char *const bad[] = {
       "",
-      "rchar: 1\n",                      /* missing keys */
-      "rchar 1\nwchar: 2\n",             /* no colon */
+      "rchar: 1\n",          /* missing keys */
+      "rchar 1\nwchar: 2\n", /* no colon */
       "rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\nread_bytes: 5\nwrite_bytes: x\n"
       "cancelled_write_bytes: 0\n",
       "rchar: 1\nrchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\nread_bytes: 5\nwrite_bytes: 6\n"
@@ -272,11 +271,16 @@ static void test_procio(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_iostat_real_format),   cmocka_unit_test(test_iostat_tolerated),
-      cmocka_unit_test(test_iostat_malformed),     cmocka_unit_test(test_iostat_bounds),
-      cmocka_unit_test(test_iostat_delta_and_reset), cmocka_unit_test(test_iostat_sum_saturates),
-      cmocka_unit_test(test_pressure),             cmocka_unit_test(test_pressure_malformed),
-      cmocka_unit_test(test_pressure_unterminated), cmocka_unit_test(test_procio),
+      cmocka_unit_test(test_iostat_real_format),
+      cmocka_unit_test(test_iostat_tolerated),
+      cmocka_unit_test(test_iostat_malformed),
+      cmocka_unit_test(test_iostat_bounds),
+      cmocka_unit_test(test_iostat_delta_and_reset),
+      cmocka_unit_test(test_iostat_sum_saturates),
+      cmocka_unit_test(test_pressure),
+      cmocka_unit_test(test_pressure_malformed),
+      cmocka_unit_test(test_pressure_unterminated),
+      cmocka_unit_test(test_procio),
   };
   return cmocka_run_group_tests_name("cg2_iostat", tests, NULL, NULL);
 }

@@ -75,10 +75,10 @@ static void test_mount_odd(void **state) {
   cleanup_error struct iob_error *err = NULL;
   struct cg2_mount m;
   /* escaped space in the mount point; truncated and garbage lines skipped */
-  char *root = scratch_root("/proc/self/mountinfo",
-                            "1 2 3\ngarbage\n\n"
-                            "26 25 0:23 / /my\\040cg rw - cgroup2 cgroup2 rw\n"
-                            "27 25 0:24 / /x rw - cgroup2\n");
+  char *root =
+      scratch_root("/proc/self/mountinfo", "1 2 3\ngarbage\n\n"
+                                           "26 25 0:23 / /my\\040cg rw - cgroup2 cgroup2 rw\n"
+                                           "27 25 0:24 / /x rw - cgroup2\n");
   assert_int_equal(cg2_mount_find(root, &m, &err), 0);
   assert_string_equal(m.path, "/my cg");
   assert_false(m.has_io); /* no cgroup.controllers under the scratch root */
@@ -225,10 +225,14 @@ static void test_live_self(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_mount_pure_v2), cmocka_unit_test(test_mount_hybrid),
-      cmocka_unit_test(test_mount_odd),     cmocka_unit_test(test_pid_cgroup),
-      cmocka_unit_test(test_procs),         cmocka_unit_test(test_read_file_bound),
-      cmocka_unit_test(test_fallback_sampler), cmocka_unit_test(test_live_self),
+      cmocka_unit_test(test_mount_pure_v2),
+      cmocka_unit_test(test_mount_hybrid),
+      cmocka_unit_test(test_mount_odd),
+      cmocka_unit_test(test_pid_cgroup),
+      cmocka_unit_test(test_procs),
+      cmocka_unit_test(test_read_file_bound),
+      cmocka_unit_test(test_fallback_sampler),
+      cmocka_unit_test(test_live_self),
   };
   return cmocka_run_group_tests_name("cg2_paths", tests, NULL, NULL);
 }

@@ -40,13 +40,13 @@ static void test_weight_malformed(void **state) {
     enum cg2_weight_kind kind;
     const char *text;
   } bad[] = {
-      {CG2_IO_WEIGHT, ""},                       /* no default */
-      {CG2_IO_WEIGHT, "8:0 100\n"},              /* no default */
-      {CG2_IO_WEIGHT, "default 0\n"},            /* below range */
-      {CG2_IO_WEIGHT, "default 10001\n"},        /* above range */
-      {CG2_BFQ_WEIGHT, "default 1001\n"},        /* above BFQ's range */
+      {CG2_IO_WEIGHT, ""},                /* no default */
+      {CG2_IO_WEIGHT, "8:0 100\n"},       /* no default */
+      {CG2_IO_WEIGHT, "default 0\n"},     /* below range */
+      {CG2_IO_WEIGHT, "default 10001\n"}, /* above range */
+      {CG2_BFQ_WEIGHT, "default 1001\n"}, /* above BFQ's range */
       {CG2_IO_WEIGHT, "default 100\n8:0 99999999999999999999999\n"},
-      {CG2_IO_WEIGHT, "default 100\n8:0\n"},     /* truncated */
+      {CG2_IO_WEIGHT, "default 100\n8:0\n"}, /* truncated */
       {CG2_IO_WEIGHT, "default 100\n8:0 \n"},
       {CG2_IO_WEIGHT, "default 100\nsda 5\n"},
       {CG2_IO_WEIGHT, "default 100\n8:0 5\n8:0 6\n"},
@@ -115,7 +115,7 @@ static void test_weight_mapping(void **state) {
   assert_int_equal(cg2_weight_io_to_bfq(100), 100);
   assert_int_equal(cg2_weight_io_to_bfq(1100), 190);
   assert_int_equal(cg2_weight_io_to_bfq(10000), 1000);
-  assert_int_equal(cg2_weight_io_to_bfq(0), 1);       /* clamped */
+  assert_int_equal(cg2_weight_io_to_bfq(0), 1);        /* clamped */
   assert_int_equal(cg2_weight_io_to_bfq(20000), 1000); /* clamped */
   assert_int_equal(cg2_weight_bfq_to_io(1000), 10000);
   assert_int_equal(cg2_weight_bfq_to_io(190), 1090);
@@ -207,9 +207,13 @@ static void test_scheduler_and_qos_text(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_weight_read),    cmocka_unit_test(test_weight_malformed),
-      cmocka_unit_test(test_weight_write),   cmocka_unit_test(test_weight_mapping),
-      cmocka_unit_test(test_mechanism),      cmocka_unit_test(test_disks),      cmocka_unit_test(test_scheduler_and_qos_text),
+      cmocka_unit_test(test_weight_read),
+      cmocka_unit_test(test_weight_malformed),
+      cmocka_unit_test(test_weight_write),
+      cmocka_unit_test(test_weight_mapping),
+      cmocka_unit_test(test_mechanism),
+      cmocka_unit_test(test_disks),
+      cmocka_unit_test(test_scheduler_and_qos_text),
   };
   return cmocka_run_group_tests_name("cg2_weight", tests, NULL, NULL);
 }

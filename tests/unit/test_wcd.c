@@ -300,10 +300,15 @@ static void test_workload_key(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_pure_classes),      cmocka_unit_test(test_ambiguous_sizes),
-      cmocka_unit_test(test_idle_unknown_pressure), cmocka_unit_test(test_reset_inside_window),
-      cmocka_unit_test(test_class_names),       cmocka_unit_test(test_resolve_declared),       cmocka_unit_test(test_config),
-      cmocka_unit_test(test_config_errors),     cmocka_unit_test(test_workload_key),
+      cmocka_unit_test(test_pure_classes),
+      cmocka_unit_test(test_ambiguous_sizes),
+      cmocka_unit_test(test_idle_unknown_pressure),
+      cmocka_unit_test(test_reset_inside_window),
+      cmocka_unit_test(test_class_names),
+      cmocka_unit_test(test_resolve_declared),
+      cmocka_unit_test(test_config),
+      cmocka_unit_test(test_config_errors),
+      cmocka_unit_test(test_workload_key),
   };
   return cmocka_run_group_tests_name("wcd", tests, NULL, NULL);
 }
