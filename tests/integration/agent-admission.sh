@@ -25,6 +25,8 @@ ctl register rw --class rand-write --key wk-rand >/dev/null
 iobatchctl admit rw >"$IOB_T/rw.out" 2>&1 &
 rw_pid=$!
 wait_for 5 '[ "$(agent_field rw state)" == pending ]'
+# pending from the Admit on; the batcher decides after the batch window
+wait_for 5 '[ -n "$(agent_field rw conflict)" ]'
 is "$(agent_field rw state)" "pending" "rand-write beside seq-write is pending"
 is "$(agent_field rw conflict)" "sw" "status names the container it conflicts with"
 table=$(ctl status)
