@@ -78,6 +78,8 @@ if why=$(admission_unavailable); then
   admit_json=$(jq -nc --arg s "not run: $why" '{status: $s}')
   echo "agent-overhead: admission latency not run: $why"
 else
+  # the shim inherits containerd's environment (shim/admission.c)
+  export IOBATCH_AGENT_SOCKET=$IOB_T/agent-admit/agent.sock
   iob_containerd_start
   ROOTFS=$IOB_T/rootfs
   iob_rootfs_busybox "$ROOTFS"

@@ -22,7 +22,8 @@
 #        MODES="all serial iobatch paper" SCRATCH_PARENT=/var/tmp B=build
 #        OUT_DIR=bench/results WARMUP=1 (iobatch learns solo profiles first)
 #        IOB_MATRIX=FILE (the agent's `matrix`, e.g. a calibrated one)
-#        IOB_AGENT_SOCK=/run/iobatch/iobatchd.sock (where the shim looks)
+#        IOB_AGENT_SOCK (default: private, passed to the shim as
+#        IOBATCH_AGENT_SOCKET through containerd's environment)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD

@@ -4,8 +4,10 @@
 IOB_SHIM=$TOP/$B/bin/containerd-shim-iobatch-v2
 IOB_AGENT=$TOP/$B/bin/iobatchd
 IOB_HOOK=$TOP/$B/bin/iobatch-hook
-# Where the shim looks for the agent (agent/client.h's default).
-IOB_AGENT_SOCK=${IOB_AGENT_SOCK:-/run/iobatch/iobatchd.sock}
+# A private agent socket; the shim finds it through IOBATCH_AGENT_SOCKET in
+# its environment, which it inherits from our containerd (shim/admission.c).
+IOB_AGENT_SOCK=${IOB_AGENT_SOCK:-$IOB_T/iobatchd.sock}
+export IOBATCH_AGENT_SOCKET=$IOB_AGENT_SOCK
 IOB_AGENT_PID=
 IOB_AGENT_DIR=
 # Mode `calibrated`: the default policy with this machine's measured matrix.
