@@ -220,13 +220,15 @@ void agent_sampler_run(struct agent_daemon *d) {
   struct agent_ctr *next;
   for (struct agent_ctr *c = d->adm.list; c; c = next) {
     next = c->next;
-    if (c->state != AGENT_RUNNING)
-      continue;
+    /* Created and pending ones too: a container deleted before it started
+     * must not linger (nobody may tell us). */
     if (sample_one(d, c) == 1) {
-      iob_info("'%s' exited: its cgroup is gone or empty", c->id);
+      iob_info("'%s' (%s) is gone: its cgroup vanished or emptied", c->id,
+               agent_state_name(c->state));
       agent_daemon_remove(d, c, "cgroup vanished");
       continue;
     }
-    classify(d, c);
+    if (c->state == AGENT_RUNNING)
+      classify(d, c);
   }
 }

@@ -6,7 +6,7 @@
 # was learnt classifies the next run of the workload before it does I/O.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 15
+tap_plan 17
 
 command -v fio >/dev/null || bail "fio is not installed (scripts/install-deps.sh)"
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
@@ -65,7 +65,7 @@ is "$?" "0" "its write rate shows in status ($(agent_field seq1 write_bps) B/s)"
 cg_remove "$CG2/$cg1"
 wait_for 5 '[ -z "$(agent_field seq1 state)" ]'
 is "$(agent_field seq1 state)" "" "cgroup gone: counted as exited"
-grep -q "'seq1' exited: its cgroup is gone" "$AGENT_LOG"
+grep -q "'seq1' (running) is gone: its cgroup vanished" "$AGENT_LOG"
 is "$?" "0" "and the log says so"
 
 # Random writer.
@@ -89,6 +89,17 @@ is "$?" "0" "its write IOPS show in status ($(agent_field rand1 write_iops)/s)"
 ctl exited rand1
 is "$(agent_field rand1 state)" "" "Exited removes it"
 cg_remove "$CG2/$cg2"
+
+# A container deleted before it ever started (nobody tells the agent).
+cg3=iobt-agent-created-$$
+mk_cg "$cg3"
+p3=$(run_in "$cg3" sleep 600)
+wait_for 5 '[ -n "$(cat "$CG2/$cg3/cgroup.procs")" ]'
+ctl register never --cgroup "/$cg3" >/dev/null
+is "$(agent_field never state)" "created" "registered, not started"
+cg_remove "$CG2/$cg3"
+wait_for 5 '[ -z "$(agent_field never state)" ]'
+is "$(agent_field never state)" "" "its cgroup gone: dropped without being told"
 
 # What was learnt: the next run of each workload is known before any I/O.
 out=$(ctl register seq2 --key test-dd-seq)
