@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <cmocka.h>
 
@@ -267,11 +269,50 @@ static void test_run_hybrid_fixture(void **state) {
   hook_state_release(&st);
 }
 
+static void test_register_seam(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  char dir[] = "/tmp/hookreg.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/agent.sock", dir);
+  struct hook_state st = {.id = "c1"};
+  struct hook_result res = {.cgroup = "/x"};
+  /* no socket: fine */
+  assert_int_equal(hook_register(sa.sun_path, &st, &res, &err), 0);
+  /* a listening agent: the hook connects (and, for now, sends nothing) */
+  /* non-blocking: a hook that did not connect fails accept() at once */
+  int l = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  assert_true(l >= 0);
+  assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  assert_int_equal(listen(l, 4), 0);
+  assert_int_equal(hook_register(sa.sun_path, &st, &res, &err), 0);
+  int c = accept(l, NULL, NULL);
+  assert_true(c >= 0); /* the connection was made */
+  char b;
+  assert_int_equal(read(c, &b, 1), 0); /* and closed without a byte */
+  close(c);
+  /* the agent died, its socket file stays: fail open */
+  close(l);
+  assert_int_equal(hook_register(sa.sun_path, &st, &res, &err), 0);
+  assert_null(err);
+  /* a path that cannot be a unix socket address is a configuration error */
+  char longp[200];
+  memset(longp, 'x', sizeof(longp) - 1);
+  longp[0] = '/';
+  longp[sizeof(longp) - 1] = '\0';
+  assert_int_equal(hook_register(longp, &st, &res, &err), -1);
+  assert_non_null(strstr(err->msg, "invalid agent socket"));
+  unlink(sa.sun_path);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_state_ok),       cmocka_unit_test(test_state_hostile),
       cmocka_unit_test(test_state_huge),     cmocka_unit_test(test_bundle_config),
       cmocka_unit_test(test_run_v2_fixture), cmocka_unit_test(test_run_hybrid_fixture),
+      cmocka_unit_test(test_register_seam),
   };
   return cmocka_run_group_tests_name("hook_state", tests, NULL, NULL);
 }
