@@ -19,6 +19,7 @@
 /* Profiles learnt from samples are written at most this often; exits and
  * shutdown write at once. */
 #define PROFILE_SAVE_PERIOD_MS 30000
+#define EXIT_SAVE_DELAY_MS 500
 
 static void on_plan_timer(struct iob_loop *loop, void *data);
 static void reload(struct agent_daemon *d);
@@ -49,6 +50,13 @@ static void save_profiles(struct agent_daemon *d) {
     return;
   }
   d->profiles_dirty = false;
+}
+
+static void on_save_timer(struct iob_loop *loop, void *data) {
+  (void)loop;
+  struct agent_daemon *d = data;
+  d->save_timer = NULL;
+  save_profiles(d);
 }
 
 void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
@@ -89,7 +97,10 @@ static void learn(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
     return;
   }
   d->profiles_dirty = true;
-  save_profiles(d);
+  /* Not now: an fsync here would delay the admissions this exit allows.
+   * One write shortly after covers a burst of exits. */
+  if (d->save_timer == NULL && !d->stopping)
+    d->save_timer = iob_loop_timer(d->loop, EXIT_SAVE_DELAY_MS, on_save_timer, d);
 }
 
 void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char *why) {
@@ -378,6 +389,8 @@ void agent_daemon_release(struct agent_daemon *d) {
       iob_timer_cancel(d->loop, d->plan_timer);
     if (d->sample_timer)
       iob_timer_cancel(d->loop, d->sample_timer);
+    if (d->save_timer)
+      iob_timer_cancel(d->loop, d->save_timer);
     iob_loop_free(d->loop);
   }
   for (struct agent_ctr *c = d->adm.list; c; c = c->next)

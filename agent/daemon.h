@@ -49,7 +49,8 @@ struct agent_daemon {
   struct iob_timer *plan_timer;
   uint64_t plan_timer_at;
   struct iob_timer *sample_timer;
-  struct agent_options opts; /* to read the configuration again on SIGHUP */
+  struct iob_timer *save_timer; /* profiles learnt at an exit, written soon after */
+  struct agent_options opts;    /* to read the configuration again on SIGHUP */
   int sigfd;
   bool stopping;
   int exit_signal;
