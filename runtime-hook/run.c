@@ -169,6 +169,8 @@ json_t *hook_result_json(const struct hook_state *st, const struct hook_result *
                            "wbytes", (json_int_t)c->wbytes, "rios", (json_int_t)c->rios, "wios",
                            (json_int_t)c->wios, "dbytes", (json_int_t)c->dbytes, "dios",
                            (json_int_t)c->dios, "npids", (json_int_t)res->baseline.npids);
+  json_object_set_new(base, "lower_fidelity",
+                      json_boolean(res->baseline.source == CG2_SOURCE_PROCIO));
   if (res->baseline.has_pressure)
     json_object_set_new(base, "pressure_some_total",
                         json_integer((json_int_t)res->baseline.pressure.some.total));

@@ -88,6 +88,45 @@ static void test_pure_classes(void **state) {
   assert_true(c > 0.79 && c < 0.81);
 }
 
+/* The defaults against the average request sizes the calibration measured
+ * (cgroupv2/CALIBRATION.md): host procfs runs and VM io.stat runs, where
+ * 1 MiB requests arrive as 341-512 KiB bios. */
+static void test_defaults_against_calibration(void **state) {
+  (void)state;
+  static const struct {
+    enum cg2_source src;
+    int reads;
+    uint64_t avg;
+    enum wcd_class want;
+  } runs[] = {
+      {CG2_SOURCE_PROCIO, 1, 981 * KiB, WCD_SEQ_READ},
+      {CG2_SOURCE_PROCIO, 1, 127 * KiB, WCD_SEQ_READ},
+      {CG2_SOURCE_PROCIO, 1, 4 * KiB, WCD_RAND_READ},
+      {CG2_SOURCE_PROCIO, 1, 16 * KiB, WCD_RAND_READ},
+      {CG2_SOURCE_PROCIO, 0, 1024 * KiB, WCD_SEQ_WRITE},
+      {CG2_SOURCE_PROCIO, 0, 128 * KiB, WCD_SEQ_WRITE},
+      {CG2_SOURCE_PROCIO, 0, 4 * KiB, WCD_RAND_WRITE},
+      {CG2_SOURCE_PROCIO, 0, 16 * KiB, WCD_RAND_WRITE},
+      {CG2_SOURCE_IOSTAT, 1, 512 * KiB, WCD_SEQ_READ},
+      {CG2_SOURCE_IOSTAT, 1, 128 * KiB, WCD_SEQ_READ},
+      {CG2_SOURCE_IOSTAT, 0, 341 * KiB, WCD_SEQ_WRITE},
+      {CG2_SOURCE_IOSTAT, 0, 498 * KiB, WCD_SEQ_WRITE},
+      {CG2_SOURCE_IOSTAT, 0, 4 * KiB, WCD_RAND_WRITE},
+      {CG2_SOURCE_IOSTAT, 1, 16 * KiB, WCD_RAND_READ},
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(runs); i++) {
+    uint64_t n = 1000, bytes = n * runs[i].avg;
+    double c;
+    enum wcd_class got = runs[i].reads ? classify(runs[i].src, bytes, n, 0, 0, &c)
+                                       : classify(runs[i].src, 0, 0, bytes, n, &c);
+    if (got != runs[i].want)
+      fail_msg("calibration run #%zu (avg %llu): got %s, want %s", i,
+               (unsigned long long)runs[i].avg, wcd_class_name(got), wcd_class_name(runs[i].want));
+    /* clear cases are at full confidence for the source */
+    assert_true(c >= (runs[i].src == CG2_SOURCE_PROCIO ? 0.79 : 0.99));
+  }
+}
+
 static void test_ambiguous_sizes(void **state) {
   (void)state;
   double c1, c2;
@@ -301,6 +340,7 @@ static void test_workload_key(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pure_classes),
+      cmocka_unit_test(test_defaults_against_calibration),
       cmocka_unit_test(test_ambiguous_sizes),
       cmocka_unit_test(test_idle_unknown_pressure),
       cmocka_unit_test(test_reset_inside_window),
