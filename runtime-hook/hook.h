@@ -48,6 +48,7 @@ const char *hook_annotation(const struct hook_state *st, const char *key);
 struct hook_options {
   const char *root;       /* prefix for /proc and /sys (tests); NULL in production */
   const char *socket;     /* agent socket */
+  const char *ns;         /* containerd namespace; NULL: from the bundle path */
   const char *record_dir; /* write <id>.json describing what was found; NULL: none */
   int debug;
 };
@@ -74,14 +75,13 @@ void hook_result_release(struct hook_result *res);
 json_t *hook_result_json(const struct hook_state *st, const struct hook_result *res);
 int hook_record_write(const char *dir, const char *id, json_t *rec, struct iob_error **err);
 
-/* The seam for the agent: when SOCKET exists, hand the container over.
- * Until the agent's ttrpc API exists this connects, says so in the debug
- * log and sends nothing.  An agent that cannot be reached (no socket, a
- * stale one, no permission) is not an error: the hook fails open and the
- * agent re-learns containers when it starts.  Only a socket path that cannot
- * be a unix socket address is. */
-int hook_register(const char *socket, const struct hook_state *st, const struct hook_result *res,
-                  struct iob_error **err);
+/* Register the container with the agent at opt->socket (ttrpc Register,
+ * source "hook", with the baseline).  An agent that cannot be reached or
+ * answers with an error (no socket, a stale one, a timeout) is not an
+ * error: the hook fails open and the agent re-learns containers from the
+ * shim.  Only a socket path that cannot be a unix socket address is. */
+int hook_register(const struct hook_options *opt, const struct hook_state *st,
+                  const struct hook_result *res, struct iob_error **err);
 
 /* Confine the process to the syscalls the hook needs; anything else kills
  * it with SIGSYS. */

@@ -16,9 +16,10 @@ static const char prog[] = "iobatch-hook";
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: %s [--debug] [--socket PATH] [--record-dir DIR] [--root DIR]\n"
+          "usage: %s [--debug] [--socket PATH] [--namespace NS] [--record-dir DIR] [--root DIR]\n"
           "OCI prestart/createRuntime hook: reads the container state on stdin.\n"
           "  --socket PATH      agent socket (default " HOOK_DEFAULT_SOCKET ")\n"
+          "  --namespace NS     containerd namespace (default: from the bundle path)\n"
           "  --record-dir DIR   write DIR/<id>.json with what the hook found\n"
           "  --root DIR         prefix for /proc and /sys (tests)\n"
           "  --debug            debug lines on stderr\n",
@@ -92,7 +93,7 @@ static int hook_main(const struct hook_options *opt, int selftest, struct iob_er
       json_decref(rec);
     }
     if (rc == 0)
-      rc = hook_register(opt->socket, &st, &res, err);
+      rc = hook_register(opt, &st, &res, err);
     hook_result_release(&res);
   }
   if (rc < 0)
@@ -105,6 +106,7 @@ int main(int argc, char **argv) {
   static const struct option longopts[] = {
       {"debug", no_argument, NULL, 'd'},
       {"socket", required_argument, NULL, 's'},
+      {"namespace", required_argument, NULL, 'n'},
       {"record-dir", required_argument, NULL, 'r'},
       {"root", required_argument, NULL, 'R'},
       {"help", no_argument, NULL, 'h'},
@@ -120,6 +122,9 @@ int main(int argc, char **argv) {
       break;
     case 's':
       opt.socket = optarg;
+      break;
+    case 'n':
+      opt.ns = optarg;
       break;
     case 'r':
       opt.record_dir = optarg;

@@ -7,7 +7,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -15,7 +18,9 @@
 #include "cgroupv2/cg2.h"
 #include "cgroupv2/weight.h"
 #include "common/cleanup.h"
+#include "iobatch/agent.pb-c.h"
 #include "runtime-hook/hook.h"
+#include "ttrpc/ttrpc.h"
 
 static int parse(const char *text, struct hook_state *st, struct iob_error **err) {
   return hook_state_parse(text, strlen(text), st, err);
@@ -232,7 +237,7 @@ static void test_run_v2_fixture(void **state) {
   assert_non_null(rec);
   assert_true(json_is_true(json_object_get(json_object_get(rec, "weight"), "applied")));
   json_decref(rec);
-  assert_int_equal(hook_register(opt.socket, &st, &res, &err), 0); /* no agent: fine */
+  assert_int_equal(hook_register(&opt, &st, &res, &err), 0); /* no agent: fine */
   hook_result_release(&res);
   hook_state_release(&st);
   /* an invalid declared class is refused */
@@ -269,41 +274,104 @@ static void test_run_hybrid_fixture(void **state) {
   hook_state_release(&st);
 }
 
-static void test_register_seam(void **state) {
+/* A stand-in agent in a child process: a real ttrpc server answering
+ * Register, which reports what it got on a pipe. */
+static void fake_register(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
+  const Iobatch__Agent__V1__RegisterRequest *r = (const void *)msg;
+  int *fds = user;
+  char line[512];
+  int n = snprintf(line, sizeof(line), "%s %s %s %s %u %s\n", r->id, r->namespace_, r->source,
+                   r->cgroup, r->pid, r->declared_class);
+  if (write(fds[0], line, (size_t)n) != n)
+    abort();
+  if (fds[1]) {
+    ttrpc_call_fail(call, IOB_CODE_INTERNAL, "agent is broken");
+    return;
+  }
+  Iobatch__Agent__V1__RegisterResponse resp = IOBATCH__AGENT__V1__REGISTER_RESPONSE__INIT;
+  resp.class_ = "seq-write";
+  ttrpc_call_reply(call, &resp.base);
+}
+
+static pid_t fake_agent(const char *path, int report_fd, int fail) {
+  int ready[2];
+  assert_int_equal(pipe(ready), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    struct iob_loop *loop = NULL;
+    struct ttrpc_server *srv = NULL;
+    struct iob_error *e = NULL;
+    int fds[2] = {report_fd, fail};
+    if (iob_loop_new(&loop, &e) < 0 || ttrpc_server_new(loop, &srv, &e) < 0 ||
+        ttrpc_server_register(srv, "iobatch.agent.v1.Agent", "Register",
+                              &iobatch__agent__v1__register_request__descriptor, fake_register,
+                              fds, &e) < 0 ||
+        ttrpc_server_listen(srv, path, &e) < 0)
+      _exit(3);
+    if (write(ready[1], "r", 1) != 1)
+      _exit(3);
+    for (int i = 0; i < 200; i++)
+      iob_loop_run_once(loop, 20, &e);
+    _exit(0);
+  }
+  char b;
+  close(ready[1]);
+  assert_int_equal(read(ready[0], &b, 1), 1);
+  close(ready[0]);
+  return pid;
+}
+
+static void test_register_with_agent(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   char dir[] = "/tmp/hookreg.XXXXXX";
   assert_non_null(mkdtemp(dir));
-  struct sockaddr_un sa = {.sun_family = AF_UNIX};
-  snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/agent.sock", dir);
-  struct hook_state st = {.id = "c1"};
-  struct hook_result res = {.cgroup = "/x"};
+  char path[108];
+  snprintf(path, sizeof(path), "%s/agent.sock", dir);
+  struct hook_state st = {.id = "c1",
+                          .pid = 77,
+                          .bundle = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/c1"};
+  struct hook_result res = {.cgroup = "/x", .declared = 1, .cls = WCD_RAND_WRITE};
+  struct hook_options opt = {.socket = path};
   /* no socket: fine */
-  assert_int_equal(hook_register(sa.sun_path, &st, &res, &err), 0);
-  /* a listening agent: the hook connects (and, for now, sends nothing) */
-  /* non-blocking: a hook that did not connect fails accept() at once */
-  int l = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
-  assert_true(l >= 0);
-  assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
-  assert_int_equal(listen(l, 4), 0);
-  assert_int_equal(hook_register(sa.sun_path, &st, &res, &err), 0);
-  int c = accept(l, NULL, NULL);
-  assert_true(c >= 0); /* the connection was made */
-  char b;
-  assert_int_equal(read(c, &b, 1), 0); /* and closed without a byte */
-  close(c);
+  assert_int_equal(hook_register(&opt, &st, &res, &err), 0);
+  int rep[2];
+  assert_int_equal(pipe(rep), 0);
+  /* a listening agent gets the container, the namespace from the bundle */
+  pid_t pid = fake_agent(path, rep[1], 0);
+  assert_int_equal(hook_register(&opt, &st, &res, &err), 0);
+  char line[512] = "";
+  assert_true(read(rep[0], line, sizeof(line) - 1) > 0);
+  assert_string_equal(line, "c1 k8s.io hook /x 77 rand-write\n");
+  int status;
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  /* an explicit --namespace wins; an agent answering an error: fail open */
+  opt.ns = "iobtest";
+  unlink(path);
+  pid = fake_agent(path, rep[1], 1);
+  assert_int_equal(hook_register(&opt, &st, &res, &err), 0);
+  assert_null(err);
+  memset(line, 0, sizeof(line));
+  assert_true(read(rep[0], line, sizeof(line) - 1) > 0);
+  assert_string_equal(line, "c1 iobtest hook /x 77 rand-write\n");
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
   /* the agent died, its socket file stays: fail open */
-  close(l);
-  assert_int_equal(hook_register(sa.sun_path, &st, &res, &err), 0);
+  assert_int_equal(hook_register(&opt, &st, &res, &err), 0);
   assert_null(err);
   /* a path that cannot be a unix socket address is a configuration error */
   char longp[200];
   memset(longp, 'x', sizeof(longp) - 1);
   longp[0] = '/';
   longp[sizeof(longp) - 1] = '\0';
-  assert_int_equal(hook_register(longp, &st, &res, &err), -1);
+  opt.socket = longp;
+  assert_int_equal(hook_register(&opt, &st, &res, &err), -1);
   assert_non_null(strstr(err->msg, "invalid agent socket"));
-  unlink(sa.sun_path);
+  close(rep[0]);
+  close(rep[1]);
+  unlink(path);
   rmdir(dir);
 }
 
@@ -312,7 +380,7 @@ int main(void) {
       cmocka_unit_test(test_state_ok),       cmocka_unit_test(test_state_hostile),
       cmocka_unit_test(test_state_huge),     cmocka_unit_test(test_bundle_config),
       cmocka_unit_test(test_run_v2_fixture), cmocka_unit_test(test_run_hybrid_fixture),
-      cmocka_unit_test(test_register_seam),
+      cmocka_unit_test(test_register_with_agent),
   };
   return cmocka_run_group_tests_name("hook_state", tests, NULL, NULL);
 }
