@@ -8,6 +8,13 @@
 #   make install PREFIX=/usr/local DESTDIR=
 #   make fmt             clang-format the tree
 
+# V=1 shows whole command lines.
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 CC ?= cc
@@ -69,14 +76,16 @@ all:
 define lib
 $(B)/lib$(1).a: $(patsubst %.c,$(B)/%.o,$(2))
 	@mkdir -p $$(@D)
-	$$(AR) rcs $$@ $$^
+	@echo "  AR      $$@"
+	$(Q)$$(AR) rcs $$@ $$^
 endef
 
 # $(call prog,PATH,SOURCES,LIBS): program $(B)/PATH linked with $(B)/libX.a
 define prog
 $(B)/$(1): $(patsubst %.c,$(B)/%.o,$(2)) $(foreach l,$(3),$(B)/lib$(l).a)
 	@mkdir -p $$(@D)
-	$$(CC) $$(ALL_LDFLAGS) -o $$@ $$(filter %.o,$$^) $$(filter %.a,$$^) $$(LDLIBS) $(4)
+	@echo "  LD      $$@"
+	$(Q)$$(CC) $$(ALL_LDFLAGS) -o $$@ $$(filter %.o,$$^) $$(filter %.a,$$^) $$(LDLIBS) $(4)
 endef
 
 # $(call unit,NAME,SOURCES,LIBS): cmocka test $(B)/tests/unit/NAME
@@ -97,7 +106,8 @@ all: $(addprefix $(B)/,$(PROGRAMS) $(UNIT_TESTS))
 
 $(B)/%.o: %.c | $(PROTO_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	@echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 

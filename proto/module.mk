@@ -7,13 +7,15 @@ PROTO_STAMP := proto/gen/.stamp
 
 $(PROTO_STAMP): $(PROTO_FILES)
 	@mkdir -p proto/gen
-	$(PROTOC_C) -Iproto --c_out=proto/gen $(patsubst proto/%,%,$(PROTO_FILES))
+	@echo "  PROTOC  proto/*.proto"
+	$(Q)$(PROTOC_C) -Iproto --c_out=proto/gen $(patsubst proto/%,%,$(PROTO_FILES))
 	@touch $@
 
 $(PROTO_GEN_C): $(PROTO_STAMP)
 
 $(B)/proto/gen/%.pb-c.o: proto/gen/%.pb-c.c | $(PROTO_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(GEN_CFLAGS) -c -o $@ $<
+	@echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) $(GEN_CFLAGS) -c -o $@ $<
 
 $(eval $(call lib,proto,$(PROTO_GEN_C)))
