@@ -20,13 +20,16 @@ VMDIR=$TOP/tests/vm
 CACHE=${VM_CACHE:-$VMDIR/cache}
 B=${B:-build}
 case "$B" in /*) ;; *) B=$TOP/$B ;; esac
-DISK_SIZE=${VM_DISK_SIZE:-1G}
+DISK_SIZE=${VM_DISK_SIZE:-4G}
 META=linux-image-cloud-amd64
 # Modules the guest loads (with their dependencies); NVMe, ext4 and the
 # cgroup controllers are built into the cloud kernel, see kernel_check_config.
 MODULES=(virtio virtio_ring bfq overlay)
 # Host programs copied into the guest, with their libraries.
-PROGRAMS=(busybox bash containerd ctr containerd-shim-runc-v2 runc fio pgrep pkill)
+PROGRAMS=(busybox bash containerd ctr containerd-shim-runc-v2 runc fio pgrep pkill jq awk)
+# GNU tools where the tests expect the host's behaviour (date +%N, tr classes,
+# stat -c, ...); busybox fills in the rest.
+GNU_PACKAGES=(coreutils grep sed findutils)
 
 for c in apt-cache apt-get dpkg-deb cpio gzip mkfs.ext4 depmod modprobe ldd flock "${PROGRAMS[@]}"; do
   command -v "$c" >/dev/null || die "'$c' not found (run scripts/install-deps.sh)"
@@ -133,6 +136,9 @@ make_root() {
   mkdir -p "$root"/{dev,proc,sys,tmp,run,data,root,mnt,etc/containerd,etc/iobatch-vm,var/lib}
 
   for p in "${PROGRAMS[@]}"; do copy_program "$root" "$(command -v "$p")"; done
+  for p in $(dpkg -L "${GNU_PACKAGES[@]}" | grep -E '^(/usr)?/s?bin/[^/]+$'); do
+    [ -f "$p" ] && [ -x "$p" ] && copy_program "$root" "$p"
+  done
   ldd "$(readlink -f "$(command -v busybox)")" >/dev/null 2>&1 &&
     die "'$(command -v busybox)' is dynamically linked; install busybox-static"
   copy_file "$root" "$(readlink -f "$(command -v ldd)")" # used by lib.sh
@@ -166,9 +172,22 @@ make_root() {
       echo "$(basename "$p")" >>"$root/etc/iobatch-vm/project-programs"
     done
   fi
-  cp "$TOP/tests/integration/lib.sh" "$root/iobatch/tests/integration/"
+  # Test helpers built with the project (ttrpc-publish, ...), not unit tests.
+  if [ -d "$B/tests" ]; then
+    mkdir -p "$root/iobatch/build/tests"
+    for p in "$B"/tests/*; do
+      [ -f "$p" ] && [ -x "$p" ] || continue
+      cp "$p" "$root/iobatch/build/tests/"
+      copy_program "$root" "$p"
+    done
+  fi
+  # The host integration suites: guest/integration.list names those that
+  # run in the VM too.
+  cp "$TOP"/tests/integration/* "$root/iobatch/tests/integration/"
+  mkdir -p "$root/iobatch/bench"
+  for p in "$TOP"/bench/*-lib.sh; do [ -f "$p" ] && cp "$p" "$root/iobatch/bench/"; done
   compgen -G "$VMDIR/guest/t-*.sh" >/dev/null || die "no guest tests in '$VMDIR/guest'"
-  cp "$VMDIR"/guest/*.sh "$root/iobatch/tests/vm/guest/"
+  cp "$VMDIR"/guest/*.sh "$VMDIR/guest/integration.list" "$root/iobatch/tests/vm/guest/"
   chmod 0755 "$root"/iobatch/tests/vm/guest/t-*.sh
   install -m 0755 "$VMDIR/guest/init" "$root/init"
   cp "$VMDIR/guest/containerd.toml" "$root/etc/containerd/config.toml"
@@ -207,7 +226,7 @@ make_disk() {
   rm -rf "$OUT/disk.img" "$OUT/disk"
   make_disk_rootfs "$OUT/disk"
   truncate -s "$DISK_SIZE" "$OUT/disk.img"
-  mkfs.ext4 -q -F -L iobvm -E lazy_itable_init=0,lazy_journal_init=0 -d "$OUT/disk" "$OUT/disk.img" ||
+  mkfs.ext4 -q -F -L iobvm -i 65536 -E lazy_itable_init=0,lazy_journal_init=0 -d "$OUT/disk" "$OUT/disk.img" ||
     die "mkfs.ext4 failed on '$OUT/disk.img'"
   rm -rf "$OUT/disk"
 }

@@ -10,13 +10,13 @@
 # when a plan is short.  The serial log of the last run is kept in
 # tests/vm/cache/serial.log.
 #
-# Environment: VM_TIMEOUT (whole VM, s, default 480), VM_TEST_TIMEOUT (each
+# Environment: VM_TIMEOUT (whole VM, s, default 600), VM_TEST_TIMEOUT (each
 # guest test, s, default 180), VM_SMP (2), VM_MEM (MiB, 2048), B (build).
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 VMDIR=$TOP/tests/vm
-VM_TIMEOUT=${VM_TIMEOUT:-480}
+VM_TIMEOUT=${VM_TIMEOUT:-600}
 VM_TEST_TIMEOUT=${VM_TEST_TIMEOUT:-180}
 VM_SMP=${VM_SMP:-2}
 VM_MEM=${VM_MEM:-2048}
@@ -82,6 +82,7 @@ t2=$(date +%s.%N)
 
 expected="init"
 for t in "$VMDIR"/guest/t-*.sh; do expected+=" $(basename "$t")"; done
+for t in $(sed 's/#.*//' "$VMDIR/guest/integration.list"); do expected+=" integration/$t"; done
 
 # Renumber the guest sections into one stream; every way of not finishing
 # becomes a "not ok" line so that tests/run.sh counts it.
