@@ -15,7 +15,7 @@ BENCH_SCRIPTS := $(wildcard bench/shim-cost.sh bench/solver.sh) bench/sched.sh \
 bench: all $(B)/bench/iobctl-calibrate $(B)/bench/iob-agent-fixture
 	@rc=0; for s in $(BENCH_SCRIPTS); do \
 		echo "== $$s"; B=$(B) $$s || { echo "== $$s failed"; rc=1; }; \
-	done; exit $$rc
+	done; bench/update-readme.sh; exit $$rc
 bench-sched: all
 	B=$(B) bench/sched.sh
 bench-calibrate: $(B)/bench/iobctl-calibrate
