@@ -1,11 +1,297 @@
-/* The seam for the admission hold: Start of an init process asks here
- * before running `runc start`.  The agent that decides lands in a later
- * issue; until then every container is admitted at once. */
+/* The admission hold: Start of an init process asks iobatchd (through
+ * libagentclient, agent/client.h) before `runc start`; the reply to Start
+ * waits while the agent keeps the container pending.  One client per shim
+ * daemon, made on first use, connecting only when there is something to
+ * say; everything runs on the shim's loop (no threads).
+ *
+ * Fail open: an agent that cannot be asked admits at once (the client logs
+ * one warning naming the socket and why). */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "agent/client.h"
+#include "cgroupv2/cg2.h"
+#include "common/cleanup.h"
+#include "common/log.h"
 #include "shim/shim.h"
+#include "wcd/wcd.h"
+
+#define CONFIG_MAX (16u << 20) /* <bundle>/config.json */
+#define ARGS_MAX 4096
+#define ANN_CLASS "io.iobatch.class"
+#define ANN_WORKLOAD "io.iobatch.workload"
+#define ANN_IMAGE "io.kubernetes.cri.image-name"
+#define ANN_MAX_HOLD "io.iobatch.max-hold-ms"
+/* Left of a Start's own deadline for `runc start` and the reply. */
+#define START_MARGIN_MS 2000
+
+/* A Start whose reply waits for the agent. */
+struct held {
+  struct held *next;
+  char *ns, *id;
+  shim_admission_fn fn;
+  void *data;
+  bool cancelled; /* Kill or Delete came first */
+};
+
+static struct agent_client *agent;
+static struct held *helds;
+
+/* What config.json says about the container. */
+struct ctr_info {
+  char *cls;
+  char *key;
+  uint32_t max_hold_ms;
+};
+
+static void info_release(struct ctr_info *in) {
+  free(in->cls);
+  free(in->key);
+}
+
+static struct agent_client *client(struct iob_loop *loop) {
+  if (agent)
+    return agent;
+  const char *path = getenv("IOBATCH_AGENT_SOCKET");
+  cleanup_error struct iob_error *err = NULL;
+  if (agent_client_new(loop, path && *path ? path : NULL, false, &agent, &err) < 0) {
+    iob_warn("no agent client: %s", err->msg);
+    return NULL;
+  }
+  return agent;
+}
+
+static const char *annotation(json_t *ann, const char *key) {
+  const char *v = json_string_value(json_object_get(ann, key));
+  return v && *v ? v : NULL;
+}
+
+static int parse_max_hold(const char *s, uint32_t *out, struct iob_error **err) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (*s < '0' || *s > '9' || *end || errno || v > UINT32_MAX)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid annotation '%s': '%s' is not a number of milliseconds",
+                          ANN_MAX_HOLD, s);
+  *out = (uint32_t)v;
+  return 0;
+}
+
+static int workload_key(json_t *cfg, json_t *ann, char **out) {
+  json_t *args = json_object_get(json_object_get(cfg, "process"), "args");
+  size_t n = json_is_array(args) ? json_array_size(args) : 0;
+  if (n > ARGS_MAX)
+    n = ARGS_MAX;
+  cleanup_free const char **argv = calloc(n + 1, sizeof(*argv));
+  if (argv == NULL)
+    return -1;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    const char *a = json_string_value(json_array_get(args, i));
+    if (a)
+      argv[k++] = a;
+  }
+  cleanup_error struct iob_error *err = NULL;
+  if (wcd_workload_key(annotation(ann, ANN_WORKLOAD), annotation(ann, ANN_IMAGE), argv, k, out,
+                       &err) < 0)
+    *out = NULL; /* no key: the agent learns nothing about it, that is all */
+  return 0;
+}
+
+static int info_load(const char *bundle, struct ctr_info *out, struct iob_error **err) {
+  memset(out, 0, sizeof(*out));
+  cleanup_free char *path = NULL;
+  if (asprintf(&path, "%s/config.json", bundle) < 0)
+    return iob_error(err, ENOMEM, "cannot allocate");
+  struct stat sb;
+  if (stat(path, &sb) < 0)
+    return iob_error(err, errno, "cannot stat '%s'", path);
+  if (sb.st_size > (off_t)CONFIG_MAX)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is larger than %u bytes", path,
+                          CONFIG_MAX);
+  json_error_t je;
+  json_t *cfg = json_load_file(path, 0, &je);
+  if (!json_is_object(cfg)) {
+    json_decref(cfg);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid '%s': %s", path, je.text);
+  }
+  json_t *ann = json_object_get(cfg, "annotations");
+  const char *cls = annotation(ann, ANN_CLASS);
+  const char *hold = annotation(ann, ANN_MAX_HOLD);
+  int r = 0;
+  if (cls && (out->cls = strdup(cls)) == NULL)
+    r = iob_error(err, ENOMEM, "cannot allocate");
+  if (r == 0 && hold)
+    r = parse_max_hold(hold, &out->max_hold_ms, err);
+  if (r == 0 && workload_key(cfg, ann, &out->key) < 0)
+    r = iob_error(err, ENOMEM, "cannot allocate");
+  json_decref(cfg);
+  if (r < 0)
+    info_release(out);
+  return r;
+}
+
+/* The container's v2 cgroup; NULL when it has none of its own (the agent
+ * then finds it from the pid, or samples /proc). */
+static char *pid_cgroup(pid_t pid) {
+  char *cg = NULL;
+  cleanup_error struct iob_error *err = NULL;
+  if (pid <= 0 || cg2_pid_cgroup(NULL, pid, &cg, &err) < 0)
+    return NULL;
+  if (strcmp(cg, "/") == 0) {
+    free(cg);
+    return NULL;
+  }
+  return cg;
+}
+
+static void on_registered(void *user, const struct iob_error *err) {
+  char *id = user;
+  if (err)
+    iob_debug("agent did not take the registration of '%s': %s", id, err->msg);
+  free(id);
+}
+
+void shim_admission_register(struct iob_loop *loop, const struct shim_admission_req *req) {
+  cleanup_error struct iob_error *err = NULL;
+  struct ctr_info in;
+  if (info_load(req->bundle, &in, &err) < 0) {
+    iob_warn("'%s' not registered with the agent: %s", req->id, err->msg);
+    return;
+  }
+  struct agent_client *ac = client(loop);
+  cleanup_free char *cg = pid_cgroup(req->pid);
+  struct agent_container c = {.id = req->id,
+                              .ns = req->ns,
+                              .pid = (uint32_t)req->pid,
+                              .cgroup = cg,
+                              .bundle = req->bundle,
+                              .declared_class = in.cls,
+                              .workload_key = in.key,
+                              .max_hold_ms = in.max_hold_ms};
+  char *id = strdup(req->id);
+  /* No agent here is the Admit's business (it warns once); Register just
+   * gives the agent a head start. */
+  if (ac && id && agent_client_register(ac, &c, on_registered, id, &err) < 0) {
+    iob_debug("'%s' not registered with the agent: %s", req->id, err->msg);
+    free(id);
+  } else if (ac == NULL || id == NULL) {
+    free(id);
+  }
+  info_release(&in);
+}
+
+static void held_free(struct held *h) {
+  free(h->ns);
+  free(h->id);
+  free(h);
+}
+
+static void held_unlink(struct held *h) {
+  for (struct held **pp = &helds; *pp; pp = &(*pp)->next) {
+    if (*pp == h) {
+      *pp = h->next;
+      return;
+    }
+  }
+}
+
+static struct held *held_find(const char *ns, const char *id) {
+  for (struct held *h = helds; h; h = h->next)
+    if (!strcmp(h->id, id) && !strcmp(h->ns, ns))
+      return h;
+  return NULL;
+}
+
+static void on_admit(void *user, const struct agent_admission *a) {
+  struct held *h = user;
+  held_unlink(h);
+  cleanup_error struct iob_error *err = NULL;
+  if (h->cancelled)
+    iob_error_code(&err, IOB_CODE_CANCELED,
+                   "start of '%s' cancelled: the task was killed or deleted while the agent "
+                   "held it",
+                   h->id);
+  else if (!a->admitted)
+    iob_error_code(&err, IOB_CODE_FAILED_PRECONDITION, "the agent did not admit '%s': %s", h->id,
+                   a->reason ? a->reason : "refused");
+  shim_admission_fn fn = h->fn;
+  void *data = h->data;
+  held_free(h);
+  fn(data, err == NULL, err);
+}
+
+static int timeout_of(const struct shim_admission_req *req) {
+  if (req->deadline_ms == 0)
+    return 0;
+  uint64_t now = iob_now_ms();
+  if (req->deadline_ms <= now + START_MARGIN_MS)
+    return 1; /* no time to wait at all: the client admits at once */
+  uint64_t left = req->deadline_ms - now - START_MARGIN_MS;
+  return left > INT_MAX ? INT_MAX : (int)left;
+}
 
 void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req *req,
                          shim_admission_fn fn, void *data) {
-  (void)loop;
-  (void)req;
-  fn(data, 1, NULL);
+  cleanup_error struct iob_error *err = NULL;
+  struct ctr_info in;
+  if (info_load(req->bundle, &in, &err) < 0) {
+    iob_error_prefix(&err, "cannot ask the agent about '%s'", req->id);
+    return fn(data, 0, err);
+  }
+  struct agent_client *ac = client(loop);
+  struct held *h = calloc(1, sizeof(*h));
+  if (ac == NULL || h == NULL || (h->ns = strdup(req->ns)) == NULL ||
+      (h->id = strdup(req->id)) == NULL) {
+    if (h)
+      held_free(h);
+    info_release(&in);
+    iob_warn("'%s' starts without asking the agent: out of memory (fail open)", req->id);
+    return fn(data, 1, NULL);
+  }
+  h->fn = fn;
+  h->data = data;
+  struct agent_container c = {.id = req->id,
+                              .ns = req->ns,
+                              .pid = (uint32_t)req->pid,
+                              .bundle = req->bundle,
+                              .declared_class = in.cls,
+                              .workload_key = in.key,
+                              .max_hold_ms = in.max_hold_ms};
+  int r = agent_client_admit(ac, &c, timeout_of(req), on_admit, h, &err);
+  info_release(&in);
+  if (r < 0) {
+    iob_warn("'%s' starts without asking the agent: %s (fail open)", req->id, err->msg);
+    held_free(h);
+    return fn(data, 1, NULL);
+  }
+  h->next = helds;
+  helds = h;
+}
+
+void shim_admission_cancel(const char *ns, const char *id) {
+  struct held *h = held_find(ns, id);
+  if (h == NULL || agent == NULL)
+    return;
+  h->cancelled = true;
+  cleanup_error struct iob_error *err = NULL;
+  /* Completes the held Start (on_admit) before it returns; the agent is
+   * told in the background. */
+  if (agent_client_cancel(agent, ns, id, NULL, NULL, &err) < 0)
+    iob_debug("agent not told that '%s' was cancelled: %s", id, err->msg);
+}
+
+void shim_admission_exited(const char *ns, const char *id, uint32_t status) {
+  shim_admission_cancel(ns, id);
+  if (agent == NULL)
+    return;
+  cleanup_error struct iob_error *err = NULL;
+  if (agent_client_exited(agent, ns, id, status, NULL, NULL, &err) < 0)
+    iob_debug("agent not told that '%s' exited: %s", id, err->msg);
 }

@@ -79,6 +79,8 @@ static void complete_exit(struct shim_process *p) {
   p->status = SHIM_STATUS_STOPPED;
   publish_exit(p);
   shim_process_wake(p);
+  if (p == &p->c->init)
+    shim_admission_exited(p->c->svc->ns, p->c->id, p->exit_status);
 }
 
 static bool execs_running(const struct shim_container *c) {
@@ -296,7 +298,8 @@ int shim_container_create(struct shim_service *s, const struct shim_create *r,
   c->init.c = c;
   c->init.status = SHIM_STATUS_CREATED;
   stdio_copy(&c->init, &r->stdio);
-  if (load_options(c, r, err) < 0 || mount_rootfs(c, r, err) < 0 || runc_create(c, err) < 0) {
+  if (load_options(c, r, err) < 0 || shim_hook_inject(c->bundle, err) < 0 ||
+      mount_rootfs(c, r, err) < 0 || runc_create(c, err) < 0) {
     unmount_rootfs(c);
     container_free(c);
     return -1;
@@ -306,6 +309,8 @@ int shim_container_create(struct shim_service *s, const struct shim_create *r,
     iob_debug("no oom events for '%s': %s", c->id, oerr->msg);
   c->next = s->containers;
   s->containers = c;
+  struct shim_admission_req ar = {c->id, s->ns, c->bundle, c->init.pid, 0};
+  shim_admission_register(s->loop, &ar);
   publish_create(c, r);
   *out = c;
   return 0;

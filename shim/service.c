@@ -132,10 +132,9 @@ static void h_start(struct ttrpc_call *call, const ProtobufCMessage *msg, void *
     on_admitted(sc, 1, NULL);
     return;
   }
-  /* The admission hold: the reply to Start waits until the agent admits.
-   * (A later issue also cancels the hold when containerd gives up.) */
+  /* The admission hold: the reply to Start waits until the agent admits. */
   struct shim_service *s = user;
-  struct shim_admission_req ar = {c->id, s->ns, c->bundle, p->pid};
+  struct shim_admission_req ar = {c->id, s->ns, c->bundle, p->pid, ttrpc_call_deadline_ms(call)};
   shim_admission_wait(s->loop, &ar, on_admitted, sc);
 }
 
@@ -155,6 +154,8 @@ static void h_delete(struct ttrpc_call *call, const ProtobufCMessage *msg, void 
   Containerd__Task__V2__DeleteResponse resp = CONTAINERD__TASK__V2__DELETE_RESPONSE__INIT;
   Google__Protobuf__Timestamp ts;
   struct shim_time at;
+  if (p->exec_id == NULL)
+    shim_admission_cancel(c->svc->ns, c->id); /* a Start still held fails */
   if (shim_process_delete(p, &resp.pid, &resp.exit_status, &at, &err) < 0)
     return fail(call, &err);
   time_out(at, &ts);
@@ -244,6 +245,8 @@ static void h_kill(struct ttrpc_call *call, const ProtobufCMessage *msg, void *u
   if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0 ||
       shim_process_kill(p, r->signal, r->all, &err) < 0)
     return fail(call, &err);
+  if (p->exec_id == NULL)
+    shim_admission_cancel(c->svc->ns, c->id); /* a Start still held fails */
   reply_empty(call);
 }
 

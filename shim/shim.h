@@ -234,19 +234,38 @@ int shim_oom_watch(struct iob_loop *loop, pid_t pid, shim_oom_fn fn, void *data,
                    struct shim_oom **out, struct iob_error **err);
 void shim_oom_free(struct shim_oom *o);
 
-/* ---- admission.c: the seam for the admission hold ---- */
+/* ---- admission.c: the admission hold (iobatchd via libagentclient) ---- */
 
 struct shim_admission_req {
   const char *id;
   const char *ns;
   const char *bundle;
   pid_t pid;
+  uint64_t deadline_ms; /* the Start's own deadline (iob_now_ms), 0: none */
 };
 typedef void (*shim_admission_fn)(void *data, int admitted, struct iob_error *err);
-/* Ask whether the container may start now; fn runs (maybe later, on the
- * loop) once it is admitted.  Until the agent lands this admits at once. */
+/* Ask the agent (socket: $IOBATCH_AGENT_SOCKET, else the default) whether
+ * the container may start now; fn runs on the loop once it is admitted,
+ * refused or cancelled (err says why).  No agent: admitted (fail open). */
 void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req *req,
                          shim_admission_fn fn, void *data);
+/* After runc create: register pid, cgroup and annotations with the agent. */
+void shim_admission_register(struct iob_loop *loop, const struct shim_admission_req *req);
+/* Kill or Delete of an init: a held Start fails with "cancelled". */
+void shim_admission_cancel(const char *ns, const char *id);
+/* The init exited: cancels a held Start, tells the agent. */
+void shim_admission_exited(const char *ns, const char *id, uint32_t status);
+
+/* ---- hookinject.c ---- */
+
+/* Add iobatch-hook ($IOBATCH_HOOK, else next to the shim binary) to
+ * <bundle>/config.json's hooks.createRuntime unless it is there; nothing to
+ * do when there is no hook binary.  Malformed config: INVALID_ARGUMENT. */
+int shim_hook_inject(const char *bundle, struct iob_error **err);
+/* The same on a config held in memory (for the tests): *out is the new
+ * JSON (caller frees) or NULL when nothing changes. */
+int shim_hook_inject_json(const char *json, size_t len, const char *hook, const char *socket,
+                          char **out, struct iob_error **err);
 
 /* ---- manager.c / daemon.c / service.c ---- */
 

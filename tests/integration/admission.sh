@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# The admission hold end to end: a private containerd (with
+# IOBATCH_AGENT_SOCKET in its environment, so the shim finds the agent),
+# iobatchd with the paper policy, our shim, iobatch-hook injected by the
+# shim, and fio in busybox containers.
+#   - two sequential writers run; a random writer started beside them is
+#     pending (iobatchctl status) and CREATED (ctr task ls) while its Start
+#     is held, and runs, to exit 0, once they have exited;
+#   - a max hold (annotation io.iobatch.max-hold-ms) forces admission;
+#   - a held container can be killed: its Start fails saying so, the agent
+#     forgets it;
+#   - without the agent containers start at once (fail open);
+#   - nothing is left behind (shims, mounts, sockets).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/agent-lib.sh"
+tap_plan 25
+
+for c in containerd ctr runc fio jq; do
+  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
+done
+[ -x "$IOB_B/bin/iobatch-hook" ] || bail "build first: $IOB_B/bin/iobatch-hook"
+
+# A deterministic hold: the paper policy with alpha 0.6 and the default
+# matrix except that sequential streams do not count against each other,
+# so two seq-writes run together and a rand-write beside either is held.
+cat >"$IOB_T/matrix.conf" <<EOF
+matrix.seq-read   = 0 0    0 0    0.5 0 1
+matrix.rand-read  = 2 0    2 0.25 1   0 1
+matrix.seq-write  = 0 0.5  0 0.5  0.5 0 1
+matrix.rand-write = 2 0.25 2 0    1   0 1
+matrix.mixed      = 1 0.5  1 0.5  1   0 1
+matrix.idle       = 0 0    0 0    0   0 0
+EOF
+agent_start "policy = paper
+alpha = 0.6
+matrix = $IOB_T/matrix.conf
+max_hold = 60s" || bail "iobatchd did not start"
+
+# The shim inherits containerd's environment.  The hook goes through a
+# wrapper that keeps its record, to see that runc really ran it.
+REC=$IOB_T/rec
+mkdir -p "$REC"
+cat >"$IOB_T/hook.sh" <<EOF
+#!/bin/sh
+exec "$IOB_B/bin/iobatch-hook" --record-dir "$REC" "\$@"
+EOF
+chmod +x "$IOB_T/hook.sh"
+export IOBATCH_AGENT_SOCKET=$AGENT_SOCK IOBATCH_HOOK=$IOB_T/hook.sh
+iob_containerd_start || bail "containerd did not start"
+# A namespace of our own: runc's state (/run/containerd/runc/<ns>) is
+# shared by every containerd on the machine.
+NS=iob${IOB_T##*.}
+CTR="ctr --address $IOB_SOCK --namespace $NS"
+RT=io.containerd.iobatch.v2
+
+R=$IOB_T/rootfs
+iob_rootfs_busybox "$R"
+iob_rootfs_add_binary "$R" "$(command -v fio)"
+
+# Shim daemons of this containerd (their argv[0] may be /proc/self/exe).
+our_shims() { pgrep -f -- "-address $IOB_SOCK( |\$)" | wc -l; }
+no_leftovers() {
+  local bad=0 id h
+  for id in "$@"; do
+    h=$(printf '%s' "$IOB_SOCK/$NS/$id" | sha256sum | cut -d' ' -f1)
+    [ -e "/run/containerd/s/$h" ] && { diag "socket left for $id"; bad=1; }
+    [ -d "$IOB_T/state/io.containerd.runtime.v2.task/$NS/$id" ] && { diag "bundle left for $id"; bad=1; }
+    [ -e "/run/containerd/runc/$NS/$id" ] && { diag "runc state left for $id"; bad=1; }
+  done
+  grep -q "$IOB_T" /proc/self/mountinfo && { diag "mounts left: $(grep -c "$IOB_T" /proc/self/mountinfo)"; bad=1; }
+  return $bad
+}
+state() { $CTR task ls 2>/dev/null | awk -v id="$1" '$1 == id { print $3 }'; }
+seq_writer() { # ID SIZE
+  $CTR run -d --runtime $RT --annotation io.iobatch.class=seq-write --rootfs "$R" "$1" \
+    /usr/bin/fio --name=s --filename="/data/$1" --rw=write --bs=1M --size="$2" --direct=1 \
+    --ioengine=psync >/dev/null
+}
+# rand_writer ID [ANNOTATION...]: ctr run -d in the background (it blocks in
+# Start while the agent holds the container); rc and time in $IOB_T/ID.*
+rand_writer() {
+  local id=$1 a=() x
+  shift
+  for x in "$@"; do a+=(--annotation "$x"); done
+  (
+    $CTR run -d --runtime $RT --annotation io.iobatch.class=rand-write "${a[@]}" --rootfs "$R" \
+      "$id" /usr/bin/fio --name=r --filename="/data/$id" --rw=randwrite --bs=4k --size=64M \
+      --direct=1 --ioengine=psync >"$IOB_T/$id.out" 2>&1
+    echo $? >"$IOB_T/$id.rc"
+    date +%s%N >"$IOB_T/$id.at"
+    $CTR task ls >"$IOB_T/$id.ls" 2>&1
+  ) &
+}
+cleanup_ctr() {
+  $CTR task kill -s KILL "$1" >/dev/null 2>&1
+  wait_for 10 '[ "$(state '"$1"')" != RUNNING ]'
+  $CTR task delete "$1" >/dev/null 2>&1
+  $CTR container delete "$1" >/dev/null 2>&1
+}
+
+# 1. Two sequential writers, then a random writer: held, then admitted.
+seq_writer s1 768M && seq_writer s2 768M
+ok "two sequential writers started (seq-write)" wait_for 10 '[ "$(state s1)" == RUNNING ] && [ "$(state s2)" == RUNNING ]'
+rand_writer r1
+wait_for 10 '[ "$(agent_field r1 state)" == pending ]'
+is "$(agent_field r1 state)" "pending" "the random writer is pending in iobatchctl status"
+like "$(ctl status)" "r1 +pending +rand-write \(declared\)" "status table shows it pending, declared rand-write"
+is "$(state r1)" "CREATED" "ctr task ls shows it CREATED while held"
+sleep 1
+[ ! -e "$IOB_T/r1.rc" ] && [ "$(state r1)" == CREATED ] && [ "$(state s1)" == RUNNING ]
+is "$?" "0" "its Start is still held a second later, the writers still run"
+[ -f "$REC/r1.json" ] && grep -q "registered 'r1' (namespace '$NS', from hook" "$AGENT_LOG"
+is "$?" "0" "the injected iobatch-hook ran at create and registered it"
+wait_for 90 '[ -e "$IOB_T/r1.rc" ]'
+is "$(cat "$IOB_T/r1.rc" 2>/dev/null)" "0" "ctr run returns once the agent admits it"
+s_end=$(grep -oE "'s[12]' exited with status 0" "$AGENT_LOG" | wc -l)
+is "$s_end" "2" "both sequential writers had exited by then"
+like "$(awk '$1 == "s1" || $1 == "s2" { print $3 }' "$IOB_T/r1.ls" | sort -u | tr '\n' ' ')" "^STOPPED $" \
+  "ctr task ls at its admission: s1 and s2 STOPPED"
+held=$(grep -oE "admitted 'r1' \([a-z-]+\) after [0-9]+ ms" "$AGENT_LOG" | grep -oE '[0-9]+ ms' | grep -oE '[0-9]+')
+[ "${held:-0}" -ge 1000 ]
+is "$?" "0" "the agent held it ${held:-?} ms"
+wait_for 60 '[ "$(state r1)" == STOPPED ]'
+is "$(state r1)" "STOPPED" "the random writer ran to completion"
+$CTR task delete r1 >/dev/null 2>&1
+is "$?" "0" "and exited with status 0"
+$CTR container delete r1 >/dev/null 2>&1
+for id in s1 s2; do $CTR task delete $id >/dev/null 2>&1; $CTR container delete $id >/dev/null 2>&1; done
+
+# 2. Max hold: admitted at its deadline beside a running seq-write.
+seq_writer s3 8G
+wait_for 10 '[ "$(state s3)" == RUNNING ]'
+t0=$(date +%s%N)
+rand_writer r2 io.iobatch.max-hold-ms=1500
+wait_for 30 '[ -e "$IOB_T/r2.rc" ]'
+el=$((($(cat "$IOB_T/r2.at" 2>/dev/null || date +%s%N) - t0) / 1000000))
+is "$(cat "$IOB_T/r2.rc" 2>/dev/null)" "0" "a held container with max-hold-ms=1500 starts"
+[ "$el" -ge 1200 ] && [ "$el" -lt 8000 ] && [ "$(state s3)" == RUNNING ]
+is "$?" "0" "at its deadline (${el} ms), while the seq-write still runs"
+grep -q "admitted 'r2' (rand-write) by force after [0-9]* ms: its deadline came" "$AGENT_LOG"
+is "$?" "0" "the agent says it was admitted by force at its deadline"
+cleanup_ctr r2
+
+# 3. Kill of a held container.
+rand_writer r3
+wait_for 10 '[ "$(agent_field r3 state)" == pending ]'
+is "$(state r3)" "CREATED" "another random writer is held (CREATED)"
+$CTR task kill -s KILL r3
+is "$?" "0" "ctr task kill of the held container works"
+wait_for 10 '[ -e "$IOB_T/r3.rc" ]'
+is "$(cat "$IOB_T/r3.rc" 2>/dev/null)" "1" "its held Start fails"
+like "$(cat "$IOB_T/r3.out")" "cancelled: the task was killed" "saying the task was killed while held"
+wait_for 5 '[ -z "$(agent_field r3 state)" ]'
+is "$(agent_field r3 state)" "" "the agent forgets it"
+wait_for 10 '[ "$(state r3)" == STOPPED ]'
+$CTR task delete r3 >/dev/null 2>&1
+$CTR container delete r3 >/dev/null 2>&1
+is "$(state r3)" "" "and it can be deleted"
+cleanup_ctr s3
+
+# 4. No agent: fail open.
+agent_stop
+t0=$(date +%s%N)
+out=$(timeout 60 $CTR run --rm --runtime $RT --annotation io.iobatch.class=rand-write --rootfs "$R" \
+  n1 /bin/sh -c 'echo started' 2>&1)
+el=$((($(date +%s%N) - t0) / 1000000))
+is "$out" "started" "without the agent a container starts at once (${el} ms)"
+grep -q "not asked about 'n1': .*starting it now (fail open)" "$IOB_T/containerd.log"
+is "$?" "0" "and the shim log says why"
+
+# 5. Nothing left behind.
+wait_for 10 '[ "$(our_shims)" -eq 0 ]'
+is "$(our_shims)" "0" "no shim process left"
+ok "no sockets, bundles, runc state or mounts left" no_leftovers s1 s2 s3 r1 r2 r3 n1
+tap_done
