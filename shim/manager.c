@@ -224,7 +224,13 @@ static int spawn_daemon(const struct shim_args *a, const char *bundle, int liste
                         const struct shim_bootstrap *b, pid_t *pid, struct iob_error **err) {
   const char *argv[12];
   size_t n = 0;
-  argv[n++] = "/proc/self/exe";
+  /* The real path as argv[0], so ps and pgrep show which shim this is. */
+  char self[4096];
+  ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (sl <= 0)
+    return iob_error(err, errno, "cannot read '/proc/self/exe'");
+  self[sl] = '\0';
+  argv[n++] = self;
   argv[n++] = "-namespace";
   argv[n++] = a->ns;
   argv[n++] = "-id";

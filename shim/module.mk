@@ -13,5 +13,6 @@ $(eval $(call unit,test_shim_hookinject,tests/unit/test_shim_hookinject.c,shim c
 $(eval $(call fuzzer,fuzz_shim_bootstrap,tests/fuzz/fuzz_shim_bootstrap.c,shim ttrpc proto common))
 $(eval $(call fuzzer,fuzz_shim_config,tests/fuzz/fuzz_shim_config.c,shim ttrpc proto common))
 
-INTEG_TESTS += tests/integration/shim-run.sh tests/integration/shim-task.sh tests/integration/shim-tty.sh
+INTEG_TESTS += tests/integration/shim-run.sh tests/integration/shim-task.sh tests/integration/shim-tty.sh \
+	tests/integration/shim-many.sh
 INTEG_TESTS += tests/integration/admission.sh

@@ -1,11 +1,19 @@
 # Helpers shared by the shim-*.sh tests (source after lib.sh).
 RT=io.containerd.iobatch.v2
+
+# A private containerd with a namespace of our own: runc's state lives in
+# /run/containerd/runc/<ns>, shared by every containerd on the machine.
+shim_containerd_start() {
+  iob_containerd_start "$@" || return 1
+  SHIM_NS=iob${IOB_T##*.}
+  CTR="ctr --address $IOB_SOCK --namespace $SHIM_NS"
+}
 SHIM=containerd-shim-iobatch-v2
 
 # The socket a shim for container/group $1 listens on.
 shim_socket_of() {
   local h
-  h=$(printf '%s' "$IOB_SOCK/iobtest/$1" | sha256sum | cut -d' ' -f1)
+  h=$(printf '%s' "$IOB_SOCK/$SHIM_NS/$1" | sha256sum | cut -d' ' -f1)
   echo "/run/containerd/s/$h"
 }
 
@@ -28,7 +36,7 @@ shim_no_leftovers() {
   local id bad=0
   for id in "$@"; do
     [ -e "$(shim_socket_of "$id")" ] && { diag "socket left for $id"; bad=1; }
-    [ -d "$IOB_T/state/io.containerd.runtime.v2.task/iobtest/$id" ] && { diag "bundle left for $id"; bad=1; }
+    [ -d "$IOB_T/state/io.containerd.runtime.v2.task/$SHIM_NS/$id" ] && { diag "bundle left for $id"; bad=1; }
   done
   if grep -q "$IOB_T" /proc/self/mountinfo; then
     diag "mounts left: $(grep -c "$IOB_T" /proc/self/mountinfo)"; bad=1

@@ -5,7 +5,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/shim-lib.bash"
 tap_plan 14
 
-iob_containerd_start || bail "containerd did not start"
+shim_containerd_start || bail "containerd did not start"
 R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"
 
@@ -48,10 +48,10 @@ like "$($SHIM -info | tr -c '[:print:]' ' ')" "io.containerd.iobatch.v2" "-info 
 # `delete` on a bundle whose container is gone: DeleteResponse with 137.
 B=$IOB_T/bundle-del
 mkdir -p "$B/rootfs" && echo 4242 >"$B/init.pid"
-resp=$(cd "$B" && $SHIM -namespace iobtest -address "$IOB_SOCK" -id nosuch -bundle "$B" delete 2>/dev/null | od -An -tx1 | tr -d ' \n')
+resp=$(cd "$B" && $SHIM -namespace $SHIM_NS -address "$IOB_SOCK" -id nosuch -bundle "$B" delete 2>/dev/null | od -An -tx1 | tr -d ' \n')
 like "$resp" "^0892211089011a" "delete prints DeleteResponse{pid 4242, status 137}"
 
-err=$($SHIM -namespace iobtest -id 'bad/id' -address "$IOB_SOCK" start 2>&1 </dev/null)
+err=$($SHIM -namespace $SHIM_NS -id 'bad/id' -address "$IOB_SOCK" start 2>&1 </dev/null)
 like "$err" "must match" "start refuses an invalid id"
 
 tap_done

@@ -5,7 +5,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/shim-lib.bash"
 tap_plan 24
 
-iob_containerd_start || bail "containerd did not start"
+shim_containerd_start || bail "containerd did not start"
 R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"
 
