@@ -13,9 +13,11 @@ for t in "$@"; do
   [ -e "$t" ] || { echo "not ok - $t: test program missing"; fail=$((fail + 1)); failed_names+=("$t"); continue; }
   echo "# ---- $t"
   log=$(mktemp)
+  t0=$(date +%s)
   timeout --kill-after=10 "$TEST_TIMEOUT" "$t" >"$log" 2>&1 </dev/null
   rc=$?
   cat "$log"
+  echo "# $t: $(( $(date +%s) - t0 ))s"
   p=$(grep -cE '^ok ' "$log" | tr -d ' ')
   s=$(grep -cE '^ok .*# *(SKIP|skip)' "$log" | tr -d ' ')
   f=$(grep -cE '^not ok ' "$log" | tr -d ' ')
