@@ -14,6 +14,7 @@
 #include "shim/shim.h"
 
 #define OPTIONS_TYPE "containerd.runc.v1.Options"
+#define CONFIG_PATH_TYPE "runtimeoptions.v1.Options"
 
 struct flag {
   const char *name;
@@ -159,6 +160,13 @@ static const char *type_name(const char *type_url) {
 int shim_options_from_any(const char *type_url, const uint8_t *data, size_t len,
                           struct shim_options *o, bool *found, struct iob_error **err) {
   *found = false;
+  if (type_url && !strcmp(type_name(type_url), CONFIG_PATH_TYPE)) {
+    shim_options_release(o);
+    if (shim_options_from_config_path(data, len, o, err) < 0)
+      return -1;
+    *found = true;
+    return options_check(o, err);
+  }
   if (type_url == NULL || strcmp(type_name(type_url), OPTIONS_TYPE))
     return 0;
   Containerd__Runc__V1__Options *m = containerd__runc__v1__options__unpack(NULL, len, data);

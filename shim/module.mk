@@ -1,7 +1,7 @@
 # shim: containerd-shim-iobatch-v2 (libshim.a holds everything but main for
 # the unit tests).
 shim_SRCS := shim/admission.c shim/args.c shim/console.c shim/daemon.c shim/events.c \
-	shim/hookinject.c shim/io.c shim/manager.c shim/mount.c shim/oom.c shim/process.c shim/reaper.c \
+	shim/hookinject.c shim/io.c shim/manager.c shim/mount.c shim/oom.c shim/options.c shim/process.c shim/reaper.c \
 	shim/runc.c shim/service.c shim/spawn.c shim/stats.c shim/uri.c shim/validate.c
 $(eval $(call lib,shim,$(shim_SRCS)))
 $(eval $(call prog,bin/containerd-shim-iobatch-v2,shim/main.c,shim agentclient wcd cg2 ttrpc proto common))
@@ -14,5 +14,5 @@ $(eval $(call fuzzer,fuzz_shim_bootstrap,tests/fuzz/fuzz_shim_bootstrap.c,shim t
 $(eval $(call fuzzer,fuzz_shim_config,tests/fuzz/fuzz_shim_config.c,shim ttrpc proto common))
 
 INTEG_TESTS += tests/integration/shim-run.sh tests/integration/shim-task.sh tests/integration/shim-tty.sh \
-	tests/integration/shim-many.sh
+	tests/integration/shim-many.sh tests/integration/shim-restart.sh tests/integration/shim-crun.sh
 INTEG_TESTS += tests/integration/admission.sh

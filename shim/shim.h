@@ -77,11 +77,18 @@ int shim_args_parse(struct shim_args *a, int argc, char **argv, struct iob_error
 int shim_bootstrap_parse(const uint8_t *data, size_t len, const char *id, const char *ns,
                          struct shim_bootstrap *out, struct iob_error **err);
 void shim_bootstrap_release(struct shim_bootstrap *b);
-/* Decode an Any holding containerd.runc.v1.Options (other types: ignored,
+/* Decode an Any holding containerd.runc.v1.Options or runtimeoptions.v1.Options
+ * (other types: ignored,
  * returns 0 with *found false). */
 int shim_options_from_any(const char *type_url, const uint8_t *data, size_t len,
                           struct shim_options *o, bool *found, struct iob_error **err);
 void shim_options_release(struct shim_options *o);
+/* options.c: runtimeoptions.v1.Options{config_path} naming a TOML file of
+ * runc options (what CRI and `ctr --runtime-config-path` send). */
+int shim_options_from_config_path(const uint8_t *data, size_t len, struct shim_options *o,
+                                  struct iob_error **err);
+int shim_options_parse_toml(const char *text, size_t len, struct shim_options *o,
+                            struct iob_error **err);
 /* options.json in the bundle, so `delete` finds runc's root and binary. */
 int shim_options_write(const char *bundle, const struct shim_options *o, struct iob_error **err);
 int shim_options_read(const char *bundle, struct shim_options *o, struct iob_error **err);

@@ -9,6 +9,9 @@ shim_containerd_start() {
   CTR="ctr --address $IOB_SOCK --namespace $SHIM_NS"
 }
 SHIM=containerd-shim-iobatch-v2
+# Extra `ctr run`/`ctr task exec`-free options (shim-crun.sh sets
+# --runtime-config-path to run the suites with crun).
+SHIM_RUNOPTS=${SHIM_RUNOPTS:-}
 
 # The socket a shim for container/group $1 listens on.
 shim_socket_of() {

@@ -15,7 +15,7 @@ for i in $(seq 1 $N); do ids+=("m$i"); done
 # (wait only for our jobs: containerd is a background job of this shell too)
 jobs_=()
 for id in "${ids[@]}"; do
-  timeout 60 $CTR run --runtime $RT -d --rootfs "$R" "$id" /bin/sleep 600 >/dev/null 2>&1 &
+  timeout 60 $CTR run --runtime $RT $SHIM_RUNOPTS -d --rootfs "$R" "$id" /bin/sleep 600 >/dev/null 2>&1 &
   jobs_+=($!)
 done
 wait "${jobs_[@]}"

@@ -9,34 +9,34 @@ shim_containerd_start || bail "containerd did not start"
 R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"
 
-out=$(timeout 30 $CTR run --runtime $RT --rm --rootfs "$R" r0 /bin/sh -c 'echo hello from iobatch' 2>&1)
+out=$(timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS --rm --rootfs "$R" r0 /bin/sh -c 'echo hello from iobatch' 2>&1)
 rc=$?
 is "$out" "hello from iobatch" "run --rm prints the container's stdout"
 is "$rc" 0 "exit code 0"
 
-timeout 30 $CTR run --runtime $RT --rm --rootfs "$R" r3 /bin/sh -c 'exit 3' >/dev/null 2>&1
+timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS --rm --rootfs "$R" r3 /bin/sh -c 'exit 3' >/dev/null 2>&1
 is "$?" 3 "exit code 3"
 
 # A container's init ignores SIGKILL sent from inside: kill it from outside.
-timeout 30 $CTR run --runtime $RT --rm --rootfs "$R" r9 /bin/sleep 60 >/dev/null 2>&1 &
+timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS --rm --rootfs "$R" r9 /bin/sleep 60 >/dev/null 2>&1 &
 runpid=$!
 for i in $(seq 1 50); do $CTR task ls 2>/dev/null | grep -q '^r9 .*RUNNING' && break; sleep 0.1; done
 $CTR task kill -s SIGKILL r9
 wait $runpid
 is "$?" 137 "exit code 137 after SIGKILL"
 
-out=$(timeout 30 $CTR run --runtime $RT --rm --rootfs "$R" rerr /bin/sh -c 'echo to-stderr >&2' 2>&1 >/dev/null)
+out=$(timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS --rm --rootfs "$R" rerr /bin/sh -c 'echo to-stderr >&2' 2>&1 >/dev/null)
 is "$out" "to-stderr" "stderr reaches the client's stderr"
 
 # The shim keeps a writer on the stdin FIFO until CloseIO (as the runc shim
 # does), so the container reads a line rather than waiting for EOF.
-out=$(echo "piped input" | timeout 30 $CTR run --runtime $RT --rm --rootfs "$R" rin /bin/sh -c 'read x; echo "got $x"' 2>&1)
+out=$(echo "piped input" | timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS --rm --rootfs "$R" rin /bin/sh -c 'read x; echo "got $x"' 2>&1)
 is "$out" "got piped input" "stdin reaches the container"
 
-out=$(timeout 30 $CTR run --runtime $RT --rm --rootfs "$R" rbig /bin/sh -c 'seq 1 20000' 2>&1 | tail -1)
+out=$(timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS --rm --rootfs "$R" rbig /bin/sh -c 'seq 1 20000' 2>&1 | tail -1)
 is "$out" "20000" "large output is copied completely"
 
-out=$(timeout 30 $CTR run --runtime $RT --rm --rootfs "$R" rnx /bin/does-not-exist 2>&1)
+out=$(timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS --rm --rootfs "$R" rnx /bin/does-not-exist 2>&1)
 like "$out" "does-not-exist" "a failing runc create reports runc's error"
 
 is "$(shim_wait_gone)" 0 "no shim process left"

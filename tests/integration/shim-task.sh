@@ -9,7 +9,7 @@ shim_containerd_start || bail "containerd did not start"
 R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"
 
-ok "run -d starts a detached container" timeout 30 $CTR run --runtime $RT -d --rootfs "$R" d1 /bin/sh -c 'echo started >/tmp/mark; sleep 600'
+ok "run -d starts a detached container" timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS -d --rootfs "$R" d1 /bin/sh -c 'echo started >/tmp/mark; sleep 600'
 like "$($CTR task ls | grep '^d1 ')" "RUNNING" "task ls shows it RUNNING"
 pid=$($CTR task ls | awk '$1=="d1"{print $2}')
 like "$($CTR task ps d1)" "$pid" "task ps lists the init pid"

@@ -15,7 +15,7 @@ cat >"$IOB_T/tty.sh" <<SH
 stty cols 100 rows 30
 # Background jobs read /dev/null: resize through the controlling terminal.
 ( sleep 2; stty cols 77 rows 22 </dev/tty; pkill -WINCH -f 'ctr .*run .*tty1' ) &
-exec $CTR run --runtime $RT -t --rm --rootfs "$R" tty1 /bin/sh -c 'sleep 1; stty size; [ -t 0 ] && echo is-a-tty; sleep 2; stty size; exit 5'
+exec $CTR run --runtime $RT $SHIM_RUNOPTS -t --rm --rootfs "$R" tty1 /bin/sh -c 'sleep 1; stty size; [ -t 0 ] && echo is-a-tty; sleep 2; stty size; exit 5'
 SH
 timeout 60 script -qec "bash $IOB_T/tty.sh" /dev/null </dev/null >"$IOB_T/tty.out"
 rc=$?
@@ -27,7 +27,7 @@ like "$out" "22 77" "a resize reaches the pty (ResizePty)"
 is "$rc" 5 "exit code through a terminal run"
 
 # ctr wants a console even for -d -t.
-run_dt() { timeout 30 script -qec "$CTR run --runtime $RT -d -t --rootfs $R tty2 /bin/sleep 600" /dev/null >/dev/null; }
+run_dt() { timeout 30 script -qec "$CTR run --runtime $RT $SHIM_RUNOPTS -d -t --rootfs $R tty2 /bin/sleep 600" /dev/null >/dev/null; }
 ok "run -d -t" run_dt
 cat >"$IOB_T/exec.sh" <<SH
 exec $CTR task exec -t --exec-id te d1x /bin/sh -c '[ -t 1 ] && echo exec-tty'

@@ -160,7 +160,7 @@ static void test_bootstrap_legacy_any(void **state) {
   shim_bootstrap_release(&b);
   /* Another runtime's options: ignored. */
   free(any);
-  an = pack_any(&any, "runtimeoptions.v1.Options", opts, on);
+  an = pack_any(&any, "io.containerd.kata.v2.Options", opts, on);
   assert_int_equal(shim_bootstrap_parse(any, an, "c1", "default", &b, &err), 0);
   assert_false(b.have_options);
   shim_bootstrap_release(&b);
@@ -350,6 +350,34 @@ static void test_config_group(void **state) {
   assert_int_equal(shim_config_group("{", 1, "c1", &g, &err), -1);
 }
 
+static void test_options_toml(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct shim_options o = {0};
+  const char *t = "# runc options\n[plugins.x]\nBinaryName = \"crun\"\n root = \"/run/r\" \n"
+                  "SystemdCgroup = true # trailing\nIoUid = 1000\nCriuPath = \"/x\"\n";
+  assert_int_equal(shim_options_parse_toml(t, strlen(t), &o, &err), 0);
+  assert_string_equal(o.binary_name, "crun");
+  assert_string_equal(o.root, "/run/r");
+  assert_true(o.systemd_cgroup);
+  assert_int_equal(o.io_uid, 1000);
+  shim_options_release(&o);
+  const char *bad[] = {"BinaryName = crun\n", "SystemdCgroup = yes\n", "IoUid = -1\n",
+                       "just words\n", "Root = \"a\"b\"\n"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    assert_int_equal(shim_options_parse_toml(bad[i], strlen(bad[i]), &o, &err), -1);
+    assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+    shim_options_release(&o);
+  }
+  /* runtimeoptions.v1.Options naming a missing file: a clear error. */
+  cleanup_free uint8_t *any = NULL;
+  size_t an = pack_any(&any, "ignored", (const uint8_t *)"/nonexistent/x.toml", 19);
+  bool found;
+  assert_int_equal(shim_options_from_any("runtimeoptions.v1.Options", any, an, &o, &found, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
+  shim_options_release(&o);
+}
+
 static int reaped_pid, reaped_status, reaped_calls;
 static void on_reap(pid_t pid, int status, struct shim_time at, void *data) {
   (void)at;
@@ -402,6 +430,7 @@ int main(void) {
       cmocka_unit_test(test_validate),        cmocka_unit_test(test_runc_last_error),
       cmocka_unit_test(test_uri),             cmocka_unit_test(test_mount_options),
       cmocka_unit_test(test_config_group),    cmocka_unit_test(test_reaper_cache),
+      cmocka_unit_test(test_options_toml),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
