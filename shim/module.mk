@@ -14,5 +14,6 @@ $(eval $(call fuzzer,fuzz_shim_bootstrap,tests/fuzz/fuzz_shim_bootstrap.c,shim t
 $(eval $(call fuzzer,fuzz_shim_config,tests/fuzz/fuzz_shim_config.c,shim ttrpc proto common))
 
 INTEG_TESTS += tests/integration/shim-run.sh tests/integration/shim-task.sh tests/integration/shim-tty.sh \
-	tests/integration/shim-many.sh tests/integration/shim-restart.sh tests/integration/shim-crun.sh
+	tests/integration/shim-many.sh tests/integration/shim-restart.sh tests/integration/shim-crun.sh \
+	tests/integration/shim-overlay.sh
 INTEG_TESTS += tests/integration/admission.sh
