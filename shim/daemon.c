@@ -45,6 +45,8 @@ static void on_signal(struct iob_loop *loop, int fd, uint32_t events, void *data
   while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
     if (si.ssi_signo == SIGCHLD) {
       shim_reaper_reap();
+      /* Children mean runc ran: a burst of work just happened. */
+      shim_trim_later(loop);
     } else {
       iob_info("received signal %u, exiting", si.ssi_signo);
       iob_loop_stop(loop);
@@ -114,8 +116,10 @@ int shim_daemon_run(const struct shim_args *a, struct iob_error **err) {
     close(fd);
   }
   int r = setup(&d, a, err);
-  if (r == 0)
+  if (r == 0) {
+    shim_trim_later(d.loop);
     r = iob_loop_run(d.loop, err);
+  }
   if (r == 0)
     finish(&d);
   ttrpc_server_free(d.server);

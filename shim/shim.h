@@ -274,6 +274,14 @@ int shim_hook_inject(const char *bundle, struct iob_error **err);
 int shim_hook_inject_json(const char *json, size_t len, const char *hook, const char *socket,
                           char **out, struct iob_error **err);
 
+/* ---- trim.c ---- */
+
+/* Drop the executable file mappings' pages from the page tables (and
+ * return free heap to the kernel): now, or once the loop has been quiet for
+ * a second after a burst of work. */
+void shim_trim_now(void);
+void shim_trim_later(struct iob_loop *loop);
+
 /* ---- manager.c / daemon.c / service.c ---- */
 
 int shim_manager_start(const struct shim_args *a, struct iob_error **err);

@@ -1,0 +1,74 @@
+/* Keeping the daemon's resident set small.  Most of a C shim's RSS is not
+ * its own memory but pages of libc and of its own text that the kernel
+ * mapped in bulk (fault-around maps up to 64 KiB around every page fault)
+ * while `start`, runc calls and JSON parsing ran.  Once a burst of work is
+ * over, the executable mappings are dropped from the page tables: the pages
+ * stay in the page cache, and the few the idle loop needs come back on the
+ * next fault.  Only r-x file mappings are touched: they are never written,
+ * so nothing can be lost (writable and RELRO mappings hold private data). */
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "common/cleanup.h"
+#include "shim/shim.h"
+
+#define TRIM_DELAY_MS 1000
+
+static struct iob_timer *pending;
+
+#define MAX_RANGES 32
+
+/* madvise without going through libc: after libc's text is dropped, every
+ * libc function called would fault its 64 KiB neighbourhood back in. */
+static void zap(unsigned long start, unsigned long len) {
+#if defined(__x86_64__)
+  long ret;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "0"(28L /* SYS_madvise */), "D"(start), "S"(len), "d"((long)MADV_DONTNEED)
+                   : "rcx", "r11", "memory");
+  (void)ret;
+#else
+  madvise((void *)start, len, MADV_DONTNEED);
+#endif
+}
+
+void shim_trim_now(void) {
+  unsigned long ranges[MAX_RANGES][2];
+  size_t n = 0;
+  malloc_trim(0);
+  {
+    cleanup_file FILE *f = fopen("/proc/self/maps", "re");
+    char line[512];
+    while (f && n < MAX_RANGES && fgets(line, sizeof(line), f)) {
+      unsigned long start, end;
+      char perms[8];
+      int path = 0;
+      if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &path) < 3)
+        continue;
+      if (strcmp(perms, "r-xp") || path == 0 || line[path] != '/')
+        continue;
+      ranges[n][0] = start;
+      ranges[n][1] = end - start;
+      n++;
+    }
+  }
+  for (size_t i = 0; i < n; i++)
+    zap(ranges[i][0], ranges[i][1]);
+}
+
+static void on_timer(struct iob_loop *loop, void *data) {
+  (void)loop;
+  (void)data;
+  pending = NULL;
+  shim_trim_now();
+}
+
+void shim_trim_later(struct iob_loop *loop) {
+  if (pending)
+    iob_timer_cancel(loop, pending);
+  pending = iob_loop_timer(loop, TRIM_DELAY_MS, on_timer, NULL);
+}
