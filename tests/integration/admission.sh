@@ -9,11 +9,12 @@
 #   - a max hold (annotation io.iobatch.max-hold-ms) forces admission;
 #   - a held container can be killed or deleted: its Start fails saying so,
 #     the agent forgets it;
+#   - a held container survives an agent restart;
 #   - without the agent containers start at once (fail open);
 #   - nothing is left behind (shims, mounts, sockets).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 29
+tap_plan 31
 
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
@@ -172,6 +173,26 @@ is "$(agent_field r4 state)" "" "the agent forgets it too"
 $CTR container delete r4 >/dev/null 2>&1
 cleanup_ctr s3
 
+# The agent restarts while a Start is held: the shim's client reconnects,
+# registers the container again and repeats its Admit; nothing is lost.
+seq_writer s5 8G
+wait_for 10 '[ "$(state s5)" == RUNNING ]'
+rand_writer r5
+wait_for 10 '[ "$(agent_field r5 state)" == pending ]'
+kill -9 "$AGENT_PID"
+wait "$AGENT_PID" 2>/dev/null
+rm -f "$AGENT_SOCK"
+agent_start "policy = paper
+alpha = 0.6
+matrix = $IOB_T/matrix.conf
+max_hold = 60s" || bail "iobatchd did not restart"
+wait_for 10 '[ -n "$(agent_field r5 state)" ] || [ -e "$IOB_T/r5.rc" ]'
+like "$(agent_field r5 state)" "^(pending|running)$" "after an agent restart the held container is registered again"
+wait_for 30 '[ -e "$IOB_T/r5.rc" ]'
+is "$(cat "$IOB_T/r5.rc" 2>/dev/null)" "0" "and started, not lost"
+cleanup_ctr r5
+cleanup_ctr s5
+
 # 4. No agent: fail open.
 agent_stop
 t0=$(date +%s%N)
@@ -185,7 +206,7 @@ is "$?" "0" "and the shim log says why"
 # 5. Nothing left behind.
 wait_for 10 '[ "$(our_shims)" -eq 0 ]'
 is "$(our_shims)" "0" "no shim process left"
-ok "no sockets, bundles, runc state or mounts left" no_leftovers s1 s2 s3 r1 r2 r3 r4 n1
+ok "no sockets, bundles, runc state or mounts left" no_leftovers s1 s2 s3 s5 r1 r2 r3 r4 r5 n1
 ! grep -E "Sanitizer|runtime error:" "$IOB_T/containerd.log"
 is "$?" "0" "no sanitizer report in the shim log"
 tap_done
