@@ -3,8 +3,7 @@
 
 #include "shim/shim.h"
 
-/* containerd's identifiers package: alphanumeric start, then [A-Za-z0-9._-],
- * 76 bytes at most. */
+/* containerd's identifiers package, 76 bytes at most. */
 #define ID_MAX 76
 #define PATH_MAX_LEN 4096
 
@@ -22,11 +21,13 @@ int shim_validate_id(const char *what, const char *id, struct iob_error **err) {
   if (!alnum(id[0]))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "%s '%s' must start with a letter or digit", what, id);
+  /* ^[A-Za-z0-9]+(?:[._-](?:[A-Za-z0-9]+))*$: separators single, inside. */
   for (size_t i = 1; i < n; i++) {
     char c = id[i];
-    if (!alnum(c) && c != '.' && c != '_' && c != '-')
+    bool sep = c == '.' || c == '_' || c == '-';
+    if ((!alnum(c) && !sep) || (sep && (i + 1 == n || !alnum(id[i + 1]))))
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                            "%s '%s' must match [A-Za-z0-9][A-Za-z0-9._-]*", what, id);
+                            "%s '%s' must match [A-Za-z0-9]+([._-][A-Za-z0-9]+)*", what, id);
   }
   return 0;
 }

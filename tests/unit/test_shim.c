@@ -245,6 +245,9 @@ static void test_validate(void **state) {
   assert_int_equal(shim_validate_id("id", ".a", &err), -1);
   assert_int_equal(shim_validate_id("id", "a/b", &err), -1);
   assert_int_equal(shim_validate_id("id", "a b", &err), -1);
+  assert_int_equal(shim_validate_id("id", "a..b", &err), -1);
+  assert_int_equal(shim_validate_id("id", "a-", &err), -1);
+  assert_int_equal(shim_validate_id("id", "k8s.io", &err), 0);
   char longid[80];
   memset(longid, 'a', sizeof(longid) - 1);
   longid[79] = '\0';

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Grouping (one shim per pod, as the runc shim does) and the log URIs.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/shim-lib.bash"
+tap_plan 11
+
+shim_containerd_start || bail "containerd did not start"
+R=$IOB_T/rootfs
+iob_rootfs_busybox "$R"
+
+# Two containers of one "pod": io.kubernetes.cri.sandbox-id groups them.
+ok "first container of the pod" timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS -d \
+  --annotation io.kubernetes.cri.sandbox-id=pod1 --rootfs "$R" g1 /bin/sleep 600
+ok "second container of the pod" timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS -d \
+  --annotation io.kubernetes.cri.sandbox-id=pod1 --rootfs "$R" g2 /bin/sleep 600
+is "$(shim_pids | wc -l)" 1 "both are served by one shim"
+ok "the shim listens on the pod's socket" test -S "$(shim_socket_of pod1)"
+$CTR task kill -s SIGKILL g1 >/dev/null 2>&1
+for i in $(seq 1 50); do $CTR task ls | grep -q '^g1 .*STOPPED' && break; sleep 0.1; done
+$CTR task delete g1 >/dev/null 2>&1 && $CTR container delete g1 >/dev/null 2>&1
+sleep 0.5
+like "$($CTR task ls | grep '^g2 ')" "RUNNING" "the shim stays while the pod has a container (Shutdown is a no-op)"
+$CTR task kill -s SIGKILL g2 >/dev/null 2>&1
+for i in $(seq 1 50); do $CTR task ls | grep -q '^g2 .*STOPPED' && break; sleep 0.1; done
+$CTR task delete g2 >/dev/null 2>&1 && $CTR container delete g2 >/dev/null 2>&1
+is "$(shim_wait_gone)" 0 "the shim exits with the pod's last container"
+ok "no sockets, bundles or mounts left" shim_no_leftovers pod1 g1 g2
+
+# file:// log URI: stdout and stderr appended to the file.
+timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS --rm --log-uri "file://$IOB_T/logs/f1.log" --rootfs "$R" f1 \
+  /bin/sh -c 'echo out-line; echo err-line >&2' >/dev/null 2>&1
+is "$(sort "$IOB_T/logs/f1.log" 2>/dev/null | tr '\n' ' ')" "err-line out-line " "file:// log URI gets stdout and stderr"
+
+# binary:// log URI: a logger process gets stdout on fd 3, stderr on fd 4.
+cat >"$IOB_T/logger.sh" <<'SH'
+#!/bin/sh
+# $1 $2: "dir" and the output directory (from the URI query).
+# Closing fd 5 (EOF on the ready pipe) tells the shim the logger is ready.
+exec 5>&-
+cat <&3 >"$2/$CONTAINER_ID.out" &
+cat <&4 >"$2/$CONTAINER_ID.err" &
+wait
+SH
+chmod +x "$IOB_T/logger.sh"
+timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS --rm --log-uri "binary://$IOB_T/logger.sh?dir=$IOB_T/logs" --rootfs "$R" b1 \
+  /bin/sh -c 'echo to-logger; echo err-logger >&2' >/dev/null 2>&1
+for i in $(seq 1 30); do [ -s "$IOB_T/logs/b1.err" ] && break; sleep 0.1; done
+is "$(cat "$IOB_T/logs/b1.out" 2>/dev/null)" "to-logger" "binary:// logger gets stdout on fd 3"
+is "$(cat "$IOB_T/logs/b1.err" 2>/dev/null)" "err-logger" "binary:// logger gets stderr on fd 4"
+is "$(shim_wait_gone)" 0 "no shim left"
+
+tap_done
