@@ -30,6 +30,11 @@ PROGRAMS=(busybox bash containerd ctr containerd-shim-runc-v2 runc fio pgrep pki
 # GNU tools where the tests expect the host's behaviour (date +%N, tr classes,
 # stat -c, ...); busybox fills in the rest.
 GNU_PACKAGES=(coreutils grep sed findutils)
+# ...except where busybox's behaviour is the same and speed matters: under
+# emulation a dynamically linked program costs about 65 ms per exec against
+# 13 ms for static busybox, and iob_rootfs_busybox runs ln 400 times (26 s
+# with GNU ln, 5 s with busybox's).
+BUSYBOX_PREFERRED=(ln)
 
 for c in apt-cache apt-get dpkg-deb cpio gzip mkfs.ext4 depmod modprobe ldd flock "${PROGRAMS[@]}"; do
   command -v "$c" >/dev/null || die "'$c' not found (run scripts/install-deps.sh)"
@@ -145,6 +150,7 @@ make_root() {
   for p in $(busybox --list-full); do
     [ -e "$root/$p" ] || [ -L "$root/$p" ] || ln -s /usr/bin/busybox "$root/$p"
   done
+  for p in "${BUSYBOX_PREFERRED[@]}"; do ln -sfn /usr/bin/busybox "$root/usr/bin/$p"; done
 
   # The kernel modules and the order to insmod them in.
   : >"$root/etc/iobatch-vm/modules"
