@@ -72,10 +72,12 @@ no_leftovers() {
   return $bad
 }
 state() { $CTR task ls 2>/dev/null | awk -v id="$1" '$1 == id { print $3 }'; }
-seq_writer() { # ID SIZE
+# seq_writer ID SECONDS: 1M writes over a 1 GiB file for that long (time
+# based, so that the hold does not depend on how fast the disk is today).
+seq_writer() {
   $CTR run -d --runtime $RT --annotation io.iobatch.class=seq-write --rootfs "$R" "$1" \
-    /usr/bin/fio --name=s --filename="/data/$1" --rw=write --bs=1M --size="$2" --direct=1 \
-    --ioengine=psync >/dev/null
+    /usr/bin/fio --name=s --filename="/data/$1" --rw=write --bs=1M --size=1G --time_based \
+    --runtime="$2" --direct=1 --ioengine=psync >/dev/null
 }
 # rand_writer ID [ANNOTATION...]: ctr run -d in the background (it blocks in
 # Start while the agent holds the container); rc and time in $IOB_T/ID.*
@@ -101,7 +103,7 @@ cleanup_ctr() {
 }
 
 # 1. Two sequential writers, then a random writer: held, then admitted.
-seq_writer s1 1536M && seq_writer s2 1536M
+seq_writer s1 6 && seq_writer s2 6
 ok "two sequential writers started (seq-write)" wait_for 10 '[ "$(state s1)" == RUNNING ] && [ "$(state s2)" == RUNNING ]'
 rand_writer r1
 wait_for 10 '[ "$(agent_field r1 state)" == pending ]'
@@ -131,7 +133,7 @@ $CTR container delete r1 >/dev/null 2>&1
 for id in s1 s2; do $CTR task delete $id >/dev/null 2>&1; $CTR container delete $id >/dev/null 2>&1; done
 
 # 2. Max hold: admitted at its deadline beside a running seq-write.
-seq_writer s3 8G
+seq_writer s3 120
 wait_for 10 '[ "$(state s3)" == RUNNING ]'
 t0=$(date +%s%N)
 rand_writer r2 io.iobatch.max-hold-ms=1500
@@ -175,7 +177,7 @@ cleanup_ctr s3
 
 # The agent restarts while a Start is held: the shim's client reconnects,
 # registers the container again and repeats its Admit; nothing is lost.
-seq_writer s5 8G
+seq_writer s5 120
 wait_for 10 '[ "$(state s5)" == RUNNING ]'
 rand_writer r5
 wait_for 10 '[ "$(agent_field r5 state)" == pending ]'
