@@ -151,6 +151,14 @@ static char *pid_cgroup(pid_t pid) {
   return cg;
 }
 
+int shim_admission_check(const char *bundle, struct iob_error **err) {
+  struct ctr_info in;
+  if (info_load(bundle, &in, err) < 0)
+    return -1;
+  info_release(&in);
+  return 0;
+}
+
 static void on_registered(void *user, const struct iob_error *err) {
   char *id = user;
   if (err)

@@ -299,7 +299,8 @@ int shim_container_create(struct shim_service *s, const struct shim_create *r,
   c->init.status = SHIM_STATUS_CREATED;
   stdio_copy(&c->init, &r->stdio);
   if (load_options(c, r, err) < 0 || shim_hook_inject(c->bundle, err) < 0 ||
-      mount_rootfs(c, r, err) < 0 || runc_create(c, err) < 0) {
+      shim_admission_check(c->bundle, err) < 0 || mount_rootfs(c, r, err) < 0 ||
+      runc_create(c, err) < 0) {
     unmount_rootfs(c);
     container_free(c);
     return -1;

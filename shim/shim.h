@@ -256,6 +256,9 @@ typedef void (*shim_admission_fn)(void *data, int admitted, struct iob_error *er
  * refused or cancelled (err says why).  No agent: admitted (fail open). */
 void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req *req,
                          shim_admission_fn fn, void *data);
+/* Create, before runc create: the iobatch annotations of config.json are
+ * valid (an invalid io.iobatch.max-hold-ms is INVALID_ARGUMENT). */
+int shim_admission_check(const char *bundle, struct iob_error **err);
 /* After runc create: register pid, cgroup and annotations with the agent. */
 void shim_admission_register(struct iob_loop *loop, const struct shim_admission_req *req);
 /* Kill or Delete of an init: a held Start fails with "cancelled". */

@@ -14,7 +14,7 @@
 #   - nothing is left behind (shims, mounts, sockets).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 31
+tap_plan 32
 
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
@@ -181,8 +181,7 @@ seq_writer s5 120
 wait_for 10 '[ "$(state s5)" == RUNNING ]'
 rand_writer r5
 wait_for 10 '[ "$(agent_field r5 state)" == pending ]'
-kill -9 "$AGENT_PID"
-wait "$AGENT_PID" 2>/dev/null
+{ kill -9 "$AGENT_PID"; wait "$AGENT_PID"; } 2>/dev/null
 rm -f "$AGENT_SOCK"
 agent_start "policy = paper
 alpha = 0.6
@@ -205,10 +204,16 @@ is "$out" "started" "without the agent a container starts at once (${el} ms)"
 grep -q "not asked about 'n1': .*starting it now (fail open)" "$IOB_T/containerd.log"
 is "$?" "0" "and the shim log says why"
 
+out=$(timeout 60 $CTR run --rm --runtime $RT --annotation io.iobatch.max-hold-ms=soon --rootfs "$R" \
+  bad1 /bin/true 2>&1)
+like "$out" "invalid annotation 'io.iobatch.max-hold-ms': 'soon' is not a number of milliseconds" \
+  "an invalid max hold fails the create, saying why"
+$CTR container delete bad1 >/dev/null 2>&1
+
 # 5. Nothing left behind.
 wait_for 10 '[ "$(our_shims)" -eq 0 ]'
 is "$(our_shims)" "0" "no shim process left"
-ok "no sockets, bundles, runc state or mounts left" no_leftovers s1 s2 s3 s5 r1 r2 r3 r4 r5 n1
+ok "no sockets, bundles, runc state or mounts left" no_leftovers s1 s2 s3 s5 r1 r2 r3 r4 r5 n1 bad1
 ! grep -E "Sanitizer|runtime error:" "$IOB_T/containerd.log"
 is "$?" "0" "no sanitizer report in the shim log"
 tap_done
