@@ -370,7 +370,18 @@ int shim_process_start(struct shim_process *p, struct iob_error **err) {
     return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION, "process is not in created state");
   if (p->exec_id) {
     if (exec_start(p, err) < 0) {
+      /* Never ran: stopped with runc's failure status, so Delete can
+       * remove it (no exit event: there was no start). */
+      if (p->pid > 0)
+        shim_reaper_unwatch(p->pid);
       p->status = SHIM_STATUS_STOPPED;
+      p->exited = true;
+      p->exit_status = 255;
+      p->exited_at = shim_time_now();
+      /* Close our ends of the client's FIFOs, or it waits for EOF forever. */
+      shim_io_free(p->io);
+      p->io = NULL;
+      shim_process_wake(p);
       return -1;
     }
   } else {

@@ -3,7 +3,7 @@
 # events.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/shim-lib.bash"
-tap_plan 14
+tap_plan 13
 
 shim_containerd_start || bail "containerd did not start"
 R=$IOB_T/rootfs

@@ -3,7 +3,7 @@
 # ls/ps/pause/resume/metrics/exec/kill/delete, exec exit codes, errors.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/shim-lib.bash"
-tap_plan 24
+tap_plan 26
 
 shim_containerd_start || bail "containerd did not start"
 R=$IOB_T/rootfs
@@ -42,6 +42,9 @@ wait $execpid
 is "$?" 137 "killed exec exits with 137"
 
 ok "the id of a deleted exec can be used again" timeout 30 $CTR task exec --exec-id e1 d1 /bin/true
+err=$(timeout 30 $CTR task exec --exec-id bad d1 /bin/no-such-binary 2>&1)
+like "$err" "no-such-binary" "a failing exec reports runc's error"
+ok "the id of a failed exec can be used again" timeout 30 $CTR task exec --exec-id bad d1 /bin/true
 
 err=$($CTR task kill -s 0 nosuch 2>&1)
 like "$err" "not found" "kill of an unknown task is NotFound"

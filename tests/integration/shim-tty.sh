@@ -11,11 +11,15 @@ shim_containerd_start || bail "containerd did not start"
 R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"
 
+# busybox stty prints the size only to a terminal, so the two sides take
+# turns through a file in the rootfs: the resize happens once "is-a-tty" is
+# out, and the container looks again once the resize was done.
+rm -f "$R/tmp/resized"
 cat >"$IOB_T/tty.sh" <<SH
 stty cols 100 rows 30
-# Background jobs read /dev/null: resize through the controlling terminal.
-( sleep 2; stty cols 77 rows 22 </dev/tty; pkill -WINCH -f 'ctr .*run .*tty1' ) &
-exec $CTR run --runtime $RT $SHIM_RUNOPTS -t --rm --rootfs "$R" tty1 /bin/sh -c 'sleep 1; stty size; [ -t 0 ] && echo is-a-tty; sleep 2; stty size; exit 5'
+( for i in \$(seq 1 200); do grep -q is-a-tty "$IOB_T/tty.out" 2>/dev/null && break; sleep 0.1; done
+  stty cols 77 rows 22 </dev/tty; pkill -WINCH -f 'ctr .*run .*tty1'; sleep 0.5; touch "$R/tmp/resized" ) &
+exec $CTR run --runtime $RT $SHIM_RUNOPTS -t --rm --rootfs "$R" tty1 /bin/sh -c 'sleep 1; stty size; [ -t 0 ] && echo is-a-tty; i=0; while [ ! -e /tmp/resized ] && [ \$i -lt 200 ]; do sleep 0.1; i=\$((i+1)); done; stty size; exit 5'
 SH
 timeout 60 script -qec "bash $IOB_T/tty.sh" /dev/null </dev/null >"$IOB_T/tty.out"
 rc=$?
