@@ -54,9 +54,10 @@ iob_rootfs_busybox "$R"
 iob_rootfs_add_binary "$R" "$(command -v fio)"
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-secs() { printf '%.1f' "$(echo "$1 / 1000" | bc -l)"; }
+calc() { awk "BEGIN { print $1 }"; }
+secs() { printf '%.1f' "$(calc "$1 / 1000")"; }
 T0=0
-stamp() { printf '%6.1fs' "$(echo "($(now_ms) - $T0) / 1000" | bc -l)"; }
+stamp() { printf '%6.1fs' "$(calc "($(now_ms) - $T0) / 1000")"; }
 
 fio_args() { # JOB
   case $1 in
@@ -202,12 +203,12 @@ done
 echo
 printf '  makespan: iobatch %ss, runc %ss, ratio iobatch/runc %.2f\n' \
   "$(secs "${MAKESPAN[iob]}")" "$(secs "${MAKESPAN[runc]}")" \
-  "$(echo "${MAKESPAN[iob]} / ${MAKESPAN[runc]}" | bc -l)"
+  "$(calc "${MAKESPAN[iob]} / ${MAKESPAN[runc]}")"
 if [ "$ROUNDS" -ge 2 ]; then
   printf '  round two: iobatch %ss, runc %ss, ratio %.2f; both rounds: ratio %.2f\n' \
     "$(secs "${MAKESPAN[iob2]}")" "$(secs "${MAKESPAN[runc2]}")" \
-    "$(echo "${MAKESPAN[iob2]} / ${MAKESPAN[runc2]}" | bc -l)" \
-    "$(echo "(${MAKESPAN[iob]} + ${MAKESPAN[iob2]}) / (${MAKESPAN[runc]} + ${MAKESPAN[runc2]})" | bc -l)"
+    "$(calc "${MAKESPAN[iob2]} / ${MAKESPAN[runc2]}")" \
+    "$(calc "(${MAKESPAN[iob]} + ${MAKESPAN[iob2]}) / (${MAKESPAN[runc]} + ${MAKESPAN[runc2]})")"
   for pre in runc2 iob2; do
     for job in "${JOBS[@]}"; do [ "${EXIT[$pre-$job]}" -eq 0 ] || fail=1; done
   done
