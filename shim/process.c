@@ -98,6 +98,14 @@ static void on_exit_reaped(pid_t pid, int status, struct shim_time at, void *dat
   struct shim_container *c = p->c;
   if (p == &c->init && execs_running(c)) {
     p->exit_pending = true;
+    /* In a private pid namespace the kernel already killed the execs; in
+     * the host's (or a shared) one they would outlive init and hold its
+     * exit back, so end them as the runc shim does. */
+    const char *args[] = {"kill", "--all", c->id, "9", NULL};
+    const int fds[3] = {-1, -1, -1};
+    cleanup_error struct iob_error *kerr = NULL;
+    if (shim_runc_run(&c->runc, args, fds, NULL, 0, NULL, &kerr) < 0)
+      iob_debug("kill --all '%s': %s", c->id, kerr->msg);
     return;
   }
   complete_exit(p);

@@ -3,7 +3,7 @@
 # ls/ps/pause/resume/metrics/exec/kill/delete, exec exit codes, errors.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/shim-lib.bash"
-tap_plan 26
+tap_plan 27
 
 shim_containerd_start || bail "containerd did not start"
 R=$IOB_T/rootfs
@@ -49,8 +49,14 @@ ok "the id of a failed exec can be used again" timeout 30 $CTR task exec --exec-
 err=$($CTR task kill -s 0 nosuch 2>&1)
 like "$err" "not found" "kill of an unknown task is NotFound"
 
+# An exec still running when init dies ends too, and init's exit follows.
+timeout 60 $CTR task exec --exec-id e5 d1 /bin/sleep 300 >/dev/null 2>&1 &
+execpid=$!
+for i in $(seq 1 50); do $CTR task ps d1 2>/dev/null | grep -q e5 && break; sleep 0.1; done
 # sh as pid 1 ignores SIGTERM; SIGKILL from outside ends it.
 ok "task kill SIGKILL" $CTR task kill -s SIGKILL d1
+wait $execpid
+is "$?" 137 "an exec running when init is killed ends with it"
 for i in $(seq 1 50); do $CTR task ls | grep -q '^d1 .*STOPPED' && break; sleep 0.1; done
 like "$($CTR task ls | grep '^d1 ')" "STOPPED" "task is STOPPED after kill"
 err=$($CTR task kill -s SIGKILL d1 2>&1)
