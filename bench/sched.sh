@@ -27,7 +27,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
-CMDLINE="bench/sched.sh $*"
+# the command as run, with the settings that change what is measured
+CMDLINE=$(for v in REPEATS SCALE MIXES MODES WARMUP IOB_MATRIX IOB_CAL_MATRIX; do
+  [ -z "${!v:-}" ] || printf '%s="%s" ' "$v" "${!v}"
+done)"bench/sched.sh $*"
 REPEATS=${REPEATS:-3}
 B=${B:-build}
 OUT_DIR=${OUT_DIR:-bench/results}
