@@ -11,7 +11,8 @@
 # tests/vm/cache/serial.log.
 #
 # Environment: VM_TIMEOUT (whole VM, s, default 600), VM_TEST_TIMEOUT (each
-# guest test, s, default 180), VM_SMP (2), VM_MEM (MiB, 2048), B (build).
+# guest test, s, default 180), VM_SMP (2), VM_MEM (MiB, 2048), VM_CPU (qemu
+# -cpu, max), B (build).
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -20,6 +21,7 @@ VM_TIMEOUT=${VM_TIMEOUT:-600}
 VM_TEST_TIMEOUT=${VM_TEST_TIMEOUT:-180}
 VM_SMP=${VM_SMP:-2}
 VM_MEM=${VM_MEM:-2048}
+VM_CPU=${VM_CPU:-max}
 KEEP_LOG=$VMDIR/cache/serial.log
 
 WORK=$(mktemp -d /tmp/iobvm.XXXXXX)
@@ -67,7 +69,7 @@ NONCE=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
 APPEND="console=ttyS0 quiet loglevel=1 panic=1 iobatch.nonce=$NONCE iobatch.test_timeout=$VM_TEST_TIMEOUT"
 # -nodefaults: no NIC, no VGA; the serial port is the only way in or out.
 timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
-  -accel tcg,thread=multi -cpu max -smp "$VM_SMP" -m "$VM_MEM" \
+  -accel tcg,thread=multi -cpu "$VM_CPU" -smp "$VM_SMP" -m "$VM_MEM" \
   -nodefaults -display none -no-reboot -monitor none \
   -serial "file:$WORK/serial.log" -pidfile "$WORK/qemu.pid" \
   -kernel "$WORK/vmlinuz" -initrd "$WORK/initramfs.cpio.gz" -append "$APPEND" \
