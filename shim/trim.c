@@ -4,9 +4,11 @@
  * while `start`, runc calls and JSON parsing ran.  Once a burst of work is
  * over, the executable mappings are dropped from the page tables: the pages
  * stay in the page cache, and the few the idle loop needs come back on the
- * next fault.  Only r-x file mappings are touched: they are never written,
- * so nothing can be lost (writable and RELRO mappings hold private data). */
+ * next fault.  Only read-only file mappings without a single private page
+ * are touched (text, rodata, symbol tables): nothing can be lost, whereas
+ * writable and RELRO mappings hold private data. */
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,7 @@
 
 static struct iob_timer *pending;
 
-#define MAX_RANGES 32
+#define MAX_RANGES 64
 
 /* madvise without going through libc: after libc's text is dropped, every
  * libc function called would fault its 64 KiB neighbourhood back in. */
@@ -36,26 +38,41 @@ static void zap(unsigned long start, unsigned long len) {
 #endif
 }
 
-void shim_trim_now(void) {
-  unsigned long ranges[MAX_RANGES][2];
+/* The read-only file mappings without private (relocated, COW) pages:
+ * text, rodata, symbol tables.  Their pages are the page cache's. */
+static size_t clean_ranges(unsigned long ranges[][2], size_t max) {
+  cleanup_file FILE *f = fopen("/proc/self/smaps", "re");
+  char line[512];
+  unsigned long start = 0, end = 0;
+  bool cand = false;
   size_t n = 0;
-  malloc_trim(0);
-  {
-    cleanup_file FILE *f = fopen("/proc/self/maps", "re");
-    char line[512];
-    while (f && n < MAX_RANGES && fgets(line, sizeof(line), f)) {
-      unsigned long start, end;
-      char perms[8];
-      int path = 0;
-      if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &path) < 3)
-        continue;
-      if (strcmp(perms, "r-xp") || path == 0 || line[path] != '/')
-        continue;
-      ranges[n][0] = start;
-      ranges[n][1] = end - start;
-      n++;
+  while (f && n < max && fgets(line, sizeof(line), f)) {
+    unsigned long s, e;
+    char perms[8];
+    int path = 0;
+    if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &s, &e, perms, &path) >= 3 && path > 0) {
+      start = s;
+      end = e;
+      cand = line[path] == '/' && (!strcmp(perms, "r-xp") || !strcmp(perms, "r--p"));
+      continue;
+    }
+    unsigned long anon;
+    if (cand && sscanf(line, "Anonymous: %lu kB", &anon) == 1) {
+      if (anon == 0) {
+        ranges[n][0] = start;
+        ranges[n][1] = end - start;
+        n++;
+      }
+      cand = false;
     }
   }
+  return n;
+}
+
+void shim_trim_now(void) {
+  unsigned long ranges[MAX_RANGES][2];
+  malloc_trim(0);
+  size_t n = clean_ranges(ranges, MAX_RANGES);
   for (size_t i = 0; i < n; i++)
     zap(ranges[i][0], ranges[i][1]);
 }
