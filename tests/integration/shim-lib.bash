@@ -4,9 +4,19 @@ RT=io.containerd.iobatch.v2
 # A private containerd with a namespace of our own: runc's state lives in
 # /run/containerd/runc/<ns>, shared by every containerd on the machine.
 shim_containerd_start() {
-  iob_containerd_start "$@" || return 1
   SHIM_NS=iob${IOB_T##*.}
+  # Registered first so that it runs last, after containerd's teardown:
+  # the namespace's empty runc root and cgroup parents.
+  at_exit shim_cleanup_ns
+  iob_containerd_start "$@" || return 1
   CTR="ctr --address $IOB_SOCK --namespace $SHIM_NS"
+}
+shim_cleanup_ns() {
+  local d
+  for d in /run/containerd/runc/$SHIM_NS /sys/fs/cgroup/*/$SHIM_NS /sys/fs/cgroup/$SHIM_NS; do
+    [ -d "$d" ] && rmdir "$d" 2>/dev/null
+  done
+  return 0
 }
 SHIM=containerd-shim-iobatch-v2
 # Extra `ctr run`/`ctr task exec`-free options (shim-crun.sh sets
