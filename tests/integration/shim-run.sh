@@ -3,7 +3,7 @@
 # binary contract (start/delete/-info/-v), and nothing left behind.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/shim-lib.bash"
-tap_plan 14
+tap_plan 18
 
 shim_containerd_start || bail "containerd did not start"
 R=$IOB_T/rootfs
@@ -50,6 +50,28 @@ B=$IOB_T/bundle-del
 mkdir -p "$B/rootfs" && echo 4242 >"$B/init.pid"
 resp=$(cd "$B" && $SHIM -namespace $SHIM_NS -address "$IOB_SOCK" -id nosuch -bundle "$B" delete 2>/dev/null | od -An -tx1 | tr -d ' \n')
 like "$resp" "^0892211089011a" "delete prints DeleteResponse{pid 4242, status 137}"
+
+# containerd 2.3's `start`: BootstrapParams on stdin (instance_id and
+# namespace match the flags), socket_dir honoured; a second start for the
+# same group reuses the live shim; SIGTERM makes it remove its socket.
+B2=$IOB_T/bundle-23
+SD=$IOB_T/sockdir
+mkdir -p "$B2/rootfs"
+echo '{"ociVersion":"1.0.2","annotations":{"io.containerd.runc.v2.group":"grp23"}}' >"$B2/config.json"
+bp() { # BootstrapParams{1 instance_id, 2 namespace, 5 ttrpc address, 9 socket_dir}
+  python3 -c 'import sys
+def f(n, s): b = s.encode(); return bytes([n << 3 | 2, len(b)]) + b
+sys.stdout.buffer.write(f(1, sys.argv[1]) + f(2, sys.argv[2]) + f(5, sys.argv[3]) + f(9, sys.argv[4]))' "$@"
+}
+a1=$(cd "$B2" && bp s23 "$SHIM_NS" "$IOB_SOCK.ttrpc" "$SD" | $SHIM -namespace "$SHIM_NS" -id s23 -address "$IOB_SOCK" -publish-binary /usr/bin/containerd start 2>&1)
+like "$a1" "^unix://$SD/[0-9a-f]{64}$" "start with BootstrapParams binds under socket_dir and prints only the address"
+a2=$(cd "$B2" && bp s24 "$SHIM_NS" "$IOB_SOCK.ttrpc" "$SD" | $SHIM -namespace "$SHIM_NS" -id s24 -address "$IOB_SOCK" start 2>&1)
+is "$a2" "$a1" "a second start for the same group reuses the running shim"
+is "$(cat "$B2/address")" "$a1" "start writes the address file"
+spid=$(pgrep -f "$SHIM -namespace $SHIM_NS -id s23 ")
+kill -TERM $spid 2>/dev/null
+for i in $(seq 1 30); do [ -e "${a1#unix://}" ] || break; sleep 0.1; done
+ok "the shim removes its socket on SIGTERM" test ! -e "${a1#unix://}"
 
 err=$($SHIM -namespace $SHIM_NS -id 'bad/id' -address "$IOB_SOCK" start 2>&1 </dev/null)
 like "$err" "must match" "start refuses an invalid id"
