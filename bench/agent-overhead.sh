@@ -20,7 +20,9 @@ WINDOW=${WINDOW:-60}
 REPS=${REPS:-20}
 B=${B:-build}
 OUT_DIR=${OUT_DIR:-bench/results}
-CMDLINE="bench/agent-overhead.sh $*"
+CMDLINE=$(for v in COUNTS WINDOW REPS; do
+  [ -z "${!v:-}" ] || printf '%s="%s" ' "$v" "${!v}"
+done)"bench/agent-overhead.sh $*"
 AGENT=$TOP/$B/bin/iobatchd
 FIXTURE=$TOP/$B/bench/iob-agent-fixture
 SHIM=$TOP/$B/bin/containerd-shim-iobatch-v2
