@@ -375,9 +375,29 @@ bool shim_io_drained(const struct shim_io *io) {
   return true;
 }
 
+/* What the process wrote just before it exited may still sit in the pipe
+ * when Delete comes: copy it now, as far as the reader takes it without
+ * blocking (bounded, so a writer that never stops cannot hold Delete). */
+static void drain(struct copier *c) {
+  if (c->done || c->dst < 0 || (c->buf == NULL && (c->buf = malloc(COPY_BUF)) == NULL))
+    return;
+  for (int i = 0; i < 256; i++) {
+    if (c->len > c->off && flush(c) != 0)
+      return;
+    ssize_t n = read(c->src, c->buf, COPY_BUF);
+    if (n <= 0)
+      return;
+    c->len = (size_t)n;
+    c->off = 0;
+  }
+}
+
 void shim_io_free(struct shim_io *io) {
   if (io == NULL)
     return;
+  for (int i = 1; i < 3; i++)
+    if (io->c[i] && io->c[i]->output)
+      drain(io->c[i]);
   for (int i = 0; i < 3; i++) {
     if (io->c[i]) {
       copier_finish(io->c[i]);
