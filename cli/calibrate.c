@@ -65,9 +65,9 @@ struct opts {
 };
 
 struct run {
-  double rate;      /* bytes per second over fio's runtime */
+  double rate; /* bytes per second over fio's runtime */
   double runtime_s;
-  bool capped;      /* stopped by the runtime cap before its size was done */
+  bool capped; /* stopped by the runtime cap before its size was done */
 };
 
 struct cal {
@@ -107,8 +107,7 @@ static void signals_set(bool on, struct sigaction old[3]) {
 
 static int check_stop(struct iob_error **err) {
   if (stop_signal)
-    return iob_error_code(err, IOB_CODE_CANCELED, "interrupted by signal %d",
-                          (int)stop_signal);
+    return iob_error_code(err, IOB_CODE_CANCELED, "interrupted by signal %d", (int)stop_signal);
   return 0;
 }
 
@@ -168,32 +167,64 @@ static int parse_uint(const char *name, const char *s, unsigned lo, unsigned hi,
 static int parse_args(int argc, char **argv, struct opts *o, struct iob_error **err) {
   enum { O_SEQ = 256, O_RAND, O_FACTOR, O_SCALE, O_FIO };
   static const struct option longopts[] = {
-      {"dir", required_argument, NULL, 'd'},       {"output", required_argument, NULL, 'o'},
-      {"json", required_argument, NULL, 'j'},      {"repeats", required_argument, NULL, 'r'},
-      {"seq-size", required_argument, NULL, O_SEQ}, {"rand-size", required_argument, NULL, O_RAND},
+      {"dir", required_argument, NULL, 'd'},
+      {"output", required_argument, NULL, 'o'},
+      {"json", required_argument, NULL, 'j'},
+      {"repeats", required_argument, NULL, 'r'},
+      {"seq-size", required_argument, NULL, O_SEQ},
+      {"rand-size", required_argument, NULL, O_RAND},
       {"max-factor", required_argument, NULL, O_FACTOR},
       {"slowdown-scale", required_argument, NULL, O_SCALE},
-      {"fio", required_argument, NULL, O_FIO},     {"quiet", no_argument, NULL, 'q'},
-      {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
+      {"fio", required_argument, NULL, O_FIO},
+      {"quiet", no_argument, NULL, 'q'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
   };
-  *o = (struct opts){.parent = "/var/tmp", .fio = "fio", .repeats = 3, .seq_mib = 2048,
-                     .rand_mib = 256, .max_factor = 5, .scale = 2};
+  *o = (struct opts){.parent = "/var/tmp",
+                     .fio = "fio",
+                     .repeats = 3,
+                     .seq_mib = 2048,
+                     .rand_mib = 256,
+                     .max_factor = 5,
+                     .scale = 2};
   optind = 0; /* GNU: reinitialise; the caller may have used getopt */
   opterr = 0;
   int c, r = 0;
   while (r == 0 && (c = getopt_long(argc, argv, "+d:o:j:r:qh", longopts, NULL)) != -1) {
     switch (c) {
-    case 'd': o->parent = optarg; break;
-    case 'o': o->output = optarg; break;
-    case 'j': o->json = optarg; break;
-    case 'q': o->quiet = true; break;
-    case 'h': usage(stdout); return 1;
-    case 'r': r = parse_uint("--repeats", optarg, 1, MAX_REPEATS, &o->repeats, err); break;
-    case O_SEQ: r = parse_uint("--seq-size", optarg, 1, MAX_SIZE_MIB, &o->seq_mib, err); break;
-    case O_RAND: r = parse_uint("--rand-size", optarg, 1, MAX_SIZE_MIB, &o->rand_mib, err); break;
-    case O_FACTOR: r = parse_num("--max-factor", optarg, 1.5, 1000, &o->max_factor, err); break;
-    case O_SCALE: r = parse_num("--slowdown-scale", optarg, 0.01, 100, &o->scale, err); break;
-    case O_FIO: o->fio = optarg; break;
+    case 'd':
+      o->parent = optarg;
+      break;
+    case 'o':
+      o->output = optarg;
+      break;
+    case 'j':
+      o->json = optarg;
+      break;
+    case 'q':
+      o->quiet = true;
+      break;
+    case 'h':
+      usage(stdout);
+      return 1;
+    case 'r':
+      r = parse_uint("--repeats", optarg, 1, MAX_REPEATS, &o->repeats, err);
+      break;
+    case O_SEQ:
+      r = parse_uint("--seq-size", optarg, 1, MAX_SIZE_MIB, &o->seq_mib, err);
+      break;
+    case O_RAND:
+      r = parse_uint("--rand-size", optarg, 1, MAX_SIZE_MIB, &o->rand_mib, err);
+      break;
+    case O_FACTOR:
+      r = parse_num("--max-factor", optarg, 1.5, 1000, &o->max_factor, err);
+      break;
+    case O_SCALE:
+      r = parse_num("--slowdown-scale", optarg, 0.01, 100, &o->scale, err);
+      break;
+    case O_FIO:
+      o->fio = optarg;
+      break;
     default:
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unknown option '%s'",
                             argv[optind - 1]);
@@ -202,8 +233,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct iob_error **
   if (r < 0)
     return -1;
   if (optind < argc)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unexpected argument '%s'",
-                          argv[optind]);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unexpected argument '%s'", argv[optind]);
   return 0;
 }
 
@@ -221,8 +251,7 @@ static int scratch_create(struct cal *cal, struct iob_error **err) {
     return iob_error(err, errno, "cannot stat '%s'", parent);
   if (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "'%s' is in memory (tmpfs); give --dir on the disk to calibrate",
-                          parent);
+                          "'%s' is in memory (tmpfs); give --dir on the disk to calibrate", parent);
   struct statvfs sv;
   if (statvfs(parent, &sv) < 0)
     return iob_error(err, errno, "cannot stat '%s'", parent);
@@ -232,8 +261,8 @@ static int scratch_create(struct cal *cal, struct iob_error **err) {
   unsigned long long avail = (unsigned long long)sv.f_bavail * sv.f_frsize >> 20;
   if (avail < need)
     return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED,
-                          "not enough space in '%s': need %llu MiB, have %llu MiB", parent,
-                          need, avail);
+                          "not enough space in '%s': need %llu MiB, have %llu MiB", parent, need,
+                          avail);
   if (asprintf(&cal->dir, "%s/iobatch-calibrate.XXXXXX", parent) < 0)
     abort();
   if (mkdtemp(cal->dir) == NULL) {
@@ -315,8 +344,8 @@ static int fio_spawn(const struct cal *cal, const struct fio_job *j, pid_t *pid,
   snprintf(depth, sizeof(depth), "--iodepth=%s", j->role == ROLE_LAYOUT ? "8" : fc->iodepth);
   snprintf(size, sizeof(size), "--size=%uM", class_mib(&cal->o, j->cls));
   snprintf(out, sizeof(out), "--output=%s", j->out);
-  const char *argv[16] = {cal->o.fio, name,  file,  "--direct=1", "--ioengine=libaio",
-                          rw,         bs,    depth, size,         "--output-format=json",
+  const char *argv[16] = {cal->o.fio, name, file,  "--direct=1", "--ioengine=libaio",
+                          rw,         bs,   depth, size,         "--output-format=json",
                           out};
   int n = 11;
   if (j->role == ROLE_NEIGHBOUR) {
@@ -565,8 +594,8 @@ static int measure_pair(struct cal *cal, unsigned rep, int v, int nb, struct iob
   children[1] = -1;
   if (r < 0)
     return iob_error_prefix(err, "'%s' beside '%s'", all_names[v], all_names[nb]);
-  progress(cal, "repeat %u: %-10s beside %-10s: %8.1f MiB/s in %.2f s%s -> %.2fx slower",
-           rep + 1, all_names[v], all_names[nb], run->rate / 1048576, run->runtime_s,
+  progress(cal, "repeat %u: %-10s beside %-10s: %8.1f MiB/s in %.2f s%s -> %.2fx slower", rep + 1,
+           all_names[v], all_names[nb], run->rate / 1048576, run->runtime_s,
            run->capped ? " (capped)" : "", cal->solo[rep][v].rate / run->rate);
   return 0;
 }
@@ -656,8 +685,8 @@ static char *render(const struct cal *cal) {
           "# Measured slowdown d = solo rate / rate beside the column's class - 1\n"
           "# (row = the job that suffers; the neighbour runs for its whole run):\n"
           "#             ",
-          cal->host, cal->date, cal->fio_version, cal->o.parent, cal->o.repeats,
-          cal->o.seq_mib, cal->o.rand_mib);
+          cal->host, cal->date, cal->fio_version, cal->o.parent, cal->o.repeats, cal->o.seq_mib,
+          cal->o.rand_mib);
   for (int j = 0; j < NC; j++)
     fprintf(f, " %10s", all_names[j]);
   fputc('\n', f);
@@ -730,9 +759,9 @@ static json_t *measurements_json(const struct cal *cal) {
       json_t *pr = json_array();
       for (unsigned r = 0; r < cal->o.repeats; r++)
         json_array_append_new(pr, run_json(&cal->pair[r][v][nb]));
-      json_array_append_new(pairs, json_pack("{s:s, s:s, s:f, s:o}", "victim", all_names[v],
-                                             "neighbour", all_names[nb], "slowdown",
-                                             cal->d[v][nb], "runs", pr));
+      json_array_append_new(pairs,
+                            json_pack("{s:s, s:s, s:f, s:o}", "victim", all_names[v], "neighbour",
+                                      all_names[nb], "slowdown", cal->d[v][nb], "runs", pr));
       json_object_set_new(row, all_names[nb], json_real(cal->d[v][nb]));
     }
     json_object_set_new(d, all_names[v], row);
@@ -742,12 +771,12 @@ static json_t *measurements_json(const struct cal *cal) {
 
 static int write_json(const struct cal *cal, const char *matrix_text, struct iob_error **err) {
   json_t *m = measurements_json(cal);
-  json_t *root = json_pack(
-      "{s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:s, s:o}", "date", cal->date, "host",
-      cal->host, "fio", cal->fio_version, "dir", cal->o.parent, "repeats", (int)cal->o.repeats,
-      "seq_mib", (int)cal->o.seq_mib, "rand_mib", (int)cal->o.rand_mib, "max_factor",
-      cal->o.max_factor, "slowdown_scale", cal->o.scale, "seq_slowdown", cal->seq_slowdown,
-      "matrix_file", matrix_text, "measurements", m);
+  json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:f, s:f, s:f, s:s, s:o}", "date",
+                           cal->date, "host", cal->host, "fio", cal->fio_version, "dir",
+                           cal->o.parent, "repeats", (int)cal->o.repeats, "seq_mib",
+                           (int)cal->o.seq_mib, "rand_mib", (int)cal->o.rand_mib, "max_factor",
+                           cal->o.max_factor, "slowdown_scale", cal->o.scale, "seq_slowdown",
+                           cal->seq_slowdown, "matrix_file", matrix_text, "measurements", m);
   if (root == NULL)
     return iob_error_code(err, IOB_CODE_INTERNAL, "cannot build the JSON results");
   char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

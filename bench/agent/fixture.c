@@ -47,8 +47,8 @@ static int do_status(struct ttrpc_client *c, struct iob_error **err) {
   Iobatch__Agent__V1__StatusRequest req = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
   ProtobufCMessage *resp = NULL;
   if (ttrpc_client_call(c, SERVICE, "Status", &req.base,
-                        &iobatch__agent__v1__status_response__descriptor, &resp, TIMEOUT_MS,
-                        NULL, 0, err) < 0)
+                        &iobatch__agent__v1__status_response__descriptor, &resp, TIMEOUT_MS, NULL,
+                        0, err) < 0)
     return iob_error_prefix(err, "status");
   Iobatch__Agent__V1__StatusResponse *s = (void *)resp;
   printf("%zu %s\n", s->n_containers, s->sampler ? s->sampler : "?");
