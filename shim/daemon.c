@@ -32,6 +32,10 @@ struct daemon {
  * non-blocking writes keep a stalled reader from stalling the shim. */
 static void open_log(void) {
   int fd = open("log", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  /* No reader yet (ENXIO): read-write opens never fail on a FIFO, and
+   * containerd's reader gets what was written once it opens. */
+  if (fd < 0 && errno == ENXIO)
+    fd = open("log", O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return;
   dup2(fd, 2);
