@@ -296,6 +296,10 @@ int shim_manager_start(const struct shim_args *a, struct iob_error **err) {
   /* Transparent huge pages would round the shim's small heap up to 2 MiB;
    * the daemon inherits this (runc and containers do not, see spawn.c). */
   prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+  /* containerd asks for core scheduling: a new cookie the daemon (and the
+   * containers it starts) inherit, as the runc shim does. */
+  if (getenv("SCHED_CORE") && !strcmp(getenv("SCHED_CORE"), "1"))
+    prctl(PR_SCHED_CORE, PR_SCHED_CORE_CREATE, 0, 2 /* PIDTYPE_PGID */, 0);
   if (r == 0)
     r = spawn_daemon(a, bundle, listener, &b, &pid, err);
   if (r < 0 && listener >= 0)
