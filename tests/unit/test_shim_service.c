@@ -153,6 +153,18 @@ static void test_unknown_container(void **state) {
   p.id = "nosuch";
   assert_int_equal(call("Pids", &p.base, &containerd__task__v2__pids_response__descriptor, NULL),
                    IOB_CODE_NOT_FOUND);
+  Containerd__Task__V2__UpdateTaskRequest up = CONTAINERD__TASK__V2__UPDATE_TASK_REQUEST__INIT;
+  up.id = "nosuch";
+  assert_int_equal(call("Update", &up.base, &google__protobuf__empty__descriptor, NULL),
+                   IOB_CODE_NOT_FOUND);
+  Containerd__Task__V2__ResizePtyRequest rz = CONTAINERD__TASK__V2__RESIZE_PTY_REQUEST__INIT;
+  rz.id = "nosuch";
+  assert_int_equal(call("ResizePty", &rz.base, &google__protobuf__empty__descriptor, NULL),
+                   IOB_CODE_NOT_FOUND);
+  Containerd__Task__V2__PauseRequest pz = CONTAINERD__TASK__V2__PAUSE_REQUEST__INIT;
+  pz.id = "nosuch";
+  assert_int_equal(call("Pause", &pz.base, &google__protobuf__empty__descriptor, NULL),
+                   IOB_CODE_NOT_FOUND);
   Containerd__Task__V2__StatsRequest sr = CONTAINERD__TASK__V2__STATS_REQUEST__INIT;
   sr.id = "nosuch";
   assert_int_equal(call("Stats", &sr.base, &containerd__task__v2__stats_response__descriptor, NULL),
