@@ -1,6 +1,7 @@
 /* The Task service against bad requests: a shim daemon's service runs in a
  * child process on a private socket; every malformed or unknown request
  * must come back as an error reply with the right code, never a crash. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -8,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,18 +28,28 @@ static char sock[108];
 static pid_t child;
 static struct ttrpc_client *client;
 
+/* The real daemon (subreaper, signalfd, the service) on a listener passed as
+ * fd 3, as `shim start` leaves it. */
 static void serve(void) {
-  struct iob_loop *loop;
-  struct ttrpc_server *server;
-  struct shim_service *svc;
-  struct iob_error *err = NULL;
-  if (iob_loop_new(&loop, &err) < 0 || ttrpc_server_new(loop, &server, &err) < 0 ||
-      shim_service_new(loop, server, "testns", &svc, &err) < 0 ||
-      ttrpc_server_listen(server, sock, &err) < 0 || iob_loop_run(loop, &err) < 0)
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  strcpy(sa.sun_path, sock);
+  if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 8) < 0 ||
+      dup2(fd, 3) < 0)
     _exit(2);
-  /* Shutdown stopped the loop: flush its reply. */
-  for (int i = 0; i < 5; i++)
-    iob_loop_run_once(loop, 10, NULL);
+  /* A private cwd: the daemon opens "log" there (the bundle's FIFO). */
+  char dir[] = "/tmp/shimsvc-cwdXXXXXX";
+  if (mkdtemp(dir) == NULL || chdir(dir) < 0 || rmdir(dir) < 0)
+    _exit(2);
+  int null = open("/dev/null", O_WRONLY);
+  if (null >= 0)
+    dup2(null, 2);
+  unsetenv("TTRPC_ADDRESS");
+  char *argv[] = {"shim", "-namespace", "testns", "-id", "svc", "-address", "/nonexistent", NULL};
+  struct shim_args a;
+  struct iob_error *err = NULL;
+  if (shim_args_parse(&a, 7, argv, &err) < 0 || shim_daemon_run(&a, &err) < 0)
+    _exit(3);
   _exit(0);
 }
 
@@ -179,6 +192,96 @@ static void test_checkpoint_unimplemented(void **state) {
                    IOB_CODE_UNIMPLEMENTED);
 }
 
+/* A real container through runc: Create, Start, Update (resources JSON to
+ * `runc update` on stdin), State, Kill, Wait, Delete.  Needs root and runc. */
+static char bundle[64];
+
+static int make_bundle(void) {
+  snprintf(bundle, sizeof(bundle), "/tmp/shimsvc-b%d", (int)getpid());
+  char cmd[1024];
+  snprintf(cmd, sizeof(cmd),
+           "set -e; rm -rf %s; mkdir -p %s/rootfs/bin %s/rootfs/proc %s/rootfs/dev %s/rootfs/sys; "
+           "cp /bin/busybox %s/rootfs/bin/; cd %s; runc spec; "
+           "sed -i -e 's/\"terminal\": true/\"terminal\": false/' -e 's/\"sh\"$/\"\\/bin\\/busybox\", \"sleep\", \"60\"/' "
+           "-e 's|\"linux\": {|\"linux\": { \"cgroupsPath\": \"/shimsvc-%d\",|' config.json",
+           bundle, bundle, bundle, bundle, bundle, bundle, bundle, (int)getpid());
+  return system(cmd);
+}
+
+static void test_real_container(void **state) {
+  (void)state;
+  if (geteuid() != 0 || system("command -v runc >/dev/null") != 0 || access("/bin/busybox", X_OK)) {
+    skip();
+    return;
+  }
+  assert_int_equal(make_bundle(), 0);
+  Containerd__Task__V2__CreateTaskRequest cr = CONTAINERD__TASK__V2__CREATE_TASK_REQUEST__INIT;
+  char id[32];
+  snprintf(id, sizeof(id), "svc%d", (int)getpid());
+  cr.id = id;
+  cr.bundle = bundle;
+  ProtobufCMessage *r = NULL;
+  assert_int_equal(call("Create", &cr.base, &containerd__task__v2__create_task_response__descriptor, &r), 0);
+  uint32_t pid = ((Containerd__Task__V2__CreateTaskResponse *)r)->pid;
+  protobuf_c_message_free_unpacked(r, NULL);
+  assert_true(pid > 0);
+  assert_int_equal(call("Create", &cr.base, &containerd__task__v2__create_task_response__descriptor, NULL),
+                   IOB_CODE_ALREADY_EXISTS);
+  Containerd__Task__V2__StartRequest st = CONTAINERD__TASK__V2__START_REQUEST__INIT;
+  st.id = id;
+  assert_int_equal(call("Start", &st.base, &containerd__task__v2__start_response__descriptor, NULL), 0);
+  /* Update: the pids limit lands in the container's cgroup. */
+  const char *res = "{\"pids\":{\"limit\":77}}";
+  Google__Protobuf__Any any = GOOGLE__PROTOBUF__ANY__INIT;
+  any.type_url = "types.containerd.io/opencontainers/runtime-spec/1/LinuxResources";
+  any.value.data = (uint8_t *)res;
+  any.value.len = strlen(res);
+  Containerd__Task__V2__UpdateTaskRequest up = CONTAINERD__TASK__V2__UPDATE_TASK_REQUEST__INIT;
+  up.id = id;
+  up.resources = &any;
+  assert_int_equal(call("Update", &up.base, &google__protobuf__empty__descriptor, NULL), 0);
+  char path[128], buf[32] = "";
+  snprintf(path, sizeof(path), "/sys/fs/cgroup/pids/shimsvc-%d/pids.max", (int)getpid());
+  if (access(path, F_OK))
+    snprintf(path, sizeof(path), "/sys/fs/cgroup/shimsvc-%d/pids.max", (int)getpid());
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  assert_non_null(fgets(buf, sizeof(buf), f));
+  fclose(f);
+  assert_int_equal(atoi(buf), 77);
+  /* Bad resources JSON: InvalidArgument, not a crash. */
+  any.value.data = (uint8_t *)"{not json";
+  any.value.len = 9;
+  assert_int_equal(call("Update", &up.base, &google__protobuf__empty__descriptor, NULL),
+                   IOB_CODE_INVALID_ARGUMENT);
+  Containerd__Task__V2__StateRequest sr = CONTAINERD__TASK__V2__STATE_REQUEST__INIT;
+  sr.id = id;
+  assert_int_equal(call("State", &sr.base, &containerd__task__v2__state_response__descriptor, &r), 0);
+  assert_int_equal(((Containerd__Task__V2__StateResponse *)r)->status, SHIM_STATUS_RUNNING);
+  protobuf_c_message_free_unpacked(r, NULL);
+  Containerd__Task__V2__DeleteRequest dl = CONTAINERD__TASK__V2__DELETE_REQUEST__INIT;
+  dl.id = id;
+  assert_int_equal(call("Delete", &dl.base, &containerd__task__v2__delete_response__descriptor, NULL),
+                   IOB_CODE_FAILED_PRECONDITION);
+  Containerd__Task__V2__KillRequest k = CONTAINERD__TASK__V2__KILL_REQUEST__INIT;
+  k.id = id;
+  k.signal = 9;
+  assert_int_equal(call("Kill", &k.base, &google__protobuf__empty__descriptor, NULL), 0);
+  Containerd__Task__V2__WaitRequest w = CONTAINERD__TASK__V2__WAIT_REQUEST__INIT;
+  w.id = id;
+  assert_int_equal(call("Wait", &w.base, &containerd__task__v2__wait_response__descriptor, &r), 0);
+  assert_int_equal(((Containerd__Task__V2__WaitResponse *)r)->exit_status, 137);
+  protobuf_c_message_free_unpacked(r, NULL);
+  assert_int_equal(call("Kill", &k.base, &google__protobuf__empty__descriptor, NULL),
+                   IOB_CODE_NOT_FOUND);
+  assert_int_equal(call("Delete", &dl.base, &containerd__task__v2__delete_response__descriptor, &r), 0);
+  assert_int_equal(((Containerd__Task__V2__DeleteResponse *)r)->exit_status, 137);
+  protobuf_c_message_free_unpacked(r, NULL);
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", bundle);
+  assert_int_equal(system(cmd), 0);
+}
+
 static void test_connect_and_shutdown(void **state) {
   (void)state;
   Containerd__Task__V2__ConnectRequest c = CONTAINERD__TASK__V2__CONNECT_REQUEST__INIT;
@@ -203,6 +306,7 @@ int main(void) {
       cmocka_unit_test(test_create_invalid),
       cmocka_unit_test(test_unknown_container),
       cmocka_unit_test(test_checkpoint_unimplemented),
+      cmocka_unit_test(test_real_container),
       cmocka_unit_test(test_connect_and_shutdown),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
