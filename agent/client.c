@@ -51,6 +51,7 @@ struct agent_client {
   unsigned pending;
   struct known *known;
   struct iob_timer *watch;
+  uint64_t watch_ms; /* next watch interval: backs off while the agent stays away */
 };
 
 struct simple_call {
@@ -161,8 +162,10 @@ static int ctr_copy_dup(struct ctr_copy *dst, const struct ctr_copy *src) {
 static void on_watch(struct iob_loop *loop, void *data);
 
 static void arm_watch(struct agent_client *c) {
+  if (c->watch_ms == 0)
+    c->watch_ms = AGENT_CLIENT_WATCH_MS;
   if (c->watch == NULL && c->known)
-    c->watch = iob_loop_timer(c->loop, AGENT_CLIENT_WATCH_MS, on_watch, c);
+    c->watch = iob_loop_timer(c->loop, c->watch_ms, on_watch, c);
 }
 
 /* Notice an agent restart while nothing is pending: the loop sees the
@@ -171,10 +174,21 @@ static void on_watch(struct iob_loop *loop, void *data) {
   (void)loop;
   struct agent_client *c = data;
   c->watch = NULL;
+  /* Every wake-up costs an idle shim CPU and resident pages: look often
+   * right after a loss, then back off to AGENT_CLIENT_WATCH_MAX_MS while
+   * the agent stays away (fail open means nothing waits on it), and look
+   * at the same slow pace while the connection is up. */
   if (c->tc == NULL || ttrpc_client_closed(c->tc)) {
     cleanup_error struct iob_error *err = NULL;
-    if (conn(c, &err) != NULL)
+    if (conn(c, &err) != NULL) {
       iob_info("agent at '%s' is back: told it about the running containers", c->path);
+      c->watch_ms = AGENT_CLIENT_WATCH_MS;
+    } else {
+      c->watch_ms = c->watch_ms * 2 > AGENT_CLIENT_WATCH_MAX_MS ? AGENT_CLIENT_WATCH_MAX_MS
+                                                                 : c->watch_ms * 2;
+    }
+  } else {
+    c->watch_ms = AGENT_CLIENT_WATCH_MAX_MS;
   }
   arm_watch(c);
 }

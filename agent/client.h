@@ -11,8 +11,9 @@
  * restarted), the client reconnects, registers the container again and
  * repeats the Admit, so a pending container is never lost.  Containers it
  * admitted (or failed open) are remembered until Exited or Cancel; whenever
- * it connects anew (a call, or a check every AGENT_CLIENT_WATCH_MS once the
- * old connection closed) it registers them again as running.
+ * it connects anew (a call, or a periodic check that starts at
+ * AGENT_CLIENT_WATCH_MS after a loss and backs off to AGENT_CLIENT_WATCH_MAX_MS)
+ * it registers them again as running.
  *
  * Use from the shim:
  *
@@ -44,7 +45,8 @@
 #define AGENT_CLIENT_DEFAULT_SOCKET "/run/iobatch/iobatchd.sock"
 #define AGENT_CLIENT_CALL_TIMEOUT_MS 5000 /* Register, Cancel, Exited */
 #define AGENT_CLIENT_RETRY_MS 3000        /* how long a lost agent is waited for */
-#define AGENT_CLIENT_WATCH_MS 1000        /* how often a lost agent is looked for */
+#define AGENT_CLIENT_WATCH_MS 1000        /* first look for a lost agent */
+#define AGENT_CLIENT_WATCH_MAX_MS 16000   /* slowest look, also while connected */
 
 struct agent_client;
 
