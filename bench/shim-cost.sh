@@ -37,7 +37,7 @@ for n in $COUNTS; do
   for rt in "${RUNTIMES[@]}"; do
     s=$(short "$rt")
     for i in $(seq 1 "$n"); do
-      $CTR run -d --null-io --runtime "$rt" --rootfs "$ROOTFS" "mem-$s-$n-$i" sleep 100000 >/dev/null
+      $CTR run -d --null-io --runtime "$rt" --rootfs "$ROOTFS" "mem-$s-$n-$i" /bin/sleep 100000 >/dev/null
     done
     sleep 2
     pids=$(shim_pids "$rt")
