@@ -25,6 +25,18 @@ trap 'rm -f "$tmp" "$tmp.new"' EXIT
       (.modes | to_entries[] | select(.value != "run") | "- \(.key | lbl): \(.value)"),
       ""' $R/sched.json
   fi
+  if [ -f $R/sched-hetero-writers/sched.json ]; then
+    jq -r '
+      def f2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
+      def lbl: {all: "all at once", serial: "serial", iobatch: "iobatch (default)", paper: "iobatch (paper)", calibrated: "iobatch (calibrated matrix)"}[.] // .;
+      .mixes[0] as $mx
+      | "Focused check of the issue-7 result (two sequential + two random writers), `\(.command)`, \(.date), median of \(.repeats) ([details](results/sched-hetero-writers/sched.md)):\n",
+        "| mode | makespan s | vs all at once | vs serial | worst slowdown | Jain |", "|---|---:|---:|---:|---:|---:|",
+        (.modes | keys_unsorted[] as $m | $mx.results[$m]
+         | if . == null or .makespan_s == null then "| \($m | lbl) | no result | | | | |"
+           else "| \($m | lbl) | \(.makespan_s | f2) | \($mx.ratios[$m].makespan_vs_all | f2) | \($mx.ratios[$m].makespan_vs_serial | f2) | \(.worst_slowdown | f2) | \(.jain | f2) |" end),
+        ""' $R/sched-hetero-writers/sched.json
+  fi
   if [ -f $R/calibration.json ]; then
     jq -r '
       def f2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
