@@ -1,6 +1,7 @@
 #include "cgroupv2/procio.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,14 +74,12 @@ static uint64_t sat_add(uint64_t a, uint64_t b) {
   return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-int cg2_procio_sample(const char *root, const char *cgdir, struct cg2_procio *out, size_t *npids,
-                      size_t *vanished, struct iob_error **err) {
-  cleanup_free pid_t *pids = NULL;
-  size_t n = 0, summed = 0, gone = 0;
-  if (cg2_procs_read(cgdir, &pids, &n, err) < 0)
-    return -1;
+/* One pass: sum /proc/PID/io over the pids listed in cgdir's cgroup.procs. */
+static int sample_once(const char *root, const pid_t *pids, size_t n, struct cg2_procio *out,
+                       size_t *summed, size_t *gone, struct iob_error **err) {
   struct cg2_procio sum;
   memset(&sum, 0, sizeof(sum));
+  *summed = *gone = 0;
   for (size_t i = 0; i < n; i++) {
     struct cg2_procio p;
     cleanup_error struct iob_error *e = NULL;
@@ -88,7 +87,7 @@ int cg2_procio_sample(const char *root, const char *cgdir, struct cg2_procio *ou
       /* The pid exited after cgroup.procs was read: ENOENT on open, or ESRCH
        * from read on a task that is being reaped. */
       if (e->errno_ == ENOENT || e->errno_ == ESRCH) {
-        gone++;
+        (*gone)++;
         continue;
       }
       if (err) {
@@ -104,7 +103,41 @@ int cg2_procio_sample(const char *root, const char *cgdir, struct cg2_procio *ou
     sum.read_bytes = sat_add(sum.read_bytes, p.read_bytes);
     sum.write_bytes = sat_add(sum.write_bytes, p.write_bytes);
     sum.cancelled_write_bytes = sat_add(sum.cancelled_write_bytes, p.cancelled_write_bytes);
-    summed++;
+    (*summed)++;
+  }
+  *out = sum;
+  return 0;
+}
+
+/* A parent that reaps a child adds the child's counters to its own
+ * (wait_task_zombie accumulates the I/O accounting).  If that happens
+ * between reading the child's /proc/PID/io and the parent's, the child's
+ * bytes count twice (seen: fio's job process and its parent, 2x the bytes).
+ * An exiting task leaves cgroup.procs before it can be reaped, so a pass
+ * whose pid list is the same before and after saw no reaping; retry the few
+ * passes that did. */
+#define PROCIO_PASSES 4
+
+int cg2_procio_sample(const char *root, const char *cgdir, struct cg2_procio *out, size_t *npids,
+                      size_t *vanished, struct iob_error **err) {
+  cleanup_free pid_t *pids = NULL;
+  size_t n = 0, summed = 0, gone = 0;
+  if (cg2_procs_read(cgdir, &pids, &n, err) < 0)
+    return -1;
+  struct cg2_procio sum;
+  for (int pass = 0;; pass++) {
+    if (sample_once(root, pids, n, &sum, &summed, &gone, err) < 0)
+      return -1;
+    cleanup_free pid_t *after = NULL;
+    size_t n_after = 0;
+    if (cg2_procs_read(cgdir, &after, &n_after, err) < 0)
+      return -1;
+    bool same = n_after == n && (n == 0 || memcmp(after, pids, n * sizeof(*pids)) == 0);
+    if (same || pass + 1 == PROCIO_PASSES)
+      break;
+    free(pids);
+    pids = steal_ptr(&after);
+    n = n_after;
   }
   *out = sum;
   if (npids)
