@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/file.h"
 
 void agent_config_default(struct agent_config *cfg) {
   memset(cfg, 0, sizeof(*cfg));
@@ -324,23 +325,11 @@ int agent_config_load(struct agent_config *cfg, const char *path, bool must_exis
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "'%s' is too large: %lld bytes, at most %d", path, (long long)st.st_size,
                           AGENT_CONFIG_MAX_BYTES);
-  cleanup_free char *buf = malloc(AGENT_CONFIG_MAX_BYTES + 1);
-  if (buf == NULL)
-    return iob_error(err, ENOMEM, "cannot read '%s'", path);
+  /* The file can still grow after fstat: the read is bounded too. */
+  cleanup_free char *buf = NULL;
   size_t len = 0;
-  for (;;) {
-    ssize_t r = read(fd, buf + len, AGENT_CONFIG_MAX_BYTES + 1 - len);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      return iob_error(err, errno, "cannot read '%s'", path);
-    if (r == 0)
-      break;
-    len += (size_t)r;
-    if (len > AGENT_CONFIG_MAX_BYTES)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is too large: more than %d bytes",
-                            path, AGENT_CONFIG_MAX_BYTES);
-  }
+  if (iob_read_fd(fd, path, AGENT_CONFIG_MAX_BYTES, &buf, &len, err) < 0)
+    return -1;
   return agent_config_parse(cfg, path, buf, len, err);
 }
 

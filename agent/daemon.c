@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/file.h"
 #include "common/log.h"
 #include "ttrpc/ttrpc.h"
 
@@ -207,30 +208,7 @@ static int setup_signals(struct agent_daemon *d, struct iob_error **err) {
 
 static int read_small_file(const char *path, char **buf, size_t *len, size_t max,
                            struct iob_error **err) {
-  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return iob_error(err, errno, "cannot open '%s'", path);
-  cleanup_free char *b = malloc(max + 1);
-  if (b == NULL)
-    return iob_error(err, ENOMEM, "cannot read '%s'", path);
-  size_t n = 0;
-  for (;;) {
-    ssize_t r = read(fd, b + n, max + 1 - n);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      return iob_error(err, errno, "cannot read '%s'", path);
-    if (r == 0)
-      break;
-    n += (size_t)r;
-    if (n > max)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                            "'%s' is too large: more than %zu bytes", path, max);
-  }
-  b[n] = '\0';
-  *buf = steal_ptr(&b);
-  *len = n;
-  return 0;
+  return iob_read_file(path, max, buf, len, err);
 }
 
 /* Batcher settings: built-in defaults, then the matrix file (a batcher

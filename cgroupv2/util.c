@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/file.h"
 
 char *cg2_join(const char *root, const char *path) {
   char *r = NULL;
@@ -33,41 +34,7 @@ int cg2_parse_u64(const char *s, size_t len, uint64_t *out) {
 }
 
 int cg2_read_file(const char *path, size_t max, char **buf, size_t *len, struct iob_error **err) {
-  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return iob_error(err, errno, "cannot open '%s'", path);
-  /* procfs and cgroupfs report st_size 0, so read until EOF; allocate in
-   * steps and stop one byte past the limit to tell "too big" from "fits". */
-  size_t cap = 4096, n = 0;
-  cleanup_free char *b = malloc(cap);
-  if (b == NULL)
-    return iob_error(err, ENOMEM, "cannot read '%s'", path);
-  for (;;) {
-    if (n + 1 >= cap) {
-      /* n <= max here, so cap stays below 2 * (max + 1). */
-      cap *= 2;
-      char *nb = realloc(b, cap);
-      if (nb == NULL)
-        return iob_error(err, ENOMEM, "cannot read '%s'", path);
-      b = nb;
-    }
-    ssize_t r = read(fd, b + n, cap - n - 1);
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      return iob_error(err, errno, "cannot read '%s'", path);
-    }
-    if (r == 0)
-      break;
-    n += (size_t)r;
-    if (n > max)
-      return iob_error(err, EFBIG, "cannot read '%s': larger than %zu bytes", path, max);
-  }
-  b[n] = '\0';
-  if (len)
-    *len = n;
-  *buf = steal_ptr(&b);
-  return 0;
+  return iob_read_file(path, max, buf, len, err);
 }
 
 int cg2_write_file(const char *path, const char *buf, struct iob_error **err) {

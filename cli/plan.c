@@ -14,32 +14,13 @@
 #include "agent/plan.h"
 #include "cli/cli.h"
 #include "common/cleanup.h"
+#include "common/file.h"
 
 static int read_input(const char *path, char **buf, size_t *len, struct iob_error **err) {
   cleanup_close int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return iob_error(err, errno, "cannot open '%s'", path);
-  cleanup_free char *b = malloc(AGENT_PLAN_FILE_MAX + 1);
-  if (b == NULL)
-    return iob_error(err, ENOMEM, "cannot read '%s'", path);
-  size_t n = 0;
-  for (;;) {
-    ssize_t r = read(fd, b + n, AGENT_PLAN_FILE_MAX + 1 - n);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      return iob_error(err, errno, "cannot read '%s'", path);
-    if (r == 0)
-      break;
-    n += (size_t)r;
-    if (n > AGENT_PLAN_FILE_MAX)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is too large: more than %d bytes",
-                            path, AGENT_PLAN_FILE_MAX);
-  }
-  b[n] = '\0';
-  *buf = steal_ptr(&b);
-  *len = n;
-  return 0;
+  return iob_read_fd(fd, path, AGENT_PLAN_FILE_MAX, buf, len, err);
 }
 
 static int load_matrix(struct batch_config *cfg, const char *path, struct iob_error **err) {

@@ -9,6 +9,7 @@
 
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/file.h"
 #include "common/loop.h"
 
 static void test_error_message_and_code(void **state) {
@@ -63,10 +64,36 @@ static void test_loop_timers_and_fds(void **state) {
   iob_loop_free(l);
 }
 
+static void test_read_file_bounded(void **state) {
+  (void)state;
+  char path[] = "/tmp/iobfile.XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  char data[10000];
+  memset(data, 'a', sizeof(data));
+  assert_int_equal(write(fd, data, sizeof(data)), (ssize_t)sizeof(data));
+  close(fd);
+  cleanup_error struct iob_error *err = NULL;
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
+  assert_int_equal(iob_read_file(path, sizeof(data), &buf, &len, &err), 0);
+  assert_int_equal(len, sizeof(data));
+  assert_int_equal(buf[len], '\0');
+  char *small = NULL;
+  assert_int_equal(iob_read_file(path, sizeof(data) - 1, &small, &len, &err), -1);
+  assert_null(small);
+  assert_int_equal(err->errno_, EFBIG);
+  assert_non_null(strstr(err->msg, "larger than 9999 bytes"));
+  unlink(path);
+  assert_int_equal(iob_read_file(path, 10, &small, &len, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_error_message_and_code),
       cmocka_unit_test(test_loop_timers_and_fds),
+      cmocka_unit_test(test_read_file_bounded),
   };
   return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }

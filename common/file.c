@@ -1,0 +1,49 @@
+#include "common/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+
+int iob_read_fd(int fd, const char *name, size_t max, char **buf, size_t *len,
+                struct iob_error **err) {
+  size_t cap = 4096, n = 0;
+  cleanup_free char *b = malloc(cap);
+  if (b == NULL)
+    return iob_error(err, ENOMEM, "cannot read '%s'", name);
+  for (;;) {
+    if (n + 1 >= cap) {
+      /* n <= max here, so cap stays below 2 * (max + 1). */
+      cap *= 2;
+      char *nb = realloc(b, cap);
+      if (nb == NULL)
+        return iob_error(err, ENOMEM, "cannot read '%s'", name);
+      b = nb;
+    }
+    ssize_t r = read(fd, b + n, cap - n - 1);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      return iob_error(err, errno, "cannot read '%s'", name);
+    }
+    if (r == 0)
+      break;
+    n += (size_t)r;
+    if (n > max)
+      return iob_error(err, EFBIG, "cannot read '%s': larger than %zu bytes", name, max);
+  }
+  b[n] = '\0';
+  if (len)
+    *len = n;
+  *buf = steal_ptr(&b);
+  return 0;
+}
+
+int iob_read_file(const char *path, size_t max, char **buf, size_t *len, struct iob_error **err) {
+  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return iob_error(err, errno, "cannot open '%s'", path);
+  return iob_read_fd(fd, path, max, buf, len, err);
+}

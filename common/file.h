@@ -1,0 +1,17 @@
+#ifndef IOB_FILE_H
+#define IOB_FILE_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+/* Read all of fd (called NAME in errors) into a NUL-terminated buffer the
+ * caller frees.  More than MAX bytes is an EFBIG error: nothing from
+ * outside is trusted to be small.  Reads until EOF rather than trusting
+ * st_size (procfs and cgroupfs report 0), growing the buffer in steps. */
+int iob_read_fd(int fd, const char *name, size_t max, char **buf, size_t *len,
+                struct iob_error **err);
+/* The same for a path (opened O_RDONLY | O_CLOEXEC). */
+int iob_read_file(const char *path, size_t max, char **buf, size_t *len, struct iob_error **err);
+
+#endif
