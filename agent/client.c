@@ -11,7 +11,7 @@
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
 
-#define SERVICE "iobatch.agent.v1.Agent"
+#include "agent/api.h"
 #define RETRY_EVERY_MS 200
 
 struct ctr_copy {
@@ -346,7 +346,7 @@ static void reregister_known(struct agent_client *c, struct ttrpc_client *tc) {
   for (struct known *e = c->known; e; e = e->next) {
     Iobatch__Agent__V1__RegisterRequest reg = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
     fill_register(&reg, &e->ctr);
-    (void)ttrpc_client_call_async(tc, SERVICE, "Register", &reg.base,
+    (void)ttrpc_client_call_async(tc, AGENT_SERVICE, "Register", &reg.base,
                                   &iobatch__agent__v1__register_response__descriptor,
                                   AGENT_CLIENT_CALL_TIMEOUT_MS, NULL, 0, ignore_done, NULL, NULL);
   }
@@ -367,7 +367,7 @@ static void try_admit(struct admit_req *r) {
     fill_register(&reg, &r->ctr);
     /* Same connection, so the agent handles it before the Admit below;
      * its failure shows up as the Admit's. */
-    (void)ttrpc_client_call_async(tc, SERVICE, "Register", &reg.base,
+    (void)ttrpc_client_call_async(tc, AGENT_SERVICE, "Register", &reg.base,
                                   &iobatch__agent__v1__register_response__descriptor,
                                   AGENT_CLIENT_CALL_TIMEOUT_MS, NULL, 0, ignore_done, NULL, NULL);
   }
@@ -382,7 +382,7 @@ static void try_admit(struct admit_req *r) {
     uint64_t now = iob_now_ms();
     timeout = r->deadline_ms > now ? (int)(r->deadline_ms - now) : 1;
   }
-  if (ttrpc_client_call_async(tc, SERVICE, "Admit", &m.base,
+  if (ttrpc_client_call_async(tc, AGENT_SERVICE, "Admit", &m.base,
                               &iobatch__agent__v1__admit_response__descriptor, timeout, NULL, 0,
                               on_admit_done, r, &err) < 0) {
     finish_without_agent(r, err->msg);
@@ -449,7 +449,7 @@ static int simple_call(struct agent_client *c, const char *method, const Protobu
     return iob_error(err, ENOMEM, "cannot allocate %s call", method);
   s->done = done;
   s->user = user;
-  if (ttrpc_client_call_async(tc, SERVICE, method, req, resp_desc, AGENT_CLIENT_CALL_TIMEOUT_MS,
+  if (ttrpc_client_call_async(tc, AGENT_SERVICE, method, req, resp_desc, AGENT_CLIENT_CALL_TIMEOUT_MS,
                               NULL, 0, on_simple_done, s, err) < 0) {
     free(s);
     return -1;

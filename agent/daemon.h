@@ -24,7 +24,7 @@ struct ttrpc_server;
 struct ttrpc_call;
 struct iob_timer;
 
-#define AGENT_SERVICE "iobatch.agent.v1.Agent"
+#include "agent/api.h"
 
 /* How the daemon samples: io.stat in cgroup v2 when the io controller is
  * there, /proc/PID/io over the cgroup's pids otherwise (hybrid/v1 hosts). */

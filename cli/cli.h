@@ -8,7 +8,7 @@
 #include "common/error.h"
 #include "ttrpc/ttrpc.h"
 
-#define IOBCTL_SERVICE "iobatch.agent.v1.Agent"
+#include "agent/api.h"
 #define IOBCTL_DEFAULT_SOCKET "/run/iobatch/iobatchd.sock"
 
 /* The agent's socket: --socket, else $IOBATCH_SOCKET, else the default. */

@@ -114,7 +114,7 @@ static int call(const char *verb, const char *method, const ProtobufCMessage *re
     iob_error_print(prog, &err);
     return -1;
   }
-  int r = ttrpc_client_call(c, IOBCTL_SERVICE, method, req, desc, resp, timeout_ms, NULL, 0, &err);
+  int r = ttrpc_client_call(c, AGENT_SERVICE, method, req, desc, resp, timeout_ms, NULL, 0, &err);
   ttrpc_client_free(c);
   if (r < 0) {
     iob_error_print(prog, &err);

@@ -87,7 +87,7 @@ static int ask_agent(const struct agent_plan_jobs *j, unsigned cap, double alpha
   req.alpha = alpha > 0 ? alpha : 0;
   ProtobufCMessage *resp = NULL;
   int r =
-      ttrpc_client_call(c, IOBCTL_SERVICE, "Plan", &req.base,
+      ttrpc_client_call(c, AGENT_SERVICE, "Plan", &req.base,
                         &iobatch__agent__v1__plan_response__descriptor, &resp, 30000, NULL, 0, err);
   ttrpc_client_free(c);
   if (r < 0)

@@ -102,7 +102,7 @@ int iobctl_status(int argc, char **argv) {
   }
   Iobatch__Agent__V1__StatusRequest req = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
   ProtobufCMessage *resp = NULL;
-  int r = ttrpc_client_call(c, IOBCTL_SERVICE, "Status", &req.base,
+  int r = ttrpc_client_call(c, AGENT_SERVICE, "Status", &req.base,
                             &iobatch__agent__v1__status_response__descriptor, &resp, 10000, NULL, 0,
                             &err);
   ttrpc_client_free(c);

@@ -15,7 +15,7 @@
 #include "runtime-hook/hook.h"
 #include "ttrpc/ttrpc.h"
 
-#define AGENT_SERVICE "iobatch.agent.v1.Agent"
+#include "agent/api.h"
 /* runc gives a hook no deadline unless the spec sets one; ours stays short
  * so a wedged agent cannot stall container creation. */
 #define REGISTER_TIMEOUT_MS 2000

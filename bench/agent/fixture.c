@@ -15,7 +15,7 @@
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
 
-#define SERVICE "iobatch.agent.v1.Agent"
+#include "agent/api.h"
 #define MAX_FIXTURES 100000
 #define TIMEOUT_MS 10000
 
@@ -34,7 +34,7 @@ static int do_register(struct ttrpc_client *c, unsigned n, unsigned pid, struct 
     req.source = "bench";
     req.running = 1;
     ProtobufCMessage *resp = NULL;
-    if (ttrpc_client_call(c, SERVICE, "Register", &req.base,
+    if (ttrpc_client_call(c, AGENT_SERVICE, "Register", &req.base,
                           &iobatch__agent__v1__register_response__descriptor, &resp, TIMEOUT_MS,
                           NULL, 0, err) < 0)
       return iob_error_prefix(err, "register '%s'", id);
@@ -46,7 +46,7 @@ static int do_register(struct ttrpc_client *c, unsigned n, unsigned pid, struct 
 static int do_status(struct ttrpc_client *c, struct iob_error **err) {
   Iobatch__Agent__V1__StatusRequest req = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
   ProtobufCMessage *resp = NULL;
-  if (ttrpc_client_call(c, SERVICE, "Status", &req.base,
+  if (ttrpc_client_call(c, AGENT_SERVICE, "Status", &req.base,
                         &iobatch__agent__v1__status_response__descriptor, &resp, TIMEOUT_MS, NULL,
                         0, err) < 0)
     return iob_error_prefix(err, "status");
