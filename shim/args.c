@@ -128,6 +128,7 @@ void shim_options_release(struct shim_options *o) {
   free(o->binary_name);
   free(o->root);
   free(o->shim_cgroup);
+  free(o->agent_socket);
   memset(o, 0, sizeof(*o));
 }
 
@@ -146,6 +147,8 @@ static int options_check(struct shim_options *o, struct iob_error **err) {
   if (o->root && shim_validate_path("root", o->root, true, err) < 0)
     return -1;
   if (o->shim_cgroup && shim_validate_path("shim_cgroup", o->shim_cgroup, false, err) < 0)
+    return -1;
+  if (o->agent_socket && shim_validate_path("IobatchAgentSocket", o->agent_socket, true, err) < 0)
     return -1;
   return 0;
 }
@@ -262,6 +265,8 @@ int shim_options_write(const char *bundle, const struct shim_options *o, struct 
   json_object_set_new(j, "no_new_keyring", json_boolean(o->no_new_keyring));
   json_object_set_new(j, "io_uid", json_integer(o->io_uid));
   json_object_set_new(j, "io_gid", json_integer(o->io_gid));
+  set_str(j, "agent_socket", o->agent_socket);
+  json_object_set_new(j, "fail_closed", json_boolean(o->fail_closed));
   cleanup_free char *path = NULL;
   if (asprintf(&path, "%s/options.json", bundle) < 0)
     abort();
@@ -297,6 +302,8 @@ int shim_options_read(const char *bundle, struct shim_options *o, struct iob_err
   o->no_new_keyring = json_is_true(json_object_get(j, "no_new_keyring"));
   o->io_uid = (uint32_t)json_integer_value(json_object_get(j, "io_uid"));
   o->io_gid = (uint32_t)json_integer_value(json_object_get(j, "io_gid"));
+  o->agent_socket = json_str(j, "agent_socket");
+  o->fail_closed = json_is_true(json_object_get(j, "fail_closed"));
   json_decref(j);
   return options_check(o, err);
 }

@@ -6,6 +6,8 @@
  *   BinaryName = "crun"
  *   Root = "/run/containerd/crun"
  *   SystemdCgroup = false
+ *   IobatchAgentSocket = "/run/iobatch/iobatchd.sock"
+ *   IobatchFailClosed = false
  *
  * The keys are those of the runc shim's options table in containerd's
  * config.toml (snake_case works too); sections and comments are ignored. */
@@ -41,6 +43,8 @@ static const struct key keys[] = {
     K("NoNewKeyring", "no_new_keyring", BOOL, no_new_keyring),
     K("IoUid", "io_uid", U32, io_uid),
     K("IoGid", "io_gid", U32, io_gid),
+    K("IobatchAgentSocket", "iobatch_agent_socket", STR, agent_socket),
+    K("IobatchFailClosed", "iobatch_fail_closed", BOOL, fail_closed),
 };
 
 static char *trim(char *s) {

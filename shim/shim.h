@@ -59,6 +59,12 @@ struct shim_options {
   bool no_new_keyring;
   uint32_t io_uid;
   uint32_t io_gid;
+  /* iobatch's own keys, only in the ConfigPath TOML (IobatchAgentSocket,
+   * IobatchFailClosed): where iobatchd listens (else $IOBATCH_AGENT_SOCKET,
+   * else its default) and whether a Start the agent cannot be asked about
+   * fails instead of starting at once. */
+  char *agent_socket;
+  bool fail_closed;
 };
 
 /* What `start` learns from stdin. */
