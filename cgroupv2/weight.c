@@ -26,6 +26,9 @@ const char *cg2_weight_file(enum cg2_weight_kind kind) {
   return kind == CG2_IO_WEIGHT ? "io.weight" : "io.bfq.weight";
 }
 
+/* The same piecewise-linear map as systemd's BFQ_WEIGHT() in
+ * src/basic/cgroup-util.h (checked against its source on 2026-11-30):
+ * identity up to the default 100, then 100 + (w - 100) * 900 / 9900. */
 unsigned cg2_weight_io_to_bfq(unsigned w) {
   if (w < IO_WEIGHT_MIN)
     w = IO_WEIGHT_MIN;
