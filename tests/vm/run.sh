@@ -7,12 +7,16 @@
 # disk as an emulated NVMe drive, and reads the guest's TAP back from the
 # serial console between per-boot markers (see tests/vm/guest/init).  Fails
 # when a guest test fails, when a guest test or the VM does not finish, or
-# when a plan is short.  The serial log of the last run is kept in
-# tests/vm/cache/serial.log.
+# when a plan is short.  Everything of one run (image, disk, serial log) is in
+# its own mktemp directory, so runs by different people do not collide; only
+# the kernel is shared, in tests/vm/cache/ (under a lock).  The serial log of
+# the last run to finish is copied to tests/vm/cache/serial.log.
 #
-# Environment: VM_TIMEOUT (whole VM, s, default 600), VM_TEST_TIMEOUT (each
-# guest test, s, default 180), VM_SMP (2), VM_MEM (MiB, 2048), VM_CPU (qemu
-# -cpu, max), B (build).
+# Environment: VM_ONLY (run only these sections: guest t-*.sh names and/or
+# tests/integration suite names, e.g. "t-shim.sh shim-group.sh"; default:
+# every t-*.sh and every guest/integration.list entry), VM_TIMEOUT (whole VM,
+# s, default 600), VM_TEST_TIMEOUT (each guest test, s, default 180), VM_SMP
+# (2), VM_MEM (MiB, 2048), VM_CPU (qemu -cpu, max), B (build).
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -41,8 +45,10 @@ cleanup() {
   fi
   [ -n "$TPID" ] && wait "$TPID" 2>/dev/null
   if [ -f "$WORK/serial.log" ]; then
+    # cp + mv: a concurrent run's copy is never seen half-written.
     mkdir -p "$(dirname "$KEEP_LOG")"
-    cp "$WORK/serial.log" "$KEEP_LOG" 2>/dev/null
+    cp "$WORK/serial.log" "$KEEP_LOG.$$" 2>/dev/null && mv -f "$KEEP_LOG.$$" "$KEEP_LOG"
+    rm -f "$KEEP_LOG.$$"
   fi
   rm -rf "$WORK"
 }
@@ -58,6 +64,30 @@ bail_tap() {
 
 command -v qemu-system-x86_64 >/dev/null || bail_tap "qemu-system-x86_64 not found (run scripts/install-deps.sh)"
 
+# The sections the guest runs after init, and in which order: GUEST_TESTS
+# (t-*.sh) then SUITES (tests/integration names).  VM_ONLY picks a subset;
+# a name that is neither is an error, not an empty run.
+GUEST_TESTS=()
+SUITES=()
+if [ -n "${VM_ONLY:-}" ]; then
+  for t in $VM_ONLY; do
+    t=${t#integration/}
+    case "$t" in
+    */* | "") bail_tap "VM_ONLY: '$t' is not a test name" ;;
+    t-*.sh) [ -f "$VMDIR/guest/$t" ] || bail_tap "VM_ONLY: no guest test tests/vm/guest/$t"
+      GUEST_TESTS+=("$t") ;;
+    *) [ -f "$TOP/tests/integration/$t" ] || bail_tap "VM_ONLY: no suite tests/integration/$t"
+      SUITES+=("$t") ;;
+    esac
+  done
+  ONLY=("${GUEST_TESTS[@]}" "${SUITES[@]}")
+  ONLY=$(IFS=,; echo "${ONLY[*]}")
+else
+  for t in "$VMDIR"/guest/t-*.sh; do GUEST_TESTS+=("$(basename "$t")"); done
+  for t in $(sed 's/#.*//' "$VMDIR/guest/integration.list"); do SUITES+=("$t"); done
+  ONLY=
+fi
+
 t0=$(date +%s.%N)
 if ! "$VMDIR/build.sh" "$WORK" >"$WORK/build.log" 2>&1; then
   sed 's/^/# /' "$WORK/build.log"
@@ -69,6 +99,8 @@ NONCE=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
 # cryptomgr.notests: the kernel's crypto self-tests are slow under TCG, and
 # once one hung a vCPU for the whole run (soft lockup in cryptomgr_test).
 APPEND="console=ttyS0 quiet loglevel=1 panic=1 cryptomgr.notests iobatch.nonce=$NONCE iobatch.test_timeout=$VM_TEST_TIMEOUT"
+# guest/init runs only these (comma-separated) when given.
+[ -z "$ONLY" ] || APPEND+=" iobatch.only=$ONLY"
 # A guest that shows no sign of life (/init's UP marker) within
 # VM_BOOT_TIMEOUT seconds hung in the emulated kernel's boot: boot it once
 # more instead of waiting out VM_TIMEOUT.  A hang after UP is a test result.
@@ -111,8 +143,8 @@ TPID=
 t2=$(date +%s.%N)
 
 expected="init"
-for t in "$VMDIR"/guest/t-*.sh; do expected+=" $(basename "$t")"; done
-for t in $(sed 's/#.*//' "$VMDIR/guest/integration.list"); do expected+=" integration/$t"; done
+for t in "${GUEST_TESTS[@]}"; do expected+=" $t"; done
+for t in "${SUITES[@]}"; do expected+=" integration/$t"; done
 
 # Renumber the guest sections into one stream; every way of not finishing
 # becomes a "not ok" line so that tests/run.sh counts it.
