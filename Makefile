@@ -94,10 +94,17 @@ UNIT_TESTS += tests/unit/$(1)
 $(call prog,tests/unit/$(1),$(2),$(3),-lcmocka)
 endef
 
-# $(call fuzzer,NAME,SOURCES,LIBS): libFuzzer target build-fuzz/tests/fuzz/NAME
+# $(call fuzzer,NAME,SOURCES,LIBS): libFuzzer target build-fuzz/tests/fuzz/NAME;
+# in build/ and build-asan/ the same target linked with tests/fuzz/driver.c,
+# which replays corpus files (tests/fuzz/corpus-replay.sh).
 define fuzzer
 FUZZERS += tests/fuzz/$(1)
+ifeq ($(FUZZ),1)
 $(call prog,tests/fuzz/$(1),$(2),$(3),-fsanitize=fuzzer)
+else
+all: $(B)/tests/fuzz/$(1)
+$(call prog,tests/fuzz/$(1),$(2) tests/fuzz/driver.c,$(3))
+endif
 endef
 
 include $(sort $(wildcard */module.mk tests/*/module.mk))
