@@ -1,0 +1,272 @@
+/* Malformed input to the shim's parsers of files and payloads from outside:
+ * <bundle>/options.json, the runtime-options TOML named by
+ * runtimeoptions.v1.Options, a runc Options payload, the iobatch
+ * annotations of <bundle>/config.json checked at Create, and runc's
+ * log.json.  Every case must fail cleanly (an error naming the thing, no
+ * crash, nothing leaked under ASan) or be ignored where the format says so. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/cleanup.h"
+#include "containerd/runc/options.pb-c.h"
+#include "google/protobuf/any.pb-c.h"
+#include "shim/shim.h"
+
+static char bundle[] = "/tmp/iob-parse-shim.XXXXXX";
+
+static void put(const char *name, const char *text) {
+  char path[256];
+  snprintf(path, sizeof(path), "%s/%s", bundle, name);
+  FILE *f = fopen(path, "we");
+  assert_non_null(f);
+  assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+  assert_int_equal(fclose(f), 0);
+}
+
+static void drop(const char *name) {
+  char path[256];
+  snprintf(path, sizeof(path), "%s/%s", bundle, name);
+  unlink(path);
+}
+
+static int setup(void **state) {
+  (void)state;
+  return mkdtemp(bundle) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  drop("options.json");
+  drop("config.json");
+  drop("runc.toml");
+  return rmdir(bundle);
+}
+
+static void test_options_json_malformed(void **state) {
+  (void)state;
+  static const char *const bad[] = {
+      "",                                   /* empty file */
+      "{\"root\":",                         /* truncated */
+      "not json",                           /* not JSON */
+      "{\"root\":\"relative/dir\"}",        /* root must be absolute */
+      "{\"root\":\"/run/../etc\"}",         /* no '..' */
+      "{\"binary_name\":\"runc\\nx\"}",     /* newline in the binary */
+      "{\"agent_socket\":\"sock\"}",        /* socket must be absolute */
+      "{\"shim_cgroup\":\"/a\\u0001b\"}",   /* control character */
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
+    cleanup_error struct iob_error *err = NULL;
+    struct shim_options o;
+    put("options.json", bad[i]);
+    if (shim_options_read(bundle, &o, &err) != -1)
+      fail_msg("accepted options.json #%zu '%s'", i, bad[i]);
+    assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+    shim_options_release(&o);
+  }
+  /* Wrong types are ignored field by field, never read as something else. */
+  cleanup_error struct iob_error *err = NULL;
+  struct shim_options o;
+  put("options.json", "{\"root\":7,\"binary_name\":[\"x\"],\"systemd_cgroup\":\"yes\"}");
+  assert_int_equal(shim_options_read(bundle, &o, &err), 0);
+  assert_null(o.root);
+  assert_null(o.binary_name);
+  assert_false(o.systemd_cgroup);
+  shim_options_release(&o);
+  /* No file at all: the defaults. */
+  drop("options.json");
+  assert_int_equal(shim_options_read(bundle, &o, &err), 0);
+  assert_null(o.root);
+  shim_options_release(&o);
+}
+
+static size_t pack_config_path(uint8_t **out, const char *path) {
+  Google__Protobuf__Any any = GOOGLE__PROTOBUF__ANY__INIT;
+  any.type_url = (char *)"";
+  any.value.data = (uint8_t *)path;
+  any.value.len = strlen(path);
+  size_t len = google__protobuf__any__get_packed_size(&any);
+  *out = malloc(len + 1);
+  assert_non_null(*out);
+  return google__protobuf__any__pack(&any, *out);
+}
+
+static void test_config_path_malformed(void **state) {
+  (void)state;
+  char toml[256];
+  snprintf(toml, sizeof(toml), "%s/runc.toml", bundle);
+  /* The file's own errors name the file and the line. */
+  static const char *const bad[] = {
+      "Root = \"/run/r\n",               /* unterminated string */
+      "Root\n",                          /* no '=' */
+      "IoGid = 4294967296\n",            /* out of range */
+      "IoUid = 12abc\n",                 /* trailing garbage */
+      "SystemdCgroup = \"true\"\n",      /* a string where a bool goes */
+      "[section]\nBinaryName = 'x'\n",   /* single quotes are not ours */
+      "IobatchAgentSocket = \"a\"b\"\n", /* a quote inside */
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
+    cleanup_error struct iob_error *err = NULL;
+    cleanup_free uint8_t *any = NULL;
+    put("runc.toml", bad[i]);
+    size_t n = pack_config_path(&any, toml);
+    struct shim_options o = {0};
+    if (shim_options_from_config_path(any, n, &o, &err) != -1)
+      fail_msg("accepted TOML #%zu '%s'", i, bad[i]);
+    assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+    assert_non_null(strstr(err->msg, "runc.toml"));
+    assert_non_null(strstr(err->msg, "line "));
+    shim_options_release(&o);
+  }
+  /* Paths the shim refuses to open, and bytes that are no Any at all. */
+  static const char *const paths[] = {"relative.toml", "/tmp/../etc/passwd", "/a\nb"};
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(paths); i++) {
+    cleanup_error struct iob_error *err = NULL;
+    cleanup_free uint8_t *any = NULL;
+    size_t n = pack_config_path(&any, paths[i]);
+    struct shim_options o = {0};
+    if (shim_options_from_config_path(any, n, &o, &err) != -1)
+      fail_msg("opened config path #%zu", i);
+    assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+    shim_options_release(&o);
+  }
+  static const uint8_t garbage[][4] = {{0x12, 0x7f, 'a', 'b'}, {0xff, 0xff, 0xff, 0xff}};
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(garbage); i++) {
+    cleanup_error struct iob_error *err = NULL;
+    struct shim_options o = {0};
+    assert_int_equal(shim_options_from_config_path(garbage[i], 4, &o, &err), -1);
+    assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+    shim_options_release(&o);
+  }
+}
+
+static void test_runc_options_malformed(void **state) {
+  (void)state;
+  static const char *const type = "type.googleapis.com/containerd.runc.v1.Options";
+  /* Truncated or invalid wire format. */
+  static const struct {
+    uint8_t b[8];
+    size_t n;
+  } wire[] = {
+      {{0x3a, 0x10, '/'}, 3},                        /* root: length past the end */
+      {{0x08}, 1},                                   /* varint missing */
+      {{0x08, 0x80, 0x80}, 3},                       /* unterminated varint */
+      {{0x3f, 0x00}, 2},                             /* wire type 7 */
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(wire); i++) {
+    cleanup_error struct iob_error *err = NULL;
+    struct shim_options o = {0};
+    bool found = true;
+    if (shim_options_from_any(type, wire[i].b, wire[i].n, &o, &found, &err) != -1)
+      fail_msg("decoded bad runc options #%zu", i);
+    assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+    shim_options_release(&o);
+  }
+  /* Well-formed, but values the shim must not use. */
+  static const char *const roots[] = {"run/runc", "/run/../x", "/run/\x01"};
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(roots); i++) {
+    Containerd__Runc__V1__Options m = CONTAINERD__RUNC__V1__OPTIONS__INIT;
+    m.root = (char *)roots[i];
+    uint8_t buf[64];
+    size_t n = containerd__runc__v1__options__pack(&m, buf);
+    cleanup_error struct iob_error *err = NULL;
+    struct shim_options o = {0};
+    bool found = false;
+    assert_int_equal(shim_options_from_any(type, buf, n, &o, &found, &err), -1);
+    assert_non_null(strstr(err->msg, "root"));
+    shim_options_release(&o);
+  }
+  /* Another type: not ours, ignored. */
+  cleanup_error struct iob_error *err = NULL;
+  struct shim_options o = {0};
+  bool found = true;
+  assert_int_equal(shim_options_from_any("x.Other", (const uint8_t *)"\xff", 1, &o, &found, &err),
+                   0);
+  assert_false(found);
+}
+
+static void test_admission_annotations_malformed(void **state) {
+  (void)state;
+  static const char *const bad[] = {
+      "",
+      "[]",
+      "{\"annotations\":",
+      "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"abc\"}}",
+      "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"-1\"}}",
+      "{\"annotations\":{\"io.iobatch.max-hold-ms\":\" 5\"}}",
+      "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"5ms\"}}",
+      "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"4294967296\"}}",
+      "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"99999999999999999999999\"}}",
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
+    cleanup_error struct iob_error *err = NULL;
+    put("config.json", bad[i]);
+    if (shim_admission_check(bundle, &err) != -1)
+      fail_msg("accepted config.json #%zu '%s'", i, bad[i]);
+    assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+  }
+  /* Fields of the wrong type or shape are not annotations: ignored. */
+  static const char *const odd[] = {
+      "{}",
+      "{\"annotations\":[]}",
+      "{\"annotations\":{\"io.iobatch.max-hold-ms\":5000}}",
+      "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"\"}}",
+      "{\"process\":{\"args\":[1,null,\"fio\"]},\"annotations\":{}}",
+      "{\"process\":{\"args\":\"fio\"}}",
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(odd); i++) {
+    cleanup_error struct iob_error *err = NULL;
+    put("config.json", odd[i]);
+    if (shim_admission_check(bundle, &err) != 0)
+      fail_msg("refused config.json #%zu '%s': %s", i, odd[i], err->msg);
+  }
+  cleanup_error struct iob_error *err = NULL;
+  drop("config.json");
+  assert_int_equal(shim_admission_check(bundle, &err), -1);
+  assert_non_null(strstr(err->msg, "config.json"));
+}
+
+static void test_runc_log_malformed(void **state) {
+  (void)state;
+  static const char *const none[] = {
+      "\n\n\n",
+      "{\"level\":\"error\"}\n",                  /* no msg */
+      "{\"level\":\"error\",\"msg\":7}\n",        /* msg not a string */
+      "{\"level\":1,\"msg\":\"x\"}\n",            /* level not a string */
+      "[\"level\",\"error\"]\n",                  /* not an object */
+      "{\"level\":\"error\",\"msg\":\"trunc",      /* cut off */
+      "{\"level\":\"ERROR\",\"msg\":\"x\"}",      /* levels are lower case */
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(none); i++) {
+    cleanup_free char *m = shim_runc_last_error(none[i], strlen(none[i]));
+    if (m != NULL)
+      fail_msg("log #%zu gave '%s'", i, m);
+  }
+  /* A NUL inside a line and a length shorter than the text. */
+  static const char nul[] = "{\"level\":\"error\",\"msg\":\"a\"}\n{\"level\":\0\"error\"}\n";
+  cleanup_free char *m = shim_runc_last_error(nul, sizeof(nul) - 1);
+  assert_non_null(m);
+  assert_string_equal(m, "a");
+  const char *cut = "{\"level\":\"error\",\"msg\":\"abc\"}";
+  cleanup_free char *c = shim_runc_last_error(cut, strlen(cut) - 2);
+  assert_null(c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_options_json_malformed),
+      cmocka_unit_test(test_config_path_malformed),
+      cmocka_unit_test(test_runc_options_malformed),
+      cmocka_unit_test(test_admission_annotations_malformed),
+      cmocka_unit_test(test_runc_log_malformed),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
