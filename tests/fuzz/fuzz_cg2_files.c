@@ -1,11 +1,13 @@
 /* libFuzzer: the cgroup and procfs files read outside io.stat/io.pressure:
  * /proc/self/mountinfo (cgroup2 and v1 mounts), /proc/PID/cgroup (v2 and
  * v1 lines), cgroup.procs, /proc/PID/io, io.weight and io.bfq.weight, and
- * the strict number parser.  The first byte picks the parser; the rest is
+ * the strict number parser, a block queue's scheduler file and io.cost.qos.
+ * The first byte picks the parser; the rest is
  * the file.  File readers go through a private temporary tree (ROOT). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cgroupv2/cg2.h"
 #include "cgroupv2/procio.h"
@@ -18,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1)
     return 0;
-  uint8_t which = data[0] % 8;
+  uint8_t which = data[0] % 10;
   const char *text = (const char *)data + 1;
   size_t len = size - 1;
   cleanup_error struct iob_error *err = NULL;
@@ -81,6 +83,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cg2_parse_u64(text, len, &v);
     break;
   }
+  case 8: { /* /sys/block/DEV/queue/scheduler, read NUL-terminated */
+    cleanup_free char *s = malloc(len + 1);
+    if (s == NULL)
+      abort();
+    memcpy(s, text, len);
+    s[len] = '\0';
+    char name[32];
+    if (cg2_scheduler_active(s, name, sizeof(name)) == 0 && strlen(name) >= sizeof(name))
+      __builtin_trap();
+    break;
+  }
+  case 9:
+    cg2_iocost_enabled(text, len, 8, 0);
+    break;
   }
   return 0;
 }

@@ -58,6 +58,10 @@ cg2_files = {
     "bfq-weight": b"\x06" + b"100\n",
     "io-weight-range": b"\x06" + b"default 0\n8:0 10001\n",
     "u64-overflow": b"\x07" + b"18446744073709551616",
+    "scheduler": b"\x08" + b"mq-deadline kyber [bfq] none\n",
+    "scheduler-odd": b"\x08" + b"[] [none\n",
+    "iocost": b"\x09" + b"259:0 enable=0 ctrl=auto\n8:0 enable=1 ctrl=user rpct=95.00\n",
+    "iocost-bad": b"\x09" + b"8:0\n8:0 ctrl=auto\nx:y enable=1\n",
 }
 
 runc_options = (field(6, "runc") + field(7, "/run/containerd/runc") + field(3, "/iobatch")
