@@ -3,12 +3,13 @@
  * bytes fails to decode (the ttrpc server answers INVALID_ARGUMENT then);
  * decoded requests with bad fields are refused by the checks the handlers
  * use (shim_validate_*, shim_uri_parse, shim_mount_parse_options,
- * agent_plan_solve).  Register's field checks are in test_agent_admission. */
+ * agent_plan_solve), and iobatchctl plan's job file (agent_plan_parse_jobs).  Register's field checks are in test_agent_admission. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,12 +183,78 @@ static void test_plan_request_refused(void **state) {
   assert_int_equal(agent_plan_solve(&cfg, jobs, 0, &r, &err), -1);
 }
 
+/* `iobatchctl plan`'s job file (text or JSON), the same jobs as a Plan. */
+static void test_plan_jobs_file_malformed(void **state) {
+  (void)state;
+  static const struct {
+    const char *text, *want;
+  } bad[] = {
+      {"a seq-write\nb\n", "line 2"},
+      {"a seq-write 1 2\n", "expected 'name class"},
+      {"a seq-write 1x\n", "invalid solo seconds"},
+      {"a seq-write -1\n", "invalid solo seconds"},
+      {"a seq-write nan\n", "invalid solo seconds"},
+      {"a seq-write inf\n", "invalid solo seconds"},
+      {"a fast\n", "unknown class"},
+      {"[{\"name\":\"a\"}]", "job 1"},
+      {"[{\"name\":\"a\",\"class\":\"seq-write\",\"x\":1}]", "job 1"},
+      {"[{\"name\":\"a\",\"class\":\"seq-write\",\"solo_seconds\":-3}]", "invalid solo"},
+      {"[{\"name\":1,\"class\":\"seq-write\"}]", "job 1"},
+      {"{\"jobs\":{}}", "expected an array"},
+      {"[1]", "job 1"},
+      {"[{\"name\":\"a\",\"class\":\"seq-write\"}", "cannot parse"},
+      {"{\"jobs\":[],\"jobs\":[]}", "cannot parse"},
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
+    cleanup_error struct iob_error *err = NULL;
+    struct agent_plan_jobs j;
+    if (agent_plan_parse_jobs("jobs", bad[i].text, strlen(bad[i].text), &j, &err) != -1) {
+      agent_plan_jobs_release(&j);
+      fail_msg("accepted job file #%zu '%s'", i, bad[i].text);
+    }
+    assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+    if (strstr(err->msg, bad[i].want) == NULL)
+      fail_msg("job file #%zu: '%s' does not say '%s'", i, err->msg, bad[i].want);
+    assert_null(j.v);
+    assert_int_equal(j.n, 0);
+  }
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_plan_jobs j;
+  static const char nul[] = "a seq-write\0b seq-read\n";
+  assert_int_equal(agent_plan_parse_jobs("jobs", nul, sizeof(nul) - 1, &j, &err), -1);
+  assert_non_null(strstr(err->msg, "NUL"));
+  iob_error_release(&err);
+  /* A name longer than AGENT_PLAN_NAME_MAX, more jobs than AGENT_PLAN_MAX_JOBS,
+   * a file larger than AGENT_PLAN_FILE_MAX. */
+  char longname[AGENT_PLAN_NAME_MAX + 32];
+  memset(longname, 'n', AGENT_PLAN_NAME_MAX + 1);
+  strcpy(longname + AGENT_PLAN_NAME_MAX + 1, " seq-write\n");
+  assert_int_equal(agent_plan_parse_jobs("jobs", longname, strlen(longname), &j, &err), -1);
+  assert_non_null(strstr(err->msg, "too long"));
+  iob_error_release(&err);
+  size_t cap = (AGENT_PLAN_MAX_JOBS + 1) * 20;
+  cleanup_free char *many = malloc(cap);
+  assert_non_null(many);
+  size_t len = 0;
+  for (int k = 0; k <= AGENT_PLAN_MAX_JOBS; k++)
+    len += (size_t)snprintf(many + len, cap - len, "j%d idle\n", k);
+  assert_int_equal(agent_plan_parse_jobs("jobs", many, len, &j, &err), -1);
+  assert_non_null(strstr(err->msg, "too many jobs"));
+  iob_error_release(&err);
+  cleanup_free char *big = malloc(AGENT_PLAN_FILE_MAX + 2);
+  assert_non_null(big);
+  memset(big, '#', AGENT_PLAN_FILE_MAX + 1);
+  assert_int_equal(agent_plan_parse_jobs("jobs", big, AGENT_PLAN_FILE_MAX + 1, &j, &err), -1);
+  assert_non_null(strstr(err->msg, "too large"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_task_requests_broken_wire),
       cmocka_unit_test(test_task_request_fields_refused),
       cmocka_unit_test(test_agent_requests_broken_wire),
       cmocka_unit_test(test_plan_request_refused),
+      cmocka_unit_test(test_plan_jobs_file_malformed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
