@@ -1,7 +1,12 @@
-/* Create: put iobatch-hook into the bundle's config.json as a createRuntime
- * hook, so runc runs it during `runc create` with the container state on
- * stdin (runtime-spec config.md, "createRuntime Hooks"; runc 1.0+).  The
- * rest of the spec is kept as it is; the file is replaced atomically. */
+/* Create: put iobatch-hook into the bundle's config.json as a prestart
+ * hook (issue #5, DESIGN.md), so runc runs it during `runc create`, after
+ * the container's namespaces and cgroup exist, with the container state on
+ * stdin.  runc runs the prestart hooks at the same point and with the same
+ * state as createRuntime (runtime-spec config.md: prestart is deprecated
+ * in favour of createRuntime/createContainer/startContainer but still
+ * called, "in the runtime namespace").  A spec that already has the hook
+ * in prestart or createRuntime is left alone.  The rest of the spec is
+ * kept as it is; the file is replaced atomically. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -19,6 +24,7 @@
 
 #define CONFIG_MAX (16u << 20)
 #define HOOK_NAME "iobatch-hook"
+#define HOOK_KIND "prestart"
 
 /* $IOBATCH_HOOK, else iobatch-hook next to this binary; NULL: none. */
 static int hook_path(char **out, struct iob_error **err) {
@@ -54,12 +60,12 @@ static bool is_our_hook(json_t *h, const char *hook) {
   return !strcmp(p, hook) || !strcmp(base ? base + 1 : p, HOOK_NAME);
 }
 
-/* Any kind of hook already runs it (a spec made with the hook in mind, or
- * a second Create of the same bundle). */
+/* A hook that already runs it where it can register the container (a spec
+ * made with the hook in mind, or a second Create of the same bundle). */
 static bool has_hook(json_t *hooks, const char *hook) {
-  const char *kind;
-  json_t *list;
-  json_object_foreach(hooks, kind, list) {
+  static const char *const kinds[] = {HOOK_KIND, "createRuntime"};
+  for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+    json_t *list = json_object_get(hooks, kinds[k]);
     for (size_t i = 0; i < json_array_size(list); i++)
       if (is_our_hook(json_array_get(list, i), hook))
         return true;
@@ -118,10 +124,10 @@ int shim_hook_inject_json(const char *json, size_t len, const char *hook, const 
     if (hooks == NULL || json_object_set_new(cfg, "hooks", hooks) < 0)
       return iob_error(err, ENOMEM, "cannot allocate");
   }
-  json_t *list = json_object_get(hooks, "createRuntime");
+  json_t *list = json_object_get(hooks, HOOK_KIND);
   if (list == NULL) {
     list = json_array();
-    if (list == NULL || json_object_set_new(hooks, "createRuntime", list) < 0)
+    if (list == NULL || json_object_set_new(hooks, HOOK_KIND, list) < 0)
       return iob_error(err, ENOMEM, "cannot allocate");
   }
   json_t *entry = hook_entry(hook, socket);
@@ -201,8 +207,19 @@ int shim_hook_inject(const char *bundle, struct iob_error **err) {
   size_t len = 0;
   if (fstat(fd, &sb) < 0)
     return iob_error(err, errno, "cannot stat '%s'", path);
-  if (read_config(fd, path, &sb, &buf, &len, err) < 0 ||
-      shim_hook_inject_json(buf, len, hook, getenv("IOBATCH_AGENT_SOCKET"), &out, err) < 0)
+  /* The hook asks the agent the shim asks: IobatchAgentSocket of the
+   * runtime options (stored by Create just before), else the environment. */
+  struct shim_options o;
+  if (shim_options_read(bundle, &o, err) < 0)
+    return -1;
+  const char *socket = o.agent_socket && *o.agent_socket ? o.agent_socket
+                                                         : getenv("IOBATCH_AGENT_SOCKET");
+  int r = read_config(fd, path, &sb, &buf, &len, err) < 0 ||
+                  shim_hook_inject_json(buf, len, hook, socket, &out, err) < 0
+              ? -1
+              : 0;
+  shim_options_release(&o);
+  if (r < 0)
     return -1;
   if (out == NULL)
     return 0;

@@ -10,7 +10,7 @@ INSTALL_PROGRAMS += bin/containerd-shim-iobatch-v2
 
 $(eval $(call unit,test_shim,tests/unit/test_shim.c,shim ttrpc proto common))
 $(eval $(call unit,test_shim_service,tests/unit/test_shim_service.c,shim agentclient wcd cg2 ttrpc proto common))
-$(eval $(call unit,test_shim_hookinject,tests/unit/test_shim_hookinject.c,shim common))
+$(eval $(call unit,test_shim_hookinject,tests/unit/test_shim_hookinject.c,shim proto common))
 $(eval $(call fuzzer,fuzz_shim_bootstrap,tests/fuzz/fuzz_shim_bootstrap.c,shim ttrpc proto common))
 $(eval $(call fuzzer,fuzz_shim_config,tests/fuzz/fuzz_shim_config.c,shim ttrpc proto common))
 

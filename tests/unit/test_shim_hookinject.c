@@ -43,13 +43,15 @@ static void test_inject_keeps_everything_else(void **state) {
   assert_int_equal(shim_hook_inject_json(spec, strlen(spec), HOOK, "/run/a.sock", &out, &err), 0);
   assert_non_null(out);
   json_t *before = load(spec), *after = load(out);
-  json_t *cr = json_object_get(json_object_get(after, "hooks"), "createRuntime");
-  assert_int_equal(json_array_size(cr), 1);
+  /* Appended to prestart, after the spec's own prestart hook. */
+  json_t *pre = json_object_get(json_object_get(after, "hooks"), "prestart");
+  assert_int_equal(json_array_size(pre), 2);
+  assert_null(json_object_get(json_object_get(after, "hooks"), "createRuntime"));
   json_t *want =
       load("{\"path\":\"" HOOK "\",\"args\":[\"iobatch-hook\",\"--socket\",\"/run/a.sock\"]}");
-  assert_true(json_equal(json_array_get(cr, 0), want));
+  assert_true(json_equal(json_array_get(pre, 1), want));
   /* Remove what was added: the rest must be exactly the original. */
-  json_object_del(json_object_get(after, "hooks"), "createRuntime");
+  assert_int_equal(json_array_remove(pre, 1), 0);
   assert_true(json_equal(before, after));
   json_decref(want);
   json_decref(before);
@@ -64,15 +66,27 @@ static void test_inject_once(void **state) {
   assert_non_null(once);
   assert_int_equal(shim_hook_inject_json(once, strlen(once), HOOK, NULL, &twice, &err), 0);
   assert_null(twice);
-  /* The hook under another path, in any hook kind, counts as present. */
+  /* The hook under another path, in prestart or createRuntime, counts as
+   * present: it registers the container from either. */
   const char *other = "{\"hooks\":{\"prestart\":[{\"path\":\"/usr/local/bin/iobatch-hook\"}]}}";
   assert_int_equal(shim_hook_inject_json(other, strlen(other), HOOK, NULL, &twice, &err), 0);
   assert_null(twice);
+  const char *cr = "{\"hooks\":{\"createRuntime\":[{\"path\":\"" HOOK "\"}]}}";
+  assert_int_equal(shim_hook_inject_json(cr, strlen(cr), HOOK, NULL, &twice, &err), 0);
+  assert_null(twice);
+  /* Elsewhere (poststop, say) it cannot register anything: injected. */
+  const char *post = "{\"hooks\":{\"poststop\":[{\"path\":\"" HOOK "\"}]}}";
+  assert_int_equal(shim_hook_inject_json(post, strlen(post), HOOK, NULL, &twice, &err), 0);
+  assert_string_equal(twice, "{\"hooks\":{\"poststop\":[{\"path\":\"" HOOK
+                             "\"}],\"prestart\":[{\"path\":\"" HOOK
+                             "\",\"args\":[\"iobatch-hook\"]}]}}");
+  free(twice);
+  twice = NULL;
   /* No hooks at all: the member is created; no socket: no --socket. */
   const char *bare = "{\"ociVersion\":\"1.0.2\"}";
   assert_int_equal(shim_hook_inject_json(bare, strlen(bare), HOOK, NULL, &twice, &err), 0);
   assert_string_equal(twice,
-                      "{\"ociVersion\":\"1.0.2\",\"hooks\":{\"createRuntime\":[{\"path\":\"" HOOK
+                      "{\"ociVersion\":\"1.0.2\",\"hooks\":{\"prestart\":[{\"path\":\"" HOOK
                       "\",\"args\":[\"iobatch-hook\"]}]}}");
 }
 
@@ -87,6 +101,10 @@ static void test_inject_malformed(void **state) {
       {"{\"hooks\":[]}", "invalid 'config.json': 'hooks' is not an object"},
       {"{\"hooks\":{\"createRuntime\":{}}}",
        "invalid 'config.json': 'hooks.createRuntime' is not an array"},
+      {"{\"hooks\":{\"prestart\":\"/bin/true\"}}",
+       "invalid 'config.json': 'hooks.prestart' is not an array"},
+      {"{\"hooks\":{\"prestart\":[{\"path\":\"" HOOK "\"}],\"poststop\":null}}",
+       "invalid 'config.json': 'hooks.poststop' is not an array"},
       {"{\"a\":1} trailing", "invalid 'config.json': "},
   };
   for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
@@ -149,7 +167,8 @@ static void test_inject_file(void **state) {
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(shim_hook_inject(dir, &err), 0);
   cleanup_free char *got = read_config(dir);
-  assert_non_null(strstr(got, "\"createRuntime\":[{\"path\":\"/bin/true\""));
+  assert_non_null(strstr(got, "\"prestart\":[{\"path\":\"/usr/bin/other\",\"args\":[\"other\",\"x\"]},"
+                              "{\"path\":\"/bin/true\",\"args\":[\"iobatch-hook\"]}]"));
   assert_int_equal(count_entries(dir), 1); /* no temporary file left */
   cleanup_free char *path = NULL;
   assert_true(asprintf(&path, "%s/config.json", dir) > 0);
@@ -180,6 +199,48 @@ static void test_inject_file_malformed(void **state) {
   unsetenv("IOBATCH_HOOK");
 }
 
+static void write_file(const char *dir, const char *name, const char *text) {
+  cleanup_free char *path = NULL;
+  assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  assert_int_equal(fputs(text, f) >= 0, 1);
+  fclose(f);
+}
+
+/* IobatchAgentSocket of the runtime options (options.json) wins over
+ * $IOBATCH_AGENT_SOCKET: the hook asks the agent the shim asks. */
+static void test_inject_socket_from_options(void **state) {
+  (void)state;
+  setenv("IOBATCH_HOOK", "/bin/true", 1);
+  setenv("IOBATCH_AGENT_SOCKET", "/run/env.sock", 1);
+  char *dir = bundle_with(spec, 0644);
+  write_file(dir, "options.json", "{\"agent_socket\":\"/run/opt.sock\"}");
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(shim_hook_inject(dir, &err), 0);
+  cleanup_free char *got = read_config(dir);
+  assert_non_null(
+      strstr(got, "{\"path\":\"/bin/true\",\"args\":[\"iobatch-hook\",\"--socket\",\"/run/opt.sock\"]}"));
+  remove_bundle(dir);
+  /* Without it, the environment's. */
+  dir = bundle_with(spec, 0644);
+  write_file(dir, "options.json", "{\"root\":\"/run/r\"}");
+  assert_int_equal(shim_hook_inject(dir, &err), 0);
+  cleanup_free char *env = read_config(dir);
+  assert_non_null(strstr(env, "\"--socket\",\"/run/env.sock\"]}"));
+  remove_bundle(dir);
+  /* A broken options.json is refused, config.json untouched. */
+  dir = bundle_with(spec, 0644);
+  write_file(dir, "options.json", "{\"agent_socket\":");
+  assert_int_equal(shim_hook_inject(dir, &err), -1);
+  assert_non_null(strstr(err->msg, "options.json"));
+  cleanup_free char *same = read_config(dir);
+  assert_string_equal(same, spec);
+  remove_bundle(dir);
+  unsetenv("IOBATCH_AGENT_SOCKET");
+  unsetenv("IOBATCH_HOOK");
+}
+
 static void test_inject_bad_env(void **state) {
   (void)state;
   char *dir = bundle_with(spec, 0644);
@@ -202,6 +263,7 @@ int main(void) {
       cmocka_unit_test(test_inject_malformed),
       cmocka_unit_test(test_inject_file),
       cmocka_unit_test(test_inject_file_malformed),
+      cmocka_unit_test(test_inject_socket_from_options),
       cmocka_unit_test(test_inject_bad_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
