@@ -49,6 +49,8 @@ struct ttrpc_client {
   int busy;     /* > 0 while our code is on the stack (callbacks may free) */
   bool closed;  /* the connection is gone; every call fails */
   bool freeing; /* ttrpc_client_free was called from a callback */
+  void (*on_close)(void *user); /* the peer went away (not our free) */
+  void *on_close_user;
   uint8_t rx[READ_CHUNK];
   size_t rx_pos, rx_len;
 };
@@ -131,6 +133,8 @@ static void client_close(struct ttrpc_client *c, int code, const char *msg) {
   c->busy++;
   while (c->pending)
     pending_fail(c->pending, code, msg);
+  if (c->on_close)
+    c->on_close(c->on_close_user);
   c->busy--;
 }
 
@@ -261,6 +265,7 @@ static void client_destroy(struct ttrpc_client *c) {
 void ttrpc_client_free(struct ttrpc_client *c) {
   if (c == NULL)
     return;
+  c->on_close = NULL;
   if (c->busy > 0) {
     /* Called from a done callback: finish once we are off the stack. */
     c->freeing = true;
@@ -272,6 +277,11 @@ void ttrpc_client_free(struct ttrpc_client *c) {
 
 bool ttrpc_client_closed(const struct ttrpc_client *c) {
   return c->closed;
+}
+
+void ttrpc_client_on_close(struct ttrpc_client *c, void (*fn)(void *user), void *user) {
+  c->on_close = fn;
+  c->on_close_user = user;
 }
 
 int ttrpc_client_attach(struct ttrpc_client *c, struct iob_loop *loop, struct iob_error **err) {

@@ -129,5 +129,8 @@ int ttrpc_client_call_async(struct ttrpc_client *c, const char *service, const c
                             const struct ttrpc_kv *md, size_t n_md, ttrpc_done_fn done,
                             void *user, struct iob_error **err);
 bool ttrpc_client_closed(const struct ttrpc_client *c);
+/* fn runs (on the loop, once, after the outstanding calls failed) when an
+ * attached connection is lost; not when the client is freed. */
+void ttrpc_client_on_close(struct ttrpc_client *c, void (*fn)(void *user), void *user);
 
 #endif
