@@ -52,6 +52,7 @@ struct agent_client {
   struct known *known;
   struct iob_timer *watch;
   uint64_t watch_ms; /* next watch interval: backs off while the agent stays away */
+  uint64_t lost_ms;  /* when the connection was lost (0: not lost) */
 };
 
 struct simple_call {
@@ -106,6 +107,7 @@ int agent_client_new(struct iob_loop *loop, const char *socket_path, bool fail_c
 }
 
 static void reregister_known(struct agent_client *c, struct ttrpc_client *tc);
+static void on_lost(void *user);
 
 /* The connection, (re)made on demand: the agent may have restarted since
  * the last call. */
@@ -124,6 +126,12 @@ static struct ttrpc_client *conn(struct agent_client *c, struct iob_error **err)
     return NULL;
   }
   c->tc = tc;
+  ttrpc_client_on_close(tc, on_lost, c);
+  c->lost_ms = 0;
+  if (c->watch) {
+    iob_timer_cancel(c->loop, c->watch);
+    c->watch = NULL;
+  }
   if (c->known)
     reregister_known(c, tc);
   return tc;
@@ -161,35 +169,61 @@ static int ctr_copy_dup(struct ctr_copy *dst, const struct ctr_copy *src) {
 
 static void on_watch(struct iob_loop *loop, void *data);
 
+static bool connected(const struct agent_client *c) {
+  return c->tc && !ttrpc_client_closed(c->tc);
+}
+
+/* Only while disconnected with running containers to tell: a connection
+ * that is up reports its loss itself (on_lost), so an idle shim does not
+ * wake up at all. */
 static void arm_watch(struct agent_client *c) {
   if (c->watch_ms == 0)
     c->watch_ms = AGENT_CLIENT_WATCH_MS;
-  if (c->watch == NULL && c->known)
+  if (c->watch == NULL && c->known && !connected(c))
     c->watch = iob_loop_timer(c->loop, c->watch_ms, on_watch, c);
 }
 
-/* Notice an agent restart while nothing is pending: the loop sees the
- * connection close; we reconnect and tell the new agent what runs. */
+/* The agent went away (it restarts, say).  Look for it every
+ * RETRY_EVERY_MS for AGENT_CLIENT_RETRY_MS, like a waiting Admit does, so
+ * that running containers are back in a restarted agent before it plans
+ * the pending ones (agent/daemon.c waits AGENT_SETTLE_MS after its start
+ * for them); then back off from AGENT_CLIENT_WATCH_MS to
+ * AGENT_CLIENT_WATCH_MAX_MS, since fail open means nothing waits on it. */
+static void on_lost(void *user) {
+  struct agent_client *c = user;
+  if (c->lost_ms == 0)
+    c->lost_ms = iob_now_ms();
+  if (c->known == NULL)
+    return; /* the next call reconnects */
+  iob_info("agent connection at '%s' lost; looking for it again", c->path);
+  if (c->watch) {
+    iob_timer_cancel(c->loop, c->watch);
+    c->watch = NULL;
+  }
+  c->watch_ms = RETRY_EVERY_MS;
+  arm_watch(c);
+}
+
 static void on_watch(struct iob_loop *loop, void *data) {
   (void)loop;
   struct agent_client *c = data;
   c->watch = NULL;
-  /* Every wake-up costs an idle shim CPU and resident pages: look often
-   * right after a loss, then back off to AGENT_CLIENT_WATCH_MAX_MS while
-   * the agent stays away (fail open means nothing waits on it), and look
-   * at the same slow pace while the connection is up. */
-  if (c->tc == NULL || ttrpc_client_closed(c->tc)) {
-    cleanup_error struct iob_error *err = NULL;
-    if (conn(c, &err) != NULL) {
-      iob_info("agent at '%s' is back: told it about the running containers", c->path);
-      c->watch_ms = AGENT_CLIENT_WATCH_MS;
-    } else {
-      c->watch_ms = c->watch_ms * 2 > AGENT_CLIENT_WATCH_MAX_MS ? AGENT_CLIENT_WATCH_MAX_MS
-                                                                 : c->watch_ms * 2;
-    }
-  } else {
-    c->watch_ms = AGENT_CLIENT_WATCH_MAX_MS;
+  if (connected(c))
+    return;
+  cleanup_error struct iob_error *err = NULL;
+  uint64_t lost = c->lost_ms;
+  if (conn(c, &err) != NULL) {
+    iob_info("agent at '%s' is back: told it about the running containers", c->path);
+    c->watch_ms = AGENT_CLIENT_WATCH_MS;
+    return;
   }
+  if (lost && iob_now_ms() - lost < AGENT_CLIENT_RETRY_MS)
+    c->watch_ms = RETRY_EVERY_MS;
+  else if (c->watch_ms < AGENT_CLIENT_WATCH_MS)
+    c->watch_ms = AGENT_CLIENT_WATCH_MS;
+  else
+    c->watch_ms = c->watch_ms * 2 > AGENT_CLIENT_WATCH_MAX_MS ? AGENT_CLIENT_WATCH_MAX_MS
+                                                               : c->watch_ms * 2;
   arm_watch(c);
 }
 
@@ -247,9 +281,11 @@ static void finish_without_agent(struct admit_req *r, const char *why) {
   else
     iob_err("agent at '%s' not asked about '%s': %s; not starting it (fail closed)", r->c->path,
             r->ctr.id, why);
-  char reason[512];
-  snprintf(reason, sizeof(reason), "%s: %s", open ? "fail open" : "fail closed", why);
-  struct agent_admission a = {.admitted = open, .fail_open = open, .reason = reason, .cls = ""};
+  char reason[1024];
+  snprintf(reason, sizeof(reason), "agent at '%s' not asked: %s (%s)", r->c->path, why,
+           open ? "fail open" : "fail closed");
+  struct agent_admission a = {
+      .admitted = open, .fail_open = open, .no_agent = true, .reason = reason, .cls = ""};
   finish(r, &a);
 }
 

@@ -11,9 +11,11 @@
  * restarted), the client reconnects, registers the container again and
  * repeats the Admit, so a pending container is never lost.  Containers it
  * admitted (or failed open) are remembered until Exited or Cancel; whenever
- * it connects anew (a call, or a periodic check that starts at
- * AGENT_CLIENT_WATCH_MS after a loss and backs off to AGENT_CLIENT_WATCH_MAX_MS)
- * it registers them again as running.
+ * it connects anew it registers them again as running.  A lost connection
+ * is noticed at once (the loop sees it close); the client then looks for
+ * the agent every 200 ms for AGENT_CLIENT_RETRY_MS, then from
+ * AGENT_CLIENT_WATCH_MS backing off to AGENT_CLIENT_WATCH_MAX_MS.  While
+ * connected it sets no timer.
  *
  * Use from the shim:
  *
@@ -46,7 +48,7 @@
 #define AGENT_CLIENT_CALL_TIMEOUT_MS 5000 /* Register, Cancel, Exited */
 #define AGENT_CLIENT_RETRY_MS 3000        /* how long a lost agent is waited for */
 #define AGENT_CLIENT_WATCH_MS 1000        /* first look for a lost agent */
-#define AGENT_CLIENT_WATCH_MAX_MS 16000   /* slowest look, also while connected */
+#define AGENT_CLIENT_WATCH_MAX_MS 16000   /* slowest look for a lost agent */
 
 struct agent_client;
 
@@ -66,6 +68,8 @@ struct agent_container {
 struct agent_admission {
   bool admitted;  /* start the container now */
   bool fail_open; /* admitted without the agent's word; reason says why */
+  bool no_agent;  /* the agent was not asked (fail open or closed); reason names
+                     its socket and why */
   const char *reason;
   uint64_t held_ms;
   const char *cls; /* class the agent assumed ("" when not asked) */

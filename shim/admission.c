@@ -5,7 +5,9 @@
  * say; everything runs on the shim's loop (no threads).
  *
  * Fail open: an agent that cannot be asked admits at once (the client logs
- * one warning naming the socket and why). */
+ * one warning naming the socket and why).  Fail closed (IobatchFailClosed
+ * in the runtime options): Start fails with that reason instead and the
+ * task stays CREATED. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -40,6 +42,7 @@ struct held {
 };
 
 static struct agent_client *agent;
+static bool fail_closed; /* IobatchFailClosed of the runtime options */
 static struct held *helds;
 
 /* What config.json says about the container. */
@@ -54,15 +57,31 @@ static void info_release(struct ctr_info *in) {
   free(in->key);
 }
 
-static struct agent_client *client(struct iob_loop *loop) {
+/* Made on first use with the first container's runtime options (a shim
+ * serves one runtime, so every bundle it gets has the same ones): the
+ * socket from IobatchAgentSocket, else $IOBATCH_AGENT_SOCKET, else the
+ * default; IobatchFailClosed turns fail open into fail closed. */
+static struct agent_client *client(struct iob_loop *loop, const char *bundle) {
   if (agent)
     return agent;
-  const char *path = getenv("IOBATCH_AGENT_SOCKET");
   cleanup_error struct iob_error *err = NULL;
-  if (agent_client_new(loop, path && *path ? path : NULL, false, &agent, &err) < 0) {
-    iob_warn("no agent client: %s", err->msg);
-    return NULL;
+  struct shim_options o;
+  if (shim_options_read(bundle, &o, &err) < 0) {
+    /* process.c has already refused a bad options.json at Create */
+    iob_warn("agent options of '%s' not read: %s", bundle, err->msg);
+    iob_error_release(&err);
+    memset(&o, 0, sizeof(o));
   }
+  const char *path = o.agent_socket;
+  if (path == NULL || *path == '\0')
+    path = getenv("IOBATCH_AGENT_SOCKET");
+  fail_closed = o.fail_closed;
+  if (agent_client_new(loop, path && *path ? path : NULL, fail_closed, &agent, &err) < 0)
+    iob_warn("no agent client: %s", err->msg);
+  else
+    iob_info("agent at '%s'%s", path && *path ? path : AGENT_CLIENT_DEFAULT_SOCKET,
+             fail_closed ? ", fail closed" : "");
+  shim_options_release(&o);
   return agent;
 }
 
@@ -173,7 +192,7 @@ void shim_admission_register(struct iob_loop *loop, const struct shim_admission_
     iob_warn("'%s' not registered with the agent: %s", req->id, err->msg);
     return;
   }
-  struct agent_client *ac = client(loop);
+  struct agent_client *ac = client(loop, req->bundle);
   cleanup_free char *cg = pid_cgroup(req->pid);
   struct agent_container c = {.id = req->id,
                               .ns = req->ns,
@@ -226,6 +245,8 @@ static void on_admit(void *user, const struct agent_admission *a) {
                    "start of '%s' cancelled: the task was killed or deleted while the agent "
                    "held it",
                    h->id);
+  else if (!a->admitted && a->no_agent)
+    iob_error_code(&err, IOB_CODE_UNAVAILABLE, "'%s' not started: %s", h->id, a->reason);
   else if (!a->admitted)
     iob_error_code(&err, IOB_CODE_FAILED_PRECONDITION, "the agent did not admit '%s': %s", h->id,
                    a->reason ? a->reason : "refused");
@@ -245,6 +266,21 @@ static int timeout_of(const struct shim_admission_req *req) {
   return left > INT_MAX ? INT_MAX : (int)left;
 }
 
+/* The agent could not even be asked (the client reports everything past
+ * this point itself, fail open or closed). */
+static void without_agent(const struct shim_admission_req *req, const char *why,
+                          shim_admission_fn fn, void *data) {
+  cleanup_error struct iob_error *err = NULL;
+  if (!fail_closed) {
+    iob_warn("'%s' starts without asking the agent: %s (fail open)", req->id, why);
+    return fn(data, 1, NULL);
+  }
+  iob_err("'%s' not started: the agent was not asked: %s (fail closed)", req->id, why);
+  iob_error_code(&err, IOB_CODE_UNAVAILABLE, "the agent was not asked about '%s': %s (fail closed)",
+                 req->id, why);
+  fn(data, 0, err);
+}
+
 void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req *req,
                          shim_admission_fn fn, void *data) {
   cleanup_error struct iob_error *err = NULL;
@@ -253,15 +289,14 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
     iob_error_prefix(&err, "cannot ask the agent about '%s'", req->id);
     return fn(data, 0, err);
   }
-  struct agent_client *ac = client(loop);
+  struct agent_client *ac = client(loop, req->bundle);
   struct held *h = calloc(1, sizeof(*h));
   if (ac == NULL || h == NULL || (h->ns = strdup(req->ns)) == NULL ||
       (h->id = strdup(req->id)) == NULL) {
     if (h)
       held_free(h);
     info_release(&in);
-    iob_warn("'%s' starts without asking the agent: out of memory (fail open)", req->id);
-    return fn(data, 1, NULL);
+    return without_agent(req, "out of memory", fn, data);
   }
   h->fn = fn;
   h->data = data;
@@ -275,9 +310,8 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
   int r = agent_client_admit(ac, &c, timeout_of(req), on_admit, h, &err);
   info_release(&in);
   if (r < 0) {
-    iob_warn("'%s' starts without asking the agent: %s (fail open)", req->id, err->msg);
     held_free(h);
-    return fn(data, 1, NULL);
+    return without_agent(req, err->msg, fn, data);
   }
   h->next = helds;
   helds = h;
