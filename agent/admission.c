@@ -90,6 +90,8 @@ size_t agent_adm_count(const struct agent_adm *adm, enum agent_state s) {
 }
 
 static void schedule_plan(struct agent_adm *adm, uint64_t at) {
+  if (at < adm->settle_ms)
+    at = adm->settle_ms;
   if (at < adm->plan_due_ms)
     adm->plan_due_ms = at;
 }
@@ -213,8 +215,20 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *c, uint32_t max_hol
   c->deadline_ms = c->arrival_ms + hold;
   if (cap_ms && cap_ms < c->deadline_ms)
     c->deadline_ms = cap_ms < now ? now : cap_ms;
-  schedule_plan(adm, now + adm->batch_window_ms);
+  /* The batch window gathers arrivals that come together, so that the plan
+   * chooses among them; an arrival with nothing else pending has nobody to
+   * be chosen against (what runs stays pinned either way): planned at once,
+   * it starts at once on an idle node or beside containers it does not
+   * conflict with.  Arrivals while it waits gather in the window. */
+  bool alone = agent_adm_count(adm, AGENT_PENDING) == 1;
+  schedule_plan(adm, alone ? now : now + adm->batch_window_ms);
+  if (c->deadline_ms < adm->plan_due_ms)
+    adm->plan_due_ms = c->deadline_ms; /* even while settling */
   return 0;
+}
+
+void agent_adm_settle(struct agent_adm *adm, uint64_t until) {
+  adm->settle_ms = until; /* plans already due stay due */
 }
 
 void agent_adm_detach(struct agent_adm *adm, struct agent_ctr *c, uint64_t now) {

@@ -102,6 +102,7 @@ struct agent_adm {
   uint64_t next_handle;
   uint64_t plan_due_ms; /* UINT64_MAX: no plan scheduled */
   uint64_t wake_ms;     /* earliest deadline of a held container, UINT64_MAX: none */
+  uint64_t settle_ms;   /* no plan before this, deadlines aside (agent_adm_settle) */
   uint64_t plans;       /* how many times the batcher ran */
   uint64_t admissions, forced_admissions;
   const struct agent_adm_ops *ops;
@@ -125,7 +126,9 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *info,
 
 /* The container asks to start.  Returns 1 when it is already running (the
  * caller answers at once), 0 when it is pending now: it is planned after
- * the batch window, and admitted at the latest at min(now + max hold,
+ * the batch window (at once when nothing else is pending: the window
+ * gathers arrivals that come together, a lone one needs no company), and
+ * admitted at the latest at min(now + max hold,
  * cap_ms) (cap_ms 0: no cap), the caller's own deadline. */
 int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *ctr, uint32_t max_hold_ms,
                     uint64_t cap_ms, uint64_t now);
@@ -140,6 +143,11 @@ void agent_ctr_free(struct agent_ctr *ctr);
  * out to be harmless, or harmful).  A declared class is never replaced. */
 void agent_adm_set_class(struct agent_adm *adm, struct agent_ctr *ctr, enum batch_class cls,
                          double confidence, enum agent_class_source src, uint64_t now);
+
+/* Plan nothing before `until` unless a held container's deadline comes
+ * first: a (re)started agent knows nothing of what runs until the shims
+ * have registered their containers again. */
+void agent_adm_settle(struct agent_adm *adm, uint64_t until);
 
 /* Plan again at `at` (or earlier if already due earlier). */
 void agent_adm_schedule(struct agent_adm *adm, uint64_t at);

@@ -21,6 +21,12 @@
  * shutdown write at once. */
 #define PROFILE_SAVE_PERIOD_MS 30000
 #define EXIT_SAVE_DELAY_MS 500
+/* After its start the agent plans nothing for this long (deadlines aside):
+ * its state is soft, and after a restart the shims of running containers
+ * register them again within a few of their 200 ms retries
+ * (agent/client.c); admitting a pending container before that would put it
+ * beside the very containers it conflicts with. */
+#define AGENT_SETTLE_MS 1000
 
 static void on_plan_timer(struct iob_loop *loop, void *data);
 static void reload(struct agent_daemon *d);
@@ -337,6 +343,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   if (mkdir_parent(d->cfg.socket_path, err) < 0 || agent_server_setup(d, err) < 0)
     return -1;
+  agent_adm_settle(&d->adm, iob_now_ms() + AGENT_SETTLE_MS);
   d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
   if (d->sample_timer == NULL)
     return iob_error(err, ENOMEM, "cannot arm the sample timer");

@@ -72,17 +72,20 @@ static void test_paper_hold_until_exit(void **state) {
   assert_int_equal(sw->class_source, AGENT_CLASS_DECLARED);
   assert_int_equal(agent_adm_admit(&adm, sw, 0, 0, 0), 0);
   assert_int_equal(sw->state, AGENT_PENDING);
-  /* the batch window: nothing is decided before 200 ms */
-  assert_int_equal(agent_adm_next_wake(&adm), 200);
-  run_until(&adm, 199);
-  assert_int_equal(sw->state, AGENT_PENDING);
-  run_until(&adm, 200);
+  /* alone on an idle agent: planned at once, no batch window */
+  assert_int_equal(agent_adm_next_wake(&adm), 0);
+  run_until(&adm, 0);
   assert_int_equal(sw->state, AGENT_RUNNING);
   assert_int_equal(n_admitted, 1);
-  assert_int_equal(sw->admitted_ms, 200);
+  assert_int_equal(sw->admitted_ms, 0);
 
   struct agent_ctr *rw = reg(&adm, "rand", "rand-write", 1000);
   assert_int_equal(agent_adm_admit(&adm, rw, 0, 0, 1000), 0);
+  /* nothing else pending: decided at once (held) */
+  assert_int_equal(agent_adm_next_wake(&adm), 1000);
+  run_until(&adm, 1000);
+  assert_int_equal(rw->state, AGENT_PENDING);
+  assert_int_equal(rw->reason, BATCH_HOLD_PLAN);
   run_until(&adm, 5000);
   assert_int_equal(rw->state, AGENT_PENDING);
   assert_int_equal(rw->reason, BATCH_HOLD_PLAN);
@@ -167,7 +170,7 @@ static void test_cancel_pending(void **state) {
 static void test_no_conflict_admitted_at_once(void **state) {
   (void)state;
   /* Defaults (predictive): a random reader beside a running random writer
-   * is admitted after the window, without waiting for anything. */
+   * is admitted at once (nothing else pending: no batch window). */
   struct agent_adm adm;
   setup_adm(&adm, BATCH_POLICY_PREDICTIVE, 100);
   struct agent_ctr *rw = reg(&adm, "rw", "rand-write", 0);
@@ -175,9 +178,80 @@ static void test_no_conflict_admitted_at_once(void **state) {
   run_until(&adm, 100);
   struct agent_ctr *rr = reg(&adm, "rr", "rand-read", 200);
   agent_adm_admit(&adm, rr, 0, 0, 200);
-  run_until(&adm, 300);
+  run_until(&adm, 200);
   assert_int_equal(rr->state, AGENT_RUNNING);
-  assert_int_equal(rr->admitted_ms, 300);
+  assert_int_equal(rr->admitted_ms, 200);
+  /* no profiles yet: the small rand-read/rand-write penalty does not pay
+   * for a hold */
+  assert_true(rr->reason == BATCH_ADMIT_FREE || rr->reason == BATCH_ADMIT_PAYS);
+  agent_adm_release(&adm);
+}
+
+/* Arrivals together: the first (nothing else pending) is planned at once,
+ * the others gather in the batch window (and are held when they conflict
+ * with the first). */
+static void test_idle_first_arrival(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_adm(&adm, BATCH_POLICY_PAPER, 200);
+  struct agent_ctr *s1 = reg(&adm, "s1", "seq-write", 0);
+  struct agent_ctr *r1 = reg(&adm, "r1", "rand-write", 0);
+  struct agent_ctr *r2 = reg(&adm, "r2", "rand-write", 0);
+  agent_adm_admit(&adm, s1, 0, 0, 0);
+  run_until(&adm, 0);
+  assert_int_equal(s1->state, AGENT_RUNNING);
+  agent_adm_admit(&adm, r1, 0, 0, 1);
+  agent_adm_admit(&adm, r2, 0, 0, 1);
+  assert_int_equal(agent_adm_next_wake(&adm), 1);
+  run_until(&adm, 1);
+  assert_int_equal(r1->state, AGENT_PENDING);
+  assert_int_equal(r2->state, AGENT_PENDING);
+  /* an arrival while others are pending gathers in the window */
+  struct agent_ctr *r3 = reg(&adm, "r3", "rand-write", 500);
+  agent_adm_admit(&adm, r3, 0, 0, 500);
+  assert_int_equal(agent_adm_next_wake(&adm), 700);
+  run_until(&adm, 1000);
+  assert_int_equal(r3->state, AGENT_PENDING);
+  assert_int_equal(n_admitted, 1);
+  /* a pending one that is not alone waits for the window too */
+  agent_adm_detach(&adm, s1, 2000);
+  agent_ctr_free(s1);
+  run_until(&adm, 2000);
+  assert_int_equal(n_admitted, 4);
+  agent_adm_release(&adm);
+}
+
+/* A (re)started agent settles: nothing is planned before the end of the
+ * settle time, except what a held container's deadline forces. */
+static void test_settle(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_adm(&adm, BATCH_POLICY_PAPER, 100);
+  agent_adm_settle(&adm, 1000);
+  struct agent_ctr *rw = reg(&adm, "rw", "rand-write", 0);
+  agent_adm_admit(&adm, rw, 0, 0, 0);
+  assert_int_equal(agent_adm_next_wake(&adm), 1000);
+  /* a running container registered again meanwhile is planned with it */
+  struct agent_ctr_info in = {.id = "sw", .ns = "default", .declared_class = "seq-write",
+                              .running = true};
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_adm_register(&adm, &in, 300, NULL, &err), 0);
+  assert_int_equal(agent_adm_next_wake(&adm), 1000);
+  run_until(&adm, 999);
+  assert_int_equal(rw->state, AGENT_PENDING);
+  run_until(&adm, 1000);
+  assert_int_equal(rw->state, AGENT_PENDING); /* held beside the writer */
+  assert_int_equal(rw->reason, BATCH_HOLD_PLAN);
+  /* a deadline before the end of the settle time is kept */
+  struct agent_adm adm2;
+  setup_adm(&adm2, BATCH_POLICY_PAPER, 100);
+  agent_adm_settle(&adm2, 5000);
+  struct agent_ctr *r2 = reg(&adm2, "r2", "rand-write", 0);
+  agent_adm_admit(&adm2, r2, 0, 700, 0);
+  assert_int_equal(agent_adm_next_wake(&adm2), 700);
+  run_until(&adm2, 700);
+  assert_int_equal(r2->state, AGENT_RUNNING);
+  agent_adm_release(&adm2);
   agent_adm_release(&adm);
 }
 
@@ -276,6 +350,8 @@ int main(void) {
       cmocka_unit_test(test_caller_deadline_caps_hold),
       cmocka_unit_test(test_cancel_pending),
       cmocka_unit_test(test_no_conflict_admitted_at_once),
+      cmocka_unit_test(test_idle_first_arrival),
+      cmocka_unit_test(test_settle),
       cmocka_unit_test(test_register_rules),
       cmocka_unit_test(test_capacity_fifo),
   };
