@@ -9,15 +9,11 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
+#include "cgroupv2/cg2.h"
 #include "common/cleanup.h"
 #include "shim/shim.h"
-
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
 
 struct shim_oom {
   struct iob_loop *loop;
@@ -29,24 +25,32 @@ struct shim_oom {
   void *data;
 };
 
-static char *cgroup_dir(pid_t pid, bool v2) {
-  char path[64], line[4200];
-  snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-  cleanup_file FILE *f = fopen(path, "re");
-  while (f && fgets(line, sizeof(line), f)) {
-    line[strcspn(line, "\n")] = '\0';
-    char *c1 = strchr(line, ':');
-    char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-    if (c2 == NULL)
-      continue;
-    *c2 = '\0';
-    char *out = NULL;
-    if (v2 && !strcmp(line, "0") && c1[1] == '\0')
-      return asprintf(&out, "/sys/fs/cgroup%s", c2 + 1) < 0 ? NULL : out;
-    if (!v2 && !strcmp(c1 + 1, "memory"))
-      return asprintf(&out, "/sys/fs/cgroup/memory%s", c2 + 1) < 0 ? NULL : out;
+/* The directory of PID's memory cgroup and whether it is cgroup v2: the v1
+ * memory hierarchy when one is mounted (hybrid hosts), else the v2 cgroup
+ * under wherever cgroup2 is mounted.  Both the mount points and the
+ * /proc/PID/cgroup lines are found by the cg2 library, the one parser of
+ * them (a hand-rolled copy here matched no "0::" line, so on a pure v2 host
+ * no OOM was ever watched). */
+static int memory_cgroup(pid_t pid, char **dir, bool *v2, struct iob_error **err) {
+  cleanup_free char *mnt = NULL, *rel = NULL;
+  cleanup_error struct iob_error *v1err = NULL;
+  if (cg2_v1_mount_find(NULL, "memory", &mnt, &v1err) == 0) {
+    if (cg2_pid_cgroup_v1(NULL, pid, "memory", &rel, err) < 0)
+      return -1;
+    *v2 = false;
+  } else {
+    struct cg2_mount m = {0};
+    if (cg2_mount_find(NULL, &m, err) < 0)
+      return -1;
+    mnt = steal_ptr(&m.path);
+    cg2_mount_release(&m);
+    if (cg2_pid_cgroup(NULL, pid, &rel, err) < 0)
+      return -1;
+    *v2 = true;
   }
-  return NULL;
+  if (asprintf(dir, "%s%s", mnt, strcmp(rel, "/") ? rel : "") < 0)
+    abort();
+  return 0;
 }
 
 static uint64_t oom_kills(const char *path) {
@@ -106,11 +110,10 @@ static int watch_v2(struct shim_oom *o, const char *dir, struct iob_error **err)
 
 int shim_oom_watch(struct iob_loop *loop, pid_t pid, shim_oom_fn fn, void *data,
                    struct shim_oom **out, struct iob_error **err) {
-  struct statfs sf;
-  bool v2 = statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
-  cleanup_free char *dir = cgroup_dir(pid, v2);
-  if (dir == NULL)
-    return iob_error_code(err, IOB_CODE_NOT_FOUND, "no memory cgroup for pid %d", (int)pid);
+  cleanup_free char *dir = NULL;
+  bool v2 = false;
+  if (memory_cgroup(pid, &dir, &v2, err) < 0)
+    return -1;
   struct shim_oom *o = calloc(1, sizeof(*o));
   if (o == NULL)
     return iob_error(err, ENOMEM, "cannot allocate oom watch");
