@@ -58,10 +58,18 @@ B2=$IOB_T/bundle-23
 SD=$IOB_T/sockdir
 mkdir -p "$B2/rootfs"
 echo '{"ociVersion":"1.0.2","annotations":{"io.containerd.runc.v2.group":"grp23"}}' >"$B2/config.json"
+# Protobuf by hand, with bash's printf only (no python3 in the test VM).
+pb_byte() { printf "\\$(printf %03o "$1")"; }
+pb_string() { # FIELD STRING: tag, varint length, bytes
+  local LC_ALL=C
+  local s=$2 len=${#2}
+  pb_byte $(($1 << 3 | 2))
+  while [ "$len" -ge 128 ]; do pb_byte $((len & 127 | 128)); len=$((len >> 7)); done
+  pb_byte "$len"
+  printf %s "$s"
+}
 bp() { # BootstrapParams{1 instance_id, 2 namespace, 5 ttrpc address, 9 socket_dir}
-  python3 -c 'import sys
-def f(n, s): b = s.encode(); return bytes([n << 3 | 2, len(b)]) + b
-sys.stdout.buffer.write(f(1, sys.argv[1]) + f(2, sys.argv[2]) + f(5, sys.argv[3]) + f(9, sys.argv[4]))' "$@"
+  pb_string 1 "$1"; pb_string 2 "$2"; pb_string 5 "$3"; pb_string 9 "$4"
 }
 a1=$(cd "$B2" && bp s23 "$SHIM_NS" "$IOB_SOCK.ttrpc" "$SD" | $SHIM -namespace "$SHIM_NS" -id s23 -address "$IOB_SOCK" -publish-binary /usr/bin/containerd start 2>&1)
 like "$a1" "^unix://$SD/[0-9a-f]{64}$" "start with BootstrapParams binds under socket_dir and prints only the address"
