@@ -81,18 +81,34 @@ struct batch_config {
   double alpha;       /* weight of Tp in the objective, [0,1]; 0.5 */
   unsigned max_batch; /* L: max jobs per batch / concurrently running; 4 */
   enum batch_policy policy;
-  /* Predictive model: a job's slowdown beside neighbours N is
+  /* Predictive model: a job's slowdown (rate while it runs) beside the
+   * neighbours N doing I/O is
    *   1 + slowdown_scale * sum_{j in N, not both sequential} s[i][j]
    *     + (seq_slowdown - 1) * #(other sequential streams, if i is one)
-   * and for a CPU-heavy job at least (#CPU-heavy jobs) / ncpu. */
+   * (with seq_pairs_from_matrix the sequential pairs take
+   * slowdown_scale * s[i][j] from the matrix like any other pair: a
+   * calibrated matrix has measured them) and for a CPU-heavy job at least
+   * (#CPU-heavy jobs) / ncpu. */
   double slowdown_scale; /* 2 */
   double seq_slowdown;   /* 2: two sequential streams each run 2x slower */
+  bool seq_pairs_from_matrix; /* `seq_pairs = matrix`; false (seq_slowdown) */
   unsigned ncpu;         /* 2 */
-  double fairness;       /* hold a job whose predicted slowdown would exceed
-                            this (or that would push a running job over it);
-                            4 */
+  /* Fairness bound on a job's predicted *stretch*: (its age + its forecast
+   * completion) / its solo duration, i.e. the slowdown of its turnaround.
+   * A job is held for fairness when admitting it now stretches a victim
+   * (itself, or a running job it slows) beyond this and holding it keeps
+   * every job within it (a bound holding cannot meet is left to the
+   * makespan forecast).  Not the instantaneous rate
+   * slowdown: a random writer that a short sequential writer slows 50x
+   * while it runs is only stretched by the writer's few seconds.  4 */
+  double fairness;
   double hold_margin;    /* hold only when predicted makespan improves by
                             more than this fraction; 0.02 */
+  /* Seconds between an admission and the job's first I/O (the shim starts
+   * the container, the process starts).  A job started next to others
+   * hides it; a held job started after a completion leaves the disk to the
+   * rest meanwhile, so holding pays this once more.  0.25 */
+  double start_s;
   double default_solo_s; /* solo duration assumed for unknown workloads; 60 */
   /* Exact solver budget in work units (count-vector states x batch
    * candidates, see batch_solve_work); above it the heuristic runs.
@@ -109,8 +125,9 @@ void batch_config_default(struct batch_config *cfg);
  *   max_batch = 4
  *   policy = predictive | paper
  *   slowdown_scale = 2      seq_slowdown = 2      ncpu = 2
+ *   seq_pairs = seq_slowdown | matrix
  *   fairness = 4            hold_margin = 0.02    default_solo_s = 60
- *   exact_limit = 1e7
+ *   start_s = 0.25          exact_limit = 1e7
  *   matrix.seq-read = 1 0 1 0 1 0 1     (7 numbers, the enum order)
  *   ... one matrix.<class> row per class
  * Rows not given keep the defaults, except that the six measured classes
@@ -211,6 +228,9 @@ struct batch_decision {
   long victim;
   double makespan_admit, makespan_hold; /* predictive: the two forecasts
                                            (seconds from now); 0 otherwise */
+  double stretch_admit, stretch_hold;   /* predictive: the worst predicted
+                                           stretch of a victim if admitted,
+                                           of any job if held */
 };
 
 /* Decide for every pending job whether to start it now.  decisions has n
@@ -225,11 +245,14 @@ struct batch_decision {
  *
  * predictive (default), per pending job, oldest first: due -> admit; nothing
  * runs -> admit; max_batch reached -> hold; nobody's predicted slowdown
- * changes -> admit; someone's slowdown would exceed cfg->fairness -> hold;
- * else two event-driven forecasts of the whole set (admit now vs hold until
- * the next completion; queued jobs start when that does not lower the
- * aggregate progress rate) and hold only if holding finishes earlier by more
- * than hold_margin.
+ * changes -> admit; else two event-driven forecasts of the whole set (admit
+ * now vs hold until the next completion; every start pays start_s before
+ * its first I/O; queued jobs start when that does not lower the aggregate
+ * progress rate), and hold only if holding finishes the set earlier by more
+ * than hold_margin (BATCH_HOLD_MAKESPAN), or if admitting gives a victim
+ * (the job itself or a running one it slows) a predicted stretch above
+ * cfg->fairness and holding keeps every job's within it (and lower by more
+ * than hold_margin: BATCH_HOLD_FAIRNESS).
  * paper: the offline objective over running + pending with the running and
  * due jobs pinned to the current batch (or, when there are none, the oldest
  * pending job); admit the pending jobs the optimal (or, above exact_limit,

@@ -96,9 +96,15 @@ void batch_config_default(struct batch_config *cfg) {
   cfg->slowdown_scale = 2.0;
   cfg->seq_slowdown = 2.0; /* measured 2-3x for two sequential streams */
   cfg->ncpu = 2;
+  /* On the stretch (turnaround / solo) of every job in the forecast. */
   cfg->fairness = 4.0;
   /* Forecasts are rough; do not hold a job for a predicted 1% gain. */
   cfg->hold_margin = 0.02;
+  /* Admission to first I/O: runc start, the process's start, fio's setup.
+   * Solo runs on the 2-core bench host took 0.4-0.5 s from `ctr run` to
+   * exit beyond fio's own runtime, about half of it creation, which a held
+   * container has done already (bench/results/sched.md). */
+  cfg->start_s = 0.25;
   cfg->default_solo_s = 60.0;
   /* bench/solver.sh measured 3.8-6.1 ns of CPU per work unit (runs
    * recommended 8.2e6-1.3e7 for the 50 ms budget of a plan made on every
@@ -184,6 +190,7 @@ enum { SEEN_ROWS = BATCH_NCLASS, NKEYS = SEEN_ROWS + 16 };
 static const char *const scalar_keys[] = {
     "alpha", "max_batch", "policy",      "slowdown_scale", "seq_slowdown",
     "ncpu",  "fairness",  "hold_margin", "default_solo_s", "exact_limit",
+    "start_s", "seq_pairs",
 };
 
 static int set_scalar(struct parse *p, struct batch_config *c, unsigned k, const char *key,
@@ -215,6 +222,16 @@ static int set_scalar(struct parse *p, struct batch_config *c, unsigned k, const
     return parse_num(p, key, val, 1e-3, 1e7, &c->default_solo_s);
   case 9:
     return parse_num(p, key, val, 0.0, 1e12, &c->exact_limit);
+  case 10:
+    return parse_num(p, key, val, 0.0, 60.0, &c->start_s);
+  case 11:
+    if (strcmp(val, "matrix") == 0)
+      c->seq_pairs_from_matrix = true;
+    else if (strcmp(val, "seq_slowdown") == 0)
+      c->seq_pairs_from_matrix = false;
+    else
+      return perr(p, "unknown seq_pairs '%.60s' (want 'seq_slowdown' or 'matrix')", val);
+    return 0;
   }
   return perr(p, "unknown key '%s'", key);
 }

@@ -43,16 +43,27 @@ struct sj {
   int cls;
   bool cpu;
   double work;     /* solo-seconds left */
+  double wait;     /* seconds until its first I/O (start_s after a start) */
   double deadline; /* relative to now; pending only */
-  bool on;         /* running in the simulation */
+  double age;      /* seconds since it arrived (its stretch counts them) */
+  double solo;     /* its solo duration */
+  double done;     /* forecast: when it completes, < 0 not yet */
+  bool on;         /* started in the simulation */
 };
 
+/* Doing I/O now: started and past its start cost. */
+static bool active(const struct sj *j) {
+  return j->on && j->wait <= 0;
+}
+
+/* Job i's slowdown beside the active jobs (i itself may be inactive: the
+ * question is then "if it ran now"). */
 static double slowdown_of(const struct batch_config *cfg, const struct sj *j, size_t n, size_t i) {
   double io = 1;
   unsigned kcpu = j[i].cpu;
-  bool seq = batch_class_is_seq((enum batch_class)j[i].cls);
+  bool seq = batch_class_is_seq((enum batch_class)j[i].cls) && !cfg->seq_pairs_from_matrix;
   for (size_t k = 0; k < n; k++) {
-    if (k == i || !j[k].on)
+    if (k == i || !active(&j[k]))
       continue;
     kcpu += j[k].cpu;
     if (seq && batch_class_is_seq((enum batch_class)j[k].cls))
@@ -71,7 +82,7 @@ static double slowdown_of(const struct batch_config *cfg, const struct sj *j, si
 static double rate_sum(const struct batch_config *cfg, const struct sj *j, size_t n) {
   double r = 0;
   for (size_t k = 0; k < n; k++)
-    if (j[k].on)
+    if (active(&j[k]))
       r += 1 / slowdown_of(cfg, j, n, k);
   return r;
 }
@@ -83,53 +94,37 @@ static size_t count_on(const struct sj *j, size_t n) {
   return c;
 }
 
-/* Would starting q beside what runs push someone past the fairness bound
- * (someone q makes slower, or q itself)? */
-static bool unfair(const struct batch_config *cfg, struct sj *j, size_t n, size_t q) {
-  bool bad = false;
-  j[q].on = true;
-  for (size_t k = 0; k < n && !bad; k++) {
-    if (!j[k].on)
-      continue;
-    double after = slowdown_of(cfg, j, n, k);
-    if (after <= cfg->fairness)
-      continue;
-    if (k == q) {
-      bad = true;
-    } else {
-      j[q].on = false;
-      double before = slowdown_of(cfg, j, n, k);
-      j[q].on = true;
-      bad = after > before + 1e-9;
-    }
-  }
-  j[q].on = false;
-  return bad;
-}
-
 /* The rule the forecast applies to jobs still queued: start one when
- * nothing runs, at its deadline, or when it does not lower the aggregate
- * progress rate and is fair.  It is the local form of "holding must pay". */
+ * nothing runs, at its deadline, or when, once doing I/O, it does not lower
+ * the aggregate progress rate.  It is the local form of "holding must pay".
+ * (Fairness is judged on the whole forecast, not here.) */
 static bool sim_accepts(const struct batch_config *cfg, struct sj *j, size_t n, size_t q) {
   double before = rate_sum(cfg, j, n);
+  double w = j[q].wait;
   j[q].on = true;
+  j[q].wait = 0;
   double after = rate_sum(cfg, j, n);
   j[q].on = false;
-  return after >= before - 1e-9 && !unfair(cfg, j, n, q);
+  j[q].wait = w;
+  return after >= before - 1e-9;
 }
 
-/* Forecast the makespan: jobs[on] run now, queue (indices, FIFO) start by
- * the rule above.  Event-driven: the next event is a completion or a
- * queued job's deadline.  Job `held` (or SIZE_MAX) may not start before the
- * first event: holding means "not now, look again when something changes",
- * which is what the agent does. */
+/* Forecast the makespan: jobs[on] run now (those with a wait start their
+ * I/O after it), queue (indices, FIFO) start by the rule above and then pay
+ * start_s.  Event-driven: the next event is a completion, the end of a
+ * start cost, or a queued job's deadline.  Job `held` (or SIZE_MAX) may not
+ * start before the first event: holding means "not now, look again when
+ * something changes", which is what the agent does.  Sets j[k].done. */
 static double forecast(const struct batch_config *cfg, struct sj *j, size_t n, const size_t *queue,
                        size_t nq, size_t held) {
   double t = 0;
   bool *started = calloc(nq + 1, sizeof(bool));
-  if (started == NULL)
+  double *sd = malloc((n + 1) * sizeof(double));
+  if (started == NULL || sd == NULL)
     abort();
-  for (size_t guard = 0; guard < 4 * (n + nq) + 8; guard++) {
+  for (size_t k = 0; k < n; k++)
+    j[k].done = -1;
+  for (size_t guard = 0; guard < 6 * (n + nq) + 8; guard++) {
     for (size_t k = 0; k < nq; k++) {
       size_t q = queue[k];
       if (started[k] || (q == held && t == 0 && count_on(j, n) > 0))
@@ -138,36 +133,61 @@ static double forecast(const struct batch_config *cfg, struct sj *j, size_t n, c
       bool due = t >= j[q].deadline - 1e-9;
       if (on == 0 || due || (on < cfg->max_batch && sim_accepts(cfg, j, n, q))) {
         j[q].on = true;
+        j[q].wait = cfg->start_s;
         started[k] = true;
       }
     }
     double dt = HUGE_VAL;
-    for (size_t k = 0; k < n; k++)
-      if (j[k].on) {
-        double f = j[k].work * slowdown_of(cfg, j, n, k);
-        if (f < dt)
-          dt = f;
-      }
+    for (size_t k = 0; k < n; k++) {
+      if (!j[k].on)
+        continue;
+      double f = j[k].wait > 0 ? j[k].wait : j[k].work * slowdown_of(cfg, j, n, k);
+      if (f < dt)
+        dt = f;
+    }
     for (size_t k = 0; k < nq; k++)
       if (!started[k] && j[queue[k]].deadline > t && j[queue[k]].deadline - t < dt)
         dt = j[queue[k]].deadline - t;
     if (dt == HUGE_VAL)
       break; /* nothing runs and nothing is queued */
-    double sd[n ? n : 1];
     for (size_t k = 0; k < n; k++)
-      sd[k] = j[k].on ? slowdown_of(cfg, j, n, k) : 1;
-    for (size_t k = 0; k < n; k++)
-      if (j[k].on) {
-        j[k].work -= dt / sd[k];
-        if (j[k].work <= 1e-9 * (1 + dt)) {
-          j[k].work = 0;
-          j[k].on = false;
-        }
+      sd[k] = active(&j[k]) ? slowdown_of(cfg, j, n, k) : 1;
+    for (size_t k = 0; k < n; k++) {
+      if (!j[k].on)
+        continue;
+      if (j[k].wait > 0) {
+        j[k].wait -= dt;
+        if (j[k].wait <= 1e-12 * (1 + dt))
+          j[k].wait = 0;
+        continue;
       }
+      j[k].work -= dt / sd[k];
+      if (j[k].work <= 1e-9 * (1 + dt)) {
+        j[k].work = 0;
+        j[k].on = false;
+        j[k].done = t + dt;
+      }
+    }
     t += dt;
   }
   free(started);
+  free(sd);
   return t;
+}
+
+/* The worst stretch (age + completion) / solo over the forecast's jobs
+ * (only those with only[k], when only is not NULL). */
+static double worst_stretch(const struct sj *j, size_t n, double makespan, const bool *only) {
+  double w = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (only && !only[k])
+      continue;
+    double done = j[k].done >= 0 ? j[k].done : makespan;
+    double st = (j[k].age + done) / j[k].solo;
+    if (st > w)
+      w = st;
+  }
+  return w;
 }
 
 /* ---- planning ---- */
@@ -244,17 +264,26 @@ static void decide(struct ctx *c, size_t p, bool admit, enum batch_reason r) {
 static void sim_fill(const struct ctx *c, struct sj *s) {
   for (size_t k = 0; k < c->n; k++) {
     const struct batch_job *j = &c->jobs[k];
+    double age = c->now - j->arrival;
     s[k] = (struct sj){.cls = j->cls,
                        .cpu = j->cpu_heavy,
                        .work = work_left(c, j),
                        .deadline = j->running ? 0 : j->deadline - c->now,
+                       .age = age > 0 ? age : 0,
+                       .solo = solo_of(c->cfg, j),
+                       .done = -1,
+                       /* admitted in this plan: it still has to start */
+                       .wait = c->admitted[k] && !j->running ? c->cfg->start_s : 0,
                        .on = c->admitted[k]};
   }
 }
 
 /* Forecast with p admitted now vs held; both queue every other pending job
- * not admitted yet, oldest first. */
-static void predict(struct ctx *c, size_t p, double *m_admit, double *m_hold) {
+ * not admitted yet, oldest first.  m_*: makespans; w_admit: the worst
+ * stretch, admitting p, of p and the jobs it slows (victim[job index]);
+ * w_hold: the worst stretch of all when p is held. */
+static void predict(struct ctx *c, size_t p, const bool *victim, double *m_admit, double *m_hold,
+                    double *w_admit, double *w_hold) {
   /* The forecast runs on a compact set: what runs, p, and the oldest
    * ROLLOUT_QUEUE other pending jobs.  Younger ones barely move the
    * comparison, and this keeps a plan O(pending x ROLLOUT_QUEUE^3) instead of
@@ -263,17 +292,22 @@ static void predict(struct ctx *c, size_t p, double *m_admit, double *m_hold) {
   struct sj *all = malloc(cap * sizeof(struct sj));
   struct sj *s = malloc(cap * sizeof(struct sj));
   size_t *q = malloc(cap * sizeof(size_t));
-  if (all == NULL || s == NULL || q == NULL)
+  bool *vic = calloc(cap, sizeof(bool));
+  if (all == NULL || s == NULL || q == NULL || vic == NULL)
     abort();
   sim_fill(c, all);
   for (int hold = 0; hold < 2; hold++) {
     size_t ns = 0, nq = 0, queued = 0, ps;
     for (size_t k = 0; k < c->n; k++)
-      if (c->admitted[k])
+      if (c->admitted[k]) {
+        vic[ns] = victim[k];
         s[ns++] = all[k];
+      }
     ps = ns;
+    vic[ns] = true;
     s[ns] = all[p];
-    s[ns++].on = !hold;
+    s[ns].on = !hold;
+    s[ns++].wait = hold ? 0 : c->cfg->start_s;
     for (size_t k = 0; k < c->np; k++) { /* FIFO */
       size_t i = c->pend[k];
       if (c->admitted[i])
@@ -291,34 +325,49 @@ static void predict(struct ctx *c, size_t p, double *m_admit, double *m_hold) {
     }
     double m = forecast(c->cfg, s, ns, q, nq, hold ? ps : SIZE_MAX);
     *(hold ? m_hold : m_admit) = m;
+    if (hold)
+      *w_hold = worst_stretch(s, ns, m, NULL);
+    else
+      *w_admit = worst_stretch(s, ns, m, vic);
   }
   free(all);
   free(s);
   free(q);
+  free(vic);
 }
 
-/* True when starting q changes nobody's predicted slowdown, q's included. */
-static bool no_effect(const struct batch_config *cfg, struct sj *s, size_t n, size_t q) {
-  double before[n ? n : 1];
+/* Marks in victim[] the running (or admitted) jobs whose predicted slowdown
+ * starting q raises, and q itself if it is slowed; true when there are
+ * none (q changes nobody's slowdown, its own included). */
+static bool no_effect(const struct batch_config *cfg, struct sj *s, size_t n, size_t q,
+                      bool *victim) {
+  double *before = malloc((n + 1) * sizeof(double));
+  if (before == NULL)
+    abort();
   for (size_t i = 0; i < n; i++)
     before[i] = s[i].on ? slowdown_of(cfg, s, n, i) : 1;
   s[q].on = true;
   bool same = true;
-  for (size_t i = 0; i < n && same; i++)
-    if (s[i].on)
-      same = slowdown_of(cfg, s, n, i) <= before[i] + 1e-9;
+  for (size_t i = 0; i < n; i++) {
+    victim[i] = s[i].on && slowdown_of(cfg, s, n, i) > before[i] + 1e-9;
+    same = same && !victim[i];
+  }
   s[q].on = false;
+  free(before);
   return same;
 }
 
 static void plan_predictive(struct ctx *c) {
   const struct batch_config *cfg = c->cfg;
   struct sj *s = malloc((c->n + 1) * sizeof(struct sj));
-  if (s == NULL)
+  bool *victim = malloc((c->n + 1) * sizeof(bool));
+  if (s == NULL || victim == NULL)
     abort();
   for (size_t k = 0; k < c->np; k++) {
     size_t p = c->pend[k];
     sim_fill(c, s);
+    for (size_t i = 0; i < c->n; i++)
+      s[i].wait = 0; /* no_effect asks about steady state */
     size_t on = count_on(s, c->n);
     if (c->now >= c->jobs[p].deadline) {
       decide(c, p, true, BATCH_ADMIT_DEADLINE);
@@ -332,22 +381,25 @@ static void plan_predictive(struct ctx *c) {
       decide(c, p, false, BATCH_HOLD_FULL);
       continue;
     }
-    if (no_effect(cfg, s, c->n, p)) {
+    if (no_effect(cfg, s, c->n, p, victim)) {
       decide(c, p, true, BATCH_ADMIT_FREE);
       continue;
     }
-    if (unfair(cfg, s, c->n, p)) {
-      decide(c, p, false, BATCH_HOLD_FAIRNESS);
-      continue;
-    }
-    double ma, mh;
-    predict(c, p, &ma, &mh);
+    double ma = 0, mh = 0, wa = 0, wh = 0;
+    predict(c, p, victim, &ma, &mh, &wa, &wh);
     c->d[p].makespan_admit = ma;
     c->d[p].makespan_hold = mh;
-    bool hold = mh < ma * (1 - cfg->hold_margin);
-    decide(c, p, !hold, hold ? BATCH_HOLD_MAKESPAN : BATCH_ADMIT_PAYS);
+    c->d[p].stretch_admit = wa;
+    c->d[p].stretch_hold = wh;
+    if (mh < ma * (1 - cfg->hold_margin))
+      decide(c, p, false, BATCH_HOLD_MAKESPAN);
+    else if (wa > cfg->fairness && wh <= cfg->fairness && wh < wa * (1 - cfg->hold_margin))
+      decide(c, p, false, BATCH_HOLD_FAIRNESS);
+    else
+      decide(c, p, true, BATCH_ADMIT_PAYS);
   }
   free(s);
+  free(victim);
 }
 
 /* The paper's objective on running ∪ pending, the running jobs (and those

@@ -84,7 +84,9 @@ static void test_config_good(void **state) {
                      "policy = paper\n"
                      "\n"
                      "matrix.unknown = 2 2 2 2 2 0 3\n"
-                     "fairness = 8\n";
+                     "fairness = 8\n"
+                     "start_s = 0.5\n"
+                     "seq_pairs = matrix\n";
   assert_int_equal(parse(&c, text, &err), 0);
   assert_null(err);
   assert_true(c.alpha == 0.25);
@@ -93,8 +95,15 @@ static void test_config_good(void **state) {
   assert_true(c.s[BATCH_UNKNOWN][BATCH_UNKNOWN] == 3);
   assert_true(c.s[BATCH_UNKNOWN][BATCH_IDLE] == 0);
   assert_true(c.fairness == 8);
+  assert_true(c.start_s == 0.5);
+  assert_true(c.seq_pairs_from_matrix);
   struct batch_config d;
   batch_config_default(&d);
+  assert_true(d.start_s == 0.25);
+  assert_false(d.seq_pairs_from_matrix);
+  assert_int_equal(parse(&d, "seq_pairs = seq_slowdown\nstart_s = 0\n", &err), 0);
+  assert_false(d.seq_pairs_from_matrix);
+  assert_true(d.start_s == 0);
   /* rows not given keep the defaults */
   assert_memory_equal(c.s[0], d.s[0], sizeof(d.s[0]));
 }
@@ -149,6 +158,11 @@ static void test_config_malformed(void **state) {
       {"max_batch = 2.5\n", "not an integer"},
       {"max_batch = 99999999\n", "out of range"},
       {"policy = fastest\n", "unknown policy 'fastest'"},
+      {"seq_pairs = both\n", "unknown seq_pairs 'both'"},
+      {"seq_pairs =  \n", "missing value for 'seq_pairs'"},
+      {"start_s = -1\n", "value for 'start_s' out of range"},
+      {"start_s = 61\n", "out of range"},
+      {"start_s = 1s\n", "invalid number for 'start_s'"},
       {"matrix.rand-write = 1 2 3\n", "too few values in 'matrix.rand-write'"},
       {"matrix.unknown = 1 1 1 1 1 1 1 1\n", "too many values"},
       {"matrix.unknown = 1 1 1 -1 1 1 1\n", "out of range"},
