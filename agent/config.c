@@ -22,6 +22,19 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->policy = AGENT_POLICY_DEFAULT;
   cfg->alpha = -1;
   cfg->fairness = -1;
+  cfg->sampler = AGENT_SAMPLER_AUTO;
+}
+
+const char *agent_sampler_pref_name(int pref) {
+  switch (pref) {
+  case AGENT_SAMPLER_AUTO:
+    return "auto";
+  case AGENT_SAMPLER_IOSTAT:
+    return "io.stat";
+  case AGENT_SAMPLER_PROCFS:
+    return "procfs";
+  }
+  return "invalid";
 }
 
 void agent_config_release(struct agent_config *cfg) {
@@ -129,6 +142,7 @@ enum key_id {
   K_MATRIX,
   K_CGROUP_ROOT,
   K_DETECTOR,
+  K_SAMPLER,
   K_DEBUG,
   K_COUNT
 };
@@ -146,6 +160,7 @@ static const char *const key_names[K_COUNT] = {
     [K_MATRIX] = "matrix",
     [K_CGROUP_ROOT] = "cgroup_root",
     [K_DETECTOR] = "detector",
+    [K_SAMPLER] = "sampler",
     [K_DEBUG] = "debug",
 };
 
@@ -162,6 +177,7 @@ static const char *const key_expect[K_COUNT] = {
     [K_MATRIX] = "an absolute path",
     [K_CGROUP_ROOT] = "an absolute path",
     [K_DETECTOR] = "an absolute path",
+    [K_SAMPLER] = "'auto', 'io.stat' or 'procfs'",
     [K_DEBUG] = "true or false",
 };
 
@@ -212,6 +228,13 @@ static int set_value(struct agent_config *c, enum key_id k, const char *v) {
     return parse_double(v, 0, 1, &c->alpha);
   case K_FAIRNESS:
     return parse_double(v, 1, 1000, &c->fairness);
+  case K_SAMPLER:
+    for (int p = AGENT_SAMPLER_AUTO; p <= AGENT_SAMPLER_PROCFS; p++)
+      if (strcmp(v, agent_sampler_pref_name(p)) == 0) {
+        c->sampler = p;
+        return 0;
+      }
+    return -1;
   case K_DEBUG:
     return parse_bool(v, &c->debug);
   case K_COUNT:

@@ -11,11 +11,20 @@
  *   max_hold         = 5m                      default deadline of a pending container
  *   policy           = predictive | paper
  *   alpha            = 0.5                     weight of Tp in the paper's objective
- *   fairness         = 4                       slowdown bound (predictive policy)
+ *   fairness         = 4                       stretch bound (predictive policy:
+ *                                               turnaround / solo of any job)
  *   matrix           = /etc/iobatch/matrix.conf  batcher config / penalty matrix file
  *   detector         = /etc/iobatch/wcd.conf     detector thresholds (wcd_config_parse)
  *   cgroup_root      = /sys/fs/cgroup           where registered cgroup paths live
  *                                               (default: the cgroup2 mount)
+ *   sampler          = auto | io.stat | procfs  what each sample reads: auto = io.stat
+ *                                               where the cgroup2 root has the io
+ *                                               controller, else /proc/PID/io of the
+ *                                               cgroup's processes; io.stat forces it
+ *                                               (a cgroup without io.stat then
+ *                                               cannot be sampled: fixtures, tests);
+ *                                               procfs forces the fallback.  Read at
+ *                                               start (SIGHUP keeps the running one)
  *   debug            = false
  *
  * Keys given here win over the same settings in the matrix file, which is
@@ -43,6 +52,14 @@ enum agent_policy {
   AGENT_POLICY_PAPER = 1,
 };
 
+enum agent_sampler_pref {
+  AGENT_SAMPLER_AUTO = 0,
+  AGENT_SAMPLER_IOSTAT,
+  AGENT_SAMPLER_PROCFS,
+};
+/* "auto", "io.stat", "procfs"; "invalid" otherwise. */
+const char *agent_sampler_pref_name(int pref);
+
 struct agent_config {
   char *socket_path;
   char *state_dir;
@@ -58,6 +75,7 @@ struct agent_config {
   int policy;
   double alpha;    /* < 0: not set */
   double fairness; /* < 0: not set */
+  int sampler;     /* enum agent_sampler_pref */
   bool debug;
 };
 

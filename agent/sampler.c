@@ -50,8 +50,20 @@ int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
   }
   cg2_mount_release(&m);
   /* io.stat is exact; without the io controller in v2 (hybrid and v1
-   * hosts) the /proc/PID/io sums are what there is. */
-  s->source = s->has_io ? CG2_SOURCE_IOSTAT : CG2_SOURCE_PROCIO;
+   * hosts) the /proc/PID/io sums are what there is.  `sampler` in the
+   * config may force either (io.stat: for fixture cgroups, which have the
+   * file on any host). */
+  switch (cfg->sampler) {
+  case AGENT_SAMPLER_IOSTAT:
+    s->source = CG2_SOURCE_IOSTAT;
+    break;
+  case AGENT_SAMPLER_PROCFS:
+    s->source = CG2_SOURCE_PROCIO;
+    break;
+  default:
+    s->source = s->has_io ? CG2_SOURCE_IOSTAT : CG2_SOURCE_PROCIO;
+    break;
+  }
   return 0;
 }
 
@@ -61,7 +73,9 @@ void agent_sampler_release(struct agent_sampler *s) {
 }
 
 const char *agent_sampler_name(const struct agent_sampler *s) {
-  return s->source == CG2_SOURCE_IOSTAT ? "io.stat" : "procfs (lower fidelity)";
+  if (s->source == CG2_SOURCE_IOSTAT)
+    return s->has_io ? "io.stat" : "io.stat (forced; no io controller on this host's cgroup2)";
+  return "procfs (lower fidelity)";
 }
 
 void agent_sampler_forget(struct agent_ctr *c) {

@@ -31,6 +31,7 @@ static void parse_err(const char *text, const char *want) {
   /* untouched on error */
   assert_null(c.socket_path);
   assert_int_equal(c.sample_period_ms, 1000);
+  assert_int_equal(c.sampler, AGENT_SAMPLER_AUTO);
   agent_config_release(&c);
 }
 
@@ -44,6 +45,7 @@ static void test_defaults(void **state) {
   assert_int_equal(c.max_hold_ms, 300000);
   assert_int_equal(c.policy, AGENT_POLICY_DEFAULT);
   assert_true(c.alpha < 0);
+  assert_int_equal(c.sampler, AGENT_SAMPLER_AUTO);
   parse_ok(&c, "");
   parse_ok(&c, "\n# only a comment\n   \n");
   assert_int_equal(c.sample_period_ms, 1000);
@@ -67,6 +69,7 @@ static void test_full(void **state) {
                "matrix = /etc/iobatch/matrix.conf\n"
                "cgroup_root = /sys/fs/cgroup/unified\n"
                "detector = /etc/iobatch/wcd.conf\n"
+               "sampler = io.stat\n"
                "debug = yes");
   assert_string_equal(c.socket_path, "/tmp/x.sock");
   assert_string_equal(c.state_dir, "/var/tmp/st");
@@ -81,8 +84,16 @@ static void test_full(void **state) {
   assert_string_equal(c.cgroup_root, "/sys/fs/cgroup/unified");
   assert_string_equal(c.detector_file, "/etc/iobatch/wcd.conf");
   assert_true(c.debug);
+  assert_int_equal(c.sampler, AGENT_SAMPLER_IOSTAT);
+  assert_string_equal(agent_sampler_pref_name(c.sampler), "io.stat");
   /* a second file over the first replaces only what it names */
   parse_ok(&c, "policy = predictive\nsocket = /run/y.sock\n");
+  assert_int_equal(c.sampler, AGENT_SAMPLER_IOSTAT);
+  parse_ok(&c, "sampler = procfs\n");
+  assert_int_equal(c.sampler, AGENT_SAMPLER_PROCFS);
+  parse_ok(&c, "sampler = auto\n");
+  assert_int_equal(c.sampler, AGENT_SAMPLER_AUTO);
+  assert_string_equal(agent_sampler_pref_name(99), "invalid");
   assert_int_equal(c.policy, AGENT_POLICY_PREDICTIVE);
   assert_string_equal(c.socket_path, "/run/y.sock");
   assert_string_equal(c.state_dir, "/var/tmp/st");
@@ -131,6 +142,15 @@ static void test_malformed(void **state) {
                                    "expected a duration from 10ms to 1h (e.g. 500ms, 2s)");
   parse_err("debug = maybe",
             "'t.conf' line 1: invalid value 'maybe' for 'debug': expected true or false");
+  parse_err("sampler = iostat", "'t.conf' line 1: invalid value 'iostat' for 'sampler': "
+                                "expected 'auto', 'io.stat' or 'procfs'");
+  parse_err("sampler = IO.STAT", "'t.conf' line 1: invalid value 'IO.STAT' for 'sampler': "
+                                "expected 'auto', 'io.stat' or 'procfs'");
+  parse_err("debug = yes\nsampler = io.stat procfs",
+            "'t.conf' line 2: invalid value 'io.stat procfs' for 'sampler': "
+            "expected 'auto', 'io.stat' or 'procfs'");
+  parse_err("sampler =", "'t.conf' line 1: 'sampler' has no value");
+  parse_err("sampler = auto\nsampler = procfs", "'t.conf' line 2: key 'sampler' given twice");
   parse_err("policy =", "'t.conf' line 1: 'policy' has no value");
   parse_err("policy = paper\npolicy = paper", "'t.conf' line 2: key 'policy' given twice");
   parse_err("= 3", "'t.conf' line 1: unknown key ''");
