@@ -260,8 +260,12 @@ static int timeout_of(const struct shim_admission_req *req) {
   if (req->deadline_ms == 0)
     return 0;
   uint64_t now = iob_now_ms();
+  if (req->deadline_ms <= now + 1)
+    return 1; /* too late to ask: the client gives up at once */
   if (req->deadline_ms <= now + START_MARGIN_MS)
-    return 1; /* no time to wait at all: the client admits at once */
+    /* A short deadline: half of it for the agent, which admits by force
+     * before its end (a healthy agent is still asked, even fail closed). */
+    return (int)((req->deadline_ms - now) / 2);
   uint64_t left = req->deadline_ms - now - START_MARGIN_MS;
   return left > INT_MAX ? INT_MAX : (int)left;
 }
