@@ -21,11 +21,13 @@
  * shutdown write at once. */
 #define PROFILE_SAVE_PERIOD_MS 30000
 #define EXIT_SAVE_DELAY_MS 500
-/* After its start the agent plans nothing for this long (deadlines aside):
- * its state is soft, and after a restart the shims of running containers
- * register them again within a few of their 200 ms retries
- * (agent/client.c); admitting a pending container before that would put it
- * beside the very containers it conflicts with. */
+/* After a restart the agent plans nothing for this long (deadlines aside):
+ * its state is soft, and the shims of running containers register them
+ * again within a few of their 200 ms retries (agent/client.c); admitting a
+ * pending container before that would put it beside the very containers
+ * it conflicts with.  A restart is told from a first start by the mark
+ * "<socket>.live" (next to the socket, so a reboot clears it): made at
+ * start, removed by a clean stop with no container left. */
 #define AGENT_SETTLE_MS 1000
 
 static void on_plan_timer(struct iob_loop *loop, void *data);
@@ -309,6 +311,25 @@ static int mkdir_parent(const char *path, struct iob_error **err) {
   return 0;
 }
 
+static int mark_live(struct agent_daemon *d, struct iob_error **err) {
+  if (asprintf(&d->live_mark, "%s.live", d->cfg.socket_path) < 0) {
+    d->live_mark = NULL;
+    return iob_error(err, ENOMEM, "cannot allocate");
+  }
+  if (access(d->live_mark, F_OK) == 0) {
+    agent_adm_settle(&d->adm, iob_now_ms() + AGENT_SETTLE_MS);
+    iob_info("'%s' is there: the last agent stopped with containers or did not stop cleanly; "
+             "planning nothing for %d ms while shims register them again",
+             d->live_mark, AGENT_SETTLE_MS);
+    return 0;
+  }
+  cleanup_close int fd = open(d->live_mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    iob_warn("cannot create '%s': %s (a restart will not wait for re-registrations)",
+             d->live_mark, strerror(errno));
+  return 0;
+}
+
 int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
                       const struct agent_options *opts, struct iob_error **err) {
   memset(d, 0, sizeof(*d));
@@ -343,7 +364,8 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   if (mkdir_parent(d->cfg.socket_path, err) < 0 || agent_server_setup(d, err) < 0)
     return -1;
-  agent_adm_settle(&d->adm, iob_now_ms() + AGENT_SETTLE_MS);
+  if (mark_live(d, err) < 0)
+    return -1;
   d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
   if (d->sample_timer == NULL)
     return iob_error(err, ENOMEM, "cannot arm the sample timer");
@@ -357,6 +379,9 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
 int agent_daemon_run(struct agent_daemon *d, struct iob_error **err) {
   int r = iob_loop_run(d->loop, err);
   d->stopping = true;
+  /* Nothing registered: nobody to wait for when the next agent starts. */
+  if (r == 0 && d->adm.n == 0 && d->live_mark && unlink(d->live_mark) < 0 && errno != ENOENT)
+    iob_warn("cannot remove '%s': %s", d->live_mark, strerror(errno));
   return r;
 }
 
@@ -386,4 +411,5 @@ void agent_daemon_release(struct agent_daemon *d) {
   if (d->sigfd >= 0)
     close(d->sigfd);
   agent_config_release(&d->cfg);
+  free(d->live_mark);
 }

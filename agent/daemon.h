@@ -54,6 +54,7 @@ struct agent_daemon {
   int sigfd;
   bool stopping;
   int exit_signal;
+  char *live_mark; /* "<socket>.live" while we run, or stopped leaving containers */
 };
 
 /* A pending Admit call, hung on ctr->waiter. */
