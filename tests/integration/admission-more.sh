@@ -17,7 +17,7 @@
 #   - nothing is left behind.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 32
+tap_plan 34
 
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
@@ -152,6 +152,17 @@ is "$(agent_field d1 state) $(state s1) $(state d1)" "running RUNNING RUNNING" \
   "it runs beside the sequential writer (agent status, ctr)"
 is "$(ctl status --json | jq .forced_admissions)" "1" "agent status counts one forced admission"
 gone d1
+# A deadline shorter than the shim's 2 s margin, fail closed: the agent is
+# still asked, and admits by force within half of it.
+held d2
+wait_for 20 '[ "$(agent_field d2 state)" == pending ]'
+addr=$(cat "$IOB_T/state/io.containerd.runtime.v2.task/$NS/d2/address" 2>/dev/null)
+out=$("$START" "$addr" d2 1500 2>&1)
+like "$out" "^pid [0-9]+$" "fail closed, a Start with a 1.5 s deadline is still admitted before it"
+grep -qE "admitted 'd2' \(rand-write\) by force after [0-9]+ ms" "$AGENT_LOG"
+is "$?" "0" "by force, the agent says"
+wait_for 20 '[ -e "$IOB_T/d2.rc" ]'
+gone d2
 
 # 4. An agent restart: running containers come back at once, a pending one
 # stays pending.
@@ -205,7 +216,7 @@ gone w1
 # 6. Nothing left behind.
 wait_for 20 '[ "$(our_shims)" -eq 0 ]'
 is "$(our_shims)" "0" "no shim process left"
-ok "no sockets, bundles, runc state or mounts left" no_leftovers o1 c1 c2 s1 s2 d1 p1 w1 rr1
+ok "no sockets, bundles, runc state or mounts left" no_leftovers o1 c1 c2 s1 s2 d1 d2 p1 w1 rr1
 ! grep -E "Sanitizer|runtime error:" "$SHIM_LOG"
 is "$?" "0" "no sanitizer report in the shim log"
 tap_done
