@@ -2,6 +2,8 @@
  * section 3, binary contract). */
 #include <errno.h>
 #include <fcntl.h>
+#include <mntent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -185,24 +188,73 @@ static int group_of(const char *bundle, const char *id, char **group, struct iob
   return shim_config_group((const char *)cfg, len, id, group, err);
 }
 
-static void join_shim_cgroup(const char *cg, pid_t pid) {
-  struct statfs sf;
+static int write_pid(const char *dir, pid_t pid, struct iob_error **err) {
   char path[4200];
+  snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+  cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || dprintf(fd, "%d", (int)pid) < 0)
+    return iob_error(err, errno, "cannot write '%s'", path);
+  return 0;
+}
+
+/* cgroup1.Load(StaticPath) of containerd's cgroups library: the group in
+ * every v1 hierarchy where it exists, and an error if it exists in none.
+ * The cgroup2 half of a hybrid host is not joined, as there. */
+static int join_v1(const char *cg, pid_t pid, struct iob_error **err) {
+  FILE *f = setmntent("/proc/self/mounts", "re");
+  if (f == NULL)
+    return iob_error(err, errno, "cannot open '/proc/self/mounts'");
+  struct mntent m;
+  char buf[8192], dir[4200];
+  int joined = 0, r = 0;
+  while (*cg == '/')
+    cg++;
+  while (r == 0 && getmntent_r(f, &m, buf, sizeof(buf))) {
+    if (strcmp(m.mnt_type, "cgroup") != 0)
+      continue;
+    snprintf(dir, sizeof(dir), "%s/%s", m.mnt_dir, cg);
+    struct stat st;
+    if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+      continue;
+    r = write_pid(dir, pid, err);
+    joined += r == 0;
+  }
+  endmntent(f);
+  if (r == 0 && joined == 0)
+    r = iob_error_code(err, IOB_CODE_NOT_FOUND, "it exists in no cgroup v1 hierarchy");
+  return r;
+}
+
+int shim_cgroup_path_check(const char *cg, struct iob_error **err) {
+  /* cgroup2.VerifyGroupPath: clean, absolute, without the mount point. */
+  size_t n = strlen(cg);
+  if (cg[0] != '/' || strstr(cg, "//") || strstr(cg, "/./") || (n > 1 && cg[n - 1] == '/') ||
+      (n >= 2 && !strcmp(cg + n - 2, "/.")) || !strncmp(cg, "/sys/fs/cgroup", 14))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "shim_cgroup '%s' is not a clean absolute cgroup path (like "
+                          "'/system.slice/shims')",
+                          cg);
+  return 0;
+}
+
+/* containerd's runc shim (manager_linux.go, Start) moves the new daemon into
+ * ShimCgroup and fails `start` when it cannot. */
+static int join_shim_cgroup(const char *cg, pid_t pid, struct iob_error **err) {
+  struct statfs sf;
+  int r;
   if (statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == 0x63677270) {
-    snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/cgroup.procs", cg);
-    cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd >= 0)
-      dprintf(fd, "%d", (int)pid);
-    return;
+    r = shim_cgroup_path_check(cg, err);
+    if (r == 0) {
+      char dir[4200];
+      snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s", cg);
+      r = write_pid(dir, pid, err);
+    }
+  } else {
+    r = join_v1(cg, pid, err);
   }
-  static const char *const hier[] = {"memory", "cpu,cpuacct", "pids", "blkio", "cpuset",
-                                     "devices", "freezer", "systemd"};
-  for (size_t i = 0; i < IOB_ARRAY_SIZE(hier); i++) {
-    snprintf(path, sizeof(path), "/sys/fs/cgroup/%s/%s/cgroup.procs", hier[i], cg);
-    cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd >= 0)
-      dprintf(fd, "%d", (int)pid);
-  }
+  if (r < 0)
+    return iob_error_prefix(err, "cannot join shim_cgroup '%s'", cg);
+  return 0;
 }
 
 /* containerd's oom_score_adj + 1, so the shim goes before containerd. */
@@ -218,6 +270,12 @@ static void adjust_oom(pid_t pid) {
   cleanup_close int w = open(path, O_WRONLY | O_CLOEXEC);
   if (w >= 0)
     dprintf(w, "%d", v);
+}
+
+static void unlinkat_bundle(const char *bundle, const char *name) {
+  char path[4200];
+  snprintf(path, sizeof(path), "%s/%s", bundle, name);
+  unlink(path);
 }
 
 static int spawn_daemon(const struct shim_args *a, const char *bundle, int listener,
@@ -302,12 +360,18 @@ int shim_manager_start(const struct shim_args *a, struct iob_error **err) {
     prctl(PR_SCHED_CORE, PR_SCHED_CORE_CREATE, 0, 2 /* PIDTYPE_PGID */, 0);
   if (r == 0)
     r = spawn_daemon(a, bundle, listener, &b, &pid, err);
+  if (r == 0 && b.options.shim_cgroup && join_shim_cgroup(b.options.shim_cgroup, pid, err) < 0) {
+    /* As the runc shim: a daemon outside its cgroup is killed, and the
+     * socket and address it would have served go with it. */
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    unlinkat_bundle(bundle, "address");
+    r = -1;
+  }
   if (r < 0 && listener >= 0)
     unlink(path);
   if (listener >= 0)
     close(listener);
-  if (r == 0 && b.options.shim_cgroup)
-    join_shim_cgroup(b.options.shim_cgroup, pid);
   shim_bootstrap_release(&b);
   if (r < 0)
     return -1;

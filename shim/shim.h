@@ -294,6 +294,9 @@ void shim_trim_later(struct iob_loop *loop);
 /* ---- manager.c / daemon.c / service.c ---- */
 
 int shim_manager_start(const struct shim_args *a, struct iob_error **err);
+/* shim_cgroup on a cgroup v2 host: a clean absolute path, as containerd's
+ * cgroup2.VerifyGroupPath wants it. */
+int shim_cgroup_path_check(const char *cg, struct iob_error **err);
 int shim_manager_delete(const struct shim_args *a, struct iob_error **err);
 int shim_manager_info(struct iob_error **err);
 int shim_daemon_run(const struct shim_args *a, struct iob_error **err);

@@ -262,6 +262,19 @@ static void test_validate(void **state) {
   assert_int_equal(shim_validate_path("bundle", "", true, &err), -1);
 }
 
+static void test_shim_cgroup_path(void **state) {
+  (void)state;
+  assert_int_equal(shim_cgroup_path_check("/system.slice/shims", NULL), 0);
+  assert_int_equal(shim_cgroup_path_check("/", NULL), 0);
+  const char *bad[] = {"shims", "", "/a//b", "/a/./b", "/a/", "/a/.", "/sys/fs/cgroup/a"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    cleanup_error struct iob_error *err = NULL;
+    assert_int_equal(shim_cgroup_path_check(bad[i], &err), -1);
+    assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+    assert_non_null(strstr(err->msg, "shim_cgroup"));
+  }
+}
+
 static void test_runc_last_error(void **state) {
   (void)state;
   const char *log = "{\"level\":\"info\",\"msg\":\"starting\"}\n"
@@ -433,7 +446,7 @@ int main(void) {
       cmocka_unit_test(test_validate),        cmocka_unit_test(test_runc_last_error),
       cmocka_unit_test(test_uri),             cmocka_unit_test(test_mount_options),
       cmocka_unit_test(test_config_group),    cmocka_unit_test(test_reaper_cache),
-      cmocka_unit_test(test_options_toml),
+      cmocka_unit_test(test_options_toml),    cmocka_unit_test(test_shim_cgroup_path),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
