@@ -4,7 +4,7 @@
 #                      tests/vm/cache/ with apt-get download and unpacked with
 #                      dpkg-deb -x (never installed on this machine)
 #   initramfs.cpio.gz  busybox-static, bash, this machine's containerd, ctr,
-#                      containerd-shim-runc-v2, runc and fio with their shared
+#                      containerd-shim-runc-v2, runc, crun and fio with their shared
 #                      libraries, the kernel modules the tests need, whatever
 #                      this project built into $B/bin, and the guest scripts
 #   disk.img           a raw ext4 image for the emulated NVMe drive
@@ -25,8 +25,10 @@ META=linux-image-cloud-amd64
 # Modules the guest loads (with their dependencies); NVMe, ext4 and the
 # cgroup controllers are built into the cloud kernel, see kernel_check_config.
 MODULES=(virtio virtio_ring bfq overlay)
-# Host programs copied into the guest, with their libraries.
-PROGRAMS=(busybox bash containerd ctr containerd-shim-runc-v2 runc fio pgrep pkill jq awk)
+# Host programs copied into the guest, with their libraries.  crun: the
+# shim suites run with it too (shim-crun.sh; crun refuses the hybrid host);
+# script: util-linux's, for shim-tty.sh's terminals (busybox has none).
+PROGRAMS=(busybox bash containerd ctr containerd-shim-runc-v2 runc crun script fio pgrep pkill jq awk)
 # GNU tools where the tests expect the host's behaviour (date +%N, tr classes,
 # stat -c, ...); busybox fills in the rest.
 GNU_PACKAGES=(coreutils grep sed findutils)
