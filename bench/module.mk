@@ -4,6 +4,7 @@
 #
 #   make bench          every benchmark, one after another
 #   make bench-sched | bench-calibrate | bench-agent | bench-shim | bench-solver
+#   make bench-pairs    (not in `make bench`: a probe of fio pairs, bench/pairs.sh)
 
 # Runs `iobatchctl calibrate` (cli/calibrate.c) before the CLI dispatches it.
 $(eval $(call prog,bench/iobctl-calibrate,bench/calibrate/main.c cli/calibrate.c,batch common))
@@ -11,7 +12,7 @@ $(eval $(call prog,bench/iobctl-calibrate,bench/calibrate/main.c cli/calibrate.c
 BENCH_SCRIPTS := $(wildcard bench/shim-cost.sh bench/solver.sh) bench/sched.sh \
 	bench/calibrate.sh bench/agent-overhead.sh
 
-.PHONY: bench bench-sched bench-calibrate bench-agent bench-shim bench-solver
+.PHONY: bench bench-sched bench-calibrate bench-agent bench-shim bench-solver bench-pairs
 bench: all $(B)/bench/iobctl-calibrate $(B)/bench/iob-agent-fixture
 	@rc=0; for s in $(BENCH_SCRIPTS); do \
 		echo "== $$s"; B=$(B) $$s || { echo "== $$s failed"; rc=1; }; \
@@ -26,6 +27,8 @@ bench-shim: all
 	B=$(B) bench/shim-cost.sh
 bench-solver: all
 	B=$(B) bench/solver.sh
+bench-pairs:
+	bench/pairs.sh
 
 # Registers fixture cgroups with iobatchd for bench/agent-overhead.sh.
 $(eval $(call prog,bench/iob-agent-fixture,bench/agent/fixture.c,ttrpc proto common))

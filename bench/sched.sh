@@ -6,7 +6,8 @@
 #   iobatch through containerd-shim-iobatch-v2 + iobatchd, default policy
 #   paper   the same with `policy = paper`
 #   calibrated  (only when asked for in MODES) the default policy with the
-#           matrix measured by bench/calibrate.sh
+#           matrix measured by bench/calibrate.sh, its sequential pairs
+#           included (`seq_pairs = matrix`)
 # plus every job class alone (solo) for the slowdowns.  Modes are interleaved
 # within each repeat so that drift hits them alike.
 #
@@ -22,6 +23,7 @@
 #        MODES="all serial iobatch paper" SCRATCH_PARENT=/var/tmp B=build
 #        OUT_DIR=bench/results WARMUP=1 (iobatch learns solo profiles first)
 #        IOB_MATRIX=FILE (the agent's `matrix`, e.g. a calibrated one)
+#        AGENT_LOG_DIR=DIR (keep the agent logs of the iobatch modes)
 #        IOB_AGENT_SOCK (default: private, passed to the shim as
 #        IOBATCH_AGENT_SOCKET through containerd's environment)
 set -euo pipefail

@@ -60,7 +60,12 @@ iobatch_agent_start() {
     echo "sample_period = 1s"
     [ "$mode" != paper ] || echo "policy = paper"
     if [ "$mode" = calibrated ]; then
-      echo "matrix = $IOB_CAL_MATRIX"
+      # The measured matrix has every sequential pair too (two writers
+      # 2.0x, reader and writer 1.2x / 4.3x): use those rather than the
+      # single seq_slowdown median (2.2x) that `iobatchctl calibrate`
+      # writes beside them.
+      { cat "$IOB_CAL_MATRIX"; echo; echo "seq_pairs = matrix"; } >"$IOB_AGENT_DIR/matrix.conf"
+      echo "matrix = $IOB_AGENT_DIR/matrix.conf"
     elif [ -n "${IOB_MATRIX:-}" ]; then
       echo "matrix = $IOB_MATRIX"
     fi
@@ -85,4 +90,10 @@ iobatch_agent_stop() {
   IOB_AGENT_PID=
   # keep the agent's log next to the results of a failed run
   [ -z "${IOB_AGENT_DIR:-}" ] || cp "$IOB_AGENT_DIR/agent.log" "$IOB_T/out/agent-$(basename "$IOB_AGENT_DIR").log" 2>/dev/null || true
+  # AGENT_LOG_DIR=DIR keeps every agent log of the run (they live in the
+  # temp dir, which the EXIT trap removes)
+  if [ -n "${AGENT_LOG_DIR:-}" ] && [ -n "${IOB_AGENT_DIR:-}" ]; then
+    mkdir -p "$AGENT_LOG_DIR"
+    cp "$IOB_AGENT_DIR/agent.log" "$AGENT_LOG_DIR/agent-$(basename "$IOB_AGENT_DIR").log" 2>/dev/null || true
+  fi
 }
