@@ -26,7 +26,12 @@ static char *decode(const char *s, size_t n, bool query) {
     abort();
   size_t o = 0;
   for (size_t i = 0; i < n; i++) {
-    if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+    if (s[i] == '%') {
+      /* Go's url.Parse refuses a bad escape ("invalid URL escape"). */
+      if (i + 2 >= n || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0) {
+        free(out);
+        return NULL;
+      }
       out[o++] = (char)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
       i += 2;
     } else if (query && s[i] == '+') {
@@ -90,6 +95,10 @@ int shim_uri_parse(const char *s, struct shim_uri *u, struct iob_error **err) {
     u->path = strdup(s);
     if (u->path == NULL)
       abort();
+    if (shim_validate_path("stdio path", u->path, true, err) < 0) {
+      shim_uri_release(u);
+      return -1;
+    }
     return 0;
   }
   size_t sl = (size_t)(sep - s);

@@ -1,8 +1,8 @@
 /* Malformed input to the shim's parsers of files and payloads from outside:
  * <bundle>/options.json, the runtime-options TOML named by
  * runtimeoptions.v1.Options, a runc Options payload, the iobatch
- * annotations of <bundle>/config.json checked at Create, and runc's
- * log.json.  Every case must fail cleanly (an error naming the thing, no
+ * annotations of <bundle>/config.json checked at Create, runc's
+ * log.json, and the stdio URIs of a Create or Exec.  Every case must fail cleanly (an error naming the thing, no
  * crash, nothing leaked under ASan) or be ignored where the format says so. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -260,6 +260,36 @@ static void test_runc_log_malformed(void **state) {
   assert_null(c);
 }
 
+static void test_stdio_uri_malformed(void **state) {
+  (void)state;
+  static const char *const bad[] = {
+      "relative/stdout",        /* a plain path must be absolute, as fifo:// */
+      "/run/a/../b",            /* and must not climb out */
+      "/run/a\nb",             /* no control characters */
+      "fifo:///a/%zz",          /* bad escapes: Go's url.Parse refuses them */
+      "file:///a/%4",
+      "file:///a/%",
+      "binary:///l?k=%g1",
+      "binary:///l?%",
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
+    struct shim_uri u;
+    cleanup_error struct iob_error *err = NULL;
+    if (shim_uri_parse(bad[i], &u, &err) == 0) {
+      shim_uri_release(&u);
+      fail_msg("'%s' was accepted", bad[i]);
+    }
+    assert_non_null(err);
+    assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+  }
+  /* The good neighbours of those still parse. */
+  struct shim_uri u;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(shim_uri_parse("file:///a/%41%2f", &u, &err), 0);
+  assert_string_equal(u.path, "/a/A/");
+  shim_uri_release(&u);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_options_json_malformed),
@@ -267,6 +297,7 @@ int main(void) {
       cmocka_unit_test(test_runc_options_malformed),
       cmocka_unit_test(test_admission_annotations_malformed),
       cmocka_unit_test(test_runc_log_malformed),
+      cmocka_unit_test(test_stdio_uri_malformed),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
