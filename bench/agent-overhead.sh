@@ -3,7 +3,9 @@
 #  1. CPU of iobatchd sampling N registered cgroups at 1 Hz (N = 0, 100,
 #     1000): fixture cgroup directories under a temp root (agent option
 #     `cgroup_root`), registered as running containers; utime+stime of the
-#     agent over WINDOW seconds, and its RSS.
+#     agent over WINDOW seconds, and its RSS; once per sampler in SAMPLERS
+#     (agent option `sampler`: auto = what the host offers, io.stat forced
+#     reads the fixtures' io.stat even on a host without the io controller).
 #  2. Added latency of an uncontended admission: `ctr run --rm ... /bin/true`
 #     with our shim and an idle agent (default config, and batch_window = 0)
 #     vs our shim with no agent (it fails open) vs the runc shim, REPS
@@ -11,16 +13,18 @@
 # Writes bench/results/agent-overhead.json and agent-overhead.md; a part that
 # cannot run is reported as "not run: <reason>".
 # Usage: bench/agent-overhead.sh   (env: COUNTS="0 100 1000" WINDOW=60 REPS=20
-#                                   B=build OUT_DIR=bench/results)
+#                                   SAMPLERS="auto io.stat" B=build
+#                                   OUT_DIR=bench/results)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
 COUNTS=${COUNTS:-"0 100 1000"}
 WINDOW=${WINDOW:-60}
 REPS=${REPS:-20}
+SAMPLERS=${SAMPLERS:-"auto io.stat"}
 B=${B:-build}
 OUT_DIR=${OUT_DIR:-bench/results}
-CMDLINE=$(for v in COUNTS WINDOW REPS; do
+CMDLINE=$(for v in COUNTS WINDOW REPS SAMPLERS; do
   [ -z "${!v:-}" ] || printf '%s="%s" ' "$v" "${!v}"
 done)"bench/agent-overhead.sh $*"
 AGENT=$TOP/$B/bin/iobatchd
@@ -42,16 +46,19 @@ if why=$(agent_unavailable); then
   sampling_json=$(jq -nc --arg s "not run: $why" '{status: $s}')
   echo "agent-overhead: sampling not run: $why"
 else
-  # One sleeping process stands in for each container's pid: on this hybrid
-  # host the agent samples /proc/PID/io of the pids in cgroup.procs.
+  # One sleeping process stands in for each container's pid: the procfs
+  # sampler (auto on a hybrid host) reads /proc/PID/io of the pids in
+  # cgroup.procs; the io.stat one the fixture's io.stat.
   sleep 100000 &
   SLEEPER=$!
   at_exit "kill $SLEEPER"
   rows=()
   for n in $COUNTS; do
+   for smp in $SAMPLERS; do
     root=$IOB_T/cg-$n
-    fixture_tree "$root" "$n" "$SLEEPER"
-    agent_start "$IOB_T/agent-$n" "sample_period = 1s
+    [ -d "$root" ] || fixture_tree "$root" "$n" "$SLEEPER"
+    agent_start "$IOB_T/agent-$n-$smp" "sample_period = 1s
+sampler = $smp
 cgroup_root = $root"
     if [ "$n" -gt 0 ]; then "$FIXTURE" register "$AGENT_SOCK" "$n" "$SLEEPER"; fi
     read -r known sampler < <("$FIXTURE" status "$AGENT_SOCK")
@@ -65,12 +72,14 @@ cgroup_root = $root"
     cpu_ms=$(((t1 - t0) * 1000 / HZ))
     rows+=("$(jq -nc --argjson n "$n" --argjson known "$known" --argjson known_end "$known_end" \
       --arg sampler "$sampler" --argjson cpu_ms "$cpu_ms" --argjson window "$WINDOW" \
-      --argjson rss "$rss" --argjson hz "$HZ" \
+      --argjson rss "$rss" --argjson hz "$HZ" --arg pref "$smp" \
       '{cgroups: $n, registered: $known, registered_at_end: $known_end, sampler: $sampler,
+        sampler_option: $pref,
         window_s: $window, cpu_ms: $cpu_ms, cpu_percent: ($cpu_ms / $window / 10),
         cpu_us_per_cgroup_sample: (if $n > 0 then $cpu_ms * 1000 / $window / $n else null end),
         rss_kib: $rss, tick_ms: (1000 / $hz)}')")
     echo "agent-overhead: $n cgroups ($known registered, $known_end at the end, $sampler): ${cpu_ms} ms CPU in ${WINDOW} s, RSS ${rss} KiB"
+   done
   done
   sampling_json=$(printf '%s\n' "${rows[@]}" | jq -sc '{status: "run", runs: .}')
 fi

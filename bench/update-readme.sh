@@ -55,9 +55,17 @@ trap 'rm -f "$tmp" "$tmp.new"' EXIT
         (.sampling.runs[] | "| \(.cgroups) | \(.cpu_percent | f2) | \(.cpu_us_per_cgroup_sample | f2) | \(.rss_kib) | \(.sampler) |"), ""
        else "Sampling: \(.sampling.status)\n" end),
       (if .admission.status == "run" then
-        "Uncontended admission (`ctr run --rm /bin/true`, median of \(.admission.reps)): runc shim \(.admission.median_ms.runc_shim | f2) ms, iobatch shim without agent \(.admission.median_ms.iobatch_no_agent | f2) ms, with agent \(.admission.median_ms.iobatch_with_agent | f2) ms (+\(.admission.added_by_agent_ms | f2) ms, the 200 ms batch window included), with `batch_window = 0` \(.admission.median_ms.iobatch_with_agent_no_batch_window | f2) ms (+\(.admission.added_by_agent_no_window_ms | f2) ms).\n"
+        "Uncontended admission (`ctr run --rm /bin/true`, median of \(.admission.reps)): runc shim \(.admission.median_ms.runc_shim | f2) ms, iobatch shim without agent \(.admission.median_ms.iobatch_no_agent | f2) ms, with agent \(.admission.median_ms.iobatch_with_agent | f2) ms (+\(.admission.added_by_agent_ms | f2) ms with the default batch_window), with `batch_window = 0` \(.admission.median_ms.iobatch_with_agent_no_batch_window | f2) ms (+\(.admission.added_by_agent_no_window_ms | f2) ms).\n"
        else "Admission latency: \(.admission.status)\n" end),
       "Details: [results/agent-overhead.md](results/agent-overhead.md).\n"' $R/agent-overhead.json
+  fi
+  if [ -f $R/pairs.json ]; then
+    jq -r '
+      def f2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
+      "### Does holding pay for any pair here? (`bench/pairs.sh`, \(.date), median of \(.repeats))\n",
+      "Co-run makespan / (solo A + solo B); above 1 running the pair one after the other would be faster (details: [results/pairs.md](results/pairs.md)):\n",
+      "| pair | ratio | A slowed | B slowed |", "|---|---:|---:|---:|",
+      (.pairs[] | "| \(.a) + \(.b) | \(.ratio | f2) | \(.slow_a | f2) | \(.slow_b | f2) |"), ""' $R/pairs.json
   fi
   for f in shim-cost solver; do
     if [ -f $R/$f.md ]; then echo "- $f: [results/$f.md](results/$f.md)"; else echo "- $f: no results yet"; fi

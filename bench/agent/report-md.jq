@@ -5,13 +5,11 @@ def f2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
 "## iobatchd sampling N registered cgroups at 1 Hz\n",
 (if .sampling.status != "run" then .sampling.status + "\n" else
   "Fixture cgroup directories under a temp root (`cgroup_root`), registered as running containers; CPU = utime+stime of iobatchd over the window (clock tick \(.sampling.runs[0].tick_ms) ms).\n",
-  "| cgroups | still registered at end | sampler | window s | CPU ms | CPU % of one core | µs CPU per cgroup sample | RSS KiB |",
-  "|---:|---:|---|---:|---:|---:|---:|---:|",
-  (.sampling.runs[] | "| \(.cgroups) | \(.registered_at_end) | \(.sampler) | \(.window_s) | \(.cpu_ms) | \(.cpu_percent | f2) | \(.cpu_us_per_cgroup_sample | f2) | \(.rss_kib) |"),
+  "| cgroups | still registered at end | sampler option | sampler | window s | CPU ms | CPU % of one core | µs CPU per cgroup sample | RSS KiB |",
+  "|---:|---:|---|---|---:|---:|---:|---:|---:|",
+  (.sampling.runs[] | "| \(.cgroups) | \(.registered_at_end) | \(.sampler_option // "auto") | \(.sampler) | \(.window_s) | \(.cpu_ms) | \(.cpu_percent | f2) | \(.cpu_us_per_cgroup_sample | f2) | \(.rss_kib) |"),
   "",
-  (if any(.sampling.runs[]; .sampler != "io.stat") then
-    "The agent chose its sampler from the host's cgroup2 mount (agent/sampler.c: io.stat only when the io controller is there). This host is a v1/v2 hybrid, so every sample read the fixture's cgroup.procs, /proc/PID/io of its pid and io.pressure (checked with strace), not the fixture io.stat. Benchmarking the io.stat path on this host would need an agent option forcing the source (e.g. `sampler = io.stat`); on a cgroup v2 machine the same command measures it.\n"
-   else empty end)
+  "Sampler: the agent's `sampler` option for the run (`auto` picks io.stat only where the cgroup2 root has the io controller, else /proc/PID/io of every pid in cgroup.procs; `io.stat` forces the io.stat path, which on a host without the io controller only fixture cgroups can serve) and what the agent reported running. Every sample also reads io.pressure.\n"
   end),
 "## Uncontended admission latency\n",
 (if .admission.status != "run" then .admission.status + "\n" else
@@ -20,5 +18,5 @@ def f2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
   "|---:|---:|---:|---:|",
   "| \(.admission.median_ms.runc_shim | f2) | \(.admission.median_ms.iobatch_no_agent | f2) | \(.admission.median_ms.iobatch_with_agent | f2) | \(.admission.median_ms.iobatch_with_agent_no_batch_window | f2) |",
   "",
-  "Added by asking the agent: \(.admission.added_by_agent_ms | f2) ms with its default config (the batch window — arrivals gathered before planning, 200 ms by default — is part of it), \(.admission.added_by_agent_no_window_ms | f2) ms with `batch_window = 0`; iobatch shim + agent vs the runc shim: \(.admission.iobatch_vs_runc_ms | f2) ms.\n",
+  "Added by asking the agent: \(.admission.added_by_agent_ms | f2) ms with its default config (whether the batch window — arrivals gathered before planning, 200 ms by default — is waited for on an idle node depends on the agent's version: agent/admission.c), \(.admission.added_by_agent_no_window_ms | f2) ms with `batch_window = 0`; iobatch shim + agent vs the runc shim: \(.admission.iobatch_vs_runc_ms | f2) ms. Differences below the spread of the runs (the load average above) are noise.\n",
   "" end)
