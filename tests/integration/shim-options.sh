@@ -4,7 +4,7 @@
 # ShimCgroup, SystemdCgroup, each against a control run without it.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/shim-lib.bash"
-tap_plan 25
+tap_plan 26
 
 [ -r /proc/keys ] || bail "/proc/keys is needed (CONFIG_KEYS)"
 command -v jq >/dev/null || bail "jq is needed"
@@ -48,7 +48,7 @@ create_line() { grep -E "(^| )create .* $1\$" "$IOB_T/argv.log"; }
 run() { # toml id cmd...: a foreground container, output on stdout
   local t=$1 id=$2
   shift 2
-  timeout 30 $CTR run --runtime $RT --runtime-config-path "$t" --rm --privileged --rootfs "$R" "$id" "$@" 2>&1
+  timeout -k 5 30 $CTR run --runtime $RT --runtime-config-path "$t" --rm --privileged --rootfs "$R" "$id" "$@" 2>&1
 }
 
 # --- no_pivot_root, no_new_keyring: runc flags; the keyring shows in
@@ -85,14 +85,17 @@ spec() { # id cmd: an OCI spec with a user namespace
   echo "$IOB_T/$1.json"
 }
 TU=$(toml io "IoUid = 100000" "IoGid = 100000")
-out=$(timeout 30 $CTR run --runtime $RT --runtime-config-path "$TU" --rm --config "$(spec u1 'echo init-reopened >/dev/stdout')" u1 2>&1)
+out=$(timeout -k 5 30 $CTR run --runtime $RT --runtime-config-path "$TU" --rm --config "$(spec u1 'echo init-reopened >/dev/stdout')" u1 2>&1)
 is "$out" "init-reopened" "io_uid: the init process reopens its stdout and ctr prints it"
-out=$(timeout 30 $CTR run --runtime $RT --runtime-config-path "$T0" --rm --config "$(spec u2 'echo init-reopened >/dev/stdout')" u2 2>&1)
+out=$(timeout -k 5 30 $CTR run --runtime $RT --runtime-config-path "$T0" --rm --config "$(spec u2 'echo init-reopened >/dev/stdout')" u2 2>&1)
 like "$out" "Permission denied" "without io_uid: reopening stdout is refused (control)"
-ok "io_uid: a detached container" timeout 30 $CTR run --runtime $RT --runtime-config-path "$TU" -d --config "$(spec u3 'sleep 600')" u3
+# One line, not up to EOF: ctr 1.6 run does not close the task's stdin.
+out=$(echo piped | timeout -k 5 30 $CTR run --runtime $RT --runtime-config-path "$TU" --rm --config "$(spec u4 'read x </dev/stdin; echo "$x"')" u4 2>&1)
+is "$out" "piped" "io_uid: the init process reopens its stdin"
+ok "io_uid: a detached container" timeout -k 5 30 $CTR run --runtime $RT --runtime-config-path "$TU" -d --config "$(spec u3 'sleep 600')" u3
 pid=$($CTR task ls | awk '$1 == "u3" { print $2 }')
 is "$(stat -Lc %u:%g /proc/$pid/fd/1 /proc/$pid/fd/2 | sort -u)" "100000:100000" "io_uid: the init's stdout and stderr pipes belong to IoUid:IoGid"
-out=$(timeout 30 $CTR task exec --exec-id e1 u3 /bin/sh -c 'echo exec-reopened >/dev/stdout; echo exec-err >/dev/stderr' 2>&1)
+out=$(timeout -k 5 30 $CTR task exec --exec-id e1 u3 /bin/sh -c 'echo exec-reopened >/dev/stdout; echo exec-err >/dev/stderr' 2>&1)
 is "$(echo "$out" | sort | tr '\n' ' ')" "exec-err exec-reopened " "io_uid: an exec reopens its stdout and stderr"
 timeout 60 $CTR task exec --exec-id e2 u3 /bin/sleep 300 >/dev/null 2>&1 &
 execpid=$!
@@ -118,7 +121,7 @@ for d in $(cg_dirs); do
   fi
 done
 TC=$(toml cg "ShimCgroup = \"$CG\"")
-ok "shim_cgroup: a detached container" timeout 30 $CTR run --runtime $RT --runtime-config-path "$TC" -d --rootfs "$R" c1 /bin/sleep 600
+ok "shim_cgroup: a detached container" timeout -k 5 30 $CTR run --runtime $RT --runtime-config-path "$TC" -d --rootfs "$R" c1 /bin/sleep 600
 sp=$(pgrep -f "$SHIM.* -id c1 -address $IOB_SOCK")
 want=$(cg_dirs | wc -l)
 if [ $UNIFIED = 1 ]; then got=$(grep -c "^0::$CG\$" /proc/$sp/cgroup)
@@ -141,12 +144,12 @@ ok "no socket or bundle left after the failed start" shim_no_leftovers c2
 # --- systemd_cgroup: runc --systemd-cgroup; no systemd here, so runc's
 # refusal has to reach ctr. Real systemd cgroups are not tested here.
 TS=$(toml sd "SystemdCgroup = true")
-out=$(timeout 30 $CTR run --runtime $RT --runtime-config-path "$TS" --cgroup system.slice:iob:s1 --rm --rootfs "$R" s1 /bin/true 2>&1)
+out=$(timeout -k 5 30 $CTR run --runtime $RT --runtime-config-path "$TS" --cgroup system.slice:iob:s1 --rm --rootfs "$R" s1 /bin/true 2>&1)
 like "$(create_line s1)" "--systemd-cgroup" "systemd_cgroup: runc --systemd-cgroup create"
 like "$out" "OCI runtime create failed: runc create failed: .*systemd" "systemd_cgroup without systemd: runc's error reaches ctr"
 diag "$out"
 
 is "$(shim_wait_gone)" 0 "every shim exits"
-ok "no sockets, bundles or mounts left" shim_no_leftovers k1 k2 u1 u2 u3 c1 c2 s1
+ok "no sockets, bundles or mounts left" shim_no_leftovers k1 k2 u1 u2 u3 u4 c1 c2 s1
 
 tap_done
