@@ -158,13 +158,15 @@ static int wait_ready(int fd, struct iob_error **err) {
 
 static int setup_binary(struct shim_io *io, const struct shim_io_params *p,
                         const struct shim_uri *u, struct iob_error **err) {
-  int out_r, err_r, ready_r, ready_w;
+  /* The logger gets the read ends of stdout/stderr and the write end of
+   * the readiness pipe; this process closes its copies on return. */
+  cleanup_close int out_r = -1;
+  cleanup_close int err_r = -1;
+  int ready_r, ready_w;
   if (make_pipe(&out_r, &io->proc[1], p, false, err) < 0)
     return -1;
-  cleanup_close int o_r = out_r;
   if (make_pipe(&err_r, &io->proc[2], p, false, err) < 0)
     return -1;
-  cleanup_close int e_r = err_r;
   int rp[2];
   if (pipe2(rp, O_CLOEXEC) < 0)
     return iob_error(err, errno, "cannot create pipe");
