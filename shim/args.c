@@ -300,8 +300,18 @@ int shim_options_read(const char *bundle, struct shim_options *o, struct iob_err
   o->systemd_cgroup = json_is_true(json_object_get(j, "systemd_cgroup"));
   o->no_pivot_root = json_is_true(json_object_get(j, "no_pivot_root"));
   o->no_new_keyring = json_is_true(json_object_get(j, "no_new_keyring"));
-  o->io_uid = (uint32_t)json_integer_value(json_object_get(j, "io_uid"));
-  o->io_gid = (uint32_t)json_integer_value(json_object_get(j, "io_gid"));
+  json_t *uid = json_object_get(j, "io_uid"), *gid = json_object_get(j, "io_gid");
+  json_int_t u = json_integer_value(uid), g = json_integer_value(gid);
+  if ((uid && !json_is_integer(uid)) || (gid && !json_is_integer(gid)) || u < 0 ||
+      u > UINT32_MAX || g < 0 || g > UINT32_MAX) {
+    json_decref(j);
+    shim_options_release(o);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid '%s': io_uid and io_gid must be integers in 0..%u", path,
+                          UINT32_MAX);
+  }
+  o->io_uid = (uint32_t)u;
+  o->io_gid = (uint32_t)g;
   o->agent_socket = json_str(j, "agent_socket");
   o->fail_closed = json_is_true(json_object_get(j, "fail_closed"));
   json_decref(j);

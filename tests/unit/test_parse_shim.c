@@ -62,6 +62,10 @@ static void test_options_json_malformed(void **state) {
       "{\"binary_name\":\"runc\\nx\"}",     /* newline in the binary */
       "{\"agent_socket\":\"sock\"}",        /* socket must be absolute */
       "{\"shim_cgroup\":\"/a\\u0001b\"}",   /* control character */
+      "{\"io_uid\":-1}",                    /* ids are 0..2^32-1, never wrapped */
+      "{\"io_gid\":4294967296}",
+      "{\"io_uid\":\"1000\"}",              /* an id that is not a number */
+      "{\"binary_name\":\"crun\",\"io_gid\":1.5}",
   };
   for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
     cleanup_error struct iob_error *err = NULL;
