@@ -212,7 +212,7 @@ enum batch_reason {
   BATCH_ADMIT_DEADLINE, /* its max hold is over; forced in (maybe over L) */
   BATCH_HOLD_FULL,      /* max_batch jobs already run */
   BATCH_HOLD_MAKESPAN,  /* holding finishes the set sooner */
-  BATCH_HOLD_FAIRNESS,  /* a victim's slowdown would exceed cfg->fairness */
+  BATCH_HOLD_FAIRNESS,  /* a victim's forecast stretch would exceed cfg->fairness */
   BATCH_HOLD_PLAN,      /* paper: the plan puts it in a later batch */
 };
 const char *batch_reason_name(enum batch_reason r);
