@@ -315,7 +315,7 @@ int shim_container_create(struct shim_service *s, const struct shim_create *r,
   }
   cleanup_error struct iob_error *oerr = NULL;
   if (shim_oom_watch(s->loop, c->init.pid, on_oom, c, &c->oom, &oerr) < 0)
-    iob_debug("no oom events for '%s': %s", c->id, oerr->msg);
+    iob_warn("no OOM events will be reported for '%s': %s", c->id, oerr->msg);
   c->next = s->containers;
   s->containers = c;
   struct shim_admission_req ar = {c->id, s->ns, c->bundle, c->init.pid, 0};
