@@ -115,7 +115,7 @@ ok "io_uid: container deleted" bash -c "$CTR task delete u3 && $CTR container de
 # it exists in; v2: the one tree). A fresh cpuset group needs cpus and mems.
 for d in $(cg_dirs); do
   mkdir "$d"
-  if [ -e "$d/cpuset.cpus" ]; then
+  if [ -e "$d/cpuset.cpus" ] && [ -e "$d/../cpuset.cpus" ]; then # v1 only: the v2 root has none
     cat "$d/../cpuset.cpus" >"$d/cpuset.cpus"
     cat "$d/../cpuset.mems" >"$d/cpuset.mems"
   fi
