@@ -144,7 +144,14 @@ static int info_load(const char *bundle, struct ctr_info *out, struct iob_error 
   const char *cls = annotation(ann, ANN_CLASS);
   const char *hold = annotation(ann, ANN_MAX_HOLD);
   int r = 0;
-  if (cls && (out->cls = strdup(cls)) == NULL)
+  enum wcd_class wc;
+  /* The agent refuses a Register with an unknown class: say so at Create. */
+  if (cls && wcd_class_parse(cls, &wc) < 0)
+    r = iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                       "invalid annotation '%s': unknown class '%s' (expected seq-read, "
+                       "rand-read, seq-write, rand-write, mixed, idle or unknown)",
+                       ANN_CLASS, cls);
+  else if (cls && (out->cls = strdup(cls)) == NULL)
     r = iob_error(err, ENOMEM, "cannot allocate");
   if (r == 0 && hold)
     r = parse_max_hold(hold, &out->max_hold_ms, err);

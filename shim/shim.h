@@ -275,8 +275,8 @@ void shim_admission_exited(const char *ns, const char *id, uint32_t status);
 /* ---- hookinject.c ---- */
 
 /* Add iobatch-hook ($IOBATCH_HOOK, else next to the shim binary) to
- * <bundle>/config.json's hooks.createRuntime unless it is there; nothing to
- * do when there is no hook binary.  Malformed config: INVALID_ARGUMENT. */
+ * <bundle>/config.json's hooks.prestart unless it is in prestart or
+ * createRuntime already; nothing to do when there is no hook binary.  Malformed config: INVALID_ARGUMENT. */
 int shim_hook_inject(const char *bundle, struct iob_error **err);
 /* The same on a config held in memory (for the tests): *out is the new
  * JSON (caller frees) or NULL when nothing changes. */

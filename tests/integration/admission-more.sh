@@ -17,7 +17,7 @@
 #   - nothing is left behind.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 34
+tap_plan 36
 
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
@@ -106,6 +106,15 @@ grep -q "registered 'o1' (namespace '$NS', from hook" "$AGENT_LOG"
 is "$?" "0" "the injected hook registered it at the options' socket"
 grep -q "admitted 'o1'" "$AGENT_LOG"
 is "$?" "0" "the shim asked the agent at the options' socket"
+
+# An unknown declared class fails Create, naming the annotation (the agent
+# would refuse its Register), and leaves nothing behind.
+out=$(timeout 60 $CTR run --rm --runtime $RT $LIVE --annotation io.iobatch.class=seq_write \
+  --rootfs "$R" b1 /bin/true 2>&1)
+like "$out" "invalid annotation 'io.iobatch.class': unknown class 'seq_write'" \
+  "an unknown io.iobatch.class fails Create, naming it"
+$CTR container delete b1 >/dev/null 2>&1
+ok "no bundle, socket or runc state left for it" no_leftovers b1
 
 # 2. Fail closed: nothing listens at the options' socket.
 out=$(timeout 60 $CTR run -d --runtime $RT --runtime-config-path "$IOB_T/dead.toml" --rootfs "$R" \

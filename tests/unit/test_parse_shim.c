@@ -209,6 +209,8 @@ static void test_admission_annotations_malformed(void **state) {
       "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"5ms\"}}",
       "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"4294967296\"}}",
       "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"99999999999999999999999\"}}",
+      "{\"annotations\":{\"io.iobatch.class\":\"seq_write\"}}", /* the agent would refuse it */
+      "{\"annotations\":{\"io.iobatch.class\":\"SEQ-WRITE\"}}",
   };
   for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
     cleanup_error struct iob_error *err = NULL;
