@@ -43,6 +43,8 @@ void agent_config_release(struct agent_config *cfg) {
   free(cfg->matrix_file);
   free(cfg->cgroup_root);
   free(cfg->detector_file);
+  free(cfg->metrics);
+  cfg->metrics = NULL;
   cfg->socket_path = cfg->state_dir = cfg->matrix_file = cfg->cgroup_root = NULL;
   cfg->detector_file = NULL;
 }
@@ -144,6 +146,7 @@ enum key_id {
   K_DETECTOR,
   K_SAMPLER,
   K_DEBUG,
+  K_METRICS,
   K_COUNT
 };
 
@@ -162,6 +165,7 @@ static const char *const key_names[K_COUNT] = {
     [K_DETECTOR] = "detector",
     [K_SAMPLER] = "sampler",
     [K_DEBUG] = "debug",
+    [K_METRICS] = "metrics",
 };
 
 static const char *const key_expect[K_COUNT] = {
@@ -179,10 +183,12 @@ static const char *const key_expect[K_COUNT] = {
     [K_DETECTOR] = "an absolute path",
     [K_SAMPLER] = "'auto', 'io.stat' or 'procfs'",
     [K_DEBUG] = "true or false",
+    [K_METRICS] = "unix:/PATH, 127.0.0.1:PORT, [::1]:PORT or localhost:PORT",
 };
 
 static int set_value(struct agent_config *c, enum key_id k, const char *v) {
   uint64_t ms;
+  char *dup;
   switch (k) {
   case K_SOCKET:
     /* sun_path holds 108 bytes including the NUL. */
@@ -237,6 +243,17 @@ static int set_value(struct agent_config *c, enum key_id k, const char *v) {
     return -1;
   case K_DEBUG:
     return parse_bool(v, &c->debug);
+  case K_METRICS:
+    /* The form (loopback only) is checked by agent_metrics_addr_parse when
+     * the daemon opens it; here only what no address can be. */
+    if (strlen(v) > 200 || strpbrk(v, " \t") != NULL)
+      return -1;
+    dup = strdup(v);
+    if (dup == NULL)
+      return -1;
+    free(c->metrics);
+    c->metrics = dup;
+    return 0;
   case K_COUNT:
     break;
   }
@@ -246,8 +263,9 @@ static int set_value(struct agent_config *c, enum key_id k, const char *v) {
 static int dup_config(struct agent_config *dst, const struct agent_config *src) {
   *dst = *src;
   dst->socket_path = dst->state_dir = dst->matrix_file = dst->cgroup_root = NULL;
-  dst->detector_file = NULL;
-  if ((src->socket_path && !(dst->socket_path = strdup(src->socket_path))) ||
+  dst->detector_file = dst->metrics = NULL;
+  if ((src->metrics && !(dst->metrics = strdup(src->metrics))) ||
+      (src->socket_path && !(dst->socket_path = strdup(src->socket_path))) ||
       (src->state_dir && !(dst->state_dir = strdup(src->state_dir))) ||
       (src->matrix_file && !(dst->matrix_file = strdup(src->matrix_file))) ||
       (src->cgroup_root && !(dst->cgroup_root = strdup(src->cgroup_root))) ||

@@ -25,6 +25,9 @@
  *                                               cannot be sampled: fixtures, tests);
  *                                               procfs forces the fallback.  Read at
  *                                               start (SIGHUP keeps the running one)
+ *   metrics          = unix:/run/iobatch/metrics.sock | 127.0.0.1:PORT |
+ *                      [::1]:PORT | localhost:PORT  Prometheus text endpoint
+ *                                               (agent/metrics.h); absent: off
  *   debug            = false
  *
  * Keys given here win over the same settings in the matrix file, which is
@@ -66,6 +69,7 @@ struct agent_config {
   char *matrix_file;   /* NULL: the batcher's built-in matrix */
   char *cgroup_root;   /* NULL: the cgroup2 mount found at start */
   char *detector_file; /* NULL: the detector's default thresholds */
+  char *metrics;       /* NULL: no metrics endpoint (agent_metrics_addr_parse) */
   uint64_t sample_period_ms;
   uint64_t batch_window_ms;
   uint64_t max_hold_ms;

@@ -341,10 +341,12 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   d->cfg.matrix_file = cfg->matrix_file ? strdup(cfg->matrix_file) : NULL;
   d->cfg.cgroup_root = cfg->cgroup_root ? strdup(cfg->cgroup_root) : NULL;
   d->cfg.detector_file = cfg->detector_file ? strdup(cfg->detector_file) : NULL;
+  d->cfg.metrics = cfg->metrics ? strdup(cfg->metrics) : NULL;
   if (d->cfg.socket_path == NULL || d->cfg.state_dir == NULL ||
       (cfg->detector_file && d->cfg.detector_file == NULL) ||
       (cfg->matrix_file && d->cfg.matrix_file == NULL) ||
-      (cfg->cgroup_root && d->cfg.cgroup_root == NULL))
+      (cfg->cgroup_root && d->cfg.cgroup_root == NULL) ||
+      (cfg->metrics && d->cfg.metrics == NULL))
     return iob_error(err, ENOMEM, "cannot copy the configuration");
   if (batch_settings(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
     return -1;
