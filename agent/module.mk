@@ -5,8 +5,8 @@
 agentcore_SRCS := agent/config.c agent/profiles.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
-agent_SRCS := agent/admission.c agent/plan.c agent/sampler.c agent/weights.c agent/server.c \
-	agent/daemon.c
+agent_SRCS := agent/admission.c agent/plan.c agent/sampler.c agent/weights.c agent/weighttree.c \
+	agent/server.c agent/daemon.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
 agentclient_SRCS := agent/client.c
@@ -20,6 +20,7 @@ $(eval $(call prog,bin/iobatchd,agent/main.c,$(AGENT_LIBS)))
 $(eval $(call unit,test_agent_config,tests/unit/test_agent_config.c,agentcore common))
 $(eval $(call unit,test_agent_profiles,tests/unit/test_agent_profiles.c,agentcore common))
 $(eval $(call unit,test_agent_admission,tests/unit/test_agent_admission.c,agent agentcore batch common))
+$(eval $(call unit,test_agent_weighttree,tests/unit/test_agent_weighttree.c,agent common))
 $(eval $(call unit,test_agent_client,tests/unit/test_agent_client.c,agentclient ttrpc proto common))
 $(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore common))
 $(eval $(call fuzzer,fuzz_agent_profiles,tests/fuzz/fuzz_agent_profiles.c,agentcore common))
