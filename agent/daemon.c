@@ -45,6 +45,7 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
   else
     iob_info("admitted '%s' (%s) after %llu ms: %s", c->id, batch_class_name(c->cls),
              (unsigned long long)held, why);
+  agent_metrics_admitted(&d->metrics, c->reason, c->forced, held);
   agent_server_answer(d, c, true, why);
 }
 
@@ -139,9 +140,7 @@ static void arm_plan_timer(struct agent_daemon *d) {
 }
 
 static void apply_weights(struct agent_daemon *d) {
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
-    if (c->state == AGENT_RUNNING)
-      agent_weights_apply(d, c);
+  agent_weights_apply_all(d);
 }
 
 void agent_daemon_changed(struct agent_daemon *d) {
@@ -244,6 +243,57 @@ static int batch_settings(const struct agent_config *cfg, struct batch_config *b
   return 0;
 }
 
+/* A scrape: the gauges as they are now, the counters since the start. */
+static int render_metrics(void *user, char **out, size_t *len, struct iob_error **err) {
+  struct agent_daemon *d = user;
+  struct agent_metrics_view v = {.policy = batch_policy_name(d->bcfg.policy),
+                                 .matrix = d->matrix_source,
+                                 .sampler = agent_sampler_name(&d->sampler)};
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
+    unsigned cls = (unsigned)c->cls < BATCH_NCLASS ? (unsigned)c->cls : BATCH_UNKNOWN;
+    if (c->state == AGENT_PENDING)
+      v.pending[cls]++;
+    else if (c->state == AGENT_RUNNING)
+      v.running[cls]++;
+  }
+  return agent_metrics_render(&d->metrics, &v, out, len, err);
+}
+
+static int open_metrics(struct agent_daemon *d, const char *spec,
+                        struct agent_metrics_server **out, struct iob_error **err) {
+  *out = NULL;
+  if (spec == NULL)
+    return 0;
+  return agent_metrics_server_open(d->loop, spec, render_metrics, d, out, err);
+}
+
+/* SIGHUP with a changed 'metrics': the new endpoint opens before the old
+ * one closes, so a bad value or a busy port keeps the old one (and fails
+ * the whole reload, like any other bad value). */
+static int reload_metrics(struct agent_daemon *d, const char *spec, struct iob_error **err) {
+  const char *old = d->cfg.metrics;
+  if ((old == NULL && spec == NULL) || (old && spec && strcmp(old, spec) == 0))
+    return 0;
+  struct agent_metrics_server *ns = NULL;
+  if (spec) {
+    /* The same unix path under another spelling cannot be bound twice. */
+    struct agent_metrics_addr a;
+    if (agent_metrics_addr_parse(spec, &a, err) < 0)
+      return -1;
+    if (d->metrics_server && a.path[0] &&
+        strcmp(agent_metrics_server_spec(d->metrics_server) + 5, a.path) == 0) {
+      agent_metrics_server_free(d->metrics_server);
+      d->metrics_server = NULL;
+    }
+    if (open_metrics(d, spec, &ns, err) < 0)
+      return -1;
+  }
+  agent_metrics_server_free(d->metrics_server);
+  d->metrics_server = ns;
+  iob_info("metrics endpoint %s%s", spec ? "now on " : "closed", spec ? spec : "");
+  return 0;
+}
+
 static void take_str(char **dst, char **src) {
   free(*dst);
   *dst = *src;
@@ -264,7 +314,8 @@ static void reload(struct agent_daemon *d) {
   wcd_config_default(&nw);
   if (agent_config_from_options(&nc, &d->opts, &err) < 0 ||
       batch_settings(&nc, &nb, source, sizeof(source), &err) < 0 ||
-      (nc.detector_file && wcd_config_load(nc.detector_file, &nw, &err) < 0)) {
+      (nc.detector_file && wcd_config_load(nc.detector_file, &nw, &err) < 0) ||
+      reload_metrics(d, nc.metrics, &err) < 0) {
     iob_err("reload failed, the running configuration stays: %s", err->msg);
     agent_config_release(&nc);
     return;
@@ -275,6 +326,7 @@ static void reload(struct agent_daemon *d) {
     iob_warn("reload: a new state_dir takes a restart; still on '%s'", d->cfg.state_dir);
   take_str(&d->cfg.matrix_file, &nc.matrix_file);
   take_str(&d->cfg.detector_file, &nc.detector_file);
+  take_str(&d->cfg.metrics, &nc.metrics);
   d->cfg.sample_period_ms = nc.sample_period_ms;
   d->cfg.batch_window_ms = nc.batch_window_ms;
   d->cfg.max_hold_ms = nc.max_hold_ms;
@@ -368,13 +420,16 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   if (mark_live(d, err) < 0)
     return -1;
+  if (open_metrics(d, d->cfg.metrics, &d->metrics_server, err) < 0)
+    return -1;
   d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
   if (d->sample_timer == NULL)
     return iob_error(err, ENOMEM, "cannot arm the sample timer");
   iob_info("listening on '%s'; policy %s, max concurrency %u, matrix %s, sampler %s, "
-           "%zu profiles from '%s'",
+           "%zu profiles from '%s'%s%s",
            d->cfg.socket_path, batch_policy_name(d->bcfg.policy), d->bcfg.max_batch,
-           d->matrix_source, agent_sampler_name(&d->sampler), d->profiles.n, d->profiles.path);
+           d->matrix_source, agent_sampler_name(&d->sampler), d->profiles.n, d->profiles.path,
+           d->cfg.metrics ? "; metrics on " : "", d->cfg.metrics ? d->cfg.metrics : "");
   return 0;
 }
 
@@ -394,6 +449,7 @@ void agent_daemon_release(struct agent_daemon *d) {
   for (struct agent_ctr *c = d->adm.list; c; c = c->next)
     agent_server_abort(d, c, "agent stopping");
   save_profiles(d);
+  agent_weights_release();
   if (d->server)
     ttrpc_server_free(d->server); /* unlinks the socket */
   if (d->loop) {

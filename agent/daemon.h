@@ -14,6 +14,7 @@
 
 #include "agent/admission.h"
 #include "agent/config.h"
+#include "agent/metrics.h"
 #include "agent/profiles.h"
 #include "batcher/batcher.h"
 #include "common/error.h"
@@ -55,6 +56,8 @@ struct agent_daemon {
   bool stopping;
   int exit_signal;
   char *live_mark; /* "<socket>.live" while we run, or stopped leaving containers */
+  struct agent_metrics metrics;                /* counters for the metrics endpoint */
+  struct agent_metrics_server *metrics_server; /* NULL: config key 'metrics' not set */
 };
 
 /* A pending Admit call, hung on ctr->waiter. */
@@ -106,6 +109,11 @@ const char *agent_sampler_cgdir(struct agent_daemon *d, struct agent_ctr *ctr);
 
 /* weights.c: write ctr->weight where it can take effect; record in
  * ctr->weight_effective / weight_note what happened. */
-void agent_weights_apply(struct agent_daemon *d, struct agent_ctr *ctr);
+/* io.weight for every running container, written where they compete
+ * (agent/weighttree.h); each container's Status says whether it is in
+ * effect and why not. */
+void agent_weights_apply_all(struct agent_daemon *d);
+/* Forget what was written (at exit). */
+void agent_weights_release(void);
 
 #endif

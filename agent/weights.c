@@ -1,12 +1,16 @@
 /* io.weight for running containers, written only where something enforces
  * it: iocost enabled for the device, or BFQ as its scheduler.  Elsewhere a
  * write "succeeds" and does nothing (reference/cgroup-v2-io.md), and
- * claiming otherwise in Status would be a lie. */
+ * claiming otherwise in Status would be a lie.  Weights are written where
+ * the containers compete, which agent/weighttree.c works out: the container
+ * cgroups under a flat parent, the pod cgroups between pods. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/daemon.h"
+#include "agent/weighttree.h"
 #include "cgroupv2/iostat.h"
 #include "cgroupv2/weight.h"
 #include "common/cleanup.h"
@@ -38,47 +42,153 @@ static int write_dev(struct agent_daemon *d, const char *cgdir, unsigned major, 
   return 0;
 }
 
-void agent_weights_apply(struct agent_daemon *d, struct agent_ctr *c) {
-  if (!d->sampler.has_io) {
-    note(c, false, "no io controller in cgroup v2 on this host", "");
-    return;
+/* What was last written to each target, so that the 1 Hz re-plan while
+ * containers share the disk writes only what changed. */
+struct written {
+  struct written *next;
+  char *dir;
+  unsigned weight;
+  size_t ndev;  /* devices written (a new device means writing again) */
+  int enforced; /* 1: a mechanism enforces it, 0: none, -1: a write failed */
+  char note[96];
+};
+static struct written *cache;
+
+static struct written *cache_get(const char *dir) {
+  for (struct written *w = cache; w; w = w->next)
+    if (!strcmp(w->dir, dir))
+      return w;
+  struct written *w = calloc(1, sizeof(*w));
+  if (w == NULL || (w->dir = strdup(dir)) == NULL) {
+    free(w);
+    return NULL;
   }
-  const char *cgdir = agent_sampler_cgdir(d, c);
-  if (cgdir == NULL) {
-    note(c, false, "cgroup not known", "");
-    return;
+  w->next = cache;
+  cache = w;
+  return w;
+}
+
+/* Forget the targets that are not targets any more. */
+static void cache_prune(const struct wt_target *t, size_t nt) {
+  for (struct written **pp = &cache; *pp;) {
+    bool keep = false;
+    for (size_t k = 0; k < nt && !keep; k++)
+      keep = !strcmp(t[k].dir, (*pp)->dir);
+    if (keep) {
+      pp = &(*pp)->next;
+      continue;
+    }
+    struct written *w = *pp;
+    *pp = w->next;
+    free(w->dir);
+    free(w);
   }
-  if (c->weight == c->weight_written)
-    return;
+}
+
+/* Write one target's weight for every device its subtree has done I/O on
+ * (io.stat is hierarchical). */
+static void write_target(struct agent_daemon *d, const struct wt_target *t, struct written *w) {
   cleanup_error struct iob_error *err = NULL;
   struct cg2_iostat st = {0};
-  if (cg2_iostat_read(cgdir, &st, &err) < 0) {
-    note(c, false, "cannot read io.stat: ", err->msg);
+  if (cg2_iostat_read(t->dir, &st, &err) < 0) {
+    w->enforced = -1;
+    snprintf(w->note, sizeof(w->note), "cannot read io.stat of %s", t->dir);
     return;
   }
   if (st.n == 0) {
     /* Weights are per device; until it has done I/O we do not know which
      * device the container competes on. */
-    note(c, false, "no I/O seen yet", "");
+    w->enforced = 0;
+    w->ndev = 0;
+    snprintf(w->note, sizeof(w->note), "no I/O seen yet");
     cg2_iostat_release(&st);
     return;
   }
+  if (w->weight == t->weight && w->ndev == st.n && w->enforced >= 0) {
+    cg2_iostat_release(&st);
+    return; /* nothing changed */
+  }
   int enforced = 0, failed = 0;
   for (size_t i = 0; i < st.n; i++) {
-    int r = write_dev(d, cgdir, st.dev[i].major, st.dev[i].minor, c->weight, &err);
+    int r = write_dev(d, t->dir, st.dev[i].major, st.dev[i].minor, t->weight, &err);
     if (r < 0) {
-      iob_warn("weight %u for '%s' not written: %s", c->weight, c->id, err->msg);
+      iob_warn("weight %u for '%s' not written: %s", t->weight, t->dir, err->msg);
       iob_error_release(&err);
       failed++;
     }
     enforced += r > 0;
   }
+  w->weight = t->weight;
+  w->ndev = st.n;
+  w->enforced = failed ? -1 : enforced > 0;
+  snprintf(w->note, sizeof(w->note), "%s",
+           failed ? "write failed" : enforced ? "" : "neither iocost nor bfq on its devices");
+  if (enforced)
+    iob_debug("io weight %u for '%s'", t->weight, t->dir);
   cg2_iostat_release(&st);
-  if (enforced > 0) {
-    c->weight_written = c->weight;
-    note(c, true, "", "");
-    iob_debug("io.weight %u for '%s'", c->weight, c->id);
-  } else {
-    note(c, false, failed ? "write failed" : "neither iocost nor bfq on its devices", "");
+}
+
+void agent_weights_release(void) {
+  cache_prune(NULL, 0);
+}
+
+void agent_weights_apply_all(struct agent_daemon *d) {
+  size_t n = agent_adm_count(&d->adm, AGENT_RUNNING);
+  cleanup_free struct agent_ctr **v = calloc(n + 1, sizeof(*v));
+  cleanup_free struct wt_item *items = calloc(n + 1, sizeof(*items));
+  if (v == NULL || items == NULL)
+    return;
+  size_t k = 0;
+  for (struct agent_ctr *c = d->adm.list; c && k < n; c = c->next) {
+    if (c->state != AGENT_RUNNING)
+      continue;
+    v[k] = c;
+    items[k] = (struct wt_item){.cgdir = d->sampler.has_io ? agent_sampler_cgdir(d, c) : NULL,
+                                .weight = c->weight};
+    k++;
   }
+  if (!d->sampler.has_io) {
+    for (size_t i = 0; i < k; i++)
+      note(v[i], false, "no io controller in cgroup v2 on this host", "");
+    return;
+  }
+  struct wt_target *t = NULL;
+  size_t nt = 0;
+  cleanup_error struct iob_error *err = NULL;
+  if (agent_weight_targets(items, k, &t, &nt, &err) < 0) {
+    iob_warn("weights not written: %s", err->msg);
+    return;
+  }
+  cache_prune(t, nt);
+  for (size_t j = 0; j < nt; j++) {
+    struct written *w = cache_get(t[j].dir);
+    if (w)
+      write_target(d, &t[j], w);
+  }
+  /* A container's weight is in effect when every target on its path is. */
+  for (size_t i = 0; i < k; i++) {
+    struct agent_ctr *c = v[i];
+    if (items[i].cgdir == NULL) {
+      note(c, false, "cgroup not known", "");
+      continue;
+    }
+    const char *why = NULL;
+    size_t on_path = 0;
+    for (struct written *w = cache; w; w = w->next) {
+      if (!agent_weight_target_covers(w->dir, items[i].cgdir))
+        continue;
+      on_path++;
+      if (w->enforced != 1 && why == NULL)
+        why = w->note[0] ? w->note : "not written";
+    }
+    if (on_path == 0)
+      note(c, false, "shares its cgroup with another container", "");
+    else if (why)
+      note(c, false, why, "");
+    else {
+      note(c, true, "", "");
+      c->weight_written = c->weight;
+    }
+  }
+  agent_weight_targets_free(t, nt);
 }

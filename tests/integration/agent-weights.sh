@@ -4,15 +4,17 @@
 # v2 has no io controller (this hybrid host) status says the weight is not
 # in effect and why; on a cgroup v2 host (the VM) with BFQ as the disk's
 # scheduler the agent writes io.bfq.weight and status says it is in effect.
+# There also two "pods" (nested cgroups, as under Kubernetes): weights only
+# compete among siblings, so the agent writes them on the pod cgroups.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 6
 
 command -v fio >/dev/null || bail "fio is not installed (scripts/install-deps.sh)"
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 [ -n "$CG2" ] || bail "no cgroup2 mount"
 HAS_IO=0
 grep -qw io "$CG2/cgroup.controllers" 2>/dev/null && HAS_IO=1
+if [ $HAS_IO = 1 ]; then tap_plan 10; else tap_plan 6; fi
 DATA=$IOB_T/data
 mkdir -p "$DATA"
 
@@ -76,6 +78,47 @@ if [ $HAS_IO = 1 ]; then
   [ -n "$bfq" ] && [ "$bfq" -gt 100 ]
   is "$?" "0" "io.bfq.weight of the random writer's cgroup is raised for $dev ($bfq)"
   like "$(ctl status)" "wrand .* $wr " "status table shows its weight"
+
+  # Two pods, one writer each: the pods compete, not the containers.
+  agent_stop
+  cg_remove "$CG2/$seq_cg"
+  cg_remove "$CG2/$rand_cg"
+  P=iobt-agent-pods-$$
+  mk_cg "$P"
+  echo +io >"$CG2/$P/cgroup.subtree_control"
+  for pod in podA podB; do
+    mk_cg "$P/$pod"
+    echo +io >"$CG2/$P/$pod/cgroup.subtree_control"
+  done
+  mk_cg "$P/podA/c1"
+  mk_cg "$P/podB/c2"
+  run_in "$P/podA/c1" fio --name=s --filename="$DATA/seq" --rw=write --bs=1M --direct=1 \
+    --ioengine=psync --size=256M --time_based --runtime=60
+  run_in "$P/podB/c2" fio --name=r --filename="$DATA/rand" --rw=randwrite --bs=4k --direct=1 \
+    --ioengine=psync --size=64M --time_based --runtime=60
+  agent_start || bail "iobatchd did not start again"
+  ctl register pseq --cgroup "/$P/podA/c1" --class seq-write --running >/dev/null
+  ctl register prand --cgroup "/$P/podB/c2" --class rand-write --running >/dev/null
+  wait_for 15 '[ "$(agent_field prand weight_effective)" == true ]'
+  is "$(agent_field prand weight_effective)/$(agent_field pseq weight_effective)" "true/true" \
+    "pods: both weights in effect"
+  pa=$(grep "^$dev " "$CG2/$P/podA/io.bfq.weight" | cut -d' ' -f2)
+  pb=$(grep "^$dev " "$CG2/$P/podB/io.bfq.weight" | cut -d' ' -f2)
+  [ -n "$pa" ] && [ -n "$pb" ] && [ "$pb" -gt "$pa" ]
+  is "$?" "0" "pods: the random writer's pod cgroup gets the larger weight ($pb vs $pa)"
+  c1=$(grep -c "^$dev " "$CG2/$P/podA/c1/io.bfq.weight")
+  c2=$(grep -c "^$dev " "$CG2/$P/podB/c2/io.bfq.weight")
+  is "$c1/$c2" "0/0" "pods: the container cgroups (no sibling of ours) are left alone"
+  # A second container in podA: now podA/c1 and podA/c3 compete too.
+  mk_cg "$P/podA/c3"
+  run_in "$P/podA/c3" fio --name=r3 --filename="$DATA/rand3" --rw=randwrite --bs=4k --direct=1 \
+    --ioengine=psync --size=64M --time_based --runtime=60
+  ctl register prand3 --cgroup "/$P/podA/c3" --class rand-write --running >/dev/null
+  wait_for 15 '[ -n "$(grep "^$dev " "$CG2/$P/podA/c3/io.bfq.weight" 2>/dev/null)" ]'
+  w1=$(grep "^$dev " "$CG2/$P/podA/c1/io.bfq.weight" | cut -d' ' -f2)
+  w3=$(grep "^$dev " "$CG2/$P/podA/c3/io.bfq.weight" | cut -d' ' -f2)
+  [ -n "$w1" ] && [ -n "$w3" ] && [ "$w3" -gt "$w1" ]
+  is "$?" "0" "pods: inside podA the two containers get their own ($w3 vs $w1)"
 else
   is "$(agent_field wrand weight_effective)" "false" "status: weight not in effect"
   is "$(agent_field wrand weight_note)" "no io controller in cgroup v2 on this host" \
