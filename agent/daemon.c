@@ -280,8 +280,8 @@ static int reload_metrics(struct agent_daemon *d, const char *spec, struct iob_e
     struct agent_metrics_addr a;
     if (agent_metrics_addr_parse(spec, &a, err) < 0)
       return -1;
-    if (d->metrics_server && a.path[0] &&
-        strcmp(agent_metrics_server_spec(d->metrics_server) + 5, a.path) == 0) {
+    const char *cur = d->metrics_server ? agent_metrics_server_spec(d->metrics_server) : "";
+    if (a.path[0] && strncmp(cur, "unix:", 5) == 0 && strcmp(cur + 5, a.path) == 0) {
       agent_metrics_server_free(d->metrics_server);
       d->metrics_server = NULL;
     }
@@ -450,6 +450,8 @@ void agent_daemon_release(struct agent_daemon *d) {
     agent_server_abort(d, c, "agent stopping");
   save_profiles(d);
   agent_weights_release();
+  agent_metrics_server_free(d->metrics_server); /* unlinks a unix socket */
+  d->metrics_server = NULL;
   if (d->server)
     ttrpc_server_free(d->server); /* unlinks the socket */
   if (d->loop) {

@@ -6,7 +6,7 @@ agentcore_SRCS := agent/config.c agent/profiles.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
 agent_SRCS := agent/admission.c agent/plan.c agent/sampler.c agent/weights.c agent/weighttree.c \
-	agent/server.c agent/daemon.c
+	agent/server.c agent/daemon.c agent/metrics.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
 agentclient_SRCS := agent/client.c
@@ -24,8 +24,10 @@ $(eval $(call unit,test_agent_weighttree,tests/unit/test_agent_weighttree.c,agen
 $(eval $(call unit,test_agent_client,tests/unit/test_agent_client.c,agentclient ttrpc proto common))
 $(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore common))
 $(eval $(call fuzzer,fuzz_agent_profiles,tests/fuzz/fuzz_agent_profiles.c,agentcore common))
+$(eval $(call unit,test_agent_metrics,tests/unit/test_agent_metrics.c,agent batch common))
+$(eval $(call fuzzer,fuzz_agent_metrics,tests/fuzz/fuzz_agent_metrics.c,agent batch common))
 $(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agent batch proto common))
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
 	tests/integration/agent-containers.sh tests/integration/agent-plan.sh \
-	tests/integration/agent-weights.sh
+	tests/integration/agent-weights.sh tests/integration/agent-metrics.sh

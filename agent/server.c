@@ -98,6 +98,7 @@ static void on_register(struct ttrpc_call *call, const ProtobufCMessage *m, void
     ttrpc_call_fail_error(call, &err);
     return;
   }
+  d->metrics.registrations += fresh;
   if (fresh || c->class_source == AGENT_CLASS_NONE)
     agent_daemon_apply_profile(d, c);
   const Iobatch__Agent__V1__IOSample *b = req->baseline;
@@ -135,6 +136,7 @@ static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *u
       ttrpc_call_fail_error(call, &err);
       return;
     }
+    d->metrics.registrations++;
     agent_daemon_apply_profile(d, c);
   } else if (req->declared_class && *req->declared_class) {
     int cls = batch_class_from_name(req->declared_class);
@@ -183,6 +185,7 @@ static void on_cancel(struct ttrpc_call *call, const ProtobufCMessage *m, void *
    * make a Kill or Delete fail. */
   if (c) {
     iob_info("cancelled '%s' (%s)", c->id, agent_state_name(c->state));
+    d->metrics.cancellations++;
     agent_daemon_remove(d, c, "cancelled");
     agent_daemon_changed(d);
   }

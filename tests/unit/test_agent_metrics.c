@@ -1,0 +1,195 @@
+/* The metrics endpoint: exposition text for a known state, the HTTP
+ * request-head parser on good and malformed input, the address rules. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agent/metrics.h"
+#include "common/cleanup.h"
+
+static const char golden[] =
+    "# HELP iobatch_containers Containers known to the agent by state and class.\n"
+    "# TYPE iobatch_containers gauge\n"
+    "iobatch_containers{state=\"pending\",class=\"seq-read\"} 0\n"
+    "iobatch_containers{state=\"pending\",class=\"rand-read\"} 0\n"
+    "iobatch_containers{state=\"pending\",class=\"seq-write\"} 2\n"
+    "iobatch_containers{state=\"pending\",class=\"rand-write\"} 0\n"
+    "iobatch_containers{state=\"pending\",class=\"mixed\"} 0\n"
+    "iobatch_containers{state=\"pending\",class=\"idle\"} 0\n"
+    "iobatch_containers{state=\"pending\",class=\"unknown\"} 0\n"
+    "iobatch_containers{state=\"running\",class=\"seq-read\"} 1\n"
+    "iobatch_containers{state=\"running\",class=\"rand-read\"} 0\n"
+    "iobatch_containers{state=\"running\",class=\"seq-write\"} 0\n"
+    "iobatch_containers{state=\"running\",class=\"rand-write\"} 0\n"
+    "iobatch_containers{state=\"running\",class=\"mixed\"} 0\n"
+    "iobatch_containers{state=\"running\",class=\"idle\"} 0\n"
+    "iobatch_containers{state=\"running\",class=\"unknown\"} 3\n"
+    "# HELP iobatch_admissions_total Containers admitted, by how.\n"
+    "# TYPE iobatch_admissions_total counter\n"
+    "iobatch_admissions_total{how=\"nothing_running\"} 1\n"
+    "iobatch_admissions_total{how=\"no_conflict\"} 0\n"
+    "iobatch_admissions_total{how=\"pays\"} 0\n"
+    "iobatch_admissions_total{how=\"plan\"} 0\n"
+    "iobatch_admissions_total{how=\"forced_deadline\"} 1\n"
+    "iobatch_admissions_total{how=\"already_running\"} 1\n"
+    "# HELP iobatch_cancellations_total Cancel calls for a known container.\n"
+    "# TYPE iobatch_cancellations_total counter\n"
+    "iobatch_cancellations_total 4\n"
+    "# HELP iobatch_registrations_total Containers that became known.\n"
+    "# TYPE iobatch_registrations_total counter\n"
+    "iobatch_registrations_total 9\n"
+    "# HELP iobatch_wait_seconds Time pending before admission.\n"
+    "# TYPE iobatch_wait_seconds histogram\n"
+    "iobatch_wait_seconds_bucket{le=\"0.01\"} 1\n"
+    "iobatch_wait_seconds_bucket{le=\"0.1\"} 1\n"
+    "iobatch_wait_seconds_bucket{le=\"0.5\"} 1\n"
+    "iobatch_wait_seconds_bucket{le=\"1\"} 1\n"
+    "iobatch_wait_seconds_bucket{le=\"5\"} 1\n"
+    "iobatch_wait_seconds_bucket{le=\"10\"} 1\n"
+    "iobatch_wait_seconds_bucket{le=\"30\"} 1\n"
+    "iobatch_wait_seconds_bucket{le=\"60\"} 1\n"
+    "iobatch_wait_seconds_bucket{le=\"300\"} 2\n"
+    "iobatch_wait_seconds_bucket{le=\"+Inf\"} 2\n"
+    "iobatch_wait_seconds_sum 300.010\n"
+    "iobatch_wait_seconds_count 2\n"
+    "# HELP iobatch_weight_writes_total Weights to write for running containers, by what "
+    "happened.\n"
+    "# TYPE iobatch_weight_writes_total counter\n"
+    "iobatch_weight_writes_total{result=\"written\"} 0\n"
+    "iobatch_weight_writes_total{result=\"not_enforced\"} 5\n"
+    "iobatch_weight_writes_total{result=\"error\"} 0\n"
+    "# HELP iobatch_info The agent's policy, matrix source and sampler.\n"
+    "# TYPE iobatch_info gauge\n"
+    "iobatch_info{policy=\"predictive\",matrix=\"/etc/a\\\"b\\\\c\\nd\",sampler=\"procfs\"} 1\n";
+
+static void test_render_golden(void **state) {
+  (void)state;
+  struct agent_metrics m = {0};
+  agent_metrics_admitted(&m, BATCH_ADMIT_IDLE, false, 10);     /* le 0.01 (inclusive) */
+  agent_metrics_admitted(&m, BATCH_ADMIT_DEADLINE, true, 300000); /* le 300 */
+  agent_metrics_admitted(&m, -1, false, 0);                    /* registered running */
+  m.cancellations = 4;
+  m.registrations = 9;
+  m.weight_writes[AGENT_WEIGHT_NOT_ENFORCED] = 5;
+  struct agent_metrics_view v = {.policy = "predictive", .matrix = "/etc/a\"b\\c\nd",
+                                 .sampler = "procfs"};
+  v.pending[BATCH_SEQ_WRITE] = 2;
+  v.running[BATCH_SEQ_READ] = 1;
+  v.running[BATCH_UNKNOWN] = 3;
+  cleanup_free char *out = NULL;
+  size_t len = 0;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_metrics_render(&m, &v, &out, &len, &err), 0);
+  assert_int_equal(len, strlen(out));
+  assert_string_equal(out, golden);
+}
+
+static int parse(const char *s, struct agent_http_request *r, int *status) {
+  return agent_http_parse_request(s, strlen(s), r, status);
+}
+
+static void test_parse_good(void **state) {
+  (void)state;
+  struct agent_http_request r;
+  int st;
+  assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n", &r, &st), 1);
+  assert_int_equal(r.method, AGENT_HTTP_GET);
+  assert_string_equal(r.path, "/metrics");
+  assert_int_equal(parse("HEAD /metrics HTTP/1.0\r\n\r\n", &r, &st), 1);
+  assert_int_equal(r.method, AGENT_HTTP_HEAD);
+  assert_int_equal(parse("POST /x HTTP/1.1\r\n\r\n", &r, &st), 1);
+  assert_int_equal(r.method, AGENT_HTTP_OTHER);
+  assert_string_equal(r.path, "/x");
+  /* Incomplete: wait for more. */
+  assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost: x\r\n", &r, &st), 0);
+  assert_int_equal(parse("GET /met", &r, &st), 0);
+  assert_int_equal(parse("", &r, &st), 0);
+}
+
+static void expect_bad(const char *s, size_t len, int status) {
+  struct agent_http_request r;
+  int st = 0;
+  assert_int_equal(agent_http_parse_request(s, len, &r, &st), -1);
+  assert_int_equal(st, status);
+}
+
+static void test_parse_malformed(void **state) {
+  (void)state;
+  /* No CRLF: bare LF line endings. */
+  expect_bad("GET /metrics HTTP/1.1\n\n", 23, 400);
+  expect_bad("GET /metrics HTTP/1.1\r\nHost: x\n\r\n", 32, 400);
+  expect_bad("GET /metrics HTTP/1.1\rX", 23, 400);
+  /* HTTP/0.9: no version. */
+  expect_bad("GET /metrics\r\n\r\n", 16, 400);
+  /* Missing method, empty first line. */
+  expect_bad(" /metrics HTTP/1.1\r\n\r\n", 22, 400);
+  expect_bad("\r\n\r\n", 4, 400);
+  /* Unsupported or broken versions. */
+  expect_bad("GET /metrics HTTP/2.0\r\n\r\n", 25, 505);
+  expect_bad("GET /metrics HTTP/1.10\r\n\r\n", 26, 400);
+  expect_bad("GET /metrics FTP/1.1\r\n\r\n", 24, 400);
+  expect_bad("GET  /metrics HTTP/1.1\r\n\r\n", 26, 400);
+  /* A header line without a name or colon. */
+  expect_bad("GET /metrics HTTP/1.1\r\nnocolon\r\n\r\n", 34, 400);
+  expect_bad("GET /metrics HTTP/1.1\r\n: v\r\n\r\n", 30, 400);
+  /* Binary junk, NUL bytes, non-ASCII. */
+  expect_bad("\x16\x03\x01\x02\x00\x01\x00", 7, 400);
+  expect_bad("GET /m\0x HTTP/1.1\r\n\r\n", 21, 400);
+  expect_bad("GET /m\xc3\xa9 HTTP/1.1\r\n\r\n", 22, 400);
+  /* Path too long: complete line, and a line still coming. */
+  size_t n = AGENT_METRICS_PATH_MAX + 64;
+  cleanup_free char *big = malloc(n + 32);
+  memcpy(big, "GET /", 5);
+  memset(big + 5, 'a', n);
+  memcpy(big + 5 + n, " HTTP/1.1\r\n\r\n", 13);
+  expect_bad(big, 5 + n + 13, 414);
+  expect_bad(big, 5 + n, 414);
+  /* A huge header line, and a head that never ends. */
+  cleanup_free char *huge = malloc(AGENT_METRICS_HEAD_MAX + 64);
+  memcpy(huge, "GET /metrics HTTP/1.1\r\nX-A: ", 28);
+  memset(huge + 28, 'b', AGENT_METRICS_HEAD_MAX + 64 - 28);
+  expect_bad(huge, AGENT_METRICS_HEAD_MAX + 64, 431);
+  expect_bad(huge, AGENT_METRICS_HEAD_MAX, 431);
+  struct agent_http_request r;
+  int st;
+  assert_int_equal(agent_http_parse_request(huge, AGENT_METRICS_HEAD_MAX - 1, &r, &st), 0);
+}
+
+static void test_addr(void **state) {
+  (void)state;
+  struct agent_metrics_addr a;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_metrics_addr_parse("unix:/run/iobatch/metrics.sock", &a, &err), 0);
+  assert_string_equal(a.path, "/run/iobatch/metrics.sock");
+  assert_int_equal(agent_metrics_addr_parse("127.0.0.1:9100", &a, &err), 0);
+  assert_int_equal(agent_metrics_addr_parse("127.1.2.3:1", &a, &err), 0);
+  assert_int_equal(agent_metrics_addr_parse("[::1]:9100", &a, &err), 0);
+  assert_int_equal(agent_metrics_addr_parse("localhost:65535", &a, &err), 0);
+  assert_string_equal(a.path, "");
+  const char *bad[] = {"0.0.0.0:9100", "10.0.0.1:9100", "[::]:9100", "[2001:db8::1]:80",
+                       "example.com:80", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536",
+                       "127.0.0.1:-1", "127.0.0.1:9x", "unix:relative", "unix:", ":9100",
+                       "[::1:9100", "localhost:"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    assert_int_equal(agent_metrics_addr_parse(bad[i], &a, &err), -1);
+    assert_non_null(strstr(err->msg, "'metrics'"));
+    iob_error_release(&err);
+  }
+  assert_int_equal(agent_metrics_addr_parse("0.0.0.0:9100", &a, &err), -1);
+  assert_non_null(strstr(err->msg, "not a loopback address"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_render_golden),
+      cmocka_unit_test(test_parse_good),
+      cmocka_unit_test(test_parse_malformed),
+      cmocka_unit_test(test_addr),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
