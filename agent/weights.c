@@ -121,6 +121,9 @@ static void write_target(struct agent_daemon *d, const struct wt_target *t, stru
   w->weight = t->weight;
   w->ndev = st.n;
   w->enforced = failed ? -1 : enforced > 0;
+  d->metrics.weight_writes[failed     ? AGENT_WEIGHT_ERROR
+                           : enforced ? AGENT_WEIGHT_WRITTEN
+                                      : AGENT_WEIGHT_NOT_ENFORCED]++;
   snprintf(w->note, sizeof(w->note), "%s",
            failed ? "write failed" : enforced ? "" : "neither iocost nor bfq on its devices");
   if (enforced)
