@@ -7,7 +7,7 @@
 # SIGTERM removes the socket and closes the port.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 41
+tap_plan 44
 
 command -v curl >/dev/null || bail "curl is needed (scripts/install-deps.sh)"
 MSOCK=$IOB_T/metrics.sock
@@ -133,11 +133,16 @@ agent_start "metrics = 127.0.0.1:$PORT" || bail "iobatchd did not start on a por
 ctl register a1 --class rand-read >/dev/null
 is "$(metric 'iobatch_containers{state="pending",class="rand-read"}' "http://127.0.0.1:$PORT/metrics")" "0" \
   "127.0.0.1:PORT at start answers"
+ctl cancel a1
 agent_stop
+is "$AGENT_RC" "0" "clean exit from a port"
 agent_start "metrics = unix:$MSOCK" || bail "iobatchd did not start on a unix socket"
 agent_stop
+is "$AGENT_RC" "0" "clean exit from a unix socket"
 [ ! -e "$MSOCK" ] && [ ! -e "$AGENT_SOCK" ]
 is "$?" "0" "SIGTERM unlinks the metrics socket"
+# Under B=build-asan a leak or a sanitizer report shows in the log.
+is "$(grep -c Sanitizer "$AGENT_LOG")" "0" "no sanitizer report in the agent's log"
 
 # A non-loopback address is refused at start, naming the key.
 : >"$AGENT_LOG"
