@@ -259,8 +259,8 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }
 
-static int open_metrics(struct agent_daemon *d, const char *spec,
-                        struct agent_metrics_server **out, struct iob_error **err) {
+static int open_metrics(struct agent_daemon *d, const char *spec, struct agent_metrics_server **out,
+                        struct iob_error **err) {
   *out = NULL;
   if (spec == NULL)
     return 0;
@@ -397,8 +397,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   if (d->cfg.socket_path == NULL || d->cfg.state_dir == NULL ||
       (cfg->detector_file && d->cfg.detector_file == NULL) ||
       (cfg->matrix_file && d->cfg.matrix_file == NULL) ||
-      (cfg->cgroup_root && d->cfg.cgroup_root == NULL) ||
-      (cfg->metrics && d->cfg.metrics == NULL))
+      (cfg->cgroup_root && d->cfg.cgroup_root == NULL) || (cfg->metrics && d->cfg.metrics == NULL))
     return iob_error(err, ENOMEM, "cannot copy the configuration");
   if (batch_settings(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
     return -1;

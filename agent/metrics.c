@@ -30,10 +30,10 @@ static const char *const weight_names[AGENT_WEIGHT_N] = {
     [AGENT_WEIGHT_ERROR] = "error",
 };
 
-static const uint64_t wait_le_ms[AGENT_METRICS_WAIT_BUCKETS] = {10,   100,   500,   1000, 5000,
+static const uint64_t wait_le_ms[AGENT_METRICS_WAIT_BUCKETS] = {10,    100,   500,   1000,  5000,
                                                                 10000, 30000, 60000, 300000};
-static const char *const wait_le[AGENT_METRICS_WAIT_BUCKETS] = {"0.01", "0.1", "0.5", "1", "5",
-                                                               "10",   "30",  "60",  "300"};
+static const char *const wait_le[AGENT_METRICS_WAIT_BUCKETS] = {"0.01", "0.1", "0.5", "1",  "5",
+                                                                "10",   "30",  "60",  "300"};
 
 void agent_metrics_admitted(struct agent_metrics *m, int reason, bool forced, uint64_t waited_ms) {
   enum agent_metrics_how how;
@@ -89,8 +89,8 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
   header(f, "iobatch_containers", "gauge", "Containers known to the agent by state and class.");
   for (int s = 0; s < 2; s++)
     for (int c = 0; c < BATCH_NCLASS; c++)
-      fprintf(f, "iobatch_containers{state=\"%s\",class=\"%s\"} %llu\n",
-              s ? "running" : "pending", batch_class_name((enum batch_class)c),
+      fprintf(f, "iobatch_containers{state=\"%s\",class=\"%s\"} %llu\n", s ? "running" : "pending",
+              batch_class_name((enum batch_class)c),
               (unsigned long long)(s ? v->running[c] : v->pending[c]));
   header(f, "iobatch_admissions_total", "counter", "Containers admitted, by how.");
   for (int h = 0; h < AGENT_HOW_N; h++)
@@ -107,10 +107,9 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
     fprintf(f, "iobatch_wait_seconds_bucket{le=\"%s\"} %llu\n", wait_le[i],
             (unsigned long long)cum);
   }
-  fprintf(f, "iobatch_wait_seconds_bucket{le=\"+Inf\"} %llu\n",
-          (unsigned long long)m->wait_count);
-  fprintf(f, "iobatch_wait_seconds_sum %llu.%03llu\n",
-          (unsigned long long)(m->wait_sum_ms / 1000), (unsigned long long)(m->wait_sum_ms % 1000));
+  fprintf(f, "iobatch_wait_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)m->wait_count);
+  fprintf(f, "iobatch_wait_seconds_sum %llu.%03llu\n", (unsigned long long)(m->wait_sum_ms / 1000),
+          (unsigned long long)(m->wait_sum_ms % 1000));
   fprintf(f, "iobatch_wait_seconds_count %llu\n", (unsigned long long)m->wait_count);
   header(f, "iobatch_weight_writes_total", "counter",
          "Weights to write for running containers, by what happened.");
@@ -258,8 +257,7 @@ int agent_metrics_addr_parse(const char *spec, struct agent_metrics_addr *a,
   char *end = NULL;
   errno = 0;
   unsigned long port = strtoul(colon + 1, &end, 10);
-  if (colon[1] < '0' || colon[1] > '9' || errno != 0 || *end != '\0' || port == 0 ||
-      port > 65535)
+  if (colon[1] < '0' || colon[1] > '9' || errno != 0 || *end != '\0' || port == 0 || port > 65535)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "invalid value '%s' for 'metrics': the port must be 1 to 65535", spec);
   char host[64];
@@ -276,8 +274,8 @@ int agent_metrics_addr_parse(const char *spec, struct agent_metrics_addr *a,
   if (host[0] == '[' && hn >= 2 && host[hn - 1] == ']') {
     host[hn - 1] = '\0';
     if (inet_pton(AF_INET6, host + 1, &in6->sin6_addr) != 1)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                            "invalid value '%s' for 'metrics': %s", spec, expect);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid value '%s' for 'metrics': %s",
+                            spec, expect);
     if (!IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
       goto not_loopback;
     in6->sin6_family = AF_INET6;
@@ -521,8 +519,7 @@ static void on_accept(struct iob_loop *loop, int fd, uint32_t events, void *data
   }
 }
 
-static int listen_on(const struct agent_metrics_addr *a, const char *spec,
-                     struct iob_error **err) {
+static int listen_on(const struct agent_metrics_addr *a, const char *spec, struct iob_error **err) {
   int family = a->sa.ss_family;
   if (family == AF_UNIX) {
     struct stat st;

@@ -17,9 +17,9 @@
 #include "common/error.h"
 #include "common/loop.h"
 
-#define AGENT_METRICS_HEAD_MAX 8192  /* bytes of a request head */
-#define AGENT_METRICS_PATH_MAX 1024  /* bytes of a request target */
-#define AGENT_METRICS_MAX_CONNS 16   /* open connections; more are closed at once */
+#define AGENT_METRICS_HEAD_MAX 8192   /* bytes of a request head */
+#define AGENT_METRICS_PATH_MAX 1024   /* bytes of a request target */
+#define AGENT_METRICS_MAX_CONNS 16    /* open connections; more are closed at once */
 #define AGENT_METRICS_TIMEOUT_MS 5000 /* a connection's whole life */
 
 /* How a container got admitted: the batcher's admit reasons, and

@@ -70,14 +70,14 @@ static const char golden[] =
 static void test_render_golden(void **state) {
   (void)state;
   struct agent_metrics m = {0};
-  agent_metrics_admitted(&m, BATCH_ADMIT_IDLE, false, 10);     /* le 0.01 (inclusive) */
+  agent_metrics_admitted(&m, BATCH_ADMIT_IDLE, false, 10);        /* le 0.01 (inclusive) */
   agent_metrics_admitted(&m, BATCH_ADMIT_DEADLINE, true, 300000); /* le 300 */
-  agent_metrics_admitted(&m, -1, false, 0);                    /* registered running */
+  agent_metrics_admitted(&m, -1, false, 0);                       /* registered running */
   m.cancellations = 4;
   m.registrations = 9;
   m.weight_writes[AGENT_WEIGHT_NOT_ENFORCED] = 5;
-  struct agent_metrics_view v = {.policy = "predictive", .matrix = "/etc/a\"b\\c\nd",
-                                 .sampler = "procfs"};
+  struct agent_metrics_view v = {
+      .policy = "predictive", .matrix = "/etc/a\"b\\c\nd", .sampler = "procfs"};
   v.pending[BATCH_SEQ_WRITE] = 2;
   v.running[BATCH_SEQ_READ] = 1;
   v.running[BATCH_UNKNOWN] = 3;
@@ -171,10 +171,10 @@ static void test_addr(void **state) {
   assert_int_equal(agent_metrics_addr_parse("[::1]:9100", &a, &err), 0);
   assert_int_equal(agent_metrics_addr_parse("localhost:65535", &a, &err), 0);
   assert_string_equal(a.path, "");
-  const char *bad[] = {"0.0.0.0:9100", "10.0.0.1:9100", "[::]:9100", "[2001:db8::1]:80",
-                       "example.com:80", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536",
-                       "127.0.0.1:-1", "127.0.0.1:9x", "unix:relative", "unix:", ":9100",
-                       "[::1:9100", "localhost:"};
+  const char *bad[] = {
+      "0.0.0.0:9100",  "10.0.0.1:9100", "[::]:9100",       "[2001:db8::1]:80", "example.com:80",
+      "127.0.0.1",     "127.0.0.1:0",   "127.0.0.1:65536", "127.0.0.1:-1",     "127.0.0.1:9x",
+      "unix:relative", "unix:",         ":9100",           "[::1:9100",        "localhost:"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     assert_int_equal(agent_metrics_addr_parse(bad[i], &a, &err), -1);
     assert_non_null(strstr(err->msg, "'metrics'"));
