@@ -14,7 +14,7 @@ CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 [ -n "$CG2" ] || bail "no cgroup2 mount"
 HAS_IO=0
 grep -qw io "$CG2/cgroup.controllers" 2>/dev/null && HAS_IO=1
-if [ $HAS_IO = 1 ]; then tap_plan 10; else tap_plan 6; fi
+if [ $HAS_IO = 1 ]; then tap_plan 11; else tap_plan 6; fi
 DATA=$IOB_T/data
 mkdir -p "$DATA"
 
@@ -96,7 +96,7 @@ if [ $HAS_IO = 1 ]; then
     --ioengine=psync --size=256M --time_based --runtime=60
   run_in "$P/podB/c2" fio --name=r --filename="$DATA/rand" --rw=randwrite --bs=4k --direct=1 \
     --ioengine=psync --size=64M --time_based --runtime=60
-  agent_start || bail "iobatchd did not start again"
+  agent_start "metrics = unix:$IOB_T/metrics.sock" || bail "iobatchd did not start again"
   ctl register pseq --cgroup "/$P/podA/c1" --class seq-write --running >/dev/null
   ctl register prand --cgroup "/$P/podB/c2" --class rand-write --running >/dev/null
   wait_for 15 '[ "$(agent_field prand weight_effective)" == true ]'
@@ -119,6 +119,10 @@ if [ $HAS_IO = 1 ]; then
   w3=$(grep "^$dev " "$CG2/$P/podA/c3/io.bfq.weight" | cut -d' ' -f2)
   [ -n "$w1" ] && [ -n "$w3" ] && [ "$w3" -gt "$w1" ]
   is "$?" "0" "pods: inside podA the two containers get their own ($w3 vs $w1)"
+  m=$(curl -s --unix-socket "$IOB_T/metrics.sock" http://x/metrics |
+    awk '$1 == "iobatch_weight_writes_total{result=\"written\"}" { print $2 }')
+  [ -n "$m" ] && [ "$m" -ge 3 ]
+  is "$?" "0" "metrics: iobatch_weight_writes_total{result=\"written\"} counts them (${m:-none})"
 else
   is "$(agent_field wrand weight_effective)" "false" "status: weight not in effect"
   is "$(agent_field wrand weight_note)" "no io controller in cgroup v2 on this host" \

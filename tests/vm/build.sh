@@ -28,7 +28,7 @@ MODULES=(virtio virtio_ring bfq overlay)
 # Host programs copied into the guest, with their libraries.  crun: the
 # shim suites run with it too (shim-crun.sh; crun refuses the hybrid host);
 # script: util-linux's, for shim-tty.sh's terminals (busybox has none).
-PROGRAMS=(busybox bash containerd ctr containerd-shim-runc-v2 runc crun script fio pgrep pkill jq awk)
+PROGRAMS=(busybox bash containerd ctr containerd-shim-runc-v2 runc crun script fio pgrep pkill jq awk curl)
 # GNU tools where the tests expect the host's behaviour (date +%N, tr classes,
 # stat -c, ...); busybox fills in the rest.
 GNU_PACKAGES=(coreutils grep sed findutils)
