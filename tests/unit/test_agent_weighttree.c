@@ -22,7 +22,8 @@ static char *targets(const struct wt_item *items, size_t n) {
   size_t nt = 0;
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(agent_weight_targets(items, n, &t, &nt, &err), 0);
-  qsort(t, nt, sizeof(*t), cmp);
+  if (nt > 0)
+    qsort(t, nt, sizeof(*t), cmp);
   static char buf[4096];
   buf[0] = '\0';
   for (size_t i = 0; i < nt; i++) {
