@@ -700,10 +700,13 @@ static char *render(const struct cal *cal) {
           "# Penalties are s = d / slowdown_scale, so the predictive model's slowdown\n"
           "# 1 + slowdown_scale * s is the measured one; seq_slowdown is the median\n"
           "# factor of two sequential streams.  mixed and unknown: the means of the\n"
-          "# measured rows and columns; idle: 0.  Columns in the order:\n"
+          "# measured rows and columns; idle: 0.  seq_pairs = matrix: the predictive\n"
+          "# policy takes sequential pairs from the measured matrix too, not from\n"
+          "# the single seq_slowdown median.  Columns in the order:\n"
           "#   seq-read rand-read seq-write rand-write mixed idle unknown\n"
           "slowdown_scale = %g\n"
-          "seq_slowdown = %.3f\n",
+          "seq_slowdown = %.3f\n"
+          "seq_pairs = matrix\n",
           cal->o.scale, cal->seq_slowdown);
   for (int i = 0; i < BATCH_NCLASS; i++) {
     fprintf(f, "matrix.%s =", all_names[i]);

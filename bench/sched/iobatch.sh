@@ -64,7 +64,10 @@ iobatch_agent_start() {
       # 2.0x, reader and writer 1.2x / 4.3x): use those rather than the
       # single seq_slowdown median (2.2x) that `iobatchctl calibrate`
       # writes beside them.
-      { cat "$IOB_CAL_MATRIX"; echo; echo "seq_pairs = matrix"; } >"$IOB_AGENT_DIR/matrix.conf"
+      # (iobatchctl calibrate writes `seq_pairs = matrix` itself since
+      # session 2; older matrix files get it added here.)
+      { cat "$IOB_CAL_MATRIX"; grep -q '^seq_pairs' "$IOB_CAL_MATRIX" || printf '\nseq_pairs = matrix\n'; } \
+        >"$IOB_AGENT_DIR/matrix.conf"
       echo "matrix = $IOB_AGENT_DIR/matrix.conf"
     elif [ -n "${IOB_MATRIX:-}" ]; then
       echo "matrix = $IOB_MATRIX"
