@@ -33,14 +33,7 @@ done
 # The paper's objective (policy = paper, alpha 0.6) with the default penalty
 # matrix, except that sequential streams do not count against each other:
 # the two writers share a batch, a random writer beside them waits.
-cat >"$IOB_T/matrix.conf" <<EOF
-matrix.seq-read   = 0 0    0 0    0.5 0 1
-matrix.rand-read  = 2 0    2 0.25 1   0 1
-matrix.seq-write  = 0 0.5  0 0.5  0.5 0 1
-matrix.rand-write = 2 0.25 2 0    1   0 1
-matrix.mixed      = 1 0.5  1 0.5  1   0 1
-matrix.idle       = 0 0    0 0    0   0 0
-EOF
+cp "$(dirname "$0")/integration/hold-matrix.conf" "$IOB_T/matrix.conf"
 agent_start "policy = paper
 alpha = 0.6
 matrix = $IOB_T/matrix.conf

@@ -28,14 +28,7 @@ START=$IOB_B/tests/shim-start
 
 # The paper policy and admission.sh's matrix: two seq-writes run together,
 # a rand-write beside either is held.
-cat >"$IOB_T/matrix.conf" <<EOF
-matrix.seq-read   = 0 0    0 0    0.5 0 1
-matrix.rand-read  = 2 0    2 0.25 1   0 1
-matrix.seq-write  = 0 0.5  0 0.5  0.5 0 1
-matrix.rand-write = 2 0.25 2 0    1   0 1
-matrix.mixed      = 1 0.5  1 0.5  1   0 1
-matrix.idle       = 0 0    0 0    0   0 0
-EOF
+cp "$(dirname "$0")/hold-matrix.conf" "$IOB_T/matrix.conf"
 PAPER="policy = paper
 alpha = 0.6
 matrix = $IOB_T/matrix.conf
@@ -63,19 +56,7 @@ toml "$IOB_T/dead.toml" "$NOWHERE" true
 toml "$IOB_T/open.toml" "$NOWHERE"
 LIVE="--runtime-config-path $IOB_T/live.toml"
 
-our_shims() { pgrep -f -- "-address $IOB_SOCK( |\$)" | wc -l; }
-no_leftovers() {
-  local bad=0 id h
-  for id in "$@"; do
-    h=$(printf '%s' "$IOB_SOCK/$NS/$id" | sha256sum | cut -d' ' -f1)
-    [ -e "/run/containerd/s/$h" ] && { diag "socket left for $id"; bad=1; }
-    [ -d "$IOB_T/state/io.containerd.runtime.v2.task/$NS/$id" ] && { diag "bundle left for $id"; bad=1; }
-    [ -e "/run/containerd/runc/$NS/$id" ] && { diag "runc state left for $id"; bad=1; }
-  done
-  grep -q "$IOB_T" /proc/self/mountinfo && { diag "mounts left: $(grep -c "$IOB_T" /proc/self/mountinfo)"; bad=1; }
-  return $bad
-}
-state() { $CTR task ls 2>/dev/null | awk -v id="$1" '$1 == id { print $3 }'; }
+. "$(dirname "$0")/admission-lib.sh"
 # fio_run ID CLASS RW SECONDS: a time-based fio container, detached.
 fio_run() {
   $CTR run -d --runtime $RT $LIVE --annotation io.iobatch.class="$2" --rootfs "$R" "$1" \

@@ -24,14 +24,7 @@ done
 # A deterministic hold: the paper policy with alpha 0.6 and the default
 # matrix except that sequential streams do not count against each other,
 # so two seq-writes run together and a rand-write beside either is held.
-cat >"$IOB_T/matrix.conf" <<EOF
-matrix.seq-read   = 0 0    0 0    0.5 0 1
-matrix.rand-read  = 2 0    2 0.25 1   0 1
-matrix.seq-write  = 0 0.5  0 0.5  0.5 0 1
-matrix.rand-write = 2 0.25 2 0    1   0 1
-matrix.mixed      = 1 0.5  1 0.5  1   0 1
-matrix.idle       = 0 0    0 0    0   0 0
-EOF
+cp "$(dirname "$0")/hold-matrix.conf" "$IOB_T/matrix.conf"
 agent_start "policy = paper
 alpha = 0.6
 matrix = $IOB_T/matrix.conf
@@ -58,20 +51,7 @@ R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"
 iob_rootfs_add_binary "$R" "$(command -v fio)"
 
-# Shim daemons of this containerd (their argv[0] may be /proc/self/exe).
-our_shims() { pgrep -f -- "-address $IOB_SOCK( |\$)" | wc -l; }
-no_leftovers() {
-  local bad=0 id h
-  for id in "$@"; do
-    h=$(printf '%s' "$IOB_SOCK/$NS/$id" | sha256sum | cut -d' ' -f1)
-    [ -e "/run/containerd/s/$h" ] && { diag "socket left for $id"; bad=1; }
-    [ -d "$IOB_T/state/io.containerd.runtime.v2.task/$NS/$id" ] && { diag "bundle left for $id"; bad=1; }
-    [ -e "/run/containerd/runc/$NS/$id" ] && { diag "runc state left for $id"; bad=1; }
-  done
-  grep -q "$IOB_T" /proc/self/mountinfo && { diag "mounts left: $(grep -c "$IOB_T" /proc/self/mountinfo)"; bad=1; }
-  return $bad
-}
-state() { $CTR task ls 2>/dev/null | awk -v id="$1" '$1 == id { print $3 }'; }
+. "$(dirname "$0")/admission-lib.sh"
 # seq_writer ID SECONDS: 1M writes over a 256 MiB file, again and again for
 # that long (time based, so that the hold does not depend on how fast the
 # disk is today; a small file, so that the VM's 4 GiB disk does not fill:
