@@ -5,27 +5,10 @@ hand, no dependency).  Each seed starts with the selector byte the target
 reads first.  Run from the repository root; files are overwritten."""
 import os
 import struct
+import sys
 
-
-def varint(n):
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
-
-
-def field(num, data):  # length-delimited
-    if isinstance(data, str):
-        data = data.encode()
-    return varint(num << 3 | 2) + varint(len(data)) + data
-
-
-def vfield(num, n):
-    return varint(num << 3) + varint(n)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from protowire import field, varint, vfield  # noqa: E402
 
 
 def dfield(num, x):  # double

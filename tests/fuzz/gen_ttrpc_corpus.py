@@ -5,26 +5,10 @@ import os
 import struct
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from protowire import field, varint, vfield  # noqa: E402
+
 SVC = b"iobatch.fuzz.v1.Fuzz"
-
-
-def varint(n):
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
-
-
-def field(num, data):  # length-delimited
-    return varint(num << 3 | 2) + varint(len(data)) + data
-
-
-def vfield(num, n):
-    return varint(num << 3) + varint(n)
 
 
 def frame(sid, typ, payload, flags=0, length=None):
