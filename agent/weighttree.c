@@ -1,11 +1,15 @@
 /* Where to write io.weight (weighttree.h): the children of every pair's
- * lowest common ancestor.  O(n^2) path comparisons, run only when the set
- * of running containers or their weights change. */
+ * lowest common ancestor.  O(n^2) path comparisons plus a search of the
+ * target list per distinct prefix; the agent runs it on every plan while
+ * containers share the disk (about once per sample period). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/weighttree.h"
+
+/* Distinct ancestors per path gathered on the stack. */
+#define MAX_DEPTH 64
 
 /* Length of the longest common prefix of a and b that ends at a path
  * component boundary ("/a/b" and "/a/bc" share "/a"). */
@@ -72,14 +76,27 @@ int agent_weight_targets(const struct wt_item *items, size_t n, struct wt_target
       continue;
     if (known == 1 && add(&t, &nt, &cap, a, strlen(a), items[i].weight, err) < 0)
       goto fail;
+    /* The targets on a's path are a few prefixes of it (one per distinct
+     * ancestor it shares with the others): gather their lengths first, so
+     * the global list is searched once per prefix, not once per pair. */
+    size_t lens[MAX_DEPTH], nl = 0;
     for (size_t j = 0; j < n; j++) {
       const char *b = items[j].cgdir;
       if (j == i || b == NULL)
         continue;
-      size_t l = child_len(a, common_dir(a, b));
-      if (l && add(&t, &nt, &cap, a, l, 0, err) < 0)
+      size_t l = child_len(a, common_dir(a, b)), k = 0;
+      while (k < nl && lens[k] != l)
+        k++;
+      if (l == 0 || k < nl)
+        continue;
+      if (nl < MAX_DEPTH)
+        lens[nl++] = l;
+      else if (add(&t, &nt, &cap, a, l, 0, err) < 0) /* deeper than any real tree */
         goto fail;
     }
+    for (size_t k = 0; k < nl; k++)
+      if (add(&t, &nt, &cap, a, lens[k], 0, err) < 0)
+        goto fail;
   }
   /* Each target carries the largest weight of the items under it. */
   for (size_t k = 0; k < nt; k++)
