@@ -35,14 +35,22 @@ run_in() {
   local cg=$CG2/$1; shift
   sh -c "echo \$\$ > '$cg/cgroup.procs' && exec \"\$@\"" sh "$@" >/dev/null 2>&1 &
 }
+# seq_writer CGROUP FILE / rand_writer CGROUP FILE: a minute of O_DIRECT
+# writes from inside that cgroup.
+seq_writer() {
+  run_in "$1" fio --name=s --filename="$DATA/$2" --rw=write --bs=1M --direct=1 \
+    --ioengine=psync --size=256M --time_based --runtime=60
+}
+rand_writer() {
+  run_in "$1" fio --name=r --filename="$DATA/$2" --rw=randwrite --bs=4k --direct=1 \
+    --ioengine=psync --size=64M --time_based --runtime=60
+}
 
 seq_cg=iobt-agent-wseq-$$ rand_cg=iobt-agent-wrand-$$
 mk_cg "$seq_cg"
 mk_cg "$rand_cg"
-run_in "$seq_cg" fio --name=s --filename="$DATA/seq" --rw=write --bs=1M --direct=1 \
-  --ioengine=psync --size=256M --time_based --runtime=60
-run_in "$rand_cg" fio --name=r --filename="$DATA/rand" --rw=randwrite --bs=4k --direct=1 \
-  --ioengine=psync --size=64M --time_based --runtime=60
+seq_writer "$seq_cg" seq
+rand_writer "$rand_cg" rand
 
 if [ $HAS_IO = 1 ]; then
   # The disk the writers use, from io.stat, gets BFQ (restored at exit).
@@ -92,10 +100,8 @@ if [ $HAS_IO = 1 ]; then
   done
   mk_cg "$P/podA/c1"
   mk_cg "$P/podB/c2"
-  run_in "$P/podA/c1" fio --name=s --filename="$DATA/seq" --rw=write --bs=1M --direct=1 \
-    --ioengine=psync --size=256M --time_based --runtime=60
-  run_in "$P/podB/c2" fio --name=r --filename="$DATA/rand" --rw=randwrite --bs=4k --direct=1 \
-    --ioengine=psync --size=64M --time_based --runtime=60
+  seq_writer "$P/podA/c1" seq
+  rand_writer "$P/podB/c2" rand
   agent_start "metrics = unix:$IOB_T/metrics.sock" || bail "iobatchd did not start again"
   ctl register pseq --cgroup "/$P/podA/c1" --class seq-write --running >/dev/null
   ctl register prand --cgroup "/$P/podB/c2" --class rand-write --running >/dev/null
@@ -111,8 +117,7 @@ if [ $HAS_IO = 1 ]; then
   is "$c1/$c2" "0/0" "pods: the container cgroups (no sibling of ours) are left alone"
   # A second container in podA: now podA/c1 and podA/c3 compete too.
   mk_cg "$P/podA/c3"
-  run_in "$P/podA/c3" fio --name=r3 --filename="$DATA/rand3" --rw=randwrite --bs=4k --direct=1 \
-    --ioengine=psync --size=64M --time_based --runtime=60
+  rand_writer "$P/podA/c3" rand3
   ctl register prand3 --cgroup "/$P/podA/c3" --class rand-write --running >/dev/null
   wait_for 15 '[ -n "$(grep "^$dev " "$CG2/$P/podA/c3/io.bfq.weight" 2>/dev/null)" ]'
   w1=$(grep "^$dev " "$CG2/$P/podA/c1/io.bfq.weight" | cut -d' ' -f2)
