@@ -34,6 +34,28 @@ const char *agent_class_source_name(enum agent_class_source s) {
   return "invalid";
 }
 
+const char *agent_kind_name(enum agent_kind k) {
+  switch (k) {
+  case AGENT_KIND_JOB:
+    return "job";
+  case AGENT_KIND_SERVICE:
+    return "service";
+  case AGENT_KIND_SANDBOX:
+    return "sandbox";
+  }
+  return "invalid";
+}
+
+int agent_kind_from_name(const char *name) {
+  if (name == NULL || *name == '\0' || strcmp(name, "job") == 0)
+    return AGENT_KIND_JOB;
+  if (strcmp(name, "service") == 0)
+    return AGENT_KIND_SERVICE;
+  if (strcmp(name, "sandbox") == 0)
+    return AGENT_KIND_SANDBOX;
+  return -1;
+}
+
 void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
                     uint64_t batch_window_ms, uint64_t default_hold_ms,
                     const struct agent_adm_ops *ops, void *user) {
@@ -57,6 +79,9 @@ void agent_ctr_free(struct agent_ctr *c) {
   free(c->cgroup);
   free(c->bundle);
   free(c->source);
+  free(c->pod_name);
+  free(c->pod_namespace);
+  free(c->container_name);
   free(c);
 }
 
@@ -111,8 +136,14 @@ static int check_info(const struct agent_ctr_info *in, struct iob_error **err) {
       check_text("workload key", in->workload_key, AGENT_TEXT_MAX, err) < 0 ||
       check_text("cgroup path", in->cgroup, AGENT_TEXT_MAX, err) < 0 ||
       check_text("bundle path", in->bundle, AGENT_TEXT_MAX, err) < 0 ||
-      check_text("source", in->source, AGENT_ID_MAX, err) < 0)
+      check_text("source", in->source, AGENT_ID_MAX, err) < 0 ||
+      check_text("pod name", in->pod_name, AGENT_ID_MAX - 1, err) < 0 ||
+      check_text("pod namespace", in->pod_namespace, AGENT_ID_MAX - 1, err) < 0 ||
+      check_text("container name", in->container_name, AGENT_ID_MAX - 1, err) < 0)
     return -1;
+  if (agent_kind_from_name(in->kind) < 0)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "unknown kind '%s' (expected job, service or sandbox)", in->kind);
   if (in->cgroup && *in->cgroup && (in->cgroup[0] != '/' || strstr(in->cgroup, "..")))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "invalid cgroup path '%s': must be absolute, without '..'", in->cgroup);
@@ -170,13 +201,17 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
   if (update_str(&c->id, in->id) < 0 || update_str(&c->ns, in->ns) < 0 ||
       update_str(&c->workload_key, in->workload_key) < 0 ||
       update_str(&c->cgroup, in->cgroup) < 0 || update_str(&c->bundle, in->bundle) < 0 ||
-      update_str(&c->source, in->source) < 0) {
+      update_str(&c->source, in->source) < 0 || update_str(&c->pod_name, in->pod_name) < 0 ||
+      update_str(&c->pod_namespace, in->pod_namespace) < 0 ||
+      update_str(&c->container_name, in->container_name) < 0) {
     if (fresh)
       agent_ctr_free(c);
     return iob_error(err, ENOMEM, "cannot register '%s'", in->id);
   }
   if (in->pid)
     c->pid = in->pid;
+  if (in->kind && *in->kind)
+    c->kind = (enum agent_kind)agent_kind_from_name(in->kind);
   if (in->max_hold_ms)
     c->max_hold_ms = in->max_hold_ms;
   if (fresh) {

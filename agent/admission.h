@@ -40,11 +40,23 @@ enum agent_class_source {
 };
 const char *agent_class_source_name(enum agent_class_source s);
 
+/* What a container is to the batcher (RegisterRequest.kind). */
+enum agent_kind {
+  AGENT_KIND_JOB = 0, /* a finite batch job (the default) */
+  AGENT_KIND_SERVICE, /* open-ended: never "about to finish"; never held, takes no batch slot */
+  AGENT_KIND_SANDBOX, /* a pod sandbox (pause): admitted at once, not planned */
+};
+const char *agent_kind_name(enum agent_kind k);
+/* "" or NULL -> job; returns -1 for an unknown name. */
+int agent_kind_from_name(const char *name);
+
 /* What Register (or an Admit for an unknown container) says. */
 struct agent_ctr_info {
   const char *id, *ns;
   const char *workload_key, *cgroup, *bundle, *source;
   const char *declared_class; /* "" or NULL: none */
+  const char *kind;           /* "job", "service", "sandbox"; "" or NULL: not said */
+  const char *pod_name, *pod_namespace, *container_name; /* CRI names, may be NULL */
   uint32_t pid;
   uint32_t max_hold_ms; /* 0: the agent's default */
   bool running;         /* re-registration of a container already started */
@@ -54,8 +66,10 @@ struct agent_ctr {
   struct agent_ctr *next;
   uint64_t handle; /* unique for the daemon's lifetime */
   char *id, *ns, *workload_key, *cgroup, *bundle, *source;
+  char *pod_name, *pod_namespace, *container_name; /* "" when not known */
   uint32_t pid;
   enum agent_state state;
+  enum agent_kind kind;
 
   enum batch_class cls;
   double confidence;

@@ -16,6 +16,7 @@
 
 struct ctr_copy {
   char *id, *ns, *cgroup, *bundle, *declared_class, *workload_key;
+  char *kind, *pod_name, *pod_namespace, *container_name;
   uint32_t pid, max_hold_ms;
   bool running;
 };
@@ -67,6 +68,10 @@ static void ctr_copy_free(struct ctr_copy *k) {
   free(k->bundle);
   free(k->declared_class);
   free(k->workload_key);
+  free(k->kind);
+  free(k->pod_name);
+  free(k->pod_namespace);
+  free(k->container_name);
 }
 
 static int ctr_copy_init(struct ctr_copy *k, const struct agent_container *in) {
@@ -80,6 +85,10 @@ static int ctr_copy_init(struct ctr_copy *k, const struct agent_container *in) {
   DUP(bundle)
   DUP(declared_class)
   DUP(workload_key)
+  DUP(kind)
+  DUP(pod_name)
+  DUP(pod_namespace)
+  DUP(container_name)
 #undef DUP
   k->pid = in->pid;
   k->max_hold_ms = in->max_hold_ms;
@@ -163,6 +172,10 @@ static int ctr_copy_dup(struct ctr_copy *dst, const struct ctr_copy *src) {
                                .bundle = src->bundle,
                                .declared_class = src->declared_class,
                                .workload_key = src->workload_key,
+                               .kind = src->kind,
+                               .pod_name = src->pod_name,
+                               .pod_namespace = src->pod_namespace,
+                               .container_name = src->container_name,
                                .max_hold_ms = src->max_hold_ms};
   return ctr_copy_init(dst, &in);
 }
@@ -369,6 +382,10 @@ static void fill_register(Iobatch__Agent__V1__RegisterRequest *m, const struct c
   m->source = (char *)"shim";
   m->max_hold_ms = k->max_hold_ms;
   m->running = k->running;
+  m->kind = k->kind;
+  m->pod_name = k->pod_name;
+  m->pod_namespace = k->pod_namespace;
+  m->container_name = k->container_name;
 }
 
 static void ignore_done(void *user, ProtobufCMessage *resp, struct iob_error *err) {
@@ -413,6 +430,7 @@ static void try_admit(struct admit_req *r) {
   m.declared_class = r->ctr.declared_class;
   m.workload_key = r->ctr.workload_key;
   m.max_hold_ms = r->ctr.max_hold_ms;
+  m.kind = r->ctr.kind;
   int timeout = 0;
   if (r->deadline_ms) {
     uint64_t now = iob_now_ms();

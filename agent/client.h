@@ -61,6 +61,8 @@ struct agent_container {
   const char *bundle;
   const char *declared_class; /* annotation io.iobatch.class, may be NULL */
   const char *workload_key;   /* wcd_workload_key(), may be NULL */
+  const char *kind;           /* "job", "service", "sandbox"; NULL: not said (job) */
+  const char *pod_name, *pod_namespace, *container_name; /* CRI names, may be NULL */
   uint32_t max_hold_ms;       /* 0: the agent's default */
   bool running;               /* already started (re-registration) */
 };

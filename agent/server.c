@@ -87,6 +87,10 @@ static void on_register(struct ttrpc_call *call, const ProtobufCMessage *m, void
       .bundle = req->bundle,
       .source = req->source,
       .declared_class = req->declared_class,
+      .kind = req->kind,
+      .pod_name = req->pod_name,
+      .pod_namespace = req->pod_namespace,
+      .container_name = req->container_name,
       .pid = req->pid,
       .max_hold_ms = req->max_hold_ms,
       .running = req->running,
@@ -129,6 +133,7 @@ static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *u
                                 .ns = req->namespace_,
                                 .workload_key = req->workload_key,
                                 .declared_class = req->declared_class,
+                                .kind = req->kind,
                                 .source = "admit",
                                 .max_hold_ms = req->max_hold_ms};
     if (agent_adm_register(&d->adm, &in, now, &c, &err) < 0) {
@@ -138,6 +143,10 @@ static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *u
     }
     d->metrics.registrations++;
     agent_daemon_apply_profile(d, c);
+  } else if (req->kind && *req->kind && agent_kind_from_name(req->kind) < 0) {
+    ttrpc_call_fail(call, IOB_CODE_INVALID_ARGUMENT,
+                    "unknown kind '%s' (expected job, service or sandbox)", req->kind);
+    return;
   } else if (req->declared_class && *req->declared_class) {
     int cls = batch_class_from_name(req->declared_class);
     if (cls < 0) {
@@ -146,6 +155,8 @@ static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *u
     }
     agent_adm_set_class(&d->adm, c, (enum batch_class)cls, 1, AGENT_CLASS_DECLARED, now);
   }
+  if (req->kind && *req->kind)
+    c->kind = (enum agent_kind)agent_kind_from_name(req->kind); /* checked above */
   if (c->waiter) {
     /* A retry (say, a shim that reconnected): the newest call is the one
      * somebody still waits on. */
@@ -267,6 +278,10 @@ static void on_status(struct ttrpc_call *call, const ProtobufCMessage *m, void *
     s->pid = c->pid;
     s->reason = describe_reason(c);
     s->conflict = c->conflict;
+    s->kind = (char *)agent_kind_name(c->kind);
+    s->pod_name = c->pod_name;
+    s->pod_namespace = c->pod_namespace;
+    s->container_name = c->container_name;
   }
   r.policy = (char *)batch_policy_name(d->bcfg.policy);
   r.matrix_source = d->matrix_source;
