@@ -129,6 +129,7 @@ void shim_options_release(struct shim_options *o) {
   free(o->root);
   free(o->shim_cgroup);
   free(o->agent_socket);
+  free(o->unknown_keys);
   memset(o, 0, sizeof(*o));
 }
 
@@ -267,6 +268,7 @@ int shim_options_write(const char *bundle, const struct shim_options *o, struct 
   json_object_set_new(j, "io_gid", json_integer(o->io_gid));
   set_str(j, "agent_socket", o->agent_socket);
   json_object_set_new(j, "fail_closed", json_boolean(o->fail_closed));
+  set_str(j, "unknown_keys", o->unknown_keys);
   cleanup_free char *path = NULL;
   if (asprintf(&path, "%s/options.json", bundle) < 0)
     abort();
@@ -314,6 +316,7 @@ int shim_options_read(const char *bundle, struct shim_options *o, struct iob_err
   o->io_gid = (uint32_t)g;
   o->agent_socket = json_str(j, "agent_socket");
   o->fail_closed = json_is_true(json_object_get(j, "fail_closed"));
+  o->unknown_keys = json_str(j, "unknown_keys");
   json_decref(j);
   return options_check(o, err);
 }

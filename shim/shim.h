@@ -65,6 +65,10 @@ struct shim_options {
    * fails instead of starting at once. */
   char *agent_socket;
   bool fail_closed;
+  /* Keys of the TOML file that no option matches ("'SystemdCgroups' (line
+   * 5), ..."), NULL when none: kept in options.json so that Create warns
+   * about them whichever of start and Create read the file. */
+  char *unknown_keys;
 };
 
 /* What `start` learns from stdin. */
