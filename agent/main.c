@@ -9,6 +9,7 @@
 #include "agent/daemon.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/version.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -16,7 +17,8 @@ static void usage(FILE *f) {
           "  -c, --config FILE    configuration (default %s; absent is fine)\n"
           "      --socket PATH    override 'socket'\n"
           "      --state-dir DIR  override 'state_dir'\n"
-          "  -d, --debug          debug log lines\n",
+          "  -d, --debug          debug log lines\n"
+          "      --version        print the version and exit\n",
           AGENT_DEFAULT_CONFIG);
 }
 
@@ -27,6 +29,7 @@ static int parse_args(int argc, char **argv, struct agent_options *o, struct iob
       {"state-dir", required_argument, NULL, 'S'},
       {"debug", no_argument, NULL, 'd'},
       {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
   };
   int opt;
@@ -47,6 +50,8 @@ static int parse_args(int argc, char **argv, struct agent_options *o, struct iob
     case 'h':
       usage(stdout);
       exit(0);
+    case 'V':
+      exit(iob_version_print("iobatchd") < 0 ? 1 : 0);
     default:
       usage(stderr);
       exit(2);

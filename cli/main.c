@@ -6,6 +6,7 @@
 #include "cli/calibrate.h"
 #include "cli/cli.h"
 #include "common/log.h"
+#include "common/version.h"
 
 const char *iobctl_socket;
 
@@ -48,6 +49,8 @@ int main(int argc, char **argv) {
       iobctl_socket = argv[++i];
     } else if (strncmp(argv[i], "--socket=", 9) == 0) {
       iobctl_socket = argv[i] + 9;
+    } else if (strcmp(argv[i], "--version") == 0) {
+      return iob_version_print("iobatchctl") < 0 ? 1 : 0;
     } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
       usage(stdout);
       return 0;

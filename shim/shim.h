@@ -13,7 +13,6 @@
 
 #define SHIM_NAME "containerd-shim-iobatch-v2"
 #define SHIM_RUNTIME_NAME "io.containerd.iobatch.v2"
-#define SHIM_VERSION "0.1.0"
 #define SHIM_DEFAULT_RUNC_ROOT "/run/containerd/runc"
 #define SHIM_SOCKET_DIR "/run/containerd/s"
 
