@@ -3,3 +3,4 @@ $(eval $(call prog,tests/shim-start,tests/integration/shim_start.c,ttrpc proto c
 PROGRAMS += tests/shim-start
 INTEG_TESTS += tests/integration/admission-more.sh
 INTEG_TESTS += tests/integration/version.sh
+INTEG_TESTS += tests/integration/ctl.sh
