@@ -145,7 +145,10 @@ static void apply_weights(struct agent_daemon *d) {
 
 void agent_daemon_changed(struct agent_daemon *d) {
   cleanup_error struct iob_error *err = NULL;
+  uint64_t t0 = agent_metrics_now_ns();
   int r = agent_adm_tick(&d->adm, iob_now_ms(), &err);
+  if (r > 0)
+    agent_metrics_planned(&d->metrics, agent_metrics_now_ns() - t0);
   if (r < 0)
     /* The batcher refused this state (it should not); admitting nothing
      * now is safe: deadlines still force admission on the next tick. */
@@ -249,13 +252,7 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
   struct agent_metrics_view v = {.policy = batch_policy_name(d->bcfg.policy),
                                  .matrix = d->matrix_source,
                                  .sampler = agent_sampler_name(&d->sampler)};
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
-    unsigned cls = (unsigned)c->cls < BATCH_NCLASS ? (unsigned)c->cls : BATCH_UNKNOWN;
-    if (c->state == AGENT_PENDING)
-      v.pending[cls]++;
-    else if (c->state == AGENT_RUNNING)
-      v.running[cls]++;
-  }
+  agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }
 

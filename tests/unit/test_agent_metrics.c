@@ -4,13 +4,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "agent/admission.h"
 #include "agent/metrics.h"
 #include "common/cleanup.h"
+#include "common/version.h"
 
 static const char golden[] =
     "# HELP iobatch_containers Containers known to the agent by state and class.\n"
@@ -29,14 +32,14 @@ static const char golden[] =
     "iobatch_containers{state=\"running\",class=\"mixed\"} 0\n"
     "iobatch_containers{state=\"running\",class=\"idle\"} 0\n"
     "iobatch_containers{state=\"running\",class=\"unknown\"} 3\n"
-    "# HELP iobatch_admissions_total Containers admitted, by how.\n"
+    "# HELP iobatch_admissions_total Containers admitted, by reason.\n"
     "# TYPE iobatch_admissions_total counter\n"
-    "iobatch_admissions_total{how=\"nothing_running\"} 1\n"
-    "iobatch_admissions_total{how=\"no_conflict\"} 0\n"
-    "iobatch_admissions_total{how=\"pays\"} 0\n"
-    "iobatch_admissions_total{how=\"plan\"} 0\n"
-    "iobatch_admissions_total{how=\"forced_deadline\"} 1\n"
-    "iobatch_admissions_total{how=\"already_running\"} 1\n"
+    "iobatch_admissions_total{reason=\"nothing_running\"} 1\n"
+    "iobatch_admissions_total{reason=\"no_conflict\"} 0\n"
+    "iobatch_admissions_total{reason=\"pays\"} 0\n"
+    "iobatch_admissions_total{reason=\"plan\"} 0\n"
+    "iobatch_admissions_total{reason=\"forced_deadline\"} 1\n"
+    "iobatch_admissions_total{reason=\"already_running\"} 1\n"
     "# HELP iobatch_cancellations_total Cancel calls for a known container.\n"
     "# TYPE iobatch_cancellations_total counter\n"
     "iobatch_cancellations_total 4\n"
@@ -57,6 +60,28 @@ static const char golden[] =
     "iobatch_wait_seconds_bucket{le=\"+Inf\"} 2\n"
     "iobatch_wait_seconds_sum 300.010\n"
     "iobatch_wait_seconds_count 2\n"
+    "# HELP iobatch_pending_oldest_seconds How long the oldest pending container has waited (0: "
+    "none pending).\n"
+    "# TYPE iobatch_pending_oldest_seconds gauge\n"
+    "iobatch_pending_oldest_seconds 61.234\n"
+    "# HELP iobatch_plan_duration_seconds Time each batcher run took.\n"
+    "# TYPE iobatch_plan_duration_seconds histogram\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.0001\"} 1\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.00025\"} 1\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.0005\"} 1\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.001\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.0025\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.005\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.01\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.025\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.05\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.1\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.25\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.5\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"1\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"+Inf\"} 3\n"
+    "iobatch_plan_duration_seconds_sum 2.000800000\n"
+    "iobatch_plan_duration_seconds_count 3\n"
     "# HELP iobatch_weight_writes_total Weights to write for running containers, by what "
     "happened.\n"
     "# TYPE iobatch_weight_writes_total counter\n"
@@ -65,7 +90,10 @@ static const char golden[] =
     "iobatch_weight_writes_total{result=\"error\"} 0\n"
     "# HELP iobatch_info The agent's policy, matrix source and sampler.\n"
     "# TYPE iobatch_info gauge\n"
-    "iobatch_info{policy=\"predictive\",matrix=\"/etc/a\\\"b\\\\c\\nd\",sampler=\"procfs\"} 1\n";
+    "iobatch_info{policy=\"predictive\",matrix=\"/etc/a\\\"b\\\\c\\nd\",sampler=\"procfs\"} 1\n"
+    "# HELP iobatch_build_info 1; the version and git revision of iobatchd.\n"
+    "# TYPE iobatch_build_info gauge\n"
+    "iobatch_build_info{version=\"%s\",revision=\"%s\"} 1\n";
 
 static void test_render_golden(void **state) {
   (void)state;
@@ -76,17 +104,49 @@ static void test_render_golden(void **state) {
   m.cancellations = 4;
   m.registrations = 9;
   m.weight_writes[AGENT_WEIGHT_NOT_ENFORCED] = 5;
+  agent_metrics_planned(&m, 100000);     /* 0.1 ms: le 0.0001 (inclusive) */
+  agent_metrics_planned(&m, 700000);     /* le 0.001 */
+  agent_metrics_planned(&m, 2000000000); /* 2 s: +Inf only */
   struct agent_metrics_view v = {
       .policy = "predictive", .matrix = "/etc/a\"b\\c\nd", .sampler = "procfs"};
   v.pending[BATCH_SEQ_WRITE] = 2;
   v.running[BATCH_SEQ_READ] = 1;
   v.running[BATCH_UNKNOWN] = 3;
+  v.pending_oldest_ms = 61234;
+  cleanup_free char *want = NULL;
+  /* The build's own version and revision (common/version.h). */
+  assert_true(asprintf(&want, golden, iob_version, iob_git_rev) > 0);
   cleanup_free char *out = NULL;
   size_t len = 0;
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(agent_metrics_render(&m, &v, &out, &len, &err), 0);
   assert_int_equal(len, strlen(out));
-  assert_string_equal(out, golden);
+  assert_string_equal(out, want);
+}
+
+/* The gauges from an admission list: pending and running per class, the
+ * oldest pending one's wait; created ones are in neither. */
+static void test_view_count(void **state) {
+  (void)state;
+  struct agent_ctr c[5];
+  memset(c, 0, sizeof(c));
+  c[0] = (struct agent_ctr){.state = AGENT_PENDING, .cls = BATCH_SEQ_WRITE, .arrival_ms = 1000};
+  c[1] = (struct agent_ctr){.state = AGENT_PENDING, .cls = BATCH_UNKNOWN, .arrival_ms = 5000};
+  c[2] = (struct agent_ctr){.state = AGENT_RUNNING, .cls = BATCH_SEQ_WRITE, .arrival_ms = 0};
+  c[3] = (struct agent_ctr){.state = AGENT_CREATED, .cls = BATCH_RAND_READ, .arrival_ms = 0};
+  c[4] = (struct agent_ctr){.state = AGENT_PENDING, .cls = (enum batch_class)99, .arrival_ms = 20000};
+  for (int i = 0; i < 4; i++)
+    c[i].next = &c[i + 1];
+  struct agent_metrics_view v = {0};
+  agent_metrics_view_count(&v, c, 10000);
+  assert_int_equal(v.pending[BATCH_SEQ_WRITE], 1);
+  assert_int_equal(v.pending[BATCH_UNKNOWN], 2); /* an out-of-range class counts as unknown */
+  assert_int_equal(v.running[BATCH_SEQ_WRITE], 1);
+  assert_int_equal(v.pending[BATCH_RAND_READ] + v.running[BATCH_RAND_READ], 0);
+  assert_int_equal(v.pending_oldest_ms, 9000); /* an arrival after now counts as 0 */
+  struct agent_metrics_view none = {0};
+  agent_metrics_view_count(&none, &c[2], 10000);
+  assert_int_equal(none.pending_oldest_ms, 0);
 }
 
 static int parse(const char *s, struct agent_http_request *r, int *status) {
@@ -187,6 +247,7 @@ static void test_addr(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_render_golden),
+      cmocka_unit_test(test_view_count),
       cmocka_unit_test(test_parse_good),
       cmocka_unit_test(test_parse_malformed),
       cmocka_unit_test(test_addr),
