@@ -10,7 +10,7 @@
 . "$(dirname "$0")/agent-lib.sh"
 command -v jq >/dev/null || bail "jq is needed"
 command -v script >/dev/null || bail "script (util-linux) is needed"
-tap_plan 48
+tap_plan 49
 CTL=$IOB_B/bin/iobatchctl # the binary itself: the tests set the environment
 
 # --- help and usage errors (no agent needed) --------------------------------
@@ -138,4 +138,6 @@ like "$(ctl status | grep ' rw ')" " running .* - +.* admitted" "the table: admi
 is "$?" "0" "-o json carries the learned penalties (an array)"
 
 agent_stop
+# Under B=build-asan a leak or a sanitizer report shows in the log.
+is "$AGENT_RC:$(grep -c Sanitizer "$AGENT_LOG")" "0:0" "the agent exits cleanly, no sanitizer report in its log"
 tap_done
