@@ -47,8 +47,7 @@ static void usage(FILE *f, const char *verb) {
        "Tell the agent about a container, as a shim or the hook does.  --running: it\n"
        "runs already (what a shim says after an agent restart).  --pod, --pod-ns,\n"
        "--name: its Kubernetes pod and container names."},
-      {"admit",
-       "[--ns NS] [--class C] [--key K] [--max-hold MS] [--kind K] [--timeout MS]",
+      {"admit", "[--ns NS] [--class C] [--key K] [--max-hold MS] [--kind K] [--timeout MS]",
        "Ask the agent to start the container and wait until it is admitted (or\n"
        "--timeout passes).  Exit 0 admitted, 1 not."},
       {"cancel", "[--ns NS]", "Withdraw the container's pending admission."},

@@ -37,18 +37,15 @@ static void usage(FILE *f) {
              "Commands:\n");
   for (size_t v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
     fprintf(f, "  %-11s %s\n", verbs[v].name, verbs[v].summary);
-  fprintf(f,
-          "\n"
-          "Options:\n"
-          "  --socket PATH  the agent's socket; default $" IOBCTL_SOCKET_ENV
-          " (what the shim\n"
-          "                 reads too), else $" IOBCTL_SOCKET_ENV_OLD
-          " (deprecated), else\n"
-          "                 " IOBCTL_DEFAULT_SOCKET "\n"
-          "  --version      print the version and exit\n"
-          "  -h, --help     this text\n"
-          "\n"
-          "Run 'iobatchctl COMMAND --help' for a command's options.\n");
+  fprintf(f, "\n"
+             "Options:\n"
+             "  --socket PATH  the agent's socket; default $" IOBCTL_SOCKET_ENV " (what the shim\n"
+             "                 reads too), else $" IOBCTL_SOCKET_ENV_OLD " (deprecated), else\n"
+             "                 " IOBCTL_DEFAULT_SOCKET "\n"
+             "  --version      print the version and exit\n"
+             "  -h, --help     this text\n"
+             "\n"
+             "Run 'iobatchctl COMMAND --help' for a command's options.\n");
 }
 
 static int help(int argc, char **argv) {

@@ -11,21 +11,22 @@
 #include "common/cleanup.h"
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: iobatchctl profiles [--state-dir DIR] [-o table|json]\n"
-          "The workload profiles the agent learned, read from its state directory\n"
-          "(no agent needed).\n"
-          "      --state-dir DIR  the agent's state_dir (default " AGENT_DEFAULT_STATE_DIR ")\n"
-          "  -o, --output FORMAT  table (default) or json\n"
-          "      --json           the same as -o json\n"
-          "  -h, --help           this text\n");
+  fprintf(f, "usage: iobatchctl profiles [--state-dir DIR] [-o table|json]\n"
+             "The workload profiles the agent learned, read from its state directory\n"
+             "(no agent needed).\n"
+             "      --state-dir DIR  the agent's state_dir (default " AGENT_DEFAULT_STATE_DIR ")\n"
+             "  -o, --output FORMAT  table (default) or json\n"
+             "      --json           the same as -o json\n"
+             "  -h, --help           this text\n");
 }
 
 int iobctl_profiles(int argc, char **argv) {
   enum { O_JSON = 256, O_DIR };
   static const struct option opts[] = {
-      {"output", required_argument, NULL, 'o'}, {"json", no_argument, NULL, O_JSON},
-      {"state-dir", required_argument, NULL, O_DIR}, {"help", no_argument, NULL, 'h'},
+      {"output", required_argument, NULL, 'o'},
+      {"json", no_argument, NULL, O_JSON},
+      {"state-dir", required_argument, NULL, O_DIR},
+      {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   const char *dir = AGENT_DEFAULT_STATE_DIR;

@@ -24,20 +24,19 @@ typedef Iobatch__Agent__V1__StatusResponse status_resp;
 #define ID_CUT 13 /* crictl's short id */
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: iobatchctl status [ID] [-o table|wide|json] [--no-trunc]\n"
-          "Pending and running containers as the agent sees them; with ID (a\n"
-          "container id, a unique prefix of one, or NAMESPACE/ID) that one in detail.\n"
-          "  -o, --output FORMAT  table (default), wide (more columns) or json\n"
-          "      --json           the same as -o json\n"
-          "      --no-trunc       never cut IDs (they are cut only when the table\n"
-          "                       is wider than the terminal)\n"
-          "  -h, --help           this text\n"
-          "Columns: NAMESPACE and POD are the Kubernetes pod's (else the containerd\n"
-          "namespace and '-'), CONTAINER its container name (else the id); HELD is\n"
-          "how long it has waited (running: how long it waited before it started);\n"
-          "ADMIT-BY is when it starts at the latest (its max hold); REASON says what\n"
-          "a pending container waits for, or why a running one was admitted.\n");
+  fprintf(f, "usage: iobatchctl status [ID] [-o table|wide|json] [--no-trunc]\n"
+             "Pending and running containers as the agent sees them; with ID (a\n"
+             "container id, a unique prefix of one, or NAMESPACE/ID) that one in detail.\n"
+             "  -o, --output FORMAT  table (default), wide (more columns) or json\n"
+             "      --json           the same as -o json\n"
+             "      --no-trunc       never cut IDs (they are cut only when the table\n"
+             "                       is wider than the terminal)\n"
+             "  -h, --help           this text\n"
+             "Columns: NAMESPACE and POD are the Kubernetes pod's (else the containerd\n"
+             "namespace and '-'), CONTAINER its container name (else the id); HELD is\n"
+             "how long it has waited (running: how long it waited before it started);\n"
+             "ADMIT-BY is when it starts at the latest (its max hold); REASON says what\n"
+             "a pending container waits for, or why a running one was admitted.\n");
 }
 
 static void human_rate(double v, char *buf, size_t n) {
@@ -218,12 +217,12 @@ static void print_table(const status_resp *r, bool wide, bool no_trunc) {
       snprintf(riops, sizeof(riops), "%.0f", c->read_iops);
       snprintf(wiops, sizeof(wiops), "%.0f", c->write_iops);
       snprintf(pid, sizeof(pid), "%u", c->pid);
-      table_row(&t, ctr_namespace(c), or_dash(c->pod_name), ctr_name(c), c->id, c->state, cls,
-                held, by, rd, wr, weight, or_dash(c->kind), conf, riops, wiops,
-                c->pid ? pid : "-", reason);
+      table_row(&t, ctr_namespace(c), or_dash(c->pod_name), ctr_name(c), c->id, c->state, cls, held,
+                by, rd, wr, weight, or_dash(c->kind), conf, riops, wiops, c->pid ? pid : "-",
+                reason);
     } else {
-      table_row(&t, ctr_namespace(c), or_dash(c->pod_name), ctr_name(c), c->id, c->state, cls,
-                held, by, rd, wr, weight, reason);
+      table_row(&t, ctr_namespace(c), or_dash(c->pod_name), ctr_name(c), c->id, c->state, cls, held,
+                by, rd, wr, weight, reason);
     }
   }
   table_print(&t, no_trunc);
@@ -292,19 +291,18 @@ static void print_detail(const ctr_status *c) {
 }
 
 static json_t *ctr_json(const ctr_status *c) {
-  return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:i, "
-                   "s:b, s:s, s:I, s:I, s:I, s:s, s:b, s:f, s:s, s:i, s:s, s:s}",
-                   "id", c->id, "namespace", c->namespace_, "pod_namespace", c->pod_namespace,
-                   "pod_name", c->pod_name, "container_name", c->container_name, "kind", c->kind,
-                   "state", c->state, "class", c->class_, "class_source", c->class_source,
-                   "confidence", c->confidence, "read_bps", c->read_bps, "write_bps",
-                   c->write_bps, "read_iops", c->read_iops, "write_iops", c->write_iops,
-                   "io_weight", (int)c->io_weight, "weight_effective", (int)c->weight_effective,
-                   "weight_note", c->weight_note, "held_ms", (json_int_t)c->held_ms,
-                   "admit_by_ms", (json_int_t)c->admit_by_ms, "age_ms", (json_int_t)c->age_ms,
-                   "waits_for", c->waits_for, "open_ended", (int)c->open_ended, "work_left_s",
-                   c->work_left_s, "workload_key", c->workload_key, "pid", (int)c->pid, "reason",
-                   c->reason, "conflict", c->conflict);
+  return json_pack(
+      "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:i, "
+      "s:b, s:s, s:I, s:I, s:I, s:s, s:b, s:f, s:s, s:i, s:s, s:s}",
+      "id", c->id, "namespace", c->namespace_, "pod_namespace", c->pod_namespace, "pod_name",
+      c->pod_name, "container_name", c->container_name, "kind", c->kind, "state", c->state, "class",
+      c->class_, "class_source", c->class_source, "confidence", c->confidence, "read_bps",
+      c->read_bps, "write_bps", c->write_bps, "read_iops", c->read_iops, "write_iops",
+      c->write_iops, "io_weight", (int)c->io_weight, "weight_effective", (int)c->weight_effective,
+      "weight_note", c->weight_note, "held_ms", (json_int_t)c->held_ms, "admit_by_ms",
+      (json_int_t)c->admit_by_ms, "age_ms", (json_int_t)c->age_ms, "waits_for", c->waits_for,
+      "open_ended", (int)c->open_ended, "work_left_s", c->work_left_s, "workload_key",
+      c->workload_key, "pid", (int)c->pid, "reason", c->reason, "conflict", c->conflict);
 }
 
 static json_t *to_json(const status_resp *r) {

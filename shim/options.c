@@ -52,9 +52,8 @@ static const struct key keys[] = {
 /* Keys of the runc shim's options that this shim does not use: accepted
  * without a word, so that one file can serve both shims. */
 static const char *const unused_keys[] = {
-    "CriuPath",       "criu_path",        "CriuImagePath", "criu_image_path",
-    "CriuWorkPath",   "criu_work_path",   "TaskApiAddress", "task_api_address",
-    "TaskApiVersion", "task_api_version",
+    "CriuPath",       "criu_path",      "CriuImagePath",    "criu_image_path", "CriuWorkPath",
+    "criu_work_path", "TaskApiAddress", "task_api_address", "TaskApiVersion",  "task_api_version",
 };
 
 static char *skip_blank(char *s) {

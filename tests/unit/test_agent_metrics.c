@@ -134,7 +134,8 @@ static void test_view_count(void **state) {
   c[1] = (struct agent_ctr){.state = AGENT_PENDING, .cls = BATCH_UNKNOWN, .arrival_ms = 5000};
   c[2] = (struct agent_ctr){.state = AGENT_RUNNING, .cls = BATCH_SEQ_WRITE, .arrival_ms = 0};
   c[3] = (struct agent_ctr){.state = AGENT_CREATED, .cls = BATCH_RAND_READ, .arrival_ms = 0};
-  c[4] = (struct agent_ctr){.state = AGENT_PENDING, .cls = (enum batch_class)99, .arrival_ms = 20000};
+  c[4] =
+      (struct agent_ctr){.state = AGENT_PENDING, .cls = (enum batch_class)99, .arrival_ms = 20000};
   for (int i = 0; i < 4; i++)
     c[i].next = &c[i + 1];
   struct agent_metrics_view v = {0};
@@ -246,10 +247,8 @@ static void test_addr(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_render_golden),
-      cmocka_unit_test(test_view_count),
-      cmocka_unit_test(test_parse_good),
-      cmocka_unit_test(test_parse_malformed),
+      cmocka_unit_test(test_render_golden), cmocka_unit_test(test_view_count),
+      cmocka_unit_test(test_parse_good),    cmocka_unit_test(test_parse_malformed),
       cmocka_unit_test(test_addr),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

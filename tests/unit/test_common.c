@@ -152,8 +152,21 @@ static void test_log_journal(void **state) {
   /* Inherited from a parent whose stream it was, unset, or malformed: the
    * plain format (a shim's stderr is containerd's log FIFO). */
   static const char *const not_ours[] = {
-      NULL, "", "1:2", ":", "12", "12:", ":34", "a:b", "-1:5", "1:2:3", " 1:2",
-      "1:2 ", "+1:2", "99999999999999999999999:1", "18446744073709551616:1",
+      NULL,
+      "",
+      "1:2",
+      ":",
+      "12",
+      "12:",
+      ":34",
+      "a:b",
+      "-1:5",
+      "1:2:3",
+      " 1:2",
+      "1:2 ",
+      "+1:2",
+      "99999999999999999999999:1",
+      "18446744073709551616:1",
   };
   for (size_t i = 0; i < IOB_ARRAY_SIZE(not_ours); i++) {
     char *p = log_with(not_ours[i], false);
