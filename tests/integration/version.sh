@@ -8,6 +8,7 @@ tap_plan 12
 
 want_ver=$(cat "$IOB_TOP/VERSION")
 want_rev=$(make -s --no-print-directory -C "$IOB_TOP" --eval 'iob-print-rev: ; @echo $(IOB_GIT_REV)' iob-print-rev)
+diag "want the revision of this tree, $want_rev: a build older than the last commit or edit fails here (make first)"
 like "$want_rev" '^([0-9a-f]{7,40}(-dirty)?|unknown)$' "the Makefile's revision looks like git describe's: $want_rev"
 for p in containerd-shim-iobatch-v2 iobatchd iobatch-hook iobatchctl; do
   out=$("$IOB_B/bin/$p" --version 2>"$IOB_T/err")
