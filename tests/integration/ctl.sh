@@ -10,7 +10,7 @@
 . "$(dirname "$0")/agent-lib.sh"
 command -v jq >/dev/null || bail "jq is needed"
 command -v script >/dev/null || bail "script (util-linux) is needed"
-tap_plan 49
+tap_plan 52
 CTL=$IOB_B/bin/iobatchctl # the binary itself: the tests set the environment
 
 # --- help and usage errors (no agent needed) --------------------------------
@@ -137,6 +137,21 @@ like "$(ctl status | grep ' rw ')" " running .* - +.* admitted" "the table: admi
 "$CTL" --socket "$AGENT_SOCK" status -o json | jq -e '.penalties | type == "array"' >/dev/null
 is "$?" "0" "-o json carries the learned penalties (an array)"
 
+agent_stop
+is "$AGENT_RC:$(grep -c Sanitizer "$AGENT_LOG")" "0:0" "the agent exits cleanly, no sanitizer report in its log"
+
+# --- held for capacity: waits for a free slot -------------------------------------
+agent_start "max_concurrency = 1" || bail "iobatchd did not start again"
+ctl register a1 --class seq-read >/dev/null
+ctl admit a1 >/dev/null
+ctl register a2 --class seq-read >/dev/null
+iobatchctl admit a2 >/dev/null 2>&1 &
+a2_pid=$!
+wait_for 10 '[ "$(agent_field a2 reason)" == "pending: max concurrency reached" ]'
+is "$(agent_field a2 waits_for)" "a free slot (max concurrency 1 reached)" "held for capacity: it waits for a free slot"
+ctl exited a1
+wait $a2_pid
+is "$?:$(agent_field a2 state)" "0:running" "and starts when a slot frees"
 agent_stop
 # Under B=build-asan a leak or a sanitizer report shows in the log.
 is "$AGENT_RC:$(grep -c Sanitizer "$AGENT_LOG")" "0:0" "the agent exits cleanly, no sanitizer report in its log"
