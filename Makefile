@@ -38,7 +38,7 @@ SAN_FLAGS :=
 OPT ?= -O2 -g
 endif
 
-# CI builds with -Werror (STYLE.md); locally it is opt-in with WERROR=1.
+# CI builds with -Werror (docs/STYLE.md); locally it is opt-in with WERROR=1.
 ifeq ($(CI),true)
 WERROR ?= 1
 endif
