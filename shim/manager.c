@@ -1,5 +1,5 @@
-/* The `start`, `delete` and `-info` actions containerd runs (reference
- * section 3, binary contract). */
+/* The `start`, `delete` and `-info` actions containerd runs
+ * (docs/reference/shim-v2.md section 3, binary contract). */
 #include <errno.h>
 #include <fcntl.h>
 #include <mntent.h>
