@@ -284,7 +284,8 @@ static void without_agent(const struct shim_admission_req *req, const char *why,
   cleanup_error struct iob_error *err = NULL;
   if (!fail_closed) {
     iob_warn("'%s' starts without asking the agent: %s (fail open)", req->id, why);
-    return fn(data, 1, NULL);
+    fn(data, 1, NULL);
+    return;
   }
   iob_err("'%s' not started: the agent was not asked: %s (fail closed)", req->id, why);
   iob_error_code(&err, IOB_CODE_UNAVAILABLE, "the agent was not asked about '%s': %s (fail closed)",
@@ -298,7 +299,8 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
   struct ctr_info in;
   if (info_load(req->bundle, &in, &err) < 0) {
     iob_error_prefix(&err, "cannot ask the agent about '%s'", req->id);
-    return fn(data, 0, err);
+    fn(data, 0, err);
+    return;
   }
   struct agent_client *ac = client(loop, req->bundle);
   struct held *h = calloc(1, sizeof(*h));
@@ -307,7 +309,8 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
     if (h)
       held_free(h);
     info_release(&in);
-    return without_agent(req, "out of memory", fn, data);
+    without_agent(req, "out of memory", fn, data);
+    return;
   }
   h->fn = fn;
   h->data = data;
@@ -322,7 +325,8 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
   info_release(&in);
   if (r < 0) {
     held_free(h);
-    return without_agent(req, err->msg, fn, data);
+    without_agent(req, err->msg, fn, data);
+    return;
   }
   h->next = helds;
   helds = h;
