@@ -23,8 +23,6 @@
 #define HOOK_ANN_WORKLOAD "io.iobatch.workload"
 #define HOOK_ANN_IMAGE "io.kubernetes.cri.image-name"
 
-#define HOOK_DEFAULT_SOCKET "/run/iobatch/iobatchd.sock"
-
 /* The container as the runtime describes it. */
 struct hook_state {
   char *id;

@@ -79,7 +79,7 @@ static struct agent_client *client(struct iob_loop *loop, const char *bundle) {
   if (agent_client_new(loop, path && *path ? path : NULL, fail_closed, &agent, &err) < 0)
     iob_warn("no agent client: %s", err->msg);
   else
-    iob_info("agent at '%s'%s", path && *path ? path : AGENT_CLIENT_DEFAULT_SOCKET,
+    iob_info("agent at '%s'%s", path && *path ? path : AGENT_DEFAULT_SOCKET,
              fail_closed ? ", fail closed" : "");
   shim_options_release(&o);
   return agent;
