@@ -19,11 +19,11 @@
 #include "agent/client.h"
 #include "cgroupv2/cg2.h"
 #include "common/cleanup.h"
+#include "common/file.h"
 #include "common/log.h"
 #include "shim/shim.h"
 #include "wcd/wcd.h"
 
-#define CONFIG_MAX (16u << 20) /* <bundle>/config.json */
 #define ARGS_MAX 4096
 #define ANN_CLASS "io.iobatch.class"
 #define ANN_WORKLOAD "io.iobatch.workload"
@@ -131,9 +131,9 @@ static int info_load(const char *bundle, struct ctr_info *out, struct iob_error 
   struct stat sb;
   if (stat(path, &sb) < 0)
     return iob_error(err, errno, "cannot stat '%s'", path);
-  if (sb.st_size > (off_t)CONFIG_MAX)
+  if (sb.st_size > (off_t)IOB_OCI_CONFIG_MAX)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is larger than %u bytes", path,
-                          CONFIG_MAX);
+                          IOB_OCI_CONFIG_MAX);
   json_error_t je;
   json_t *cfg = json_load_file(path, 0, &je);
   if (!json_is_object(cfg)) {
