@@ -1,4 +1,4 @@
-/* libbatch — the penalty-aware batcher of iobatch (DESIGN.md, "Batching").
+/* libbatch — the penalty-aware batcher of iobatch (docs/DESIGN.md, "Batching").
  *
  * No I/O at all: the agent (iobatchd) reads files, samples cgroups and talks
  * ttrpc; this library only decides.  Everything here is deterministic and
@@ -38,7 +38,7 @@
 
 #include "common/error.h"
 
-/* Workload characters (DESIGN.md, "Workload characters").  The order is the
+/* Workload characters (docs/DESIGN.md, "Workload characters").  The order is the
  * column order of matrix rows in the config file. */
 enum batch_class {
   BATCH_SEQ_READ = 0,
@@ -65,7 +65,7 @@ enum batch_policy {
 };
 const char *batch_policy_name(enum batch_policy p);
 
-/* Limits on outside input (STYLE.md: checked before anything is used). */
+/* Limits on outside input (docs/STYLE.md: checked before anything is used). */
 #define BATCH_CONFIG_MAX_BYTES (64 * 1024)
 #define BATCH_CONFIG_MAX_LINE 1024
 #define BATCH_PENALTY_MAX 100.0

@@ -48,7 +48,7 @@ const char *batch_policy_name(enum batch_policy p) {
 }
 
 /* Default penalties: row = the job that suffers, column = its neighbour.
- * Sources: DESIGN.md ("Where the idea comes from"), i.e. the paper and fio
+ * Sources: docs/DESIGN.md ("Where the idea comes from"), i.e. the paper and fio
  * pairs on this project's NVMe machines.  Where they disagree we take the
  * worse case, because a wrong "good neighbours" admits a pair that costs a
  * victim 20-60x, while a wrong "bad neighbours" only delays a start by one
@@ -93,7 +93,7 @@ void batch_config_default(struct batch_config *cfg) {
   memcpy(cfg->s, default_s, sizeof(cfg->s));
   cfg->alpha = 0.5; /* the paper: equal weight */
   /* Four concurrent jobs: the paper's batches held about 4-5 containers
-   * and these machines have 2 cores (DESIGN.md). */
+   * and these machines have 2 cores (docs/DESIGN.md). */
   cfg->max_batch = 4;
   cfg->policy = BATCH_POLICY_PREDICTIVE;
   /* Penalty 2 -> 5x slowdown: still far below the measured 20-60x, but
