@@ -13,7 +13,6 @@
 #include "ttrpc/ttrpc.h"
 
 #include "agent/api.h"
-#define IOBCTL_DEFAULT_SOCKET "/run/iobatch/iobatchd.sock"
 /* The one variable every part reads for the agent's socket (the shim too). */
 #define IOBCTL_SOCKET_ENV "IOBATCH_AGENT_SOCKET"
 /* The CLI's earlier name for it, still read when the other is not set. */

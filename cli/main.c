@@ -41,7 +41,7 @@ static void usage(FILE *f) {
              "Options:\n"
              "  --socket PATH  the agent's socket; default $" IOBCTL_SOCKET_ENV " (what the shim\n"
              "                 reads too), else $" IOBCTL_SOCKET_ENV_OLD " (deprecated), else\n"
-             "                 " IOBCTL_DEFAULT_SOCKET "\n"
+             "                 " AGENT_DEFAULT_SOCKET "\n"
              "  --version      print the version and exit\n"
              "  -h, --help     this text\n"
              "\n"
@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
     }
   }
   if (iobctl_socket == NULL || *iobctl_socket == '\0')
-    iobctl_socket = IOBCTL_DEFAULT_SOCKET;
+    iobctl_socket = AGENT_DEFAULT_SOCKET;
   if (i >= argc) {
     usage(stderr);
     return 2;

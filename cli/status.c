@@ -234,6 +234,14 @@ static void print_table(const status_resp *r, bool wide, bool no_trunc) {
       break;
     }
   }
+  if (r->n_penalties)
+    printf("\nmeasured penalties (victim beside neighbour: slowdown; evidence from %d co-runs):\n",
+           3);
+  for (size_t i = 0; i < r->n_penalties; i++) {
+    const Iobatch__Agent__V1__PenaltyPair *p = r->penalties[i];
+    printf("  %-10s beside %-10s %6.2fx  %u samples, %u co-runs%s\n", p->victim, p->neighbour,
+           p->slowdown, p->samples, p->coruns, p->in_use ? ", in use" : "");
+  }
 }
 
 static void print_detail(const ctr_status *c) {
@@ -311,10 +319,10 @@ static json_t *to_json(const status_resp *r) {
     json_array_append_new(arr, ctr_json(r->containers[i]));
   for (size_t i = 0; i < r->n_penalties; i++) {
     const Iobatch__Agent__V1__PenaltyPair *p = r->penalties[i];
-    json_array_append_new(pen, json_pack("{s:s, s:s, s:f, s:i, s:i, s:b}", "victim", p->victim,
+    json_array_append_new(pen, json_pack("{s:s, s:s, s:f, s:I, s:I, s:b}", "victim", p->victim,
                                          "neighbour", p->neighbour, "slowdown", p->slowdown,
-                                         "samples", (int)p->samples, "coruns", (int)p->coruns,
-                                         "in_use", (int)p->in_use));
+                                         "samples", (json_int_t)p->samples, "coruns",
+                                         (json_int_t)p->coruns, "in_use", (int)p->in_use));
   }
   return json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o, s:o}", "policy", r->policy,
                    "matrix", r->matrix_source, "max_concurrency", (int)r->max_concurrency,
