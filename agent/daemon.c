@@ -50,7 +50,7 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
   else
     iob_info("admitted '%s' (%s) after %llu ms: %s", c->id, batch_class_name(c->cls),
              (unsigned long long)held, why);
-  agent_metrics_admitted(&d->metrics, c->reason, c->forced, held);
+  agent_metrics_admitted(&d->metrics, c, held);
   agent_server_answer(d, c, true, why);
 }
 

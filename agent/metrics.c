@@ -25,6 +25,12 @@ static const char *const reason_names[AGENT_REASON_N] = {
     [AGENT_REASON_PLAN] = "plan",
     [AGENT_REASON_FORCED_DEADLINE] = "forced_deadline",
     [AGENT_REASON_ALREADY_RUNNING] = "already_running",
+    [AGENT_REASON_PROBE] = "probe",
+    [AGENT_REASON_SERVICE] = "service",
+    [AGENT_REASON_NO_ESTIMATE] = "no_estimate",
+    [AGENT_REASON_WAIT_BOUND] = "wait_bound",
+    [AGENT_REASON_CROWD] = "crowd",
+    [AGENT_REASON_SANDBOX] = "sandbox",
 };
 
 static const char *const weight_names[AGENT_WEIGHT_N] = {
@@ -75,22 +81,40 @@ void agent_metrics_view_count(struct agent_metrics_view *v, const struct agent_c
   }
 }
 
-void agent_metrics_admitted(struct agent_metrics *m, int reason, bool forced, uint64_t waited_ms) {
-  enum agent_metrics_reason how;
-  if (forced || reason == BATCH_ADMIT_DEADLINE)
-    how = AGENT_REASON_FORCED_DEADLINE;
-  else if (reason == BATCH_ADMIT_IDLE)
-    how = AGENT_REASON_NOTHING_RUNNING;
-  else if (reason == BATCH_ADMIT_FREE)
-    how = AGENT_REASON_NO_CONFLICT;
-  else if (reason == BATCH_ADMIT_PAYS)
-    how = AGENT_REASON_PAYS;
-  else if (reason == BATCH_ADMIT_PLAN)
-    how = AGENT_REASON_PLAN;
-  else
-    how = AGENT_REASON_ALREADY_RUNNING;
+static enum agent_metrics_reason reason_of(const struct agent_ctr *c) {
+  if (c->forced || c->reason == BATCH_ADMIT_DEADLINE)
+    return AGENT_REASON_FORCED_DEADLINE;
+  if (c->kind == AGENT_KIND_SANDBOX)
+    return AGENT_REASON_SANDBOX;
+  switch (c->reason) {
+  case BATCH_ADMIT_IDLE:
+    return AGENT_REASON_NOTHING_RUNNING;
+  case BATCH_ADMIT_FREE:
+    return AGENT_REASON_NO_CONFLICT;
+  case BATCH_ADMIT_PAYS:
+    return AGENT_REASON_PAYS;
+  case BATCH_ADMIT_PLAN:
+    return AGENT_REASON_PLAN;
+  case BATCH_ADMIT_PROBE:
+    return AGENT_REASON_PROBE;
+  case BATCH_ADMIT_SERVICE:
+    return AGENT_REASON_SERVICE;
+  case BATCH_ADMIT_NOEST:
+    return AGENT_REASON_NO_ESTIMATE;
+  case BATCH_ADMIT_WAITED:
+    return AGENT_REASON_WAIT_BOUND;
+  case BATCH_ADMIT_CROWD:
+    return AGENT_REASON_CROWD;
+  default: /* -1 or BATCH_RUNNING: registered as running */
+    return AGENT_REASON_ALREADY_RUNNING;
+  }
+}
+
+void agent_metrics_admitted(struct agent_metrics *m, const struct agent_ctr *c,
+                            uint64_t waited_ms) {
+  enum agent_metrics_reason how = reason_of(c);
   m->admissions[how]++;
-  if (how == AGENT_REASON_ALREADY_RUNNING)
+  if (how == AGENT_REASON_ALREADY_RUNNING || how == AGENT_REASON_SANDBOX)
     return; /* it never waited here */
   size_t i = 0;
   while (i < AGENT_METRICS_WAIT_BUCKETS && waited_ms > wait_le_ms[i])

@@ -23,8 +23,8 @@
 #define AGENT_METRICS_TIMEOUT_MS 5000 /* a connection's whole life */
 
 /* Why a container got admitted (label `reason`): the batcher's admit
- * reasons, and "already_running" for one registered as running (an agent
- * restart). */
+ * reasons, "already_running" for one registered as running (an agent
+ * restart) and "sandbox" for a pod sandbox (never held). */
 enum agent_metrics_reason {
   AGENT_REASON_NOTHING_RUNNING = 0,
   AGENT_REASON_NO_CONFLICT,
@@ -32,6 +32,12 @@ enum agent_metrics_reason {
   AGENT_REASON_PLAN,
   AGENT_REASON_FORCED_DEADLINE,
   AGENT_REASON_ALREADY_RUNNING,
+  AGENT_REASON_PROBE,
+  AGENT_REASON_SERVICE,
+  AGENT_REASON_NO_ESTIMATE,
+  AGENT_REASON_WAIT_BOUND,
+  AGENT_REASON_CROWD,
+  AGENT_REASON_SANDBOX,
   AGENT_REASON_N
 };
 
@@ -59,10 +65,13 @@ struct agent_metrics {
   uint64_t plan_count, plan_sum_ns;
 };
 
-/* Count an admission: reason is the container's enum batch_reason (-1:
- * none), forced its deadline admission; waited_ms the time it was pending
- * (observed only for containers admitted by a plan). */
-void agent_metrics_admitted(struct agent_metrics *m, int reason, bool forced, uint64_t waited_ms);
+/* Count the admission of c (struct agent_ctr, agent/admission.h: its
+ * reason, whether it was forced at its deadline, its kind); waited_ms the
+ * time it was pending, observed for every container that could have been
+ * held (not one registered running, not a sandbox). */
+struct agent_ctr;
+void agent_metrics_admitted(struct agent_metrics *m, const struct agent_ctr *c,
+                            uint64_t waited_ms);
 
 /* A batcher run took ns nanoseconds (agent_metrics_now_ns before and after
  * agent_adm_tick when it planned). */
@@ -76,9 +85,7 @@ struct agent_metrics_view {
   const char *policy, *matrix, *sampler;
 };
 
-/* Count the containers of the admission list (struct agent_ctr, in
- * agent/admission.h) into *v at now_ms. */
-struct agent_ctr;
+/* Count the containers of the admission list into *v at now_ms. */
 void agent_metrics_view_count(struct agent_metrics_view *v, const struct agent_ctr *list,
                               uint64_t now_ms);
 

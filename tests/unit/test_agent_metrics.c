@@ -40,6 +40,12 @@ static const char golden[] =
     "iobatch_admissions_total{reason=\"plan\"} 0\n"
     "iobatch_admissions_total{reason=\"forced_deadline\"} 1\n"
     "iobatch_admissions_total{reason=\"already_running\"} 1\n"
+    "iobatch_admissions_total{reason=\"probe\"} 0\n"
+    "iobatch_admissions_total{reason=\"service\"} 0\n"
+    "iobatch_admissions_total{reason=\"no_estimate\"} 0\n"
+    "iobatch_admissions_total{reason=\"wait_bound\"} 0\n"
+    "iobatch_admissions_total{reason=\"crowd\"} 0\n"
+    "iobatch_admissions_total{reason=\"sandbox\"} 0\n"
     "# HELP iobatch_cancellations_total Cancel calls for a known container.\n"
     "# TYPE iobatch_cancellations_total counter\n"
     "iobatch_cancellations_total 4\n"
@@ -98,9 +104,12 @@ static const char golden[] =
 static void test_render_golden(void **state) {
   (void)state;
   struct agent_metrics m = {0};
-  agent_metrics_admitted(&m, BATCH_ADMIT_IDLE, false, 10);        /* le 0.01 (inclusive) */
-  agent_metrics_admitted(&m, BATCH_ADMIT_DEADLINE, true, 300000); /* le 300 */
-  agent_metrics_admitted(&m, -1, false, 0);                       /* registered running */
+  struct agent_ctr idle = {.reason = BATCH_ADMIT_IDLE};
+  struct agent_ctr forced = {.reason = BATCH_HOLD_MAKESPAN, .forced = true};
+  struct agent_ctr back = {.reason = -1};
+  agent_metrics_admitted(&m, &idle, 10);       /* le 0.01 (inclusive) */
+  agent_metrics_admitted(&m, &forced, 300000); /* le 300 */
+  agent_metrics_admitted(&m, &back, 0);        /* registered running */
   m.cancellations = 4;
   m.registrations = 9;
   m.weight_writes[AGENT_WEIGHT_NOT_ENFORCED] = 5;
@@ -122,6 +131,61 @@ static void test_render_golden(void **state) {
   assert_int_equal(agent_metrics_render(&m, &v, &out, &len, &err), 0);
   assert_int_equal(len, strlen(out));
   assert_string_equal(out, want);
+}
+
+/* Every admit reason of the batcher has its own label value (a reason
+ * added to the batcher and not here would be counted as already_running,
+ * which this catches); only a plan's admissions are observed as waits. */
+static void test_admission_reasons(void **state) {
+  (void)state;
+  static const struct {
+    int reason;
+    bool forced;
+    int kind;
+    enum agent_metrics_reason want;
+    bool waited;
+  } cases[] = {
+      {BATCH_ADMIT_IDLE, false, AGENT_KIND_JOB, AGENT_REASON_NOTHING_RUNNING, true},
+      {BATCH_ADMIT_FREE, false, AGENT_KIND_JOB, AGENT_REASON_NO_CONFLICT, true},
+      {BATCH_ADMIT_PAYS, false, AGENT_KIND_JOB, AGENT_REASON_PAYS, true},
+      {BATCH_ADMIT_PLAN, false, AGENT_KIND_JOB, AGENT_REASON_PLAN, true},
+      {BATCH_ADMIT_DEADLINE, false, AGENT_KIND_JOB, AGENT_REASON_FORCED_DEADLINE, true},
+      {BATCH_HOLD_FAIRNESS, true, AGENT_KIND_JOB, AGENT_REASON_FORCED_DEADLINE, true},
+      {BATCH_ADMIT_PROBE, false, AGENT_KIND_JOB, AGENT_REASON_PROBE, true},
+      {BATCH_ADMIT_SERVICE, false, AGENT_KIND_SERVICE, AGENT_REASON_SERVICE, true},
+      {BATCH_ADMIT_NOEST, false, AGENT_KIND_JOB, AGENT_REASON_NO_ESTIMATE, true},
+      {BATCH_ADMIT_WAITED, false, AGENT_KIND_JOB, AGENT_REASON_WAIT_BOUND, true},
+      {BATCH_ADMIT_CROWD, false, AGENT_KIND_JOB, AGENT_REASON_CROWD, true},
+      {-1, false, AGENT_KIND_SANDBOX, AGENT_REASON_SANDBOX, false},
+      {-1, false, AGENT_KIND_JOB, AGENT_REASON_ALREADY_RUNNING, false},
+      {BATCH_RUNNING, false, AGENT_KIND_JOB, AGENT_REASON_ALREADY_RUNNING, false},
+  };
+  bool seen[AGENT_REASON_N] = {false};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    struct agent_metrics m = {0};
+    struct agent_ctr c = {.reason = cases[i].reason,
+                          .forced = cases[i].forced,
+                          .kind = (enum agent_kind)cases[i].kind};
+    agent_metrics_admitted(&m, &c, 1500);
+    for (int r = 0; r < AGENT_REASON_N; r++)
+      if (m.admissions[r] != (r == (int)cases[i].want))
+        fail_msg("case %zu: reason %d counted as %d", i, cases[i].reason, r);
+    assert_int_equal(m.wait_count, cases[i].waited);
+    seen[cases[i].want] = true;
+  }
+  for (int r = 0; r < AGENT_REASON_N; r++)
+    assert_true(seen[r]);
+  /* Every admit reason the batcher has is one of the cases above. */
+  for (int r = 0; r < BATCH_NREASON; r++) {
+    const char *name = batch_reason_name((enum batch_reason)r);
+    if (strncmp(name, "admitted:", 9) != 0)
+      continue;
+    bool found = false;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+      found |= cases[i].reason == r && !cases[i].forced && cases[i].kind != AGENT_KIND_SANDBOX;
+    if (!found)
+      fail_msg("batch reason %d ('%s') has no metrics case", r, name);
+  }
 }
 
 /* The gauges from an admission list: pending and running per class, the
@@ -249,7 +313,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_render_golden), cmocka_unit_test(test_view_count),
       cmocka_unit_test(test_parse_good),    cmocka_unit_test(test_parse_malformed),
-      cmocka_unit_test(test_addr),
+      cmocka_unit_test(test_addr),          cmocka_unit_test(test_admission_reasons),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
