@@ -70,8 +70,7 @@ struct agent_metrics {
  * time it was pending, observed for every container that could have been
  * held (not one registered running, not a sandbox). */
 struct agent_ctr;
-void agent_metrics_admitted(struct agent_metrics *m, const struct agent_ctr *c,
-                            uint64_t waited_ms);
+void agent_metrics_admitted(struct agent_metrics *m, const struct agent_ctr *c, uint64_t waited_ms);
 
 /* A batcher run took ns nanoseconds (agent_metrics_now_ns before and after
  * agent_adm_tick when it planned). */

@@ -293,8 +293,9 @@ static char *describe_wait(const struct agent_daemon *d, const struct agent_ctr 
                        : asprintf(&s, "a later batch of the plan");
     break;
   case BATCH_HOLD_BEHIND:
-    r = c->conflict[0] ? asprintf(&s, "%s, held longer and in conflict with it, to start first", who)
-                       : asprintf(&s, "an older held container it conflicts with to start first");
+    r = c->conflict[0]
+            ? asprintf(&s, "%s, held longer and in conflict with it, to start first", who)
+            : asprintf(&s, "an older held container it conflicts with to start first");
     break;
   case BATCH_HOLD_NEXT:
     r = asprintf(&s, "the next plan (this one ran out of its forecast budget)");
