@@ -70,11 +70,14 @@ static void save_profiles(struct agent_daemon *d) {
   d->profiles_dirty = false;
 }
 
+static void save_penalties(struct agent_daemon *d);
+
 static void on_save_timer(struct iob_loop *loop, void *data) {
   (void)loop;
   struct agent_daemon *d = data;
   d->save_timer = NULL;
   save_profiles(d);
+  save_penalties(d); /* what the run that just ended measured, too */
 }
 
 void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
