@@ -6,6 +6,7 @@
 #   make check-all       everything CI runs, one summary line at the end
 #   make fuzz            libFuzzer targets for a bounded time (clang)
 #   make install PREFIX=/usr/local DESTDIR=
+#   make deb             build/deb/iobatch_VERSION_ARCH.deb (debhelper, debian/)
 #   make fmt             clang-format the tree
 
 # V=1 shows whole command lines.
@@ -110,6 +111,10 @@ endef
 include $(sort $(wildcard */module.mk tests/*/module.mk))
 
 all: $(addprefix $(B)/,$(PROGRAMS) $(UNIT_TESTS))
+
+# Only the installed programs (what debian/rules builds).
+.PHONY: programs
+programs: $(addprefix $(B)/,$(INSTALL_PROGRAMS))
 
 $(B)/%.o: %.c | $(PROTO_STAMP)
 	@mkdir -p $(@D)
