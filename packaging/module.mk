@@ -54,4 +54,4 @@ deb-lint: deb
 	lintian --info --display-info --fail-on error,warning $(DEB_DIR)/*.changes
 
 INTEG_TESTS += tests/integration/deb.sh
-INTEG_TESTS += tests/integration/k8s-install.sh
+INTEG_TESTS += tests/integration/k8s-install.sh tests/integration/k8s-manifests.sh

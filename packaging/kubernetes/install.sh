@@ -209,7 +209,6 @@ do_install() {
 
 do_uninstall() {
   local conf tmp
-  label_node -
   conf=$(h $CONF)
   if [ -f "$(h $CREATED_MARK)" ]; then
     rm -f "$conf" "$(h $CREATED_MARK)"
@@ -226,6 +225,7 @@ do_uninstall() {
   if [ -L "$(h $SHIM_LINK)" ]; then rm -f "$(h $SHIM_LINK)"; changed=1; fi
   if [ -d "$(h $DEST)" ]; then rm -rf "$(h $DEST)"; changed=1; fi
   restart_containerd
+  label_node - # last: iobatch-cleanup.yaml's pods go away with the label
   log "uninstalled (changed=$changed; $OPTIONS kept)"
 }
 
