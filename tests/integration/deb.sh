@@ -7,7 +7,7 @@
 # once the socket listens, STOPPING=1 and a clean exit at SIGTERM.
 # IOBATCH_DEB=FILE uses a prebuilt package instead of running make deb.
 . "$(dirname "$0")/lib.sh"
-tap_plan 33
+tap_plan 38
 
 for t in dpkg-deb dpkg-buildpackage lintian scdoc systemd-analyze setpriv python3 man; do
   command -v "$t" >/dev/null || bail "$t is needed (scripts/install-deps.sh)"
@@ -176,6 +176,36 @@ is "$(awk '$1 == "CapBnd:" { print $2 }' /proc/$apid/status 2>/dev/null)" "$want
   "agent runs with the unit's capability bounding set"
 "$R/usr/bin/iobatchctl" --socket "$SOCK" status >"$IOB_T/status" 2>&1
 is "$?" "0" "iobatchctl status answers"
+
+# ---- the packaged shim and hook under a private containerd, asking the
+# packaged agent, with the shipped runtime options file
+. "$(dirname "$0")/shim-lib.bash"
+PATH="$R/usr/bin:${PATH#"$IOB_B/bin:"}"
+hash -r
+is "$(command -v containerd-shim-iobatch-v2)" "$R/usr/bin/containerd-shim-iobatch-v2" \
+  "containerd's PATH finds the packaged shim"
+shim_containerd_start || bail "containerd did not start"
+{ cat "$R/etc/iobatch/runtime-options.toml"; echo "IobatchAgentSocket = \"$SOCK\""; } >"$IOB_T/options.toml"
+iob_rootfs_busybox "$IOB_T/rootfs"
+timeout 30 $CTR run -d --runtime "$RT" --runtime-config-path "$IOB_T/options.toml" \
+  --rootfs "$IOB_T/rootfs" pk1 /bin/sleep 120 >"$IOB_T/ctr.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] || sed 's/^/# ctr: /' "$IOB_T/ctr.out"
+is "$rc" "0" "a container runs through the packaged shim with the shipped runtime options"
+shim_pid=$(shim_pids | head -1)
+is "$(readlink "/proc/${shim_pid:-0}/exe")" "$R/usr/libexec/iobatch/containerd-shim-iobatch-v2" \
+  "the shim runs from /usr/libexec/iobatch through the link"
+cfg=$IOB_T/state/io.containerd.runtime.v2.task/$SHIM_NS/pk1/config.json
+is "$(python3 -c 'import json, sys; print(" ".join(h["path"] for h in json.load(open(sys.argv[1]))["hooks"]["prestart"]))' "$cfg" 2>&1)" \
+  "$R/usr/libexec/iobatch/iobatch-hook" "the shim injected the packaged hook (found next to its real path)"
+ids=$("$R/usr/bin/iobatchctl" --socket "$SOCK" status --json |
+  python3 -c 'import json, sys; print(" ".join(c["id"] + ":" + c["state"] for c in json.load(sys.stdin)["containers"]))')
+is "$ids" "pk1:running" "the packaged agent admitted and tracks the container"
+$CTR task kill -s KILL pk1 >/dev/null 2>&1
+for i in $(seq 1 50); do $CTR task ls 2>/dev/null | grep -q '^pk1 .*STOPPED' && break; sleep 0.1; done
+$CTR task delete pk1 >/dev/null 2>&1
+$CTR container delete pk1 >/dev/null 2>&1
+
 kill -TERM $apid
 wait $apid
 is "$?" "0" "SIGTERM: iobatchd exits 0"
