@@ -6,7 +6,7 @@
 #   make check-all       everything CI runs, one summary line at the end
 #   make fuzz            libFuzzer targets for a bounded time (clang)
 #   make install PREFIX=/usr/local DESTDIR=
-#   make deb             build/deb/iobatch_VERSION_ARCH.deb (debhelper, debian/)
+#   make deb             build-pkg/iobatch_VERSION_ARCH.deb (debhelper, debian/)
 #   make fmt             clang-format the tree
 
 # V=1 shows whole command lines.
@@ -165,7 +165,7 @@ fmt:
 
 .PHONY: clean
 clean:
-	rm -rf build build-asan build-fuzz proto/gen
+	rm -rf build build-asan build-fuzz build-pkg proto/gen
 
 .PHONY: demo
 demo: all

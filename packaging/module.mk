@@ -34,11 +34,11 @@ install-dist: programs man
 	install -m 0644 $(MAN_OUT) $(DESTDIR)/usr/share/man/man8/
 
 # make deb: a clean copy of the tree (tracked and new files, not build
-# output) built by dpkg-buildpackage in $(B)/deb/src; the .deb lands in
-# $(B)/deb/.  make deb-lint runs lintian on it.
+# output) built by dpkg-buildpackage in $(B)-pkg/src; the .deb lands in
+# $(B)-pkg/ (not under $(B): the Makefile includes every *.d there).
 DEB_VERSION = $(shell dpkg-parsechangelog -l debian/changelog -SVersion 2>/dev/null)
 DEB_ARCH = $(shell dpkg-architecture -qDEB_HOST_ARCH 2>/dev/null)
-DEB_DIR = $(abspath $(B))/deb
+DEB_DIR = $(abspath $(B))-pkg
 DEB_FILE = $(DEB_DIR)/iobatch_$(DEB_VERSION)_$(DEB_ARCH).deb
 .PHONY: deb deb-lint
 deb:

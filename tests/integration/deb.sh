@@ -19,7 +19,7 @@ if [ -z "$DEB" ]; then
   rc=$?
   [ $rc -eq 0 ] || sed 's/^/# /' "$IOB_T/make-deb.log" | tail -30
   is "$rc" "0" "make deb"
-  DEB=$(ls "$IOB_B"/deb/iobatch_*_*.deb 2>/dev/null | grep -v dbgsym | head -1)
+  DEB=$(ls "$IOB_B"-pkg/iobatch_*_*.deb 2>/dev/null | grep -v dbgsym | head -1)
 else
   ok "prebuilt package $DEB" test -f "$DEB"
 fi
