@@ -14,7 +14,11 @@
 #                               status.nodeInfo.containerRuntimeVersion
 #   SYSTEMCTL                   how to reach the host's systemd (default:
 #                               nsenter into PID 1's mount namespace)
-# Idempotent: a second run changes nothing and restarts nothing.
+#   PROC=/proc                  the host's /proc (the pod has hostPID)
+# Idempotent: a second run changes nothing and restarts nothing.  The node
+# is labelled only once containerd runs with the handler: restarted here,
+# or started after its configuration last changed; else the log says to
+# restart containerd, and the next run (a pod restart) labels it.
 #
 # containerd: 2.x merges an imported file into config.toml, so the handler
 # goes into /etc/containerd/conf.d/iobatch.toml and config.toml imports it
@@ -31,6 +35,7 @@ NODE_NAME=${NODE_NAME:-}
 NODE_LABEL=${NODE_LABEL:-iobatch.io/runtime}
 RESTART_CONTAINERD=${RESTART_CONTAINERD:-false}
 SYSTEMCTL=${SYSTEMCTL:-nsenter --target 1 --mount -- systemctl}
+PROC=${PROC:-/proc}
 
 DEST=/opt/iobatch            # on the host
 SHIM=containerd-shim-iobatch-v2
@@ -43,7 +48,9 @@ BEGIN_MARK="# BEGIN iobatch (install.sh; 'install.sh uninstall' removes this blo
 END_MARK="# END iobatch"
 IMPORT_TAG="# added by iobatch"
 
-changed=0
+changed=0      # anything written
+conf_changed=0 # containerd's configuration written
+restarted=0
 log() { echo "iobatch-install: $*" >&2; }
 die() { log "$*"; exit 1; }
 h() { echo "$HOST_ROOT$1"; }
@@ -181,13 +188,38 @@ install_files() {
   fi
 }
 
+# Binaries need no restart (each container starts a new shim); the
+# configuration does.
 restart_containerd() {
-  if [ "$changed" = 1 ] && [ "$RESTART_CONTAINERD" = true ]; then
+  if [ "$conf_changed" = 1 ] && [ "$RESTART_CONTAINERD" = true ]; then
     log "restarting containerd"
     $SYSTEMCTL restart containerd
-  elif [ "$changed" = 1 ]; then
+    restarted=1
+  elif [ "$conf_changed" = 1 ]; then
     log "containerd's configuration changed; restart containerd for it to take effect (or RESTART_CONTAINERD=true)"
   fi
+}
+
+# Does a containerd process run that started after FILES last changed?
+# Start time: btime (/proc/stat) + field 22 of /proc/PID/stat in clock ticks.
+containerd_newer_than() {
+  local newest=0 f m btime tck p start
+  for f in "$@"; do
+    [ -e "$f" ] || continue
+    m=$(stat -c %Y "$f")
+    [ "$m" -gt "$newest" ] && newest=$m
+  done
+  btime=$(awk '$1 == "btime" { print $2 }' "$PROC/stat" 2>/dev/null) || return 1
+  [ -n "$btime" ] || return 1
+  tck=$(getconf CLK_TCK)
+  for p in "$PROC"/[0-9]*; do
+    [ "$(cat "$p/comm" 2>/dev/null)" = containerd ] || continue
+    # fields after "(comm) ": state is field 3, starttime field 22
+    start=$(sed 's/^.*) //' "$p/stat" 2>/dev/null | awk '{ print $20 }')
+    [ -n "$start" ] || continue
+    [ $((btime + start / tck)) -ge "$newest" ] && return 0
+  done
+  return 1
 }
 
 label_node() { # value, or "-" to remove
@@ -200,10 +232,20 @@ label_node() { # value, or "-" to remove
 }
 
 do_install() {
+  local major before
   install_files
-  if [ "$(containerd_major)" -ge 2 ]; then configure_v2plus; else configure_v1; fi
+  major=$(containerd_major)
+  before=$changed
+  changed=0
+  if [ "$major" -ge 2 ]; then configure_v2plus; else configure_v1; fi
+  conf_changed=$changed
+  changed=$((before | changed))
   restart_containerd
-  label_node true
+  if [ "$restarted" = 1 ] || containerd_newer_than "$(h $CONF)" "$(h $DROPIN)"; then
+    label_node true
+  else
+    log "not labelling the node: no containerd runs with this configuration yet (restart it)"
+  fi
   log "installed (changed=$changed)"
 }
 
@@ -224,6 +266,7 @@ do_uninstall() {
   if [ -e "$(h $DROPIN)" ]; then rm -f "$(h $DROPIN)"; changed=1; fi
   if [ -L "$(h $SHIM_LINK)" ]; then rm -f "$(h $SHIM_LINK)"; changed=1; fi
   if [ -d "$(h $DEST)" ]; then rm -rf "$(h $DEST)"; changed=1; fi
+  conf_changed=$changed
   restart_containerd
   label_node - # last: iobatch-cleanup.yaml's pods go away with the label
   log "uninstalled (changed=$changed; $OPTIONS kept)"

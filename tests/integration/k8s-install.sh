@@ -4,11 +4,13 @@
 # containerd's `config dump`), 2.x (conf.d drop-in + imports line, with and
 # without an imports line or a config.toml), each run twice to show that
 # nothing changes the second time; restart only when asked and something
-# changed; uninstall restores config.toml byte for byte.  kubectl and
+# its configuration changed (not for new binaries); the node is labelled
+# only once a containerd runs that started after the change (a fake /proc
+# says when); uninstall restores config.toml byte for byte.  kubectl and
 # systemctl are stubs on PATH that only log their arguments (labelling and
 # restarting are the two things a fake root cannot show).
 . "$(dirname "$0")/lib.sh"
-tap_plan 31
+tap_plan 34
 
 INSTALL=$IOB_TOP/packaging/kubernetes/install.sh
 STUBS=$IOB_T/stubs
@@ -26,9 +28,19 @@ mkdir -p "$SRC/bin"
 for p in iobatchd iobatchctl iobatch-hook containerd-shim-iobatch-v2; do cp "$IOB_B/bin/$p" "$SRC/bin/" || bail "build first: $p"; done
 cp "$IOB_TOP/packaging/containerd/runtime-options.toml" "$SRC/"
 
+# fake_proc EPOCH: a host /proc whose containerd started at EPOCH
+PROC=$IOB_T/proc
+fake_proc() {
+  rm -rf "$PROC"
+  mkdir -p "$PROC/4242"
+  echo "btime 0" >"$PROC/stat"
+  echo containerd >"$PROC/4242/comm"
+  echo "4242 (containerd) S$(printf ' 0%.0s' $(seq 4 21)) $(($1 * $(getconf CLK_TCK))) 0 0" >"$PROC/4242/stat"
+}
+fake_proc 1
 run() { # ROOT MODE [VAR=VALUE...]
   local root=$1 mode=$2; shift 2
-  env PATH="$STUBS:$PATH" HOST_ROOT="$root" IOBATCH_SRC="$SRC" NODE_NAME=node-1 \
+  env PATH="$STUBS:$PATH" HOST_ROOT="$root" IOBATCH_SRC="$SRC" NODE_NAME=node-1 PROC="$PROC" \
     SYSTEMCTL=systemctl "$@" "$INSTALL" "$mode" 2>>"$IOB_T/install.log"
 }
 tree_sum() { (cd "$1" && find . -type f -o -type l | sort | while read -r f; do
@@ -68,14 +80,20 @@ is "$(toml "$IOB_T/dump" "[$cri['containerd']['runtimes']['iobatch'][k] for k in
   "1.6: handler iobatch with its ConfigPath in the merged config"
 is "$(toml "$IOB_T/dump" "$cri['cni']['bin_dir']")" "$(toml "$orig" "$cri['cni']['bin_dir']")" \
   "1.6: config.toml's own CRI settings survive (cni bin_dir)"
-like "$(calls)" "kubectl label --overwrite node node-1 iobatch.io/runtime=true" "1.6: node labelled"
+c=$(calls)
+[[ "$c" != *"label --overwrite"* && "$c" != *systemctl* ]]
+is "$?" "0" "1.6: not asked to restart: no restart, and no label while containerd runs the old config"
+like "$(tail -2 "$IOB_T/install.log")" "restart" "1.6: the log says to restart containerd"
 s1=$(tree_sum "$A")
+fake_proc $(($(date +%s) + 5))
 run "$A" install
 is "$?:$(tree_sum "$A")" "0:$s1" "1.6: second run changes nothing"
 c=$(calls)
-like "$c" "label" "1.6: second run labels again"
+like "$c" "kubectl label --overwrite node node-1 iobatch.io/runtime=true" \
+  "1.6: containerd restarted since (by hand): the second run labels the node"
 [[ "$c" != *systemctl* ]]
 is "$?" "0" "1.6: nothing restarted (not asked)"
+fake_proc 1
 run "$A" install RESTART_CONTAINERD=true
 [[ "$(calls)" != *systemctl* ]]
 is "$?" "0" "1.6: asked, but nothing changed: no restart"
@@ -98,10 +116,16 @@ is "$(toml "$B/etc/containerd/config.toml" 'c["plugins"]["io.containerd.cri.v1.i
   "2.1: and keeps its tables"
 is "$(toml "$B/etc/containerd/conf.d/iobatch.toml" '[c["version"], c["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["runtimes"]["iobatch"]["runtime_type"]]')" \
   '[3, "io.containerd.iobatch.v2"]' "2.1: drop-in (version 3) registers io.containerd.iobatch.v2"
-is "$(calls | grep -c 'systemctl restart containerd')" "1" "2.1: asked and changed: containerd restarted once"
+c=$(calls)
+is "$(grep -c 'systemctl restart containerd' <<<"$c")" "1" "2.1: asked and changed: containerd restarted once"
+like "$c" "systemctl restart containerd.*kubectl label --overwrite node node-1" "2.1: then the node is labelled"
 s1=$(tree_sum "$B")
 run "$B" install FAKE_RUNTIME_VERSION=containerd://2.1.4 RESTART_CONTAINERD=true
 is "$(tree_sum "$B"):$(calls | grep -c systemctl)" "$s1:0" "2.1: second run: no change, no restart"
+printf 'x' >>"$SRC/bin/iobatchctl"
+run "$B" install FAKE_RUNTIME_VERSION=containerd://2.1.4 RESTART_CONTAINERD=true
+is "$(cmp -s "$SRC/bin/iobatchctl" "$B/opt/iobatch/bin/iobatchctl" && echo copied):$(calls | grep -c systemctl)" \
+  "copied:0" "2.1: a new binary is copied without restarting containerd"
 run "$B" uninstall FAKE_RUNTIME_VERSION=containerd://2.1.4
 ok "2.1: uninstall restores config.toml" cmp "$IOB_T/b-orig.toml" "$B/etc/containerd/config.toml"
 ok "2.1: drop-in removed" test ! -e "$B/etc/containerd/conf.d/iobatch.toml"
