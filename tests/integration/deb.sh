@@ -19,7 +19,8 @@ if [ -z "$DEB" ]; then
   rc=$?
   [ $rc -eq 0 ] || sed 's/^/# /' "$IOB_T/make-deb.log" | tail -30
   is "$rc" "0" "make deb"
-  DEB=$(ls "$IOB_B"-pkg/iobatch_*_*.deb 2>/dev/null | grep -v dbgsym | head -1)
+  DEB=
+  for f in "$IOB_B"-pkg/iobatch_*_*.deb; do [[ "$f" == *dbgsym* ]] || DEB=$f; done
 else
   ok "prebuilt package $DEB" test -f "$DEB"
 fi
@@ -67,7 +68,7 @@ cmp -s "$R/etc/iobatch/iobatchd.conf" "$IOB_TOP/agent/iobatchd.conf.example"
 is "$?" "0" "iobatchd.conf is agent/iobatchd.conf.example"
 
 # ---- configs point at the installed paths
-py() { python3 - "$R" "$@"; }
+py() { python3 - "$R"; }
 py <<'PY'
 import json, sys, tomllib
 R = sys.argv[1]

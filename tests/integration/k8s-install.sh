@@ -75,10 +75,10 @@ is "$(head -c "$(stat -c %s "$orig")" "$A/etc/containerd/config.toml" | md5sum)"
 containerd --config "$A/etc/containerd/config.toml" config dump >"$IOB_T/dump" 2>"$IOB_T/dump.err"
 is "$?" "0" "1.6: containerd 1.6 reads the result (config dump)"
 cri='c["plugins"]["io.containerd.grpc.v1.cri"]'
-is "$(toml "$IOB_T/dump" "[$cri['containerd']['runtimes']['iobatch'][k] for k in ('runtime_type', 'options')]")" \
+is "$(toml "$IOB_T/dump" "[${cri}['containerd']['runtimes']['iobatch'][k] for k in ('runtime_type', 'options')]")" \
   '["io.containerd.iobatch.v2", {"ConfigPath": "/etc/iobatch/runtime-options.toml"}]' \
   "1.6: handler iobatch with its ConfigPath in the merged config"
-is "$(toml "$IOB_T/dump" "$cri['cni']['bin_dir']")" "$(toml "$orig" "$cri['cni']['bin_dir']")" \
+is "$(toml "$IOB_T/dump" "${cri}['cni']['bin_dir']")" "$(toml "$orig" "${cri}['cni']['bin_dir']")" \
   "1.6: config.toml's own CRI settings survive (cni bin_dir)"
 c=$(calls)
 [[ "$c" != *"label --overwrite"* && "$c" != *systemctl* ]]
