@@ -10,7 +10,7 @@
 # systemctl are stubs on PATH that only log their arguments (labelling and
 # restarting are the two things a fake root cannot show).
 . "$(dirname "$0")/lib.sh"
-tap_plan 34
+tap_plan 35
 
 INSTALL=$IOB_TOP/packaging/kubernetes/install.sh
 STUBS=$IOB_T/stubs
@@ -51,7 +51,8 @@ calls() { cat "$IOB_T/calls" 2>/dev/null; : >"$IOB_T/calls"; }
 # ---- containerd 1.6, Debian's config.toml (its own CRI table)
 A=$IOB_T/a
 mkdir -p "$A/etc/containerd"
-cp /etc/containerd/config.toml "$A/etc/containerd/config.toml" 2>/dev/null || cat >"$A/etc/containerd/config.toml" <<'TOML'
+# Debian 12's /etc/containerd/config.toml (containerd 1.6.20-1), as shipped
+cat >"$A/etc/containerd/config.toml" <<'TOML'
 version = 2
 
 [plugins]
@@ -59,6 +60,8 @@ version = 2
     [plugins."io.containerd.grpc.v1.cri".cni]
       bin_dir = "/usr/lib/cni"
       conf_dir = "/etc/cni/net.d"
+  [plugins."io.containerd.internal.v1.opt"]
+    path = "/var/lib/containerd/opt"
 TOML
 orig=$IOB_T/a-orig.toml
 cp "$A/etc/containerd/config.toml" "$orig"
@@ -80,6 +83,12 @@ is "$(toml "$IOB_T/dump" "[${cri}['containerd']['runtimes']['iobatch'][k] for k 
   "1.6: handler iobatch with its ConfigPath in the merged config"
 is "$(toml "$IOB_T/dump" "${cri}['cni']['bin_dir']")" "$(toml "$orig" "${cri}['cni']['bin_dir']")" \
   "1.6: config.toml's own CRI settings survive (cni bin_dir)"
+# Why not a drop-in on 1.6: an imported file replaces the whole CRI table.
+sed "1a imports = [\"$IOB_T/imported.toml\"]" "$orig" >"$IOB_T/importing.toml"
+cp "$IOB_TOP/packaging/containerd/config-v2.toml" "$IOB_T/imported.toml"
+containerd --config "$IOB_T/importing.toml" config dump >"$IOB_T/dump2" 2>/dev/null
+isnt_bin_dir=$(toml "$IOB_T/dump2" "${cri}['cni']['bin_dir'] != $(toml "$orig" "${cri}['cni']['bin_dir']")")
+is "$isnt_bin_dir" "true" "1.6: (why no drop-in) importing the handler instead loses config.toml's cni bin_dir"
 c=$(calls)
 [[ "$c" != *"label --overwrite"* && "$c" != *systemctl* ]]
 is "$?" "0" "1.6: not asked to restart: no restart, and no label while containerd runs the old config"
