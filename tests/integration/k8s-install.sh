@@ -51,7 +51,7 @@ calls() { cat "$IOB_T/calls" 2>/dev/null; : >"$IOB_T/calls"; }
 # ---- containerd 1.6, Debian's config.toml (its own CRI table)
 A=$IOB_T/a
 mkdir -p "$A/etc/containerd"
-# Debian 12's /etc/containerd/config.toml (containerd 1.6.20-1), as shipped
+# Debian 12's /etc/containerd/config.toml (containerd 1.6.20~ds1-1+deb12u3), as shipped
 cat >"$A/etc/containerd/config.toml" <<'TOML'
 version = 2
 
