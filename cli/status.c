@@ -66,7 +66,7 @@ static json_t *to_json(const Iobatch__Agent__V1__StatusResponse *r) {
     const Iobatch__Agent__V1__ContainerStatus *c = r->containers[i];
     json_array_append_new(
         arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:i, s:b, s:s, s:I, "
-                       "s:I, s:s, s:i, s:s, s:s}",
+                       "s:I, s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:s}",
                        "id", c->id, "namespace", c->namespace_, "state", c->state, "class",
                        c->class_, "class_source", c->class_source, "confidence", c->confidence,
                        "read_bps", c->read_bps, "write_bps", c->write_bps, "read_iops",
@@ -74,7 +74,8 @@ static json_t *to_json(const Iobatch__Agent__V1__StatusResponse *r) {
                        "weight_effective", (int)c->weight_effective, "weight_note", c->weight_note,
                        "held_ms", (json_int_t)c->held_ms, "age_ms", (json_int_t)c->age_ms,
                        "workload_key", c->workload_key, "pid", (int)c->pid, "reason", c->reason,
-                       "conflict", c->conflict));
+                       "conflict", c->conflict, "kind", c->kind, "pod_name", c->pod_name,
+                       "pod_namespace", c->pod_namespace, "container_name", c->container_name));
   }
   return json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o}", "policy", r->policy,
                    "matrix", r->matrix_source, "max_concurrency", (int)r->max_concurrency,
