@@ -106,7 +106,7 @@ int agent_client_new(struct iob_loop *loop, const char *socket_path, bool fail_c
     return iob_error(err, ENOMEM, "cannot allocate agent client");
   c->loop = loop;
   c->fail_closed = fail_closed;
-  c->path = strdup(socket_path ? socket_path : AGENT_CLIENT_DEFAULT_SOCKET);
+  c->path = strdup(socket_path ? socket_path : AGENT_DEFAULT_SOCKET);
   if (c->path == NULL) {
     free(c);
     return iob_error(err, ENOMEM, "cannot allocate agent client");

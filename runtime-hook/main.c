@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "agent/api.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "runtime-hook/hook.h"
@@ -18,7 +19,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: %s [--debug] [--socket PATH] [--namespace NS] [--record-dir DIR] [--root DIR]\n"
           "OCI prestart/createRuntime hook: reads the container state on stdin.\n"
-          "  --socket PATH      agent socket (default " HOOK_DEFAULT_SOCKET ")\n"
+          "  --socket PATH      agent socket (default " AGENT_DEFAULT_SOCKET ")\n"
           "  --namespace NS     containerd namespace (default: from the bundle path)\n"
           "  --record-dir DIR   write DIR/<id>.json with what the hook found\n"
           "  --root DIR         prefix for /proc and /sys (tests)\n"
@@ -113,7 +114,7 @@ int main(int argc, char **argv) {
       {"selftest-seccomp", no_argument, NULL, 'X'},
       {NULL, 0, NULL, 0},
   };
-  struct hook_options opt = {.socket = HOOK_DEFAULT_SOCKET};
+  struct hook_options opt = {.socket = AGENT_DEFAULT_SOCKET};
   int selftest = 0, c;
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     switch (c) {

@@ -1,6 +1,6 @@
 /* Registration with iobatchd over its ttrpc API (proto/iobatch/agent.proto):
  * one blocking Register call with the baseline taken before the workload
- * runs.  Fail open (DESIGN.md): an agent that is absent, down, slow or
+ * runs.  Fail open (docs/DESIGN.md): an agent that is absent, down, slow or
  * answering with an error never stops a container; the agent re-learns
  * containers from the shim when it comes back. */
 #include <errno.h>

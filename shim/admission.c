@@ -25,7 +25,6 @@
 #include "wcd/kind.h"
 #include "wcd/wcd.h"
 
-#define CONFIG_MAX (16u << 20) /* <bundle>/config.json */
 #define ARGS_MAX 4096
 #define ANN_CLASS "io.iobatch.class"
 #define ANN_WORKLOAD "io.iobatch.workload"
@@ -69,7 +68,7 @@ static struct agent_client *client(struct iob_loop *loop, const char *bundle) {
   if (agent_client_new(loop, path && *path ? path : NULL, fail_closed, &agent, &err) < 0)
     iob_warn("no agent client: %s", err->msg);
   else
-    iob_info("agent at '%s'%s", path && *path ? path : AGENT_CLIENT_DEFAULT_SOCKET,
+    iob_info("agent at '%s'%s", path && *path ? path : AGENT_DEFAULT_SOCKET,
              fail_closed ? ", fail closed" : "");
   shim_options_release(&o);
   return agent;
@@ -187,12 +186,12 @@ static int info_load(const char *bundle, struct shim_ctr_info *out, struct iob_e
   struct stat sb;
   if (stat(path, &sb) < 0)
     return iob_error(err, errno, "cannot stat '%s'", path);
-  if (sb.st_size > (off_t)CONFIG_MAX)
+  if (sb.st_size > (off_t)IOB_OCI_CONFIG_MAX)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is larger than %u bytes", path,
-                          CONFIG_MAX);
+                          IOB_OCI_CONFIG_MAX);
   cleanup_free char *buf = NULL;
   size_t len;
-  if (iob_read_file(path, CONFIG_MAX, &buf, &len, err) < 0)
+  if (iob_read_file(path, IOB_OCI_CONFIG_MAX, &buf, &len, err) < 0)
     return -1;
   return shim_ctr_info_parse(buf, len, out, err);
 }
@@ -335,7 +334,8 @@ static void without_agent(const struct shim_admission_req *req, const char *why,
   cleanup_error struct iob_error *err = NULL;
   if (!fail_closed) {
     iob_warn("'%s' starts without asking the agent: %s (fail open)", req->id, why);
-    return fn(data, 1, NULL);
+    fn(data, 1, NULL);
+    return;
   }
   iob_err("'%s' not started: the agent was not asked: %s (fail closed)", req->id, why);
   iob_error_code(&err, IOB_CODE_UNAVAILABLE, "the agent was not asked about '%s': %s (fail closed)",
@@ -349,7 +349,8 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
   struct shim_ctr_info in;
   if (info_load(req->bundle, &in, &err) < 0) {
     iob_error_prefix(&err, "cannot ask the agent about '%s'", req->id);
-    return fn(data, 0, err);
+    fn(data, 0, err);
+    return;
   }
   if (in.kind && strcmp(in.kind, "sandbox") == 0) {
     /* A pod's sandbox holds only namespaces and every container of the
@@ -368,7 +369,8 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
     if (h)
       held_free(h);
     shim_ctr_info_release(&in);
-    return without_agent(req, "out of memory", fn, data);
+    without_agent(req, "out of memory", fn, data);
+    return;
   }
   h->fn = fn;
   h->data = data;
@@ -377,7 +379,8 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
   shim_ctr_info_release(&in);
   if (r < 0) {
     held_free(h);
-    return without_agent(req, err->msg, fn, data);
+    without_agent(req, err->msg, fn, data);
+    return;
   }
   h->next = helds;
   helds = h;
