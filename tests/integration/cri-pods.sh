@@ -115,6 +115,7 @@ cri_containerd_stop() {
   for m in $(awk -v t="$IOB_T" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
     umount -l "$m" 2>/dev/null
   done
+  rmdir "/run/containerd/runc/$NS" 2>/dev/null # runc's, for our own namespace only
 }
 
 # A docker archive of a busybox-static rootfs, `sleep` by default.
@@ -189,12 +190,15 @@ diag "pod start (sandbox + container + exit + removal), median of $REPS beside $
 ok "iobatch/runc ratio of median pod start times below $BOUND" ratio_below "$mi" "$mr" "$BOUND"
 
 # 4. ctr only: idle containers and sandbox-annotated ones through iobatch.
-# In parallel: a held one must not make the next one wait.
+# In parallel: a held one must not make the next one wait.  (A bare
+# `wait` would wait for containerd and the agent too.)
+pids=()
 for i in $(seq 1 6); do
   (timeout 20 $CTR run -d --runtime $RT --rootfs "$R" "idle$i" /bin/sleep 3600 >/dev/null 2>&1
     echo $? >"$IOB_T/idle$i.rc") &
+  pids+=($!)
 done
-wait
+wait "${pids[@]}"
 is "$(cat "$IOB_T"/idle*.rc | grep -c '^0$')" "6" "six idle containers start through iobatch (ctr run -d returns)"
 timeout 40 $CTR run -d --runtime $RT --annotation io.kubernetes.cri.container-type=sandbox \
   --annotation io.kubernetes.cri.sandbox-name=ctr-pod --rootfs "$R" sb1 /bin/sleep 3600 >/dev/null 2>&1
