@@ -35,9 +35,9 @@ struct admit_req {
   bool reregister; /* the agent may have lost us: Register first */
 };
 
-/* A container admitted through us and not exited yet: told to the agent
- * again (as running) whenever we connect anew, since an agent that
- * restarted knows nothing (its state is soft). */
+/* A container admitted through us (or registered as running) and not
+ * exited yet: told to the agent again (as running) whenever we connect
+ * anew, since an agent that restarted knows nothing (its state is soft). */
 struct known {
   struct known *next;
   struct ctr_copy ctr;
@@ -520,6 +520,11 @@ int agent_client_register(struct agent_client *c, const struct agent_container *
   fill_register(&m, &k);
   int r = simple_call(c, "Register", &m.base, &iobatch__agent__v1__register_response__descriptor,
                       done, user, err);
+  /* A container started without an Admit (a pod sandbox) is told again
+   * to an agent that restarted, as an admitted one is; and to one that
+   * was not there at all once it comes. */
+  if (ctr->running)
+    remember(c, &k);
   ctr_copy_free(&k);
   return r;
 }

@@ -10,7 +10,8 @@
  * Soft state: when the connection drops while an Admit waits (the agent
  * restarted), the client reconnects, registers the container again and
  * repeats the Admit, so a pending container is never lost.  Containers it
- * admitted (or failed open) are remembered until Exited or Cancel; whenever
+ * admitted (or failed open), and those registered as running, are
+ * remembered until Exited or Cancel; whenever
  * it connects anew it registers them again as running.  A lost connection
  * is noticed at once (the loop sees it close); the client then looks for
  * the agent every 200 ms for AGENT_CLIENT_RETRY_MS, then from

@@ -234,6 +234,10 @@ static void print_table(const status_resp *r, bool wide, bool no_trunc) {
       break;
     }
   }
+  if (r->protect_cap_bps || r->protect_holding)
+    printf("\nprotecting latency-sensitive containers: batch capped at %.1f MiB/s%s\n",
+           (double)r->protect_cap_bps / (1024 * 1024),
+           r->protect_holding ? ", new batch containers held" : "");
   if (r->n_penalties)
     printf("\nmeasured penalties (victim beside neighbour: slowdown; evidence from %d co-runs):\n",
            3);
@@ -286,6 +290,13 @@ static void print_detail(const ctr_status *c) {
         c->weight_effective ? "" : or_dash(c->weight_note));
   else
     ROW("Weight", "-");
+  if (c->protected_ && c->share >= 0)
+    ROW("Protected", "yes, at %.2f of its rate alone", c->share);
+  else if (c->protected_)
+    ROW("Protected", "yes");
+  if (c->cap_bps)
+    ROW("Capped at", "%.1f MiB/s (protecting a latency-sensitive container)",
+        (double)c->cap_bps / (1024 * 1024));
   if (c->work_left_s > 0)
     ROW("Work left", "%.1f s (solo, predicted)", c->work_left_s);
   if (c->open_ended)
@@ -299,7 +310,7 @@ static void print_detail(const ctr_status *c) {
 }
 
 static json_t *ctr_json(const ctr_status *c) {
-  return json_pack(
+  json_t *o = json_pack(
       "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:i, "
       "s:b, s:s, s:I, s:I, s:I, s:s, s:b, s:f, s:s, s:i, s:s, s:s}",
       "id", c->id, "namespace", c->namespace_, "pod_namespace", c->pod_namespace, "pod_name",
@@ -311,6 +322,12 @@ static json_t *ctr_json(const ctr_status *c) {
       (json_int_t)c->admit_by_ms, "age_ms", (json_int_t)c->age_ms, "waits_for", c->waits_for,
       "open_ended", (int)c->open_ended, "work_left_s", c->work_left_s, "workload_key",
       c->workload_key, "pid", (int)c->pid, "reason", c->reason, "conflict", c->conflict);
+  if (o) { /* issue #12's protection fields */
+    json_object_set_new(o, "protected", json_boolean(c->protected_));
+    json_object_set_new(o, "share", json_real(c->share));
+    json_object_set_new(o, "cap_bps", json_integer((json_int_t)c->cap_bps));
+  }
+  return o;
 }
 
 static json_t *to_json(const status_resp *r) {
@@ -324,12 +341,14 @@ static json_t *to_json(const status_resp *r) {
                                          "samples", (json_int_t)p->samples, "coruns",
                                          (json_int_t)p->coruns, "in_use", (int)p->in_use));
   }
-  return json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o, s:o}", "policy", r->policy,
-                   "matrix", r->matrix_source, "max_concurrency", (int)r->max_concurrency,
-                   "batch_window_ms", (json_int_t)r->batch_window_ms, "sampler", r->sampler,
-                   "plans", (json_int_t)r->plans, "admissions", (json_int_t)r->admissions,
-                   "forced_admissions", (json_int_t)r->forced_admissions, "profiles",
-                   (int)r->profiles, "containers", arr, "penalties", pen);
+  return json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o, s:o, s:I, s:b}", "policy",
+                   r->policy, "matrix", r->matrix_source, "max_concurrency",
+                   (int)r->max_concurrency, "batch_window_ms", (json_int_t)r->batch_window_ms,
+                   "sampler", r->sampler, "plans", (json_int_t)r->plans, "admissions",
+                   (json_int_t)r->admissions, "forced_admissions", (json_int_t)r->forced_admissions,
+                   "profiles", (int)r->profiles, "containers", arr, "penalties", pen,
+                   "protect_cap_bps", (json_int_t)r->protect_cap_bps, "protect_holding",
+                   (int)r->protect_holding);
 }
 
 static int print_json(json_t *j) {

@@ -14,6 +14,7 @@
 #include "iobatch/agent.pb-c.h"
 #include "runtime-hook/hook.h"
 #include "ttrpc/ttrpc.h"
+#include "wcd/kind.h"
 
 #include "agent/api.h"
 /* runc gives a hook no deadline unless the spec sets one; ours stays short
@@ -35,6 +36,10 @@ static void bundle_namespace(const char *bundle, char *out, size_t n) {
     return;
   memcpy(out, ns, (size_t)(slash - ns));
   out[slash - ns] = '\0';
+}
+
+static const char *state_annotation(void *st, const char *key) {
+  return hook_annotation(st, key);
 }
 
 int hook_register(const struct hook_options *opt, const struct hook_state *st,
@@ -74,6 +79,17 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
   req.declared_class = res->declared ? (char *)wcd_class_name(res->cls) : "";
   req.workload_key = res->workload ? res->workload : "";
   req.source = "hook";
+  /* Fail open as above: the shim refuses a bad io.iobatch.kind at Create;
+   * under another runtime the agent just does not hear the kind. */
+  struct wcd_kind kind;
+  if (wcd_kind_from_annotations(state_annotation, (void *)st, &kind, &cerr) < 0) {
+    iob_debug("container '%s': %s", st->id, cerr->msg);
+    iob_error_release(&cerr);
+  }
+  req.kind = (char *)(kind.kind ? kind.kind : "");
+  req.pod_name = (char *)(kind.pod_name ? kind.pod_name : "");
+  req.pod_namespace = (char *)(kind.pod_namespace ? kind.pod_namespace : "");
+  req.container_name = (char *)(kind.container_name ? kind.container_name : "");
   req.baseline = &base;
   ProtobufCMessage *resp = NULL;
   if (ttrpc_client_call(c, AGENT_SERVICE, "Register", &req.base,
