@@ -302,6 +302,11 @@ static char *describe_wait(const struct agent_daemon *d, const struct agent_ctr 
   case BATCH_HOLD_NEXT:
     r = asprintf(&s, "the next plan (this one ran out of its forecast budget)");
     break;
+  case BATCH_HOLD_PROTECT:
+    r = c->conflict[0]
+            ? asprintf(&s, "the latency-sensitive %s to get its rate back (it is short of it)", who)
+            : asprintf(&s, "a latency-sensitive container to get its rate back");
+    break;
   default:
     if (now < d->adm.settle_ms)
       r = asprintf(&s, "the agent's start-up (running containers register again first)");
