@@ -11,6 +11,7 @@
 #include "agent/plan.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "google/protobuf/empty.pb-c.h"
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
 
@@ -324,6 +325,14 @@ static void on_plan(struct ttrpc_call *call, const ProtobufCMessage *m, void *us
   agent_plan_response_free(resp);
 }
 
+/* Liveness (agent/client.h): answered from the loop, so an answer means
+ * the loop runs. */
+static void on_ping(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
+  (void)m;
+  (void)user;
+  ttrpc_call_reply(call, NULL);
+}
+
 int agent_server_setup(struct agent_daemon *d, struct iob_error **err) {
   static const struct {
     const char *method;
@@ -336,6 +345,7 @@ int agent_server_setup(struct agent_daemon *d, struct iob_error **err) {
       {"Exited", &iobatch__agent__v1__exited_request__descriptor, on_exited},
       {"Status", &iobatch__agent__v1__status_request__descriptor, on_status},
       {"Plan", &iobatch__agent__v1__plan_request__descriptor, on_plan},
+      {"Ping", &google__protobuf__empty__descriptor, on_ping},
   };
   if (ttrpc_server_new(d->loop, &d->server, err) < 0)
     return -1;

@@ -108,6 +108,10 @@ struct ttrpc_client;
 /* address: a path, "unix://PATH", or "unix://@name"/"@name" (abstract).
  * Blocking connect. */
 int ttrpc_client_connect(const char *address, struct ttrpc_client **out, struct iob_error **err);
+/* Connect without blocking for longer than timeout_ms (0: one try): a
+ * listener whose backlog stays full fails with errno EAGAIN. */
+int ttrpc_client_connect_timeout(const char *address, int timeout_ms, struct ttrpc_client **out,
+                                 struct iob_error **err);
 void ttrpc_client_free(struct ttrpc_client *c);
 
 /* Blocking unary call.  On a non-OK status returns -1 with (*err)->code set
