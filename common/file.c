@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -46,4 +47,26 @@ int iob_read_file(const char *path, size_t max, char **buf, size_t *len, struct 
   if (fd < 0)
     return iob_error(err, errno, "cannot open '%s'", path);
   return iob_read_fd(fd, path, max, buf, len, err);
+}
+
+int iob_dir_check_private(const char *dir, const char *what, struct iob_error **err) {
+  struct stat st;
+  if (lstat(dir, &st) < 0)
+    return iob_error(err, errno, "cannot check %s '%s'", what, dir);
+  const char *wrong = NULL;
+  if (S_ISLNK(st.st_mode))
+    wrong = "is a symbolic link";
+  else if (!S_ISDIR(st.st_mode))
+    wrong = "is not a directory";
+  else if (st.st_uid != geteuid())
+    wrong = "is owned by another user";
+  else if (st.st_mode & 077)
+    wrong = "is open to other users";
+  if (wrong == NULL)
+    return 0;
+  return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION,
+                        "%s '%s' %s (owner uid %u, mode %04o): it must be a directory owned by "
+                        "uid %u with mode 0700, so that no other user can replace what is in it",
+                        what, dir, wrong, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+                        (unsigned)geteuid());
 }
