@@ -8,11 +8,16 @@
 #     the socket; with IobatchFailClosed, Start fails naming the agent;
 #   - a full listen backlog (a listener that never accepts, its backlog
 #     filled: a blocking connect would wait for ever): the same;
-#   - SIGCONT: the agent answers again.
+#   - SIGCONT: the agent answers again;
+#   - kill -9 of the agent while it holds a Start, not restarted: the
+#     held `ctr run` completes (fail open once the agent stays away);
+#   - kill -9 of the shim while the agent holds its Start: `ctr run`
+#     returns (an error: its shim is gone), the agent drops the pending
+#     container, and it can be deleted.
 # Timeouts here only catch a hang (the 60 s watchdog); nothing is timed.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 19
+tap_plan 31
 
 for c in containerd ctr runc jq python3; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
@@ -121,5 +126,68 @@ ok "full backlog, fail closed: ctr run fails (before the watchdog)" isnt_zero $R
 like "$OUT" "'b2' not started: agent at '$FULL' not asked: its listen backlog stayed full for 1000 ms .*\(fail closed\)" \
   "the error names the agent's socket and the cause"
 $CTR task delete -f b2 >/dev/null 2>&1 && $CTR container delete b2 >/dev/null 2>&1
-ok "no bundle, socket or runc state left" no_leftovers c0 s1 s2 c3 b1 b2
+kill $FULLPID 2>/dev/null
+
+# 3. kill -9 of the agent while it holds a Start.  The paper policy and
+# admission.sh's matrix: a rand-write beside a running seq-write is held.
+agent_stop
+cp "$(dirname "$0")/hold-matrix.conf" "$IOB_T/matrix.conf"
+PAPER="policy = paper
+alpha = 0.6
+matrix = $IOB_T/matrix.conf
+max_hold = 60s"
+agent_start "$PAPER" || bail "iobatchd did not restart"
+# sleeper ID CLASS: a detached long sleep through the live options
+sleeper() {
+  timeout -k 5 60 $CTR run -d --runtime $RT --runtime-config-path "$IOB_T/live.toml" \
+    --annotation io.iobatch.class="$2" --rootfs "$R" "$1" /bin/sleep 600 >/dev/null 2>&1
+}
+# held ID: a rand-write `ctr run --rm` in the background; rc in $IOB_T/ID.rc
+held() {
+  (timeout -k 5 90 $CTR run --rm --runtime $RT --runtime-config-path "$IOB_T/live.toml" \
+    --annotation io.iobatch.class=rand-write --rootfs "$R" "$1" /bin/sh -c 'echo started' \
+    >"$IOB_T/$1.out" 2>&1; echo $? >"$IOB_T/$1.rc") &
+}
+gone() {
+  $CTR task kill -s KILL "$1" >/dev/null 2>&1
+  wait_for 20 '[ "$(state '"$1"')" != RUNNING ]'
+  $CTR task delete "$1" >/dev/null 2>&1
+  $CTR container delete "$1" >/dev/null 2>&1
+}
+sleeper w1 seq-write
+is "$(state w1)" RUNNING "a seq-write runs"
+held h1
+ok "a rand-write beside it is held" wait_for 20 '[ "$(agent_field h1 state)" = pending ]'
+{ kill -9 "$AGENT_PID"; wait "$AGENT_PID"; } 2>/dev/null
+ok "agent killed (-9) mid-hold, not restarted: the held ctr run returns before the watchdog" \
+  wait_for 70 '[ -e "$IOB_T/h1.rc" ]'
+is "$(cat "$IOB_T/h1.rc"):$(cat "$IOB_T/h1.out")" "0:started" "and its container ran (fail open)"
+is "$(lines "agent at '$AGENT_SOCK' not asked about 'h1': ")" 1 "the shim log says why, once"
+gone w1
+
+# 4. kill -9 of the shim while the agent holds its Start.
+rm -f "$AGENT_SOCK"
+agent_start "$PAPER" || bail "iobatchd did not restart"
+sleeper w2 seq-write
+held h2
+ok "another rand-write is held" wait_for 20 '[ "$(agent_field h2 state)" = pending ]'
+SHIM=$(pgrep -f -- "-id h2 .*-address $IOB_SOCK( |\$)|-address $IOB_SOCK .*-id h2( |\$)" | head -1)
+ok "its shim is found" test -n "$SHIM"
+kill -9 $SHIM
+ok "shim killed (-9) mid-hold: ctr run returns before the watchdog" wait_for 70 '[ -e "$IOB_T/h2.rc" ]'
+isnt_zero "$(cat "$IOB_T/h2.rc")"
+is "$?" 0 "with an error (its shim is gone)"
+ok "the agent drops the pending container (its caller went away)" \
+  wait_for 20 '[ -z "$(agent_field h2 state)" ]'
+$CTR task delete -f h2 >/dev/null 2>&1
+$CTR container delete h2 >/dev/null 2>&1
+is "$($CTR container ls -q | grep -c '^h2$')" 0 "and it can be deleted"
+gone w2
+ok "no bundle, socket or runc state left" no_leftovers c0 s1 s2 c3 b1 b2 h1 w1 w2
+# The killed shim's socket stays, as containerd-shim-runc-v2's does after a
+# kill -9 (containerd 1.6.20): nothing but the shim removes it.  Bundle
+# and runc state must be gone.
+H2SOCK=/run/containerd/s/$(printf '%s' "$IOB_SOCK/$NS/h2" | sha256sum | cut -d' ' -f1)
+rm -f "$H2SOCK"
+ok "no bundle or runc state left for the container of the killed shim" no_leftovers h2
 tap_done
