@@ -86,10 +86,12 @@ static void test_options_json_malformed(void **state) {
   assert_int_equal(shim_options_read(bundle, &o, &err), -1);
   assert_non_null(strstr(err->msg, "ShimCgroup 'shims/x' is not an absolute path"));
   iob_error_release(&err);
+  shim_options_release(&o);
   put("options.json", "{\"shim_cgroup\":\"/a/../b\"}");
   assert_int_equal(shim_options_read(bundle, &o, &err), -1);
   assert_non_null(strstr(err->msg, "ShimCgroup '/a/../b' contains '..'"));
   iob_error_release(&err);
+  shim_options_release(&o);
   put("options.json", "{\"agent_timeout_ms\":\"5\"}");
   assert_int_equal(shim_options_read(bundle, &o, &err), 0);
   assert_int_equal(o.agent_timeout_ms, 0);
