@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/penalties.h"
 #include "common/cleanup.h"
 
 const char *agent_state_name(enum agent_state s) {
@@ -240,6 +241,13 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *c, uint32_t max_hol
                     uint64_t cap_ms, uint64_t now) {
   if (c->state == AGENT_RUNNING)
     return 1;
+  if (c->kind == AGENT_KIND_SANDBOX) {
+    /* A pod's sandbox does no I/O of its own and every container of the
+     * pod waits for it: it is never held and never planned. */
+    c->arrival_ms = now;
+    mark_running(adm, c, now);
+    return 1;
+  }
   if (max_hold_ms)
     c->max_hold_ms = max_hold_ms;
   uint64_t hold = c->max_hold_ms ? c->max_hold_ms : adm->default_hold_ms;
@@ -308,7 +316,8 @@ int agent_adm_tick(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
   return 1;
 }
 
-static void job_of(const struct agent_ctr *c, struct batch_job *j) {
+void agent_adm_job(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now,
+                   struct batch_job *j) {
   memset(j, 0, sizeof(*j));
   j->id = c->handle;
   j->cls = c->cls;
@@ -319,6 +328,19 @@ static void job_of(const struct agent_ctr *c, struct batch_job *j) {
   j->solo_s = c->solo_s;
   j->solo_bps = c->solo_bps;
   j->observed_bps = c->read_bps + c->write_bps;
+  j->service = c->kind == AGENT_KIND_SERVICE;
+  if (!j->running || j->service || c->solo_s <= 0 || c->solo_bps <= 0)
+    return; /* the batcher estimates from time, or treats it as open-ended */
+  /* Progress: bytes done against the bytes a whole run moves. */
+  double total = c->solo_bps * c->solo_s;
+  if (c->bytes_run > adm->bcfg.open_ended_factor * total &&
+      (double)(now - c->admitted_ms) / 1000.0 > c->solo_s) {
+    j->service = true; /* far past anything learned: open-ended after all */
+    return;
+  }
+  double left = (total - c->bytes_run) / c->solo_bps;
+  /* Past its learned bytes it is still running: expect a little more. */
+  j->remaining_s = left > 0.05 * c->solo_s ? left : 0.05 * c->solo_s;
 }
 
 static void compute_weights(struct agent_adm *adm, struct agent_ctr **v, struct batch_job *jobs,
@@ -338,7 +360,9 @@ static void compute_weights(struct agent_adm *adm, struct agent_ctr **v, struct 
 
 int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) {
   adm->plan_due_ms = UINT64_MAX;
-  size_t n = agent_adm_count(adm, AGENT_PENDING) + agent_adm_count(adm, AGENT_RUNNING);
+  size_t n = 0;
+  for (struct agent_ctr *c = adm->list; c; c = c->next)
+    n += (c->state == AGENT_PENDING || c->state == AGENT_RUNNING) && c->kind != AGENT_KIND_SANDBOX;
   cleanup_free struct agent_ctr **v = calloc(n + 1, sizeof(*v));
   cleanup_free struct batch_job *jobs = calloc(n + 1, sizeof(*jobs));
   cleanup_free struct batch_decision *d = calloc(n + 1, sizeof(*d));
@@ -346,13 +370,18 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
     return iob_error(err, ENOMEM, "cannot allocate the plan");
   size_t k = 0;
   for (struct agent_ctr *c = adm->list; c; c = c->next)
-    if (c->state == AGENT_PENDING || c->state == AGENT_RUNNING) {
+    if ((c->state == AGENT_PENDING || c->state == AGENT_RUNNING) &&
+        c->kind != AGENT_KIND_SANDBOX) {
       v[k] = c;
-      job_of(c, &jobs[k]);
+      agent_adm_job(adm, c, now, &jobs[k]);
       k++;
     }
+  /* Measured pairs replace the matrix where there is enough of them. */
+  struct batch_config cfg = adm->bcfg;
+  if (adm->pen)
+    agent_penalties_apply(adm->pen, &cfg);
   double wake_at;
-  if (batch_plan(&adm->bcfg, jobs, n, (double)now / 1000.0, d, &wake_at, err) < 0)
+  if (batch_plan(&cfg, jobs, n, (double)now / 1000.0, d, &wake_at, err) < 0)
     return -1;
   adm->plans++;
   adm->wake_ms = UINT64_MAX;
@@ -368,16 +397,18 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
       c->forced = d[i].reason == BATCH_ADMIT_DEADLINE;
       adm->forced_admissions += c->forced;
       mark_running(adm, c, now);
-    } else if (c->deadline_ms < adm->wake_ms) {
-      /* Integer milliseconds, not wake_at: a rounded double could wake us
-       * a hair before the deadline, over and over. */
-      adm->wake_ms = c->deadline_ms;
     }
   }
+  /* The batcher's wake (the earliest spread max hold or fairness bound of
+   * a held job, or the next plan when a burst ran past its forecast
+   * budget), rounded up to whole milliseconds so that the plan then finds
+   * it due rather than a hair early, over and over. */
+  if (isfinite(wake_at) && wake_at > 0) {
+    double ms = ceil(wake_at * 1000.0);
+    adm->wake_ms = ms < (double)UINT64_MAX ? (uint64_t)ms : UINT64_MAX;
+    if (adm->wake_ms <= now)
+      adm->wake_ms = now + 1;
+  }
   compute_weights(adm, v, jobs, n);
-  if (agent_adm_count(adm, AGENT_RUNNING) > 1)
-    for (struct agent_ctr *c = adm->list; c; c = c->next)
-      if (c->state == AGENT_RUNNING)
-        c->shared = true;
   return 0;
 }

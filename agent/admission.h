@@ -85,12 +85,19 @@ struct agent_ctr {
   int reason;                  /* enum batch_reason of the last decision, -1 none */
   char conflict[AGENT_ID_MAX]; /* id of the container it conflicts with */
   bool forced;                 /* admitted at its deadline */
-  bool shared;                 /* ran beside another container at some point */
+  bool shared;                 /* ran beside another container doing I/O at some point */
 
   double solo_s, solo_bps; /* from the learned profile (0: unknown) */
   /* Rates of the last sampling window (the sampler fills them). */
   double read_bps, write_bps, read_iops, write_iops;
   double bytes_run; /* bytes moved since admission (learned throughput) */
+  /* Solo-seconds of work done since admission: each sampling window adds
+   * its length divided by the slowdown measured (solo rate / rate) or,
+   * without a learned rate, predicted while it shared the disk; equal to
+   * the elapsed time when it ran alone.  What a shared run teaches. */
+  double solo_equiv_s;
+  bool io_now;         /* did I/O in the last sampling window */
+  uint64_t corun_with; /* handle of its only I/O neighbour at the last sample, 0 none */
 
   unsigned weight;         /* what batch_weights asks for (100 = default) */
   unsigned weight_written; /* what was last written (0: nothing yet) */
@@ -107,8 +114,10 @@ struct agent_adm_ops {
   void (*admitted)(struct agent_adm *adm, struct agent_ctr *ctr, void *user);
 };
 
+struct agent_penalties;
 struct agent_adm {
   struct batch_config bcfg;
+  const struct agent_penalties *pen; /* measured pairs applied before each plan; may be NULL */
   uint64_t batch_window_ms;
   uint64_t default_hold_ms;
   struct agent_ctr *list; /* in registration order */
@@ -138,8 +147,9 @@ struct agent_ctr *agent_adm_find(const struct agent_adm *adm, const char *ns, co
 int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *info, uint64_t now,
                        struct agent_ctr **out, struct iob_error **err);
 
-/* The container asks to start.  Returns 1 when it is already running (the
- * caller answers at once), 0 when it is pending now: it is planned after
+/* The container asks to start.  Returns 1 when it is already running or is
+ * a pod sandbox (admitted at once, never planned: the caller answers at
+ * once), 0 when it is pending now: it is planned after
  * the batch window (at once when nothing else is pending: the window
  * gathers arrivals that come together, a lone one needs no company), and
  * admitted at the latest at min(now + max hold,
@@ -175,5 +185,12 @@ int agent_adm_tick(struct agent_adm *adm, uint64_t now, struct iob_error **err);
 int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err);
 
 size_t agent_adm_count(const struct agent_adm *adm, enum agent_state s);
+
+/* The batcher's view of a container at `now` (what a plan is given):
+ * a service (declared, or past open_ended_factor x its learned bytes) is
+ * open-ended; the work left comes from progress, bytes done against the
+ * learned bytes (solo_bps x solo_s). */
+void agent_adm_job(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now,
+                   struct batch_job *j);
 
 #endif

@@ -111,7 +111,7 @@ int agent_client_new(struct iob_loop *loop, const char *socket_path, bool fail_c
   c->loop = loop;
   c->fail_closed = fail_closed;
   c->timeout_ms = AGENT_CLIENT_TIMEOUT_MS;
-  c->path = strdup(socket_path ? socket_path : AGENT_CLIENT_DEFAULT_SOCKET);
+  c->path = strdup(socket_path ? socket_path : AGENT_DEFAULT_SOCKET);
   if (c->path == NULL) {
     free(c);
     return iob_error(err, ENOMEM, "cannot allocate agent client");

@@ -64,10 +64,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agent/api.h" /* AGENT_DEFAULT_SOCKET */
 #include "common/error.h"
 #include "common/loop.h"
 
-#define AGENT_CLIENT_DEFAULT_SOCKET "/run/iobatch/iobatchd.sock"
 #define AGENT_CLIENT_TIMEOUT_MS 5000 /* default: silence tolerated, per call */
 #define AGENT_CLIENT_RETRY_MS 3000        /* how long a lost agent is waited for */
 #define AGENT_CLIENT_WATCH_MS 1000        /* first look for a lost agent */
@@ -106,7 +106,7 @@ typedef void (*agent_client_admit_fn)(void *user, const struct agent_admission *
 /* err NULL on success; runs on the loop.  May be NULL. */
 typedef void (*agent_client_done_fn)(void *user, const struct iob_error *err);
 
-/* socket_path NULL: AGENT_CLIENT_DEFAULT_SOCKET.  Does not connect yet. */
+/* socket_path NULL: AGENT_DEFAULT_SOCKET.  Does not connect yet. */
 int agent_client_new(struct iob_loop *loop, const char *socket_path, bool fail_closed,
                      struct agent_client **out, struct iob_error **err);
 void agent_client_free(struct agent_client *c);

@@ -40,13 +40,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/api.h" /* AGENT_DEFAULT_SOCKET */
 #include "common/error.h"
 
 #define AGENT_CONFIG_MAX_BYTES (64 * 1024)
 #define AGENT_CONFIG_MAX_LINE 1024
 
 #define AGENT_DEFAULT_CONFIG "/etc/iobatch/iobatchd.conf"
-#define AGENT_DEFAULT_SOCKET "/run/iobatch/iobatchd.sock"
 #define AGENT_DEFAULT_STATE_DIR "/var/lib/iobatch"
 
 enum agent_policy {

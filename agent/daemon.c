@@ -29,6 +29,9 @@
  * "<socket>.live" (next to the socket, so a reboot clears it): made at
  * start, removed by a clean stop with no container left. */
 #define AGENT_SETTLE_MS 1000
+/* A registered container that never asks to start is dropped after this
+ * (see expire_created). */
+#define AGENT_CREATED_TTL_MS (10 * 60 * 1000)
 
 static void on_plan_timer(struct iob_loop *loop, void *data);
 static void reload(struct agent_daemon *d);
@@ -36,7 +39,9 @@ static void reload(struct agent_daemon *d);
 static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) {
   (void)adm;
   struct agent_daemon *d = user;
-  const char *why = c->reason >= 0 ? batch_reason_name((enum batch_reason)c->reason) : "running";
+  const char *why = c->kind == AGENT_KIND_SANDBOX ? "admitted: a pod sandbox is never held"
+                    : c->reason >= 0      ? batch_reason_name((enum batch_reason)c->reason)
+                                          : "running";
   uint64_t held = c->admitted_ms - c->arrival_ms;
   if (c->forced)
     iob_warn("admitted '%s' (%s) by force after %llu ms: its deadline came%s%s", c->id,
@@ -81,9 +86,11 @@ void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
                         iob_now_ms());
 }
 
-/* What a finished run teaches: its class, and, when it ran alone the whole
- * time, its solo duration and throughput (a shared run is slower by an
- * amount we cannot separate out). */
+/* What a finished run teaches: its class, its solo duration and its solo
+ * throughput.  A run that shared the disk with others doing I/O teaches
+ * its solo-equivalent seconds (the sampler divided each window by the
+ * slowdown measured or predicted in it), so busy nodes learn too; idle
+ * neighbours do not count as sharing. */
 static void learn(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
   if (c->workload_key == NULL || *c->workload_key == '\0' || c->state != AGENT_RUNNING)
     return;
@@ -96,7 +103,9 @@ static void learn(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
     u.confidence = c->run_confidence;
   }
   double secs = (double)(now - c->admitted_ms) / 1000.0;
-  if (!c->shared && secs > 0) {
+  if (c->shared && c->solo_equiv_s > 0 && c->solo_equiv_s < secs)
+    secs = c->solo_equiv_s;
+  if (c->kind == AGENT_KIND_JOB && secs > 0) {
     u.solo_s = secs;
     if (c->bytes_run > 0)
       u.solo_bps = c->bytes_run / secs;
@@ -162,6 +171,28 @@ static void on_plan_timer(struct iob_loop *loop, void *data) {
   agent_daemon_changed(d);
 }
 
+/* Registered but never asked to start (a failed create, a container
+ * created and left): after AGENT_CREATED_TTL_MS it is dropped, so the
+ * table cannot fill with them.  An Admit that comes later registers it
+ * again from what the Admit carries. */
+static void expire_created(struct agent_daemon *d, uint64_t now) {
+  struct agent_ctr *next;
+  for (struct agent_ctr *c = d->adm.list; c; c = next) {
+    next = c->next;
+    if (c->state == AGENT_CREATED && now - c->registered_ms >= AGENT_CREATED_TTL_MS) {
+      iob_info("'%s' dropped: registered %llu ms ago and never asked to start", c->id,
+               (unsigned long long)(now - c->registered_ms));
+      agent_daemon_remove(d, c, "never started");
+    }
+  }
+}
+
+static void save_penalties(struct agent_daemon *d) {
+  cleanup_error struct iob_error *err = NULL;
+  if (agent_penalties_save(&d->penalties, &err) < 0)
+    iob_warn("measured penalties not saved: %s", err->msg);
+}
+
 static void on_sample_timer(struct iob_loop *loop, void *data) {
   struct agent_daemon *d = data;
   static uint64_t last_save;
@@ -171,10 +202,13 @@ static void on_sample_timer(struct iob_loop *loop, void *data) {
    * forecasts of the predictive policy: plan again while containers share
    * the disk, unless a plan is already due (the batch window of an arrival
    * must not be cut short). */
-  if (agent_adm_count(&d->adm, AGENT_RUNNING) > 1 && d->adm.plan_due_ms == UINT64_MAX)
+  if ((agent_adm_count(&d->adm, AGENT_RUNNING) > 1 || agent_adm_count(&d->adm, AGENT_PENDING) > 0) &&
+      d->adm.plan_due_ms == UINT64_MAX)
     agent_adm_schedule(&d->adm, now);
+  expire_created(d, now);
   if (now - last_save >= PROFILE_SAVE_PERIOD_MS) {
     save_profiles(d);
+    save_penalties(d);
     last_save = now;
   }
   agent_daemon_changed(d);
@@ -232,8 +266,10 @@ static int batch_settings(const struct agent_config *cfg, struct batch_config *b
       return -1;
     snprintf(source, source_len, "%s", cfg->matrix_file);
   }
-  if (cfg->max_concurrency)
+  if (cfg->max_concurrency) {
     b->max_batch = cfg->max_concurrency;
+    b->cap_running = true;
+  }
   if (cfg->policy != AGENT_POLICY_DEFAULT)
     b->policy = cfg->policy == AGENT_POLICY_PAPER ? BATCH_POLICY_PAPER : BATCH_POLICY_PREDICTIVE;
   if (cfg->alpha >= 0)
@@ -404,6 +440,12 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   agent_adm_init(&d->adm, &d->bcfg, d->cfg.batch_window_ms, d->cfg.max_hold_ms, &adm_ops, d);
   if (agent_profiles_init(&d->profiles, d->cfg.state_dir, err) < 0)
     return -1;
+  if (agent_penalties_init(&d->penalties, d->cfg.state_dir, err) < 0)
+    return -1;
+  d->adm.pen = &d->penalties;
+  cleanup_error struct iob_error *penerr = NULL;
+  if (agent_penalties_load(&d->penalties, &penerr) < 0)
+    iob_warn("%s", penerr->msg); /* measured again from the next co-runs */
   cleanup_error struct iob_error *perr = NULL;
   if (agent_profiles_load(&d->profiles, &perr) < 0)
     /* Losing learnt profiles costs some wrong first guesses, not
@@ -448,6 +490,7 @@ void agent_daemon_release(struct agent_daemon *d) {
   for (struct agent_ctr *c = d->adm.list; c; c = c->next)
     agent_server_abort(d, c, "agent stopping");
   save_profiles(d);
+  save_penalties(d);
   agent_weights_release();
   agent_metrics_server_free(d->metrics_server); /* unlinks a unix socket */
   d->metrics_server = NULL;
@@ -466,6 +509,7 @@ void agent_daemon_release(struct agent_daemon *d) {
     agent_sampler_forget(c);
   agent_adm_release(&d->adm);
   agent_profiles_release(&d->profiles);
+  agent_penalties_release(&d->penalties);
   agent_sampler_release(&d->sampler);
   if (d->sigfd >= 0)
     close(d->sigfd);

@@ -15,6 +15,7 @@
 #include "agent/admission.h"
 #include "agent/config.h"
 #include "agent/metrics.h"
+#include "agent/penalties.h"
 #include "agent/profiles.h"
 #include "batcher/batcher.h"
 #include "common/error.h"
@@ -46,6 +47,7 @@ struct agent_daemon {
   struct agent_adm adm;
   struct agent_profiles profiles;
   bool profiles_dirty;
+  struct agent_penalties penalties; /* measured online, STATE_DIR/penalties.json */
   struct agent_sampler sampler;
   struct iob_timer *plan_timer;
   uint64_t plan_timer_at;

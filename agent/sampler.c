@@ -19,6 +19,10 @@
 /* Below this the class is not changed: one noisy window must not unpin a
  * declared-looking workload from its profile. */
 #define MIN_CONFIDENCE 0.5
+/* A window with less than this is no I/O: such a neighbour does not count
+ * as sharing the disk (an idle service, a pause container). */
+#define IO_ACTIVE_BPS (64.0 * 1024)
+#define IO_ACTIVE_IOPS 16.0
 
 struct sstate {
   char *cgdir;
@@ -26,6 +30,7 @@ struct sstate {
   size_t n;
   bool warned; /* the "cannot sample" warning was logged once */
   bool seen;   /* the cgroup existed, with processes in it, at some sample */
+  double last_dt; /* seconds of the last window with rates, 0: none this round */
 };
 
 int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
@@ -174,6 +179,9 @@ static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
   c->write_bps = (double)dl.wbytes / dt;
   c->read_iops = (double)dl.rios / dt;
   c->write_iops = (double)dl.wios / dt;
+  c->io_now = c->read_bps + c->write_bps >= IO_ACTIVE_BPS ||
+              c->read_iops + c->write_iops >= IO_ACTIVE_IOPS;
+  st->last_dt = dt;
   if (c->state == AGENT_RUNNING)
     c->bytes_run += (double)(dl.rbytes + dl.wbytes);
   return 0;
@@ -230,6 +238,64 @@ void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *c, uint64_
   push(st, &smp);
 }
 
+/* The slowdown of running container c in the last window: measured (solo
+ * rate / rate) when its solo rate is learned, else predicted from the
+ * classes of its I/O neighbours (matrix, with measured pairs in). */
+static double window_slowdown(const struct batch_config *cfg, struct agent_daemon *d,
+                              const struct agent_ctr *c) {
+  double rate = c->read_bps + c->write_bps;
+  if (c->solo_bps > 0 && rate > 0)
+    return c->solo_bps / rate;
+  size_t n = 1;
+  for (struct agent_ctr *o = d->adm.list; o; o = o->next)
+    n += o != c && o->state == AGENT_RUNNING && o->io_now;
+  cleanup_free struct batch_job *jobs = calloc(n, sizeof(*jobs));
+  if (jobs == NULL)
+    return 1;
+  size_t k = 0;
+  jobs[k++] = (struct batch_job){.cls = c->cls, .running = true};
+  for (struct agent_ctr *o = d->adm.list; o && k < n; o = o->next)
+    if (o != c && o->state == AGENT_RUNNING && o->io_now)
+      jobs[k++] = (struct batch_job){.cls = o->cls, .running = true};
+  return batch_slowdown(cfg, jobs, k, 0);
+}
+
+/* What the last window teaches about running containers that shared the
+ * disk: their solo-equivalent progress (solo_equiv_s, learnt at exit) and,
+ * for a container with a learned solo rate beside exactly one other doing
+ * I/O, a measured penalty for the pair of classes. */
+static void account(struct agent_daemon *d) {
+  struct batch_config cfg = d->adm.bcfg;
+  agent_penalties_apply(&d->penalties, &cfg);
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
+    struct sstate *st = c->sampler_state;
+    if (c->state != AGENT_RUNNING || st == NULL || st->last_dt <= 0)
+      continue;
+    double dt = st->last_dt;
+    st->last_dt = 0;
+    struct agent_ctr *only = NULL;
+    size_t nb = 0;
+    for (struct agent_ctr *o = d->adm.list; o; o = o->next)
+      if (o != c && o->state == AGENT_RUNNING && o->io_now) {
+        nb++;
+        only = o;
+      }
+    if (!c->io_now || nb == 0) {
+      c->solo_equiv_s += dt; /* alone (or idle): solo speed by definition */
+      continue;
+    }
+    c->shared = true;
+    double sd = window_slowdown(&cfg, d, c);
+    c->solo_equiv_s += dt / (sd > 1 ? sd : 1);
+    if (nb == 1 && c->solo_bps > 0 && batch_class_does_io(c->cls) &&
+        batch_class_does_io(only->cls)) {
+      agent_penalties_observe(&d->penalties, c->cls, only->cls, sd,
+                              c->corun_with != only->handle);
+      c->corun_with = only->handle;
+    }
+  }
+}
+
 void agent_sampler_run(struct agent_daemon *d) {
   struct agent_ctr *next;
   for (struct agent_ctr *c = d->adm.list; c; c = next) {
@@ -245,4 +311,5 @@ void agent_sampler_run(struct agent_daemon *d) {
     if (c->state == AGENT_RUNNING)
       classify(d, c);
   }
+  account(d);
 }

@@ -3,6 +3,7 @@
  * exactly once; Admit is answered later, when the container is admitted,
  * cancelled, or its caller goes away. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,9 @@ static void status_free(Iobatch__Agent__V1__StatusResponse *r) {
     free(r->containers[i]);
   }
   free(r->containers);
+  for (size_t i = 0; i < r->n_penalties; i++)
+    free(r->penalties[i]);
+  free(r->penalties);
 }
 
 static char *describe_reason(const struct agent_ctr *c) {
@@ -235,6 +239,8 @@ static char *describe_reason(const struct agent_ctr *c) {
     r = "not started";
   else if (c->state == AGENT_PENDING && c->reason < 0)
     r = "batch window";
+  else if (c->state == AGENT_RUNNING && c->kind == AGENT_KIND_SANDBOX)
+    r = "admitted: a pod sandbox is never held";
   else if (c->state == AGENT_RUNNING && c->reason < 0)
     r = "registered running";
   if (asprintf(&s, "%s", r) < 0)
@@ -284,7 +290,32 @@ static void on_status(struct ttrpc_call *call, const ProtobufCMessage *m, void *
     s->pod_name = c->pod_name;
     s->pod_namespace = c->pod_namespace;
     s->container_name = c->container_name;
+    if (c->kind != AGENT_KIND_SANDBOX && c->state != AGENT_CREATED) {
+      struct batch_job j;
+      agent_adm_job(&d->adm, c, now, &j);
+      double left = batch_work_left(&d->bcfg, &j, (double)now / 1000.0);
+      s->open_ended = !isfinite(left);
+      s->work_left_s = isfinite(left) && j.running ? left : 0;
+    }
   }
+  r.penalties = calloc(BATCH_NCLASS * BATCH_NCLASS + 1, sizeof(*r.penalties));
+  for (int v = 0; r.penalties && v < BATCH_NCLASS; v++)
+    for (int n = 0; n < BATCH_NCLASS; n++) {
+      const struct agent_pen_pair *e = &d->penalties.p[v][n];
+      if (e->samples == 0)
+        continue;
+      Iobatch__Agent__V1__PenaltyPair *pp = calloc(1, sizeof(*pp));
+      if (pp == NULL)
+        break;
+      iobatch__agent__v1__penalty_pair__init(pp);
+      pp->victim = (char *)batch_class_name((enum batch_class)v);
+      pp->neighbour = (char *)batch_class_name((enum batch_class)n);
+      pp->slowdown = e->slowdown;
+      pp->samples = e->samples;
+      pp->coruns = e->coruns;
+      pp->in_use = agent_penalties_in_use(&d->penalties, (enum batch_class)v, (enum batch_class)n);
+      r.penalties[r.n_penalties++] = pp;
+    }
   r.policy = (char *)batch_policy_name(d->bcfg.policy);
   r.matrix_source = d->matrix_source;
   r.max_concurrency = d->bcfg.max_batch;

@@ -1,6 +1,6 @@
 /* io.weight for running containers, written only where something enforces
  * it: iocost enabled for the device, or BFQ as its scheduler.  Elsewhere a
- * write "succeeds" and does nothing (reference/cgroup-v2-io.md), and
+ * write "succeeds" and does nothing (docs/reference/cgroup-v2-io.md), and
  * claiming otherwise in Status would be a lie.  Weights are written where
  * the containers compete, which agent/weighttree.c works out: the container
  * cgroups under a flat parent, the pod cgroups between pods. */

@@ -1,4 +1,4 @@
-/* libbatch — the penalty-aware batcher of iobatch (DESIGN.md, "Batching").
+/* libbatch — the penalty-aware batcher of iobatch (docs/DESIGN.md, "Batching").
  *
  * No I/O at all: the agent (iobatchd) reads files, samples cgroups and talks
  * ttrpc; this library only decides.  Everything here is deterministic and
@@ -38,7 +38,7 @@
 
 #include "common/error.h"
 
-/* Workload characters (DESIGN.md, "Workload characters").  The order is the
+/* Workload characters (docs/DESIGN.md, "Workload characters").  The order is the
  * column order of matrix rows in the config file. */
 enum batch_class {
   BATCH_SEQ_READ = 0,
@@ -65,7 +65,7 @@ enum batch_policy {
 };
 const char *batch_policy_name(enum batch_policy p);
 
-/* Limits on outside input (STYLE.md: checked before anything is used). */
+/* Limits on outside input (docs/STYLE.md: checked before anything is used). */
 #define BATCH_CONFIG_MAX_BYTES (64 * 1024)
 #define BATCH_CONFIG_MAX_LINE 1024
 #define BATCH_PENALTY_MAX 100.0
@@ -109,7 +109,27 @@ struct batch_config {
    * hides it; a held job started after a completion leaves the disk to the
    * rest meanwhile, so holding pays this once more.  0.25 */
   double start_s;
-  double default_solo_s; /* solo duration assumed for unknown workloads; 60 */
+  double default_solo_s; /* the paper policy's and the CLI's solo duration for
+                            unknown workloads; the predictive policy treats
+                            a job without an estimate as open-ended; 60 */
+  /* Evidence.  known[i][j]: s[i][j] comes from a matrix file or was
+   * measured (the agent fills measured pairs in before each plan);
+   * measured[i][j]: measured online, so it also replaces seq_slowdown for
+   * sequential pairs.  The predictive policy holds only on evidence: pairs
+   * not known cost nothing in its forecasts (first, do no harm); weights
+   * and the paper policy use the whole matrix.  hold_on_matrix (`hold_on =
+   * matrix`) treats every pair as known (the behaviour before evidence). */
+  bool known[BATCH_NCLASS][BATCH_NCLASS];
+  bool measured[BATCH_NCLASS][BATCH_NCLASS];
+  bool hold_on_matrix;
+  /* max_batch caps the I/O jobs running under the predictive policy only
+   * when given explicitly (`max_batch` in a file, the agent's
+   * max_concurrency); by default nothing is held for capacity. */
+  bool cap_running;
+  double open_ended_factor; /* a running job past this x its learned solo
+                               duration is open-ended; 3 */
+  double deadline_spread_s; /* jobs forced in at max_hold start at least
+                               this far apart (earlier, never later); 1 */
   /* Exact solver budget in work units (count-vector states x batch
    * candidates, see batch_solve_work); above it the heuristic runs.
    * Default 1e7 (~50 ms), chosen by bench/solver.sh. */
@@ -128,6 +148,8 @@ void batch_config_default(struct batch_config *cfg);
  *   seq_pairs = seq_slowdown | matrix
  *   fairness = 4            hold_margin = 0.02    default_solo_s = 60
  *   start_s = 0.25          exact_limit = 1e7
+ *   hold_on = evidence | matrix          open_ended_factor = 3
+ *   deadline_spread_s = 1
  *   matrix.seq-read = 1 0 1 0 1 0 1     (7 numbers, the enum order)
  *   ... one matrix.<class> row per class
  * Rows not given keep the defaults, except that the six measured classes
@@ -191,13 +213,20 @@ struct batch_job {
   uint64_t id; /* the agent's handle; not used here */
   enum batch_class cls;
   bool running;        /* admitted and running (pinned to current batch) */
+  bool service;        /* open-ended by nature (declared service, or ran far
+                          past its learned duration): never finishes in a
+                          forecast, takes no batch slot, never held; its
+                          I/O still slows its neighbours */
   bool cpu_heavy;      /* saturates a core (learned or declared) */
   double arrival;      /* seconds on the agent's monotonic clock */
   double start;        /* running: when it started */
   double deadline;     /* pending: absolute time it must be admitted by
                           (arrival + max hold); never exceeded */
-  double solo_s;       /* predicted solo duration, 0 = unknown */
-  double remaining_s;  /* running: predicted solo-seconds left, 0 =
+  double solo_s;       /* predicted solo duration, 0 = unknown: then the job
+                          is open-ended (no estimate is not "finishes
+                          soon") */
+  double remaining_s;  /* running: predicted solo-seconds left from its
+                          progress (bytes done against learned bytes), 0 =
                           estimate as solo_s - (now - start) */
   double solo_bps;     /* learned solo throughput, 0 = unknown */
   double observed_bps; /* current throughput, 0 = unknown (weights) */
@@ -214,6 +243,14 @@ enum batch_reason {
   BATCH_HOLD_MAKESPAN,  /* holding finishes the set sooner */
   BATCH_HOLD_FAIRNESS,  /* a victim's forecast stretch would exceed cfg->fairness */
   BATCH_HOLD_PLAN,      /* paper: the plan puts it in a later batch */
+  BATCH_ADMIT_PROBE,    /* unknown class: admitted to be measured */
+  BATCH_ADMIT_SERVICE,  /* a service: never held */
+  BATCH_ADMIT_NOEST,    /* no estimate of its work: holding cannot be shown to pay */
+  BATCH_ADMIT_WAITED,   /* its own wait reached the fairness bound */
+  BATCH_HOLD_BEHIND,    /* an older held job it conflicts with goes first */
+  BATCH_HOLD_NEXT,      /* past this plan's forecast budget: the next plan decides */
+  BATCH_ADMIT_CROWD,    /* too many jobs doing I/O to forecast */
+  BATCH_NREASON
 };
 const char *batch_reason_name(enum batch_reason r);
 
@@ -259,6 +296,15 @@ struct batch_decision {
  * heuristic) partition puts in that batch, oldest of each class first. */
 int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs, size_t n, double now,
                struct batch_decision *decisions, double *wake_at, struct iob_error **err);
+
+/* True for the classes that do I/O (seq/rand read/write, mixed): only
+ * these take a batch slot and slow anyone in a forecast. */
+bool batch_class_does_io(enum batch_class c);
+
+/* Solo-seconds of work job j has left at `now` as the predictive policy
+ * sees it; HUGE_VAL when open-ended (a service, no estimate, or far past
+ * its learned duration). */
+double batch_work_left(const struct batch_config *cfg, const struct batch_job *j, double now);
 
 /* Predicted slowdown of running job i beside the other running jobs (the
  * model above); used by batch_weights and for status. */

@@ -28,6 +28,11 @@ int batch_class_from_name(const char *name) {
   return -1;
 }
 
+bool batch_class_does_io(enum batch_class c) {
+  return c == BATCH_SEQ_READ || c == BATCH_RAND_READ || c == BATCH_SEQ_WRITE ||
+         c == BATCH_RAND_WRITE || c == BATCH_MIXED;
+}
+
 bool batch_class_is_seq(enum batch_class c) {
   return c == BATCH_SEQ_READ || c == BATCH_SEQ_WRITE;
 }
@@ -43,7 +48,7 @@ const char *batch_policy_name(enum batch_policy p) {
 }
 
 /* Default penalties: row = the job that suffers, column = its neighbour.
- * Sources: DESIGN.md ("Where the idea comes from"), i.e. the paper and fio
+ * Sources: docs/DESIGN.md ("Where the idea comes from"), i.e. the paper and fio
  * pairs on this project's NVMe machines.  Where they disagree we take the
  * worse case, because a wrong "good neighbours" admits a pair that costs a
  * victim 20-60x, while a wrong "bad neighbours" only delays a start by one
@@ -88,7 +93,7 @@ void batch_config_default(struct batch_config *cfg) {
   memcpy(cfg->s, default_s, sizeof(cfg->s));
   cfg->alpha = 0.5; /* the paper: equal weight */
   /* Four concurrent jobs: the paper's batches held about 4-5 containers
-   * and these machines have 2 cores (DESIGN.md). */
+   * and these machines have 2 cores (docs/DESIGN.md). */
   cfg->max_batch = 4;
   cfg->policy = BATCH_POLICY_PREDICTIVE;
   /* Penalty 2 -> 5x slowdown: still far below the measured 20-60x, but
@@ -106,6 +111,18 @@ void batch_config_default(struct batch_config *cfg) {
    * container has done already (bench/results/sched.md). */
   cfg->start_s = 0.25;
   cfg->default_solo_s = 60.0;
+  /* Held only on evidence: the built-in matrix above is a guess until a
+   * matrix file or the agent's own measurements say otherwise (known[][]
+   * all false); weights still use it. */
+  cfg->hold_on_matrix = false;
+  /* max_batch caps what runs under the predictive policy only when set
+   * explicitly (it is the paper's L either way). */
+  cfg->cap_running = false;
+  /* A job running 3x its learned duration is treated as open-ended. */
+  cfg->open_ended_factor = 3.0;
+  /* Jobs forced in by max_hold are spread this far apart (a herd of them
+   * released at one instant is what max_hold must not cause). */
+  cfg->deadline_spread_s = 1.0;
   /* bench/solver.sh measured 3.8-6.1 ns of CPU per work unit (runs
    * recommended 8.2e6-1.3e7 for the 50 ms budget of a plan made on every
    * event), so 1e7 units keep an exact plan near 50 ms.  That covers N = 25 in 5 classes (2e6
@@ -190,7 +207,7 @@ enum { SEEN_ROWS = BATCH_NCLASS, NKEYS = SEEN_ROWS + 16 };
 static const char *const scalar_keys[] = {
     "alpha", "max_batch", "policy",      "slowdown_scale", "seq_slowdown",
     "ncpu",  "fairness",  "hold_margin", "default_solo_s", "exact_limit",
-    "start_s", "seq_pairs",
+    "start_s", "seq_pairs", "hold_on", "open_ended_factor", "deadline_spread_s",
 };
 
 static int set_scalar(struct parse *p, struct batch_config *c, unsigned k, const char *key,
@@ -199,6 +216,7 @@ static int set_scalar(struct parse *p, struct batch_config *c, unsigned k, const
   case 0:
     return parse_num(p, key, val, 0.0, 1.0, &c->alpha);
   case 1:
+    c->cap_running = true; /* an explicit cap is the operator's evidence */
     return parse_uint(p, key, val, 1, BATCH_MAX_BATCH, &c->max_batch);
   case 2:
     if (strcmp(val, "predictive") == 0)
@@ -232,6 +250,18 @@ static int set_scalar(struct parse *p, struct batch_config *c, unsigned k, const
     else
       return perr(p, "unknown seq_pairs '%.60s' (want 'seq_slowdown' or 'matrix')", val);
     return 0;
+  case 12:
+    if (strcmp(val, "matrix") == 0)
+      c->hold_on_matrix = true;
+    else if (strcmp(val, "evidence") == 0)
+      c->hold_on_matrix = false;
+    else
+      return perr(p, "unknown hold_on '%.60s' (want 'evidence' or 'matrix')", val);
+    return 0;
+  case 13:
+    return parse_num(p, key, val, 1.0, 1000.0, &c->open_ended_factor);
+  case 14:
+    return parse_num(p, key, val, 0.0, 3600.0, &c->deadline_spread_s);
   }
   return perr(p, "unknown key '%s'", key);
 }
@@ -269,8 +299,12 @@ static int parse_line(struct parse *p, struct batch_config *c, char *line, bool 
   if (seen[k])
     return perr(p, "duplicate key '%.60s'", key);
   seen[k] = true;
-  if (k < SEEN_ROWS)
+  if (k < SEEN_ROWS) {
+    /* A row in a file is evidence (calibrated or the operator's word). */
+    for (unsigned j = 0; j < BATCH_NCLASS; j++)
+      c->known[k][j] = true;
     return parse_row(p, key, val, c->s[k]);
+  }
   return set_scalar(p, c, k - SEEN_ROWS, key, val);
 }
 

@@ -6,3 +6,5 @@ $(eval $(call unit,test_batch_plan,tests/unit/test_batch_plan.c,batch common))
 $(eval $(call fuzzer,fuzz_batch_config,tests/fuzz/fuzz_batch_config.c,batch common))
 # The solver benchmark (bench/solver.sh runs it).
 $(eval $(call prog,bench/solver/batch-bench,bench/solver/main.c,batch common))
+# The planner's cost per plan (bench/plan-cost.sh runs it).
+$(eval $(call prog,bench/plancost/plan-cost,bench/plancost/main.c,batch common))

@@ -9,7 +9,7 @@
 # Runs `iobatchctl calibrate` (cli/calibrate.c) before the CLI dispatches it.
 $(eval $(call prog,bench/iobctl-calibrate,bench/calibrate/main.c cli/calibrate.c,batch common))
 
-BENCH_SCRIPTS := $(wildcard bench/shim-cost.sh bench/solver.sh) bench/sched.sh \
+BENCH_SCRIPTS := $(wildcard bench/shim-cost.sh bench/solver.sh bench/plan-cost.sh) bench/sched.sh \
 	bench/calibrate.sh bench/agent-overhead.sh
 
 .PHONY: bench bench-sched bench-calibrate bench-agent bench-shim bench-solver bench-pairs

@@ -9,7 +9,6 @@
 #include "ttrpc/ttrpc.h"
 
 #include "agent/api.h"
-#define IOBCTL_DEFAULT_SOCKET "/run/iobatch/iobatchd.sock"
 
 /* The agent's socket: --socket, else $IOBATCH_SOCKET, else the default. */
 extern const char *iobctl_socket;

@@ -28,7 +28,7 @@ static void usage(FILE *f) {
           "                           what a shim or hook tells the agent\n"
           "\n"
           "The agent's socket: --socket, else $IOBATCH_SOCKET, else %s.\n",
-          IOBCTL_DEFAULT_SOCKET);
+          AGENT_DEFAULT_SOCKET);
 }
 
 int main(int argc, char **argv) {
@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
     }
   }
   if (iobctl_socket == NULL || *iobctl_socket == '\0')
-    iobctl_socket = IOBCTL_DEFAULT_SOCKET;
+    iobctl_socket = AGENT_DEFAULT_SOCKET;
   if (i >= argc) {
     usage(stderr);
     return 2;

@@ -58,6 +58,14 @@ static void print_table(const Iobatch__Agent__V1__StatusResponse *r) {
       break;
     }
   }
+  if (r->n_penalties)
+    printf("\nmeasured penalties (victim beside neighbour: slowdown; evidence from %d co-runs):\n",
+           3);
+  for (size_t i = 0; i < r->n_penalties; i++) {
+    const Iobatch__Agent__V1__PenaltyPair *p = r->penalties[i];
+    printf("  %-10s beside %-10s %6.2fx  %u samples, %u co-runs%s\n", p->victim, p->neighbour,
+           p->slowdown, p->samples, p->coruns, p->in_use ? ", in use" : "");
+  }
 }
 
 static json_t *to_json(const Iobatch__Agent__V1__StatusResponse *r) {
@@ -75,13 +83,25 @@ static json_t *to_json(const Iobatch__Agent__V1__StatusResponse *r) {
                        "held_ms", (json_int_t)c->held_ms, "age_ms", (json_int_t)c->age_ms,
                        "workload_key", c->workload_key, "pid", (int)c->pid, "reason", c->reason,
                        "conflict", c->conflict));
+    json_t *o = json_array_get(arr, json_array_size(arr) - 1);
+    json_object_set_new(o, "kind", json_string(c->kind ? c->kind : ""));
+    json_object_set_new(o, "open_ended", json_boolean(c->open_ended));
+    json_object_set_new(o, "work_left_s", json_real(c->work_left_s));
   }
-  return json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o}", "policy", r->policy,
+  json_t *pen = json_array();
+  for (size_t i = 0; i < r->n_penalties; i++) {
+    const Iobatch__Agent__V1__PenaltyPair *p = r->penalties[i];
+    json_array_append_new(pen, json_pack("{s:s, s:s, s:f, s:I, s:I, s:b}", "victim", p->victim,
+                                         "neighbour", p->neighbour, "slowdown", p->slowdown,
+                                         "samples", (json_int_t)p->samples, "coruns",
+                                         (json_int_t)p->coruns, "in_use", (int)p->in_use));
+  }
+  return json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o, s:o}", "policy", r->policy,
                    "matrix", r->matrix_source, "max_concurrency", (int)r->max_concurrency,
                    "batch_window_ms", (json_int_t)r->batch_window_ms, "sampler", r->sampler,
                    "plans", (json_int_t)r->plans, "admissions", (json_int_t)r->admissions,
                    "forced_admissions", (json_int_t)r->forced_admissions, "profiles",
-                   (int)r->profiles, "containers", arr);
+                   (int)r->profiles, "containers", arr, "penalties", pen);
 }
 
 int iobctl_status(int argc, char **argv) {

@@ -40,20 +40,6 @@ int iob_code_from_errno(int e) {
   }
 }
 
-static const char *const code_names[] = {
-    "ok",          "canceled",       "unknown",        "invalid argument",
-    "deadline exceeded", "not found", "already exists", "permission denied",
-    "resource exhausted", "failed precondition", "aborted", "out of range",
-    "unimplemented", "internal", "unavailable", "data loss",
-    "unauthenticated",
-};
-
-const char *iob_code_name(int code) {
-  if (code < 0 || (size_t)code >= sizeof(code_names) / sizeof(code_names[0]))
-    return "unknown";
-  return code_names[code];
-}
-
 static int fill(struct iob_error **err, int errno_, int code, const char *fmt,
                 va_list ap) {
   if (err == NULL)

@@ -54,6 +54,5 @@ void iob_error_release(struct iob_error **err);
 void iob_error_print(const char *prog, struct iob_error **err);
 
 int iob_code_from_errno(int errno_);
-const char *iob_code_name(int code);
 
 #endif

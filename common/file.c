@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,6 +49,53 @@ int iob_read_file(const char *path, size_t max, char **buf, size_t *len, struct 
   if (fd < 0)
     return iob_error(err, errno, "cannot open '%s'", path);
   return iob_read_fd(fd, path, max, buf, len, err);
+}
+
+static int write_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t w = write(fd, buf, len);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      return -1;
+    buf += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+int iob_write_file_atomic(const char *path, const char *text, size_t len, int mode,
+                          struct iob_error **err) {
+  cleanup_free char *tmp = NULL, *dir = strdup(path);
+  if (dir == NULL || asprintf(&tmp, "%s.tmp", path) < 0) {
+    tmp = NULL;
+    return iob_error(err, ENOMEM, "cannot write '%s'", path);
+  }
+  /* O_NOFOLLOW: a symlink planted at the temporary name is not followed. */
+  cleanup_close int fd =
+      open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, (mode_t)mode);
+  if (fd < 0)
+    return iob_error(err, errno, "cannot create '%s'", tmp);
+  /* fsync before rename: otherwise a crash can leave the new name pointing
+   * at an empty file (ext4 with delalloc, xfs). */
+  if (write_all(fd, text, len) < 0 || fsync(fd) < 0) {
+    int e = errno;
+    unlink(tmp);
+    return iob_error(err, e, "cannot write '%s'", tmp);
+  }
+  if (rename(tmp, path) < 0) {
+    int e = errno;
+    unlink(tmp);
+    return iob_error(err, e, "cannot rename '%s' to '%s'", tmp, path);
+  }
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL)
+    return 0;
+  *(slash == dir ? slash + 1 : slash) = '\0';
+  cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0 || fsync(dfd) < 0)
+    return iob_error(err, errno, "cannot sync the directory of '%s'", path);
+  return 0;
 }
 
 int iob_dir_check_private(const char *dir, const char *what, struct iob_error **err) {

@@ -5,6 +5,10 @@
 
 #include "common/error.h"
 
+/* The largest <bundle>/config.json (the OCI runtime spec) that the shim and
+ * the hook read: far above any real one, small enough to hold in memory. */
+#define IOB_OCI_CONFIG_MAX (16u << 20)
+
 /* Read all of fd (called NAME in errors) into a NUL-terminated buffer the
  * caller frees.  More than MAX bytes is an EFBIG error: nothing from
  * outside is trusted to be small.  Reads until EOF rather than trusting
@@ -13,6 +17,12 @@ int iob_read_fd(int fd, const char *name, size_t max, char **buf, size_t *len,
                 struct iob_error **err);
 /* The same for a path (opened O_RDONLY | O_CLOEXEC). */
 int iob_read_file(const char *path, size_t max, char **buf, size_t *len, struct iob_error **err);
+
+/* Replace PATH with TEXT atomically: write PATH.tmp (O_NOFOLLOW, MODE),
+ * fsync, rename over PATH, fsync the directory.  A crash leaves the old
+ * file or the new one, never half of one; on error PATH is untouched. */
+int iob_write_file_atomic(const char *path, const char *text, size_t len, int mode,
+                          struct iob_error **err);
 
 /* DIR (called WHAT in errors) must be a directory, not a symlink, owned
  * by our euid and closed to everybody else (mode & 077 == 0): where root

@@ -21,10 +21,10 @@
 
 #include "cgroupv2/sample.h"
 #include "common/error.h"
+#include "common/file.h" /* IOB_OCI_CONFIG_MAX */
 #include "wcd/wcd.h"
 
-#define HOOK_STATE_MAX (1024 * 1024)       /* stdin */
-#define HOOK_CONFIG_MAX (16 * 1024 * 1024) /* <bundle>/config.json */
+#define HOOK_STATE_MAX (1024 * 1024) /* stdin */
 #define HOOK_ID_MAX 1024
 #define HOOK_ANNOTATIONS_MAX 4096 /* entries */
 #define HOOK_ANNOTATION_VALUE_MAX (64 * 1024)
@@ -34,7 +34,6 @@
 #define HOOK_ANN_WORKLOAD "io.iobatch.workload"
 #define HOOK_ANN_IMAGE "io.kubernetes.cri.image-name"
 
-#define HOOK_DEFAULT_SOCKET "/run/iobatch/iobatchd.sock"
 /* runc gives a hook no deadline unless the spec sets one; ours stays short
  * so a wedged agent cannot stall container creation (--timeout-ms). */
 #define HOOK_DEFAULT_TIMEOUT_MS 2000

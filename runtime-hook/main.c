@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "agent/api.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "runtime-hook/hook.h"
@@ -22,7 +23,7 @@ static void usage(FILE *f) {
           "OCI hook: reads the container state on stdin.  The stage defaults to the\n"
           "state's status: \"stopped\" is poststop (tell the agent it exited), anything\n"
           "else prestart (sample, register; with --max-wait-ms also wait for admission).\n"
-          "  --socket PATH       agent socket (default " HOOK_DEFAULT_SOCKET ")\n"
+          "  --socket PATH       agent socket (default " AGENT_DEFAULT_SOCKET ")\n"
           "  --timeout-ms N      bound on connecting to the agent and on each call\n"
           "                      (default %d)\n"
           "  --max-wait-ms N     prestart: ask the agent to admit and wait at most N ms\n"
@@ -126,7 +127,7 @@ int main(int argc, char **argv) {
       {"selftest-seccomp", no_argument, NULL, 'X'},
       {NULL, 0, NULL, 0},
   };
-  struct hook_options opt = {.socket = HOOK_DEFAULT_SOCKET};
+  struct hook_options opt = {.socket = AGENT_DEFAULT_SOCKET};
   int selftest = 0, c;
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     switch (c) {

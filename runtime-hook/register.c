@@ -3,7 +3,7 @@
  * runs; under a hooks.d engine also Admit (prestart) and Exited
  * (poststop).  Every wait is bounded (connect and calls by timeout_ms,
  * Admit by max_wait_ms), and every agent trouble comes back as an error
- * of code UNAVAILABLE, which main turns into fail open (DESIGN.md) unless
+ * of code UNAVAILABLE, which main turns into fail open (docs/DESIGN.md) unless
  * told to fail closed. */
 #include <errno.h>
 #include <limits.h>

@@ -12,7 +12,7 @@
 #include "runtime-hook/hook.h"
 
 /* Initial weights by class, before the agent knows better.  Small random
- * I/O is the victim next to large sequential streams (DESIGN.md: a 4 KiB
+ * I/O is the victim next to large sequential streams (docs/DESIGN.md: a 4 KiB
  * random writer fell from 62k to under 1k IOPS beside a 1 MiB sequential
  * writer), so random classes start above the default and sequential ones
  * below it; the agent retunes them from measurements. */

@@ -161,7 +161,7 @@ int hook_state_load_bundle(struct hook_state *st, struct iob_error **err) {
     abort();
   cleanup_free char *buf = NULL;
   size_t len = 0;
-  if (cg2_read_file(path, HOOK_CONFIG_MAX, &buf, &len, err) < 0)
+  if (cg2_read_file(path, IOB_OCI_CONFIG_MAX, &buf, &len, err) < 0)
     return -1;
   json_error_t jerr;
   json_t *cfg = json_loadb(buf, len, 0, &jerr);

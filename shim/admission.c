@@ -19,11 +19,11 @@
 #include "agent/client.h"
 #include "cgroupv2/cg2.h"
 #include "common/cleanup.h"
+#include "common/file.h"
 #include "common/log.h"
 #include "shim/shim.h"
 #include "wcd/wcd.h"
 
-#define CONFIG_MAX (16u << 20) /* <bundle>/config.json */
 #define ARGS_MAX 4096
 #define ANN_CLASS "io.iobatch.class"
 #define ANN_WORKLOAD "io.iobatch.workload"
@@ -80,7 +80,7 @@ static struct agent_client *client(struct iob_loop *loop, const char *bundle) {
     iob_warn("no agent client: %s", err->msg);
   } else {
     agent_client_set_timeout(agent, o.agent_timeout_ms);
-    iob_info("agent at '%s'%s", path && *path ? path : AGENT_CLIENT_DEFAULT_SOCKET,
+    iob_info("agent at '%s'%s", path && *path ? path : AGENT_DEFAULT_SOCKET,
              fail_closed ? ", fail closed" : "");
   }
   shim_options_release(&o);
@@ -133,9 +133,9 @@ static int info_load(const char *bundle, struct ctr_info *out, struct iob_error 
   struct stat sb;
   if (stat(path, &sb) < 0)
     return iob_error(err, errno, "cannot stat '%s'", path);
-  if (sb.st_size > (off_t)CONFIG_MAX)
+  if (sb.st_size > (off_t)IOB_OCI_CONFIG_MAX)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is larger than %u bytes", path,
-                          CONFIG_MAX);
+                          IOB_OCI_CONFIG_MAX);
   json_error_t je;
   json_t *cfg = json_load_file(path, 0, &je);
   if (!json_is_object(cfg)) {
@@ -286,7 +286,8 @@ static void without_agent(const struct shim_admission_req *req, const char *why,
   cleanup_error struct iob_error *err = NULL;
   if (!fail_closed) {
     iob_warn("'%s' starts without asking the agent: %s (fail open)", req->id, why);
-    return fn(data, 1, NULL);
+    fn(data, 1, NULL);
+    return;
   }
   iob_err("'%s' not started: the agent was not asked: %s (fail closed)", req->id, why);
   iob_error_code(&err, IOB_CODE_UNAVAILABLE, "the agent was not asked about '%s': %s (fail closed)",
@@ -300,7 +301,8 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
   struct ctr_info in;
   if (info_load(req->bundle, &in, &err) < 0) {
     iob_error_prefix(&err, "cannot ask the agent about '%s'", req->id);
-    return fn(data, 0, err);
+    fn(data, 0, err);
+    return;
   }
   struct agent_client *ac = client(loop, req->bundle);
   struct held *h = calloc(1, sizeof(*h));
@@ -309,7 +311,8 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
     if (h)
       held_free(h);
     info_release(&in);
-    return without_agent(req, "out of memory", fn, data);
+    without_agent(req, "out of memory", fn, data);
+    return;
   }
   h->fn = fn;
   h->data = data;
@@ -324,7 +327,8 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
   info_release(&in);
   if (r < 0) {
     held_free(h);
-    return without_agent(req, err->msg, fn, data);
+    without_agent(req, err->msg, fn, data);
+    return;
   }
   h->next = helds;
   helds = h;

@@ -1,5 +1,5 @@
 /* Create: put iobatch-hook into the bundle's config.json as a prestart
- * hook (issue #5, DESIGN.md), so runc runs it during `runc create`, after
+ * hook (issue #5, docs/DESIGN.md), so runc runs it during `runc create`, after
  * the container's namespaces and cgroup exist, with the container state on
  * stdin.  runc runs the prestart hooks at the same point and with the same
  * state as createRuntime (runtime-spec config.md: prestart is deprecated
@@ -20,9 +20,9 @@
 #include <jansson.h>
 
 #include "common/cleanup.h"
+#include "common/file.h"
 #include "shim/shim.h"
 
-#define CONFIG_MAX (16u << 20)
 #define HOOK_NAME "iobatch-hook"
 #define HOOK_KIND "prestart"
 
@@ -102,9 +102,9 @@ static json_t *hook_entry(const char *hook, const char *socket) {
 int shim_hook_inject_json(const char *json, size_t len, const char *hook, const char *socket,
                           char **out, struct iob_error **err) {
   *out = NULL;
-  if (len > CONFIG_MAX)
+  if (len > IOB_OCI_CONFIG_MAX)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'config.json' is larger than %u bytes",
-                          CONFIG_MAX);
+                          IOB_OCI_CONFIG_MAX);
   json_error_t je;
   json_auto_t *cfg = json_loadb(json, len, 0, &je);
   if (cfg == NULL)
@@ -142,9 +142,9 @@ int shim_hook_inject_json(const char *json, size_t len, const char *hook, const 
 static int read_config(int fd, const char *path, const struct stat *st, char **buf, size_t *len,
                        struct iob_error **err) {
   struct stat sb = *st;
-  if (sb.st_size > (off_t)CONFIG_MAX)
+  if (sb.st_size > (off_t)IOB_OCI_CONFIG_MAX)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is larger than %u bytes", path,
-                          CONFIG_MAX);
+                          IOB_OCI_CONFIG_MAX);
   *buf = malloc((size_t)sb.st_size + 1);
   if (*buf == NULL)
     return iob_error(err, ENOMEM, "cannot allocate");

@@ -1,6 +1,6 @@
 /* A process's stdio: containerd's FIFOs opened by path, pipes to the
  * process, copying on the event loop; file:// and binary:// loggers; the
- * pty master when there is a terminal.  (reference section 5, I/O) */
+ * pty master when there is a terminal.  (docs/reference/shim-v2.md section 5, I/O) */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

@@ -1,5 +1,5 @@
-/* The `start`, `delete` and `-info` actions containerd runs (reference
- * section 3, binary contract). */
+/* The `start`, `delete` and `-info` actions containerd runs
+ * (docs/reference/shim-v2.md section 3, binary contract). */
 #include <errno.h>
 #include <fcntl.h>
 #include <mntent.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/file.h"
 #include "common/sha256.h"
 #include "containerd/task/v2/shim.pb-c.h"
 #include "containerd/types/introspection.pb-c.h"
@@ -23,7 +24,6 @@
 #include "shim/shim.h"
 
 #define STDIN_MAX (1u << 20)
-#define CONFIG_MAX (16u << 20)
 #define SUN_PATH_LIMIT 106
 
 static int read_fd_all(int fd, size_t max, uint8_t **out, size_t *len, struct iob_error **err) {
@@ -183,7 +183,7 @@ static int group_of(const char *bundle, const char *id, char **group, struct iob
   size_t len;
   if (asprintf(&path, "%s/config.json", bundle) < 0)
     abort();
-  if (read_file(path, CONFIG_MAX, &cfg, &len, err) < 0)
+  if (read_file(path, IOB_OCI_CONFIG_MAX, &cfg, &len, err) < 0)
     return -1;
   return shim_config_group((const char *)cfg, len, id, group, err);
 }

@@ -73,11 +73,14 @@ static void h_create(struct ttrpc_call *call, const ProtobufCMessage *msg, void 
   struct shim_create cr = {.id = r->id, .bundle = r->bundle,
                            .stdio = {r->stdin, r->stdout, r->stderr, r->terminal}};
   if (check_ids(r->id, NULL, &err) < 0 || shim_validate_path("bundle", r->bundle, true, &err) < 0 ||
-      check_stdio(&cr.stdio, &err) < 0 || create_mounts(r, &mounts, &err) < 0)
-    return fail(call, &err);
+      check_stdio(&cr.stdio, &err) < 0 || create_mounts(r, &mounts, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   if (r->checkpoint && *r->checkpoint) {
     iob_error_code(&err, IOB_CODE_UNIMPLEMENTED, "checkpoint restore is not supported");
-    return fail(call, &err);
+    fail(call, &err);
+    return;
   }
   cr.mounts = mounts;
   cr.n_mounts = r->n_rootfs;
@@ -87,8 +90,10 @@ static void h_create(struct ttrpc_call *call, const ProtobufCMessage *msg, void 
     cr.options_len = r->options->value.len;
   }
   struct shim_container *c;
-  if (shim_container_create(s, &cr, &c, &err) < 0)
-    return fail(call, &err);
+  if (shim_container_create(s, &cr, &c, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   Containerd__Task__V2__CreateTaskResponse resp = CONTAINERD__TASK__V2__CREATE_TASK_RESPONSE__INIT;
   resp.pid = (uint32_t)c->init.pid;
   ttrpc_call_reply(call, &resp.base);
@@ -108,10 +113,13 @@ static void on_admitted(void *data, int admitted, struct iob_error *aerr) {
   if (!admitted) {
     iob_error_code(&err, IOB_CODE_FAILED_PRECONDITION, "not admitted: %s",
                    aerr ? aerr->msg : "refused");
-    return fail(call, &err);
+    fail(call, &err);
+    return;
   }
-  if (shim_process_start(p, &err) < 0)
-    return fail(call, &err);
+  if (shim_process_start(p, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   Containerd__Task__V2__StartResponse resp = CONTAINERD__TASK__V2__START_RESPONSE__INIT;
   resp.pid = (uint32_t)p->pid;
   ttrpc_call_reply(call, &resp.base);
@@ -122,8 +130,10 @@ static void h_start(struct ttrpc_call *call, const ProtobufCMessage *msg, void *
   cleanup_error struct iob_error *err = NULL;
   struct shim_container *c;
   struct shim_process *p;
-  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0)
-    return fail(call, &err);
+  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   struct start_ctx *sc = malloc(sizeof(*sc));
   if (sc == NULL)
     abort();
@@ -149,15 +159,19 @@ static void h_delete(struct ttrpc_call *call, const ProtobufCMessage *msg, void 
   cleanup_error struct iob_error *err = NULL;
   struct shim_container *c;
   struct shim_process *p;
-  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0)
-    return fail(call, &err);
+  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   Containerd__Task__V2__DeleteResponse resp = CONTAINERD__TASK__V2__DELETE_RESPONSE__INIT;
   Google__Protobuf__Timestamp ts;
   struct shim_time at;
   if (p->exec_id == NULL)
     shim_admission_cancel(c->svc->ns, c->id); /* a Start still held fails */
-  if (shim_process_delete(p, &resp.pid, &resp.exit_status, &at, &err) < 0)
-    return fail(call, &err);
+  if (shim_process_delete(p, &resp.pid, &resp.exit_status, &at, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   time_out(at, &ts);
   resp.exited_at = &ts;
   ttrpc_call_reply(call, &resp.base);
@@ -168,8 +182,10 @@ static void h_state(struct ttrpc_call *call, const ProtobufCMessage *msg, void *
   cleanup_error struct iob_error *err = NULL;
   struct shim_container *c;
   struct shim_process *p;
-  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0)
-    return fail(call, &err);
+  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   Containerd__Task__V2__StateResponse resp = CONTAINERD__TASK__V2__STATE_RESPONSE__INIT;
   Google__Protobuf__Timestamp ts;
   resp.id = p->exec_id ? p->exec_id : c->id;
@@ -225,10 +241,14 @@ static void h_wait(struct ttrpc_call *call, const ProtobufCMessage *msg, void *u
   cleanup_error struct iob_error *err = NULL;
   struct shim_container *c;
   struct shim_process *p;
-  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0)
-    return fail(call, &err);
-  if (p->exited)
-    return wait_reply(call, p);
+  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
+  if (p->exited) {
+    wait_reply(call, p);
+    return;
+  }
   struct shim_waitcall *w = calloc(1, sizeof(*w));
   if (w == NULL)
     abort();
@@ -243,8 +263,10 @@ static void h_kill(struct ttrpc_call *call, const ProtobufCMessage *msg, void *u
   struct shim_container *c;
   struct shim_process *p;
   if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0 ||
-      shim_process_kill(p, r->signal, r->all, &err) < 0)
-    return fail(call, &err);
+      shim_process_kill(p, r->signal, r->all, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   if (p->exec_id == NULL)
     shim_admission_cancel(c->svc->ns, c->id); /* a Start still held fails */
   reply_empty(call);
@@ -257,15 +279,20 @@ static void h_exec(struct ttrpc_call *call, const ProtobufCMessage *msg, void *u
   struct shim_process *p;
   struct shim_stdio st = {r->stdin, r->stdout, r->stderr, r->terminal};
   if (lookup(user, r->id, NULL, &c, &p, &err) < 0 ||
-      shim_validate_id("exec id", r->exec_id, &err) < 0 || check_stdio(&st, &err) < 0)
-    return fail(call, &err);
+      shim_validate_id("exec id", r->exec_id, &err) < 0 || check_stdio(&st, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   if (r->spec == NULL || r->spec->value.len == 0 || r->spec->value.len > SPEC_MAX) {
     iob_error_code(&err, IOB_CODE_INVALID_ARGUMENT, "missing or oversized process spec");
-    return fail(call, &err);
+    fail(call, &err);
+    return;
   }
   if (shim_exec_add(c, r->exec_id, &st, (const char *)r->spec->value.data, r->spec->value.len,
-                    &err) < 0)
-    return fail(call, &err);
+                    &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   reply_empty(call);
 }
 
@@ -275,8 +302,10 @@ static void h_resize(struct ttrpc_call *call, const ProtobufCMessage *msg, void 
   struct shim_container *c;
   struct shim_process *p;
   if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0 ||
-      shim_io_resize(p->io, r->width, r->height, &err) < 0)
-    return fail(call, &err);
+      shim_io_resize(p->io, r->width, r->height, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   reply_empty(call);
 }
 
@@ -285,8 +314,10 @@ static void h_closeio(struct ttrpc_call *call, const ProtobufCMessage *msg, void
   cleanup_error struct iob_error *err = NULL;
   struct shim_container *c;
   struct shim_process *p;
-  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0)
-    return fail(call, &err);
+  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   if (r->stdin)
     shim_io_close_stdin(p->io);
   reply_empty(call);
@@ -299,8 +330,10 @@ static void h_pids(struct ttrpc_call *call, const ProtobufCMessage *msg, void *u
   struct shim_process *p;
   cleanup_free pid_t *pids = NULL;
   size_t n = 0;
-  if (lookup(user, r->id, NULL, &c, &p, &err) < 0 || shim_container_pids(c, &pids, &n, &err) < 0)
-    return fail(call, &err);
+  if (lookup(user, r->id, NULL, &c, &p, &err) < 0 || shim_container_pids(c, &pids, &n, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   cleanup_free Containerd__Task__V2__ProcessInfo *infos = calloc(n + 1, sizeof(*infos));
   cleanup_free Containerd__Task__V2__ProcessInfo **ptrs = calloc(n + 1, sizeof(*ptrs));
   cleanup_free Google__Protobuf__Any *anys = calloc(n + 1, sizeof(*anys));
@@ -345,8 +378,10 @@ static void h_pause(struct ttrpc_call *call, const ProtobufCMessage *msg, void *
   struct shim_container *c;
   struct shim_process *p;
   bool pause = !strcmp(ttrpc_call_method(call), "Pause");
-  if (lookup(user, r->id, NULL, &c, &p, &err) < 0 || shim_container_pause(c, pause, &err) < 0)
-    return fail(call, &err);
+  if (lookup(user, r->id, NULL, &c, &p, &err) < 0 || shim_container_pause(c, pause, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   reply_empty(call);
 }
 
@@ -355,15 +390,20 @@ static void h_update(struct ttrpc_call *call, const ProtobufCMessage *msg, void 
   cleanup_error struct iob_error *err = NULL;
   struct shim_container *c;
   struct shim_process *p;
-  if (lookup(user, r->id, NULL, &c, &p, &err) < 0)
-    return fail(call, &err);
+  if (lookup(user, r->id, NULL, &c, &p, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   if (r->resources == NULL || r->resources->value.len == 0 || r->resources->value.len > SPEC_MAX) {
     iob_error_code(&err, IOB_CODE_INVALID_ARGUMENT, "missing or oversized resources");
-    return fail(call, &err);
+    fail(call, &err);
+    return;
   }
   if (shim_container_update(c, (const char *)r->resources->value.data, r->resources->value.len,
-                            &err) < 0)
-    return fail(call, &err);
+                            &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   reply_empty(call);
 }
 
@@ -375,14 +415,19 @@ static void h_stats(struct ttrpc_call *call, const ProtobufCMessage *msg, void *
   cleanup_free char *type = NULL;
   cleanup_free uint8_t *value = NULL;
   size_t len = 0;
-  if (lookup(user, r->id, NULL, &c, &p, &err) < 0)
-    return fail(call, &err);
+  if (lookup(user, r->id, NULL, &c, &p, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   if (p->exited) {
     iob_error_code(&err, IOB_CODE_NOT_FOUND, "container '%s' has exited", c->id);
-    return fail(call, &err);
+    fail(call, &err);
+    return;
   }
-  if (shim_stats_collect(p->pid, &type, &value, &len, &err) < 0)
-    return fail(call, &err);
+  if (shim_stats_collect(p->pid, &type, &value, &len, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
   Google__Protobuf__Any any = GOOGLE__PROTOBUF__ANY__INIT;
   any.type_url = type;
   any.value.data = value;

@@ -1,5 +1,5 @@
 /* containerd-shim-iobatch-v2: declarations shared by the shim's files.
- * Facts about the protocol: ../shared/reference/shim-v2.md. */
+ * Facts about the protocol: docs/reference/shim-v2.md. */
 #ifndef SHIM_SHIM_H
 #define SHIM_SHIM_H
 

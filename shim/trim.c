@@ -84,7 +84,20 @@ static void on_timer(struct iob_loop *loop, void *data) {
   shim_trim_now();
 }
 
+/* IOBATCH_SHIM_NO_TRIM=1 in the shim's environment (containerd's) turns
+ * trimming off, so that bench/shim-cost.sh can measure what it buys. */
+static bool trim_disabled(void) {
+  static int off = -1;
+  if (off < 0) {
+    const char *v = getenv("IOBATCH_SHIM_NO_TRIM");
+    off = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+  }
+  return off;
+}
+
 void shim_trim_later(struct iob_loop *loop) {
+  if (trim_disabled())
+    return;
   if (pending)
     iob_timer_cancel(loop, pending);
   pending = iob_loop_timer(loop, TRIM_DELAY_MS, on_timer, NULL);

@@ -1,7 +1,7 @@
 /* A small C implementation of containerd's ttrpc (github.com/containerd/ttrpc):
  * framing, a server on the shared event loop with many requests in flight per
  * connection and deferred replies, and a client (blocking and async).
- * Wire facts: ../shared/reference/shim-v2.md section 1. */
+ * Wire facts: docs/reference/shim-v2.md section 1. */
 #ifndef IOB_TTRPC_H
 #define IOB_TTRPC_H
 

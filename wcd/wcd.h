@@ -1,7 +1,7 @@
 /* Workload character detector: turns a window of I/O samples of one cgroup
  * into a character bin (the "WCD" of Bhimani et al.) with a confidence.
  *
- * The signals are what counters can give (reference/cgroup-v2-io.md, §4):
+ * The signals are what counters can give (docs/reference/cgroup-v2-io.md §2):
  * the read/write share of bytes, and per direction the average request size
  * (bytes / ios) as the sequential/random signal.  Large requests are
  * sequential streams (or merged ones); small ones are random.  Sequential

@@ -65,7 +65,7 @@ iobatch_agent_start() {
       # single seq_slowdown median (2.2x) that `iobatchctl calibrate`
       # writes beside them.
       # (iobatchctl calibrate writes `seq_pairs = matrix` itself since
-      # session 2; older matrix files get it added here.)
+      # 80e54e1; older matrix files get it added here.)
       { cat "$IOB_CAL_MATRIX"; grep -q '^seq_pairs' "$IOB_CAL_MATRIX" || printf '\nseq_pairs = matrix\n'; } \
         >"$IOB_AGENT_DIR/matrix.conf"
       echo "matrix = $IOB_AGENT_DIR/matrix.conf"

@@ -33,7 +33,7 @@ job_mib() { awk -v m="${JOB_MIB[$1]}" -v s="$SCALE" 'BEGIN { printf "%d", m * s 
 #    result (two sequential + two random writers: batched ~25% sooner than
 #    all at once, issue 7).
 #  homo-seq-write: the paper's homogeneous write-heavy case.
-#  read-vs-write: read-heavy beside write-heavy (the paper: fine; DESIGN.md:
+#  read-vs-write: read-heavy beside write-heavy (the paper: fine; docs/DESIGN.md:
 #    not on these machines).
 #  every-class: sequential/random x read/write, two of each.
 MIXES_ALL=(hetero-writers homo-seq-write read-vs-write every-class)

@@ -27,7 +27,7 @@
 
 static bool quick;
 
-/* CPU time of this thread: the other sessions on these 2-core machines
+/* CPU time of this thread: other work on these shared 2-core machines
  * make wall time swing 2x between runs; the solver is single-threaded and
  * does no I/O, so its CPU time is its cost. */
 static double now_s(void) {

@@ -1,6 +1,7 @@
 /* The admission state machine with a fake clock: holds, admissions on
  * exit, deadlines, the batch window, cancellation, re-registration. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,7 +125,6 @@ static void test_deadline_forces(void **state) {
   assert_int_equal(adm.forced_admissions, 1);
   /* forced in beside a conflicting one: the victim gets the larger weight */
   assert_true(rw->weight > sw->weight);
-  assert_true(rw->shared && sw->shared);
   agent_adm_release(&adm);
 }
 
@@ -322,6 +322,7 @@ static void test_capacity_fifo(void **state) {
   struct batch_config cfg;
   batch_config_default(&cfg);
   cfg.max_batch = 2;
+  cfg.cap_running = true; /* as max_concurrency = 2 in iobatchd.conf */
   agent_adm_init(&adm, &cfg, 0, 60000, &ops, NULL);
   struct agent_ctr *c[4];
   char id[16];
@@ -343,6 +344,97 @@ static void test_capacity_fifo(void **state) {
   agent_adm_release(&adm);
 }
 
+
+/* Issue #11 at the agent: a pod sandbox is admitted at once and never
+ * planned; a service and an unknown container are never held; a new
+ * container beside six idle ones and two sandboxes starts at once (the
+ * default configuration: nothing is evidence, no cap). */
+static void test_sandbox_service_probe(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  agent_adm_init(&adm, &cfg, 200, 300000, &ops, NULL);
+  n_admitted = 0;
+  cleanup_error struct iob_error *err = NULL;
+  char id[16];
+  for (int i = 0; i < 6; i++) {
+    snprintf(id, sizeof(id), "idle%d", i);
+    struct agent_ctr *c = reg(&adm, id, "idle", 0);
+    assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 0), 0);
+    run_until(&adm, 10);
+    assert_int_equal(c->state, AGENT_RUNNING);
+  }
+  for (int i = 0; i < 2; i++) {
+    snprintf(id, sizeof(id), "pause%d", i);
+    struct agent_ctr_info in = {.id = id, .ns = "k8s.io", .kind = "sandbox", .source = "shim"};
+    struct agent_ctr *c = NULL;
+    assert_int_equal(agent_adm_register(&adm, &in, 20, &c, &err), 0);
+    assert_int_equal(c->kind, AGENT_KIND_SANDBOX);
+    /* answered at once: no plan, no batch window */
+    assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 20), 1);
+    assert_int_equal(c->state, AGENT_RUNNING);
+  }
+  assert_int_equal(n_admitted, 8);
+  /* an unknown newcomer: a probe, admitted by the first plan */
+  struct agent_ctr *u = reg(&adm, "new", NULL, 30);
+  assert_int_equal(agent_adm_admit(&adm, u, 0, 0, 30), 0);
+  run_until(&adm, 30);
+  assert_int_equal(u->state, AGENT_RUNNING);
+  assert_int_equal(u->reason, BATCH_ADMIT_PROBE);
+  /* a declared service beside a running seq writer, even under the paper
+   * policy's objective: never held */
+  adm.bcfg.policy = BATCH_POLICY_PAPER;
+  struct agent_ctr *w = reg(&adm, "writer", "seq-write", 40);
+  agent_adm_admit(&adm, w, 0, 0, 40);
+  run_until(&adm, 40);
+  struct agent_ctr_info si = {
+      .id = "db", .ns = "default", .kind = "service", .declared_class = "rand-write"};
+  struct agent_ctr *db = NULL;
+  assert_int_equal(agent_adm_register(&adm, &si, 50, &db, &err), 0);
+  agent_adm_admit(&adm, db, 0, 0, 50);
+  run_until(&adm, 50);
+  assert_int_equal(db->state, AGENT_RUNNING);
+  assert_int_equal(db->reason, BATCH_ADMIT_SERVICE);
+  /* an unknown kind is refused, naming it */
+  struct agent_ctr_info bad = {.id = "x", .kind = "daemonset"};
+  assert_int_equal(agent_adm_register(&adm, &bad, 60, NULL, &err), -1);
+  assert_non_null(strstr(err->msg, "unknown kind 'daemonset'"));
+  agent_adm_release(&adm);
+}
+
+/* Work left comes from progress: bytes done against the learned bytes;
+ * far past them the job is open-ended. */
+static void test_progress(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
+  struct agent_ctr *c = reg(&adm, "w", "seq-write", 0);
+  agent_adm_admit(&adm, c, 0, 0, 0);
+  run_until(&adm, 0);
+  c->solo_s = 10;
+  c->solo_bps = 100e6; /* a run moves 1 GB */
+  c->bytes_run = 250e6;
+  struct batch_job j;
+  agent_adm_job(&adm, c, 5000, &j); /* slowed: a quarter done after 5 s */
+  assert_false(j.service);
+  assert_true(fabs(j.remaining_s - 7.5) < 1e-9);
+  c->bytes_run = 1.1e9; /* past the learned bytes: a little more */
+  agent_adm_job(&adm, c, 12000, &j);
+  assert_true(fabs(j.remaining_s - 0.5) < 1e-9);
+  c->bytes_run = 3.5e9; /* far past: open-ended */
+  agent_adm_job(&adm, c, 40000, &j);
+  assert_true(j.service);
+  /* nothing learned: the batcher sees no estimate (open-ended) */
+  c->solo_s = 0;
+  c->solo_bps = 0;
+  agent_adm_job(&adm, c, 40000, &j);
+  assert_true(isinf(batch_work_left(&adm.bcfg, &j, 40)));
+  agent_adm_release(&adm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_paper_hold_until_exit),
@@ -354,6 +446,8 @@ int main(void) {
       cmocka_unit_test(test_settle),
       cmocka_unit_test(test_register_rules),
       cmocka_unit_test(test_capacity_fifo),
+      cmocka_unit_test(test_sandbox_service_probe),
+      cmocka_unit_test(test_progress),
   };
   return cmocka_run_group_tests_name("agent_admission", tests, NULL, NULL);
 }

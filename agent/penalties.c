@@ -1,0 +1,192 @@
+#include "agent/penalties.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common/cleanup.h"
+#include "common/file.h"
+
+/* Weight of a new sample in the running average. */
+#define PEN_LEARN_RATE 0.2
+#define PEN_MAX_SAMPLES 1000000000u
+
+#define cleanup_json __attribute__((cleanup(json_decrefp)))
+
+int agent_penalties_init(struct agent_penalties *pen, const char *state_dir,
+                         struct iob_error **err) {
+  memset(pen, 0, sizeof(*pen));
+  if (state_dir == NULL)
+    return 0;
+  if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
+    return iob_error(err, errno, "cannot create state directory '%s'", state_dir);
+  if (asprintf(&pen->path, "%s/%s", state_dir, AGENT_PENALTIES_FILE) < 0) {
+    pen->path = NULL;
+    return iob_error(err, ENOMEM, "cannot allocate the penalties path");
+  }
+  return 0;
+}
+
+void agent_penalties_release(struct agent_penalties *pen) {
+  free(pen->path);
+  pen->path = NULL;
+}
+
+static void clear(struct agent_penalties *pen) {
+  memset(pen->p, 0, sizeof(pen->p));
+}
+
+void agent_penalties_observe(struct agent_penalties *pen, enum batch_class victim,
+                             enum batch_class neighbour, double slowdown, bool new_corun) {
+  if (!batch_class_does_io(victim) || !batch_class_does_io(neighbour) || !isfinite(slowdown) ||
+      slowdown <= 0)
+    return;
+  if (slowdown > AGENT_PEN_MAX_SLOWDOWN)
+    slowdown = AGENT_PEN_MAX_SLOWDOWN;
+  struct agent_pen_pair *e = &pen->p[victim][neighbour];
+  e->slowdown = e->samples == 0 ? slowdown : e->slowdown + PEN_LEARN_RATE * (slowdown - e->slowdown);
+  if (e->samples < PEN_MAX_SAMPLES)
+    e->samples++;
+  if (new_corun && e->coruns < PEN_MAX_SAMPLES)
+    e->coruns++;
+  pen->dirty = true;
+}
+
+bool agent_penalties_in_use(const struct agent_penalties *pen, enum batch_class v,
+                            enum batch_class n) {
+  if ((unsigned)v >= BATCH_NCLASS || (unsigned)n >= BATCH_NCLASS)
+    return false;
+  return pen->p[v][n].coruns >= AGENT_PEN_MIN_CORUNS && pen->p[v][n].slowdown > 0;
+}
+
+void agent_penalties_apply(const struct agent_penalties *pen, struct batch_config *cfg) {
+  for (int v = 0; v < BATCH_NCLASS; v++)
+    for (int n = 0; n < BATCH_NCLASS; n++) {
+      if (!agent_penalties_in_use(pen, (enum batch_class)v, (enum batch_class)n))
+        continue;
+      double extra = pen->p[v][n].slowdown - 1;
+      double s = cfg->slowdown_scale > 0 ? extra / cfg->slowdown_scale : 0;
+      cfg->s[v][n] = s > 0 ? (s < BATCH_PENALTY_MAX ? s : BATCH_PENALTY_MAX) : 0;
+      cfg->known[v][n] = true;
+      cfg->measured[v][n] = true;
+    }
+}
+
+static int from_json(struct agent_penalties *pen, json_t *root, const char *name,
+                     struct iob_error **err) {
+  if (!json_is_object(root))
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': top level is not an object", name);
+  json_t *ver = json_object_get(root, "version");
+  if (!json_is_integer(ver) || json_integer_value(ver) != 1)
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': missing or unsupported 'version'", name);
+  json_t *pairs = json_object_get(root, "pairs");
+  if (!json_is_array(pairs))
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': 'pairs' is not an array", name);
+  size_t i;
+  json_t *v;
+  json_array_foreach(pairs, i, v) {
+    const char *vc = NULL, *nc = NULL;
+    double sd = 0;
+    json_int_t samples = 0, coruns = 0;
+    json_error_t je;
+    if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:s, s:F, s:I, s:I}", "victim", &vc,
+                       "neighbour", &nc, "slowdown", &sd, "samples", &samples, "coruns",
+                       &coruns) < 0)
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': pair %zu: %s", name, i, je.text);
+    int a = batch_class_from_name(vc), b = batch_class_from_name(nc);
+    if (a < 0 || b < 0 || !batch_class_does_io((enum batch_class)a) ||
+        !batch_class_does_io((enum batch_class)b))
+      return iob_error_code(err, IOB_CODE_DATA_LOSS,
+                            "'%s': pair %zu: '%.40s' / '%.40s' is not a pair of I/O classes", name,
+                            i, vc, nc);
+    if (!(sd > 0 && sd <= AGENT_PEN_MAX_SLOWDOWN) || samples < 1 ||
+        samples > (json_int_t)PEN_MAX_SAMPLES || coruns < 0 || coruns > samples)
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': pair %zu (%s, %s) has invalid values",
+                            name, i, vc, nc);
+    struct agent_pen_pair *e = &pen->p[a][b];
+    if (e->samples)
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': pair (%s, %s) given twice", name, vc,
+                            nc);
+    e->slowdown = sd;
+    e->samples = (uint32_t)samples;
+    e->coruns = (uint32_t)coruns;
+  }
+  return 0;
+}
+
+int agent_penalties_parse(struct agent_penalties *pen, const char *name, const char *buf,
+                          size_t len, struct iob_error **err) {
+  clear(pen);
+  if (len > AGENT_PENALTIES_MAX_BYTES)
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s' is too large: %zu bytes, at most %d",
+                          name, len, AGENT_PENALTIES_MAX_BYTES);
+  json_error_t je;
+  cleanup_json json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+  if (root == NULL)
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "cannot parse '%s': line %d: %s", name, je.line,
+                          je.text);
+  if (from_json(pen, root, name, err) < 0) {
+    clear(pen);
+    return -1;
+  }
+  return 0;
+}
+
+int agent_penalties_load(struct agent_penalties *pen, struct iob_error **err) {
+  clear(pen);
+  if (pen->path == NULL)
+    return 0;
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
+  cleanup_error struct iob_error *cause = NULL;
+  if (iob_read_file(pen->path, AGENT_PENALTIES_MAX_BYTES, &buf, &len, &cause) < 0) {
+    if (cause->errno_ == ENOENT)
+      return 0;
+    return iob_error(err, cause->errno_, "%s", cause->msg);
+  }
+  if (agent_penalties_parse(pen, pen->path, buf, len, &cause) == 0)
+    return 0;
+  /* Keep an unreadable file for a human to look at. */
+  char aside[4200];
+  snprintf(aside, sizeof(aside), "%s.bad-%lld", pen->path, (long long)time(NULL));
+  if (rename(pen->path, aside) < 0)
+    return iob_error(err, errno, "%s; cannot keep it aside as '%s'", cause->msg, aside);
+  return iob_error_code(err, IOB_CODE_DATA_LOSS,
+                        "%s; kept aside as '%s', starting with no measured penalties", cause->msg,
+                        aside);
+}
+
+int agent_penalties_save(struct agent_penalties *pen, struct iob_error **err) {
+  if (pen->path == NULL || !pen->dirty)
+    return 0;
+  cleanup_json json_t *pairs = json_array();
+  if (pairs == NULL)
+    return iob_error(err, ENOMEM, "cannot encode penalties");
+  for (int v = 0; v < BATCH_NCLASS; v++)
+    for (int n = 0; n < BATCH_NCLASS; n++) {
+      const struct agent_pen_pair *e = &pen->p[v][n];
+      if (e->samples == 0)
+        continue;
+      json_t *o = json_pack("{s:s, s:s, s:f, s:I, s:I}", "victim",
+                            batch_class_name((enum batch_class)v), "neighbour",
+                            batch_class_name((enum batch_class)n), "slowdown", e->slowdown,
+                            "samples", (json_int_t)e->samples, "coruns", (json_int_t)e->coruns);
+      if (o == NULL || json_array_append_new(pairs, o) < 0)
+        return iob_error(err, ENOMEM, "cannot encode penalties");
+    }
+  cleanup_json json_t *root = json_pack("{s:i, s:O}", "version", 1, "pairs", pairs);
+  if (root == NULL)
+    return iob_error(err, ENOMEM, "cannot encode penalties");
+  cleanup_free char *text = json_dumps(root, JSON_INDENT(1));
+  if (text == NULL)
+    return iob_error(err, ENOMEM, "cannot encode penalties");
+  if (iob_write_file_atomic(pen->path, text, strlen(text), 0600, err) < 0)
+    return -1;
+  pen->dirty = false;
+  return 0;
+}

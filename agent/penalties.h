@@ -1,0 +1,72 @@
+/* Penalties measured online: how much slower a container of one class ran
+ * beside a neighbour of another than it runs alone.
+ *
+ * The sampler measures, for each running container with a learned solo
+ * throughput that shares the disk with exactly one other container doing
+ * I/O, slowdown = solo rate / current rate, and files it under the pair
+ * (its class, the neighbour's class).  A pair seen in at least
+ * AGENT_PEN_MIN_CORUNS distinct co-runs is evidence: before each plan it
+ * replaces the matrix entry (agent_penalties_apply), so on a disk where
+ * mixing does not hurt the agent stops holding after a few co-runs, and
+ * where it hurts, it holds on measurements rather than on the built-in
+ * guess.
+ *
+ * Persisted as STATE_DIR/penalties.json (atomic replace), e.g.
+ *   {"version": 1, "pairs": [{"victim": "rand-write", "neighbour":
+ *    "seq-write", "slowdown": 3.2, "samples": 41, "coruns": 4}]} */
+#ifndef IOB_AGENT_PENALTIES_H
+#define IOB_AGENT_PENALTIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "batcher/batcher.h"
+#include "common/error.h"
+
+#define AGENT_PENALTIES_FILE "penalties.json"
+#define AGENT_PENALTIES_MAX_BYTES (256 * 1024)
+#define AGENT_PEN_MIN_CORUNS 3    /* co-runs before a pair is evidence */
+#define AGENT_PEN_MAX_SLOWDOWN 100 /* a sample above is clamped */
+
+struct agent_pen_pair {
+  double slowdown; /* running average of solo rate / shared rate; 0: none */
+  uint32_t samples, coruns;
+};
+
+struct agent_penalties {
+  char *path; /* STATE_DIR/penalties.json; NULL: not persisted */
+  struct agent_pen_pair p[BATCH_NCLASS][BATCH_NCLASS];
+  bool dirty;
+};
+
+/* Empty store for STATE_DIR (NULL: in memory only). */
+int agent_penalties_init(struct agent_penalties *pen, const char *state_dir,
+                         struct iob_error **err);
+void agent_penalties_release(struct agent_penalties *pen);
+
+/* Parse a penalties file's text into pen (left empty on error). */
+int agent_penalties_parse(struct agent_penalties *pen, const char *name, const char *buf,
+                          size_t len, struct iob_error **err);
+/* Load the file: missing is empty; unreadable is set aside as
+ * "penalties.json.bad-<time>" and an error naming both is returned (the
+ * store stays empty and usable). */
+int agent_penalties_load(struct agent_penalties *pen, struct iob_error **err);
+int agent_penalties_save(struct agent_penalties *pen, struct iob_error **err);
+
+/* One sample: `victim` ran at 1/slowdown of its solo rate beside one
+ * `neighbour`; new_corun says this pair of containers was not seen
+ * together before.  Classes that do no I/O and non-finite or non-positive
+ * slowdowns are ignored. */
+void agent_penalties_observe(struct agent_penalties *pen, enum batch_class victim,
+                             enum batch_class neighbour, double slowdown, bool new_corun);
+
+/* True when the pair is evidence (enough co-runs). */
+bool agent_penalties_in_use(const struct agent_penalties *pen, enum batch_class victim,
+                            enum batch_class neighbour);
+
+/* Put the measured pairs that are evidence into cfg: s[v][n] =
+ * (slowdown - 1) / slowdown_scale (at least 0), known and measured set. */
+void agent_penalties_apply(const struct agent_penalties *pen, struct batch_config *cfg);
+
+#endif

@@ -1,0 +1,144 @@
+/* Penalties measured online (agent/penalties.c): learning, when a pair
+ * becomes evidence and replaces the matrix, the file (round trip,
+ * malformed input set aside, nothing lost). */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/penalties.h"
+#include "common/cleanup.h"
+
+static void test_learn_and_apply(void **state) {
+  (void)state;
+  struct agent_penalties pen;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_penalties_init(&pen, NULL, &err), 0);
+  /* two co-runs: not evidence yet */
+  agent_penalties_observe(&pen, BATCH_RAND_WRITE, BATCH_SEQ_WRITE, 1.1, true);
+  agent_penalties_observe(&pen, BATCH_RAND_WRITE, BATCH_SEQ_WRITE, 1.1, false);
+  agent_penalties_observe(&pen, BATCH_RAND_WRITE, BATCH_SEQ_WRITE, 1.1, true);
+  assert_int_equal(pen.p[BATCH_RAND_WRITE][BATCH_SEQ_WRITE].samples, 3);
+  assert_int_equal(pen.p[BATCH_RAND_WRITE][BATCH_SEQ_WRITE].coruns, 2);
+  assert_false(agent_penalties_in_use(&pen, BATCH_RAND_WRITE, BATCH_SEQ_WRITE));
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  agent_penalties_apply(&pen, &cfg);
+  assert_false(cfg.known[BATCH_RAND_WRITE][BATCH_SEQ_WRITE]);
+  assert_true(cfg.s[BATCH_RAND_WRITE][BATCH_SEQ_WRITE] == 2.0); /* the default */
+  /* the third co-run makes it evidence: 1.1x -> s = 0.1 / 2 */
+  agent_penalties_observe(&pen, BATCH_RAND_WRITE, BATCH_SEQ_WRITE, 1.1, true);
+  assert_true(agent_penalties_in_use(&pen, BATCH_RAND_WRITE, BATCH_SEQ_WRITE));
+  agent_penalties_apply(&pen, &cfg);
+  assert_true(cfg.known[BATCH_RAND_WRITE][BATCH_SEQ_WRITE]);
+  assert_true(cfg.measured[BATCH_RAND_WRITE][BATCH_SEQ_WRITE]);
+  assert_true(fabs(cfg.s[BATCH_RAND_WRITE][BATCH_SEQ_WRITE] - 0.05) < 1e-9);
+  /* faster than alone counts as no penalty (never negative) */
+  for (int i = 0; i < 3; i++)
+    agent_penalties_observe(&pen, BATCH_SEQ_READ, BATCH_SEQ_READ, 0.8, true);
+  agent_penalties_apply(&pen, &cfg);
+  assert_true(cfg.s[BATCH_SEQ_READ][BATCH_SEQ_READ] == 0);
+  /* ignored: classes without I/O, nonsense slowdowns; clamped: huge ones */
+  agent_penalties_observe(&pen, BATCH_IDLE, BATCH_SEQ_WRITE, 3, true);
+  agent_penalties_observe(&pen, BATCH_RAND_READ, BATCH_SEQ_WRITE, NAN, true);
+  agent_penalties_observe(&pen, BATCH_RAND_READ, BATCH_SEQ_WRITE, -1, true);
+  assert_int_equal(pen.p[BATCH_IDLE][BATCH_SEQ_WRITE].samples, 0);
+  assert_int_equal(pen.p[BATCH_RAND_READ][BATCH_SEQ_WRITE].samples, 0);
+  agent_penalties_observe(&pen, BATCH_RAND_READ, BATCH_SEQ_WRITE, 1e9, true);
+  assert_true(pen.p[BATCH_RAND_READ][BATCH_SEQ_WRITE].slowdown == AGENT_PEN_MAX_SLOWDOWN);
+  agent_penalties_release(&pen);
+}
+
+static void test_file(void **state) {
+  (void)state;
+  char dir[] = "/tmp/iob-pen-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  struct agent_penalties pen, back;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_penalties_init(&pen, dir, &err), 0);
+  assert_int_equal(agent_penalties_load(&pen, &err), 0); /* missing: empty */
+  for (int i = 0; i < 4; i++)
+    agent_penalties_observe(&pen, BATCH_RAND_WRITE, BATCH_SEQ_WRITE, 2.5, true);
+  assert_int_equal(agent_penalties_save(&pen, &err), 0);
+  assert_false(pen.dirty);
+  assert_int_equal(agent_penalties_init(&back, dir, &err), 0);
+  assert_int_equal(agent_penalties_load(&back, &err), 0);
+  assert_int_equal(back.p[BATCH_RAND_WRITE][BATCH_SEQ_WRITE].coruns, 4);
+  assert_true(fabs(back.p[BATCH_RAND_WRITE][BATCH_SEQ_WRITE].slowdown - 2.5) < 1e-9);
+  /* a corrupted file is set aside, named in the error, and the store is
+   * empty and usable */
+  FILE *f = fopen(pen.path, "w");
+  fputs("{\"version\": 1, \"pairs\": [{\"victim\": \"rand-write\"", f);
+  fclose(f);
+  assert_int_equal(agent_penalties_load(&back, &err), -1);
+  assert_non_null(strstr(err->msg, "kept aside as"));
+  assert_int_equal(back.p[BATCH_RAND_WRITE][BATCH_SEQ_WRITE].samples, 0);
+  struct stat sb;
+  assert_int_equal(stat(pen.path, &sb), -1);
+  char cmd[256];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+  agent_penalties_release(&pen);
+  agent_penalties_release(&back);
+}
+
+static void expect_bad(const char *text, const char *msg) {
+  struct agent_penalties pen;
+  cleanup_error struct iob_error *err = NULL;
+  agent_penalties_init(&pen, NULL, &err);
+  pen.p[BATCH_SEQ_READ][BATCH_SEQ_READ].samples = 7; /* cleared on error */
+  if (agent_penalties_parse(&pen, "p.json", text, strlen(text), &err) == 0)
+    fail_msg("accepted: %s", text);
+  if (strstr(err->msg, msg) == NULL)
+    fail_msg("'%s': got '%s', want '%s'", text, err->msg, msg);
+  assert_int_equal(pen.p[BATCH_SEQ_READ][BATCH_SEQ_READ].samples, 0);
+  agent_penalties_release(&pen);
+}
+
+static void test_malformed(void **state) {
+  (void)state;
+  expect_bad("", "cannot parse 'p.json'");
+  expect_bad("[]", "top level is not an object");
+  expect_bad("{\"version\": 2, \"pairs\": []}", "unsupported 'version'");
+  expect_bad("{\"version\": 1, \"pairs\": {}}", "'pairs' is not an array");
+  expect_bad("{\"version\": 1, \"pairs\": [{\"victim\": \"rand-write\"}]}", "pair 0");
+  expect_bad("{\"version\": 1, \"pairs\": [{\"victim\": \"idle\", \"neighbour\": \"seq-write\", "
+             "\"slowdown\": 2, \"samples\": 3, \"coruns\": 3}]}",
+             "not a pair of I/O classes");
+  expect_bad("{\"version\": 1, \"pairs\": [{\"victim\": \"rand-write\", \"neighbour\": "
+             "\"seq-write\", \"slowdown\": -2, \"samples\": 3, \"coruns\": 3}]}",
+             "invalid values");
+  expect_bad("{\"version\": 1, \"pairs\": [{\"victim\": \"rand-write\", \"neighbour\": "
+             "\"seq-write\", \"slowdown\": 2, \"samples\": 3, \"coruns\": 4}]}",
+             "invalid values");
+  expect_bad("{\"version\": 1, \"pairs\": [{\"victim\": \"rand-write\", \"neighbour\": "
+             "\"seq-write\", \"slowdown\": 2, \"samples\": 3, \"coruns\": 3, \"x\": 1}]}",
+             "pair 0");
+  const char *twice = "{\"version\": 1, \"pairs\": ["
+                      "{\"victim\": \"rand-write\", \"neighbour\": \"seq-write\", \"slowdown\": 2, "
+                      "\"samples\": 3, \"coruns\": 3},"
+                      "{\"victim\": \"rand-write\", \"neighbour\": \"seq-write\", \"slowdown\": 2, "
+                      "\"samples\": 3, \"coruns\": 3}]}";
+  expect_bad(twice, "given twice");
+  char big[AGENT_PENALTIES_MAX_BYTES + 2];
+  memset(big, ' ', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  expect_bad(big, "too large");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_learn_and_apply),
+      cmocka_unit_test(test_file),
+      cmocka_unit_test(test_malformed),
+  };
+  return cmocka_run_group_tests_name("agent_penalties", tests, NULL, NULL);
+}
