@@ -71,9 +71,12 @@ int iob_write_file_atomic(const char *path, const char *text, size_t len, int mo
     tmp = NULL;
     return iob_error(err, ENOMEM, "cannot write '%s'", path);
   }
-  /* O_NOFOLLOW: a symlink planted at the temporary name is not followed. */
+  /* A new file, never one put there: O_NOFOLLOW alone would still write
+   * through a hard link planted at the temporary name (O_TRUNC included). */
+  if (unlink(tmp) < 0 && errno != ENOENT)
+    return iob_error(err, errno, "cannot remove '%s'", tmp);
   cleanup_close int fd =
-      open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, (mode_t)mode);
+      open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, (mode_t)mode);
   if (fd < 0)
     return iob_error(err, errno, "cannot create '%s'", tmp);
   /* fsync before rename: otherwise a crash can leave the new name pointing

@@ -18,7 +18,8 @@ int iob_read_fd(int fd, const char *name, size_t max, char **buf, size_t *len,
 /* The same for a path (opened O_RDONLY | O_CLOEXEC). */
 int iob_read_file(const char *path, size_t max, char **buf, size_t *len, struct iob_error **err);
 
-/* Replace PATH with TEXT atomically: write PATH.tmp (O_NOFOLLOW, MODE),
+/* Replace PATH with TEXT atomically: write a new PATH.tmp (O_EXCL |
+ * O_NOFOLLOW after removing whatever is there, MODE),
  * fsync, rename over PATH, fsync the directory.  A crash leaves the old
  * file or the new one, never half of one; on error PATH is untouched. */
 int iob_write_file_atomic(const char *path, const char *text, size_t len, int mode,
