@@ -142,10 +142,14 @@ sleeper() {
   timeout -k 5 60 $CTR run -d --runtime $RT --runtime-config-path "$IOB_T/live.toml" \
     --annotation io.iobatch.class="$2" --rootfs "$R" "$1" /bin/sleep 600 >/dev/null 2>&1
 }
-# held ID: a rand-write `ctr run --rm` in the background; rc in $IOB_T/ID.rc
+# held ID: a rand-write `ctr run --rm` in the background; rc in $IOB_T/ID.rc.
+# A workload key of its own: the quick runs above taught the agent a short
+# solo time for `sh -c 'echo started'`, and the fairness bound (fairness-1)
+# x solo would admit it within a few hundred ms.
 held() {
   (timeout -k 5 90 $CTR run --rm --runtime $RT --runtime-config-path "$IOB_T/live.toml" \
-    --annotation io.iobatch.class=rand-write --rootfs "$R" "$1" /bin/sh -c 'echo started' \
+    --annotation io.iobatch.class=rand-write --annotation io.iobatch.workload="held-$1" \
+    --rootfs "$R" "$1" /bin/sh -c 'echo started' \
     >"$IOB_T/$1.out" 2>&1; echo $? >"$IOB_T/$1.rc") &
 }
 gone() {
