@@ -65,11 +65,13 @@ static struct agent_client *client(struct iob_loop *loop, const char *bundle) {
   if (path == NULL || *path == '\0')
     path = getenv("IOBATCH_AGENT_SOCKET");
   fail_closed = o.fail_closed;
-  if (agent_client_new(loop, path && *path ? path : NULL, fail_closed, &agent, &err) < 0)
+  if (agent_client_new(loop, path && *path ? path : NULL, fail_closed, &agent, &err) < 0) {
     iob_warn("no agent client: %s", err->msg);
-  else
+  } else {
+    agent_client_set_timeout(agent, o.agent_timeout_ms);
     iob_info("agent at '%s'%s", path && *path ? path : AGENT_DEFAULT_SOCKET,
              fail_closed ? ", fail closed" : "");
+  }
   shim_options_release(&o);
   return agent;
 }

@@ -61,9 +61,12 @@ struct shim_options {
   /* iobatch's own keys, only in the ConfigPath TOML (IobatchAgentSocket,
    * IobatchFailClosed): where iobatchd listens (else $IOBATCH_AGENT_SOCKET,
    * else its default) and whether a Start the agent cannot be asked about
-   * fails instead of starting at once. */
+   * fails instead of starting at once.  IobatchAgentTimeoutMs: how long the
+   * agent may stay silent before a Start goes on without it (0: the
+   * client's default, agent/client.h). */
   char *agent_socket;
   bool fail_closed;
+  uint32_t agent_timeout_ms;
   /* Keys of the TOML file that no option matches ("'SystemdCgroups' (line
    * 5), ..."), NULL when none: kept in options.json so that Create warns
    * about them whichever of start and Create read the file. */

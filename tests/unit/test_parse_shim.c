@@ -62,6 +62,8 @@ static void test_options_json_malformed(void **state) {
       "{\"binary_name\":\"runc\\nx\"}",     /* newline in the binary */
       "{\"agent_socket\":\"sock\"}",        /* socket must be absolute */
       "{\"shim_cgroup\":\"/a\\u0001b\"}",   /* control character */
+      "{\"shim_cgroup\":\"shims/x\"}",      /* ShimCgroup must be absolute */
+      "{\"shim_cgroup\":\"/shims/../x\"}",  /* no '..' */
       "{\"io_uid\":-1}",                    /* ids are 0..2^32-1, never wrapped */
       "{\"io_gid\":4294967296}",
       "{\"io_uid\":\"1000\"}",              /* an id that is not a number */
@@ -79,6 +81,25 @@ static void test_options_json_malformed(void **state) {
   /* Wrong types are ignored field by field, never read as something else. */
   cleanup_error struct iob_error *err = NULL;
   struct shim_options o;
+  /* A bad ShimCgroup is refused naming the option. */
+  put("options.json", "{\"shim_cgroup\":\"shims/x\"}");
+  assert_int_equal(shim_options_read(bundle, &o, &err), -1);
+  assert_non_null(strstr(err->msg, "ShimCgroup 'shims/x' is not an absolute path"));
+  iob_error_release(&err);
+  shim_options_release(&o);
+  put("options.json", "{\"shim_cgroup\":\"/a/../b\"}");
+  assert_int_equal(shim_options_read(bundle, &o, &err), -1);
+  assert_non_null(strstr(err->msg, "ShimCgroup '/a/../b' contains '..'"));
+  iob_error_release(&err);
+  shim_options_release(&o);
+  put("options.json", "{\"agent_timeout_ms\":\"5\"}");
+  assert_int_equal(shim_options_read(bundle, &o, &err), 0);
+  assert_int_equal(o.agent_timeout_ms, 0);
+  shim_options_release(&o);
+  put("options.json", "{\"agent_timeout_ms\":1500}");
+  assert_int_equal(shim_options_read(bundle, &o, &err), 0);
+  assert_int_equal(o.agent_timeout_ms, 1500);
+  shim_options_release(&o);
   put("options.json", "{\"root\":7,\"binary_name\":[\"x\"],\"systemd_cgroup\":\"yes\"}");
   assert_int_equal(shim_options_read(bundle, &o, &err), 0);
   assert_null(o.root);

@@ -377,6 +377,7 @@ static void test_options_toml(void **state) {
   assert_string_equal(o.root, "/run/r");
   assert_true(o.systemd_cgroup);
   assert_int_equal(o.io_uid, 1000);
+  assert_int_equal(o.agent_timeout_ms, 0);
   assert_null(o.unknown_keys); /* CriuPath: the runc shim's, not a typo */
   shim_options_release(&o);
   /* Comments after a quoted value, '#' inside strings, literal strings,
@@ -397,7 +398,12 @@ static void test_options_toml(void **state) {
   assert_string_equal(o.agent_socket, "/run/x#y.sock");
   assert_string_equal(o.unknown_keys, "'SystemdCgroups' (line 4), 'Foo' (line 7)");
   shim_options_release(&o);
-  const char *bad[] = {"BinaryName = crun\n", "SystemdCgroup = yes\n", "IoUid = -1\n",
+  const char *t3 = "IobatchAgentTimeoutMs = 750\nIobatchFailClosed = true\n";
+  assert_int_equal(shim_options_parse_toml(t3, strlen(t3), &o, &err), 0);
+  assert_int_equal(o.agent_timeout_ms, 750);
+  assert_true(o.fail_closed);
+  shim_options_release(&o);
+  const char *bad[] = {"IobatchAgentTimeoutMs = -5\n", "IobatchAgentTimeoutMs = \"5\"\n","BinaryName = crun\n", "SystemdCgroup = yes\n", "IoUid = -1\n",
                        "just words\n", "Root = \"a\"b\"\n"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     assert_int_equal(shim_options_parse_toml(bad[i], strlen(bad[i]), &o, &err), -1);
