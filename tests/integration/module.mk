@@ -2,3 +2,6 @@
 $(eval $(call prog,tests/shim-start,tests/integration/shim_start.c,ttrpc proto common))
 PROGRAMS += tests/shim-start
 INTEG_TESTS += tests/integration/admission-more.sh tests/integration/admission-node.sh
+$(eval $(call prog,tests/cg-throttle,tests/integration/cg_throttle.c,cg2 common))
+PROGRAMS += tests/cg-throttle
+INTEG_TESTS += tests/integration/agent-v1-root.sh tests/integration/throttle.sh
