@@ -502,12 +502,57 @@ static void test_throttle_v2(void **state) {
   rm_tree(root);
 }
 
+/* The disk under a container: malformed mountinfo lines are skipped (no
+ * disk, no error); the bundle's rootfs mount on a block device is found. */
+static void test_throttle_mountinfo(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  cleanup_free char *root = scratch();
+  put(root, "/sys/dev/block/254:0/dev", "254:0\n");
+  put(root, "/sys/dev/block/8:0/dev", "8:0\n");
+  static const char *const junk[] = {
+      "",
+      "garbage\n",
+      "1 2\n",
+      "1 2 x:y / / rw - ext4 /dev/vda rw\n",
+      "1 2 0:77 / / rw - overlay overlay rw,upperdir=/does/not/exist\n",
+      "1 2 0:77 / / rw - overlay\n",
+      "1 2 0:77 / / rw\n",
+      "1 2 254 / / rw - ext4 /dev/vda rw\n",
+      "1 2 99999999999:0 / / rw - ext4 /dev/vda rw\n",
+  };
+  for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+    put(root, "/proc/40/mountinfo", junk[i]);
+    struct cg_throttle_target t;
+    assert_int_equal(cg_throttle_target_resolve(root, 40, NULL, &t, &err), 0);
+    if (t.ndev != 0)
+      fail_msg("a disk from malformed mountinfo %zu: '%s'", i, junk[i]);
+    assert_int_equal(t.mech, CG_THROTTLE_NONE); /* no cgroup files in this tree */
+    cg_throttle_target_release(&t);
+  }
+  /* a bind-mounted rootfs on 254:0 (root of the container), and the
+   * bundle's rootfs as the host sees it on 8:0 */
+  put(root, "/proc/40/mountinfo", "5 1 254:0 /x / rw - ext4 /dev/vda rw\n");
+  put(root, "/proc/self/mountinfo", "7 1 8:0 / /run/b/rootfs rw - ext4 /dev/sda rw\n");
+  struct cg_throttle_target t;
+  assert_int_equal(cg_throttle_target_resolve(root, 40, "/run/b", &t, &err), 0);
+  assert_int_equal(t.ndev, 2);
+  assert_int_equal(t.dev[0].major, 254);
+  assert_int_equal(t.dev[1].major, 8);
+  /* the same disk twice is one target */
+  assert_int_equal(cg_throttle_target_add_dev(root, &t, 8, 0, &err), 0);
+  assert_int_equal(t.ndev, 2);
+  cg_throttle_target_release(&t);
+  rm_tree(root);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_real),       cmocka_unit_test(test_parse_malformed),
       cmocka_unit_test(test_read_and_sample),  cmocka_unit_test(test_activate),
       cmocka_unit_test(test_source_pick),      cmocka_unit_test(test_throttle_parsers),
       cmocka_unit_test(test_throttle_v1),      cmocka_unit_test(test_throttle_v2),
+      cmocka_unit_test(test_throttle_mountinfo),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
