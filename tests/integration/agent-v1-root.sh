@@ -17,15 +17,8 @@ CG2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 HIER=${BLKIO:-$CG2}
 [ -n "$HIER" ] || bail "no blkio or cgroup2 hierarchy"
 # the data file on a real disk, not on a tmpfs
-DATA=
-for d in "$IOB_TOP/build" /var/tmp /tmp; do
-  [ "$(stat -c %d "$d" 2>/dev/null)" != "" ] || continue
-  [ "$(findmnt -n -o FSTYPE --target "$d")" = tmpfs ] && continue
-  DATA=$d/.agent-v1-root.$$
-  break
-done
-[ -n "$DATA" ] || bail "no directory on a block device"
-mkdir -p "$DATA"
+. "$IOB_TOP/bench/calibrate-wcd-lib.sh"
+DATA=$(wcd_data_dir "$IOB_T/data" "/data/.agent-v1-root.$$") || bail "no directory on a block device"
 at_exit "rm -rf '$DATA'"
 
 cg_remove() {

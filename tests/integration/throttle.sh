@@ -13,10 +13,13 @@ TOOL=$IOB_B/tests/cg-throttle
 for c in containerd ctr runc jq fio; do command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"; done
 [ "$(id -u)" -eq 0 ] || bail "needs root"
 iob_containerd_start || bail "containerd did not start"
-ROOTFS=$IOB_T/rootfs
+. "$IOB_TOP/bench/calibrate-wcd-lib.sh"
+# the rootfs on a disk (in the VM /tmp and the build are in the initramfs)
+ROOTFS=$(wcd_data_dir "$IOB_T/rootfs" "/data/.throttle.$$/rootfs") ||
+  bail "no directory on a block device for the container's rootfs"
+[ "$ROOTFS" = "$IOB_T/rootfs" ] || at_exit "rm -rf '/data/.throttle.$$'"
 iob_rootfs_busybox "$ROOTFS"
 iob_rootfs_add_binary "$ROOTFS" "$(command -v fio)"
-[ "$(findmnt -n -o FSTYPE --target "$ROOTFS")" != tmpfs ] || bail "$ROOTFS is on a tmpfs: no disk to cap"
 CAP=$((50 * 1024 * 1024))
 ID=thr-$$
 
