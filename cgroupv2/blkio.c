@@ -101,8 +101,7 @@ int cg2_blkio_parse(const char *buf, size_t len, struct cg2_blkio *out, struct i
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "blkio line %d: invalid device '%.*s'",
                             lineno, (int)(tl[0] > 32 ? 32 : tl[0]), tok[0]);
     if (cg2_parse_u64(tok[2], tl[2], &v) < 0)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "blkio line %d: invalid value",
-                            lineno);
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "blkio line %d: invalid value", lineno);
     /* The kernel prints a device's lines together: a device other than the
      * last one is new, and must not have been seen before. */
     if (n == 0 || dev[n - 1].major != maj || dev[n - 1].minor != min) {

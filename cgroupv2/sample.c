@@ -59,8 +59,8 @@ int cg2_sample_take(const char *root, const char *cgdir, enum cg2_source source,
     if (cg2_procio_sample(root, cgdir, &p, &n, NULL, err) < 0)
       return -1;
     /* The rule in sample.h: each a lower bound, the larger wins. */
-    uint64_t net = p.write_bytes > p.cancelled_write_bytes ? p.write_bytes - p.cancelled_write_bytes
-                                                           : 0;
+    uint64_t net =
+        p.write_bytes > p.cancelled_write_bytes ? p.write_bytes - p.cancelled_write_bytes : 0;
     if (net > s.io.wbytes)
       s.io.wbytes = net;
     if (p.syscw > s.io.wios)

@@ -87,8 +87,8 @@ int cg_throttle_parse_iomax(const char *buf, size_t len, unsigned major, unsigne
         if (strlen(keys[k]) != kl || memcmp(keys[k], p, kl) != 0)
           continue;
         if (seen & (1u << k))
-          return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                                "io.max line %d: '%s' given twice", lineno, keys[k]);
+          return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.max line %d: '%s' given twice",
+                                lineno, keys[k]);
         seen |= 1u << k;
         *slots[k] = v;
       }
@@ -125,8 +125,7 @@ int cg_throttle_parse_v1(const char *buf, size_t len, unsigned major, unsigned m
     if (maj == major && min == minor) {
       if (found)
         return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                              "blkio throttle line %d: device %u:%u given twice", lineno, maj,
-                              min);
+                              "blkio throttle line %d: device %u:%u given twice", lineno, maj, min);
       found = 1;
       res = x;
     }
@@ -332,8 +331,8 @@ int cg_throttle_set(const struct cg_throttle_target *t, uint64_t rbps, uint64_t 
       char v[4][24], line[160];
       for (int k = 0; k < 4; k++)
         iomax_value(v[k], sizeof(v[k]), vals[k]);
-      snprintf(line, sizeof(line), "%u:%u rbps=%s wbps=%s riops=%s wiops=%s", maj, min, v[0],
-               v[1], v[2], v[3]);
+      snprintf(line, sizeof(line), "%u:%u rbps=%s wbps=%s riops=%s wiops=%s", maj, min, v[0], v[1],
+               v[2], v[3]);
       cleanup_free char *path = NULL;
       if (asprintf(&path, "%s/io.max", t->cgdir) < 0)
         abort();

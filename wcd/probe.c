@@ -156,8 +156,9 @@ int main(int argc, char **argv) {
       o.config = optarg;
       break;
     default:
-      fprintf(stderr, "usage: wcd-probe --cgdir DIR [--source procfs|io.stat|blkio-v1] [--interval-ms N] "
-                      "[--duration-ms N | --until-empty] [--config FILE] [--root DIR]\n");
+      fprintf(stderr,
+              "usage: wcd-probe --cgdir DIR [--source procfs|io.stat|blkio-v1] [--interval-ms N] "
+              "[--duration-ms N | --until-empty] [--config FILE] [--root DIR]\n");
       return 2;
     }
   }
