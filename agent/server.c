@@ -11,7 +11,9 @@
 #include "agent/daemon.h"
 #include "agent/plan.h"
 #include "common/cleanup.h"
+#include "common/file.h"
 #include "common/log.h"
+#include "google/protobuf/empty.pb-c.h"
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
 
@@ -148,6 +150,8 @@ static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *u
     ttrpc_call_fail(call, IOB_CODE_INVALID_ARGUMENT,
                     "unknown kind '%s' (expected job, service or sandbox)", req->kind);
     return;
+  } else if (req->declared_class && strcmp(req->declared_class, "latency") == 0) {
+    c->protect = c->protect_declared = true;
   } else if (req->declared_class && *req->declared_class) {
     int cls = batch_class_from_name(req->declared_class);
     if (cls < 0) {
@@ -285,6 +289,9 @@ static void on_status(struct ttrpc_call *call, const ProtobufCMessage *m, void *
     s->reason = describe_reason(c);
     s->conflict = c->conflict;
     s->kind = (char *)agent_kind_name(c->kind);
+    s->protected_ = c->protect;
+    s->share = c->protect ? c->share : -1;
+    s->cap_bps = (uint64_t)c->cap_bps;
     s->pod_name = c->pod_name;
     s->pod_namespace = c->pod_namespace;
     s->container_name = c->container_name;
@@ -296,6 +303,8 @@ static void on_status(struct ttrpc_call *call, const ProtobufCMessage *m, void *
       s->work_left_s = isfinite(left) && j.running ? left : 0;
     }
   }
+  r.protect_cap_bps = (uint64_t)d->adm.prot.level_bps;
+  r.protect_holding = d->adm.prot.short_;
   r.penalties = calloc(BATCH_NCLASS * BATCH_NCLASS + 1, sizeof(*r.penalties));
   for (int v = 0; r.penalties && v < BATCH_NCLASS; v++)
     for (int n = 0; n < BATCH_NCLASS; n++) {
@@ -355,6 +364,31 @@ static void on_plan(struct ttrpc_call *call, const ProtobufCMessage *m, void *us
   agent_plan_response_free(resp);
 }
 
+/* Whoever can write the socket's directory can put their own socket in
+ * its place, and every shim would tell them its containers and take their
+ * word on starting them: root's, 0700, or no start. */
+static int check_socket_dir(const char *path, struct iob_error **err) {
+  if (path[0] != '/')
+    return 0; /* abstract (tests): no directory */
+  cleanup_free char *dir = strdup(path);
+  if (dir == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate");
+  char *slash = strrchr(dir, '/');
+  if (slash == dir)
+    slash[1] = '\0';
+  else
+    *slash = '\0';
+  return iob_dir_check_private(dir, "socket directory", err);
+}
+
+/* Liveness (agent/client.h): answered from the loop, so an answer means
+ * the loop runs. */
+static void on_ping(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
+  (void)m;
+  (void)user;
+  ttrpc_call_reply(call, NULL);
+}
+
 int agent_server_setup(struct agent_daemon *d, struct iob_error **err) {
   static const struct {
     const char *method;
@@ -367,6 +401,7 @@ int agent_server_setup(struct agent_daemon *d, struct iob_error **err) {
       {"Exited", &iobatch__agent__v1__exited_request__descriptor, on_exited},
       {"Status", &iobatch__agent__v1__status_request__descriptor, on_status},
       {"Plan", &iobatch__agent__v1__plan_request__descriptor, on_plan},
+      {"Ping", &google__protobuf__empty__descriptor, on_ping},
   };
   if (ttrpc_server_new(d->loop, &d->server, err) < 0)
     return -1;
@@ -375,7 +410,7 @@ int agent_server_setup(struct agent_daemon *d, struct iob_error **err) {
                               methods[i].fn, d, err) < 0)
       return -1;
   const char *path = d->cfg.socket_path ? d->cfg.socket_path : AGENT_DEFAULT_SOCKET;
-  if (ttrpc_server_listen(d->server, path, err) < 0)
+  if (check_socket_dir(path, err) < 0 || ttrpc_server_listen(d->server, path, err) < 0)
     return -1;
   return 0;
 }

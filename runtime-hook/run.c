@@ -105,8 +105,10 @@ int hook_run(const struct hook_options *opt, const struct hook_state *st, struct
     iob_debug("container '%s' has no workload key: %s", st->id, kerr->msg);
   }
   struct cg2_mount m;
-  if (cg2_mount_find(opt->root, &m, err) < 0)
+  if (cg2_mount_find(opt->root, &m, err) < 0) {
+    hook_result_release(res);
     return -1;
+  }
   enum cg2_source src;
   int rc = resolve(opt, st, &m, res, &src, err);
   if (rc == 0)
