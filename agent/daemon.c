@@ -134,6 +134,7 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   learn(d, c, now);
   agent_server_answer(d, c, false, why);
   agent_sampler_forget(c);
+  agent_caps_forget(c); /* its cgroup is gone or going: nothing to lift */
   agent_ctr_free(c);
 }
 
