@@ -27,6 +27,7 @@ struct ttrpc_call;
 struct iob_timer;
 
 #include "agent/api.h"
+#include "iobatch/agent.pb-c.h"
 
 /* How the daemon samples: io.stat in cgroup v2 when the io controller is
  * there; on hybrid/v1 hosts the v1 blkio statistics of a container's blkio
@@ -87,6 +88,10 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *ctr, const ch
 /* Apply what the profile of ctr's workload key says (class before any
  * sample, solo duration and throughput). */
 void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *ctr);
+
+/* plan_async.c: solve a Plan request on a thread, reply from the loop. */
+int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call, const struct batch_config *cfg,
+                     const Iobatch__Agent__V1__PlanRequest *req, struct iob_error **err);
 
 /* server.c */
 int agent_server_setup(struct agent_daemon *d, struct iob_error **err);

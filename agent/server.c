@@ -432,13 +432,9 @@ static void on_plan(struct ttrpc_call *call, const ProtobufCMessage *m, void *us
     ttrpc_call_fail(call, IOB_CODE_INVALID_ARGUMENT, "alpha %g out of range (0, 1]", req->alpha);
     return;
   }
-  Iobatch__Agent__V1__PlanResponse *resp = NULL;
-  if (agent_plan_solve(&cfg, req->jobs, req->n_jobs, &resp, &err) < 0) {
+  /* Solved off the loop (agent/plan_async.c): admissions go on meanwhile. */
+  if (agent_plan_async(d, call, &cfg, req, &err) < 0)
     ttrpc_call_fail_error(call, &err);
-    return;
-  }
-  ttrpc_call_reply(call, &resp->base);
-  agent_plan_response_free(resp);
 }
 
 /* Whoever can write the socket's directory can put their own socket in

@@ -357,7 +357,7 @@ static void test_sandbox_service_probe(void **state) {
   agent_adm_init(&adm, &cfg, 200, 300000, &ops, NULL);
   n_admitted = 0;
   cleanup_error struct iob_error *err = NULL;
-  char id[16];
+  char id[32];
   for (int i = 0; i < 6; i++) {
     snprintf(id, sizeof(id), "idle%d", i);
     struct agent_ctr *c = reg(&adm, id, "idle", 0);
