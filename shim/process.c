@@ -16,7 +16,14 @@
 #include "common/log.h"
 #include "containerd/events/task.pb-c.h"
 #include "google/protobuf/timestamp.pb-c.h"
+#include "shim/admission.h"
+#include "shim/console.h"
+#include "shim/events.h"
+#include "shim/hookinject.h"
+#include "shim/oom.h"
 #include "shim/process.h"
+#include "shim/reaper.h"
+#include "shim/spawn.h"
 
 #define CONSOLE_TIMEOUT_MS 30000
 #define PIDFILE_MAX 64

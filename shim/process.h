@@ -3,7 +3,28 @@
 #ifndef SHIM_PROCESS_H
 #define SHIM_PROCESS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+#include "common/loop.h"
+#include "shim/io.h"
+#include "shim/mount.h"
+#include "shim/options.h"
+#include "shim/runc.h"
 #include "shim/shim.h"
+
+/* containerd.v1.types.Status */
+enum shim_status {
+  SHIM_STATUS_UNKNOWN = 0,
+  SHIM_STATUS_CREATED = 1,
+  SHIM_STATUS_RUNNING = 2,
+  SHIM_STATUS_STOPPED = 3,
+  SHIM_STATUS_PAUSED = 4,
+  SHIM_STATUS_PAUSING = 5,
+};
 
 struct ttrpc_call;
 struct shim_container;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
-#include "shim/shim.h"
+#include "shim/reaper.h"
 
 #define CACHE_MAX 256
 

@@ -12,7 +12,9 @@
 #include <jansson.h>
 
 #include "common/cleanup.h"
+#include "shim/runc.h"
 #include "shim/shim.h"
+#include "shim/spawn.h"
 
 #define MAX_ARGS 32
 #define OUT_MAX (4u << 20)

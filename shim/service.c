@@ -10,7 +10,11 @@
 #include "containerd/task/v2/shim.pb-c.h"
 #include "google/protobuf/empty.pb-c.h"
 #include "google/protobuf/timestamp.pb-c.h"
+#include "shim/admission.h"
 #include "shim/process.h"
+#include "shim/service.h"
+#include "shim/stats.h"
+#include "shim/validate.h"
 #include "ttrpc/ttrpc.h"
 
 #define SPEC_MAX (1u << 20)
@@ -508,14 +512,6 @@ int shim_service_new(struct iob_loop *loop, struct ttrpc_server *server, const c
   }
   *out = s;
   return 0;
-}
-
-bool shim_service_idle(const struct shim_service *s) {
-  return s->containers == NULL;
-}
-
-bool shim_service_should_exit(const struct shim_service *s) {
-  return s->exit_requested;
 }
 
 void shim_service_free(struct shim_service *s) {
