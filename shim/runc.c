@@ -132,6 +132,18 @@ static int fail(const struct shim_runc *r, const char *verb, int status, struct 
                         r->binary, shim_exit_code(status));
 }
 
+int shim_runc_start(const struct shim_runc *r, const char *const *args, const int fds[3],
+                    const char *in, size_t in_len, bool capture, shim_runc_fn fn, void *data,
+                    struct iob_error **err) {
+  cleanup_free char *out = NULL;
+  cleanup_error struct iob_error *rerr = NULL;
+  shim_runc_run(r, args, fds, in, in_len, capture ? &out : NULL, &rerr);
+  if (fn)
+    fn(data, &out, &rerr);
+  (void)err;
+  return 0;
+}
+
 int shim_runc_run(const struct shim_runc *r, const char *const *args, const int fds[3],
                   const char *in, size_t in_len, char **out, struct iob_error **err) {
   const char *argv[MAX_ARGS];
