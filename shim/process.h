@@ -74,7 +74,9 @@ struct shim_waiter {
   struct shim_waiter *next;
 };
 
+struct shim_console_socket;
 struct shim_container;
+struct shim_oom;
 
 struct shim_process {
   struct shim_container *c;

@@ -74,6 +74,11 @@ int shim_reaper_watch(pid_t pid, shim_reap_fn fn, void *data, struct iob_error *
   return 0;
 }
 
+int shim_reaper_watch_child(pid_t pid, shim_reap_fn fn, void *data, struct iob_error **err) {
+  free(cache_take(pid));
+  return shim_reaper_watch(pid, fn, data, err);
+}
+
 void shim_reaper_unwatch(pid_t pid) {
   for (struct waiter **pp = &waiters; *pp; pp = &(*pp)->next) {
     if ((*pp)->pid == pid) {

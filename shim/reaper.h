@@ -11,6 +11,9 @@ typedef void (*shim_reap_fn)(pid_t pid, int status, struct shim_time at, void *d
 /* Call fn when pid exits.  If pid already exited (early-exit cache) fn runs
  * before this returns. */
 int shim_reaper_watch(pid_t pid, shim_reap_fn fn, void *data, struct iob_error **err);
+/* The same for a child the shim has just spawned: an exit cached for that
+ * number is an older process's (pids are reused), not this one's. */
+int shim_reaper_watch_child(pid_t pid, shim_reap_fn fn, void *data, struct iob_error **err);
 void shim_reaper_unwatch(pid_t pid);
 /* wait4(-1, WNOHANG) until nothing is left; dispatch each exit. */
 void shim_reaper_reap(void);

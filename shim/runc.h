@@ -18,7 +18,8 @@ struct shim_runc {
 int shim_runc_init(struct shim_runc *r, const struct shim_options *o, const char *ns,
                    const char *bundle, struct iob_error **err);
 void shim_runc_release(struct shim_runc *r);
-/* Run `runc <global flags> args...` with stdio fds (-1: /dev/null), wait.
+/* Run `runc <global flags> args...` with stdio fds (-1: /dev/null), wait
+ * (for `shim delete`; the daemon uses shim_runc_start).
  * in/in_len: written to runc's stdin when fds[0] is -1 and in != NULL.
  * out: when not NULL, runc's stdout is captured (caller frees). */
 int shim_runc_run(const struct shim_runc *r, const char *const *args, const int fds[3],
