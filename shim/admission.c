@@ -21,7 +21,8 @@
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/log.h"
-#include "shim/shim.h"
+#include "shim/admission.h"
+#include "shim/options.h"
 #include "wcd/kind.h"
 #include "wcd/wcd.h"
 

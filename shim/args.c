@@ -11,7 +11,8 @@
 #include "containerd/runc/options.pb-c.h"
 #include "containerd/runtime/bootstrap/bootstrap.pb-c.h"
 #include "google/protobuf/any.pb-c.h"
-#include "shim/shim.h"
+#include "shim/args.h"
+#include "shim/validate.h"
 
 #define OPTIONS_TYPE "containerd.runc.v1.Options"
 #define CONFIG_PATH_TYPE "runtimeoptions.v1.Options"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
-#include "shim/shim.h"
+#include "shim/console.h"
 
 struct shim_console_socket {
   int fd;

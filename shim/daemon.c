@@ -14,7 +14,11 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
-#include "shim/shim.h"
+#include "shim/daemon.h"
+#include "shim/events.h"
+#include "shim/reaper.h"
+#include "shim/service.h"
+#include "shim/trim.h"
 #include "ttrpc/ttrpc.h"
 
 #define LISTENER_FD 3

@@ -14,6 +14,7 @@
 #include "google/protobuf/any.pb-c.h"
 #include "google/protobuf/empty.pb-c.h"
 #include "google/protobuf/timestamp.pb-c.h"
+#include "shim/events.h"
 #include "shim/shim.h"
 #include "ttrpc/ttrpc.h"
 
@@ -55,10 +56,6 @@ int shim_events_init(struct iob_loop *loop, const char *address, const char *ns,
   if (ev.address == NULL || ev.ns == NULL)
     return iob_error(err, ENOMEM, "cannot allocate events publisher");
   return 0;
-}
-
-size_t shim_events_pending(void) {
-  return ev.n;
 }
 
 static void event_free(struct event *e) {

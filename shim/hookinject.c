@@ -21,7 +21,8 @@
 
 #include "common/cleanup.h"
 #include "common/file.h"
-#include "shim/shim.h"
+#include "shim/hookinject.h"
+#include "shim/options.h"
 
 #define HOOK_NAME "iobatch-hook"
 #define HOOK_KIND "prestart"

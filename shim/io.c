@@ -15,7 +15,10 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
-#include "shim/shim.h"
+#include "shim/io.h"
+#include "shim/spawn.h"
+#include "shim/uri.h"
+#include "shim/validate.h"
 
 #define COPY_BUF 4096
 #define LOGGER_READY_MS 10000
@@ -366,15 +369,6 @@ int shim_io_resize(struct shim_io *io, uint32_t width, uint32_t height, struct i
   if (ioctl(io->master, TIOCSWINSZ, &ws) < 0)
     return iob_error(err, errno, "cannot resize terminal");
   return 0;
-}
-
-bool shim_io_drained(const struct shim_io *io) {
-  if (io == NULL)
-    return true;
-  for (int i = 1; i < 3; i++)
-    if (io->c[i] && !io->c[i]->done)
-      return false;
-  return true;
 }
 
 /* What the process wrote just before it exited may still sit in the pipe

@@ -5,6 +5,9 @@
 
 #include "common/cleanup.h"
 #include "common/version.h"
+#include "shim/args.h"
+#include "shim/daemon.h"
+#include "shim/manager.h"
 #include "shim/shim.h"
 
 /* The line every iobatch program prints, then the runc shim's -v block

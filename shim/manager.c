@@ -22,7 +22,11 @@
 #include "containerd/task/v2/shim.pb-c.h"
 #include "containerd/types/introspection.pb-c.h"
 #include "google/protobuf/timestamp.pb-c.h"
+#include "shim/manager.h"
+#include "shim/mount.h"
+#include "shim/runc.h"
 #include "shim/shim.h"
+#include "shim/spawn.h"
 
 #define STDIN_MAX (1u << 20)
 #define SUN_PATH_LIMIT 106

@@ -16,5 +16,6 @@ $(eval $(call fuzzer,fuzz_shim_config,tests/fuzz/fuzz_shim_config.c,shim ttrpc p
 
 INTEG_TESTS += tests/integration/shim-run.sh tests/integration/shim-task.sh tests/integration/shim-tty.sh \
 	tests/integration/shim-many.sh tests/integration/shim-restart.sh tests/integration/shim-crun.sh \
-	tests/integration/shim-overlay.sh tests/integration/shim-group.sh tests/integration/shim-options.sh
+	tests/integration/shim-overlay.sh tests/integration/shim-group.sh tests/integration/shim-options.sh \
+	tests/integration/shim-slowhook.sh
 INTEG_TESTS += tests/integration/admission.sh

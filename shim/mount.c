@@ -2,13 +2,14 @@
  * <bundle>/rootfs with mount(2); options as containerd's mount package reads
  * them. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
-#include "shim/shim.h"
+#include "shim/mount.h"
 
 struct opt {
   const char *name;

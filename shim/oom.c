@@ -3,6 +3,7 @@
  * oom_kill goes up).  Watching starts right after Create. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 
 #include "cgroupv2/cg2.h"
 #include "common/cleanup.h"
-#include "shim/shim.h"
+#include "shim/oom.h"
 
 struct shim_oom {
   struct iob_loop *loop;

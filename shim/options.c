@@ -23,7 +23,8 @@
 
 #include "common/cleanup.h"
 #include "google/protobuf/any.pb-c.h"
-#include "shim/shim.h"
+#include "shim/options.h"
+#include "shim/validate.h"
 
 #define FILE_MAX 65536
 

@@ -1,6 +1,10 @@
-/* Container and process lifecycle: Create, Start, Kill, Delete, Exec, Pause,
- * Update, Pids through runc; exits from the reaper, published in the order
- * containerd requires (an init's exit only after all its execs'). */
+/* Container and process lifecycle: a state machine per process (created,
+ * running, paused, stopped, deleted) as containerd's runc shim keeps it
+ * (pkg/process init_state.go, exec_state.go), driven by runc calls that run
+ * beside the loop: an operation starts runc and returns; runc's exit (from
+ * the reaper) finishes it.  One operation per process at a time, the next
+ * ones queued behind it.  Exits are reported in the order containerd
+ * requires: a process's after its start, an init's after all its execs'. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,12 +18,64 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
-#include "containerd/events/task.pb-c.h"
-#include "google/protobuf/timestamp.pb-c.h"
+#include "containerd/types/task.pb-c.h"
+#include "shim/admission.h"
+#include "shim/console.h"
+#include "shim/hookinject.h"
+#include "shim/oom.h"
 #include "shim/process.h"
+#include "shim/reaper.h"
+#include "shim/spawn.h"
 
-#define CONSOLE_TIMEOUT_MS 30000
+/* runc has exited when the console is read: the master is queued on the
+ * socket already, or it never comes. */
+#define CONSOLE_TIMEOUT_MS 1000
 #define PIDFILE_MAX 64
+
+#define BIT(x) (1u << (x))
+
+static const char *const state_names[] = {
+    [SHIM_STATE_CREATED] = "created", [SHIM_STATE_RUNNING] = "running",
+    [SHIM_STATE_PAUSED] = "paused",   [SHIM_STATE_STOPPED] = "stopped",
+    [SHIM_STATE_DELETED] = "deleted",
+};
+
+static const char *const op_names[] = {
+    [SHIM_OP_CREATE] = "create", [SHIM_OP_START] = "start",   [SHIM_OP_KILL] = "kill",
+    [SHIM_OP_PAUSE] = "pause",   [SHIM_OP_RESUME] = "resume", [SHIM_OP_UPDATE] = "update",
+    [SHIM_OP_PIDS] = "list",     [SHIM_OP_DELETE] = "delete",
+};
+
+/* The state changes containerd's transition() allows, per state. */
+static const unsigned next_states[] = {
+    [SHIM_STATE_CREATED] =
+        BIT(SHIM_STATE_RUNNING) | BIT(SHIM_STATE_STOPPED) | BIT(SHIM_STATE_DELETED),
+    [SHIM_STATE_RUNNING] = BIT(SHIM_STATE_STOPPED) | BIT(SHIM_STATE_PAUSED),
+    [SHIM_STATE_PAUSED] = BIT(SHIM_STATE_RUNNING) | BIT(SHIM_STATE_STOPPED),
+    [SHIM_STATE_STOPPED] = BIT(SHIM_STATE_DELETED),
+    [SHIM_STATE_DELETED] = 0,
+};
+
+/* The operations each state accepts (the others fail, as the state's
+ * methods do in containerd).  Pause, resume, update and ps are the
+ * container's: only an init takes them. */
+static const unsigned init_ops[] = {
+    [SHIM_STATE_CREATED] = BIT(SHIM_OP_START) | BIT(SHIM_OP_KILL) | BIT(SHIM_OP_UPDATE) |
+                           BIT(SHIM_OP_PIDS) | BIT(SHIM_OP_DELETE),
+    [SHIM_STATE_RUNNING] =
+        BIT(SHIM_OP_KILL) | BIT(SHIM_OP_PAUSE) | BIT(SHIM_OP_UPDATE) | BIT(SHIM_OP_PIDS),
+    [SHIM_STATE_PAUSED] =
+        BIT(SHIM_OP_KILL) | BIT(SHIM_OP_RESUME) | BIT(SHIM_OP_UPDATE) | BIT(SHIM_OP_PIDS),
+    [SHIM_STATE_STOPPED] = BIT(SHIM_OP_KILL) | BIT(SHIM_OP_PIDS) | BIT(SHIM_OP_DELETE),
+    [SHIM_STATE_DELETED] = 0,
+};
+static const unsigned exec_ops[] = {
+    [SHIM_STATE_CREATED] = BIT(SHIM_OP_START) | BIT(SHIM_OP_KILL) | BIT(SHIM_OP_DELETE),
+    [SHIM_STATE_RUNNING] = BIT(SHIM_OP_KILL),
+    [SHIM_STATE_PAUSED] = BIT(SHIM_OP_KILL),
+    [SHIM_STATE_STOPPED] = BIT(SHIM_OP_KILL) | BIT(SHIM_OP_DELETE),
+    [SHIM_STATE_DELETED] = 0,
+};
 
 static char *xstrdup(const char *s) {
   char *r = strdup(s ? s : "");
@@ -28,20 +84,43 @@ static char *xstrdup(const char *s) {
   return r;
 }
 
-struct shim_container *shim_container_find(struct shim_service *s, const char *id) {
-  for (struct shim_container *c = s->containers; c; c = c->next)
+static bool is_init(const struct shim_process *p) {
+  return p == &p->c->init;
+}
+
+/* The one place a process's state changes: only the moves containerd's
+ * state machine makes. */
+static int transition(struct shim_process *p, enum shim_state to, struct iob_error **err) {
+  if (!(next_states[p->state] & BIT(to)))
+    return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION,
+                          "invalid state transition '%s' to '%s'", state_names[p->state],
+                          state_names[to]);
+  p->state = to;
+  return 0;
+}
+
+/* Whether op may run in p's state: "cannot start a stopped process". */
+static int check_op(const struct shim_process *p, enum shim_op_kind k, struct iob_error **err) {
+  const unsigned *ok = is_init(p) ? init_ops : exec_ops;
+  if (ok[p->state] & BIT(k))
+    return 0;
+  bool gone = p->state == SHIM_STATE_DELETED && (k == SHIM_OP_KILL || k == SHIM_OP_DELETE);
+  return iob_error_code(err, gone ? IOB_CODE_NOT_FOUND : IOB_CODE_FAILED_PRECONDITION,
+                        "cannot %s a %s process", op_names[k], state_names[p->state]);
+}
+
+struct shim_container *shim_container_find(struct shim_containers *l, const char *id) {
+  for (struct shim_container *c = l->head; c; c = c->next)
     if (!strcmp(c->id, id))
-      return c;
+      return c->creating ? NULL : c;
   return NULL;
 }
 
-int shim_process_find(struct shim_service *s, const char *id, const char *exec_id,
-                      struct shim_container **cp, struct shim_process **pp,
-                      struct iob_error **err) {
-  struct shim_container *c = id ? shim_container_find(s, id) : NULL;
+int shim_process_find(struct shim_containers *l, const char *id, const char *exec_id,
+                      struct shim_process **pp, struct iob_error **err) {
+  struct shim_container *c = id ? shim_container_find(l, id) : NULL;
   if (c == NULL)
     return iob_error_code(err, IOB_CODE_NOT_FOUND, "container not created");
-  *cp = c;
   if (exec_id == NULL || *exec_id == '\0') {
     *pp = &c->init;
     return 0;
@@ -55,62 +134,169 @@ int shim_process_find(struct shim_service *s, const char *id, const char *exec_i
   return iob_error_code(err, IOB_CODE_NOT_FOUND, "process '%s' does not exist", exec_id);
 }
 
-static Google__Protobuf__Timestamp ts_of(struct shim_time t) {
-  Google__Protobuf__Timestamp ts = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
-  ts.seconds = t.sec;
-  ts.nanos = t.nsec;
-  return ts;
+bool shim_containers_empty(const struct shim_containers *l) {
+  return l->head == NULL;
 }
 
-static void publish_exit(struct shim_process *p) {
-  Containerd__Events__TaskExit e = CONTAINERD__EVENTS__TASK_EXIT__INIT;
-  Google__Protobuf__Timestamp ts = ts_of(p->exited_at);
-  e.container_id = p->c->id;
-  e.id = p->exec_id ? p->exec_id : p->c->id;
-  e.pid = (uint32_t)p->pid;
-  e.exit_status = p->exit_status;
-  e.exited_at = &ts;
-  shim_events_publish("/tasks/exit", &e.base);
+bool shim_process_exited(const struct shim_process *p) {
+  return p->state == SHIM_STATE_STOPPED || p->state == SHIM_STATE_DELETED;
 }
 
-static void complete_exit(struct shim_process *p) {
-  p->exit_pending = false;
-  p->exited = true;
-  p->status = SHIM_STATUS_STOPPED;
-  publish_exit(p);
-  shim_process_wake(p);
-  if (p == &p->c->init)
-    shim_admission_exited(p->c->svc->ns, p->c->id, p->exit_status);
+int shim_process_status(const struct shim_process *p) {
+  if (p->busy && p->busy->kind == SHIM_OP_PAUSE)
+    return CONTAINERD__V1__TYPES__STATUS__PAUSING;
+  switch (p->state) {
+  case SHIM_STATE_CREATED:
+    return CONTAINERD__V1__TYPES__STATUS__CREATED;
+  case SHIM_STATE_RUNNING:
+    return CONTAINERD__V1__TYPES__STATUS__RUNNING;
+  case SHIM_STATE_PAUSED:
+    return CONTAINERD__V1__TYPES__STATUS__PAUSED;
+  default:
+    return CONTAINERD__V1__TYPES__STATUS__STOPPED;
+  }
+}
+
+void shim_process_wait(struct shim_process *p, struct shim_waiter *w) {
+  w->next = p->waiters;
+  p->waiters = w;
+}
+
+void shim_process_unwait(struct shim_process *p, struct shim_waiter *w) {
+  for (struct shim_waiter **pp = &p->waiters; *pp; pp = &(*pp)->next) {
+    if (*pp == w) {
+      *pp = w->next;
+      return;
+    }
+  }
+}
+
+static void wake(struct shim_process *p) {
+  while (p->waiters) {
+    struct shim_waiter *w = p->waiters;
+    p->waiters = w->next;
+    w->fn(w, p);
+  }
+}
+
+/* ---- runc calls nobody waits for ---- */
+
+static void runc_detached(struct shim_container *c, const char *const *args) {
+  const int fds[3] = {-1, -1, -1};
+  cleanup_error struct iob_error *err = NULL;
+  if (shim_runc_start(&c->runc, args, fds, NULL, 0, false, NULL, NULL, &err) < 0)
+    iob_debug("%s '%s': %s", args[0], c->id, err->msg);
+}
+
+/* ---- exits ---- */
+
+static bool exec_running(const struct shim_process *e) {
+  return e->state == SHIM_STATE_RUNNING || (e->busy && e->busy->kind == SHIM_OP_START);
 }
 
 static bool execs_running(const struct shim_container *c) {
   for (const struct shim_process *e = c->execs; e; e = e->next)
-    if (e->pid > 0 && !e->exited)
+    if (exec_running(e))
       return true;
   return false;
+}
+
+static void complete_exit(struct shim_process *p) {
+  struct shim_container *c = p->c;
+  p->exit_pending = false;
+  if (p->state == SHIM_STATE_PAUSED) {
+    /* A frozen cgroup would keep what is left of it frozen (containerd's
+     * pausedState.SetExited resumes too). */
+    const char *args[] = {"resume", c->id, NULL};
+    runc_detached(c, args);
+  }
+  cleanup_error struct iob_error *err = NULL;
+  if (transition(p, SHIM_STATE_STOPPED, &err) < 0) {
+    iob_warn("'%s': %s", c->id, err->msg);
+    return;
+  }
+  if (c->list->observer.exited)
+    c->list->observer.exited(c->list->observer.data, p);
+  wake(p);
+}
+
+/* Make a reaped exit visible once nothing holds it back: the operation in
+ * flight on p (its start is reported first) or, for an init, running
+ * execs (their exits are reported first). */
+static void settle(struct shim_process *p) {
+  if (p->busy || !p->reaped || shim_process_exited(p))
+    return;
+  struct shim_container *c = p->c;
+  if (is_init(p) && execs_running(c)) {
+    if (!p->exit_pending) {
+      p->exit_pending = true;
+      /* In a private pid namespace the kernel already killed the execs; in
+       * the host's (or a shared) one they would outlive init and hold its
+       * exit back, so end them as the runc shim does. */
+      const char *args[] = {"kill", "--all", c->id, "9", NULL};
+      runc_detached(c, args);
+    }
+    return;
+  }
+  complete_exit(p);
+  if (!is_init(p))
+    settle(&c->init);
 }
 
 static void on_exit_reaped(pid_t pid, int status, struct shim_time at, void *data) {
   struct shim_process *p = data;
   (void)pid;
+  p->reaped = true;
   p->exit_status = shim_exit_code(status);
   p->exited_at = at;
-  struct shim_container *c = p->c;
-  if (p == &c->init && execs_running(c)) {
-    p->exit_pending = true;
-    /* In a private pid namespace the kernel already killed the execs; in
-     * the host's (or a shared) one they would outlive init and hold its
-     * exit back, so end them as the runc shim does. */
-    const char *args[] = {"kill", "--all", c->id, "9", NULL};
-    const int fds[3] = {-1, -1, -1};
-    cleanup_error struct iob_error *kerr = NULL;
-    if (shim_runc_run(&c->runc, args, fds, NULL, 0, NULL, &kerr) < 0)
-      iob_debug("kill --all '%s': %s", c->id, kerr->msg);
+  settle(p);
+}
+
+/* ---- operations: queue, run, finish ---- */
+
+static void run_op(struct shim_process *p);
+
+static void fail_op(struct shim_op *op, struct iob_error **err) {
+  op->done(op, err);
+  iob_error_release(err);
+}
+
+/* The operation in flight ended (err NULL: it did what it should); the
+ * next one runs, or a held-back exit is reported. */
+static void finish_op(struct shim_process *p, struct iob_error **err) {
+  struct shim_op *op = p->busy;
+  p->busy = NULL;
+  op->done(op, err);
+  iob_error_release(err);
+  settle(p);
+  if (!p->busy && p->queue)
+    run_op(p);
+}
+
+void shim_process_submit(struct shim_process *p, struct shim_op *op) {
+  op->p = p;
+  op->next = NULL;
+  if (p->busy == NULL) {
+    p->busy = op;
+    run_op(p);
     return;
   }
-  complete_exit(p);
-  if (p != &c->init && c->init.exit_pending && !execs_running(c))
-    complete_exit(&c->init);
+  struct shim_op **pp = &p->queue;
+  while (*pp)
+    pp = &(*pp)->next;
+  *pp = op;
+}
+
+/* Operations still waiting when their process goes away. */
+static void fail_queue(struct shim_process *p) {
+  while (p->queue) {
+    struct shim_op *op = p->queue;
+    p->queue = op->next;
+    cleanup_error struct iob_error *err = NULL;
+    if (check_op(p, op->kind, &err) == 0)
+      iob_error_code(&err, IOB_CODE_NOT_FOUND, "cannot %s a deleted process", op_names[op->kind]);
+    fail_op(op, &err);
+  }
 }
 
 static int read_pidfile(const char *path, pid_t *pid, struct iob_error **err) {
@@ -131,12 +317,20 @@ static int read_pidfile(const char *path, pid_t *pid, struct iob_error **err) {
 }
 
 static void process_release(struct shim_process *p) {
-  if (p->pid > 0 && !p->exited && !p->exit_pending)
+  if (p->pid > 0 && !p->reaped)
     shim_reaper_unwatch(p->pid);
+  if (p->state != SHIM_STATE_DELETED)
+    transition(p, SHIM_STATE_DELETED, NULL);
+  fail_queue(p);
   /* Waits on a process deleted before it ran are answered, not leaked. */
-  shim_process_wake(p);
+  wake(p);
   shim_io_free(p->io);
   p->io = NULL;
+  shim_console_socket_free(p->console);
+  if (p->specfile)
+    unlink(p->specfile);
+  free(p->specfile);
+  free(p->pidfile);
   free(p->exec_id);
   free(p->in);
   free(p->out);
@@ -160,6 +354,16 @@ static void container_free(struct shim_container *c) {
   free(c);
 }
 
+static void remove_container(struct shim_container *c) {
+  for (struct shim_container **pp = &c->list->head; *pp; pp = &(*pp)->next) {
+    if (*pp == c) {
+      *pp = c->next;
+      break;
+    }
+  }
+  container_free(c);
+}
+
 static void stdio_copy(struct shim_process *p, const struct shim_stdio *s) {
   p->in = xstrdup(s->in);
   p->out = xstrdup(s->out);
@@ -170,6 +374,55 @@ static void stdio_copy(struct shim_process *p, const struct shim_stdio *s) {
 static struct shim_stdio stdio_of(const struct shim_process *p) {
   return (struct shim_stdio){p->in, p->out, p->err, p->terminal};
 }
+
+/* Start `runc create|exec` with the process's stdio and maybe a console
+ * socket; done runs when runc exited. */
+static int start_with_io(struct shim_process *p, const char *const *args_head, size_t n_head,
+                         shim_runc_fn done, struct iob_error **err) {
+  struct shim_container *c = p->c;
+  struct shim_stdio st = stdio_of(p);
+  struct shim_io_params iop = {&st, c->opts.io_uid, c->opts.io_gid, c->id, c->list->ns};
+  int fds[3];
+  if (shim_io_new(c->list->loop, &iop, &p->io, fds, err) < 0)
+    return -1;
+  if (p->terminal && shim_console_socket_new(&p->console, err) < 0)
+    return -1;
+  const char *args[24];
+  size_t n = 0;
+  for (size_t i = 0; i < n_head; i++)
+    args[n++] = args_head[i];
+  if (p->console) {
+    args[n++] = "--console-socket";
+    args[n++] = shim_console_socket_path(p->console);
+  }
+  args[n++] = c->id;
+  args[n] = NULL;
+  return shim_runc_start(&c->runc, args, fds, NULL, 0, false, done, p, err);
+}
+
+/* runc create|exec returned successfully: the pty, the pid, the copying,
+ * the exit watch. */
+static int started_with_io(struct shim_process *p, struct iob_error **err) {
+  int master = -1;
+  int r = 0;
+  if (p->console)
+    r = shim_console_socket_recv(p->console, CONSOLE_TIMEOUT_MS, &master, err);
+  shim_console_socket_free(p->console);
+  p->console = NULL;
+  if (r == 0)
+    r = read_pidfile(p->pidfile, &p->pid, err);
+  if (r == 0)
+    r = shim_io_start(p->io, master, err);
+  else if (master >= 0)
+    close(master);
+  /* An exit already reaped runs on_exit_reaped now; p->busy holds it back
+   * until the operation has been reported. */
+  if (r == 0)
+    r = shim_reaper_watch(p->pid, on_exit_reaped, p, err);
+  return r;
+}
+
+/* ---- create ---- */
 
 static int load_options(struct shim_container *c, const struct shim_create *r,
                         struct iob_error **err) {
@@ -188,71 +441,13 @@ static int load_options(struct shim_container *c, const struct shim_create *r,
   if (c->opts.unknown_keys)
     iob_warn("'%s': unknown key in the runtime options file, ignored: %s", c->id,
              c->opts.unknown_keys);
-  return shim_runc_init(&c->runc, &c->opts, c->svc->ns, c->bundle, err);
+  return shim_runc_init(&c->runc, &c->opts, c->list->ns, c->bundle, err);
 }
 
 static void on_oom(void *data) {
   struct shim_container *c = data;
-  Containerd__Events__TaskOOM e = CONTAINERD__EVENTS__TASK_OOM__INIT;
-  e.container_id = c->id;
-  shim_events_publish("/tasks/oom", &e.base);
-}
-
-/* Run `runc create|exec` with stdio and maybe a console socket; then read
- * the pid file, watch the pid and start copying. */
-static int run_with_io(struct shim_process *p, const char *const *args_head, size_t n_head,
-                       const char *pidfile, struct iob_error **err) {
-  struct shim_container *c = p->c;
-  struct shim_stdio st = stdio_of(p);
-  struct shim_io_params iop = {&st, c->opts.io_uid, c->opts.io_gid, c->id, c->svc->ns};
-  int fds[3];
-  if (shim_io_new(c->svc->loop, &iop, &p->io, fds, err) < 0)
-    return -1;
-  struct shim_console_socket *cs = NULL;
-  if (p->terminal && shim_console_socket_new(&cs, err) < 0)
-    return -1;
-  const char *args[24];
-  size_t n = 0;
-  for (size_t i = 0; i < n_head; i++)
-    args[n++] = args_head[i];
-  if (cs) {
-    args[n++] = "--console-socket";
-    args[n++] = shim_console_socket_path(cs);
-  }
-  args[n++] = c->id;
-  args[n] = NULL;
-  int master = -1;
-  int r = shim_runc_run(&c->runc, args, fds, NULL, 0, NULL, err);
-  if (r == 0 && cs)
-    r = shim_console_socket_recv(cs, CONSOLE_TIMEOUT_MS, &master, err);
-  shim_console_socket_free(cs);
-  if (r == 0)
-    r = read_pidfile(pidfile, &p->pid, err);
-  if (r == 0)
-    r = shim_io_start(p->io, master, err);
-  else if (master >= 0)
-    close(master);
-  if (r == 0)
-    r = shim_reaper_watch(p->pid, on_exit_reaped, p, err);
-  return r;
-}
-
-static int runc_create(struct shim_container *c, struct iob_error **err) {
-  cleanup_free char *pidfile = NULL;
-  if (asprintf(&pidfile, "%s/init.pid", c->bundle) < 0)
-    abort();
-  const char *head[8];
-  size_t n = 0;
-  head[n++] = "create";
-  head[n++] = "--bundle";
-  head[n++] = c->bundle;
-  head[n++] = "--pid-file";
-  head[n++] = pidfile;
-  if (c->opts.no_pivot_root)
-    head[n++] = "--no-pivot";
-  if (c->opts.no_new_keyring)
-    head[n++] = "--no-new-keyring";
-  return run_with_io(&c->init, head, n, pidfile, err);
+  if (c->list->observer.oom)
+    c->list->observer.oom(c->list->observer.data, c);
 }
 
 static int mount_rootfs(struct shim_container *c, const struct shim_create *r,
@@ -279,231 +474,382 @@ static void unmount_rootfs(struct shim_container *c) {
   c->mounted = false;
 }
 
-static void publish_create(struct shim_container *c, const struct shim_create *r) {
-  Containerd__Events__TaskCreate e = CONTAINERD__EVENTS__TASK_CREATE__INIT;
-  Containerd__Events__TaskIO io = CONTAINERD__EVENTS__TASK_IO__INIT;
-  io.stdin = c->init.in;
-  io.stdout = c->init.out;
-  io.stderr = c->init.err;
-  io.terminal = c->init.terminal;
-  e.container_id = c->id;
-  e.bundle = c->bundle;
-  e.io = &io;
-  e.pid = (uint32_t)c->init.pid;
-  /* The rootfs mounts are left out: containerd does not use them from the
-   * event, and they would only make it larger. */
-  (void)r;
-  shim_events_publish("/tasks/create", &e.base);
+static void create_failed(struct shim_container *c, struct iob_error **err) {
+  struct shim_op *op = c->init.busy;
+  c->init.busy = NULL;
+  unmount_rootfs(c);
+  remove_container(c);
+  op->p = NULL;
+  fail_op(op, err);
 }
 
-int shim_container_create(struct shim_service *s, const struct shim_create *r,
-                          struct shim_container **out, struct iob_error **err) {
-  if (shim_container_find(s, r->id))
-    return iob_error_code(err, IOB_CODE_ALREADY_EXISTS, "container '%s' already exists", r->id);
-  struct shim_container *c = calloc(1, sizeof(*c));
-  if (c == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate container");
-  c->svc = s;
-  c->id = xstrdup(r->id);
-  c->bundle = xstrdup(r->bundle);
-  c->init.c = c;
-  c->init.status = SHIM_STATUS_CREATED;
-  stdio_copy(&c->init, &r->stdio);
-  if (load_options(c, r, err) < 0 || shim_hook_inject(c->bundle, err) < 0 ||
-      shim_admission_check(c->bundle, err) < 0 || mount_rootfs(c, r, err) < 0 ||
-      runc_create(c, err) < 0) {
-    unmount_rootfs(c);
-    container_free(c);
-    return -1;
+static void on_created(void *data, char **out, struct iob_error **err) {
+  struct shim_process *p = data;
+  struct shim_container *c = p->c;
+  (void)out;
+  if (*err || started_with_io(p, err) < 0) {
+    create_failed(c, err);
+    return;
   }
   cleanup_error struct iob_error *oerr = NULL;
-  if (shim_oom_watch(s->loop, c->init.pid, on_oom, c, &c->oom, &oerr) < 0)
+  if (shim_oom_watch(c->list->loop, p->pid, on_oom, c, &c->oom, &oerr) < 0)
     iob_warn("no OOM events will be reported for '%s': %s", c->id, oerr->msg);
-  c->next = s->containers;
-  s->containers = c;
-  struct shim_admission_req ar = {c->id, s->ns, c->bundle, c->init.pid, 0};
-  shim_admission_register(s->loop, &ar);
-  publish_create(c, r);
-  *out = c;
-  return 0;
+  c->creating = false;
+  finish_op(p, err);
 }
 
-static int exec_spec_file(struct shim_process *p, char **path, struct iob_error **err) {
+static int runc_create(struct shim_container *c, struct iob_error **err) {
+  if (asprintf(&c->init.pidfile, "%s/init.pid", c->bundle) < 0)
+    abort();
+  const char *head[8];
+  size_t n = 0;
+  head[n++] = "create";
+  head[n++] = "--bundle";
+  head[n++] = c->bundle;
+  head[n++] = "--pid-file";
+  head[n++] = c->init.pidfile;
+  if (c->opts.no_pivot_root)
+    head[n++] = "--no-pivot";
+  if (c->opts.no_new_keyring)
+    head[n++] = "--no-new-keyring";
+  return start_with_io(&c->init, head, n, on_created, err);
+}
+
+void shim_container_create(struct shim_containers *l, const struct shim_create *r,
+                           struct shim_op *op) {
+  cleanup_error struct iob_error *err = NULL;
+  op->kind = SHIM_OP_CREATE;
+  op->p = NULL;
+  for (struct shim_container *o = l->head; o; o = o->next) {
+    if (!strcmp(o->id, r->id)) {
+      iob_error_code(&err, IOB_CODE_ALREADY_EXISTS, "container '%s' already exists", r->id);
+      fail_op(op, &err);
+      return;
+    }
+  }
+  struct shim_container *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    abort();
+  c->list = l;
+  c->id = xstrdup(r->id);
+  c->bundle = xstrdup(r->bundle);
+  c->creating = true;
+  c->init.c = c;
+  c->init.state = SHIM_STATE_CREATED;
+  c->init.busy = op;
+  op->p = &c->init;
+  stdio_copy(&c->init, &r->stdio);
+  c->next = l->head;
+  l->head = c;
+  if (load_options(c, r, &err) < 0 || shim_hook_inject(c->bundle, &err) < 0 ||
+      shim_admission_check(c->bundle, &err) < 0 || mount_rootfs(c, r, &err) < 0 ||
+      runc_create(c, &err) < 0)
+    create_failed(c, &err);
+}
+
+/* ---- start ---- */
+
+static void on_started(void *data, char **out, struct iob_error **err) {
+  struct shim_process *p = data;
+  (void)out;
+  if (*err == NULL)
+    transition(p, SHIM_STATE_RUNNING, err);
+  finish_op(p, err);
+}
+
+static void exec_failed(struct shim_process *p, struct iob_error **err) {
+  /* Never ran: stopped with runc's failure status, so Delete can remove it
+   * (no exit event: there was no start). */
+  if (p->pid > 0 && !p->reaped)
+    shim_reaper_unwatch(p->pid);
+  p->reaped = true;
+  p->exit_status = 255;
+  p->exited_at = shim_time_now();
+  transition(p, SHIM_STATE_STOPPED, NULL);
+  /* Close our ends of the client's FIFOs, or it waits for EOF forever. */
+  shim_io_free(p->io);
+  p->io = NULL;
+  shim_console_socket_free(p->console);
+  p->console = NULL;
+  struct shim_op *op = p->busy;
+  p->busy = NULL;
+  fail_op(op, err);
+  wake(p);
+  settle(&p->c->init);
+  if (p->queue)
+    run_op(p);
+}
+
+static void on_exec_started(void *data, char **out, struct iob_error **err) {
+  struct shim_process *p = data;
+  (void)out;
+  unlink(p->specfile);
+  free(p->specfile);
+  p->specfile = NULL;
+  if (*err || started_with_io(p, err) < 0) {
+    exec_failed(p, err);
+    return;
+  }
+  on_started(p, out, err);
+}
+
+static int exec_spec_file(struct shim_process *p, struct iob_error **err) {
   const char *dir = getenv("XDG_RUNTIME_DIR");
   if (dir == NULL || *dir != '/')
     dir = "/tmp";
-  if (asprintf(path, "%s/runc-process%sXXXXXX", dir, "") < 0)
+  if (asprintf(&p->specfile, "%s/runc-processXXXXXX", dir) < 0)
     abort();
-  cleanup_close int fd = mkostemp(*path, O_CLOEXEC);
-  if (fd < 0)
+  cleanup_close int fd = mkostemp(p->specfile, O_CLOEXEC);
+  if (fd < 0) {
+    free(p->specfile);
+    p->specfile = NULL;
     return iob_error(err, errno, "cannot create exec spec file");
+  }
   size_t n = strlen(p->spec);
-  if (write(fd, p->spec, n) != (ssize_t)n) {
-    unlink(*path);
+  if (write(fd, p->spec, n) != (ssize_t)n)
     return iob_error(err, errno ? errno : EIO, "cannot write exec spec file");
-  }
   return 0;
-}
-
-static void publish_started(struct shim_process *p) {
-  if (p->exec_id) {
-    Containerd__Events__TaskExecStarted e = CONTAINERD__EVENTS__TASK_EXEC_STARTED__INIT;
-    e.container_id = p->c->id;
-    e.exec_id = p->exec_id;
-    e.pid = (uint32_t)p->pid;
-    shim_events_publish("/tasks/exec-started", &e.base);
-    return;
-  }
-  Containerd__Events__TaskStart e = CONTAINERD__EVENTS__TASK_START__INIT;
-  e.container_id = p->c->id;
-  e.pid = (uint32_t)p->pid;
-  shim_events_publish("/tasks/start", &e.base);
 }
 
 static int exec_start(struct shim_process *p, struct iob_error **err) {
   struct shim_container *c = p->c;
-  if (c->init.exited || c->init.exit_pending || c->init.status != SHIM_STATUS_RUNNING)
-    return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION,
-                          "container '%s' is not running", c->id);
-  cleanup_free char *spec = NULL, *pidfile = NULL;
-  if (exec_spec_file(p, &spec, err) < 0)
+  const struct shim_process *init = &c->init;
+  if (init->reaped || init->state != SHIM_STATE_RUNNING)
+    return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION, "container '%s' is not running",
+                          c->id);
+  if (exec_spec_file(p, err) < 0)
     return -1;
-  if (asprintf(&pidfile, "%s/%s.pid", c->bundle, p->exec_id) < 0)
+  if (asprintf(&p->pidfile, "%s/%s.pid", c->bundle, p->exec_id) < 0)
     abort();
-  const char *head[] = {"exec", "--process", spec, "--detach", "--pid-file", pidfile};
-  int r = run_with_io(p, head, IOB_ARRAY_SIZE(head), pidfile, err);
-  unlink(spec);
-  return r;
+  const char *head[] = {"exec", "--process", p->specfile, "--detach", "--pid-file", p->pidfile};
+  return start_with_io(p, head, IOB_ARRAY_SIZE(head), on_exec_started, err);
 }
 
-int shim_process_start(struct shim_process *p, struct iob_error **err) {
-  if (p->status != SHIM_STATUS_CREATED || p->exited)
-    return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION, "process is not in created state");
+static void op_start(struct shim_process *p) {
+  cleanup_error struct iob_error *err = NULL;
   if (p->exec_id) {
-    if (exec_start(p, err) < 0) {
-      /* Never ran: stopped with runc's failure status, so Delete can
-       * remove it (no exit event: there was no start). */
-      if (p->pid > 0)
-        shim_reaper_unwatch(p->pid);
-      p->status = SHIM_STATUS_STOPPED;
-      p->exited = true;
-      p->exit_status = 255;
-      p->exited_at = shim_time_now();
-      /* Close our ends of the client's FIFOs, or it waits for EOF forever. */
-      shim_io_free(p->io);
-      p->io = NULL;
-      shim_process_wake(p);
-      return -1;
-    }
-  } else {
-    const char *args[] = {"start", p->c->id, NULL};
-    const int fds[3] = {-1, -1, -1};
-    if (shim_runc_run(&p->c->runc, args, fds, NULL, 0, NULL, err) < 0)
-      return -1;
+    if (exec_start(p, &err) < 0)
+      exec_failed(p, &err);
+    return;
   }
-  /* The process may have been reaped already (early exit): keep STOPPED. */
-  if (!p->exited)
-    p->status = SHIM_STATUS_RUNNING;
-  publish_started(p);
-  return 0;
+  const char *args[] = {"start", p->c->id, NULL};
+  const int fds[3] = {-1, -1, -1};
+  if (shim_runc_start(&p->c->runc, args, fds, NULL, 0, false, on_started, p, &err) < 0)
+    finish_op(p, &err);
 }
+
+/* ---- kill, pause, resume, update, ps ---- */
 
 static bool already_finished(const struct iob_error *e) {
   return e && (strstr(e->msg, "not running") || strstr(e->msg, "process already finished") ||
                strstr(e->msg, "no such process") || strstr(e->msg, "does not exist"));
 }
 
-int shim_process_kill(struct shim_process *p, uint32_t sig, bool all, struct iob_error **err) {
-  if (sig == 0 || sig > 64)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid signal %u", sig);
-  if ((p->exited || p->exit_pending) && !(all && p->exec_id == NULL))
-    return iob_error_code(err, IOB_CODE_NOT_FOUND, "process already finished");
+static void on_killed(void *data, char **out, struct iob_error **err) {
+  struct shim_process *p = data;
+  (void)out;
+  if (already_finished(*err)) {
+    iob_error_release(err);
+    iob_error_code(err, IOB_CODE_NOT_FOUND, "process already finished");
+  }
+  finish_op(p, err);
+}
+
+static void op_kill(struct shim_process *p, struct shim_op *op) {
+  cleanup_error struct iob_error *err = NULL;
+  if (op->signal == 0 || op->signal > 64) {
+    iob_error_code(&err, IOB_CODE_INVALID_ARGUMENT, "invalid signal %u", op->signal);
+    finish_op(p, &err);
+    return;
+  }
+  if ((p->reaped || shim_process_exited(p)) && !(op->all && is_init(p))) {
+    iob_error_code(&err, IOB_CODE_NOT_FOUND, "process already finished");
+    finish_op(p, &err);
+    return;
+  }
   if (p->exec_id) {
     if (p->pid <= 0)
-      return iob_error_code(err, IOB_CODE_NOT_FOUND, "process not started");
-    if (kill(p->pid, (int)sig) < 0)
-      return iob_error_code(err, IOB_CODE_NOT_FOUND, "process already finished");
-    return 0;
+      iob_error_code(&err, IOB_CODE_NOT_FOUND, "process not started");
+    else if (kill(p->pid, (int)op->signal) < 0)
+      iob_error_code(&err, IOB_CODE_NOT_FOUND, "process already finished");
+    finish_op(p, &err);
+    return;
   }
   char signum[16];
-  snprintf(signum, sizeof(signum), "%u", sig);
+  snprintf(signum, sizeof(signum), "%u", op->signal);
   const char *with_all[] = {"kill", "--all", p->c->id, signum, NULL};
   const char *without[] = {"kill", p->c->id, signum, NULL};
   const int fds[3] = {-1, -1, -1};
-  if (shim_runc_run(&p->c->runc, all ? with_all : without, fds, NULL, 0, NULL, err) < 0) {
-    if (already_finished(*err)) {
-      iob_error_release(err);
-      return iob_error_code(err, IOB_CODE_NOT_FOUND, "process already finished");
-    }
-    return -1;
+  if (shim_runc_start(&p->c->runc, op->all ? with_all : without, fds, NULL, 0, false, on_killed, p,
+                      &err) < 0)
+    finish_op(p, &err);
+}
+
+static void on_paused(void *data, char **out, struct iob_error **err) {
+  struct shim_process *p = data;
+  (void)out;
+  if (*err == NULL)
+    transition(p, p->busy->kind == SHIM_OP_PAUSE ? SHIM_STATE_PAUSED : SHIM_STATE_RUNNING, err);
+  finish_op(p, err);
+}
+
+static void on_done(void *data, char **out, struct iob_error **err) {
+  (void)out;
+  finish_op(data, err);
+}
+
+static int parse_pids(const char *out, struct shim_op *op, struct iob_error **err) {
+  json_error_t je;
+  json_t *j = json_loads(out ? out : "", 0, &je);
+  if (!json_is_array(j) && !json_is_null(j)) {
+    json_decref(j);
+    return iob_error_code(err, IOB_CODE_INTERNAL, "cannot parse 'runc ps' output: %s", je.text);
   }
+  size_t len = json_is_array(j) ? json_array_size(j) : 0;
+  op->pids = calloc(len ? len : 1, sizeof(pid_t));
+  if (op->pids == NULL)
+    abort();
+  op->n_pids = 0;
+  for (size_t i = 0; i < len; i++) {
+    json_int_t v = json_integer_value(json_array_get(j, i));
+    if (v > 0)
+      op->pids[op->n_pids++] = (pid_t)v;
+  }
+  json_decref(j);
   return 0;
 }
 
-static void remove_exec(struct shim_container *c, struct shim_process *p) {
-  for (struct shim_process **pp = &c->execs; *pp; pp = &(*pp)->next) {
-    if (*pp == p) {
-      *pp = p->next;
-      break;
-    }
+static void on_ps(void *data, char **out, struct iob_error **err) {
+  struct shim_process *p = data;
+  if (*err == NULL)
+    parse_pids(*out, p->busy, err);
+  finish_op(p, err);
+}
+
+static void op_runc(struct shim_process *p, struct shim_op *op) {
+  cleanup_error struct iob_error *err = NULL;
+  const char *id = p->c->id;
+  const char *pause[] = {"pause", id, NULL};
+  const char *resume[] = {"resume", id, NULL};
+  const char *update[] = {"update", "--resources", "-", id, NULL};
+  const char *ps[] = {"ps", "--format", "json", id, NULL};
+  const int fds[3] = {-1, -1, -1};
+  int r;
+  switch (op->kind) {
+  case SHIM_OP_PAUSE:
+    r = shim_runc_start(&p->c->runc, pause, fds, NULL, 0, false, on_paused, p, &err);
+    break;
+  case SHIM_OP_RESUME:
+    r = shim_runc_start(&p->c->runc, resume, fds, NULL, 0, false, on_paused, p, &err);
+    break;
+  case SHIM_OP_UPDATE:
+    r = shim_runc_start(&p->c->runc, update, fds, op->resources, op->resources_len, false, on_done,
+                        p, &err);
+    break;
+  default:
+    r = shim_runc_start(&p->c->runc, ps, fds, NULL, 0, true, on_ps, p, &err);
+    break;
   }
-  process_release(p);
-  free(p);
+  if (r < 0)
+    finish_op(p, &err);
 }
 
-static void remove_container(struct shim_container *c) {
-  struct shim_service *s = c->svc;
-  for (struct shim_container **pp = &s->containers; *pp; pp = &(*pp)->next) {
-    if (*pp == c) {
-      *pp = c->next;
-      break;
-    }
-  }
-  container_free(c);
+/* ---- delete ---- */
+
+static void deleted(struct shim_process *p) {
+  struct shim_op *op = p->busy;
+  op->pid = (uint32_t)p->pid;
+  op->exit_status = p->exit_status;
+  op->exited_at = p->state == SHIM_STATE_CREATED ? shim_time_now() : p->exited_at;
+  transition(p, SHIM_STATE_DELETED, NULL);
+  p->busy = NULL;
+  op->done(op, &(struct iob_error *){NULL});
 }
 
-static void publish_delete(struct shim_process *p) {
-  Containerd__Events__TaskDelete e = CONTAINERD__EVENTS__TASK_DELETE__INIT;
-  Google__Protobuf__Timestamp ts = ts_of(p->exited_at);
-  e.container_id = p->c->id;
-  e.pid = (uint32_t)p->pid;
-  e.exit_status = p->exit_status;
-  e.exited_at = &ts;
-  shim_events_publish("/tasks/delete", &e.base);
-}
-
-int shim_process_delete(struct shim_process *p, uint32_t *pid, uint32_t *status,
-                        struct shim_time *at, struct iob_error **err) {
+static void on_runc_deleted(void *data, char **out, struct iob_error **err) {
+  struct shim_process *p = data;
   struct shim_container *c = p->c;
-  bool started = p->status != SHIM_STATUS_CREATED;
-  if (started && !p->exited)
-    return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION, "cannot delete a running process");
-  if (p->exec_id == NULL && execs_running(c))
-    return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION, "container has running execs");
-  *pid = (uint32_t)p->pid;
-  *status = p->exit_status;
-  *at = p->exited_at;
+  (void)out;
+  if (*err && !already_finished(*err)) {
+    finish_op(p, err);
+    return;
+  }
+  unmount_rootfs(c);
+  deleted(p);
+  remove_container(c);
+}
+
+static void op_delete(struct shim_process *p) {
+  cleanup_error struct iob_error *err = NULL;
+  struct shim_container *c = p->c;
   if (p->exec_id) {
-    remove_exec(c, p);
-    return 0;
+    for (struct shim_process **pp = &c->execs; *pp; pp = &(*pp)->next) {
+      if (*pp == p) {
+        *pp = p->next;
+        break;
+      }
+    }
+    deleted(p);
+    process_release(p);
+    free(p);
+    return;
+  }
+  if (execs_running(c)) {
+    iob_error_code(&err, IOB_CODE_FAILED_PRECONDITION, "container has running execs");
+    finish_op(p, &err);
+    return;
   }
   const char *args[] = {"delete", c->id, NULL};
   const int fds[3] = {-1, -1, -1};
-  if (shim_runc_run(&c->runc, args, fds, NULL, 0, NULL, err) < 0 && !already_finished(*err))
-    return -1;
-  iob_error_release(err);
-  unmount_rootfs(c);
-  if (!started)
-    *at = shim_time_now();
-  publish_delete(p);
-  remove_container(c);
-  return 0;
+  if (shim_runc_start(&c->runc, args, fds, NULL, 0, false, on_runc_deleted, p, &err) < 0)
+    finish_op(p, &err);
 }
 
+/* p->busy is the operation to run; its state decides whether it may. */
+static void run_op(struct shim_process *p) {
+  if (p->busy == NULL) {
+    p->busy = p->queue;
+    p->queue = p->busy->next;
+  }
+  struct shim_op *op = p->busy;
+  cleanup_error struct iob_error *err = NULL;
+  if (check_op(p, op->kind, &err) < 0) {
+    finish_op(p, &err);
+    return;
+  }
+  switch (op->kind) {
+  case SHIM_OP_START:
+    op_start(p);
+    return;
+  case SHIM_OP_KILL:
+    op_kill(p, op);
+    return;
+  case SHIM_OP_DELETE:
+    op_delete(p);
+    return;
+  case SHIM_OP_PAUSE:
+  case SHIM_OP_RESUME:
+  case SHIM_OP_UPDATE:
+  case SHIM_OP_PIDS:
+    op_runc(p, op);
+    return;
+  default:
+    iob_error_code(&err, IOB_CODE_INTERNAL, "unexpected operation %d", (int)op->kind);
+    finish_op(p, &err);
+    return;
+  }
+}
+
+/* ---- exec ---- */
+
 int shim_exec_add(struct shim_container *c, const char *exec_id, const struct shim_stdio *stdio,
-                  const char *spec, size_t spec_len, struct iob_error **err) {
-  if (c->init.exited || c->init.exit_pending)
+                  const char *spec, size_t spec_len, struct shim_process **out,
+                  struct iob_error **err) {
+  const struct shim_process *init = &c->init;
+  if (init->reaped || shim_process_exited(init))
     return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION, "container '%s' has exited", c->id);
+  if (init->state == SHIM_STATE_PAUSED)
+    return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION, "cannot exec in a paused state");
   for (struct shim_process *e = c->execs; e; e = e->next)
     if (!strcmp(e->exec_id, exec_id))
       return iob_error_code(err, IOB_CODE_ALREADY_EXISTS, "id '%s' already in use", exec_id);
@@ -519,72 +865,10 @@ int shim_exec_add(struct shim_container *c, const char *exec_id, const struct sh
     abort();
   p->c = c;
   p->exec_id = xstrdup(exec_id);
-  p->status = SHIM_STATUS_CREATED;
+  p->state = SHIM_STATE_CREATED;
   stdio_copy(p, stdio);
   p->next = c->execs;
   c->execs = p;
-  Containerd__Events__TaskExecAdded e = CONTAINERD__EVENTS__TASK_EXEC_ADDED__INIT;
-  e.container_id = c->id;
-  e.exec_id = p->exec_id;
-  shim_events_publish("/tasks/exec-added", &e.base);
-  return 0;
-}
-
-int shim_container_pause(struct shim_container *c, bool pause, struct iob_error **err) {
-  if (c->init.exited || c->init.exit_pending)
-    return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION, "container '%s' has exited", c->id);
-  const char *args[] = {pause ? "pause" : "resume", c->id, NULL};
-  const int fds[3] = {-1, -1, -1};
-  if (shim_runc_run(&c->runc, args, fds, NULL, 0, NULL, err) < 0)
-    return -1;
-  c->init.status = pause ? SHIM_STATUS_PAUSED : SHIM_STATUS_RUNNING;
-  Containerd__Events__TaskPaused e = CONTAINERD__EVENTS__TASK_PAUSED__INIT;
-  e.container_id = c->id;
-  /* TaskPaused and TaskResumed have the same shape; only the descriptor
-   * (and so the type_url) differs. */
-  if (!pause)
-    e.base.descriptor = &containerd__events__task_resumed__descriptor;
-  shim_events_publish(pause ? "/tasks/paused" : "/tasks/resumed", &e.base);
-  return 0;
-}
-
-int shim_container_update(struct shim_container *c, const char *json, size_t len,
-                          struct iob_error **err) {
-  json_error_t je;
-  json_t *j = json_loadb(json, len, 0, &je);
-  if (!json_is_object(j)) {
-    json_decref(j);
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid resources: %s", je.text);
-  }
-  json_decref(j);
-  const char *args[] = {"update", "--resources", "-", c->id, NULL};
-  const int fds[3] = {-1, -1, -1};
-  return shim_runc_run(&c->runc, args, fds, json, len, NULL, err);
-}
-
-int shim_container_pids(struct shim_container *c, pid_t **pids, size_t *n,
-                        struct iob_error **err) {
-  const char *args[] = {"ps", "--format", "json", c->id, NULL};
-  const int fds[3] = {-1, -1, -1};
-  cleanup_free char *out = NULL;
-  if (shim_runc_run(&c->runc, args, fds, NULL, 0, &out, err) < 0)
-    return -1;
-  json_error_t je;
-  json_t *j = json_loads(out, 0, &je);
-  if (!json_is_array(j) && !json_is_null(j)) {
-    json_decref(j);
-    return iob_error_code(err, IOB_CODE_INTERNAL, "cannot parse 'runc ps' output: %s", je.text);
-  }
-  size_t len = json_is_array(j) ? json_array_size(j) : 0;
-  *pids = calloc(len ? len : 1, sizeof(pid_t));
-  if (*pids == NULL)
-    abort();
-  *n = 0;
-  for (size_t i = 0; i < len; i++) {
-    json_int_t v = json_integer_value(json_array_get(j, i));
-    if (v > 0)
-      (*pids)[(*n)++] = (pid_t)v;
-  }
-  json_decref(j);
+  *out = p;
   return 0;
 }

@@ -1,25 +1,89 @@
-/* Containers and their processes: the state the service keeps and the
- * lifecycle operations it performs through runc. */
+/* Containers and their processes: the state machine of each process and the
+ * runc operations that drive it.  Nothing here knows the Task service:
+ * results go back through the callbacks the caller hands in (an operation's
+ * done, a Wait's waiter, the container list's observer). */
 #ifndef SHIM_PROCESS_H
 #define SHIM_PROCESS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+#include "common/loop.h"
+#include "shim/io.h"
+#include "shim/mount.h"
+#include "shim/options.h"
+#include "shim/runc.h"
 #include "shim/shim.h"
 
-struct ttrpc_call;
-struct shim_container;
-
-struct shim_waitcall {
-  struct ttrpc_call *call;
-  struct shim_process *p;
-  struct shim_waitcall *next;
+/* As containerd's runc shim (pkg/process init_state.go, exec_state.go):
+ * created -> running -> paused -> running, any of those -> stopped when
+ * the process exits, created or stopped -> deleted. */
+enum shim_state {
+  SHIM_STATE_CREATED,
+  SHIM_STATE_RUNNING,
+  SHIM_STATE_PAUSED,
+  SHIM_STATE_STOPPED,
+  SHIM_STATE_DELETED,
 };
+
+enum shim_op_kind {
+  SHIM_OP_CREATE, /* internal: the init while `runc create` runs */
+  SHIM_OP_START,
+  SHIM_OP_KILL,
+  SHIM_OP_PAUSE,
+  SHIM_OP_RESUME,
+  SHIM_OP_UPDATE,
+  SHIM_OP_PIDS,
+  SHIM_OP_DELETE,
+};
+
+struct shim_op;
+/* An operation finished: *err is NULL on success; the callee may take it
+ * (it is released after the call otherwise).  op->p is valid during the
+ * call, even for a Delete (the process is freed right after). */
+typedef void (*shim_op_fn)(struct shim_op *op, struct iob_error **err);
+
+/* One operation on a process, owned by the caller until done runs.  The
+ * operations of one process run one at a time, in the order submitted (a
+ * second one waits behind the first, as containerd's shim serialises them
+ * with the process's mutex); other processes are not held up. */
+struct shim_op {
+  enum shim_op_kind kind;
+  shim_op_fn done;
+  uint32_t signal;       /* KILL */
+  bool all;              /* KILL */
+  const char *resources; /* UPDATE: LinuxResources JSON, valid until done */
+  size_t resources_len;
+  /* results */
+  struct shim_process *p;
+  uint32_t pid;               /* DELETE */
+  uint32_t exit_status;       /* DELETE */
+  struct shim_time exited_at; /* DELETE */
+  pid_t *pids;                /* PIDS (caller frees) */
+  size_t n_pids;
+  struct shim_op *next;
+};
+
+/* A Wait: fn runs once p has exited (or is deleted without having run). */
+struct shim_waiter {
+  void (*fn)(struct shim_waiter *w, struct shim_process *p);
+  void *data;
+  struct shim_waiter *next;
+};
+
+struct shim_console_socket;
+struct shim_container;
+struct shim_oom;
 
 struct shim_process {
   struct shim_container *c;
   char *exec_id; /* NULL for init */
-  enum shim_status status;
+  enum shim_state state;
   pid_t pid;
-  bool exited;       /* reaped and published */
+  bool reaped;       /* the reaper reported the exit (status, exited_at set) */
   bool exit_pending; /* init reaped, waiting for its execs to go first */
   uint32_t exit_status;
   struct shim_time exited_at;
@@ -27,12 +91,20 @@ struct shim_process {
   bool terminal;
   char *spec; /* exec: the runtime-spec Process as JSON */
   struct shim_io *io;
-  struct shim_waitcall *waits;
+  struct shim_op *busy;  /* the operation in flight */
+  struct shim_op *queue; /* waiting behind it */
+  struct shim_waiter *waiters;
+  /* what the operation in flight needs when runc returns */
+  struct shim_console_socket *console;
+  char *pidfile;
+  char *specfile;
   struct shim_process *next;
 };
 
+struct shim_containers;
+
 struct shim_container {
-  struct shim_service *svc;
+  struct shim_containers *list;
   char *id;
   char *bundle;
   struct shim_options opts;
@@ -41,15 +113,24 @@ struct shim_container {
   struct shim_process *execs;
   struct shim_oom *oom;
   bool mounted;
+  bool creating; /* `runc create` still runs: not visible to lookups */
   struct shim_container *next;
 };
 
-struct shim_service {
+/* Told about what happens without a request: an exit (in containerd's
+ * order: an init's after all its execs'), an OOM kill. */
+struct shim_observer {
+  void (*exited)(void *data, struct shim_process *p);
+  void (*oom)(void *data, struct shim_container *c);
+  void *data;
+};
+
+/* The containers of one shim. */
+struct shim_containers {
   struct iob_loop *loop;
-  struct ttrpc_server *server;
-  char *ns;
-  struct shim_container *containers;
-  bool exit_requested;
+  const char *ns;
+  struct shim_observer observer;
+  struct shim_container *head;
 };
 
 struct shim_create {
@@ -63,27 +144,30 @@ struct shim_create {
   size_t options_len;
 };
 
-struct shim_container *shim_container_find(struct shim_service *s, const char *id);
+/* A created container (not one whose `runc create` still runs). */
+struct shim_container *shim_container_find(struct shim_containers *l, const char *id);
 /* The container's init (exec_id NULL or empty) or one of its execs. */
-int shim_process_find(struct shim_service *s, const char *id, const char *exec_id,
-                      struct shim_container **c, struct shim_process **p, struct iob_error **err);
+int shim_process_find(struct shim_containers *l, const char *id, const char *exec_id,
+                      struct shim_process **p, struct iob_error **err);
 
-int shim_container_create(struct shim_service *s, const struct shim_create *req,
-                          struct shim_container **out, struct iob_error **err);
-int shim_process_start(struct shim_process *p, struct iob_error **err);
-int shim_process_kill(struct shim_process *p, uint32_t sig, bool all, struct iob_error **err);
-/* Delete a stopped (or never started) process; init takes the container
- * with it (the caller must not use c or p afterwards). */
-int shim_process_delete(struct shim_process *p, uint32_t *pid, uint32_t *status,
-                        struct shim_time *at, struct iob_error **err);
+/* Create: op->done runs when `runc create` returned (maybe before this
+ * returns, on an early failure); on success op->p is the new init. */
+void shim_container_create(struct shim_containers *l, const struct shim_create *req,
+                           struct shim_op *op);
+/* Run op on p now, or after the operations before it; an operation the
+ * process's state does not allow fails ("cannot start a stopped
+ * process").  done may run before this returns. */
+void shim_process_submit(struct shim_process *p, struct shim_op *op);
 int shim_exec_add(struct shim_container *c, const char *exec_id, const struct shim_stdio *stdio,
-                  const char *spec, size_t spec_len, struct iob_error **err);
-int shim_container_pause(struct shim_container *c, bool pause, struct iob_error **err);
-int shim_container_update(struct shim_container *c, const char *json, size_t len,
-                          struct iob_error **err);
-/* runc ps: the pids in the container (caller frees *pids). */
-int shim_container_pids(struct shim_container *c, pid_t **pids, size_t *n, struct iob_error **err);
-/* Answer every Wait on p (after its exit). */
-void shim_process_wake(struct shim_process *p);
+                  const char *spec, size_t spec_len, struct shim_process **out,
+                  struct iob_error **err);
+
+/* containerd.v1.types.Status of p: PAUSING while a pause runs, RUNNING
+ * while an init's exit waits for its execs. */
+int shim_process_status(const struct shim_process *p);
+bool shim_process_exited(const struct shim_process *p);
+void shim_process_wait(struct shim_process *p, struct shim_waiter *w);
+void shim_process_unwait(struct shim_process *p, struct shim_waiter *w);
+bool shim_containers_empty(const struct shim_containers *l);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
-#include "shim/shim.h"
+#include "shim/reaper.h"
 
 #define CACHE_MAX 256
 
@@ -72,6 +72,11 @@ int shim_reaper_watch(pid_t pid, shim_reap_fn fn, void *data, struct iob_error *
   *w = (struct waiter){pid, fn, data, waiters};
   waiters = w;
   return 0;
+}
+
+int shim_reaper_watch_child(pid_t pid, shim_reap_fn fn, void *data, struct iob_error **err) {
+  free(cache_take(pid));
+  return shim_reaper_watch(pid, fn, data, err);
 }
 
 void shim_reaper_unwatch(pid_t pid) {

@@ -1,10 +1,14 @@
-/* Driving runc (or crun): one global prefix, synchronous invocations, the
- * error taken from runc's log.json as go-runc does. */
+/* Driving runc (or crun): one global prefix, the error taken from runc's
+ * log.json as go-runc does.  In the daemon runc runs beside the loop: a hook
+ * that sleeps in one container's create must not stall the RPCs of the
+ * others, so runc's exit comes back through the reaper.  Its stdin and
+ * stdout are memfds, read once it exited, so nothing waits on a pipe. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,7 +16,11 @@
 #include <jansson.h>
 
 #include "common/cleanup.h"
+#include "common/log.h"
+#include "shim/reaper.h"
+#include "shim/runc.h"
 #include "shim/shim.h"
+#include "shim/spawn.h"
 
 #define MAX_ARGS 32
 #define OUT_MAX (4u << 20)
@@ -122,12 +130,109 @@ static size_t build_argv(const struct shim_runc *r, const char *const *args, con
   return n;
 }
 
-static int fail(const struct shim_runc *r, const char *verb, int status, struct iob_error **err) {
-  cleanup_free char *m = read_log_error(r->log);
+static int fail(const char *log, const char *binary, const char *verb, int status,
+                struct iob_error **err) {
+  cleanup_free char *m = read_log_error(log);
   if (m)
     return iob_error_code(err, IOB_CODE_UNKNOWN, "OCI runtime %s failed: %s", verb, m);
   return iob_error_code(err, IOB_CODE_UNKNOWN, "OCI runtime %s failed: '%s' exit status %u", verb,
-                        r->binary, shim_exit_code(status));
+                        binary, shim_exit_code(status));
+}
+
+/* One runc that runs while the loop goes on. */
+struct runc_call {
+  shim_runc_fn fn;
+  void *data;
+  char *log;
+  char *binary;
+  char *verb;
+  int out; /* memfd of runc's stdout, -1 when not captured */
+};
+
+static void call_free(struct runc_call *rc) {
+  if (rc->out >= 0)
+    close(rc->out);
+  free(rc->log);
+  free(rc->binary);
+  free(rc->verb);
+  free(rc);
+}
+
+static int read_memfd(int fd, char **out, struct iob_error **err) {
+  if (lseek(fd, 0, SEEK_SET) < 0)
+    return iob_error(err, errno, "cannot rewind runc's output");
+  return read_all(fd, out, err);
+}
+
+static void on_runc_exit(pid_t pid, int status, struct shim_time at, void *data) {
+  struct runc_call *rc = data;
+  (void)pid;
+  (void)at;
+  cleanup_error struct iob_error *err = NULL;
+  cleanup_free char *out = NULL;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail(rc->log, rc->binary, rc->verb, status, &err);
+  else if (rc->out >= 0)
+    read_memfd(rc->out, &out, &err);
+  if (rc->fn)
+    rc->fn(rc->data, &out, &err);
+  else if (err)
+    iob_debug("%s", err->msg);
+  call_free(rc);
+}
+
+/* A memfd holding in, at offset 0: runc's stdin. */
+static int memfd_with(const char *in, size_t len, struct iob_error **err) {
+  cleanup_close int fd = memfd_create("runc-stdin", MFD_CLOEXEC);
+  if (fd < 0)
+    return iob_error(err, errno, "cannot create runc's stdin");
+  if (write(fd, in, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) < 0)
+    return iob_error(err, errno ? errno : EIO, "cannot write runc's stdin");
+  return steal_fd(&fd);
+}
+
+static char *xstrdup(const char *s) {
+  char *r = strdup(s);
+  if (r == NULL)
+    abort();
+  return r;
+}
+
+int shim_runc_start(const struct shim_runc *r, const char *const *args, const int fds[3],
+                    const char *in, size_t in_len, bool capture, shim_runc_fn fn, void *data,
+                    struct iob_error **err) {
+  const char *argv[MAX_ARGS];
+  build_argv(r, args, argv);
+  struct shim_spawn sp = {.argv = argv, .fds = {fds[0], fds[1], fds[2]}, .pdeathsig = true};
+  cleanup_close int in_fd = -1;
+  if (in && (in_fd = memfd_with(in, in_len, err)) < 0)
+    return -1;
+  if (in)
+    sp.fds[0] = in_fd;
+  struct runc_call *rc = calloc(1, sizeof(*rc));
+  if (rc == NULL)
+    abort();
+  *rc = (struct runc_call){fn, data, xstrdup(r->log), xstrdup(r->binary), xstrdup(args[0]), -1};
+  if (capture) {
+    rc->out = memfd_create("runc-stdout", MFD_CLOEXEC);
+    if (rc->out < 0) {
+      iob_error(err, errno, "cannot create runc's stdout");
+      call_free(rc);
+      return -1;
+    }
+    sp.fds[1] = rc->out;
+  }
+  pid_t pid;
+  if (shim_spawn(&sp, &pid, err) < 0) {
+    call_free(rc);
+    return -1;
+  }
+  if (shim_reaper_watch_child(pid, on_runc_exit, rc, err) < 0) {
+    kill(pid, SIGKILL);
+    call_free(rc);
+    return -1;
+  }
+  return 0;
 }
 
 int shim_runc_run(const struct shim_runc *r, const char *const *args, const int fds[3],
@@ -172,7 +277,7 @@ int shim_runc_run(const struct shim_runc *r, const char *const *args, const int 
   if (shim_spawn_wait(pid, &status, err) < 0)
     return -1;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return fail(r, args[0], status, err);
+    return fail(r->log, r->binary, args[0], status, err);
   if (rerr) {
     *err = steal_ptr(&rerr);
     return -1;

@@ -1,19 +1,37 @@
 /* containerd.task.v2.Task (and the same handlers as containerd.task.v3.Task):
- * decode, validate, call the process layer, map errors to ttrpc codes. */
+ * decode, validate, hand the operation to the process layer, answer when it
+ * finished (the reply waits; other RPCs go on meanwhile), map errors to
+ * ttrpc codes, publish the task events. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "containerd/events/task.pb-c.h"
 #include "containerd/runc/options.pb-c.h"
 #include "containerd/task/v2/shim.pb-c.h"
 #include "google/protobuf/empty.pb-c.h"
 #include "google/protobuf/timestamp.pb-c.h"
+#include "shim/admission.h"
+#include "shim/events.h"
 #include "shim/process.h"
+#include "shim/service.h"
+#include "shim/stats.h"
+#include "shim/validate.h"
 #include "ttrpc/ttrpc.h"
 
 #define SPEC_MAX (1u << 20)
+
+struct shim_service {
+  struct iob_loop *loop;
+  struct ttrpc_server *server;
+  char *ns;
+  struct shim_containers containers;
+};
 
 static void fail(struct ttrpc_call *call, struct iob_error **err) {
   iob_debug("%s: %s", ttrpc_call_method(call), (*err)->msg);
@@ -34,10 +52,10 @@ static int check_ids(const char *id, const char *exec_id, struct iob_error **err
 }
 
 static int lookup(struct shim_service *s, const char *id, const char *exec_id,
-                  struct shim_container **c, struct shim_process **p, struct iob_error **err) {
+                  struct shim_process **p, struct iob_error **err) {
   if (check_ids(id, exec_id, err) < 0)
     return -1;
-  return shim_process_find(s, id, exec_id, c, p, err);
+  return shim_process_find(&s->containers, id, exec_id, p, err);
 }
 
 static int check_stdio(const struct shim_stdio *st, struct iob_error **err) {
@@ -48,8 +66,8 @@ static int check_stdio(const struct shim_stdio *st, struct iob_error **err) {
   return 0;
 }
 
-static int create_mounts(const Containerd__Task__V2__CreateTaskRequest *r,
-                         struct shim_mount **out, struct iob_error **err) {
+static int create_mounts(const Containerd__Task__V2__CreateTaskRequest *r, struct shim_mount **out,
+                         struct iob_error **err) {
   if (r->n_rootfs > 16)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "too many rootfs mounts");
   *out = calloc(r->n_rootfs + 1, sizeof(**out));
@@ -59,10 +77,142 @@ static int create_mounts(const Containerd__Task__V2__CreateTaskRequest *r,
     const Containerd__Types__Mount *m = r->rootfs[i];
     if (m == NULL || m->type == NULL || *m->type == '\0' || m->source == NULL)
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid rootfs mount");
-    (*out)[i] = (struct shim_mount){m->type, m->source, (const char *const *)m->options,
-                                    m->n_options};
+    (*out)[i] =
+        (struct shim_mount){m->type, m->source, (const char *const *)m->options, m->n_options};
   }
   return 0;
+}
+
+/* One Task RPC whose answer waits for a process operation. */
+struct task_call {
+  struct ttrpc_call *call;
+  struct shim_service *s;
+  struct shim_op op;
+};
+
+static struct task_call *task_call_new(struct ttrpc_call *call, struct shim_service *s,
+                                       shim_op_fn done) {
+  struct task_call *tc = calloc(1, sizeof(*tc));
+  if (tc == NULL)
+    abort();
+  tc->call = call;
+  tc->s = s;
+  tc->op.done = done;
+  return tc;
+}
+
+static struct task_call *task_call_of(struct shim_op *op) {
+  return (struct task_call *)((char *)op - offsetof(struct task_call, op));
+}
+
+/* The failed operation's call is answered with its error; true if so. */
+static bool op_failed(struct shim_op *op, struct iob_error **err) {
+  if (*err == NULL)
+    return false;
+  struct task_call *tc = task_call_of(op);
+  fail(tc->call, err);
+  free(tc);
+  return true;
+}
+
+static void op_reply_empty(struct shim_op *op, struct iob_error **err) {
+  if (op_failed(op, err))
+    return;
+  struct task_call *tc = task_call_of(op);
+  reply_empty(tc->call);
+  free(tc);
+}
+
+/* Look the process up and queue op (kind, done and arguments) on it. */
+static void submit(struct ttrpc_call *call, void *user, const char *id, const char *exec_id,
+                   const struct shim_op *op) {
+  struct shim_service *s = user;
+  cleanup_error struct iob_error *err = NULL;
+  struct shim_process *p;
+  if (lookup(s, id, exec_id, &p, &err) < 0) {
+    fail(call, &err);
+    return;
+  }
+  struct task_call *tc = task_call_new(call, s, op->done);
+  tc->op = *op;
+  shim_process_submit(p, &tc->op);
+}
+
+/* ---- events: published here, in the order the operations finish ---- */
+
+static Google__Protobuf__Timestamp ts_of(struct shim_time t) {
+  Google__Protobuf__Timestamp ts = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
+  ts.seconds = t.sec;
+  ts.nanos = t.nsec;
+  return ts;
+}
+
+static void publish_create(const struct shim_container *c) {
+  Containerd__Events__TaskCreate e = CONTAINERD__EVENTS__TASK_CREATE__INIT;
+  Containerd__Events__TaskIO io = CONTAINERD__EVENTS__TASK_IO__INIT;
+  io.stdin = c->init.in;
+  io.stdout = c->init.out;
+  io.stderr = c->init.err;
+  io.terminal = c->init.terminal;
+  e.container_id = c->id;
+  e.bundle = c->bundle;
+  e.io = &io;
+  e.pid = (uint32_t)c->init.pid;
+  /* The rootfs mounts are left out: containerd does not use them from the
+   * event, and they would only make it larger. */
+  shim_events_publish("/tasks/create", &e.base);
+}
+
+static void publish_started(const struct shim_process *p) {
+  if (p->exec_id) {
+    Containerd__Events__TaskExecStarted e = CONTAINERD__EVENTS__TASK_EXEC_STARTED__INIT;
+    e.container_id = p->c->id;
+    e.exec_id = p->exec_id;
+    e.pid = (uint32_t)p->pid;
+    shim_events_publish("/tasks/exec-started", &e.base);
+    return;
+  }
+  Containerd__Events__TaskStart e = CONTAINERD__EVENTS__TASK_START__INIT;
+  e.container_id = p->c->id;
+  e.pid = (uint32_t)p->pid;
+  shim_events_publish("/tasks/start", &e.base);
+}
+
+static void on_exited(void *data, struct shim_process *p) {
+  struct shim_service *s = data;
+  Containerd__Events__TaskExit e = CONTAINERD__EVENTS__TASK_EXIT__INIT;
+  Google__Protobuf__Timestamp ts = ts_of(p->exited_at);
+  e.container_id = p->c->id;
+  e.id = p->exec_id ? p->exec_id : p->c->id;
+  e.pid = (uint32_t)p->pid;
+  e.exit_status = p->exit_status;
+  e.exited_at = &ts;
+  shim_events_publish("/tasks/exit", &e.base);
+  if (p->exec_id == NULL)
+    shim_admission_exited(s->ns, p->c->id, p->exit_status);
+}
+
+static void on_oom(void *data, struct shim_container *c) {
+  (void)data;
+  Containerd__Events__TaskOOM e = CONTAINERD__EVENTS__TASK_OOM__INIT;
+  e.container_id = c->id;
+  shim_events_publish("/tasks/oom", &e.base);
+}
+
+/* ---- handlers ---- */
+
+static void created(struct shim_op *op, struct iob_error **err) {
+  if (op_failed(op, err))
+    return;
+  struct task_call *tc = task_call_of(op);
+  struct shim_container *c = op->p->c;
+  struct shim_admission_req ar = {c->id, tc->s->ns, c->bundle, c->init.pid, 0};
+  shim_admission_register(tc->s->loop, &ar);
+  publish_create(c);
+  Containerd__Task__V2__CreateTaskResponse resp = CONTAINERD__TASK__V2__CREATE_TASK_RESPONSE__INIT;
+  resp.pid = (uint32_t)c->init.pid;
+  ttrpc_call_reply(tc->call, &resp.base);
+  free(tc);
 }
 
 static void h_create(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
@@ -70,8 +220,8 @@ static void h_create(struct ttrpc_call *call, const ProtobufCMessage *msg, void 
   struct shim_service *s = user;
   cleanup_error struct iob_error *err = NULL;
   cleanup_free struct shim_mount *mounts = NULL;
-  struct shim_create cr = {.id = r->id, .bundle = r->bundle,
-                           .stdio = {r->stdin, r->stdout, r->stderr, r->terminal}};
+  struct shim_create cr = {
+      .id = r->id, .bundle = r->bundle, .stdio = {r->stdin, r->stdout, r->stderr, r->terminal}};
   if (check_ids(r->id, NULL, &err) < 0 || shim_validate_path("bundle", r->bundle, true, &err) < 0 ||
       check_stdio(&cr.stdio, &err) < 0 || create_mounts(r, &mounts, &err) < 0) {
     fail(call, &err);
@@ -89,63 +239,54 @@ static void h_create(struct ttrpc_call *call, const ProtobufCMessage *msg, void 
     cr.options = r->options->value.data;
     cr.options_len = r->options->value.len;
   }
-  struct shim_container *c;
-  if (shim_container_create(s, &cr, &c, &err) < 0) {
-    fail(call, &err);
-    return;
-  }
-  Containerd__Task__V2__CreateTaskResponse resp = CONTAINERD__TASK__V2__CREATE_TASK_RESPONSE__INIT;
-  resp.pid = (uint32_t)c->init.pid;
-  ttrpc_call_reply(call, &resp.base);
+  struct task_call *tc = task_call_new(call, s, created);
+  shim_container_create(&s->containers, &cr, &tc->op);
 }
 
-struct start_ctx {
-  struct ttrpc_call *call;
-  struct shim_process *p;
-};
+static void started(struct shim_op *op, struct iob_error **err) {
+  if (op_failed(op, err))
+    return;
+  struct task_call *tc = task_call_of(op);
+  publish_started(op->p);
+  Containerd__Task__V2__StartResponse resp = CONTAINERD__TASK__V2__START_RESPONSE__INIT;
+  resp.pid = (uint32_t)op->p->pid;
+  ttrpc_call_reply(tc->call, &resp.base);
+  free(tc);
+}
 
 static void on_admitted(void *data, int admitted, struct iob_error *aerr) {
-  struct start_ctx *sc = data;
-  struct ttrpc_call *call = sc->call;
-  struct shim_process *p = sc->p;
-  free(sc);
+  struct task_call *tc = data;
   cleanup_error struct iob_error *err = NULL;
   if (!admitted) {
     iob_error_code(&err, IOB_CODE_FAILED_PRECONDITION, "not admitted: %s",
                    aerr ? aerr->msg : "refused");
-    fail(call, &err);
+    op_failed(&tc->op, &err);
     return;
   }
-  if (shim_process_start(p, &err) < 0) {
-    fail(call, &err);
-    return;
-  }
-  Containerd__Task__V2__StartResponse resp = CONTAINERD__TASK__V2__START_RESPONSE__INIT;
-  resp.pid = (uint32_t)p->pid;
-  ttrpc_call_reply(call, &resp.base);
+  shim_process_submit(tc->op.p, &tc->op);
 }
 
 static void h_start(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
   const Containerd__Task__V2__StartRequest *r = (const void *)msg;
+  struct shim_service *s = user;
   cleanup_error struct iob_error *err = NULL;
-  struct shim_container *c;
   struct shim_process *p;
-  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0) {
+  if (lookup(s, r->id, r->exec_id, &p, &err) < 0) {
     fail(call, &err);
     return;
   }
-  struct start_ctx *sc = malloc(sizeof(*sc));
-  if (sc == NULL)
-    abort();
-  *sc = (struct start_ctx){call, p};
+  struct task_call *tc = task_call_new(call, s, started);
+  tc->op.kind = SHIM_OP_START;
+  tc->op.p = p;
   if (p->exec_id) {
-    on_admitted(sc, 1, NULL);
+    shim_process_submit(p, &tc->op);
     return;
   }
-  /* The admission hold: the reply to Start waits until the agent admits. */
-  struct shim_service *s = user;
+  /* The admission hold: the reply to Start waits until the agent admits
+   * (a Kill or Delete meanwhile cancels it, so p outlives the hold). */
+  struct shim_container *c = p->c;
   struct shim_admission_req ar = {c->id, s->ns, c->bundle, p->pid, ttrpc_call_deadline_ms(call)};
-  shim_admission_wait(s->loop, &ar, on_admitted, sc);
+  shim_admission_wait(s->loop, &ar, on_admitted, tc);
 }
 
 static void time_out(struct shim_time t, Google__Protobuf__Timestamp *ts) {
@@ -154,58 +295,72 @@ static void time_out(struct shim_time t, Google__Protobuf__Timestamp *ts) {
   ts->nanos = t.nsec;
 }
 
-static void h_delete(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
-  const Containerd__Task__V2__DeleteRequest *r = (const void *)msg;
-  cleanup_error struct iob_error *err = NULL;
-  struct shim_container *c;
-  struct shim_process *p;
-  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0) {
-    fail(call, &err);
+static void deleted(struct shim_op *op, struct iob_error **err) {
+  if (op_failed(op, err))
     return;
+  struct task_call *tc = task_call_of(op);
+  Google__Protobuf__Timestamp ts;
+  time_out(op->exited_at, &ts);
+  if (op->p->exec_id == NULL) {
+    Containerd__Events__TaskDelete e = CONTAINERD__EVENTS__TASK_DELETE__INIT;
+    e.container_id = op->p->c->id;
+    e.pid = op->pid;
+    e.exit_status = op->exit_status;
+    e.exited_at = &ts;
+    shim_events_publish("/tasks/delete", &e.base);
   }
   Containerd__Task__V2__DeleteResponse resp = CONTAINERD__TASK__V2__DELETE_RESPONSE__INIT;
-  Google__Protobuf__Timestamp ts;
-  struct shim_time at;
-  if (p->exec_id == NULL)
-    shim_admission_cancel(c->svc->ns, c->id); /* a Start still held fails */
-  if (shim_process_delete(p, &resp.pid, &resp.exit_status, &at, &err) < 0) {
-    fail(call, &err);
-    return;
-  }
-  time_out(at, &ts);
+  resp.pid = op->pid;
+  resp.exit_status = op->exit_status;
   resp.exited_at = &ts;
-  ttrpc_call_reply(call, &resp.base);
+  ttrpc_call_reply(tc->call, &resp.base);
+  free(tc);
+}
+
+static void h_delete(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
+  const Containerd__Task__V2__DeleteRequest *r = (const void *)msg;
+  struct shim_service *s = user;
+  if (r->id && (r->exec_id == NULL || *r->exec_id == '\0') &&
+      shim_container_find(&s->containers, r->id))
+    shim_admission_cancel(s->ns, r->id); /* a Start still held fails */
+  submit(call, user, r->id, r->exec_id, &(struct shim_op){.kind = SHIM_OP_DELETE, .done = deleted});
 }
 
 static void h_state(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
   const Containerd__Task__V2__StateRequest *r = (const void *)msg;
   cleanup_error struct iob_error *err = NULL;
-  struct shim_container *c;
   struct shim_process *p;
-  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0) {
+  if (lookup(user, r->id, r->exec_id, &p, &err) < 0) {
     fail(call, &err);
     return;
   }
+  struct shim_container *c = p->c;
   Containerd__Task__V2__StateResponse resp = CONTAINERD__TASK__V2__STATE_RESPONSE__INIT;
   Google__Protobuf__Timestamp ts;
   resp.id = p->exec_id ? p->exec_id : c->id;
   resp.exec_id = p->exec_id ? p->exec_id : "";
   resp.bundle = c->bundle;
   resp.pid = (uint32_t)p->pid;
-  resp.status = (Containerd__V1__Types__Status)(p->exit_pending ? SHIM_STATUS_RUNNING : p->status);
+  resp.status = (Containerd__V1__Types__Status)shim_process_status(p);
   resp.stdin = p->in;
   resp.stdout = p->out;
   resp.stderr = p->err;
   resp.terminal = p->terminal;
   resp.exit_status = p->exit_status;
-  if (p->exited) {
+  if (shim_process_exited(p)) {
     time_out(p->exited_at, &ts);
     resp.exited_at = &ts;
   }
   ttrpc_call_reply(call, &resp.base);
 }
 
-static void wait_reply(struct ttrpc_call *call, struct shim_process *p) {
+struct wait_call {
+  struct ttrpc_call *call;
+  struct shim_process *p;
+  struct shim_waiter w;
+};
+
+static void wait_reply(struct ttrpc_call *call, const struct shim_process *p) {
   Containerd__Task__V2__WaitResponse resp = CONTAINERD__TASK__V2__WAIT_RESPONSE__INIT;
   Google__Protobuf__Timestamp ts;
   time_out(p->exited_at, &ts);
@@ -215,70 +370,61 @@ static void wait_reply(struct ttrpc_call *call, struct shim_process *p) {
 }
 
 static void on_wait_cancel(struct ttrpc_call *call, void *data) {
-  struct shim_waitcall *w = data;
+  struct wait_call *wc = data;
   (void)call;
-  for (struct shim_waitcall **pp = &w->p->waits; *pp; pp = &(*pp)->next) {
-    if (*pp == w) {
-      *pp = w->next;
-      break;
-    }
-  }
-  free(w);
+  shim_process_unwait(wc->p, &wc->w);
+  free(wc);
 }
 
-void shim_process_wake(struct shim_process *p) {
-  while (p->waits) {
-    struct shim_waitcall *w = p->waits;
-    p->waits = w->next;
-    ttrpc_call_on_cancel(w->call, NULL, NULL);
-    wait_reply(w->call, p);
-    free(w);
-  }
+static void on_wait_done(struct shim_waiter *w, struct shim_process *p) {
+  struct wait_call *wc = w->data;
+  ttrpc_call_on_cancel(wc->call, NULL, NULL);
+  wait_reply(wc->call, p);
+  free(wc);
 }
 
 static void h_wait(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
   const Containerd__Task__V2__WaitRequest *r = (const void *)msg;
   cleanup_error struct iob_error *err = NULL;
-  struct shim_container *c;
   struct shim_process *p;
-  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0) {
+  if (lookup(user, r->id, r->exec_id, &p, &err) < 0) {
     fail(call, &err);
     return;
   }
-  if (p->exited) {
+  if (shim_process_exited(p)) {
     wait_reply(call, p);
     return;
   }
-  struct shim_waitcall *w = calloc(1, sizeof(*w));
-  if (w == NULL)
+  struct wait_call *wc = calloc(1, sizeof(*wc));
+  if (wc == NULL)
     abort();
-  *w = (struct shim_waitcall){call, p, p->waits};
-  p->waits = w;
-  ttrpc_call_on_cancel(call, on_wait_cancel, w);
+  wc->call = call;
+  wc->p = p;
+  wc->w.fn = on_wait_done;
+  wc->w.data = wc;
+  shim_process_wait(p, &wc->w);
+  ttrpc_call_on_cancel(call, on_wait_cancel, wc);
+}
+
+static void killed(struct shim_op *op, struct iob_error **err) {
+  if (*err == NULL && op->p->exec_id == NULL)
+    shim_admission_cancel(task_call_of(op)->s->ns, op->p->c->id); /* a Start still held fails */
+  op_reply_empty(op, err);
 }
 
 static void h_kill(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
   const Containerd__Task__V2__KillRequest *r = (const void *)msg;
-  cleanup_error struct iob_error *err = NULL;
-  struct shim_container *c;
-  struct shim_process *p;
-  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0 ||
-      shim_process_kill(p, r->signal, r->all, &err) < 0) {
-    fail(call, &err);
-    return;
-  }
-  if (p->exec_id == NULL)
-    shim_admission_cancel(c->svc->ns, c->id); /* a Start still held fails */
-  reply_empty(call);
+  submit(
+      call, user, r->id, r->exec_id,
+      &(struct shim_op){.kind = SHIM_OP_KILL, .done = killed, .signal = r->signal, .all = r->all});
 }
 
 static void h_exec(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
   const Containerd__Task__V2__ExecProcessRequest *r = (const void *)msg;
   cleanup_error struct iob_error *err = NULL;
-  struct shim_container *c;
-  struct shim_process *p;
+  struct shim_process *p, *e;
   struct shim_stdio st = {r->stdin, r->stdout, r->stderr, r->terminal};
-  if (lookup(user, r->id, NULL, &c, &p, &err) < 0 ||
+  if (lookup(user, r->id, NULL, &p, &err) < 0 ||
       shim_validate_id("exec id", r->exec_id, &err) < 0 || check_stdio(&st, &err) < 0) {
     fail(call, &err);
     return;
@@ -288,20 +434,23 @@ static void h_exec(struct ttrpc_call *call, const ProtobufCMessage *msg, void *u
     fail(call, &err);
     return;
   }
-  if (shim_exec_add(c, r->exec_id, &st, (const char *)r->spec->value.data, r->spec->value.len,
-                    &err) < 0) {
+  if (shim_exec_add(p->c, r->exec_id, &st, (const char *)r->spec->value.data, r->spec->value.len,
+                    &e, &err) < 0) {
     fail(call, &err);
     return;
   }
+  Containerd__Events__TaskExecAdded ev = CONTAINERD__EVENTS__TASK_EXEC_ADDED__INIT;
+  ev.container_id = p->c->id;
+  ev.exec_id = e->exec_id;
+  shim_events_publish("/tasks/exec-added", &ev.base);
   reply_empty(call);
 }
 
 static void h_resize(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
   const Containerd__Task__V2__ResizePtyRequest *r = (const void *)msg;
   cleanup_error struct iob_error *err = NULL;
-  struct shim_container *c;
   struct shim_process *p;
-  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0 ||
+  if (lookup(user, r->id, r->exec_id, &p, &err) < 0 ||
       shim_io_resize(p->io, r->width, r->height, &err) < 0) {
     fail(call, &err);
     return;
@@ -312,9 +461,8 @@ static void h_resize(struct ttrpc_call *call, const ProtobufCMessage *msg, void 
 static void h_closeio(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
   const Containerd__Task__V2__CloseIORequest *r = (const void *)msg;
   cleanup_error struct iob_error *err = NULL;
-  struct shim_container *c;
   struct shim_process *p;
-  if (lookup(user, r->id, r->exec_id, &c, &p, &err) < 0) {
+  if (lookup(user, r->id, r->exec_id, &p, &err) < 0) {
     fail(call, &err);
     return;
   }
@@ -323,17 +471,13 @@ static void h_closeio(struct ttrpc_call *call, const ProtobufCMessage *msg, void
   reply_empty(call);
 }
 
-static void h_pids(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
-  const Containerd__Task__V2__PidsRequest *r = (const void *)msg;
-  cleanup_error struct iob_error *err = NULL;
-  struct shim_container *c;
-  struct shim_process *p;
-  cleanup_free pid_t *pids = NULL;
-  size_t n = 0;
-  if (lookup(user, r->id, NULL, &c, &p, &err) < 0 || shim_container_pids(c, &pids, &n, &err) < 0) {
-    fail(call, &err);
+static void listed(struct shim_op *op, struct iob_error **err) {
+  cleanup_free pid_t *pids = op->pids;
+  size_t n = op->n_pids;
+  if (op_failed(op, err))
     return;
-  }
+  struct task_call *tc = task_call_of(op);
+  struct shim_container *c = op->p->c;
   cleanup_free Containerd__Task__V2__ProcessInfo *infos = calloc(n + 1, sizeof(*infos));
   cleanup_free Containerd__Task__V2__ProcessInfo **ptrs = calloc(n + 1, sizeof(*ptrs));
   cleanup_free Google__Protobuf__Any *anys = calloc(n + 1, sizeof(*anys));
@@ -350,7 +494,7 @@ static void h_pids(struct ttrpc_call *call, const ProtobufCMessage *msg, void *u
     infos[i].pid = (uint32_t)pids[i];
     ptrs[i] = &infos[i];
     for (struct shim_process *e = c->execs; e && buf; e = e->next) {
-      if (e->pid != pids[i] || e->exited)
+      if (e->pid != pids[i] || shim_process_exited(e))
         continue;
       Containerd__Runc__V1__ProcessDetails d = CONTAINERD__RUNC__V1__PROCESS_DETAILS__INIT;
       d.exec_id = e->exec_id;
@@ -369,28 +513,41 @@ static void h_pids(struct ttrpc_call *call, const ProtobufCMessage *msg, void *u
   Containerd__Task__V2__PidsResponse resp = CONTAINERD__TASK__V2__PIDS_RESPONSE__INIT;
   resp.n_processes = n;
   resp.processes = ptrs;
-  ttrpc_call_reply(call, &resp.base);
+  ttrpc_call_reply(tc->call, &resp.base);
+  free(tc);
+}
+
+static void h_pids(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
+  const Containerd__Task__V2__PidsRequest *r = (const void *)msg;
+  submit(call, user, r->id, NULL, &(struct shim_op){.kind = SHIM_OP_PIDS, .done = listed});
+}
+
+static void paused(struct shim_op *op, struct iob_error **err) {
+  if (*err == NULL) {
+    Containerd__Events__TaskPaused e = CONTAINERD__EVENTS__TASK_PAUSED__INIT;
+    e.container_id = op->p->c->id;
+    /* TaskPaused and TaskResumed have the same shape; only the descriptor
+     * (and so the type_url) differs. */
+    bool pause = op->kind == SHIM_OP_PAUSE;
+    if (!pause)
+      e.base.descriptor = &containerd__events__task_resumed__descriptor;
+    shim_events_publish(pause ? "/tasks/paused" : "/tasks/resumed", &e.base);
+  }
+  op_reply_empty(op, err);
 }
 
 static void h_pause(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
   const Containerd__Task__V2__PauseRequest *r = (const void *)msg;
-  cleanup_error struct iob_error *err = NULL;
-  struct shim_container *c;
-  struct shim_process *p;
   bool pause = !strcmp(ttrpc_call_method(call), "Pause");
-  if (lookup(user, r->id, NULL, &c, &p, &err) < 0 || shim_container_pause(c, pause, &err) < 0) {
-    fail(call, &err);
-    return;
-  }
-  reply_empty(call);
+  submit(call, user, r->id, NULL,
+         &(struct shim_op){.kind = pause ? SHIM_OP_PAUSE : SHIM_OP_RESUME, .done = paused});
 }
 
 static void h_update(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
   const Containerd__Task__V2__UpdateTaskRequest *r = (const void *)msg;
   cleanup_error struct iob_error *err = NULL;
-  struct shim_container *c;
   struct shim_process *p;
-  if (lookup(user, r->id, NULL, &c, &p, &err) < 0) {
+  if (lookup(user, r->id, NULL, &p, &err) < 0) {
     fail(call, &err);
     return;
   }
@@ -399,28 +556,36 @@ static void h_update(struct ttrpc_call *call, const ProtobufCMessage *msg, void 
     fail(call, &err);
     return;
   }
-  if (shim_container_update(c, (const char *)r->resources->value.data, r->resources->value.len,
-                            &err) < 0) {
+  const char *json = (const char *)r->resources->value.data;
+  size_t len = r->resources->value.len;
+  json_error_t je;
+  json_t *j = json_loadb(json, len, 0, &je);
+  bool valid = json_is_object(j);
+  json_decref(j);
+  if (!valid) {
+    iob_error_code(&err, IOB_CODE_INVALID_ARGUMENT, "invalid resources: %s", je.text);
     fail(call, &err);
     return;
   }
-  reply_empty(call);
+  submit(
+      call, user, r->id, NULL,
+      &(struct shim_op){
+          .kind = SHIM_OP_UPDATE, .done = op_reply_empty, .resources = json, .resources_len = len});
 }
 
 static void h_stats(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
   const Containerd__Task__V2__StatsRequest *r = (const void *)msg;
   cleanup_error struct iob_error *err = NULL;
-  struct shim_container *c;
   struct shim_process *p;
   cleanup_free char *type = NULL;
   cleanup_free uint8_t *value = NULL;
   size_t len = 0;
-  if (lookup(user, r->id, NULL, &c, &p, &err) < 0) {
+  if (lookup(user, r->id, NULL, &p, &err) < 0) {
     fail(call, &err);
     return;
   }
-  if (p->exited) {
-    iob_error_code(&err, IOB_CODE_NOT_FOUND, "container '%s' has exited", c->id);
+  if (shim_process_exited(p)) {
+    iob_error_code(&err, IOB_CODE_NOT_FOUND, "container '%s' has exited", p->c->id);
     fail(call, &err);
     return;
   }
@@ -439,7 +604,8 @@ static void h_stats(struct ttrpc_call *call, const ProtobufCMessage *msg, void *
 
 static void h_connect(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
   const Containerd__Task__V2__ConnectRequest *r = (const void *)msg;
-  struct shim_container *c = r->id ? shim_container_find(user, r->id) : NULL;
+  struct shim_service *s = user;
+  struct shim_container *c = r->id ? shim_container_find(&s->containers, r->id) : NULL;
   Containerd__Task__V2__ConnectResponse resp = CONTAINERD__TASK__V2__CONNECT_RESPONSE__INIT;
   resp.shim_pid = (uint32_t)getpid();
   resp.task_pid = c ? (uint32_t)c->init.pid : 0;
@@ -449,11 +615,11 @@ static void h_connect(struct ttrpc_call *call, const ProtobufCMessage *msg, void
 static void h_shutdown(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
   (void)msg;
   struct shim_service *s = user;
-  /* A grouped shim stays while it owns containers (runc shim rule). */
-  if (s->containers == NULL)
-    s->exit_requested = true;
+  /* A grouped shim stays while it owns containers (runc shim rule); one
+   * still being created counts. */
+  bool exit = shim_containers_empty(&s->containers);
   reply_empty(call);
-  if (s->exit_requested)
+  if (exit)
     iob_loop_stop(s->loop);
 }
 
@@ -497,6 +663,8 @@ int shim_service_new(struct iob_loop *loop, struct ttrpc_server *server, const c
     abort();
   s->loop = loop;
   s->server = server;
+  s->containers =
+      (struct shim_containers){.loop = loop, .ns = s->ns, .observer = {on_exited, on_oom, s}};
   for (size_t i = 0; i < IOB_ARRAY_SIZE(services); i++) {
     for (size_t m = 0; m < IOB_ARRAY_SIZE(methods); m++) {
       if (ttrpc_server_register(server, services[i], methods[m].name, methods[m].desc,
@@ -508,14 +676,6 @@ int shim_service_new(struct iob_loop *loop, struct ttrpc_server *server, const c
   }
   *out = s;
   return 0;
-}
-
-bool shim_service_idle(const struct shim_service *s) {
-  return s->containers == NULL;
-}
-
-bool shim_service_should_exit(const struct shim_service *s) {
-  return s->exit_requested;
 }
 
 void shim_service_free(struct shim_service *s) {

@@ -7,19 +7,12 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
-#include "shim/shim.h"
+#include "shim/spawn.h"
 
 extern char **environ;
-
-struct shim_time shim_time_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (struct shim_time){ts.tv_sec, (int32_t)ts.tv_nsec};
-}
 
 uint32_t shim_exit_code(int status) {
   if (WIFSIGNALED(status))

@@ -1,6 +1,7 @@
 /* Stats: the init pid's cgroup read directly (no runc), packed as
  * containerd's io.containerd.cgroups.v1.Metrics or .v2.Metrics. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 #include "cgroups/v1/metrics.pb-c.h"
 #include "cgroups/v2/metrics.pb-c.h"
 #include "common/cleanup.h"
-#include "shim/shim.h"
+#include "shim/stats.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270

@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 
 #include "common/cleanup.h"
-#include "shim/shim.h"
+#include "shim/trim.h"
 
 #define TRIM_DELAY_MS 1000
 

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "common/cleanup.h"
-#include "shim/shim.h"
+#include "shim/uri.h"
+#include "shim/validate.h"
 
 #define MAX_QUERY_ARGS 64
 

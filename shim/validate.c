@@ -1,7 +1,7 @@
 /* Validation of what containerd sends: identifiers and paths. */
 #include <string.h>
 
-#include "shim/shim.h"
+#include "shim/validate.h"
 
 /* containerd's identifiers package, 76 bytes at most. */
 #define ID_MAX 76

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
-#include "shim/shim.h"
+#include "shim/args.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

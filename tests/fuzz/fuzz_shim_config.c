@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim/shim.h"
+#include "shim/args.h"
+#include "shim/runc.h"
+#include "shim/uri.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

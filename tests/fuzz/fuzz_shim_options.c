@@ -15,7 +15,10 @@
 #include <string.h>
 
 #include "common/cleanup.h"
-#include "shim/shim.h"
+#include "shim/admission.h"
+#include "shim/hookinject.h"
+#include "shim/mount.h"
+#include "shim/options.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -17,7 +17,10 @@
 
 #include "common/cleanup.h"
 #include "containerd/task/v2/shim.pb-c.h"
-#include "shim/shim.h"
+#include "shim/mount.h"
+#include "shim/options.h"
+#include "shim/uri.h"
+#include "shim/validate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

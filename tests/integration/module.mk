@@ -1,6 +1,8 @@
 # tests/integration: suites that are not one component's, and their tools.
 $(eval $(call prog,tests/shim-start,tests/integration/shim_start.c,ttrpc proto common))
 PROGRAMS += tests/shim-start
+$(eval $(call prog,tests/shim-call,tests/integration/shim_call.c,ttrpc proto common))
+PROGRAMS += tests/shim-call
 INTEG_TESTS += tests/integration/admission-more.sh tests/integration/admission-node.sh tests/integration/protect.sh tests/integration/learn.sh \
 	tests/integration/agent-faults.sh tests/integration/agent-hardening.sh tests/integration/podman-hooks.sh
 INTEG_TESTS += tests/integration/cri-pods.sh

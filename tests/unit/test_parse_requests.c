@@ -20,7 +20,9 @@
 #include "common/cleanup.h"
 #include "containerd/task/v2/shim.pb-c.h"
 #include "iobatch/agent.pb-c.h"
-#include "shim/shim.h"
+#include "shim/mount.h"
+#include "shim/uri.h"
+#include "shim/validate.h"
 
 /* Wire bytes no protobuf decoder may accept. */
 static const struct {

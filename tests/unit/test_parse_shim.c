@@ -19,7 +19,10 @@
 #include "common/cleanup.h"
 #include "containerd/runc/options.pb-c.h"
 #include "google/protobuf/any.pb-c.h"
-#include "shim/shim.h"
+#include "shim/admission.h"
+#include "shim/options.h"
+#include "shim/runc.h"
+#include "shim/uri.h"
 
 static char bundle[] = "/tmp/iob-parse-shim.XXXXXX";
 

@@ -16,7 +16,14 @@
 #include "containerd/runc/options.pb-c.h"
 #include "containerd/runtime/bootstrap/bootstrap.pb-c.h"
 #include "google/protobuf/any.pb-c.h"
-#include "shim/shim.h"
+#include "shim/args.h"
+#include "shim/manager.h"
+#include "shim/mount.h"
+#include "shim/reaper.h"
+#include "shim/runc.h"
+#include "shim/spawn.h"
+#include "shim/uri.h"
+#include "shim/validate.h"
 
 static void test_sha256_vectors(void **state) {
   (void)state;

@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "common/cleanup.h"
-#include "shim/shim.h"
+#include "shim/hookinject.h"
 
 #define HOOK "/opt/iobatch/bin/iobatch-hook"
 

@@ -19,7 +19,8 @@
 #include "common/cleanup.h"
 #include "containerd/task/v2/shim.pb-c.h"
 #include "google/protobuf/empty.pb-c.h"
-#include "shim/shim.h"
+#include "shim/args.h"
+#include "shim/daemon.h"
 #include "ttrpc/ttrpc.h"
 
 #define SVC "containerd.task.v2.Task"
@@ -257,7 +258,7 @@ static void test_real_container(void **state) {
   Containerd__Task__V2__StateRequest sr = CONTAINERD__TASK__V2__STATE_REQUEST__INIT;
   sr.id = id;
   assert_int_equal(call("State", &sr.base, &containerd__task__v2__state_response__descriptor, &r), 0);
-  assert_int_equal(((Containerd__Task__V2__StateResponse *)r)->status, SHIM_STATUS_RUNNING);
+  assert_int_equal(((Containerd__Task__V2__StateResponse *)r)->status, CONTAINERD__V1__TYPES__STATUS__RUNNING);
   protobuf_c_message_free_unpacked(r, NULL);
   Containerd__Task__V2__DeleteRequest dl = CONTAINERD__TASK__V2__DELETE_REQUEST__INIT;
   dl.id = id;

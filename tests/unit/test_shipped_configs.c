@@ -21,7 +21,7 @@
 #include "batcher/batcher.h"
 #include "common/cleanup.h"
 #include "common/file.h"
-#include "shim/shim.h"
+#include "shim/options.h"
 #include "wcd/wcd.h"
 
 typedef int check_fn(const char *name, const char *text, size_t len, struct iob_error **err);

@@ -1,0 +1,51 @@
+/* The admission hold: iobatchd (through libagentclient) decides when a
+ * created container may start. */
+#ifndef SHIM_ADMISSION_H
+#define SHIM_ADMISSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+#include "common/loop.h"
+
+struct shim_admission_req {
+  const char *id;
+  const char *ns;
+  const char *bundle;
+  pid_t pid;
+  uint64_t deadline_ms; /* the Start's own deadline (iob_now_ms), 0: none */
+};
+typedef void (*shim_admission_fn)(void *data, int admitted, struct iob_error *err);
+/* Ask the agent (socket: $IOBATCH_AGENT_SOCKET, else the default) whether
+ * the container may start now; fn runs on the loop once it is admitted,
+ * refused or cancelled (err says why).  No agent: admitted (fail open).
+ * A pod sandbox is not asked: fn runs at once, then the agent is told in
+ * the background that it runs. */
+void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req *req,
+                         shim_admission_fn fn, void *data);
+/* What <bundle>/config.json's annotations tell the agent. */
+struct shim_ctr_info {
+  char *cls;  /* io.iobatch.class; NULL: not declared */
+  char *key;  /* wcd_workload_key(); NULL: none */
+  char *kind; /* "job", "service" or "sandbox" (wcd/kind.h); NULL: not said */
+  char *pod_name, *pod_namespace, *container_name; /* CRI names; NULL: not known */
+  uint32_t max_hold_ms;                            /* io.iobatch.max-hold-ms; 0: none */
+};
+/* config.json (JSON, LEN bytes): an invalid io.iobatch.class, .kind or
+ * .max-hold-ms is INVALID_ARGUMENT naming the annotation. */
+int shim_ctr_info_parse(const char *json, size_t len, struct shim_ctr_info *out,
+                        struct iob_error **err);
+void shim_ctr_info_release(struct shim_ctr_info *in);
+/* Create, before runc create: the iobatch annotations of config.json are
+ * valid (an invalid io.iobatch.max-hold-ms is INVALID_ARGUMENT). */
+int shim_admission_check(const char *bundle, struct iob_error **err);
+/* After runc create: register pid, cgroup and annotations with the agent. */
+void shim_admission_register(struct iob_loop *loop, const struct shim_admission_req *req);
+/* Kill or Delete of an init: a held Start fails with "cancelled". */
+void shim_admission_cancel(const char *ns, const char *id);
+/* The init exited: cancels a held Start, tells the agent. */
+void shim_admission_exited(const char *ns, const char *id, uint32_t status);
+
+#endif

@@ -1,0 +1,19 @@
+/* iobatch-hook in the bundle's prestart hooks. */
+#ifndef SHIM_HOOKINJECT_H
+#define SHIM_HOOKINJECT_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+/* Add iobatch-hook ($IOBATCH_HOOK, else next to the shim binary) to
+ * <bundle>/config.json's hooks.prestart unless it is in prestart or
+ * createRuntime already; nothing to do when there is no hook binary.  Malformed config:
+ * INVALID_ARGUMENT. */
+int shim_hook_inject(const char *bundle, struct iob_error **err);
+/* The same on a config held in memory (for the tests): *out is the new
+ * JSON (caller frees) or NULL when nothing changes. */
+int shim_hook_inject_json(const char *json, size_t len, const char *hook, const char *socket,
+                          char **out, struct iob_error **err);
+
+#endif
