@@ -3,7 +3,7 @@
 # answer from the agent's Plan RPC, and clear errors for bad input.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 12
+tap_plan 15
 
 cat >"$IOB_T/jobs.txt" <<'JOBS'
 # name   class       solo seconds
@@ -40,4 +40,22 @@ printf 'a seq-write\na rand-write\n' >"$IOB_T/bad3.txt"
 like "$(ctl plan "$IOB_T/bad3.txt" 2>&1)" "job name 'a' given twice" "duplicate name refused"
 echo '[{"name": "a", "class": "seq-write", "oops": 1}]' >"$IOB_T/bad4.json"
 like "$(ctl plan "$IOB_T/bad4.json" 2>&1)" "job 1: .*oops" "unknown JSON key refused"
+
+# A Plan RPC of 4096 jobs (seconds of heuristic) is solved off the agent's
+# loop: Status is answered while it runs, by order, not by the clock.
+mv "$AGENT_LOG" "$AGENT_LOG.1"
+agent_start || bail "iobatchd did not start again"
+awk 'BEGIN { split("seq-read rand-read seq-write rand-write mixed", c, " ");
+  for (i = 0; i < 4096; i++) printf "j%d %s %d\n", i, c[i % 5 + 1], 5 + i % 40 }' >"$IOB_T/big.txt"
+ctl plan --agent --json "$IOB_T/big.txt" >"$IOB_T/big.out" 2>&1 &
+big=$!
+sleep 0.3
+ctl status --json >/dev/null
+st=$?
+kill -0 $big 2>/dev/null && [ ! -s "$IOB_T/big.out" ]
+is "$st $?" "0 0" "status answered while the big plan is still being computed"
+wait $big
+is "$?" "0" "the big plan completes"
+is "$(jq '[.batches[].names | length] | add' "$IOB_T/big.out")" "4096" "with every job in a batch"
+agent_stop
 tap_done
