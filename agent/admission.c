@@ -408,19 +408,39 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
   adm->plans++;
   adm->wake_ms = UINT64_MAX;
   uint64_t protect_wake = UINT64_MAX; /* max holds of those protection holds */
+  /* The oldest batch container the plan admits: the one that may start
+   * while protecting. */
+  long first = -1;
+  for (size_t i = 0; i < n; i++)
+    if (d[i].admit && v[i]->state == AGENT_PENDING && agent_ctr_is_batch(v[i]) &&
+        (first < 0 || v[i]->arrival_ms < v[first]->arrival_ms))
+      first = (long)i;
   for (size_t i = 0; i < n; i++) {
     struct agent_ctr *c = v[i];
     if (c->state == AGENT_RUNNING)
       continue;
     /* A victim short of its target: no new batch container, unless its
      * max hold or fairness bound forces it in. */
-    if (d[i].admit && adm->prot.short_ && agent_ctr_is_batch(c) &&
-        d[i].reason != BATCH_ADMIT_DEADLINE && d[i].reason != BATCH_ADMIT_WAITED) {
-      d[i].admit = false;
-      d[i].reason = BATCH_HOLD_PROTECT;
-      adm->protect_holds++;
-      if (c->deadline_ms < protect_wake)
-        protect_wake = c->deadline_ms;
+    bool forced = d[i].reason == BATCH_ADMIT_DEADLINE || d[i].reason == BATCH_ADMIT_WAITED;
+    if (d[i].admit && agent_ctr_is_batch(c) && !forced && adm->prot.active) {
+      /* Protecting: none while a victim is short of its target, and one
+       * at a time otherwise (oldest first: the plan's FIFO order). */
+      uint64_t next = adm->protect_last_ms + adm->protect_gap_ms;
+      bool spaced = adm->protect_last_ms == 0 || now >= next;
+      if (adm->prot.short_ || !spaced || (long)i != first) {
+        d[i].admit = false;
+        d[i].reason = BATCH_HOLD_PROTECT;
+        adm->protect_holds++;
+        uint64_t w = c->deadline_ms;
+        if (!adm->prot.short_ && spaced)
+          w = now + 1; /* the next one in line: right after this one */
+        else if (!adm->prot.short_ && next < w)
+          w = next;
+        if (w < protect_wake)
+          protect_wake = w;
+      } else {
+        adm->protect_last_ms = now;
+      }
     }
     c->reason = (int)d[i].reason;
     c->conflict[0] = '\0';

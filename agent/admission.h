@@ -140,6 +140,11 @@ struct agent_adm {
   const struct agent_adm_ops *ops;
   void *user;
   struct agent_protect prot; /* the victims' slack and the batch cap level */
+  /* While protecting, batch containers start one at a time, this far
+   * apart, so that each one's effect on the victims is measured before the
+   * next (the daemon sets it to two sampling periods). */
+  uint64_t protect_gap_ms;
+  uint64_t protect_last_ms; /* when the last batch container started while protecting */
   uint64_t protect_holds;    /* admissions held back to protect a victim */
 };
 

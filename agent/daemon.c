@@ -224,9 +224,11 @@ static void protect_step(struct agent_daemon *d) {
     iob_info("protecting '%s': at %.2f of its rate alone (target %.2f); batch containers capped "
              "at %.1f MiB/s and new ones held",
              p->victim, p->worst_share, p->cfg.min_share, p->level_bps / (1024 * 1024));
-  else if (!p->short_ && was_short)
+  else if (!p->short_ && was_short && p->worst_share >= 0)
     iob_info("'%s' has slack again (%.2f of its rate alone): batch containers may start",
              p->victim, p->worst_share);
+  else if (!p->short_ && was_short)
+    iob_info("'%s' has slack again: batch containers may start", p->victim);
   agent_caps_apply(d);
   /* Held batch containers may start once the victims have slack. */
   if (!p->short_ && was_short)
@@ -412,6 +414,7 @@ static void reload(struct agent_daemon *d) {
   d->cfg.protect_detected = nc.protect_detected;
   d->cfg.protect_share = nc.protect_share;
   d->adm.prot.cfg.min_share = nc.protect_share;
+  d->adm.protect_gap_ms = 2 * nc.sample_period_ms;
   d->sampler.wcd = nw;
   snprintf(d->matrix_source, sizeof(d->matrix_source), "%s", source);
   iob_log_init("iobatchd", nc.debug);
@@ -482,6 +485,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   d->adm.pen = &d->penalties;
   d->adm.prot.cfg.min_share = d->cfg.protect_share;
+  d->adm.protect_gap_ms = 2 * d->cfg.sample_period_ms;
   cleanup_error struct iob_error *penerr = NULL;
   if (agent_penalties_load(&d->penalties, &penerr) < 0)
     iob_warn("%s", penerr->msg); /* measured again from the next co-runs */

@@ -142,12 +142,22 @@ static void test_holds_while_short(void **state) {
   o.share = 0.95;
   agent_protect_update(&adm.prot, &o, 1);
   agent_protect_update(&adm.prot, &o, 1);
+  /* ... one at a time, protect_gap_ms apart, so that each one's effect on
+   * the victim is measured before the next */
+  adm.protect_gap_ms = 500;
   agent_adm_schedule(&adm, 2000);
   run_until(&adm, 2000);
   assert_int_equal(w2->state, AGENT_RUNNING);
+  assert_int_equal(w3->state, AGENT_PENDING);
+  assert_int_equal(w3->reason, BATCH_HOLD_PROTECT);
+  run_until(&adm, 2499);
+  assert_int_equal(w3->state, AGENT_PENDING);
+  run_until(&adm, 2500);
   assert_int_equal(w3->state, AGENT_RUNNING);
+  assert_int_equal(u->state, AGENT_PENDING);
+  run_until(&adm, 3000);
   assert_int_equal(u->state, AGENT_RUNNING);
-  assert_true(w2->admitted_ms <= w3->admitted_ms);
+  assert_true(w2->admitted_ms < w3->admitted_ms && w3->admitted_ms < u->admitted_ms);
   /* at its max hold a batch container starts even while the victim is short */
   o.share = 0.5;
   agent_protect_update(&adm.prot, &o, 1);
