@@ -326,6 +326,50 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   return 0;
 }
 
+void agent_api_plan_free(Iobatch__Agent__V1__PlanResponse *r) {
+  if (r == NULL)
+    return;
+  for (size_t b = 0; b < r->n_batches; b++) {
+    if (r->batches[b] == NULL)
+      continue;
+    free(r->batches[b]->names); /* the names belong to the request */
+    free(r->batches[b]);
+  }
+  free(r->batches);
+  free(r);
+}
+
+/* The plan as a PlanResponse; the names arrays move from p to it. */
+static int plan_response(struct agent_plan *p, Iobatch__Agent__V1__PlanResponse **out) {
+  Iobatch__Agent__V1__PlanResponse *r = calloc(1, sizeof(*r));
+  if (r == NULL)
+    return -1;
+  iobatch__agent__v1__plan_response__init(r);
+  r->objective = p->objective;
+  r->optimal = p->optimal;
+  r->solver = (char *)p->solver;
+  r->batches = calloc(p->n_batches + 1, sizeof(*r->batches));
+  if (r->batches == NULL) {
+    agent_api_plan_free(r);
+    return -1;
+  }
+  for (size_t b = 0; b < p->n_batches; b++) {
+    Iobatch__Agent__V1__PlanBatch *pb = calloc(1, sizeof(*pb));
+    if (pb == NULL) {
+      agent_api_plan_free(r);
+      return -1;
+    }
+    iobatch__agent__v1__plan_batch__init(pb);
+    r->batches[r->n_batches++] = pb;
+    pb->names = p->batches[b].names;
+    pb->n_names = p->batches[b].n_names;
+    pb->penalty = p->batches[b].penalty;
+    p->batches[b].names = NULL;
+  }
+  *out = r;
+  return 0;
+}
+
 int agent_api_plan_check(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *req,
                          struct batch_config *cfg, struct iob_error **err) {
   *cfg = d->bcfg;
@@ -343,10 +387,29 @@ int agent_api_plan_check(struct agent_daemon *d, const Iobatch__Agent__V1__PlanR
   return 0;
 }
 
+int agent_api_plan_solve(const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
+                         Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
+  cleanup_free struct agent_plan_job *jobs = calloc(req->n_jobs + 1, sizeof(*jobs));
+  if (jobs == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate the plan");
+  for (size_t i = 0; i < req->n_jobs; i++)
+    jobs[i] = (struct agent_plan_job){.name = req->jobs[i]->name,
+                                      .cls = req->jobs[i]->class_,
+                                      .solo_s = req->jobs[i]->solo_seconds};
+  struct agent_plan p;
+  if (agent_plan_solve(cfg, jobs, req->n_jobs, &p, err) < 0)
+    return -1;
+  int r = plan_response(&p, out);
+  agent_plan_release(&p);
+  if (r < 0)
+    return iob_error(err, ENOMEM, "cannot allocate the plan");
+  return 0;
+}
+
 int agent_api_plan(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *req,
                    Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
   struct batch_config cfg;
   if (agent_api_plan_check(d, req, &cfg, err) < 0)
     return -1;
-  return agent_plan_solve(&cfg, req->jobs, req->n_jobs, out, err);
+  return agent_api_plan_solve(&cfg, req, out, err);
 }

@@ -48,10 +48,14 @@ void agent_api_status_release(Iobatch__Agent__V1__StatusResponse *r);
  * *cfg, or an error. */
 int agent_api_plan_check(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *req,
                          struct batch_config *cfg, struct iob_error **err);
-/* Plan, all at once (the server solves on a thread, agent/plan_async.c):
- * agent_api_plan_check, then the offline plan of req's jobs; free *out
- * with agent_plan_response_free. */
+/* The offline plan of req's jobs with cfg (agent/plan.h); touches nothing
+ * but its arguments (agent/plan_async.c runs it on a thread).  *out's names
+ * point into req; free it with agent_api_plan_free. */
+int agent_api_plan_solve(const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
+                         Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err);
+/* Plan, all at once: agent_api_plan_check, then agent_api_plan_solve. */
 int agent_api_plan(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *req,
                    Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err);
+void agent_api_plan_free(Iobatch__Agent__V1__PlanResponse *r);
 
 #endif

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "agent/daemon.h"
-#include "agent/plan.h"
 #include "agent/requests.h"
 #include "common/cleanup.h"
 #include "common/file.h"

@@ -19,7 +19,6 @@
 
 #include "agent/config.h"
 #include "agent/daemon.h"
-#include "agent/plan.h"
 #include "agent/requests.h"
 #include "common/cleanup.h"
 #include "iobatch/agent.pb-c.h"
@@ -54,7 +53,7 @@ static void on_plan(struct agent_daemon *d, const Iobatch__Agent__V1__PlanReques
   cleanup_error struct iob_error *err = NULL;
   Iobatch__Agent__V1__PlanResponse *resp = NULL;
   if (agent_api_plan(d, r, &resp, &err) == 0)
-    agent_plan_response_free(resp);
+    agent_api_plan_free(resp);
 }
 
 static void on_status(struct agent_daemon *d, uint64_t now) {
