@@ -82,12 +82,14 @@ INSTALL_PROGRAMS :=
 .PHONY: all
 all:
 
-# $(call lib,NAME,SOURCES): $(B)/libNAME.a
+# $(call lib,NAME,SOURCES): $(B)/libNAME.a, written afresh when its
+# module.mk changes too (ar would keep the member of a source that moved to
+# another library).
 define lib
-$(B)/lib$(1).a: $(patsubst %.c,$(B)/%.o,$(2))
+$(B)/lib$(1).a: $(patsubst %.c,$(B)/%.o,$(2)) $(lastword $(MAKEFILE_LIST))
 	@mkdir -p $$(@D)
 	@echo "  AR      $$@"
-	$(Q)$$(AR) rcs $$@ $$^
+	$(Q)rm -f $$@ && $$(AR) rcs $$@ $$(filter %.o,$$^)
 endef
 
 # $(call prog,PATH,SOURCES,LIBS): program $(B)/PATH linked with $(B)/libX.a

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/conf.h"
 #include "common/file.h"
 
 void agent_config_default(struct agent_config *cfg) {
@@ -123,159 +125,134 @@ static int parse_path(const char *s, char **out) {
   return 0;
 }
 
-static char *trim(char *s) {
-  while (*s == ' ' || *s == '\t' || *s == '\r')
-    s++;
-  size_t n = strlen(s);
-  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-    s[--n] = '\0';
-  return s;
+static int conf_path(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  return parse_path(v, field);
 }
 
-enum key_id {
-  K_SOCKET,
-  K_STATE_DIR,
-  K_SAMPLE_PERIOD,
-  K_BATCH_WINDOW,
-  K_MAX_CONCURRENCY,
-  K_MAX_HOLD,
-  K_POLICY,
-  K_ALPHA,
-  K_FAIRNESS,
-  K_MATRIX,
-  K_CGROUP_ROOT,
-  K_DETECTOR,
-  K_SAMPLER,
-  K_DEBUG,
-  K_METRICS,
-  K_PROTECT,
-  K_PROTECT_SHARE,
-  K_COUNT
-};
-
-static const char *const key_names[K_COUNT] = {
-    [K_SOCKET] = "socket",
-    [K_STATE_DIR] = "state_dir",
-    [K_SAMPLE_PERIOD] = "sample_period",
-    [K_BATCH_WINDOW] = "batch_window",
-    [K_MAX_CONCURRENCY] = "max_concurrency",
-    [K_MAX_HOLD] = "max_hold",
-    [K_POLICY] = "policy",
-    [K_ALPHA] = "alpha",
-    [K_FAIRNESS] = "fairness",
-    [K_MATRIX] = "matrix",
-    [K_CGROUP_ROOT] = "cgroup_root",
-    [K_DETECTOR] = "detector",
-    [K_SAMPLER] = "sampler",
-    [K_DEBUG] = "debug",
-    [K_METRICS] = "metrics",
-    [K_PROTECT] = "protect",
-    [K_PROTECT_SHARE] = "protect_share",
-};
-
-static const char *const key_expect[K_COUNT] = {
-    [K_SOCKET] = "an absolute path",
-    [K_STATE_DIR] = "an absolute path",
-    [K_SAMPLE_PERIOD] = "a duration from 10ms to 1h (e.g. 500ms, 2s)",
-    [K_BATCH_WINDOW] = "a duration up to 1m (e.g. 200ms)",
-    [K_MAX_CONCURRENCY] = "an integer from 1 to 1024",
-    [K_MAX_HOLD] = "a duration up to 24h (e.g. 30s, 5m)",
-    [K_POLICY] = "'predictive' or 'paper'",
-    [K_ALPHA] = "a number from 0 to 1",
-    [K_FAIRNESS] = "a number from 1 to 1000",
-    [K_MATRIX] = "an absolute path",
-    [K_CGROUP_ROOT] = "an absolute path",
-    [K_DETECTOR] = "an absolute path",
-    [K_SAMPLER] = "'auto', 'io.stat' or 'procfs'",
-    [K_DEBUG] = "true or false",
-    [K_METRICS] = "unix:/PATH, 127.0.0.1:PORT, [::1]:PORT or localhost:PORT",
-    [K_PROTECT] = "'declared' or 'detected'",
-    [K_PROTECT_SHARE] = "a number from 0.05 to 1",
-};
-
-static int set_value(struct agent_config *c, enum key_id k, const char *v) {
-  uint64_t ms;
-  char *dup;
-  switch (k) {
-  case K_SOCKET:
-    /* sun_path holds 108 bytes including the NUL. */
-    if (strlen(v) >= 108)
-      return -1;
-    return parse_path(v, &c->socket_path);
-  case K_STATE_DIR:
-    return parse_path(v, &c->state_dir);
-  case K_MATRIX:
-    return parse_path(v, &c->matrix_file);
-  case K_CGROUP_ROOT:
-    return parse_path(v, &c->cgroup_root);
-  case K_DETECTOR:
-    return parse_path(v, &c->detector_file);
-  case K_SAMPLE_PERIOD:
-    if (agent_parse_duration(v, &ms) < 0 || ms < 10 || ms > 3600 * 1000)
-      return -1;
-    c->sample_period_ms = ms;
-    return 0;
-  case K_BATCH_WINDOW:
-    if (agent_parse_duration(v, &ms) < 0 || ms > 60 * 1000)
-      return -1;
-    c->batch_window_ms = ms;
-    return 0;
-  case K_MAX_HOLD:
-    if (agent_parse_duration(v, &ms) < 0)
-      return -1;
-    c->max_hold_ms = ms;
-    return 0;
-  case K_MAX_CONCURRENCY:
-    if (parse_uint(v, 1024, &c->max_concurrency) < 0 || c->max_concurrency == 0)
-      return -1;
-    return 0;
-  case K_POLICY:
-    if (strcmp(v, "predictive") == 0)
-      c->policy = AGENT_POLICY_PREDICTIVE;
-    else if (strcmp(v, "paper") == 0)
-      c->policy = AGENT_POLICY_PAPER;
-    else
-      return -1;
-    return 0;
-  case K_ALPHA:
-    return parse_double(v, 0, 1, &c->alpha);
-  case K_FAIRNESS:
-    return parse_double(v, 1, 1000, &c->fairness);
-  case K_SAMPLER:
-    for (int p = AGENT_SAMPLER_AUTO; p <= AGENT_SAMPLER_PROCFS; p++)
-      if (strcmp(v, agent_sampler_pref_name(p)) == 0) {
-        c->sampler = p;
-        return 0;
-      }
+static int conf_socket(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  /* sun_path holds 108 bytes including the NUL. */
+  if (strlen(v) >= 108)
     return -1;
-  case K_DEBUG:
-    return parse_bool(v, &c->debug);
-  case K_METRICS:
-    /* The form (loopback only) is checked by agent_metrics_addr_parse when
-     * the daemon opens it; here only what no address can be. */
-    if (strlen(v) > 200 || strpbrk(v, " \t") != NULL)
-      return -1;
-    dup = strdup(v);
-    if (dup == NULL)
-      return -1;
-    free(c->metrics);
-    c->metrics = dup;
-    return 0;
-  case K_PROTECT:
-    if (strcmp(v, "declared") == 0)
-      c->protect_detected = false;
-    else if (strcmp(v, "detected") == 0)
-      c->protect_detected = true;
-    else
-      return -1;
-    return 0;
-  case K_PROTECT_SHARE:
-    return parse_double(v, 0.05, 1, &c->protect_share);
-  case K_COUNT:
-    break;
-  }
+  return conf_path(k, v, field, ctx);
+}
+
+static int conf_duration(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)ctx;
+  uint64_t ms;
+  if (agent_parse_duration(v, &ms) < 0 || (double)ms < k->lo || (double)ms > k->hi)
+    return -1;
+  memcpy(field, &ms, sizeof(ms));
+  return 0;
+}
+
+static int conf_uint(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)ctx;
+  unsigned u;
+  if (parse_uint(v, (unsigned long)k->hi, &u) < 0 || (double)u < k->lo)
+    return -1;
+  memcpy(field, &u, sizeof(u));
+  return 0;
+}
+
+static int conf_double(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)ctx;
+  return parse_double(v, k->lo, k->hi, field);
+}
+
+static int conf_bool(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  return parse_bool(v, field);
+}
+
+/* One of two words: the first sets false (0), the second true (1). */
+static int pick(const char *v, const char *no, const char *yes, int *out) {
+  if (strcmp(v, no) == 0)
+    *out = 0;
+  else if (strcmp(v, yes) == 0)
+    *out = 1;
+  else
+    return -1;
+  return 0;
+}
+
+static int conf_policy(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  int yes;
+  if (pick(v, "predictive", "paper", &yes) < 0)
+    return -1;
+  *(int *)field = yes ? AGENT_POLICY_PAPER : AGENT_POLICY_PREDICTIVE;
+  return 0;
+}
+
+static int conf_protect(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  int yes;
+  if (pick(v, "declared", "detected", &yes) < 0)
+    return -1;
+  *(bool *)field = yes;
+  return 0;
+}
+
+static int conf_sampler(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  for (int p = AGENT_SAMPLER_AUTO; p <= AGENT_SAMPLER_PROCFS; p++)
+    if (strcmp(v, agent_sampler_pref_name(p)) == 0) {
+      *(int *)field = p;
+      return 0;
+    }
   return -1;
 }
+
+static int conf_metrics(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  /* The form (loopback only) is checked by agent_metrics_addr_parse when
+   * the daemon opens it; here only what no address can be. */
+  if (strlen(v) > 200 || strpbrk(v, " \t") != NULL)
+    return -1;
+  char *dup = strdup(v);
+  if (dup == NULL)
+    return -1;
+  char **dst = field;
+  free(*dst);
+  *dst = dup;
+  return 0;
+}
+
+#define F(f) offsetof(struct agent_config, f)
+#define PATH "an absolute path"
+static const struct iob_conf_key keys[] = {
+    {"socket", conf_socket, F(socket_path), 0, 0, PATH},
+    {"state_dir", conf_path, F(state_dir), 0, 0, PATH},
+    {"sample_period", conf_duration, F(sample_period_ms), 10, 3600 * 1000,
+     "a duration from 10ms to 1h (e.g. 500ms, 2s)"},
+    {"batch_window", conf_duration, F(batch_window_ms), 0, 60 * 1000,
+     "a duration up to 1m (e.g. 200ms)"},
+    {"max_concurrency", conf_uint, F(max_concurrency), 1, 1024, "an integer from 1 to 1024"},
+    {"max_hold", conf_duration, F(max_hold_ms), 0, 24.0 * 3600 * 1000,
+     "a duration up to 24h (e.g. 30s, 5m)"},
+    {"policy", conf_policy, F(policy), 0, 0, "'predictive' or 'paper'"},
+    {"alpha", conf_double, F(alpha), 0, 1, "a number from 0 to 1"},
+    {"fairness", conf_double, F(fairness), 1, 1000, "a number from 1 to 1000"},
+    {"matrix", conf_path, F(matrix_file), 0, 0, PATH},
+    {"cgroup_root", conf_path, F(cgroup_root), 0, 0, PATH},
+    {"detector", conf_path, F(detector_file), 0, 0, PATH},
+    {"sampler", conf_sampler, F(sampler), 0, 0, "'auto', 'io.stat' or 'procfs'"},
+    {"debug", conf_bool, F(debug), 0, 0, "true or false"},
+    {"metrics", conf_metrics, F(metrics), 0, 0,
+     "unix:/PATH, 127.0.0.1:PORT, [::1]:PORT or localhost:PORT"},
+    {"protect", conf_protect, F(protect_detected), 0, 0, "'declared' or 'detected'"},
+    {"protect_share", conf_double, F(protect_share), 0.05, 1, "a number from 0.05 to 1"},
+};
+#undef PATH
+#undef F
+#define NKEYS IOB_ARRAY_SIZE(keys)
 
 static int dup_config(struct agent_config *dst, const struct agent_config *src) {
   *dst = *src;
@@ -293,25 +270,17 @@ static int dup_config(struct agent_config *dst, const struct agent_config *src) 
   return 0;
 }
 
-static int parse_line(struct agent_config *c, bool seen[K_COUNT], const char *name, unsigned lineno,
+static int parse_line(struct agent_config *c, bool seen[NKEYS], const char *name, unsigned lineno,
                       char *line, struct iob_error **err) {
-  char *hash = strchr(line, '#');
-  if (hash)
-    *hash = '\0';
-  char *s = trim(line);
-  if (*s == '\0')
+  char *key = NULL, *val = NULL;
+  int r = iob_conf_split(line, IOB_CONF_TRIM_CR, &key, &val);
+  if (r == 0)
     return 0;
-  char *eq = strchr(s, '=');
-  if (eq == NULL)
+  if (r < 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "'%s' line %u: expected 'key = value', got '%s'", name, lineno, s);
-  *eq = '\0';
-  char *key = trim(s), *val = trim(eq + 1);
-  int k;
-  for (k = 0; k < K_COUNT; k++)
-    if (strcmp(key, key_names[k]) == 0)
-      break;
-  if (k == K_COUNT)
+                          "'%s' line %u: expected 'key = value', got '%s'", name, lineno, key);
+  int k = iob_conf_find(keys, NKEYS, key);
+  if (k < 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' line %u: unknown key '%s'", name,
                           lineno, key);
   if (seen[k])
@@ -321,10 +290,10 @@ static int parse_line(struct agent_config *c, bool seen[K_COUNT], const char *na
   if (*val == '\0')
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' line %u: '%s' has no value", name,
                           lineno, key);
-  if (set_value(c, (enum key_id)k, val) < 0)
+  if (iob_conf_set(&keys[k], val, c, NULL) < 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "'%s' line %u: invalid value '%s' for '%s': expected %s", name, lineno,
-                          val, key, key_expect[k]);
+                          val, key, keys[k].expect);
   return 0;
 }
 
@@ -339,7 +308,7 @@ int agent_config_parse(struct agent_config *cfg, const char *name, const char *b
   struct agent_config tmp;
   if (dup_config(&tmp, cfg) < 0)
     return iob_error(err, ENOMEM, "cannot copy the configuration");
-  bool seen[K_COUNT] = {false};
+  bool seen[NKEYS] = {false};
   char line[AGENT_CONFIG_MAX_LINE + 1];
   unsigned lineno = 0;
   size_t off = 0;

@@ -61,7 +61,7 @@ static const struct agent_adm_ops adm_ops = {.admitted = on_admitted};
 
 static void save_profiles(struct agent_daemon *d) {
   cleanup_error struct iob_error *err = NULL;
-  if (!d->profiles_dirty)
+  if (!d->profiles_dirty || d->headless)
     return;
   if (agent_profiles_save(&d->profiles, &err) < 0) {
     iob_warn("profiles not saved: %s", err->msg);
@@ -124,12 +124,12 @@ static void learn(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
   d->profiles_dirty = true;
   /* Not now: an fsync here would delay the admissions this exit allows.
    * One write shortly after covers a burst of exits. */
-  if (d->save_timer == NULL && !d->stopping)
+  if (d->save_timer == NULL && !d->stopping && d->loop)
     d->save_timer = iob_loop_timer(d->loop, EXIT_SAVE_DELAY_MS, on_save_timer, d);
 }
 
-void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char *why) {
-  uint64_t now = iob_now_ms();
+void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char *why,
+                         uint64_t now) {
   agent_adm_detach(&d->adm, c, now);
   learn(d, c, now);
   agent_server_answer(d, c, false, why);
@@ -146,7 +146,7 @@ static void arm_plan_timer(struct agent_daemon *d) {
     iob_timer_cancel(d->loop, d->plan_timer);
     d->plan_timer = NULL;
   }
-  if (at == UINT64_MAX || d->stopping)
+  if (at == UINT64_MAX || d->stopping || d->loop == NULL)
     return;
   uint64_t now = iob_now_ms();
   d->plan_timer = iob_loop_timer(d->loop, at > now ? at - now : 0, on_plan_timer, d);
@@ -192,13 +192,15 @@ static void expire_created(struct agent_daemon *d, uint64_t now) {
     if (c->state == AGENT_CREATED && now - c->registered_ms >= AGENT_CREATED_TTL_MS) {
       iob_info("'%s' dropped: registered %llu ms ago and never asked to start", c->id,
                (unsigned long long)(now - c->registered_ms));
-      agent_daemon_remove(d, c, "never started");
+      agent_daemon_remove(d, c, "never started", now);
     }
   }
 }
 
 static void save_penalties(struct agent_daemon *d) {
   cleanup_error struct iob_error *err = NULL;
+  if (d->headless)
+    return;
   if (agent_penalties_save(&d->penalties, &err) < 0)
     iob_warn("measured penalties not saved: %s", err->msg);
 }
@@ -459,11 +461,11 @@ static int mark_live(struct agent_daemon *d, struct iob_error **err) {
   return 0;
 }
 
-int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
-                      const struct agent_options *opts, struct iob_error **err) {
+/* Everything but the loop, sockets, signals and sampler. */
+static int init_state(struct agent_daemon *d, const struct agent_config *cfg,
+                      struct iob_error **err) {
   memset(d, 0, sizeof(*d));
   d->sigfd = -1;
-  d->opts = *opts; /* argv strings: they live as long as the process */
   d->cfg = *cfg;
   d->cfg.socket_path = strdup(cfg->socket_path ? cfg->socket_path : AGENT_DEFAULT_SOCKET);
   d->cfg.state_dir = strdup(cfg->state_dir ? cfg->state_dir : AGENT_DEFAULT_STATE_DIR);
@@ -494,6 +496,23 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     /* Losing learnt profiles costs some wrong first guesses, not
      * correctness: the agent runs without them (the file is kept). */
     iob_warn("%s", perr->msg);
+  return 0;
+}
+
+int agent_daemon_init_headless(struct agent_daemon *d, const struct agent_config *cfg,
+                               struct iob_error **err) {
+  if (init_state(d, cfg, err) < 0)
+    return -1;
+  d->headless = true;
+  wcd_config_default(&d->sampler.wcd);
+  return 0;
+}
+
+int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
+                      const struct agent_options *opts, struct iob_error **err) {
+  if (init_state(d, cfg, err) < 0)
+    return -1;
+  d->opts = *opts; /* argv strings: they live as long as the process */
   if (agent_sampler_init(&d->sampler, &d->cfg, err) < 0)
     return -1;
   if (iob_loop_new(&d->loop, err) < 0)

@@ -64,6 +64,7 @@ struct agent_daemon {
   char *live_mark; /* "<socket>.live" while we run, or stopped leaving containers */
   struct agent_metrics metrics;                /* counters for the metrics endpoint */
   struct agent_metrics_server *metrics_server; /* NULL: config key 'metrics' not set */
+  bool headless;                               /* agent_daemon_init_headless: state not saved */
 };
 
 /* A pending Admit call, hung on ctr->waiter. */
@@ -75,6 +76,12 @@ struct agent_waiter {
 
 int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
                       const struct agent_options *opts, struct iob_error **err);
+/* The daemon's state without a loop, sockets, signals or a sampler (no
+ * cgroup is read): admission, the matrix, profiles and penalties in
+ * cfg->state_dir.  For tests and fuzzing (agent/requests.h); time passes
+ * only through agent_adm_tick(&d->adm, now, ...), called by the caller. */
+int agent_daemon_init_headless(struct agent_daemon *d, const struct agent_config *cfg,
+                               struct iob_error **err);
 /* Serve until SIGTERM/SIGINT; the socket is unlinked on the way out. */
 int agent_daemon_run(struct agent_daemon *d, struct iob_error **err);
 void agent_daemon_release(struct agent_daemon *d);
@@ -84,7 +91,8 @@ void agent_daemon_release(struct agent_daemon *d);
 void agent_daemon_changed(struct agent_daemon *d);
 /* A container leaves (exited, cancelled, caller gone, cgroup vanished):
  * learn from its run, answer its waiter with `why`, free it. */
-void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *ctr, const char *why);
+void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *ctr, const char *why,
+                         uint64_t now);
 /* Apply what the profile of ctr's workload key says (class before any
  * sample, solo duration and throughput). */
 void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *ctr);
@@ -98,6 +106,9 @@ int agent_server_setup(struct agent_daemon *d, struct iob_error **err);
 /* Answer ctr's pending Admit (if any) and drop the waiter. */
 void agent_server_answer(struct agent_daemon *d, struct agent_ctr *ctr, bool admitted,
                          const char *reason);
+/* Fail ctr's pending Admit (if any) with ABORTED: a newer Admit for the
+ * same container replaces it. */
+void agent_server_supersede(struct agent_daemon *d, struct agent_ctr *ctr);
 /* Fail ctr's pending Admit (if any) with UNAVAILABLE: the agent goes away. */
 void agent_server_abort(struct agent_daemon *d, struct agent_ctr *ctr, const char *why);
 

@@ -1,12 +1,13 @@
-# iobatchd (agent/).  libagentcore: config and profiles (no dependency but
-# common and jansson).  libagent: the admission state machine, the offline
-# plan, the sampler, weights, the ttrpc server and the daemon around them.
+# iobatchd (agent/).  libagentcore: config, profiles and the offline plan
+# (plain C; no dependency but common, jansson and, for the plan, the
+# batcher), what iobatchctl links.  libagent: the admission state machine,
+# the sampler, weights, the ttrpc server and the daemon around them.
 # libagentclient: what the shim links to talk to the agent.
-agentcore_SRCS := agent/config.c agent/profiles.c
+agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
-agent_SRCS := agent/admission.c agent/penalties.c agent/protect.c agent/caps.c agent/plan_async.c agent/plan.c agent/sampler.c agent/weights.c agent/weighttree.c \
-	agent/server.c agent/daemon.c agent/metrics.c
+agent_SRCS := agent/admission.c agent/penalties.c agent/protect.c agent/caps.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
+	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
 agentclient_SRCS := agent/client.c
@@ -29,7 +30,7 @@ $(eval $(call unit,test_agent_penalties,tests/unit/test_agent_penalties.c,agent 
 $(eval $(call fuzzer,fuzz_agent_penalties,tests/fuzz/fuzz_agent_penalties.c,agent batch common))
 $(eval $(call unit,test_agent_metrics,tests/unit/test_agent_metrics.c,agent batch common))
 $(eval $(call fuzzer,fuzz_agent_metrics,tests/fuzz/fuzz_agent_metrics.c,agent batch common))
-$(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agent batch proto common))
+$(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agentcore batch common))
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
 	tests/integration/agent-containers.sh tests/integration/agent-plan.sh \

@@ -9,52 +9,43 @@
 
 #include "common/cleanup.h"
 
-void agent_plan_response_free(Iobatch__Agent__V1__PlanResponse *r) {
-  if (r == NULL)
-    return;
-  for (size_t b = 0; b < r->n_batches; b++) {
-    if (r->batches[b] == NULL)
-      continue;
-    free(r->batches[b]->names); /* the names belong to the request */
-    free(r->batches[b]);
-  }
-  free(r->batches);
-  free(r);
+void agent_plan_release(struct agent_plan *p) {
+  for (size_t b = 0; p->batches && b < p->n_batches; b++)
+    free(p->batches[b].names); /* the names belong to the jobs */
+  free(p->batches);
+  p->batches = NULL;
+  p->n_batches = 0;
 }
 
-static int build(const struct batch_config *cfg, Iobatch__Agent__V1__PlanJob *const *jobs, size_t n,
+static int build(const struct batch_config *cfg, const struct agent_plan_job *jobs, size_t n,
                  const enum batch_class *cls, const struct batch_solution *sol,
-                 Iobatch__Agent__V1__PlanResponse *r) {
-  r->n_batches = sol->nz;
-  r->batches = calloc(sol->nz + 1, sizeof(*r->batches));
-  if (r->batches == NULL)
+                 struct agent_plan *p) {
+  p->batches = calloc(sol->nz + 1, sizeof(*p->batches));
+  if (p->batches == NULL)
     return -1;
+  p->n_batches = sol->nz;
   for (unsigned b = 0; b < sol->nz; b++) {
-    Iobatch__Agent__V1__PlanBatch *pb = calloc(1, sizeof(*pb));
-    if (pb == NULL)
-      return -1;
-    iobatch__agent__v1__plan_batch__init(pb);
-    r->batches[b] = pb;
-    pb->names = calloc(n + 1, sizeof(char *));
-    if (pb->names == NULL)
+    p->batches[b].names = calloc(n + 1, sizeof(char *));
+    if (p->batches[b].names == NULL)
       return -1;
   }
   for (size_t i = 0; i < n; i++) {
-    Iobatch__Agent__V1__PlanBatch *pb = r->batches[sol->batch_of[i]];
+    struct agent_plan_batch *pb = &p->batches[sol->batch_of[i]];
     /* the pair cost of i with every earlier member of its batch */
     for (size_t k = 0; k < pb->n_names; k++) {
       size_t j = 0;
-      while (strcmp(jobs[j]->name, pb->names[k]) != 0 || sol->batch_of[j] != sol->batch_of[i])
+      while (strcmp(jobs[j].name, pb->names[k]) != 0 || sol->batch_of[j] != sol->batch_of[i])
         j++;
       pb->penalty += cfg->s[cls[i]][cls[j]] + cfg->s[cls[j]][cls[i]];
     }
-    pb->names[pb->n_names++] = jobs[i]->name;
+    pb->names[pb->n_names++] = jobs[i].name;
   }
   return 0;
 }
 
-int agent_plan_solve(const struct batch_config *cfg, Iobatch__Agent__V1__PlanJob *const *jobs,
-                     size_t n, Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
+int agent_plan_solve(const struct batch_config *cfg, const struct agent_plan_job *jobs, size_t n,
+                     struct agent_plan *out, struct iob_error **err) {
+  memset(out, 0, sizeof(*out));
   if (n == 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "no jobs to plan");
   if (n > AGENT_PLAN_MAX_JOBS)
@@ -64,38 +55,31 @@ int agent_plan_solve(const struct batch_config *cfg, Iobatch__Agent__V1__PlanJob
   if (cls == NULL)
     return iob_error(err, ENOMEM, "cannot allocate the plan");
   for (size_t i = 0; i < n; i++) {
-    if (jobs[i]->name == NULL || jobs[i]->name[0] == '\0')
+    if (jobs[i].name == NULL || jobs[i].name[0] == '\0')
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "job %zu has no name", i + 1);
     for (size_t j = 0; j < i; j++)
-      if (strcmp(jobs[i]->name, jobs[j]->name) == 0)
+      if (strcmp(jobs[i].name, jobs[j].name) == 0)
         return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "job name '%s' given twice",
-                              jobs[i]->name);
-    int c = batch_class_from_name(jobs[i]->class_ ? jobs[i]->class_ : "");
+                              jobs[i].name);
+    int c = batch_class_from_name(jobs[i].cls ? jobs[i].cls : "");
     if (c < 0)
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "job '%s': unknown class '%s'",
-                            jobs[i]->name, jobs[i]->class_ ? jobs[i]->class_ : "");
+                            jobs[i].name, jobs[i].cls ? jobs[i].cls : "");
     cls[i] = (enum batch_class)c;
   }
   struct batch_solution sol;
   memset(&sol, 0, sizeof(sol));
   if (batch_solve(cfg, cls, n, BATCH_SOLVE_AUTO, &sol, err) < 0)
     return -1;
-  Iobatch__Agent__V1__PlanResponse *r = calloc(1, sizeof(*r));
-  if (r == NULL) {
-    batch_solution_free(&sol);
-    return iob_error(err, ENOMEM, "cannot allocate the plan");
-  }
-  iobatch__agent__v1__plan_response__init(r);
-  r->objective = sol.objective;
-  r->optimal = sol.optimal;
-  r->solver = (char *)(sol.method == BATCH_SOLVE_EXACT ? "exact" : "heuristic");
-  int ret = build(cfg, jobs, n, cls, &sol, r);
+  out->objective = sol.objective;
+  out->optimal = sol.optimal;
+  out->solver = sol.method == BATCH_SOLVE_EXACT ? "exact" : "heuristic";
+  int ret = build(cfg, jobs, n, cls, &sol, out);
   batch_solution_free(&sol);
   if (ret < 0) {
-    agent_plan_response_free(r);
+    agent_plan_release(out);
     return iob_error(err, ENOMEM, "cannot allocate the plan");
   }
-  *out = r;
   return 0;
 }
 
@@ -103,9 +87,8 @@ int agent_plan_solve(const struct batch_config *cfg, Iobatch__Agent__V1__PlanJob
 
 void agent_plan_jobs_release(struct agent_plan_jobs *j) {
   for (size_t i = 0; i < j->n; i++) {
-    free(j->v[i]->name);
-    free(j->v[i]->class_);
-    free(j->v[i]);
+    free(j->v[i].name);
+    free(j->v[i].cls);
   }
   free(j->v);
   j->v = NULL;
@@ -133,15 +116,11 @@ static int add_job(struct agent_plan_jobs *j, const char *name, const char *cls,
       return iob_error(err, ENOMEM, "cannot allocate jobs");
     j->v = v;
   }
-  Iobatch__Agent__V1__PlanJob *p = calloc(1, sizeof(*p));
-  if (p == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate jobs");
-  iobatch__agent__v1__plan_job__init(p);
+  struct agent_plan_job *p = &j->v[j->n++];
   p->name = strdup(name);
-  p->class_ = strdup(cls);
-  p->solo_seconds = solo;
-  j->v[j->n++] = p;
-  if (p->name == NULL || p->class_ == NULL)
+  p->cls = strdup(cls);
+  p->solo_s = solo;
+  if (p->name == NULL || p->cls == NULL)
     return iob_error(err, ENOMEM, "cannot allocate jobs");
   return 0;
 }

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "agent/daemon.h"
-#include "agent/plan.h"
+#include "agent/requests.h"
 #include "common/log.h"
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
@@ -34,7 +34,7 @@ static struct plan_run *running;
 
 static void *solve(void *arg) {
   struct plan_run *r = arg;
-  (void)agent_plan_solve(&r->cfg, r->req->jobs, r->req->n_jobs, &r->resp, &r->err);
+  (void)agent_api_plan_solve(&r->cfg, r->req, &r->resp, &r->err);
   uint64_t one = 1;
   while (write(r->efd, &one, sizeof(one)) < 0 && errno == EINTR)
     ;
@@ -45,7 +45,7 @@ static void run_free(struct plan_run *r) {
   if (r->req)
     protobuf_c_message_free_unpacked(&r->req->base, NULL);
   if (r->resp)
-    agent_plan_response_free(r->resp);
+    agent_api_plan_free(r->resp);
   iob_error_release(&r->err);
   if (r->efd >= 0)
     close(r->efd);

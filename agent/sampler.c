@@ -380,7 +380,7 @@ void agent_sampler_run(struct agent_daemon *d) {
     if (sample_one(d, c) == 1) {
       iob_info("'%s' (%s) is gone: its cgroup vanished or emptied", c->id,
                agent_state_name(c->state));
-      agent_daemon_remove(d, c, "cgroup vanished");
+      agent_daemon_remove(d, c, "cgroup vanished", iob_now_ms());
       continue;
     }
     if (c->state == AGENT_RUNNING)

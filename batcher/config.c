@@ -2,10 +2,12 @@
 #include "batcher/batcher.h"
 
 #include "common/cleanup.h"
+#include "common/conf.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +139,7 @@ struct parse {
   const char *name;
   unsigned line;
   struct iob_error **err;
+  struct batch_config *cfg;
 };
 
 __attribute__((format(printf, 2, 3))) static int perr(struct parse *p, const char *fmt, ...) {
@@ -147,15 +150,6 @@ __attribute__((format(printf, 2, 3))) static int perr(struct parse *p, const cha
   va_end(ap);
   return iob_error_code(p->err, IOB_CODE_INVALID_ARGUMENT, "'%s' line %u: %s", p->name, p->line,
                         msg);
-}
-
-static char *trim(char *s) {
-  while (*s == ' ' || *s == '\t')
-    s++;
-  char *e = s + strlen(s);
-  while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-    *--e = '\0';
-  return s;
 }
 
 /* strtod accepts "nan", "inf" and hex floats; only finite values in
@@ -204,80 +198,81 @@ static int parse_row(struct parse *p, const char *key, char *val, double row[BAT
 
 enum { SEEN_ROWS = BATCH_NCLASS, NKEYS = SEEN_ROWS + 16 };
 
-static const char *const scalar_keys[] = {
-    "alpha", "max_batch", "policy",      "slowdown_scale", "seq_slowdown",
-    "ncpu",  "fairness",  "hold_margin", "default_solo_s", "exact_limit",
-    "start_s", "seq_pairs", "hold_on", "open_ended_factor", "deadline_spread_s",
-};
-
-static int set_scalar(struct parse *p, struct batch_config *c, unsigned k, const char *key,
-                      const char *val) {
-  switch (k) {
-  case 0:
-    return parse_num(p, key, val, 0.0, 1.0, &c->alpha);
-  case 1:
-    c->cap_running = true; /* an explicit cap is the operator's evidence */
-    return parse_uint(p, key, val, 1, BATCH_MAX_BATCH, &c->max_batch);
-  case 2:
-    if (strcmp(val, "predictive") == 0)
-      c->policy = BATCH_POLICY_PREDICTIVE;
-    else if (strcmp(val, "paper") == 0)
-      c->policy = BATCH_POLICY_PAPER;
-    else
-      return perr(p, "unknown policy '%s' (want 'predictive' or 'paper')", val);
-    return 0;
-  case 3:
-    return parse_num(p, key, val, 0.0, 100.0, &c->slowdown_scale);
-  case 4:
-    return parse_num(p, key, val, 1.0, 100.0, &c->seq_slowdown);
-  case 5:
-    return parse_uint(p, key, val, 1, 4096, &c->ncpu);
-  case 6:
-    return parse_num(p, key, val, 1.0, 1e6, &c->fairness);
-  case 7:
-    return parse_num(p, key, val, 0.0, 0.99, &c->hold_margin);
-  case 8:
-    return parse_num(p, key, val, 1e-3, 1e7, &c->default_solo_s);
-  case 9:
-    return parse_num(p, key, val, 0.0, 1e12, &c->exact_limit);
-  case 10:
-    return parse_num(p, key, val, 0.0, 60.0, &c->start_s);
-  case 11:
-    if (strcmp(val, "matrix") == 0)
-      c->seq_pairs_from_matrix = true;
-    else if (strcmp(val, "seq_slowdown") == 0)
-      c->seq_pairs_from_matrix = false;
-    else
-      return perr(p, "unknown seq_pairs '%.60s' (want 'seq_slowdown' or 'matrix')", val);
-    return 0;
-  case 12:
-    if (strcmp(val, "matrix") == 0)
-      c->hold_on_matrix = true;
-    else if (strcmp(val, "evidence") == 0)
-      c->hold_on_matrix = false;
-    else
-      return perr(p, "unknown hold_on '%.60s' (want 'evidence' or 'matrix')", val);
-    return 0;
-  case 13:
-    return parse_num(p, key, val, 1.0, 1000.0, &c->open_ended_factor);
-  case 14:
-    return parse_num(p, key, val, 0.0, 3600.0, &c->deadline_spread_s);
-  }
-  return perr(p, "unknown key '%s'", key);
+static int k_num(const struct iob_conf_key *k, const char *val, void *field, void *ctx) {
+  return parse_num(ctx, k->name, val, k->lo, k->hi, field);
 }
 
+static int k_uint(const struct iob_conf_key *k, const char *val, void *field, void *ctx) {
+  return parse_uint(ctx, k->name, val, (unsigned)k->lo, (unsigned)k->hi, field);
+}
+
+static int k_max_batch(const struct iob_conf_key *k, const char *val, void *field, void *ctx) {
+  struct parse *p = ctx;
+  p->cfg->cap_running = true; /* an explicit cap is the operator's evidence */
+  return k_uint(k, val, field, ctx);
+}
+
+static int k_policy(const struct iob_conf_key *k, const char *val, void *field, void *ctx) {
+  (void)k;
+  if (strcmp(val, "predictive") == 0)
+    *(enum batch_policy *)field = BATCH_POLICY_PREDICTIVE;
+  else if (strcmp(val, "paper") == 0)
+    *(enum batch_policy *)field = BATCH_POLICY_PAPER;
+  else
+    return perr(ctx, "unknown policy '%s' (want 'predictive' or 'paper')", val);
+  return 0;
+}
+
+static int k_seq_pairs(const struct iob_conf_key *k, const char *val, void *field, void *ctx) {
+  (void)k;
+  if (strcmp(val, "matrix") == 0)
+    *(bool *)field = true;
+  else if (strcmp(val, "seq_slowdown") == 0)
+    *(bool *)field = false;
+  else
+    return perr(ctx, "unknown seq_pairs '%.60s' (want 'seq_slowdown' or 'matrix')", val);
+  return 0;
+}
+
+static int k_hold_on(const struct iob_conf_key *k, const char *val, void *field, void *ctx) {
+  (void)k;
+  if (strcmp(val, "matrix") == 0)
+    *(bool *)field = true;
+  else if (strcmp(val, "evidence") == 0)
+    *(bool *)field = false;
+  else
+    return perr(ctx, "unknown hold_on '%.60s' (want 'evidence' or 'matrix')", val);
+  return 0;
+}
+
+/* The scalar keys; the matrix rows (matrix.CLASS) are parsed by parse_row. */
+#define F(f) offsetof(struct batch_config, f)
+static const struct iob_conf_key scalar_keys[] = {
+    {"alpha", k_num, F(alpha), 0.0, 1.0, NULL},
+    {"max_batch", k_max_batch, F(max_batch), 1, BATCH_MAX_BATCH, NULL},
+    {"policy", k_policy, F(policy), 0, 0, NULL},
+    {"slowdown_scale", k_num, F(slowdown_scale), 0.0, 100.0, NULL},
+    {"seq_slowdown", k_num, F(seq_slowdown), 1.0, 100.0, NULL},
+    {"ncpu", k_uint, F(ncpu), 1, 4096, NULL},
+    {"fairness", k_num, F(fairness), 1.0, 1e6, NULL},
+    {"hold_margin", k_num, F(hold_margin), 0.0, 0.99, NULL},
+    {"default_solo_s", k_num, F(default_solo_s), 1e-3, 1e7, NULL},
+    {"exact_limit", k_num, F(exact_limit), 0.0, 1e12, NULL},
+    {"start_s", k_num, F(start_s), 0.0, 60.0, NULL},
+    {"seq_pairs", k_seq_pairs, F(seq_pairs_from_matrix), 0, 0, NULL},
+    {"hold_on", k_hold_on, F(hold_on_matrix), 0, 0, NULL},
+    {"open_ended_factor", k_num, F(open_ended_factor), 1.0, 1000.0, NULL},
+    {"deadline_spread_s", k_num, F(deadline_spread_s), 0.0, 3600.0, NULL},
+};
+#undef F
+
 static int parse_line(struct parse *p, struct batch_config *c, char *line, bool seen[NKEYS]) {
-  char *hash = strchr(line, '#');
-  if (hash)
-    *hash = '\0';
-  char *s = trim(line);
-  if (*s == '\0')
+  char *key = NULL, *val = NULL;
+  int r = iob_conf_split(line, 0, &key, &val);
+  if (r == 0)
     return 0;
-  char *eq = strchr(s, '=');
-  if (eq == NULL)
-    return perr(p, "expected 'key = value', got '%.60s'", s);
-  *eq = '\0';
-  char *key = trim(s), *val = trim(eq + 1);
+  if (r < 0)
+    return perr(p, "expected 'key = value', got '%.60s'", key);
   if (*key == '\0')
     return perr(p, "missing key before '='");
   if (*val == '\0')
@@ -289,12 +284,10 @@ static int parse_line(struct parse *p, struct batch_config *c, char *line, bool 
       return perr(p, "unknown class in '%.60s'", key);
     k = (unsigned)cls;
   } else {
-    for (k = 0; k < (unsigned)IOB_ARRAY_SIZE(scalar_keys); k++)
-      if (strcmp(key, scalar_keys[k]) == 0)
-        break;
-    if (k == (unsigned)IOB_ARRAY_SIZE(scalar_keys))
+    int i = iob_conf_find(scalar_keys, IOB_ARRAY_SIZE(scalar_keys), key);
+    if (i < 0)
       return perr(p, "unknown key '%.60s'", key);
-    k += SEEN_ROWS;
+    k = (unsigned)i + SEEN_ROWS;
   }
   if (seen[k])
     return perr(p, "duplicate key '%.60s'", key);
@@ -305,7 +298,7 @@ static int parse_line(struct parse *p, struct batch_config *c, char *line, bool 
       c->known[k][j] = true;
     return parse_row(p, key, val, c->s[k]);
   }
-  return set_scalar(p, c, k - SEEN_ROWS, key, val);
+  return iob_conf_set(&scalar_keys[k - SEEN_ROWS], val, c, p);
 }
 
 /* A calibrated matrix covers all measured classes; a partial one is almost
@@ -336,7 +329,7 @@ int batch_config_parse(struct batch_config *cfg, const char *name, const char *b
   if (len > 0 && memchr(buf, '\0', len) != NULL)
     return ERRP("config '%s' contains a NUL byte", name);
   struct batch_config c = *cfg;
-  struct parse p = {.name = name, .line = 0, .err = err};
+  struct parse p = {.name = name, .line = 0, .err = err, .cfg = &c};
   bool seen[NKEYS] = {false};
   char line[BATCH_CONFIG_MAX_LINE + 1];
   size_t pos = 0;

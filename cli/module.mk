@@ -1,6 +1,7 @@
 # iobatchctl (cli/): one file per verb, main.c dispatches.  `plan` links the
-# batcher (offline, no agent); calibrate.c is the calibration verb.
+# batcher through agentcore's plain-C plan (offline, no agent; not libagent);
+# calibrate.c is the calibration verb.
 iobatchctl_SRCS := cli/main.c cli/args.c cli/status.c cli/plan.c cli/profiles.c cli/ctl.c cli/calibrate.c
 PROGRAMS += bin/iobatchctl
 INSTALL_PROGRAMS += bin/iobatchctl
-$(eval $(call prog,bin/iobatchctl,$(iobatchctl_SRCS),agent agentcore batch ttrpc proto common))
+$(eval $(call prog,bin/iobatchctl,$(iobatchctl_SRCS),agentcore batch ttrpc proto common))

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "agent/plan.h"
+#include "iobatch/agent.pb-c.h"
 #include "cli/cli.h"
 #include "common/cleanup.h"
 #include "common/file.h"
@@ -31,21 +32,21 @@ static int load_matrix(struct batch_config *cfg, const char *path, struct iob_er
   return batch_config_parse(cfg, path, buf, len, err);
 }
 
-static void print_plan(const Iobatch__Agent__V1__PlanResponse *r, const struct agent_plan_jobs *j) {
+static void print_plan(const struct agent_plan *r, const struct agent_plan_jobs *j) {
   double makespan = 0;
   bool all_solo = true;
   for (size_t b = 0; b < r->n_batches; b++) {
-    const Iobatch__Agent__V1__PlanBatch *pb = r->batches[b];
+    const struct agent_plan_batch *pb = &r->batches[b];
     double longest = 0;
     printf("batch %zu:", b + 1);
     for (size_t k = 0; k < pb->n_names; k++) {
       for (size_t i = 0; i < j->n; i++)
-        if (strcmp(j->v[i]->name, pb->names[k]) == 0) {
-          printf(" %s(%s)", pb->names[k], j->v[i]->class_);
-          if (j->v[i]->solo_seconds <= 0)
+        if (strcmp(j->v[i].name, pb->names[k]) == 0) {
+          printf(" %s(%s)", pb->names[k], j->v[i].cls);
+          if (j->v[i].solo_s <= 0)
             all_solo = false;
-          if (j->v[i]->solo_seconds > longest)
-            longest = j->v[i]->solo_seconds;
+          if (j->v[i].solo_s > longest)
+            longest = j->v[i].solo_s;
         }
     }
     makespan += longest;
@@ -57,14 +58,14 @@ static void print_plan(const Iobatch__Agent__V1__PlanResponse *r, const struct a
     printf("batches one after another: %.1f s (longest solo job per batch, summed)\n", makespan);
 }
 
-static void print_json(const Iobatch__Agent__V1__PlanResponse *r) {
+static void print_json(const struct agent_plan *r) {
   json_auto_t *batches = json_array();
   for (size_t b = 0; b < r->n_batches; b++) {
     json_t *names = json_array();
-    for (size_t k = 0; k < r->batches[b]->n_names; k++)
-      json_array_append_new(names, json_string(r->batches[b]->names[k]));
+    for (size_t k = 0; k < r->batches[b].n_names; k++)
+      json_array_append_new(names, json_string(r->batches[b].names[k]));
     json_array_append_new(
-        batches, json_pack("{s:o, s:f}", "names", names, "penalty", r->batches[b]->penalty));
+        batches, json_pack("{s:o, s:f}", "names", names, "penalty", r->batches[b].penalty));
   }
   json_auto_t *o = json_pack("{s:O, s:f, s:s, s:b}", "batches", batches, "objective", r->objective,
                              "solver", r->solver, "optimal", (int)r->optimal);
@@ -74,14 +75,43 @@ static void print_json(const Iobatch__Agent__V1__PlanResponse *r) {
   free(text);
 }
 
+/* The agent's answer as a plan; its names stay in r. */
+static int from_response(const Iobatch__Agent__V1__PlanResponse *r, struct agent_plan *p,
+                         struct iob_error **err) {
+  memset(p, 0, sizeof(*p));
+  p->batches = calloc(r->n_batches + 1, sizeof(*p->batches));
+  if (p->batches == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate the plan");
+  for (size_t b = 0; b < r->n_batches; b++)
+    p->batches[b] = (struct agent_plan_batch){.names = r->batches[b]->names,
+                                              .n_names = r->batches[b]->n_names,
+                                              .penalty = r->batches[b]->penalty};
+  p->n_batches = r->n_batches;
+  p->objective = r->objective;
+  p->optimal = r->optimal;
+  p->solver = r->solver;
+  return 0;
+}
+
 /* The same question to the running agent: its matrix and settings. */
 static int ask_agent(const struct agent_plan_jobs *j, unsigned cap, double alpha,
                      Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
+  cleanup_free Iobatch__Agent__V1__PlanJob *pj = calloc(j->n + 1, sizeof(*pj));
+  cleanup_free Iobatch__Agent__V1__PlanJob **pv = calloc(j->n + 1, sizeof(*pv));
+  if (pj == NULL || pv == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate the request");
+  for (size_t i = 0; i < j->n; i++) {
+    iobatch__agent__v1__plan_job__init(&pj[i]);
+    pj[i].name = j->v[i].name;
+    pj[i].class_ = j->v[i].cls;
+    pj[i].solo_seconds = j->v[i].solo_s;
+    pv[i] = &pj[i];
+  }
   struct ttrpc_client *c = NULL;
   if (iobctl_connect(&c, err) < 0)
     return -1;
   Iobatch__Agent__V1__PlanRequest req = IOBATCH__AGENT__V1__PLAN_REQUEST__INIT;
-  req.jobs = j->v;
+  req.jobs = pv;
   req.n_jobs = j->n;
   req.cap = cap;
   req.alpha = alpha > 0 ? alpha : 0;
@@ -182,21 +212,27 @@ static int run(int argc, char **argv, struct iob_error **err) {
   struct agent_plan_jobs j = {0};
   int r = agent_plan_parse_jobs(path, buf, len, &j, err);
   Iobatch__Agent__V1__PlanResponse *resp = NULL;
-  if (r == 0 && agent)
+  struct agent_plan plan = {0};
+  if (r == 0 && agent) {
     r = ask_agent(&j, (unsigned)cap, alpha, &resp, err);
-  else if (r == 0)
-    r = agent_plan_solve(&cfg, j.v, j.n, &resp, err);
+    if (r == 0)
+      r = from_response(resp, &plan, err);
+  } else if (r == 0) {
+    r = agent_plan_solve(&cfg, j.v, j.n, &plan, err);
+  }
   if (r == 0) {
     if (json)
-      print_json(resp);
+      print_json(&plan);
     else
-      print_plan(resp, &j);
+      print_plan(&plan, &j);
   }
-  /* the agent's answer was unpacked by protobuf-c, ours built by hand */
-  if (agent && resp)
+  if (resp) {
+    /* the names are the response's: only the arrays are ours */
+    free(plan.batches);
     protobuf_c_message_free_unpacked(&resp->base, NULL);
-  else
-    agent_plan_response_free(resp);
+  } else {
+    agent_plan_release(&plan);
+  }
   agent_plan_jobs_release(&j);
   return r;
 }

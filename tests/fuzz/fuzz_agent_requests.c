@@ -1,21 +1,25 @@
 /* libFuzzer: iobatchd's API (proto/iobatch/agent.proto).  The input is a
  * sequence of records: one byte picking the message, two bytes of length
  * (little endian), the protobuf payload.  Requests are decoded as the ttrpc
- * server decodes them and go through the agent's own validation and state
- * machine (agent_adm_register / _admit / _detach / _tick, the Plan checks
- * and agent_plan_solve) on one private agent_adm, without a socket.  Replies
- * (what libagentclient decodes) are unpacked and freed.
+ * server decodes them and go through the agent's own steps
+ * (agent/requests.h: agent_api_register, _admit, _cancel, _exited, _status,
+ * _plan), the very functions agent/server.c calls, on a daemon from
+ * agent_daemon_init_headless (no socket, no loop, no cgroup read; profiles
+ * and penalties in a private directory).  Replies (what libagentclient
+ * decodes) are unpacked and freed.
  *
- * The handlers in agent/server.c are static: what they do around these
- * calls (waiters, weights, profiles, Status) is not reached here. */
+ * Not reached: the ttrpc glue itself (waiters and their cancellation; see
+ * fuzz_ttrpc_server for the server). */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "agent/admission.h"
-#include "agent/plan.h"
-#include "batcher/batcher.h"
+#include "agent/config.h"
+#include "agent/daemon.h"
+#include "agent/requests.h"
 #include "common/cleanup.h"
 #include "iobatch/agent.pb-c.h"
 
@@ -23,77 +27,47 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_RECORDS 32
 
-static void admitted(struct agent_adm *adm, struct agent_ctr *ctr, void *user) {
-  (void)adm;
-  (void)ctr;
-  (void)user;
+/* One private state directory for the process: profiles and penalties are
+ * looked for there at each input's start; a headless daemon writes none. */
+static char dir[64];
+
+static void remove_dir(void) {
+  rmdir(dir);
 }
 
-static void drop(struct agent_adm *adm, const char *ns, const char *id, uint64_t now) {
-  struct agent_ctr *c = agent_adm_find(adm, ns, id);
-  if (c) {
-    agent_adm_detach(adm, c, now);
-    agent_ctr_free(c);
+static const char *state_dir(void) {
+  if (dir[0] == '\0') {
+    snprintf(dir, sizeof(dir), "/tmp/fuzz-agent-requests.XXXXXX");
+    if (mkdtemp(dir) == NULL)
+      abort();
+    atexit(remove_dir);
   }
+  return dir;
 }
 
-static void on_register(struct agent_adm *adm, const Iobatch__Agent__V1__RegisterRequest *r,
-                        uint64_t now) {
-  cleanup_error struct iob_error *err = NULL;
-  struct agent_ctr_info in = {.id = r->id,
-                              .ns = r->namespace_,
-                              .workload_key = r->workload_key,
-                              .cgroup = r->cgroup,
-                              .bundle = r->bundle,
-                              .source = r->source,
-                              .declared_class = r->declared_class,
-                              .pid = r->pid,
-                              .max_hold_ms = r->max_hold_ms,
-                              .running = r->running};
-  struct agent_ctr *c = NULL;
-  agent_adm_register(adm, &in, now, &c, &err);
-}
-
-static void on_admit(struct agent_adm *adm, const Iobatch__Agent__V1__AdmitRequest *r,
-                     uint64_t now) {
-  cleanup_error struct iob_error *err = NULL;
-  struct agent_ctr *c = agent_adm_find(adm, r->namespace_, r->id);
-  if (c == NULL) {
-    struct agent_ctr_info in = {.id = r->id,
-                                .ns = r->namespace_,
-                                .workload_key = r->workload_key,
-                                .declared_class = r->declared_class,
-                                .source = "admit",
-                                .max_hold_ms = r->max_hold_ms};
-    if (agent_adm_register(adm, &in, now, &c, &err) < 0)
-      return;
-  } else if (r->declared_class && *r->declared_class) {
-    int cls = batch_class_from_name(r->declared_class);
-    if (cls < 0)
-      return;
-    agent_adm_set_class(adm, c, (enum batch_class)cls, 1, AGENT_CLASS_DECLARED, now);
-  }
-  agent_adm_admit(adm, c, r->max_hold_ms, now + 30000, now);
-}
-
-static void on_plan(const struct batch_config *bcfg, const Iobatch__Agent__V1__PlanRequest *r) {
-  struct batch_config cfg = *bcfg;
-  if (r->cap > BATCH_MAX_BATCH)
-    return;
-  if (r->cap)
-    cfg.max_batch = r->cap;
-  if (r->alpha > 0 && r->alpha <= 1)
-    cfg.alpha = r->alpha;
-  else if (r->alpha != 0)
-    return;
+static void on_plan(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *r) {
   /* Keep each input fast: the exact solver on many jobs is the solver
    * benchmark's business, not the decoder's. */
   if (r->n_jobs > 12)
     return;
   cleanup_error struct iob_error *err = NULL;
   Iobatch__Agent__V1__PlanResponse *resp = NULL;
-  if (agent_plan_solve(&cfg, r->jobs, r->n_jobs, &resp, &err) == 0)
-    agent_plan_response_free(resp);
+  if (agent_api_plan(d, r, &resp, &err) == 0)
+    agent_api_plan_free(resp);
+}
+
+static void on_status(struct agent_daemon *d, uint64_t now) {
+  cleanup_error struct iob_error *err = NULL;
+  Iobatch__Agent__V1__StatusResponse r;
+  if (agent_api_status(d, now, &r, &err) < 0)
+    return;
+  /* What the server does with it: pack it. */
+  size_t n = protobuf_c_message_get_packed_size(&r.base);
+  uint8_t *buf = malloc(n ? n : 1);
+  if (buf)
+    protobuf_c_message_pack(&r.base, buf);
+  free(buf);
+  agent_api_status_release(&r);
 }
 
 static const ProtobufCMessageDescriptor *const replies[] = {
@@ -104,11 +78,15 @@ static const ProtobufCMessageDescriptor *const replies[] = {
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  struct batch_config bcfg;
-  batch_config_default(&bcfg);
-  static const struct agent_adm_ops ops = {.admitted = admitted};
-  struct agent_adm adm;
-  agent_adm_init(&adm, &bcfg, 100, 60000, &ops, NULL);
+  struct agent_config cfg;
+  agent_config_default(&cfg);
+  cfg.state_dir = (char *)state_dir();
+  cfg.batch_window_ms = 100;
+  cfg.max_hold_ms = 60000;
+  struct agent_daemon d;
+  cleanup_error struct iob_error *ierr = NULL;
+  if (agent_daemon_init_headless(&d, &cfg, &ierr) < 0)
+    abort();
   uint64_t now = 1000;
   size_t off = 0;
   for (int rec = 0; rec < MAX_RECORDS && off + 3 <= size; rec++) {
@@ -124,15 +102,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 0: {
       Iobatch__Agent__V1__RegisterRequest *r =
           iobatch__agent__v1__register_request__unpack(NULL, len, p);
+      cleanup_error struct iob_error *err = NULL;
+      Iobatch__Agent__V1__RegisterResponse resp;
       if (r)
-        on_register(&adm, r, now);
+        agent_api_register(&d, r, now, &resp, &err);
       iobatch__agent__v1__register_request__free_unpacked(r, NULL);
       break;
     }
     case 1: {
       Iobatch__Agent__V1__AdmitRequest *r = iobatch__agent__v1__admit_request__unpack(NULL, len, p);
+      cleanup_error struct iob_error *err = NULL;
+      struct agent_ctr *c = NULL;
       if (r)
-        on_admit(&adm, r, now);
+        agent_api_admit(&d, r, now, now + 30000, &c, &err);
       iobatch__agent__v1__admit_request__free_unpacked(r, NULL);
       break;
     }
@@ -140,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       Iobatch__Agent__V1__CancelRequest *r =
           iobatch__agent__v1__cancel_request__unpack(NULL, len, p);
       if (r)
-        drop(&adm, r->namespace_, r->id, now);
+        agent_api_cancel(&d, r, now);
       iobatch__agent__v1__cancel_request__free_unpacked(r, NULL);
       break;
     }
@@ -148,34 +130,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       Iobatch__Agent__V1__ExitedRequest *r =
           iobatch__agent__v1__exited_request__unpack(NULL, len, p);
       if (r)
-        drop(&adm, r->namespace_, r->id, now);
+        agent_api_exited(&d, r, now);
       iobatch__agent__v1__exited_request__free_unpacked(r, NULL);
       break;
     }
     case 4: {
       Iobatch__Agent__V1__StatusRequest *r =
           iobatch__agent__v1__status_request__unpack(NULL, len, p);
+      if (r)
+        on_status(&d, now);
       iobatch__agent__v1__status_request__free_unpacked(r, NULL);
       break;
     }
     case 5: {
       Iobatch__Agent__V1__PlanRequest *r = iobatch__agent__v1__plan_request__unpack(NULL, len, p);
       if (r)
-        on_plan(&bcfg, r);
+        on_plan(&d, r);
       iobatch__agent__v1__plan_request__free_unpacked(r, NULL);
       break;
     }
     default: {
-      const ProtobufCMessageDescriptor *d = replies[which - 6];
-      ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, len, p);
+      const ProtobufCMessageDescriptor *desc = replies[which - 6];
+      ProtobufCMessage *m = protobuf_c_message_unpack(desc, NULL, len, p);
       if (m)
         protobuf_c_message_free_unpacked(m, NULL);
       break;
     }
     }
     cleanup_error struct iob_error *err = NULL;
-    agent_adm_tick(&adm, now, &err);
+    agent_adm_tick(&d.adm, now, &err);
   }
-  agent_adm_release(&adm);
+  agent_daemon_release(&d);
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "common/cleanup.h"
+#include "common/conf.h"
 #include "common/error.h"
 #include "common/file.h"
 #include "common/log.h"
@@ -253,8 +254,62 @@ static void test_dir_check_private(void **state) {
   assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
 }
 
+/* common/conf.h: the line split, the key table and its value parsers. */
+struct conf_t {
+  double d;
+  uint64_t n, b;
+};
+
+static void test_conf_table(void **state) {
+  (void)state;
+  static const struct iob_conf_key keys[] = {
+      {"d", iob_conf_double, offsetof(struct conf_t, d), 0, 1, NULL},
+      {"n", iob_conf_u64, offsetof(struct conf_t, n), 1, 100, NULL},
+      {"b", iob_conf_bytes, offsetof(struct conf_t, b), 512, 1 << 20, NULL},
+  };
+  char line[64];
+  char *k = NULL, *v = NULL;
+  strcpy(line, "  # only a comment");
+  assert_int_equal(iob_conf_split(line, 0, &k, &v), 0);
+  strcpy(line, "\tno equals sign \r");
+  assert_int_equal(iob_conf_split(line, 0, &k, &v), -1);
+  assert_string_equal(k, "no equals sign");
+  strcpy(line, " d =\t0.25 # why\r");
+  assert_int_equal(iob_conf_split(line, 0, &k, &v), 1);
+  assert_string_equal(k, "d");
+  assert_string_equal(v, "0.25");
+  strcpy(line, "\rd=1");
+  assert_int_equal(iob_conf_split(line, 0, &k, &v), 1);
+  assert_string_equal(k, "\rd");
+  strcpy(line, "\rd=\r1");
+  assert_int_equal(iob_conf_split(line, IOB_CONF_TRIM_CR, &k, &v), 1);
+  assert_string_equal(k, "d");
+  assert_string_equal(v, "1");
+  assert_int_equal(iob_conf_find(keys, 3, "b"), 2);
+  assert_int_equal(iob_conf_find(keys, 3, "x"), -1);
+  struct conf_t c = {0};
+  assert_int_equal(iob_conf_set(&keys[0], "0.25", &c, NULL), 0);
+  assert_true(c.d == 0.25);
+  assert_int_equal(iob_conf_set(&keys[0], "1.5", &c, NULL), -1);
+  assert_int_equal(iob_conf_set(&keys[0], "nan", &c, NULL), -1);
+  assert_int_equal(iob_conf_set(&keys[0], " 0.5", &c, NULL), -1);
+  assert_true(c.d == 0.25); /* untouched by a refused value */
+  assert_int_equal(iob_conf_set(&keys[1], "42", &c, NULL), 0);
+  assert_int_equal(c.n, 42);
+  assert_int_equal(iob_conf_set(&keys[1], "0", &c, NULL), -1);
+  assert_int_equal(iob_conf_set(&keys[1], "4x", &c, NULL), -1);
+  assert_int_equal(iob_conf_set(&keys[1], "99999999999999999999999", &c, NULL), -1);
+  assert_int_equal(iob_conf_set(&keys[2], "16k", &c, NULL), 0);
+  assert_int_equal(c.b, 16 * 1024);
+  assert_int_equal(iob_conf_set(&keys[2], "1M", &c, NULL), 0);
+  assert_int_equal(c.b, 1024 * 1024);
+  assert_int_equal(iob_conf_set(&keys[2], "2M", &c, NULL), -1);
+  assert_int_equal(iob_conf_set(&keys[2], "K", &c, NULL), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_conf_table),
       cmocka_unit_test(test_error_message_and_code),
       cmocka_unit_test(test_log_journal),
       cmocka_unit_test(test_loop_timers_and_fds),

@@ -155,8 +155,8 @@ static void test_plan_request_refused(void **state) {
   (void)state;
   struct batch_config cfg;
   batch_config_default(&cfg);
-  Iobatch__Agent__V1__PlanJob a = IOBATCH__AGENT__V1__PLAN_JOB__INIT, b = a;
-  Iobatch__Agent__V1__PlanJob *jobs[] = {&a, &b};
+  struct agent_plan_job jobs[2] = {{0}, {0}};
+  struct agent_plan_job *a = &jobs[0], *b = &jobs[1];
   static const struct {
     const char *na, *ca, *nb, *cb, *want;
   } bad[] = {
@@ -166,22 +166,22 @@ static void test_plan_request_refused(void **state) {
       {"a", NULL, "b", "seq-read", "unknown class"},
   };
   for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
-    a.name = (char *)bad[i].na;
-    a.class_ = (char *)bad[i].ca;
-    b.name = (char *)bad[i].nb;
-    b.class_ = (char *)bad[i].cb;
-    b.solo_seconds = i == 0 ? NAN : -1;
+    a->name = (char *)bad[i].na;
+    a->cls = (char *)bad[i].ca;
+    b->name = (char *)bad[i].nb;
+    b->cls = (char *)bad[i].cb;
+    b->solo_s = i == 0 ? NAN : -1;
     cleanup_error struct iob_error *err = NULL;
-    Iobatch__Agent__V1__PlanResponse *r = NULL;
+    struct agent_plan r;
     if (agent_plan_solve(&cfg, jobs, 2, &r, &err) != -1) {
-      agent_plan_response_free(r);
+      agent_plan_release(&r);
       fail_msg("plan #%zu accepted", i);
     }
     assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
     assert_non_null(strstr(err->msg, bad[i].want));
   }
   cleanup_error struct iob_error *err = NULL;
-  Iobatch__Agent__V1__PlanResponse *r = NULL;
+  struct agent_plan r;
   assert_int_equal(agent_plan_solve(&cfg, jobs, 0, &r, &err), -1);
 }
 

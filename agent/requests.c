@@ -1,0 +1,415 @@
+/* The agent's requests, decoded (agent/requests.h): validation and state
+ * changes for each call of proto/iobatch/agent.proto, without ttrpc. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/plan.h"
+#include "agent/requests.h"
+#include "common/cleanup.h"
+#include "common/log.h"
+
+/* Leave the caller this much of its own timeout to act on our answer: a
+ * shim whose Start is about to hit containerd's deadline must still start
+ * the container, not just learn that it may. */
+#define CALLER_MARGIN_MS 1000
+
+void agent_api_admit_reply(const struct agent_ctr *c, bool admitted, const char *reason,
+                           uint64_t now, Iobatch__Agent__V1__AdmitResponse *out) {
+  Iobatch__Agent__V1__AdmitResponse resp = IOBATCH__AGENT__V1__ADMIT_RESPONSE__INIT;
+  resp.admitted = admitted;
+  resp.reason = (char *)reason;
+  resp.held_ms = c->arrival_ms && now > c->arrival_ms
+                     ? (c->state == AGENT_RUNNING ? c->admitted_ms : now) - c->arrival_ms
+                     : 0;
+  resp.class_ = (char *)batch_class_name(c->cls);
+  resp.io_weight = c->weight_written;
+  *out = resp;
+}
+
+int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__RegisterRequest *req,
+                       uint64_t now, Iobatch__Agent__V1__RegisterResponse *out,
+                       struct iob_error **err) {
+  struct agent_ctr_info in = {
+      .id = req->id,
+      .ns = req->namespace_,
+      .workload_key = req->workload_key,
+      .cgroup = req->cgroup,
+      .bundle = req->bundle,
+      .source = req->source,
+      .declared_class = req->declared_class,
+      .kind = req->kind,
+      .pod_name = req->pod_name,
+      .pod_namespace = req->pod_namespace,
+      .container_name = req->container_name,
+      .pid = req->pid,
+      .max_hold_ms = req->max_hold_ms,
+      .running = req->running,
+  };
+  bool fresh = agent_adm_find(&d->adm, req->namespace_, req->id) == NULL;
+  struct agent_ctr *c = NULL;
+  if (agent_adm_register(&d->adm, &in, now, &c, err) < 0)
+    return -1;
+  d->metrics.registrations += fresh;
+  if (fresh || c->class_source == AGENT_CLASS_NONE)
+    agent_daemon_apply_profile(d, c);
+  const Iobatch__Agent__V1__IOSample *b = req->baseline;
+  if (b)
+    agent_sampler_baseline(d, c, b->monotonic_ns, b->rbytes, b->wbytes, b->rios, b->wios);
+  else
+    agent_sampler_baseline(d, c, 0, 0, 0, 0, 0);
+  iob_info("registered '%s' (namespace '%s', from %s, class %s by %s%s)", c->id, c->ns,
+           c->source && *c->source ? c->source : "?", batch_class_name(c->cls),
+           agent_class_source_name(c->class_source), req->running ? ", already running" : "");
+  Iobatch__Agent__V1__RegisterResponse resp = IOBATCH__AGENT__V1__REGISTER_RESPONSE__INIT;
+  resp.class_ = (char *)batch_class_name(c->cls);
+  resp.io_weight = c->weight_written;
+  *out = resp;
+  return 0;
+}
+
+int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitRequest *req,
+                    uint64_t now, uint64_t cap_ms, struct agent_ctr **ctr, struct iob_error **err) {
+  struct agent_ctr *c = agent_adm_find(&d->adm, req->namespace_, req->id);
+  if (c == NULL) {
+    /* No hook registered it (an engine without our hook, or the agent
+     * restarted in between): the Admit carries enough to go on. */
+    struct agent_ctr_info in = {.id = req->id,
+                                .ns = req->namespace_,
+                                .workload_key = req->workload_key,
+                                .declared_class = req->declared_class,
+                                .kind = req->kind,
+                                .source = "admit",
+                                .max_hold_ms = req->max_hold_ms};
+    if (agent_adm_register(&d->adm, &in, now, &c, err) < 0) {
+      iob_warn("admit '%s' refused: %s", req->id, (*err)->msg);
+      return -1;
+    }
+    d->metrics.registrations++;
+    agent_daemon_apply_profile(d, c);
+  } else if (req->kind && *req->kind && agent_kind_from_name(req->kind) < 0) {
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "unknown kind '%s' (expected job, service or sandbox)", req->kind);
+  } else if (req->declared_class && strcmp(req->declared_class, "latency") == 0) {
+    c->protect = c->protect_declared = true;
+  } else if (req->declared_class && *req->declared_class) {
+    int cls = batch_class_from_name(req->declared_class);
+    if (cls < 0)
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unknown class '%s'",
+                            req->declared_class);
+    agent_adm_set_class(&d->adm, c, (enum batch_class)cls, 1, AGENT_CLASS_DECLARED, now);
+  }
+  if (req->kind && *req->kind)
+    c->kind = (enum agent_kind)agent_kind_from_name(req->kind); /* checked above */
+  /* A retry (say, a shim that reconnected): the newest call is the one
+   * somebody still waits on. */
+  agent_server_supersede(d, c);
+  if (cap_ms) {
+    uint64_t margin = (cap_ms > now ? cap_ms - now : 0) / 10;
+    cap_ms -= margin < CALLER_MARGIN_MS ? margin : CALLER_MARGIN_MS;
+  }
+  *ctr = c;
+  return agent_adm_admit(&d->adm, c, req->max_hold_ms, cap_ms, now) == 1 ? 1 : 0;
+}
+
+bool agent_api_cancel(struct agent_daemon *d, const Iobatch__Agent__V1__CancelRequest *req,
+                      uint64_t now) {
+  struct agent_ctr *c = agent_adm_find(&d->adm, req->namespace_, req->id);
+  /* Unknown is fine: cancelling twice, or after an agent restart, must not
+   * make a Kill or Delete fail. */
+  if (c == NULL)
+    return false;
+  iob_info("cancelled '%s' (%s)", c->id, agent_state_name(c->state));
+  d->metrics.cancellations++;
+  agent_daemon_remove(d, c, "cancelled", now);
+  return true;
+}
+
+bool agent_api_exited(struct agent_daemon *d, const Iobatch__Agent__V1__ExitedRequest *req,
+                      uint64_t now) {
+  struct agent_ctr *c = agent_adm_find(&d->adm, req->namespace_, req->id);
+  if (c == NULL)
+    return false;
+  iob_info("'%s' exited with status %u after %llu ms", c->id, req->exit_status,
+           (unsigned long long)(c->admitted_ms ? now - c->admitted_ms : 0));
+  agent_daemon_remove(d, c, "exited", now);
+  return true;
+}
+
+void agent_api_status_release(Iobatch__Agent__V1__StatusResponse *r) {
+  for (size_t i = 0; i < r->n_containers; i++) {
+    if (r->containers[i] == NULL)
+      continue;
+    free(r->containers[i]->reason);
+    if (r->containers[i]->waits_for != protobuf_c_empty_string)
+      free(r->containers[i]->waits_for);
+    free(r->containers[i]);
+  }
+  free(r->containers);
+  for (size_t i = 0; i < r->n_penalties; i++)
+    free(r->penalties[i]);
+  free(r->penalties);
+}
+
+static char *describe_reason(const struct agent_ctr *c) {
+  char *s = NULL;
+  const char *r = c->reason >= 0 ? batch_reason_name((enum batch_reason)c->reason) : "";
+  if (c->state == AGENT_CREATED)
+    r = "not started";
+  else if (c->state == AGENT_PENDING && c->reason < 0)
+    r = "batch window";
+  else if (c->state == AGENT_RUNNING && c->kind == AGENT_KIND_SANDBOX)
+    r = "admitted: a pod sandbox is never held";
+  else if (c->state == AGENT_RUNNING && c->reason < 0)
+    r = "registered running";
+  if (asprintf(&s, "%s", r) < 0)
+    return NULL;
+  return s;
+}
+
+/* How status names a container a pending one waits for: its CRI names when
+ * it has them (what a kubectl user knows), else its id.  A conflict is
+ * recorded by id alone: the same namespace first, else any. */
+static void ctr_label(const struct agent_daemon *d, const char *ns, const char *id, char *buf,
+                      size_t n) {
+  const struct agent_ctr *c = agent_adm_find(&d->adm, ns, id);
+  for (const struct agent_ctr *o = d->adm.list; c == NULL && o; o = o->next)
+    if (!strcmp(o->id, id))
+      c = o;
+  if (c && c->pod_name && *c->pod_name)
+    snprintf(buf, n, "%s/%s%s%s ('%.12s')", c->pod_namespace, c->pod_name,
+             c->container_name && *c->container_name ? "/" : "",
+             c->container_name ? c->container_name : "", c->id);
+  else
+    snprintf(buf, n, "'%s'", id);
+}
+
+/* ContainerStatus.waits_for of a pending container: what would admit it
+ * and why it is held, naming the container it conflicts with.  The latest
+ * admission (its deadline) is admit_by_ms. */
+static char *describe_wait(const struct agent_daemon *d, const struct agent_ctr *c, uint64_t now) {
+  char who[AGENT_ID_MAX * 4 + 16], *s = NULL;
+  int r = 0;
+  if (c->state != AGENT_PENDING)
+    return NULL;
+  if (c->conflict[0])
+    ctr_label(d, c->ns, c->conflict, who, sizeof(who));
+  else
+    snprintf(who, sizeof(who), "a running container");
+  switch (c->reason) {
+  case BATCH_HOLD_FULL:
+    r = asprintf(&s, "a free slot (max concurrency %u reached)", d->bcfg.max_batch);
+    break;
+  case BATCH_HOLD_MAKESPAN:
+    r = asprintf(&s, "%s to finish: holding finishes the set sooner than running beside it", who);
+    break;
+  case BATCH_HOLD_FAIRNESS:
+    r = asprintf(&s, "%s to finish: running beside it would stretch a job beyond %gx its solo time",
+                 who, d->bcfg.fairness);
+    break;
+  case BATCH_HOLD_PLAN:
+    r = c->conflict[0] ? asprintf(&s, "a later batch of the plan (conflicts with %s)", who)
+                       : asprintf(&s, "a later batch of the plan");
+    break;
+  case BATCH_HOLD_BEHIND:
+    r = c->conflict[0]
+            ? asprintf(&s, "%s, held longer and in conflict with it, to start first", who)
+            : asprintf(&s, "an older held container it conflicts with to start first");
+    break;
+  case BATCH_HOLD_NEXT:
+    r = asprintf(&s, "the next plan (this one ran out of its forecast budget)");
+    break;
+  case BATCH_HOLD_PROTECT:
+    r = c->conflict[0]
+            ? asprintf(&s, "the latency-sensitive %s to get its rate back (it is short of it)", who)
+            : asprintf(&s, "a latency-sensitive container to get its rate back");
+    break;
+  default:
+    if (now < d->adm.settle_ms)
+      r = asprintf(&s, "the agent's start-up (running containers register again first)");
+    else if (c->reason < 0)
+      r = asprintf(&s, "the batch window (%llu ms) to close",
+                   (unsigned long long)d->cfg.batch_window_ms);
+    else
+      r = asprintf(&s, "the next plan (last decision: %s)",
+                   batch_reason_name((enum batch_reason)c->reason));
+  }
+  return r < 0 ? NULL : s;
+}
+
+int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__StatusResponse *out,
+                     struct iob_error **err) {
+  Iobatch__Agent__V1__StatusResponse r = IOBATCH__AGENT__V1__STATUS_RESPONSE__INIT;
+  r.containers = calloc(d->adm.n + 1, sizeof(*r.containers));
+  if (r.containers == NULL)
+    return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "cannot allocate status");
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
+    Iobatch__Agent__V1__ContainerStatus *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+      break;
+    iobatch__agent__v1__container_status__init(s);
+    r.containers[r.n_containers++] = s;
+    s->id = c->id;
+    s->namespace_ = c->ns;
+    s->state = (char *)agent_state_name(c->state);
+    s->class_ = (char *)batch_class_name(c->cls);
+    s->class_source = (char *)agent_class_source_name(c->class_source);
+    s->confidence = c->confidence;
+    s->read_bps = c->read_bps;
+    s->write_bps = c->write_bps;
+    s->read_iops = c->read_iops;
+    s->write_iops = c->write_iops;
+    s->io_weight = c->state == AGENT_RUNNING ? c->weight : 0;
+    s->weight_effective = c->weight_effective;
+    s->weight_note = c->weight_note;
+    if (c->state == AGENT_PENDING)
+      s->held_ms = now - c->arrival_ms;
+    else if (c->state == AGENT_RUNNING && c->admitted_ms >= c->arrival_ms)
+      s->held_ms = c->admitted_ms - c->arrival_ms;
+    s->age_ms = now - c->registered_ms;
+    s->workload_key = c->workload_key;
+    s->pid = c->pid;
+    s->reason = describe_reason(c);
+    s->conflict = c->conflict;
+    s->kind = (char *)agent_kind_name(c->kind);
+    s->protected_ = c->protect;
+    s->share = c->protect ? c->share : -1;
+    s->cap_bps = (uint64_t)c->cap_bps;
+    s->pod_name = c->pod_name;
+    s->pod_namespace = c->pod_namespace;
+    s->container_name = c->container_name;
+    if (c->state == AGENT_PENDING)
+      s->admit_by_ms = c->deadline_ms > now ? c->deadline_ms - now : 0;
+    s->waits_for = describe_wait(d, c, now);
+    if (s->waits_for == NULL)
+      s->waits_for = (char *)protobuf_c_empty_string;
+    if (c->kind != AGENT_KIND_SANDBOX && c->state != AGENT_CREATED) {
+      struct batch_job j;
+      agent_adm_job(&d->adm, c, now, &j);
+      double left = batch_work_left(&d->bcfg, &j, (double)now / 1000.0);
+      s->open_ended = !isfinite(left);
+      s->work_left_s = isfinite(left) && j.running ? left : 0;
+    }
+  }
+  r.protect_cap_bps = (uint64_t)d->adm.prot.level_bps;
+  r.protect_holding = d->adm.prot.short_;
+  r.penalties = calloc(BATCH_NCLASS * BATCH_NCLASS + 1, sizeof(*r.penalties));
+  for (int v = 0; r.penalties && v < BATCH_NCLASS; v++)
+    for (int n = 0; n < BATCH_NCLASS; n++) {
+      const struct agent_pen_pair *e = &d->penalties.p[v][n];
+      if (e->samples == 0)
+        continue;
+      Iobatch__Agent__V1__PenaltyPair *pp = calloc(1, sizeof(*pp));
+      if (pp == NULL)
+        break;
+      iobatch__agent__v1__penalty_pair__init(pp);
+      pp->victim = (char *)batch_class_name((enum batch_class)v);
+      pp->neighbour = (char *)batch_class_name((enum batch_class)n);
+      pp->slowdown = e->slowdown;
+      pp->samples = e->samples;
+      pp->coruns = e->coruns;
+      pp->in_use = agent_penalties_in_use(&d->penalties, (enum batch_class)v, (enum batch_class)n);
+      r.penalties[r.n_penalties++] = pp;
+    }
+  r.policy = (char *)batch_policy_name(d->bcfg.policy);
+  r.matrix_source = d->matrix_source;
+  r.max_concurrency = d->bcfg.max_batch;
+  r.sampler = (char *)agent_sampler_name(&d->sampler);
+  r.plans = d->adm.plans;
+  r.admissions = d->adm.admissions;
+  r.forced_admissions = d->adm.forced_admissions;
+  r.profiles = (uint32_t)d->profiles.n;
+  r.batch_window_ms = d->cfg.batch_window_ms;
+  *out = r;
+  return 0;
+}
+
+void agent_api_plan_free(Iobatch__Agent__V1__PlanResponse *r) {
+  if (r == NULL)
+    return;
+  for (size_t b = 0; b < r->n_batches; b++) {
+    if (r->batches[b] == NULL)
+      continue;
+    free(r->batches[b]->names); /* the names belong to the request */
+    free(r->batches[b]);
+  }
+  free(r->batches);
+  free(r);
+}
+
+/* The plan as a PlanResponse; the names arrays move from p to it. */
+static int plan_response(struct agent_plan *p, Iobatch__Agent__V1__PlanResponse **out) {
+  Iobatch__Agent__V1__PlanResponse *r = calloc(1, sizeof(*r));
+  if (r == NULL)
+    return -1;
+  iobatch__agent__v1__plan_response__init(r);
+  r->objective = p->objective;
+  r->optimal = p->optimal;
+  r->solver = (char *)p->solver;
+  r->batches = calloc(p->n_batches + 1, sizeof(*r->batches));
+  if (r->batches == NULL) {
+    agent_api_plan_free(r);
+    return -1;
+  }
+  for (size_t b = 0; b < p->n_batches; b++) {
+    Iobatch__Agent__V1__PlanBatch *pb = calloc(1, sizeof(*pb));
+    if (pb == NULL) {
+      agent_api_plan_free(r);
+      return -1;
+    }
+    iobatch__agent__v1__plan_batch__init(pb);
+    r->batches[r->n_batches++] = pb;
+    pb->names = p->batches[b].names;
+    pb->n_names = p->batches[b].n_names;
+    pb->penalty = p->batches[b].penalty;
+    p->batches[b].names = NULL;
+  }
+  *out = r;
+  return 0;
+}
+
+int agent_api_plan_check(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *req,
+                         struct batch_config *cfg, struct iob_error **err) {
+  *cfg = d->bcfg;
+  if (req->cap > BATCH_MAX_BATCH)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "cap %u out of range 1..%d", req->cap,
+                          BATCH_MAX_BATCH);
+  if (req->cap)
+    cfg->max_batch = req->cap;
+  /* proto3 cannot tell 0 from unset; 0 means "the agent's alpha". */
+  if (req->alpha > 0 && req->alpha <= 1)
+    cfg->alpha = req->alpha;
+  else if (req->alpha != 0)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "alpha %g out of range (0, 1]",
+                          req->alpha);
+  return 0;
+}
+
+int agent_api_plan_solve(const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
+                         Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
+  cleanup_free struct agent_plan_job *jobs = calloc(req->n_jobs + 1, sizeof(*jobs));
+  if (jobs == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate the plan");
+  for (size_t i = 0; i < req->n_jobs; i++)
+    jobs[i] = (struct agent_plan_job){.name = req->jobs[i]->name,
+                                      .cls = req->jobs[i]->class_,
+                                      .solo_s = req->jobs[i]->solo_seconds};
+  struct agent_plan p;
+  if (agent_plan_solve(cfg, jobs, req->n_jobs, &p, err) < 0)
+    return -1;
+  int r = plan_response(&p, out);
+  agent_plan_release(&p);
+  if (r < 0)
+    return iob_error(err, ENOMEM, "cannot allocate the plan");
+  return 0;
+}
+
+int agent_api_plan(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *req,
+                   Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
+  struct batch_config cfg;
+  if (agent_api_plan_check(d, req, &cfg, err) < 0)
+    return -1;
+  return agent_api_plan_solve(&cfg, req, out, err);
+}

@@ -1,0 +1,61 @@
+/* The agent's requests, decoded: each step takes the protobuf request as
+ * the ttrpc server decoded it (proto/iobatch/agent.proto) and the daemon's
+ * state, and fills the reply or an error (its code is what the caller
+ * gets).  No ttrpc here: agent/server.c is the thin glue that hangs
+ * waiters, replies and calls agent_daemon_changed after each step; the
+ * fuzzer (tests/fuzz/fuzz_agent_requests.c) calls these same steps on a
+ * daemon from agent_daemon_init_headless. */
+#ifndef IOB_AGENT_REQUESTS_H
+#define IOB_AGENT_REQUESTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/daemon.h"
+#include "common/error.h"
+#include "iobatch/agent.pb-c.h"
+
+/* Register (or refresh) a container; *out's strings are static. */
+int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__RegisterRequest *req,
+                       uint64_t now, Iobatch__Agent__V1__RegisterResponse *out,
+                       struct iob_error **err);
+
+/* Admit: find the container (or register it from the Admit's fields),
+ * apply its kind and class, supersede an older waiter and make it pending
+ * with a deadline of at most cap_ms (0: none).  Returns 1 when it already
+ * runs (answer at once, agent_api_admit_reply), 0 when it is pending (the
+ * caller hangs its waiter on *ctr), <0 on error. */
+int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitRequest *req,
+                    uint64_t now, uint64_t cap_ms, struct agent_ctr **ctr, struct iob_error **err);
+/* The AdmitResponse of ctr; its strings are static or ctr's. */
+void agent_api_admit_reply(const struct agent_ctr *c, bool admitted, const char *reason,
+                           uint64_t now, Iobatch__Agent__V1__AdmitResponse *out);
+
+/* Cancel and Exited: remove the container if known (unknown is fine).
+ * Returns true when something was removed. */
+bool agent_api_cancel(struct agent_daemon *d, const Iobatch__Agent__V1__CancelRequest *req,
+                      uint64_t now);
+bool agent_api_exited(struct agent_daemon *d, const Iobatch__Agent__V1__ExitedRequest *req,
+                      uint64_t now);
+
+/* Status: *out borrows the daemon's strings; free what it allocated with
+ * agent_api_status_release (before the daemon changes). */
+int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__StatusResponse *out,
+                     struct iob_error **err);
+void agent_api_status_release(Iobatch__Agent__V1__StatusResponse *r);
+
+/* Plan's checks: the agent's batcher settings with req's cap and alpha in
+ * *cfg, or an error. */
+int agent_api_plan_check(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *req,
+                         struct batch_config *cfg, struct iob_error **err);
+/* The offline plan of req's jobs with cfg (agent/plan.h); touches nothing
+ * but its arguments (agent/plan_async.c runs it on a thread).  *out's names
+ * point into req; free it with agent_api_plan_free. */
+int agent_api_plan_solve(const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
+                         Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err);
+/* Plan, all at once: agent_api_plan_check, then agent_api_plan_solve. */
+int agent_api_plan(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *req,
+                   Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err);
+void agent_api_plan_free(Iobatch__Agent__V1__PlanResponse *r);
+
+#endif

@@ -1,0 +1,8 @@
+# Test tools built with the project (not tests themselves): programs that
+# integration tests drive.  build/tests/NAME, so the VM image copies them
+# (tests/vm/build.sh).
+#
+# ttrpc-publish: our ttrpc client against containerd's ttrpc server, with
+# containerd's event protos (tests/integration/ttrpc-events.sh).
+PROGRAMS += tests/ttrpc-publish
+$(eval $(call prog,tests/ttrpc-publish,tests/tools/ttrpc_publish.c,ttrpc proto common))
