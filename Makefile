@@ -6,6 +6,7 @@
 #   make check-all       everything CI runs, one summary line at the end
 #   make fuzz            libFuzzer targets for a bounded time (clang)
 #   make install PREFIX=/usr/local DESTDIR=
+#   make deb             build-pkg/iobatch_VERSION_ARCH.deb (debhelper, debian/)
 #   make fmt             clang-format the tree
 #   make fmt-check       list the C files clang-format would change
 
@@ -112,6 +113,10 @@ include $(sort $(wildcard */module.mk tests/*/module.mk))
 
 all: $(addprefix $(B)/,$(PROGRAMS) $(UNIT_TESTS))
 
+# Only the installed programs (what debian/rules builds).
+.PHONY: programs
+programs: $(addprefix $(B)/,$(INSTALL_PROGRAMS))
+
 $(B)/%.o: %.c | $(PROTO_STAMP)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
@@ -172,7 +177,7 @@ fmt-check:
 
 .PHONY: clean
 clean:
-	rm -rf build build-asan build-fuzz proto/gen
+	rm -rf build build-asan build-fuzz build-pkg proto/gen
 
 .PHONY: demo
 demo: all

@@ -69,6 +69,13 @@ void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
   adm->next_handle = 1;
   adm->plan_due_ms = UINT64_MAX;
   adm->wake_ms = UINT64_MAX;
+  struct agent_protect_cfg pc;
+  agent_protect_cfg_default(&pc);
+  agent_protect_init(&adm->prot, &pc);
+}
+
+bool agent_ctr_is_batch(const struct agent_ctr *c) {
+  return c->kind == AGENT_KIND_JOB && !c->protect && c->cls != BATCH_IDLE;
 }
 
 void agent_ctr_free(struct agent_ctr *c) {
@@ -148,10 +155,11 @@ static int check_info(const struct agent_ctr_info *in, struct iob_error **err) {
   if (in->cgroup && *in->cgroup && (in->cgroup[0] != '/' || strstr(in->cgroup, "..")))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "invalid cgroup path '%s': must be absolute, without '..'", in->cgroup);
-  if (in->declared_class && *in->declared_class && batch_class_from_name(in->declared_class) < 0)
+  if (in->declared_class && *in->declared_class && batch_class_from_name(in->declared_class) < 0 &&
+      strcmp(in->declared_class, "latency") != 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "unknown class '%s' (expected seq-read, rand-read, seq-write, "
-                          "rand-write, mixed, idle or unknown)",
+                          "rand-write, mixed, idle, unknown or latency)",
                           in->declared_class);
   return 0;
 }
@@ -198,6 +206,7 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
     c->reason = -1;
     c->weight = 100;
     c->registered_ms = now;
+    c->share = -1;
   }
   if (update_str(&c->id, in->id) < 0 || update_str(&c->ns, in->ns) < 0 ||
       update_str(&c->workload_key, in->workload_key) < 0 ||
@@ -223,9 +232,13 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
     *tail = c;
     adm->n++;
   }
-  if (in->declared_class && *in->declared_class)
+  if (in->declared_class && strcmp(in->declared_class, "latency") == 0) {
+    /* Latency-sensitive: protected; its I/O class is still detected. */
+    c->protect = c->protect_declared = true;
+  } else if (in->declared_class && *in->declared_class) {
     agent_adm_set_class(adm, c, (enum batch_class)batch_class_from_name(in->declared_class), 1,
                         AGENT_CLASS_DECLARED, now);
+  }
   if (in->running && c->state != AGENT_RUNNING) {
     /* Started while the agent was away (soft state): it runs, whatever a
      * plan would have said; the next plan takes it into account. */
@@ -328,7 +341,9 @@ void agent_adm_job(const struct agent_adm *adm, const struct agent_ctr *c, uint6
   j->solo_s = c->solo_s;
   j->solo_bps = c->solo_bps;
   j->observed_bps = c->read_bps + c->write_bps;
-  j->service = c->kind == AGENT_KIND_SERVICE;
+  /* A protected container is planned as a service: never held, no slot,
+   * open-ended; protection (not the forecast) looks after it. */
+  j->service = c->kind == AGENT_KIND_SERVICE || c->protect;
   if (!j->running || j->service || c->solo_s <= 0 || c->solo_bps <= 0)
     return; /* the batcher estimates from time, or treats it as open-ended */
   /* Progress: bytes done against the bytes a whole run moves. */
@@ -354,8 +369,15 @@ static void compute_weights(struct agent_adm *adm, struct agent_ctr **v, struct 
    * keeping the old weights is the safe answer anyway. */
   if (batch_weights(&adm->bcfg, jobs, n, w, NULL) < 0)
     return;
+  bool any_protected = false;
   for (size_t i = 0; i < n; i++)
+    any_protected = any_protected || (v[i]->protect && v[i]->state == AGENT_RUNNING);
+  for (size_t i = 0; i < n; i++) {
     v[i]->weight = w[i];
+    /* Where weights are enforced, the protected get the device first. */
+    if (any_protected && v[i]->state == AGENT_RUNNING)
+      v[i]->weight = v[i]->protect ? 10000 : (w[i] < 100 ? w[i] : 100);
+  }
 }
 
 int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) {
@@ -385,14 +407,27 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
     return -1;
   adm->plans++;
   adm->wake_ms = UINT64_MAX;
+  uint64_t protect_wake = UINT64_MAX; /* max holds of those protection holds */
   for (size_t i = 0; i < n; i++) {
     struct agent_ctr *c = v[i];
     if (c->state == AGENT_RUNNING)
       continue;
+    /* A victim short of its target: no new batch container, unless its
+     * max hold or fairness bound forces it in. */
+    if (d[i].admit && adm->prot.short_ && agent_ctr_is_batch(c) &&
+        d[i].reason != BATCH_ADMIT_DEADLINE && d[i].reason != BATCH_ADMIT_WAITED) {
+      d[i].admit = false;
+      d[i].reason = BATCH_HOLD_PROTECT;
+      adm->protect_holds++;
+      if (c->deadline_ms < protect_wake)
+        protect_wake = c->deadline_ms;
+    }
     c->reason = (int)d[i].reason;
     c->conflict[0] = '\0';
     if (d[i].conflict >= 0 && (size_t)d[i].conflict < n)
       snprintf(c->conflict, sizeof(c->conflict), "%s", v[d[i].conflict]->id);
+    if (d[i].reason == BATCH_HOLD_PROTECT)
+      snprintf(c->conflict, sizeof(c->conflict), "%s", adm->prot.victim);
     if (d[i].admit) {
       c->forced = d[i].reason == BATCH_ADMIT_DEADLINE;
       adm->forced_admissions += c->forced;
@@ -409,6 +444,8 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
     if (adm->wake_ms <= now)
       adm->wake_ms = now + 1;
   }
+  if (protect_wake < adm->wake_ms)
+    adm->wake_ms = protect_wake > now ? protect_wake : now + 1;
   compute_weights(adm, v, jobs, n);
   return 0;
 }

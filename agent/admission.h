@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/protect.h"
 #include "batcher/batcher.h"
 #include "common/error.h"
 
@@ -97,6 +98,13 @@ struct agent_ctr {
    * the elapsed time when it ran alone.  What a shared run teaches. */
   double solo_equiv_s;
   bool io_now;         /* did I/O in the last sampling window */
+  /* Latency-sensitive (declared io.iobatch.class=latency, or detected):
+   * batch containers yield to it (agent/protect.h).  Planned as a service. */
+  bool protect;
+  bool protect_declared;
+  double alone_bps; /* its rate in windows with no other I/O (running average) */
+  double share;     /* rate / alone_bps in the last shared window, -1 unknown */
+  double cap_bps;   /* batch: the cap last written for it, 0 none */
   uint64_t corun_with; /* handle of its only I/O neighbour at the last sample, 0 none */
 
   unsigned weight;         /* what batch_weights asks for (100 = default) */
@@ -130,7 +138,13 @@ struct agent_adm {
   uint64_t admissions, forced_admissions;
   const struct agent_adm_ops *ops;
   void *user;
+  struct agent_protect prot; /* the victims' slack and the batch cap level */
+  uint64_t protect_holds;    /* admissions held back to protect a victim */
 };
+
+/* A batch container: what protection caps and holds (a job, not
+ * protected, that does or may do I/O). */
+bool agent_ctr_is_batch(const struct agent_ctr *c);
 
 void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
                     uint64_t batch_window_ms, uint64_t default_hold_ms,

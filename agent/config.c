@@ -23,6 +23,7 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->alpha = -1;
   cfg->fairness = -1;
   cfg->sampler = AGENT_SAMPLER_AUTO;
+  cfg->protect_share = 0.85;
 }
 
 const char *agent_sampler_pref_name(int pref) {
@@ -147,6 +148,8 @@ enum key_id {
   K_SAMPLER,
   K_DEBUG,
   K_METRICS,
+  K_PROTECT,
+  K_PROTECT_SHARE,
   K_COUNT
 };
 
@@ -166,6 +169,8 @@ static const char *const key_names[K_COUNT] = {
     [K_SAMPLER] = "sampler",
     [K_DEBUG] = "debug",
     [K_METRICS] = "metrics",
+    [K_PROTECT] = "protect",
+    [K_PROTECT_SHARE] = "protect_share",
 };
 
 static const char *const key_expect[K_COUNT] = {
@@ -184,6 +189,8 @@ static const char *const key_expect[K_COUNT] = {
     [K_SAMPLER] = "'auto', 'io.stat' or 'procfs'",
     [K_DEBUG] = "true or false",
     [K_METRICS] = "unix:/PATH, 127.0.0.1:PORT, [::1]:PORT or localhost:PORT",
+    [K_PROTECT] = "'declared' or 'detected'",
+    [K_PROTECT_SHARE] = "a number from 0.05 to 1",
 };
 
 static int set_value(struct agent_config *c, enum key_id k, const char *v) {
@@ -254,6 +261,16 @@ static int set_value(struct agent_config *c, enum key_id k, const char *v) {
     free(c->metrics);
     c->metrics = dup;
     return 0;
+  case K_PROTECT:
+    if (strcmp(v, "declared") == 0)
+      c->protect_detected = false;
+    else if (strcmp(v, "detected") == 0)
+      c->protect_detected = true;
+    else
+      return -1;
+    return 0;
+  case K_PROTECT_SHARE:
+    return parse_double(v, 0.05, 1, &c->protect_share);
   case K_COUNT:
     break;
   }

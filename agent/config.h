@@ -28,6 +28,12 @@
  *   metrics          = unix:/run/iobatch/metrics.sock | 127.0.0.1:PORT |
  *                      [::1]:PORT | localhost:PORT  Prometheus text endpoint
  *                                               (agent/metrics.h); absent: off
+ *   protect          = declared | detected     which latency-sensitive containers
+ *                                               batch containers yield to: those
+ *                                               declared io.iobatch.class=latency, or
+ *                                               also those the detector finds
+ *   protect_share    = 0.85                    a protected container's target: this
+ *                                               share of its rate alone
  *   debug            = false
  *
  * Keys given here win over the same settings in the matrix file, which is
@@ -80,6 +86,8 @@ struct agent_config {
   double alpha;    /* < 0: not set */
   double fairness; /* < 0: not set */
   int sampler;     /* enum agent_sampler_pref */
+  bool protect_detected; /* protect = detected */
+  double protect_share;  /* a protected container's target share of its rate alone */
   bool debug;
 };
 

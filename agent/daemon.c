@@ -52,6 +52,9 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
              (unsigned long long)held, why);
   agent_metrics_admitted(&d->metrics, c->reason, c->forced, held);
   agent_server_answer(d, c, true, why);
+  /* Admitted while protection caps batch containers: capped from the start. */
+  if (d->adm.prot.level_bps > 0 && agent_ctr_is_batch(c))
+    agent_caps_apply(d);
 }
 
 static const struct agent_adm_ops adm_ops = {.admitted = on_admitted};
@@ -67,11 +70,14 @@ static void save_profiles(struct agent_daemon *d) {
   d->profiles_dirty = false;
 }
 
+static void save_penalties(struct agent_daemon *d);
+
 static void on_save_timer(struct iob_loop *loop, void *data) {
   (void)loop;
   struct agent_daemon *d = data;
   d->save_timer = NULL;
   save_profiles(d);
+  save_penalties(d); /* what the run that just ended measured, too */
 }
 
 void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
@@ -193,10 +199,41 @@ static void save_penalties(struct agent_daemon *d) {
     iob_warn("measured penalties not saved: %s", err->msg);
 }
 
+/* Protection (agent/protect.h): the protected containers' last windows
+ * move the cap level on batch containers; the caps are rewritten where
+ * they changed, and lifted when nothing is protected any more. */
+static void protect_step(struct agent_daemon *d) {
+  size_t n = 0;
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
+    n += c->protect && c->state == AGENT_RUNNING;
+  cleanup_free struct agent_protect_obs *obs = calloc(n + 1, sizeof(*obs));
+  if (obs == NULL)
+    return;
+  size_t k = 0;
+  for (struct agent_ctr *c = d->adm.list; c && k < n; c = c->next)
+    if (c->protect && c->state == AGENT_RUNNING)
+      obs[k++] = (struct agent_protect_obs){.id = c->id, .share = c->share, .stall = -1};
+  struct agent_protect *p = &d->adm.prot;
+  bool was_short = p->short_;
+  agent_protect_update(p, obs, k);
+  if (p->short_ && !was_short)
+    iob_info("protecting '%s': at %.2f of its rate alone (target %.2f); batch containers capped "
+             "at %.1f MiB/s and new ones held",
+             p->victim, p->worst_share, p->cfg.min_share, p->level_bps / (1024 * 1024));
+  else if (!p->short_ && was_short)
+    iob_info("'%s' has slack again (%.2f of its rate alone): batch containers may start",
+             p->victim, p->worst_share);
+  agent_caps_apply(d);
+  /* Held batch containers may start once the victims have slack. */
+  if (!p->short_ && was_short)
+    agent_adm_schedule(&d->adm, iob_now_ms());
+}
+
 static void on_sample_timer(struct iob_loop *loop, void *data) {
   struct agent_daemon *d = data;
   static uint64_t last_save;
   agent_sampler_run(d);
+  protect_step(d);
   uint64_t now = iob_now_ms();
   /* New rates move the weights (measured slowdowns close the loop) and the
    * forecasts of the predictive policy: plan again while containers share
@@ -374,6 +411,9 @@ static void reload(struct agent_daemon *d) {
   d->adm.bcfg = nb;
   d->adm.batch_window_ms = nc.batch_window_ms;
   d->adm.default_hold_ms = nc.max_hold_ms;
+  d->cfg.protect_detected = nc.protect_detected;
+  d->cfg.protect_share = nc.protect_share;
+  d->adm.prot.cfg.min_share = nc.protect_share;
   d->sampler.wcd = nw;
   snprintf(d->matrix_source, sizeof(d->matrix_source), "%s", source);
   iob_log_init("iobatchd", nc.debug);
@@ -443,6 +483,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   if (agent_penalties_init(&d->penalties, d->cfg.state_dir, err) < 0)
     return -1;
   d->adm.pen = &d->penalties;
+  d->adm.prot.cfg.min_share = d->cfg.protect_share;
   cleanup_error struct iob_error *penerr = NULL;
   if (agent_penalties_load(&d->penalties, &penerr) < 0)
     iob_warn("%s", penerr->msg); /* measured again from the next co-runs */
@@ -491,6 +532,7 @@ void agent_daemon_release(struct agent_daemon *d) {
     agent_server_abort(d, c, "agent stopping");
   save_profiles(d);
   save_penalties(d);
+  agent_caps_release(d);
   agent_weights_release();
   agent_metrics_server_free(d->metrics_server); /* unlinks a unix socket */
   d->metrics_server = NULL;

@@ -118,4 +118,12 @@ void agent_weights_apply_all(struct agent_daemon *d);
 /* Forget what was written (at exit). */
 void agent_weights_release(void);
 
+/* caps.c: the protection cap level (d->adm.prot.level_bps) on every
+ * running batch container, written where it changed (cgroup v2 io.max or
+ * v1 blkio.throttle, cgroupv2/throttle.h); lifted from containers that are
+ * not batch or not running, and from all when the level is 0. */
+void agent_caps_apply(struct agent_daemon *d);
+/* Lift every cap written (at exit: a stopped agent leaves no cap behind). */
+void agent_caps_release(struct agent_daemon *d);
+
 #endif

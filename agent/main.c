@@ -9,6 +9,7 @@
 #include "agent/daemon.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/sdnotify.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -57,6 +58,16 @@ static int parse_args(int argc, char **argv, struct agent_options *o, struct iob
   return 0;
 }
 
+/* systemd Type=notify (packaging/systemd/iobatchd.service): READY once the
+ * API socket listens, so units ordered after us (containerd) start only
+ * then.  A failed notification is logged, not fatal: systemd itself times
+ * the unit out if READY never arrives. */
+static void notify(const char *state) {
+  cleanup_error struct iob_error *err = NULL;
+  if (iob_sd_notify(state, &err) < 0)
+    iob_warn("%s", err->msg);
+}
+
 int main(int argc, char **argv) {
   cleanup_error struct iob_error *err = NULL;
   struct agent_config cfg;
@@ -72,8 +83,13 @@ int main(int argc, char **argv) {
   struct agent_daemon d;
   int r = agent_daemon_init(&d, &cfg, &opts, &err);
   agent_config_release(&cfg);
-  if (r == 0)
+  if (r == 0) {
+    char status[4200];
+    snprintf(status, sizeof(status), "READY=1\nSTATUS=listening on %s", d.cfg.socket_path);
+    notify(status);
     r = agent_daemon_run(&d, &err);
+    notify("STOPPING=1");
+  }
   agent_daemon_release(&d);
   if (r < 0) {
     iob_error_print("iobatchd", &err);

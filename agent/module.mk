@@ -5,7 +5,7 @@
 agentcore_SRCS := agent/config.c agent/profiles.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
-agent_SRCS := agent/admission.c agent/penalties.c agent/plan.c agent/sampler.c agent/weights.c agent/weighttree.c \
+agent_SRCS := agent/admission.c agent/penalties.c agent/protect.c agent/caps.c agent/plan.c agent/sampler.c agent/weights.c agent/weighttree.c \
 	agent/server.c agent/daemon.c agent/metrics.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
@@ -24,6 +24,7 @@ $(eval $(call unit,test_agent_weighttree,tests/unit/test_agent_weighttree.c,agen
 $(eval $(call unit,test_agent_client,tests/unit/test_agent_client.c,agentclient ttrpc proto common))
 $(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore common))
 $(eval $(call fuzzer,fuzz_agent_profiles,tests/fuzz/fuzz_agent_profiles.c,agentcore common))
+$(eval $(call unit,test_agent_protect,tests/unit/test_agent_protect.c,agent agentcore batch common))
 $(eval $(call unit,test_agent_penalties,tests/unit/test_agent_penalties.c,agent batch common))
 $(eval $(call fuzzer,fuzz_agent_penalties,tests/fuzz/fuzz_agent_penalties.c,agent batch common))
 $(eval $(call unit,test_agent_metrics,tests/unit/test_agent_metrics.c,agent batch common))

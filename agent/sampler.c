@@ -195,6 +195,13 @@ static void classify(struct agent_daemon *d, struct agent_ctr *c) {
   wcd_classify(&d->sampler.wcd, st->ring, st->n, &res);
   if (res.cls == WCD_UNKNOWN || res.confidence < MIN_CONFIDENCE)
     return;
+  if (res.latency && !c->protect && d->cfg.protect_detected && c->kind == AGENT_KIND_JOB) {
+    iob_info("'%s' looks latency-sensitive (%.0f requests/s of %.0f bytes on average): "
+             "protecting it",
+             c->id, res.m.riops + res.m.wiops,
+             res.m.wiops > res.m.riops ? res.m.wavg : res.m.ravg);
+    c->protect = true;
+  }
   int cls = batch_class_from_name(wcd_class_name(res.cls));
   if (cls < 0)
     return;
@@ -280,6 +287,18 @@ static void account(struct agent_daemon *d) {
         nb++;
         only = o;
       }
+    double rate = c->read_bps + c->write_bps;
+    if (c->protect) {
+      /* A protected container's rate alone is its yardstick; in a shared
+       * window its share of that is the slack protection works with. */
+      if (c->alone_bps <= 0 && c->solo_bps > 0)
+        c->alone_bps = c->solo_bps;
+      c->share = -1;
+      if (c->io_now && nb == 0)
+        c->alone_bps = c->alone_bps > 0 ? c->alone_bps + 0.3 * (rate - c->alone_bps) : rate;
+      else if (nb > 0 && c->alone_bps > 0)
+        c->share = rate / c->alone_bps;
+    }
     if (!c->io_now || nb == 0) {
       c->solo_equiv_s += dt; /* alone (or idle): solo speed by definition */
       continue;

@@ -148,6 +148,8 @@ static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *u
     ttrpc_call_fail(call, IOB_CODE_INVALID_ARGUMENT,
                     "unknown kind '%s' (expected job, service or sandbox)", req->kind);
     return;
+  } else if (req->declared_class && strcmp(req->declared_class, "latency") == 0) {
+    c->protect = c->protect_declared = true;
   } else if (req->declared_class && *req->declared_class) {
     int cls = batch_class_from_name(req->declared_class);
     if (cls < 0) {
@@ -285,6 +287,9 @@ static void on_status(struct ttrpc_call *call, const ProtobufCMessage *m, void *
     s->reason = describe_reason(c);
     s->conflict = c->conflict;
     s->kind = (char *)agent_kind_name(c->kind);
+    s->protected_ = c->protect;
+    s->share = c->protect ? c->share : -1;
+    s->cap_bps = (uint64_t)c->cap_bps;
     s->pod_name = c->pod_name;
     s->pod_namespace = c->pod_namespace;
     s->container_name = c->container_name;
@@ -296,6 +301,8 @@ static void on_status(struct ttrpc_call *call, const ProtobufCMessage *m, void *
       s->work_left_s = isfinite(left) && j.running ? left : 0;
     }
   }
+  r.protect_cap_bps = (uint64_t)d->adm.prot.level_bps;
+  r.protect_holding = d->adm.prot.short_;
   r.penalties = calloc(BATCH_NCLASS * BATCH_NCLASS + 1, sizeof(*r.penalties));
   for (int v = 0; r.penalties && v < BATCH_NCLASS; v++)
     for (int n = 0; n < BATCH_NCLASS; n++) {

@@ -250,6 +250,7 @@ enum batch_reason {
   BATCH_HOLD_BEHIND,    /* an older held job it conflicts with goes first */
   BATCH_HOLD_NEXT,      /* past this plan's forecast budget: the next plan decides */
   BATCH_ADMIT_CROWD,    /* too many jobs doing I/O to forecast */
+  BATCH_HOLD_PROTECT,   /* the agent: a latency-sensitive container is short of its target */
   BATCH_NREASON
 };
 const char *batch_reason_name(enum batch_reason r);

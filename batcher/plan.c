@@ -42,6 +42,8 @@ const char *batch_reason_name(enum batch_reason r) {
     return "pending: an older held container it conflicts with goes first";
   case BATCH_ADMIT_CROWD:
     return "admitted: too many containers doing I/O to forecast";
+  case BATCH_HOLD_PROTECT:
+    return "pending: protecting a latency-sensitive container short of its target";
   case BATCH_HOLD_NEXT:
     return "pending: decided in the next plan (forecast budget)";
   case BATCH_NREASON:

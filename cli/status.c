@@ -58,6 +58,10 @@ static void print_table(const Iobatch__Agent__V1__StatusResponse *r) {
       break;
     }
   }
+  if (r->protect_cap_bps || r->protect_holding)
+    printf("\nprotecting latency-sensitive containers: batch capped at %.1f MiB/s%s\n",
+           (double)r->protect_cap_bps / (1024 * 1024),
+           r->protect_holding ? ", new batch containers held" : "");
   if (r->n_penalties)
     printf("\nmeasured penalties (victim beside neighbour: slowdown; evidence from %d co-runs):\n",
            3);
@@ -87,6 +91,9 @@ static json_t *to_json(const Iobatch__Agent__V1__StatusResponse *r) {
     json_object_set_new(o, "kind", json_string(c->kind ? c->kind : ""));
     json_object_set_new(o, "open_ended", json_boolean(c->open_ended));
     json_object_set_new(o, "work_left_s", json_real(c->work_left_s));
+    json_object_set_new(o, "protected", json_boolean(c->protected_));
+    json_object_set_new(o, "share", json_real(c->share));
+    json_object_set_new(o, "cap_bps", json_integer((json_int_t)c->cap_bps));
   }
   json_t *pen = json_array();
   for (size_t i = 0; i < r->n_penalties; i++) {
@@ -96,12 +103,14 @@ static json_t *to_json(const Iobatch__Agent__V1__StatusResponse *r) {
                                          "samples", (json_int_t)p->samples, "coruns",
                                          (json_int_t)p->coruns, "in_use", (int)p->in_use));
   }
-  return json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o, s:o}", "policy", r->policy,
+  return json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o, s:o, s:I, s:b}", "policy",
+                   r->policy,
                    "matrix", r->matrix_source, "max_concurrency", (int)r->max_concurrency,
                    "batch_window_ms", (json_int_t)r->batch_window_ms, "sampler", r->sampler,
                    "plans", (json_int_t)r->plans, "admissions", (json_int_t)r->admissions,
                    "forced_admissions", (json_int_t)r->forced_admissions, "profiles",
-                   (int)r->profiles, "containers", arr, "penalties", pen);
+                   (int)r->profiles, "containers", arr, "penalties", pen, "protect_cap_bps",
+                   (json_int_t)r->protect_cap_bps, "protect_holding", (int)r->protect_holding);
 }
 
 int iobctl_status(int argc, char **argv) {

@@ -9,6 +9,7 @@ PKGS=(
   containerd runc crun fio busybox-static util-linux procps psmisc kmod iproute2 tmux
   qemu-system-x86 qemu-utils cpio gzip e2fsprogs
   hyperfine gnuplot-nox python3 jq curl
+  debhelper dpkg-dev fakeroot lintian scdoc systemd bash-completion man-db python3-yaml python3-kubernetes
   postgresql-15 postgresql-client-15
 )
 missing=()

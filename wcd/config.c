@@ -25,6 +25,12 @@ void wcd_config_default(struct wcd_config *cfg) {
   cfg->seq_min_bytes = 128 * 1024;
   cfg->min_window_ms = 500;
   cfg->fallback_factor = 0.8;
+  /* A database's 8 KiB pages and WAL writes with fsync, a QD1 reader:
+   * a few hundred to a few thousand requests/s on NVMe, while batch random
+   * I/O at any depth runs at tens of thousands. */
+  cfg->lat_max_req = 16 * 1024;
+  cfg->lat_max_iops = 5000;
+  cfg->lat_max_bps = 32.0 * 1024 * 1024;
 }
 
 enum kind { K_BYTES, K_DOUBLE, K_MS };
@@ -44,6 +50,9 @@ static const struct key keys[] = {
     {"seq_min_bytes", K_BYTES, F(seq_min_bytes), 512, 1 << 30},
     {"min_window_ms", K_MS, F(min_window_ms), 1, 3600000},
     {"fallback_factor", K_DOUBLE, F(fallback_factor), 0, 1},
+    {"lat_max_req", K_BYTES, F(lat_max_req), 512, 1 << 30},
+    {"lat_max_iops", K_DOUBLE, F(lat_max_iops), 0, 1e9},
+    {"lat_max_bps", K_DOUBLE, F(lat_max_bps), 0, 1e12},
 };
 #undef F
 

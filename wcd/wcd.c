@@ -10,7 +10,7 @@
 static const char *const class_names[WCD_NCLASSES] = {
     [WCD_UNKNOWN] = "unknown",     [WCD_IDLE] = "idle",           [WCD_SEQ_READ] = "seq-read",
     [WCD_RAND_READ] = "rand-read", [WCD_SEQ_WRITE] = "seq-write", [WCD_RAND_WRITE] = "rand-write",
-    [WCD_MIXED] = "mixed",
+    [WCD_MIXED] = "mixed",         [WCD_LATENCY] = "latency",
 };
 
 const char *wcd_class_name(enum wcd_class c) {
@@ -113,6 +113,11 @@ void wcd_classify(const struct wcd_config *cfg, const struct cg2_sample *s, size
     out->confidence = src * (1.0 - 0.5 * bps / cfg->idle_bytes_per_s);
     return;
   }
+  /* Small requests at a modest rate: a workload that waits on each one. */
+  bool small = (m->riops == 0 || (m->rsize_known && m->ravg <= (double)cfg->lat_max_req)) &&
+               (m->wiops == 0 || (m->wsize_known && m->wavg <= (double)cfg->lat_max_req));
+  out->latency = small && m->riops + m->wiops > 0 && m->riops + m->wiops <= cfg->lat_max_iops &&
+                 bps <= cfg->lat_max_bps;
   double share = m->read_share, conf_dir, conf_size;
   if (share >= cfg->dir_share || share <= 1.0 - cfg->dir_share) {
     int reads = share >= cfg->dir_share;
@@ -143,12 +148,13 @@ int wcd_resolve(const struct wcd_config *cfg, const char *declared, const struct
     return iob_error_code(
         err, IOB_CODE_INVALID_ARGUMENT,
         "invalid annotation 'io.iobatch.class': '%.64s' (want seq-read, rand-read, "
-        "seq-write, rand-write, mixed or idle)",
+        "seq-write, rand-write, mixed, idle or latency)",
         declared);
   wcd_classify(cfg, s, n, out);
   if (declared) {
     out->cls = c;
     out->confidence = 1.0;
+    out->latency = c == WCD_LATENCY;
   }
   return 0;
 }

@@ -9,6 +9,7 @@
 #ifndef IOB_WCD_H
 #define IOB_WCD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,10 @@ enum wcd_class {
   WCD_SEQ_WRITE,
   WCD_RAND_WRITE,
   WCD_MIXED,
+  /* Latency-sensitive (a database, a queue-depth-1 reader or sync writer):
+   * only ever declared (io.iobatch.class=latency); detection reports it
+   * as wcd_result.latency beside the I/O class instead. */
+  WCD_LATENCY,
   WCD_NCLASSES
 };
 
@@ -40,6 +45,13 @@ struct wcd_config {
   uint64_t seq_min_bytes;  /* avg request >= this: sequential */
   uint64_t min_window_ms;  /* shorter windows classify as unknown */
   double fallback_factor;  /* confidence multiplier for the procfs source */
+  /* Latency-sensitive: small requests (average <= lat_max_req both ways)
+   * at a modest rate (<= lat_max_iops requests/s and <= lat_max_bps):
+   * a workload that waits on each request (synchronous, queue depth
+   * near 1) rather than streaming. */
+  uint64_t lat_max_req;
+  double lat_max_iops;
+  double lat_max_bps;
 };
 
 void wcd_config_default(struct wcd_config *cfg);
@@ -63,6 +75,7 @@ struct wcd_metrics {
 struct wcd_result {
   enum wcd_class cls;
   double confidence; /* 0..1 */
+  bool latency;      /* looks latency-sensitive (see wcd_config) */
   struct wcd_metrics m;
 };
 

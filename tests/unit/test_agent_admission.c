@@ -267,7 +267,7 @@ static void test_register_rules(void **state) {
   in.declared_class = "fast";
   assert_int_equal(agent_adm_register(&adm, &in, 0, NULL, &err), -1);
   assert_string_equal(err->msg, "unknown class 'fast' (expected seq-read, rand-read, seq-write, "
-                                "rand-write, mixed, idle or unknown)");
+                                "rand-write, mixed, idle, unknown or latency)");
   in.declared_class = NULL;
   in.cgroup = "/a/../../etc";
   assert_int_equal(agent_adm_register(&adm, &in, 0, NULL, &err), -1);

@@ -477,7 +477,8 @@ static void test_plan_properties(void **state) {
       enum batch_reason r = d[i].reason;
       bool hold_reason = r == BATCH_HOLD_FULL || r == BATCH_HOLD_MAKESPAN ||
                          r == BATCH_HOLD_FAIRNESS || r == BATCH_HOLD_PLAN ||
-                         r == BATCH_HOLD_BEHIND || r == BATCH_HOLD_NEXT;
+                         r == BATCH_HOLD_BEHIND || r == BATCH_HOLD_NEXT ||
+                         r == BATCH_HOLD_PROTECT;
       assert_true(r < BATCH_NREASON);
       assert_true(d[i].admit == !hold_reason);
       if (!batch_class_does_io(j[i].cls) && !j[i].running)

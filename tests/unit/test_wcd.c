@@ -207,6 +207,48 @@ static void test_reset_inside_window(void **state) {
   assert_true(r.m.wavg > 1023.0 * KiB && r.m.wavg < 1025.0 * KiB);
 }
 
+/* Latency-sensitive: a pgbench-like writer (8 KiB pages and WAL with
+ * fsync: ~1500 writes/s, 12 MiB/s) and an fio QD1 sync writer (4 KiB, one
+ * at a time with a flush: ~2000/s) come out latency-sensitive beside their
+ * I/O class; batch random I/O at tens of thousands of requests/s, large
+ * sequential streams and idle containers do not. */
+static bool latency(uint64_t rb, uint64_t rios, uint64_t wb, uint64_t wios) {
+  struct wcd_config cfg;
+  struct cg2_sample s[2];
+  struct wcd_result r;
+  wcd_config_default(&cfg);
+  window(s, CG2_SOURCE_IOSTAT, rb, rios, wb, wios);
+  wcd_classify(&cfg, s, 2, &r);
+  return r.latency;
+}
+
+static void test_latency(void **state) {
+  (void)state;
+  assert_true(latency(0, 0, 2 * 1500 * 8 * KiB, 2 * 1500));             /* pgbench-like */
+  assert_true(latency(2 * 200 * 8 * KiB, 2 * 200, 2 * 1200 * 8 * KiB, 2 * 1200)); /* with reads */
+  assert_true(latency(0, 0, 2 * 2000 * 4 * KiB, 2 * 2000));             /* fio QD1 sync */
+  assert_true(latency(2 * 1000 * 4 * KiB, 2 * 1000, 0, 0));             /* QD1 random reader */
+  assert_false(latency(0, 0, 2 * 40000 * 4 * KiB, 2 * 40000));          /* batch random writer */
+  assert_false(latency(0, 0, 200 * MiB, 200));                          /* sequential writer */
+  assert_false(latency(0, 0, 0, 0));                                    /* idle */
+  /* declared: latency whatever the window says */
+  struct wcd_config cfg;
+  struct cg2_sample s[2];
+  struct wcd_result r;
+  cleanup_error struct iob_error *err = NULL;
+  wcd_config_default(&cfg);
+  window(s, CG2_SOURCE_IOSTAT, 0, 0, 200 * MiB, 200);
+  assert_int_equal(wcd_resolve(&cfg, "latency", s, 2, &r, &err), 0);
+  assert_int_equal(r.cls, WCD_LATENCY);
+  assert_true(r.latency);
+  /* the thresholds are config keys */
+  const char *t = "lat_max_iops = 100\nlat_max_req = 4k\nlat_max_bps = 1e6\n";
+  assert_int_equal(wcd_config_parse(t, strlen(t), "w.conf", &cfg, &err), 0);
+  assert_true(cfg.lat_max_iops == 100 && cfg.lat_max_req == 4096 && cfg.lat_max_bps == 1e6);
+  const char *bad = "lat_max_iops = -1\n";
+  assert_int_equal(wcd_config_parse(bad, strlen(bad), "w.conf", &cfg, &err), -1);
+}
+
 static void test_class_names(void **state) {
   (void)state;
   enum wcd_class c;
@@ -236,7 +278,7 @@ static void test_resolve_declared(void **state) {
   assert_int_equal(wcd_resolve(&cfg, "unknown", s, 2, &r, &err), -1);
   assert_int_equal(wcd_resolve(&cfg, "bogus", s, 2, &r, &err), -1);
   assert_string_equal(err->msg, "invalid annotation 'io.iobatch.class': 'bogus' (want seq-read, "
-                                "rand-read, seq-write, rand-write, mixed or idle)");
+                                "rand-read, seq-write, rand-write, mixed, idle or latency)");
   /* no samples (the hook at container birth) */
   assert_int_equal(wcd_resolve(NULL, "idle", NULL, 0, &r, &err), 0);
   assert_int_equal(r.cls, WCD_IDLE);
@@ -345,6 +387,7 @@ int main(void) {
       cmocka_unit_test(test_idle_unknown_pressure),
       cmocka_unit_test(test_reset_inside_window),
       cmocka_unit_test(test_class_names),
+      cmocka_unit_test(test_latency),
       cmocka_unit_test(test_resolve_declared),
       cmocka_unit_test(test_config),
       cmocka_unit_test(test_config_errors),

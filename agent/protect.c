@@ -1,0 +1,58 @@
+#include "agent/protect.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void agent_protect_cfg_default(struct agent_protect_cfg *cfg) {
+  cfg->min_share = 0.85;
+  cfg->max_stall_ratio = 1.25;
+  cfg->cap_start_bps = 64.0 * 1024 * 1024;
+  cfg->cap_floor_bps = 2.0 * 1024 * 1024;
+  cfg->cap_max_bps = 2048.0 * 1024 * 1024;
+  cfg->raise = 1.25;
+  cfg->cut = 0.5;
+}
+
+void agent_protect_init(struct agent_protect *p, const struct agent_protect_cfg *cfg) {
+  memset(p, 0, sizeof(*p));
+  p->cfg = *cfg;
+}
+
+bool agent_protect_update(struct agent_protect *p, const struct agent_protect_obs *obs, size_t n) {
+  double before = p->level_bps;
+  if (n == 0) {
+    p->active = p->short_ = false;
+    p->level_bps = 0;
+    p->worst_share = 0;
+    p->victim[0] = '\0';
+    return before != 0;
+  }
+  bool was_active = p->active;
+  p->active = true;
+  bool short_ = false;
+  double worst = 1e9;
+  const char *who = NULL;
+  for (size_t i = 0; i < n; i++) {
+    double s = obs[i].share;
+    bool low = s >= 0 && s < p->cfg.min_share;
+    bool slow = obs[i].stall >= 0 && obs[i].stall > p->cfg.max_stall_ratio;
+    short_ = short_ || low || slow;
+    if (s >= 0 && s < worst) {
+      worst = s;
+      who = obs[i].id;
+    }
+  }
+  p->worst_share = who ? worst : -1;
+  snprintf(p->victim, sizeof(p->victim), "%s", who ? who : obs[0].id);
+  p->short_ = short_;
+  if (!was_active) {
+    p->level_bps = p->cfg.cap_start_bps; /* batch jobs start capped */
+  } else if (short_) {
+    double l = (p->level_bps > 0 ? p->level_bps : p->cfg.cap_max_bps) * p->cfg.cut;
+    p->level_bps = l > p->cfg.cap_floor_bps ? l : p->cfg.cap_floor_bps;
+  } else if (p->level_bps > 0) {
+    double l = p->level_bps * p->cfg.raise;
+    p->level_bps = l > p->cfg.cap_max_bps ? 0 : l; /* 0: lifted */
+  }
+  return before != p->level_bps;
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Protection of a latency-sensitive container (issue #12), end to end on
+# this host: a queue-depth-1 random reader declared io.iobatch.class=latency
+# runs; batch writers arrive through io.containerd.iobatch.v2.
+#   - the agent learns the victim's rate alone, and while it is within its
+#     target a batch writer starts (capped);
+#   - once the writers push it below its target, the next batch container
+#     is held (reason: protecting ...), and iobatchctl status says so;
+#   - when the writers are gone and it has slack again, the held one starts;
+#   - the protected container itself is never held.
+# The victim's slowdown beside a buffered writer is what bench/pairs.sh
+# measured (2.78x for a QD1 reader); the checks read the agent's own
+# account, not the clock.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/agent-lib.sh"
+tap_plan 9
+for c in containerd ctr runc fio jq; do
+  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
+done
+agent_start "max_hold = 120s" || bail "iobatchd did not start"
+export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
+iob_containerd_start || bail "containerd did not start"
+NS=iob${IOB_T##*.}
+CTR="ctr --address $IOB_SOCK --namespace $NS"
+RT=io.containerd.iobatch.v2
+R=$IOB_T/rootfs
+iob_rootfs_busybox "$R"
+iob_rootfs_add_binary "$R" "$(command -v fio)"
+mkdir -p "$R/data"
+. "$(dirname "$0")/admission-lib.sh"
+cleanup_ctr() {
+  $CTR task kill -s KILL "$1" >/dev/null 2>&1
+  wait_for 10 '[ "$(state '"$1"')" != RUNNING ]'
+  $CTR task delete "$1" >/dev/null 2>&1
+  $CTR container delete "$1" >/dev/null 2>&1
+}
+# The victim's file, written once before anything runs.
+fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=256M --direct=1 \
+  >/dev/null 2>&1 || bail "cannot prepare the victim's file"
+# victim: 4 KiB direct random reads, one at a time, for a long while.
+$CTR run -d --runtime $RT --annotation io.iobatch.class=latency --rootfs "$R" victim \
+  /usr/bin/fio --name=v --filename=/data/victim --rw=randread --bs=4k --size=256M \
+  --time_based --runtime=300 --direct=1 --ioengine=psync >/dev/null 2>&1
+ok "the latency-sensitive container starts" wait_for 20 '[ "$(state victim)" == RUNNING ]'
+is "$(agent_field victim protected)" "true" "status marks it protected"
+# writer ID SECONDS: a buffered sequential writer (with its writeback)
+writer() {
+  (
+    $CTR run -d --runtime $RT --annotation io.iobatch.class=seq-write --rootfs "$R" "$1" \
+      /usr/bin/fio --name=w --filename="/data/$1" --rw=write --bs=1M --size=2G --time_based \
+      --runtime="$2" --end_fsync=1 >"$IOB_T/$1.out" 2>&1
+    echo $? >"$IOB_T/$1.rc"
+  ) &
+}
+sleep 3 # its rate alone, over a dozen 250 ms windows
+writer w1 12
+wait_for 20 '[ -e "$IOB_T/w1.rc" ]'
+is "$(cat "$IOB_T/w1.rc" 2>/dev/null)" "0" "a batch writer starts while the victim is within its target"
+wait_for 20 '[ "$(ctl status --json | jq -r .protect_holding)" == true ]'
+ctl status --json | jq -c ".containers[] | {id, state, class, read_bps, write_bps, protected, share}" | sed "s/^/# /"
+is "$(ctl status --json | jq -r .protect_holding)" "true" \
+  "the writer pushes the victim below its target (share $(agent_field victim share))"
+writer w2 3
+wait_for 10 '[ "$(agent_field w2 state)" == pending ]'
+like "$(agent_field w2 reason)" "protecting a latency-sensitive container" \
+  "the next batch container is held to protect it"
+is "$(agent_field w2 conflict)" "victim" "and status names the victim"
+cleanup_ctr w1
+wait_for 60 '[ -e "$IOB_T/w2.rc" ]'
+is "$(cat "$IOB_T/w2.rc" 2>/dev/null)" "0" "once the writer is gone and the victim has slack, it starts"
+grep -q "'victim' has slack again" "$AGENT_LOG"
+is "$?" "0" "the agent says the victim has slack again"
+cleanup_ctr w2
+cleanup_ctr victim
+rm -f "$R"/data/*
+tap_done
