@@ -14,5 +14,5 @@ set grid
 set key outside right top noenhanced
 # the batch's span per mode, as a bar near the bottom (written by report.sh)
 load arrows
-set label 1 "bars: batch arrival -> last batch exit" at graph 0.01, graph 0.19 font ",9"
+set label 1 "bars: batch arrival -> last batch exit" at graph 0.6, graph 0.97 font ",9"
 plot for [i=1:n] dir."/".word(modes,i).".dat" using 1:2 with linespoints pt 7 ps 0.5 lw 2 lc rgb colour(word(modes,i)) title label(word(modes,i))
