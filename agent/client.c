@@ -29,15 +29,16 @@ struct admit_req {
   void *user;
   uint64_t deadline_ms; /* the caller's, absolute; 0: none */
   uint64_t retry_until; /* 0: not retrying */
+  uint64_t busy_until;  /* the agent's backlog is full: give up then (0: not yet) */
   struct iob_timer *timer;
   bool finished;   /* fn has run */
   bool in_flight;  /* an Admit call with this as user is outstanding */
   bool reregister; /* the agent may have lost us: Register first */
 };
 
-/* A container admitted through us and not exited yet: told to the agent
- * again (as running) whenever we connect anew, since an agent that
- * restarted knows nothing (its state is soft). */
+/* A container admitted through us (or registered as running) and not
+ * exited yet: told to the agent again (as running) whenever we connect
+ * anew, since an agent that restarted knows nothing (its state is soft). */
 struct known {
   struct known *next;
   struct ctr_copy ctr;
@@ -54,6 +55,9 @@ struct agent_client {
   struct iob_timer *watch;
   uint64_t watch_ms; /* next watch interval: backs off while the agent stays away */
   uint64_t lost_ms;  /* when the connection was lost (0: not lost) */
+  unsigned timeout_ms;    /* agent_client_set_timeout */
+  struct iob_timer *ping; /* armed while an Admit is in flight */
+  bool ping_out;          /* a Ping is outstanding */
 };
 
 struct simple_call {
@@ -106,6 +110,7 @@ int agent_client_new(struct iob_loop *loop, const char *socket_path, bool fail_c
     return iob_error(err, ENOMEM, "cannot allocate agent client");
   c->loop = loop;
   c->fail_closed = fail_closed;
+  c->timeout_ms = AGENT_CLIENT_TIMEOUT_MS;
   c->path = strdup(socket_path ? socket_path : AGENT_DEFAULT_SOCKET);
   if (c->path == NULL) {
     free(c);
@@ -128,7 +133,9 @@ static struct ttrpc_client *conn(struct agent_client *c, struct iob_error **err)
     c->tc = NULL;
   }
   struct ttrpc_client *tc = NULL;
-  if (ttrpc_client_connect(c->path, &tc, err) < 0)
+  /* One non-blocking try: a full backlog must not stall the caller's loop
+   * (the Admit path tries again from a timer, see busy_later). */
+  if (ttrpc_client_connect_timeout(c->path, 0, &tc, err) < 0)
     return NULL;
   if (ttrpc_client_attach(tc, c->loop, err) < 0) {
     ttrpc_client_free(tc);
@@ -401,15 +408,115 @@ static void reregister_known(struct agent_client *c, struct ttrpc_client *tc) {
     fill_register(&reg, &e->ctr);
     (void)ttrpc_client_call_async(tc, AGENT_SERVICE, "Register", &reg.base,
                                   &iobatch__agent__v1__register_response__descriptor,
-                                  AGENT_CLIENT_CALL_TIMEOUT_MS, NULL, 0, ignore_done, NULL, NULL);
+                                  (int)c->timeout_ms, NULL, 0, ignore_done, NULL, NULL);
   }
+}
+
+static bool admits_in_flight(const struct agent_client *c) {
+  for (const struct admit_req *r = c->admits; r; r = r->next)
+    if (r->in_flight && !r->finished)
+      return true;
+  return false;
+}
+
+static unsigned ping_every(const struct agent_client *c) {
+  unsigned every = c->timeout_ms / 5;
+  return every ? every : 1;
+}
+
+/* The agent took longer than timeout_ms to answer a Ping: its loop does
+ * not run (SIGSTOP, a hang, a debugger).  Every Admit waiting on it
+ * completes without it (fail open, or closed), and the connection is
+ * dropped; the containers admitted that way are told to the agent when a
+ * new connection is made (reregister_known), which the watch timer tries. */
+static void agent_silent(struct agent_client *c) {
+  char why[256];
+  snprintf(why, sizeof(why),
+           "no answer to a liveness ping within %u ms (the agent is stopped or hung)",
+           c->timeout_ms);
+  /* One line per container (finish_without_agent) names the socket. */
+  for (struct admit_req *r = c->admits, *next; r; r = next) {
+    next = r->next;
+    if (r->in_flight && !r->finished)
+      finish_without_agent(r, why);
+  }
+  if (c->tc) {
+    ttrpc_client_free(c->tc); /* outstanding calls complete with CANCELED */
+    c->tc = NULL;
+  }
+  c->lost_ms = iob_now_ms();
+  arm_watch(c);
+}
+
+static void on_ping_done(void *user, ProtobufCMessage *resp, struct iob_error *err) {
+  struct agent_client *c = user;
+  if (resp)
+    protobuf_c_message_free_unpacked(resp, NULL);
+  c->ping_out = false;
+  /* Any answer, an error status included (UNIMPLEMENTED from an older
+   * agent), shows a running loop.  A lost connection is the Admit's to
+   * handle. */
+  if (err && err->code == IOB_CODE_DEADLINE_EXCEEDED)
+    agent_silent(c);
+}
+
+static void arm_ping(struct agent_client *c);
+
+static void on_ping_timer(struct iob_loop *loop, void *data) {
+  (void)loop;
+  struct agent_client *c = data;
+  c->ping = NULL;
+  if (!connected(c) || !admits_in_flight(c))
+    return;
+  if (!c->ping_out) {
+    /* Its own timeout is what is left of timeout_ms after the interval, so
+     * silence is noticed within timeout_ms of its start. */
+    unsigned t = c->timeout_ms > ping_every(c) ? c->timeout_ms - ping_every(c) : 1;
+    cleanup_error struct iob_error *err = NULL;
+    if (ttrpc_client_call_async(c->tc, AGENT_SERVICE, "Ping", NULL,
+                                &google__protobuf__empty__descriptor, (int)t, NULL, 0,
+                                on_ping_done, c, &err) == 0)
+      c->ping_out = true;
+  }
+  arm_ping(c);
+}
+
+static void arm_ping(struct agent_client *c) {
+  if (c->ping == NULL)
+    c->ping = iob_loop_timer(c->loop, ping_every(c), on_ping_timer, c);
+}
+
+/* The agent's listen backlog is full: try again until timeout_ms after the
+ * first refusal (or the caller's deadline), then go on without it. */
+static void busy_later(struct admit_req *r, const char *why) {
+  uint64_t now = iob_now_ms();
+  if (r->busy_until == 0)
+    r->busy_until = now + r->c->timeout_ms;
+  uint64_t limit = r->busy_until;
+  if (r->deadline_ms && r->deadline_ms < limit)
+    limit = r->deadline_ms;
+  if (now >= limit) {
+    char msg[512];
+    iob_debug("last connect to the agent: %s", why);
+    snprintf(msg, sizeof(msg),
+             "its listen backlog stayed full for %u ms (the agent is stopped, hung or "
+             "overloaded)",
+             r->c->timeout_ms);
+    finish_without_agent(r, msg);
+    return;
+  }
+  r->timer = iob_loop_timer(r->c->loop, RETRY_EVERY_MS, on_retry, r);
+  if (r->timer == NULL)
+    finish_without_agent(r, "out of memory");
 }
 
 static void try_admit(struct admit_req *r) {
   cleanup_error struct iob_error *err = NULL;
   struct ttrpc_client *tc = conn(r->c, &err);
   if (tc == NULL) {
-    if (r->retry_until)
+    if (err->errno_ == EAGAIN)
+      busy_later(r, err->msg);
+    else if (r->retry_until)
       retry_later(r, err->msg);
     else
       finish_without_agent(r, err->msg);
@@ -422,7 +529,7 @@ static void try_admit(struct admit_req *r) {
      * its failure shows up as the Admit's. */
     (void)ttrpc_client_call_async(tc, AGENT_SERVICE, "Register", &reg.base,
                                   &iobatch__agent__v1__register_response__descriptor,
-                                  AGENT_CLIENT_CALL_TIMEOUT_MS, NULL, 0, ignore_done, NULL, NULL);
+                                  (int)r->c->timeout_ms, NULL, 0, ignore_done, NULL, NULL);
   }
   Iobatch__Agent__V1__AdmitRequest m = IOBATCH__AGENT__V1__ADMIT_REQUEST__INIT;
   m.id = r->ctr.id;
@@ -443,6 +550,7 @@ static void try_admit(struct admit_req *r) {
     return;
   }
   r->in_flight = true;
+  arm_ping(r->c);
 }
 
 /* agent_client_admit must not call back before it returns; an immediate
@@ -503,8 +611,8 @@ static int simple_call(struct agent_client *c, const char *method, const Protobu
     return iob_error(err, ENOMEM, "cannot allocate %s call", method);
   s->done = done;
   s->user = user;
-  if (ttrpc_client_call_async(tc, AGENT_SERVICE, method, req, resp_desc, AGENT_CLIENT_CALL_TIMEOUT_MS,
-                              NULL, 0, on_simple_done, s, err) < 0) {
+  if (ttrpc_client_call_async(tc, AGENT_SERVICE, method, req, resp_desc, (int)c->timeout_ms, NULL,
+                              0, on_simple_done, s, err) < 0) {
     free(s);
     return -1;
   }
@@ -520,6 +628,11 @@ int agent_client_register(struct agent_client *c, const struct agent_container *
   fill_register(&m, &k);
   int r = simple_call(c, "Register", &m.base, &iobatch__agent__v1__register_response__descriptor,
                       done, user, err);
+  /* A container started without an Admit (a pod sandbox) is told again
+   * to an agent that restarted, as an admitted one is; and to one that
+   * was not there at all once it comes. */
+  if (ctr->running)
+    remember(c, &k);
   ctr_copy_free(&k);
   return r;
 }
@@ -551,6 +664,10 @@ int agent_client_exited(struct agent_client *c, const char *ns, const char *id,
   return simple_call(c, "Exited", &m.base, &google__protobuf__empty__descriptor, done, user, err);
 }
 
+void agent_client_set_timeout(struct agent_client *c, unsigned timeout_ms) {
+  c->timeout_ms = timeout_ms ? timeout_ms : AGENT_CLIENT_TIMEOUT_MS;
+}
+
 unsigned agent_client_pending(const struct agent_client *c) {
   return c->pending;
 }
@@ -567,6 +684,8 @@ void agent_client_free(struct agent_client *c) {
     ttrpc_client_free(c->tc);
   if (c->watch)
     iob_timer_cancel(c->loop, c->watch);
+  if (c->ping)
+    iob_timer_cancel(c->loop, c->ping);
   while (c->known) {
     struct known *e = c->known;
     c->known = e->next;

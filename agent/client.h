@@ -10,12 +10,36 @@
  * Soft state: when the connection drops while an Admit waits (the agent
  * restarted), the client reconnects, registers the container again and
  * repeats the Admit, so a pending container is never lost.  Containers it
- * admitted (or failed open) are remembered until Exited or Cancel; whenever
+ * admitted (or failed open), and those registered as running, are
+ * remembered until Exited or Cancel; whenever
  * it connects anew it registers them again as running.  A lost connection
  * is noticed at once (the loop sees it close); the client then looks for
  * the agent every 200 ms for AGENT_CLIENT_RETRY_MS, then from
  * AGENT_CLIENT_WATCH_MS backing off to AGENT_CLIENT_WATCH_MAX_MS.  While
- * connected it sets no timer.
+ * connected and no Admit waits it sets no timer.
+ *
+ * Bounded waits: an agent that is there but silent (SIGSTOPped, hung,
+ * being debugged) must not hold a Start for ever.  Two ways it shows:
+ *  - its listen backlog is full: a connect would block until it accepts.
+ *    The client connects without blocking (ttrpc_client_connect_timeout,
+ *    one try); an Admit refused with EAGAIN tries again every 200 ms and
+ *    goes on without the agent timeout_ms after the first refusal;
+ *  - the connection is made (the kernel queues it on the backlog, or the
+ *    agent stopped later) but nothing comes back.  An Admit may wait
+ *    legitimately for minutes while the agent holds the container, so its
+ *    own silence proves nothing, and ttrpc has no keepalive
+ *    (containerd/ttrpc#203).  So while an Admit is in flight the client
+ *    sends the agent a Ping (answered at once from the agent's loop)
+ *    every timeout_ms / 5, each with a deadline of the rest of timeout_ms;
+ *    one Ping past its deadline means the loop does not run: every
+ *    waiting Admit completes without the agent (fail open, or closed),
+ *    the connection is dropped, and the agent is looked for again like a
+ *    lost one.  Any answer to a Ping counts, an error included (an agent
+ *    from before Ping answers UNIMPLEMENTED).  Silence is thus noticed
+ *    within timeout_ms of its start.
+ * Register, Cancel and Exited time out after timeout_ms.  timeout_ms is
+ * AGENT_CLIENT_TIMEOUT_MS unless agent_client_set_timeout says otherwise
+ * (the shim: IobatchAgentTimeoutMs in its runtime options).
  *
  * Use from the shim:
  *
@@ -45,7 +69,7 @@
 #include "common/error.h"
 #include "common/loop.h"
 
-#define AGENT_CLIENT_CALL_TIMEOUT_MS 5000 /* Register, Cancel, Exited */
+#define AGENT_CLIENT_TIMEOUT_MS 5000 /* default: silence tolerated, per call */
 #define AGENT_CLIENT_RETRY_MS 3000        /* how long a lost agent is waited for */
 #define AGENT_CLIENT_WATCH_MS 1000        /* first look for a lost agent */
 #define AGENT_CLIENT_WATCH_MAX_MS 16000   /* slowest look for a lost agent */
@@ -108,6 +132,12 @@ int agent_client_cancel(struct agent_client *c, const char *ns, const char *id,
 int agent_client_exited(struct agent_client *c, const char *ns, const char *id,
                         uint32_t exit_status, agent_client_done_fn done, void *user,
                         struct iob_error **err);
+
+/* How long the agent may stay silent (see above); 0: the default. */
+void agent_client_set_timeout(struct agent_client *c, unsigned timeout_ms);
+
+/* How long the agent may stay silent (see above); 0: the default. */
+void agent_client_set_timeout(struct agent_client *c, unsigned timeout_ms);
 
 /* Admits still waiting for an answer. */
 unsigned agent_client_pending(const struct agent_client *c);

@@ -434,7 +434,7 @@ static int mkdir_parent(const char *path, struct iob_error **err) {
     return 0;
   *slash = '\0';
   /* The socket itself is 0600; the directory only needs to exist. */
-  if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+  if (mkdir(dir, 0700) < 0 && errno != EEXIST) /* checked: agent/server.c */
     return iob_error(err, errno, "cannot create socket directory '%s'", dir);
   return 0;
 }
@@ -451,7 +451,7 @@ static int mark_live(struct agent_daemon *d, struct iob_error **err) {
              d->live_mark, AGENT_SETTLE_MS);
     return 0;
   }
-  cleanup_close int fd = open(d->live_mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  cleanup_close int fd = open(d->live_mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     iob_warn("cannot create '%s': %s (a restart will not wait for re-registrations)",
              d->live_mark, strerror(errno));

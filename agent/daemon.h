@@ -29,12 +29,15 @@ struct iob_timer;
 #include "agent/api.h"
 
 /* How the daemon samples: io.stat in cgroup v2 when the io controller is
- * there, /proc/PID/io over the cgroup's pids otherwise (hybrid/v1 hosts). */
+ * there; on hybrid/v1 hosts the v1 blkio statistics of a container's blkio
+ * cgroup (with procfs for buffered writes), else /proc/PID/io over the
+ * cgroup's pids. */
 struct agent_sampler {
   char *cgroup_root; /* where registered cgroup paths are rooted */
   bool has_mount;    /* a cgroup2 mount was found */
   bool has_io;       /* its root offers the io controller */
-  int source;        /* enum cg2_source */
+  int source;        /* enum cg2_source; BLKIO_V1: per container, see sampler.c */
+  char *blkio_mount; /* v1 blkio hierarchy counting statistics (hybrid hosts), or NULL */
   struct wcd_config wcd;
 };
 

@@ -310,6 +310,7 @@ struct metrics_conn {
   size_t in_len;
   char *out; /* the whole reply; nothing else is buffered */
   size_t out_len, out_off;
+  char peer[AGENT_METRICS_PEER_MAX]; /* agent_metrics_peer_key */
 };
 
 struct agent_metrics_server {
@@ -479,6 +480,38 @@ static void on_conn(struct iob_loop *loop, int fd, uint32_t events, void *data) 
   answer(c, &req, p < 0 ? status : 0);
 }
 
+int agent_metrics_peer_key(int fd, char *out, size_t n) {
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof(ss);
+  if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+    return -1;
+  if (ss.ss_family == AF_UNIX) {
+    struct ucred cr;
+    socklen_t crlen = sizeof(cr);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
+      return -1;
+    snprintf(out, n, "uid %u", (unsigned)cr.uid);
+    return 0;
+  }
+  len = sizeof(ss);
+  if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
+    return -1;
+  char a[INET6_ADDRSTRLEN] = "";
+  const void *src = ss.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+                                              : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
+  if (inet_ntop(ss.ss_family, src, a, sizeof(a)) == NULL)
+    return -1;
+  snprintf(out, n, "address %s", a);
+  return 0;
+}
+
+static unsigned peer_conns(const struct agent_metrics_server *s, const char *peer) {
+  unsigned n = 0;
+  for (const struct metrics_conn *c = s->conns; c; c = c->next)
+    n += strcmp(c->peer, peer) == 0;
+  return n;
+}
+
 static void on_accept(struct iob_loop *loop, int fd, uint32_t events, void *data) {
   (void)events;
   struct agent_metrics_server *s = data;
@@ -497,6 +530,14 @@ static void on_accept(struct iob_loop *loop, int fd, uint32_t events, void *data
       close(cfd);
       continue;
     }
+    /* One peer (a local user, an address) gets a share of the slots, so
+     * it cannot keep the real scraper out. */
+    char peer[AGENT_METRICS_PEER_MAX];
+    if (agent_metrics_peer_key(cfd, peer, sizeof(peer)) < 0 ||
+        peer_conns(s, peer) >= AGENT_METRICS_MAX_PER_PEER) {
+      close(cfd);
+      continue;
+    }
     struct metrics_conn *c = calloc(1, sizeof(*c));
     cleanup_error struct iob_error *err = NULL;
     if (c == NULL) {
@@ -505,6 +546,7 @@ static void on_accept(struct iob_loop *loop, int fd, uint32_t events, void *data
     }
     c->srv = s;
     c->fd = cfd;
+    memcpy(c->peer, peer, sizeof(peer));
     c->timer = iob_loop_timer(loop, AGENT_METRICS_TIMEOUT_MS, on_conn_timeout, c);
     if (c->timer == NULL || iob_loop_add(loop, cfd, EPOLLIN, on_conn, c, &err) < 0) {
       if (c->timer)
@@ -544,18 +586,16 @@ static int listen_on(const struct agent_metrics_addr *a, const char *spec, struc
   int one = 1;
   if (family != AF_UNIX && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
     return iob_error(err, errno, "cannot set SO_REUSEADDR for metrics '%s'", spec);
-  /* Like the API socket: 0600 from the bind on, not only after a chmod. */
+  /* Like the API socket (ttrpc_server_listen): 0600 from the bind on, by
+   * the socket's own mode and the umask, never a chmod by path. */
+  if (family == AF_UNIX && fchmod(fd, 0600) < 0)
+    return iob_error(err, errno, "cannot set the mode of the metrics socket '%s'", spec);
   mode_t old = umask(0177);
   int r = bind(fd, (const struct sockaddr *)&a->sa, a->salen);
   int e = errno;
   umask(old);
   if (r < 0)
     return iob_error(err, e, "cannot bind metrics '%s'", spec);
-  if (family == AF_UNIX && chmod(a->path, 0600) < 0) {
-    e = errno;
-    unlink(a->path);
-    return iob_error(err, e, "cannot chmod '%s'", a->path);
-  }
   if (listen(fd, AGENT_METRICS_MAX_CONNS) < 0) {
     e = errno;
     if (family == AF_UNIX)

@@ -20,6 +20,8 @@
 #define AGENT_METRICS_HEAD_MAX 8192   /* bytes of a request head */
 #define AGENT_METRICS_PATH_MAX 1024   /* bytes of a request target */
 #define AGENT_METRICS_MAX_CONNS 16    /* open connections; more are closed at once */
+#define AGENT_METRICS_MAX_PER_PEER 4  /* of those, from one uid (unix) or address (TCP) */
+#define AGENT_METRICS_PEER_MAX 64
 #define AGENT_METRICS_TIMEOUT_MS 5000 /* a connection's whole life */
 
 /* How a container got admitted: the batcher's admit reasons, and
@@ -104,5 +106,8 @@ int agent_metrics_server_open(struct iob_loop *loop, const char *spec, agent_met
 /* Close the listener and every connection; a unix socket is unlinked. */
 void agent_metrics_server_free(struct agent_metrics_server *s);
 const char *agent_metrics_server_spec(const struct agent_metrics_server *s);
+/* Who is at the other end of an accepted connection, for the per-peer
+ * limit: "uid N" (SO_PEERCRED) on a unix socket, "address A" on TCP. */
+int agent_metrics_peer_key(int fd, char *out, size_t n);
 
 #endif

@@ -288,7 +288,11 @@ int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err) 
     return iob_error(err, ENOMEM, "cannot encode profiles");
   char tmp[4200];
   snprintf(tmp, sizeof(tmp), "%s.tmp", p->path);
-  cleanup_close int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  /* A new file, never one put there: a symlink or hard link at the
+   * temporary name would have root write through it. */
+  if (unlink(tmp) < 0 && errno != ENOENT)
+    return iob_error(err, errno, "cannot remove '%s'", tmp);
+  cleanup_close int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return iob_error(err, errno, "cannot create '%s'", tmp);
   /* fsync before rename: otherwise a crash can leave the new name pointing

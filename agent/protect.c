@@ -44,7 +44,11 @@ bool agent_protect_update(struct agent_protect *p, const struct agent_protect_ob
   }
   p->worst_share = who ? worst : -1;
   snprintf(p->victim, sizeof(p->victim), "%s", who ? who : obs[0].id);
-  p->short_ = short_;
+  /* Hysteresis: held batch containers start after PROTECT_SLACK_WINDOWS
+   * windows in a row with slack, not on one lucky window. */
+  p->slack_windows = short_ ? 0 : p->slack_windows + 1;
+  bool hold = short_ || (p->short_ && p->slack_windows < PROTECT_SLACK_WINDOWS);
+  p->short_ = hold;
   if (!was_active) {
     p->level_bps = p->cfg.cap_start_bps; /* batch jobs start capped */
   } else if (short_) {

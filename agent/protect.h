@@ -10,7 +10,8 @@
  *     cap_max_bps the cap is lifted;
  *   - a victim short of its target: the level is cut by `cut` (not below
  *     cap_floor_bps), and no new batch container is admitted until the
- *     victims have slack again (holding is the lever of last resort);
+ *     victims have had slack for PROTECT_SLACK_WINDOWS windows in a row
+ *     (holding is the lever of last resort);
  * and everything is lifted when the last protected container is gone.
  * No I/O here: the daemon measures and writes the caps. */
 #ifndef IOB_AGENT_PROTECT_H
@@ -36,10 +37,14 @@ struct agent_protect_obs {
   double stall; /* io.pressure some % / that alone; < 0 unknown */
 };
 
+/* Windows in a row with slack before held batch containers may start. */
+#define PROTECT_SLACK_WINDOWS 2
+
 struct agent_protect {
   struct agent_protect_cfg cfg;
   bool active;      /* a protected container runs */
   bool short_;      /* a victim is short of its target: hold new batch containers */
+  unsigned slack_windows; /* windows in a row in which every victim had slack */
   double level_bps; /* cap per batch container; 0: no cap */
   double worst_share;
   char victim[256]; /* the victim furthest from its target, for status */

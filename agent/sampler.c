@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent/daemon.h"
+#include "cgroupv2/blkio.h"
 #include "cgroupv2/cg2.h"
 #include "cgroupv2/sample.h"
 #include "common/cleanup.h"
@@ -26,6 +27,7 @@
 
 struct sstate {
   char *cgdir;
+  enum cg2_source source; /* what cgdir is sampled with (fixed with cgdir) */
   struct cg2_sample ring[RING];
   size_t n;
   bool warned; /* the "cannot sample" warning was logged once */
@@ -69,17 +71,39 @@ int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
     s->source = s->has_io ? CG2_SOURCE_IOSTAT : CG2_SOURCE_PROCIO;
     break;
   }
+  /* Hybrid/v1 host: the v1 blkio statistics are block-layer counts (reads,
+   * direct writes, libaio) where procfs misses some; they count only on
+   * disks where blk-throttle is active, so activate it (a no-cap rule on
+   * the blkio root, only for disks that have no rule yet; blkio.h).  A
+   * fixture cgroup root (cgroup_root set) keeps the procfs rule. */
+  if (cfg->sampler != AGENT_SAMPLER_IOSTAT && cfg->sampler != AGENT_SAMPLER_PROCFS && !s->has_io &&
+      cfg->cgroup_root == NULL) {
+    cleanup_free char *mnt = NULL;
+    cleanup_error struct iob_error *e = NULL;
+    size_t n = 0;
+    if (cg2_v1_mount_find(NULL, "blkio", &mnt, &e) == 0 &&
+        cg2_blkio_activate_all(NULL, mnt, &n, &e) == 0 && n > 0) {
+      s->source = CG2_SOURCE_BLKIO_V1;
+      s->blkio_mount = steal_ptr(&mnt);
+      iob_info("sampling v1 blkio statistics under '%s' (%zu disks count)", s->blkio_mount, n);
+    } else if (e) {
+      iob_info("no v1 blkio statistics (%s): procfs sampler", e->msg);
+    }
+  }
   return 0;
 }
 
 void agent_sampler_release(struct agent_sampler *s) {
   free(s->cgroup_root);
-  s->cgroup_root = NULL;
+  free(s->blkio_mount);
+  s->cgroup_root = s->blkio_mount = NULL;
 }
 
 const char *agent_sampler_name(const struct agent_sampler *s) {
   if (s->source == CG2_SOURCE_IOSTAT)
     return s->has_io ? "io.stat" : "io.stat (forced; no io controller on this host's cgroup2)";
+  if (s->source == CG2_SOURCE_BLKIO_V1)
+    return "blkio-v1 (procfs for buffered writes, and where a container has no blkio cgroup)";
   return "procfs (lower fidelity)";
 }
 
@@ -92,13 +116,31 @@ void agent_sampler_forget(struct agent_ctr *c) {
   c->sampler_state = NULL;
 }
 
-/* The cgroup directory: the registered path under the cgroup root, or the
- * v2 cgroup of the registered pid. */
-static char *cgroup_dir(const struct agent_sampler *s, const struct agent_ctr *c) {
+/* The cgroup directory and the source to sample it with.  Never a
+ * hierarchy's root: on a hybrid host the hook registers a container that
+ * runc left in the v2 root as "/", and sampling that would count every
+ * process of the host as the container's.
+ *  - BLKIO_V1 host, pid known: cg2_source_pick, the hook's rule (its
+ *    baseline comes from the same source): the v1 blkio cgroup of the pid,
+ *    else procfs over a cgroup of its own;
+ *  - otherwise the registered path under the cgroup root, unless it is "/"
+ *    or empty, then the v2 cgroup of the pid unless that is "/", then (the
+ *    procfs source) its v1 pids/memory cgroup.  BLKIO_V1 without a pid
+ *    samples a registered v2 path with procfs. */
+static char *cgroup_dir(const struct agent_sampler *s, const struct agent_ctr *c,
+                        enum cg2_source *src) {
   char *out = NULL;
+  *src = (enum cg2_source)s->source;
   if (s->cgroup_root == NULL)
     return NULL;
-  if (c->cgroup && *c->cgroup) {
+  struct cg2_mount m = {.path = s->cgroup_root, .has_io = s->has_io};
+  cleanup_error struct iob_error *err = NULL;
+  if (*src == CG2_SOURCE_BLKIO_V1) {
+    if (c->pid != 0)
+      return cg2_source_pick(NULL, (pid_t)c->pid, &m, 1, src, &out, &err) == 0 ? out : NULL;
+    *src = CG2_SOURCE_PROCIO;
+  }
+  if (c->cgroup && *c->cgroup && strcmp(c->cgroup, "/") != 0) {
     if (asprintf(&out, "%s%s", s->cgroup_root, c->cgroup) < 0)
       return NULL;
     return out;
@@ -106,9 +148,15 @@ static char *cgroup_dir(const struct agent_sampler *s, const struct agent_ctr *c
   if (c->pid == 0)
     return NULL;
   cleanup_free char *rel = NULL;
-  cleanup_error struct iob_error *err = NULL;
-  if (cg2_pid_cgroup(NULL, (pid_t)c->pid, &rel, &err) < 0 || strcmp(rel, "/") == 0)
+  if (cg2_pid_cgroup(NULL, (pid_t)c->pid, &rel, &err) < 0)
     return NULL;
+  if (strcmp(rel, "/") == 0) {
+    enum cg2_source got;
+    if (*src != CG2_SOURCE_PROCIO ||
+        cg2_source_pick(NULL, (pid_t)c->pid, &m, 0, &got, &out, &err) < 0)
+      return NULL;
+    return out;
+  }
   if (asprintf(&out, "%s%s", s->cgroup_root, rel) < 0)
     return NULL;
   return out;
@@ -123,7 +171,7 @@ static struct sstate *state_of(struct agent_daemon *d, struct agent_ctr *c) {
     c->sampler_state = st;
   }
   if (st->cgdir == NULL)
-    st->cgdir = cgroup_dir(&d->sampler, c);
+    st->cgdir = cgroup_dir(&d->sampler, c, &st->source);
   return st;
 }
 
@@ -148,7 +196,7 @@ static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
     return 0;
   cleanup_error struct iob_error *err = NULL;
   struct cg2_sample smp;
-  if (cg2_sample_take(NULL, st->cgdir, (enum cg2_source)d->sampler.source, &smp, &err) < 0) {
+  if (cg2_sample_take(NULL, st->cgdir, st->source, &smp, &err) < 0) {
     /* Only a cgroup we saw can vanish: a shim may ask to start before
      * runc has created it. */
     if (err->errno_ == ENOENT)
@@ -160,11 +208,18 @@ static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
   }
   /* An empty cgroup that had processes: every process of the container is
    * gone (runc removes the cgroup only at delete). */
-  if (smp.source == CG2_SOURCE_PROCIO && smp.npids == 0) {
+  if ((smp.source == CG2_SOURCE_PROCIO || smp.source == CG2_SOURCE_BLKIO_V1) && smp.npids == 0) {
     if (st->seen && c->state == AGENT_RUNNING)
       return 1;
   } else {
     st->seen = true;
+  }
+  /* Counters of different sources are never diffed (nor classified
+   * together): a sample from another source starts the window anew. */
+  if (st->n > 0 && st->ring[st->n - 1].source != smp.source) {
+    iob_debug("'%s': sample source changed from %s to %s, window restarted", c->id,
+              cg2_source_name(st->ring[st->n - 1].source), cg2_source_name(smp.source));
+    st->n = 0;
   }
   push(st, &smp);
   if (st->n < 2)
@@ -235,9 +290,10 @@ void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *c, uint64_
     (void)sample_one(d, c);
     return;
   }
-  /* Same source as ours: the hook picks io.stat or procfs by the same test
-   * of the cgroup2 mount. */
-  struct cg2_sample smp = {.t_ns = t_ns, .source = (enum cg2_source)d->sampler.source};
+  /* The hook picks its source by the same rule (cg2_source_pick) for a
+   * container with a pid; the baseline carries no source of its own, so it
+   * is tagged with ours and a mismatch restarts the window (sample_one). */
+  struct cg2_sample smp = {.t_ns = t_ns, .source = st->source};
   smp.io.rbytes = rbytes;
   smp.io.wbytes = wbytes;
   smp.io.rios = rios;

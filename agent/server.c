@@ -11,7 +11,9 @@
 #include "agent/daemon.h"
 #include "agent/plan.h"
 #include "common/cleanup.h"
+#include "common/file.h"
 #include "common/log.h"
+#include "google/protobuf/empty.pb-c.h"
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
 
@@ -362,6 +364,31 @@ static void on_plan(struct ttrpc_call *call, const ProtobufCMessage *m, void *us
   agent_plan_response_free(resp);
 }
 
+/* Whoever can write the socket's directory can put their own socket in
+ * its place, and every shim would tell them its containers and take their
+ * word on starting them: root's, 0700, or no start. */
+static int check_socket_dir(const char *path, struct iob_error **err) {
+  if (path[0] != '/')
+    return 0; /* abstract (tests): no directory */
+  cleanup_free char *dir = strdup(path);
+  if (dir == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate");
+  char *slash = strrchr(dir, '/');
+  if (slash == dir)
+    slash[1] = '\0';
+  else
+    *slash = '\0';
+  return iob_dir_check_private(dir, "socket directory", err);
+}
+
+/* Liveness (agent/client.h): answered from the loop, so an answer means
+ * the loop runs. */
+static void on_ping(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
+  (void)m;
+  (void)user;
+  ttrpc_call_reply(call, NULL);
+}
+
 int agent_server_setup(struct agent_daemon *d, struct iob_error **err) {
   static const struct {
     const char *method;
@@ -374,6 +401,7 @@ int agent_server_setup(struct agent_daemon *d, struct iob_error **err) {
       {"Exited", &iobatch__agent__v1__exited_request__descriptor, on_exited},
       {"Status", &iobatch__agent__v1__status_request__descriptor, on_status},
       {"Plan", &iobatch__agent__v1__plan_request__descriptor, on_plan},
+      {"Ping", &google__protobuf__empty__descriptor, on_ping},
   };
   if (ttrpc_server_new(d->loop, &d->server, err) < 0)
     return -1;
@@ -382,7 +410,7 @@ int agent_server_setup(struct agent_daemon *d, struct iob_error **err) {
                               methods[i].fn, d, err) < 0)
       return -1;
   const char *path = d->cfg.socket_path ? d->cfg.socket_path : AGENT_DEFAULT_SOCKET;
-  if (ttrpc_server_listen(d->server, path, err) < 0)
+  if (check_socket_dir(path, err) < 0 || ttrpc_server_listen(d->server, path, err) < 0)
     return -1;
   return 0;
 }

@@ -273,6 +273,11 @@ static int whole_disk(const char *root, unsigned major, unsigned minor, unsigned
   return 0;
 }
 
+int cg2_whole_disk(const char *root, unsigned major, unsigned minor, unsigned *disk_major,
+                   unsigned *disk_minor, struct iob_error **err) {
+  return whole_disk(root, major, minor, disk_major, disk_minor, err);
+}
+
 int cg2_weight_mechanism(const char *root, const char *mount, unsigned major, unsigned minor,
                          unsigned *mech, unsigned *disk_major, unsigned *disk_minor,
                          struct iob_error **err) {

@@ -67,6 +67,11 @@ int cg2_weight_mechanism(const char *root, const char *mount, unsigned major, un
                          unsigned *mech, unsigned *disk_major, unsigned *disk_minor,
                          struct iob_error **err);
 
+/* The whole disk of block device MAJ:MIN (itself when it is not a
+ * partition), from ROOT/sys/dev/block. */
+int cg2_whole_disk(const char *root, unsigned major, unsigned minor, unsigned *disk_major,
+                   unsigned *disk_minor, struct iob_error **err);
+
 struct cg2_disk {
   unsigned major, minor, mech; /* mech: CG2_MECH_* mask */
 };

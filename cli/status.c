@@ -94,6 +94,10 @@ static json_t *to_json(const Iobatch__Agent__V1__StatusResponse *r) {
     json_object_set_new(o, "protected", json_boolean(c->protected_));
     json_object_set_new(o, "share", json_real(c->share));
     json_object_set_new(o, "cap_bps", json_integer((json_int_t)c->cap_bps));
+    json_object_set_new(o, "pod_name", json_string(c->pod_name ? c->pod_name : ""));
+    json_object_set_new(o, "pod_namespace", json_string(c->pod_namespace ? c->pod_namespace : ""));
+    json_object_set_new(o, "container_name",
+                        json_string(c->container_name ? c->container_name : ""));
   }
   json_t *pen = json_array();
   for (size_t i = 0; i < r->n_penalties; i++) {

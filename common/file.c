@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -70,9 +71,12 @@ int iob_write_file_atomic(const char *path, const char *text, size_t len, int mo
     tmp = NULL;
     return iob_error(err, ENOMEM, "cannot write '%s'", path);
   }
-  /* O_NOFOLLOW: a symlink planted at the temporary name is not followed. */
+  /* A new file, never one put there: O_NOFOLLOW alone would still write
+   * through a hard link planted at the temporary name (O_TRUNC included). */
+  if (unlink(tmp) < 0 && errno != ENOENT)
+    return iob_error(err, errno, "cannot remove '%s'", tmp);
   cleanup_close int fd =
-      open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, (mode_t)mode);
+      open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, (mode_t)mode);
   if (fd < 0)
     return iob_error(err, errno, "cannot create '%s'", tmp);
   /* fsync before rename: otherwise a crash can leave the new name pointing
@@ -95,4 +99,26 @@ int iob_write_file_atomic(const char *path, const char *text, size_t len, int mo
   if (dfd < 0 || fsync(dfd) < 0)
     return iob_error(err, errno, "cannot sync the directory of '%s'", path);
   return 0;
+}
+
+int iob_dir_check_private(const char *dir, const char *what, struct iob_error **err) {
+  struct stat st;
+  if (lstat(dir, &st) < 0)
+    return iob_error(err, errno, "cannot check %s '%s'", what, dir);
+  const char *wrong = NULL;
+  if (S_ISLNK(st.st_mode))
+    wrong = "is a symbolic link";
+  else if (!S_ISDIR(st.st_mode))
+    wrong = "is not a directory";
+  else if (st.st_uid != geteuid())
+    wrong = "is owned by another user";
+  else if (st.st_mode & 077)
+    wrong = "is open to other users";
+  if (wrong == NULL)
+    return 0;
+  return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION,
+                        "%s '%s' %s (owner uid %u, mode %04o): it must be a directory owned by "
+                        "uid %u with mode 0700, so that no other user can replace what is in it",
+                        what, dir, wrong, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+                        (unsigned)geteuid());
 }

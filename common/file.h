@@ -18,10 +18,17 @@ int iob_read_fd(int fd, const char *name, size_t max, char **buf, size_t *len,
 /* The same for a path (opened O_RDONLY | O_CLOEXEC). */
 int iob_read_file(const char *path, size_t max, char **buf, size_t *len, struct iob_error **err);
 
-/* Replace PATH with TEXT atomically: write PATH.tmp (O_NOFOLLOW, MODE),
+/* Replace PATH with TEXT atomically: write a new PATH.tmp (O_EXCL |
+ * O_NOFOLLOW after removing whatever is there, MODE),
  * fsync, rename over PATH, fsync the directory.  A crash leaves the old
  * file or the new one, never half of one; on error PATH is untouched. */
 int iob_write_file_atomic(const char *path, const char *text, size_t len, int mode,
                           struct iob_error **err);
+
+/* DIR (called WHAT in errors) must be a directory, not a symlink, owned
+ * by our euid and closed to everybody else (mode & 077 == 0): where root
+ * puts a socket or a file another user must not replace.  Otherwise an
+ * error saying what is wrong and what it must be. */
+int iob_dir_check_private(const char *dir, const char *what, struct iob_error **err);
 
 #endif

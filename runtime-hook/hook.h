@@ -1,6 +1,17 @@
-/* iobatch-hook: OCI prestart / createRuntime hook.  runc runs it with the
- * container state JSON on stdin (runtime-spec config.md, "POSIX-platform
- * Hooks"); a non-zero exit fails the create. */
+/* iobatch-hook: OCI prestart / createRuntime hook, and poststop hook for
+ * engines that run hooks from hooks.d (podman, CRI-O).  The runtime runs it
+ * with the container state JSON on stdin (runtime-spec config.md,
+ * "POSIX-platform Hooks"); a non-zero exit fails the create.
+ *
+ * Fail open: only a state JSON that is not one (malformed, missing or
+ * mistyped fields) and an unknown declared class (io.iobatch.class, which
+ * the shim refuses at Create too) exit 1.  Every other failure (no cgroup2 mount, an
+ * annotation over 64 KiB, more than 4096 process.args, sampling, the
+ * agent unreachable, silent or answering an error) prints one line on
+ * stderr ending "(fail open)" and exits 0, unless --fail-closed (the
+ * hook's counterpart of the shim's IobatchFailClosed: a setting of whoever
+ * installs the hook, not of the workload, so a flag and not an
+ * annotation) makes it exit 1 with that line. */
 #ifndef IOB_HOOK_H
 #define IOB_HOOK_H
 
@@ -23,18 +34,27 @@
 #define HOOK_ANN_WORKLOAD "io.iobatch.workload"
 #define HOOK_ANN_IMAGE "io.kubernetes.cri.image-name"
 
+/* runc gives a hook no deadline unless the spec sets one; ours stays short
+ * so a wedged agent cannot stall container creation (--timeout-ms). */
+#define HOOK_DEFAULT_TIMEOUT_MS 2000
+
 /* The container as the runtime describes it. */
 struct hook_state {
   char *id;
   pid_t pid;
   char *bundle;
+  char *status;         /* "creating", "created", "running", "stopped"; may be "" */
   json_t *annotations;  /* object of strings; never NULL after parse */
   int have_annotations; /* the state carried an "annotations" member */
   char **args;          /* process.args from config.json, NULL-terminated */
   size_t nargs;
 };
 
-/* Validate and take the state JSON (BUF, LEN bytes). */
+/* Validate and take the state JSON (BUF, LEN bytes).  "pid" is required
+ * unless "status" is "stopped" (runtime-spec runtime.md: only created and
+ * running containers have one).  A state over a limit (HOOK_STATE_MAX, the
+ * annotation bounds) fails with code IOB_CODE_RESOURCE_EXHAUSTED, one
+ * that is not valid with another code. */
 int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct iob_error **err);
 /* Read <bundle>/config.json: its annotations (when the state had none) and
  * process.args (for the workload key). */
@@ -43,13 +63,31 @@ void hook_state_release(struct hook_state *st);
 /* Annotation value or NULL. */
 const char *hook_annotation(const struct hook_state *st, const char *key);
 
+enum hook_stage {
+  HOOK_STAGE_AUTO,     /* from the state's status: "stopped" is poststop */
+  HOOK_STAGE_PRESTART, /* prestart, createRuntime */
+  HOOK_STAGE_POSTSTOP,
+};
+
 struct hook_options {
   const char *root;       /* prefix for /proc and /sys (tests); NULL in production */
   const char *socket;     /* agent socket */
   const char *ns;         /* containerd namespace; NULL: from the bundle path */
   const char *record_dir; /* write <id>.json describing what was found; NULL: none */
   int debug;
+  int timeout_ms;  /* connect and each call to the agent; 0: HOOK_DEFAULT_TIMEOUT_MS */
+  int max_wait_ms; /* > 0: prestart also asks Admit and waits at most this long
+                      (hooks.d engines, which have no shim to hold the start) */
+  int fail_closed; /* internal errors exit 1 instead of 0 */
+  enum hook_stage stage;
 };
+
+/* The whole hook on one state JSON.  Returns 0 when everything was done,
+ * 1 for an internal error (*err says what; the caller fails open unless
+ * fail_closed), -1 when the state or the declared class is invalid (exit
+ * 1). */
+int hook_invoke(const struct hook_options *opt, const char *buf, size_t len,
+                struct iob_error **err);
 
 /* What the hook found and did, for the agent and the record file. */
 struct hook_result {
@@ -74,12 +112,18 @@ json_t *hook_result_json(const struct hook_state *st, const struct hook_result *
 int hook_record_write(const char *dir, const char *id, json_t *rec, struct iob_error **err);
 
 /* Register the container with the agent at opt->socket (ttrpc Register,
- * source "hook", with the baseline).  An agent that cannot be reached or
- * answers with an error (no socket, a stale one, a timeout) is not an
- * error: the hook fails open and the agent re-learns containers from the
- * shim.  Only a socket path that cannot be a unix socket address is. */
+ * source "hook", with the baseline), then, with opt->max_wait_ms, Admit it
+ * and wait for the answer (at most max_wait_ms; the agent is asked to
+ * admit by force a little before).  An agent that cannot be reached, stays
+ * silent past opt->timeout_ms or answers with an error fails with code
+ * IOB_CODE_UNAVAILABLE (the caller fails open); a socket path that cannot
+ * be a unix socket address with IOB_CODE_INVALID_ARGUMENT. */
 int hook_register(const struct hook_options *opt, const struct hook_state *st,
                   const struct hook_result *res, struct iob_error **err);
+/* poststop: tell the agent the container exited (Exited), so nothing stays
+ * listed.  Errors as hook_register. */
+int hook_exited(const struct hook_options *opt, const struct hook_state *st,
+                struct iob_error **err);
 
 /* Confine the process to the syscalls the hook needs; anything else kills
  * it with SIGSYS. */

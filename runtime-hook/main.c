@@ -1,11 +1,13 @@
-/* iobatch-hook: see hook.h.  Prints nothing but errors (one line on stderr),
- * plus debug lines with --debug; exit 0 lets the container start. */
+/* iobatch-hook: see hook.h.  Prints nothing but failures (one line on
+ * stderr), plus debug lines with --debug; exit 0 lets the container start. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "agent/api.h"
@@ -17,14 +19,34 @@ static const char prog[] = "iobatch-hook";
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: %s [--debug] [--socket PATH] [--namespace NS] [--record-dir DIR] [--root DIR]\n"
-          "OCI prestart/createRuntime hook: reads the container state on stdin.\n"
-          "  --socket PATH      agent socket (default " AGENT_DEFAULT_SOCKET ")\n"
-          "  --namespace NS     containerd namespace (default: from the bundle path)\n"
-          "  --record-dir DIR   write DIR/<id>.json with what the hook found\n"
-          "  --root DIR         prefix for /proc and /sys (tests)\n"
-          "  --debug            debug lines on stderr\n",
-          prog);
+          "usage: %s [OPTIONS] [prestart|createRuntime|poststop]\n"
+          "OCI hook: reads the container state on stdin.  The stage defaults to the\n"
+          "state's status: \"stopped\" is poststop (tell the agent it exited), anything\n"
+          "else prestart (sample, register; with --max-wait-ms also wait for admission).\n"
+          "  --socket PATH       agent socket (default " AGENT_DEFAULT_SOCKET ")\n"
+          "  --timeout-ms N      bound on connecting to the agent and on each call\n"
+          "                      (default %d)\n"
+          "  --max-wait-ms N     prestart: ask the agent to admit and wait at most N ms\n"
+          "                      (hooks.d engines; keep it below the hook's timeout)\n"
+          "  --fail-closed       exit 1 on any failure (default: only on an invalid state;\n"
+          "                      anything else prints one line and exits 0, fail open)\n"
+          "  --namespace NS      containerd namespace (default: from the bundle path)\n"
+          "  --record-dir DIR    write DIR/<id>.json with what the hook found\n"
+          "  --root DIR          prefix for /proc and /sys (tests)\n"
+          "  --debug             debug lines on stderr\n",
+          prog, HOOK_DEFAULT_TIMEOUT_MS);
+}
+
+static int parse_ms(const char *opt, const char *s, int *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (*s < '0' || *s > '9' || *end || errno || v > INT_MAX) {
+    fprintf(stderr, "%s: --%s needs a number of milliseconds, not '%s'\n", prog, opt, s);
+    return -1;
+  }
+  *out = (int)v;
+  return 0;
 }
 
 static int read_stdin(char **out, size_t *len, struct iob_error **err) {
@@ -60,47 +82,35 @@ static int read_stdin(char **out, size_t *len, struct iob_error **err) {
   return 0;
 }
 
-static int hook_main(const struct hook_options *opt, int selftest, struct iob_error **err) {
-  if (hook_seccomp_install(err) < 0)
-    return -1;
+/* Returns the exit status. */
+static int hook_main(const struct hook_options *opt, int selftest) {
+  cleanup_error struct iob_error *err = NULL;
+  if (hook_seccomp_install(&err) < 0) {
+    iob_error_print(prog, &err);
+    return 1;
+  }
   if (selftest) {
     /* Test-only: a harmless syscall that is not on the list must kill us
      * with SIGSYS (tests/integration/hook-seccomp.sh). */
     syscall(SYS_unshare, 0);
-    return iob_error(err, 0, "seccomp self-test: forbidden syscall was not stopped");
+    fprintf(stderr, "%s: seccomp self-test: forbidden syscall was not stopped\n", prog);
+    return 1;
   }
   cleanup_free char *buf = NULL;
   size_t len = 0;
-  if (read_stdin(&buf, &len, err) < 0)
-    return -1;
-  struct hook_state st;
-  if (hook_state_parse(buf, len, &st, err) < 0)
-    return -1;
-  struct hook_result res;
-  int rc = 0;
-  /* config.json for the annotations the state may lack (runc < 1.0.0-rc95
-   * and crun put none in the state) and for process.args, the workload key
-   * of last resort. */
-  if (!st.have_annotations ||
-      (!hook_annotation(&st, HOOK_ANN_WORKLOAD) && !hook_annotation(&st, HOOK_ANN_IMAGE)))
-    rc = hook_state_load_bundle(&st, err);
+  int rc;
+  if (read_stdin(&buf, &len, &err) < 0)
+    rc = err->errno_ == EFBIG ? 1 : -1;
+  else
+    rc = hook_invoke(opt, buf, len, &err);
   if (rc == 0)
-    rc = hook_run(opt, &st, &res, err);
-  if (rc == 0) {
-    if (opt->record_dir) {
-      json_t *rec = hook_result_json(&st, &res);
-      rc = rec ? hook_record_write(opt->record_dir, st.id, rec, err)
-               : iob_error(err, ENOMEM, "cannot build the record of '%s'", st.id);
-      json_decref(rec);
-    }
-    if (rc == 0)
-      rc = hook_register(opt, &st, &res, err);
-    hook_result_release(&res);
+    return 0;
+  if (rc < 0 || opt->fail_closed) {
+    fprintf(stderr, "%s: %s%s\n", prog, err->msg, rc < 0 ? "" : " (fail closed)");
+    return 1;
   }
-  if (rc < 0)
-    iob_error_prefix(err, "container '%s'", st.id);
-  hook_state_release(&st);
-  return rc;
+  fprintf(stderr, "%s: %s; the container goes on without iobatch (fail open)\n", prog, err->msg);
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -110,6 +120,9 @@ int main(int argc, char **argv) {
       {"namespace", required_argument, NULL, 'n'},
       {"record-dir", required_argument, NULL, 'r'},
       {"root", required_argument, NULL, 'R'},
+      {"timeout-ms", required_argument, NULL, 't'},
+      {"max-wait-ms", required_argument, NULL, 'w'},
+      {"fail-closed", no_argument, NULL, 'F'},
       {"help", no_argument, NULL, 'h'},
       {"selftest-seccomp", no_argument, NULL, 'X'},
       {NULL, 0, NULL, 0},
@@ -133,6 +146,17 @@ int main(int argc, char **argv) {
     case 'R':
       opt.root = optarg;
       break;
+    case 't':
+      if (parse_ms("timeout-ms", optarg, &opt.timeout_ms) < 0)
+        return 2;
+      break;
+    case 'w':
+      if (parse_ms("max-wait-ms", optarg, &opt.max_wait_ms) < 0)
+        return 2;
+      break;
+    case 'F':
+      opt.fail_closed = 1;
+      break;
     case 'X':
       selftest = 1;
       break;
@@ -144,15 +168,26 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (optind < argc) {
+    const char *st = argv[optind++];
+    if (!strcmp(st, "prestart") || !strcmp(st, "createRuntime"))
+      opt.stage = HOOK_STAGE_PRESTART;
+    else if (!strcmp(st, "poststop"))
+      opt.stage = HOOK_STAGE_POSTSTOP;
+    else {
+      fprintf(stderr, "%s: unknown stage '%s' (prestart, createRuntime or poststop)\n", prog, st);
+      return 2;
+    }
+  }
   if (optind != argc) {
     fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
     return 2;
   }
-  iob_log_init(prog, opt.debug);
-  cleanup_error struct iob_error *err = NULL;
-  if (hook_main(&opt, selftest, &err) < 0) {
-    iob_error_print(prog, &err);
-    return 1;
+  if (strlen(opt.socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+    fprintf(stderr, "%s: invalid agent socket '%s': longer than a unix socket address\n", prog,
+            opt.socket);
+    return 2;
   }
-  return 0;
+  iob_log_init(prog, opt.debug);
+  return hook_main(&opt, selftest);
 }

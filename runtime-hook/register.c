@@ -1,8 +1,10 @@
 /* Registration with iobatchd over its ttrpc API (proto/iobatch/agent.proto):
  * one blocking Register call with the baseline taken before the workload
- * runs.  Fail open (docs/DESIGN.md): an agent that is absent, down, slow or
- * answering with an error never stops a container; the agent re-learns
- * containers from the shim when it comes back. */
+ * runs; under a hooks.d engine also Admit (prestart) and Exited
+ * (poststop).  Every wait is bounded (connect and calls by timeout_ms,
+ * Admit by max_wait_ms), and every agent trouble comes back as an error
+ * of code UNAVAILABLE, which main turns into fail open (docs/DESIGN.md) unless
+ * told to fail closed. */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -11,14 +13,20 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "google/protobuf/empty.pb-c.h"
 #include "iobatch/agent.pb-c.h"
 #include "runtime-hook/hook.h"
 #include "ttrpc/ttrpc.h"
+#include "wcd/kind.h"
 
 #include "agent/api.h"
-/* runc gives a hook no deadline unless the spec sets one; ours stays short
- * so a wedged agent cannot stall container creation. */
-#define REGISTER_TIMEOUT_MS 2000
+/* Asked of the agent: admit by force this much before our own wait ends,
+ * so that the answer, not our timeout, ends the hold. */
+#define ADMIT_MARGIN_MS 1000
+
+static int timeout_of(const struct hook_options *opt) {
+  return opt->timeout_ms > 0 ? opt->timeout_ms : HOOK_DEFAULT_TIMEOUT_MS;
+}
 
 /* containerd's bundles are <state>/io.containerd.runtime.v2.task/<ns>/<id>:
  * the namespace is the bundle's parent directory.  Anything else (runc run,
@@ -37,27 +45,72 @@ static void bundle_namespace(const char *bundle, char *out, size_t n) {
   out[slash - ns] = '\0';
 }
 
-int hook_register(const struct hook_options *opt, const struct hook_state *st,
-                  const struct hook_result *res, struct iob_error **err) {
+static const char *state_annotation(void *st, const char *key) {
+  return hook_annotation(st, key);
+}
+
+static int agent_connect(const struct hook_options *opt, struct ttrpc_client **out,
+                         struct iob_error **err) {
   const char *socket_path = opt->socket;
   if (strlen(socket_path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-    return iob_error(err, ENAMETOOLONG, "invalid agent socket '%s'", socket_path);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid agent socket '%s'",
+                          socket_path);
   struct stat sb;
-  if (stat(socket_path, &sb) < 0 && errno == ENOENT) {
-    iob_debug("no agent at '%s': container '%s' not registered", socket_path, st->id);
-    return 0;
-  }
+  if (stat(socket_path, &sb) < 0 && errno == ENOENT)
+    return iob_error_code(err, IOB_CODE_UNAVAILABLE, "no agent at '%s'", socket_path);
   cleanup_error struct iob_error *cerr = NULL;
-  struct ttrpc_client *c = NULL;
-  if (ttrpc_client_connect(socket_path, &c, &cerr) < 0) {
-    iob_debug("%s: container '%s' not registered", cerr->msg, st->id);
-    return 0;
-  }
-  char ns[256];
+  if (ttrpc_client_connect_timeout(socket_path, timeout_of(opt), out, &cerr) < 0)
+    return iob_error_code(err, IOB_CODE_UNAVAILABLE, "agent not reached: %s", cerr->msg);
+  return 0;
+}
+
+static void namespace_of(const struct hook_options *opt, const struct hook_state *st, char *ns,
+                         size_t n) {
   if (opt->ns && *opt->ns)
-    snprintf(ns, sizeof(ns), "%s", opt->ns);
+    snprintf(ns, n, "%s", opt->ns);
   else
-    bundle_namespace(st->bundle, ns, sizeof(ns));
+    bundle_namespace(st->bundle, ns, n);
+}
+
+/* Wait for the agent's word, at most max_wait_ms. */
+static int admit(const struct hook_options *opt, struct ttrpc_client *c,
+                 const struct hook_state *st, const struct hook_result *res, const char *ns,
+                 struct iob_error **err) {
+  Iobatch__Agent__V1__AdmitRequest req = IOBATCH__AGENT__V1__ADMIT_REQUEST__INIT;
+  req.id = st->id;
+  req.namespace_ = (char *)ns;
+  req.declared_class = res->declared ? (char *)wcd_class_name(res->cls) : "";
+  req.workload_key = res->workload ? res->workload : "";
+  int wait = opt->max_wait_ms;
+  req.max_hold_ms = (uint32_t)(wait > 2 * ADMIT_MARGIN_MS ? wait - ADMIT_MARGIN_MS : wait / 2);
+  if (req.max_hold_ms == 0)
+    req.max_hold_ms = 1;
+  ProtobufCMessage *resp = NULL;
+  cleanup_error struct iob_error *cerr = NULL;
+  if (ttrpc_client_call(c, AGENT_SERVICE, "Admit", &req.base,
+                        &iobatch__agent__v1__admit_response__descriptor, &resp, wait, NULL, 0,
+                        &cerr) < 0)
+    return iob_error_code(err, IOB_CODE_UNAVAILABLE, "agent at '%s' did not admit '%s': %s",
+                          opt->socket, st->id, cerr->msg);
+  const Iobatch__Agent__V1__AdmitResponse *r = (const void *)resp;
+  int rc = 0;
+  if (!r->admitted)
+    rc = iob_error_code(err, IOB_CODE_UNAVAILABLE, "agent at '%s' did not admit '%s': %s",
+                        opt->socket, st->id, r->reason ? r->reason : "");
+  else
+    iob_debug("agent admitted '%s' after %llu ms: %s", st->id, (unsigned long long)r->held_ms,
+              r->reason);
+  protobuf_c_message_free_unpacked(resp, NULL);
+  return rc;
+}
+
+int hook_register(const struct hook_options *opt, const struct hook_state *st,
+                  const struct hook_result *res, struct iob_error **err) {
+  struct ttrpc_client *c = NULL;
+  if (agent_connect(opt, &c, err) < 0)
+    return -1;
+  char ns[256];
+  namespace_of(opt, st, ns, sizeof(ns));
 
   Iobatch__Agent__V1__IOSample base = IOBATCH__AGENT__V1__IOSAMPLE__INIT;
   base.rbytes = res->baseline.io.rbytes;
@@ -74,18 +127,56 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
   req.declared_class = res->declared ? (char *)wcd_class_name(res->cls) : "";
   req.workload_key = res->workload ? res->workload : "";
   req.source = "hook";
+  /* Fail open as above: the shim refuses a bad io.iobatch.kind at Create;
+   * under another runtime the agent just does not hear the kind. */
+  struct wcd_kind kind;
+  cleanup_error struct iob_error *kerr = NULL;
+  if (wcd_kind_from_annotations(state_annotation, (void *)st, &kind, &kerr) < 0)
+    iob_debug("container '%s': %s", st->id, kerr->msg);
+  req.kind = (char *)(kind.kind ? kind.kind : "");
+  req.pod_name = (char *)(kind.pod_name ? kind.pod_name : "");
+  req.pod_namespace = (char *)(kind.pod_namespace ? kind.pod_namespace : "");
+  req.container_name = (char *)(kind.container_name ? kind.container_name : "");
   req.baseline = &base;
   ProtobufCMessage *resp = NULL;
+  cleanup_error struct iob_error *cerr = NULL;
+  int rc = 0;
   if (ttrpc_client_call(c, AGENT_SERVICE, "Register", &req.base,
                         &iobatch__agent__v1__register_response__descriptor, &resp,
-                        REGISTER_TIMEOUT_MS, NULL, 0, &cerr) < 0) {
-    iob_debug("agent at '%s' did not register '%s': %s", socket_path, st->id, cerr->msg);
+                        timeout_of(opt), NULL, 0, &cerr) < 0) {
+    rc = iob_error_code(err, IOB_CODE_UNAVAILABLE, "agent at '%s' did not register '%s': %s",
+                        opt->socket, st->id, cerr->msg);
   } else {
     const Iobatch__Agent__V1__RegisterResponse *r = (const void *)resp;
     iob_debug("registered '%s' (namespace '%s') with the agent: class %s, io.weight %u", st->id,
               ns, r->class_, r->io_weight);
     protobuf_c_message_free_unpacked(resp, NULL);
+    if (opt->max_wait_ms > 0)
+      rc = admit(opt, c, st, res, ns, err);
   }
   ttrpc_client_free(c);
-  return 0;
+  return rc;
+}
+
+int hook_exited(const struct hook_options *opt, const struct hook_state *st,
+                struct iob_error **err) {
+  struct ttrpc_client *c = NULL;
+  if (agent_connect(opt, &c, err) < 0)
+    return -1;
+  char ns[256];
+  namespace_of(opt, st, ns, sizeof(ns));
+  Iobatch__Agent__V1__ExitedRequest req = IOBATCH__AGENT__V1__EXITED_REQUEST__INIT;
+  req.id = st->id;
+  req.namespace_ = ns;
+  ProtobufCMessage *resp = NULL;
+  cleanup_error struct iob_error *cerr = NULL;
+  int rc = 0;
+  if (ttrpc_client_call(c, AGENT_SERVICE, "Exited", &req.base, &google__protobuf__empty__descriptor,
+                        &resp, timeout_of(opt), NULL, 0, &cerr) < 0)
+    rc = iob_error_code(err, IOB_CODE_UNAVAILABLE, "agent at '%s' not told that '%s' exited: %s",
+                        opt->socket, st->id, cerr->msg);
+  else
+    protobuf_c_message_free_unpacked(resp, NULL);
+  ttrpc_client_free(c);
+  return rc;
 }

@@ -32,48 +32,16 @@ unsigned hook_class_weight(enum wcd_class c) {
   }
 }
 
-/* ROOT + MOUNT + CGROUP, where the v2 root "/" adds nothing. */
-static char *cg_dir(const char *root, const char *mount, const char *cg) {
-  char *r = NULL;
-  if (asprintf(&r, "%s%s%s", root, mount, strcmp(cg, "/") ? cg : "") < 0)
-    abort();
-  return r;
-}
-
-/* The directory to sample.  With the io controller in v2, the v2 cgroup and
- * io.stat.  Without it (v1 or hybrid host), procfs over the pids of the v2
- * cgroup when the container has one of its own, else of its v1 "pids"
- * (or "memory") cgroup: runc on a hybrid host may leave it in the v2 root. */
+/* The directory to sample and the source: cg2_source_pick, the rule the
+ * agent follows too (io.stat in the v2 cgroup; else the v1 blkio cgroup's
+ * statistics; else procfs over a cgroup of the container's own, never the
+ * v2 root that runc may leave it in on a hybrid host). */
 static int resolve(const struct hook_options *opt, const struct hook_state *st,
                    const struct cg2_mount *m, struct hook_result *res, enum cg2_source *src,
                    struct iob_error **err) {
-  const char *root = opt->root ? opt->root : "";
   if (cg2_pid_cgroup(opt->root, st->pid, &res->cgroup, err) < 0)
     return iob_error_prefix(err, "cannot resolve the cgroup of pid %d", (int)st->pid);
-  if (m->has_io) {
-    *src = CG2_SOURCE_IOSTAT;
-    res->cgdir = cg_dir(root, m->path, res->cgroup);
-    return 0;
-  }
-  *src = CG2_SOURCE_PROCIO;
-  if (strcmp(res->cgroup, "/") != 0) {
-    res->cgdir = cg_dir(root, m->path, res->cgroup);
-    return 0;
-  }
-  static const char *const ctrls[] = {"pids", "memory", "blkio"};
-  for (size_t i = 0; i < IOB_ARRAY_SIZE(ctrls); i++) {
-    cleanup_free char *v1cg = NULL, *v1mnt = NULL;
-    cleanup_error struct iob_error *e = NULL;
-    if (cg2_pid_cgroup_v1(opt->root, st->pid, ctrls[i], &v1cg, &e) < 0 ||
-        cg2_v1_mount_find(opt->root, ctrls[i], &v1mnt, &e) < 0 || strcmp(v1cg, "/") == 0)
-      continue;
-    res->cgdir = cg_dir(root, v1mnt, v1cg);
-    return 0;
-  }
-  return iob_error_code(err, IOB_CODE_NOT_FOUND,
-                        "cannot find a cgroup of its own for pid %d: it is in the v2 root and in "
-                        "no v1 pids/memory/blkio cgroup",
-                        (int)st->pid);
+  return cg2_source_pick(opt->root, st->pid, m, 1, src, &res->cgdir, err);
 }
 
 /* Write the class's weight where some disk can enforce it: io.weight when
@@ -137,8 +105,10 @@ int hook_run(const struct hook_options *opt, const struct hook_state *st, struct
     iob_debug("container '%s' has no workload key: %s", st->id, kerr->msg);
   }
   struct cg2_mount m;
-  if (cg2_mount_find(opt->root, &m, err) < 0)
+  if (cg2_mount_find(opt->root, &m, err) < 0) {
+    hook_result_release(res);
     return -1;
+  }
   enum cg2_source src;
   int rc = resolve(opt, st, &m, res, &src, err);
   if (rc == 0)

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +106,7 @@ int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct 
                           "invalid state JSON: %s at line %d column %d", jerr.text, jerr.line,
                           jerr.column);
   int rc = -1;
-  const char *ver, *id, *bundle;
+  const char *ver, *id, *bundle, *status = "";
   json_t *pid, *ann;
   if (!json_is_object(root)) {
     iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid state: not a JSON object");
@@ -115,14 +116,26 @@ int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct 
       check_id(id, err) < 0 || get_string(root, "bundle", &bundle, err) < 0 ||
       check_bundle(bundle, err) < 0)
     goto out;
+  if (json_object_get(root, "status")) {
+    if (get_string(root, "status", &status, err) < 0)
+      goto out;
+    if (strlen(status) > 64) {
+      iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid state: 'status' too long");
+      goto out;
+    }
+  }
   pid = json_object_get(root, "pid");
-  if (pid == NULL) {
+  bool stopped = strcmp(status, "stopped") == 0;
+  if (stopped && (pid == NULL || (json_is_integer(pid) && json_integer_value(pid) == 0))) {
+    pid = NULL; /* a stopped container has no process */
+  } else if (pid == NULL) {
     iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                    "invalid state: missing 'pid' (a prestart hook needs the container's "
                    "process)");
     goto out;
   }
-  if (!json_is_integer(pid) || json_integer_value(pid) <= 0 || json_integer_value(pid) > INT_MAX) {
+  if (pid && (!json_is_integer(pid) || json_integer_value(pid) <= 0 ||
+              json_integer_value(pid) > INT_MAX)) {
     iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                    "invalid state: 'pid' must be an integer in 1..%d", INT_MAX);
     goto out;
@@ -132,7 +145,8 @@ int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct 
     goto out;
   st->id = xstrdup(id);
   st->bundle = xstrdup(bundle);
-  st->pid = (pid_t)json_integer_value(pid);
+  st->status = xstrdup(status);
+  st->pid = pid ? (pid_t)json_integer_value(pid) : 0;
   st->have_annotations = ann != NULL && json_object_size(ann) > 0;
   st->annotations = ann ? json_incref(ann) : json_object();
   rc = 0;
@@ -205,6 +219,7 @@ out:
 void hook_state_release(struct hook_state *st) {
   free(st->id);
   free(st->bundle);
+  free(st->status);
   json_decref(st->annotations);
   for (size_t i = 0; st->args && i < st->nargs; i++)
     free(st->args[i]);

@@ -8,8 +8,9 @@ PKGS=(
   clang libclang-rt-14-dev llvm clang-format
   containerd runc crun fio busybox-static util-linux procps psmisc kmod iproute2 tmux
   qemu-system-x86 qemu-utils cpio gzip e2fsprogs
-  hyperfine gnuplot-nox python3 jq curl
+  hyperfine gnuplot-nox python3 jq curl podman
   debhelper dpkg-dev fakeroot lintian scdoc systemd bash-completion man-db python3-yaml python3-kubernetes
+  python3-grpcio python3-grpc-tools # the CRI client of tests/integration/cri-pods.sh
   postgresql-15 postgresql-client-15
 )
 missing=()

@@ -22,6 +22,7 @@
 #include "common/file.h"
 #include "common/log.h"
 #include "shim/shim.h"
+#include "wcd/kind.h"
 #include "wcd/wcd.h"
 
 #define ARGS_MAX 4096
@@ -45,18 +46,6 @@ static struct agent_client *agent;
 static bool fail_closed; /* IobatchFailClosed of the runtime options */
 static struct held *helds;
 
-/* What config.json says about the container. */
-struct ctr_info {
-  char *cls;
-  char *key;
-  uint32_t max_hold_ms;
-};
-
-static void info_release(struct ctr_info *in) {
-  free(in->cls);
-  free(in->key);
-}
-
 /* Made on first use with the first container's runtime options (a shim
  * serves one runtime, so every bundle it gets has the same ones): the
  * socket from IobatchAgentSocket, else $IOBATCH_AGENT_SOCKET, else the
@@ -76,11 +65,13 @@ static struct agent_client *client(struct iob_loop *loop, const char *bundle) {
   if (path == NULL || *path == '\0')
     path = getenv("IOBATCH_AGENT_SOCKET");
   fail_closed = o.fail_closed;
-  if (agent_client_new(loop, path && *path ? path : NULL, fail_closed, &agent, &err) < 0)
+  if (agent_client_new(loop, path && *path ? path : NULL, fail_closed, &agent, &err) < 0) {
     iob_warn("no agent client: %s", err->msg);
-  else
+  } else {
+    agent_client_set_timeout(agent, o.agent_timeout_ms);
     iob_info("agent at '%s'%s", path && *path ? path : AGENT_DEFAULT_SOCKET,
              fail_closed ? ", fail closed" : "");
+  }
   shim_options_release(&o);
   return agent;
 }
@@ -88,6 +79,10 @@ static struct agent_client *client(struct iob_loop *loop, const char *bundle) {
 static const char *annotation(json_t *ann, const char *key) {
   const char *v = json_string_value(json_object_get(ann, key));
   return v && *v ? v : NULL;
+}
+
+static const char *annotation_fn(void *ann, const char *key) {
+  return annotation(ann, key);
 }
 
 static int parse_max_hold(const char *s, uint32_t *out, struct iob_error **err) {
@@ -123,22 +118,42 @@ static int workload_key(json_t *cfg, json_t *ann, char **out) {
   return 0;
 }
 
-static int info_load(const char *bundle, struct ctr_info *out, struct iob_error **err) {
-  memset(out, 0, sizeof(*out));
-  cleanup_free char *path = NULL;
-  if (asprintf(&path, "%s/config.json", bundle) < 0)
+static int dup_or_null(const char *s, char **out) {
+  *out = NULL;
+  return s && (*out = strdup(s)) == NULL ? -1 : 0;
+}
+
+/* Kind and CRI names (wcd/kind.c says which keys each manager sets). */
+static int kind_load(json_t *ann, struct shim_ctr_info *out, struct iob_error **err) {
+  struct wcd_kind k;
+  if (wcd_kind_from_annotations(annotation_fn, ann, &k, err) < 0)
+    return -1;
+  if (dup_or_null(k.kind, &out->kind) < 0 || dup_or_null(k.pod_name, &out->pod_name) < 0 ||
+      dup_or_null(k.pod_namespace, &out->pod_namespace) < 0 ||
+      dup_or_null(k.container_name, &out->container_name) < 0)
     return iob_error(err, ENOMEM, "cannot allocate");
-  struct stat sb;
-  if (stat(path, &sb) < 0)
-    return iob_error(err, errno, "cannot stat '%s'", path);
-  if (sb.st_size > (off_t)IOB_OCI_CONFIG_MAX)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is larger than %u bytes", path,
-                          IOB_OCI_CONFIG_MAX);
+  return 0;
+}
+
+void shim_ctr_info_release(struct shim_ctr_info *in) {
+  free(in->cls);
+  free(in->key);
+  free(in->kind);
+  free(in->pod_name);
+  free(in->pod_namespace);
+  free(in->container_name);
+  memset(in, 0, sizeof(*in));
+}
+
+int shim_ctr_info_parse(const char *json, size_t len, struct shim_ctr_info *out,
+                        struct iob_error **err) {
+  memset(out, 0, sizeof(*out));
   json_error_t je;
-  json_t *cfg = json_load_file(path, 0, &je);
+  json_t *cfg = json_loadb(json, len, 0, &je);
   if (!json_is_object(cfg)) {
     json_decref(cfg);
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid '%s': %s", path, je.text);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid 'config.json': %s",
+                          cfg ? "not an object" : je.text);
   }
   json_t *ann = json_object_get(cfg, "annotations");
   const char *cls = annotation(ann, ANN_CLASS);
@@ -155,12 +170,32 @@ static int info_load(const char *bundle, struct ctr_info *out, struct iob_error 
     r = iob_error(err, ENOMEM, "cannot allocate");
   if (r == 0 && hold)
     r = parse_max_hold(hold, &out->max_hold_ms, err);
+  if (r == 0)
+    r = kind_load(ann, out, err);
   if (r == 0 && workload_key(cfg, ann, &out->key) < 0)
     r = iob_error(err, ENOMEM, "cannot allocate");
   json_decref(cfg);
   if (r < 0)
-    info_release(out);
+    shim_ctr_info_release(out);
   return r;
+}
+
+static int info_load(const char *bundle, struct shim_ctr_info *out, struct iob_error **err) {
+  memset(out, 0, sizeof(*out));
+  cleanup_free char *path = NULL;
+  if (asprintf(&path, "%s/config.json", bundle) < 0)
+    return iob_error(err, ENOMEM, "cannot allocate");
+  struct stat sb;
+  if (stat(path, &sb) < 0)
+    return iob_error(err, errno, "cannot stat '%s'", path);
+  if (sb.st_size > (off_t)IOB_OCI_CONFIG_MAX)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is larger than %u bytes", path,
+                          IOB_OCI_CONFIG_MAX);
+  cleanup_free char *buf = NULL;
+  size_t len;
+  if (iob_read_file(path, IOB_OCI_CONFIG_MAX, &buf, &len, err) < 0)
+    return -1;
+  return shim_ctr_info_parse(buf, len, out, err);
 }
 
 /* The container's v2 cgroup; NULL when it has none of its own (the agent
@@ -178,10 +213,10 @@ static char *pid_cgroup(pid_t pid) {
 }
 
 int shim_admission_check(const char *bundle, struct iob_error **err) {
-  struct ctr_info in;
+  struct shim_ctr_info in;
   if (info_load(bundle, &in, err) < 0)
     return -1;
-  info_release(&in);
+  shim_ctr_info_release(&in);
   return 0;
 }
 
@@ -192,23 +227,30 @@ static void on_registered(void *user, const struct iob_error *err) {
   free(id);
 }
 
-void shim_admission_register(struct iob_loop *loop, const struct shim_admission_req *req) {
+static struct agent_container ctr_of(const struct shim_admission_req *req,
+                                     const struct shim_ctr_info *in) {
+  return (struct agent_container){.id = req->id,
+                                  .ns = req->ns,
+                                  .pid = (uint32_t)req->pid,
+                                  .bundle = req->bundle,
+                                  .declared_class = in->cls,
+                                  .workload_key = in->key,
+                                  .kind = in->kind,
+                                  .pod_name = in->pod_name,
+                                  .pod_namespace = in->pod_namespace,
+                                  .container_name = in->container_name,
+                                  .max_hold_ms = in->max_hold_ms};
+}
+
+/* In the background: nothing waits for the agent's answer. */
+static void register_ctr(struct iob_loop *loop, const struct shim_admission_req *req,
+                         const struct shim_ctr_info *in, bool running) {
   cleanup_error struct iob_error *err = NULL;
-  struct ctr_info in;
-  if (info_load(req->bundle, &in, &err) < 0) {
-    iob_warn("'%s' not registered with the agent: %s", req->id, err->msg);
-    return;
-  }
   struct agent_client *ac = client(loop, req->bundle);
   cleanup_free char *cg = pid_cgroup(req->pid);
-  struct agent_container c = {.id = req->id,
-                              .ns = req->ns,
-                              .pid = (uint32_t)req->pid,
-                              .cgroup = cg,
-                              .bundle = req->bundle,
-                              .declared_class = in.cls,
-                              .workload_key = in.key,
-                              .max_hold_ms = in.max_hold_ms};
+  struct agent_container c = ctr_of(req, in);
+  c.cgroup = cg;
+  c.running = running;
   char *id = strdup(req->id);
   /* No agent here is the Admit's business (it warns once); Register just
    * gives the agent a head start. */
@@ -218,7 +260,17 @@ void shim_admission_register(struct iob_loop *loop, const struct shim_admission_
   } else if (ac == NULL || id == NULL) {
     free(id);
   }
-  info_release(&in);
+}
+
+void shim_admission_register(struct iob_loop *loop, const struct shim_admission_req *req) {
+  cleanup_error struct iob_error *err = NULL;
+  struct shim_ctr_info in;
+  if (info_load(req->bundle, &in, &err) < 0) {
+    iob_warn("'%s' not registered with the agent: %s", req->id, err->msg);
+    return;
+  }
+  register_ctr(loop, req, &in, false);
+  shim_ctr_info_release(&in);
 }
 
 static void held_free(struct held *h) {
@@ -296,10 +348,20 @@ static void without_agent(const struct shim_admission_req *req, const char *why,
 void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req *req,
                          shim_admission_fn fn, void *data) {
   cleanup_error struct iob_error *err = NULL;
-  struct ctr_info in;
+  struct shim_ctr_info in;
   if (info_load(req->bundle, &in, &err) < 0) {
     iob_error_prefix(&err, "cannot ask the agent about '%s'", req->id);
     fn(data, 0, err);
+    return;
+  }
+  if (in.kind && strcmp(in.kind, "sandbox") == 0) {
+    /* A pod's sandbox holds only namespaces and every container of the
+     * pod waits for it: it starts now, fail closed or not, with no agent
+     * round trip on the pod's way up.  The agent hears that it runs
+     * afterwards (and again after a restart of the agent). */
+    fn(data, 1, NULL);
+    register_ctr(loop, req, &in, true);
+    shim_ctr_info_release(&in);
     return;
   }
   struct agent_client *ac = client(loop, req->bundle);
@@ -308,21 +370,15 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
       (h->id = strdup(req->id)) == NULL) {
     if (h)
       held_free(h);
-    info_release(&in);
+    shim_ctr_info_release(&in);
     without_agent(req, "out of memory", fn, data);
     return;
   }
   h->fn = fn;
   h->data = data;
-  struct agent_container c = {.id = req->id,
-                              .ns = req->ns,
-                              .pid = (uint32_t)req->pid,
-                              .bundle = req->bundle,
-                              .declared_class = in.cls,
-                              .workload_key = in.key,
-                              .max_hold_ms = in.max_hold_ms};
+  struct agent_container c = ctr_of(req, &in);
   int r = agent_client_admit(ac, &c, timeout_of(req), on_admit, h, &err);
-  info_release(&in);
+  shim_ctr_info_release(&in);
   if (r < 0) {
     held_free(h);
     without_agent(req, err->msg, fn, data);

@@ -146,7 +146,9 @@ static int options_check(struct shim_options *o, struct iob_error **err) {
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid binary_name");
   if (o->root && shim_validate_path("root", o->root, true, err) < 0)
     return -1;
-  if (o->shim_cgroup && shim_validate_path("shim_cgroup", o->shim_cgroup, false, err) < 0)
+  /* Absolute, no '..': a relative or climbing path would put the shim
+   * somewhere under whatever cgroup it happens to start in. */
+  if (o->shim_cgroup && shim_validate_path("ShimCgroup", o->shim_cgroup, true, err) < 0)
     return -1;
   if (o->agent_socket && shim_validate_path("IobatchAgentSocket", o->agent_socket, true, err) < 0)
     return -1;
@@ -267,6 +269,7 @@ int shim_options_write(const char *bundle, const struct shim_options *o, struct 
   json_object_set_new(j, "io_gid", json_integer(o->io_gid));
   set_str(j, "agent_socket", o->agent_socket);
   json_object_set_new(j, "fail_closed", json_boolean(o->fail_closed));
+  json_object_set_new(j, "agent_timeout_ms", json_integer(o->agent_timeout_ms));
   cleanup_free char *path = NULL;
   if (asprintf(&path, "%s/options.json", bundle) < 0)
     abort();
@@ -314,6 +317,8 @@ int shim_options_read(const char *bundle, struct shim_options *o, struct iob_err
   o->io_gid = (uint32_t)g;
   o->agent_socket = json_str(j, "agent_socket");
   o->fail_closed = json_is_true(json_object_get(j, "fail_closed"));
+  json_int_t t = json_integer_value(json_object_get(j, "agent_timeout_ms"));
+  o->agent_timeout_ms = t > 0 && t <= UINT32_MAX ? (uint32_t)t : 0;
   json_decref(j);
   return options_check(o, err);
 }

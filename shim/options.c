@@ -8,6 +8,7 @@
  *   SystemdCgroup = false
  *   IobatchAgentSocket = "/run/iobatch/iobatchd.sock"
  *   IobatchFailClosed = false
+ *   IobatchAgentTimeoutMs = 5000
  *
  * The keys are those of the runc shim's options table in containerd's
  * config.toml (snake_case works too); sections and comments are ignored. */
@@ -45,6 +46,7 @@ static const struct key keys[] = {
     K("IoGid", "io_gid", U32, io_gid),
     K("IobatchAgentSocket", "iobatch_agent_socket", STR, agent_socket),
     K("IobatchFailClosed", "iobatch_fail_closed", BOOL, fail_closed),
+    K("IobatchAgentTimeoutMs", "iobatch_agent_timeout_ms", U32, agent_timeout_ms),
 };
 
 static char *trim(char *s) {

@@ -62,9 +62,12 @@ struct shim_options {
   /* iobatch's own keys, only in the ConfigPath TOML (IobatchAgentSocket,
    * IobatchFailClosed): where iobatchd listens (else $IOBATCH_AGENT_SOCKET,
    * else its default) and whether a Start the agent cannot be asked about
-   * fails instead of starting at once. */
+   * fails instead of starting at once.  IobatchAgentTimeoutMs: how long the
+   * agent may stay silent before a Start goes on without it (0: the
+   * client's default, agent/client.h). */
   char *agent_socket;
   bool fail_closed;
+  uint32_t agent_timeout_ms;
 };
 
 /* What `start` learns from stdin. */
@@ -259,9 +262,24 @@ struct shim_admission_req {
 typedef void (*shim_admission_fn)(void *data, int admitted, struct iob_error *err);
 /* Ask the agent (socket: $IOBATCH_AGENT_SOCKET, else the default) whether
  * the container may start now; fn runs on the loop once it is admitted,
- * refused or cancelled (err says why).  No agent: admitted (fail open). */
+ * refused or cancelled (err says why).  No agent: admitted (fail open).
+ * A pod sandbox is not asked: fn runs at once, then the agent is told in
+ * the background that it runs. */
 void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req *req,
                          shim_admission_fn fn, void *data);
+/* What <bundle>/config.json's annotations tell the agent. */
+struct shim_ctr_info {
+  char *cls;  /* io.iobatch.class; NULL: not declared */
+  char *key;  /* wcd_workload_key(); NULL: none */
+  char *kind; /* "job", "service" or "sandbox" (wcd/kind.h); NULL: not said */
+  char *pod_name, *pod_namespace, *container_name; /* CRI names; NULL: not known */
+  uint32_t max_hold_ms;                            /* io.iobatch.max-hold-ms; 0: none */
+};
+/* config.json (JSON, LEN bytes): an invalid io.iobatch.class, .kind or
+ * .max-hold-ms is INVALID_ARGUMENT naming the annotation. */
+int shim_ctr_info_parse(const char *json, size_t len, struct shim_ctr_info *out,
+                        struct iob_error **err);
+void shim_ctr_info_release(struct shim_ctr_info *in);
 /* Create, before runc create: the iobatch annotations of config.json are
  * valid (an invalid io.iobatch.max-hold-ms is INVALID_ARGUMENT). */
 int shim_admission_check(const char *bundle, struct iob_error **err);
@@ -276,7 +294,8 @@ void shim_admission_exited(const char *ns, const char *id, uint32_t status);
 
 /* Add iobatch-hook ($IOBATCH_HOOK, else next to the shim binary) to
  * <bundle>/config.json's hooks.prestart unless it is in prestart or
- * createRuntime already; nothing to do when there is no hook binary.  Malformed config: INVALID_ARGUMENT. */
+ * createRuntime already; nothing to do when there is no hook binary.  Malformed config:
+ * INVALID_ARGUMENT. */
 int shim_hook_inject(const char *bundle, struct iob_error **err);
 /* The same on a config held in memory (for the tests): *out is the new
  * JSON (caller frees) or NULL when nothing changes. */

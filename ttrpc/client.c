@@ -230,6 +230,21 @@ static void on_client(struct iob_loop *loop, int fd, uint32_t events, void *data
     client_destroy(c);
 }
 
+static int client_wrap(int *fd, const char *address, struct ttrpc_client **out,
+                       struct iob_error **err) {
+  int fl = fcntl(*fd, F_GETFL);
+  if (fl < 0 || fcntl(*fd, F_SETFL, fl | O_NONBLOCK) < 0)
+    return iob_error(err, errno, "cannot make connection to '%s' non-blocking", address);
+  struct ttrpc_client *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return iob_error(err, ENOMEM, "cannot allocate ttrpc client");
+  c->fd = steal_fd(fd);
+  c->next_id = 1;
+  ttrpc_reader_init(&c->rd);
+  *out = c;
+  return 0;
+}
+
 int ttrpc_client_connect(const char *address, struct ttrpc_client **out, struct iob_error **err) {
   struct sockaddr_un sa;
   socklen_t len;
@@ -244,17 +259,41 @@ int ttrpc_client_connect(const char *address, struct ttrpc_client **out, struct 
   while (r < 0 && errno == EINTR);
   if (r < 0)
     return iob_error(err, errno, "cannot connect to '%s'", address);
-  int fl = fcntl(fd, F_GETFL);
-  if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-    return iob_error(err, errno, "cannot make connection to '%s' non-blocking", address);
-  struct ttrpc_client *c = calloc(1, sizeof(*c));
-  if (c == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate ttrpc client");
-  c->fd = steal_fd(&fd);
-  c->next_id = 1;
-  ttrpc_reader_init(&c->rd);
-  *out = c;
-  return 0;
+  return client_wrap(&fd, address, out, err);
+}
+
+/* A blocking connect to a unix socket whose listen backlog is full sleeps
+ * until the listener accepts (unix_wait_for_peer in net/unix/af_unix.c),
+ * which for a stopped or hung server is forever.  A non-blocking one fails
+ * at once with EAGAIN instead (never EINPROGRESS for AF_UNIX), so waiting
+ * is trying again, every few ms, until the time is up. */
+int ttrpc_client_connect_timeout(const char *address, int timeout_ms, struct ttrpc_client **out,
+                                 struct iob_error **err) {
+  struct sockaddr_un sa;
+  socklen_t len;
+  if (ttrpc_parse_address(address, &sa, &len, err) < 0)
+    return -1;
+  cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return iob_error(err, errno, "cannot create socket");
+  uint64_t deadline = iob_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+  for (;;) {
+    if (connect(fd, (const struct sockaddr *)&sa, len) == 0)
+      break;
+    if (errno == EINTR)
+      continue;
+    if (errno != EAGAIN)
+      return iob_error(err, errno, "cannot connect to '%s'", address);
+    uint64_t now = iob_now_ms();
+    if (now >= deadline)
+      return iob_error(err, EAGAIN,
+                       "cannot connect to '%s' within %d ms: its listen backlog is full "
+                       "(the server is stopped, hung or overloaded)",
+                       address, timeout_ms > 0 ? timeout_ms : 0);
+    uint64_t nap = deadline - now < 20 ? deadline - now : 20;
+    poll(NULL, 0, (int)nap);
+  }
+  return client_wrap(&fd, address, out, err);
 }
 
 static void client_destroy(struct ttrpc_client *c) {

@@ -87,6 +87,7 @@ struct ttrpc_server {
   size_t n_conns;
   struct ttrpc_call *orphans; /* unanswered calls of closed connections */
   int extra_uid;
+  int extra_gid;
 };
 
 static void conn_close(struct ttrpc_conn *c);
@@ -510,10 +511,12 @@ static void conn_close(struct ttrpc_conn *c) {
     free(c);
 }
 
+/* Both ids: a peer of our uid but another group (a setgid helper, say)
+ * is not us either. */
 static bool peer_allowed(struct ttrpc_server *s, const struct ucred *cr) {
-  if (cr->uid == geteuid())
-    return true;
-  return s->extra_uid >= 0 && cr->uid == (uid_t)s->extra_uid;
+  bool uid_ok = cr->uid == geteuid() || (s->extra_uid >= 0 && cr->uid == (uid_t)s->extra_uid);
+  bool gid_ok = cr->gid == getegid() || (s->extra_gid >= 0 && cr->gid == (gid_t)s->extra_gid);
+  return uid_ok && gid_ok;
 }
 
 /* Takes ownership of fd. */
@@ -525,8 +528,10 @@ static int conn_new(struct ttrpc_server *s, int fd, struct iob_error **err) {
     return iob_error(err, errno, "cannot read peer credentials of ttrpc connection");
   if (!peer_allowed(s, &cr))
     return iob_error_code(err, IOB_CODE_PERMISSION_DENIED,
-                          "refusing ttrpc connection from uid %u (pid %d): not our uid %u",
-                          (unsigned)cr.uid, (int)cr.pid, (unsigned)geteuid());
+                          "refusing ttrpc connection from uid %u gid %u (pid %d): not our uid "
+                          "%u and gid %u",
+                          (unsigned)cr.uid, (unsigned)cr.gid, (int)cr.pid, (unsigned)geteuid(),
+                          (unsigned)getegid());
   int fl = fcntl(cfd, F_GETFL);
   if (fl < 0 || fcntl(cfd, F_SETFL, fl | O_NONBLOCK) < 0)
     return iob_error(err, errno, "cannot make ttrpc connection non-blocking");
@@ -663,16 +668,19 @@ int ttrpc_server_listen(struct ttrpc_server *s, const char *path, struct iob_err
   cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return iob_error(err, errno, "cannot create socket for '%s'", path);
-  /* The socket must never be reachable with looser permissions, so the
-   * mode is set by the umask at bind time, not only by a chmod after. */
+  /* The socket must never be reachable with looser permissions, and no
+   * chmod by path after bind (it would follow a symlink put there in
+   * between).  unix_bind() (net/unix/af_unix.c) creates the node with the
+   * socket inode's mode less the umask, so fchmod before bind plus a
+   * umask of 0177 give 0600 from the start. */
+  if (fchmod(fd, 0600) < 0)
+    return iob_error(err, errno, "cannot set the mode of the socket for '%s'", path);
   mode_t old = umask(0177);
   int r = bind(fd, (const struct sockaddr *)&sa, len);
   int e = errno;
   umask(old);
   if (r < 0)
     return iob_error(err, e, "cannot bind '%s'", path);
-  if (!abstract && chmod(sa.sun_path, 0600) < 0)
-    return iob_error(err, errno, "cannot chmod '%s'", sa.sun_path);
   if (listen(fd, SOMAXCONN) < 0)
     return iob_error(err, errno, "cannot listen on '%s'", path);
   if (add_listener(s, fd, abstract ? NULL : sa.sun_path, err) < 0) {
@@ -706,6 +714,7 @@ int ttrpc_server_new(struct iob_loop *loop, struct ttrpc_server **out, struct io
     return iob_error(err, ENOMEM, "cannot allocate ttrpc server");
   s->loop = loop;
   s->extra_uid = -1;
+  s->extra_gid = -1;
   *out = s;
   return 0;
 }
@@ -755,6 +764,10 @@ int ttrpc_server_register(struct ttrpc_server *s, const char *service, const cha
 
 void ttrpc_server_allow_uid(struct ttrpc_server *s, int uid) {
   s->extra_uid = uid;
+}
+
+void ttrpc_server_allow_gid(struct ttrpc_server *s, int gid) {
+  s->extra_gid = gid;
 }
 
 size_t ttrpc_server_connections(const struct ttrpc_server *s) {

@@ -75,9 +75,11 @@ int ttrpc_server_listen(struct ttrpc_server *s, const char *path, struct iob_err
 int ttrpc_server_add_conn(struct ttrpc_server *s, int fd, struct iob_error **err);
 /* Stop accepting (close listeners); open connections go on. */
 void ttrpc_server_close_listeners(struct ttrpc_server *s);
-/* By default a peer whose SO_PEERCRED uid differs from our euid is refused.
- * allow_uid adds one more accepted uid (-1: none). */
+/* By default a peer whose SO_PEERCRED uid differs from our euid, or whose
+ * gid differs from our egid, is refused.  allow_uid / allow_gid add one
+ * more accepted uid / gid (-1: none); both ids must pass. */
 void ttrpc_server_allow_uid(struct ttrpc_server *s, int uid);
+void ttrpc_server_allow_gid(struct ttrpc_server *s, int gid);
 size_t ttrpc_server_connections(const struct ttrpc_server *s);
 
 /* Call accessors. */
@@ -108,6 +110,10 @@ struct ttrpc_client;
 /* address: a path, "unix://PATH", or "unix://@name"/"@name" (abstract).
  * Blocking connect. */
 int ttrpc_client_connect(const char *address, struct ttrpc_client **out, struct iob_error **err);
+/* Connect without blocking for longer than timeout_ms (0: one try): a
+ * listener whose backlog stays full fails with errno EAGAIN. */
+int ttrpc_client_connect_timeout(const char *address, int timeout_ms, struct ttrpc_client **out,
+                                 struct iob_error **err);
 void ttrpc_client_free(struct ttrpc_client *c);
 
 /* Blocking unary call.  On a non-OK status returns -1 with (*err)->code set

@@ -136,8 +136,10 @@ int main(int argc, char **argv) {
         o.source = CG2_SOURCE_PROCIO;
       else if (strcmp(optarg, "io.stat") == 0)
         o.source = CG2_SOURCE_IOSTAT;
+      else if (strcmp(optarg, "blkio-v1") == 0)
+        o.source = CG2_SOURCE_BLKIO_V1;
       else {
-        fprintf(stderr, "wcd-probe: invalid source '%s' (procfs or io.stat)\n", optarg);
+        fprintf(stderr, "wcd-probe: invalid source '%s' (procfs, io.stat or blkio-v1)\n", optarg);
         return 2;
       }
       break;
@@ -154,8 +156,9 @@ int main(int argc, char **argv) {
       o.config = optarg;
       break;
     default:
-      fprintf(stderr, "usage: wcd-probe --cgdir DIR [--source procfs|io.stat] [--interval-ms N] "
-                      "[--duration-ms N | --until-empty] [--config FILE] [--root DIR]\n");
+      fprintf(stderr,
+              "usage: wcd-probe --cgdir DIR [--source procfs|io.stat|blkio-v1] [--interval-ms N] "
+              "[--duration-ms N | --until-empty] [--config FILE] [--root DIR]\n");
       return 2;
     }
   }

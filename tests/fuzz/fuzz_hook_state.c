@@ -1,4 +1,5 @@
 /* libFuzzer: the OCI state JSON the hook reads from stdin. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -15,7 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   /* what the parser promises */
-  if (st.pid <= 0 || st.bundle[0] != '/' || strchr(st.id, '/') != NULL)
+  bool stopped = strcmp(st.status, "stopped") == 0;
+  if (st.pid < 0 || (st.pid == 0 && !stopped) || st.bundle[0] != '/' ||
+      strchr(st.id, '/') != NULL)
     __builtin_trap();
   const char *c = hook_annotation(&st, HOOK_ANN_CLASS);
   enum wcd_class cls;

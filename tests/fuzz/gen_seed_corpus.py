@@ -63,6 +63,13 @@ shim_options = {
     b'"io.iobatch.max-hold-ms":"5000","io.iobatch.workload":"backup"},'
     b'"process":{"args":["fio","--name=x"]}}',
     "config-bad-hold": b"\x03" + b'{"annotations":{"io.iobatch.max-hold-ms":"-1"}}',
+    "config-cri-sandbox": b"\x03" + b'{"annotations":{"io.kubernetes.cri.container-type":"sandbox",'
+    b'"io.kubernetes.cri.sandbox-name":"web-0","io.kubernetes.cri.sandbox-namespace":"prod"}}',
+    "config-crio": b"\x03" + b'{"annotations":{"io.kubernetes.cri-o.ContainerType":"container",'
+    b'"io.kubernetes.pod.name":"db-1","io.kubernetes.pod.namespace":"ns",'
+    b'"io.kubernetes.container.name":"pg"}}',
+    "config-bad-kind": b"\x03" + b'{"annotations":{"io.iobatch.kind":"pod",'
+    b'"io.kubernetes.cri.container-name":"a\\u0001b"}}',
     "hookinject": b"\x04" + b'{"ociVersion":"1.0.2","hooks":{"createRuntime":[{"path":"/x"}]}}',
     "hookinject-bad": b"\x04" + b'{"hooks":{"createRuntime":{"path":1}}}',
     "mount-options": b"\x05" + b"ro\0nosuid\0rbind\0rprivate\0lowerdir=/a\0upperdir=/b",

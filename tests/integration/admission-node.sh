@@ -14,7 +14,7 @@
 #     is held at all.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 10
+tap_plan 11
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
 done
@@ -79,6 +79,7 @@ cleanup_ctr sw1
 # 2. A service never finishes in a forecast: nothing waits behind it.
 writer db write 60 io.iobatch.class=seq-write io.iobatch.kind=service
 wait_for 20 '[ "$(state db)" == RUNNING ]'
+is "$(agent_field db kind)" "service" "status shows the service's kind"
 is "$(agent_field db open_ended)" "true" "and that the forecast treats it as open-ended"
 writer rw1 randwrite 3 io.iobatch.class=rand-write io.iobatch.workload=rw10
 wait_for 30 '[ -e "$IOB_T/rw1.rc" ]'

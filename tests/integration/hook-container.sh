@@ -21,7 +21,12 @@ mkdir -p "$REC"
 ctr oci spec >"$IOB_T/base.json"
 V2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 HAS_IO=0; grep -qw io "$V2/cgroup.controllers" && HAS_IO=1
-SOURCE=procfs; [ $HAS_IO = 1 ] && SOURCE=io.stat
+# cg2_source_pick: io.stat with the v2 io controller, else the container's
+# v1 blkio cgroup (runc makes one on a hybrid host), else procfs
+SOURCE=procfs
+[ -n "$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)blkio(,|$)/ { print $5; exit }' /proc/self/mountinfo)" ] &&
+  SOURCE=blkio-v1
+[ $HAS_IO = 1 ] && SOURCE=io.stat
 
 # mkspec ID HOOKKIND ANNOTATIONS(json) ARGS(json) -> $IOB_T/ID.json
 mkspec() {

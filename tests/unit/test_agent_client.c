@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -386,6 +388,99 @@ static void test_free_completes_pending(void **state) {
   assert_null(fx.admit);
 }
 
+/* A listener nobody accepts on: what a SIGSTOPped agent looks like.
+ * backlog 0 plus fill: what one looks like once its backlog is full. */
+static int silent_listener(int backlog, bool fill, int *extra, size_t n_extra) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  assert_true(fd >= 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", fx.path);
+  assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  assert_int_equal(listen(fd, backlog), 0);
+  for (size_t i = 0; fill && i < n_extra; i++) {
+    extra[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (connect(extra[i], (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+      assert_int_equal(errno, EAGAIN); /* full now */
+      close(extra[i]);
+      extra[i] = -1;
+      break;
+    }
+  }
+  return fd;
+}
+
+static void run_silent(bool fail_closed, bool full, const char *want) {
+  cleanup_error struct iob_error *err = NULL;
+  int extra[64];
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(extra); i++)
+    extra[i] = -1;
+  int lfd = silent_listener(full ? 0 : 8, full, extra, IOB_ARRAY_SIZE(extra));
+  struct agent_client *c = NULL;
+  assert_int_equal(agent_client_new(fx.loop, fx.path, fail_closed, &c, &err), 0);
+  agent_client_set_timeout(c, 300);
+  struct result r = {0};
+  /* No caller deadline: only the client's own bound can end the wait. */
+  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  spin(&r.calls, 1, 10000); /* a hang watchdog, not a threshold */
+  assert_int_equal(r.calls, 1);
+  assert_int_equal(r.admitted, !fail_closed);
+  assert_int_equal(r.fail_open, !fail_closed);
+  assert_true(r.no_agent);
+  if (strstr(r.reason, want) == NULL)
+    fail_msg("reason '%s' lacks '%s'", r.reason, want);
+  assert_non_null(strstr(r.reason, fx.path));
+  assert_non_null(strstr(r.reason, fail_closed ? "(fail closed)" : "(fail open)"));
+  assert_int_equal(agent_client_pending(c), 0);
+  agent_client_free(c);
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(extra); i++)
+    if (extra[i] >= 0)
+      close(extra[i]);
+  close(lfd);
+  unlink(fx.path);
+}
+
+static void test_stopped_agent_fails_open(void **state) {
+  (void)state;
+  run_silent(false, false, "no answer to a liveness ping within 300 ms");
+}
+
+static void test_stopped_agent_fails_closed(void **state) {
+  (void)state;
+  run_silent(true, false, "no answer to a liveness ping within 300 ms");
+}
+
+static void test_full_backlog_fails_open(void **state) {
+  (void)state;
+  run_silent(false, true, "its listen backlog stayed full for 300 ms");
+}
+
+static void test_full_backlog_fails_closed(void **state) {
+  (void)state;
+  run_silent(true, true, "its listen backlog stayed full for 300 ms");
+}
+
+/* An agent that holds the container but answers pings (here: UNIMPLEMENTED,
+ * as an agent from before Ping would) is waited for, however long. */
+static void test_holding_agent_is_waited_for(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  server_up(&fx);
+  struct agent_client *c = NULL;
+  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  agent_client_set_timeout(c, 200);
+  struct result r = {0};
+  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  spin(&r.calls, 1, 1500); /* 7 times the silence bound */
+  assert_int_equal(r.calls, 0);
+  assert_int_equal(agent_client_pending(c), 1);
+  answer_admit(&fx, true, "no conflict");
+  spin(&r.calls, 1, 2000);
+  assert_int_equal(r.calls, 1);
+  assert_true(r.admitted);
+  assert_false(r.fail_open);
+  agent_client_free(c);
+}
+
 int main(void) {
   iob_log_init("test_agent_client", 0);
   const struct CMUnitTest tests[] = {
@@ -398,6 +493,11 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_agent_stays_away_fails_open, setup, teardown),
       cmocka_unit_test_setup_teardown(test_running_reregistered_after_restart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_free_completes_pending, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stopped_agent_fails_open, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stopped_agent_fails_closed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_full_backlog_fails_open, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_full_backlog_fails_closed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_holding_agent_is_waited_for, setup, teardown),
   };
   return cmocka_run_group_tests_name("agent_client", tests, NULL, NULL);
 }

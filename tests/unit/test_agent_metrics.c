@@ -1,11 +1,20 @@
 /* The metrics endpoint: exposition text for a known state, the HTTP
  * request-head parser on good and malformed input, the address rules. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -184,12 +193,128 @@ static void test_addr(void **state) {
   assert_non_null(strstr(err->msg, "not a loopback address"));
 }
 
+/* The per-peer key: the uid on a unix socket, the address on TCP. */
+static void test_peer_key(void **state) {
+  (void)state;
+  int sp[2];
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+  char key[AGENT_METRICS_PEER_MAX], want[64];
+  assert_int_equal(agent_metrics_peer_key(sp[0], key, sizeof(key)), 0);
+  snprintf(want, sizeof(want), "uid %u", (unsigned)geteuid());
+  assert_string_equal(key, want);
+  close(sp[0]);
+  close(sp[1]);
+  int l = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof(sa);
+  assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  assert_int_equal(getsockname(l, (struct sockaddr *)&sa, &len), 0);
+  assert_int_equal(listen(l, 1), 0);
+  int c = socket(AF_INET, SOCK_STREAM, 0);
+  assert_int_equal(connect(c, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  int a = accept(l, NULL, NULL);
+  assert_int_equal(agent_metrics_peer_key(a, key, sizeof(key)), 0);
+  assert_string_equal(key, "address 127.0.0.1");
+  close(a);
+  close(c);
+  close(l);
+}
+
+static int render_x(void *user, char **out, size_t *len, struct iob_error **err) {
+  (void)user;
+  (void)err;
+  *out = strdup("x 1\n");
+  *len = 4;
+  return 0;
+}
+
+static int connect_to(const char *path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+  if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Closed by the server: EOF (or a reset) waiting to be read. */
+static bool closed_by_server(int fd) {
+  char b;
+  ssize_t r = recv(fd, &b, 1, MSG_DONTWAIT | MSG_PEEK);
+  return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+static void pump(struct iob_loop *loop, int times) {
+  for (int i = 0; i < times; i++)
+    iob_loop_run_once(loop, 10, NULL);
+}
+
+/* One local user cannot take every slot: past AGENT_METRICS_MAX_PER_PEER
+ * its connections are closed at once, and another uid still gets in. */
+static void test_per_peer_limit(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  char dir[] = "/tmp/metpeer.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[96], spec[128];
+  snprintf(path, sizeof(path), "%s/m.sock", dir);
+  snprintf(spec, sizeof(spec), "unix:%s", path);
+  struct iob_loop *loop = NULL;
+  assert_int_equal(iob_loop_new(&loop, &err), 0);
+  struct agent_metrics_server *srv = NULL;
+  assert_int_equal(agent_metrics_server_open(loop, spec, render_x, NULL, &srv, &err), 0);
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  assert_int_equal(st.st_mode & 0777, 0600);
+  int fds[AGENT_METRICS_MAX_PER_PEER + 2];
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(fds); i++) {
+    fds[i] = connect_to(path);
+    assert_true(fds[i] >= 0);
+    pump(loop, 3);
+  }
+  pump(loop, 5);
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(fds); i++)
+    if (closed_by_server(fds[i]) != (i >= AGENT_METRICS_MAX_PER_PEER))
+      fail_msg("connection %zu of one uid: %s", i,
+               closed_by_server(fds[i]) ? "closed" : "kept open");
+  if (geteuid() == 0) {
+    /* Another uid (the socket opened up for the test) has its own share. */
+    assert_int_equal(chmod(dir, 0711), 0);
+    assert_int_equal(chmod(path, 0666), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      if (setgid(65534) < 0 || setuid(65534) < 0)
+        _exit(2);
+      int fd = connect_to(path);
+      if (fd < 0)
+        _exit(3);
+      struct pollfd p = {.fd = fd, .events = POLLIN};
+      _exit(poll(&p, 1, 500) == 0 ? 0 : 1); /* 1: closed at once */
+    }
+    int wst = 0;
+    while (waitpid(pid, &wst, WNOHANG) == 0)
+      pump(loop, 1);
+    assert_true(WIFEXITED(wst));
+    assert_int_equal(WEXITSTATUS(wst), 0);
+  }
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(fds); i++)
+    close(fds[i]);
+  agent_metrics_server_free(srv);
+  iob_loop_free(loop);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_render_golden),
       cmocka_unit_test(test_parse_good),
       cmocka_unit_test(test_parse_malformed),
       cmocka_unit_test(test_addr),
+      cmocka_unit_test(test_peer_key),
+      cmocka_unit_test(test_per_peer_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -217,6 +217,44 @@ static void test_unwritable(void **state) {
   assert_non_null(strstr(err->msg, "cannot create state directory '/proc/nope/x'"));
 }
 
+static char *read_back(const char *name) {
+  char p[512], buf[256] = "";
+  snprintf(p, sizeof(p), "%s/%s", dir, name);
+  FILE *f = fopen(p, "r");
+  assert_non_null(f);
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return strdup(buf);
+}
+
+/* Root writes a new temporary file every time: a symlink or a hard link
+ * planted at its name is replaced, never written through. */
+static void test_save_never_follows(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_profiles p;
+  write_file("victim", "keep\n");
+  char victim[512], tmp[512];
+  snprintf(victim, sizeof(victim), "%s/victim", dir);
+  snprintf(tmp, sizeof(tmp), "%s/profiles.json.tmp", dir);
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  struct agent_profile_update u = {.cls = "seq-write", .confidence = 1};
+  assert_int_equal(agent_profiles_learn(&p, "k", &u, &err), 0);
+  for (int kind = 0; kind < 2; kind++) {
+    assert_int_equal(kind ? link(victim, tmp) : symlink(victim, tmp), 0);
+    assert_int_equal(agent_profiles_save(&p, &err), 0);
+    cleanup_free char *v = read_back("victim");
+    assert_string_equal(v, "keep\n");
+    cleanup_free char *j = read_back("profiles.json");
+    assert_non_null(strstr(j, "seq-write"));
+    struct stat st;
+    assert_int_equal(lstat(victim, &st), 0);
+    assert_int_equal(st.st_nlink, 1);
+  }
+  agent_profiles_release(&p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
@@ -224,6 +262,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_eviction, setup, teardown),
       cmocka_unit_test(test_parse_limits),
       cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_save_never_follows, setup, teardown),
   };
   return cmocka_run_group_tests_name("agent_profiles", tests, NULL, NULL);
 }

@@ -1,8 +1,10 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -89,11 +91,79 @@ static void test_read_file_bounded(void **state) {
   assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
 }
 
+/* A symlink or a hard link planted at PATH.tmp is replaced, never
+ * written through. */
+static void test_write_atomic_never_follows(void **state) {
+  (void)state;
+  char dir[] = "/tmp/iobatom.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char victim[64], path[64], tmp[80];
+  snprintf(victim, sizeof(victim), "%s/victim", dir);
+  snprintf(path, sizeof(path), "%s/f.json", dir);
+  snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+  int fd = open(victim, O_CREAT | O_WRONLY, 0600);
+  assert_int_equal(write(fd, "keep", 4), 4);
+  close(fd);
+  cleanup_error struct iob_error *err = NULL;
+  for (int kind = 0; kind < 2; kind++) {
+    assert_int_equal(kind ? link(victim, tmp) : symlink(victim, tmp), 0);
+    assert_int_equal(iob_write_file_atomic(path, "new", 3, 0600, &err), 0);
+    cleanup_free char *v = NULL, *n = NULL;
+    size_t len;
+    assert_int_equal(iob_read_file(victim, 100, &v, &len, &err), 0);
+    assert_string_equal(v, "keep");
+    assert_int_equal(iob_read_file(path, 100, &n, &len, &err), 0);
+    assert_string_equal(n, "new");
+  }
+  unlink(victim);
+  unlink(path);
+  rmdir(dir);
+}
+
+static void expect_unsafe(const char *dir, const char *what) {
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(iob_dir_check_private(dir, "socket directory", &err), -1);
+  if (strstr(err->msg, what) == NULL || strstr(err->msg, "socket directory '") != err->msg ||
+      strstr(err->msg, "it must be a directory owned by uid") == NULL)
+    fail_msg("got '%s', want '%s'", err->msg, what);
+}
+
+static void test_dir_check_private(void **state) {
+  (void)state;
+  char dir[] = "/tmp/iobdir.XXXXXX";
+  assert_non_null(mkdtemp(dir)); /* 0700, ours */
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(iob_dir_check_private(dir, "socket directory", &err), 0);
+  assert_int_equal(chmod(dir, 0755), 0);
+  expect_unsafe(dir, "is open to other users (owner uid");
+  assert_int_equal(chmod(dir, 0710), 0);
+  expect_unsafe(dir, "mode 0710");
+  assert_int_equal(chmod(dir, 0700), 0);
+  char link[64], file[64];
+  snprintf(link, sizeof(link), "%s.lnk", dir);
+  assert_int_equal(symlink(dir, link), 0);
+  expect_unsafe(link, "is a symbolic link");
+  unlink(link);
+  snprintf(file, sizeof(file), "%s/f", dir);
+  close(open(file, O_CREAT | O_WRONLY, 0600));
+  expect_unsafe(file, "is not a directory");
+  unlink(file);
+  if (geteuid() == 0) {
+    assert_int_equal(chown(dir, 65534, 0), 0);
+    expect_unsafe(dir, "is owned by another user (owner uid 65534");
+  }
+  rmdir(dir);
+  assert_int_equal(iob_dir_check_private(dir, "socket directory", &err), -1);
+  assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_error_message_and_code),
       cmocka_unit_test(test_loop_timers_and_fds),
       cmocka_unit_test(test_read_file_bounded),
+      cmocka_unit_test(test_dir_check_private),
+      cmocka_unit_test(test_write_atomic_never_follows),
   };
   return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }

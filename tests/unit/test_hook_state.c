@@ -237,7 +237,11 @@ static void test_run_v2_fixture(void **state) {
   assert_non_null(rec);
   assert_true(json_is_true(json_object_get(json_object_get(rec, "weight"), "applied")));
   json_decref(rec);
-  assert_int_equal(hook_register(&opt, &st, &res, &err), 0); /* no agent: fine */
+  /* no agent: an error of its own code, which the hook fails open on */
+  assert_int_equal(hook_register(&opt, &st, &res, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_UNAVAILABLE);
+  assert_non_null(strstr(err->msg, "no agent at '/nonexistent/sock'"));
+  iob_error_release(&err);
   hook_result_release(&res);
   hook_state_release(&st);
   /* an invalid declared class is refused */
@@ -334,8 +338,10 @@ static void test_register_with_agent(void **state) {
                           .bundle = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/c1"};
   struct hook_result res = {.cgroup = "/x", .declared = 1, .cls = WCD_RAND_WRITE};
   struct hook_options opt = {.socket = path};
-  /* no socket: fine */
-  assert_int_equal(hook_register(&opt, &st, &res, &err), 0);
+  /* no socket: unavailable (hook_invoke fails open on it) */
+  assert_int_equal(hook_register(&opt, &st, &res, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_UNAVAILABLE);
+  iob_error_release(&err);
   int rep[2];
   assert_int_equal(pipe(rep), 0);
   /* a listening agent gets the container, the namespace from the bundle */
@@ -351,16 +357,19 @@ static void test_register_with_agent(void **state) {
   opt.ns = "iobtest";
   unlink(path);
   pid = fake_agent(path, rep[1], 1);
-  assert_int_equal(hook_register(&opt, &st, &res, &err), 0);
-  assert_null(err);
+  assert_int_equal(hook_register(&opt, &st, &res, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_UNAVAILABLE);
+  assert_non_null(strstr(err->msg, "did not register 'c1': agent is broken"));
+  iob_error_release(&err);
   memset(line, 0, sizeof(line));
   assert_true(read(rep[0], line, sizeof(line) - 1) > 0);
   assert_string_equal(line, "c1 iobtest hook /x 77 rand-write\n");
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
-  /* the agent died, its socket file stays: fail open */
-  assert_int_equal(hook_register(&opt, &st, &res, &err), 0);
-  assert_null(err);
+  /* the agent died, its socket file stays: unavailable */
+  assert_int_equal(hook_register(&opt, &st, &res, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_UNAVAILABLE);
+  iob_error_release(&err);
   /* a path that cannot be a unix socket address is a configuration error */
   char longp[200];
   memset(longp, 'x', sizeof(longp) - 1);
@@ -369,8 +378,149 @@ static void test_register_with_agent(void **state) {
   opt.socket = longp;
   assert_int_equal(hook_register(&opt, &st, &res, &err), -1);
   assert_non_null(strstr(err->msg, "invalid agent socket"));
+  assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
   close(rep[0]);
   close(rep[1]);
+  unlink(path);
+  rmdir(dir);
+}
+
+/* hook_invoke: which failures exit 1 (an invalid state) and which fail
+ * open (everything of ours). */
+static int invoke(const struct hook_options *opt, const char *text, const char *want) {
+  cleanup_error struct iob_error *err = NULL;
+  int rc = hook_invoke(opt, text, strlen(text), &err);
+  if (rc != 0 && want && strstr(err->msg, want) == NULL)
+    fail_msg("hook_invoke: got '%s', want '%s'", err->msg, want);
+  if (rc != 0)
+    assert_null(strchr(err->msg, '\n')); /* one line */
+  return rc;
+}
+
+static char *state_text(const char *id, int pid, const char *bundle, const char *ann) {
+  char *t = NULL;
+  assert_true(asprintf(&t,
+                       "{\"ociVersion\":\"1.0.2\",\"id\":\"%s\",\"status\":\"created\","
+                       "\"pid\":%d,\"bundle\":\"%s\"%s%s}",
+                       id, pid, bundle, ann ? ",\"annotations\":" : "", ann ? ann : "") > 0);
+  return t;
+}
+
+static void test_invoke_fail_open(void **state) {
+  (void)state;
+  cleanup_free char *v2 = fx("v2");
+  struct hook_options opt = {.root = v2, .socket = "/nonexistent/sock"};
+  /* invalid state: the runtime's error */
+  assert_int_equal(invoke(&opt, "{\"id\":", "invalid state JSON"), -1);
+  assert_int_equal(invoke(&opt, "{\"ociVersion\":\"1\",\"id\":\"a\",\"bundle\":\"/b\"}",
+                          "missing 'pid'"),
+                   -1);
+  /* everything works but the agent is not there: fail open */
+  cleanup_free char *ok = state_text("c1", 777, "/b", "{\"io.iobatch.workload\":\"db\"}");
+  assert_int_equal(invoke(&opt, ok, "container 'c1': no agent at '/nonexistent/sock'"), 1);
+  /* an annotation over 64 KiB in the state: a limit, not an invalid state */
+  size_t big = HOOK_ANNOTATION_VALUE_MAX + 1;
+  cleanup_free char *val = malloc(big + 16);
+  strcpy(val, "{\"k\":\"");
+  memset(val + 6, 'v', big);
+  strcpy(val + 6 + big, "\"}");
+  cleanup_free char *huge = state_text("c1", 777, "/b", val);
+  assert_int_equal(invoke(&opt, huge, "longer than 65536 bytes"), 1);
+  /* ... and in config.json */
+  cleanup_free char *cfg = NULL;
+  assert_true(asprintf(&cfg, "{\"annotations\":%s}", val) > 0);
+  char *b = make_bundle(cfg);
+  cleanup_free char *t = state_text("c1", 777, b, NULL);
+  assert_int_equal(invoke(&opt, t, "longer than 65536 bytes"), 1);
+  rm_bundle(b);
+  /* more than 4096 process.args */
+  size_t n = HOOK_ARGS_MAX + 1;
+  cleanup_free char *args = malloc(n * 4 + 64);
+  char *p = args + sprintf(args, "{\"process\":{\"args\":[");
+  for (size_t i = 0; i < n; i++)
+    p += sprintf(p, "%s\"x\"", i ? "," : "");
+  strcpy(p, "]}}");
+  b = make_bundle(args);
+  free(t);
+  t = state_text("c1", 777, b, NULL);
+  assert_int_equal(invoke(&opt, t, "at most 4096 strings"), 1);
+  rm_bundle(b);
+  /* no cgroup2 mount */
+  char root[] = "/tmp/hooknomnt.XXXXXX";
+  assert_non_null(mkdtemp(root));
+  char path[256];
+  snprintf(path, sizeof(path), "%s/proc/self", root);
+  char cmd[512];
+  snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+  assert_int_equal(system(cmd), 0);
+  snprintf(path, sizeof(path), "%s/proc/self/mountinfo", root);
+  write_text(path, "22 1 0:21 / /proc rw,nosuid - proc proc rw\n");
+  struct hook_options nomnt = {.root = root, .socket = "/nonexistent/sock"};
+  assert_int_equal(invoke(&nomnt, ok, "no cgroup2 mount"), 1);
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+  assert_int_equal(system(cmd), 0);
+  /* sampling fails (the hybrid fixture's v2 cgroup has no cgroup.procs) */
+  cleanup_free char *hy = fx("hybrid");
+  struct hook_options hopt = {.root = hy, .socket = "/nonexistent/sock"};
+  cleanup_free char *h = state_text("c2", 4242, "/b", "{\"io.iobatch.workload\":\"w\"}");
+  assert_int_equal(invoke(&hopt, h, "cgroup.procs"), 1);
+  /* poststop (status stopped, no pid): the agent is told; not there: fail open */
+  assert_int_equal(invoke(&opt,
+                          "{\"ociVersion\":\"1\",\"id\":\"c1\",\"status\":\"stopped\","
+                          "\"bundle\":\"/b\"}",
+                          "no agent at"),
+                   1);
+  assert_int_equal(invoke(&opt,
+                          "{\"ociVersion\":\"1\",\"id\":\"c1\",\"status\":\"stopped\","
+                          "\"pid\":0,\"bundle\":\"/b\"}",
+                          "no agent at"),
+                   1);
+  /* a pid of 0 is only for a stopped container */
+  assert_int_equal(invoke(&opt,
+                          "{\"ociVersion\":\"1\",\"id\":\"c1\",\"status\":\"created\","
+                          "\"pid\":0,\"bundle\":\"/b\"}",
+                          "'pid' must be an integer"),
+                   -1);
+  assert_int_equal(invoke(&opt,
+                          "{\"ociVersion\":\"1\",\"id\":\"c1\",\"status\":7,"
+                          "\"pid\":1,\"bundle\":\"/b\"}",
+                          "'status' must be a string"),
+                   -1);
+}
+
+/* The agent silent: its backlog full (connect would block for ever) or a
+ * listener that never answers (SIGSTOPped): bounded by timeout_ms. */
+static void test_invoke_silent_agent(void **state) {
+  (void)state;
+  cleanup_free char *v2 = fx("v2");
+  char dir[] = "/tmp/hooksil.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[108];
+  snprintf(path, sizeof(path), "%s/agent.sock", dir);
+  int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+  assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  assert_int_equal(listen(lfd, 0), 0);
+  struct hook_options opt = {.root = v2, .socket = path, .timeout_ms = 200};
+  cleanup_free char *ok = state_text("c1", 777, "/b", "{\"io.iobatch.workload\":\"db\"}");
+  /* connected through the backlog, no answer */
+  assert_int_equal(invoke(&opt, ok, "did not register 'c1': ttrpc call"), 1);
+  /* fill the backlog: the next connect would block */
+  int extra[8], nx = 0;
+  for (; nx < 8; nx++) {
+    extra[nx] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (connect(extra[nx], (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+      close(extra[nx]);
+      break;
+    }
+  }
+  assert_int_equal(invoke(&opt, ok, "its listen backlog is full"), 1);
+  opt.fail_closed = 1; /* the outcome is main's to decide; the same here */
+  assert_int_equal(invoke(&opt, ok, "its listen backlog is full"), 1);
+  for (int i = 0; i < nx; i++)
+    close(extra[i]);
+  close(lfd);
   unlink(path);
   rmdir(dir);
 }
@@ -380,7 +530,8 @@ int main(void) {
       cmocka_unit_test(test_state_ok),       cmocka_unit_test(test_state_hostile),
       cmocka_unit_test(test_state_huge),     cmocka_unit_test(test_bundle_config),
       cmocka_unit_test(test_run_v2_fixture), cmocka_unit_test(test_run_hybrid_fixture),
-      cmocka_unit_test(test_register_with_agent),
+      cmocka_unit_test(test_register_with_agent), cmocka_unit_test(test_invoke_fail_open),
+      cmocka_unit_test(test_invoke_silent_agent),
   };
   return cmocka_run_group_tests_name("hook_state", tests, NULL, NULL);
 }

@@ -62,6 +62,8 @@ static void test_options_json_malformed(void **state) {
       "{\"binary_name\":\"runc\\nx\"}",     /* newline in the binary */
       "{\"agent_socket\":\"sock\"}",        /* socket must be absolute */
       "{\"shim_cgroup\":\"/a\\u0001b\"}",   /* control character */
+      "{\"shim_cgroup\":\"shims/x\"}",      /* ShimCgroup must be absolute */
+      "{\"shim_cgroup\":\"/shims/../x\"}",  /* no '..' */
       "{\"io_uid\":-1}",                    /* ids are 0..2^32-1, never wrapped */
       "{\"io_gid\":4294967296}",
       "{\"io_uid\":\"1000\"}",              /* an id that is not a number */
@@ -79,6 +81,25 @@ static void test_options_json_malformed(void **state) {
   /* Wrong types are ignored field by field, never read as something else. */
   cleanup_error struct iob_error *err = NULL;
   struct shim_options o;
+  /* A bad ShimCgroup is refused naming the option. */
+  put("options.json", "{\"shim_cgroup\":\"shims/x\"}");
+  assert_int_equal(shim_options_read(bundle, &o, &err), -1);
+  assert_non_null(strstr(err->msg, "ShimCgroup 'shims/x' is not an absolute path"));
+  iob_error_release(&err);
+  shim_options_release(&o);
+  put("options.json", "{\"shim_cgroup\":\"/a/../b\"}");
+  assert_int_equal(shim_options_read(bundle, &o, &err), -1);
+  assert_non_null(strstr(err->msg, "ShimCgroup '/a/../b' contains '..'"));
+  iob_error_release(&err);
+  shim_options_release(&o);
+  put("options.json", "{\"agent_timeout_ms\":\"5\"}");
+  assert_int_equal(shim_options_read(bundle, &o, &err), 0);
+  assert_int_equal(o.agent_timeout_ms, 0);
+  shim_options_release(&o);
+  put("options.json", "{\"agent_timeout_ms\":1500}");
+  assert_int_equal(shim_options_read(bundle, &o, &err), 0);
+  assert_int_equal(o.agent_timeout_ms, 1500);
+  shim_options_release(&o);
   put("options.json", "{\"root\":7,\"binary_name\":[\"x\"],\"systemd_cgroup\":\"yes\"}");
   assert_int_equal(shim_options_read(bundle, &o, &err), 0);
   assert_null(o.root);
@@ -211,6 +232,13 @@ static void test_admission_annotations_malformed(void **state) {
       "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"99999999999999999999999\"}}",
       "{\"annotations\":{\"io.iobatch.class\":\"seq_write\"}}", /* the agent would refuse it */
       "{\"annotations\":{\"io.iobatch.class\":\"SEQ-WRITE\"}}",
+      "{\"annotations\":{\"io.iobatch.kind\":\"pod\"}}",
+      "{\"annotations\":{\"io.iobatch.kind\":\"Sandbox\"}}",
+      "{\"annotations\":{\"io.iobatch.kind\":\"job \"}}",
+      "{\"annotations\":{\"io.iobatch.kind\":\"sandbox\\u0000\"}}",
+      /* explicit and wrong: the CRI's word does not rescue it */
+      "{\"annotations\":{\"io.iobatch.kind\":\"x\",\"io.kubernetes.cri.container-type\":"
+      "\"sandbox\"}}",
   };
   for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
     cleanup_error struct iob_error *err = NULL;
@@ -227,6 +255,10 @@ static void test_admission_annotations_malformed(void **state) {
       "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"\"}}",
       "{\"process\":{\"args\":[1,null,\"fio\"]},\"annotations\":{}}",
       "{\"process\":{\"args\":\"fio\"}}",
+      "{\"annotations\":{\"io.iobatch.kind\":7}}",
+      "{\"annotations\":{\"io.iobatch.kind\":\"\"}}",
+      "{\"annotations\":{\"io.kubernetes.cri.container-type\":\"podsandbox\"}}",
+      "{\"annotations\":{\"io.kubernetes.cri.sandbox-name\":[\"a\"]}}",
   };
   for (size_t i = 0; i < IOB_ARRAY_SIZE(odd); i++) {
     cleanup_error struct iob_error *err = NULL;
@@ -238,6 +270,110 @@ static void test_admission_annotations_malformed(void **state) {
   drop("config.json");
   assert_int_equal(shim_admission_check(bundle, &err), -1);
   assert_non_null(strstr(err->msg, "config.json"));
+}
+
+static struct shim_ctr_info parse_ok(const char *json) {
+  struct shim_ctr_info in;
+  cleanup_error struct iob_error *err = NULL;
+  if (shim_ctr_info_parse(json, strlen(json), &in, &err) < 0)
+    fail_msg("refused '%s': %s", json, err->msg);
+  return in;
+}
+
+#define assert_str_or_null(want, got)                                                              \
+  do {                                                                                             \
+    if ((want) == NULL)                                                                            \
+      assert_null(got);                                                                            \
+    else {                                                                                         \
+      assert_non_null(got);                                                                        \
+      assert_string_equal(want, got);                                                              \
+    }                                                                                              \
+  } while (0)
+
+/* Kind and CRI names as containerd's CRI plugin, CRI-O and a user set
+ * them (the keys are listed in wcd/kind.c). */
+static void test_ctr_info_kind(void **state) {
+  (void)state;
+  static const struct {
+    const char *json;
+    const char *kind, *pod, *pod_ns, *ctr;
+  } cases[] = {
+      /* containerd CRI: the sandbox has no container-name */
+      {"{\"annotations\":{\"io.kubernetes.cri.container-type\":\"sandbox\","
+       "\"io.kubernetes.cri.sandbox-name\":\"web-0\",\"io.kubernetes.cri.sandbox-namespace\":"
+       "\"prod\"}}",
+       "sandbox", "web-0", "prod", NULL},
+      {"{\"annotations\":{\"io.kubernetes.cri.container-type\":\"container\","
+       "\"io.kubernetes.cri.sandbox-name\":\"web-0\",\"io.kubernetes.cri.sandbox-namespace\":"
+       "\"prod\",\"io.kubernetes.cri.container-name\":\"nginx\"}}",
+       NULL, "web-0", "prod", "nginx"},
+      /* CRI-O: its type key, the kubelet's labels as annotations */
+      {"{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"sandbox\","
+       "\"io.kubernetes.pod.name\":\"db-1\",\"io.kubernetes.pod.namespace\":\"kube-system\","
+       "\"io.kubernetes.container.name\":\"POD\"}}",
+       "sandbox", "db-1", "kube-system", "POD"},
+      {"{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"container\","
+       "\"io.kubernetes.pod.name\":\"db-1\",\"io.kubernetes.container.name\":\"pg\"}}",
+       NULL, "db-1", NULL, "pg"},
+      /* containerd's keys win over the kubelet's labels */
+      {"{\"annotations\":{\"io.kubernetes.cri.sandbox-name\":\"a\",\"io.kubernetes.pod.name\":"
+       "\"b\"}}",
+       NULL, "a", NULL, NULL},
+      /* explicit kind, over the CRI's */
+      {"{\"annotations\":{\"io.iobatch.kind\":\"service\"}}", "service", NULL, NULL, NULL},
+      {"{\"annotations\":{\"io.iobatch.kind\":\"job\",\"io.kubernetes.cri.container-type\":"
+       "\"sandbox\"}}",
+       "job", NULL, NULL, NULL},
+      {"{\"annotations\":{\"io.iobatch.kind\":\"sandbox\"}}", "sandbox", NULL, NULL, NULL},
+      /* values the CRI keys may not hold: no kind, no name (not an error) */
+      {"{\"annotations\":{\"io.kubernetes.cri.container-type\":\"SANDBOX\"}}", NULL, NULL, NULL,
+       NULL},
+      {"{\"annotations\":{\"io.kubernetes.cri.container-type\":7,"
+       "\"io.kubernetes.cri-o.ContainerType\":\"sandbox\"}}",
+       "sandbox", NULL, NULL, NULL},
+      {"{\"annotations\":{\"io.kubernetes.cri.sandbox-name\":\"a\\nb\",\"io.kubernetes.pod.name\":"
+       "\"c\"}}",
+       NULL, "c", NULL, NULL},
+      {"{\"annotations\":{\"io.kubernetes.cri.sandbox-name\":\"\",\"io.kubernetes.cri.container-"
+       "name\":"
+       "\"x\\u007f\"}}",
+       NULL, NULL, NULL, NULL},
+      {"{}", NULL, NULL, NULL, NULL},
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(cases); i++) {
+    struct shim_ctr_info in = parse_ok(cases[i].json);
+    assert_str_or_null(cases[i].kind, in.kind);
+    assert_str_or_null(cases[i].pod, in.pod_name);
+    assert_str_or_null(cases[i].pod_ns, in.pod_namespace);
+    assert_str_or_null(cases[i].ctr, in.container_name);
+    shim_ctr_info_release(&in);
+  }
+  /* Names: 253 bytes is a Kubernetes name, 254 is not one. */
+  char name[300], json[400];
+  memset(name, 'a', sizeof(name));
+  for (size_t n = 253; n <= 254; n++) {
+    snprintf(json, sizeof(json), "{\"annotations\":{\"io.kubernetes.cri.sandbox-name\":\"%.*s\"}}",
+             (int)n, name);
+    struct shim_ctr_info in = parse_ok(json);
+    if (n == 253)
+      assert_int_equal(strlen(in.pod_name), 253);
+    else
+      assert_null(in.pod_name);
+    shim_ctr_info_release(&in);
+  }
+  /* The error names the annotation and the value. */
+  cleanup_error struct iob_error *err = NULL;
+  struct shim_ctr_info in;
+  const char *bad = "{\"annotations\":{\"io.iobatch.kind\":\"daemon\"}}";
+  assert_int_equal(shim_ctr_info_parse(bad, strlen(bad), &in, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+  assert_non_null(strstr(err->msg, "'io.iobatch.kind'"));
+  assert_non_null(strstr(err->msg, "'daemon'"));
+  /* A length shorter than the text is honoured. */
+  const char *cut = "{\"annotations\":{}} trailing";
+  iob_error_release(&err);
+  assert_int_equal(shim_ctr_info_parse(cut, 18, &in, &err), 0);
+  shim_ctr_info_release(&in);
 }
 
 static void test_runc_log_malformed(void **state) {
@@ -299,6 +435,7 @@ static void test_stdio_uri_malformed(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_options_json_malformed),
+      cmocka_unit_test(test_ctr_info_kind),
       cmocka_unit_test(test_config_path_malformed),
       cmocka_unit_test(test_runc_options_malformed),
       cmocka_unit_test(test_admission_annotations_malformed),

@@ -377,8 +377,14 @@ static void test_options_toml(void **state) {
   assert_string_equal(o.root, "/run/r");
   assert_true(o.systemd_cgroup);
   assert_int_equal(o.io_uid, 1000);
+  assert_int_equal(o.agent_timeout_ms, 0);
   shim_options_release(&o);
-  const char *bad[] = {"BinaryName = crun\n", "SystemdCgroup = yes\n", "IoUid = -1\n",
+  const char *t2 = "IobatchAgentTimeoutMs = 750\nIobatchFailClosed = true\n";
+  assert_int_equal(shim_options_parse_toml(t2, strlen(t2), &o, &err), 0);
+  assert_int_equal(o.agent_timeout_ms, 750);
+  assert_true(o.fail_closed);
+  shim_options_release(&o);
+  const char *bad[] = {"IobatchAgentTimeoutMs = -5\n", "IobatchAgentTimeoutMs = \"5\"\n","BinaryName = crun\n", "SystemdCgroup = yes\n", "IoUid = -1\n",
                        "just words\n", "Root = \"a\"b\"\n"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     assert_int_equal(shim_options_parse_toml(bad[i], strlen(bad[i]), &o, &err), -1);

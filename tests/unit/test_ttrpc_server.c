@@ -971,8 +971,8 @@ static void test_measure(void **state) {
 
 /* ---- peer credentials ---- */
 
-static int child_call(const char *addr) {
-  if (setgid(65534) < 0 || setuid(65534) < 0)
+static int child_call(const char *addr, int gid, int uid) {
+  if (setgid((gid_t)gid) < 0 || setuid((uid_t)uid) < 0)
     return 2;
   struct ttrpc_client *c = NULL;
   struct iob_error *err = NULL;
@@ -987,11 +987,11 @@ static int child_call(const char *addr) {
   return code == 0 ? 0 : code == IOB_CODE_UNAVAILABLE ? 10 : 11;
 }
 
-static int run_child(struct fixture *fx, const char *addr) {
+static int run_child(struct fixture *fx, const char *addr, int gid, int uid) {
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0)
-    _exit(child_call(addr));
+    _exit(child_call(addr, gid, uid));
   int st = 0;
   for (;;) {
     pump(fx, 10);
@@ -1012,11 +1012,17 @@ static void test_peer_credentials(void **state) {
   assert_true(ttrpc_server_listen(fx->srv, addr, NULL) >= 0);
   size_t before = ttrpc_server_connections(fx->srv);
   /* Another uid: the server closes the connection, the call fails. */
-  assert_int_equal(run_child(fx, addr), 10);
+  assert_int_equal(run_child(fx, addr, 65534, 65534), 10);
   assert_int_equal(ttrpc_server_connections(fx->srv), before);
-  /* Allowed explicitly: served. */
+  /* Our uid, another gid: refused too. */
+  assert_int_equal(run_child(fx, addr, 65534, 0), 10);
+  /* The uid allowed explicitly, its gid not: still refused. */
   ttrpc_server_allow_uid(fx->srv, 65534);
-  assert_int_equal(run_child(fx, addr), 0);
+  assert_int_equal(run_child(fx, addr, 65534, 65534), 10);
+  /* Both allowed: served. */
+  ttrpc_server_allow_gid(fx->srv, 65534);
+  assert_int_equal(run_child(fx, addr, 65534, 65534), 0);
+  assert_int_equal(run_child(fx, addr, 65534, 0), 0);
 }
 
 int main(void) {

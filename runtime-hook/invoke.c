@@ -1,0 +1,61 @@
+/* The hook from its state JSON to its outcome (hook.h): which failures are
+ * the runtime's (an invalid state: exit 1) and which are ours (fail open). */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "runtime-hook/hook.h"
+
+static enum hook_stage stage_of(const struct hook_options *opt, const struct hook_state *st) {
+  if (opt->stage != HOOK_STAGE_AUTO)
+    return opt->stage;
+  return strcmp(st->status, "stopped") == 0 ? HOOK_STAGE_POSTSTOP : HOOK_STAGE_PRESTART;
+}
+
+/* Returns 0, 1 (ours: fail open) or -1 (the container's spec is invalid). */
+static int prestart(const struct hook_options *opt, struct hook_state *st, struct iob_error **err) {
+  /* config.json for the annotations the state may lack (runc < 1.0.0-rc95
+   * and crun put none in the state) and for process.args, the workload key
+   * of last resort. */
+  if ((!st->have_annotations ||
+       (!hook_annotation(st, HOOK_ANN_WORKLOAD) && !hook_annotation(st, HOOK_ANN_IMAGE))) &&
+      hook_state_load_bundle(st, err) < 0)
+    return 1;
+  /* A declared class we do not know is refused, as the shim refuses it at
+   * Create: the user asked for something that cannot be had. */
+  struct wcd_result decl;
+  if (wcd_resolve(NULL, hook_annotation(st, HOOK_ANN_CLASS), NULL, 0, &decl, err) < 0)
+    return -1;
+  struct hook_result res;
+  if (hook_run(opt, st, &res, err) < 0)
+    return 1;
+  int rc = 0;
+  if (opt->record_dir) {
+    json_t *rec = hook_result_json(st, &res);
+    rc = rec ? hook_record_write(opt->record_dir, st->id, rec, err)
+             : iob_error(err, ENOMEM, "cannot build the record of '%s'", st->id);
+    json_decref(rec);
+  }
+  if (rc == 0)
+    rc = hook_register(opt, st, &res, err);
+  hook_result_release(&res);
+  return rc < 0 ? 1 : 0;
+}
+
+int hook_invoke(const struct hook_options *opt, const char *buf, size_t len,
+                struct iob_error **err) {
+  struct hook_state st;
+  if (hook_state_parse(buf, len, &st, err) < 0) {
+    /* Over a limit is ours to tolerate; not a state at all is the
+     * runtime's error. */
+    bool limit = (*err)->code == IOB_CODE_RESOURCE_EXHAUSTED || (*err)->errno_ == EFBIG;
+    return limit ? 1 : -1;
+  }
+  int rc = stage_of(opt, &st) == HOOK_STAGE_POSTSTOP ? (hook_exited(opt, &st, err) < 0 ? 1 : 0)
+                                                      : prestart(opt, &st, err);
+  if (rc != 0)
+    iob_error_prefix(err, "container '%s'", st.id);
+  hook_state_release(&st);
+  return rc;
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# iobatch under podman through hooks.d (packaging/hooks.d/iobatch.json),
+# with a private iobatchd and a private podman store, real runc, no
+# registry (--rootfs with busybox):
+#   - prestart registers the container and asks Admit: the agent lists it
+#     running while it runs (not `created`), and holds a conflicting one
+#     pending until the first exits;
+#   - poststop reports the exit: nothing stays listed;
+#   - the agent gone: the container still runs (fail open), the hook's one
+#     line says why.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/agent-lib.sh"
+tap_plan 12
+for c in podman runc jq; do
+  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
+done
+HOOK=$IOB_B/bin/iobatch-hook
+[ -x "$HOOK" ] || bail "build first: $HOOK"
+
+# The paper policy and admission.sh's matrix: a rand-write beside a running
+# seq-write is held.
+cp "$(dirname "$0")/hold-matrix.conf" "$IOB_T/matrix.conf"
+agent_start "policy = paper
+alpha = 0.6
+matrix = $IOB_T/matrix.conf
+max_hold = 60s" || bail "iobatchd did not start"
+
+# The packaged hooks.d file, pointed at this build and this agent.
+mkdir -p "$IOB_T/hooks.d"
+jq --arg p "$HOOK" --arg s "$AGENT_SOCK" \
+  '.hook.path = $p | .hook.args = (.hook.args[0:1] + ["--socket", $s] + .hook.args[1:])' \
+  "$(dirname "$0")/../../packaging/hooks.d/iobatch.json" >"$IOB_T/hooks.d/iobatch.json" \
+  || bail "cannot read packaging/hooks.d/iobatch.json"
+R=$IOB_T/rootfs
+iob_rootfs_busybox "$R"
+# crun refuses this cgroup v1/v2 hybrid host; podman's default ulimits are
+# above what runc may set here.
+PODMAN="podman --root $IOB_T/pm/storage --runroot $IOB_T/pm/run --tmpdir $IOB_T/pm/tmp
+  --runtime runc --hooks-dir $IOB_T/hooks.d --cgroup-manager cgroupfs --events-backend file"
+at_exit "$PODMAN rm -af -t 0 >/dev/null 2>&1"
+prun() { # NAME CLASS SECONDS: a detached-in-the-background `podman run --rm`
+  (timeout -k 5 90 $PODMAN run --rm --name "$1" --network none \
+    --cidfile "$IOB_T/$1.cid" --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+    --annotation io.iobatch.class="$2" \
+    --rootfs "$R" /bin/sleep "$3" >"$IOB_T/$1.out" 2>&1; echo $? >"$IOB_T/$1.rc") &
+}
+# The id from --cidfile: written at create, before the prestart hook (podman
+# inspect would wait for the container's lock, which run holds meanwhile).
+id_of() { cat "$IOB_T/$1.cid" 2>/dev/null; }
+listed() { # NAME: its state in the agent, or nothing
+  local id
+  id=$(id_of "$1")
+  [ -n "$id" ] && agent_field "$id" state
+}
+
+prun w1 seq-write 6
+ok "podman: the first container runs" wait_for 30 '[ "$(listed w1)" = running ]'
+ID1=$(id_of w1)
+is "$(agent_field "$ID1" namespace)" "default" "the agent knows it in namespace default"
+prun r1 rand-write 1
+ok "a conflicting one is held: the agent lists it pending" wait_for 30 '[ "$(listed r1)" = pending ]'
+ID2=$(id_of r1)
+ok "podman run of it has not returned (its prestart hook waits)" test ! -e "$IOB_T/r1.rc"
+ok "the first exits" wait_for 30 '[ -e "$IOB_T/w1.rc" ]'
+is "$(cat "$IOB_T/w1.rc")" 0 "with status 0"
+ok "poststop: the agent no longer lists the first" wait_for 20 '[ -z "$(agent_field "$ID1" state)" ]'
+ok "the held one is admitted and runs to its end" wait_for 30 '[ -e "$IOB_T/r1.rc" ]'
+is "$(cat "$IOB_T/r1.rc")" 0 "with status 0"
+ok "and is not listed either" wait_for 20 '[ -z "$(agent_field "$ID2" state)" ]'
+grep -q "admitted '$ID2'" "$AGENT_LOG"
+is "$?" 0 "the agent log says it admitted it"
+
+# The agent gone: fail open, one line from the hook.
+agent_stop
+out=$(timeout -k 5 60 $PODMAN run --rm --network none --ulimit nofile=1024:1024 \
+  --ulimit nproc=1024:1024 --rootfs "$R" /bin/sh -c 'echo started' 2>&1)
+like "$out" "started" "with the agent gone a container still runs (fail open)"
+tap_done

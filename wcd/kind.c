@@ -1,0 +1,87 @@
+/* Annotation keys, checked in the sources of each runtime manager:
+ *
+ * - containerd's CRI plugin (pkg/cri/annotations, v1.6):
+ *   io.kubernetes.cri.container-type is "sandbox" on a pod's sandbox
+ *   (pause) container and "container" on the others; sandbox-name and
+ *   sandbox-namespace are the pod's, on both; container-name only on the
+ *   containers.
+ * - CRI-O (internal/annotations): io.kubernetes.cri-o.ContainerType,
+ *   same values.  CRI-O copies the kubelet's labels into the annotations
+ *   (io.kubernetes.pod.name, .pod.namespace, io.kubernetes.container.name,
+ *   kubelet pkg/types/labels.go) and fills them itself on a sandbox
+ *   (container name "POD").
+ * - nerdctl has no pods and marks nothing as a sandbox: the
+ *   "io.cri-containerd.kind" it knows is a containerd label that the CRI
+ *   plugin sets on its own containers, not an OCI annotation, so it never
+ *   reaches config.json.  nerdctl users say io.iobatch.kind with
+ *   --annotation. */
+#include "wcd/kind.h"
+
+#include <string.h>
+
+#define CRI_TYPE "io.kubernetes.cri.container-type"
+#define CRIO_TYPE "io.kubernetes.cri-o.ContainerType"
+#define TYPE_SANDBOX "sandbox"
+
+static const char *const kinds[] = {"job", "service", "sandbox"};
+
+/* containerd's key first, then the kubelet's label as CRI-O passes it. */
+static const char *const pod_name_keys[] = {"io.kubernetes.cri.sandbox-name",
+                                            "io.kubernetes.pod.name"};
+static const char *const pod_ns_keys[] = {"io.kubernetes.cri.sandbox-namespace",
+                                          "io.kubernetes.pod.namespace"};
+static const char *const ctr_name_keys[] = {"io.kubernetes.cri.container-name",
+                                            "io.kubernetes.container.name"};
+
+static const char *value(wcd_annotation_fn get, void *ctx, const char *key) {
+  const char *v = get(ctx, key);
+  return v && *v ? v : NULL;
+}
+
+/* A name Kubernetes could have made: not too long, printable. */
+static int name_ok(const char *s) {
+  size_t n = 0;
+  for (; s[n]; n++)
+    if ((unsigned char)s[n] < 0x20 || s[n] == 0x7f || n >= WCD_NAME_MAX)
+      return 0;
+  return 1;
+}
+
+static const char *name(wcd_annotation_fn get, void *ctx, const char *const keys[2]) {
+  for (int i = 0; i < 2; i++) {
+    const char *v = value(get, ctx, keys[i]);
+    if (v && name_ok(v))
+      return v;
+  }
+  return NULL;
+}
+
+int wcd_kind_from_annotations(wcd_annotation_fn get, void *ctx, struct wcd_kind *out,
+                              struct iob_error **err) {
+  memset(out, 0, sizeof(*out));
+  out->pod_name = name(get, ctx, pod_name_keys);
+  out->pod_namespace = name(get, ctx, pod_ns_keys);
+  out->container_name = name(get, ctx, ctr_name_keys);
+  const char *k = value(get, ctx, WCD_ANN_KIND);
+  if (k) {
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]) && out->kind == NULL; i++)
+      if (strcmp(k, kinds[i]) == 0)
+        out->kind = kinds[i];
+    if (out->kind == NULL)
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "invalid annotation '%s': unknown kind '%.64s' (expected job, "
+                            "service or sandbox)",
+                            WCD_ANN_KIND, k);
+    out->source = WCD_ANN_KIND;
+  } else {
+    static const char *const types[] = {CRI_TYPE, CRIO_TYPE};
+    for (size_t i = 0; i < 2 && out->kind == NULL; i++) {
+      const char *t = value(get, ctx, types[i]);
+      if (t && strcmp(t, TYPE_SANDBOX) == 0) {
+        out->kind = kinds[2];
+        out->source = types[i];
+      }
+    }
+  }
+  return 0;
+}
