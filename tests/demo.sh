@@ -270,10 +270,17 @@ part1() {
       # the timeline: once a second until pgbench and the batch are done
       local running pending prog st prot
       batch_left() { local j; for j in "${!batch[@]}"; do [ -f "$out/$mode-b$j.end" ] || return 0; done; return 1; }
+      local pg_up=1
       while kill -0 "$PGB_PID" 2>/dev/null || batch_left; do
+        # the service stops when pgbench is done; a batch still held goes on alone
+        if [ $pg_up = 1 ] && ! kill -0 "$PGB_PID" 2>/dev/null; then
+          pg_stop "$id"
+          pg_up=0
+          echo "  $(stamp)  pgbench done, service stopped"
+        fi
         prog=$(grep -o 'progress: [0-9.]* s, [0-9.]* tps, lat [0-9.]* ms' "$out/$mode-pgb.txt" 2>/dev/null | tail -1 |
           awk '{ printf "%5.0f tps, lat %6.1f ms", $4, $7 }')
-        kill -0 "$PGB_PID" 2>/dev/null || prog="pgbench done      "
+        [ $pg_up = 1 ] || prog="done"
         st=$(ctl status --json 2>/dev/null)
         running=$(jq -r '[.containers[] | select(.state == "running" and (.id | test("-b[0-9]"))) | .id | sub("^iobatch-"; "")] | join(" ")' <<<"$st" 2>/dev/null)
         pending=$(jq -r '[.containers[] | select(.state == "pending") | "\(.id | sub("^iobatch-"; "")) (\(.reason)\(if .conflict != "" then ", conflicts with " + .conflict else "" end))"] | join("; ")' <<<"$st" 2>/dev/null)
@@ -288,7 +295,7 @@ part1() {
       done
     fi
     wait "$PGB_PID" || true
-    pg_stop "$id"
+    pg_stop "$id" # (again: a no-op when the timeline stopped it)
     for i in "${pids[@]}"; do wait "$i" || true; done
     local from=$((t0 + SVC_ARRIVE * 1000000000)) last
     last=$(_pgb_lines "$out/$mode-pgb" | awk '{ t = ($5 * 1000000 + $6) * 1000; if (t > m) m = t } END { printf "%.0f", m }')
