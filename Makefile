@@ -51,6 +51,14 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 
+# What --version prints (common/version.c): the release from VERSION and the
+# git revision of this tree; "unknown" when the tree is no git checkout of
+# its own (a release tarball unpacked inside some other repository must not
+# report that repository's revision).
+IOB_VERSION ?= $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+IOB_GIT_REV ?= $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && \
+	git describe --always --dirty 2>/dev/null || echo unknown)
+
 PKGS := jansson libprotobuf-c libseccomp
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)

@@ -50,7 +50,7 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
   else
     iob_info("admitted '%s' (%s) after %llu ms: %s", c->id, batch_class_name(c->cls),
              (unsigned long long)held, why);
-  agent_metrics_admitted(&d->metrics, c->reason, c->forced, held);
+  agent_metrics_admitted(&d->metrics, c, held);
   agent_server_answer(d, c, true, why);
   /* Admitted while protection caps batch containers: capped from the start. */
   if (d->adm.prot.level_bps > 0 && agent_ctr_is_batch(c))
@@ -134,6 +134,7 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   learn(d, c, now);
   agent_server_answer(d, c, false, why);
   agent_sampler_forget(c);
+  agent_caps_forget(c); /* its cgroup is gone or going: nothing to lift */
   agent_ctr_free(c);
 }
 
@@ -160,7 +161,10 @@ static void apply_weights(struct agent_daemon *d) {
 
 void agent_daemon_changed(struct agent_daemon *d) {
   cleanup_error struct iob_error *err = NULL;
+  uint64_t t0 = agent_metrics_now_ns();
   int r = agent_adm_tick(&d->adm, iob_now_ms(), &err);
+  if (r > 0)
+    agent_metrics_planned(&d->metrics, agent_metrics_now_ns() - t0);
   if (r < 0)
     /* The batcher refused this state (it should not); admitting nothing
      * now is safe: deadlines still force admission on the next tick. */
@@ -322,13 +326,7 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
   struct agent_metrics_view v = {.policy = batch_policy_name(d->bcfg.policy),
                                  .matrix = d->matrix_source,
                                  .sampler = agent_sampler_name(&d->sampler)};
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
-    unsigned cls = (unsigned)c->cls < BATCH_NCLASS ? (unsigned)c->cls : BATCH_UNKNOWN;
-    if (c->state == AGENT_PENDING)
-      v.pending[cls]++;
-    else if (c->state == AGENT_RUNNING)
-      v.running[cls]++;
-  }
+  agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }
 

@@ -128,5 +128,7 @@ void agent_weights_release(void);
 void agent_caps_apply(struct agent_daemon *d);
 /* Lift every cap written (at exit: a stopped agent leaves no cap behind). */
 void agent_caps_release(struct agent_daemon *d);
+/* Drop what caps.c keeps for ctr (it leaves). */
+void agent_caps_forget(struct agent_ctr *ctr);
 
 #endif

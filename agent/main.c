@@ -10,6 +10,7 @@
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/sdnotify.h"
+#include "common/version.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -17,7 +18,8 @@ static void usage(FILE *f) {
           "  -c, --config FILE    configuration (default %s; absent is fine)\n"
           "      --socket PATH    override 'socket'\n"
           "      --state-dir DIR  override 'state_dir'\n"
-          "  -d, --debug          debug log lines\n",
+          "  -d, --debug          debug log lines\n"
+          "      --version        print the version and exit\n",
           AGENT_DEFAULT_CONFIG);
 }
 
@@ -28,6 +30,7 @@ static int parse_args(int argc, char **argv, struct agent_options *o, struct iob
       {"state-dir", required_argument, NULL, 'S'},
       {"debug", no_argument, NULL, 'd'},
       {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
   };
   int opt;
@@ -48,6 +51,8 @@ static int parse_args(int argc, char **argv, struct agent_options *o, struct iob
     case 'h':
       usage(stdout);
       exit(0);
+    case 'V':
+      exit(iob_version_print("iobatchd") < 0 ? 1 : 0);
     default:
       usage(stderr);
       exit(2);

@@ -10,18 +10,27 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "agent/admission.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/version.h"
 
-static const char *const how_names[AGENT_HOW_N] = {
-    [AGENT_HOW_NOTHING_RUNNING] = "nothing_running",
-    [AGENT_HOW_NO_CONFLICT] = "no_conflict",
-    [AGENT_HOW_PAYS] = "pays",
-    [AGENT_HOW_PLAN] = "plan",
-    [AGENT_HOW_FORCED_DEADLINE] = "forced_deadline",
-    [AGENT_HOW_ALREADY_RUNNING] = "already_running",
+static const char *const reason_names[AGENT_REASON_N] = {
+    [AGENT_REASON_NOTHING_RUNNING] = "nothing_running",
+    [AGENT_REASON_NO_CONFLICT] = "no_conflict",
+    [AGENT_REASON_PAYS] = "pays",
+    [AGENT_REASON_PLAN] = "plan",
+    [AGENT_REASON_FORCED_DEADLINE] = "forced_deadline",
+    [AGENT_REASON_ALREADY_RUNNING] = "already_running",
+    [AGENT_REASON_PROBE] = "probe",
+    [AGENT_REASON_SERVICE] = "service",
+    [AGENT_REASON_NO_ESTIMATE] = "no_estimate",
+    [AGENT_REASON_WAIT_BOUND] = "wait_bound",
+    [AGENT_REASON_CROWD] = "crowd",
+    [AGENT_REASON_SANDBOX] = "sandbox",
 };
 
 static const char *const weight_names[AGENT_WEIGHT_N] = {
@@ -35,22 +44,77 @@ static const uint64_t wait_le_ms[AGENT_METRICS_WAIT_BUCKETS] = {10,    100,   50
 static const char *const wait_le[AGENT_METRICS_WAIT_BUCKETS] = {"0.01", "0.1", "0.5", "1",  "5",
                                                                 "10",   "30",  "60",  "300"};
 
-void agent_metrics_admitted(struct agent_metrics *m, int reason, bool forced, uint64_t waited_ms) {
-  enum agent_metrics_how how;
-  if (forced || reason == BATCH_ADMIT_DEADLINE)
-    how = AGENT_HOW_FORCED_DEADLINE;
-  else if (reason == BATCH_ADMIT_IDLE)
-    how = AGENT_HOW_NOTHING_RUNNING;
-  else if (reason == BATCH_ADMIT_FREE)
-    how = AGENT_HOW_NO_CONFLICT;
-  else if (reason == BATCH_ADMIT_PAYS)
-    how = AGENT_HOW_PAYS;
-  else if (reason == BATCH_ADMIT_PLAN)
-    how = AGENT_HOW_PLAN;
-  else
-    how = AGENT_HOW_ALREADY_RUNNING;
+static const uint64_t plan_le_us[AGENT_METRICS_PLAN_BUCKETS] = {
+    100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000};
+static const char *const plan_le[AGENT_METRICS_PLAN_BUCKETS] = {
+    "0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01",
+    "0.025",  "0.05",    "0.1",    "0.25",  "0.5",    "1"};
+
+uint64_t agent_metrics_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void agent_metrics_planned(struct agent_metrics *m, uint64_t ns) {
+  size_t i = 0;
+  while (i < AGENT_METRICS_PLAN_BUCKETS && ns > plan_le_us[i] * 1000)
+    i++;
+  if (i < AGENT_METRICS_PLAN_BUCKETS)
+    m->plan_bucket[i]++;
+  m->plan_count++;
+  m->plan_sum_ns += ns;
+}
+
+void agent_metrics_view_count(struct agent_metrics_view *v, const struct agent_ctr *list,
+                              uint64_t now_ms) {
+  for (const struct agent_ctr *c = list; c; c = c->next) {
+    unsigned cls = (unsigned)c->cls < BATCH_NCLASS ? (unsigned)c->cls : BATCH_UNKNOWN;
+    if (c->state == AGENT_PENDING) {
+      v->pending[cls]++;
+      uint64_t waited = now_ms > c->arrival_ms ? now_ms - c->arrival_ms : 0;
+      if (waited > v->pending_oldest_ms)
+        v->pending_oldest_ms = waited;
+    } else if (c->state == AGENT_RUNNING) {
+      v->running[cls]++;
+    }
+  }
+}
+
+static enum agent_metrics_reason reason_of(const struct agent_ctr *c) {
+  if (c->forced || c->reason == BATCH_ADMIT_DEADLINE)
+    return AGENT_REASON_FORCED_DEADLINE;
+  if (c->kind == AGENT_KIND_SANDBOX)
+    return AGENT_REASON_SANDBOX;
+  switch (c->reason) {
+  case BATCH_ADMIT_IDLE:
+    return AGENT_REASON_NOTHING_RUNNING;
+  case BATCH_ADMIT_FREE:
+    return AGENT_REASON_NO_CONFLICT;
+  case BATCH_ADMIT_PAYS:
+    return AGENT_REASON_PAYS;
+  case BATCH_ADMIT_PLAN:
+    return AGENT_REASON_PLAN;
+  case BATCH_ADMIT_PROBE:
+    return AGENT_REASON_PROBE;
+  case BATCH_ADMIT_SERVICE:
+    return AGENT_REASON_SERVICE;
+  case BATCH_ADMIT_NOEST:
+    return AGENT_REASON_NO_ESTIMATE;
+  case BATCH_ADMIT_WAITED:
+    return AGENT_REASON_WAIT_BOUND;
+  case BATCH_ADMIT_CROWD:
+    return AGENT_REASON_CROWD;
+  default: /* -1 or BATCH_RUNNING: registered as running */
+    return AGENT_REASON_ALREADY_RUNNING;
+  }
+}
+
+void agent_metrics_admitted(struct agent_metrics *m, const struct agent_ctr *c,
+                            uint64_t waited_ms) {
+  enum agent_metrics_reason how = reason_of(c);
   m->admissions[how]++;
-  if (how == AGENT_HOW_ALREADY_RUNNING)
+  if (how == AGENT_REASON_ALREADY_RUNNING || how == AGENT_REASON_SANDBOX)
     return; /* it never waited here */
   size_t i = 0;
   while (i < AGENT_METRICS_WAIT_BUCKETS && waited_ms > wait_le_ms[i])
@@ -92,9 +156,9 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
       fprintf(f, "iobatch_containers{state=\"%s\",class=\"%s\"} %llu\n", s ? "running" : "pending",
               batch_class_name((enum batch_class)c),
               (unsigned long long)(s ? v->running[c] : v->pending[c]));
-  header(f, "iobatch_admissions_total", "counter", "Containers admitted, by how.");
-  for (int h = 0; h < AGENT_HOW_N; h++)
-    fprintf(f, "iobatch_admissions_total{how=\"%s\"} %llu\n", how_names[h],
+  header(f, "iobatch_admissions_total", "counter", "Containers admitted, by reason.");
+  for (int h = 0; h < AGENT_REASON_N; h++)
+    fprintf(f, "iobatch_admissions_total{reason=\"%s\"} %llu\n", reason_names[h],
             (unsigned long long)m->admissions[h]);
   header(f, "iobatch_cancellations_total", "counter", "Cancel calls for a known container.");
   fprintf(f, "iobatch_cancellations_total %llu\n", (unsigned long long)m->cancellations);
@@ -111,6 +175,24 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
   fprintf(f, "iobatch_wait_seconds_sum %llu.%03llu\n", (unsigned long long)(m->wait_sum_ms / 1000),
           (unsigned long long)(m->wait_sum_ms % 1000));
   fprintf(f, "iobatch_wait_seconds_count %llu\n", (unsigned long long)m->wait_count);
+  header(f, "iobatch_pending_oldest_seconds", "gauge",
+         "How long the oldest pending container has waited (0: none pending).");
+  fprintf(f, "iobatch_pending_oldest_seconds %llu.%03llu\n",
+          (unsigned long long)(v->pending_oldest_ms / 1000),
+          (unsigned long long)(v->pending_oldest_ms % 1000));
+  header(f, "iobatch_plan_duration_seconds", "histogram", "Time each batcher run took.");
+  cum = 0;
+  for (int i = 0; i < AGENT_METRICS_PLAN_BUCKETS; i++) {
+    cum += m->plan_bucket[i];
+    fprintf(f, "iobatch_plan_duration_seconds_bucket{le=\"%s\"} %llu\n", plan_le[i],
+            (unsigned long long)cum);
+  }
+  fprintf(f, "iobatch_plan_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+          (unsigned long long)m->plan_count);
+  fprintf(f, "iobatch_plan_duration_seconds_sum %llu.%09llu\n",
+          (unsigned long long)(m->plan_sum_ns / 1000000000u),
+          (unsigned long long)(m->plan_sum_ns % 1000000000u));
+  fprintf(f, "iobatch_plan_duration_seconds_count %llu\n", (unsigned long long)m->plan_count);
   header(f, "iobatch_weight_writes_total", "counter",
          "Weights to write for running containers, by what happened.");
   for (int w = 0; w < AGENT_WEIGHT_N; w++)
@@ -123,6 +205,12 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
   put_label(f, v->matrix);
   fputs("\",sampler=\"", f);
   put_label(f, v->sampler);
+  fputs("\"} 1\n", f);
+  header(f, "iobatch_build_info", "gauge", "1; the version and git revision of iobatchd.");
+  fputs("iobatch_build_info{version=\"", f);
+  put_label(f, iob_version);
+  fputs("\",revision=\"", f);
+  put_label(f, iob_git_rev);
   fputs("\"} 1\n", f);
   if (ferror(f)) {
     fclose(f);

@@ -24,16 +24,23 @@
 #define AGENT_METRICS_PEER_MAX 64
 #define AGENT_METRICS_TIMEOUT_MS 5000 /* a connection's whole life */
 
-/* How a container got admitted: the batcher's admit reasons, and
- * "already_running" for one registered as running (an agent restart). */
-enum agent_metrics_how {
-  AGENT_HOW_NOTHING_RUNNING = 0,
-  AGENT_HOW_NO_CONFLICT,
-  AGENT_HOW_PAYS,
-  AGENT_HOW_PLAN,
-  AGENT_HOW_FORCED_DEADLINE,
-  AGENT_HOW_ALREADY_RUNNING,
-  AGENT_HOW_N
+/* Why a container got admitted (label `reason`): the batcher's admit
+ * reasons, "already_running" for one registered as running (an agent
+ * restart) and "sandbox" for a pod sandbox (never held). */
+enum agent_metrics_reason {
+  AGENT_REASON_NOTHING_RUNNING = 0,
+  AGENT_REASON_NO_CONFLICT,
+  AGENT_REASON_PAYS,
+  AGENT_REASON_PLAN,
+  AGENT_REASON_FORCED_DEADLINE,
+  AGENT_REASON_ALREADY_RUNNING,
+  AGENT_REASON_PROBE,
+  AGENT_REASON_SERVICE,
+  AGENT_REASON_NO_ESTIMATE,
+  AGENT_REASON_WAIT_BOUND,
+  AGENT_REASON_CROWD,
+  AGENT_REASON_SANDBOX,
+  AGENT_REASON_N
 };
 
 enum agent_metrics_weight {
@@ -44,26 +51,44 @@ enum agent_metrics_weight {
 };
 
 #define AGENT_METRICS_WAIT_BUCKETS 9 /* 0.01 0.1 0.5 1 5 10 30 60 300 s, then +Inf */
+/* 0.1 0.25 0.5 1 2.5 5 10 25 50 100 250 500 1000 ms, then +Inf: a plan
+ * takes well under a millisecond for a few containers and a few hundred
+ * for a thousand (README, Solver). */
+#define AGENT_METRICS_PLAN_BUCKETS 13
 
 /* Counters since the daemon started. */
 struct agent_metrics {
-  uint64_t admissions[AGENT_HOW_N];
+  uint64_t admissions[AGENT_REASON_N];
   uint64_t cancellations, registrations;
   uint64_t wait_bucket[AGENT_METRICS_WAIT_BUCKETS]; /* per bucket, not cumulative */
   uint64_t wait_count, wait_sum_ms;
   uint64_t weight_writes[AGENT_WEIGHT_N];
+  uint64_t plan_bucket[AGENT_METRICS_PLAN_BUCKETS]; /* per bucket, not cumulative */
+  uint64_t plan_count, plan_sum_ns;
 };
 
-/* Count an admission: reason is the container's enum batch_reason (-1:
- * none), forced its deadline admission; waited_ms the time it was pending
- * (observed only for containers admitted by a plan). */
-void agent_metrics_admitted(struct agent_metrics *m, int reason, bool forced, uint64_t waited_ms);
+/* Count the admission of c (struct agent_ctr, agent/admission.h: its
+ * reason, whether it was forced at its deadline, its kind); waited_ms the
+ * time it was pending, observed for every container that could have been
+ * held (not one registered running, not a sandbox). */
+struct agent_ctr;
+void agent_metrics_admitted(struct agent_metrics *m, const struct agent_ctr *c, uint64_t waited_ms);
+
+/* A batcher run took ns nanoseconds (agent_metrics_now_ns before and after
+ * agent_adm_tick when it planned). */
+void agent_metrics_planned(struct agent_metrics *m, uint64_t ns);
+uint64_t agent_metrics_now_ns(void); /* CLOCK_MONOTONIC */
 
 /* What the gauges show, taken when a scrape comes. */
 struct agent_metrics_view {
   uint64_t pending[BATCH_NCLASS], running[BATCH_NCLASS];
+  uint64_t pending_oldest_ms; /* how long the oldest pending one has waited, 0: none */
   const char *policy, *matrix, *sampler;
 };
+
+/* Count the containers of the admission list into *v at now_ms. */
+void agent_metrics_view_count(struct agent_metrics_view *v, const struct agent_ctr *list,
+                              uint64_t now_ms);
 
 /* The exposition text into a malloc'ed *out. */
 int agent_metrics_render(const struct agent_metrics *m, const struct agent_metrics_view *v,

@@ -226,6 +226,8 @@ static void status_free(Iobatch__Agent__V1__StatusResponse *r) {
     if (r->containers[i] == NULL)
       continue;
     free(r->containers[i]->reason);
+    if (r->containers[i]->waits_for != protobuf_c_empty_string)
+      free(r->containers[i]->waits_for);
     free(r->containers[i]);
   }
   free(r->containers);
@@ -248,6 +250,76 @@ static char *describe_reason(const struct agent_ctr *c) {
   if (asprintf(&s, "%s", r) < 0)
     return NULL;
   return s;
+}
+
+/* How status names a container a pending one waits for: its CRI names when
+ * it has them (what a kubectl user knows), else its id.  A conflict is
+ * recorded by id alone: the same namespace first, else any. */
+static void ctr_label(const struct agent_daemon *d, const char *ns, const char *id, char *buf,
+                      size_t n) {
+  const struct agent_ctr *c = agent_adm_find(&d->adm, ns, id);
+  for (const struct agent_ctr *o = d->adm.list; c == NULL && o; o = o->next)
+    if (!strcmp(o->id, id))
+      c = o;
+  if (c && c->pod_name && *c->pod_name)
+    snprintf(buf, n, "%s/%s%s%s ('%.12s')", c->pod_namespace, c->pod_name,
+             c->container_name && *c->container_name ? "/" : "",
+             c->container_name ? c->container_name : "", c->id);
+  else
+    snprintf(buf, n, "'%s'", id);
+}
+
+/* ContainerStatus.waits_for of a pending container: what would admit it
+ * and why it is held, naming the container it conflicts with.  The latest
+ * admission (its deadline) is admit_by_ms. */
+static char *describe_wait(const struct agent_daemon *d, const struct agent_ctr *c, uint64_t now) {
+  char who[AGENT_ID_MAX * 4 + 16], *s = NULL;
+  int r = 0;
+  if (c->state != AGENT_PENDING)
+    return NULL;
+  if (c->conflict[0])
+    ctr_label(d, c->ns, c->conflict, who, sizeof(who));
+  else
+    snprintf(who, sizeof(who), "a running container");
+  switch (c->reason) {
+  case BATCH_HOLD_FULL:
+    r = asprintf(&s, "a free slot (max concurrency %u reached)", d->bcfg.max_batch);
+    break;
+  case BATCH_HOLD_MAKESPAN:
+    r = asprintf(&s, "%s to finish: holding finishes the set sooner than running beside it", who);
+    break;
+  case BATCH_HOLD_FAIRNESS:
+    r = asprintf(&s, "%s to finish: running beside it would stretch a job beyond %gx its solo time",
+                 who, d->bcfg.fairness);
+    break;
+  case BATCH_HOLD_PLAN:
+    r = c->conflict[0] ? asprintf(&s, "a later batch of the plan (conflicts with %s)", who)
+                       : asprintf(&s, "a later batch of the plan");
+    break;
+  case BATCH_HOLD_BEHIND:
+    r = c->conflict[0]
+            ? asprintf(&s, "%s, held longer and in conflict with it, to start first", who)
+            : asprintf(&s, "an older held container it conflicts with to start first");
+    break;
+  case BATCH_HOLD_NEXT:
+    r = asprintf(&s, "the next plan (this one ran out of its forecast budget)");
+    break;
+  case BATCH_HOLD_PROTECT:
+    r = c->conflict[0]
+            ? asprintf(&s, "the latency-sensitive %s to get its rate back (it is short of it)", who)
+            : asprintf(&s, "a latency-sensitive container to get its rate back");
+    break;
+  default:
+    if (now < d->adm.settle_ms)
+      r = asprintf(&s, "the agent's start-up (running containers register again first)");
+    else if (c->reason < 0)
+      r = asprintf(&s, "the batch window (%llu ms) to close",
+                   (unsigned long long)d->cfg.batch_window_ms);
+    else
+      r = asprintf(&s, "the next plan (last decision: %s)",
+                   batch_reason_name((enum batch_reason)c->reason));
+  }
+  return r < 0 ? NULL : s;
 }
 
 static void on_status(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
@@ -295,6 +367,11 @@ static void on_status(struct ttrpc_call *call, const ProtobufCMessage *m, void *
     s->pod_name = c->pod_name;
     s->pod_namespace = c->pod_namespace;
     s->container_name = c->container_name;
+    if (c->state == AGENT_PENDING)
+      s->admit_by_ms = c->deadline_ms > now ? c->deadline_ms - now : 0;
+    s->waits_for = describe_wait(d, c, now);
+    if (s->waits_for == NULL)
+      s->waits_for = (char *)protobuf_c_empty_string;
     if (c->kind != AGENT_KIND_SANDBOX && c->state != AGENT_CREATED) {
       struct batch_job j;
       agent_adm_job(&d->adm, c, now, &j);

@@ -842,7 +842,7 @@ int iobctl_calibrate(int argc, char **argv) {
     if (r > 0)
       return 0;
     iob_error_print(PROG, &err);
-    fprintf(stderr, "try 'iobatchctl calibrate --help'\n");
+    fprintf(stderr, "Run 'iobatchctl calibrate --help' for usage.\n");
     return 2;
   }
   struct sigaction old[3];

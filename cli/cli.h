@@ -1,19 +1,43 @@
 /* iobatchctl: one file per verb (status.c, plan.c, calibrate.c, ctl.c for
- * the per-container calls, profiles.c); main.c only dispatches.  Each verb
- * takes (argc, argv) with argv[0] the verb and returns the exit status:
- * 0 ok, 1 failure, 2 usage. */
+ * the per-container calls, profiles.c); main.c only dispatches, args.c has
+ * what the verbs share on the command line.  Each verb takes (argc, argv)
+ * with argv[0] the verb and returns the exit status: 0 ok, 1 failure,
+ * 2 usage.  Every verb answers --help (usage on stdout, exit 0). */
 #ifndef IOB_CLI_H
 #define IOB_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
 
 #include "common/error.h"
 #include "ttrpc/ttrpc.h"
 
 #include "agent/api.h"
+/* The one variable every part reads for the agent's socket (the shim too). */
+#define IOBCTL_SOCKET_ENV "IOBATCH_AGENT_SOCKET"
+/* The CLI's earlier name for it, still read when the other is not set. */
+#define IOBCTL_SOCKET_ENV_OLD "IOBATCH_SOCKET"
 
-/* The agent's socket: --socket, else $IOBATCH_SOCKET, else the default. */
+/* The agent's socket: --socket, else $IOBATCH_AGENT_SOCKET, else
+ * $IOBATCH_SOCKET, else the default. */
 extern const char *iobctl_socket;
 
 int iobctl_connect(struct ttrpc_client **out, struct iob_error **err);
+
+/* -o / --output: table (the default), wide (more columns) or json. */
+enum iobctl_output { IOBCTL_OUT_TABLE, IOBCTL_OUT_WIDE, IOBCTL_OUT_JSON };
+/* Parse an -o value; prints the error (naming the verb) and returns -1 on
+ * an unknown one.  `wide` only where the verb has a table with more
+ * columns (allow_wide). */
+int iobctl_output_parse(const char *verb, const char *value, bool allow_wide,
+                        enum iobctl_output *out);
+/* After getopt_long returned '?' or ':' (optstring starting with ':'):
+ * print "iobatchctl VERB: unknown argument '--x'" (or the missing value)
+ * and the hint to --help on stderr; returns 2. */
+int iobctl_usage_error(const char *verb, int opt, char **argv);
+/* A usage error of our own (wrong count of operands, bad number): the
+ * message, then the --help hint; returns 2. */
+int iobctl_usage_fail(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 int iobctl_status(int argc, char **argv);
 int iobctl_plan(int argc, char **argv);

@@ -20,7 +20,7 @@ int iobctl_connect(struct ttrpc_client **out, struct iob_error **err) {
 }
 
 struct ctl_args {
-  const char *id, *ns, *cls, *cgroup, *key, *bundle;
+  const char *id, *ns, *cls, *cgroup, *key, *bundle, *kind, *pod, *pod_ns, *name;
   unsigned long pid, max_hold, timeout, status;
   int running;
 };
@@ -36,8 +36,41 @@ static int parse_num(const char *s, unsigned long max, unsigned long *out) {
   return 0;
 }
 
+static void usage(FILE *f, const char *verb) {
+  static const struct {
+    const char *verb, *args, *what;
+  } u[] = {
+      {"register",
+       "[--ns NS] [--class C] [--cgroup PATH] [--pid N] [--key K] [--max-hold MS]\n"
+       "           [--bundle DIR] [--kind job|service|sandbox] [--pod NAME] [--pod-ns NS]\n"
+       "           [--name NAME] [--running]",
+       "Tell the agent about a container, as a shim or the hook does.  --running: it\n"
+       "runs already (what a shim says after an agent restart).  --pod, --pod-ns,\n"
+       "--name: its Kubernetes pod and container names."},
+      {"admit", "[--ns NS] [--class C] [--key K] [--max-hold MS] [--kind K] [--timeout MS]",
+       "Ask the agent to start the container and wait until it is admitted (or\n"
+       "--timeout passes).  Exit 0 admitted, 1 not."},
+      {"cancel", "[--ns NS]", "Withdraw the container's pending admission."},
+      {"exited", "[--ns NS] [--status N]", "Tell the agent the container exited."},
+  };
+  for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
+    if (!strcmp(u[i].verb, verb))
+      fprintf(f,
+              "usage: iobatchctl %s ID %s\n%s\n"
+              "  --ns NS    containerd namespace (default 'default')\n"
+              "  -h, --help this text\n",
+              verb, u[i].args, u[i].what);
+}
+
+/* Returns 0, 2 after a usage error, 3 after --help (both printed). */
 static int parse_ctl(int argc, char **argv, struct ctl_args *a) {
+  enum { O_KIND = 256, O_POD, O_PODNS, O_NAME };
   static const struct option opts[] = {
+      {"kind", required_argument, NULL, O_KIND},
+      {"pod", required_argument, NULL, O_POD},
+      {"pod-ns", required_argument, NULL, O_PODNS},
+      {"name", required_argument, NULL, O_NAME},
+      {"help", no_argument, NULL, 'h'},
       {"ns", required_argument, NULL, 'n'},
       {"class", required_argument, NULL, 'c'},
       {"cgroup", required_argument, NULL, 'g'},
@@ -53,10 +86,26 @@ static int parse_ctl(int argc, char **argv, struct ctl_args *a) {
   memset(a, 0, sizeof(*a));
   a->ns = "default";
   optind = 0;
+  opterr = 0;
   int o;
-  while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+  while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     int bad = 0;
     switch (o) {
+    case 'h':
+      usage(stdout, argv[0]);
+      return 3;
+    case O_KIND:
+      a->kind = optarg;
+      break;
+    case O_POD:
+      a->pod = optarg;
+      break;
+    case O_PODNS:
+      a->pod_ns = optarg;
+      break;
+    case O_NAME:
+      a->name = optarg;
+      break;
     case 'n':
       a->ns = optarg;
       break;
@@ -88,17 +137,15 @@ static int parse_ctl(int argc, char **argv, struct ctl_args *a) {
       bad = parse_num(optarg, 0xffffffffu, &a->status);
       break;
     default:
-      return -1;
+      return iobctl_usage_error(argv[0], o, argv);
     }
-    if (bad) {
-      fprintf(stderr, "iobatchctl %s: invalid number '%s'\n", argv[0], optarg);
-      return -1;
-    }
+    if (bad)
+      return iobctl_usage_fail(argv[0], "invalid number '%s'", optarg);
   }
-  if (optind != argc - 1) {
-    fprintf(stderr, "iobatchctl %s: expected one container id\n", argv[0]);
-    return -1;
-  }
+  if (optind == argc)
+    return iobctl_usage_fail(argv[0], "expected one container id");
+  if (optind < argc - 1)
+    return iobctl_usage_fail(argv[0], "unexpected argument '%s'", argv[optind + 1]);
   a->id = argv[optind];
   return 0;
 }
@@ -125,8 +172,9 @@ static int call(const char *verb, const char *method, const ProtobufCMessage *re
 
 int iobctl_register(int argc, char **argv) {
   struct ctl_args a;
-  if (parse_ctl(argc, argv, &a) < 0)
-    return 2;
+  int pr = parse_ctl(argc, argv, &a);
+  if (pr)
+    return pr == 3 ? 0 : pr;
   Iobatch__Agent__V1__RegisterRequest m = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
   m.id = (char *)a.id;
   m.namespace_ = (char *)a.ns;
@@ -138,6 +186,10 @@ int iobctl_register(int argc, char **argv) {
   m.source = (char *)"iobatchctl";
   m.max_hold_ms = (uint32_t)a.max_hold;
   m.running = a.running;
+  m.kind = (char *)(a.kind ? a.kind : "");
+  m.pod_name = (char *)(a.pod ? a.pod : "");
+  m.pod_namespace = (char *)(a.pod_ns ? a.pod_ns : "");
+  m.container_name = (char *)(a.name ? a.name : "");
   ProtobufCMessage *resp = NULL;
   if (call("register", "Register", &m.base, &iobatch__agent__v1__register_response__descriptor,
            &resp, CALL_TIMEOUT_MS) < 0)
@@ -150,14 +202,16 @@ int iobctl_register(int argc, char **argv) {
 
 int iobctl_admit(int argc, char **argv) {
   struct ctl_args a;
-  if (parse_ctl(argc, argv, &a) < 0)
-    return 2;
+  int pr = parse_ctl(argc, argv, &a);
+  if (pr)
+    return pr == 3 ? 0 : pr;
   Iobatch__Agent__V1__AdmitRequest m = IOBATCH__AGENT__V1__ADMIT_REQUEST__INIT;
   m.id = (char *)a.id;
   m.namespace_ = (char *)a.ns;
   m.declared_class = (char *)(a.cls ? a.cls : "");
   m.workload_key = (char *)(a.key ? a.key : "");
   m.max_hold_ms = (uint32_t)a.max_hold;
+  m.kind = (char *)(a.kind ? a.kind : "");
   ProtobufCMessage *resp = NULL;
   /* No timeout unless asked: Admit waits as long as the agent holds. */
   if (call("admit", "Admit", &m.base, &iobatch__agent__v1__admit_response__descriptor, &resp,
@@ -173,8 +227,9 @@ int iobctl_admit(int argc, char **argv) {
 
 int iobctl_cancel(int argc, char **argv) {
   struct ctl_args a;
-  if (parse_ctl(argc, argv, &a) < 0)
-    return 2;
+  int pr = parse_ctl(argc, argv, &a);
+  if (pr)
+    return pr == 3 ? 0 : pr;
   Iobatch__Agent__V1__CancelRequest m = IOBATCH__AGENT__V1__CANCEL_REQUEST__INIT;
   m.id = (char *)a.id;
   m.namespace_ = (char *)a.ns;
@@ -189,8 +244,9 @@ int iobctl_cancel(int argc, char **argv) {
 
 int iobctl_exited(int argc, char **argv) {
   struct ctl_args a;
-  if (parse_ctl(argc, argv, &a) < 0)
-    return 2;
+  int pr = parse_ctl(argc, argv, &a);
+  if (pr)
+    return pr == 3 ? 0 : pr;
   Iobatch__Agent__V1__ExitedRequest m = IOBATCH__AGENT__V1__EXITED_REQUEST__INIT;
   m.id = (char *)a.id;
   m.namespace_ = (char *)a.ns;

@@ -1,6 +1,6 @@
 # iobatchctl (cli/): one file per verb, main.c dispatches.  `plan` links the
 # batcher (offline, no agent); calibrate.c is the calibration verb.
-iobatchctl_SRCS := cli/main.c cli/status.c cli/plan.c cli/profiles.c cli/ctl.c cli/calibrate.c
+iobatchctl_SRCS := cli/main.c cli/args.c cli/status.c cli/plan.c cli/profiles.c cli/ctl.c cli/calibrate.c
 PROGRAMS += bin/iobatchctl
 INSTALL_PROGRAMS += bin/iobatchctl
 $(eval $(call prog,bin/iobatchctl,$(iobatchctl_SRCS),agent agentcore batch ttrpc proto common))

@@ -96,12 +96,29 @@ static int ask_agent(const struct agent_plan_jobs *j, unsigned cap, double alpha
   return 0;
 }
 
+static void usage(FILE *f) {
+  fprintf(f, "usage: iobatchctl plan FILE [--cap N] [--alpha A] [--matrix FILE] [--agent]\n"
+             "                      [-o table|json]\n"
+             "Batches for the jobs in FILE ('-': stdin): 'name class [solo_seconds]' per\n"
+             "line, or JSON.  Computed here with the batcher; --agent asks iobatchd.\n"
+             "      --cap N          at most N jobs per batch\n"
+             "      --alpha A        the paper objective's weight of the penalty (0..1)\n"
+             "      --matrix FILE    a batcher config / penalty matrix file\n"
+             "      --agent          ask the agent (its matrix and settings)\n"
+             "  -o, --output FORMAT  table (default) or json\n"
+             "      --json           the same as -o json\n"
+             "  -h, --help           this text\n");
+}
+
+/* Returns 0, 2 after a usage error (printed), 3 after --help, or < 0. */
 static int run(int argc, char **argv, struct iob_error **err) {
   static const struct option opts[] = {
       {"cap", required_argument, NULL, 'c'},    {"alpha", required_argument, NULL, 'a'},
       {"matrix", required_argument, NULL, 'm'}, {"json", no_argument, NULL, 'j'},
-      {"agent", no_argument, NULL, 'A'},        {NULL, 0, NULL, 0},
+      {"agent", no_argument, NULL, 'A'},        {"output", required_argument, NULL, 'o'},
+      {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
   };
+  enum iobctl_output out = IOBCTL_OUT_TABLE;
   struct batch_config cfg;
   batch_config_default(&cfg);
   const char *matrix = NULL;
@@ -109,8 +126,9 @@ static int run(int argc, char **argv, struct iob_error **err) {
   double alpha = -1;
   bool json = false, agent = false;
   optind = 0;
+  opterr = 0;
   int o;
-  while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+  while ((o = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
     char *end = NULL;
     switch (o) {
     case 'c':
@@ -129,17 +147,27 @@ static int run(int argc, char **argv, struct iob_error **err) {
       matrix = optarg;
       break;
     case 'j':
-      json = true;
+      out = IOBCTL_OUT_JSON;
+      break;
+    case 'o':
+      if (iobctl_output_parse("plan", optarg, false, &out) < 0)
+        return 2;
       break;
     case 'A':
       agent = true;
       break;
+    case 'h':
+      usage(stdout);
+      return 3;
     default:
-      return 2;
+      return iobctl_usage_error("plan", o, argv);
     }
   }
-  if (optind != argc - 1)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "expected one job file ('-': stdin)");
+  json = out == IOBCTL_OUT_JSON;
+  if (optind == argc)
+    return iobctl_usage_fail("plan", "expected one job file ('-': stdin)");
+  if (optind < argc - 1)
+    return iobctl_usage_fail("plan", "unexpected argument '%s'", argv[optind + 1]);
   const char *path = argv[optind];
   if (matrix && load_matrix(&cfg, matrix, err) < 0)
     return -1;
@@ -178,6 +206,8 @@ int iobctl_plan(int argc, char **argv) {
   int r = run(argc, argv, &err);
   if (r == 2)
     return 2;
+  if (r == 3)
+    return 0;
   if (r < 0) {
     iob_error_print("iobatchctl plan", &err);
     return 1;

@@ -1,5 +1,6 @@
 /* iobatchctl profiles: what the agent learned, read from its state dir
  * (no agent needed). */
+#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,19 +10,52 @@
 #include "cli/cli.h"
 #include "common/cleanup.h"
 
+static void usage(FILE *f) {
+  fprintf(f, "usage: iobatchctl profiles [--state-dir DIR] [-o table|json]\n"
+             "The workload profiles the agent learned, read from its state directory\n"
+             "(no agent needed).\n"
+             "      --state-dir DIR  the agent's state_dir (default " AGENT_DEFAULT_STATE_DIR ")\n"
+             "  -o, --output FORMAT  table (default) or json\n"
+             "      --json           the same as -o json\n"
+             "  -h, --help           this text\n");
+}
+
 int iobctl_profiles(int argc, char **argv) {
+  enum { O_JSON = 256, O_DIR };
+  static const struct option opts[] = {
+      {"output", required_argument, NULL, 'o'},
+      {"json", no_argument, NULL, O_JSON},
+      {"state-dir", required_argument, NULL, O_DIR},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
   const char *dir = AGENT_DEFAULT_STATE_DIR;
-  bool json = false;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0)
-      json = true;
-    else if (strcmp(argv[i], "--state-dir") == 0 && i + 1 < argc)
-      dir = argv[++i];
-    else {
-      fprintf(stderr, "iobatchctl profiles: unknown argument '%s'\n", argv[i]);
-      return 2;
+  enum iobctl_output out = IOBCTL_OUT_TABLE;
+  optind = 0;
+  opterr = 0;
+  int o;
+  while ((o = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    switch (o) {
+    case 'o':
+      if (iobctl_output_parse("profiles", optarg, false, &out) < 0)
+        return 2;
+      break;
+    case O_JSON:
+      out = IOBCTL_OUT_JSON;
+      break;
+    case O_DIR:
+      dir = optarg;
+      break;
+    case 'h':
+      usage(stdout);
+      return 0;
+    default:
+      return iobctl_usage_error("profiles", o, argv);
     }
   }
+  if (optind < argc)
+    return iobctl_usage_fail("profiles", "unexpected argument '%s'", argv[optind]);
+  bool json = out == IOBCTL_OUT_JSON;
   cleanup_error struct iob_error *err = NULL;
   struct agent_profiles p;
   memset(&p, 0, sizeof(p));

@@ -1,11 +1,43 @@
-/* iobatchctl status: the agent's view of pending and running containers. */
+/* iobatchctl status [ID]: the agent's view of pending and running
+ * containers, or of one of them.  Tables follow kubectl and crictl: a
+ * header row in capitals, columns as wide as their widest cell, three
+ * spaces apart; IDs are printed whole unless the table would not fit the
+ * terminal (then cut to crictl's 13 characters and an ellipsis;
+ * --no-trunc keeps them whole).  `-o json` is always complete. */
+#include <getopt.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "common/cleanup.h"
 #include "iobatch/agent.pb-c.h"
+
+typedef Iobatch__Agent__V1__ContainerStatus ctr_status;
+typedef Iobatch__Agent__V1__StatusResponse status_resp;
+
+#define ID_CUT 13 /* crictl's short id */
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: iobatchctl status [ID] [-o table|wide|json] [--no-trunc]\n"
+             "Pending and running containers as the agent sees them; with ID (a\n"
+             "container id, a unique prefix of one, or NAMESPACE/ID) that one in detail.\n"
+             "  -o, --output FORMAT  table (default), wide (more columns) or json\n"
+             "      --json           the same as -o json\n"
+             "      --no-trunc       never cut IDs (they are cut only when the table\n"
+             "                       is wider than the terminal)\n"
+             "  -h, --help           this text\n"
+             "Columns: NAMESPACE and POD are the Kubernetes pod's (else the containerd\n"
+             "namespace and '-'), CONTAINER its container name (else the id); HELD is\n"
+             "how long it has waited (running: how long it waited before it started);\n"
+             "ADMIT-BY is when it starts at the latest (its max hold); REASON says what\n"
+             "a pending container waits for, or why a running one was admitted.\n");
+}
 
 static void human_rate(double v, char *buf, size_t n) {
   static const char *const unit[] = {"B", "K", "M", "G", "T"};
@@ -18,41 +50,185 @@ static void human_rate(double v, char *buf, size_t n) {
 }
 
 static void human_ms(uint64_t ms, char *buf, size_t n) {
+  unsigned long long s = ms / 1000;
   if (ms < 1000)
     snprintf(buf, n, "%llums", (unsigned long long)ms);
   else if (ms < 120000)
     snprintf(buf, n, "%.1fs", (double)ms / 1000);
+  else if (s < 3600)
+    snprintf(buf, n, "%llum%02llus", s / 60, s % 60);
+  else if (s < 48 * 3600)
+    snprintf(buf, n, "%lluh%02llum", s / 3600, s / 60 % 60);
   else
-    snprintf(buf, n, "%llum%02llus", (unsigned long long)(ms / 60000),
-             (unsigned long long)(ms / 1000 % 60));
+    snprintf(buf, n, "%llud%02lluh", s / 86400, s / 3600 % 24);
 }
 
-static void print_table(const Iobatch__Agent__V1__StatusResponse *r) {
+static const char *or_dash(const char *s) {
+  return s && *s ? s : "-";
+}
+
+static const char *ctr_namespace(const ctr_status *c) {
+  return c->pod_namespace && *c->pod_namespace ? c->pod_namespace : c->namespace_;
+}
+
+static const char *ctr_name(const ctr_status *c) {
+  return c->container_name && *c->container_name ? c->container_name : c->id;
+}
+
+/* ---- a kubectl-style table ---------------------------------------------- */
+
+#define MAX_COLS 20
+
+struct table {
+  size_t ncols, nrows, cap;
+  char **cells; /* nrows * ncols, row 0 the header */
+  int id_col;   /* the column cut when too wide, -1 none */
+};
+
+/* Terminal columns of a UTF-8 string (every code point one column: ours
+ * are ASCII but for the ellipsis). */
+static size_t text_width(const char *s) {
+  size_t w = 0;
+  for (; *s; s++)
+    w += ((unsigned char)*s & 0xc0) != 0x80;
+  return w;
+}
+
+static void table_row(struct table *t, ...) {
+  if (t->nrows == t->cap) {
+    t->cap = t->cap ? t->cap * 2 : 16;
+    t->cells = realloc(t->cells, t->cap * t->ncols * sizeof(*t->cells));
+    if (t->cells == NULL)
+      abort();
+  }
+  va_list ap;
+  va_start(ap, t);
+  for (size_t c = 0; c < t->ncols; c++) {
+    const char *s = va_arg(ap, const char *);
+    t->cells[t->nrows * t->ncols + c] = strdup(s ? s : "");
+    if (t->cells[t->nrows * t->ncols + c] == NULL)
+      abort();
+  }
+  va_end(ap);
+  t->nrows++;
+}
+
+static size_t table_widths(const struct table *t, size_t *w) {
+  size_t total = 0;
+  for (size_t c = 0; c < t->ncols; c++) {
+    w[c] = 0;
+    for (size_t r = 0; r < t->nrows; r++) {
+      size_t x = text_width(t->cells[r * t->ncols + c]);
+      if (x > w[c])
+        w[c] = x;
+    }
+    total += w[c] + (c + 1 < t->ncols ? 3 : 0);
+  }
+  return total;
+}
+
+static size_t terminal_columns(void) {
+  struct winsize ws;
+  if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0 || ws.ws_col == 0)
+    return 0; /* not a terminal: never cut */
+  return ws.ws_col;
+}
+
+static void table_print(struct table *t, bool no_trunc) {
+  size_t w[MAX_COLS];
+  size_t cols = no_trunc ? 0 : terminal_columns();
+  if (cols && t->id_col >= 0 && table_widths(t, w) > cols) {
+    for (size_t r = 1; r < t->nrows; r++) {
+      char *s = t->cells[r * t->ncols + (size_t)t->id_col];
+      if (strlen(s) > ID_CUT + 2)
+        strcpy(s + ID_CUT, "\u2026"); /* 3 bytes: the cell had room */
+    }
+  }
+  table_widths(t, w);
+  for (size_t r = 0; r < t->nrows; r++) {
+    for (size_t c = 0; c < t->ncols; c++) {
+      const char *s = t->cells[r * t->ncols + c];
+      if (c + 1 == t->ncols)
+        printf("%s\n", s);
+      else
+        printf("%s%*s", s, (int)(w[c] - text_width(s) + 3), "");
+    }
+  }
+}
+
+static void table_free(struct table *t) {
+  for (size_t i = 0; i < t->nrows * t->ncols; i++)
+    free(t->cells[i]);
+  free(t->cells);
+}
+
+/* What the REASON column and the detail say about a container. */
+static void why(const ctr_status *c, char *buf, size_t n) {
+  if (!strcmp(c->state, "pending") && c->waits_for && *c->waits_for)
+    snprintf(buf, n, "waits for %s", c->waits_for);
+  else
+    snprintf(buf, n, "%s%s%s", c->reason, c->conflict[0] ? ", conflicts with " : "", c->conflict);
+}
+
+static void print_summary(const status_resp *r) {
   printf("policy %s, max concurrency %u, batch window %llu ms, matrix %s, sampler %s\n", r->policy,
          r->max_concurrency, (unsigned long long)r->batch_window_ms, r->matrix_source, r->sampler);
   printf("plans %llu, admissions %llu (%llu at their deadline), %u learned profiles\n\n",
          (unsigned long long)r->plans, (unsigned long long)r->admissions,
          (unsigned long long)r->forced_admissions, r->profiles);
-  printf("%-20s %-8s %-20s %5s %8s %8s %7s %7s %7s %8s  %s\n", "ID", "STATE", "CLASS", "CONF",
-         "READ/s", "WRITE/s", "R-IOPS", "W-IOPS", "WEIGHT", "HELD", "REASON");
+}
+
+static void print_table(const status_resp *r, bool wide, bool no_trunc) {
+  print_summary(r);
+  struct table t = {.ncols = wide ? 17 : 12, .id_col = 3};
+  if (wide)
+    table_row(&t, "NAMESPACE", "POD", "CONTAINER", "ID", "STATE", "CLASS", "HELD", "ADMIT-BY",
+              "READ/s", "WRITE/s", "WEIGHT", "KIND", "CONF", "R-IOPS", "W-IOPS", "PID", "REASON");
+  else
+    table_row(&t, "NAMESPACE", "POD", "CONTAINER", "ID", "STATE", "CLASS", "HELD", "ADMIT-BY",
+              "READ/s", "WRITE/s", "WEIGHT", "REASON");
+  bool note = false;
   for (size_t i = 0; i < r->n_containers; i++) {
-    const Iobatch__Agent__V1__ContainerStatus *c = r->containers[i];
-    char cls[64], rd[48], wr[48], held[48], weight[32], reason[512];
+    const ctr_status *c = r->containers[i];
+    char cls[64], rd[48], wr[48], held[48], by[48], weight[32], reason[1024];
+    char conf[16], riops[32], wiops[32], pid[16];
     snprintf(cls, sizeof(cls), "%s (%s)", c->class_, c->class_source);
     human_rate(c->read_bps, rd, sizeof(rd));
     human_rate(c->write_bps, wr, sizeof(wr));
-    human_ms(c->held_ms, held, sizeof(held));
+    bool pending = !strcmp(c->state, "pending");
+    if (pending || !strcmp(c->state, "running"))
+      human_ms(c->held_ms, held, sizeof(held));
+    else
+      snprintf(held, sizeof(held), "-");
+    snprintf(by, sizeof(by), "-");
+    if (pending) {
+      char d[40];
+      human_ms(c->admit_by_ms, d, sizeof(d));
+      snprintf(by, sizeof(by), "in %s", d);
+    }
     if (c->io_weight == 0)
       snprintf(weight, sizeof(weight), "-");
     else
       snprintf(weight, sizeof(weight), "%u%s", c->io_weight, c->weight_effective ? "" : "*");
-    snprintf(reason, sizeof(reason), "%s%s%s", c->reason, c->conflict[0] ? ", conflicts with " : "",
-             c->conflict);
-    printf("%-20.20s %-8s %-20s %5.2f %8s %8s %7.0f %7.0f %7s %8s  %s\n", c->id, c->state, cls,
-           c->confidence, rd, wr, c->read_iops, c->write_iops, weight, held, reason);
+    note |= c->io_weight && !c->weight_effective;
+    why(c, reason, sizeof(reason));
+    if (wide) {
+      snprintf(conf, sizeof(conf), "%.2f", c->confidence);
+      snprintf(riops, sizeof(riops), "%.0f", c->read_iops);
+      snprintf(wiops, sizeof(wiops), "%.0f", c->write_iops);
+      snprintf(pid, sizeof(pid), "%u", c->pid);
+      table_row(&t, ctr_namespace(c), or_dash(c->pod_name), ctr_name(c), c->id, c->state, cls, held,
+                by, rd, wr, weight, or_dash(c->kind), conf, riops, wiops, c->pid ? pid : "-",
+                reason);
+    } else {
+      table_row(&t, ctr_namespace(c), or_dash(c->pod_name), ctr_name(c), c->id, c->state, cls, held,
+                by, rd, wr, weight, reason);
+    }
   }
-  for (size_t i = 0; i < r->n_containers; i++) {
-    const Iobatch__Agent__V1__ContainerStatus *c = r->containers[i];
+  table_print(&t, no_trunc);
+  table_free(&t);
+  for (size_t i = 0; note && i < r->n_containers; i++) {
+    const ctr_status *c = r->containers[i];
     if (c->io_weight && !c->weight_effective) {
       printf("\n* weight not in effect: %s\n", c->weight_note[0] ? c->weight_note : "unknown");
       break;
@@ -72,34 +248,92 @@ static void print_table(const Iobatch__Agent__V1__StatusResponse *r) {
   }
 }
 
-static json_t *to_json(const Iobatch__Agent__V1__StatusResponse *r) {
-  json_t *arr = json_array();
-  for (size_t i = 0; i < r->n_containers; i++) {
-    const Iobatch__Agent__V1__ContainerStatus *c = r->containers[i];
-    json_array_append_new(
-        arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:i, s:b, s:s, s:I, "
-                       "s:I, s:s, s:i, s:s, s:s}",
-                       "id", c->id, "namespace", c->namespace_, "state", c->state, "class",
-                       c->class_, "class_source", c->class_source, "confidence", c->confidence,
-                       "read_bps", c->read_bps, "write_bps", c->write_bps, "read_iops",
-                       c->read_iops, "write_iops", c->write_iops, "io_weight", (int)c->io_weight,
-                       "weight_effective", (int)c->weight_effective, "weight_note", c->weight_note,
-                       "held_ms", (json_int_t)c->held_ms, "age_ms", (json_int_t)c->age_ms,
-                       "workload_key", c->workload_key, "pid", (int)c->pid, "reason", c->reason,
-                       "conflict", c->conflict));
-    json_t *o = json_array_get(arr, json_array_size(arr) - 1);
-    json_object_set_new(o, "kind", json_string(c->kind ? c->kind : ""));
-    json_object_set_new(o, "open_ended", json_boolean(c->open_ended));
-    json_object_set_new(o, "work_left_s", json_real(c->work_left_s));
+static void print_detail(const ctr_status *c) {
+  char buf[1024], t1[48], t2[48];
+#define ROW(k, ...)                                                                                \
+  do {                                                                                             \
+    snprintf(buf, sizeof(buf), __VA_ARGS__);                                                       \
+    printf("%-16s%s\n", k ":", buf);                                                               \
+  } while (0)
+  ROW("ID", "%s", c->id);
+  ROW("Namespace", "%s", c->namespace_);
+  if (c->pod_name && *c->pod_name)
+    ROW("Pod", "%s/%s", or_dash(c->pod_namespace), c->pod_name);
+  ROW("Container", "%s", ctr_name(c));
+  ROW("Kind", "%s", or_dash(c->kind));
+  ROW("State", "%s", c->state);
+  bool pending = !strcmp(c->state, "pending");
+  human_ms(c->held_ms, t1, sizeof(t1));
+  if (pending) {
+    ROW("Held", "%s so far", t1);
+    human_ms(c->admit_by_ms, t2, sizeof(t2));
+    time_t at = time(NULL) + (time_t)(c->admit_by_ms / 1000);
+    struct tm tm;
+    char clock[32];
+    strftime(clock, sizeof(clock), "%H:%M:%S", localtime_r(&at, &tm));
+    ROW("Admit by", "%s (in %s) at the latest", clock, t2);
+    ROW("Waits for", "%s", or_dash(c->waits_for));
+  } else if (!strcmp(c->state, "running")) {
+    ROW("Held", "%s before it started", t1);
+    ROW("Admitted", "%s", c->reason);
+  } else {
+    ROW("Reason", "%s", c->reason);
+  }
+  if (c->conflict[0])
+    ROW("Conflicts with", "%s", c->conflict);
+  ROW("Class", "%s (%s, confidence %.2f)", c->class_, c->class_source, c->confidence);
+  human_rate(c->read_bps, t1, sizeof(t1));
+  human_rate(c->write_bps, t2, sizeof(t2));
+  ROW("I/O", "read %s/s %.0f IOPS, write %s/s %.0f IOPS", t1, c->read_iops, t2, c->write_iops);
+  if (c->io_weight)
+    ROW("Weight", "%u%s%s", c->io_weight, c->weight_effective ? "" : ", not in effect: ",
+        c->weight_effective ? "" : or_dash(c->weight_note));
+  else
+    ROW("Weight", "-");
+  if (c->protected_ && c->share >= 0)
+    ROW("Protected", "yes, at %.2f of its rate alone", c->share);
+  else if (c->protected_)
+    ROW("Protected", "yes");
+  if (c->cap_bps)
+    ROW("Capped at", "%.1f MiB/s (protecting a latency-sensitive container)",
+        (double)c->cap_bps / (1024 * 1024));
+  if (c->work_left_s > 0)
+    ROW("Work left", "%.1f s (solo, predicted)", c->work_left_s);
+  if (c->open_ended)
+    ROW("Open-ended", "yes (never expected to finish)");
+  ROW("Workload", "%s", or_dash(c->workload_key));
+  if (c->pid)
+    ROW("PID", "%u", c->pid);
+  human_ms(c->age_ms, t1, sizeof(t1));
+  ROW("Registered", "%s ago", t1);
+#undef ROW
+}
+
+static json_t *ctr_json(const ctr_status *c) {
+  json_t *o = json_pack(
+      "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:i, "
+      "s:b, s:s, s:I, s:I, s:I, s:s, s:b, s:f, s:s, s:i, s:s, s:s}",
+      "id", c->id, "namespace", c->namespace_, "pod_namespace", c->pod_namespace, "pod_name",
+      c->pod_name, "container_name", c->container_name, "kind", c->kind, "state", c->state, "class",
+      c->class_, "class_source", c->class_source, "confidence", c->confidence, "read_bps",
+      c->read_bps, "write_bps", c->write_bps, "read_iops", c->read_iops, "write_iops",
+      c->write_iops, "io_weight", (int)c->io_weight, "weight_effective", (int)c->weight_effective,
+      "weight_note", c->weight_note, "held_ms", (json_int_t)c->held_ms, "admit_by_ms",
+      (json_int_t)c->admit_by_ms, "age_ms", (json_int_t)c->age_ms, "waits_for", c->waits_for,
+      "open_ended", (int)c->open_ended, "work_left_s", c->work_left_s, "workload_key",
+      c->workload_key, "pid", (int)c->pid, "reason", c->reason, "conflict", c->conflict);
+  if (o) { /* issue #12's protection fields */
     json_object_set_new(o, "protected", json_boolean(c->protected_));
     json_object_set_new(o, "share", json_real(c->share));
     json_object_set_new(o, "cap_bps", json_integer((json_int_t)c->cap_bps));
-    json_object_set_new(o, "pod_name", json_string(c->pod_name ? c->pod_name : ""));
-    json_object_set_new(o, "pod_namespace", json_string(c->pod_namespace ? c->pod_namespace : ""));
-    json_object_set_new(o, "container_name",
-                        json_string(c->container_name ? c->container_name : ""));
   }
-  json_t *pen = json_array();
+  return o;
+}
+
+static json_t *to_json(const status_resp *r) {
+  json_t *arr = json_array(), *pen = json_array();
+  for (size_t i = 0; i < r->n_containers; i++)
+    json_array_append_new(arr, ctr_json(r->containers[i]));
   for (size_t i = 0; i < r->n_penalties; i++) {
     const Iobatch__Agent__V1__PenaltyPair *p = r->penalties[i];
     json_array_append_new(pen, json_pack("{s:s, s:s, s:f, s:I, s:I, s:b}", "victim", p->victim,
@@ -108,30 +342,85 @@ static json_t *to_json(const Iobatch__Agent__V1__StatusResponse *r) {
                                          (json_int_t)p->coruns, "in_use", (int)p->in_use));
   }
   return json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o, s:o, s:I, s:b}", "policy",
-                   r->policy,
-                   "matrix", r->matrix_source, "max_concurrency", (int)r->max_concurrency,
-                   "batch_window_ms", (json_int_t)r->batch_window_ms, "sampler", r->sampler,
-                   "plans", (json_int_t)r->plans, "admissions", (json_int_t)r->admissions,
-                   "forced_admissions", (json_int_t)r->forced_admissions, "profiles",
-                   (int)r->profiles, "containers", arr, "penalties", pen, "protect_cap_bps",
-                   (json_int_t)r->protect_cap_bps, "protect_holding", (int)r->protect_holding);
+                   r->policy, "matrix", r->matrix_source, "max_concurrency",
+                   (int)r->max_concurrency, "batch_window_ms", (json_int_t)r->batch_window_ms,
+                   "sampler", r->sampler, "plans", (json_int_t)r->plans, "admissions",
+                   (json_int_t)r->admissions, "forced_admissions", (json_int_t)r->forced_admissions,
+                   "profiles", (int)r->profiles, "containers", arr, "penalties", pen,
+                   "protect_cap_bps", (json_int_t)r->protect_cap_bps, "protect_holding",
+                   (int)r->protect_holding);
 }
 
-int iobctl_status(int argc, char **argv) {
-  bool json = false;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0) {
-      json = true;
-    } else {
-      fprintf(stderr, "iobatchctl status: unknown argument '%s'\n", argv[i]);
-      return 2;
+static int print_json(json_t *j) {
+  char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+  json_decref(j);
+  if (text == NULL) {
+    fprintf(stderr, "iobatchctl status: cannot format the answer as JSON\n");
+    return 1;
+  }
+  puts(text);
+  free(text);
+  return 0;
+}
+
+/* ID, NS/ID or a unique prefix of an ID (a cut one from the table too:
+ * its ellipsis is dropped).  Prints why not and returns NULL when none or
+ * several match. */
+static const ctr_status *find(const status_resp *r, const char *arg) {
+  char want[1024];
+  snprintf(want, sizeof(want), "%s", arg);
+  size_t n = strlen(want);
+  if (n >= 3 && !strcmp(want + n - 3, "\u2026"))
+    want[n -= 3] = '\0';
+  else if (n >= 3 && !strcmp(want + n - 3, "..."))
+    want[n -= 3] = '\0';
+  const char *ns = NULL, *id = want;
+  char *slash = strchr(want, '/');
+  if (slash) {
+    *slash = '\0';
+    ns = want;
+    id = slash + 1;
+  }
+  const ctr_status *exact = NULL, *prefix = NULL;
+  size_t n_exact = 0, n_prefix = 0;
+  for (size_t i = 0; i < r->n_containers; i++) {
+    const ctr_status *c = r->containers[i];
+    if (ns && strcmp(c->namespace_, ns))
+      continue;
+    if (!strcmp(c->id, id)) {
+      exact = c;
+      n_exact++;
+    } else if (*id && !strncmp(c->id, id, strlen(id))) {
+      prefix = c;
+      n_prefix++;
     }
   }
+  if (n_exact == 1)
+    return exact;
+  if (n_exact == 0 && n_prefix == 1)
+    return prefix;
+  if (n_exact + n_prefix == 0) {
+    fprintf(stderr, "iobatchctl status: no container '%s'\n", arg);
+    return NULL;
+  }
+  fprintf(stderr, "iobatchctl status: '%s' matches %zu containers:", arg,
+          n_exact ? n_exact : n_prefix);
+  for (size_t i = 0; i < r->n_containers; i++) {
+    const ctr_status *c = r->containers[i];
+    if ((!ns || !strcmp(c->namespace_, ns)) &&
+        (n_exact ? !strcmp(c->id, id) : !strncmp(c->id, id, strlen(id))))
+      fprintf(stderr, " %s/%s", c->namespace_, c->id);
+  }
+  fprintf(stderr, " (give more of the id, or NAMESPACE/ID)\n");
+  return NULL;
+}
+
+static int fetch(status_resp **out) {
   cleanup_error struct iob_error *err = NULL;
   struct ttrpc_client *c = NULL;
   if (iobctl_connect(&c, &err) < 0) {
     iob_error_print("iobatchctl status", &err);
-    return 1;
+    return -1;
   }
   Iobatch__Agent__V1__StatusRequest req = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
   ProtobufCMessage *resp = NULL;
@@ -141,19 +430,65 @@ int iobctl_status(int argc, char **argv) {
   ttrpc_client_free(c);
   if (r < 0) {
     iob_error_print("iobatchctl status", &err);
-    return 1;
+    return -1;
   }
-  const Iobatch__Agent__V1__StatusResponse *s = (const void *)resp;
-  if (json) {
-    json_t *j = to_json(s);
-    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-    if (text)
-      puts(text);
-    free(text);
-    json_decref(j);
-  } else {
-    print_table(s);
-  }
-  protobuf_c_message_free_unpacked(resp, NULL);
+  *out = (status_resp *)resp;
   return 0;
+}
+
+int iobctl_status(int argc, char **argv) {
+  enum { O_JSON = 256, O_NOTRUNC };
+  static const struct option opts[] = {
+      {"output", required_argument, NULL, 'o'},
+      {"json", no_argument, NULL, O_JSON},
+      {"no-trunc", no_argument, NULL, O_NOTRUNC},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  enum iobctl_output out = IOBCTL_OUT_TABLE;
+  bool no_trunc = false;
+  optind = 0;
+  opterr = 0;
+  int o;
+  while ((o = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    switch (o) {
+    case 'o':
+      if (iobctl_output_parse("status", optarg, true, &out) < 0)
+        return 2;
+      break;
+    case O_JSON:
+      out = IOBCTL_OUT_JSON;
+      break;
+    case O_NOTRUNC:
+      no_trunc = true;
+      break;
+    case 'h':
+      usage(stdout);
+      return 0;
+    default:
+      return iobctl_usage_error("status", o, argv);
+    }
+  }
+  if (argc - optind > 1)
+    return iobctl_usage_fail("status", "unexpected argument '%s'", argv[optind + 1]);
+  const char *id = optind < argc ? argv[optind] : NULL;
+  status_resp *s = NULL;
+  if (fetch(&s) < 0)
+    return 1;
+  int rc = 0;
+  if (id) {
+    const ctr_status *c = find(s, id);
+    if (c == NULL)
+      rc = 1;
+    else if (out == IOBCTL_OUT_JSON)
+      rc = print_json(ctr_json(c));
+    else
+      print_detail(c);
+  } else if (out == IOBCTL_OUT_JSON) {
+    rc = print_json(to_json(s));
+  } else {
+    print_table(s, out == IOBCTL_OUT_WIDE, no_trunc);
+  }
+  protobuf_c_message_free_unpacked(&s->base, NULL);
+  return rc;
 }

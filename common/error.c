@@ -1,4 +1,5 @@
 #include "common/error.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -110,6 +111,6 @@ void iob_error_release(struct iob_error **err) {
 void iob_error_print(const char *prog, struct iob_error **err) {
   if (err == NULL || *err == NULL)
     return;
-  fprintf(stderr, "%s: %s\n", prog, (*err)->msg);
+  fprintf(stderr, "%s%s: %s\n", iob_log_prefix(IOB_LOG_ERROR), prog, (*err)->msg);
   iob_error_release(err);
 }

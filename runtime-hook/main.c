@@ -13,6 +13,7 @@
 #include "agent/api.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/version.h"
 #include "runtime-hook/hook.h"
 
 static const char prog[] = "iobatch-hook";
@@ -33,7 +34,8 @@ static void usage(FILE *f) {
           "  --namespace NS      containerd namespace (default: from the bundle path)\n"
           "  --record-dir DIR    write DIR/<id>.json with what the hook found\n"
           "  --root DIR          prefix for /proc and /sys (tests)\n"
-          "  --debug             debug lines on stderr\n",
+          "  --debug             debug lines on stderr\n"
+          "  --version           print the version and exit\n",
           prog, HOOK_DEFAULT_TIMEOUT_MS);
 }
 
@@ -124,6 +126,7 @@ int main(int argc, char **argv) {
       {"max-wait-ms", required_argument, NULL, 'w'},
       {"fail-closed", no_argument, NULL, 'F'},
       {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
       {"selftest-seccomp", no_argument, NULL, 'X'},
       {NULL, 0, NULL, 0},
   };
@@ -163,6 +166,8 @@ int main(int argc, char **argv) {
     case 'h':
       usage(stdout);
       return 0;
+    case 'V':
+      return iob_version_print(prog) < 0 ? 1 : 0;
     default:
       usage(stderr);
       return 2;

@@ -129,6 +129,7 @@ void shim_options_release(struct shim_options *o) {
   free(o->root);
   free(o->shim_cgroup);
   free(o->agent_socket);
+  free(o->unknown_keys);
   memset(o, 0, sizeof(*o));
 }
 
@@ -270,6 +271,7 @@ int shim_options_write(const char *bundle, const struct shim_options *o, struct 
   set_str(j, "agent_socket", o->agent_socket);
   json_object_set_new(j, "fail_closed", json_boolean(o->fail_closed));
   json_object_set_new(j, "agent_timeout_ms", json_integer(o->agent_timeout_ms));
+  set_str(j, "unknown_keys", o->unknown_keys);
   cleanup_free char *path = NULL;
   if (asprintf(&path, "%s/options.json", bundle) < 0)
     abort();
@@ -319,6 +321,7 @@ int shim_options_read(const char *bundle, struct shim_options *o, struct iob_err
   o->fail_closed = json_is_true(json_object_get(j, "fail_closed"));
   json_int_t t = json_integer_value(json_object_get(j, "agent_timeout_ms"));
   o->agent_timeout_ms = t > 0 && t <= UINT32_MAX ? (uint32_t)t : 0;
+  o->unknown_keys = json_str(j, "unknown_keys");
   json_decref(j);
   return options_check(o, err);
 }

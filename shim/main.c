@@ -4,7 +4,17 @@
 #include <stdlib.h>
 
 #include "common/cleanup.h"
+#include "common/version.h"
 #include "shim/shim.h"
+
+/* The line every iobatch program prints, then the runc shim's -v block
+ * (Version, Revision), which scripts written for containerd shims read. */
+static int print_version(void) {
+  if (iob_version_print(SHIM_NAME) < 0 ||
+      printf("  Version: %s\n  Revision: %s\n", iob_version, iob_git_rev) < 0)
+    return -1;
+  return 0;
+}
 
 int main(int argc, char **argv) {
   struct shim_args a;
@@ -13,7 +23,7 @@ int main(int argc, char **argv) {
   if (shim_args_parse(&a, argc, argv, &err) < 0)
     r = -1;
   else if (a.version)
-    r = printf("%s:\n  Version: %s\n", SHIM_NAME, SHIM_VERSION) < 0 ? -1 : 0;
+    r = print_version();
   else if (a.info)
     r = shim_manager_info(&err);
   else if (a.action && a.action[0] == 's')

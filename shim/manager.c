@@ -18,6 +18,7 @@
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/sha256.h"
+#include "common/version.h"
 #include "containerd/task/v2/shim.pb-c.h"
 #include "containerd/types/introspection.pb-c.h"
 #include "google/protobuf/timestamp.pb-c.h"
@@ -436,7 +437,8 @@ int shim_manager_info(struct iob_error **err) {
     return -1;
   shim_bootstrap_release(&b);
   Containerd__Types__RuntimeVersion v = CONTAINERD__TYPES__RUNTIME_VERSION__INIT;
-  v.version = SHIM_VERSION;
+  v.version = (char *)iob_version;
+  v.revision = (char *)iob_git_rev;
   Containerd__Types__RuntimeInfo info = CONTAINERD__TYPES__RUNTIME_INFO__INIT;
   info.name = SHIM_RUNTIME_NAME;
   info.version = &v;

@@ -185,6 +185,9 @@ static int load_options(struct shim_container *c, const struct shim_create *r,
   } else if (shim_options_write(c->bundle, &c->opts, err) < 0) {
     return -1;
   }
+  if (c->opts.unknown_keys)
+    iob_warn("'%s': unknown key in the runtime options file, ignored: %s", c->id,
+             c->opts.unknown_keys);
   return shim_runc_init(&c->runc, &c->opts, c->svc->ns, c->bundle, err);
 }
 

@@ -13,7 +13,6 @@
 
 #define SHIM_NAME "containerd-shim-iobatch-v2"
 #define SHIM_RUNTIME_NAME "io.containerd.iobatch.v2"
-#define SHIM_VERSION "0.1.0"
 #define SHIM_DEFAULT_RUNC_ROOT "/run/containerd/runc"
 #define SHIM_SOCKET_DIR "/run/containerd/s"
 
@@ -68,6 +67,10 @@ struct shim_options {
   char *agent_socket;
   bool fail_closed;
   uint32_t agent_timeout_ms;
+  /* Keys of the TOML file that no option matches ("'SystemdCgroups' (line
+   * 5), ..."), NULL when none: kept in options.json so that Create warns
+   * about them whichever of start and Create read the file. */
+  char *unknown_keys;
 };
 
 /* What `start` learns from stdin. */

@@ -54,6 +54,13 @@ shim_options = {
     b'SystemdCgroup = true\nIobatchAgentSocket = "/run/iobatch/iobatchd.sock"\n'
     b'IobatchFailClosed = true\n# comment\nCriuPath = ""\n',
     "toml-bad": b"\x00" + b'Root = "relative"\n[x\nIobatchFailClosed = maybe\n',
+    # comments after values, '#' in strings, literal strings, escapes,
+    # quoted and unknown keys (shim/options.c)
+    "toml-comments": b"\x00" + b'BinaryName = "runc"   # or "crun"\nRoot = \'/run/r#1\' # lit\n'
+    b'"ShimCgroup" = "/a\\\\b\\"c\\t"\nSystemdCgroups = true # typo\nIoUid = 7# x\n'
+    b'Foo = [1, 2]\n',
+    "toml-bad-strings": b"\x00" + b'Root = "/r\\q"\nBinaryName = "a" b\nRoot = \'x\n'
+    b'Root = "\\u00e9"\nIoGid = +1\n = "x"\nBinaryName =\n',
     "options-json": b"\x01" + b'{"binary_name":"runc","root":"/run/x","systemd_cgroup":true,'
     b'"io_uid":1,"agent_socket":"/run/a.sock","fail_closed":true}',
     "options-json-bad": b"\x01" + b'{"root":"../x","binary_name":"a\\nb"}',

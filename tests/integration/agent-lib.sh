@@ -7,6 +7,9 @@ AGENT_SOCK=$IOB_T/agent.sock
 AGENT_STATE=$IOB_T/agentstate
 AGENT_LOG=$IOB_T/agent.log
 AGENT_PID=
+# iobatchctl finds this agent through the CLI's deprecated alias: unlike
+# IOBATCH_AGENT_SOCKET, shims of a containerd the test starts do not read
+# it, so they find the agent only where the test says so (ctl.sh tests both).
 export IOBATCH_SOCKET=$AGENT_SOCK
 
 agent_start() {

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # iobatchd's Prometheus endpoint (config key `metrics`) end to end: on a
 # unix socket and on a loopback port, the numbers move as containers are
-# registered, admitted, held, cancelled; 404/405/HEAD; a silent client
+# registered, admitted, held, cancelled (the oldest pending one's wait,
+# the batcher's run times, the build); 404/405/HEAD; a silent client
 # stalls neither the API nor other scrapes; SIGHUP moves the endpoint (and
 # keeps it on a bad value); a non-loopback address is refused at start;
 # SIGTERM removes the socket and closes the port.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 44
+tap_plan 52
 
 command -v curl >/dev/null || bail "curl is needed (scripts/install-deps.sh)"
 MSOCK=$IOB_T/metrics.sock
@@ -37,12 +38,17 @@ is "$len" "$(stat -c %s "$IOB_T/body")" "Content-Length matches the body"
 is "$(grep -c '^iobatch_containers{' "$IOB_T/body")" "14" "every state x class gauge is there"
 is "$(metric 'iobatch_containers{state="pending",class="rand-write"}')" "0" "zero series are present"
 like "$(grep '^iobatch_info' "$IOB_T/body")" 'policy="paper",matrix="defaults",sampler="[^"]+"} 1' "info names policy, matrix, sampler"
+read -r _ ver rev < <(iobatchd --version | tr -d '()' | sed 's/ git / /')
+is "$(grep '^iobatch_build_info' "$IOB_T/body")" "iobatch_build_info{version=\"$ver\",revision=\"$rev\"} 1" \
+  "build_info carries what iobatchd --version says"
+is "$(metric iobatch_pending_oldest_seconds)" "0.000" "nothing pending: the oldest pending wait is 0"
+is "$(grep -c '^iobatch_admissions_total{how=' "$IOB_T/body")" "0" "the admission label is reason, not how"
 
 # A lone seq-write is admitted at once: nothing running.
 ctl register sw --class seq-write --key wk-seq >/dev/null
 ctl admit sw >/dev/null
 is "$(metric iobatch_registrations_total)" "1" "a registration is counted"
-is "$(metric 'iobatch_admissions_total{how="nothing_running"}')" "1" "admitted: nothing_running +1"
+is "$(metric 'iobatch_admissions_total{reason="nothing_running"}')" "1" "admitted: nothing_running +1"
 is "$(metric iobatch_wait_seconds_count)" "1" "wait histogram count +1"
 is "$(metric 'iobatch_containers{state="running",class="seq-write"}')" "1" "running seq-write 1"
 
@@ -53,6 +59,16 @@ rw_pid=$!
 wait_for 5 '[ -n "$(agent_field rw conflict)" ]'
 is "$(metric 'iobatch_containers{state="pending",class="rand-write"}')" "1" "held rand-write: pending 1"
 is "$(metric iobatch_wait_seconds_count)" "1" "no wait observed while it is held"
+wait_for 5 'awk -v s="$(metric iobatch_pending_oldest_seconds)" "BEGIN { exit !(s > 0) }"'
+o1=$(metric iobatch_pending_oldest_seconds)
+sleep 0.2
+o2=$(metric iobatch_pending_oldest_seconds)
+awk -v a="$o1" -v b="$o2" 'BEGIN { exit !(a > 0 && b > a) }'
+is "$?" "0" "the oldest pending wait grows while it is held ($o1 s, then $o2 s)"
+pc=$(metric iobatch_plan_duration_seconds_count)
+plans=$(ctl status --json | jq .plans)
+[ "${pc:-0}" -ge 1 ] && [ "$pc" -le "$plans" ]
+is "$?" "0" "every batcher run is timed: $pc of the $plans plans status counts so far"
 ctl exited sw
 wait $rw_pid
 is "$?" "0" "its Admit returns after the seq-write exits"
@@ -66,6 +82,12 @@ sum=$(metric iobatch_wait_seconds_sum)
 awk -v s="$sum" 'BEGIN { exit !(s > 0) }'
 is "$?" "0" "wait sum grew (${sum} s)"
 is "$(metric 'iobatch_wait_seconds_bucket{le="+Inf"}')" "2" "+Inf bucket equals the count"
+is "$(metric iobatch_pending_oldest_seconds)" "0.000" "admitted: nothing pending, 0 again"
+scrape >"$IOB_T/body"
+pc=$(awk '$1 == "iobatch_plan_duration_seconds_count" { print $2 }' "$IOB_T/body")
+is "$(awk '$1 == "iobatch_plan_duration_seconds_bucket{le=\"+Inf\"}" { print $2 }' "$IOB_T/body")" "$pc" "plan histogram: +Inf bucket equals the count ($pc)"
+awk '$1 ~ /^iobatch_plan_duration_seconds_bucket/ { if ($2 < last) bad = 1; last = $2 } $1 == "iobatch_plan_duration_seconds_sum" { s = $2 } END { exit !(bad == 0 && s > 0) }' "$IOB_T/body"
+is "$?" "0" "plan histogram: cumulative buckets, a sum above 0"
 
 # Cancel a held container.
 ctl register sw2 --class seq-write >/dev/null

@@ -13,7 +13,7 @@
 # account, not the clock.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 8
+tap_plan 9
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
 done
@@ -62,6 +62,9 @@ jq -c ".containers[] | {id, state, class, read_bps, write_bps, protected, share}
   sed "s/^/# /"
 is "$(jq -r .protect_holding "$IOB_T/st.json")" "true" \
   "the writer pushes the victim below its target (share $(jq -r '.containers[] | select(.id == "victim") | .share' "$IOB_T/st.json"))"
+cap=$(jq -r '.containers[] | select(.id == "w1") | .cap_bps' "$IOB_T/st.json")
+[ "${cap:-0}" -gt 0 ] 2>/dev/null
+is "$?" "0" "the running writer is capped meanwhile ($((${cap:-0} / 1048576)) MiB/s, $(grep -c "cannot cap" "$AGENT_LOG") cap failures logged)"
 writer w2 3
 wait_for 10 '[ "$(agent_field w2 state)" == pending ]'
 like "$(agent_field w2 reason)" "protecting a latency-sensitive container" \

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # containerd's runc options (runtimeoptions ConfigPath TOML) that change how
 # the shim runs runc and itself: NoPivotRoot, NoNewKeyring, IoUid/IoGid,
-# ShimCgroup, SystemdCgroup, each against a control run without it.
+# ShimCgroup, SystemdCgroup, each against a control run without it; the
+# shipped packaging/containerd/runtime-options.toml, and a misspelt key
+# warned about in the shim log.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/shim-lib.bash"
-tap_plan 26
+tap_plan 30
 
 [ -r /proc/keys ] || bail "/proc/keys is needed (CONFIG_KEYS)"
 command -v jq >/dev/null || bail "jq is needed"
@@ -149,7 +151,18 @@ like "$(create_line s1)" "--systemd-cgroup" "systemd_cgroup: runc --systemd-cgro
 like "$out" "OCI runtime create failed: runc create failed: .*systemd" "systemd_cgroup without systemd: runc's error reaches ctr"
 diag "$out"
 
+# --- the file packaging ships, as it is (inline comments and all); then a
+# typo: the container runs with the default and the shim log names the key.
+out=$(run "$IOB_TOP/packaging/containerd/runtime-options.toml" p1 /bin/echo shipped)
+is "$out" "shipped" "the shipped runtime-options.toml runs a container"
+TT=$(toml typo "SystemdCgroups = true   # the key is SystemdCgroup" "NoPivotRoot = true # known")
+out=$(run "$TT" t1 /bin/echo typo)
+is "$out" "typo" "a misspelt key does not fail the container"
+like "$(create_line t1)" " --no-pivot( |$)" "the keys around the typo still apply"
+ok "the shim log warns about the misspelt key, naming it and its line" \
+  grep -q "level=warning msg=\"'t1': unknown key in the runtime options file, ignored: 'SystemdCgroups' (line 2)\"" "$IOB_T/containerd.log"
+
 is "$(shim_wait_gone)" 0 "every shim exits"
-ok "no sockets, bundles or mounts left" shim_no_leftovers k1 k2 u1 u2 u3 u4 c1 c2 s1
+ok "no sockets, bundles or mounts left" shim_no_leftovers k1 k2 u1 u2 u3 u4 c1 c2 s1 p1 t1
 
 tap_done

@@ -2,3 +2,4 @@
 # lists every parser with its unit test and fuzz target).
 $(eval $(call unit,test_parse_shim,tests/unit/test_parse_shim.c,shim agentclient wcd cg2 ttrpc proto common))
 $(eval $(call unit,test_parse_requests,tests/unit/test_parse_requests.c,agent batch shim ttrpc proto common))
+$(eval $(call unit,test_shipped_configs,tests/unit/test_shipped_configs.c,shim agent agentcore batch wcd cg2 ttrpc proto common))

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -18,8 +19,10 @@
 
 #include <cmocka.h>
 
+#include "agent/admission.h"
 #include "agent/metrics.h"
 #include "common/cleanup.h"
+#include "common/version.h"
 
 static const char golden[] =
     "# HELP iobatch_containers Containers known to the agent by state and class.\n"
@@ -38,14 +41,20 @@ static const char golden[] =
     "iobatch_containers{state=\"running\",class=\"mixed\"} 0\n"
     "iobatch_containers{state=\"running\",class=\"idle\"} 0\n"
     "iobatch_containers{state=\"running\",class=\"unknown\"} 3\n"
-    "# HELP iobatch_admissions_total Containers admitted, by how.\n"
+    "# HELP iobatch_admissions_total Containers admitted, by reason.\n"
     "# TYPE iobatch_admissions_total counter\n"
-    "iobatch_admissions_total{how=\"nothing_running\"} 1\n"
-    "iobatch_admissions_total{how=\"no_conflict\"} 0\n"
-    "iobatch_admissions_total{how=\"pays\"} 0\n"
-    "iobatch_admissions_total{how=\"plan\"} 0\n"
-    "iobatch_admissions_total{how=\"forced_deadline\"} 1\n"
-    "iobatch_admissions_total{how=\"already_running\"} 1\n"
+    "iobatch_admissions_total{reason=\"nothing_running\"} 1\n"
+    "iobatch_admissions_total{reason=\"no_conflict\"} 0\n"
+    "iobatch_admissions_total{reason=\"pays\"} 0\n"
+    "iobatch_admissions_total{reason=\"plan\"} 0\n"
+    "iobatch_admissions_total{reason=\"forced_deadline\"} 1\n"
+    "iobatch_admissions_total{reason=\"already_running\"} 1\n"
+    "iobatch_admissions_total{reason=\"probe\"} 0\n"
+    "iobatch_admissions_total{reason=\"service\"} 0\n"
+    "iobatch_admissions_total{reason=\"no_estimate\"} 0\n"
+    "iobatch_admissions_total{reason=\"wait_bound\"} 0\n"
+    "iobatch_admissions_total{reason=\"crowd\"} 0\n"
+    "iobatch_admissions_total{reason=\"sandbox\"} 0\n"
     "# HELP iobatch_cancellations_total Cancel calls for a known container.\n"
     "# TYPE iobatch_cancellations_total counter\n"
     "iobatch_cancellations_total 4\n"
@@ -66,6 +75,28 @@ static const char golden[] =
     "iobatch_wait_seconds_bucket{le=\"+Inf\"} 2\n"
     "iobatch_wait_seconds_sum 300.010\n"
     "iobatch_wait_seconds_count 2\n"
+    "# HELP iobatch_pending_oldest_seconds How long the oldest pending container has waited (0: "
+    "none pending).\n"
+    "# TYPE iobatch_pending_oldest_seconds gauge\n"
+    "iobatch_pending_oldest_seconds 61.234\n"
+    "# HELP iobatch_plan_duration_seconds Time each batcher run took.\n"
+    "# TYPE iobatch_plan_duration_seconds histogram\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.0001\"} 1\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.00025\"} 1\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.0005\"} 1\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.001\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.0025\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.005\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.01\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.025\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.05\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.1\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.25\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"0.5\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"1\"} 2\n"
+    "iobatch_plan_duration_seconds_bucket{le=\"+Inf\"} 3\n"
+    "iobatch_plan_duration_seconds_sum 2.000800000\n"
+    "iobatch_plan_duration_seconds_count 3\n"
     "# HELP iobatch_weight_writes_total Weights to write for running containers, by what "
     "happened.\n"
     "# TYPE iobatch_weight_writes_total counter\n"
@@ -74,28 +105,122 @@ static const char golden[] =
     "iobatch_weight_writes_total{result=\"error\"} 0\n"
     "# HELP iobatch_info The agent's policy, matrix source and sampler.\n"
     "# TYPE iobatch_info gauge\n"
-    "iobatch_info{policy=\"predictive\",matrix=\"/etc/a\\\"b\\\\c\\nd\",sampler=\"procfs\"} 1\n";
+    "iobatch_info{policy=\"predictive\",matrix=\"/etc/a\\\"b\\\\c\\nd\",sampler=\"procfs\"} 1\n"
+    "# HELP iobatch_build_info 1; the version and git revision of iobatchd.\n"
+    "# TYPE iobatch_build_info gauge\n"
+    "iobatch_build_info{version=\"%s\",revision=\"%s\"} 1\n";
 
 static void test_render_golden(void **state) {
   (void)state;
   struct agent_metrics m = {0};
-  agent_metrics_admitted(&m, BATCH_ADMIT_IDLE, false, 10);        /* le 0.01 (inclusive) */
-  agent_metrics_admitted(&m, BATCH_ADMIT_DEADLINE, true, 300000); /* le 300 */
-  agent_metrics_admitted(&m, -1, false, 0);                       /* registered running */
+  struct agent_ctr idle = {.reason = BATCH_ADMIT_IDLE};
+  struct agent_ctr forced = {.reason = BATCH_HOLD_MAKESPAN, .forced = true};
+  struct agent_ctr back = {.reason = -1};
+  agent_metrics_admitted(&m, &idle, 10);       /* le 0.01 (inclusive) */
+  agent_metrics_admitted(&m, &forced, 300000); /* le 300 */
+  agent_metrics_admitted(&m, &back, 0);        /* registered running */
   m.cancellations = 4;
   m.registrations = 9;
   m.weight_writes[AGENT_WEIGHT_NOT_ENFORCED] = 5;
+  agent_metrics_planned(&m, 100000);     /* 0.1 ms: le 0.0001 (inclusive) */
+  agent_metrics_planned(&m, 700000);     /* le 0.001 */
+  agent_metrics_planned(&m, 2000000000); /* 2 s: +Inf only */
   struct agent_metrics_view v = {
       .policy = "predictive", .matrix = "/etc/a\"b\\c\nd", .sampler = "procfs"};
   v.pending[BATCH_SEQ_WRITE] = 2;
   v.running[BATCH_SEQ_READ] = 1;
   v.running[BATCH_UNKNOWN] = 3;
+  v.pending_oldest_ms = 61234;
+  cleanup_free char *want = NULL;
+  /* The build's own version and revision (common/version.h). */
+  assert_true(asprintf(&want, golden, iob_version, iob_git_rev) > 0);
   cleanup_free char *out = NULL;
   size_t len = 0;
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(agent_metrics_render(&m, &v, &out, &len, &err), 0);
   assert_int_equal(len, strlen(out));
-  assert_string_equal(out, golden);
+  assert_string_equal(out, want);
+}
+
+/* Every admit reason of the batcher has its own label value (a reason
+ * added to the batcher and not here would be counted as already_running,
+ * which this catches); only a plan's admissions are observed as waits. */
+static void test_admission_reasons(void **state) {
+  (void)state;
+  static const struct {
+    int reason;
+    bool forced;
+    int kind;
+    enum agent_metrics_reason want;
+    bool waited;
+  } cases[] = {
+      {BATCH_ADMIT_IDLE, false, AGENT_KIND_JOB, AGENT_REASON_NOTHING_RUNNING, true},
+      {BATCH_ADMIT_FREE, false, AGENT_KIND_JOB, AGENT_REASON_NO_CONFLICT, true},
+      {BATCH_ADMIT_PAYS, false, AGENT_KIND_JOB, AGENT_REASON_PAYS, true},
+      {BATCH_ADMIT_PLAN, false, AGENT_KIND_JOB, AGENT_REASON_PLAN, true},
+      {BATCH_ADMIT_DEADLINE, false, AGENT_KIND_JOB, AGENT_REASON_FORCED_DEADLINE, true},
+      {BATCH_HOLD_FAIRNESS, true, AGENT_KIND_JOB, AGENT_REASON_FORCED_DEADLINE, true},
+      {BATCH_ADMIT_PROBE, false, AGENT_KIND_JOB, AGENT_REASON_PROBE, true},
+      {BATCH_ADMIT_SERVICE, false, AGENT_KIND_SERVICE, AGENT_REASON_SERVICE, true},
+      {BATCH_ADMIT_NOEST, false, AGENT_KIND_JOB, AGENT_REASON_NO_ESTIMATE, true},
+      {BATCH_ADMIT_WAITED, false, AGENT_KIND_JOB, AGENT_REASON_WAIT_BOUND, true},
+      {BATCH_ADMIT_CROWD, false, AGENT_KIND_JOB, AGENT_REASON_CROWD, true},
+      {-1, false, AGENT_KIND_SANDBOX, AGENT_REASON_SANDBOX, false},
+      {-1, false, AGENT_KIND_JOB, AGENT_REASON_ALREADY_RUNNING, false},
+      {BATCH_RUNNING, false, AGENT_KIND_JOB, AGENT_REASON_ALREADY_RUNNING, false},
+  };
+  bool seen[AGENT_REASON_N] = {false};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    struct agent_metrics m = {0};
+    struct agent_ctr c = {.reason = cases[i].reason,
+                          .forced = cases[i].forced,
+                          .kind = (enum agent_kind)cases[i].kind};
+    agent_metrics_admitted(&m, &c, 1500);
+    for (int r = 0; r < AGENT_REASON_N; r++)
+      if (m.admissions[r] != (r == (int)cases[i].want))
+        fail_msg("case %zu: reason %d counted as %d", i, cases[i].reason, r);
+    assert_int_equal(m.wait_count, cases[i].waited);
+    seen[cases[i].want] = true;
+  }
+  for (int r = 0; r < AGENT_REASON_N; r++)
+    assert_true(seen[r]);
+  /* Every admit reason the batcher has is one of the cases above. */
+  for (int r = 0; r < BATCH_NREASON; r++) {
+    const char *name = batch_reason_name((enum batch_reason)r);
+    if (strncmp(name, "admitted:", 9) != 0)
+      continue;
+    bool found = false;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+      found |= cases[i].reason == r && !cases[i].forced && cases[i].kind != AGENT_KIND_SANDBOX;
+    if (!found)
+      fail_msg("batch reason %d ('%s') has no metrics case", r, name);
+  }
+}
+
+/* The gauges from an admission list: pending and running per class, the
+ * oldest pending one's wait; created ones are in neither. */
+static void test_view_count(void **state) {
+  (void)state;
+  struct agent_ctr c[5];
+  memset(c, 0, sizeof(c));
+  c[0] = (struct agent_ctr){.state = AGENT_PENDING, .cls = BATCH_SEQ_WRITE, .arrival_ms = 1000};
+  c[1] = (struct agent_ctr){.state = AGENT_PENDING, .cls = BATCH_UNKNOWN, .arrival_ms = 5000};
+  c[2] = (struct agent_ctr){.state = AGENT_RUNNING, .cls = BATCH_SEQ_WRITE, .arrival_ms = 0};
+  c[3] = (struct agent_ctr){.state = AGENT_CREATED, .cls = BATCH_RAND_READ, .arrival_ms = 0};
+  c[4] =
+      (struct agent_ctr){.state = AGENT_PENDING, .cls = (enum batch_class)99, .arrival_ms = 20000};
+  for (int i = 0; i < 4; i++)
+    c[i].next = &c[i + 1];
+  struct agent_metrics_view v = {0};
+  agent_metrics_view_count(&v, c, 10000);
+  assert_int_equal(v.pending[BATCH_SEQ_WRITE], 1);
+  assert_int_equal(v.pending[BATCH_UNKNOWN], 2); /* an out-of-range class counts as unknown */
+  assert_int_equal(v.running[BATCH_SEQ_WRITE], 1);
+  assert_int_equal(v.pending[BATCH_RAND_READ] + v.running[BATCH_RAND_READ], 0);
+  assert_int_equal(v.pending_oldest_ms, 9000); /* an arrival after now counts as 0 */
+  struct agent_metrics_view none = {0};
+  agent_metrics_view_count(&none, &c[2], 10000);
+  assert_int_equal(none.pending_oldest_ms, 0);
 }
 
 static int parse(const char *s, struct agent_http_request *r, int *status) {
@@ -310,9 +435,11 @@ static void test_per_peer_limit(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_render_golden),
+      cmocka_unit_test(test_view_count),
       cmocka_unit_test(test_parse_good),
       cmocka_unit_test(test_parse_malformed),
       cmocka_unit_test(test_addr),
+      cmocka_unit_test(test_admission_reasons),
       cmocka_unit_test(test_peer_key),
       cmocka_unit_test(test_per_peer_limit),
   };

@@ -12,7 +12,13 @@
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "common/file.h"
+#include "common/log.h"
 #include "common/loop.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 static void test_error_message_and_code(void **state) {
   (void)state;
@@ -91,6 +97,96 @@ static void test_read_file_bounded(void **state) {
   assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
 }
 
+/* Log a line of every level with stderr sent to a fresh file, JOURNAL_STREAM
+ * set to `env` (NULL: unset), and return what was written. */
+static char *log_with(const char *env, bool name_stderr) {
+  char path[] = "/tmp/iob-log.XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  unlink(path);
+  fflush(stderr);
+  int saved = dup(STDERR_FILENO);
+  assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+  struct stat st;
+  assert_int_equal(fstat(fd, &st), 0);
+  char named[64];
+  snprintf(named, sizeof(named), "%llu:%llu", (unsigned long long)st.st_dev,
+           (unsigned long long)st.st_ino);
+  if (name_stderr)
+    env = named;
+  if (env)
+    setenv("JOURNAL_STREAM", env, 1);
+  else
+    unsetenv("JOURNAL_STREAM");
+  iob_log_init("test", 1);
+  iob_debug("d %d", 1);
+  iob_info("i");
+  iob_warn("w \"q\"");
+  iob_err("e");
+  struct iob_error *err = NULL;
+  iob_error_code(&err, IOB_CODE_INVALID_ARGUMENT, "bad");
+  iob_error_print("prog", &err);
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  unsetenv("JOURNAL_STREAM");
+  iob_log_init("test", 0);
+  off_t end = lseek(fd, 0, SEEK_END);
+  assert_true(end >= 0 && end < 65536);
+  size_t n = (size_t)end & 0xffff;
+  char *buf = calloc(1, n + 1);
+  assert_non_null(buf);
+  assert_int_equal(pread(fd, buf, n, 0), (ssize_t)n);
+  close(fd);
+  return buf;
+}
+
+static void test_log_journal(void **state) {
+  (void)state;
+  /* stderr is the journal stream: priorities, no timestamp of ours. */
+  char *j = log_with(NULL, true);
+  assert_string_equal(j, "<7>level=debug msg=\"d 1\" component=test\n"
+                         "<6>level=info msg=\"i\" component=test\n"
+                         "<4>level=warning msg=\"w \\\"q\\\"\" component=test\n"
+                         "<3>level=error msg=\"e\" component=test\n"
+                         "<3>prog: bad\n");
+  free(j);
+  /* Inherited from a parent whose stream it was, unset, or malformed: the
+   * plain format (a shim's stderr is containerd's log FIFO). */
+  static const char *const not_ours[] = {
+      NULL,
+      "",
+      "1:2",
+      ":",
+      "12",
+      "12:",
+      ":34",
+      "a:b",
+      "-1:5",
+      "1:2:3",
+      " 1:2",
+      "1:2 ",
+      "+1:2",
+      "99999999999999999999999:1",
+      "18446744073709551616:1",
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(not_ours); i++) {
+    char *p = log_with(not_ours[i], false);
+    if (strncmp(p, "time=\"", 6) != 0 || strstr(p, "<") != NULL ||
+        strstr(p, "\nprog: bad\n") == NULL)
+      fail_msg("JOURNAL_STREAM '%s': got '%s'", not_ours[i] ? not_ours[i] : "(unset)", p);
+    free(p);
+  }
+  /* The parser on its own. */
+  assert_true(iob_log_journal_stream_is("8:1234", 8, 1234));
+  assert_true(iob_log_journal_stream_is("18446744073709551615:0", UINT64_MAX, 0));
+  assert_false(iob_log_journal_stream_is("8:1234", 8, 1235));
+  assert_false(iob_log_journal_stream_is("8:1234", 9, 1234));
+  assert_false(iob_log_journal_stream_is(NULL, 0, 0));
+  assert_false(iob_log_journal_stream_is("0:", 0, 0));
+  assert_false(iob_log_journal_stream_is(":0", 0, 0));
+}
+
 /* A symlink or a hard link planted at PATH.tmp is replaced, never
  * written through. */
 static void test_write_atomic_never_follows(void **state) {
@@ -160,6 +256,7 @@ static void test_dir_check_private(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_error_message_and_code),
+      cmocka_unit_test(test_log_journal),
       cmocka_unit_test(test_loop_timers_and_fds),
       cmocka_unit_test(test_read_file_bounded),
       cmocka_unit_test(test_dir_check_private),

@@ -111,6 +111,15 @@ static void test_options_json_malformed(void **state) {
   assert_int_equal(shim_options_read(bundle, &o, &err), 0);
   assert_null(o.root);
   shim_options_release(&o);
+  /* The unknown TOML keys travel from start to Create through the file. */
+  const char *t = "SystemdCgroups = true\nBinaryName = \"crun\"\n";
+  assert_int_equal(shim_options_parse_toml(t, strlen(t), &o, &err), 0);
+  assert_int_equal(shim_options_write(bundle, &o, &err), 0);
+  shim_options_release(&o);
+  assert_int_equal(shim_options_read(bundle, &o, &err), 0);
+  assert_string_equal(o.unknown_keys, "'SystemdCgroups' (line 1)");
+  assert_string_equal(o.binary_name, "crun");
+  shim_options_release(&o);
 }
 
 static size_t pack_config_path(uint8_t **out, const char *path) {
@@ -135,8 +144,25 @@ static void test_config_path_malformed(void **state) {
       "IoGid = 4294967296\n",            /* out of range */
       "IoUid = 12abc\n",                 /* trailing garbage */
       "SystemdCgroup = \"true\"\n",      /* a string where a bool goes */
-      "[section]\nBinaryName = 'x'\n",   /* single quotes are not ours */
+      "[section]\nBinaryName = 'x\n",    /* unterminated literal string */
       "IobatchAgentSocket = \"a\"b\"\n", /* a quote inside */
+      "BinaryName = \"runc\" crun\n",    /* text after the string */
+      "BinaryName = \"runc\"\"\"\n",     /* a second string */
+      "Root = \"/run/\\q\"\n",           /* an escape TOML does not have */
+      "Root = \"/run/\\u00e9\"\n",       /* \\u: not supported here */
+      "Root = \"/run/\\\"\n",            /* the escape eats the closing quote */
+      "BinaryName = \"a\x01"
+      "b\"\n",                        /* a control character */
+      "BinaryName = 'a\x7f'\n",       /* DEL in a literal string */
+      "BinaryName =\n",               /* no value */
+      "BinaryName = # runc\n",        /* only a comment */
+      " = \"runc\"\n",                /* no key */
+      "\"\" = \"runc\"\n",            /* an empty quoted key */
+      "SystemdCgroup = true false\n", /* two values */
+      "SystemdCgroup = True\n",       /* TOML booleans are lower case */
+      "IoUid = +5\n",                 /* a sign */
+      "IoUid = \"5\"\n",              /* a string where a number goes */
+      "IoUid = 5 6\n",                /* two numbers */
   };
   for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
     cleanup_error struct iob_error *err = NULL;
@@ -149,6 +175,31 @@ static void test_config_path_malformed(void **state) {
     assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
     assert_non_null(strstr(err->msg, "runc.toml"));
     assert_non_null(strstr(err->msg, "line "));
+    shim_options_release(&o);
+  }
+  /* A value of the wrong type names the key, in the spelling of the file. */
+  static const struct {
+    const char *text, *key;
+  } typed[] = {
+      {"# c\nBinaryName = runc\n", "line 2: 'BinaryName' needs a quoted string"},
+      {"systemd_cgroup = \"yes\" # no\n", "line 1: 'SystemdCgroup' needs true or false"},
+      {"IoGid = -1\n", "line 1: 'IoGid' needs a number"},
+      {"IobatchFailClosed = 1\n", "line 1: 'IobatchFailClosed' needs true or false"},
+  };
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(typed); i++) {
+    cleanup_error struct iob_error *err = NULL;
+    struct shim_options o = {0};
+    assert_int_equal(shim_options_parse_toml(typed[i].text, strlen(typed[i].text), &o, &err), -1);
+    if (strstr(err->msg, typed[i].key) == NULL)
+      fail_msg("'%s': got '%s', want '%s'", typed[i].text, err->msg, typed[i].key);
+    shim_options_release(&o);
+  }
+  /* A NUL byte would cut the file short: refused, not truncated. */
+  {
+    cleanup_error struct iob_error *err = NULL;
+    struct shim_options o = {0};
+    assert_int_equal(shim_options_parse_toml("Root = \"/a\"\0\nx\n", 13, &o, &err), -1);
+    assert_non_null(strstr(err->msg, "NUL"));
     shim_options_release(&o);
   }
   /* Paths the shim refuses to open, and bytes that are no Any at all. */

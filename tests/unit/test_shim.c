@@ -378,9 +378,28 @@ static void test_options_toml(void **state) {
   assert_true(o.systemd_cgroup);
   assert_int_equal(o.io_uid, 1000);
   assert_int_equal(o.agent_timeout_ms, 0);
+  assert_null(o.unknown_keys); /* CriuPath: the runc shim's, not a typo */
   shim_options_release(&o);
-  const char *t2 = "IobatchAgentTimeoutMs = 750\nIobatchFailClosed = true\n";
+  /* Comments after a quoted value, '#' inside strings, literal strings,
+   * escapes, quoted keys; unknown keys are collected with their lines. */
+  const char *t2 = "BinaryName = \"crun\"   # or \"runc\"\n"
+                   "Root = '/run/c#1' # literal\n"
+                   "\"ShimCgroup\" = \"/a\\\\b\\\"c\\td\"\n"
+                   "SystemdCgroups = true # a typo\n"
+                   "IoGid = 7# tight\n"
+                   "iobatch_agent_socket=\"/run/x#y.sock\"#c\n"
+                   "Foo = [1, 2]\n";
   assert_int_equal(shim_options_parse_toml(t2, strlen(t2), &o, &err), 0);
+  assert_string_equal(o.binary_name, "crun");
+  assert_string_equal(o.root, "/run/c#1");
+  assert_string_equal(o.shim_cgroup, "/a\\b\"c\td");
+  assert_false(o.systemd_cgroup);
+  assert_int_equal(o.io_gid, 7);
+  assert_string_equal(o.agent_socket, "/run/x#y.sock");
+  assert_string_equal(o.unknown_keys, "'SystemdCgroups' (line 4), 'Foo' (line 7)");
+  shim_options_release(&o);
+  const char *t3 = "IobatchAgentTimeoutMs = 750\nIobatchFailClosed = true\n";
+  assert_int_equal(shim_options_parse_toml(t3, strlen(t3), &o, &err), 0);
   assert_int_equal(o.agent_timeout_ms, 750);
   assert_true(o.fail_closed);
   shim_options_release(&o);
