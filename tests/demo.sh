@@ -231,7 +231,7 @@ part1() {
     echo "This iobatch does not know class 'latency' yet (the shim says: ${msg##*invalid annotation }),"
     echo "so the service is annotated io.iobatch.kind=service only."
   fi
-  echo "Service: PostgreSQL ($("$PG_BIN/postgres" --version | sed 's/^postgres //')) in a container, pgbench -s $PG_SCALE -c $PG_CLIENTS"
+  echo "Service: $("$PG_BIN/postgres" --version | sed 's/^postgres (PostgreSQL)/PostgreSQL/') in a container, pgbench -s $PG_SCALE -c $PG_CLIENTS"
   echo "for ${SVC_SECONDS} s from the host; at ${SVC_ARRIVE} s five batch fio containers arrive: ${batch[*]}"
   echo "(O_DIRECT; $(for c in seq-write seq-read rand-write rand-read; do printf '%s %s MiB, ' "$c" "$(job_mib "$c")"; done | sed 's/, $//'))."
   echo
@@ -285,7 +285,7 @@ part1() {
         running=$(jq -r '[.containers[] | select(.state == "running" and (.id | test("-b[0-9]"))) | .id | sub("^iobatch-"; "")] | join(" ")' <<<"$st" 2>/dev/null)
         pending=$(jq -r '[.containers[] | select(.state == "pending") | "\(.id | sub("^iobatch-"; "")) (\(.reason)\(if .conflict != "" then ", conflicts with " + .conflict else "" end))"] | join("; ")' <<<"$st" 2>/dev/null)
         prot=$(jq -r '([.containers[] | select(.protected) | .share] | first // empty) as $s
-          | (if $s then "share of its rate alone \($s * 100 | round / 100)" else "" end)
+          | (if $s == null then "" elif $s < 0 then "its rate alone not known yet" else "at \($s * 100 | round / 100) of its rate alone" end)
             + (if .protect_cap_bps > 0 then ", batch cap \(.protect_cap_bps / 1048576 | round) MiB/s" else "" end)
             + (if .protect_holding then ", holding new batch" else "" end)' <<<"$st" 2>/dev/null)
         printf '  %s  service %s%s | batch running: %s%s\n' "$(stamp)" "${prog:-starting}" \
@@ -320,8 +320,9 @@ part1() {
   echo "== 1b. service + batch through io.containerd.iobatch.v2 (iobatchd, default policy)"
   svc_run iobatch || return 1
   echo "  what iobatchd did (its log):"
-  grep -E "admitted|hold|held|protect|throttl|cap |latency" "$AGENT_LOG" | grep -E "svc-|iobatch-b" |
-    sed -E 's/^.*(admitted|hold|held|protect|throttl)/\1/' | sed 's/^/    | /' | head -20
+  sed -n -E 's/.*msg="([^"]*)".*/\1/p' "$AGENT_LOG" | grep -E "svc-|iobatch-b" |
+    grep -E "^(admitted|protecting|has slack|cap |'[^']*' has slack)|held|throttle" |
+    sed -E "s/'iobatch-(b[0-9]+-[a-z-]+)'/'\1'/g" | uniq | head -30 | sed 's/^/    | /'
   printf '  service %.0f tps, p99 %.1f ms; batch makespan %.1f s\n\n' "${TPS[iobatch]}" "${P99[iobatch]}" "${MK[iobatch]}"
   agent_stop
   AGENT_STATE=$state_save
