@@ -1,7 +1,21 @@
 #!/usr/bin/env bash
-# make demo: the admission hold on a private containerd.
+# make demo: iobatch on a private containerd, in two parts.
 #
-# Two sequential writers and two random writers (fio in busybox containers,
+# Part 1, a latency-sensitive service beside batch jobs (issue #12):
+# PostgreSQL 15 in a container (bench/service/pg.sh), pgbench on the host
+# against it for DEMO_SVC_SECONDS (20), and batch fio containers (two
+# sequential writers, a sequential reader, a random writer and a random
+# reader, O_DIRECT, bench/sched/jobs.sh's classes at DEMO_SVC_SCALE 0.25)
+# arriving DEMO_SVC_ARRIVE (4) seconds in.  Three runs: the service alone
+# (runc), everything through io.containerd.iobatch.v2 with iobatchd (default
+# policy; the service annotated io.iobatch.kind=service and, when the shim
+# takes it, io.iobatch.class=latency), and the same set all at once through
+# io.containerd.runc.v2.  The iobatch run prints a timeline, one line a
+# second: the service's TPS, which batch jobs run and which the agent holds
+# and why; then the agent's admission log.  DEMO_PART1=0 skips it.
+#
+# Part 2, the admission hold with writers only:
+# two sequential writers and two random writers (fio in busybox containers,
 # classes declared with the io.iobatch.class annotation) are started at once
 # through io.containerd.iobatch.v2 with iobatchd running: the random writers
 # wait pending (their Start is held) while the sequential writers run, and
@@ -11,6 +25,12 @@
 #
 # DEMO_SEQ_SIZE / DEMO_RAND_SIZE change the job sizes (fio --size);
 # DEMO_ROUNDS=1 skips the second round (the same comparison in reverse order).
+#
+# The last line is
+#   demo-result: victim_tps_ratio=X makespan_ratio=Y
+# X = the service's TPS under iobatch / alone, Y = the batch makespan under
+# iobatch / all at once through runc (both over part 1's window from the
+# batch arrival to the end of pgbench; "na" when part 1 did not run).
 set -u
 cd "$(dirname "$0")/.."
 . tests/integration/lib.sh
@@ -21,7 +41,9 @@ RAND_SIZE=${DEMO_RAND_SIZE:-96M}
 ROUNDS=${DEMO_ROUNDS:-2}
 JOBS=(seq1 seq2 rand1 rand2)
 
-die() { echo "demo: $*" >&2; exit 1; }
+SVC_RESULT="victim_tps_ratio=na makespan_ratio=na"
+# die MESSAGE: the last line is still the demo-result line
+die() { echo "demo: $*" >&2; echo "demo-result: $SVC_RESULT"; exit 1; }
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || die "$c is not installed (scripts/install-deps.sh)"
 done
@@ -33,11 +55,9 @@ done
 # The paper's objective (policy = paper, alpha 0.6) with the default penalty
 # matrix, except that sequential streams do not count against each other:
 # the two writers share a batch, a random writer beside them waits.
+# (Started for part 2, after part 1; containerd finds the agent's socket
+# through IOBATCH_AGENT_SOCKET, whichever agent serves it.)
 cp "$(dirname "$0")/integration/hold-matrix.conf" "$IOB_T/matrix.conf"
-agent_start "policy = paper
-alpha = 0.6
-matrix = $IOB_T/matrix.conf
-max_hold = 120s" >/dev/null || die "iobatchd did not start (log: $AGENT_LOG)"
 export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
 iob_containerd_start >/dev/null || die "containerd did not start"
 NS=demo${IOB_T##*.}
@@ -160,6 +180,180 @@ run() {
 }
 declare -A MAKESPAN
 
+# ---- part 1: a service beside batch jobs ---------------------------------
+SVC_SECONDS=${DEMO_SVC_SECONDS:-20}
+SVC_ARRIVE=${DEMO_SVC_ARRIVE:-4}
+SVC_SCALE=${DEMO_SVC_SCALE:-0.25}
+part1() {
+  local why
+  why=$(pg_find) || { echo "part 1 skipped: $why"; return 1; }
+  pg_find
+  SCALE=$SVC_SCALE
+  . bench/sched/jobs.sh
+  local -a batch=(seq-write seq-write seq-read rand-write rand-read)
+  local scr c i k
+  scr=$(mktemp -d "${DEMO_SCRATCH:-/var/tmp}/iob-demo.XXXXXX")
+  chmod 755 "$scr"
+  at_exit "rm -rf '$scr'"
+  PG_ROOTFS=$IOB_T/pg-rootfs
+  pg_rootfs "$PG_ROOTFS"
+  local sock=$IOB_T/pgsock out=$IOB_T/svc
+  mkdir -p "$out"
+  # the batch's files, laid out once (the writers overwrite in place)
+  local -A inst=()
+  local -a file=()
+  for c in "${batch[@]}"; do
+    inst[$c]=$((${inst[$c]:-0} + 1))
+    file+=("$c-${inst[$c]}.dat")
+    fio --name=layout --filename="$scr/$c-${inst[$c]}.dat" --rw=write --bs=1M --direct=1 \
+      --ioengine=libaio --iodepth=8 --size="$(job_mib "$c")M" >/dev/null
+  done
+  # the database: initdb + pgbench -i once, each run starts from a copy
+  pg_initdb "$scr/tmpl"
+  pg_start io.containerd.runc.v2 svc-init "$scr/tmpl" "$sock" "$out/init.log" >/dev/null || return 1
+  pgb_init "$sock" "$PG_SCALE" || { pg_stop svc-init; echo "pgbench -i failed"; return 1; }
+  pg_sql "$sock" CHECKPOINT
+  pg_stop svc-init
+  sync
+
+  # the agent, default policy (its own state, not shared with part 2)
+  local state_save=$AGENT_STATE
+  AGENT_STATE=$IOB_T/agentstate-svc
+  agent_start "" >/dev/null || { AGENT_STATE=$state_save; echo "iobatchd did not start (log: $AGENT_LOG)"; return 1; }
+  local -a svc_ann=(--annotation io.iobatch.kind=service --annotation io.iobatch.workload=demo-pgsql)
+  local msg
+  if msg=$($CTR run --rm --runtime io.containerd.iobatch.v2 --annotation io.iobatch.class=latency \
+    --rootfs "$R" probe-latency /bin/true 2>&1); then
+    svc_ann+=(--annotation io.iobatch.class=latency)
+    echo "The service is declared latency-sensitive: io.iobatch.class=latency, io.iobatch.kind=service."
+  else
+    $CTR container delete probe-latency >/dev/null 2>&1
+    echo "This iobatch does not know class 'latency' yet (the shim says: ${msg##*invalid annotation }),"
+    echo "so the service is annotated io.iobatch.kind=service only."
+  fi
+  echo "Service: $("$PG_BIN/postgres" --version | sed 's/^postgres (PostgreSQL)/PostgreSQL/') in a container, pgbench -s $PG_SCALE -c $PG_CLIENTS"
+  echo "for ${SVC_SECONDS} s from the host; at ${SVC_ARRIVE} s five batch fio containers arrive: ${batch[*]}"
+  echo "(O_DIRECT; $(for c in seq-write seq-read rand-write rand-read; do printf '%s %s MiB, ' "$c" "$(job_mib "$c")"; done | sed 's/, $//'))."
+  echo
+
+  # svc_run MODE (solo iobatch runc): one run; sets TPS[MODE] MK[MODE]
+  svc_run() {
+    local mode=$1 rt=io.containerd.runc.v2 id=svc-$1 t0 ta i line
+    local -a ann=() pids=()
+    if [ "$mode" = iobatch ]; then rt=io.containerd.iobatch.v2; ann=("${svc_ann[@]}"); fi
+    rm -rf "$scr/pgdata"
+    cp -a "$scr/tmpl" "$scr/pgdata"
+    sync
+    pg_start "$rt" "$id" "$scr/pgdata" "$sock" "$out/$mode-pg.log" "${ann[@]}" || return 1
+    pg_sql "$sock" CHECKPOINT
+    pgb_start "$sock" "$out/$mode-pgb" "$SVC_SECONDS"
+    t0=$PGB_T0_NS
+    T0=$((t0 / 1000000))
+    if [ "$mode" != solo ]; then
+      sleep "$SVC_ARRIVE"
+      ta=$(date +%s%N)
+      [ "$mode" != iobatch ] || echo "  $(stamp)  batch arrives: ${#batch[@]} containers through $rt"
+      for i in "${!batch[@]}"; do
+        c=${batch[$i]}
+        local -a bann=()
+        [ "$mode" != iobatch ] || bann=(--annotation "io.iobatch.class=$c" --annotation "io.iobatch.workload=demo-fio-$c")
+        # shellcheck disable=SC2086
+        ( $CTR run --rm --null-io --runtime "$rt" "${bann[@]}" \
+          --mount "type=bind,src=$scr,dst=/data,options=rbind:rw" --rootfs "$R" "$mode-b$i-$c" \
+          /usr/bin/fio --name="$c" --filename="/data/${file[$i]}" --direct=1 --ioengine=libaio \
+          ${JOB_ARGS[$c]} --size="$(job_mib "$c")M" >"$out/$mode-b$i.log" 2>&1
+          echo "$? $(date +%s%N)" >"$out/$mode-b$i.end" ) &
+        pids+=($!)
+      done
+    fi
+    if [ "$mode" = iobatch ]; then
+      # the timeline: once a second until pgbench and the batch are done
+      local running pending prog st prot
+      batch_left() { local j; for j in "${!batch[@]}"; do [ -f "$out/$mode-b$j.end" ] || return 0; done; return 1; }
+      local pg_up=1
+      while kill -0 "$PGB_PID" 2>/dev/null || batch_left; do
+        # the service stops when pgbench is done; a batch still held goes on alone
+        if [ $pg_up = 1 ] && ! kill -0 "$PGB_PID" 2>/dev/null; then
+          pg_stop "$id"
+          pg_up=0
+          echo "  $(stamp)  pgbench done, service stopped"
+        fi
+        prog=$(grep -o 'progress: [0-9.]* s, [0-9.]* tps, lat [0-9.]* ms' "$out/$mode-pgb.txt" 2>/dev/null | tail -1 |
+          awk '{ printf "%5.0f tps, lat %6.1f ms", $4, $7 }')
+        [ $pg_up = 1 ] || prog="done"
+        st=$(ctl status --json 2>/dev/null)
+        running=$(jq -r '[.containers[] | select(.state == "running" and (.id | test("-b[0-9]"))) | .id | sub("^iobatch-"; "")] | join(" ")' <<<"$st" 2>/dev/null)
+        pending=$(jq -r '[.containers[] | select(.state == "pending") | "\(.id | sub("^iobatch-"; "")) (\(.reason)\(if .conflict != "" then ", conflicts with " + .conflict else "" end))"] | join("; ")' <<<"$st" 2>/dev/null)
+        prot=$(jq -r '([.containers[] | select(.protected) | .share] | first // empty) as $s
+          | (if $s == null then "" elif $s < 0 then "its rate alone not known yet" else "at \($s * 100 | round / 100) of its rate alone" end)
+            + (if .protect_cap_bps > 0 then ", batch cap \(.protect_cap_bps / 1048576 | round) MiB/s" else "" end)
+            + (if .protect_holding then ", holding new batch" else "" end)' <<<"$st" 2>/dev/null)
+        printf '  %s  service %s%s | batch running: %s%s\n' "$(stamp)" "${prog:-starting}" \
+          "${prot:+ ($prot)}" "${running:--}" "${pending:+ | held: $pending}"
+        [ $(($(now_ms) - T0)) -lt $(((SVC_SECONDS + 180) * 1000)) ] || { echo "  batch not done after $((SVC_SECONDS + 180)) s"; break; }
+        sleep 1
+      done
+    fi
+    wait "$PGB_PID" || true
+    pg_stop "$id" # (again: a no-op when the timeline stopped it)
+    for i in "${pids[@]}"; do wait "$i" || true; done
+    local from=$((t0 + SVC_ARRIVE * 1000000000)) last
+    last=$(_pgb_lines "$out/$mode-pgb" | awk '{ t = ($5 * 1000000 + $6) * 1000; if (t > m) m = t } END { printf "%.0f", m }')
+    TPS[$mode]=$(pgb_window "$out/$mode-pgb" "$from" "$last" | jq -r .tps)
+    P99[$mode]=$(pgb_window "$out/$mode-pgb" "$from" "$last" | jq -r .p99_ms)
+    if [ "$mode" != solo ]; then
+      local endmax=0 rc e bad=0
+      for i in "${!batch[@]}"; do
+        read -r rc e <"$out/$mode-b$i.end"
+        [ "$rc" = 0 ] || { bad=1; echo "  batch job $mode-b$i failed: $(tail -2 "$out/$mode-b$i.log")"; }
+        [ "$e" -le "$endmax" ] || endmax=$e
+      done
+      MK[$mode]=$(calc "($endmax - $ta) / 1e9")
+      [ $bad -eq 0 ] || return 1
+    fi
+    return 0
+  }
+  declare -gA TPS=() P99=() MK=()
+  echo "== 1a. the service alone (runc)"
+  svc_run solo || return 1
+  printf '  %.0f tps, p99 %.1f ms\n\n' "${TPS[solo]}" "${P99[solo]}"
+  echo "== 1b. service + batch through io.containerd.iobatch.v2 (iobatchd, default policy)"
+  svc_run iobatch || return 1
+  echo "  what iobatchd did (its log):"
+  sed -n -E 's/.*msg="([^"]*)".*/\1/p' "$AGENT_LOG" | grep -E "svc-|iobatch-b" |
+    grep -E "^(admitted|protecting|has slack|cap |'[^']*' has slack)|held|throttle" |
+    sed -E "s/'iobatch-(b[0-9]+-[a-z-]+)'/'\1'/g" | uniq | head -30 | sed 's/^/    | /'
+  printf '  service %.0f tps, p99 %.1f ms; batch makespan %.1f s\n\n' "${TPS[iobatch]}" "${P99[iobatch]}" "${MK[iobatch]}"
+  agent_stop
+  AGENT_STATE=$state_save
+  echo "== 1c. the same, all at once through io.containerd.runc.v2"
+  T0=$(now_ms)
+  svc_run runc || return 1
+  printf '  service %.0f tps, p99 %.1f ms; batch makespan %.1f s\n\n' "${TPS[runc]}" "${P99[runc]}" "${MK[runc]}"
+  echo "== part 1 result (the service over the ${SVC_ARRIVE} s .. ${SVC_SECONDS} s window)"
+  printf '  %-22s %8s %10s %8s %14s\n' "" TPS "vs alone" "p99 ms" "batch makespan"
+  printf '  %-22s %8.0f %10s %8.1f %14s\n' "alone" "${TPS[solo]}" 1 "${P99[solo]}" "-"
+  printf '  %-22s %8.0f %10.2f %8.1f %13.1fs\n' "iobatch" "${TPS[iobatch]}" "$(calc "${TPS[iobatch]} / ${TPS[solo]}")" "${P99[iobatch]}" "${MK[iobatch]}"
+  printf '  %-22s %8.0f %10.2f %8.1f %13.1fs\n' "all at once (runc)" "${TPS[runc]}" "$(calc "${TPS[runc]} / ${TPS[solo]}")" "${P99[runc]}" "${MK[runc]}"
+  SVC_RESULT=$(printf 'victim_tps_ratio=%.2f makespan_ratio=%.2f' "$(calc "${TPS[iobatch]} / ${TPS[solo]}")" "$(calc "${MK[iobatch]} / ${MK[runc]}")")
+  echo
+  return 0
+}
+if [ "${DEMO_PART1:-1}" = 1 ]; then
+  echo "=================== part 1: a service beside batch jobs"
+  echo
+  . bench/service/pg.sh
+  part1 || echo "demo: part 1 did not complete (see above)" >&2
+  agent_stop 2>/dev/null
+  AGENT_STATE=$IOB_T/agentstate
+fi
+
+agent_start "policy = paper
+alpha = 0.6
+matrix = $IOB_T/matrix.conf
+max_hold = 120s" >/dev/null || die "iobatchd did not start (log: $AGENT_LOG)"
+echo "=================== part 2: the admission hold, writers only"
+echo
 echo "iobatch demo: 2 sequential writers (fio write, bs 1M, $SEQ_SIZE each) and 2 random"
 echo "writers (fio randwrite, bs 4k, $RAND_SIZE each), O_DIRECT, started at once."
 echo "Agent: iobatchd, policy paper (alpha 0.6); sampler: $(ctl status --json | jq -r .sampler)."
@@ -214,3 +408,4 @@ done
 [ $fail -eq 0 ] || die "a job did not exit with status 0"
 [ -n "${PENDING[iob-rand1]:-}" ] && [ -n "${PENDING[iob-rand2]:-}" ] ||
   die "the agent did not hold the random writers (agent log: $AGENT_LOG)"
+echo "demo-result: $SVC_RESULT"
