@@ -148,6 +148,9 @@ check-integration: all
 check-asan:
 	$(MAKE) SAN=1 check
 
+# The format check runs with the tests (tests/fmt-check.sh).
+INTEG_TESTS += tests/fmt-check.sh
+
 # CI: unit tests under sanitizers, then the plain build's full suite; one
 # runner invocation so the last line is the summary of everything.
 check-all:

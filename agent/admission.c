@@ -392,8 +392,7 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
     return iob_error(err, ENOMEM, "cannot allocate the plan");
   size_t k = 0;
   for (struct agent_ctr *c = adm->list; c; c = c->next)
-    if ((c->state == AGENT_PENDING || c->state == AGENT_RUNNING) &&
-        c->kind != AGENT_KIND_SANDBOX) {
+    if ((c->state == AGENT_PENDING || c->state == AGENT_RUNNING) && c->kind != AGENT_KIND_SANDBOX) {
       v[k] = c;
       agent_adm_job(adm, c, now, &jobs[k]);
       k++;

@@ -97,14 +97,14 @@ struct agent_ctr {
    * without a learned rate, predicted while it shared the disk; equal to
    * the elapsed time when it ran alone.  What a shared run teaches. */
   double solo_equiv_s;
-  bool io_now;         /* did I/O in the last sampling window */
+  bool io_now; /* did I/O in the last sampling window */
   /* Latency-sensitive (declared io.iobatch.class=latency, or detected):
    * batch containers yield to it (agent/protect.h).  Planned as a service. */
   bool protect;
   bool protect_declared;
-  double alone_bps; /* its rate in windows with no other I/O (running average) */
-  double share;     /* rate / alone_bps in the last shared window, -1 unknown */
-  double cap_bps;   /* batch: the cap last written for it, 0 none */
+  double alone_bps;    /* its rate in windows with no other I/O (running average) */
+  double share;        /* rate / alone_bps in the last shared window, -1 unknown */
+  double cap_bps;      /* batch: the cap last written for it, 0 none */
   uint64_t corun_with; /* handle of its only I/O neighbour at the last sample, 0 none */
 
   unsigned weight;         /* what batch_weights asks for (100 = default) */
@@ -145,7 +145,7 @@ struct agent_adm {
    * next (the daemon sets it to two sampling periods). */
   uint64_t protect_gap_ms;
   uint64_t protect_last_ms; /* when the last batch container started while protecting */
-  uint64_t protect_holds;    /* admissions held back to protect a victim */
+  uint64_t protect_holds;   /* admissions held back to protect a victim */
 };
 
 /* A batch container: what protection caps and holds (a job, not

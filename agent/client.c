@@ -53,8 +53,8 @@ struct agent_client {
   unsigned pending;
   struct known *known;
   struct iob_timer *watch;
-  uint64_t watch_ms; /* next watch interval: backs off while the agent stays away */
-  uint64_t lost_ms;  /* when the connection was lost (0: not lost) */
+  uint64_t watch_ms;      /* next watch interval: backs off while the agent stays away */
+  uint64_t lost_ms;       /* when the connection was lost (0: not lost) */
   unsigned timeout_ms;    /* agent_client_set_timeout */
   struct iob_timer *ping; /* armed while an Admit is in flight */
   bool ping_out;          /* a Ping is outstanding */
@@ -242,8 +242,8 @@ static void on_watch(struct iob_loop *loop, void *data) {
   else if (c->watch_ms < AGENT_CLIENT_WATCH_MS)
     c->watch_ms = AGENT_CLIENT_WATCH_MS;
   else
-    c->watch_ms = c->watch_ms * 2 > AGENT_CLIENT_WATCH_MAX_MS ? AGENT_CLIENT_WATCH_MAX_MS
-                                                               : c->watch_ms * 2;
+    c->watch_ms =
+        c->watch_ms * 2 > AGENT_CLIENT_WATCH_MAX_MS ? AGENT_CLIENT_WATCH_MAX_MS : c->watch_ms * 2;
   arm_watch(c);
 }
 
@@ -474,8 +474,8 @@ static void on_ping_timer(struct iob_loop *loop, void *data) {
     unsigned t = c->timeout_ms > ping_every(c) ? c->timeout_ms - ping_every(c) : 1;
     cleanup_error struct iob_error *err = NULL;
     if (ttrpc_client_call_async(c->tc, AGENT_SERVICE, "Ping", NULL,
-                                &google__protobuf__empty__descriptor, (int)t, NULL, 0,
-                                on_ping_done, c, &err) == 0)
+                                &google__protobuf__empty__descriptor, (int)t, NULL, 0, on_ping_done,
+                                c, &err) == 0)
       c->ping_out = true;
   }
   arm_ping(c);

@@ -69,10 +69,10 @@
 #include "common/error.h"
 #include "common/loop.h"
 
-#define AGENT_CLIENT_TIMEOUT_MS 5000 /* default: silence tolerated, per call */
-#define AGENT_CLIENT_RETRY_MS 3000        /* how long a lost agent is waited for */
-#define AGENT_CLIENT_WATCH_MS 1000        /* first look for a lost agent */
-#define AGENT_CLIENT_WATCH_MAX_MS 16000   /* slowest look for a lost agent */
+#define AGENT_CLIENT_TIMEOUT_MS 5000    /* default: silence tolerated, per call */
+#define AGENT_CLIENT_RETRY_MS 3000      /* how long a lost agent is waited for */
+#define AGENT_CLIENT_WATCH_MS 1000      /* first look for a lost agent */
+#define AGENT_CLIENT_WATCH_MAX_MS 16000 /* slowest look for a lost agent */
 
 struct agent_client;
 
@@ -87,8 +87,8 @@ struct agent_container {
   const char *workload_key;   /* wcd_workload_key(), may be NULL */
   const char *kind;           /* "job", "service", "sandbox"; NULL: not said (job) */
   const char *pod_name, *pod_namespace, *container_name; /* CRI names, may be NULL */
-  uint32_t max_hold_ms;       /* 0: the agent's default */
-  bool running;               /* already started (re-registration) */
+  uint32_t max_hold_ms;                                  /* 0: the agent's default */
+  bool running;                                          /* already started (re-registration) */
 };
 
 struct agent_admission {

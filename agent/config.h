@@ -83,9 +83,9 @@ struct agent_config {
    * matrix file's value or the batcher's default. */
   unsigned max_concurrency;
   int policy;
-  double alpha;    /* < 0: not set */
-  double fairness; /* < 0: not set */
-  int sampler;     /* enum agent_sampler_pref */
+  double alpha;          /* < 0: not set */
+  double fairness;       /* < 0: not set */
+  int sampler;           /* enum agent_sampler_pref */
   bool protect_detected; /* protect = detected */
   double protect_share;  /* a protected container's target share of its rate alone */
   bool debug;

@@ -40,8 +40,8 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
   (void)adm;
   struct agent_daemon *d = user;
   const char *why = c->kind == AGENT_KIND_SANDBOX ? "admitted: a pod sandbox is never held"
-                    : c->reason >= 0      ? batch_reason_name((enum batch_reason)c->reason)
-                                          : "running";
+                    : c->reason >= 0              ? batch_reason_name((enum batch_reason)c->reason)
+                                                  : "running";
   uint64_t held = c->admitted_ms - c->arrival_ms;
   if (c->forced)
     iob_warn("admitted '%s' (%s) by force after %llu ms: its deadline came%s%s", c->id,
@@ -227,8 +227,8 @@ static void protect_step(struct agent_daemon *d) {
              "at %.1f MiB/s and new ones held",
              p->victim, p->worst_share, p->cfg.min_share, p->level_bps / (1024 * 1024));
   else if (!p->short_ && was_short && p->worst_share >= 0)
-    iob_info("'%s' has slack again (%.2f of its rate alone): batch containers may start",
-             p->victim, p->worst_share);
+    iob_info("'%s' has slack again (%.2f of its rate alone): batch containers may start", p->victim,
+             p->worst_share);
   else if (!p->short_ && was_short)
     iob_info("'%s' has slack again: batch containers may start", p->victim);
   agent_caps_apply(d);
@@ -247,7 +247,8 @@ static void on_sample_timer(struct iob_loop *loop, void *data) {
    * forecasts of the predictive policy: plan again while containers share
    * the disk, unless a plan is already due (the batch window of an arrival
    * must not be cut short). */
-  if ((agent_adm_count(&d->adm, AGENT_RUNNING) > 1 || agent_adm_count(&d->adm, AGENT_PENDING) > 0) &&
+  if ((agent_adm_count(&d->adm, AGENT_RUNNING) > 1 ||
+       agent_adm_count(&d->adm, AGENT_PENDING) > 0) &&
       d->adm.plan_due_ms == UINT64_MAX)
     agent_adm_schedule(&d->adm, now);
   expire_created(d, now);
@@ -454,10 +455,11 @@ static int mark_live(struct agent_daemon *d, struct iob_error **err) {
              d->live_mark, AGENT_SETTLE_MS);
     return 0;
   }
-  cleanup_close int fd = open(d->live_mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  cleanup_close int fd =
+      open(d->live_mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
-    iob_warn("cannot create '%s': %s (a restart will not wait for re-registrations)",
-             d->live_mark, strerror(errno));
+    iob_warn("cannot create '%s': %s (a restart will not wait for re-registrations)", d->live_mark,
+             strerror(errno));
   return 0;
 }
 

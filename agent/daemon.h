@@ -61,8 +61,8 @@ struct agent_daemon {
   int sigfd;
   bool stopping;
   int exit_signal;
-  char *live_mark; /* "<socket>.live" while we run, or stopped leaving containers */
-  struct agent_metrics metrics;                /* counters for the metrics endpoint */
+  char *live_mark;              /* "<socket>.live" while we run, or stopped leaving containers */
+  struct agent_metrics metrics; /* counters for the metrics endpoint */
   struct agent_metrics_server *metrics_server; /* NULL: config key 'metrics' not set */
   bool headless;                               /* agent_daemon_init_headless: state not saved */
 };
@@ -98,8 +98,9 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *ctr, const ch
 void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *ctr);
 
 /* plan_async.c: solve a Plan request on a thread, reply from the loop. */
-int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call, const struct batch_config *cfg,
-                     const Iobatch__Agent__V1__PlanRequest *req, struct iob_error **err);
+int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call,
+                     const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
+                     struct iob_error **err);
 
 /* server.c */
 int agent_server_setup(struct agent_daemon *d, struct iob_error **err);

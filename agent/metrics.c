@@ -585,8 +585,9 @@ int agent_metrics_peer_key(int fd, char *out, size_t n) {
   if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
     return -1;
   char a[INET6_ADDRSTRLEN] = "";
-  const void *src = ss.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
-                                              : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
+  const void *src = ss.ss_family == AF_INET6
+                        ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+                        : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
   if (inet_ntop(ss.ss_family, src, a, sizeof(a)) == NULL)
     return -1;
   snprintf(out, n, "address %s", a);

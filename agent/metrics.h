@@ -17,10 +17,10 @@
 #include "common/error.h"
 #include "common/loop.h"
 
-#define AGENT_METRICS_HEAD_MAX 8192   /* bytes of a request head */
-#define AGENT_METRICS_PATH_MAX 1024   /* bytes of a request target */
-#define AGENT_METRICS_MAX_CONNS 16    /* open connections; more are closed at once */
-#define AGENT_METRICS_MAX_PER_PEER 4  /* of those, from one uid (unix) or address (TCP) */
+#define AGENT_METRICS_HEAD_MAX 8192  /* bytes of a request head */
+#define AGENT_METRICS_PATH_MAX 1024  /* bytes of a request target */
+#define AGENT_METRICS_MAX_CONNS 16   /* open connections; more are closed at once */
+#define AGENT_METRICS_MAX_PER_PEER 4 /* of those, from one uid (unix) or address (TCP) */
 #define AGENT_METRICS_PEER_MAX 64
 #define AGENT_METRICS_TIMEOUT_MS 5000 /* a connection's whole life */
 

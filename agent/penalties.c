@@ -49,7 +49,8 @@ void agent_penalties_observe(struct agent_penalties *pen, enum batch_class victi
   if (slowdown > AGENT_PEN_MAX_SLOWDOWN)
     slowdown = AGENT_PEN_MAX_SLOWDOWN;
   struct agent_pen_pair *e = &pen->p[victim][neighbour];
-  e->slowdown = e->samples == 0 ? slowdown : e->slowdown + PEN_LEARN_RATE * (slowdown - e->slowdown);
+  e->slowdown =
+      e->samples == 0 ? slowdown : e->slowdown + PEN_LEARN_RATE * (slowdown - e->slowdown);
   if (e->samples < PEN_MAX_SAMPLES)
     e->samples++;
   if (new_corun && e->coruns < PEN_MAX_SAMPLES)
@@ -94,9 +95,8 @@ static int from_json(struct agent_penalties *pen, json_t *root, const char *name
     double sd = 0;
     json_int_t samples = 0, coruns = 0;
     json_error_t je;
-    if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:s, s:F, s:I, s:I}", "victim", &vc,
-                       "neighbour", &nc, "slowdown", &sd, "samples", &samples, "coruns",
-                       &coruns) < 0)
+    if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:s, s:F, s:I, s:I}", "victim", &vc, "neighbour",
+                       &nc, "slowdown", &sd, "samples", &samples, "coruns", &coruns) < 0)
       return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': pair %zu: %s", name, i, je.text);
     int a = batch_class_from_name(vc), b = batch_class_from_name(nc);
     if (a < 0 || b < 0 || !batch_class_does_io((enum batch_class)a) ||
@@ -123,8 +123,8 @@ int agent_penalties_parse(struct agent_penalties *pen, const char *name, const c
                           size_t len, struct iob_error **err) {
   clear(pen);
   if (len > AGENT_PENALTIES_MAX_BYTES)
-    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s' is too large: %zu bytes, at most %d",
-                          name, len, AGENT_PENALTIES_MAX_BYTES);
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s' is too large: %zu bytes, at most %d", name,
+                          len, AGENT_PENALTIES_MAX_BYTES);
   json_error_t je;
   cleanup_json json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
   if (root == NULL)
@@ -172,10 +172,10 @@ int agent_penalties_save(struct agent_penalties *pen, struct iob_error **err) {
       const struct agent_pen_pair *e = &pen->p[v][n];
       if (e->samples == 0)
         continue;
-      json_t *o = json_pack("{s:s, s:s, s:f, s:I, s:I}", "victim",
-                            batch_class_name((enum batch_class)v), "neighbour",
-                            batch_class_name((enum batch_class)n), "slowdown", e->slowdown,
-                            "samples", (json_int_t)e->samples, "coruns", (json_int_t)e->coruns);
+      json_t *o =
+          json_pack("{s:s, s:s, s:f, s:I, s:I}", "victim", batch_class_name((enum batch_class)v),
+                    "neighbour", batch_class_name((enum batch_class)n), "slowdown", e->slowdown,
+                    "samples", (json_int_t)e->samples, "coruns", (json_int_t)e->coruns);
       if (o == NULL || json_array_append_new(pairs, o) < 0)
         return iob_error(err, ENOMEM, "cannot encode penalties");
     }

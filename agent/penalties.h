@@ -26,7 +26,7 @@
 
 #define AGENT_PENALTIES_FILE "penalties.json"
 #define AGENT_PENALTIES_MAX_BYTES (256 * 1024)
-#define AGENT_PEN_MIN_CORUNS 3    /* co-runs before a pair is evidence */
+#define AGENT_PEN_MIN_CORUNS 3     /* co-runs before a pair is evidence */
 #define AGENT_PEN_MAX_SLOWDOWN 100 /* a sample above is clamped */
 
 struct agent_pen_pair {

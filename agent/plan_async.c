@@ -79,8 +79,9 @@ static void on_done(struct iob_loop *loop, int fd, uint32_t events, void *data) 
   run_free(r);
 }
 
-int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call, const struct batch_config *cfg,
-                     const Iobatch__Agent__V1__PlanRequest *req, struct iob_error **err) {
+int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call,
+                     const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
+                     struct iob_error **err) {
   if (running)
     return iob_error_code(err, IOB_CODE_UNAVAILABLE,
                           "another plan is being computed; try again when it is done");

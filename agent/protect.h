@@ -42,10 +42,10 @@ struct agent_protect_obs {
 
 struct agent_protect {
   struct agent_protect_cfg cfg;
-  bool active;      /* a protected container runs */
-  bool short_;      /* a victim is short of its target: hold new batch containers */
+  bool active;            /* a protected container runs */
+  bool short_;            /* a victim is short of its target: hold new batch containers */
   unsigned slack_windows; /* windows in a row in which every victim had slack */
-  double level_bps; /* cap per batch container; 0: no cap */
+  double level_bps;       /* cap per batch container; 0: no cap */
   double worst_share;
   char victim[256]; /* the victim furthest from its target, for status */
 };

@@ -30,8 +30,8 @@ struct sstate {
   enum cg2_source source; /* what cgdir is sampled with (fixed with cgdir) */
   struct cg2_sample ring[RING];
   size_t n;
-  bool warned; /* the "cannot sample" warning was logged once */
-  bool seen;   /* the cgroup existed, with processes in it, at some sample */
+  bool warned;    /* the "cannot sample" warning was logged once */
+  bool seen;      /* the cgroup existed, with processes in it, at some sample */
   double last_dt; /* seconds of the last window with rates, 0: none this round */
 };
 
@@ -234,8 +234,8 @@ static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
   c->write_bps = (double)dl.wbytes / dt;
   c->read_iops = (double)dl.rios / dt;
   c->write_iops = (double)dl.wios / dt;
-  c->io_now = c->read_bps + c->write_bps >= IO_ACTIVE_BPS ||
-              c->read_iops + c->write_iops >= IO_ACTIVE_IOPS;
+  c->io_now =
+      c->read_bps + c->write_bps >= IO_ACTIVE_BPS || c->read_iops + c->write_iops >= IO_ACTIVE_IOPS;
   st->last_dt = dt;
   if (c->state == AGENT_RUNNING)
     c->bytes_run += (double)(dl.rbytes + dl.wbytes);
@@ -253,8 +253,7 @@ static void classify(struct agent_daemon *d, struct agent_ctr *c) {
   if (res.latency && !c->protect && d->cfg.protect_detected && c->kind == AGENT_KIND_JOB) {
     iob_info("'%s' looks latency-sensitive (%.0f requests/s of %.0f bytes on average): "
              "protecting it",
-             c->id, res.m.riops + res.m.wiops,
-             res.m.wiops > res.m.riops ? res.m.wavg : res.m.ravg);
+             c->id, res.m.riops + res.m.wiops, res.m.wiops > res.m.riops ? res.m.wavg : res.m.ravg);
     c->protect = true;
   }
   int cls = batch_class_from_name(wcd_class_name(res.cls));
@@ -364,8 +363,7 @@ static void account(struct agent_daemon *d) {
     c->solo_equiv_s += dt / (sd > 1 ? sd : 1);
     if (nb == 1 && c->solo_bps > 0 && batch_class_does_io(c->cls) &&
         batch_class_does_io(only->cls)) {
-      agent_penalties_observe(&d->penalties, c->cls, only->cls, sd,
-                              c->corun_with != only->handle);
+      agent_penalties_observe(&d->penalties, c->cls, only->cls, sd, c->corun_with != only->handle);
       c->corun_with = only->handle;
     }
   }

@@ -125,7 +125,9 @@ static void write_target(struct agent_daemon *d, const struct wt_target *t, stru
                            : enforced ? AGENT_WEIGHT_WRITTEN
                                       : AGENT_WEIGHT_NOT_ENFORCED]++;
   snprintf(w->note, sizeof(w->note), "%s",
-           failed ? "write failed" : enforced ? "" : "neither iocost nor bfq on its devices");
+           failed     ? "write failed"
+           : enforced ? ""
+                      : "neither iocost nor bfq on its devices");
   if (enforced)
     iob_debug("io weight %u for '%s'", t->weight, t->dir);
   cg2_iostat_release(&st);

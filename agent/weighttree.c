@@ -40,8 +40,8 @@ int agent_weight_target_covers(const char *dir, const char *cgdir) {
   return strncmp(dir, cgdir, n) == 0 && (cgdir[n] == '\0' || cgdir[n] == '/');
 }
 
-static int add(struct wt_target **t, size_t *n, size_t *cap, const char *p, size_t len,
-               unsigned w, struct iob_error **err) {
+static int add(struct wt_target **t, size_t *n, size_t *cap, const char *p, size_t len, unsigned w,
+               struct iob_error **err) {
   for (size_t i = 0; i < *n; i++) {
     if (strlen((*t)[i].dir) == len && strncmp((*t)[i].dir, p, len) == 0) {
       if (w > (*t)[i].weight)

@@ -89,10 +89,10 @@ struct batch_config {
    * slowdown_scale * s[i][j] from the matrix like any other pair: a
    * calibrated matrix has measured them) and for a CPU-heavy job at least
    * (#CPU-heavy jobs) / ncpu. */
-  double slowdown_scale; /* 2 */
-  double seq_slowdown;   /* 2: two sequential streams each run 2x slower */
+  double slowdown_scale;      /* 2 */
+  double seq_slowdown;        /* 2: two sequential streams each run 2x slower */
   bool seq_pairs_from_matrix; /* `seq_pairs = matrix`; false (seq_slowdown) */
-  unsigned ncpu;         /* 2 */
+  unsigned ncpu;              /* 2 */
   /* Fairness bound on a job's predicted *stretch*: (its age + its forecast
    * completion) / its solo duration, i.e. the slowdown of its turnaround.
    * A job is held for fairness when admitting it now stretches a victim
@@ -102,8 +102,8 @@ struct batch_config {
    * slowdown: a random writer that a short sequential writer slows 50x
    * while it runs is only stretched by the writer's few seconds.  4 */
   double fairness;
-  double hold_margin;    /* hold only when predicted makespan improves by
-                            more than this fraction; 0.02 */
+  double hold_margin; /* hold only when predicted makespan improves by
+                         more than this fraction; 0.02 */
   /* Seconds between an admission and the job's first I/O (the shim starts
    * the container, the process starts).  A job started next to others
    * hides it; a held job started after a completion leaves the disk to the

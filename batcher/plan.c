@@ -170,8 +170,8 @@ static double rate_sum(const struct model *m, const struct counts *c) {
     for (int cpu = 0; cpu < 2; cpu++) {
       if (c->grp[k][cpu] == 0)
         continue;
-      struct sj x = {.cls = k, .cpu = cpu, .io = batch_class_does_io((enum batch_class)k),
-                     .on = true};
+      struct sj x = {
+          .cls = k, .cpu = cpu, .io = batch_class_does_io((enum batch_class)k), .on = true};
       r += c->grp[k][cpu] / slow(m, c, &x);
     }
   return r;
@@ -314,9 +314,9 @@ struct ctx {
   double now;
   size_t *pend; /* pending indices, FIFO */
   size_t np;
-  bool *admitted; /* per job: running or admitted in this plan */
-  bool *decided;  /* per job: decided in this plan */
-  double *due;    /* per pending job: when max_hold forces it in (spread) */
+  bool *admitted;  /* per job: running or admitted in this plan */
+  bool *decided;   /* per job: decided in this plan */
+  double *due;     /* per pending job: when max_hold forces it in (spread) */
   double work;     /* forecast work spent */
   bool budget_out; /* some job waits for the next plan */
   struct batch_decision *d;
@@ -619,8 +619,8 @@ static void plan_predictive(struct ctx *c) {
       decide(c, p, true, BATCH_ADMIT_FREE);
     } else if (jp->solo_s <= 0) {
       decide(c, p, true, BATCH_ADMIT_NOEST);
-    } else if (memo[jp->cls] >= 0 && fabs(c->jobs[memo[jp->cls]].solo_s - jp->solo_s) <=
-                                         0.1 * jp->solo_s) {
+    } else if (memo[jp->cls] >= 0 &&
+               fabs(c->jobs[memo[jp->cls]].solo_s - jp->solo_s) <= 0.1 * jp->solo_s) {
       size_t o = (size_t)memo[jp->cls];
       decide(c, p, false, c->d[o].reason);
       blame_on(c, p, c->d[o].conflict);

@@ -41,8 +41,7 @@ int iob_code_from_errno(int e) {
   }
 }
 
-static int fill(struct iob_error **err, int errno_, int code, const char *fmt,
-                va_list ap) {
+static int fill(struct iob_error **err, int errno_, int code, const char *fmt, va_list ap) {
   if (err == NULL)
     return -1;
   struct iob_error *e = calloc(1, sizeof(*e));

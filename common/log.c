@@ -97,8 +97,8 @@ void iob_log(int level, const char *fmt, ...) {
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-    fprintf(stderr, "time=\"%s.%09ldZ\" level=%s msg=\"%s\" component=%s\n", when, ts.tv_nsec,
-            name, quoted, log_component);
+    fprintf(stderr, "time=\"%s.%09ldZ\" level=%s msg=\"%s\" component=%s\n", when, ts.tv_nsec, name,
+            quoted, log_component);
   }
   fflush(stderr);
   errno = saved;

@@ -25,8 +25,8 @@ struct iob_timer {
 struct iob_loop {
   int epfd;
   bool stop;
-  struct watch *watches;   /* live ones */
-  struct watch *graveyard; /* deleted during a dispatch, freed after it */
+  struct watch *watches;    /* live ones */
+  struct watch *graveyard;  /* deleted during a dispatch, freed after it */
   struct iob_timer *timers; /* sorted by due */
 };
 

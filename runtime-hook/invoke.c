@@ -53,7 +53,7 @@ int hook_invoke(const struct hook_options *opt, const char *buf, size_t len,
     return limit ? 1 : -1;
   }
   int rc = stage_of(opt, &st) == HOOK_STAGE_POSTSTOP ? (hook_exited(opt, &st, err) < 0 ? 1 : 0)
-                                                      : prestart(opt, &st, err);
+                                                     : prestart(opt, &st, err);
   if (rc != 0)
     iob_error_prefix(err, "container '%s'", st.id);
   hook_state_release(&st);

@@ -53,8 +53,7 @@ static int agent_connect(const struct hook_options *opt, struct ttrpc_client **o
                          struct iob_error **err) {
   const char *socket_path = opt->socket;
   if (strlen(socket_path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid agent socket '%s'",
-                          socket_path);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid agent socket '%s'", socket_path);
   struct stat sb;
   if (stat(socket_path, &sb) < 0 && errno == ENOENT)
     return iob_error_code(err, IOB_CODE_UNAVAILABLE, "no agent at '%s'", socket_path);
@@ -142,14 +141,14 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
   cleanup_error struct iob_error *cerr = NULL;
   int rc = 0;
   if (ttrpc_client_call(c, AGENT_SERVICE, "Register", &req.base,
-                        &iobatch__agent__v1__register_response__descriptor, &resp,
-                        timeout_of(opt), NULL, 0, &cerr) < 0) {
+                        &iobatch__agent__v1__register_response__descriptor, &resp, timeout_of(opt),
+                        NULL, 0, &cerr) < 0) {
     rc = iob_error_code(err, IOB_CODE_UNAVAILABLE, "agent at '%s' did not register '%s': %s",
                         opt->socket, st->id, cerr->msg);
   } else {
     const Iobatch__Agent__V1__RegisterResponse *r = (const void *)resp;
-    iob_debug("registered '%s' (namespace '%s') with the agent: class %s, io.weight %u", st->id,
-              ns, r->class_, r->io_weight);
+    iob_debug("registered '%s' (namespace '%s') with the agent: class %s, io.weight %u", st->id, ns,
+              r->class_, r->io_weight);
     protobuf_c_message_free_unpacked(resp, NULL);
     if (opt->max_wait_ms > 0)
       rc = admit(opt, c, st, res, ns, err);

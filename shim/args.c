@@ -82,8 +82,7 @@ static int parse_flag(struct shim_args *a, int argc, char **argv, int *i, struct
     return 0;
   }
   if (*i + 1 >= argc)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "flag needs an argument: '%s'",
-                          argv[*i]);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "flag needs an argument: '%s'", argv[*i]);
   *(const char **)field = argv[++*i];
   return 0;
 }
@@ -213,8 +212,8 @@ static int from_bootstrap(const Containerd__Runtime__Bootstrap__V1__BootstrapPar
     if (any == NULL)
       continue;
     bool found;
-    if (shim_options_from_any(any->type_url, any->value.data, any->value.len, &out->options,
-                              &found, err) < 0)
+    if (shim_options_from_any(any->type_url, any->value.data, any->value.len, &out->options, &found,
+                              err) < 0)
       return -1;
     if (found)
       out->have_options = true;
@@ -308,8 +307,8 @@ int shim_options_read(const char *bundle, struct shim_options *o, struct iob_err
   o->no_new_keyring = json_is_true(json_object_get(j, "no_new_keyring"));
   json_t *uid = json_object_get(j, "io_uid"), *gid = json_object_get(j, "io_gid");
   json_int_t u = json_integer_value(uid), g = json_integer_value(gid);
-  if ((uid && !json_is_integer(uid)) || (gid && !json_is_integer(gid)) || u < 0 ||
-      u > UINT32_MAX || g < 0 || g > UINT32_MAX) {
+  if ((uid && !json_is_integer(uid)) || (gid && !json_is_integer(gid)) || u < 0 || u > UINT32_MAX ||
+      g < 0 || g > UINT32_MAX) {
     json_decref(j);
     shim_options_release(o);
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,

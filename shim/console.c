@@ -52,8 +52,8 @@ static int recv_fd(int conn, int *master, struct iob_error **err) {
     char buf[CMSG_SPACE(sizeof(int))];
   } cm;
   struct iovec iov = {.iov_base = name, .iov_len = sizeof(name)};
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf,
-                       .msg_controllen = sizeof(cm.buf)};
+  struct msghdr msg = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf)};
   ssize_t n;
   do
     n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);

@@ -173,8 +173,8 @@ static int send_head(struct iob_error **err) {
       CONTAINERD__SERVICES__EVENTS__TTRPC__V1__FORWARD_REQUEST__INIT;
   req.envelope = &env;
   struct ttrpc_kv md = {"containerd-namespace-ttrpc", ev.ns};
-  return ttrpc_client_call_async(ev.client, "containerd.services.events.ttrpc.v1.Events",
-                                 "Forward", &req.base, &google__protobuf__empty__descriptor,
+  return ttrpc_client_call_async(ev.client, "containerd.services.events.ttrpc.v1.Events", "Forward",
+                                 &req.base, &google__protobuf__empty__descriptor,
                                  FORWARD_TIMEOUT_MS, &md, 1, on_done, NULL, err);
 }
 

@@ -213,8 +213,8 @@ int shim_hook_inject(const char *bundle, struct iob_error **err) {
   struct shim_options o;
   if (shim_options_read(bundle, &o, err) < 0)
     return -1;
-  const char *socket = o.agent_socket && *o.agent_socket ? o.agent_socket
-                                                         : getenv("IOBATCH_AGENT_SOCKET");
+  const char *socket =
+      o.agent_socket && *o.agent_socket ? o.agent_socket : getenv("IOBATCH_AGENT_SOCKET");
   int r = read_config(fd, path, &sb, &buf, &len, err) < 0 ||
                   shim_hook_inject_json(buf, len, hook, socket, &out, err) < 0
               ? -1

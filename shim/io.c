@@ -37,12 +37,12 @@ struct copier {
 struct shim_io {
   struct iob_loop *loop;
   bool terminal;
-  int proc[3];     /* the process's ends, handed to runc */
-  int fifo_in;     /* stdin FIFO, read side */
+  int proc[3];      /* the process's ends, handed to runc */
+  int fifo_in;      /* stdin FIFO, read side */
   int fifo_in_keep; /* extra writer so a client going away is no EOF */
-  int in_w;        /* our end of the stdin pipe */
-  int out_r[2];    /* our ends of the stdout/stderr pipes */
-  int fifo_out[2]; /* stdout/stderr FIFOs */
+  int in_w;         /* our end of the stdin pipe */
+  int out_r[2];     /* our ends of the stdout/stderr pipes */
+  int fifo_out[2];  /* stdout/stderr FIFOs */
   int master;
   pid_t logger;
   struct copier *c[3];
@@ -97,8 +97,7 @@ static int make_pipe(int *rd, int *wr, const struct shim_io_params *p, bool chow
   return 0;
 }
 
-static int setup_stdin(struct shim_io *io, const struct shim_io_params *p,
-                       struct iob_error **err) {
+static int setup_stdin(struct shim_io *io, const struct shim_io_params *p, struct iob_error **err) {
   const char *in = p->stdio->in;
   if (in == NULL || *in == '\0')
     return 0;
@@ -188,8 +187,11 @@ static int setup_binary(struct shim_io *io, const struct shim_io_params *p,
       asprintf(&e_ns, "CONTAINER_NAMESPACE=%s", p->ns) < 0)
     abort();
   const char *env[] = {e_id, e_ns, NULL};
-  struct shim_spawn sp = {.argv = argv, .fds = {-1, -1, -1}, .extra = {out_r, err_r, ready_w},
-                          .n_extra = 3, .setenv = env};
+  struct shim_spawn sp = {.argv = argv,
+                          .fds = {-1, -1, -1},
+                          .extra = {out_r, err_r, ready_w},
+                          .n_extra = 3,
+                          .setenv = env};
   if (shim_spawn(&sp, &io->logger, err) < 0)
     return -1;
   close_fd(&rw);
@@ -400,9 +402,9 @@ void shim_io_free(struct shim_io *io) {
       free(io->c[i]);
     }
   }
-  int *fds[] = {&io->proc[0], &io->proc[1], &io->proc[2], &io->fifo_in, &io->fifo_in_keep,
-                &io->in_w, &io->out_r[0], &io->out_r[1], &io->fifo_out[0], &io->fifo_out[1],
-                &io->master};
+  int *fds[] = {&io->proc[0],      &io->proc[1],     &io->proc[2],  &io->fifo_in,
+                &io->fifo_in_keep, &io->in_w,        &io->out_r[0], &io->out_r[1],
+                &io->fifo_out[0],  &io->fifo_out[1], &io->master};
   for (size_t i = 0; i < IOB_ARRAY_SIZE(fds); i++)
     close_fd(fds[i]);
   /* The logger normally exits on EOF; do not let it linger. */

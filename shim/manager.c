@@ -164,8 +164,7 @@ static int listen_at(const char *dir, const char *path, int *out, struct iob_err
   return 0;
 }
 
-static int write_text(const char *dir, const char *name, const char *text,
-                      struct iob_error **err) {
+static int write_text(const char *dir, const char *name, const char *text, struct iob_error **err) {
   cleanup_free char *path = NULL;
   if (asprintf(&path, "%s/%s", dir, name) < 0)
     abort();
@@ -310,8 +309,14 @@ static int spawn_daemon(const struct shim_args *a, const char *bundle, int liste
       abort();
     env[0] = ttrpc;
   }
-  struct shim_spawn sp = {.argv = argv, .fds = {-1, -1, -1}, .extra = {listener}, .n_extra = 1,
-                          .cwd = bundle, .setenv = env, .setpgid = true, .keep_thp = true};
+  struct shim_spawn sp = {.argv = argv,
+                          .fds = {-1, -1, -1},
+                          .extra = {listener},
+                          .n_extra = 1,
+                          .cwd = bundle,
+                          .setenv = env,
+                          .setpgid = true,
+                          .keep_thp = true};
   return shim_spawn(&sp, pid, err);
 }
 

@@ -18,9 +18,9 @@
 
 struct shim_oom {
   struct iob_loop *loop;
-  int fd;        /* eventfd (v1) or inotify (v2) */
-  int ctl_fd;    /* v1: memory.oom_control, must stay open */
-  char *events;  /* v2: path of memory.events */
+  int fd;       /* eventfd (v1) or inotify (v2) */
+  int ctl_fd;   /* v1: memory.oom_control, must stay open */
+  char *events; /* v2: path of memory.events */
   uint64_t kills;
   shim_oom_fn fn;
   void *data;

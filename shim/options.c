@@ -37,7 +37,8 @@ struct key {
   size_t off;
 };
 
-#define K(c, s, k, f) {c, s, k, offsetof(struct shim_options, f)}
+#define K(c, s, k, f)                                                                              \
+  { c, s, k, offsetof(struct shim_options, f) }
 static const struct key keys[] = {
     K("BinaryName", "binary_name", STR, binary_name),
     K("Root", "root", STR, root),
@@ -245,14 +246,16 @@ int shim_options_from_config_path(const uint8_t *data, size_t len, struct shim_o
    * string}: the same wire shape as google.protobuf.Any. */
   Google__Protobuf__Any *m = google__protobuf__any__unpack(NULL, len, data);
   if (m == NULL)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "cannot decode 'runtimeoptions.v1.Options'");
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "cannot decode 'runtimeoptions.v1.Options'");
   cleanup_free char *path = strndup((const char *)m->value.data, m->value.len);
   google__protobuf__any__free_unpacked(m, NULL);
   if (path == NULL)
     abort();
   if (*path == '\0')
     return 0;
-  if (strlen(path) != strnlen(path, FILE_MAX) || shim_validate_path("config_path", path, true, err) < 0)
+  if (strlen(path) != strnlen(path, FILE_MAX) ||
+      shim_validate_path("config_path", path, true, err) < 0)
     return -1;
   cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)

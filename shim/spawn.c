@@ -95,9 +95,8 @@ static void close_staged(int fds[6]) {
       close(fds[i]);
 }
 
-static void __attribute__((noreturn))
-child(const struct shim_spawn *sp, const char *exe, char **env, int staged[6],
-      volatile int *child_errno) {
+static void __attribute__((noreturn)) child(const struct shim_spawn *sp, const char *exe,
+                                            char **env, int staged[6], volatile int *child_errno) {
   sigset_t all;
   sigemptyset(&all);
   sigprocmask(SIG_SETMASK, &all, NULL);

@@ -103,23 +103,41 @@ static char *cgroup_of(pid_t pid, const char *controller) {
   return NULL;
 }
 
-#define F1(k, m) {k, offsetof(Io__Containerd__Cgroups__V1__MemoryStat, m)}
+#define F1(k, m)                                                                                   \
+  { k, offsetof(Io__Containerd__Cgroups__V1__MemoryStat, m) }
 static const struct field mem_v1[] = {
-    F1("cache", cache), F1("rss", rss), F1("rss_huge", rss_huge),
-    F1("mapped_file", mapped_file), F1("dirty", dirty), F1("writeback", writeback),
-    F1("pgpgin", pg_pg_in), F1("pgpgout", pg_pg_out), F1("pgfault", pg_fault),
-    F1("pgmajfault", pg_maj_fault), F1("inactive_anon", inactive_anon),
-    F1("active_anon", active_anon), F1("inactive_file", inactive_file),
-    F1("active_file", active_file), F1("unevictable", unevictable),
+    F1("cache", cache),
+    F1("rss", rss),
+    F1("rss_huge", rss_huge),
+    F1("mapped_file", mapped_file),
+    F1("dirty", dirty),
+    F1("writeback", writeback),
+    F1("pgpgin", pg_pg_in),
+    F1("pgpgout", pg_pg_out),
+    F1("pgfault", pg_fault),
+    F1("pgmajfault", pg_maj_fault),
+    F1("inactive_anon", inactive_anon),
+    F1("active_anon", active_anon),
+    F1("inactive_file", inactive_file),
+    F1("active_file", active_file),
+    F1("unevictable", unevictable),
     F1("hierarchical_memory_limit", hierarchical_memory_limit),
-    F1("hierarchical_memsw_limit", hierarchical_swap_limit), F1("total_cache", total_cache),
-    F1("total_rss", total_rss), F1("total_rss_huge", total_rss_huge),
-    F1("total_mapped_file", total_mapped_file), F1("total_dirty", total_dirty),
-    F1("total_writeback", total_writeback), F1("total_pgpgin", total_pg_pg_in),
-    F1("total_pgpgout", total_pg_pg_out), F1("total_pgfault", total_pg_fault),
-    F1("total_pgmajfault", total_pg_maj_fault), F1("total_inactive_anon", total_inactive_anon),
-    F1("total_active_anon", total_active_anon), F1("total_inactive_file", total_inactive_file),
-    F1("total_active_file", total_active_file), F1("total_unevictable", total_unevictable),
+    F1("hierarchical_memsw_limit", hierarchical_swap_limit),
+    F1("total_cache", total_cache),
+    F1("total_rss", total_rss),
+    F1("total_rss_huge", total_rss_huge),
+    F1("total_mapped_file", total_mapped_file),
+    F1("total_dirty", total_dirty),
+    F1("total_writeback", total_writeback),
+    F1("total_pgpgin", total_pg_pg_in),
+    F1("total_pgpgout", total_pg_pg_out),
+    F1("total_pgfault", total_pg_fault),
+    F1("total_pgmajfault", total_pg_maj_fault),
+    F1("total_inactive_anon", total_inactive_anon),
+    F1("total_active_anon", total_active_anon),
+    F1("total_inactive_file", total_inactive_file),
+    F1("total_active_file", total_active_file),
+    F1("total_unevictable", total_unevictable),
 };
 
 static void mem_entry_v1(const char *dir, const char *prefix,
@@ -165,7 +183,8 @@ static void blkio_v1(const char *dir, const char *file, size_t *n,
 }
 
 static void cpu_v1(pid_t pid, Io__Containerd__Cgroups__V1__CPUStat *cpu,
-                   Io__Containerd__Cgroups__V1__CPUUsage *u, Io__Containerd__Cgroups__V1__Throttle *t) {
+                   Io__Containerd__Cgroups__V1__CPUUsage *u,
+                   Io__Containerd__Cgroups__V1__Throttle *t) {
   cleanup_free char *acct = cgroup_of(pid, "cpuacct");
   cleanup_free char *cpud = cgroup_of(pid, "cpu");
   if (acct) {
@@ -263,22 +282,49 @@ static int stats_v1(pid_t pid, char **type_url, uint8_t **value, size_t *len) {
   return 0;
 }
 
-#define F2(k) {#k, offsetof(Io__Containerd__Cgroups__V2__MemoryStat, k)}
+#define F2(k)                                                                                      \
+  { #k, offsetof(Io__Containerd__Cgroups__V2__MemoryStat, k) }
 static const struct field mem_v2[] = {
-    F2(anon), F2(file), F2(kernel_stack), F2(slab), F2(sock), F2(shmem), F2(file_mapped),
-    F2(file_dirty), F2(file_writeback), F2(anon_thp), F2(inactive_anon), F2(active_anon),
-    F2(inactive_file), F2(active_file), F2(unevictable), F2(slab_reclaimable),
-    F2(slab_unreclaimable), F2(pgfault), F2(pgmajfault), F2(workingset_refault),
-    F2(workingset_activate), F2(workingset_nodereclaim), F2(pgrefill), F2(pgscan), F2(pgsteal),
-    F2(pgactivate), F2(pgdeactivate), F2(pglazyfree), F2(pglazyfreed), F2(thp_fault_alloc),
+    F2(anon),
+    F2(file),
+    F2(kernel_stack),
+    F2(slab),
+    F2(sock),
+    F2(shmem),
+    F2(file_mapped),
+    F2(file_dirty),
+    F2(file_writeback),
+    F2(anon_thp),
+    F2(inactive_anon),
+    F2(active_anon),
+    F2(inactive_file),
+    F2(active_file),
+    F2(unevictable),
+    F2(slab_reclaimable),
+    F2(slab_unreclaimable),
+    F2(pgfault),
+    F2(pgmajfault),
+    F2(workingset_refault),
+    F2(workingset_activate),
+    F2(workingset_nodereclaim),
+    F2(pgrefill),
+    F2(pgscan),
+    F2(pgsteal),
+    F2(pgactivate),
+    F2(pgdeactivate),
+    F2(pglazyfree),
+    F2(pglazyfreed),
+    F2(thp_fault_alloc),
     F2(thp_collapse_alloc),
 };
 
-#define FE(k) {#k, offsetof(Io__Containerd__Cgroups__V2__MemoryEvents, k)}
+#define FE(k)                                                                                      \
+  { #k, offsetof(Io__Containerd__Cgroups__V2__MemoryEvents, k) }
 static const struct field events_v2[] = {FE(low), FE(high), FE(max), FE(oom), FE(oom_kill)};
 
-#define FC(k) {#k, offsetof(Io__Containerd__Cgroups__V2__CPUStat, k)}
-static const struct field cpu_v2[] = {FC(usage_usec), FC(user_usec), FC(system_usec),
+#define FC(k)                                                                                      \
+  { #k, offsetof(Io__Containerd__Cgroups__V2__CPUStat, k) }
+static const struct field cpu_v2[] = {FC(usage_usec), FC(user_usec),    FC(system_usec),
                                       FC(nr_periods), FC(nr_throttled), FC(throttled_usec)};
 
 /* io.stat: "MAJ:MIN rbytes=.. wbytes=.. rios=.. wios=.. ..." */

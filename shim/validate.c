@@ -16,8 +16,8 @@ int shim_validate_id(const char *what, const char *id, struct iob_error **err) {
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s must not be empty", what);
   size_t n = strlen(id);
   if (n > ID_MAX)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s '%.*s...' longer than %d bytes",
-                          what, 16, id, ID_MAX);
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s '%.*s...' longer than %d bytes", what,
+                          16, id, ID_MAX);
   if (!alnum(id[0]))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "%s '%s' must start with a letter or digit", what, id);
@@ -32,8 +32,7 @@ int shim_validate_id(const char *what, const char *id, struct iob_error **err) {
   return 0;
 }
 
-int shim_validate_path(const char *what, const char *path, bool absolute,
-                       struct iob_error **err) {
+int shim_validate_path(const char *what, const char *path, bool absolute, struct iob_error **err) {
   if (path == NULL || *path == '\0')
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s must not be empty", what);
   size_t n = strlen(path);

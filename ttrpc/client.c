@@ -46,9 +46,9 @@ struct ttrpc_client {
   /* In the order sent: answers mostly come back in that order, so the
    * search from the head is short even with thousands in flight. */
   struct pending *pending, *pending_tail;
-  int busy;     /* > 0 while our code is on the stack (callbacks may free) */
-  bool closed;  /* the connection is gone; every call fails */
-  bool freeing; /* ttrpc_client_free was called from a callback */
+  int busy;                     /* > 0 while our code is on the stack (callbacks may free) */
+  bool closed;                  /* the connection is gone; every call fails */
+  bool freeing;                 /* ttrpc_client_free was called from a callback */
   void (*on_close)(void *user); /* the peer went away (not our free) */
   void *on_close_user;
   uint8_t rx[READ_CHUNK];

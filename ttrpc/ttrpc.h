@@ -132,8 +132,8 @@ int ttrpc_client_attach(struct ttrpc_client *c, struct iob_loop *loop, struct io
 int ttrpc_client_call_async(struct ttrpc_client *c, const char *service, const char *method,
                             const ProtobufCMessage *req,
                             const ProtobufCMessageDescriptor *resp_desc, int timeout_ms,
-                            const struct ttrpc_kv *md, size_t n_md, ttrpc_done_fn done,
-                            void *user, struct iob_error **err);
+                            const struct ttrpc_kv *md, size_t n_md, ttrpc_done_fn done, void *user,
+                            struct iob_error **err);
 bool ttrpc_client_closed(const struct ttrpc_client *c);
 /* fn runs (on the loop, once, after the outstanding calls failed) when an
  * attached connection is lost; not when the client is freed. */
