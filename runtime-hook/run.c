@@ -111,13 +111,26 @@ int hook_run(const struct hook_options *opt, const struct hook_state *st, struct
   }
   enum cg2_source src;
   int rc = resolve(opt, st, &m, res, &src, err);
-  if (rc == 0)
+  bool sample = rc == 0;
+  if (rc < 0 && (*err)->code == IOB_CODE_NOT_FOUND && res->cgroup) {
+    /* No cgroup of its own (a process in the v2 root on a pure v2 host,
+     * say): nothing to take a baseline from, but the agent still hears of
+     * it (it samples nothing it cannot attribute). */
+    iob_debug("container '%s': %s; registered without a baseline", st->id, (*err)->msg);
+    iob_error_release(err);
+    free(res->cgdir);
+    res->cgdir = strdup("");
+    if (res->cgdir == NULL)
+      abort();
+    rc = 0;
+  }
+  if (sample)
     rc = cg2_sample_take(opt->root, res->cgdir, src, &res->baseline, err);
   if (rc == 0)
     iob_debug("container '%s' pid %d: cgroup '%s', sampling '%s' from %s%s", st->id, (int)st->pid,
               res->cgroup, res->cgdir, cg2_source_name(src),
               src == CG2_SOURCE_PROCIO ? " (lower fidelity)" : "");
-  if (rc == 0 && res->declared)
+  if (rc == 0 && sample && res->declared)
     rc = apply_weight(opt, &m, res, err);
   cg2_mount_release(&m);
   if (rc < 0)

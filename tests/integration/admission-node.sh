@@ -21,13 +21,14 @@ done
 [ -x "$IOB_B/bin/iobatch-hook" ] || bail "build first: $IOB_B/bin/iobatch-hook"
 cp "$(dirname "$0")/hold-matrix.conf" "$IOB_T/matrix.conf"
 # Learned profiles, as a node that ran these workloads before knows them:
-# a 10 s random writer, an 8 s sequential writer.
+# a 10 s random writer, 8 s and 20 s sequential writers.
 mkdir -p "$AGENT_STATE"
 now=$(date +%s)
 cat >"$AGENT_STATE/profiles.json" <<EOF2
 {"version": 1, "profiles": {
  "rw10": {"class": "rand-write", "confidence": 1, "solo_s": 10, "solo_bps": 0, "runs": 3, "updated": $now},
- "sw8": {"class": "seq-write", "confidence": 1, "solo_s": 8, "solo_bps": 0, "runs": 3, "updated": $now}}}
+ "sw8": {"class": "seq-write", "confidence": 1, "solo_s": 8, "solo_bps": 0, "runs": 3, "updated": $now},
+ "sw20": {"class": "seq-write", "confidence": 1, "solo_s": 20, "solo_bps": 0, "runs": 3, "updated": $now}}}
 EOF2
 agent_start "matrix = $IOB_T/matrix.conf
 max_hold = 120s" || bail "iobatchd did not start"
@@ -91,7 +92,8 @@ cleanup_ctr db
 
 # 3. No overtaking: a finite seq writer runs; a random writer is held behind
 # it; a younger seq writer waits behind the random writer.
-writer sw2 write 8 io.iobatch.class=seq-write io.iobatch.workload=sw8
+# (20 s: under load, creating the next two containers takes seconds)
+writer sw2 write 20 io.iobatch.class=seq-write io.iobatch.workload=sw20
 wait_for 20 '[ "$(state sw2)" == RUNNING ]'
 writer rw2 randwrite 3 io.iobatch.class=rand-write io.iobatch.workload=rw10
 wait_for 20 '[ "$(agent_field rw2 state)" == pending ]'

@@ -192,6 +192,10 @@ make_root() {
   # The host integration suites: guest/integration.list names those that
   # run in the VM too.
   cp "$TOP"/tests/integration/* "$root/iobatch/tests/integration/"
+  # What the suites read from the source tree (shim-options.sh runs the
+  # shipped runtime options).
+  mkdir -p "$root/iobatch/packaging/containerd"
+  cp "$TOP"/packaging/containerd/*.toml "$root/iobatch/packaging/containerd/"
   mkdir -p "$root/iobatch/bench"
   for p in "$TOP"/bench/*-lib.sh; do [ -f "$p" ] && cp "$p" "$root/iobatch/bench/"; done
   compgen -G "$VMDIR/guest/t-*.sh" >/dev/null || die "no guest tests in '$VMDIR/guest'"
