@@ -12,18 +12,6 @@
 enum { K_READ, K_WRITE, K_SYNC, K_ASYNC, K_DISCARD, K_TOTAL, K_N };
 static const char *const keys[K_N] = {"Read", "Write", "Sync", "Async", "Discard", "Total"};
 
-static int parse_devno(const char *s, size_t len, unsigned *maj, unsigned *min) {
-  const char *colon = memchr(s, ':', len);
-  uint64_t a, b;
-  if (colon == NULL || cg2_parse_u64(s, (size_t)(colon - s), &a) < 0 ||
-      cg2_parse_u64(colon + 1, len - (size_t)(colon - s) - 1, &b) < 0 || a > UINT32_MAX ||
-      b > UINT32_MAX)
-    return -1;
-  *maj = (unsigned)a;
-  *min = (unsigned)b;
-  return 0;
-}
-
 static uint64_t *slot(struct cg2_blkio_dev *d, int k) {
   switch (k) {
   case K_READ:
@@ -97,7 +85,7 @@ int cg2_blkio_parse(const char *buf, size_t len, struct cg2_blkio *out, struct i
                             "blkio line %d: device line after the 'Total' line", lineno);
     unsigned maj, min;
     uint64_t v;
-    if (parse_devno(tok[0], tl[0], &maj, &min) < 0)
+    if (cg2_parse_devno(tok[0], tl[0], &maj, &min) < 0)
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "blkio line %d: invalid device '%.*s'",
                             lineno, (int)(tl[0] > 32 ? 32 : tl[0]), tok[0]);
     if (cg2_parse_u64(tok[2], tl[2], &v) < 0)
@@ -278,7 +266,7 @@ int cg2_blkio_activate_all(const char *root, const char *mount, size_t *n_active
       sl--;
     unsigned maj, min;
     uint64_t sectors;
-    if (parse_devno(dtxt, dl, &maj, &min) < 0 || cg2_parse_u64(stxt, sl, &sectors) < 0 ||
+    if (cg2_parse_devno(dtxt, dl, &maj, &min) < 0 || cg2_parse_u64(stxt, sl, &sectors) < 0 ||
         sectors == 0)
       continue;
     if (cg2_blkio_activate(root, mount, maj, min, NULL, &e2) == 0)

@@ -62,5 +62,8 @@ char *cg2_join(const char *root, const char *path);
 
 /* Strict decimal uint64: digits only, no sign, overflow is an error. */
 int cg2_parse_u64(const char *s, size_t len, uint64_t *out);
+/* "MAJ:MIN" (S, LEN bytes) with both parts < 2^32 (dev_t's major is 12
+ * bits, minor 20, but the text is what is checked).  Returns < 0 if not. */
+int cg2_parse_devno(const char *s, size_t len, unsigned *maj, unsigned *min);
 
 #endif

@@ -29,27 +29,13 @@ static int dev_cmp(const void *a, const void *b) {
   return 0;
 }
 
-/* "MAJ:MIN" with both parts < 2^32 (dev_t's major is 12 bits, minor 20, but
- * the text is what we check). */
-static int parse_devno(const char *s, size_t len, unsigned *maj, unsigned *min) {
-  const char *colon = memchr(s, ':', len);
-  uint64_t a, b;
-  if (colon == NULL || cg2_parse_u64(s, (size_t)(colon - s), &a) < 0 ||
-      cg2_parse_u64(colon + 1, len - (size_t)(colon - s) - 1, &b) < 0 || a > UINT32_MAX ||
-      b > UINT32_MAX)
-    return -1;
-  *maj = (unsigned)a;
-  *min = (unsigned)b;
-  return 0;
-}
-
 static int parse_line(const char *line, size_t len, int lineno, struct cg2_iostat_dev *d,
                       struct iob_error **err) {
   size_t i = 0;
   size_t tl = 0;
   while (i + tl < len && line[i + tl] != ' ')
     tl++;
-  if (parse_devno(line, tl, &d->major, &d->minor) < 0)
+  if (cg2_parse_devno(line, tl, &d->major, &d->minor) < 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.stat line %d: invalid device '%.*s'",
                           lineno, (int)(tl > 32 ? 32 : tl), line);
   memset(&d->c, 0, sizeof(d->c));

@@ -31,18 +31,6 @@ const char *cg_throttle_mech_name(enum cg_throttle_mech mech) {
   return "none";
 }
 
-static int parse_devno(const char *s, size_t len, unsigned *maj, unsigned *min) {
-  const char *colon = memchr(s, ':', len);
-  uint64_t a, b;
-  if (colon == NULL || cg2_parse_u64(s, (size_t)(colon - s), &a) < 0 ||
-      cg2_parse_u64(colon + 1, len - (size_t)(colon - s) - 1, &b) < 0 || a > UINT32_MAX ||
-      b > UINT32_MAX)
-    return -1;
-  *maj = (unsigned)a;
-  *min = (unsigned)b;
-  return 0;
-}
-
 int cg_throttle_parse_iomax(const char *buf, size_t len, unsigned major, unsigned minor,
                             struct cg_throttle_limits *out, struct iob_error **err) {
   static const char *const keys[4] = {"rbps", "wbps", "riops", "wiops"};
@@ -60,7 +48,7 @@ int cg_throttle_parse_iomax(const char *buf, size_t len, unsigned major, unsigne
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.max line %d: too long", lineno);
     const char *sp = memchr(line, ' ', ll);
     unsigned maj, min;
-    if (sp == NULL || parse_devno(line, (size_t)(sp - line), &maj, &min) < 0)
+    if (sp == NULL || cg2_parse_devno(line, (size_t)(sp - line), &maj, &min) < 0)
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.max line %d: invalid device",
                             lineno);
     int mine = maj == major && min == minor;
@@ -118,7 +106,7 @@ int cg_throttle_parse_v1(const char *buf, size_t len, unsigned major, unsigned m
     const char *sp = memchr(line, ' ', ll);
     unsigned maj, min;
     uint64_t x;
-    if (sp == NULL || parse_devno(line, (size_t)(sp - line), &maj, &min) < 0 ||
+    if (sp == NULL || cg2_parse_devno(line, (size_t)(sp - line), &maj, &min) < 0 ||
         cg2_parse_u64(sp + 1, ll - (size_t)(sp - line) - 1, &x) < 0)
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                             "blkio throttle line %d: expected 'MAJ:MIN VALUE'", lineno);
@@ -232,7 +220,7 @@ static int mount_dev(const char *root, const char *path, const char *mountpoint,
     char *source = fstype ? strtok_r(NULL, " ", &sp) : NULL;
     char *opts = source ? strtok_r(NULL, " ", &sp) : NULL;
     unsigned a, b;
-    if (parse_devno(f[2], strlen(f[2]), &a, &b) < 0)
+    if (cg2_parse_devno(f[2], strlen(f[2]), &a, &b) < 0)
       continue;
     if (a != 0) {
       *maj = a;

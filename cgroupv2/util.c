@@ -54,3 +54,15 @@ int cg2_write_file(const char *path, const char *buf, struct iob_error **err) {
     return iob_error(err, EIO, "short write of '%s' to '%s'", buf, path);
   return 0;
 }
+
+int cg2_parse_devno(const char *s, size_t len, unsigned *maj, unsigned *min) {
+  const char *colon = memchr(s, ':', len);
+  uint64_t a, b;
+  if (colon == NULL || cg2_parse_u64(s, (size_t)(colon - s), &a) < 0 ||
+      cg2_parse_u64(colon + 1, len - (size_t)(colon - s) - 1, &b) < 0 || a > UINT32_MAX ||
+      b > UINT32_MAX)
+    return -1;
+  *maj = (unsigned)a;
+  *min = (unsigned)b;
+  return 0;
+}
