@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/file.h"
 
 /* Weight of a new observation in the running average: recent runs count
  * more, one odd run does not erase the history. */
@@ -252,33 +253,6 @@ static json_t *to_json(const struct agent_profiles *p) {
   return json_pack("{s:i, s:o}", "version", 1, "profiles", profs);
 }
 
-static int write_all(int fd, const char *buf, size_t len) {
-  while (len > 0) {
-    ssize_t w = write(fd, buf, len);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w < 0)
-      return -1;
-    buf += w;
-    len -= (size_t)w;
-  }
-  return 0;
-}
-
-static int fsync_dir_of(const char *path) {
-  cleanup_free char *dir = strdup(path);
-  if (dir == NULL)
-    return -1;
-  char *slash = strrchr(dir, '/');
-  if (slash == NULL)
-    return 0;
-  *(slash == dir ? slash + 1 : slash) = '\0';
-  cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0 || fsync(dfd) < 0)
-    return -1;
-  return 0;
-}
-
 int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err) {
   cleanup_json json_t *root = to_json(p);
   if (root == NULL)
@@ -286,28 +260,12 @@ int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err) 
   cleanup_free char *text = json_dumps(root, JSON_INDENT(1) | JSON_SORT_KEYS);
   if (text == NULL)
     return iob_error(err, ENOMEM, "cannot encode profiles");
-  char tmp[4200];
-  snprintf(tmp, sizeof(tmp), "%s.tmp", p->path);
-  /* A new file, never one put there: a symlink or hard link at the
-   * temporary name would have root write through it. */
-  if (unlink(tmp) < 0 && errno != ENOENT)
-    return iob_error(err, errno, "cannot remove '%s'", tmp);
-  cleanup_close int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return iob_error(err, errno, "cannot create '%s'", tmp);
-  /* fsync before rename: otherwise a crash can leave the new name pointing
-   * at an empty file (ext4 with delalloc, xfs). */
-  if (write_all(fd, text, strlen(text)) < 0 || write_all(fd, "\n", 1) < 0 || fsync(fd) < 0) {
-    int e = errno;
-    unlink(tmp);
-    return iob_error(err, e, "cannot write '%s'", tmp);
-  }
-  if (rename(tmp, p->path) < 0) {
-    int e = errno;
-    unlink(tmp);
-    return iob_error(err, e, "cannot rename '%s' to '%s'", tmp, p->path);
-  }
-  if (fsync_dir_of(p->path) < 0)
-    return iob_error(err, errno, "cannot sync the directory of '%s'", p->path);
-  return 0;
+  /* The text ends with a newline, as the file always has. */
+  size_t len = strlen(text);
+  cleanup_free char *buf = malloc(len + 2);
+  if (buf == NULL)
+    return iob_error(err, ENOMEM, "cannot encode profiles");
+  memcpy(buf, text, len);
+  buf[len] = '\n';
+  return iob_write_file_atomic(p->path, buf, len + 1, 0600, err);
 }
