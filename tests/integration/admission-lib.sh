@@ -20,3 +20,12 @@ no_leftovers() {
 
 # state ID: the task's status in `ctr task ls` (CREATED, RUNNING, ...).
 state() { $CTR task ls 2>/dev/null | awk -v id="$1" '$1 == id { print $3 }'; }
+
+# cleanup_ctr ID: kill, delete the task and the container, and its data file.
+cleanup_ctr() {
+  $CTR task kill -s KILL "$1" >/dev/null 2>&1
+  wait_for 10 '[ "$(state '"$1"')" != RUNNING ]'
+  $CTR task delete "$1" >/dev/null 2>&1
+  $CTR container delete "$1" >/dev/null 2>&1
+  rm -f "$R/data/$1"
+}

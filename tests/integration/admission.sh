@@ -77,12 +77,6 @@ rand_writer() {
     echo $rc >"$IOB_T/$id.rc" # last: the test waits for it
   ) &
 }
-cleanup_ctr() {
-  $CTR task kill -s KILL "$1" >/dev/null 2>&1
-  wait_for 10 '[ "$(state '"$1"')" != RUNNING ]'
-  $CTR task delete "$1" >/dev/null 2>&1
-  $CTR container delete "$1" >/dev/null 2>&1
-}
 
 # 1. Two sequential writers, then a random writer: held, then admitted.
 # 15 s: under emulation (the VM) creating the random writer alone takes

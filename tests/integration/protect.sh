@@ -28,12 +28,6 @@ iob_rootfs_busybox "$R"
 iob_rootfs_add_binary "$R" "$(command -v fio)"
 mkdir -p "$R/data"
 . "$(dirname "$0")/admission-lib.sh"
-cleanup_ctr() {
-  $CTR task kill -s KILL "$1" >/dev/null 2>&1
-  wait_for 10 '[ "$(state '"$1"')" != RUNNING ]'
-  $CTR task delete "$1" >/dev/null 2>&1
-  $CTR container delete "$1" >/dev/null 2>&1
-}
 # The victim's file, written once before anything runs.
 fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=256M --direct=1 \
   >/dev/null 2>&1 || bail "cannot prepare the victim's file"
