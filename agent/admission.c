@@ -283,6 +283,14 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *c, uint32_t max_hol
   return 0;
 }
 
+bool agent_adm_observe_start(struct agent_adm *adm, double s) {
+  if (!(s >= 0) || s > AGENT_START_MAX_S)
+    return false;
+  adm->start_s = adm->start_n ? adm->start_s + 0.3 * (s - adm->start_s) : s;
+  adm->start_n++;
+  return adm->start_n == AGENT_START_MIN_SAMPLES;
+}
+
 void agent_adm_settle(struct agent_adm *adm, uint64_t until) {
   adm->settle_ms = until; /* plans already due stay due */
 }
@@ -401,6 +409,8 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
   struct batch_config cfg = adm->bcfg;
   if (adm->pen)
     agent_penalties_apply(adm->pen, &cfg);
+  if (adm->start_n >= AGENT_START_MIN_SAMPLES && adm->start_s > cfg.start_s)
+    cfg.start_s = adm->start_s;
   double wake_at;
   if (batch_plan(&cfg, jobs, n, (double)now / 1000.0, d, &wake_at, err) < 0)
     return -1;

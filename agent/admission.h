@@ -97,7 +97,8 @@ struct agent_ctr {
    * without a learned rate, predicted while it shared the disk; equal to
    * the elapsed time when it ran alone.  What a shared run teaches. */
   double solo_equiv_s;
-  bool io_now; /* did I/O in the last sampling window */
+  bool io_now;   /* did I/O in the last sampling window */
+  bool first_io; /* did I/O in some window since its admission */
   /* Latency-sensitive (declared io.iobatch.class=latency, or detected):
    * batch containers yield to it (agent/protect.h).  Planned as a service. */
   bool protect;
@@ -146,7 +147,22 @@ struct agent_adm {
   uint64_t protect_gap_ms;
   uint64_t protect_last_ms; /* when the last batch container started while protecting */
   uint64_t protect_holds;   /* admissions held back to protect a victim */
+  /* Measured start path: seconds from an admission to the container's
+   * first I/O (the shim starts it, runc creates the process, the program
+   * opens its files), a running average over start_n containers.  Once
+   * there are AGENT_START_MIN_SAMPLES of them, a larger value replaces the
+   * batcher's start_s, which is what holding costs a held job once more:
+   * on a node whose starts are slow, holding pays less. */
+  double start_s;
+  uint32_t start_n;
 };
+
+#define AGENT_START_MIN_SAMPLES 3
+#define AGENT_START_MAX_S 10.0 /* a later first I/O is the workload's, not the start's */
+
+/* A container's first I/O came `s` seconds after its admission.  True
+ * when this observation makes the measured start path count. */
+bool agent_adm_observe_start(struct agent_adm *adm, double s);
 
 /* A batch container: what protection caps and holds (a job, not
  * protected, that does or may do I/O). */

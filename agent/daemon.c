@@ -298,6 +298,16 @@ static int read_small_file(const char *path, char **buf, size_t *len, size_t max
   return iob_read_file(path, max, buf, len, err);
 }
 
+/* What caps concurrency: the predictive policy caps only when
+ * max_concurrency is set; the paper policy's batches always have max_batch. */
+static const char *concurrency_note(const struct batch_config *b, char *buf, size_t len) {
+  if (b->cap_running || b->policy == BATCH_POLICY_PAPER)
+    snprintf(buf, len, "max concurrency %u", b->max_batch);
+  else
+    snprintf(buf, len, "no concurrency cap");
+  return buf;
+}
+
 /* Batcher settings: built-in defaults, then the matrix file (a batcher
  * config), then what iobatchd.conf says explicitly. */
 static int batch_settings(const struct agent_config *cfg, struct batch_config *b, char *source,
@@ -422,8 +432,9 @@ static void reload(struct agent_daemon *d) {
   snprintf(d->matrix_source, sizeof(d->matrix_source), "%s", source);
   iob_log_init("iobatchd", nc.debug);
   agent_config_release(&nc);
-  iob_info("configuration reloaded: policy %s, max concurrency %u, matrix %s",
-           batch_policy_name(d->bcfg.policy), d->bcfg.max_batch, d->matrix_source);
+  char cap[64];
+  iob_info("configuration reloaded: policy %s, %s, matrix %s", batch_policy_name(d->bcfg.policy),
+           concurrency_note(&d->bcfg, cap, sizeof(cap)), d->matrix_source);
   /* What was held under the old settings may start under the new ones. */
   agent_adm_schedule(&d->adm, iob_now_ms());
   agent_daemon_changed(d);
@@ -530,10 +541,12 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
   if (d->sample_timer == NULL)
     return iob_error(err, ENOMEM, "cannot arm the sample timer");
-  iob_info("listening on '%s'; policy %s, max concurrency %u, matrix %s, sampler %s, "
+  char cap[64];
+  iob_info("listening on '%s'; policy %s, %s, matrix %s, sampler %s, "
            "%zu profiles from '%s'%s%s",
-           d->cfg.socket_path, batch_policy_name(d->bcfg.policy), d->bcfg.max_batch,
-           d->matrix_source, agent_sampler_name(&d->sampler), d->profiles.n, d->profiles.path,
+           d->cfg.socket_path, batch_policy_name(d->bcfg.policy),
+           concurrency_note(&d->bcfg, cap, sizeof(cap)), d->matrix_source,
+           agent_sampler_name(&d->sampler), d->profiles.n, d->profiles.path,
            d->cfg.metrics ? "; metrics on " : "", d->cfg.metrics ? d->cfg.metrics : "");
   return 0;
 }

@@ -239,6 +239,17 @@ static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
   st->last_dt = dt;
   if (c->state == AGENT_RUNNING)
     c->bytes_run += (double)(dl.rbytes + dl.wbytes);
+  /* The start path's length, from containers this agent admitted by a plan
+   * (reason set; not re-registrations after a restart): the middle of the
+   * window with the first I/O, not before the admission. */
+  if (c->state == AGENT_RUNNING && c->io_now && !c->first_io) {
+    c->first_io = true;
+    double mid_ms = (double)(a->t_ns + b->t_ns) / 2e6;
+    if (c->reason >= 0 && c->admitted_ms > 0 && mid_ms > (double)c->admitted_ms)
+      if (agent_adm_observe_start(&d->adm, (mid_ms - (double)c->admitted_ms) / 1000.0))
+        iob_info("containers start their I/O %.2f s after their admission (%u starts measured)",
+                 d->adm.start_s, d->adm.start_n);
+  }
   return 0;
 }
 

@@ -435,6 +435,73 @@ static void test_progress(void **state) {
   agent_adm_release(&adm);
 }
 
+/* Two sequential writers whose measured pair slowdown (2.4x each) makes
+ * holding the second one pay when a start costs the built-in 0.25 s, and
+ * not once the agent has measured that its starts take 3 s (issue #11: on
+ * this host a held container's start path made holding lose). */
+static void hold_second_writer(struct agent_adm *adm, int starts_measured, double start_s) {
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  cfg.s[BATCH_SEQ_WRITE][BATCH_SEQ_WRITE] = 0.7; /* 1 + 2 x 0.7 = 2.4x */
+  cfg.known[BATCH_SEQ_WRITE][BATCH_SEQ_WRITE] = true;
+  cfg.measured[BATCH_SEQ_WRITE][BATCH_SEQ_WRITE] = true;
+  agent_adm_init(adm, &cfg, 0, 300000, &ops, NULL);
+  for (int i = 0; i < starts_measured; i++)
+    agent_adm_observe_start(adm, start_s);
+  struct agent_ctr *a = reg(adm, "a", "seq-write", 0);
+  agent_adm_admit(adm, a, 0, 0, 0);
+  run_until(adm, 0);
+  assert_int_equal(a->state, AGENT_RUNNING);
+  a->solo_s = 3;
+  a->solo_bps = 100e6;
+  a->io_now = true;
+  struct agent_ctr *b = reg(adm, "b", "seq-write", 100);
+  b->solo_s = 3;
+  b->solo_bps = 100e6;
+  agent_adm_admit(adm, b, 0, 0, 100);
+  run_until(adm, 100);
+}
+
+static void test_start_path_measured(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  hold_second_writer(&adm, 0, 0);
+  struct agent_ctr *b = adm.list->next;
+  assert_string_equal(b->id, "b");
+  assert_int_equal(b->state, AGENT_PENDING);
+  assert_int_equal(b->reason, BATCH_HOLD_MAKESPAN);
+  agent_adm_release(&adm);
+
+  /* Two measured starts are not enough yet. */
+  hold_second_writer(&adm, 2, 3.0);
+  assert_int_equal(adm.list->next->state, AGENT_PENDING);
+  agent_adm_release(&adm);
+
+  /* Three are: holding now costs 3 s of start and does not pay. */
+  hold_second_writer(&adm, 3, 3.0);
+  b = adm.list->next;
+  assert_int_equal(b->state, AGENT_RUNNING);
+  assert_int_equal(b->reason, BATCH_ADMIT_PAYS);
+  agent_adm_release(&adm);
+
+  /* A measured start shorter than the built-in one never lowers it, and
+   * observations outside [0, AGENT_START_MAX_S] are ignored. */
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
+  assert_false(agent_adm_observe_start(&adm, -1));
+  assert_false(agent_adm_observe_start(&adm, AGENT_START_MAX_S + 1));
+  assert_false(agent_adm_observe_start(&adm, NAN));
+  assert_int_equal(adm.start_n, 0);
+  assert_false(agent_adm_observe_start(&adm, 1.0));
+  assert_false(agent_adm_observe_start(&adm, 2.0));
+  assert_true(agent_adm_observe_start(&adm, 2.0));
+  assert_false(agent_adm_observe_start(&adm, 2.0));
+  assert_int_equal(adm.start_n, 4);
+  assert_true(adm.start_s > 1.0 && adm.start_s < 2.0);
+  agent_adm_release(&adm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_paper_hold_until_exit),
@@ -448,6 +515,7 @@ int main(void) {
       cmocka_unit_test(test_capacity_fifo),
       cmocka_unit_test(test_sandbox_service_probe),
       cmocka_unit_test(test_progress),
+      cmocka_unit_test(test_start_path_measured),
   };
   return cmocka_run_group_tests_name("agent_admission", tests, NULL, NULL);
 }
