@@ -33,6 +33,18 @@ struct sstate {
   bool warned;    /* the "cannot sample" warning was logged once */
   bool seen;      /* the cgroup existed, with processes in it, at some sample */
   double last_dt; /* seconds of the last window with rates, 0: none this round */
+  /* Pair penalties come from interior windows only: a window in which a
+   * container starts or stops its I/O (or its neighbour does) is partly
+   * idle, and its rate would read as a slowdown that is not there.  A
+   * window's measurement waits here until the next one shows both still
+   * doing I/O, and is kept only if both did I/O in the window before too. */
+  bool io_prev, io_cur; /* the container did I/O in the window before / this one */
+  struct pend_obs {
+    bool set;
+    enum batch_class victim, neighbour;
+    double slowdown;
+    uint64_t with; /* the neighbour's handle */
+  } pend;
 };
 
 int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
@@ -346,6 +358,7 @@ static void account(struct agent_daemon *d) {
       continue;
     double dt = st->last_dt;
     st->last_dt = 0;
+    st->io_cur = c->io_now;
     struct agent_ctr *only = NULL;
     size_t nb = 0;
     for (struct agent_ctr *o = d->adm.list; o; o = o->next)
@@ -366,17 +379,34 @@ static void account(struct agent_daemon *d) {
         c->share = rate / c->alone_bps;
     }
     if (!c->io_now || nb == 0) {
+      st->pend.set = false;  /* the window before was its or its neighbours' last */
       c->solo_equiv_s += dt; /* alone (or idle): solo speed by definition */
       continue;
     }
     c->shared = true;
     double sd = window_slowdown(&cfg, d, c);
     c->solo_equiv_s += dt / (sd > 1 ? sd : 1);
-    if (nb == 1 && c->solo_bps > 0 && batch_class_does_io(c->cls) &&
-        batch_class_does_io(only->cls)) {
-      agent_penalties_observe(&d->penalties, c->cls, only->cls, sd, c->corun_with != only->handle);
-      c->corun_with = only->handle;
+    /* The window before, measured beside the same neighbour: both still
+     * do I/O now, so it was an interior window for both. */
+    if (st->pend.set && nb == 1 && only->handle == st->pend.with) {
+      agent_penalties_observe(&d->penalties, st->pend.victim, st->pend.neighbour, st->pend.slowdown,
+                              c->corun_with != st->pend.with);
+      c->corun_with = st->pend.with;
     }
+    st->pend.set = false;
+    struct sstate *ost = only ? only->sampler_state : NULL;
+    if (nb == 1 && c->solo_bps > 0 && batch_class_does_io(c->cls) &&
+        batch_class_does_io(only->cls) && st->io_prev && ost && ost->io_prev)
+      st->pend = (struct pend_obs){.set = true,
+                                   .victim = c->cls,
+                                   .neighbour = only->cls,
+                                   .slowdown = sd,
+                                   .with = only->handle};
+  }
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
+    struct sstate *st = c->sampler_state;
+    if (c->state == AGENT_RUNNING && st)
+      st->io_prev = st->io_cur;
   }
 }
 
