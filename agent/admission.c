@@ -155,8 +155,9 @@ static int check_info(const struct agent_ctr_info *in, struct iob_error **err) {
   if (in->cgroup && *in->cgroup && (in->cgroup[0] != '/' || strstr(in->cgroup, "..")))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "invalid cgroup path '%s': must be absolute, without '..'", in->cgroup);
-  if (in->declared_class && *in->declared_class && batch_class_from_name(in->declared_class) < 0 &&
-      strcmp(in->declared_class, "latency") != 0)
+  enum batch_class declared;
+  if (in->declared_class && *in->declared_class &&
+      batch_class_parse(in->declared_class, &declared) < 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "unknown class '%s' (expected seq-read, rand-read, seq-write, "
                           "rand-write, mixed, idle, unknown or latency)",
@@ -232,12 +233,12 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
     *tail = c;
     adm->n++;
   }
-  if (in->declared_class && strcmp(in->declared_class, "latency") == 0) {
-    /* Latency-sensitive: protected; its I/O class is still detected. */
-    c->protect = c->protect_declared = true;
-  } else if (in->declared_class && *in->declared_class) {
-    agent_adm_set_class(adm, c, (enum batch_class)batch_class_from_name(in->declared_class), 1,
-                        AGENT_CLASS_DECLARED, now);
+  enum batch_class declared; /* none or "" if not parsed: check_info refused the rest */
+  if (in->declared_class && batch_class_parse(in->declared_class, &declared) == 0) {
+    if (declared == BATCH_LATENCY) /* protected; its I/O class is still detected */
+      c->protect = c->protect_declared = true;
+    else
+      agent_adm_set_class(adm, c, declared, 1, AGENT_CLASS_DECLARED, now);
   }
   if (in->running && c->state != AGENT_RUNNING) {
     /* Started while the agent was away (soft state): it runs, whatever a

@@ -92,14 +92,15 @@ int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitReque
   } else if (req->kind && *req->kind && agent_kind_from_name(req->kind) < 0) {
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "unknown kind '%s' (expected job, service or sandbox)", req->kind);
-  } else if (req->declared_class && strcmp(req->declared_class, "latency") == 0) {
-    c->protect = c->protect_declared = true;
   } else if (req->declared_class && *req->declared_class) {
-    int cls = batch_class_from_name(req->declared_class);
-    if (cls < 0)
+    enum batch_class cls;
+    if (batch_class_parse(req->declared_class, &cls) < 0)
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unknown class '%s'",
                             req->declared_class);
-    agent_adm_set_class(&d->adm, c, (enum batch_class)cls, 1, AGENT_CLASS_DECLARED, now);
+    if (cls == BATCH_LATENCY)
+      c->protect = c->protect_declared = true;
+    else
+      agent_adm_set_class(&d->adm, c, cls, 1, AGENT_CLASS_DECLARED, now);
   }
   if (req->kind && *req->kind)
     c->kind = (enum agent_kind)agent_kind_from_name(req->kind); /* checked above */

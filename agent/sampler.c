@@ -271,7 +271,7 @@ static void classify(struct agent_daemon *d, struct agent_ctr *c) {
     return;
   struct wcd_result res;
   wcd_classify(&d->sampler.wcd, st->ring, st->n, &res);
-  if (res.cls == WCD_UNKNOWN || res.confidence < MIN_CONFIDENCE)
+  if (res.cls == BATCH_UNKNOWN || res.confidence < MIN_CONFIDENCE)
     return;
   if (res.latency && !c->protect && d->cfg.protect_detected && c->kind == AGENT_KIND_JOB) {
     iob_info("'%s' looks latency-sensitive (%.0f requests/s of %.0f bytes on average): "
@@ -279,24 +279,19 @@ static void classify(struct agent_daemon *d, struct agent_ctr *c) {
              c->id, res.m.riops + res.m.wiops, res.m.wiops > res.m.riops ? res.m.wavg : res.m.ravg);
     c->protect = true;
   }
-  int cls = batch_class_from_name(wcd_class_name(res.cls));
-  if (cls < 0)
-    return;
-  if ((enum batch_class)cls != c->cls)
-    iob_info("'%s' classified %s (confidence %.2f; was %s by %s)", c->id,
-             batch_class_name((enum batch_class)cls), res.confidence, batch_class_name(c->cls),
-             agent_class_source_name(c->class_source));
-  agent_adm_set_class(&d->adm, c, (enum batch_class)cls, res.confidence, AGENT_CLASS_DETECTED,
-                      iob_now_ms());
+  enum batch_class cls = res.cls; /* a planned class: wcd_classify never says latency */
+  if (cls != c->cls)
+    iob_info("'%s' classified %s (confidence %.2f; was %s by %s)", c->id, batch_class_name(cls),
+             res.confidence, batch_class_name(c->cls), agent_class_source_name(c->class_source));
+  agent_adm_set_class(&d->adm, c, cls, res.confidence, AGENT_CLASS_DETECTED, iob_now_ms());
   /* An idle phase (start-up, a pause, the end) says nothing about the
    * workload. */
   if (cls != BATCH_IDLE && cls != BATCH_UNKNOWN) {
-    c->run_cls = cls;
+    c->run_cls = (int)cls;
     c->run_confidence = res.confidence;
   }
   if (cls != BATCH_IDLE && c->workload_key && *c->workload_key) {
-    struct agent_profile_update u = {.cls = batch_class_name((enum batch_class)cls),
-                                     .confidence = res.confidence};
+    struct agent_profile_update u = {.cls = batch_class_name(cls), .confidence = res.confidence};
     cleanup_error struct iob_error *err = NULL;
     if (agent_profiles_learn(&d->profiles, c->workload_key, &u, &err) == 0)
       d->profiles_dirty = true;

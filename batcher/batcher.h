@@ -36,28 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "batcher/class.h"
 #include "common/error.h"
-
-/* Workload characters (docs/DESIGN.md, "Workload characters").  The order is the
- * column order of matrix rows in the config file. */
-enum batch_class {
-  BATCH_SEQ_READ = 0,
-  BATCH_RAND_READ,
-  BATCH_SEQ_WRITE,
-  BATCH_RAND_WRITE,
-  BATCH_MIXED,
-  BATCH_IDLE,
-  BATCH_UNKNOWN,
-  BATCH_NCLASS
-};
-
-/* "seq-read", "rand-read", "seq-write", "rand-write", "mixed", "idle",
- * "unknown"; "invalid" for out-of-range values. */
-const char *batch_class_name(enum batch_class c);
-/* Returns the class for a name (exact, lower case), or -1. */
-int batch_class_from_name(const char *name);
-/* True for seq-read and seq-write: streams that share bandwidth. */
-bool batch_class_is_seq(enum batch_class c);
 
 enum batch_policy {
   BATCH_POLICY_PREDICTIVE = 0, /* default: hold only when it pays */
@@ -297,10 +277,6 @@ struct batch_decision {
  * heuristic) partition puts in that batch, oldest of each class first. */
 int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs, size_t n, double now,
                struct batch_decision *decisions, double *wake_at, struct iob_error **err);
-
-/* True for the classes that do I/O (seq/rand read/write, mixed): only
- * these take a batch slot and slow anyone in a forecast. */
-bool batch_class_does_io(enum batch_class c);
 
 /* Solo-seconds of work job j has left at `now` as the predictive policy
  * sees it; HUGE_VAL when open-ended (a service, no estimate, or far past

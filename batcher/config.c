@@ -1,4 +1,4 @@
-/* Classes, defaults and the config-file parser of the batcher. */
+/* Defaults and the config-file parser of the batcher. */
 #include "batcher/batcher.h"
 
 #include "common/cleanup.h"
@@ -12,32 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const class_names[BATCH_NCLASS] = {
-    "seq-read", "rand-read", "seq-write", "rand-write", "mixed", "idle", "unknown",
-};
-
-const char *batch_class_name(enum batch_class c) {
-  if ((unsigned)c >= BATCH_NCLASS)
-    return "invalid";
-  return class_names[c];
-}
-
-int batch_class_from_name(const char *name) {
-  for (int i = 0; i < BATCH_NCLASS; i++)
-    if (strcmp(name, class_names[i]) == 0)
-      return i;
-  return -1;
-}
-
-bool batch_class_does_io(enum batch_class c) {
-  return c == BATCH_SEQ_READ || c == BATCH_RAND_READ || c == BATCH_SEQ_WRITE ||
-         c == BATCH_RAND_WRITE || c == BATCH_MIXED;
-}
-
-bool batch_class_is_seq(enum batch_class c) {
-  return c == BATCH_SEQ_READ || c == BATCH_SEQ_WRITE;
-}
 
 const char *batch_policy_name(enum batch_policy p) {
   switch (p) {
@@ -314,7 +288,7 @@ static int check_rows(struct parse *p, const bool seen[NKEYS]) {
       return iob_error_code(p->err, IOB_CODE_INVALID_ARGUMENT,
                             "'%s': matrix row 'matrix.%s' missing (give all "
                             "rows but 'unknown', or none)",
-                            p->name, class_names[k]);
+                            p->name, batch_class_name((enum batch_class)k));
   return 0;
 }
 

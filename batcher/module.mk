@@ -1,5 +1,5 @@
 # libbatch: the penalty-aware batcher (no I/O); see batcher/batcher.h.
-batch_SRCS := batcher/config.c batcher/solve.c batcher/plan.c
+batch_SRCS := batcher/class.c batcher/config.c batcher/solve.c batcher/plan.c
 $(eval $(call lib,batch,$(batch_SRCS)))
 $(eval $(call unit,test_batch,tests/unit/test_batch.c,batch common))
 $(eval $(call unit,test_batch_plan,tests/unit/test_batch_plan.c,batch common))

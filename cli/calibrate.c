@@ -34,10 +34,6 @@ _Static_assert(BATCH_SEQ_READ == 0 && BATCH_RAND_READ == 1 && BATCH_SEQ_WRITE ==
                    BATCH_UNKNOWN == 6 && BATCH_NCLASS == 7,
                "calibrate writes matrix rows in the batcher's class order");
 
-static const char *const all_names[BATCH_NCLASS] = {
-    "seq-read", "rand-read", "seq-write", "rand-write", "mixed", "idle", "unknown",
-};
-
 struct fio_class {
   const char *rw, *bs, *iodepth;
   bool seq;
@@ -309,7 +305,7 @@ static void fio_job_init(struct fio_job *j, const struct cal *cal, int cls, enum
   j->cls = cls;
   j->role = role;
   j->cap_s = 0;
-  snprintf(j->file, sizeof(j->file), "%s/%s-%s.dat", cal->dir, all_names[cls], side);
+  snprintf(j->file, sizeof(j->file), "%s/%s-%s.dat", cal->dir, batch_class_name(cls), side);
   snprintf(j->out, sizeof(j->out), "%s/%s.json", cal->dir, tag);
   snprintf(j->log, sizeof(j->log), "%s/%s.log", cal->dir, tag);
 }
@@ -337,7 +333,7 @@ static int fio_spawn(const struct cal *cal, const struct fio_job *j, pid_t *pid,
                      struct iob_error **err) {
   const struct fio_class *fc = &fio_classes[j->cls];
   char name[64], file[4200], rw[32], bs[16], depth[16], size[32], out[4200], rt[32];
-  snprintf(name, sizeof(name), "--name=%s", all_names[j->cls]);
+  snprintf(name, sizeof(name), "--name=%s", batch_class_name(j->cls));
   snprintf(file, sizeof(file), "--filename=%s", j->file);
   snprintf(rw, sizeof(rw), "--rw=%s", j->role == ROLE_LAYOUT ? "write" : fc->rw);
   snprintf(bs, sizeof(bs), "--bs=%s", j->role == ROLE_LAYOUT ? "1M" : fc->bs);
@@ -411,9 +407,9 @@ static int fio_wait(const struct fio_job *j, pid_t pid, struct iob_error **err) 
   log_tail(j->log, tail, sizeof(tail));
   if (WIFSIGNALED(status))
     return iob_error_code(err, IOB_CODE_INTERNAL, "fio job '%s' killed by signal %d: %s",
-                          all_names[j->cls], WTERMSIG(status), tail);
+                          batch_class_name(j->cls), WTERMSIG(status), tail);
   return iob_error_code(err, IOB_CODE_INTERNAL, "fio job '%s' failed (exit status %d): %s",
-                        all_names[j->cls], WEXITSTATUS(status), tail);
+                        batch_class_name(j->cls), WEXITSTATUS(status), tail);
 }
 
 /* Stop a time-based neighbour: SIGTERM, then SIGKILL after a grace time. */
@@ -554,8 +550,8 @@ static int measure_solo(struct cal *cal, unsigned rep, int c, struct iob_error *
   fio_job_init(&j, cal, c, ROLE_VICTIM, "solo");
   struct run *run = &cal->solo[rep][c];
   if (run_job(cal, &j, run, err) < 0)
-    return iob_error_prefix(err, "solo '%s'", all_names[c]);
-  progress(cal, "repeat %u: %-10s alone: %8.1f MiB/s in %.2f s", rep + 1, all_names[c],
+    return iob_error_prefix(err, "solo '%s'", batch_class_name(c));
+  progress(cal, "repeat %u: %-10s alone: %8.1f MiB/s in %.2f s", rep + 1, batch_class_name(c),
            run->rate / 1048576, run->runtime_s);
   return 0;
 }
@@ -568,7 +564,7 @@ static int neighbour_alive(pid_t pid, const struct fio_job *n, struct iob_error 
   char tail[256];
   log_tail(n->log, tail, sizeof(tail));
   return iob_error_code(err, IOB_CODE_INTERNAL, "neighbour fio job '%s' ended early: %s",
-                        all_names[n->cls], tail);
+                        batch_class_name(n->cls), tail);
 }
 
 static int measure_pair(struct cal *cal, unsigned rep, int v, int nb, struct iob_error **err) {
@@ -593,9 +589,9 @@ static int measure_pair(struct cal *cal, unsigned rep, int v, int nb, struct iob
     fio_stop(npid);
   children[1] = -1;
   if (r < 0)
-    return iob_error_prefix(err, "'%s' beside '%s'", all_names[v], all_names[nb]);
+    return iob_error_prefix(err, "'%s' beside '%s'", batch_class_name(v), batch_class_name(nb));
   progress(cal, "repeat %u: %-10s beside %-10s: %8.1f MiB/s in %.2f s%s -> %.2fx slower", rep + 1,
-           all_names[v], all_names[nb], run->rate / 1048576, run->runtime_s,
+           batch_class_name(v), batch_class_name(nb), run->rate / 1048576, run->runtime_s,
            run->capped ? " (capped)" : "", cal->solo[rep][v].rate / run->rate);
   return 0;
 }
@@ -688,10 +684,10 @@ static char *render(const struct cal *cal) {
           cal->host, cal->date, cal->fio_version, cal->o.parent, cal->o.repeats, cal->o.seq_mib,
           cal->o.rand_mib);
   for (int j = 0; j < NC; j++)
-    fprintf(f, " %10s", all_names[j]);
+    fprintf(f, " %10s", batch_class_name(j));
   fputc('\n', f);
   for (int i = 0; i < NC; i++) {
-    fprintf(f, "# %-11s", all_names[i]);
+    fprintf(f, "# %-11s", batch_class_name(i));
     for (int j = 0; j < NC; j++)
       fprintf(f, " %10.3f", cal->d[i][j]);
     fputc('\n', f);
@@ -709,7 +705,7 @@ static char *render(const struct cal *cal) {
           "seq_pairs = matrix\n",
           cal->o.scale, cal->seq_slowdown);
   for (int i = 0; i < BATCH_NCLASS; i++) {
-    fprintf(f, "matrix.%s =", all_names[i]);
+    fprintf(f, "matrix.%s =", batch_class_name(i));
     for (int j = 0; j < BATCH_NCLASS; j++)
       fprintf(f, " %.3f", s[i][j]);
     fputc('\n', f);
@@ -757,17 +753,17 @@ static json_t *measurements_json(const struct cal *cal) {
     json_t *runs = json_array(), *row = json_object();
     for (unsigned r = 0; r < cal->o.repeats; r++)
       json_array_append_new(runs, run_json(&cal->solo[r][v]));
-    json_object_set_new(solo, all_names[v], runs);
+    json_object_set_new(solo, batch_class_name(v), runs);
     for (int nb = 0; nb < NC; nb++) {
       json_t *pr = json_array();
       for (unsigned r = 0; r < cal->o.repeats; r++)
         json_array_append_new(pr, run_json(&cal->pair[r][v][nb]));
-      json_array_append_new(pairs,
-                            json_pack("{s:s, s:s, s:f, s:o}", "victim", all_names[v], "neighbour",
-                                      all_names[nb], "slowdown", cal->d[v][nb], "runs", pr));
-      json_object_set_new(row, all_names[nb], json_real(cal->d[v][nb]));
+      json_array_append_new(pairs, json_pack("{s:s, s:s, s:f, s:o}", "victim", batch_class_name(v),
+                                             "neighbour", batch_class_name(nb), "slowdown",
+                                             cal->d[v][nb], "runs", pr));
+      json_object_set_new(row, batch_class_name(nb), json_real(cal->d[v][nb]));
     }
-    json_object_set_new(d, all_names[v], row);
+    json_object_set_new(d, batch_class_name(v), row);
   }
   return json_pack("{s:o, s:o, s:o}", "solo", solo, "pairs", pairs, "slowdown", d);
 }

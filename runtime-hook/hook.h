@@ -95,7 +95,7 @@ struct hook_result {
   char *cgdir;    /* directory sampled */
   char *workload; /* profile key, may be NULL */
   int declared;   /* class came from io.iobatch.class */
-  enum wcd_class cls;
+  enum batch_class cls;
   struct cg2_sample baseline;
   unsigned weight;      /* io.weight asked for the class; 0: none */
   unsigned weight_mech; /* CG2_MECH_* of the disks it was written for */
@@ -130,6 +130,6 @@ int hook_exited(const struct hook_options *opt, const struct hook_state *st,
 int hook_seccomp_install(struct iob_error **err);
 
 /* io.weight for a class at container birth (0: leave it alone). */
-unsigned hook_class_weight(enum wcd_class c);
+unsigned hook_class_weight(enum batch_class c);
 
 #endif

@@ -78,7 +78,7 @@ static int admit(const struct hook_options *opt, struct ttrpc_client *c,
   Iobatch__Agent__V1__AdmitRequest req = IOBATCH__AGENT__V1__ADMIT_REQUEST__INIT;
   req.id = st->id;
   req.namespace_ = (char *)ns;
-  req.declared_class = res->declared ? (char *)wcd_class_name(res->cls) : "";
+  req.declared_class = res->declared ? (char *)batch_class_name(res->cls) : "";
   req.workload_key = res->workload ? res->workload : "";
   int wait = opt->max_wait_ms;
   req.max_hold_ms = (uint32_t)(wait > 2 * ADMIT_MARGIN_MS ? wait - ADMIT_MARGIN_MS : wait / 2);
@@ -123,7 +123,7 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
   req.pid = st->pid > 0 ? (uint32_t)st->pid : 0;
   req.cgroup = res->cgroup ? res->cgroup : "";
   req.bundle = st->bundle ? st->bundle : "";
-  req.declared_class = res->declared ? (char *)wcd_class_name(res->cls) : "";
+  req.declared_class = res->declared ? (char *)batch_class_name(res->cls) : "";
   req.workload_key = res->workload ? res->workload : "";
   req.source = "hook";
   /* Fail open as above: the shim refuses a bad io.iobatch.kind at Create;

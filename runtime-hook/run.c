@@ -16,16 +16,16 @@
  * random writer fell from 62k to under 1k IOPS beside a 1 MiB sequential
  * writer), so random classes start above the default and sequential ones
  * below it; the agent retunes them from measurements. */
-unsigned hook_class_weight(enum wcd_class c) {
+unsigned hook_class_weight(enum batch_class c) {
   switch (c) {
-  case WCD_RAND_READ:
-  case WCD_RAND_WRITE:
+  case BATCH_RAND_READ:
+  case BATCH_RAND_WRITE:
     return 400;
-  case WCD_SEQ_READ:
-  case WCD_SEQ_WRITE:
+  case BATCH_SEQ_READ:
+  case BATCH_SEQ_WRITE:
     return 50;
-  case WCD_MIXED:
-  case WCD_IDLE:
+  case BATCH_MIXED:
+  case BATCH_IDLE:
     return 100;
   default:
     return 0;
@@ -55,7 +55,7 @@ static int apply_weight(const struct hook_options *opt, const struct cg2_mount *
   if (!m->has_io) {
     iob_debug("weight %u for '%s' not applied: the io controller is not in the cgroup v2 "
               "hierarchy at '%s'",
-              res->weight, wcd_class_name(res->cls), m->path);
+              res->weight, batch_class_name(res->cls), m->path);
     return 0;
   }
   cleanup_free struct cg2_disk *disks = NULL;
@@ -71,7 +71,7 @@ static int apply_weight(const struct hook_options *opt, const struct cg2_mount *
   }
   if (mech == 0) {
     iob_debug("weight %u for '%s' not applied: no disk has iocost enabled or bfq as scheduler",
-              res->weight, wcd_class_name(res->cls));
+              res->weight, batch_class_name(res->cls));
     return 0;
   }
   if ((mech & CG2_MECH_IOCOST) &&
@@ -82,7 +82,7 @@ static int apply_weight(const struct hook_options *opt, const struct cg2_mount *
     return -1;
   res->weight_mech = mech;
   res->weight_applied = 1;
-  iob_debug("weight %u for '%s' written (%s%s)", res->weight, wcd_class_name(res->cls),
+  iob_debug("weight %u for '%s' written (%s%s)", res->weight, batch_class_name(res->cls),
             mech & CG2_MECH_IOCOST ? "iocost " : "", mech & CG2_MECH_BFQ ? "bfq" : "");
   return 0;
 }
@@ -157,12 +157,13 @@ json_t *hook_result_json(const struct hook_state *st, const struct hook_result *
   if (res->baseline.has_pressure)
     json_object_set_new(base, "pressure_some_total",
                         json_integer((json_int_t)res->baseline.pressure.some.total));
-  return json_pack(
-      "{s:s, s:i, s:s, s:s, s:s, s:o, s:s?, s:b, s:s, s:{s:i, s:b, s:b, s:b}}", "id", st->id, "pid",
-      (int)st->pid, "bundle", st->bundle, "cgroup", res->cgroup, "cgdir", res->cgdir, "baseline",
-      base, "workload", res->workload, "declared", res->declared, "class", wcd_class_name(res->cls),
-      "weight", "value", (int)res->weight, "applied", res->weight_applied, "iocost",
-      !!(res->weight_mech & CG2_MECH_IOCOST), "bfq", !!(res->weight_mech & CG2_MECH_BFQ));
+  return json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:s?, s:b, s:s, s:{s:i, s:b, s:b, s:b}}", "id",
+                   st->id, "pid", (int)st->pid, "bundle", st->bundle, "cgroup", res->cgroup,
+                   "cgdir", res->cgdir, "baseline", base, "workload", res->workload, "declared",
+                   res->declared, "class", batch_class_name(res->cls), "weight", "value",
+                   (int)res->weight, "applied", res->weight_applied, "iocost",
+                   !!(res->weight_mech & CG2_MECH_IOCOST), "bfq",
+                   !!(res->weight_mech & CG2_MECH_BFQ));
 }
 
 int hook_record_write(const char *dir, const char *id, json_t *rec, struct iob_error **err) {

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "agent/client.h"
+#include "batcher/class.h"
 #include "cgroupv2/cg2.h"
 #include "common/cleanup.h"
 #include "common/file.h"
@@ -160,9 +161,9 @@ int shim_ctr_info_parse(const char *json, size_t len, struct shim_ctr_info *out,
   const char *cls = annotation(ann, ANN_CLASS);
   const char *hold = annotation(ann, ANN_MAX_HOLD);
   int r = 0;
-  enum wcd_class wc;
+  enum batch_class wc;
   /* The agent refuses a Register with an unknown class: say so at Create. */
-  if (cls && wcd_class_parse(cls, &wc) < 0)
+  if (cls && batch_class_parse(cls, &wc) < 0)
     r = iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                        "invalid annotation '%s': unknown class '%s' (expected seq-read, "
                        "rand-read, seq-write, rand-write, mixed, idle or unknown)",

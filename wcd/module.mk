@@ -1,9 +1,10 @@
-# wcd/ -> libwcd.a: the workload character detector (classes, thresholds
-# config, workload key).  Depends on libcg2 for samples.
+# wcd/ -> libwcd.a: the workload character detector (classification, thresholds
+# config, workload key).  Depends on libcg2 for samples and on libbatch for
+# the classes (batcher/class.h).
 wcd_SRCS := $(filter-out wcd/probe.c,$(wildcard wcd/*.c))
 $(eval $(call lib,wcd,$(wcd_SRCS)))
-$(eval $(call unit,test_wcd,tests/unit/test_wcd.c,wcd cg2 common))
-$(eval $(call fuzzer,fuzz_wcd_config,tests/fuzz/fuzz_wcd_config.c,wcd cg2 common))
+$(eval $(call unit,test_wcd,tests/unit/test_wcd.c,wcd batch cg2 common))
+$(eval $(call fuzzer,fuzz_wcd_config,tests/fuzz/fuzz_wcd_config.c,wcd batch cg2 common))
 # wcd-probe: test and calibration helper, built with the programs, not installed.
 PROGRAMS += bin/wcd-probe
-$(eval $(call prog,bin/wcd-probe,wcd/probe.c,wcd cg2 common))
+$(eval $(call prog,bin/wcd-probe,wcd/probe.c,wcd batch cg2 common))

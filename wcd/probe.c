@@ -97,7 +97,7 @@ static int probe(const struct probe_opts *o, const struct wcd_config *cfg, struc
       "source", cg2_source_name(o->source), "lower_fidelity", o->source == CG2_SOURCE_PROCIO,
       "samples", (json_int_t)n, "seconds", r.m.seconds, "rbytes", (json_int_t)tot.rbytes, "wbytes",
       (json_int_t)tot.wbytes, "rios", (json_int_t)tot.rios, "wios", (json_int_t)tot.wios, "resets",
-      r.m.resets, "class", wcd_class_name(r.cls), "confidence", r.confidence, "read_share",
+      r.m.resets, "class", batch_class_name(r.cls), "confidence", r.confidence, "read_share",
       r.m.read_share, "ravg", r.m.ravg, "wavg", r.m.wavg, "stall_some", r.m.stall_some, "wbps",
       r.m.wbps, "rsize_known", r.m.rsize_known, "wsize_known", r.m.wsize_known);
   if (j == NULL)

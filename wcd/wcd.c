@@ -7,25 +7,6 @@
 
 #include "common/cleanup.h"
 
-static const char *const class_names[WCD_NCLASSES] = {
-    [WCD_UNKNOWN] = "unknown",     [WCD_IDLE] = "idle",           [WCD_SEQ_READ] = "seq-read",
-    [WCD_RAND_READ] = "rand-read", [WCD_SEQ_WRITE] = "seq-write", [WCD_RAND_WRITE] = "rand-write",
-    [WCD_MIXED] = "mixed",         [WCD_LATENCY] = "latency",
-};
-
-const char *wcd_class_name(enum wcd_class c) {
-  return (unsigned)c < WCD_NCLASSES ? class_names[c] : "unknown";
-}
-
-int wcd_class_parse(const char *name, enum wcd_class *out) {
-  for (unsigned i = 0; i < WCD_NCLASSES; i++)
-    if (strcmp(name, class_names[i]) == 0) {
-      *out = (enum wcd_class)i;
-      return 0;
-    }
-  return -1;
-}
-
 static uint64_t delta_or_restart(uint64_t prev, uint64_t cur) {
   return cur >= prev ? cur - prev : cur;
 }
@@ -93,7 +74,7 @@ static int is_sequential(const struct wcd_config *cfg, double avg, double *conf)
 void wcd_classify(const struct wcd_config *cfg, const struct cg2_sample *s, size_t n,
                   struct wcd_result *out) {
   memset(out, 0, sizeof(*out));
-  out->cls = WCD_UNKNOWN;
+  out->cls = BATCH_UNKNOWN;
   out->m.stall_some = -1;
   if (n < 2)
     return;
@@ -109,7 +90,7 @@ void wcd_classify(const struct wcd_config *cfg, const struct cg2_sample *s, size
   /* A starved container moves few bytes but is not idle: PSI shows it
    * waiting. */
   if (bps < cfg->idle_bytes_per_s && (m->stall_some < 0 || m->stall_some < cfg->idle_max_stall)) {
-    out->cls = WCD_IDLE;
+    out->cls = BATCH_IDLE;
     out->confidence = src * (1.0 - 0.5 * bps / cfg->idle_bytes_per_s);
     return;
   }
@@ -131,10 +112,10 @@ void wcd_classify(const struct wcd_config *cfg, const struct cg2_sample *s, size
     if ((reads ? m->riops : m->wiops) == 0 || !(reads ? m->rsize_known : m->wsize_known))
       return;
     int seq = is_sequential(cfg, reads ? m->ravg : m->wavg, &conf_size);
-    out->cls =
-        reads ? (seq ? WCD_SEQ_READ : WCD_RAND_READ) : (seq ? WCD_SEQ_WRITE : WCD_RAND_WRITE);
+    out->cls = reads ? (seq ? BATCH_SEQ_READ : BATCH_RAND_READ)
+                     : (seq ? BATCH_SEQ_WRITE : BATCH_RAND_WRITE);
   } else {
-    out->cls = WCD_MIXED;
+    out->cls = BATCH_MIXED;
     conf_dir = 1.0 - 0.5 * fabs(share - 0.5) / (cfg->dir_share - 0.5);
     conf_size = 1.0;
   }
@@ -143,8 +124,8 @@ void wcd_classify(const struct wcd_config *cfg, const struct cg2_sample *s, size
 
 int wcd_resolve(const struct wcd_config *cfg, const char *declared, const struct cg2_sample *s,
                 size_t n, struct wcd_result *out, struct iob_error **err) {
-  enum wcd_class c = WCD_UNKNOWN;
-  if (declared && (wcd_class_parse(declared, &c) < 0 || c == WCD_UNKNOWN))
+  enum batch_class c = BATCH_UNKNOWN;
+  if (declared && (batch_class_parse(declared, &c) < 0 || c == BATCH_UNKNOWN))
     return iob_error_code(
         err, IOB_CODE_INVALID_ARGUMENT,
         "invalid annotation 'io.iobatch.class': '%.64s' (want seq-read, rand-read, "
@@ -154,7 +135,7 @@ int wcd_resolve(const struct wcd_config *cfg, const char *declared, const struct
   if (declared) {
     out->cls = c;
     out->confidence = 1.0;
-    out->latency = c == WCD_LATENCY;
+    out->latency = c == BATCH_LATENCY;
   }
   return 0;
 }

@@ -13,29 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "batcher/class.h"
 #include "cgroupv2/sample.h"
 #include "common/error.h"
-
-enum wcd_class {
-  WCD_UNKNOWN = 0, /* before enough samples, samples that disagree, or bytes
-                      without a request count (procfs + async I/O) */
-  WCD_IDLE,
-  WCD_SEQ_READ,
-  WCD_RAND_READ,
-  WCD_SEQ_WRITE,
-  WCD_RAND_WRITE,
-  WCD_MIXED,
-  /* Latency-sensitive (a database, a queue-depth-1 reader or sync writer):
-   * only ever declared (io.iobatch.class=latency); detection reports it
-   * as wcd_result.latency beside the I/O class instead. */
-  WCD_LATENCY,
-  WCD_NCLASSES
-};
-
-/* "seq-read", "rand-write", ... */
-const char *wcd_class_name(enum wcd_class c);
-/* Inverse of wcd_class_name; < 0 for an unknown name. */
-int wcd_class_parse(const char *name, enum wcd_class *out);
 
 struct wcd_config {
   double idle_bytes_per_s; /* below this (both directions) and ... */
@@ -73,9 +53,9 @@ struct wcd_metrics {
 };
 
 struct wcd_result {
-  enum wcd_class cls;
-  double confidence; /* 0..1 */
-  bool latency;      /* looks latency-sensitive (see wcd_config) */
+  enum batch_class cls; /* never BATCH_LATENCY but when declared (wcd_resolve) */
+  double confidence;    /* 0..1 */
+  bool latency;         /* looks latency-sensitive (see wcd_config) */
   struct wcd_metrics m;
 };
 

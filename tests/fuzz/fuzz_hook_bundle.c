@@ -23,9 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   cleanup_error struct iob_error *err = NULL;
   if (hook_state_load_bundle(&st, &err) == 0) {
     const char *c = hook_annotation(&st, HOOK_ANN_CLASS);
-    enum wcd_class cls;
+    enum batch_class cls;
     if (c)
-      (void)wcd_class_parse(c, &cls);
+      (void)batch_class_parse(c, &cls);
     if (st.nargs > 0 && st.args[st.nargs] != NULL)
       __builtin_trap(); /* args must be NULL-terminated */
   }

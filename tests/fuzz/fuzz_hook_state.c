@@ -21,9 +21,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       strchr(st.id, '/') != NULL)
     __builtin_trap();
   const char *c = hook_annotation(&st, HOOK_ANN_CLASS);
-  enum wcd_class cls;
+  enum batch_class cls;
   if (c)
-    (void)wcd_class_parse(c, &cls);
+    (void)batch_class_parse(c, &cls);
   hook_state_release(&st);
   return 0;
 }

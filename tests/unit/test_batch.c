@@ -39,8 +39,31 @@ static void test_class_names(void **state) {
     assert_int_equal(batch_class_from_name(batch_class_name(c)), c);
   assert_int_equal(batch_class_from_name("seq-writes"), -1);
   assert_int_equal(batch_class_from_name(""), -1);
-  assert_string_equal(batch_class_name(BATCH_NCLASS), "invalid");
+  assert_string_equal(batch_class_name(BATCH_NCLASS_ALL), "invalid");
   assert_string_equal(batch_class_name(BATCH_RAND_WRITE), "rand-write");
+}
+
+/* The names are on disk and on the wire (profiles.json, penalties.json,
+ * matrix.<class> rows in their column order, the agent's protocol): the
+ * one enum must keep them, and latency is declared, never planned. */
+static void test_class_vocabulary(void **state) {
+  (void)state;
+  static const char *const want[] = {"seq-read", "rand-read", "seq-write", "rand-write",
+                                     "mixed",    "idle",      "unknown",   "latency"};
+  assert_int_equal(BATCH_NCLASS_ALL, 8);
+  assert_int_equal(BATCH_NCLASS, 7);
+  for (int c = 0; c < BATCH_NCLASS_ALL; c++) {
+    enum batch_class got;
+    assert_string_equal(batch_class_name((enum batch_class)c), want[c]);
+    assert_int_equal(batch_class_parse(want[c], &got), 0);
+    assert_int_equal(got, c);
+  }
+  enum batch_class got = BATCH_IDLE;
+  assert_int_equal(batch_class_from_name("latency"), -1);
+  assert_int_equal(batch_class_parse("Latency", &got), -1);
+  assert_int_equal(got, BATCH_IDLE);
+  assert_false(batch_class_does_io(BATCH_LATENCY));
+  assert_false(batch_class_is_seq(BATCH_LATENCY));
 }
 
 /* The documented shape of the defaults (batcher/config.c). */
@@ -506,6 +529,7 @@ int main(void) {
     rng_state = strtoull(seed, NULL, 0) | 1;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_class_names),
+      cmocka_unit_test(test_class_vocabulary),
       cmocka_unit_test(test_default_matrix),
       cmocka_unit_test(test_config_good),
       cmocka_unit_test(test_config_fixture_full_matrix),

@@ -225,7 +225,7 @@ static void test_run_v2_fixture(void **state) {
   assert_int_equal(res.baseline.source, CG2_SOURCE_IOSTAT);
   assert_int_equal(res.baseline.io.wios, 1256);
   assert_string_equal(res.workload, "db");
-  assert_int_equal(res.cls, WCD_RAND_WRITE);
+  assert_int_equal(res.cls, BATCH_RAND_WRITE);
   assert_true(res.weight_applied);
   assert_int_equal(res.weight_mech, CG2_MECH_IOCOST | CG2_MECH_BFQ);
   cleanup_free char *w = NULL, *b = NULL;
@@ -336,7 +336,7 @@ static void test_register_with_agent(void **state) {
   struct hook_state st = {.id = "c1",
                           .pid = 77,
                           .bundle = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/c1"};
-  struct hook_result res = {.cgroup = "/x", .declared = 1, .cls = WCD_RAND_WRITE};
+  struct hook_result res = {.cgroup = "/x", .declared = 1, .cls = BATCH_RAND_WRITE};
   struct hook_options opt = {.socket = path};
   /* no socket: unavailable (hook_invoke fails open on it) */
   assert_int_equal(hook_register(&opt, &st, &res, &err), -1);

@@ -36,7 +36,7 @@ static void window(struct cg2_sample s[2], enum cg2_source src, uint64_t rb, uin
   s[1].wchar = wb;
 }
 
-static enum wcd_class classify(enum cg2_source src, uint64_t rb, uint64_t rios, uint64_t wb,
+static enum batch_class classify(enum cg2_source src, uint64_t rb, uint64_t rios, uint64_t wb,
                                uint64_t wios, double *conf) {
   struct wcd_config cfg;
   struct cg2_sample s[2];
@@ -53,18 +53,18 @@ static void test_pure_classes(void **state) {
   (void)state;
   double c;
   /* 1 MiB sequential writer: 200 MiB in 2 s */
-  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 200 * MiB, 200, &c), WCD_SEQ_WRITE);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 200 * MiB, 200, &c), BATCH_SEQ_WRITE);
   assert_true(c > 0.99);
   /* 4 KiB random writer */
-  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 40000 * 4 * KiB, 40000, &c), WCD_RAND_WRITE);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 40000 * 4 * KiB, 40000, &c), BATCH_RAND_WRITE);
   assert_true(c > 0.99);
-  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 300 * MiB, 2400, 0, 0, NULL), WCD_SEQ_READ);
-  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 80 * MiB, 20480, 1 * KiB, 1, NULL), WCD_RAND_READ);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 300 * MiB, 2400, 0, 0, NULL), BATCH_SEQ_READ);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 80 * MiB, 20480, 1 * KiB, 1, NULL), BATCH_RAND_READ);
   /* 50/50 */
-  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 50 * MiB, 400, 50 * MiB, 12800, &c), WCD_MIXED);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 50 * MiB, 400, 50 * MiB, 12800, &c), BATCH_MIXED);
   assert_true(c > 0.99);
   /* procfs with libaio: bytes but no syscalls, no size signal */
-  assert_int_equal(classify(CG2_SOURCE_PROCIO, 0, 0, 200 * MiB, 0, &c), WCD_UNKNOWN);
+  assert_int_equal(classify(CG2_SOURCE_PROCIO, 0, 0, 200 * MiB, 0, &c), BATCH_UNKNOWN);
   assert_true(c == 0.0);
   /* procfs with libaio plus a few config reads: block bytes far above
    * what the syscalls moved; bytes / syscalls is not a request size */
@@ -76,15 +76,15 @@ static void test_pure_classes(void **state) {
     window(w, CG2_SOURCE_PROCIO, 300 * MiB, 60, 0, 0);
     w[1].rchar = 60 * 4096;
     wcd_classify(&cfg, w, 2, &r);
-    assert_int_equal(r.cls, WCD_UNKNOWN);
+    assert_int_equal(r.cls, BATCH_UNKNOWN);
     assert_false(r.m.rsize_known);
     /* psync: the syscalls moved what the block layer saw */
     w[1].rchar = 300 * MiB;
     wcd_classify(&cfg, w, 2, &r);
-    assert_int_equal(r.cls, WCD_SEQ_READ);
+    assert_int_equal(r.cls, BATCH_SEQ_READ);
   }
   /* the procfs source is trusted less */
-  assert_int_equal(classify(CG2_SOURCE_PROCIO, 0, 0, 200 * MiB, 200, &c), WCD_SEQ_WRITE);
+  assert_int_equal(classify(CG2_SOURCE_PROCIO, 0, 0, 200 * MiB, 200, &c), BATCH_SEQ_WRITE);
   assert_true(c > 0.79 && c < 0.81);
 }
 
@@ -97,31 +97,31 @@ static void test_defaults_against_calibration(void **state) {
     enum cg2_source src;
     int reads;
     uint64_t avg;
-    enum wcd_class want;
+    enum batch_class want;
   } runs[] = {
-      {CG2_SOURCE_PROCIO, 1, 981 * KiB, WCD_SEQ_READ},
-      {CG2_SOURCE_PROCIO, 1, 127 * KiB, WCD_SEQ_READ},
-      {CG2_SOURCE_PROCIO, 1, 4 * KiB, WCD_RAND_READ},
-      {CG2_SOURCE_PROCIO, 1, 16 * KiB, WCD_RAND_READ},
-      {CG2_SOURCE_PROCIO, 0, 1024 * KiB, WCD_SEQ_WRITE},
-      {CG2_SOURCE_PROCIO, 0, 128 * KiB, WCD_SEQ_WRITE},
-      {CG2_SOURCE_PROCIO, 0, 4 * KiB, WCD_RAND_WRITE},
-      {CG2_SOURCE_PROCIO, 0, 16 * KiB, WCD_RAND_WRITE},
-      {CG2_SOURCE_IOSTAT, 1, 512 * KiB, WCD_SEQ_READ},
-      {CG2_SOURCE_IOSTAT, 1, 128 * KiB, WCD_SEQ_READ},
-      {CG2_SOURCE_IOSTAT, 0, 341 * KiB, WCD_SEQ_WRITE},
-      {CG2_SOURCE_IOSTAT, 0, 498 * KiB, WCD_SEQ_WRITE},
-      {CG2_SOURCE_IOSTAT, 0, 4 * KiB, WCD_RAND_WRITE},
-      {CG2_SOURCE_IOSTAT, 1, 16 * KiB, WCD_RAND_READ},
+      {CG2_SOURCE_PROCIO, 1, 981 * KiB, BATCH_SEQ_READ},
+      {CG2_SOURCE_PROCIO, 1, 127 * KiB, BATCH_SEQ_READ},
+      {CG2_SOURCE_PROCIO, 1, 4 * KiB, BATCH_RAND_READ},
+      {CG2_SOURCE_PROCIO, 1, 16 * KiB, BATCH_RAND_READ},
+      {CG2_SOURCE_PROCIO, 0, 1024 * KiB, BATCH_SEQ_WRITE},
+      {CG2_SOURCE_PROCIO, 0, 128 * KiB, BATCH_SEQ_WRITE},
+      {CG2_SOURCE_PROCIO, 0, 4 * KiB, BATCH_RAND_WRITE},
+      {CG2_SOURCE_PROCIO, 0, 16 * KiB, BATCH_RAND_WRITE},
+      {CG2_SOURCE_IOSTAT, 1, 512 * KiB, BATCH_SEQ_READ},
+      {CG2_SOURCE_IOSTAT, 1, 128 * KiB, BATCH_SEQ_READ},
+      {CG2_SOURCE_IOSTAT, 0, 341 * KiB, BATCH_SEQ_WRITE},
+      {CG2_SOURCE_IOSTAT, 0, 498 * KiB, BATCH_SEQ_WRITE},
+      {CG2_SOURCE_IOSTAT, 0, 4 * KiB, BATCH_RAND_WRITE},
+      {CG2_SOURCE_IOSTAT, 1, 16 * KiB, BATCH_RAND_READ},
   };
   for (size_t i = 0; i < IOB_ARRAY_SIZE(runs); i++) {
     uint64_t n = 1000, bytes = n * runs[i].avg;
     double c;
-    enum wcd_class got = runs[i].reads ? classify(runs[i].src, bytes, n, 0, 0, &c)
+    enum batch_class got = runs[i].reads ? classify(runs[i].src, bytes, n, 0, 0, &c)
                                        : classify(runs[i].src, 0, 0, bytes, n, &c);
     if (got != runs[i].want)
       fail_msg("calibration run #%zu (avg %llu): got %s, want %s", i,
-               (unsigned long long)runs[i].avg, wcd_class_name(got), wcd_class_name(runs[i].want));
+               (unsigned long long)runs[i].avg, batch_class_name(got), batch_class_name(runs[i].want));
     /* clear cases are at full confidence for the source */
     assert_true(c >= (runs[i].src == CG2_SOURCE_PROCIO ? 0.79 : 0.99));
   }
@@ -131,17 +131,17 @@ static void test_ambiguous_sizes(void **state) {
   (void)state;
   double c1, c2;
   /* 32 KiB is nearer 16 than 128 on a log scale: random, less sure */
-  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 1000 * 32 * KiB, 1000, &c1), WCD_RAND_WRITE);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 1000 * 32 * KiB, 1000, &c1), BATCH_RAND_WRITE);
   assert_true(c1 < 0.9 && c1 >= 0.5);
   /* 64 KiB: sequential side */
-  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 1000 * 64 * KiB, 1000, &c2), WCD_SEQ_WRITE);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 1000 * 64 * KiB, 1000, &c2), BATCH_SEQ_WRITE);
   assert_true(c2 < 0.9);
   /* at 16 KiB exactly and at 128 KiB exactly the decision is certain */
-  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 1000 * 16 * KiB, 1000, &c1), WCD_RAND_WRITE);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 1000 * 16 * KiB, 1000, &c1), BATCH_RAND_WRITE);
   assert_true(c1 > 0.99);
-  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 1000 * 128 * KiB, 1000, &c1), WCD_SEQ_WRITE);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 1000 * 128 * KiB, 1000, &c1), BATCH_SEQ_WRITE);
   /* 85 % writes: write, less confident than 100 % */
-  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 15 * MiB, 15, 85 * MiB, 85, &c1), WCD_SEQ_WRITE);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 15 * MiB, 15, 85 * MiB, 85, &c1), BATCH_SEQ_WRITE);
   assert_true(c1 < 0.8);
 }
 
@@ -152,33 +152,33 @@ static void test_idle_unknown_pressure(void **state) {
   struct wcd_result r;
   wcd_config_default(&cfg);
   /* nothing moved */
-  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 0, 0, NULL), WCD_IDLE);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 0, 0, NULL), BATCH_IDLE);
   /* a few KiB/s of logging */
-  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 8 * KiB, 2, NULL), WCD_IDLE);
+  assert_int_equal(classify(CG2_SOURCE_IOSTAT, 0, 0, 8 * KiB, 2, NULL), BATCH_IDLE);
   /* few bytes but stalled 50 % of the time: starved, not idle */
   window(s, CG2_SOURCE_IOSTAT, 0, 0, 64 * KiB, 16);
   s[0].has_pressure = s[1].has_pressure = 1;
   s[0].pressure.some.total = 1000000;
   s[1].pressure.some.total = 2000000; /* 1 s of 2 */
   wcd_classify(&cfg, s, 2, &r);
-  assert_int_equal(r.cls, WCD_RAND_WRITE);
+  assert_int_equal(r.cls, BATCH_RAND_WRITE);
   assert_true(r.m.stall_some > 49.9 && r.m.stall_some < 50.1);
   /* fewer than two samples, a short window, mixed sources, clock backwards */
   wcd_classify(&cfg, s, 1, &r);
-  assert_int_equal(r.cls, WCD_UNKNOWN);
+  assert_int_equal(r.cls, BATCH_UNKNOWN);
   assert_true(r.confidence == 0.0);
   window(s, CG2_SOURCE_IOSTAT, 0, 0, 200 * MiB, 200);
   s[1].t_ns = s[0].t_ns + 100000000; /* 100 ms */
   wcd_classify(&cfg, s, 2, &r);
-  assert_int_equal(r.cls, WCD_UNKNOWN);
+  assert_int_equal(r.cls, BATCH_UNKNOWN);
   window(s, CG2_SOURCE_IOSTAT, 0, 0, 200 * MiB, 200);
   s[1].source = CG2_SOURCE_PROCIO;
   wcd_classify(&cfg, s, 2, &r);
-  assert_int_equal(r.cls, WCD_UNKNOWN);
+  assert_int_equal(r.cls, BATCH_UNKNOWN);
   window(s, CG2_SOURCE_IOSTAT, 0, 0, 200 * MiB, 200);
   s[1].t_ns = s[0].t_ns - 1;
   wcd_classify(&cfg, s, 2, &r);
-  assert_int_equal(r.cls, WCD_UNKNOWN);
+  assert_int_equal(r.cls, BATCH_UNKNOWN);
 }
 
 static void test_reset_inside_window(void **state) {
@@ -202,7 +202,7 @@ static void test_reset_inside_window(void **state) {
     s[i].wchar = s[i].io.wbytes;
   wcd_classify(&cfg, s, 3, &r);
   assert_int_equal(r.m.resets, 1);
-  assert_int_equal(r.cls, WCD_SEQ_WRITE);
+  assert_int_equal(r.cls, BATCH_SEQ_WRITE);
   assert_true(r.m.wbps > 99.0 * MiB && r.m.wbps < 101.0 * MiB);
   assert_true(r.m.wavg > 1023.0 * KiB && r.m.wavg < 1025.0 * KiB);
 }
@@ -239,7 +239,7 @@ static void test_latency(void **state) {
   wcd_config_default(&cfg);
   window(s, CG2_SOURCE_IOSTAT, 0, 0, 200 * MiB, 200);
   assert_int_equal(wcd_resolve(&cfg, "latency", s, 2, &r, &err), 0);
-  assert_int_equal(r.cls, WCD_LATENCY);
+  assert_int_equal(r.cls, BATCH_LATENCY);
   assert_true(r.latency);
   /* the thresholds are config keys */
   const char *t = "lat_max_iops = 100\nlat_max_req = 4k\nlat_max_bps = 1e6\n";
@@ -251,14 +251,14 @@ static void test_latency(void **state) {
 
 static void test_class_names(void **state) {
   (void)state;
-  enum wcd_class c;
-  for (int i = 0; i < WCD_NCLASSES; i++) {
-    assert_int_equal(wcd_class_parse(wcd_class_name((enum wcd_class)i), &c), 0);
+  enum batch_class c;
+  for (int i = 0; i < BATCH_NCLASS_ALL; i++) {
+    assert_int_equal(batch_class_parse(batch_class_name((enum batch_class)i), &c), 0);
     assert_int_equal(c, i);
   }
-  assert_int_equal(wcd_class_parse("SEQ-READ", &c), -1);
-  assert_int_equal(wcd_class_parse("", &c), -1);
-  assert_string_equal(wcd_class_name((enum wcd_class)99), "unknown");
+  assert_int_equal(batch_class_parse("SEQ-READ", &c), -1);
+  assert_int_equal(batch_class_parse("", &c), -1);
+  assert_string_equal(batch_class_name((enum batch_class)99), "invalid");
 }
 
 static void test_resolve_declared(void **state) {
@@ -270,9 +270,9 @@ static void test_resolve_declared(void **state) {
   wcd_config_default(&cfg);
   window(s, CG2_SOURCE_IOSTAT, 0, 0, 200 * MiB, 200); /* looks seq-write */
   assert_int_equal(wcd_resolve(&cfg, NULL, s, 2, &r, &err), 0);
-  assert_int_equal(r.cls, WCD_SEQ_WRITE);
+  assert_int_equal(r.cls, BATCH_SEQ_WRITE);
   assert_int_equal(wcd_resolve(&cfg, "rand-read", s, 2, &r, &err), 0);
-  assert_int_equal(r.cls, WCD_RAND_READ);
+  assert_int_equal(r.cls, BATCH_RAND_READ);
   assert_true(r.confidence == 1.0);
   assert_true(r.m.wbps > 0); /* metrics still measured */
   assert_int_equal(wcd_resolve(&cfg, "unknown", s, 2, &r, &err), -1);
@@ -281,7 +281,7 @@ static void test_resolve_declared(void **state) {
                                 "rand-read, seq-write, rand-write, mixed, idle or latency)");
   /* no samples (the hook at container birth) */
   assert_int_equal(wcd_resolve(NULL, "idle", NULL, 0, &r, &err), 0);
-  assert_int_equal(r.cls, WCD_IDLE);
+  assert_int_equal(r.cls, BATCH_IDLE);
 }
 
 static void test_config(void **state) {
