@@ -6,7 +6,8 @@
 #
 # Source: io.stat where the v2 hierarchy has the io controller (the qemu VM
 # of tests/vm), else the procfs fallback (this hybrid host).  WCD_SOURCE may
-# be set beforehand to force one.  Needs root, fio and $WCD_PROBE.
+# be set beforehand to force one; WCD_CONFIG, a detector config file for the
+# probe (wcd_config_load), else its defaults.  Needs root, fio and $WCD_PROBE.
 
 wcd_env() {
   WCD_V2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
@@ -31,7 +32,8 @@ wcd_fio() {
   local cg=$WCD_V2/$name
   mkdir -p "$out" "$cg"
   [ -n "${WCD_V1_PIDS:-}" ] && mkdir -p "$WCD_V1_PIDS/$name"
-  "$WCD_PROBE" --cgdir "$cg" --source "$WCD_SOURCE" --until-empty --interval-ms 100 >"$out/probe.json" 2>"$out/probe.err" &
+  "$WCD_PROBE" --cgdir "$cg" --source "$WCD_SOURCE" ${WCD_CONFIG:+--config "$WCD_CONFIG"} \
+    --until-empty --interval-ms 100 >"$out/probe.json" 2>"$out/probe.err" &
   local probe=$!
   (
     cd "$out" || exit 1
