@@ -18,7 +18,9 @@
 # (2), WCD_PROBE (default $B/bin/wcd-probe or wcd-probe in PATH), WCD_SOURCE
 # (procfs|io.stat, default: io.stat when the v2 io controller exists),
 # WCD_CONFIG (a detector config file for the probe; default: its defaults),
-# PG_SCALE (pgbench -i -s, 10).
+# PG_SCALE (pgbench -i -s, 10), WCD_ONLY (a regex: only the cases whose
+# label matches), WCD_KEEP (a directory: each run's probe.json and fio or
+# pgbench output are copied there).
 # Needs root (cgroups), fio, bash, awk.  No jq, so it also runs in the VM.
 # The pgbench case needs PostgreSQL under /usr/lib/postgresql (postgresql-15,
 # as bench/service.sh) and a `postgres` user; without them its rows say
@@ -174,7 +176,7 @@ echo
 echo "| kind | run | truth | class | latency | confidence | read share | avg read | avg write | MiB/s | req/s | stall % |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 : >"$WORK/results"
-cases >"$WORK/cases" # a file, not <(...): the VM has no /dev/fd
+cases | awk -v only="${WCD_ONLY:-}" 'only == "" || $3 ~ only' >"$WORK/cases" # a file, not <(...): the VM has no /dev/fd
 n=0
 while read -r kind truth label args; do
   for rep in $(seq 1 "$REPS"); do
@@ -208,6 +210,7 @@ while read -r kind truth label args; do
       "$(jfield "$p" stall_some)"
     [ -s "$out/tps" ] && echo "$label #$rep: pgbench $(cat "$out/tps")" >>"$WORK/notes"
     echo "$kind $truth $cls $lat" >>"$WORK/results"
+    [ -z "${WCD_KEEP:-}" ] || { mkdir -p "$WCD_KEEP/$label-$rep" && cp -r "$out"/. "$WCD_KEEP/$label-$rep/"; }
   done
 done <"$WORK/cases"
 
