@@ -28,8 +28,11 @@ void wcd_config_default(struct wcd_config *cfg) {
   cfg->fallback_factor = 0.8;
   /* A database's 8 KiB pages and WAL writes with fsync, a QD1 reader:
    * a few hundred to a few thousand requests/s on NVMe, while batch random
-   * I/O at any depth runs at tens of thousands. */
-  cfg->lat_max_req = 16 * 1024;
+   * I/O at any depth runs at tens of thousands.  PostgreSQL groups the WAL
+   * of concurrent commits into one write: under pgbench -c 4 on this host
+   * its writes averaged 32 KiB (bench/results/wcd-latency.md), so 64 KiB,
+   * still half of what a sequential stream moves (seq_min_bytes). */
+  cfg->lat_max_req = 64 * 1024;
   cfg->lat_max_iops = 5000;
   cfg->lat_max_bps = 32.0 * 1024 * 1024;
 }

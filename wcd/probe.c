@@ -94,14 +94,14 @@ static int probe(const struct probe_opts *o, const struct wcd_config *cfg, struc
   }
   json_t *j = json_pack(
       "{s:s, s:b, s:I, s:f, s:I, s:I, s:I, s:I, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:b, "
-      "s:b, s:f, s:f}",
+      "s:b, s:f, s:f, s:f, s:f}",
       "source", cg2_source_name(o->source), "lower_fidelity", o->source == CG2_SOURCE_PROCIO,
       "samples", (json_int_t)n, "seconds", r.m.seconds, "rbytes", (json_int_t)tot.rbytes, "wbytes",
       (json_int_t)tot.wbytes, "rios", (json_int_t)tot.rios, "wios", (json_int_t)tot.wios, "resets",
       r.m.resets, "class", batch_class_name(r.cls), "confidence", r.confidence, "read_share",
       r.m.read_share, "ravg", r.m.ravg, "wavg", r.m.wavg, "stall_some", r.m.stall_some, "wbps",
-      r.m.wbps, "rsize_known", r.m.rsize_known, "wsize_known", r.m.wsize_known, "latency", r.latency,
-      "riops", r.m.riops, "wiops", r.m.wiops);
+      r.m.wbps, "rsize_known", r.m.rsize_known, "wsize_known", r.m.wsize_known, "latency",
+      r.latency, "riops", r.m.riops, "wiops", r.m.wiops, "rsys", r.m.rsys, "wsys", r.m.wsys);
   if (j == NULL)
     return iob_error(err, ENOMEM, "cannot encode the result");
   char *txt = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));

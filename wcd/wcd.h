@@ -28,7 +28,9 @@ struct wcd_config {
   /* Latency-sensitive: small requests (average <= lat_max_req both ways)
    * at a modest rate (<= lat_max_iops requests/s and <= lat_max_bps):
    * a workload that waits on each request (synchronous, queue depth
-   * near 1) rather than streaming. */
+   * near 1) rather than streaming.  With the procfs source the size is
+   * the syscalls' (rsys/wsys), provided the block bytes are within
+   * WCD_FOLIO_SLACK times what the syscalls moved (wcd.c). */
   uint64_t lat_max_req;
   double lat_max_iops;
   double lat_max_bps;
@@ -50,6 +52,8 @@ struct wcd_metrics {
   double stall_some;            /* % of the window with some task stalled on I/O, -1 unknown */
   int resets;                   /* counter restarts seen inside the window */
   int rsize_known, wsize_known; /* 0: the request count cannot be trusted */
+  double rsys, wsys;            /* procfs: bytes per read/write syscall (rchar/syscr,
+                                   wchar/syscw), what the application asked for; 0 otherwise */
 };
 
 struct wcd_result {

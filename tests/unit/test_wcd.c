@@ -249,6 +249,53 @@ static void test_latency(void **state) {
   assert_int_equal(wcd_config_parse(bad, strlen(bad), "w.conf", &cfg, &err), -1);
 }
 
+/* The procfs source: the size is what the syscalls asked for, as long as
+ * the block bytes can be theirs.  Numbers from bench/calibrate-wcd.sh on
+ * this host (kernel 6.18, ext4 with large folios): PostgreSQL under pgbench
+ * wrote ~80 KiB of write_bytes per 8 KiB write syscall. */
+static bool latency_procfs(uint64_t rb, uint64_t rchar, uint64_t rios, uint64_t wb,
+                           uint64_t wchar, uint64_t wios) {
+  struct wcd_config cfg;
+  struct cg2_sample s[2];
+  struct wcd_result r;
+  wcd_config_default(&cfg);
+  window(s, CG2_SOURCE_PROCIO, rb, rios, wb, wios);
+  s[1].rchar = rchar;
+  s[1].wchar = wchar;
+  wcd_classify(&cfg, s, 2, &r);
+  return r.latency;
+}
+
+static void test_latency_procfs(void **state) {
+  (void)state;
+  /* pgbench: 8 KiB writes counted as 80 KiB (whole folios dirtied), reads
+   * from the page cache (syscalls, no block bytes) */
+  assert_true(latency_procfs(0, 2 * 450 * 8 * KiB, 2 * 450, 2 * 250 * 80 * KiB, 2 * 250 * 8 * KiB,
+                             2 * 250));
+  /* 8 KiB written into a cached file: 64 KiB each */
+  assert_true(latency_procfs(0, 0, 0, 2 * 500 * 64 * KiB, 2 * 500 * 8 * KiB, 2 * 500));
+  /* direct psync, the syscalls are the requests: as io.stat */
+  assert_true(latency_procfs(0, 0, 0, 2 * 1200 * 8 * KiB, 2 * 1200 * 8 * KiB, 2 * 1200));
+  assert_false(latency_procfs(0, 0, 0, 2 * 20000 * 8 * KiB, 2 * 20000 * 8 * KiB, 2 * 20000));
+  /* libaio: block bytes without syscalls (fio's own 4 KiB writes) */
+  assert_false(latency_procfs(0, 0, 0, 2 * 30 * MiB, 2 * 30 * 4 * KiB, 2 * 30));
+  assert_false(latency_procfs(2 * 40 * MiB, 2 * 25 * 4 * KiB, 2 * 25, 0, 0, 0));
+  /* 1 MiB buffered writes: large syscalls */
+  assert_false(latency_procfs(0, 0, 0, 2 * 20 * MiB, 2 * 20 * MiB, 2 * 20));
+  /* one past the slack: 8 KiB syscalls, 17 times the bytes */
+  assert_false(latency_procfs(0, 0, 0, 2 * 100 * 136 * KiB, 2 * 100 * 8 * KiB, 2 * 100));
+  /* io.stat counts requests: 80 KiB requests are not small there */
+  assert_false(latency(0, 0, 2 * 250 * 80 * KiB, 2 * 250));
+  /* PostgreSQL's grouped WAL writes: 32 KiB each at a few hundred per
+   * second (pgbench -c 4 on a busy disk) */
+  assert_true(latency_procfs(0, 2 * 140 * 7 * KiB, 2 * 140, 2 * 36 * 80 * KiB, 2 * 36 * 32 * KiB,
+                             2 * 36));
+  assert_true(latency(0, 0, 2 * 300 * 32 * KiB, 2 * 300));
+  /* 128 KiB (a sequential stream's readahead) is not small, however slow */
+  assert_false(latency(2 * 20 * 128 * KiB, 2 * 20, 0, 0));
+  assert_false(latency_procfs(2 * 20 * 128 * KiB, 2 * 20 * 128 * KiB, 2 * 20, 0, 0, 0));
+}
+
 static void test_class_names(void **state) {
   (void)state;
   enum batch_class c;
@@ -388,6 +435,7 @@ int main(void) {
       cmocka_unit_test(test_reset_inside_window),
       cmocka_unit_test(test_class_names),
       cmocka_unit_test(test_latency),
+      cmocka_unit_test(test_latency_procfs),
       cmocka_unit_test(test_resolve_declared),
       cmocka_unit_test(test_config),
       cmocka_unit_test(test_config_errors),
