@@ -19,8 +19,10 @@ case "$B" in /*) ;; *) B=$TOP/$B ;; esac
 [ -x "$TOP/tests/vm/run.sh" ] || { echo "calibrate-wcd-vm: no tests/vm/run.sh" >&2; exit 1; }
 T=$(mktemp -d /tmp/wcdvm.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-mkdir -p "$T/tests" "$T/bench"
+mkdir -p "$T/tests" "$T/bench" "$T/packaging"
 tar -C "$TOP/tests" --exclude=vm/cache -cf - vm integration | tar -C "$T/tests" -xf -
+# what tests/vm/build.sh copies from the tree besides tests/ and bench/
+cp -r "$TOP/packaging/containerd" "$T/packaging/"
 cp "$TOP"/bench/*-lib.sh "$T/bench/"
 G=$T/tests/vm/guest
 rm -f "$G"/t-*.sh

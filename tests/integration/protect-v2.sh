@@ -49,6 +49,9 @@ else
     MECH=bfq WFILE=io.bfq.weight HI=1000 # cg2_weight_io_to_bfq(10000)
   fi
 fi
+T0=$(now_ms)
+# step WHAT: where the time goes (under emulation most of it is containerd)
+step() { diag "$(($(now_ms) - T0)) ms: $*"; }
 ok "the kernel enforces weights on $DEV: ${MECH:-neither iocost nor bfq}" [ -n "$MECH" ]
 [ -n "$MECH" ] || bail "no weight mechanism for $DEV"
 
@@ -63,6 +66,7 @@ iob_rootfs_busybox "$R"
 iob_rootfs_add_binary "$R" "$(command -v fio)"
 mkdir -p "$R/data"
 . "$(dirname "$0")/admission-lib.sh"
+step "agent and containerd up"
 fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=64M --direct=1 \
   >/dev/null 2>&1 || bail "cannot prepare the victim's file"
 
@@ -83,9 +87,11 @@ $CTR run -d --runtime $RT --annotation io.iobatch.class=latency --rootfs "$R" vi
   --time_based --runtime=600 --direct=1 --ioengine=psync >/dev/null 2>&1
 ok "the latency-sensitive container starts" wait_for 60 '[ "$(state victim)" == RUNNING ]'
 is "$(agent_field victim protected)" "true" "status marks it protected"
+step "victim running"
 VCG=$(cg_of victim) || bail "no cgroup for the victim"
 # Its rate alone first (a few 250 ms windows), then the writer.
 wait_for 30 '[ "$(agent_field victim "read_bps > 0")" == true ]'
+step "victim sampled: read_bps $(agent_field victim read_bps)"
 (
   $CTR run -d --runtime $RT --annotation io.iobatch.class=seq-write --rootfs "$R" w1 \
     /usr/bin/fio --name=w --filename=/data/w1 --rw=write --bs=1M --size=256M --time_based \
@@ -94,6 +100,7 @@ wait_for 30 '[ "$(agent_field victim "read_bps > 0")" == true ]'
 ) &
 wait_for 120 '[ -e "$IOB_T/w1.rc" ]'
 is "$(cat "$IOB_T/w1.rc" 2>/dev/null)" "0" "a batch writer starts beside it"
+step "writer running"
 WCG=$(cg_of w1) || bail "no cgroup for the writer"
 diag "victim $VCG, writer $WCG, disk $DEV, $MECH"
 
@@ -106,16 +113,19 @@ wait_for 30 '[ "$(agent_field victim weight_effective)/$(agent_field w1 weight_e
 is "$(agent_field victim io_weight)/$(agent_field victim weight_effective)/$(agent_field w1 weight_effective)" \
   "10000/true/true" "status: weight 10000 for the protected one, both in effect"
 
+step "weights checked"
 ok "the writer is capped through io.max while the victim runs" wait_for 60 'capped "$WCG"'
 diag "io.max: $(grep "^$DEV " "$WCG/io.max" 2>/dev/null); status cap $(agent_field w1 cap_bps) B/s, victim share $(agent_field victim share)"
 like "$(agent_field w1 cap_bps)" "^[1-9][0-9]*$" "status shows the writer's cap"
 
+step "cap checked"
 cleanup_ctr victim
 ok "the protected container is gone" wait_for 60 '[ -z "$(agent_field victim state)" ]'
 ok "the writer's io.max cap is lifted" wait_for 60 '! capped "$WCG"'
 is "$(agent_field w1 cap_bps)/$(ctl status --json | jq -r .protect_cap_bps)" "0/0" \
   "status: no cap on the writer and no protection level"
 diag "writer after: io.max '$(grep "^$DEV " "$WCG/io.max" 2>/dev/null)', $WFILE $(wline "$WCG"), state $(agent_field w1 state)"
+step "cap lifted"
 cleanup_ctr w1
 rm -f "$R"/data/*
 tap_done
