@@ -116,7 +116,8 @@ is "$(agent_field victim io_weight)/$(agent_field victim weight_effective)/$(age
 step "weights checked"
 ok "the writer is capped through io.max while the victim runs" wait_for 60 'capped "$WCG"'
 diag "io.max: $(grep "^$DEV " "$WCG/io.max" 2>/dev/null); status cap $(agent_field w1 cap_bps) B/s, victim share $(agent_field victim share)"
-like "$(agent_field w1 cap_bps)" "^[1-9][0-9]*$" "status shows the writer's cap"
+# seen once is enough: the cap level moves every window (agent/protect.h)
+ok "status shows the writer's cap" wait_for 60 '[ "$(agent_field w1 cap_bps)" -gt 0 ] 2>/dev/null'
 
 step "cap checked"
 cleanup_ctr victim
