@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "batcher/batcher.h"
 #include "common/cleanup.h"
 #include "common/conf.h"
 #include "common/file.h"
@@ -21,7 +22,7 @@ void agent_config_default(struct agent_config *cfg) {
    * compose file, short against the cost of a wrong admission. */
   cfg->batch_window_ms = 200;
   cfg->max_hold_ms = 5 * 60 * 1000;
-  cfg->policy = AGENT_POLICY_DEFAULT;
+  cfg->policy = -1;
   cfg->alpha = -1;
   cfg->fairness = -1;
   cfg->sampler = AGENT_SAMPLER_AUTO;
@@ -181,10 +182,10 @@ static int pick(const char *v, const char *no, const char *yes, int *out) {
 static int conf_policy(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
   (void)k;
   (void)ctx;
-  int yes;
-  if (pick(v, "predictive", "paper", &yes) < 0)
+  int policy = batch_policy_from_name(v);
+  if (policy < 0)
     return -1;
-  *(int *)field = yes ? AGENT_POLICY_PAPER : AGENT_POLICY_PREDICTIVE;
+  *(int *)field = policy;
   return 0;
 }
 

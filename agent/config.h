@@ -55,12 +55,6 @@
 #define AGENT_DEFAULT_CONFIG "/etc/iobatch/iobatchd.conf"
 #define AGENT_DEFAULT_STATE_DIR "/var/lib/iobatch"
 
-enum agent_policy {
-  AGENT_POLICY_DEFAULT = -1, /* not set here: the batcher's (predictive) */
-  AGENT_POLICY_PREDICTIVE = 0,
-  AGENT_POLICY_PAPER = 1,
-};
-
 enum agent_sampler_pref {
   AGENT_SAMPLER_AUTO = 0,
   AGENT_SAMPLER_IOSTAT,
@@ -79,10 +73,10 @@ struct agent_config {
   uint64_t sample_period_ms;
   uint64_t batch_window_ms;
   uint64_t max_hold_ms;
-  /* Batcher settings; "not set" (0, < 0 or AGENT_POLICY_DEFAULT) keeps the
-   * matrix file's value or the batcher's default. */
+  /* Batcher settings; "not set" (0 or < 0) keeps the matrix file's value
+   * or the batcher's default. */
   unsigned max_concurrency;
-  int policy;
+  int policy;            /* enum batch_policy (batcher/batcher.h); < 0: not set */
   double alpha;          /* < 0: not set */
   double fairness;       /* < 0: not set */
   int sampler;           /* enum agent_sampler_pref */

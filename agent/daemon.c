@@ -326,8 +326,8 @@ static int batch_settings(const struct agent_config *cfg, struct batch_config *b
     b->max_batch = cfg->max_concurrency;
     b->cap_running = true;
   }
-  if (cfg->policy != AGENT_POLICY_DEFAULT)
-    b->policy = cfg->policy == AGENT_POLICY_PAPER ? BATCH_POLICY_PAPER : BATCH_POLICY_PREDICTIVE;
+  if (cfg->policy >= 0)
+    b->policy = (enum batch_policy)cfg->policy;
   if (cfg->alpha >= 0)
     b->alpha = cfg->alpha;
   if (cfg->fairness >= 0)

@@ -43,7 +43,11 @@ enum batch_policy {
   BATCH_POLICY_PREDICTIVE = 0, /* default: hold only when it pays */
   BATCH_POLICY_PAPER,          /* the paper's batch objective */
 };
+/* "predictive", "paper"; "invalid" otherwise. */
 const char *batch_policy_name(enum batch_policy p);
+/* The policy for a name (the `policy` key of the batcher's config and of
+ * iobatchd.conf), or -1. */
+int batch_policy_from_name(const char *name);
 
 /* Limits on outside input (docs/STYLE.md: checked before anything is used). */
 #define BATCH_CONFIG_MAX_BYTES (64 * 1024)

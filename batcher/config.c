@@ -23,6 +23,14 @@ const char *batch_policy_name(enum batch_policy p) {
   return "invalid";
 }
 
+int batch_policy_from_name(const char *name) {
+  if (strcmp(name, "predictive") == 0)
+    return BATCH_POLICY_PREDICTIVE;
+  if (strcmp(name, "paper") == 0)
+    return BATCH_POLICY_PAPER;
+  return -1;
+}
+
 /* Default penalties: row = the job that suffers, column = its neighbour.
  * Sources: docs/DESIGN.md ("Where the idea comes from"), i.e. the paper and fio
  * pairs on this project's NVMe machines.  Where they disagree we take the
@@ -188,12 +196,10 @@ static int k_max_batch(const struct iob_conf_key *k, const char *val, void *fiel
 
 static int k_policy(const struct iob_conf_key *k, const char *val, void *field, void *ctx) {
   (void)k;
-  if (strcmp(val, "predictive") == 0)
-    *(enum batch_policy *)field = BATCH_POLICY_PREDICTIVE;
-  else if (strcmp(val, "paper") == 0)
-    *(enum batch_policy *)field = BATCH_POLICY_PAPER;
-  else
+  int policy = batch_policy_from_name(val);
+  if (policy < 0)
     return perr(ctx, "unknown policy '%s' (want 'predictive' or 'paper')", val);
+  *(enum batch_policy *)field = (enum batch_policy)policy;
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "agent/config.h"
+#include "batcher/batcher.h"
 #include "common/cleanup.h"
 
 static void parse_ok(struct agent_config *c, const char *text) {
@@ -43,7 +44,7 @@ static void test_defaults(void **state) {
   assert_int_equal(c.sample_period_ms, 1000);
   assert_int_equal(c.batch_window_ms, 200);
   assert_int_equal(c.max_hold_ms, 300000);
-  assert_int_equal(c.policy, AGENT_POLICY_DEFAULT);
+  assert_int_equal(c.policy, -1);
   assert_true(c.alpha < 0);
   assert_int_equal(c.sampler, AGENT_SAMPLER_AUTO);
   parse_ok(&c, "");
@@ -77,7 +78,7 @@ static void test_full(void **state) {
   assert_int_equal(c.batch_window_ms, 0);
   assert_int_equal(c.max_concurrency, 3);
   assert_int_equal(c.max_hold_ms, 120000);
-  assert_int_equal(c.policy, AGENT_POLICY_PAPER);
+  assert_int_equal(c.policy, BATCH_POLICY_PAPER);
   assert_true(c.alpha == 0.25);
   assert_true(c.fairness == 3.5);
   assert_string_equal(c.matrix_file, "/etc/iobatch/matrix.conf");
@@ -94,7 +95,7 @@ static void test_full(void **state) {
   parse_ok(&c, "sampler = auto\n");
   assert_int_equal(c.sampler, AGENT_SAMPLER_AUTO);
   assert_string_equal(agent_sampler_pref_name(99), "invalid");
-  assert_int_equal(c.policy, AGENT_POLICY_PREDICTIVE);
+  assert_int_equal(c.policy, BATCH_POLICY_PREDICTIVE);
   assert_string_equal(c.socket_path, "/run/y.sock");
   assert_string_equal(c.state_dir, "/var/tmp/st");
   agent_config_release(&c);
