@@ -121,10 +121,11 @@ const char *agent_sampler_name(const struct agent_sampler *s);
 /* Sample every running container once; classify; drop the vanished. */
 void agent_sampler_run(struct agent_daemon *d);
 /* The baseline of a container that just registered: the caller's own
- * sample (the hook takes one before the workload runs; t_ns 0: none), else
- * one taken now. */
-void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *ctr, uint64_t t_ns,
-                            uint64_t rbytes, uint64_t wbytes, uint64_t rios, uint64_t wios);
+ * sample (the hook takes one before the workload runs; t_ns 0: none;
+ * source CG2_SOURCE_NONE: not said, an older hook), else one taken now,
+ * also when the caller's counts another source than the agent's. */
+void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *ctr,
+                            const struct cg2_sample *base);
 void agent_sampler_forget(struct agent_ctr *ctr);
 /* The container's cgroup directory, NULL when not known. */
 const char *agent_sampler_cgdir(struct agent_daemon *d, struct agent_ctr *ctr);

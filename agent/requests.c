@@ -8,6 +8,7 @@
 
 #include "agent/plan.h"
 #include "agent/requests.h"
+#include "cgroupv2/sample.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 
@@ -55,11 +56,15 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   d->metrics.registrations += fresh;
   if (fresh || c->class_source == AGENT_CLASS_NONE)
     agent_daemon_apply_profile(d, c);
+  struct cg2_sample base = {0};
   const Iobatch__Agent__V1__IOSample *b = req->baseline;
-  if (b)
-    agent_sampler_baseline(d, c, b->monotonic_ns, b->rbytes, b->wbytes, b->rios, b->wios);
-  else
-    agent_sampler_baseline(d, c, 0, 0, 0, 0, 0);
+  int src = b && b->source && *b->source ? cg2_source_from_name(b->source) : CG2_SOURCE_NONE;
+  if (b && src >= 0) /* a source the agent does not know is no baseline */
+    base = (struct cg2_sample){
+        .t_ns = b->monotonic_ns,
+        .source = (enum cg2_source)src,
+        .io = {.rbytes = b->rbytes, .wbytes = b->wbytes, .rios = b->rios, .wios = b->wios}};
+  agent_sampler_baseline(d, c, &base);
   iob_info("registered '%s' (namespace '%s', from %s, class %s by %s%s)", c->id, c->ns,
            c->source && *c->source ? c->source : "?", batch_class_name(c->cls),
            agent_class_source_name(c->class_source), req->running ? ", already running" : "");

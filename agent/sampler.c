@@ -128,48 +128,24 @@ void agent_sampler_forget(struct agent_ctr *c) {
   c->sampler_state = NULL;
 }
 
-/* The cgroup directory and the source to sample it with.  Never a
- * hierarchy's root: on a hybrid host the hook registers a container that
- * runc left in the v2 root as "/", and sampling that would count every
- * process of the host as the container's.
- *  - BLKIO_V1 host, pid known: cg2_source_pick, the hook's rule (its
- *    baseline comes from the same source): the v1 blkio cgroup of the pid,
- *    else procfs over a cgroup of its own;
- *  - otherwise the registered path under the cgroup root, unless it is "/"
- *    or empty, then the v2 cgroup of the pid unless that is "/", then (the
- *    procfs source) its v1 pids/memory cgroup.  BLKIO_V1 without a pid
- *    samples a registered v2 path with procfs. */
+/* The cgroup directory and the source to sample it with: cg2_source_pick,
+ * the hook's rule, with the agent's source (by the host on a v1 blkio host,
+ * where the hook's baseline comes from the same source) and the cgroup
+ * registered under the cgroup root.  Never a hierarchy's root: on a hybrid
+ * host the hook registers a container that runc left in the v2 root as "/",
+ * and sampling that would count every process of the host as the
+ * container's. */
 static char *cgroup_dir(const struct agent_sampler *s, const struct agent_ctr *c,
                         enum cg2_source *src) {
-  char *out = NULL;
   *src = (enum cg2_source)s->source;
   if (s->cgroup_root == NULL)
     return NULL;
   struct cg2_mount m = {.path = s->cgroup_root, .has_io = s->has_io};
+  struct cg2_pick pick = {
+      .m = &m, .source = (enum cg2_source)s->source, .pid = (pid_t)c->pid, .cgroup = c->cgroup};
+  char *out = NULL;
   cleanup_error struct iob_error *err = NULL;
-  if (*src == CG2_SOURCE_BLKIO_V1) {
-    if (c->pid != 0)
-      return cg2_source_pick(NULL, (pid_t)c->pid, &m, 1, src, &out, &err) == 0 ? out : NULL;
-    *src = CG2_SOURCE_PROCIO;
-  }
-  if (c->cgroup && *c->cgroup && strcmp(c->cgroup, "/") != 0) {
-    if (asprintf(&out, "%s%s", s->cgroup_root, c->cgroup) < 0)
-      return NULL;
-    return out;
-  }
-  if (c->pid == 0)
-    return NULL;
-  cleanup_free char *rel = NULL;
-  if (cg2_pid_cgroup(NULL, (pid_t)c->pid, &rel, &err) < 0)
-    return NULL;
-  if (strcmp(rel, "/") == 0) {
-    enum cg2_source got;
-    if (*src != CG2_SOURCE_PROCIO ||
-        cg2_source_pick(NULL, (pid_t)c->pid, &m, 0, &got, &out, &err) < 0)
-      return NULL;
-    return out;
-  }
-  if (asprintf(&out, "%s%s", s->cgroup_root, rel) < 0)
+  if (cg2_source_pick(&pick, src, &out, &err) < 0)
     return NULL;
   return out;
 }
@@ -220,26 +196,26 @@ static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
   }
   /* An empty cgroup that had processes: every process of the container is
    * gone (runc removes the cgroup only at delete). */
-  if ((smp.source == CG2_SOURCE_PROCIO || smp.source == CG2_SOURCE_BLKIO_V1) && smp.npids == 0) {
+  if (cg2_source_ops(smp.source)->counts_pids && smp.npids == 0) {
     if (st->seen && c->state == AGENT_RUNNING)
       return 1;
   } else {
     st->seen = true;
-  }
-  /* Counters of different sources are never diffed (nor classified
-   * together): a sample from another source starts the window anew. */
-  if (st->n > 0 && st->ring[st->n - 1].source != smp.source) {
-    iob_debug("'%s': sample source changed from %s to %s, window restarted", c->id,
-              cg2_source_name(st->ring[st->n - 1].source), cg2_source_name(smp.source));
-    st->n = 0;
   }
   push(st, &smp);
   if (st->n < 2)
     return 0;
   const struct cg2_sample *a = &st->ring[st->n - 2], *b = &st->ring[st->n - 1];
   struct cg2_io_counters dl;
-  cg2_counters_delta(&a->io, &b->io, &dl);
-  double dt = (double)(b->t_ns - a->t_ns) / 1e9;
+  double dt;
+  if (cg2_sample_delta(a, b, &dl, &dt, &err) < 0) {
+    /* Counters of two sources are never diffed (nor classified together):
+     * the window starts anew with this sample. */
+    iob_debug("'%s': %s; window restarted", c->id, err->msg);
+    st->ring[0] = *b;
+    st->n = 1;
+    return 0;
+  }
   if (dt <= 0)
     return 0;
   c->read_bps = (double)dl.rbytes / dt;
@@ -298,23 +274,25 @@ static void classify(struct agent_daemon *d, struct agent_ctr *c) {
   }
 }
 
-void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *c, uint64_t t_ns,
-                            uint64_t rbytes, uint64_t wbytes, uint64_t rios, uint64_t wios) {
+void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *c,
+                            const struct cg2_sample *base) {
   struct sstate *st = state_of(d, c);
   if (st == NULL || st->n > 0)
     return;
-  if (t_ns == 0 || t_ns > (uint64_t)iob_now_ms() * 1000000u) {
+  /* The hook picks its source by the same rule (cg2_source_pick); one
+   * older than IOSample.source does not say it, and its baseline is taken
+   * as ours.  One that says another (the agent's sampler forced, or v1
+   * blkio not active here) is not a baseline for our counters. */
+  struct cg2_sample smp = *base;
+  if (smp.source == CG2_SOURCE_NONE)
+    smp.source = st->source;
+  if (smp.t_ns != 0 && smp.source != st->source)
+    iob_debug("'%s': baseline from %s, sampled with %s: not used", c->id,
+              cg2_source_name(smp.source), cg2_source_name(st->source));
+  if (smp.t_ns == 0 || smp.t_ns > (uint64_t)iob_now_ms() * 1000000u || smp.source != st->source) {
     (void)sample_one(d, c);
     return;
   }
-  /* The hook picks its source by the same rule (cg2_source_pick) for a
-   * container with a pid; the baseline carries no source of its own, so it
-   * is tagged with ours and a mismatch restarts the window (sample_one). */
-  struct cg2_sample smp = {.t_ns = t_ns, .source = st->source};
-  smp.io.rbytes = rbytes;
-  smp.io.wbytes = wbytes;
-  smp.io.rios = rios;
-  smp.io.wios = wios;
   push(st, &smp);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cgroupv2/cg2.h"
+#include "cgroupv2/sample.h"
 #include "common/cleanup.h"
 
 static const char *const base_keys[] = {"rbytes", "wbytes", "rios", "wios", "dbytes", "dios"};
@@ -198,3 +199,21 @@ int cg2_iostat_delta(const struct cg2_iostat *prev, const struct cg2_iostat *cur
   out->dev = steal_ptr(&dev);
   return resets;
 }
+
+/* The io.stat sample source: the cgroup's counters summed over devices. */
+static int read_sample(const char *root, const char *cgdir, struct cg2_sample *s,
+                       struct iob_error **err) {
+  (void)root;
+  struct cg2_iostat st;
+  if (cg2_iostat_read(cgdir, &st, err) < 0)
+    return -1;
+  cg2_iostat_sum(&st, &s->io);
+  cg2_iostat_release(&st);
+  return 0;
+}
+
+const struct cg2_source_ops cg2_source_iostat = {
+    .source = CG2_SOURCE_IOSTAT,
+    .name = "io.stat",
+    .read = read_sample,
+};

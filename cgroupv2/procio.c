@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cgroupv2/cg2.h"
+#include "cgroupv2/sample.h"
 #include "common/cleanup.h"
 
 int cg2_procio_parse(const char *buf, size_t len, struct cg2_procio *out, struct iob_error **err) {
@@ -146,3 +147,29 @@ int cg2_procio_sample(const char *root, const char *cgdir, struct cg2_procio *ou
     *vanished = gone;
   return 0;
 }
+
+/* The procfs sample source (sample.h): read_bytes/write_bytes and the
+ * syscall counts as the request counts. */
+static int read_sample(const char *root, const char *cgdir, struct cg2_sample *s,
+                       struct iob_error **err) {
+  struct cg2_procio p;
+  size_t n = 0;
+  if (cg2_procio_sample(root, cgdir, &p, &n, NULL, err) < 0)
+    return -1;
+  s->io.rbytes = p.read_bytes;
+  s->io.wbytes = p.write_bytes;
+  s->io.rios = p.syscr;
+  s->io.wios = p.syscw;
+  s->npids = n;
+  s->rchar = p.rchar;
+  s->wchar = p.wchar;
+  return 0;
+}
+
+const struct cg2_source_ops cg2_source_procio = {
+    .source = CG2_SOURCE_PROCIO,
+    .name = "procfs",
+    .lower_fidelity = true,
+    .counts_pids = true,
+    .read = read_sample,
+};

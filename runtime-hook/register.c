@@ -117,6 +117,7 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
   base.rios = res->baseline.io.rios;
   base.wios = res->baseline.io.wios;
   base.monotonic_ns = res->baseline.t_ns;
+  base.source = res->baseline.t_ns ? (char *)cg2_source_name(res->baseline.source) : "";
   Iobatch__Agent__V1__RegisterRequest req = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
   req.id = st->id;
   req.namespace_ = ns;

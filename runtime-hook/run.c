@@ -32,16 +32,17 @@ unsigned hook_class_weight(enum batch_class c) {
   }
 }
 
-/* The directory to sample and the source: cg2_source_pick, the rule the
- * agent follows too (io.stat in the v2 cgroup; else the v1 blkio cgroup's
- * statistics; else procfs over a cgroup of the container's own, never the
- * v2 root that runc may leave it in on a hybrid host). */
+/* The directory to sample and the source: cg2_source_pick by the host, the
+ * rule the agent follows too (io.stat in the v2 cgroup; else the v1 blkio
+ * cgroup's statistics; else procfs over a cgroup of the container's own,
+ * never the v2 root that runc may leave it in on a hybrid host). */
 static int resolve(const struct hook_options *opt, const struct hook_state *st,
                    const struct cg2_mount *m, struct hook_result *res, enum cg2_source *src,
                    struct iob_error **err) {
   if (cg2_pid_cgroup(opt->root, st->pid, &res->cgroup, err) < 0)
     return iob_error_prefix(err, "cannot resolve the cgroup of pid %d", (int)st->pid);
-  return cg2_source_pick(opt->root, st->pid, m, 1, src, &res->cgdir, err);
+  struct cg2_pick pick = {.root = opt->root, .m = m, .source = CG2_SOURCE_NONE, .pid = st->pid};
+  return cg2_source_pick(&pick, src, &res->cgdir, err);
 }
 
 /* Write the class's weight where some disk can enforce it: io.weight when
@@ -109,7 +110,7 @@ int hook_run(const struct hook_options *opt, const struct hook_state *st, struct
     hook_result_release(res);
     return -1;
   }
-  enum cg2_source src;
+  enum cg2_source src = CG2_SOURCE_NONE;
   int rc = resolve(opt, st, &m, res, &src, err);
   bool sample = rc == 0;
   if (rc < 0 && (*err)->code == IOB_CODE_NOT_FOUND && res->cgroup) {
@@ -126,10 +127,10 @@ int hook_run(const struct hook_options *opt, const struct hook_state *st, struct
   }
   if (sample)
     rc = cg2_sample_take(opt->root, res->cgdir, src, &res->baseline, err);
-  if (rc == 0)
+  if (rc == 0 && sample)
     iob_debug("container '%s' pid %d: cgroup '%s', sampling '%s' from %s%s", st->id, (int)st->pid,
               res->cgroup, res->cgdir, cg2_source_name(src),
-              src == CG2_SOURCE_PROCIO ? " (lower fidelity)" : "");
+              cg2_source_ops(src)->lower_fidelity ? " (lower fidelity)" : "");
   if (rc == 0 && sample && res->declared)
     rc = apply_weight(opt, &m, res, err);
   cg2_mount_release(&m);
@@ -152,8 +153,8 @@ json_t *hook_result_json(const struct hook_state *st, const struct hook_result *
                            "wbytes", (json_int_t)c->wbytes, "rios", (json_int_t)c->rios, "wios",
                            (json_int_t)c->wios, "dbytes", (json_int_t)c->dbytes, "dios",
                            (json_int_t)c->dios, "npids", (json_int_t)res->baseline.npids);
-  json_object_set_new(base, "lower_fidelity",
-                      json_boolean(res->baseline.source == CG2_SOURCE_PROCIO));
+  const struct cg2_source_ops *ops = cg2_source_ops(res->baseline.source);
+  json_object_set_new(base, "lower_fidelity", json_boolean(ops && ops->lower_fidelity));
   if (res->baseline.has_pressure)
     json_object_set_new(base, "pressure_some_total",
                         json_integer((json_int_t)res->baseline.pressure.some.total));

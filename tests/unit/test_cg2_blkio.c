@@ -276,6 +276,12 @@ static const char HYBRID_MOUNTINFO[] =
     "39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
     "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
 
+static int pick(const char *root, pid_t pid, const struct cg2_mount *m, enum cg2_source how,
+                enum cg2_source *src, char **dir, struct iob_error **err) {
+  struct cg2_pick p = {.root = root, .m = m, .source = how, .pid = pid};
+  return cg2_source_pick(&p, src, dir, err);
+}
+
 /* The rule shared by the hook and the agent: never the root of a
  * hierarchy, the blkio cgroup when there is one. */
 static void test_source_pick(void **state) {
@@ -291,28 +297,28 @@ static void test_source_pick(void **state) {
   assert_int_equal(cg2_mount_find(root, &m, &err), 0);
   enum cg2_source src;
   char *dir = NULL;
-  assert_int_equal(cg2_source_pick(root, 10, &m, 1, &src, &dir, &err), 0);
+  assert_int_equal(pick(root, 10, &m, CG2_SOURCE_NONE, &src, &dir, &err), 0);
   assert_int_equal(src, CG2_SOURCE_BLKIO_V1);
   char want[512];
   snprintf(want, sizeof(want), "%s/sys/fs/cgroup/blkio/ctr", root);
   assert_string_equal(dir, want);
   free(dir);
   /* blkio not allowed: procfs over its pids cgroup, not the v2 root */
-  assert_int_equal(cg2_source_pick(root, 10, &m, 0, &src, &dir, &err), 0);
+  assert_int_equal(pick(root, 10, &m, CG2_SOURCE_PROCIO, &src, &dir, &err), 0);
   assert_int_equal(src, CG2_SOURCE_PROCIO);
   snprintf(want, sizeof(want), "%s/sys/fs/cgroup/pids/ctr", root);
   assert_string_equal(dir, want);
   free(dir);
   /* in the blkio root, own v2 cgroup: procfs over the v2 cgroup */
   put(root, "/proc/11/cgroup", "7:blkio:/\n0::/ctr2\n");
-  assert_int_equal(cg2_source_pick(root, 11, &m, 1, &src, &dir, &err), 0);
+  assert_int_equal(pick(root, 11, &m, CG2_SOURCE_NONE, &src, &dir, &err), 0);
   assert_int_equal(src, CG2_SOURCE_PROCIO);
   snprintf(want, sizeof(want), "%s/sys/fs/cgroup/unified/ctr2", root);
   assert_string_equal(dir, want);
   free(dir);
   /* a blkio cgroup without the statistics files (no blk-throttle) */
   put(root, "/proc/12/cgroup", "8:pids:/p\n7:blkio:/nostats\n0::/\n");
-  assert_int_equal(cg2_source_pick(root, 12, &m, 1, &src, &dir, &err), 0);
+  assert_int_equal(pick(root, 12, &m, CG2_SOURCE_NONE, &src, &dir, &err), 0);
   assert_int_equal(src, CG2_SOURCE_PROCIO);
   snprintf(want, sizeof(want), "%s/sys/fs/cgroup/pids/p", root);
   assert_string_equal(dir, want);
@@ -320,13 +326,53 @@ static void test_source_pick(void **state) {
   /* the root everywhere: refused, never sampled */
   put(root, "/proc/13/cgroup", "8:pids:/\n7:blkio:/\n0::/\n");
   dir = NULL;
-  assert_int_equal(cg2_source_pick(root, 13, &m, 1, &src, &dir, &err), -1);
+  assert_int_equal(pick(root, 13, &m, CG2_SOURCE_NONE, &src, &dir, &err), -1);
   assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
   assert_null(dir);
   iob_error_release(&err);
+  /* the agent with a v1 blkio sampler but no pid yet: procfs over the v2
+   * cgroup registered */
+  struct cg2_pick p = {.root = root, .m = &m, .source = CG2_SOURCE_BLKIO_V1, .cgroup = "/reg"};
+  assert_int_equal(cg2_source_pick(&p, &src, &dir, &err), 0);
+  assert_int_equal(src, CG2_SOURCE_PROCIO);
+  snprintf(want, sizeof(want), "%s/sys/fs/cgroup/unified/reg", root);
+  assert_string_equal(dir, want);
+  free(dir);
+  /* ... and with one: the hook's rule */
+  p.pid = 10;
+  assert_int_equal(cg2_source_pick(&p, &src, &dir, &err), 0);
+  assert_int_equal(src, CG2_SOURCE_BLKIO_V1);
+  free(dir);
+  /* the agent's procfs sampler: the registered cgroup, else the pid's own
+   * v2 cgroup */
+  p.source = CG2_SOURCE_PROCIO;
+  assert_int_equal(cg2_source_pick(&p, &src, &dir, &err), 0);
+  assert_int_equal(src, CG2_SOURCE_PROCIO);
+  assert_string_equal(dir, want);
+  free(dir);
+  p.cgroup = "/";
+  p.pid = 11;
+  assert_int_equal(cg2_source_pick(&p, &src, &dir, &err), 0);
+  assert_int_equal(src, CG2_SOURCE_PROCIO);
+  snprintf(want, sizeof(want), "%s/sys/fs/cgroup/unified/ctr2", root);
+  assert_string_equal(dir, want);
+  free(dir);
+  /* io.stat forced: never for a pid in the v2 root; nothing to go by */
+  p.source = CG2_SOURCE_IOSTAT;
+  p.pid = 10;
+  dir = NULL;
+  assert_int_equal(cg2_source_pick(&p, &src, &dir, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
+  assert_null(dir);
+  iob_error_release(&err);
+  p.pid = 0;
+  p.cgroup = NULL;
+  assert_int_equal(cg2_source_pick(&p, &src, &dir, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
+  iob_error_release(&err);
   /* a host with io in v2: io.stat in the v2 cgroup */
   m.has_io = 1;
-  assert_int_equal(cg2_source_pick(root, 11, &m, 1, &src, &dir, &err), 0);
+  assert_int_equal(pick(root, 11, &m, CG2_SOURCE_NONE, &src, &dir, &err), 0);
   assert_int_equal(src, CG2_SOURCE_IOSTAT);
   free(dir);
   cg2_mount_release(&m);

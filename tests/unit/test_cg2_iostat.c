@@ -13,6 +13,7 @@
 #include "cgroupv2/iostat.h"
 #include "cgroupv2/pressure.h"
 #include "cgroupv2/procio.h"
+#include "cgroupv2/sample.h"
 #include "common/cleanup.h"
 
 static int iostat(const char *text, struct cg2_iostat *out, struct iob_error **err) {
@@ -269,6 +270,69 @@ static void test_procio(void **state) {
   }
 }
 
+/* Each sample carries its source; samples of two are never diffed (a
+ * procfs baseline against io.stat would read as a burst or a reset). */
+static void test_sample_delta_sources(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct cg2_sample a = {.t_ns = 1000000000, .source = CG2_SOURCE_PROCIO,
+                         .io = {.rbytes = 100, .wbytes = 200, .rios = 1, .wios = 2}};
+  struct cg2_sample b = {.t_ns = 3000000000, .source = CG2_SOURCE_PROCIO,
+                         .io = {.rbytes = 400, .wbytes = 200, .rios = 4, .wios = 2}};
+  struct cg2_io_counters d;
+  double dt = 0;
+  assert_int_equal(cg2_sample_delta(&a, &b, &d, &dt, &err), 0);
+  assert_int_equal(d.rbytes, 300);
+  assert_int_equal(d.rios, 3);
+  assert_int_equal(d.wbytes, 0);
+  assert_true(dt > 1.999 && dt < 2.001);
+  /* counters that went down: a restart, counted from it */
+  b.io.wbytes = 50;
+  assert_int_equal(cg2_sample_delta(&a, &b, &d, &dt, &err), 1);
+  assert_int_equal(d.wbytes, 50);
+  assert_null(err);
+  /* io.stat after a procfs baseline: an error, nothing diffed */
+  b.source = CG2_SOURCE_IOSTAT;
+  memset(&d, 0xff, sizeof(d));
+  assert_int_equal(cg2_sample_delta(&a, &b, &d, &dt, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+  assert_non_null(strstr(err->msg, "io.stat"));
+  assert_non_null(strstr(err->msg, "procfs"));
+  assert_int_equal(d.rbytes, UINT64_MAX);
+  iob_error_release(&err);
+  /* a baseline that does not say its source is not one either */
+  a.source = CG2_SOURCE_NONE;
+  assert_int_equal(cg2_sample_delta(&a, &b, &d, &dt, &err), -1);
+}
+
+/* The sources as a table: names round-trip, only real sources have ops. */
+static void test_source_ops(void **state) {
+  (void)state;
+  const enum cg2_source all[] = {CG2_SOURCE_IOSTAT, CG2_SOURCE_PROCIO, CG2_SOURCE_BLKIO_V1};
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(all); i++) {
+    const struct cg2_source_ops *ops = cg2_source_ops(all[i]);
+    assert_non_null(ops);
+    assert_int_equal(ops->source, all[i]);
+    assert_non_null(ops->read);
+    assert_int_equal(cg2_source_from_name(cg2_source_name(all[i])), all[i]);
+  }
+  assert_string_equal(cg2_source_name(CG2_SOURCE_IOSTAT), "io.stat");
+  assert_string_equal(cg2_source_name(CG2_SOURCE_PROCIO), "procfs");
+  assert_string_equal(cg2_source_name(CG2_SOURCE_BLKIO_V1), "blkio-v1");
+  assert_true(cg2_source_ops(CG2_SOURCE_PROCIO)->lower_fidelity);
+  assert_false(cg2_source_ops(CG2_SOURCE_IOSTAT)->counts_pids);
+  assert_true(cg2_source_ops(CG2_SOURCE_BLKIO_V1)->counts_pids);
+  assert_null(cg2_source_ops(CG2_SOURCE_NONE));
+  assert_null(cg2_source_ops((enum cg2_source)42));
+  assert_string_equal(cg2_source_name(CG2_SOURCE_NONE), "unknown");
+  assert_int_equal(cg2_source_from_name("unknown"), -1);
+  assert_int_equal(cg2_source_from_name(""), -1);
+  cleanup_error struct iob_error *err = NULL;
+  struct cg2_sample s;
+  assert_int_equal(cg2_sample_take(NULL, "/nonexistent", CG2_SOURCE_NONE, &s, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_iostat_real_format),
@@ -281,6 +345,8 @@ int main(void) {
       cmocka_unit_test(test_pressure_malformed),
       cmocka_unit_test(test_pressure_unterminated),
       cmocka_unit_test(test_procio),
+      cmocka_unit_test(test_sample_delta_sources),
+      cmocka_unit_test(test_source_ops),
   };
   return cmocka_run_group_tests_name("cg2_iostat", tests, NULL, NULL);
 }
