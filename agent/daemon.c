@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/metrics_server.h"
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/log.h"

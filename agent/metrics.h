@@ -1,28 +1,17 @@
-/* iobatchd's Prometheus text endpoint (config key `metrics`): a small
- * HTTP/1.x server on the daemon's own loop, for loopback or a unix socket
- * only.  One GET /metrics (or HEAD) per connection, answered from memory
- * and closed: no threads, nothing that blocks the loop.
- *
- * Exposition format 0.0.4 ("text/plain; version=0.0.4"):
- * https://prometheus.io/docs/instrumenting/exposition_formats/ */
+/* iobatchd's metrics: the counters the daemon keeps, the gauges a scrape
+ * takes, and their text in the Prometheus exposition format 0.0.4
+ * ("text/plain; version=0.0.4"):
+ * https://prometheus.io/docs/instrumenting/exposition_formats/
+ * agent/metrics_server.h serves it (config key `metrics`). */
 #ifndef IOB_AGENT_METRICS_H
 #define IOB_AGENT_METRICS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/socket.h>
 
 #include "batcher/batcher.h"
 #include "common/error.h"
-#include "common/loop.h"
-
-#define AGENT_METRICS_HEAD_MAX 8192  /* bytes of a request head */
-#define AGENT_METRICS_PATH_MAX 1024  /* bytes of a request target */
-#define AGENT_METRICS_MAX_CONNS 16   /* open connections; more are closed at once */
-#define AGENT_METRICS_MAX_PER_PEER 4 /* of those, from one uid (unix) or address (TCP) */
-#define AGENT_METRICS_PEER_MAX 64
-#define AGENT_METRICS_TIMEOUT_MS 5000 /* a connection's whole life */
 
 /* Why a container got admitted (label `reason`): the batcher's admit
  * reasons, "already_running" for one registered as running (an agent
@@ -93,46 +82,5 @@ void agent_metrics_view_count(struct agent_metrics_view *v, const struct agent_c
 /* The exposition text into a malloc'ed *out. */
 int agent_metrics_render(const struct agent_metrics *m, const struct agent_metrics_view *v,
                          char **out, size_t *len, struct iob_error **err);
-
-enum agent_http_method { AGENT_HTTP_GET = 0, AGENT_HTTP_HEAD, AGENT_HTTP_OTHER };
-
-struct agent_http_request {
-  int method; /* enum agent_http_method */
-  char path[AGENT_METRICS_PATH_MAX];
-};
-
-/* Parse an HTTP/1.0 or 1.1 request head from a client (outside input).
- * Returns 1 with *req filled when buf holds the whole head (up to an empty
- * CRLF line), 0 when more bytes are needed, < 0 when it is malformed, with
- * the status to answer in *status (400, 414, 431 or 505). */
-int agent_http_parse_request(const char *buf, size_t len, struct agent_http_request *req,
-                             int *status);
-
-/* Where the endpoint listens. */
-struct agent_metrics_addr {
-  struct sockaddr_storage sa;
-  socklen_t salen;
-  char path[108]; /* unix: the socket path; "" otherwise */
-};
-
-/* "unix:/ABS/PATH", "127.0.0.1:PORT" (any 127/8), "[::1]:PORT" or
- * "localhost:PORT" (127.0.0.1, no resolver).  Anything else, a non-loopback
- * address above all, is an error naming the key. */
-int agent_metrics_addr_parse(const char *spec, struct agent_metrics_addr *a,
-                             struct iob_error **err);
-
-struct agent_metrics_server;
-/* Render the current exposition text (malloc'ed) for a scrape. */
-typedef int (*agent_metrics_fn)(void *user, char **out, size_t *len, struct iob_error **err);
-
-int agent_metrics_server_open(struct iob_loop *loop, const char *spec, agent_metrics_fn fn,
-                              void *user, struct agent_metrics_server **out,
-                              struct iob_error **err);
-/* Close the listener and every connection; a unix socket is unlinked. */
-void agent_metrics_server_free(struct agent_metrics_server *s);
-const char *agent_metrics_server_spec(const struct agent_metrics_server *s);
-/* Who is at the other end of an accepted connection, for the per-peer
- * limit: "uid N" (SO_PEERCRED) on a unix socket, "address A" on TCP. */
-int agent_metrics_peer_key(int fd, char *out, size_t n);
 
 #endif

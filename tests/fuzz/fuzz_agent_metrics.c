@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/metrics.h"
+#include "agent/metrics_server.h"
 #include "common/cleanup.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -21,6 +21,7 @@
 
 #include "agent/admission.h"
 #include "agent/metrics.h"
+#include "agent/metrics_server.h"
 #include "common/cleanup.h"
 #include "common/version.h"
 

@@ -1,0 +1,533 @@
+/* The metrics endpoint's HTTP/1.x server (agent/metrics_server.h). */
+#include "agent/metrics_server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/log.h"
+
+/* RFC 9110 5.6.2 token characters. */
+static bool is_tchar(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static int bad(int *status, int code) {
+  *status = code;
+  return -1;
+}
+
+/* The request line: METHOD SP TARGET SP HTTP/1.x (RFC 9112 3).  No
+ * HTTP/0.9 (a line without a version). */
+static int parse_request_line(const char *s, size_t n, struct agent_http_request *req,
+                              int *status) {
+  size_t i = 0;
+  while (i < n && is_tchar((unsigned char)s[i]))
+    i++;
+  if (i == 0 || i >= n || s[i] != ' ')
+    return bad(status, 400);
+  if (i == 3 && memcmp(s, "GET", 3) == 0)
+    req->method = AGENT_HTTP_GET;
+  else if (i == 4 && memcmp(s, "HEAD", 4) == 0)
+    req->method = AGENT_HTTP_HEAD;
+  else
+    req->method = AGENT_HTTP_OTHER;
+  size_t p = ++i;
+  while (i < n && s[i] > ' ' && s[i] < 0x7f)
+    i++;
+  if (i == p || i >= n || s[i] != ' ')
+    return bad(status, 400);
+  if (i - p >= AGENT_METRICS_PATH_MAX)
+    return bad(status, 414);
+  memcpy(req->path, s + p, i - p);
+  req->path[i - p] = '\0';
+  const char *ver = s + i + 1;
+  size_t vn = n - i - 1;
+  if (vn != 8 || memcmp(ver, "HTTP/", 5) != 0 || ver[6] != '.' || ver[5] < '0' || ver[5] > '9' ||
+      ver[7] < '0' || ver[7] > '9')
+    return bad(status, 400);
+  if (ver[5] != '1')
+    return bad(status, 505);
+  return 0;
+}
+
+/* A header field line: NAME ":" VALUE; the values are not used. */
+static int check_field(const char *s, size_t n, int *status) {
+  size_t i = 0;
+  while (i < n && is_tchar((unsigned char)s[i]))
+    i++;
+  if (i == 0 || i >= n || s[i] != ':')
+    return bad(status, 400);
+  return 0;
+}
+
+int agent_http_parse_request(const char *buf, size_t len, struct agent_http_request *req,
+                             int *status) {
+  *status = 0;
+  size_t lim = len < AGENT_METRICS_HEAD_MAX ? len : AGENT_METRICS_HEAD_MAX;
+  size_t start = 0;
+  unsigned lineno = 0;
+  for (size_t i = 0; i < lim; i++) {
+    unsigned char c = (unsigned char)buf[i];
+    /* Control bytes, DEL and anything not ASCII have no place in the head
+     * of a scrape; a bare LF is a broken line ending. */
+    if (c == '\n') {
+      if (i == start || buf[i - 1] != '\r')
+        return bad(status, 400);
+      size_t n = i - 1 - start;
+      if (n == 0) {
+        if (lineno == 0)
+          return bad(status, 400);
+        return 1;
+      }
+      int r = lineno == 0 ? parse_request_line(buf + start, n, req, status)
+                          : check_field(buf + start, n, status);
+      if (r < 0)
+        return -1;
+      lineno++;
+      start = i + 1;
+    } else if (c == '\r') {
+      if (i + 1 < lim && buf[i + 1] != '\n')
+        return bad(status, 400);
+    } else if ((c < 0x20 && c != '\t') || c >= 0x7f) {
+      return bad(status, 400);
+    }
+  }
+  if (lineno == 0 && lim - start >= AGENT_METRICS_PATH_MAX + 32)
+    return bad(status, 414);
+  if (len >= AGENT_METRICS_HEAD_MAX)
+    return bad(status, 431);
+  return 0;
+}
+
+int agent_metrics_addr_parse(const char *spec, struct agent_metrics_addr *a,
+                             struct iob_error **err) {
+  memset(a, 0, sizeof(*a));
+  const char *expect = "expected unix:/PATH, 127.0.0.1:PORT, [::1]:PORT or localhost:PORT";
+  if (strncmp(spec, "unix:", 5) == 0) {
+    const char *p = spec + 5;
+    if (p[0] != '/' || strlen(p) >= sizeof(a->path))
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                            "invalid value '%s' for 'metrics': a unix socket needs an absolute "
+                            "path shorter than %zu bytes",
+                            spec, sizeof(a->path));
+    struct sockaddr_un *un = (struct sockaddr_un *)&a->sa;
+    un->sun_family = AF_UNIX;
+    snprintf(un->sun_path, sizeof(un->sun_path), "%s", p);
+    snprintf(a->path, sizeof(a->path), "%s", p);
+    a->salen = (socklen_t)sizeof(*un);
+    return 0;
+  }
+  const char *colon = strrchr(spec, ':');
+  if (colon == NULL || colon == spec)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid value '%s' for 'metrics': %s",
+                          spec, expect);
+  char *end = NULL;
+  errno = 0;
+  unsigned long port = strtoul(colon + 1, &end, 10);
+  if (colon[1] < '0' || colon[1] > '9' || errno != 0 || *end != '\0' || port == 0 || port > 65535)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid value '%s' for 'metrics': the port must be 1 to 65535", spec);
+  char host[64];
+  size_t hn = (size_t)(colon - spec);
+  if (hn >= sizeof(host))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid value '%s' for 'metrics': %s",
+                          spec, expect);
+  memcpy(host, spec, hn);
+  host[hn] = '\0';
+  struct sockaddr_in *in4 = (struct sockaddr_in *)&a->sa;
+  struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&a->sa;
+  if (strcmp(host, "localhost") == 0)
+    snprintf(host, sizeof(host), "127.0.0.1");
+  if (host[0] == '[' && hn >= 2 && host[hn - 1] == ']') {
+    host[hn - 1] = '\0';
+    if (inet_pton(AF_INET6, host + 1, &in6->sin6_addr) != 1)
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid value '%s' for 'metrics': %s",
+                            spec, expect);
+    if (!IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+      goto not_loopback;
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons((uint16_t)port);
+    a->salen = (socklen_t)sizeof(*in6);
+    return 0;
+  }
+  if (inet_pton(AF_INET, host, &in4->sin_addr) != 1)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid value '%s' for 'metrics': %s",
+                          spec, expect);
+  if ((ntohl(in4->sin_addr.s_addr) >> 24) != 127)
+    goto not_loopback;
+  in4->sin_family = AF_INET;
+  in4->sin_port = htons((uint16_t)port);
+  a->salen = (socklen_t)sizeof(*in4);
+  return 0;
+not_loopback:
+  /* Container names and workload mix are nobody else's business: the
+   * endpoint has no authentication, so it stays on this host. */
+  memset(a, 0, sizeof(*a));
+  return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                        "invalid value '%s' for 'metrics': not a loopback address (%s)", spec,
+                        expect);
+}
+
+struct metrics_conn {
+  struct agent_metrics_server *srv;
+  struct metrics_conn *next;
+  int fd;
+  struct iob_timer *timer;
+  char in[AGENT_METRICS_HEAD_MAX];
+  size_t in_len;
+  char *out; /* the whole reply; nothing else is buffered */
+  size_t out_len, out_off;
+  char peer[AGENT_METRICS_PEER_MAX]; /* agent_metrics_peer_key */
+};
+
+struct agent_metrics_server {
+  struct iob_loop *loop;
+  int fd;
+  char *spec;
+  char path[108]; /* unix socket to unlink, "" for TCP */
+  agent_metrics_fn fn;
+  void *user;
+  struct metrics_conn *conns;
+  unsigned nconns;
+};
+
+static void conn_close(struct metrics_conn *c) {
+  struct agent_metrics_server *s = c->srv;
+  for (struct metrics_conn **p = &s->conns; *p; p = &(*p)->next)
+    if (*p == c) {
+      *p = c->next;
+      break;
+    }
+  s->nconns--;
+  if (c->timer)
+    iob_timer_cancel(s->loop, c->timer);
+  iob_loop_del(s->loop, c->fd);
+  close(c->fd);
+  free(c->out);
+  free(c);
+}
+
+static void on_conn_timeout(struct iob_loop *loop, void *data) {
+  (void)loop;
+  struct metrics_conn *c = data;
+  c->timer = NULL; /* fired timers are freed by the loop */
+  iob_debug("metrics: connection closed after %d ms without a complete exchange",
+            AGENT_METRICS_TIMEOUT_MS);
+  conn_close(c);
+}
+
+static const char *status_text(int code) {
+  switch (code) {
+  case 200:
+    return "OK";
+  case 404:
+    return "Not Found";
+  case 405:
+    return "Method Not Allowed";
+  case 414:
+    return "URI Too Long";
+  case 431:
+    return "Request Header Fields Too Large";
+  case 505:
+    return "HTTP Version Not Supported";
+  case 500:
+    return "Internal Server Error";
+  }
+  return "Bad Request";
+}
+
+/* Build the whole reply; body NULL: a one-line text body with the status. */
+static int make_reply(struct metrics_conn *c, int code, const char *body, size_t body_len,
+                      bool head_only) {
+  char small[64];
+  if (body == NULL) {
+    snprintf(small, sizeof(small), "%d %s\n", code, status_text(code));
+    body = small;
+    body_len = strlen(small);
+  }
+  char *out = NULL;
+  int n = asprintf(&out,
+                   "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+                   "Connection: close\r\n\r\n",
+                   code, status_text(code),
+                   code == 200 ? "text/plain; version=0.0.4; charset=utf-8"
+                               : "text/plain; charset=utf-8",
+                   body_len, code == 405 ? "Allow: GET, HEAD\r\n" : "");
+  if (n < 0)
+    return -1;
+  size_t total = (size_t)n + (head_only ? 0 : body_len);
+  char *all = realloc(out, total + 1);
+  if (all == NULL) {
+    free(out);
+    return -1;
+  }
+  if (!head_only)
+    memcpy(all + n, body, body_len);
+  c->out = all;
+  c->out_len = total;
+  c->out_off = 0;
+  return 0;
+}
+
+/* Write what the socket takes now; 1: all sent, 0: later, < 0: drop. */
+static int conn_flush(struct metrics_conn *c) {
+  while (c->out_off < c->out_len) {
+    ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return 0;
+    if (w <= 0)
+      return -1;
+    c->out_off += (size_t)w;
+  }
+  return 1;
+}
+
+static void answer(struct metrics_conn *c, const struct agent_http_request *req, int code) {
+  struct agent_metrics_server *s = c->srv;
+  cleanup_free char *body = NULL;
+  size_t body_len = 0;
+  bool head_only = false;
+  if (code == 0) {
+    const char *q = strchr(req->path, '?');
+    size_t pn = q ? (size_t)(q - req->path) : strlen(req->path);
+    if (req->method == AGENT_HTTP_OTHER)
+      code = 405;
+    else if (pn != 8 || memcmp(req->path, "/metrics", 8) != 0)
+      code = 404;
+    else {
+      cleanup_error struct iob_error *err = NULL;
+      code = 200;
+      if (s->fn(s->user, &body, &body_len, &err) < 0) {
+        iob_warn("metrics: %s", err->msg);
+        code = 500;
+      }
+    }
+    head_only = req->method == AGENT_HTTP_HEAD;
+  }
+  if (make_reply(c, code, code == 200 ? body : NULL, body_len, head_only) < 0) {
+    conn_close(c);
+    return;
+  }
+  int r = conn_flush(c);
+  cleanup_error struct iob_error *err = NULL;
+  if (r != 0 || iob_loop_mod(s->loop, c->fd, EPOLLOUT, &err) < 0)
+    conn_close(c); /* sent, or the client is gone */
+}
+
+static void on_conn(struct iob_loop *loop, int fd, uint32_t events, void *data) {
+  (void)loop;
+  (void)fd;
+  struct metrics_conn *c = data;
+  if (c->out) {
+    if ((events & (EPOLLERR | EPOLLHUP)) || conn_flush(c) != 0)
+      conn_close(c);
+    return;
+  }
+  for (;;) {
+    if (c->in_len == sizeof(c->in))
+      break;
+    ssize_t r = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, 0);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      break;
+    if (r <= 0) {
+      conn_close(c); /* closed before a whole request, or an error */
+      return;
+    }
+    c->in_len += (size_t)r;
+  }
+  struct agent_http_request req;
+  int status = 0;
+  int p = agent_http_parse_request(c->in, c->in_len, &req, &status);
+  if (p == 0)
+    return; /* more to come, or the timeout */
+  answer(c, &req, p < 0 ? status : 0);
+}
+
+int agent_metrics_peer_key(int fd, char *out, size_t n) {
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof(ss);
+  if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+    return -1;
+  if (ss.ss_family == AF_UNIX) {
+    struct ucred cr;
+    socklen_t crlen = sizeof(cr);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
+      return -1;
+    snprintf(out, n, "uid %u", (unsigned)cr.uid);
+    return 0;
+  }
+  len = sizeof(ss);
+  if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
+    return -1;
+  char a[INET6_ADDRSTRLEN] = "";
+  const void *src = ss.ss_family == AF_INET6
+                        ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+                        : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
+  if (inet_ntop(ss.ss_family, src, a, sizeof(a)) == NULL)
+    return -1;
+  snprintf(out, n, "address %s", a);
+  return 0;
+}
+
+static unsigned peer_conns(const struct agent_metrics_server *s, const char *peer) {
+  unsigned n = 0;
+  for (const struct metrics_conn *c = s->conns; c; c = c->next)
+    n += strcmp(c->peer, peer) == 0;
+  return n;
+}
+
+static void on_accept(struct iob_loop *loop, int fd, uint32_t events, void *data) {
+  (void)events;
+  struct agent_metrics_server *s = data;
+  for (;;) {
+    int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (cfd < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+        iob_warn("metrics: accept: %s", strerror(errno));
+      if (errno == EINTR || errno == ECONNABORTED)
+        continue;
+      return;
+    }
+    if (s->nconns >= AGENT_METRICS_MAX_CONNS) {
+      /* Scrapers are few; many open connections are a stuck or hostile
+       * client, and the loop owes them nothing. */
+      close(cfd);
+      continue;
+    }
+    /* One peer (a local user, an address) gets a share of the slots, so
+     * it cannot keep the real scraper out. */
+    char peer[AGENT_METRICS_PEER_MAX];
+    if (agent_metrics_peer_key(cfd, peer, sizeof(peer)) < 0 ||
+        peer_conns(s, peer) >= AGENT_METRICS_MAX_PER_PEER) {
+      close(cfd);
+      continue;
+    }
+    struct metrics_conn *c = calloc(1, sizeof(*c));
+    cleanup_error struct iob_error *err = NULL;
+    if (c == NULL) {
+      close(cfd);
+      continue;
+    }
+    c->srv = s;
+    c->fd = cfd;
+    memcpy(c->peer, peer, sizeof(peer));
+    c->timer = iob_loop_timer(loop, AGENT_METRICS_TIMEOUT_MS, on_conn_timeout, c);
+    if (c->timer == NULL || iob_loop_add(loop, cfd, EPOLLIN, on_conn, c, &err) < 0) {
+      if (c->timer)
+        iob_timer_cancel(loop, c->timer);
+      close(cfd);
+      free(c);
+      continue;
+    }
+    c->next = s->conns;
+    s->conns = c;
+    s->nconns++;
+  }
+}
+
+static int listen_on(const struct agent_metrics_addr *a, const char *spec, struct iob_error **err) {
+  int family = a->sa.ss_family;
+  if (family == AF_UNIX) {
+    struct stat st;
+    if (lstat(a->path, &st) == 0) {
+      if (!S_ISSOCK(st.st_mode))
+        return iob_error(err, EEXIST, "cannot listen on '%s' (metrics): not a socket", a->path);
+      /* A socket left by an agent that did not stop cleanly: ours. */
+      if (unlink(a->path) < 0 && errno != ENOENT)
+        return iob_error(err, errno, "cannot remove stale socket '%s'", a->path);
+    }
+    cleanup_free char *dir = strdup(a->path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash && slash != dir) {
+      *slash = '\0';
+      if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return iob_error(err, errno, "cannot create socket directory '%s'", dir);
+    }
+  }
+  cleanup_close int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return iob_error(err, errno, "cannot create a socket for metrics '%s'", spec);
+  int one = 1;
+  if (family != AF_UNIX && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
+    return iob_error(err, errno, "cannot set SO_REUSEADDR for metrics '%s'", spec);
+  /* Like the API socket (ttrpc_server_listen): 0600 from the bind on, by
+   * the socket's own mode and the umask, never a chmod by path. */
+  if (family == AF_UNIX && fchmod(fd, 0600) < 0)
+    return iob_error(err, errno, "cannot set the mode of the metrics socket '%s'", spec);
+  mode_t old = umask(0177);
+  int r = bind(fd, (const struct sockaddr *)&a->sa, a->salen);
+  int e = errno;
+  umask(old);
+  if (r < 0)
+    return iob_error(err, e, "cannot bind metrics '%s'", spec);
+  if (listen(fd, AGENT_METRICS_MAX_CONNS) < 0) {
+    e = errno;
+    if (family == AF_UNIX)
+      unlink(a->path);
+    return iob_error(err, e, "cannot listen on metrics '%s'", spec);
+  }
+  return steal_fd(&fd);
+}
+
+int agent_metrics_server_open(struct iob_loop *loop, const char *spec, agent_metrics_fn fn,
+                              void *user, struct agent_metrics_server **out,
+                              struct iob_error **err) {
+  struct agent_metrics_addr a;
+  if (agent_metrics_addr_parse(spec, &a, err) < 0)
+    return -1;
+  struct agent_metrics_server *s = calloc(1, sizeof(*s));
+  if (s == NULL || (s->spec = strdup(spec)) == NULL) {
+    free(s);
+    return iob_error(err, ENOMEM, "cannot allocate the metrics server");
+  }
+  s->loop = loop;
+  s->fn = fn;
+  s->user = user;
+  s->fd = listen_on(&a, spec, err);
+  if (s->fd < 0) {
+    free(s->spec);
+    free(s);
+    return -1;
+  }
+  snprintf(s->path, sizeof(s->path), "%s", a.path);
+  if (iob_loop_add(loop, s->fd, EPOLLIN, on_accept, s, err) < 0) {
+    agent_metrics_server_free(s);
+    return -1;
+  }
+  *out = s;
+  return 0;
+}
+
+void agent_metrics_server_free(struct agent_metrics_server *s) {
+  if (s == NULL)
+    return;
+  while (s->conns)
+    conn_close(s->conns);
+  iob_loop_del(s->loop, s->fd);
+  close(s->fd);
+  if (s->path[0] && unlink(s->path) < 0 && errno != ENOENT)
+    iob_warn("cannot remove '%s': %s", s->path, strerror(errno));
+  free(s->spec);
+  free(s);
+}
+
+const char *agent_metrics_server_spec(const struct agent_metrics_server *s) {
+  return s->spec;
+}
