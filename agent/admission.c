@@ -219,6 +219,7 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
     c->registered_ms = now;
     c->share = -1;
     c->stall = c->stall_alone = -1;
+    c->alone_var = 0;
   }
   if (update_str(&c->id, in->id) < 0 || update_str(&c->ns, in->ns) < 0 ||
       update_str(&c->workload_key, in->workload_key) < 0 ||

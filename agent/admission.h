@@ -104,6 +104,7 @@ struct agent_ctr {
   bool protect;
   bool protect_declared;
   double alone_bps; /* its rate in windows with no other I/O (running average) */
+  double alone_var; /* ... and its running variance */
   double share;     /* rate / alone_bps in the last shared window, -1 unknown */
   double cap_bps;   /* batch: the cap last written for it, 0 none */
   /* Protected: the share of time some of its tasks stalled on I/O

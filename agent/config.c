@@ -299,7 +299,7 @@ static const struct iob_conf_key keys[] = {
     {"protect_cap_start", iob_conf_bytes, F(protect_cap_start), 64 * 1024, 1e12,
      "bytes per second from 64K to 1e12, K/M/G suffixes (e.g. 64M)"},
     {"protect_cap_floor", iob_conf_bytes, F(protect_cap_floor), 64 * 1024, 1e12,
-     "bytes per second from 64K to 1e12, K/M/G suffixes (e.g. 2M)"},
+     "bytes per second from 64K to 1e12, K/M/G suffixes (e.g. 16M)"},
     {"protect_raise", conf_double, F(protect_raise), 1, 10, "a number from 1 to 10"},
     {"protect_cut", conf_double, F(protect_cut), 0.05, 1, "a number from 0.05 to 1"},
     {"protect_hold", conf_protect_hold, F(protect_hold_at_floor), 0, 0, "'short' or 'floor'"},

@@ -44,12 +44,13 @@
  *                                               while protecting: those that write
  *                                               or may write, or all of them
  *   protect_cap_start = 64M                    first cap per batch container (bytes/s)
- *   protect_cap_floor = 2M                     lowest cap
+ *   protect_cap_floor = 16M                    lowest cap
  *   protect_raise    = 1.25                    cap x this per window with slack
  *   protect_cut      = 0.5                     cap x this per window short of target
- *   protect_hold     = short | floor           hold new batch containers whenever a
- *                                               victim is short, or only once the cap
- *                                               is at its floor
+ *   protect_hold     = floor | short           hold new batch containers only while
+ *                                               a victim is short with the cap at its
+ *                                               floor (the last resort), or whenever
+ *                                               a victim is short
  *   protect_gap      = 2s                      batch containers start this far apart
  *                                               while protecting (default: two
  *                                               sample periods; 0: no spacing)

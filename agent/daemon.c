@@ -246,6 +246,8 @@ static void protect_step(struct agent_daemon *d) {
     iob_info("protecting '%s': at %.2f of its rate alone (target %.2f); batch containers capped "
              "at %.1f MiB/s and new ones held",
              p->victim, p->worst_share, p->cfg.min_share, p->level_bps / (1024 * 1024));
+  else if (!p->short_ && was_short && k == 0)
+    iob_info("no protected container runs any more: batch containers may start");
   else if (!p->short_ && was_short && p->worst_share >= 0)
     iob_info("'%s' has slack again (%.2f of its rate alone): batch containers may start", p->victim,
              p->worst_share);

@@ -7,11 +7,12 @@ void agent_protect_cfg_default(struct agent_protect_cfg *cfg) {
   cfg->min_share = 0.85;
   cfg->max_stall_ratio = 1.25;
   cfg->cap_start_bps = 64.0 * 1024 * 1024;
-  cfg->cap_floor_bps = 2.0 * 1024 * 1024;
+  cfg->cap_floor_bps = 16.0 * 1024 * 1024;
   cfg->cap_max_bps = 2048.0 * 1024 * 1024;
   cfg->raise = 1.25;
   cfg->cut = 0.5;
   cfg->scope = AGENT_PROTECT_WRITERS;
+  cfg->hold_at_floor = true;
 }
 
 const char *agent_protect_scope_name(int scope) {
@@ -91,7 +92,8 @@ const char *agent_protect_signal_name(int signal) {
   return "invalid";
 }
 
-double agent_protect_share(int signal, double rate_share, double stall, double stall_alone) {
+double agent_protect_share(int signal, double rate_share, double rate_cv, double stall,
+                           double stall_alone) {
   double pshare = -1;
   if (stall >= 0 && stall_alone >= 0)
     pshare = (1 - stall) /
@@ -102,8 +104,12 @@ double agent_protect_share(int signal, double rate_share, double stall, double s
   case AGENT_PROTECT_SIGNAL_PRESSURE:
     return pshare;
   default:
-    /* A container that stalls most of the time even alone (an I/O-bound
-     * one) has little unstalled time to lose: its rate is the measure. */
-    return pshare >= 0 && stall_alone <= PROTECT_PRESSURE_AUTO_MAX ? pshare : rate_share;
+    /* A steady rate alone is the better measure (it sees CPU taken by
+     * neighbours too); so is it for a container that stalls most of the
+     * time even alone (an I/O-bound one has little unstalled time to
+     * lose). */
+    if (pshare >= 0 && rate_cv > PROTECT_RATE_CV_MAX && stall_alone <= PROTECT_PRESSURE_AUTO_MAX)
+      return pshare;
+    return rate_share >= 0 ? rate_share : pshare;
   }
 }

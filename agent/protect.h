@@ -37,13 +37,13 @@ struct agent_protect_cfg {
   double min_share;       /* 0.85 of its rate alone */
   double max_stall_ratio; /* 1.25 x its io.pressure stall alone */
   double cap_start_bps;   /* first level: 64 MiB/s */
-  double cap_floor_bps;   /* lowest level: 2 MiB/s */
+  double cap_floor_bps;   /* lowest level: 16 MiB/s */
   double cap_max_bps;     /* above it the cap is lifted: 2 GiB/s */
   double raise, cut;      /* x1.25 with slack, x0.5 without */
   int scope;              /* enum agent_protect_scope */
   /* Hold new batch containers only once the cap is at its floor and a
    * victim is still short (holding as the last resort), rather than
-   * whenever a victim is short. */
+   * whenever a victim is short (default: true). */
   bool hold_at_floor;
 };
 void agent_protect_cfg_default(struct agent_protect_cfg *cfg);
@@ -67,18 +67,23 @@ const char *agent_protect_signal_name(int signal);
 /* A stall share alone above this counts as this (the pressure share's
  * denominator stays away from 0). */
 #define PROTECT_STALL_ALONE_MAX 0.9
-/* `auto` measures by pressure only a container that stalls on I/O at most
- * this share of the time alone. */
+/* `auto` measures by pressure only a container whose rate alone is
+ * unsteady (coefficient of variation above this: a database's writes swing
+ * with its checkpoints) and that stalls on I/O at most
+ * PROTECT_PRESSURE_AUTO_MAX of the time alone; a steady one (an fio-like
+ * reader) by its rate, which also sees the CPU its neighbours take. */
+#define PROTECT_RATE_CV_MAX 0.5
 #define PROTECT_PRESSURE_AUTO_MAX 0.7
 
 /* A protected container's share of its pace alone in a window, by SIGNAL:
- * RATE_SHARE (its I/O rate / its rate alone; it moves with its own load
- * too: a database writes full pages after a checkpoint, fewer later), or
- * from its io.pressure "some" stall share in the window and alone
- * (running average), (1 - STALL) / (1 - STALL_ALONE): the throughput a
- * service keeps when only its I/O waits grow.  Any input < 0 is unknown;
- * returns < 0 when the signal's inputs are. */
-double agent_protect_share(int signal, double rate_share, double stall, double stall_alone);
+ * RATE_SHARE (its I/O rate / its rate alone), or from its io.pressure
+ * "some" stall share in the window and alone (running average),
+ * (1 - STALL) / (1 - STALL_ALONE): the throughput a service keeps when only
+ * its I/O waits grow; `auto` as above, with RATE_CV the coefficient of
+ * variation of its rate alone (< 0 unknown: counts as steady).  Any input
+ * < 0 is unknown; returns < 0 when the chosen signal's inputs are. */
+double agent_protect_share(int signal, double rate_share, double rate_cv, double stall,
+                           double stall_alone);
 
 /* Windows in a row with slack before held batch containers may start. */
 #define PROTECT_SLACK_WINDOWS 2

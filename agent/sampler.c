@@ -2,6 +2,7 @@
  * two, the class from a short window of them (wcd), and the cgroup's
  * disappearance as an exit (a shim that died cannot tell us). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,6 +393,11 @@ static void protect_share(struct agent_daemon *d, struct agent_ctr *c, const str
   c->stall = stall;
   c->share = -1;
   if (c->io_now && nb == 0) {
+    /* running mean and variance of its rate alone */
+    if (c->alone_bps > 0) {
+      double dev = rate - c->alone_bps;
+      c->alone_var = 0.7 * (c->alone_var + 0.3 * dev * dev);
+    }
     c->alone_bps = c->alone_bps > 0 ? c->alone_bps + 0.3 * (rate - c->alone_bps) : rate;
     if (stall >= 0)
       c->stall_alone =
@@ -402,12 +408,13 @@ static void protect_share(struct agent_daemon *d, struct agent_ctr *c, const str
     return;
   if (c->alone_bps > 0)
     rshare = rate / c->alone_bps;
-  c->share = agent_protect_share(d->cfg.protect_signal, rshare, stall, c->stall_alone);
-  iob_debug("protect '%s': rate %.1f MiB/s (alone %.1f: share %.2f), io stall %.0f%% (alone "
-            "%.0f%%: share %.2f) -> %.2f, %zu neighbours doing I/O",
-            c->id, rate / (1024 * 1024), c->alone_bps / (1024 * 1024), rshare, stall * 100,
+  double cv = c->alone_bps > 0 && c->alone_var > 0 ? sqrt(c->alone_var) / c->alone_bps : -1;
+  c->share = agent_protect_share(d->cfg.protect_signal, rshare, cv, stall, c->stall_alone);
+  iob_debug("protect '%s': rate %.1f MiB/s (alone %.1f, cv %.2f: share %.2f), io stall %.0f%% "
+            "(alone %.0f%%: share %.2f) -> %.2f, %zu neighbours doing I/O",
+            c->id, rate / (1024 * 1024), c->alone_bps / (1024 * 1024), cv, rshare, stall * 100,
             c->stall_alone * 100,
-            agent_protect_share(AGENT_PROTECT_SIGNAL_PRESSURE, rshare, stall, c->stall_alone),
+            agent_protect_share(AGENT_PROTECT_SIGNAL_PRESSURE, rshare, cv, stall, c->stall_alone),
             c->share, nb);
 }
 

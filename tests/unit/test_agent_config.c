@@ -242,7 +242,7 @@ static void test_protect_keys(void **state) {
                                "a number from 0.05 to 1");
   parse_err("protect_cap_floor = 1K",
             "'t.conf' line 1: invalid value '1K' for 'protect_cap_floor': expected bytes per "
-            "second from 64K to 1e12, K/M/G suffixes (e.g. 2M)");
+            "second from 64K to 1e12, K/M/G suffixes (e.g. 16M)");
 }
 
 int main(void) {

@@ -21,6 +21,9 @@ static void test_aimd(void **state) {
   (void)state;
   struct agent_protect_cfg cfg;
   agent_protect_cfg_default(&cfg);
+  assert_true(cfg.hold_at_floor && cfg.cap_floor_bps == 16 * MiB); /* the defaults */
+  cfg.hold_at_floor = false; /* hold whenever short */
+  cfg.cap_floor_bps = 2 * MiB;
   struct agent_protect p;
   agent_protect_init(&p, &cfg);
   struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1};
@@ -101,6 +104,7 @@ static void test_holds_while_short(void **state) {
   batch_config_default(&cfg);
   agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
   adm.prot.cfg.scope = AGENT_PROTECT_ALL; /* readers too (test_writers_scope: the default) */
+  adm.prot.cfg.hold_at_floor = false;     /* hold whenever short (test_hold_at_floor) */
   /* a declared latency container: protected, planned as a service */
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
   assert_true(db->protect && db->protect_declared);
@@ -228,29 +232,32 @@ static void test_hold_at_floor(void **state) {
 
 static void test_share_signals(void **state) {
   (void)state;
+  const int R = AGENT_PROTECT_SIGNAL_RATE, P = AGENT_PROTECT_SIGNAL_PRESSURE,
+            A = AGENT_PROTECT_SIGNAL_AUTO;
   /* rate: the rate share as given */
-  assert_true(agent_protect_share(AGENT_PROTECT_SIGNAL_RATE, 0.6, 0.5, 0.3) == 0.6);
+  assert_true(agent_protect_share(R, 0.6, 0.9, 0.5, 0.3) == 0.6);
   /* pressure: unstalled time against that alone: 50% stalled against 30%
    * alone keeps 0.5 / 0.7 of its pace */
-  assert_true(fabs(agent_protect_share(AGENT_PROTECT_SIGNAL_PRESSURE, 0.6, 0.5, 0.3) - 0.5 / 0.7) <
-              1e-9);
+  assert_true(fabs(agent_protect_share(P, 0.6, 0.1, 0.5, 0.3) - 0.5 / 0.7) < 1e-9);
   /* less stalled than alone: more than its pace alone */
-  assert_true(agent_protect_share(AGENT_PROTECT_SIGNAL_PRESSURE, -1, 0.1, 0.3) > 1);
+  assert_true(agent_protect_share(P, -1, -1, 0.1, 0.3) > 1);
   /* unknown inputs */
-  assert_true(agent_protect_share(AGENT_PROTECT_SIGNAL_PRESSURE, 0.6, -1, 0.3) < 0);
-  assert_true(agent_protect_share(AGENT_PROTECT_SIGNAL_PRESSURE, 0.6, 0.5, -1) < 0);
-  assert_true(agent_protect_share(AGENT_PROTECT_SIGNAL_RATE, -1, 0.5, 0.3) < 0);
-  /* auto: pressure where known ... */
-  assert_true(fabs(agent_protect_share(AGENT_PROTECT_SIGNAL_AUTO, 0.6, 0.5, 0.3) - 0.5 / 0.7) <
-              1e-9);
-  /* ... else the rate */
-  assert_true(agent_protect_share(AGENT_PROTECT_SIGNAL_AUTO, 0.6, -1, 0.3) == 0.6);
-  assert_true(agent_protect_share(AGENT_PROTECT_SIGNAL_AUTO, 0.6, 0.5, -1) == 0.6);
-  /* ... and for a container stalled most of the time alone (I/O-bound) */
-  assert_true(agent_protect_share(AGENT_PROTECT_SIGNAL_AUTO, 0.6, 0.99, 0.95) == 0.6);
+  assert_true(agent_protect_share(P, 0.6, 0.9, -1, 0.3) < 0);
+  assert_true(agent_protect_share(P, 0.6, 0.9, 0.5, -1) < 0);
+  assert_true(agent_protect_share(R, -1, 0.9, 0.5, 0.3) < 0);
+  /* auto: pressure for an unsteady rate alone (a database) ... */
+  assert_true(fabs(agent_protect_share(A, 0.6, 0.9, 0.5, 0.3) - 0.5 / 0.7) < 1e-9);
+  /* ... the rate for a steady one (an fio reader), or an unknown spread */
+  assert_true(agent_protect_share(A, 0.6, 0.2, 0.5, 0.3) == 0.6);
+  assert_true(agent_protect_share(A, 0.6, -1, 0.5, 0.3) == 0.6);
+  /* ... the rate where the pressure is unknown, the pressure where the rate is */
+  assert_true(agent_protect_share(A, 0.6, 0.9, -1, 0.3) == 0.6);
+  assert_true(agent_protect_share(A, 0.6, 0.9, 0.5, -1) == 0.6);
+  assert_true(fabs(agent_protect_share(A, -1, 0.9, 0.5, 0.3) - 0.5 / 0.7) < 1e-9);
+  /* ... and the rate for a container stalled most of the time alone */
+  assert_true(agent_protect_share(A, 0.6, 0.9, 0.99, 0.95) == 0.6);
   /* forced pressure on one: the stall alone counts as at most 0.9 */
-  assert_true(fabs(agent_protect_share(AGENT_PROTECT_SIGNAL_PRESSURE, 0.6, 0.95, 0.97) - 0.5) <
-              1e-9);
+  assert_true(fabs(agent_protect_share(P, 0.6, 0.9, 0.95, 0.97) - 0.5) < 1e-9);
   assert_string_equal(agent_protect_signal_name(AGENT_PROTECT_SIGNAL_PRESSURE), "pressure");
   assert_string_equal(agent_protect_scope_name(AGENT_PROTECT_WRITERS), "writers");
   assert_string_equal(agent_protect_scope_name(7), "invalid");
@@ -265,6 +272,7 @@ static void test_writers_scope(void **state) {
   batch_config_default(&cfg);
   agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
   assert_int_equal(adm.prot.cfg.scope, AGENT_PROTECT_WRITERS);
+  adm.prot.cfg.hold_at_floor = false;
   adm.protect_gap_ms = 2000;
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
   agent_adm_admit(&adm, db, 0, 0, 0);
