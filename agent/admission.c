@@ -78,6 +78,16 @@ bool agent_ctr_is_batch(const struct agent_ctr *c) {
   return c->kind == AGENT_KIND_JOB && !c->protect && c->cls != BATCH_IDLE;
 }
 
+bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ctr *c) {
+  if (!agent_ctr_is_batch(c))
+    return false;
+  if (adm->prot.cfg.scope == AGENT_PROTECT_ALL)
+    return true;
+  /* Readers (declared, learned or detected) run free; unknown and mixed
+   * containers may write. */
+  return c->cls != BATCH_SEQ_READ && c->cls != BATCH_RAND_READ;
+}
+
 void agent_ctr_free(struct agent_ctr *c) {
   if (c == NULL)
     return;
@@ -208,6 +218,8 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
     c->weight = 100;
     c->registered_ms = now;
     c->share = -1;
+    c->stall = c->stall_alone = -1;
+    c->alone_var = 0;
   }
   if (update_str(&c->id, in->id) < 0 || update_str(&c->ns, in->ns) < 0 ||
       update_str(&c->workload_key, in->workload_key) < 0 ||
@@ -422,7 +434,7 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
    * while protecting. */
   long first = -1;
   for (size_t i = 0; i < n; i++)
-    if (d[i].admit && v[i]->state == AGENT_PENDING && agent_ctr_is_batch(v[i]) &&
+    if (d[i].admit && v[i]->state == AGENT_PENDING && agent_ctr_protect_target(adm, v[i]) &&
         (first < 0 || v[i]->arrival_ms < v[first]->arrival_ms))
       first = (long)i;
   for (size_t i = 0; i < n; i++) {
@@ -432,7 +444,7 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
     /* A victim short of its target: no new batch container, unless its
      * max hold or fairness bound forces it in. */
     bool forced = d[i].reason == BATCH_ADMIT_DEADLINE || d[i].reason == BATCH_ADMIT_WAITED;
-    if (d[i].admit && agent_ctr_is_batch(c) && !forced && adm->prot.active) {
+    if (d[i].admit && agent_ctr_protect_target(adm, c) && !forced && adm->prot.active) {
       /* Protecting: none while a victim is short of its target, and one
        * at a time otherwise (oldest first: the plan's FIFO order). */
       uint64_t next = adm->protect_last_ms + adm->protect_gap_ms;

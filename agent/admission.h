@@ -103,9 +103,14 @@ struct agent_ctr {
    * batch containers yield to it (agent/protect.h).  Planned as a service. */
   bool protect;
   bool protect_declared;
-  double alone_bps;    /* its rate in windows with no other I/O (running average) */
-  double share;        /* rate / alone_bps in the last shared window, -1 unknown */
-  double cap_bps;      /* batch: the cap last written for it, 0 none */
+  double alone_bps; /* its rate in windows with no other I/O (running average) */
+  double alone_var; /* ... and its running variance */
+  double share;     /* rate / alone_bps in the last shared window, -1 unknown */
+  double cap_bps;   /* batch: the cap last written for it, 0 none */
+  /* Protected: the share of time some of its tasks stalled on I/O
+   * (io.pressure "some") in the last window and in windows alone (running
+   * average); < 0 unknown. */
+  double stall, stall_alone;
   uint64_t corun_with; /* handle of its only I/O neighbour at the last sample, 0 none */
 
   unsigned weight;         /* what batch_weights asks for (100 = default) */
@@ -167,6 +172,9 @@ bool agent_adm_observe_start(struct agent_adm *adm, double s);
 /* A batch container: what protection caps and holds (a job, not
  * protected, that does or may do I/O). */
 bool agent_ctr_is_batch(const struct agent_ctr *c);
+/* A batch container protection caps and holds: every one with scope
+ * `all`, else those that write or may write (not a reader). */
+bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ctr *c);
 
 void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
                     uint64_t batch_window_ms, uint64_t default_hold_ms,

@@ -79,7 +79,7 @@ static void set_cap(struct agent_ctr *c, double bps) {
 void agent_caps_apply(struct agent_daemon *d) {
   double level = d->adm.prot.level_bps;
   for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
-    bool capped = level > 0 && c->state == AGENT_RUNNING && agent_ctr_is_batch(c);
+    bool capped = level > 0 && c->state == AGENT_RUNNING && agent_ctr_protect_target(&d->adm, c);
     set_cap(c, capped ? level : 0);
   }
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/protect.h"
 #include "batcher/batcher.h"
 #include "common/cleanup.h"
 #include "common/conf.h"
@@ -27,6 +28,16 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->fairness = -1;
   cfg->sampler = AGENT_SAMPLER_AUTO;
   cfg->protect_share = 0.85;
+  cfg->protect_signal = AGENT_PROTECT_SIGNAL_AUTO;
+  struct agent_protect_cfg pc;
+  agent_protect_cfg_default(&pc);
+  cfg->protect_scope = pc.scope;
+  cfg->protect_cap_start = (uint64_t)pc.cap_start_bps;
+  cfg->protect_cap_floor = (uint64_t)pc.cap_floor_bps;
+  cfg->protect_raise = pc.raise;
+  cfg->protect_cut = pc.cut;
+  cfg->protect_hold_at_floor = pc.hold_at_floor;
+  cfg->protect_gap_ms = UINT64_MAX;
 }
 
 const char *agent_sampler_pref_name(int pref) {
@@ -199,6 +210,39 @@ static int conf_protect(const struct iob_conf_key *k, const char *v, void *field
   return 0;
 }
 
+static int conf_protect_signal(const struct iob_conf_key *k, const char *v, void *field,
+                               void *ctx) {
+  (void)k;
+  (void)ctx;
+  for (int p = AGENT_PROTECT_SIGNAL_AUTO; p <= AGENT_PROTECT_SIGNAL_PRESSURE; p++)
+    if (strcmp(v, agent_protect_signal_name(p)) == 0) {
+      *(int *)field = p;
+      return 0;
+    }
+  return -1;
+}
+
+static int conf_protect_scope(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  for (int p = AGENT_PROTECT_WRITERS; p <= AGENT_PROTECT_ALL; p++)
+    if (strcmp(v, agent_protect_scope_name(p)) == 0) {
+      *(int *)field = p;
+      return 0;
+    }
+  return -1;
+}
+
+static int conf_protect_hold(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  int yes;
+  if (pick(v, "short", "floor", &yes) < 0)
+    return -1;
+  *(bool *)field = yes;
+  return 0;
+}
+
 static int conf_sampler(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
   (void)k;
   (void)ctx;
@@ -250,6 +294,18 @@ static const struct iob_conf_key keys[] = {
      "unix:/PATH, 127.0.0.1:PORT, [::1]:PORT or localhost:PORT"},
     {"protect", conf_protect, F(protect_detected), 0, 0, "'declared' or 'detected'"},
     {"protect_share", conf_double, F(protect_share), 0.05, 1, "a number from 0.05 to 1"},
+    {"protect_signal", conf_protect_signal, F(protect_signal), 0, 0,
+     "'auto', 'rate' or 'pressure'"},
+    {"protect_scope", conf_protect_scope, F(protect_scope), 0, 0, "'writers' or 'all'"},
+    {"protect_cap_start", iob_conf_bytes, F(protect_cap_start), 64 * 1024, 1e12,
+     "bytes per second from 64K to 1e12, K/M/G suffixes (e.g. 64M)"},
+    {"protect_cap_floor", iob_conf_bytes, F(protect_cap_floor), 64 * 1024, 1e12,
+     "bytes per second from 64K to 1e12, K/M/G suffixes (e.g. 16M)"},
+    {"protect_raise", conf_double, F(protect_raise), 1, 10, "a number from 1 to 10"},
+    {"protect_cut", conf_double, F(protect_cut), 0.05, 1, "a number from 0.05 to 1"},
+    {"protect_hold", conf_protect_hold, F(protect_hold_at_floor), 0, 0, "'short' or 'floor'"},
+    {"protect_gap", conf_duration, F(protect_gap_ms), 0, 60 * 1000,
+     "a duration up to 1m (e.g. 2s, 0)"},
 };
 #undef PATH
 #undef F

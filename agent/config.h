@@ -34,6 +34,26 @@
  *                                               also those the detector finds
  *   protect_share    = 0.85                    a protected container's target: this
  *                                               share of its rate alone
+ *   protect_signal   = auto | rate | pressure  how its share is measured: its I/O
+ *                                               rate against its rate alone, or its
+ *                                               io.pressure (the time none of its
+ *                                               tasks stalled on I/O against that
+ *                                               alone); auto: pressure where its
+ *                                               cgroup2 directory has io.pressure
+ *   protect_scope    = writers | all           batch containers capped and held
+ *                                               while protecting: those that write
+ *                                               or may write, or all of them
+ *   protect_cap_start = 64M                    first cap per batch container (bytes/s)
+ *   protect_cap_floor = 16M                    lowest cap
+ *   protect_raise    = 1.25                    cap x this per window with slack
+ *   protect_cut      = 0.5                     cap x this per window short of target
+ *   protect_hold     = floor | short           hold new batch containers only while
+ *                                               a victim is short with the cap at its
+ *                                               floor (the last resort), or whenever
+ *                                               a victim is short
+ *   protect_gap      = 2s                      batch containers start this far apart
+ *                                               while protecting (default: two
+ *                                               sample periods; 0: no spacing)
  *   debug            = false
  *
  * Keys given here win over the same settings in the matrix file, which is
@@ -82,6 +102,12 @@ struct agent_config {
   int sampler;           /* enum agent_sampler_pref */
   bool protect_detected; /* protect = detected */
   double protect_share;  /* a protected container's target share of its rate alone */
+  int protect_signal;    /* enum agent_protect_signal (agent/protect.h) */
+  int protect_scope;     /* enum agent_protect_scope (agent/protect.h) */
+  uint64_t protect_cap_start, protect_cap_floor; /* bytes/s */
+  double protect_raise, protect_cut;
+  bool protect_hold_at_floor; /* protect_hold = floor */
+  uint64_t protect_gap_ms;    /* UINT64_MAX: two sample periods */
   bool debug;
 };
 

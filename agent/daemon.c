@@ -206,6 +206,23 @@ static void save_penalties(struct agent_daemon *d) {
     iob_warn("measured penalties not saved: %s", err->msg);
 }
 
+/* The protection settings of d->cfg into the admission state (at start
+ * and on reload; the level in force is kept). */
+static void protect_settings(struct agent_daemon *d) {
+  struct agent_protect_cfg *pc = &d->adm.prot.cfg;
+  pc->min_share = d->cfg.protect_share;
+  pc->scope = d->cfg.protect_scope;
+  pc->cap_start_bps = (double)d->cfg.protect_cap_start;
+  pc->cap_floor_bps = (double)d->cfg.protect_cap_floor;
+  if (pc->cap_floor_bps > pc->cap_start_bps)
+    pc->cap_floor_bps = pc->cap_start_bps;
+  pc->raise = d->cfg.protect_raise;
+  pc->cut = d->cfg.protect_cut;
+  pc->hold_at_floor = d->cfg.protect_hold_at_floor;
+  d->adm.protect_gap_ms =
+      d->cfg.protect_gap_ms == UINT64_MAX ? 2 * d->cfg.sample_period_ms : d->cfg.protect_gap_ms;
+}
+
 /* Protection (agent/protect.h): the protected containers' last windows
  * move the cap level on batch containers; the caps are rewritten where
  * they changed, and lifted when nothing is protected any more. */
@@ -223,10 +240,15 @@ static void protect_step(struct agent_daemon *d) {
   struct agent_protect *p = &d->adm.prot;
   bool was_short = p->short_;
   agent_protect_update(p, obs, k);
+  if (k > 0)
+    iob_debug("protect: worst share %.2f ('%s'), %s, batch cap %.1f MiB/s", p->worst_share,
+              p->victim, p->short_ ? "holding" : "not holding", p->level_bps / (1024 * 1024));
   if (p->short_ && !was_short)
     iob_info("protecting '%s': at %.2f of its rate alone (target %.2f); batch containers capped "
              "at %.1f MiB/s and new ones held",
              p->victim, p->worst_share, p->cfg.min_share, p->level_bps / (1024 * 1024));
+  else if (!p->short_ && was_short && k == 0)
+    iob_info("no protected container runs any more: batch containers may start");
   else if (!p->short_ && was_short && p->worst_share >= 0)
     iob_info("'%s' has slack again (%.2f of its rate alone): batch containers may start", p->victim,
              p->worst_share);
@@ -427,8 +449,15 @@ static void reload(struct agent_daemon *d) {
   d->adm.default_hold_ms = nc.max_hold_ms;
   d->cfg.protect_detected = nc.protect_detected;
   d->cfg.protect_share = nc.protect_share;
-  d->adm.prot.cfg.min_share = nc.protect_share;
-  d->adm.protect_gap_ms = 2 * nc.sample_period_ms;
+  d->cfg.protect_signal = nc.protect_signal;
+  d->cfg.protect_scope = nc.protect_scope;
+  d->cfg.protect_cap_start = nc.protect_cap_start;
+  d->cfg.protect_cap_floor = nc.protect_cap_floor;
+  d->cfg.protect_raise = nc.protect_raise;
+  d->cfg.protect_cut = nc.protect_cut;
+  d->cfg.protect_gap_ms = nc.protect_gap_ms;
+  d->cfg.protect_hold_at_floor = nc.protect_hold_at_floor;
+  protect_settings(d);
   d->sampler.wcd = nw;
   snprintf(d->matrix_source, sizeof(d->matrix_source), "%s", source);
   iob_log_init("iobatchd", nc.debug);
@@ -500,8 +529,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg,
   if (agent_penalties_init(&d->penalties, d->cfg.state_dir, err) < 0)
     return -1;
   d->adm.pen = &d->penalties;
-  d->adm.prot.cfg.min_share = d->cfg.protect_share;
-  d->adm.protect_gap_ms = 2 * d->cfg.sample_period_ms;
+  protect_settings(d);
   cleanup_error struct iob_error *penerr = NULL;
   if (agent_penalties_load(&d->penalties, &penerr) < 0)
     iob_warn("%s", penerr->msg); /* measured again from the next co-runs */

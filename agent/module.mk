@@ -1,12 +1,13 @@
-# iobatchd (agent/).  libagentcore: config, profiles and the offline plan
+# iobatchd (agent/).  libagentcore: config, profiles, the offline plan and
+# protection's arithmetic (protect.c)
 # (plain C; no dependency but common, jansson and, for the plan, the
 # batcher), what iobatchctl links.  libagent: the admission state machine,
 # the sampler, weights, the ttrpc server and the daemon around them.
 # libagentclient: what the shim links to talk to the agent.
-agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c
+agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
-agent_SRCS := agent/admission.c agent/penalties.c agent/protect.c agent/caps.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
+agent_SRCS := agent/admission.c agent/penalties.c agent/caps.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
 	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 

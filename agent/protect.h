@@ -4,15 +4,21 @@
  * detected when `protect = detected`), batch containers that share the
  * disk run under a throughput cap, one level for all of them, moved by the
  * victims' measured slack once per sample (AIMD):
- *   - every victim within its target (its rate at least min_share of its
- *     rate alone, its io.pressure stall at most max_stall_ratio of its
- *     stall alone, where known): the level grows by `raise`, and beyond
- *     cap_max_bps the cap is lifted;
+ *   - every victim within its target (its share at least min_share, its
+ *     io.pressure stall at most max_stall_ratio of its stall alone, where
+ *     known) and some share measured: the level grows by `raise`, and
+ *     beyond cap_max_bps the cap is lifted (a victim alone, share unknown,
+ *     leaves the level where it is);
  *   - a victim short of its target: the level is cut by `cut` (not below
  *     cap_floor_bps), and no new batch container is admitted until the
- *     victims have had slack for PROTECT_SLACK_WINDOWS windows in a row
- *     (holding is the lever of last resort);
+ *     victims have had slack for PROTECT_SLACK_WINDOWS windows in a row;
+ *     with `hold_at_floor`, only while the level is at its floor (holding
+ *     is the lever of last resort);
  * and everything is lifted when the last protected container is gone.
+ * Which batch containers are capped and held is `scope`: all of them, or
+ * (the default) only those that write or may write: the readers, which
+ * harmed the service little on this project's disk (bench/service.sh),
+ * run free.
  * No I/O here: the daemon measures and writes the caps. */
 #ifndef IOB_AGENT_PROTECT_H
 #define IOB_AGENT_PROTECT_H
@@ -20,13 +26,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+enum agent_protect_scope {
+  AGENT_PROTECT_WRITERS = 0, /* cap and hold batch containers that (may) write */
+  AGENT_PROTECT_ALL = 1,     /* every batch container */
+};
+/* "writers", "all"; "invalid" otherwise. */
+const char *agent_protect_scope_name(int scope);
+
 struct agent_protect_cfg {
   double min_share;       /* 0.85 of its rate alone */
   double max_stall_ratio; /* 1.25 x its io.pressure stall alone */
   double cap_start_bps;   /* first level: 64 MiB/s */
-  double cap_floor_bps;   /* lowest level: 2 MiB/s */
+  double cap_floor_bps;   /* lowest level: 16 MiB/s */
   double cap_max_bps;     /* above it the cap is lifted: 2 GiB/s */
   double raise, cut;      /* x1.25 with slack, x0.5 without */
+  int scope;              /* enum agent_protect_scope */
+  /* Hold new batch containers only once the cap is at its floor and a
+   * victim is still short (holding as the last resort), rather than
+   * whenever a victim is short (default: true). */
+  bool hold_at_floor;
 };
 void agent_protect_cfg_default(struct agent_protect_cfg *cfg);
 
@@ -36,6 +54,36 @@ struct agent_protect_obs {
   double share; /* rate / rate alone; < 0 unknown (no neighbours, no baseline) */
   double stall; /* io.pressure some % / that alone; < 0 unknown */
 };
+
+/* How a protected container's share is measured (protect_signal). */
+enum agent_protect_signal {
+  AGENT_PROTECT_SIGNAL_AUTO = 0, /* pressure where known and telling, else rate */
+  AGENT_PROTECT_SIGNAL_RATE,     /* its I/O rate / its rate alone */
+  AGENT_PROTECT_SIGNAL_PRESSURE, /* its unstalled time / that alone (io.pressure) */
+};
+/* "auto", "rate", "pressure"; "invalid" otherwise. */
+const char *agent_protect_signal_name(int signal);
+
+/* A stall share alone above this counts as this (the pressure share's
+ * denominator stays away from 0). */
+#define PROTECT_STALL_ALONE_MAX 0.9
+/* `auto` measures by pressure only a container whose rate alone is
+ * unsteady (coefficient of variation above this: a database's writes swing
+ * with its checkpoints) and that stalls on I/O at most
+ * PROTECT_PRESSURE_AUTO_MAX of the time alone; a steady one (an fio-like
+ * reader) by its rate, which also sees the CPU its neighbours take. */
+#define PROTECT_RATE_CV_MAX 0.5
+#define PROTECT_PRESSURE_AUTO_MAX 0.7
+
+/* A protected container's share of its pace alone in a window, by SIGNAL:
+ * RATE_SHARE (its I/O rate / its rate alone), or from its io.pressure
+ * "some" stall share in the window and alone (running average),
+ * (1 - STALL) / (1 - STALL_ALONE): the throughput a service keeps when only
+ * its I/O waits grow; `auto` as above, with RATE_CV the coefficient of
+ * variation of its rate alone (< 0 unknown: counts as steady).  Any input
+ * < 0 is unknown; returns < 0 when the chosen signal's inputs are. */
+double agent_protect_share(int signal, double rate_share, double rate_cv, double stall,
+                           double stall_alone);
 
 /* Windows in a row with slack before held batch containers may start. */
 #define PROTECT_SLACK_WINDOWS 2

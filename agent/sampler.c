@@ -2,6 +2,7 @@
  * two, the class from a short window of them (wcd), and the cgroup's
  * disappearance as an exit (a shim that died cannot tell us). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,10 @@ struct sstate {
     double slowdown;
     uint64_t with; /* the neighbour's handle */
   } pend;
+  /* A protected container sampled from a directory without io.pressure
+   * (v1 blkio, procfs on a hybrid host): its cgroup2 directory, which has
+   * one (PSI needs no controller), read beside each sample. */
+  char *psidir;
 };
 
 int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
@@ -124,6 +129,7 @@ void agent_sampler_forget(struct agent_ctr *c) {
   if (st == NULL)
     return;
   free(st->cgdir);
+  free(st->psidir);
   free(st);
   c->sampler_state = NULL;
 }
@@ -176,6 +182,26 @@ static void push(struct sstate *st, const struct cg2_sample *smp) {
   st->ring[st->n++] = *smp;
 }
 
+/* io.pressure of a protected container from its cgroup2 directory when
+ * the sample's own directory has none: the pid's v2 cgroup under the
+ * cgroup2 mount, never the root (that is every process of the host). */
+static void pressure_beside(struct agent_daemon *d, struct agent_ctr *c, struct sstate *st,
+                            struct cg2_sample *smp) {
+  cleanup_error struct iob_error *err = NULL;
+  if (st->psidir == NULL) {
+    cleanup_free char *rel = NULL;
+    if (c->pid == 0 || d->sampler.cgroup_root == NULL ||
+        cg2_pid_cgroup(NULL, (pid_t)c->pid, &rel, &err) < 0 || strcmp(rel, "/") == 0)
+      return;
+    if (asprintf(&st->psidir, "%s%s", d->sampler.cgroup_root, rel) < 0) {
+      st->psidir = NULL;
+      return;
+    }
+    iob_debug("'%s': io.pressure from '%s'", c->id, st->psidir);
+  }
+  smp->has_pressure = cg2_pressure_read(st->psidir, &smp->pressure, &err) == 0;
+}
+
 /* Returns 1 when the cgroup is gone (the container exited without anybody
  * telling us), 0 otherwise. */
 static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
@@ -202,6 +228,8 @@ static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
   } else {
     st->seen = true;
   }
+  if (!smp.has_pressure && c->protect)
+    pressure_beside(d, c, st, &smp);
   push(st, &smp);
   if (st->n < 2)
     return 0;
@@ -318,6 +346,56 @@ static double window_slowdown(const struct batch_config *cfg, struct agent_daemo
   return batch_slowdown(cfg, jobs, k, 0);
 }
 
+/* The share of the last window in which some task of the container
+ * stalled on I/O (io.pressure "some"), -1 unknown. */
+static double window_stall(const struct sstate *st) {
+  if (st->n < 2)
+    return -1;
+  const struct cg2_sample *a = &st->ring[st->n - 2], *b = &st->ring[st->n - 1];
+  if (!a->has_pressure || !b->has_pressure || b->t_ns <= a->t_ns ||
+      b->pressure.some.total < a->pressure.some.total)
+    return -1;
+  double s = (double)(b->pressure.some.total - a->pressure.some.total) * 1000.0 /
+             (double)(b->t_ns - a->t_ns);
+  return s > 1 ? 1 : s;
+}
+
+/* A protected container's slack in the last window (c->share, by
+ * agent_protect_share), against its windows alone (no neighbour doing
+ * I/O): its rate and io.pressure stall alone are running averages. */
+static void protect_share(struct agent_daemon *d, struct agent_ctr *c, const struct sstate *st,
+                          double rate, size_t nb) {
+  if (c->alone_bps <= 0 && c->solo_bps > 0)
+    c->alone_bps = c->solo_bps;
+  double stall = window_stall(st), rshare = -1;
+  c->stall = stall;
+  c->share = -1;
+  if (c->io_now && nb == 0) {
+    /* running mean and variance of its rate alone */
+    if (c->alone_bps > 0) {
+      double dev = rate - c->alone_bps;
+      c->alone_var = 0.7 * (c->alone_var + 0.3 * dev * dev);
+    }
+    c->alone_bps = c->alone_bps > 0 ? c->alone_bps + 0.3 * (rate - c->alone_bps) : rate;
+    if (stall >= 0)
+      c->stall_alone =
+          c->stall_alone >= 0 ? c->stall_alone + 0.3 * (stall - c->stall_alone) : stall;
+    return;
+  }
+  if (nb == 0)
+    return;
+  if (c->alone_bps > 0)
+    rshare = rate / c->alone_bps;
+  double cv = c->alone_bps > 0 && c->alone_var > 0 ? sqrt(c->alone_var) / c->alone_bps : -1;
+  c->share = agent_protect_share(d->cfg.protect_signal, rshare, cv, stall, c->stall_alone);
+  iob_debug("protect '%s': rate %.1f MiB/s (alone %.1f, cv %.2f: share %.2f), io stall %.0f%% "
+            "(alone %.0f%%: share %.2f) -> %.2f, %zu neighbours doing I/O",
+            c->id, rate / (1024 * 1024), c->alone_bps / (1024 * 1024), cv, rshare, stall * 100,
+            c->stall_alone * 100,
+            agent_protect_share(AGENT_PROTECT_SIGNAL_PRESSURE, rshare, cv, stall, c->stall_alone),
+            c->share, nb);
+}
+
 /* What the last window teaches about running containers that shared the
  * disk: their solo-equivalent progress (solo_equiv_s, learnt at exit) and,
  * for a container with a learned solo rate beside exactly one other doing
@@ -340,17 +418,8 @@ static void account(struct agent_daemon *d) {
         only = o;
       }
     double rate = c->read_bps + c->write_bps;
-    if (c->protect) {
-      /* A protected container's rate alone is its yardstick; in a shared
-       * window its share of that is the slack protection works with. */
-      if (c->alone_bps <= 0 && c->solo_bps > 0)
-        c->alone_bps = c->solo_bps;
-      c->share = -1;
-      if (c->io_now && nb == 0)
-        c->alone_bps = c->alone_bps > 0 ? c->alone_bps + 0.3 * (rate - c->alone_bps) : rate;
-      else if (nb > 0 && c->alone_bps > 0)
-        c->share = rate / c->alone_bps;
-    }
+    if (c->protect)
+      protect_share(d, c, st, rate, nb);
     if (!c->io_now || nb == 0) {
       st->pend.set = false;  /* the window before was its or its neighbours' last */
       c->solo_equiv_s += dt; /* alone (or idle): solo speed by definition */

@@ -31,10 +31,15 @@
 #        MODES="all serial iobatch" (solo always runs) WARMUP=1
 #        SCRATCH_PARENT=/var/tmp OUT_DIR=bench/results/service B=build
 #        IOB_MATRIX=FILE (the agent's matrix) AGENT_LOG_DIR=DIR
+#        IOB_AGENT_CONF="key = value; ..." (more iobatchd.conf lines)
+#   Variants of the iobatch mode, for experiments: a mode iobatch.X (X in
+#   [a-z0-9]) runs like iobatch with the lines of IOB_AGENT_CONF_X added to
+#   the agent's config, e.g. MODES="all iobatch iobatch.b"
+#   IOB_AGENT_CONF_b="protect_scope = all".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
-CMDLINE=$(for v in REPEATS DURATION ARRIVE PG_SCALE PG_CLIENTS BATCH SCALE MODES WARMUP IOB_MATRIX; do
+CMDLINE=$(for v in REPEATS DURATION ARRIVE PG_SCALE PG_CLIENTS BATCH SCALE MODES WARMUP IOB_MATRIX IOB_AGENT_CONF; do
   [ -z "${!v:-}" ] || printf '%s="%s" ' "$v" "${!v}"
 done)"bench/service.sh $*"
 REPEATS=${REPEATS:-3}
@@ -46,6 +51,13 @@ SCRATCH_PARENT=${SCRATCH_PARENT:-/var/tmp}
 MODES=${MODES:-"all serial iobatch"}
 SCALE=${SCALE:-0.25}
 source bench/sched/jobs.sh
+iob_mode() { [[ $1 == iobatch || $1 =~ ^iobatch\.[a-z0-9]+$ ]]; }
+# the agent's extra config lines for MODE
+iob_mode_conf() {
+  local v=
+  [[ $1 != iobatch.* ]] || v=IOB_AGENT_CONF_${1#iobatch.}
+  echo "${IOB_AGENT_CONF:-}${v:+${!v:+; ${!v}}}"
+}
 read -r -a BATCH_JOBS <<<"${BATCH:-seq-write seq-write seq-read rand-write rand-read}"
 for c in "${BATCH_JOBS[@]}"; do
   [ -n "${JOB_ARGS[$c]:-}" ] || { echo "service: unknown batch class '$c' (known: ${CLASSES[*]})" >&2; exit 2; }
@@ -122,7 +134,7 @@ run_job() { # ID CLASS INSTANCE RUNTIME
 # the ids to $OUT/batch-REP-MODE.ids
 run_batch() {
   local mode=$1 rep=$2 rt=io.containerd.runc.v2 i c
-  [ "$mode" != iobatch ] || rt=io.containerd.iobatch.v2
+  ! iob_mode "$mode" || rt=io.containerd.iobatch.v2
   local -A inst=()
   local -a ids=() ks=() pids=()
   for i in "${!BATCH_JOBS[@]}"; do
@@ -163,7 +175,7 @@ probe_latency_class() {
 run_mode() {
   local rep=$1 mode=$2 rt=io.containerd.runc.v2 id=r$rep-$mode-pg pre=$OUT/r$rep-$mode
   local -a ann=()
-  if [ "$mode" = iobatch ]; then rt=io.containerd.iobatch.v2; ann=("${SVC_ANN[@]}"); fi
+  if iob_mode "$mode"; then rt=io.containerd.iobatch.v2; ann=("${SVC_ANN[@]}"); fi
   rm -rf "$SCR/pgdata"
   cp -a "$SCR/tmpl-$rep" "$SCR/pgdata"
   sync
@@ -181,7 +193,7 @@ run_mode() {
     ta=$(date +%s%N)
     run_batch "$mode" "$rep" &
     bpid=$!
-    if [ "$mode" = iobatch ]; then
+    if iob_mode "$mode"; then
       # what the agent says, once a second, while the batch is around
       (while kill -0 "$bpid" 2>/dev/null; do
         echo "@ $((($(date +%s%N) - t0) / 1000000))"
@@ -219,7 +231,7 @@ run_mode() {
         [ "$rc" != 0 ] || rc=1
       fi
       agent=null
-      if [ "$mode" = iobatch ]; then
+      if iob_mode "$mode"; then
         line=$(grep -o "admitted '$bid' ([^)]*) after [0-9]* ms: [^\"]*" "$IOB_AGENT_DIR/agent.log" 2>/dev/null | tail -1 || true)
         [ -z "$line" ] || agent=$(jq -nc --arg l "$line" '$l | capture("after (?<ms>[0-9]+) ms: (?<reason>.*)$") | {held_ms: (.ms | tonumber), reason: .reason}')
       fi
@@ -265,10 +277,11 @@ declare -A MODE_STATUS=([solo]=run)
 for mode in $MODES; do
   case $mode in
   all | serial) MODE_STATUS[$mode]=run; RUN_MODES+=("$mode") ;;
-  iobatch)
+  iobatch | iobatch.*)
+    iob_mode "$mode" || { echo "service: mode '$mode': a variant is iobatch.X, X in [a-z0-9]" >&2; exit 2; }
     if why=$(iobatch_unavailable iobatch); then
       MODE_STATUS[$mode]="not run: $why"
-      echo "service: mode iobatch not run: $why"
+      echo "service: mode $mode not run: $why"
     else
       MODE_STATUS[$mode]=run; RUN_MODES+=("$mode")
     fi
@@ -278,7 +291,7 @@ for mode in $MODES; do
 done
 START=$(date -u +%FT%TZ)
 T_START=$(date +%s)
-if [ "${MODE_STATUS[iobatch]:-}" = run ]; then
+if printf '%s\n' "${RUN_MODES[@]}" | grep -q '^iobatch'; then
   iobatch_agent_start iobatch || { echo "service: iobatchd did not start" >&2; exit 1; }
   probe_latency_class
   if [ "${WARMUP:-1}" = 1 ]; then
@@ -297,13 +310,13 @@ for rep in $(seq 1 "$REPEATS"); do
   k=$(((rep - 1) % n))
   order=("${order[@]:$k}" "${order[@]:0:$k}")
   for mode in "${order[@]}"; do
-    if [ "$mode" = iobatch ]; then
-      if iobatch_agent_start iobatch; then
+    if iob_mode "$mode"; then
+      if IOB_AGENT_CONF=$(iob_mode_conf "$mode") iobatch_agent_start iobatch; then
         run_mode "$rep" "$mode" || echo "service: rep $rep $mode failed" >&2
-        [ -z "${AGENT_LOG_DIR:-}" ] || cp "$OUT/r$rep-iobatch-status.txt" "$AGENT_LOG_DIR/" 2>/dev/null || true
+        [ -z "${AGENT_LOG_DIR:-}" ] || cp "$OUT/r$rep-$mode-status.txt" "$AGENT_LOG_DIR/" 2>/dev/null || true
         iobatch_agent_stop
       else
-        echo "service: rep $rep iobatch: iobatchd did not start" >&2
+        echo "service: rep $rep $mode: iobatchd did not start" >&2
       fi
     else
       run_mode "$rep" "$mode" || echo "service: rep $rep $mode failed" >&2
@@ -318,14 +331,14 @@ mkdir -p "$OUT_DIR"
 cp "$RAW" "$OUT_DIR/raw.jsonl"
 # what the agent said during the first iobatch repetition
 [ ! -f "$OUT/r1-iobatch-status.txt" ] || cp "$OUT/r1-iobatch-status.txt" "$OUT_DIR/iobatch-status-r1.txt"
-[ ! -f "$IOB_T/agent-iobatch/agent.log" ] || grep -E "admitted|held|pending|protect|throttl|latency" "$IOB_T/agent-iobatch/agent.log" >"$OUT_DIR/iobatch-agent-log.txt" || true
+[ ! -f "$IOB_T/agent-iobatch/agent.log" ] || grep -E "admitted|held|pending|protect|throttl|latency|cap" "$IOB_T/agent-iobatch/agent.log" >"$OUT_DIR/iobatch-agent-log.txt" || true
 status_json=$(for m in solo $MODES; do jq -nc --arg m "$m" --arg s "${MODE_STATUS[$m]}" '{($m): $s}'; done | jq -sc 'add')
 jq -s --arg cmd "$CMDLINE" --arg date "$START" --arg host "$(hostname)" --arg kernel "$(uname -r)" \
   --arg disk "$DISK" --arg pg "$("$PG_BIN/postgres" --version)" --argjson repeats "$REPEATS" \
   --argjson duration "$DURATION" --argjson arrive "$ARRIVE" --argjson pgscale "$PG_SCALE" \
   --argjson clients "$PG_CLIENTS" --arg batch "${BATCH_JOBS[*]}" --arg scale "$SCALE" \
   --argjson elapsed "$ELAPSED" --argjson status "$status_json" --arg svcclass "$SVC_CLASS_NOTE" \
-  --arg agent "$(iobatch_describe)" \
+  --arg agent "$(iobatch_describe)$(for m in "${RUN_MODES[@]}"; do [[ $m != iobatch.* ]] || printf '; %s: "%s"' "$m" "$(iob_mode_conf "$m")"; done)" \
   -f bench/service/aggregate.jq "$RAW" >"$OUT_DIR/summary.json"
 bench/service/report.sh "$OUT_DIR/summary.json" "$OUT_DIR"
 echo "service: wrote $OUT_DIR/summary.json, summary.md, tps.png in ${ELAPSED}s"

@@ -44,7 +44,7 @@ iobatch_unavailable() {
 
 iobatch_describe() {
   [ -x "$IOB_AGENT" ] || { echo "none"; return; }
-  echo "iobatchd, shim and batcher at commit $(git -C "$TOP" log -1 --format=%h -- agent batcher shim 2>/dev/null)"
+  echo "iobatchd, shim and batcher at commit $(git -C "$TOP" log -1 --format=%h -- agent batcher shim 2>/dev/null)${IOB_AGENT_CONF:+ with \"$IOB_AGENT_CONF\"}"
 }
 
 # iobatch_agent_start MODE: iobatchd on the shim's socket with MODE's policy;
@@ -72,6 +72,8 @@ iobatch_agent_start() {
     elif [ -n "${IOB_MATRIX:-}" ]; then
       echo "matrix = $IOB_MATRIX"
     fi
+    # IOB_AGENT_CONF="key = value; key = value": more iobatchd.conf lines
+    [ -z "${IOB_AGENT_CONF:-}" ] || tr ';' '\n' <<<"$IOB_AGENT_CONF" | sed 's/^ *//'
   } >"$IOB_AGENT_DIR/iobatchd.conf"
   "$IOB_AGENT" -c "$IOB_AGENT_DIR/iobatchd.conf" >>"$IOB_AGENT_DIR/agent.log" 2>&1 &
   IOB_AGENT_PID=$!

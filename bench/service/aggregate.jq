@@ -31,7 +31,7 @@ def r2: if . == null then null else (. * 100 | round) / 100 end;
          | if $a == null or ($a | ok_batch | not) then null else $x.batch.makespan_s / $a.batch.makespan_s end) | median | r3),
        mean_turnaround_vs_all: ($ok | map(. as $x | by_rep("all"; $x.rep) as $a
          | if $a == null or ($a | ok_batch | not) then null else $x.batch.mean_turnaround_s / $a.batch.mean_turnaround_s end) | median | r3),
-       agent_held_ms: (if $m == "iobatch" then
+       agent_held_ms: (if ($m | startswith("iobatch")) then
          [range(0; ($r[0].batch.jobs // []) | length) as $i
           | {class: $r[0].batch.jobs[$i].class,
              held_ms: ($r | map(.batch.jobs[$i].agent.held_ms // null) | median),

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "agent/config.h"
+#include "agent/protect.h"
 #include "batcher/batcher.h"
 #include "common/cleanup.h"
 
@@ -217,11 +218,40 @@ static void test_load(void **state) {
   agent_config_release(&c);
 }
 
+static void test_protect_keys(void **state) {
+  (void)state;
+  struct agent_config c;
+  agent_config_default(&c);
+  assert_int_equal(c.protect_signal, AGENT_PROTECT_SIGNAL_AUTO);
+  assert_int_equal(c.protect_scope, AGENT_PROTECT_WRITERS);
+  assert_true(c.protect_gap_ms == UINT64_MAX); /* two sample periods */
+  parse_ok(&c, "protect_signal = pressure\nprotect_scope = all\nprotect_cap_start = 100M\n"
+               "protect_cap_floor = 512K\nprotect_raise = 1.5\nprotect_cut = 0.8\n"
+               "protect_gap = 0\n");
+  assert_int_equal(c.protect_signal, AGENT_PROTECT_SIGNAL_PRESSURE);
+  assert_int_equal(c.protect_scope, AGENT_PROTECT_ALL);
+  assert_true(c.protect_cap_start == 100u * 1024 * 1024);
+  assert_true(c.protect_cap_floor == 512u * 1024);
+  assert_true(c.protect_raise == 1.5 && c.protect_cut == 0.8);
+  assert_true(c.protect_gap_ms == 0);
+  agent_config_release(&c);
+  parse_err("protect_signal = psi", "'t.conf' line 1: invalid value 'psi' for 'protect_signal': "
+                                    "expected 'auto', 'rate' or 'pressure'");
+  parse_err("protect_scope = readers", "'t.conf' line 1: invalid value 'readers' for "
+                                       "'protect_scope': expected 'writers' or 'all'");
+  parse_err("protect_cut = 2", "'t.conf' line 1: invalid value '2' for 'protect_cut': expected "
+                               "a number from 0.05 to 1");
+  parse_err("protect_cap_floor = 1K",
+            "'t.conf' line 1: invalid value '1K' for 'protect_cap_floor': expected bytes per "
+            "second from 64K to 1e12, K/M/G suffixes (e.g. 16M)");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),  cmocka_unit_test(test_full),
       cmocka_unit_test(test_durations), cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_limits),    cmocka_unit_test(test_load),
+      cmocka_unit_test(test_protect_keys),
   };
   return cmocka_run_group_tests_name("agent_config", tests, NULL, NULL);
 }

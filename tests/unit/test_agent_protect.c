@@ -21,6 +21,9 @@ static void test_aimd(void **state) {
   (void)state;
   struct agent_protect_cfg cfg;
   agent_protect_cfg_default(&cfg);
+  assert_true(cfg.hold_at_floor && cfg.cap_floor_bps == 16 * MiB); /* the defaults */
+  cfg.hold_at_floor = false; /* hold whenever short */
+  cfg.cap_floor_bps = 2 * MiB;
   struct agent_protect p;
   agent_protect_init(&p, &cfg);
   struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1};
@@ -100,6 +103,8 @@ static void test_holds_while_short(void **state) {
   struct batch_config cfg;
   batch_config_default(&cfg);
   agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
+  adm.prot.cfg.scope = AGENT_PROTECT_ALL; /* readers too (test_writers_scope: the default) */
+  adm.prot.cfg.hold_at_floor = false;     /* hold whenever short (test_hold_at_floor) */
   /* a declared latency container: protected, planned as a service */
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
   assert_true(db->protect && db->protect_declared);
@@ -171,10 +176,162 @@ static void test_holds_while_short(void **state) {
   agent_adm_release(&adm);
 }
 
+/* protect_hold = floor: a short victim first cuts the cap; new batch
+ * containers are held only once the cap is at its floor and it is still
+ * short. */
+static void test_hold_at_floor(void **state) {
+  (void)state;
+  struct agent_protect_cfg cfg;
+  agent_protect_cfg_default(&cfg);
+  cfg.hold_at_floor = true;
+  cfg.cap_start_bps = 64 * MiB;
+  cfg.cap_floor_bps = 16 * MiB;
+  struct agent_protect p;
+  agent_protect_init(&p, &cfg);
+  struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1};
+  agent_protect_update(&p, &db, 1);
+  assert_true(p.level_bps == 64 * MiB && !p.short_);
+  /* the victim alone (share unknown): the level stays */
+  for (int i = 0; i < 10; i++)
+    assert_false(agent_protect_update(&p, &db, 1));
+  assert_true(p.level_bps == 64 * MiB && !p.short_);
+  db.share = 0.5;
+  agent_protect_update(&p, &db, 1); /* 32 */
+  assert_false(p.short_);
+  agent_protect_update(&p, &db, 1); /* 16: the floor */
+  assert_true(p.level_bps == 16 * MiB);
+  assert_false(p.short_);
+  agent_protect_update(&p, &db, 1); /* still short at the floor: hold */
+  assert_true(p.short_);
+  assert_true(p.level_bps == 16 * MiB);
+  /* slack: raised at once, held ones start after two windows */
+  db.share = 0.9;
+  agent_protect_update(&p, &db, 1);
+  assert_true(p.short_ && p.level_bps == 20 * MiB);
+  agent_protect_update(&p, &db, 1);
+  assert_false(p.short_);
+  /* short again above the floor: cut, no hold */
+  db.share = 0.5;
+  agent_protect_update(&p, &db, 1);
+  assert_false(p.short_);
+  /* a fixed cap (cut = raise = 1, floor = start): holds whenever short */
+  cfg.cut = cfg.raise = 1;
+  cfg.cap_floor_bps = cfg.cap_start_bps;
+  agent_protect_init(&p, &cfg);
+  db.share = -1;
+  agent_protect_update(&p, &db, 1);
+  db.share = 0.5;
+  agent_protect_update(&p, &db, 1);
+  assert_true(p.short_ && p.level_bps == 64 * MiB);
+  db.share = 0.9;
+  for (int i = 0; i < 5; i++)
+    agent_protect_update(&p, &db, 1);
+  assert_false(p.short_);
+  assert_true(p.level_bps == 64 * MiB);
+}
+
+static void test_share_signals(void **state) {
+  (void)state;
+  const int R = AGENT_PROTECT_SIGNAL_RATE, P = AGENT_PROTECT_SIGNAL_PRESSURE,
+            A = AGENT_PROTECT_SIGNAL_AUTO;
+  /* rate: the rate share as given */
+  assert_true(agent_protect_share(R, 0.6, 0.9, 0.5, 0.3) == 0.6);
+  /* pressure: unstalled time against that alone: 50% stalled against 30%
+   * alone keeps 0.5 / 0.7 of its pace */
+  assert_true(fabs(agent_protect_share(P, 0.6, 0.1, 0.5, 0.3) - 0.5 / 0.7) < 1e-9);
+  /* less stalled than alone: more than its pace alone */
+  assert_true(agent_protect_share(P, -1, -1, 0.1, 0.3) > 1);
+  /* unknown inputs */
+  assert_true(agent_protect_share(P, 0.6, 0.9, -1, 0.3) < 0);
+  assert_true(agent_protect_share(P, 0.6, 0.9, 0.5, -1) < 0);
+  assert_true(agent_protect_share(R, -1, 0.9, 0.5, 0.3) < 0);
+  /* auto: pressure for an unsteady rate alone (a database) ... */
+  assert_true(fabs(agent_protect_share(A, 0.6, 0.9, 0.5, 0.3) - 0.5 / 0.7) < 1e-9);
+  /* ... the rate for a steady one (an fio reader), or an unknown spread */
+  assert_true(agent_protect_share(A, 0.6, 0.2, 0.5, 0.3) == 0.6);
+  assert_true(agent_protect_share(A, 0.6, -1, 0.5, 0.3) == 0.6);
+  /* ... the rate where the pressure is unknown, the pressure where the rate is */
+  assert_true(agent_protect_share(A, 0.6, 0.9, -1, 0.3) == 0.6);
+  assert_true(agent_protect_share(A, 0.6, 0.9, 0.5, -1) == 0.6);
+  assert_true(fabs(agent_protect_share(A, -1, 0.9, 0.5, 0.3) - 0.5 / 0.7) < 1e-9);
+  /* ... and the rate for a container stalled most of the time alone */
+  assert_true(agent_protect_share(A, 0.6, 0.9, 0.99, 0.95) == 0.6);
+  /* forced pressure on one: the stall alone counts as at most 0.9 */
+  assert_true(fabs(agent_protect_share(P, 0.6, 0.9, 0.95, 0.97) - 0.5) < 1e-9);
+  assert_string_equal(agent_protect_signal_name(AGENT_PROTECT_SIGNAL_PRESSURE), "pressure");
+  assert_string_equal(agent_protect_scope_name(AGENT_PROTECT_WRITERS), "writers");
+  assert_string_equal(agent_protect_scope_name(7), "invalid");
+}
+
+/* The default scope: writers (and containers that may write) are capped
+ * and held; readers run free, neither held nor spaced. */
+static void test_writers_scope(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
+  assert_int_equal(adm.prot.cfg.scope, AGENT_PROTECT_WRITERS);
+  adm.prot.cfg.hold_at_floor = false;
+  adm.protect_gap_ms = 2000;
+  struct agent_ctr *db = reg(&adm, "db", "latency", 0);
+  agent_adm_admit(&adm, db, 0, 0, 0);
+  run_until(&adm, 0);
+  assert_int_equal(db->state, AGENT_RUNNING);
+  struct agent_protect_obs o = {.id = "db", .share = 0.5, .stall = -1};
+  agent_protect_update(&adm.prot, &o, 1);
+  agent_protect_update(&adm.prot, &o, 1);
+  assert_true(adm.prot.short_);
+  struct agent_ctr *w = reg(&adm, "w", "seq-write", 10);
+  struct agent_ctr *rw = reg(&adm, "rw", "rand-write", 10);
+  struct agent_ctr *sr = reg(&adm, "sr", "seq-read", 10);
+  struct agent_ctr *rr = reg(&adm, "rr", "rand-read", 10);
+  struct agent_ctr *u = reg(&adm, "u", NULL, 10);
+  agent_adm_admit(&adm, w, 0, 0, 10);
+  agent_adm_admit(&adm, rw, 0, 0, 10);
+  agent_adm_admit(&adm, sr, 0, 0, 10);
+  agent_adm_admit(&adm, rr, 0, 0, 10);
+  agent_adm_admit(&adm, u, 0, 0, 10);
+  run_until(&adm, 100);
+  /* the readers start at once, together, while the victim is short */
+  assert_int_equal(sr->state, AGENT_RUNNING);
+  assert_int_equal(rr->state, AGENT_RUNNING);
+  assert_false(agent_ctr_protect_target(&adm, sr));
+  assert_false(agent_ctr_protect_target(&adm, rr));
+  /* the writers and the unknown one are held */
+  assert_int_equal(w->state, AGENT_PENDING);
+  assert_int_equal(w->reason, BATCH_HOLD_PROTECT);
+  assert_int_equal(rw->state, AGENT_PENDING);
+  assert_int_equal(u->state, AGENT_PENDING);
+  assert_true(agent_ctr_protect_target(&adm, w) && agent_ctr_protect_target(&adm, u));
+  assert_false(agent_ctr_protect_target(&adm, db));
+  /* slack: the writers start one at a time, protect_gap_ms apart */
+  o.share = 0.95;
+  agent_protect_update(&adm.prot, &o, 1);
+  agent_protect_update(&adm.prot, &o, 1);
+  agent_adm_schedule(&adm, 1000);
+  run_until(&adm, 1000);
+  assert_int_equal(w->state, AGENT_RUNNING);
+  assert_int_equal(rw->state, AGENT_PENDING);
+  run_until(&adm, 2999);
+  assert_int_equal(rw->state, AGENT_PENDING);
+  run_until(&adm, 3000);
+  assert_int_equal(rw->state, AGENT_RUNNING);
+  /* a gap of 0: no spacing */
+  adm.protect_gap_ms = 0;
+  agent_adm_schedule(&adm, 3001);
+  run_until(&adm, 3001);
+  assert_int_equal(u->state, AGENT_RUNNING);
+  agent_adm_release(&adm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_aimd),
       cmocka_unit_test(test_holds_while_short),
+      cmocka_unit_test(test_hold_at_floor),
+      cmocka_unit_test(test_share_signals),
+      cmocka_unit_test(test_writers_scope),
   };
   return cmocka_run_group_tests_name("agent_protect", tests, NULL, NULL);
 }
