@@ -135,8 +135,12 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   learn(d, c, now);
   agent_server_answer(d, c, false, why);
   agent_sampler_forget(c);
-  agent_caps_forget(c); /* its cgroup is gone or going: nothing to lift */
+  agent_caps_forget(d, c); /* put back what its cap replaced, if its cgroup is there */
   agent_ctr_free(c);
+  /* The last one leaves no plan behind (nothing to plan), and so no
+   * weights pass: put back what was written for it now. */
+  if (agent_adm_count(&d->adm, AGENT_RUNNING) == 0 && !d->headless)
+    agent_weights_apply_all(d);
 }
 
 static void arm_plan_timer(struct agent_daemon *d) {
@@ -535,6 +539,16 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   if (mkdir_parent(d->cfg.socket_path, err) < 0 || agent_server_setup(d, err) < 0)
     return -1;
+  /* Once the socket is ours (a second agent stops above, and must not put
+   * back what the running one wrote), and before the loop runs anything
+   * that writes: what an agent that was killed left in cgroup files goes
+   * back first, so that what this one remembers as "what was there" is
+   * what was there before any agent. */
+  if (agent_restore_init(&d->restore, d->cfg.state_dir, err) < 0)
+    return -1;
+  cleanup_error struct iob_error *rerr = NULL;
+  if (agent_restore_replay(&d->restore, &rerr) < 0)
+    iob_warn("%s", rerr->msg);
   if (mark_live(d, err) < 0)
     return -1;
   if (open_metrics(d, d->cfg.metrics, &d->metrics_server, err) < 0)
@@ -570,7 +584,10 @@ void agent_daemon_release(struct agent_daemon *d) {
   save_profiles(d);
   save_penalties(d);
   agent_caps_release(d);
-  agent_weights_release();
+  agent_weights_release(d);
+  agent_restore_dir(&d->restore, NULL,
+                    AGENT_RESTORE_ALL); /* anything left: a stopped agent leaves nothing */
+  agent_restore_release(&d->restore);
   agent_metrics_server_free(d->metrics_server); /* unlinks a unix socket */
   d->metrics_server = NULL;
   if (d->server)
