@@ -31,8 +31,28 @@ static const char *const files[] = {
     "blkio.throttle.write_iops_device",
 };
 
-int agent_restore_init(struct agent_restore *r, const char *state_dir, struct iob_error **err) {
+static bool boot_id_ok(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n >= sizeof(((struct agent_restore *)0)->boot_id))
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || s[i] == '-'))
+      return false;
+  return true;
+}
+
+int agent_restore_init(struct agent_restore *r, const char *state_dir, const char *boot_id_file,
+                       struct iob_error **err) {
   memset(r, 0, sizeof(*r));
+  cleanup_free char *id = NULL;
+  size_t len = 0;
+  cleanup_error struct iob_error *e = NULL;
+  if (iob_read_file(boot_id_file ? boot_id_file : AGENT_RESTORE_BOOT_ID, 64, &id, &len, &e) == 0) {
+    while (len > 0 && (id[len - 1] == '\n' || id[len - 1] == ' '))
+      id[--len] = '\0';
+    if (boot_id_ok(id))
+      snprintf(r->boot_id, sizeof(r->boot_id), "%s", id);
+  }
   if (state_dir == NULL)
     return 0;
   if (asprintf(&r->path, "%s/%s", state_dir, AGENT_RESTORE_FILE) < 0) {
@@ -132,6 +152,10 @@ static int from_json(struct agent_restore *r, json_t *root, const char *name,
   json_t *ver = json_object_get(root, "version");
   if (!json_is_integer(ver) || json_integer_value(ver) != 1)
     return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': missing or unsupported 'version'", name);
+  json_t *boot = json_object_get(root, "boot_id");
+  if (boot && (!json_is_string(boot) || !boot_id_ok(json_string_value(boot))))
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': invalid 'boot_id'", name);
+  snprintf(r->boot_id, sizeof(r->boot_id), "%s", boot ? json_string_value(boot) : "");
   json_t *ents = json_object_get(root, "entries");
   if (!json_is_array(ents))
     return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': 'entries' is not an array", name);
@@ -203,10 +227,12 @@ static int save(const struct agent_restore *r, struct iob_error **err) {
       return iob_error(err, ENOMEM, "cannot encode '%s'", r->path);
   }
   cleanup_json json_t *root = json_pack("{s:i, s:O}", "version", 1, "entries", ents);
+  if (root && r->boot_id[0] && json_object_set_new(root, "boot_id", json_string(r->boot_id)) < 0)
+    return iob_error(err, ENOMEM, "cannot encode '%s'", r->path);
   cleanup_free char *text = root ? json_dumps(root, JSON_INDENT(1)) : NULL;
   if (text == NULL)
     return iob_error(err, ENOMEM, "cannot encode '%s'", r->path);
-  return iob_write_file_atomic(r->path, text, strlen(text), 0600, err);
+  return iob_write_file_replace(r->path, text, strlen(text), 0600, err);
 }
 
 static void drop_from(struct agent_restore *r, size_t n) {
@@ -340,6 +366,8 @@ int agent_restore_replay(struct agent_restore *r, struct iob_error **err) {
   clear(r);
   if (r->path == NULL)
     return 0;
+  char boot[sizeof(r->boot_id)];
+  snprintf(boot, sizeof(boot), "%s", r->boot_id);
   cleanup_close int fd = open(r->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT)
@@ -349,9 +377,20 @@ int agent_restore_replay(struct agent_restore *r, struct iob_error **err) {
   cleanup_free char *buf = NULL;
   size_t len = 0;
   cleanup_error struct iob_error *cause = NULL;
-  if (iob_read_fd(fd, r->path, AGENT_RESTORE_MAX_BYTES, &buf, &len, &cause) < 0 ||
-      agent_restore_parse(r, r->path, buf, len, &cause) < 0)
+  int bad = iob_read_fd(fd, r->path, AGENT_RESTORE_MAX_BYTES, &buf, &len, &cause) < 0 ||
+            agent_restore_parse(r, r->path, buf, len, &cause) < 0;
+  char then[sizeof(r->boot_id)];
+  snprintf(then, sizeof(then), "%s", r->boot_id);
+  snprintf(r->boot_id, sizeof(r->boot_id), "%s", boot); /* what this agent writes */
+  if (bad)
     return set_aside(r->path, &cause, err);
+  if (then[0] && boot[0] && strcmp(then, boot) != 0) {
+    /* cgroups start anew at boot: its values are nobody's now */
+    iob_info("'%s' is from another boot (%s): %zu values not restored, the journal removed",
+             r->path, then, r->n);
+    clear(r);
+    return save(r, err) < 0 ? -1 : 0;
+  }
   size_t n = r->n;
   size_t done = restore_where(r, NULL, AGENT_RESTORE_ALL, true);
   if (save(r, err) < 0) /* an empty journal: removed */

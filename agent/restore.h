@@ -9,13 +9,17 @@
  * The first write wins: later writes do not change what is remembered.
  *
  * Every new entry is written to the journal STATE_DIR/restore.json
- * (atomic replace, iob_write_file_atomic) before the cgroup file is
- * written, so an agent killed with caps in place leaves a journal that the
- * next one replays at start.  Entries are dropped when restored, and the
- * journal is removed when none is left.
+ * (atomic replace) before the cgroup file is written, so an agent killed
+ * with caps in place leaves a journal that the next one replays at start.
+ * Entries are dropped when restored, and the journal is removed when none
+ * is left.  cgroup files live in memory: a reboot resets them, so the
+ * journal carries the boot it was written in and another boot's is not
+ * replayed, and it is written without fsync (iob_write_file_replace: an
+ * fsync here waited seconds behind the very writers a cap holds back).
  *
- *   {"version": 1, "entries": [{"file": "/sys/fs/cgroup/blkio/x/blkio.throttle.write_bps_device",
- *                               "dev": "8:0", "value": "0"}]} */
+ *   {"version": 1, "boot_id": "<kernel.random.boot_id>",
+ *    "entries": [{"file": "/sys/fs/cgroup/blkio/x/blkio.throttle.write_bps_device",
+ *                 "dev": "8:0", "value": "0"}]} */
 #ifndef IOB_AGENT_RESTORE_H
 #define IOB_AGENT_RESTORE_H
 
@@ -36,14 +40,22 @@ struct agent_restore_entry {
   char value[AGENT_RESTORE_VALUE_MAX]; /* what follows "MAJ:MIN " to put it back */
 };
 
+#define AGENT_RESTORE_BOOT_ID "/proc/sys/kernel/random/boot_id"
+
 struct agent_restore {
   char *path; /* STATE_DIR/restore.json; NULL: no journal (tests) */
+  /* This boot's id (written into the journal); a parsed journal's ("":
+   * none said). */
+  char boot_id[40];
   struct agent_restore_entry *v;
   size_t n, cap;
 };
 
-/* Empty, with the journal in STATE_DIR (NULL: none). */
-int agent_restore_init(struct agent_restore *r, const char *state_dir, struct iob_error **err);
+/* Empty, with the journal in STATE_DIR (NULL: none), for the boot whose
+ * id BOOT_ID_FILE holds (NULL: AGENT_RESTORE_BOOT_ID; not readable: no
+ * id, and every journal is replayed). */
+int agent_restore_init(struct agent_restore *r, const char *state_dir, const char *boot_id_file,
+                       struct iob_error **err);
 void agent_restore_release(struct agent_restore *r);
 
 /* Parse a journal's text (NAME for messages) into R, which is left empty
@@ -85,7 +97,8 @@ size_t agent_restore_dir(struct agent_restore *r, const char *dir, enum agent_re
 
 /* At start, before anything is written: load the journal an agent that did
  * not stop left, put back each value whose cgroup still exists (one log
- * line each), and remove it.  A journal that cannot be parsed is kept
+ * line each), and remove it.  A journal of another boot is removed with
+ * one log line and nothing written.  A journal that cannot be parsed is kept
  * aside as restore.json.bad-<time> (nothing is lost) and an error naming
  * both is returned; the caller logs it and goes on.  Returns the number
  * of files written. */

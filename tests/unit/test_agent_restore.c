@@ -63,14 +63,14 @@ static void test_remember_and_restore(void **state) {
   tmp_make(&t);
   struct agent_restore r;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_restore_init(&r, t.dir, &err), 0);
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
   const char *orig = "rbps=max wbps=max riops=77 wiops=max";
   assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, orig, &err), 0);
   assert_true(agent_restore_has(&r, t.file, 8, 0));
   assert_false(agent_restore_has(&r, t.file, 8, 16));
   /* the journal is there before the caller writes anything */
   struct agent_restore back;
-  assert_int_equal(agent_restore_init(&back, NULL, &err), 0);
+  assert_int_equal(agent_restore_init(&back, NULL, NULL, &err), 0);
   cleanup_free char *j = slurp(r.path);
   assert_non_null(j);
   assert_int_equal(agent_restore_parse(&back, r.path, j, strlen(j), &err), 0);
@@ -116,7 +116,7 @@ static void test_vanished_and_symlink(void **state) {
   tmp_make(&t);
   struct agent_restore r;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_restore_init(&r, t.dir, &err), 0);
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
   /* a cgroup that vanished: nothing to write, no error, entry dropped */
   assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "rbps=max wbps=max riops=max wiops=max",
                                           &err),
@@ -158,7 +158,7 @@ static void test_journal_unwritable(void **state) {
   snprintf(gone, sizeof(gone), "%s/no/such/dir", t.dir);
   struct agent_restore r;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_restore_init(&r, gone, &err), 0);
+  assert_int_equal(agent_restore_init(&r, gone, NULL, &err), 0);
   assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "0", &err), -1);
   assert_int_equal(err->errno_, ENOENT);
   assert_false(agent_restore_has(&r, t.file, 8, 0));
@@ -173,7 +173,7 @@ static void test_replay(void **state) {
   tmp_make(&t);
   struct agent_restore r;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_restore_init(&r, t.dir, &err), 0);
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
   /* no journal: nothing to do */
   assert_int_equal(agent_restore_replay(&r, &err), 0);
   /* what a killed agent left: one file still there, one cgroup gone */
@@ -193,13 +193,60 @@ static void test_replay(void **state) {
   rm_rf(t.dir);
 }
 
+/* cgroup files live in memory: a journal of another boot names values
+ * that are nobody's now, and is removed unread.  The journal says its
+ * boot; one of the same boot is replayed. */
+static void test_replay_other_boot(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  char idfile[128], text[1024];
+  snprintf(idfile, sizeof(idfile), "%s/boot_id", t.dir);
+  put(idfile, "0f6a3c2e-1111-4222-8333-944455556666\n");
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, idfile, &err), 0);
+  assert_string_equal(r.boot_id, "0f6a3c2e-1111-4222-8333-944455556666");
+  /* what this agent writes says this boot */
+  assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "rbps=max wbps=max riops=max wiops=max",
+                                          &err),
+                   0);
+  cleanup_free char *j = slurp(r.path);
+  assert_non_null(strstr(j, "\"boot_id\": \"0f6a3c2e-1111-4222-8333-944455556666\""));
+  agent_restore_release(&r);
+  /* another boot's: removed, nothing written */
+  assert_int_equal(agent_restore_init(&r, t.dir, idfile, &err), 0);
+  snprintf(text, sizeof(text),
+           "{\"version\": 1, \"boot_id\": \"aaaaaaaa-0000-4000-8000-000000000000\", \"entries\": ["
+           "{\"file\": \"%s\", \"dev\": \"8:0\", \"value\": \"rbps=1 wbps=1 riops=1 wiops=1\"}]}",
+           t.file);
+  put(r.path, text);
+  assert_int_equal(agent_restore_replay(&r, &err), 0);
+  cleanup_free char *got = slurp(t.file);
+  assert_string_equal(got, "");
+  assert_int_equal(access(r.path, F_OK), -1);
+  assert_int_equal(r.n, 0);
+  assert_string_equal(r.boot_id, "0f6a3c2e-1111-4222-8333-944455556666");
+  /* this boot's: replayed */
+  snprintf(text, sizeof(text),
+           "{\"version\": 1, \"boot_id\": \"0f6a3c2e-1111-4222-8333-944455556666\", \"entries\": ["
+           "{\"file\": \"%s\", \"dev\": \"8:0\", \"value\": \"rbps=1 wbps=1 riops=1 wiops=1\"}]}",
+           t.file);
+  put(r.path, text);
+  assert_int_equal(agent_restore_replay(&r, &err), 1);
+  cleanup_free char *got2 = slurp(t.file);
+  assert_string_equal(got2, "8:0 rbps=1 wbps=1 riops=1 wiops=1");
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
 static void test_replay_malformed_kept(void **state) {
   (void)state;
   struct tmp t;
   tmp_make(&t);
   struct agent_restore r;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_restore_init(&r, t.dir, &err), 0);
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
   char text[1024];
   snprintf(text, sizeof(text),
            "{\"version\": 1, \"entries\": [{\"file\": \"%s\", \"dev\": \"8:0\", \"value\": \"0\"}",
@@ -228,7 +275,7 @@ static void test_replay_malformed_kept(void **state) {
 static void expect_bad(const char *text, const char *msg) {
   struct agent_restore r;
   cleanup_error struct iob_error *err = NULL;
-  agent_restore_init(&r, NULL, &err);
+  agent_restore_init(&r, NULL, NULL, &err);
   if (agent_restore_parse(&r, "j.json", text, strlen(text), &err) == 0)
     fail_msg("accepted: %s", text);
   if (strstr(err->msg, msg) == NULL)
@@ -250,6 +297,8 @@ static void test_malformed(void **state) {
   expect_bad("{\"version\": 2, \"entries\": []}", "unsupported 'version'");
   expect_bad("{\"entries\": []}", "unsupported 'version'");
   expect_bad("{\"version\": 1, \"entries\": {}}", "'entries' is not an array");
+  expect_bad("{\"version\": 1, \"boot_id\": 7, \"entries\": []}", "invalid 'boot_id'");
+  expect_bad("{\"version\": 1, \"boot_id\": \"../x\", \"entries\": []}", "invalid 'boot_id'");
   expect_bad("{\"version\": 1, \"entries\": [{\"file\": \"/sys/fs/cgroup/a/io.max\"}]}", "entry 0");
   expect_bad("{\"version\": 1, \"entries\": [{\"file\": \"/sys/fs/cgroup/a/io.max\", \"dev\": "
              "\"8:0\", \"value\": \"0\", \"x\": 1}]}",
@@ -275,7 +324,7 @@ static void test_malformed(void **state) {
   /* and what the agent writes is accepted */
   struct agent_restore r;
   cleanup_error struct iob_error *err = NULL;
-  agent_restore_init(&r, NULL, &err);
+  agent_restore_init(&r, NULL, NULL, &err);
   const char *ok = "{\"version\": 1, \"entries\": ["
                    "{\"file\": \"/sys/fs/cgroup/a/io.weight\", \"dev\": \"8:0\", \"value\": "
                    "\"default\"},"
@@ -293,6 +342,7 @@ int main(void) {
       cmocka_unit_test(test_vanished_and_symlink),
       cmocka_unit_test(test_journal_unwritable),
       cmocka_unit_test(test_replay),
+      cmocka_unit_test(test_replay_other_boot),
       cmocka_unit_test(test_replay_malformed_kept),
       cmocka_unit_test(test_malformed),
   };
