@@ -31,6 +31,8 @@ const char *agent_class_source_name(enum agent_class_source s) {
     return "profile";
   case AGENT_CLASS_DETECTED:
     return "detected";
+  case AGENT_CLASS_HINT:
+    return "hint";
   }
   return "invalid";
 }
@@ -245,13 +247,7 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
     *tail = c;
     adm->n++;
   }
-  enum batch_class declared; /* none or "" if not parsed: check_info refused the rest */
-  if (in->declared_class && batch_class_parse(in->declared_class, &declared) == 0) {
-    if (declared == BATCH_LATENCY) /* protected; its I/O class is still detected */
-      c->protect = c->protect_declared = true;
-    else
-      agent_adm_set_class(adm, c, declared, 1, AGENT_CLASS_DECLARED, now);
-  }
+  agent_adm_declare(adm, c, in->declared_class, agent_adm_trusted(adm, c), now);
   if (in->running && c->state != AGENT_RUNNING) {
     /* Started while the agent was away (soft state): it runs, whatever a
      * plan would have said; the next plan takes it into account. */
@@ -320,6 +316,62 @@ void agent_adm_detach(struct agent_adm *adm, struct agent_ctr *c, uint64_t now) 
   /* Re-plan even with nothing pending: the weights of the rest change. */
   if (adm->n > 0)
     schedule_plan(adm, now);
+}
+
+const char *agent_ctr_tenant(const struct agent_ctr *c) {
+  return c->pod_namespace && *c->pod_namespace ? c->pod_namespace : nz(c->ns);
+}
+
+bool agent_adm_trusted(const struct agent_adm *adm, const struct agent_ctr *c) {
+  if (adm->ops == NULL || adm->ops->trusts == NULL)
+    return true;
+  return adm->ops->trusts(agent_ctr_tenant(c), adm->user);
+}
+
+/* A hint's confidence: below anything measured with confidence. */
+#define HINT_CONFIDENCE 0.5
+
+void agent_adm_declare(struct agent_adm *adm, struct agent_ctr *c, const char *declared,
+                       bool trusted, uint64_t now) {
+  if (declared == NULL || *declared == '\0')
+    return;
+  snprintf(c->declared, sizeof(c->declared), "%s", declared);
+  c->declared_untrusted = !trusted;
+  if (strcmp(declared, "latency") == 0) {
+    /* Latency-sensitive: protected; its I/O class is still detected. */
+    if (trusted)
+      c->protect = c->protect_declared = true;
+    return;
+  }
+  int cls = batch_class_from_name(declared);
+  if (cls < 0)
+    return;
+  if (trusted)
+    agent_adm_set_class(adm, c, (enum batch_class)cls, 1, AGENT_CLASS_DECLARED, now);
+  else if (c->class_source == AGENT_CLASS_NONE || c->class_source == AGENT_CLASS_HINT)
+    agent_adm_set_class(adm, c, (enum batch_class)cls, HINT_CONFIDENCE, AGENT_CLASS_HINT, now);
+}
+
+unsigned agent_adm_measured(struct agent_adm *adm, struct agent_ctr *c, enum batch_class cls,
+                            double confidence, bool latency_like, bool protect_detected,
+                            uint64_t now) {
+  unsigned what = 0;
+  bool latency_hint = c->declared_untrusted && strcmp(c->declared, "latency") == 0;
+  if (latency_like && !c->protect &&
+      ((latency_hint && c->kind != AGENT_KIND_SANDBOX) ||
+       (protect_detected && c->kind == AGENT_KIND_JOB))) {
+    c->protect = true;
+    what |= AGENT_MEASURED_PROTECTED;
+  }
+  /* An untrusted declaration is a hint: the first measurement that
+   * disagrees wins, and is reported once. */
+  int dcl = c->declared_untrusted ? batch_class_from_name(c->declared) : -1;
+  if (!c->overruled && ((dcl >= 0 && dcl != (int)cls) || (latency_hint && !c->protect))) {
+    c->overruled = true;
+    what |= AGENT_MEASURED_OVERRULED;
+  }
+  agent_adm_set_class(adm, c, cls, confidence, AGENT_CLASS_DETECTED, now);
+  return what;
 }
 
 void agent_adm_set_class(struct agent_adm *adm, struct agent_ctr *c, enum batch_class cls,

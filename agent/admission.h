@@ -38,6 +38,9 @@ enum agent_class_source {
   AGENT_CLASS_DECLARED, /* annotation io.iobatch.class: detection is skipped */
   AGENT_CLASS_PROFILE,  /* learned from earlier runs of the workload key */
   AGENT_CLASS_DETECTED, /* the detector, from this run's samples */
+  /* Declared from a namespace trust_declared does not trust: it stands
+   * until a profile or the detector says otherwise. */
+  AGENT_CLASS_HINT,
 };
 const char *agent_class_source_name(enum agent_class_source s);
 
@@ -75,6 +78,12 @@ struct agent_ctr {
   enum batch_class cls;
   double confidence;
   enum agent_class_source class_source;
+  /* What io.iobatch.class said ("" none; a class name or "latency"), and
+   * whether it came from an untrusted namespace; overruled: the
+   * measurement disagreed (logged once). */
+  char declared[16];
+  bool declared_untrusted;
+  bool overruled;
   /* The last class detected in this run that says something about the
    * workload (not idle, not unknown): what a finished run teaches.  The
    * current class may be "idle" at the end of a run (killed, exiting). */
@@ -102,11 +111,11 @@ struct agent_ctr {
   /* Latency-sensitive (declared io.iobatch.class=latency, or detected):
    * batch containers yield to it (agent/protect.h).  Planned as a service. */
   bool protect;
-  bool protect_declared;
-  double alone_bps; /* its rate in windows with no other I/O (running average) */
-  double alone_var; /* ... and its running variance */
-  double share;     /* rate / alone_bps in the last shared window, -1 unknown */
-  double cap_bps;   /* batch: the cap last written for it, 0 none */
+  bool protect_declared; /* by a trusted declaration */
+  double alone_bps;      /* its rate in windows with no other I/O (running average) */
+  double alone_var;      /* ... and its running variance */
+  double share;          /* rate / alone_bps in the last shared window, -1 unknown */
+  double cap_bps;        /* batch: the cap last written for it, 0 none */
   /* Protected: the share of time some of its tasks stalled on I/O
    * (io.pressure "some") in the last window and in windows alone (running
    * average); < 0 unknown. */
@@ -127,6 +136,9 @@ struct agent_adm;
 struct agent_adm_ops {
   /* ctr was admitted (state is now RUNNING); answer ctr->waiter if any. */
   void (*admitted)(struct agent_adm *adm, struct agent_ctr *ctr, void *user);
+  /* Whether classes declared in namespace NS are trusted (the config's
+   * trust_declared); NULL: all are. */
+  bool (*trusts)(const char *ns, void *user);
 };
 
 struct agent_penalties;
@@ -186,8 +198,9 @@ struct agent_ctr *agent_adm_find(const struct agent_adm *adm, const char *ns, co
 
 /* Create the container or update what is known about it (a hook and a shim
  * both register; after an agent restart they register again).  A declared
- * class wins over anything else.  info->running puts a new container
- * straight into RUNNING (it was started while the agent was away). */
+ * class is applied by agent_adm_declare, trusted or not by ops->trusts on
+ * the container's tenant (after this registration's names are merged).  info->running puts a new
+ * container straight into RUNNING (it was started while the agent was away). */
 int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *info, uint64_t now,
                        struct agent_ctr **out, struct iob_error **err);
 
@@ -206,6 +219,38 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *ctr, uint32_t max_h
  * the container afterwards (learns from it, answers its waiter, frees it). */
 void agent_adm_detach(struct agent_adm *adm, struct agent_ctr *ctr, uint64_t now);
 void agent_ctr_free(struct agent_ctr *ctr);
+
+/* The namespace a container's declarations and profiles belong to: its
+ * pod's namespace when known, else its containerd namespace. */
+const char *agent_ctr_tenant(const struct agent_ctr *ctr);
+/* Whether ctr's declarations are trusted (ops->trusts on its tenant). */
+bool agent_adm_trusted(const struct agent_adm *adm, const struct agent_ctr *ctr);
+
+/* What io.iobatch.class says (DECLARED: a class name or "latency", checked
+ * by the caller; NULL or "": nothing).  Trusted, a class wins over
+ * anything else and "latency" protects the container.  Untrusted
+ * (trust_declared), it is a hint: the class stands until a profile or the
+ * detector measures otherwise (source AGENT_CLASS_HINT), and "latency"
+ * protects it only once the detector finds it latency-sensitive too (the
+ * sampler).  Either way ctr->declared records it, for Status. */
+void agent_adm_declare(struct agent_adm *adm, struct agent_ctr *ctr, const char *declared,
+                       bool trusted, uint64_t now);
+
+/* What a measurement did (agent_adm_measured), for the caller's log. */
+enum {
+  AGENT_MEASURED_PROTECTED = 1u << 0, /* it is protected from now on */
+  AGENT_MEASURED_OVERRULED = 1u << 1, /* it disagreed with an untrusted declaration (once) */
+};
+/* The detector classified ctr as CLS (LATENCY_LIKE: its I/O looks
+ * latency-sensitive).  The measurement wins over anything but a trusted
+ * declaration (the caller does not measure those): the class becomes CLS
+ * (AGENT_CLASS_DETECTED).  It protects the container when it looks
+ * latency-sensitive and either declared latency untrusted, or
+ * PROTECT_DETECTED (protect = detected) and it is a job.  Returns
+ * AGENT_MEASURED_* flags. */
+unsigned agent_adm_measured(struct agent_adm *adm, struct agent_ctr *ctr, enum batch_class cls,
+                            double confidence, bool latency_like, bool protect_detected,
+                            uint64_t now);
 
 /* Set the class; a change re-plans at once (a container may have turned
  * out to be harmless, or harmful).  A declared class is never replaced. */

@@ -1,9 +1,17 @@
 /* Protection caps on batch containers (agent/protect.h decides the level;
  * here it is written): cgroup v2 io.max or v1 blkio.throttle, whichever
  * cgroupv2/throttle.h finds for the container, on the disks its I/O goes
- * to.  Read and write bytes/s are capped alike. */
+ * to.  Read and write bytes/s are capped alike.
+ *
+ * What was there before is remembered (agent/restore.h) before the first
+ * write, kept under the cap (a limit the runtime set, docker's
+ * --device-read-iops or the spec's blockIO throttles, stays in force and a
+ * lower one wins), and put back when the cap is lifted, when the container
+ * leaves and when the agent stops. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agent/daemon.h"
 #include "cgroupv2/throttle.h"
@@ -13,7 +21,97 @@
 struct cap_state {
   struct cg_throttle_target t;
   bool resolved, warned;
+  bool have_orig; /* orig[] read and remembered in d->restore */
+  struct cg_throttle_limits orig[CG_THROTTLE_MAX_DEVS];
 };
+
+static const char *const v1_files[4] = {
+    "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
+    "blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device"};
+
+static void iomax_word(char *out, size_t size, uint64_t v) {
+  if (v == 0)
+    snprintf(out, size, "max");
+  else
+    snprintf(out, size, "%llu", (unsigned long long)v);
+}
+
+/* Read what the container's files hold for each disk and remember it
+ * (journal first, one write for all) before anything is written. */
+static int remember(struct agent_daemon *d, struct cap_state *st, struct iob_error **err) {
+  const struct cg_throttle_target *t = &st->t;
+  struct agent_restore_entry e[CG_THROTTLE_MAX_DEVS * 4];
+  cleanup_free char(*files)[AGENT_RESTORE_PATH_MAX] = calloc(t->ndev * 4 + 1, sizeof(*files));
+  if (files == NULL)
+    return iob_error(err, ENOMEM, "cannot cap");
+  size_t n = 0;
+  for (size_t i = 0; i < t->ndev; i++) {
+    unsigned maj = t->dev[i].major, min = t->dev[i].minor;
+    struct cg_throttle_limits *o = &st->orig[i];
+    if (cg_throttle_get(t, maj, min, o, err) < 0)
+      return -1;
+    if (t->mech == CG_THROTTLE_V2_IOMAX) {
+      char w[4][24];
+      iomax_word(w[0], sizeof(w[0]), o->rbps);
+      iomax_word(w[1], sizeof(w[1]), o->wbps);
+      iomax_word(w[2], sizeof(w[2]), o->riops);
+      iomax_word(w[3], sizeof(w[3]), o->wiops);
+      e[n] = (struct agent_restore_entry){.file = files[n], .major = maj, .minor = min};
+      snprintf(e[n].value, sizeof(e[n].value), "rbps=%s wbps=%s riops=%s wiops=%s", w[0], w[1],
+               w[2], w[3]);
+      snprintf(files[n], sizeof(files[n]), "%s/io.max", t->cgdir);
+      n++;
+      continue;
+    }
+    const uint64_t v[4] = {o->rbps, o->wbps, o->riops, o->wiops};
+    for (int k = 0; k < 4; k++, n++) {
+      e[n] = (struct agent_restore_entry){.file = files[n], .major = maj, .minor = min};
+      snprintf(e[n].value, sizeof(e[n].value), "%llu", (unsigned long long)v[k]);
+      snprintf(files[n], sizeof(files[n]), "%s/%s", t->cgdir, v1_files[k]);
+    }
+  }
+  if (agent_restore_remember_n(&d->restore, e, n, err) < 0)
+    return -1;
+  st->have_orig = true;
+  return 0;
+}
+
+/* The cap or the limit that was there, whichever is lower (0: none). */
+static uint64_t lower(uint64_t orig, uint64_t cap) {
+  return orig && orig < cap ? orig : cap;
+}
+
+static int write_caps(const struct cap_state *st, uint64_t v, struct iob_error **err) {
+  for (size_t i = 0; i < st->t.ndev; i++) {
+    struct cg_throttle_target one = {.mech = st->t.mech, .cgdir = st->t.cgdir, .ndev = 1};
+    one.dev[0] = st->t.dev[i];
+    const struct cg_throttle_limits *o = &st->orig[i];
+    if (cg_throttle_set(&one, lower(o->rbps, v), lower(o->wbps, v), o->riops, o->wiops, err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Another container capped through the same directory (a cgroup shared by
+ * two registered containers): its cap stays until it is lifted too. */
+static bool dir_capped_elsewhere(struct agent_daemon *d, const struct agent_ctr *c,
+                                 const char *dir) {
+  for (struct agent_ctr *o = d->adm.list; o; o = o->next) {
+    const struct cap_state *os = o->cap_state;
+    if (o != c && os && os->have_orig && os->t.cgdir && strcmp(os->t.cgdir, dir) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* Put back what was there before the first cap. */
+static void lift(struct agent_daemon *d, struct agent_ctr *c, struct cap_state *st) {
+  if (!st->have_orig)
+    return;
+  st->have_orig = false;
+  if (!dir_capped_elsewhere(d, c, st->t.cgdir))
+    agent_restore_dir(&d->restore, st->t.cgdir, AGENT_RESTORE_CAPS);
+}
 
 static struct cap_state *state_of(struct agent_ctr *c) {
   struct cap_state *st = c->cap_state;
@@ -24,16 +122,19 @@ static struct cap_state *state_of(struct agent_ctr *c) {
   return st;
 }
 
-void agent_caps_forget(struct agent_ctr *c) {
+void agent_caps_forget(struct agent_daemon *d, struct agent_ctr *c) {
   struct cap_state *st = c->cap_state;
   if (st == NULL)
     return;
+  /* Its cgroup is usually gone by now (nothing to write then), but a
+   * container may leave its agent entry before its cgroup goes. */
+  lift(d, c, st);
   cg_throttle_target_release(&st->t);
   free(st);
   c->cap_state = NULL;
 }
 
-static void set_cap(struct agent_ctr *c, double bps) {
+static void set_cap(struct agent_daemon *d, struct agent_ctr *c, double bps) {
   if (c->cap_bps == bps)
     return;
   struct cap_state *st = state_of(c);
@@ -60,19 +161,29 @@ static void set_cap(struct agent_ctr *c, double bps) {
     return;
   }
   uint64_t v = (uint64_t)bps;
-  int r = v ? cg_throttle_set(&st->t, v, v, 0, 0, &err) : cg_throttle_clear(&st->t, &err);
-  if (r < 0) {
-    /* The container may have just exited: its cgroup is gone. */
+  if (v == 0) {
+    lift(d, c, st);
+    iob_debug("cap on '%s' lifted", c->id);
+    c->cap_bps = 0;
+    return;
+  }
+  if (!st->have_orig && remember(d, st, &err) < 0) {
+    /* Not written: a cap that could not be put back after a crash would
+     * outlive the agent. */
     if (err->errno_ != ENOENT && !st->warned)
-      iob_warn("cannot %s '%s': %s", v ? "cap" : "lift the cap of", c->id, err->msg);
+      iob_warn("cannot cap '%s': %s", c->id, err->msg);
     st->warned = true;
     return;
   }
-  if (v)
-    iob_debug("capped '%s' at %.1f MiB/s (%s)", c->id, bps / (1024 * 1024),
-              cg_throttle_mech_name(st->t.mech));
-  else
-    iob_debug("cap on '%s' lifted", c->id);
+  if (write_caps(st, v, &err) < 0) {
+    /* The container may have just exited: its cgroup is gone. */
+    if (err->errno_ != ENOENT && !st->warned)
+      iob_warn("cannot cap '%s': %s", c->id, err->msg);
+    st->warned = true;
+    return;
+  }
+  iob_debug("capped '%s' at %.1f MiB/s (%s)", c->id, bps / (1024 * 1024),
+            cg_throttle_mech_name(st->t.mech));
   c->cap_bps = bps;
 }
 
@@ -80,13 +191,13 @@ void agent_caps_apply(struct agent_daemon *d) {
   double level = d->adm.prot.level_bps;
   for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
     bool capped = level > 0 && c->state == AGENT_RUNNING && agent_ctr_protect_target(&d->adm, c);
-    set_cap(c, capped ? level : 0);
+    set_cap(d, c, capped ? level : 0);
   }
 }
 
 void agent_caps_release(struct agent_daemon *d) {
   for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
-    set_cap(c, 0);
-    agent_caps_forget(c);
+    set_cap(d, c, 0);
+    agent_caps_forget(d, c);
   }
 }

@@ -59,7 +59,8 @@ void agent_config_release(struct agent_config *cfg) {
   free(cfg->cgroup_root);
   free(cfg->detector_file);
   free(cfg->metrics);
-  cfg->metrics = NULL;
+  free(cfg->trust_declared);
+  cfg->metrics = cfg->trust_declared = NULL;
   cfg->socket_path = cfg->state_dir = cfg->matrix_file = cfg->cgroup_root = NULL;
   cfg->detector_file = NULL;
 }
@@ -270,6 +271,79 @@ static int conf_metrics(const struct iob_conf_key *k, const char *v, void *field
   return 0;
 }
 
+/* A namespace name: what containerd allows (a-z, A-Z, 0-9, '.', '_',
+ * '-'), which covers Kubernetes' DNS labels. */
+static bool ns_name_ok(const char *s, size_t n) {
+  if (n == 0 || n > 253)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+          (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '_' || s[i] == '-'))
+      return false;
+  return true;
+}
+
+/* "all" (NULL), "none" (""), or a comma list, kept as ",a,b,". */
+static int conf_trust(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  char **dst = field;
+  char *out = NULL;
+  if (strcmp(v, "all") == 0) {
+    free(*dst);
+    *dst = NULL;
+    return 0;
+  }
+  if (strcmp(v, "none") == 0) {
+    out = strdup("");
+  } else {
+    size_t len = strlen(v);
+    out = malloc(len + 3);
+    if (out == NULL)
+      return -1;
+    size_t o = 0;
+    out[o++] = ',';
+    for (const char *p = v;;) {
+      while (*p == ' ' || *p == '\t')
+        p++;
+      size_t n = strcspn(p, ",");
+      size_t t = n;
+      while (t > 0 && (p[t - 1] == ' ' || p[t - 1] == '\t'))
+        t--;
+      if (!ns_name_ok(p, t) || (t == 3 && !strncmp(p, "all", 3)) ||
+          (t == 4 && !strncmp(p, "none", 4))) {
+        free(out);
+        return -1;
+      }
+      memcpy(out + o, p, t);
+      o += t;
+      out[o++] = ',';
+      if (p[n] == '\0')
+        break;
+      p += n + 1;
+    }
+    out[o] = '\0';
+  }
+  if (out == NULL)
+    return -1;
+  free(*dst);
+  *dst = out;
+  return 0;
+}
+
+bool agent_config_trusts(const struct agent_config *cfg, const char *ns) {
+  const char *list = cfg->trust_declared;
+  if (list == NULL)
+    return true;
+  size_t n = ns ? strlen(ns) : 0;
+  if (!ns_name_ok(ns, n)) /* "" and anything with a ',' in it too */
+    return false;
+  for (const char *p = strstr(list, ns); p; p = strstr(p + 1, ns))
+    if (p > list && p[-1] == ',' && p[n] == ',')
+      return true;
+  return false;
+}
+
 #define F(f) offsetof(struct agent_config, f)
 #define PATH "an absolute path"
 static const struct iob_conf_key keys[] = {
@@ -306,6 +380,8 @@ static const struct iob_conf_key keys[] = {
     {"protect_hold", conf_protect_hold, F(protect_hold_at_floor), 0, 0, "'short' or 'floor'"},
     {"protect_gap", conf_duration, F(protect_gap_ms), 0, 60 * 1000,
      "a duration up to 1m (e.g. 2s, 0)"},
+    {"trust_declared", conf_trust, F(trust_declared), 0, 0,
+     "'all', 'none' or a comma-separated list of namespaces"},
 };
 #undef PATH
 #undef F
@@ -314,8 +390,9 @@ static const struct iob_conf_key keys[] = {
 static int dup_config(struct agent_config *dst, const struct agent_config *src) {
   *dst = *src;
   dst->socket_path = dst->state_dir = dst->matrix_file = dst->cgroup_root = NULL;
-  dst->detector_file = dst->metrics = NULL;
+  dst->detector_file = dst->metrics = dst->trust_declared = NULL;
   if ((src->metrics && !(dst->metrics = strdup(src->metrics))) ||
+      (src->trust_declared && !(dst->trust_declared = strdup(src->trust_declared))) ||
       (src->socket_path && !(dst->socket_path = strdup(src->socket_path))) ||
       (src->state_dir && !(dst->state_dir = strdup(src->state_dir))) ||
       (src->matrix_file && !(dst->matrix_file = strdup(src->matrix_file))) ||

@@ -54,6 +54,13 @@
  *   protect_gap      = 2s                      batch containers start this far apart
  *                                               while protecting (default: two
  *                                               sample periods; 0: no spacing)
+ *   trust_declared   = all | none | NS[,NS...]  whose io.iobatch.class is taken as
+ *                                               said: a container's namespace is its
+ *                                               pod's (io.kubernetes.pod.namespace),
+ *                                               else its containerd namespace.  An
+ *                                               untrusted declaration is a hint until
+ *                                               the detector has measured the container
+ *                                               (agent/admission.h, agent_adm_declare)
  *   debug            = false
  *
  * Keys given here win over the same settings in the matrix file, which is
@@ -108,6 +115,9 @@ struct agent_config {
   double protect_raise, protect_cut;
   bool protect_hold_at_floor; /* protect_hold = floor */
   uint64_t protect_gap_ms;    /* UINT64_MAX: two sample periods */
+  /* trust_declared: NULL = all (the default), "" = none, else the
+   * namespaces as ",ns1,ns2," (agent_config_trusts). */
+  char *trust_declared;
   bool debug;
 };
 
@@ -137,6 +147,10 @@ struct agent_options {
 /* Defaults, then the file, then the overrides. */
 int agent_config_from_options(struct agent_config *cfg, const struct agent_options *o,
                               struct iob_error **err);
+
+/* Whether a class declared by a container of namespace NS (its pod's
+ * namespace, else its containerd namespace) is trusted. */
+bool agent_config_trusts(const struct agent_config *cfg, const char *ns);
 
 /* "1500ms", "2s", "5m", "300" (ms) -> milliseconds.  Returns < 0 on a bad
  * value. */

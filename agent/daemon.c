@@ -58,7 +58,12 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
     agent_caps_apply(d);
 }
 
-static const struct agent_adm_ops adm_ops = {.admitted = on_admitted};
+static bool trusts(const char *ns, void *user) {
+  struct agent_daemon *d = user;
+  return agent_config_trusts(&d->cfg, ns);
+}
+
+static const struct agent_adm_ops adm_ops = {.admitted = on_admitted, .trusts = trusts};
 
 static void save_profiles(struct agent_daemon *d) {
   cleanup_error struct iob_error *err = NULL;
@@ -82,7 +87,8 @@ static void on_save_timer(struct iob_loop *loop, void *data) {
 }
 
 void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
-  const struct agent_profile *p = agent_profiles_get(&d->profiles, c->workload_key);
+  const struct agent_profile *p =
+      agent_profiles_get(&d->profiles, agent_ctr_tenant(c), c->workload_key);
   if (p == NULL)
     return;
   c->solo_s = p->solo_s;
@@ -118,7 +124,7 @@ static void learn(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
       u.solo_bps = c->bytes_run / secs;
   }
   cleanup_error struct iob_error *err = NULL;
-  if (agent_profiles_learn(&d->profiles, c->workload_key, &u, &err) < 0) {
+  if (agent_profiles_learn(&d->profiles, agent_ctr_tenant(c), c->workload_key, &u, &err) < 0) {
     iob_warn("nothing learnt from '%s': %s", c->id, err->msg);
     return;
   }
@@ -135,8 +141,12 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   learn(d, c, now);
   agent_server_answer(d, c, false, why);
   agent_sampler_forget(c);
-  agent_caps_forget(c); /* its cgroup is gone or going: nothing to lift */
+  agent_caps_forget(d, c); /* put back what its cap replaced, if its cgroup is there */
   agent_ctr_free(c);
+  /* The last one leaves no plan behind (nothing to plan), and so no
+   * weights pass: put back what was written for it now. */
+  if (agent_adm_count(&d->adm, AGENT_RUNNING) == 0 && !d->headless)
+    agent_weights_apply_all(d);
 }
 
 static void arm_plan_timer(struct agent_daemon *d) {
@@ -436,6 +446,8 @@ static void reload(struct agent_daemon *d) {
   take_str(&d->cfg.matrix_file, &nc.matrix_file);
   take_str(&d->cfg.detector_file, &nc.detector_file);
   take_str(&d->cfg.metrics, &nc.metrics);
+  /* For declarations from now on; what was declared keeps its standing. */
+  take_str(&d->cfg.trust_declared, &nc.trust_declared);
   d->cfg.sample_period_ms = nc.sample_period_ms;
   d->cfg.batch_window_ms = nc.batch_window_ms;
   d->cfg.max_hold_ms = nc.max_hold_ms;
@@ -516,10 +528,13 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg,
   d->cfg.cgroup_root = cfg->cgroup_root ? strdup(cfg->cgroup_root) : NULL;
   d->cfg.detector_file = cfg->detector_file ? strdup(cfg->detector_file) : NULL;
   d->cfg.metrics = cfg->metrics ? strdup(cfg->metrics) : NULL;
+  d->cfg.trust_declared = cfg->trust_declared ? strdup(cfg->trust_declared) : NULL;
   if (d->cfg.socket_path == NULL || d->cfg.state_dir == NULL ||
       (cfg->detector_file && d->cfg.detector_file == NULL) ||
       (cfg->matrix_file && d->cfg.matrix_file == NULL) ||
-      (cfg->cgroup_root && d->cfg.cgroup_root == NULL) || (cfg->metrics && d->cfg.metrics == NULL))
+      (cfg->cgroup_root && d->cfg.cgroup_root == NULL) ||
+      (cfg->metrics && d->cfg.metrics == NULL) ||
+      (cfg->trust_declared && d->cfg.trust_declared == NULL))
     return iob_error(err, ENOMEM, "cannot copy the configuration");
   if (batch_settings(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
     return -1;
@@ -563,6 +578,16 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   if (mkdir_parent(d->cfg.socket_path, err) < 0 || agent_server_setup(d, err) < 0)
     return -1;
+  /* Once the socket is ours (a second agent stops above, and must not put
+   * back what the running one wrote), and before the loop runs anything
+   * that writes: what an agent that was killed left in cgroup files goes
+   * back first, so that what this one remembers as "what was there" is
+   * what was there before any agent. */
+  if (agent_restore_init(&d->restore, d->cfg.state_dir, NULL, err) < 0)
+    return -1;
+  cleanup_error struct iob_error *rerr = NULL;
+  if (agent_restore_replay(&d->restore, &rerr) < 0)
+    iob_warn("%s", rerr->msg);
   if (mark_live(d, err) < 0)
     return -1;
   if (open_metrics(d, d->cfg.metrics, &d->metrics_server, err) < 0)
@@ -598,7 +623,10 @@ void agent_daemon_release(struct agent_daemon *d) {
   save_profiles(d);
   save_penalties(d);
   agent_caps_release(d);
-  agent_weights_release();
+  agent_weights_release(d);
+  agent_restore_dir(&d->restore, NULL,
+                    AGENT_RESTORE_ALL); /* anything left: a stopped agent leaves nothing */
+  agent_restore_release(&d->restore);
   agent_metrics_server_free(d->metrics_server); /* unlinks a unix socket */
   d->metrics_server = NULL;
   if (d->server)

@@ -17,6 +17,7 @@
 #include "agent/metrics.h"
 #include "agent/penalties.h"
 #include "agent/profiles.h"
+#include "agent/restore.h"
 #include "batcher/batcher.h"
 #include "common/error.h"
 #include "common/loop.h"
@@ -53,6 +54,9 @@ struct agent_daemon {
   bool profiles_dirty;
   struct agent_penalties penalties; /* measured online, STATE_DIR/penalties.json */
   struct agent_sampler sampler;
+  /* Values of the cgroup files weights.c and caps.c wrote, to put back
+   * (journal STATE_DIR/restore.json; none when headless). */
+  struct agent_restore restore;
   struct iob_timer *plan_timer;
   uint64_t plan_timer_at;
   struct iob_timer *sample_timer;
@@ -136,17 +140,19 @@ const char *agent_sampler_cgdir(struct agent_daemon *d, struct agent_ctr *ctr);
  * (agent/weighttree.h); each container's Status says whether it is in
  * effect and why not. */
 void agent_weights_apply_all(struct agent_daemon *d);
-/* Forget what was written (at exit). */
-void agent_weights_release(void);
+/* Put back what was written and forget it (at exit). */
+void agent_weights_release(struct agent_daemon *d);
 
 /* caps.c: the protection cap level (d->adm.prot.level_bps) on every
  * running batch container, written where it changed (cgroup v2 io.max or
  * v1 blkio.throttle, cgroupv2/throttle.h); lifted from containers that are
  * not batch or not running, and from all when the level is 0. */
 void agent_caps_apply(struct agent_daemon *d);
-/* Lift every cap written (at exit: a stopped agent leaves no cap behind). */
+/* Lift every cap written, putting back what was there before (at exit: a
+ * stopped agent leaves no cap behind). */
 void agent_caps_release(struct agent_daemon *d);
-/* Drop what caps.c keeps for ctr (it leaves). */
-void agent_caps_forget(struct agent_ctr *ctr);
+/* Put back what ctr's files held before its first cap (a vanished cgroup
+ * needs nothing) and drop what caps.c keeps for it (it leaves). */
+void agent_caps_forget(struct agent_daemon *d, struct agent_ctr *ctr);
 
 #endif

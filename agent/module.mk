@@ -7,7 +7,7 @@
 agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
-agent_SRCS := agent/admission.c agent/penalties.c agent/caps.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
+agent_SRCS := agent/admission.c agent/penalties.c agent/caps.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
 	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
@@ -27,6 +27,8 @@ $(eval $(call unit,test_agent_client,tests/unit/test_agent_client.c,agentclient 
 $(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore batch common))
 $(eval $(call fuzzer,fuzz_agent_profiles,tests/fuzz/fuzz_agent_profiles.c,agentcore common))
 $(eval $(call unit,test_agent_protect,tests/unit/test_agent_protect.c,agent agentcore batch common))
+$(eval $(call unit,test_agent_restore,tests/unit/test_agent_restore.c,agent cg2 common))
+$(eval $(call fuzzer,fuzz_agent_restore,tests/fuzz/fuzz_agent_restore.c,agent cg2 common))
 $(eval $(call unit,test_agent_penalties,tests/unit/test_agent_penalties.c,agent batch common))
 $(eval $(call fuzzer,fuzz_agent_penalties,tests/fuzz/fuzz_agent_penalties.c,agent batch common))
 $(eval $(call unit,test_agent_metrics,tests/unit/test_agent_metrics.c,agent batch common))

@@ -33,8 +33,10 @@ int agent_profiles_init(struct agent_profiles *p, const char *state_dir, struct 
 }
 
 static void clear(struct agent_profiles *p) {
-  for (size_t i = 0; i < p->n; i++)
+  for (size_t i = 0; i < p->n; i++) {
+    free(p->v[i].ns);
     free(p->v[i].key);
+  }
   free(p->v);
   p->v = NULL;
   p->n = p->cap = 0;
@@ -46,27 +48,33 @@ void agent_profiles_release(struct agent_profiles *p) {
   p->path = NULL;
 }
 
-static struct agent_profile *find(const struct agent_profiles *p, const char *key) {
+static const char *nz(const char *s) {
+  return s ? s : "";
+}
+
+static struct agent_profile *find(const struct agent_profiles *p, const char *ns, const char *key) {
   for (size_t i = 0; i < p->n; i++)
-    if (strcmp(p->v[i].key, key) == 0)
+    if (strcmp(p->v[i].key, key) == 0 && strcmp(p->v[i].ns, nz(ns)) == 0)
       return &p->v[i];
   return NULL;
 }
 
-const struct agent_profile *agent_profiles_get(const struct agent_profiles *p, const char *key) {
+const struct agent_profile *agent_profiles_get(const struct agent_profiles *p, const char *ns,
+                                               const char *key) {
   if (key == NULL || *key == '\0')
     return NULL;
-  return find(p, key);
+  return find(p, ns, key);
 }
 
 /* Make room for one more, evicting the least recently updated profile when
  * the store is full (bounded memory and file size whatever the keys are). */
-static struct agent_profile *add(struct agent_profiles *p, const char *key) {
+static struct agent_profile *add(struct agent_profiles *p, const char *ns, const char *key) {
   if (p->n >= AGENT_PROFILES_MAX) {
     size_t old = 0;
     for (size_t i = 1; i < p->n; i++)
       if (p->v[i].updated < p->v[old].updated)
         old = i;
+    free(p->v[old].ns);
     free(p->v[old].key);
     p->v[old] = p->v[--p->n];
   }
@@ -84,8 +92,12 @@ static struct agent_profile *add(struct agent_profiles *p, const char *key) {
    * something the next load accepts. */
   snprintf(e->cls, sizeof(e->cls), "unknown");
   e->key = strdup(key);
-  if (e->key == NULL)
+  e->ns = strdup(nz(ns));
+  if (e->key == NULL || e->ns == NULL) {
+    free(e->key);
+    free(e->ns);
     return NULL;
+  }
   p->n++;
   return e;
 }
@@ -108,7 +120,7 @@ static double avg(double old, double now) {
   return old + LEARN_RATE * (now - old);
 }
 
-int agent_profiles_learn(struct agent_profiles *p, const char *key,
+int agent_profiles_learn(struct agent_profiles *p, const char *ns, const char *key,
                          const struct agent_profile_update *u, struct iob_error **err) {
   if (key == NULL || *key == '\0')
     return 0; /* nothing names this workload: nothing to learn into */
@@ -116,10 +128,14 @@ int agent_profiles_learn(struct agent_profiles *p, const char *key,
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "workload key too long: %zu bytes, at most %d", strlen(key),
                           AGENT_PROFILE_KEY_MAX);
+  if (strlen(nz(ns)) > AGENT_PROFILE_NS_MAX)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "namespace too long: %zu bytes, at most %d", strlen(ns),
+                          AGENT_PROFILE_NS_MAX);
   if (u->cls && *u->cls && !valid_class_name(u->cls))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid class name '%s'", u->cls);
-  struct agent_profile *e = find(p, key);
-  if (e == NULL && (e = add(p, key)) == NULL)
+  struct agent_profile *e = find(p, ns, key);
+  if (e == NULL && (e = add(p, ns, key)) == NULL)
     return iob_error(err, ENOMEM, "cannot add profile '%s'", key);
   if (u->cls && *u->cls) {
     snprintf(e->cls, sizeof(e->cls), "%s", u->cls);
@@ -134,22 +150,16 @@ int agent_profiles_learn(struct agent_profiles *p, const char *key,
 }
 
 /* ---- file format ----
- * {"version": 1, "profiles": {"KEY": {"class": "seq-write", "confidence": 1,
- *   "solo_s": 12.5, "solo_bps": 1.2e8, "runs": 3, "updated": 1700000000}}} */
+ * {"version": 1,
+ *  "profiles": {"KEY": {"class": "seq-write", "confidence": 1, "solo_s": 12.5,
+ *               "solo_bps": 1.2e8, "runs": 3, "updated": 1700000000}},
+ *  "namespaces": {"NS": {"KEY": {...as above...}}}}
+ * "profiles" holds namespace "" (every profile of a file written before
+ * namespaces, which loads as it is); "namespaces" the others.  An older
+ * agent reads "profiles" and ignores "namespaces". */
 
-static int from_json(struct agent_profiles *p, json_t *root, const char *path,
-                     struct iob_error **err) {
-  if (!json_is_object(root))
-    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': top level is not an object", path);
-  json_t *ver = json_object_get(root, "version");
-  if (!json_is_integer(ver) || json_integer_value(ver) != 1)
-    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': missing or unsupported 'version'", path);
-  json_t *profs = json_object_get(root, "profiles");
-  if (!json_is_object(profs))
-    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': 'profiles' is not an object", path);
-  if (json_object_size(profs) > AGENT_PROFILES_MAX)
-    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': %zu profiles, at most %d", path,
-                          json_object_size(profs), AGENT_PROFILES_MAX);
+static int profiles_from_json(struct agent_profiles *p, const char *ns, json_t *profs,
+                              const char *path, struct iob_error **err) {
   const char *key;
   json_t *v;
   json_object_foreach(profs, key, v) {
@@ -166,7 +176,10 @@ static int from_json(struct agent_profiles *p, json_t *root, const char *path,
         !(solo_bps >= 0 && isfinite(solo_bps)) || runs < 0 || runs > (json_int_t)UINT32_MAX)
       return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': profile '%s' has invalid values", path,
                             key);
-    struct agent_profile *e = add(p, key);
+    if (p->n >= AGENT_PROFILES_MAX)
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': more than %d profiles", path,
+                            AGENT_PROFILES_MAX);
+    struct agent_profile *e = add(p, ns, key);
     if (e == NULL)
       return iob_error(err, ENOMEM, "cannot add profile '%s'", key);
     snprintf(e->cls, sizeof(e->cls), "%s", cls);
@@ -175,6 +188,38 @@ static int from_json(struct agent_profiles *p, json_t *root, const char *path,
     e->solo_bps = solo_bps;
     e->runs = (unsigned)runs;
     e->updated = (int64_t)updated;
+  }
+  return 0;
+}
+
+static int from_json(struct agent_profiles *p, json_t *root, const char *path,
+                     struct iob_error **err) {
+  if (!json_is_object(root))
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': top level is not an object", path);
+  json_t *ver = json_object_get(root, "version");
+  if (!json_is_integer(ver) || json_integer_value(ver) != 1)
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': missing or unsupported 'version'", path);
+  json_t *profs = json_object_get(root, "profiles");
+  if (!json_is_object(profs))
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': 'profiles' is not an object", path);
+  if (json_object_size(profs) > AGENT_PROFILES_MAX)
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': %zu profiles, at most %d", path,
+                          json_object_size(profs), AGENT_PROFILES_MAX);
+  if (profiles_from_json(p, "", profs, path, err) < 0)
+    return -1;
+  json_t *nss = json_object_get(root, "namespaces");
+  if (nss == NULL)
+    return 0;
+  if (!json_is_object(nss))
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': 'namespaces' is not an object", path);
+  const char *ns;
+  json_t *v;
+  json_object_foreach(nss, ns, v) {
+    if (*ns == '\0' || strlen(ns) > AGENT_PROFILE_NS_MAX || !json_is_object(v))
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': namespace '%.64s' is invalid", path,
+                            ns);
+    if (profiles_from_json(p, ns, v, path, err) < 0)
+      return -1;
   }
   return 0;
 }
@@ -237,20 +282,28 @@ int agent_profiles_load(struct agent_profiles *p, struct iob_error **err) {
 }
 
 static json_t *to_json(const struct agent_profiles *p) {
-  json_t *profs = json_object();
-  if (profs == NULL)
+  cleanup_json json_t *profs = json_object();
+  cleanup_json json_t *nss = json_object();
+  if (profs == NULL || nss == NULL)
     return NULL;
   for (size_t i = 0; i < p->n; i++) {
     const struct agent_profile *e = &p->v[i];
+    json_t *into = profs;
+    if (*e->ns) {
+      into = json_object_get(nss, e->ns);
+      if (into == NULL && (json_object_set_new(nss, e->ns, json_object()) < 0 ||
+                           (into = json_object_get(nss, e->ns)) == NULL))
+        return NULL;
+    }
     json_t *o = json_pack("{s:s, s:f, s:f, s:f, s:I, s:I}", "class", e->cls, "confidence",
                           e->confidence, "solo_s", e->solo_s, "solo_bps", e->solo_bps, "runs",
                           (json_int_t)e->runs, "updated", (json_int_t)e->updated);
-    if (o == NULL || json_object_set_new(profs, e->key, o) < 0) {
-      json_decref(profs);
+    if (o == NULL || json_object_set_new(into, e->key, o) < 0)
       return NULL;
-    }
   }
-  return json_pack("{s:i, s:o}", "version", 1, "profiles", profs);
+  if (json_object_size(nss) == 0)
+    return json_pack("{s:i, s:O}", "version", 1, "profiles", profs);
+  return json_pack("{s:i, s:O, s:O}", "version", 1, "profiles", profs, "namespaces", nss);
 }
 
 int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err) {

@@ -1,6 +1,9 @@
-/* Learned workload profiles, kept by workload key (annotation
- * io.iobatch.workload, else the image name, else the command line) so that
- * the second run of a workload is classified before it starts.
+/* Learned workload profiles, kept by namespace and workload key
+ * (annotation io.iobatch.workload, else the image name, else the command
+ * line) so that the second run of a workload is classified before it
+ * starts.  The namespace is the container's tenant (agent_ctr_tenant: its
+ * pod's namespace, else its containerd namespace): one tenant's runs never
+ * teach another's profile of the same key.
  *
  * Persisted as JSON in STATE_DIR/profiles.json with an atomic replace
  * (write a temporary file, fsync, rename, fsync the directory): a crash
@@ -17,9 +20,11 @@
 #define AGENT_PROFILES_FILE "profiles.json"
 #define AGENT_PROFILES_MAX 4096    /* profiles kept; the oldest go first */
 #define AGENT_PROFILE_KEY_MAX 1024 /* bytes of a workload key */
+#define AGENT_PROFILE_NS_MAX 255   /* bytes of a namespace (AGENT_ID_MAX - 1) */
 #define AGENT_PROFILES_MAX_BYTES (8 * 1024 * 1024)
 
 struct agent_profile {
+  char *ns; /* "" for profiles of a file written before namespaces */
   char *key;
   char cls[16];      /* class name ("seq-write", ...) as the detector names it */
   double confidence; /* 0..1; 1 for a declared class */
@@ -53,7 +58,9 @@ int agent_profiles_parse(struct agent_profiles *p, const char *name, const char 
 /* Replace the file atomically with the current store. */
 int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err);
 
-const struct agent_profile *agent_profiles_get(const struct agent_profiles *p, const char *key);
+/* The profile of KEY in namespace NS (NULL taken as ""), or NULL. */
+const struct agent_profile *agent_profiles_get(const struct agent_profiles *p, const char *ns,
+                                               const char *key);
 
 /* What one run (or one confident sample) taught.  cls NULL or "" keeps the
  * class; solo_s/solo_bps 0 keep the old values; known ones are averaged
@@ -65,7 +72,7 @@ struct agent_profile_update {
   double solo_bps;
   bool run_finished; /* count one more run */
 };
-int agent_profiles_learn(struct agent_profiles *p, const char *key,
+int agent_profiles_learn(struct agent_profiles *p, const char *ns, const char *key,
                          const struct agent_profile_update *u, struct iob_error **err);
 
 #endif

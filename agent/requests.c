@@ -102,10 +102,7 @@ int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitReque
     if (batch_class_parse(req->declared_class, &cls) < 0)
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unknown class '%s'",
                             req->declared_class);
-    if (cls == BATCH_LATENCY)
-      c->protect = c->protect_declared = true;
-    else
-      agent_adm_set_class(&d->adm, c, cls, 1, AGENT_CLASS_DECLARED, now);
+    agent_adm_declare(&d->adm, c, req->declared_class, agent_adm_trusted(&d->adm, c), now);
   }
   if (req->kind && *req->kind)
     c->kind = (enum agent_kind)agent_kind_from_name(req->kind); /* checked above */
@@ -283,6 +280,8 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
     s->protected_ = c->protect;
     s->share = c->protect ? c->share : -1;
     s->cap_bps = (uint64_t)c->cap_bps;
+    s->declared_class = c->declared;
+    s->declared_trusted = c->declared[0] && !c->declared_untrusted;
     s->pod_name = c->pod_name;
     s->pod_namespace = c->pod_namespace;
     s->container_name = c->container_name;

@@ -277,17 +277,25 @@ static void classify(struct agent_daemon *d, struct agent_ctr *c) {
   wcd_classify(&d->sampler.wcd, st->ring, st->n, &res);
   if (res.cls == BATCH_UNKNOWN || res.confidence < MIN_CONFIDENCE)
     return;
-  if (res.latency && !c->protect && d->cfg.protect_detected && c->kind == AGENT_KIND_JOB) {
-    iob_info("'%s' looks latency-sensitive (%.0f requests/s of %.0f bytes on average): "
-             "protecting it",
-             c->id, res.m.riops + res.m.wiops, res.m.wiops > res.m.riops ? res.m.wavg : res.m.ravg);
-    c->protect = true;
-  }
   enum batch_class cls = res.cls; /* a planned class: wcd_classify never says latency */
-  if (cls != c->cls)
+  enum batch_class was = c->cls;
+  enum agent_class_source was_src = c->class_source;
+  unsigned what = agent_adm_measured(&d->adm, c, cls, res.confidence, res.latency,
+                                     d->cfg.protect_detected, iob_now_ms());
+  bool latency_hint = c->declared_untrusted && strcmp(c->declared, "latency") == 0;
+  if (what & AGENT_MEASURED_PROTECTED)
+    iob_info("'%s'%s looks latency-sensitive (%.0f requests/s of %.0f bytes on average): "
+             "protecting it",
+             c->id, latency_hint ? " declared latency (not trusted) and" : "",
+             res.m.riops + res.m.wiops, res.m.wiops > res.m.riops ? res.m.wavg : res.m.ravg);
+  if (what & AGENT_MEASURED_OVERRULED)
+    iob_info("'%s' declared %s (namespace '%s', not trusted by trust_declared), measured %s "
+             "(confidence %.2f)%s",
+             c->id, c->declared, agent_ctr_tenant(c), batch_class_name(cls), res.confidence,
+             latency_hint ? ", not latency-sensitive: not protected" : ": the measurement wins");
+  else if (cls != was)
     iob_info("'%s' classified %s (confidence %.2f; was %s by %s)", c->id, batch_class_name(cls),
-             res.confidence, batch_class_name(c->cls), agent_class_source_name(c->class_source));
-  agent_adm_set_class(&d->adm, c, cls, res.confidence, AGENT_CLASS_DETECTED, iob_now_ms());
+             res.confidence, batch_class_name(was), agent_class_source_name(was_src));
   /* An idle phase (start-up, a pause, the end) says nothing about the
    * workload. */
   if (cls != BATCH_IDLE && cls != BATCH_UNKNOWN) {
@@ -297,7 +305,7 @@ static void classify(struct agent_daemon *d, struct agent_ctr *c) {
   if (cls != BATCH_IDLE && c->workload_key && *c->workload_key) {
     struct agent_profile_update u = {.cls = batch_class_name(cls), .confidence = res.confidence};
     cleanup_error struct iob_error *err = NULL;
-    if (agent_profiles_learn(&d->profiles, c->workload_key, &u, &err) == 0)
+    if (agent_profiles_learn(&d->profiles, agent_ctr_tenant(c), c->workload_key, &u, &err) == 0)
       d->profiles_dirty = true;
   }
 }

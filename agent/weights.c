@@ -3,7 +3,12 @@
  * write "succeeds" and does nothing (docs/reference/cgroup-v2-io.md), and
  * claiming otherwise in Status would be a lie.  Weights are written where
  * the containers compete, which agent/weighttree.c works out: the container
- * cgroups under a flat parent, the pod cgroups between pods. */
+ * cgroups under a flat parent, the pod cgroups between pods.
+ *
+ * Each file's value for a device is remembered before the first write
+ * (agent/restore.h, journal first) and put back when its directory is no
+ * longer a target (no running container competes there any more) and when
+ * the agent stops. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +26,25 @@ static void note(struct agent_ctr *c, bool effective, const char *what, const ch
   snprintf(c->weight_note, sizeof(c->weight_note), "%s%s", what, detail);
 }
 
+/* Remember what FILE-kind of CGDIR holds for MAJ:MIN before the first
+ * write: its override, or "default" without one. */
+static int remember(struct agent_daemon *d, const char *cgdir, enum cg2_weight_kind kind,
+                    unsigned maj, unsigned min, struct iob_error **err) {
+  char file[AGENT_RESTORE_PATH_MAX];
+  snprintf(file, sizeof(file), "%s/%s", cgdir, cg2_weight_file(kind));
+  if (agent_restore_has(&d->restore, file, maj, min))
+    return 0;
+  struct cg2_weight cur = {0};
+  if (cg2_weight_read(cgdir, kind, &cur, err) < 0)
+    return -1;
+  char value[16] = "default";
+  for (size_t i = 0; i < cur.n; i++)
+    if (cur.dev[i].major == maj && cur.dev[i].minor == min)
+      snprintf(value, sizeof(value), "%u", cur.dev[i].weight);
+  cg2_weight_release(&cur);
+  return agent_restore_remember(&d->restore, file, maj, min, value, err);
+}
+
 /* Write w for one device; returns 1 when written with an enforcing
  * mechanism, 0 when nothing enforces weights there, < 0 on error. */
 static int write_dev(struct agent_daemon *d, const char *cgdir, unsigned major, unsigned minor,
@@ -30,12 +54,14 @@ static int write_dev(struct agent_daemon *d, const char *cgdir, unsigned major, 
       0)
     return -1;
   if (mech & CG2_MECH_IOCOST) {
-    if (cg2_weight_write_dev(cgdir, CG2_IO_WEIGHT, dmaj, dmin, w, err) < 0)
+    if (remember(d, cgdir, CG2_IO_WEIGHT, dmaj, dmin, err) < 0 ||
+        cg2_weight_write_dev(cgdir, CG2_IO_WEIGHT, dmaj, dmin, w, err) < 0)
       return -1;
     return 1;
   }
   if (mech & CG2_MECH_BFQ) {
-    if (cg2_weight_write_dev(cgdir, CG2_BFQ_WEIGHT, dmaj, dmin, cg2_weight_io_to_bfq(w), err) < 0)
+    if (remember(d, cgdir, CG2_BFQ_WEIGHT, dmaj, dmin, err) < 0 ||
+        cg2_weight_write_dev(cgdir, CG2_BFQ_WEIGHT, dmaj, dmin, cg2_weight_io_to_bfq(w), err) < 0)
       return -1;
     return 1;
   }
@@ -68,8 +94,9 @@ static struct written *cache_get(const char *dir) {
   return w;
 }
 
-/* Forget the targets that are not targets any more. */
-static void cache_prune(const struct wt_target *t, size_t nt) {
+/* Forget the targets that are not targets any more, and put back what
+ * was written there. */
+static void cache_prune(struct agent_daemon *d, const struct wt_target *t, size_t nt) {
   for (struct written **pp = &cache; *pp;) {
     bool keep = false;
     for (size_t k = 0; k < nt && !keep; k++)
@@ -80,6 +107,7 @@ static void cache_prune(const struct wt_target *t, size_t nt) {
     }
     struct written *w = *pp;
     *pp = w->next;
+    agent_restore_dir(&d->restore, w->dir, AGENT_RESTORE_WEIGHTS);
     free(w->dir);
     free(w);
   }
@@ -133,8 +161,8 @@ static void write_target(struct agent_daemon *d, const struct wt_target *t, stru
   cg2_iostat_release(&st);
 }
 
-void agent_weights_release(void) {
-  cache_prune(NULL, 0);
+void agent_weights_release(struct agent_daemon *d) {
+  cache_prune(d, NULL, 0);
 }
 
 void agent_weights_apply_all(struct agent_daemon *d) {
@@ -164,7 +192,7 @@ void agent_weights_apply_all(struct agent_daemon *d) {
     iob_warn("weights not written: %s", err->msg);
     return;
   }
-  cache_prune(t, nt);
+  cache_prune(d, t, nt);
   for (size_t j = 0; j < nt; j++) {
     struct written *w = cache_get(t[j].dir);
     if (w)

@@ -20,6 +20,21 @@ static void usage(FILE *f) {
              "  -h, --help           this text\n");
 }
 
+/* One namespace's profiles ("-": those of no namespace, and every one of
+ * a file written before namespaces). */
+static void print_profiles(const char *ns, json_t *profs) {
+  const char *key;
+  json_t *v;
+  json_object_foreach(profs, key, v) {
+    printf("%-20.20s %-40.40s %-11s %5.2f %8.1fs %10.0f %5lld\n", ns, key,
+           json_string_value(json_object_get(v, "class")),
+           json_real_value(json_object_get(v, "confidence")),
+           json_real_value(json_object_get(v, "solo_s")),
+           json_real_value(json_object_get(v, "solo_bps")),
+           (long long)json_integer_value(json_object_get(v, "runs")));
+  }
+}
+
 int iobctl_profiles(int argc, char **argv) {
   enum { O_JSON = 256, O_DIR };
   static const struct option opts[] = {
@@ -86,17 +101,12 @@ int iobctl_profiles(int argc, char **argv) {
     agent_profiles_release(&p);
     return 0;
   }
-  printf("%-40s %-11s %5s %9s %10s %5s\n", "WORKLOAD", "CLASS", "CONF", "SOLO", "SOLO-BPS", "RUNS");
-  const char *key;
+  printf("%-20s %-40s %-11s %5s %9s %10s %5s\n", "NAMESPACE", "WORKLOAD", "CLASS", "CONF", "SOLO",
+         "SOLO-BPS", "RUNS");
+  print_profiles("-", json_object_get(root, "profiles"));
+  const char *ns;
   json_t *v;
-  json_object_foreach(json_object_get(root, "profiles"), key, v) {
-    printf("%-40.40s %-11s %5.2f %8.1fs %10.0f %5lld\n", key,
-           json_string_value(json_object_get(v, "class")),
-           json_real_value(json_object_get(v, "confidence")),
-           json_real_value(json_object_get(v, "solo_s")),
-           json_real_value(json_object_get(v, "solo_bps")),
-           (long long)json_integer_value(json_object_get(v, "runs")));
-  }
+  json_object_foreach(json_object_get(root, "namespaces"), ns, v) print_profiles(ns, v);
   agent_profiles_release(&p);
   return 0;
 }

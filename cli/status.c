@@ -282,6 +282,13 @@ static void print_detail(const ctr_status *c) {
   if (c->conflict[0])
     ROW("Conflicts with", "%s", c->conflict);
   ROW("Class", "%s (%s, confidence %.2f)", c->class_, c->class_source, c->confidence);
+  if (c->declared_class && c->declared_class[0] && !c->declared_trusted)
+    ROW("Declared", "%s (untrusted: a hint until measured), measured %s", c->declared_class,
+        strcmp(c->class_source, "detected") == 0 || strcmp(c->class_source, "profile") == 0
+            ? c->class_
+            : "not yet");
+  else if (c->declared_class && c->declared_class[0])
+    ROW("Declared", "%s (trusted)", c->declared_class);
   human_rate(c->read_bps, t1, sizeof(t1));
   human_rate(c->write_bps, t2, sizeof(t2));
   ROW("I/O", "read %s/s %.0f IOPS, write %s/s %.0f IOPS", t1, c->read_iops, t2, c->write_iops);
@@ -326,6 +333,9 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "protected", json_boolean(c->protected_));
     json_object_set_new(o, "share", json_real(c->share));
     json_object_set_new(o, "cap_bps", json_integer((json_int_t)c->cap_bps));
+    json_object_set_new(o, "declared_class",
+                        json_string(c->declared_class ? c->declared_class : ""));
+    json_object_set_new(o, "declared_trusted", json_boolean(c->declared_trusted));
   }
   return o;
 }

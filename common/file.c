@@ -1,6 +1,7 @@
 #include "common/file.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,8 +65,8 @@ static int write_all(int fd, const char *buf, size_t len) {
   return 0;
 }
 
-int iob_write_file_atomic(const char *path, const char *text, size_t len, int mode,
-                          struct iob_error **err) {
+static int write_replace(const char *path, const char *text, size_t len, int mode, bool sync,
+                         struct iob_error **err) {
   cleanup_free char *tmp = NULL, *dir = strdup(path);
   if (dir == NULL || asprintf(&tmp, "%s.tmp", path) < 0) {
     tmp = NULL;
@@ -81,7 +82,7 @@ int iob_write_file_atomic(const char *path, const char *text, size_t len, int mo
     return iob_error(err, errno, "cannot create '%s'", tmp);
   /* fsync before rename: otherwise a crash can leave the new name pointing
    * at an empty file (ext4 with delalloc, xfs). */
-  if (write_all(fd, text, len) < 0 || fsync(fd) < 0) {
+  if (write_all(fd, text, len) < 0 || (sync && fsync(fd) < 0)) {
     int e = errno;
     unlink(tmp);
     return iob_error(err, e, "cannot write '%s'", tmp);
@@ -92,13 +93,23 @@ int iob_write_file_atomic(const char *path, const char *text, size_t len, int mo
     return iob_error(err, e, "cannot rename '%s' to '%s'", tmp, path);
   }
   char *slash = strrchr(dir, '/');
-  if (slash == NULL)
+  if (slash == NULL || !sync)
     return 0;
   *(slash == dir ? slash + 1 : slash) = '\0';
   cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0 || fsync(dfd) < 0)
     return iob_error(err, errno, "cannot sync the directory of '%s'", path);
   return 0;
+}
+
+int iob_write_file_atomic(const char *path, const char *text, size_t len, int mode,
+                          struct iob_error **err) {
+  return write_replace(path, text, len, mode, true, err);
+}
+
+int iob_write_file_replace(const char *path, const char *text, size_t len, int mode,
+                           struct iob_error **err) {
+  return write_replace(path, text, len, mode, false, err);
 }
 
 int iob_dir_check_private(const char *dir, const char *what, struct iob_error **err) {

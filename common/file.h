@@ -25,6 +25,13 @@ int iob_read_file(const char *path, size_t max, char **buf, size_t *len, struct 
 int iob_write_file_atomic(const char *path, const char *text, size_t len, int mode,
                           struct iob_error **err);
 
+/* The same without the fsyncs: atomic against the writer's death (a
+ * rename is), not against the machine's.  For state that means nothing
+ * after a reboot anyway (agent/restore.h), written where an fsync would
+ * stall the caller behind the very I/O it manages. */
+int iob_write_file_replace(const char *path, const char *text, size_t len, int mode,
+                           struct iob_error **err);
+
 /* DIR (called WHAT in errors) must be a directory, not a symlink, owned
  * by our euid and closed to everybody else (mode & 077 == 0): where root
  * puts a socket or a file another user must not replace.  Otherwise an

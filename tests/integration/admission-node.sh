@@ -23,12 +23,14 @@ cp "$(dirname "$0")/hold-matrix.conf" "$IOB_T/matrix.conf"
 # Learned profiles, as a node that ran these workloads before knows them:
 # a 10 s random writer, 8 s and 20 s sequential writers.
 mkdir -p "$AGENT_STATE"
+# Profiles are kept by namespace (issue #14): these are the test's own.
 now=$(date +%s)
+NS=iob${IOB_T##*.}
 cat >"$AGENT_STATE/profiles.json" <<EOF2
-{"version": 1, "profiles": {
+{"version": 1, "profiles": {}, "namespaces": {"$NS": {
  "rw10": {"class": "rand-write", "confidence": 1, "solo_s": 10, "solo_bps": 0, "runs": 3, "updated": $now},
  "sw8": {"class": "seq-write", "confidence": 1, "solo_s": 8, "solo_bps": 0, "runs": 3, "updated": $now},
- "sw20": {"class": "seq-write", "confidence": 1, "solo_s": 20, "solo_bps": 0, "runs": 3, "updated": $now}}}
+ "sw20": {"class": "seq-write", "confidence": 1, "solo_s": 20, "solo_bps": 0, "runs": 3, "updated": $now}}}}
 EOF2
 agent_start "matrix = $IOB_T/matrix.conf
 max_hold = 120s" || bail "iobatchd did not start"

@@ -72,7 +72,7 @@ is "$RC:$OUT" "0:" "prestart: registered and admitted, nothing printed"
 is "$STATE" "running" "the agent lists it running after prestart"
 is "$RC2:$OUT2" "0:" "poststop: exit reported"
 is "$(agent_field k1 state)" "" "and the agent no longer lists it"
-ok "the profile of key-one is saved" wait_for 20 'jq -e ".profiles[\"key-one\"]" "$AGENT_STATE/profiles.json" >/dev/null 2>&1'
+ok "the profile of key-one is saved" wait_for 20 'jq -e ".namespaces.default[\"key-one\"]" "$AGENT_STATE/profiles.json" >/dev/null 2>&1'
 cp "$AGENT_STATE/profiles.json" "$IOB_T/profiles.before"
 
 # 3. Fill the state_dir: the next save fails, the old file stays.

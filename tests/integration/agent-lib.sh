@@ -1,5 +1,6 @@
 # Helpers for the agent's integration tests (source after lib.sh).
 #   agent_start [extra config lines]   iobatchd on $IOB_T/agent.sock, state in $IOB_T/state
+#                                      (sampling every $AGENT_SAMPLE_PERIOD, 250ms unless set)
 #   agent_stop                         SIGTERM, wait; sets AGENT_RC
 #   ctl ARGS...                        iobatchctl against that agent
 #   agent_field ID FIELD               one field of one container from status --json
@@ -16,7 +17,7 @@ agent_start() {
   cat >"$IOB_T/agent.conf" <<CONF
 socket = $AGENT_SOCK
 state_dir = $AGENT_STATE
-sample_period = 250ms
+sample_period = ${AGENT_SAMPLE_PERIOD:-250ms}
 batch_window = 100ms
 ${1:-}
 CONF

@@ -112,6 +112,6 @@ out=$(ctl register rand2 --key test-fio-rand)
 is "$out" "registered rand2: class rand-write" "learnt rand-write before the next run"
 agent_stop
 is "$AGENT_RC" "0" "clean exit"
-jq -e '.profiles["test-dd-seq"].class == "seq-write"' "$AGENT_STATE/profiles.json" >/dev/null
+jq -e '.namespaces.default["test-dd-seq"].class == "seq-write"' "$AGENT_STATE/profiles.json" >/dev/null
 is "$?" "0" "the profile is on disk"
 tap_done

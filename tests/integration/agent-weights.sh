@@ -6,6 +6,8 @@
 # scheduler the agent writes io.bfq.weight and status says it is in effect.
 # There also two "pods" (nested cgroups, as under Kubernetes): weights only
 # compete among siblings, so the agent writes them on the pod cgroups.
+# What the agent wrote goes back (issue #14): at SIGTERM, and on a cgroup
+# where no running container competes any more.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
 
@@ -14,7 +16,7 @@ CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 [ -n "$CG2" ] || bail "no cgroup2 mount"
 HAS_IO=0
 grep -qw io "$CG2/cgroup.controllers" 2>/dev/null && HAS_IO=1
-if [ $HAS_IO = 1 ]; then tap_plan 11; else tap_plan 6; fi
+if [ $HAS_IO = 1 ]; then tap_plan 14; else tap_plan 6; fi
 DATA=$IOB_T/data
 mkdir -p "$DATA"
 
@@ -89,6 +91,8 @@ if [ $HAS_IO = 1 ]; then
 
   # Two pods, one writer each: the pods compete, not the containers.
   agent_stop
+  is "$(grep -c "^$dev " "$CG2/$rand_cg/io.bfq.weight")" 0 \
+    "SIGTERM: the agent puts io.bfq.weight back (no override for $dev, as before)"
   cg_remove "$CG2/$seq_cg"
   cg_remove "$CG2/$rand_cg"
   P=iobt-agent-pods-$$
@@ -128,11 +132,18 @@ if [ $HAS_IO = 1 ]; then
     awk '$1 == "iobatch_weight_writes_total{result=\"written\"}" { print $2 }')
   [ -n "$m" ] && [ "$m" -ge 3 ]
   is "$?" "0" "metrics: iobatch_weight_writes_total{result=\"written\"} counts them (${m:-none})"
+  # c3 leaves: nothing competes with c1 inside podA any more
+  ctl exited prand3 >/dev/null
+  ok "a container cgroup nothing competes in any more gets its weight back" \
+    wait_for 15 '[ -z "$(grep "^$dev " "$CG2/$P/podA/c1/io.bfq.weight")" ]'
+  agent_stop
+  is "$(grep -c "^$dev " "$CG2/$P/podA/io.bfq.weight")/$(grep -c "^$dev " "$CG2/$P/podB/io.bfq.weight")" \
+    "0/0" "SIGTERM: the pod cgroups' weights go back too"
 else
   is "$(agent_field wrand weight_effective)" "false" "status: weight not in effect"
   is "$(agent_field wrand weight_note)" "no io controller in cgroup v2 on this host" \
     "status says why"
   like "$(ctl status)" "weight not in effect: no io controller" "the table says so too"
+  agent_stop
 fi
-agent_stop
 tap_done

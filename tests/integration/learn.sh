@@ -39,8 +39,9 @@ reason() { grep -oE "admitted '$1' \([a-z-]+\) after [0-9]+ ms: .*" "$AGENT_LOG"
 
 run solo randwrite 4 rw
 wait_for 60 '[ -e "$IOB_T/solo.rc" ]'
-wait_for 10 '[ "$(jq -r ".profiles.rw.solo_bps // 0" "$AGENT_STATE/profiles.json" 2>/dev/null | cut -d. -f1)" -gt 0 ]'
-bps=$(jq -r '.profiles.rw.solo_bps // 0' "$AGENT_STATE/profiles.json" 2>/dev/null)
+# profiles are kept by namespace (issue #14)
+wait_for 10 '[ "$(jq -r --arg ns "$NS" ".namespaces[\$ns].rw.solo_bps // 0" "$AGENT_STATE/profiles.json" 2>/dev/null | cut -d. -f1)" -gt 0 ]'
+bps=$(jq -r --arg ns "$NS" '.namespaces[$ns].rw.solo_bps // 0' "$AGENT_STATE/profiles.json" 2>/dev/null)
 ok "a run alone teaches the random writer's solo rate (${bps%.*} B/s)" \
   test "${bps%.*}" -gt 0 2>/dev/null
 for i in 1 2 3; do

@@ -502,6 +502,184 @@ static void test_start_path_measured(void **state) {
   agent_adm_release(&adm);
 }
 
+/* ---- trust_declared (issue #14): whose io.iobatch.class counts ---- */
+
+/* Only kube-system is trusted (what ops->trusts says for the daemon's
+ * trust_declared = kube-system). */
+static bool trust_kube_system(const char *ns, void *user) {
+  (void)user;
+  return strcmp(ns, "kube-system") == 0;
+}
+static const struct agent_adm_ops trust_ops = {.admitted = on_admitted,
+                                               .trusts = trust_kube_system};
+
+static void setup_trust(struct agent_adm *adm) {
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  agent_adm_init(adm, &cfg, 0, 60000, &trust_ops, NULL);
+  n_admitted = 0;
+}
+
+static struct agent_ctr *reg_in(struct agent_adm *adm, const char *id, const char *ns,
+                                const char *pod_ns, const char *cls, bool running, uint64_t now) {
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_ctr_info in = {.id = id,
+                              .ns = ns,
+                              .pod_namespace = pod_ns,
+                              .declared_class = cls,
+                              .source = "test",
+                              .running = running};
+  struct agent_ctr *c = NULL;
+  if (agent_adm_register(adm, &in, now, &c, &err) < 0)
+    fail_msg("register %s: %s", id, err->msg);
+  return c;
+}
+
+/* The namespace is the pod's when known, else containerd's. */
+static void test_trust_namespace(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_trust(&adm);
+  struct agent_ctr *sys = reg_in(&adm, "sys", "k8s.io", "kube-system", "idle", false, 0);
+  assert_string_equal(agent_ctr_tenant(sys), "kube-system");
+  assert_int_equal(sys->class_source, AGENT_CLASS_DECLARED);
+  assert_false(sys->declared_untrusted);
+  struct agent_ctr *plain = reg_in(&adm, "plain", "kube-system", NULL, "idle", false, 0);
+  assert_string_equal(agent_ctr_tenant(plain), "kube-system");
+  assert_int_equal(plain->class_source, AGENT_CLASS_DECLARED);
+  /* a containerd namespace named like a trusted one does not help a pod */
+  struct agent_ctr *pod = reg_in(&adm, "pod", "kube-system", "team-a", "idle", false, 0);
+  assert_string_equal(agent_ctr_tenant(pod), "team-a");
+  assert_int_equal(pod->class_source, AGENT_CLASS_HINT);
+  assert_true(pod->declared_untrusted);
+  assert_string_equal(pod->declared, "idle");
+  /* the shim registered without the pod's names, the hook with them: the
+   * second registration decides on the names both gave */
+  struct agent_ctr *late = reg_in(&adm, "late", "k8s.io", NULL, "seq-write", false, 0);
+  assert_int_equal(late->class_source, AGENT_CLASS_HINT);
+  reg_in(&adm, "late", "k8s.io", "kube-system", "seq-write", false, 10);
+  assert_int_equal(late->class_source, AGENT_CLASS_DECLARED);
+  assert_false(late->declared_untrusted);
+  /* the default (no ops->trusts): every declaration is trusted */
+  struct agent_adm all;
+  setup_adm(&all, BATCH_POLICY_PREDICTIVE, 0);
+  struct agent_ctr *any = reg_in(&all, "any", "k8s.io", "team-a", "idle", false, 0);
+  assert_int_equal(any->class_source, AGENT_CLASS_DECLARED);
+  agent_adm_release(&all);
+  agent_adm_release(&adm);
+}
+
+/* Declared idle from an untrusted namespace: admitted as idle (the hint
+ * stands until measured), then reclassified by the first measurement and
+ * counted as a batch container, reported once. */
+static void test_trust_idle_hint_reclassified(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_trust(&adm);
+  struct agent_ctr *c = reg_in(&adm, "lazy", "k8s.io", "team-a", "idle", false, 0);
+  assert_int_equal(c->cls, BATCH_IDLE);
+  assert_int_equal(c->class_source, AGENT_CLASS_HINT);
+  assert_true(c->confidence < 1);
+  assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 0), 0);
+  run_until(&adm, 0);
+  assert_int_equal(c->state, AGENT_RUNNING);
+  assert_false(agent_ctr_is_batch(c));
+  unsigned what = agent_adm_measured(&adm, c, BATCH_SEQ_WRITE, 0.9, false, false, 1000);
+  assert_int_equal(what, AGENT_MEASURED_OVERRULED);
+  assert_int_equal(c->cls, BATCH_SEQ_WRITE);
+  assert_int_equal(c->class_source, AGENT_CLASS_DETECTED);
+  assert_true(agent_ctr_is_batch(c));
+  assert_true(c->overruled);
+  /* reported once; later measurements just move the class */
+  assert_int_equal(agent_adm_measured(&adm, c, BATCH_RAND_WRITE, 0.9, false, false, 2000), 0);
+  assert_int_equal(c->cls, BATCH_RAND_WRITE);
+  /* a trusted idle declaration is never measured over */
+  struct agent_ctr *t = reg_in(&adm, "sys", "k8s.io", "kube-system", "idle", true, 3000);
+  assert_int_equal(agent_adm_measured(&adm, t, BATCH_SEQ_WRITE, 0.9, false, false, 4000), 0);
+  assert_int_equal(t->cls, BATCH_IDLE);
+  assert_int_equal(t->class_source, AGENT_CLASS_DECLARED);
+  agent_adm_release(&adm);
+}
+
+/* A hint that the measurement confirms is not "overruled". */
+static void test_trust_hint_confirmed(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_trust(&adm);
+  struct agent_ctr *c = reg_in(&adm, "w", "k8s.io", "team-a", "seq-write", true, 0);
+  assert_int_equal(agent_adm_measured(&adm, c, BATCH_SEQ_WRITE, 0.8, false, false, 1000), 0);
+  assert_int_equal(c->class_source, AGENT_CLASS_DETECTED);
+  assert_false(c->overruled);
+  /* a learned profile (measured, in the tenant's own namespace) replaces a
+   * hint too, and a later re-registration does not bring the hint back */
+  struct agent_ctr *p = reg_in(&adm, "p", "k8s.io", "team-a", "rand-write", false, 0);
+  agent_adm_set_class(&adm, p, BATCH_SEQ_READ, 0.9, AGENT_CLASS_PROFILE, 10);
+  assert_int_equal(p->cls, BATCH_SEQ_READ);
+  reg_in(&adm, "p", "k8s.io", "team-a", "rand-write", false, 20);
+  assert_int_equal(p->cls, BATCH_SEQ_READ);
+  assert_int_equal(p->class_source, AGENT_CLASS_PROFILE);
+  agent_adm_release(&adm);
+}
+
+/* Declared rand-write from an untrusted namespace: the random writer's
+ * weight while it is a hint, the measured class's weight after (the same
+ * as a trusted sequential writer beside it). */
+static void test_trust_rand_hint_weight(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_trust(&adm);
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_ctr *a = reg_in(&adm, "a", "k8s.io", "team-a", "rand-write", true, 0);
+  struct agent_ctr *b = reg_in(&adm, "b", "k8s.io", "kube-system", "seq-write", true, 0);
+  assert_int_equal(agent_adm_plan(&adm, 100, &err), 0);
+  assert_true(a->weight > b->weight);
+  unsigned what = agent_adm_measured(&adm, a, BATCH_SEQ_WRITE, 0.9, false, false, 1000);
+  assert_int_equal(what, AGENT_MEASURED_OVERRULED);
+  assert_int_equal(agent_adm_plan(&adm, 1100, &err), 0);
+  assert_int_equal(a->weight, b->weight);
+  agent_adm_release(&adm);
+}
+
+/* Declared latency from an untrusted namespace: protected only once the
+ * detector finds it latency-sensitive, whatever `protect` says; trusted,
+ * protected at once. */
+static void test_trust_latency(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_trust(&adm);
+  struct agent_ctr *u = reg_in(&adm, "u", "k8s.io", "team-a", "latency", true, 0);
+  assert_false(u->protect);
+  assert_string_equal(u->declared, "latency");
+  assert_true(agent_ctr_is_batch(u));
+  /* measured, not latency-like: not protected, reported once */
+  assert_int_equal(agent_adm_measured(&adm, u, BATCH_SEQ_WRITE, 0.9, false, false, 1000),
+                   AGENT_MEASURED_OVERRULED);
+  assert_false(u->protect);
+  assert_int_equal(agent_adm_measured(&adm, u, BATCH_SEQ_WRITE, 0.9, false, false, 2000), 0);
+  /* latency-like: protected now (protect = declared) */
+  assert_int_equal(agent_adm_measured(&adm, u, BATCH_RAND_READ, 0.9, true, false, 3000),
+                   AGENT_MEASURED_PROTECTED);
+  assert_true(u->protect);
+  assert_false(u->protect_declared);
+  assert_false(agent_ctr_is_batch(u));
+  /* latency-like at the first measurement: protected, nothing overruled */
+  struct agent_ctr *v = reg_in(&adm, "v", "k8s.io", "team-a", "latency", true, 0);
+  assert_int_equal(agent_adm_measured(&adm, v, BATCH_RAND_READ, 0.9, true, false, 1000),
+                   AGENT_MEASURED_PROTECTED);
+  assert_false(v->overruled);
+  /* trusted: protected at registration */
+  struct agent_ctr *t = reg_in(&adm, "t", "k8s.io", "kube-system", "latency", true, 0);
+  assert_true(t->protect && t->protect_declared);
+  /* nothing declared, protect = declared: latency-like is not enough */
+  struct agent_ctr *n = reg_in(&adm, "n", "k8s.io", "team-a", NULL, true, 0);
+  assert_int_equal(agent_adm_measured(&adm, n, BATCH_RAND_READ, 0.9, true, false, 1000), 0);
+  assert_false(n->protect);
+  /* protect = detected: a job that looks latency-sensitive is protected */
+  assert_int_equal(agent_adm_measured(&adm, n, BATCH_RAND_READ, 0.9, true, true, 2000),
+                   AGENT_MEASURED_PROTECTED);
+  agent_adm_release(&adm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_paper_hold_until_exit),
@@ -516,6 +694,11 @@ int main(void) {
       cmocka_unit_test(test_sandbox_service_probe),
       cmocka_unit_test(test_progress),
       cmocka_unit_test(test_start_path_measured),
+      cmocka_unit_test(test_trust_namespace),
+      cmocka_unit_test(test_trust_idle_hint_reclassified),
+      cmocka_unit_test(test_trust_hint_confirmed),
+      cmocka_unit_test(test_trust_rand_hint_weight),
+      cmocka_unit_test(test_trust_latency),
   };
   return cmocka_run_group_tests_name("agent_admission", tests, NULL, NULL);
 }

@@ -165,6 +165,44 @@ static void test_malformed(void **state) {
             "expected an absolute path");
 }
 
+/* trust_declared: all (the default), none, or a list of namespaces,
+ * matched whole (not as prefixes or parts). */
+static void test_trust(void **state) {
+  (void)state;
+  struct agent_config c;
+  agent_config_default(&c);
+  assert_true(agent_config_trusts(&c, "team-a"));
+  assert_true(agent_config_trusts(&c, ""));
+  parse_ok(&c, "trust_declared = none\n");
+  assert_false(agent_config_trusts(&c, "kube-system"));
+  assert_false(agent_config_trusts(&c, ""));
+  agent_config_release(&c);
+  agent_config_default(&c);
+  parse_ok(&c, "trust_declared = kube-system, batch.team_1\n");
+  assert_true(agent_config_trusts(&c, "kube-system"));
+  assert_true(agent_config_trusts(&c, "batch.team_1"));
+  assert_false(agent_config_trusts(&c, "kube"));
+  assert_false(agent_config_trusts(&c, "system"));
+  assert_false(agent_config_trusts(&c, "kube-system,batch.team_1"));
+  assert_false(agent_config_trusts(&c, "team-a"));
+  assert_false(agent_config_trusts(&c, ""));
+  assert_false(agent_config_trusts(&c, NULL));
+  agent_config_release(&c);
+  agent_config_default(&c);
+  parse_ok(&c, "trust_declared = all\n");
+  assert_true(agent_config_trusts(&c, "anything"));
+  agent_config_release(&c);
+  const char *want = "expected 'all', 'none' or a comma-separated list of namespaces";
+  const char *bad[] = {"kube system", ",", "a,,b", "a,", "all,x", "x,none", "x/y", "a;b"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    char text[128], msg[256];
+    snprintf(text, sizeof(text), "trust_declared = %s", bad[i]);
+    snprintf(msg, sizeof(msg), "'t.conf' line 1: invalid value '%s' for 'trust_declared': %s",
+             bad[i], want);
+    parse_err(text, msg);
+  }
+}
+
 static void test_limits(void **state) {
   (void)state;
   struct agent_config c;
@@ -252,6 +290,7 @@ int main(void) {
       cmocka_unit_test(test_durations), cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_limits),    cmocka_unit_test(test_load),
       cmocka_unit_test(test_protect_keys),
+      cmocka_unit_test(test_trust),
   };
   return cmocka_run_group_tests_name("agent_config", tests, NULL, NULL);
 }

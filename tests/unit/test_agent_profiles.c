@@ -67,21 +67,21 @@ static void test_round_trip(void **state) {
   assert_int_equal(p.n, 0);
   struct agent_profile_update u = {
       .cls = "seq-write", .confidence = 1, .solo_s = 10, .solo_bps = 1e8, .run_finished = true};
-  assert_int_equal(agent_profiles_learn(&p, "fio-seq", &u, &err), 0);
+  assert_int_equal(agent_profiles_learn(&p, "", "fio-seq", &u, &err), 0);
   u = (struct agent_profile_update){.cls = "rand-write", .confidence = 0.8};
-  assert_int_equal(agent_profiles_learn(&p, "db \"quoted\" key", &u, &err), 0);
+  assert_int_equal(agent_profiles_learn(&p, "", "db \"quoted\" key", &u, &err), 0);
   /* a duration without a class: saved as class "unknown", loads back */
   u = (struct agent_profile_update){.solo_s = 3, .run_finished = true};
-  assert_int_equal(agent_profiles_learn(&p, "no-class", &u, &err), 0);
-  assert_string_equal(agent_profiles_get(&p, "no-class")->cls, "unknown");
+  assert_int_equal(agent_profiles_learn(&p, "", "no-class", &u, &err), 0);
+  assert_string_equal(agent_profiles_get(&p, "", "no-class")->cls, "unknown");
   u = (struct agent_profile_update){.cls = "rand-write", .confidence = 0.8};
   /* no key: nothing learnt, not an error */
-  assert_int_equal(agent_profiles_learn(&p, "", &u, &err), 0);
+  assert_int_equal(agent_profiles_learn(&p, "", "", &u, &err), 0);
   assert_int_equal(p.n, 3);
   /* a second run is averaged in, not replacing */
   u = (struct agent_profile_update){.solo_s = 20, .run_finished = true};
-  assert_int_equal(agent_profiles_learn(&p, "fio-seq", &u, &err), 0);
-  const struct agent_profile *e = agent_profiles_get(&p, "fio-seq");
+  assert_int_equal(agent_profiles_learn(&p, "", "fio-seq", &u, &err), 0);
+  const struct agent_profile *e = agent_profiles_get(&p, "", "fio-seq");
   assert_non_null(e);
   assert_string_equal(e->cls, "seq-write");
   assert_true(e->solo_s > 10 && e->solo_s < 20);
@@ -94,19 +94,19 @@ static void test_round_trip(void **state) {
   assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
   assert_int_equal(agent_profiles_load(&p, &err), 0);
   assert_int_equal(p.n, 3);
-  assert_string_equal(agent_profiles_get(&p, "no-class")->cls, "unknown");
-  e = agent_profiles_get(&p, "fio-seq");
+  assert_string_equal(agent_profiles_get(&p, "", "no-class")->cls, "unknown");
+  e = agent_profiles_get(&p, "", "fio-seq");
   assert_non_null(e);
   assert_string_equal(e->cls, "seq-write");
   assert_true(e->solo_s == solo);
   assert_true(e->solo_bps == 1e8);
   assert_int_equal(e->runs, 2);
-  e = agent_profiles_get(&p, "db \"quoted\" key");
+  e = agent_profiles_get(&p, "", "db \"quoted\" key");
   assert_non_null(e);
   assert_string_equal(e->cls, "rand-write");
   assert_true(e->confidence == 0.8);
-  assert_null(agent_profiles_get(&p, "other"));
-  assert_null(agent_profiles_get(&p, ""));
+  assert_null(agent_profiles_get(&p, "", "other"));
+  assert_null(agent_profiles_get(&p, "", ""));
   agent_profiles_release(&p);
 }
 
@@ -136,7 +136,7 @@ static void check_corrupt(const char *text, const char *want_part) {
   unlink(aside);
   /* saving afterwards writes a fresh file */
   struct agent_profile_update u = {.cls = "idle", .confidence = 1};
-  assert_int_equal(agent_profiles_learn(&p, "k", &u, &err), 0);
+  assert_int_equal(agent_profiles_learn(&p, "", "k", &u, &err), 0);
   assert_int_equal(agent_profiles_save(&p, &err), 0);
   agent_profiles_release(&p);
   assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
@@ -163,6 +163,52 @@ static void test_corrupt(void **state) {
                 "\"updated\": 1}}}",
                 "profile 'a' has invalid values");
   check_corrupt("{\"version\": 1, \"version\": 1, \"profiles\": {}}", "duplicate");
+  check_corrupt("{\"version\": 1, \"profiles\": {}, \"namespaces\": []}",
+                "'namespaces' is not an object");
+  check_corrupt("{\"version\": 1, \"profiles\": {}, \"namespaces\": {\"\": {}}}",
+                "namespace '' is invalid");
+  check_corrupt("{\"version\": 1, \"profiles\": {}, \"namespaces\": {\"a\": 1}}",
+                "namespace 'a' is invalid");
+  check_corrupt("{\"version\": 1, \"profiles\": {}, \"namespaces\": {\"a\": {\"k\": "
+                "{\"class\": \"idle\"}}}}",
+                "profile 'k'");
+}
+
+/* Profiles are kept by namespace and key: one tenant's runs never teach
+ * another's profile of the same key; a file from before namespaces loads
+ * as namespace "". */
+static void test_namespaces(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_profiles p;
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  struct agent_profile_update u = {.cls = "seq-write", .confidence = 0.9, .solo_s = 10};
+  assert_int_equal(agent_profiles_learn(&p, "team-a", "fio", &u, &err), 0);
+  u = (struct agent_profile_update){.cls = "idle", .confidence = 1, .solo_s = 1};
+  assert_int_equal(agent_profiles_learn(&p, "team-b", "fio", &u, &err), 0);
+  assert_string_equal(agent_profiles_get(&p, "team-a", "fio")->cls, "seq-write");
+  assert_string_equal(agent_profiles_get(&p, "team-b", "fio")->cls, "idle");
+  assert_null(agent_profiles_get(&p, "", "fio"));
+  assert_null(agent_profiles_get(&p, "team-c", "fio"));
+  assert_int_equal(agent_profiles_save(&p, &err), 0);
+  agent_profiles_release(&p);
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  assert_int_equal(agent_profiles_load(&p, &err), 0);
+  assert_int_equal(p.n, 2);
+  assert_string_equal(agent_profiles_get(&p, "team-a", "fio")->cls, "seq-write");
+  assert_true(agent_profiles_get(&p, "team-a", "fio")->solo_s == 10);
+  assert_string_equal(agent_profiles_get(&p, "team-b", "fio")->cls, "idle");
+  agent_profiles_release(&p);
+  /* a file written before namespaces: every profile is namespace "" */
+  write_file("profiles.json", "{\"version\": 1, \"profiles\": {\"fio\": {\"class\": "
+                              "\"rand-write\", \"confidence\": 1, \"solo_s\": 4, "
+                              "\"solo_bps\": 0, \"runs\": 2, \"updated\": 1}}}");
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  assert_int_equal(agent_profiles_load(&p, &err), 0);
+  assert_int_equal(p.n, 1);
+  assert_string_equal(agent_profiles_get(&p, "", "fio")->cls, "rand-write");
+  assert_null(agent_profiles_get(&p, "team-a", "fio"));
+  agent_profiles_release(&p);
 }
 
 static void test_parse_limits(void **state) {
@@ -188,16 +234,16 @@ static void test_eviction(void **state) {
   char key[32];
   for (int i = 0; i < AGENT_PROFILES_MAX + 10; i++) {
     snprintf(key, sizeof(key), "k%d", i);
-    assert_int_equal(agent_profiles_learn(&p, key, &u, &err), 0);
+    assert_int_equal(agent_profiles_learn(&p, "", key, &u, &err), 0);
   }
   assert_int_equal(p.n, AGENT_PROFILES_MAX);
   cleanup_free char *big = malloc(AGENT_PROFILE_KEY_MAX + 2);
   memset(big, 'x', AGENT_PROFILE_KEY_MAX + 1);
   big[AGENT_PROFILE_KEY_MAX + 1] = '\0';
-  assert_int_equal(agent_profiles_learn(&p, big, &u, &err), -1);
+  assert_int_equal(agent_profiles_learn(&p, "", big, &u, &err), -1);
   assert_non_null(strstr(err->msg, "workload key too long"));
   u.cls = "Bad Class";
-  assert_int_equal(agent_profiles_learn(&p, "k1", &u, &err), -1);
+  assert_int_equal(agent_profiles_learn(&p, "", "k1", &u, &err), -1);
   assert_string_equal(err->msg, "invalid class name 'Bad Class'");
   agent_profiles_release(&p);
 }
@@ -240,7 +286,7 @@ static void test_save_never_follows(void **state) {
   snprintf(tmp, sizeof(tmp), "%s/profiles.json.tmp", dir);
   assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
   struct agent_profile_update u = {.cls = "seq-write", .confidence = 1};
-  assert_int_equal(agent_profiles_learn(&p, "k", &u, &err), 0);
+  assert_int_equal(agent_profiles_learn(&p, "", "k", &u, &err), 0);
   for (int kind = 0; kind < 2; kind++) {
     assert_int_equal(kind ? link(victim, tmp) : symlink(victim, tmp), 0);
     assert_int_equal(agent_profiles_save(&p, &err), 0);
@@ -259,6 +305,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
       cmocka_unit_test_setup_teardown(test_corrupt, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_namespaces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_eviction, setup, teardown),
       cmocka_unit_test(test_parse_limits),
       cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
