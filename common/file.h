@@ -5,10 +5,6 @@
 
 #include "common/error.h"
 
-/* The largest <bundle>/config.json (the OCI runtime spec) that the shim and
- * the hook read: far above any real one, small enough to hold in memory. */
-#define IOB_OCI_CONFIG_MAX (16u << 20)
-
 /* Read all of fd (called NAME in errors) into a NUL-terminated buffer the
  * caller frees.  More than MAX bytes is an EFBIG error: nothing from
  * outside is trusted to be small.  Reads until EOF rather than trusting

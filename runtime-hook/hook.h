@@ -21,7 +21,7 @@
 
 #include "cgroupv2/sample.h"
 #include "common/error.h"
-#include "common/file.h" /* IOB_OCI_CONFIG_MAX */
+#include "common/oci.h"
 #include "wcd/wcd.h"
 
 #define HOOK_STATE_MAX (1024 * 1024) /* stdin */
@@ -56,9 +56,13 @@ struct hook_state {
  * annotation bounds) fails with code IOB_CODE_RESOURCE_EXHAUSTED, one
  * that is not valid with another code. */
 int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct iob_error **err);
-/* Read <bundle>/config.json: its annotations (when the state had none) and
- * process.args (for the workload key). */
+/* Read <bundle>/config.json (common/oci.h): its annotations (when the
+ * state had none) and process.args (for the workload key), within the
+ * bounds above (RESOURCE_EXHAUSTED). */
 int hook_state_load_bundle(struct hook_state *st, struct iob_error **err);
+/* The same from a config already read. */
+int hook_state_take_config(struct hook_state *st, const struct iob_oci_config *cfg,
+                           struct iob_error **err);
 void hook_state_release(struct hook_state *st);
 /* Annotation value or NULL. */
 const char *hook_annotation(const struct hook_state *st, const char *key);

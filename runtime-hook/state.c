@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgroupv2/cg2.h"
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 #include "runtime-hook/hook.h"
 
 static int printable(const char *s) {
@@ -88,13 +88,6 @@ static int get_string(json_t *o, const char *key, const char **out, struct iob_e
   return 0;
 }
 
-static char *xstrdup(const char *s) {
-  char *r = strdup(s);
-  if (r == NULL)
-    abort();
-  return r;
-}
-
 int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct iob_error **err) {
   memset(st, 0, sizeof(*st));
   if (len > HOOK_STATE_MAX)
@@ -155,65 +148,36 @@ out:
   return rc;
 }
 
-int hook_state_load_bundle(struct hook_state *st, struct iob_error **err) {
-  cleanup_free char *path = NULL;
-  if (asprintf(&path, "%s/config.json", st->bundle) < 0)
-    abort();
-  cleanup_free char *buf = NULL;
-  size_t len = 0;
-  if (cg2_read_file(path, IOB_OCI_CONFIG_MAX, &buf, &len, err) < 0)
-    return -1;
-  json_error_t jerr;
-  json_t *cfg = json_loadb(buf, len, 0, &jerr);
-  if (cfg == NULL)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "invalid JSON in '%s': %s at line %d column %d", path, jerr.text,
-                          jerr.line, jerr.column);
-  int rc = -1;
-  if (!json_is_object(cfg)) {
-    iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid '%s': not a JSON object", path);
-    goto out;
-  }
-  json_t *ann = json_object_get(cfg, "annotations");
-  if (ann && !st->have_annotations) {
-    if (check_annotations(ann, "config.json", err) < 0)
-      goto out;
+int hook_state_take_config(struct hook_state *st, const struct iob_oci_config *cfg,
+                           struct iob_error **err) {
+  /* Types are the reader's; these bounds are what the hook sends on. */
+  if (cfg->annotations && !st->have_annotations) {
+    if (check_annotations(cfg->annotations, "config.json", err) < 0)
+      return -1;
     json_decref(st->annotations);
-    st->annotations = json_incref(ann);
+    st->annotations = json_incref(cfg->annotations);
     st->have_annotations = 1;
   }
-  json_t *proc = json_object_get(cfg, "process");
-  json_t *args = json_is_object(proc) ? json_object_get(proc, "args") : NULL;
-  if (args) {
-    if (!json_is_array(args) || json_array_size(args) > HOOK_ARGS_MAX) {
-      iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                     "invalid '%s': 'process.args' must be an array of at most %d strings", path,
-                     HOOK_ARGS_MAX);
-      goto out;
-    }
-    size_t n = json_array_size(args);
-    char **v = calloc(n + 1, sizeof(*v));
-    if (v == NULL)
-      abort();
-    for (size_t i = 0; i < n; i++) {
-      json_t *a = json_array_get(args, i);
-      if (!json_is_string(a)) {
-        for (size_t j = 0; j < i; j++)
-          free(v[j]);
-        free(v);
-        iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                       "invalid '%s': 'process.args' must hold strings", path);
-        goto out;
-      }
-      v[i] = xstrdup(json_string_value(a));
-    }
-    st->args = v;
-    st->nargs = n;
+  if (cfg->nargs > HOOK_ARGS_MAX)
+    return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED,
+                          "invalid config.json: 'process.args' may hold at most %d strings",
+                          HOOK_ARGS_MAX);
+  if (cfg->args) {
+    st->args = xcalloc(cfg->nargs + 1, sizeof(*st->args));
+    for (size_t i = 0; i < cfg->nargs; i++)
+      st->args[i] = xstrdup(cfg->args[i]);
+    st->nargs = cfg->nargs;
   }
-  rc = 0;
-out:
-  json_decref(cfg);
-  return rc;
+  return 0;
+}
+
+int hook_state_load_bundle(struct hook_state *st, struct iob_error **err) {
+  struct iob_oci_config cfg;
+  if (iob_oci_config_load(st->bundle, &cfg, err) < 0)
+    return -1;
+  int r = hook_state_take_config(st, &cfg, err);
+  iob_oci_config_release(&cfg);
+  return r;
 }
 
 void hook_state_release(struct hook_state *st) {

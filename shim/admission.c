@@ -12,22 +12,18 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-#include <jansson.h>
 
 #include "agent/client.h"
 #include "batcher/class.h"
 #include "cgroupv2/cg2.h"
 #include "common/cleanup.h"
-#include "common/file.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 #include "shim/admission.h"
 #include "shim/options.h"
 #include "wcd/kind.h"
 #include "wcd/wcd.h"
 
-#define ARGS_MAX 4096
 #define ANN_CLASS "io.iobatch.class"
 #define ANN_WORKLOAD "io.iobatch.workload"
 #define ANN_IMAGE "io.kubernetes.cri.image-name"
@@ -78,13 +74,8 @@ static struct agent_client *client(struct iob_loop *loop, const char *bundle) {
   return agent;
 }
 
-static const char *annotation(json_t *ann, const char *key) {
-  const char *v = json_string_value(json_object_get(ann, key));
-  return v && *v ? v : NULL;
-}
-
-static const char *annotation_fn(void *ann, const char *key) {
-  return annotation(ann, key);
+static const char *annotation_fn(void *cfg, const char *key) {
+  return iob_oci_annotation(cfg, key);
 }
 
 static int parse_max_hold(const char *s, uint32_t *out, struct iob_error **err) {
@@ -99,41 +90,29 @@ static int parse_max_hold(const char *s, uint32_t *out, struct iob_error **err) 
   return 0;
 }
 
-static int workload_key(json_t *cfg, json_t *ann, char **out) {
-  json_t *args = json_object_get(json_object_get(cfg, "process"), "args");
-  size_t n = json_is_array(args) ? json_array_size(args) : 0;
-  if (n > ARGS_MAX)
-    n = ARGS_MAX;
-  cleanup_free const char **argv = calloc(n + 1, sizeof(*argv));
-  if (argv == NULL)
-    return -1;
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) {
-    const char *a = json_string_value(json_array_get(args, i));
-    if (a)
-      argv[k++] = a;
-  }
+static char *workload_key(const struct iob_oci_config *cfg) {
+  char *key = NULL;
   cleanup_error struct iob_error *err = NULL;
-  if (wcd_workload_key(annotation(ann, ANN_WORKLOAD), annotation(ann, ANN_IMAGE), argv, k, out,
-                       &err) < 0)
-    *out = NULL; /* no key: the agent learns nothing about it, that is all */
-  return 0;
+  if (wcd_workload_key(iob_oci_annotation(cfg, ANN_WORKLOAD), iob_oci_annotation(cfg, ANN_IMAGE),
+                       cfg->args, cfg->nargs, &key, &err) < 0)
+    return NULL; /* no key: the agent learns nothing about it, that is all */
+  return key;
 }
 
-static int dup_or_null(const char *s, char **out) {
-  *out = NULL;
-  return s && (*out = strdup(s)) == NULL ? -1 : 0;
+static char *dup_or_null(const char *s) {
+  return s ? xstrdup(s) : NULL;
 }
 
 /* Kind and CRI names (wcd/kind.c says which keys each manager sets). */
-static int kind_load(json_t *ann, struct shim_ctr_info *out, struct iob_error **err) {
+static int kind_load(const struct iob_oci_config *cfg, struct shim_ctr_info *out,
+                     struct iob_error **err) {
   struct wcd_kind k;
-  if (wcd_kind_from_annotations(annotation_fn, ann, &k, err) < 0)
+  if (wcd_kind_from_annotations(annotation_fn, (void *)cfg, &k, err) < 0)
     return -1;
-  if (dup_or_null(k.kind, &out->kind) < 0 || dup_or_null(k.pod_name, &out->pod_name) < 0 ||
-      dup_or_null(k.pod_namespace, &out->pod_namespace) < 0 ||
-      dup_or_null(k.container_name, &out->container_name) < 0)
-    return iob_error(err, ENOMEM, "cannot allocate");
+  out->kind = dup_or_null(k.kind);
+  out->pod_name = dup_or_null(k.pod_name);
+  out->pod_namespace = dup_or_null(k.pod_namespace);
+  out->container_name = dup_or_null(k.container_name);
   return 0;
 }
 
@@ -147,57 +126,36 @@ void shim_ctr_info_release(struct shim_ctr_info *in) {
   memset(in, 0, sizeof(*in));
 }
 
-int shim_ctr_info_parse(const char *json, size_t len, struct shim_ctr_info *out,
-                        struct iob_error **err) {
+int shim_ctr_info_of(const struct iob_oci_config *cfg, struct shim_ctr_info *out,
+                     struct iob_error **err) {
   memset(out, 0, sizeof(*out));
-  json_error_t je;
-  json_t *cfg = json_loadb(json, len, 0, &je);
-  if (!json_is_object(cfg)) {
-    json_decref(cfg);
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid 'config.json': %s",
-                          cfg ? "not an object" : je.text);
-  }
-  json_t *ann = json_object_get(cfg, "annotations");
-  const char *cls = annotation(ann, ANN_CLASS);
-  const char *hold = annotation(ann, ANN_MAX_HOLD);
-  int r = 0;
+  const char *cls = iob_oci_annotation(cfg, ANN_CLASS);
+  const char *hold = iob_oci_annotation(cfg, ANN_MAX_HOLD);
   enum batch_class wc;
   /* The agent refuses a Register with an unknown class: say so at Create. */
   if (cls && batch_class_parse(cls, &wc) < 0)
-    r = iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                       "invalid annotation '%s': unknown class '%s' (expected seq-read, "
-                       "rand-read, seq-write, rand-write, mixed, idle or unknown)",
-                       ANN_CLASS, cls);
-  else if (cls && (out->cls = strdup(cls)) == NULL)
-    r = iob_error(err, ENOMEM, "cannot allocate");
-  if (r == 0 && hold)
-    r = parse_max_hold(hold, &out->max_hold_ms, err);
-  if (r == 0)
-    r = kind_load(ann, out, err);
-  if (r == 0 && workload_key(cfg, ann, &out->key) < 0)
-    r = iob_error(err, ENOMEM, "cannot allocate");
-  json_decref(cfg);
-  if (r < 0)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid annotation '%s': unknown class '%s' (expected seq-read, "
+                          "rand-read, seq-write, rand-write, mixed, idle or unknown)",
+                          ANN_CLASS, cls);
+  if ((hold && parse_max_hold(hold, &out->max_hold_ms, err) < 0) || kind_load(cfg, out, err) < 0) {
     shim_ctr_info_release(out);
-  return r;
+    return -1;
+  }
+  out->cls = dup_or_null(cls);
+  out->key = workload_key(cfg);
+  return 0;
 }
 
-static int info_load(const char *bundle, struct shim_ctr_info *out, struct iob_error **err) {
+int shim_ctr_info_parse(const char *json, size_t len, struct shim_ctr_info *out,
+                        struct iob_error **err) {
+  struct iob_oci_config cfg;
   memset(out, 0, sizeof(*out));
-  cleanup_free char *path = NULL;
-  if (asprintf(&path, "%s/config.json", bundle) < 0)
-    return iob_error(err, ENOMEM, "cannot allocate");
-  struct stat sb;
-  if (stat(path, &sb) < 0)
-    return iob_error(err, errno, "cannot stat '%s'", path);
-  if (sb.st_size > (off_t)IOB_OCI_CONFIG_MAX)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is larger than %u bytes", path,
-                          IOB_OCI_CONFIG_MAX);
-  cleanup_free char *buf = NULL;
-  size_t len;
-  if (iob_read_file(path, IOB_OCI_CONFIG_MAX, &buf, &len, err) < 0)
+  if (iob_oci_config_parse(json, len, "config.json", &cfg, err) < 0)
     return -1;
-  return shim_ctr_info_parse(buf, len, out, err);
+  int r = shim_ctr_info_of(&cfg, out, err);
+  iob_oci_config_release(&cfg);
+  return r;
 }
 
 /* The container's v2 cgroup; NULL when it has none of its own (the agent
@@ -214,14 +172,6 @@ static char *pid_cgroup(pid_t pid) {
   return cg;
 }
 
-int shim_admission_check(const char *bundle, struct iob_error **err) {
-  struct shim_ctr_info in;
-  if (info_load(bundle, &in, err) < 0)
-    return -1;
-  shim_ctr_info_release(&in);
-  return 0;
-}
-
 static void on_registered(void *user, const struct iob_error *err) {
   char *id = user;
   if (err)
@@ -229,8 +179,8 @@ static void on_registered(void *user, const struct iob_error *err) {
   free(id);
 }
 
-static struct agent_container ctr_of(const struct shim_admission_req *req,
-                                     const struct shim_ctr_info *in) {
+static struct agent_container ctr_of(const struct shim_admission_req *req) {
+  const struct shim_ctr_info *in = req->info;
   return (struct agent_container){.id = req->id,
                                   .ns = req->ns,
                                   .pid = (uint32_t)req->pid,
@@ -246,33 +196,26 @@ static struct agent_container ctr_of(const struct shim_admission_req *req,
 
 /* In the background: nothing waits for the agent's answer. */
 static void register_ctr(struct iob_loop *loop, const struct shim_admission_req *req,
-                         const struct shim_ctr_info *in, bool running) {
+                         bool running) {
   cleanup_error struct iob_error *err = NULL;
   struct agent_client *ac = client(loop, req->bundle);
-  cleanup_free char *cg = pid_cgroup(req->pid);
-  struct agent_container c = ctr_of(req, in);
-  c.cgroup = cg;
-  c.running = running;
-  char *id = strdup(req->id);
   /* No agent here is the Admit's business (it warns once); Register just
    * gives the agent a head start. */
-  if (ac && id && agent_client_register(ac, &c, on_registered, id, &err) < 0) {
+  if (ac == NULL)
+    return;
+  cleanup_free char *cg = pid_cgroup(req->pid);
+  struct agent_container c = ctr_of(req);
+  c.cgroup = cg;
+  c.running = running;
+  char *id = xstrdup(req->id);
+  if (agent_client_register(ac, &c, on_registered, id, &err) < 0) {
     iob_debug("'%s' not registered with the agent: %s", req->id, err->msg);
-    free(id);
-  } else if (ac == NULL || id == NULL) {
     free(id);
   }
 }
 
 void shim_admission_register(struct iob_loop *loop, const struct shim_admission_req *req) {
-  cleanup_error struct iob_error *err = NULL;
-  struct shim_ctr_info in;
-  if (info_load(req->bundle, &in, &err) < 0) {
-    iob_warn("'%s' not registered with the agent: %s", req->id, err->msg);
-    return;
-  }
-  register_ctr(loop, req, &in, false);
-  shim_ctr_info_release(&in);
+  register_ctr(loop, req, false);
 }
 
 static void held_free(struct held *h) {
@@ -350,38 +293,28 @@ static void without_agent(const struct shim_admission_req *req, const char *why,
 void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req *req,
                          shim_admission_fn fn, void *data) {
   cleanup_error struct iob_error *err = NULL;
-  struct shim_ctr_info in;
-  if (info_load(req->bundle, &in, &err) < 0) {
-    iob_error_prefix(&err, "cannot ask the agent about '%s'", req->id);
-    fn(data, 0, err);
-    return;
-  }
-  if (in.kind && strcmp(in.kind, "sandbox") == 0) {
+  const struct shim_ctr_info *in = req->info;
+  if (in->kind && strcmp(in->kind, "sandbox") == 0) {
     /* A pod's sandbox holds only namespaces and every container of the
      * pod waits for it: it starts now, fail closed or not, with no agent
      * round trip on the pod's way up.  The agent hears that it runs
      * afterwards (and again after a restart of the agent). */
     fn(data, 1, NULL);
-    register_ctr(loop, req, &in, true);
-    shim_ctr_info_release(&in);
+    register_ctr(loop, req, true);
     return;
   }
   struct agent_client *ac = client(loop, req->bundle);
-  struct held *h = calloc(1, sizeof(*h));
-  if (ac == NULL || h == NULL || (h->ns = strdup(req->ns)) == NULL ||
-      (h->id = strdup(req->id)) == NULL) {
-    if (h)
-      held_free(h);
-    shim_ctr_info_release(&in);
-    without_agent(req, "out of memory", fn, data);
+  if (ac == NULL) {
+    without_agent(req, "no agent client", fn, data);
     return;
   }
+  struct held *h = xcalloc(1, sizeof(*h));
+  h->ns = xstrdup(req->ns);
+  h->id = xstrdup(req->id);
   h->fn = fn;
   h->data = data;
-  struct agent_container c = ctr_of(req, &in);
-  int r = agent_client_admit(ac, &c, timeout_of(req), on_admit, h, &err);
-  shim_ctr_info_release(&in);
-  if (r < 0) {
+  struct agent_container c = ctr_of(req);
+  if (agent_client_admit(ac, &c, timeout_of(req), on_admit, h, &err) < 0) {
     held_free(h);
     without_agent(req, err->msg, fn, data);
     return;

@@ -9,11 +9,23 @@
 
 #include "common/error.h"
 #include "common/loop.h"
+#include "common/oci.h"
+
+/* What <bundle>/config.json's annotations tell the agent, taken once at
+ * Create. */
+struct shim_ctr_info {
+  char *cls;  /* io.iobatch.class; NULL: not declared */
+  char *key;  /* wcd_workload_key(); NULL: none */
+  char *kind; /* "job", "service" or "sandbox" (wcd/kind.h); NULL: not said */
+  char *pod_name, *pod_namespace, *container_name; /* CRI names; NULL: not known */
+  uint32_t max_hold_ms;                            /* io.iobatch.max-hold-ms; 0: none */
+};
 
 struct shim_admission_req {
   const char *id;
   const char *ns;
   const char *bundle;
+  const struct shim_ctr_info *info; /* the container's annotations */
   pid_t pid;
   uint64_t deadline_ms; /* the Start's own deadline (iob_now_ms), 0: none */
 };
@@ -25,22 +37,14 @@ typedef void (*shim_admission_fn)(void *data, int admitted, struct iob_error *er
  * the background that it runs. */
 void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req *req,
                          shim_admission_fn fn, void *data);
-/* What <bundle>/config.json's annotations tell the agent. */
-struct shim_ctr_info {
-  char *cls;  /* io.iobatch.class; NULL: not declared */
-  char *key;  /* wcd_workload_key(); NULL: none */
-  char *kind; /* "job", "service" or "sandbox" (wcd/kind.h); NULL: not said */
-  char *pod_name, *pod_namespace, *container_name; /* CRI names; NULL: not known */
-  uint32_t max_hold_ms;                            /* io.iobatch.max-hold-ms; 0: none */
-};
-/* config.json (JSON, LEN bytes): an invalid io.iobatch.class, .kind or
+/* Create, before runc create: an invalid io.iobatch.class, .kind or
  * .max-hold-ms is INVALID_ARGUMENT naming the annotation. */
+int shim_ctr_info_of(const struct iob_oci_config *cfg, struct shim_ctr_info *out,
+                     struct iob_error **err);
+/* The same from config.json's text (JSON, LEN bytes). */
 int shim_ctr_info_parse(const char *json, size_t len, struct shim_ctr_info *out,
                         struct iob_error **err);
 void shim_ctr_info_release(struct shim_ctr_info *in);
-/* Create, before runc create: the iobatch annotations of config.json are
- * valid (an invalid io.iobatch.max-hold-ms is INVALID_ARGUMENT). */
-int shim_admission_check(const char *bundle, struct iob_error **err);
 /* After runc create: register pid, cgroup and annotations with the agent. */
 void shim_admission_register(struct iob_loop *loop, const struct shim_admission_req *req);
 /* Kill or Delete of an init: a held Start fails with "cancelled". */

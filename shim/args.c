@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 #include "containerd/runc/options.pb-c.h"
 #include "containerd/runtime/bootstrap/bootstrap.pb-c.h"
 #include "google/protobuf/any.pb-c.h"
@@ -326,28 +327,14 @@ int shim_options_read(const char *bundle, struct shim_options *o, struct iob_err
   return options_check(o, err);
 }
 
-int shim_config_group(const char *json, size_t len, const char *id, char **group,
+int shim_config_group(const struct iob_oci_config *cfg, const char *id, char **group,
                       struct iob_error **err) {
   static const char *const keys[] = {"io.containerd.runc.v2.group", "io.kubernetes.cri.sandbox-id"};
-  json_error_t je;
-  json_t *j = json_loadb(json, len, 0, &je);
-  if (j == NULL)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "cannot parse 'config.json': %s",
-                          je.text);
-  json_t *ann = json_object_get(j, "annotations");
   const char *g = NULL;
-  for (size_t i = 0; i < IOB_ARRAY_SIZE(keys) && g == NULL; i++) {
-    const char *v = json_string_value(json_object_get(ann, keys[i]));
-    if (v && *v)
-      g = v;
-  }
-  if (g && shim_validate_id("group", g, err) < 0) {
-    json_decref(j);
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(keys) && g == NULL; i++)
+    g = iob_oci_annotation(cfg, keys[i]);
+  if (g && shim_validate_id("group", g, err) < 0)
     return -1;
-  }
-  *group = strdup(g ? g : id);
-  json_decref(j);
-  if (*group == NULL)
-    abort();
+  *group = xstrdup(g ? g : id);
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/oci.h"
 #include "shim/options.h"
 
 struct shim_args {
@@ -41,7 +42,7 @@ int shim_bootstrap_parse(const uint8_t *data, size_t len, const char *id, const 
 void shim_bootstrap_release(struct shim_bootstrap *b);
 /* The grouping key from config.json annotations (caller frees), or a copy
  * of id when neither annotation is set. */
-int shim_config_group(const char *json, size_t len, const char *id, char **group,
+int shim_config_group(const struct iob_oci_config *cfg, const char *id, char **group,
                       struct iob_error **err);
 
 #endif

@@ -20,7 +20,7 @@
 #include <jansson.h>
 
 #include "common/cleanup.h"
-#include "common/file.h"
+#include "common/xalloc.h"
 #include "shim/hookinject.h"
 #include "shim/options.h"
 
@@ -35,8 +35,7 @@ static int hook_path(char **out, struct iob_error **err) {
     if (*env != '/' || access(env, X_OK) < 0)
       return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION,
                             "IOBATCH_HOOK '%s' is not an absolute path to an executable", env);
-    if ((*out = strdup(env)) == NULL)
-      return iob_error(err, ENOMEM, "cannot allocate");
+    *out = xstrdup(env);
     return 0;
   }
   char self[PATH_MAX];
@@ -44,8 +43,7 @@ static int hook_path(char **out, struct iob_error **err) {
   if (n <= 0)
     return 0;
   self[n] = '\0';
-  if (asprintf(out, "%s/%s", dirname(self), HOOK_NAME) < 0)
-    return iob_error(err, ENOMEM, "cannot allocate");
+  *out = xasprintf("%s/%s", dirname(self), HOOK_NAME);
   if (access(*out, X_OK) < 0) {
     free(*out);
     *out = NULL;
@@ -74,92 +72,57 @@ static bool has_hook(json_t *hooks, const char *hook) {
   return false;
 }
 
-static int check_hooks(json_t *hooks, struct iob_error **err) {
-  if (hooks == NULL)
-    return 0;
-  if (!json_is_object(hooks))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "invalid 'config.json': 'hooks' is "
-                          "not an object");
-  const char *kind;
-  json_t *list;
-  json_object_foreach(hooks, kind, list) {
-    if (!json_is_array(list))
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                            "invalid 'config.json': 'hooks.%s' is not an array", kind);
-  }
-  return 0;
+/* NULL when hook or socket is no UTF-8 string (jansson refuses it). */
+static json_t *hook_entry(const char *hook, const char *socket) {
+  json_t *args = socket && *socket ? json_pack("[s,s,s]", HOOK_NAME, "--socket", socket)
+                                   : json_pack("[s]", HOOK_NAME);
+  return args ? json_pack("{s:s, s:o}", "path", hook, "args", args) : NULL;
 }
 
-static json_t *hook_entry(const char *hook, const char *socket) {
-  json_t *args = json_pack("[s]", HOOK_NAME);
-  if (args && socket && *socket) {
-    json_array_append_new(args, json_string("--socket"));
-    json_array_append_new(args, json_string(socket));
+/* Adds the hook to cfg's root; 1 when it did, 0 when it is there already. */
+static int inject(struct iob_oci_config *cfg, const char *hook, const char *socket,
+                  struct iob_error **err) {
+  if (cfg->hooks && has_hook(cfg->hooks, hook))
+    return 0;
+  json_t *entry = hook_entry(hook, socket);
+  if (entry == NULL)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "cannot add hook '%s' (agent socket '%s') to 'config.json': not UTF-8",
+                          hook, socket ? socket : "");
+  if (cfg->hooks == NULL) {
+    cfg->hooks = json_object();
+    if (cfg->hooks == NULL || json_object_set_new(cfg->root, "hooks", cfg->hooks) < 0)
+      iob_oom();
   }
-  return json_pack("{s:s, s:o}", "path", hook, "args", args);
+  json_t *list = json_object_get(cfg->hooks, HOOK_KIND);
+  if (list == NULL) {
+    list = json_array();
+    if (list == NULL || json_object_set_new(cfg->hooks, HOOK_KIND, list) < 0)
+      iob_oom();
+  }
+  if (json_array_append_new(list, entry) < 0)
+    iob_oom();
+  return 1;
+}
+
+static char *dump(const struct iob_oci_config *cfg) {
+  char *out = json_dumps(cfg->root, JSON_COMPACT);
+  if (out == NULL)
+    iob_oom();
+  return out;
 }
 
 int shim_hook_inject_json(const char *json, size_t len, const char *hook, const char *socket,
                           char **out, struct iob_error **err) {
   *out = NULL;
-  if (len > IOB_OCI_CONFIG_MAX)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'config.json' is larger than %u bytes",
-                          IOB_OCI_CONFIG_MAX);
-  json_error_t je;
-  json_auto_t *cfg = json_loadb(json, len, 0, &je);
-  if (cfg == NULL)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "invalid 'config.json': %s (line %d, column %d)", je.text, je.line,
-                          je.column);
-  if (!json_is_object(cfg))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "invalid 'config.json': not a JSON object");
-  json_t *hooks = json_object_get(cfg, "hooks");
-  if (check_hooks(hooks, err) < 0)
+  struct iob_oci_config cfg;
+  if (iob_oci_config_parse(json, len, "config.json", &cfg, err) < 0)
     return -1;
-  if (hooks && has_hook(hooks, hook))
-    return 0;
-  if (hooks == NULL) {
-    hooks = json_object();
-    if (hooks == NULL || json_object_set_new(cfg, "hooks", hooks) < 0)
-      return iob_error(err, ENOMEM, "cannot allocate");
-  }
-  json_t *list = json_object_get(hooks, HOOK_KIND);
-  if (list == NULL) {
-    list = json_array();
-    if (list == NULL || json_object_set_new(hooks, HOOK_KIND, list) < 0)
-      return iob_error(err, ENOMEM, "cannot allocate");
-  }
-  json_t *entry = hook_entry(hook, socket);
-  if (entry == NULL || json_array_append_new(list, entry) < 0)
-    return iob_error(err, ENOMEM, "cannot allocate");
-  *out = json_dumps(cfg, JSON_COMPACT);
-  if (*out == NULL)
-    return iob_error(err, ENOMEM, "cannot encode 'config.json'");
-  return 0;
-}
-
-static int read_config(int fd, const char *path, const struct stat *st, char **buf, size_t *len,
-                       struct iob_error **err) {
-  struct stat sb = *st;
-  if (sb.st_size > (off_t)IOB_OCI_CONFIG_MAX)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is larger than %u bytes", path,
-                          IOB_OCI_CONFIG_MAX);
-  *buf = malloc((size_t)sb.st_size + 1);
-  if (*buf == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate");
-  size_t got = 0;
-  while (got < (size_t)sb.st_size) {
-    ssize_t n = read(fd, *buf + got, (size_t)sb.st_size - got);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return iob_error(err, n < 0 ? errno : EIO, "cannot read '%s'", path);
-    got += (size_t)n;
-  }
-  *len = got;
-  return 0;
+  int r = inject(&cfg, hook, socket, err);
+  if (r > 0)
+    *out = dump(&cfg);
+  iob_oci_config_release(&cfg);
+  return r < 0 ? -1 : 0;
 }
 
 static int write_all(int fd, const char *s, size_t len) {
@@ -176,14 +139,15 @@ static int write_all(int fd, const char *s, size_t len) {
 }
 
 /* tmp + rename in the same directory: runc never sees half a file. */
-static int replace_file(const char *path, const char *data, mode_t mode, struct iob_error **err) {
-  cleanup_free char *tmp = NULL;
-  if (asprintf(&tmp, "%s.iobatch.XXXXXX", path) < 0)
-    return iob_error(err, ENOMEM, "cannot allocate");
+static int replace_file(const char *path, const char *data, struct iob_error **err) {
+  struct stat sb;
+  if (stat(path, &sb) < 0)
+    return iob_error(err, errno, "cannot stat '%s'", path);
+  cleanup_free char *tmp = xasprintf("%s.iobatch.XXXXXX", path);
   cleanup_close int fd = mkostemp(tmp, O_CLOEXEC);
   if (fd < 0)
     return iob_error(err, errno, "cannot create '%s'", tmp);
-  if (fchmod(fd, mode & 07777) < 0 || write_all(fd, data, strlen(data)) < 0 ||
+  if (fchmod(fd, sb.st_mode & 07777) < 0 || write_all(fd, data, strlen(data)) < 0 ||
       rename(tmp, path) < 0) {
     int e = errno ? errno : EIO;
     unlink(tmp);
@@ -192,22 +156,12 @@ static int replace_file(const char *path, const char *data, mode_t mode, struct 
   return 0;
 }
 
-int shim_hook_inject(const char *bundle, struct iob_error **err) {
+int shim_hook_inject(const char *bundle, struct iob_oci_config *cfg, struct iob_error **err) {
   cleanup_free char *hook = NULL;
   if (hook_path(&hook, err) < 0)
     return -1;
   if (hook == NULL)
     return 0;
-  cleanup_free char *path = NULL, *buf = NULL, *out = NULL;
-  if (asprintf(&path, "%s/config.json", bundle) < 0)
-    return iob_error(err, ENOMEM, "cannot allocate");
-  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return iob_error(err, errno, "cannot open '%s'", path);
-  struct stat sb;
-  size_t len = 0;
-  if (fstat(fd, &sb) < 0)
-    return iob_error(err, errno, "cannot stat '%s'", path);
   /* The hook asks the agent the shim asks: IobatchAgentSocket of the
    * runtime options (stored by Create just before), else the environment. */
   struct shim_options o;
@@ -215,14 +169,11 @@ int shim_hook_inject(const char *bundle, struct iob_error **err) {
     return -1;
   const char *socket =
       o.agent_socket && *o.agent_socket ? o.agent_socket : getenv("IOBATCH_AGENT_SOCKET");
-  int r = read_config(fd, path, &sb, &buf, &len, err) < 0 ||
-                  shim_hook_inject_json(buf, len, hook, socket, &out, err) < 0
-              ? -1
-              : 0;
+  int r = inject(cfg, hook, socket, err);
   shim_options_release(&o);
-  if (r < 0)
-    return -1;
-  if (out == NULL)
-    return 0;
-  return replace_file(path, out, sb.st_mode, err);
+  if (r <= 0)
+    return r;
+  cleanup_free char *path = xasprintf("%s/config.json", bundle);
+  cleanup_free char *out = dump(cfg);
+  return replace_file(path, out, err);
 }

@@ -5,14 +5,16 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "common/oci.h"
 
-/* Add iobatch-hook ($IOBATCH_HOOK, else next to the shim binary) to
- * <bundle>/config.json's hooks.prestart unless it is in prestart or
- * createRuntime already; nothing to do when there is no hook binary.  Malformed config:
+/* Add iobatch-hook ($IOBATCH_HOOK, else next to the shim binary) to the
+ * hooks.prestart of CFG, <bundle>/config.json as read at Create, unless it
+ * is in prestart or createRuntime already, and write the file; nothing to
+ * do when there is no hook binary. */
+int shim_hook_inject(const char *bundle, struct iob_oci_config *cfg, struct iob_error **err);
+/* The same on config.json's text (for the tests): *out is the new JSON
+ * (caller frees) or NULL when nothing changes.  Malformed config:
  * INVALID_ARGUMENT. */
-int shim_hook_inject(const char *bundle, struct iob_error **err);
-/* The same on a config held in memory (for the tests): *out is the new
- * JSON (caller frees) or NULL when nothing changes. */
 int shim_hook_inject_json(const char *json, size_t len, const char *hook, const char *socket,
                           char **out, struct iob_error **err);
 

@@ -31,52 +31,6 @@
 #define STDIN_MAX (1u << 20)
 #define SUN_PATH_LIMIT 106
 
-static int read_fd_all(int fd, size_t max, uint8_t **out, size_t *len, struct iob_error **err) {
-  size_t cap = 4096, n = 0;
-  uint8_t *buf = malloc(cap);
-  if (buf == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate buffer");
-  for (;;) {
-    if (n == cap) {
-      if (cap >= max) {
-        free(buf);
-        return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "input larger than %zu bytes", max);
-      }
-      uint8_t *nb = realloc(buf, cap * 2);
-      if (nb == NULL) {
-        free(buf);
-        return iob_error(err, ENOMEM, "cannot allocate buffer");
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    ssize_t r = read(fd, buf + n, cap - n);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0) {
-      int e = errno;
-      free(buf);
-      return iob_error(err, e, "cannot read input");
-    }
-    if (r == 0)
-      break;
-    n += (size_t)r;
-  }
-  *out = buf;
-  *len = n;
-  return 0;
-}
-
-static int read_file(const char *path, size_t max, uint8_t **out, size_t *len,
-                     struct iob_error **err) {
-  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return iob_error(err, errno, "cannot open '%s'", path);
-  if (read_fd_all(fd, max, out, len, err) < 0)
-    return iob_error_prefix(err, "'%s'", path);
-  return 0;
-}
-
 /* filepath.Join(address, ns, group): join with '/', collapse repeats. */
 static char *join3(const char *a, const char *b, const char *c) {
   char *raw = NULL;
@@ -182,14 +136,12 @@ static const char *bundle_dir(const struct shim_args *a, char *cwd, size_t n) {
 }
 
 static int group_of(const char *bundle, const char *id, char **group, struct iob_error **err) {
-  cleanup_free char *path = NULL;
-  cleanup_free uint8_t *cfg = NULL;
-  size_t len;
-  if (asprintf(&path, "%s/config.json", bundle) < 0)
-    abort();
-  if (read_file(path, IOB_OCI_CONFIG_MAX, &cfg, &len, err) < 0)
+  struct iob_oci_config cfg;
+  if (iob_oci_config_load(bundle, &cfg, err) < 0)
     return -1;
-  return shim_config_group((const char *)cfg, len, id, group, err);
+  int r = shim_config_group(&cfg, id, group, err);
+  iob_oci_config_release(&cfg);
+  return r;
 }
 
 static int write_pid(const char *dir, pid_t pid, struct iob_error **err) {
@@ -322,11 +274,11 @@ static int spawn_daemon(const struct shim_args *a, const char *bundle, int liste
 
 static int load_bootstrap(const struct shim_args *a, struct shim_bootstrap *b,
                           struct iob_error **err) {
-  cleanup_free uint8_t *in = NULL;
+  cleanup_free char *in = NULL;
   size_t len = 0;
-  if (!isatty(0) && read_fd_all(0, STDIN_MAX, &in, &len, err) < 0)
+  if (!isatty(0) && iob_read_fd(0, "stdin", STDIN_MAX, &in, &len, err) < 0)
     return -1;
-  return shim_bootstrap_parse(in, len, a->id, a->ns, b, err);
+  return shim_bootstrap_parse((const uint8_t *)in, len, a->id, a->ns, b, err);
 }
 
 int shim_manager_start(const struct shim_args *a, struct iob_error **err) {

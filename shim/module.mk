@@ -12,7 +12,7 @@ $(eval $(call unit,test_shim,tests/unit/test_shim.c,shim ttrpc proto common))
 $(eval $(call unit,test_shim_service,tests/unit/test_shim_service.c,shim agentclient wcd batch cg2 ttrpc proto common))
 $(eval $(call unit,test_shim_hookinject,tests/unit/test_shim_hookinject.c,shim proto common))
 $(eval $(call fuzzer,fuzz_shim_bootstrap,tests/fuzz/fuzz_shim_bootstrap.c,shim ttrpc proto common))
-$(eval $(call fuzzer,fuzz_shim_config,tests/fuzz/fuzz_shim_config.c,shim ttrpc proto common))
+$(eval $(call fuzzer,fuzz_shim_uri,tests/fuzz/fuzz_shim_uri.c,shim ttrpc proto common))
 
 INTEG_TESTS += tests/integration/shim-run.sh tests/integration/shim-task.sh tests/integration/shim-tty.sh \
 	tests/integration/shim-many.sh tests/integration/shim-restart.sh tests/integration/shim-crun.sh \

@@ -351,6 +351,7 @@ static void container_free(struct shim_container *c) {
   shim_options_release(&c->opts);
   free(c->id);
   free(c->bundle);
+  shim_ctr_info_release(&c->info);
   free(c);
 }
 
@@ -442,6 +443,19 @@ static int load_options(struct shim_container *c, const struct shim_create *r,
     iob_warn("'%s': unknown key in the runtime options file, ignored: %s", c->id,
              c->opts.unknown_keys);
   return shim_runc_init(&c->runc, &c->opts, c->list->ns, c->bundle, err);
+}
+
+/* config.json, read once: the hook goes in, the annotations are checked
+ * and kept for the agent (Register after runc create, Admit at Start). */
+static int read_spec(struct shim_container *c, struct iob_error **err) {
+  struct iob_oci_config cfg;
+  if (iob_oci_config_load(c->bundle, &cfg, err) < 0)
+    return -1;
+  int r = shim_hook_inject(c->bundle, &cfg, err);
+  if (r == 0)
+    r = shim_ctr_info_of(&cfg, &c->info, err);
+  iob_oci_config_release(&cfg);
+  return r;
 }
 
 static void on_oom(void *data) {
@@ -541,8 +555,7 @@ void shim_container_create(struct shim_containers *l, const struct shim_create *
   stdio_copy(&c->init, &r->stdio);
   c->next = l->head;
   l->head = c;
-  if (load_options(c, r, &err) < 0 || shim_hook_inject(c->bundle, &err) < 0 ||
-      shim_admission_check(c->bundle, &err) < 0 || mount_rootfs(c, r, &err) < 0 ||
+  if (load_options(c, r, &err) < 0 || read_spec(c, &err) < 0 || mount_rootfs(c, r, &err) < 0 ||
       runc_create(c, &err) < 0)
     create_failed(c, &err);
 }

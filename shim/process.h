@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "common/loop.h"
+#include "shim/admission.h"
 #include "shim/io.h"
 #include "shim/mount.h"
 #include "shim/options.h"
@@ -108,6 +109,7 @@ struct shim_container {
   char *id;
   char *bundle;
   struct shim_options opts;
+  struct shim_ctr_info info; /* config.json's annotations, read at Create */
   struct shim_runc runc;
   struct shim_process init;
   struct shim_process *execs;

@@ -206,7 +206,8 @@ static void created(struct shim_op *op, struct iob_error **err) {
     return;
   struct task_call *tc = task_call_of(op);
   struct shim_container *c = op->p->c;
-  struct shim_admission_req ar = {c->id, tc->s->ns, c->bundle, c->init.pid, 0};
+  struct shim_admission_req ar = {
+      .id = c->id, .ns = tc->s->ns, .bundle = c->bundle, .info = &c->info, .pid = c->init.pid};
   shim_admission_register(tc->s->loop, &ar);
   publish_create(c);
   Containerd__Task__V2__CreateTaskResponse resp = CONTAINERD__TASK__V2__CREATE_TASK_RESPONSE__INIT;
@@ -285,7 +286,12 @@ static void h_start(struct ttrpc_call *call, const ProtobufCMessage *msg, void *
   /* The admission hold: the reply to Start waits until the agent admits
    * (a Kill or Delete meanwhile cancels it, so p outlives the hold). */
   struct shim_container *c = p->c;
-  struct shim_admission_req ar = {c->id, s->ns, c->bundle, p->pid, ttrpc_call_deadline_ms(call)};
+  struct shim_admission_req ar = {.id = c->id,
+                                  .ns = s->ns,
+                                  .bundle = c->bundle,
+                                  .info = &c->info,
+                                  .pid = p->pid,
+                                  .deadline_ms = ttrpc_call_deadline_ms(call)};
   shim_admission_wait(s->loop, &ar, on_admitted, tc);
 }
 

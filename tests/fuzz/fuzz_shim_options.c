@@ -1,10 +1,10 @@
 /* libFuzzer: what the shim reads about its runtime options and a bundle,
- * besides start's stdin (fuzz_shim_bootstrap) and the grouping keys
- * (fuzz_shim_config).  The first byte picks:
+ * besides start's stdin (fuzz_shim_bootstrap) and config.json as a whole
+ * (fuzz_oci_config).  The first byte picks:
  *   0  the runtime-options TOML (ConfigPath file, shim/options.c)
  *   1  <bundle>/options.json (shim_options_read, shim/args.c)
  *   2  a containerd.runc.v1.Options payload of a Create's options Any
- *   3  <bundle>/config.json annotations checked at Create (shim/admission.c)
+ *   3  config.json annotations checked at Create (shim_ctr_info_parse)
  *   4  config.json given to the createRuntime hook injection (shim/hookinject.c)
  *   5  rootfs mount options of a Create, NUL-separated (shim/mount.c)
  * runtimeoptions.v1.Options (a path the shim opens) is not fed here: the
@@ -54,10 +54,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     shim_options_release(&o);
     break;
   }
-  case 3:
-    fuzz_tree_write("/bundle/config.json", in, len);
-    shim_admission_check(bundle, &err);
+  case 3: {
+    struct shim_ctr_info ci;
+    if (shim_ctr_info_parse((const char *)in, len, &ci, &err) == 0)
+      shim_ctr_info_release(&ci);
     break;
+  }
   case 4: {
     char *out = NULL;
     if (shim_hook_inject_json((const char *)in, len, "/usr/bin/iobatch-hook", "/run/x.sock", &out,

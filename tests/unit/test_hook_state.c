@@ -181,15 +181,15 @@ static void test_bundle_config(void **state) {
   hook_state_release(&st);
   load(NULL, "cannot open", &st);
   hook_state_release(&st);
-  load("{\"process\":", "invalid JSON in", &st);
+  load("{\"process\":", "(line 1, column", &st);
   hook_state_release(&st);
   load("[]", "not a JSON object", &st);
   hook_state_release(&st);
-  load("{\"process\":{\"args\":\"fio\"}}", "'process.args' must be an array", &st);
+  load("{\"process\":{\"args\":\"fio\"}}", "'process.args' is not an array", &st);
   hook_state_release(&st);
-  load("{\"process\":{\"args\":[\"fio\",3]}}", "'process.args' must hold strings", &st);
+  load("{\"process\":{\"args\":[\"fio\",3]}}", "'process.args[1]' is not a string", &st);
   hook_state_release(&st);
-  load("{\"annotations\":{\"a\":[]}}", "annotation 'a' must be a string", &st);
+  load("{\"annotations\":{\"a\":[]}}", "annotation 'a' is not a string", &st);
   hook_state_release(&st);
 }
 

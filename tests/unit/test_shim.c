@@ -351,26 +351,36 @@ static void test_mount_options(void **state) {
   assert_null(data);
 }
 
+static int config_group(const char *json, char **g, struct iob_error **err) {
+  struct iob_oci_config cfg;
+  if (iob_oci_config_parse(json, strlen(json), "config.json", &cfg, err) < 0)
+    return -1;
+  int r = shim_config_group(&cfg, "c1", g, err);
+  iob_oci_config_release(&cfg);
+  return r;
+}
+
 static void test_config_group(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   char *g = NULL;
   const char *c1 = "{\"ociVersion\":\"1.0.2\",\"annotations\":{\"io.kubernetes.cri.sandbox-id\":\"pod1\"}}";
-  assert_int_equal(shim_config_group(c1, strlen(c1), "c1", &g, &err), 0);
+  assert_int_equal(config_group(c1, &g, &err), 0);
   assert_string_equal(g, "pod1");
   free(g);
   const char *c2 = "{\"annotations\":{\"io.kubernetes.cri.sandbox-id\":\"pod1\","
                    "\"io.containerd.runc.v2.group\":\"grp\"}}";
-  assert_int_equal(shim_config_group(c2, strlen(c2), "c1", &g, &err), 0);
+  assert_int_equal(config_group(c2, &g, &err), 0);
   assert_string_equal(g, "grp");
   free(g);
   const char *c3 = "{\"process\":{}}";
-  assert_int_equal(shim_config_group(c3, strlen(c3), "c1", &g, &err), 0);
+  assert_int_equal(config_group(c3, &g, &err), 0);
   assert_string_equal(g, "c1");
   free(g);
   const char *c4 = "{\"annotations\":{\"io.containerd.runc.v2.group\":\"../etc\"}}";
-  assert_int_equal(shim_config_group(c4, strlen(c4), "c1", &g, &err), -1);
-  assert_int_equal(shim_config_group("{", 1, "c1", &g, &err), -1);
+  assert_int_equal(config_group(c4, &g, &err), -1);
+  iob_error_release(&err);
+  assert_int_equal(config_group("{", &g, &err), -1);
 }
 
 static void test_options_toml(void **state) {

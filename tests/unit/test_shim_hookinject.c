@@ -116,6 +116,13 @@ static void test_inject_malformed(void **state) {
     assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
     assert_memory_equal(err->msg, bad[i].msg, strlen(bad[i].msg));
   }
+  /* A socket path JSON cannot carry is an error, not a hook without it. */
+  cleanup_error struct iob_error *err = NULL;
+  char *out = NULL;
+  assert_int_equal(shim_hook_inject_json(spec, strlen(spec), HOOK, "/run/\xff.sock", &out, &err),
+                   -1);
+  assert_null(out);
+  assert_non_null(strstr(err->msg, "not UTF-8"));
 }
 
 static char *bundle_with(const char *config, mode_t mode) {
@@ -159,13 +166,23 @@ static void remove_bundle(char *dir) {
   free(dir);
 }
 
+/* As Create does it: config.json read once, the hook added to it. */
+static int inject(const char *dir, struct iob_error **err) {
+  struct iob_oci_config cfg;
+  if (iob_oci_config_load(dir, &cfg, err) < 0)
+    return -1;
+  int r = shim_hook_inject(dir, &cfg, err);
+  iob_oci_config_release(&cfg);
+  return r;
+}
+
 static void test_inject_file(void **state) {
   (void)state;
   setenv("IOBATCH_HOOK", "/bin/true", 1);
   unsetenv("IOBATCH_AGENT_SOCKET");
   char *dir = bundle_with(spec, 0640);
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(shim_hook_inject(dir, &err), 0);
+  assert_int_equal(inject(dir, &err), 0);
   cleanup_free char *got = read_config(dir);
   assert_non_null(strstr(got, "\"prestart\":[{\"path\":\"/usr/bin/other\",\"args\":[\"other\",\"x\"]},"
                               "{\"path\":\"/bin/true\",\"args\":[\"iobatch-hook\"]}]"));
@@ -176,7 +193,7 @@ static void test_inject_file(void **state) {
   assert_int_equal(stat(path, &sb), 0);
   assert_int_equal(sb.st_mode & 07777, 0640);
   /* Second Create of the same bundle: unchanged. */
-  assert_int_equal(shim_hook_inject(dir, &err), 0);
+  assert_int_equal(inject(dir, &err), 0);
   cleanup_free char *again = read_config(dir);
   assert_string_equal(got, again);
   remove_bundle(dir);
@@ -189,9 +206,9 @@ static void test_inject_file_malformed(void **state) {
   const char *broken = "{\"ociVersion\": \"1.0.2\", \"process\": ";
   char *dir = bundle_with(broken, 0644);
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(shim_hook_inject(dir, &err), -1);
+  assert_int_equal(inject(dir, &err), -1);
   assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
-  assert_non_null(strstr(err->msg, "invalid 'config.json'"));
+  assert_non_null(strstr(err->msg, "/config.json': "));
   cleanup_free char *got = read_config(dir);
   assert_string_equal(got, broken); /* nothing written */
   assert_int_equal(count_entries(dir), 1);
@@ -217,7 +234,7 @@ static void test_inject_socket_from_options(void **state) {
   char *dir = bundle_with(spec, 0644);
   write_file(dir, "options.json", "{\"agent_socket\":\"/run/opt.sock\"}");
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(shim_hook_inject(dir, &err), 0);
+  assert_int_equal(inject(dir, &err), 0);
   cleanup_free char *got = read_config(dir);
   assert_non_null(
       strstr(got, "{\"path\":\"/bin/true\",\"args\":[\"iobatch-hook\",\"--socket\",\"/run/opt.sock\"]}"));
@@ -225,14 +242,14 @@ static void test_inject_socket_from_options(void **state) {
   /* Without it, the environment's. */
   dir = bundle_with(spec, 0644);
   write_file(dir, "options.json", "{\"root\":\"/run/r\"}");
-  assert_int_equal(shim_hook_inject(dir, &err), 0);
+  assert_int_equal(inject(dir, &err), 0);
   cleanup_free char *env = read_config(dir);
   assert_non_null(strstr(env, "\"--socket\",\"/run/env.sock\"]}"));
   remove_bundle(dir);
   /* A broken options.json is refused, config.json untouched. */
   dir = bundle_with(spec, 0644);
   write_file(dir, "options.json", "{\"agent_socket\":");
-  assert_int_equal(shim_hook_inject(dir, &err), -1);
+  assert_int_equal(inject(dir, &err), -1);
   assert_non_null(strstr(err->msg, "options.json"));
   cleanup_free char *same = read_config(dir);
   assert_string_equal(same, spec);
@@ -246,7 +263,7 @@ static void test_inject_bad_env(void **state) {
   char *dir = bundle_with(spec, 0644);
   cleanup_error struct iob_error *err = NULL;
   setenv("IOBATCH_HOOK", "/nonexistent/iobatch-hook", 1);
-  assert_int_equal(shim_hook_inject(dir, &err), -1);
+  assert_int_equal(inject(dir, &err), -1);
   assert_int_equal(err->code, IOB_CODE_FAILED_PRECONDITION);
   assert_string_equal(err->msg, "IOBATCH_HOOK '/nonexistent/iobatch-hook' is not an absolute path "
                                 "to an executable");
