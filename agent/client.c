@@ -378,21 +378,22 @@ static void on_admit_done(void *user, ProtobufCMessage *resp, struct iob_error *
   protobuf_c_message_free_unpacked(resp, NULL);
 }
 
+/* The remembered copy as the agent's ctr (strings borrowed from k). */
 static void fill_register(Iobatch__Agent__V1__RegisterRequest *m, const struct ctr_copy *k) {
-  m->id = k->id;
-  m->namespace_ = k->ns;
-  m->pid = k->pid;
-  m->cgroup = k->cgroup;
-  m->bundle = k->bundle;
-  m->declared_class = k->declared_class;
-  m->workload_key = k->workload_key;
-  m->source = (char *)"shim";
-  m->max_hold_ms = k->max_hold_ms;
-  m->running = k->running;
-  m->kind = k->kind;
-  m->pod_name = k->pod_name;
-  m->pod_namespace = k->pod_namespace;
-  m->container_name = k->container_name;
+  struct agent_container c = {.id = k->id,
+                              .ns = k->ns,
+                              .pid = k->pid,
+                              .cgroup = k->cgroup,
+                              .bundle = k->bundle,
+                              .declared_class = k->declared_class,
+                              .workload_key = k->workload_key,
+                              .kind = k->kind,
+                              .pod_name = k->pod_name,
+                              .pod_namespace = k->pod_namespace,
+                              .container_name = k->container_name,
+                              .max_hold_ms = k->max_hold_ms,
+                              .running = k->running};
+  agent_register_request(&c, "shim", m);
 }
 
 static void ignore_done(void *user, ProtobufCMessage *resp, struct iob_error *err) {
@@ -404,7 +405,7 @@ static void ignore_done(void *user, ProtobufCMessage *resp, struct iob_error *er
 
 static void reregister_known(struct agent_client *c, struct ttrpc_client *tc) {
   for (struct known *e = c->known; e; e = e->next) {
-    Iobatch__Agent__V1__RegisterRequest reg = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+    Iobatch__Agent__V1__RegisterRequest reg;
     fill_register(&reg, &e->ctr);
     (void)ttrpc_client_call_async(tc, AGENT_SERVICE, "Register", &reg.base,
                                   &iobatch__agent__v1__register_response__descriptor,
@@ -523,7 +524,7 @@ static void try_admit(struct admit_req *r) {
     return;
   }
   if (r->reregister) {
-    Iobatch__Agent__V1__RegisterRequest reg = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+    Iobatch__Agent__V1__RegisterRequest reg;
     fill_register(&reg, &r->ctr);
     /* Same connection, so the agent handles it before the Admit below;
      * its failure shows up as the Admit's. */
@@ -624,7 +625,7 @@ int agent_client_register(struct agent_client *c, const struct agent_container *
   struct ctr_copy k;
   if (ctr_copy_init(&k, ctr) < 0)
     return iob_error(err, ENOMEM, "cannot allocate register");
-  Iobatch__Agent__V1__RegisterRequest m = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+  Iobatch__Agent__V1__RegisterRequest m;
   fill_register(&m, &k);
   int r = simple_call(c, "Register", &m.base, &iobatch__agent__v1__register_response__descriptor,
                       done, user, err);

@@ -68,6 +68,7 @@
 #include "agent/api.h" /* AGENT_DEFAULT_SOCKET */
 #include "common/error.h"
 #include "common/loop.h"
+#include "iobatch/agent.pb-c.h"
 
 #define AGENT_CLIENT_TIMEOUT_MS 5000    /* default: silence tolerated, per call */
 #define AGENT_CLIENT_RETRY_MS 3000      /* how long a lost agent is waited for */
@@ -90,6 +91,12 @@ struct agent_container {
   uint32_t max_hold_ms;                                  /* 0: the agent's default */
   bool running;                                          /* already started (re-registration) */
 };
+
+/* The RegisterRequest for ctr, sent by SOURCE ("shim", "hook", "iobatchctl",
+ * "bench"); the only place one is filled.  Its strings point into ctr
+ * (NULL becomes ""); no baseline (the hook adds its own). */
+void agent_register_request(const struct agent_container *ctr, const char *source,
+                            Iobatch__Agent__V1__RegisterRequest *out);
 
 struct agent_admission {
   bool admitted;  /* start the container now */
@@ -132,9 +139,6 @@ int agent_client_cancel(struct agent_client *c, const char *ns, const char *id,
 int agent_client_exited(struct agent_client *c, const char *ns, const char *id,
                         uint32_t exit_status, agent_client_done_fn done, void *user,
                         struct iob_error **err);
-
-/* How long the agent may stay silent (see above); 0: the default. */
-void agent_client_set_timeout(struct agent_client *c, unsigned timeout_ms);
 
 /* How long the agent may stay silent (see above); 0: the default. */
 void agent_client_set_timeout(struct agent_client *c, unsigned timeout_ms);

@@ -11,7 +11,7 @@ agent_SRCS := agent/admission.c agent/penalties.c agent/caps.c agent/restore.c a
 	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
-agentclient_SRCS := agent/client.c
+agentclient_SRCS := agent/client.c agent/register.c
 $(eval $(call lib,agentclient,$(agentclient_SRCS)))
 
 AGENT_LIBS := agent agentcore wcd batch ttrpc cg2 proto common

@@ -31,4 +31,4 @@ bench-pairs:
 	bench/pairs.sh
 
 # Registers fixture cgroups with iobatchd for bench/agent-overhead.sh.
-$(eval $(call prog,bench/iob-agent-fixture,bench/agent/fixture.c,ttrpc proto common))
+$(eval $(call prog,bench/iob-agent-fixture,bench/agent/fixture.c,agentclient ttrpc proto common))

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/client.h"
 #include "cli/cli.h"
 #include "common/cleanup.h"
 #include "google/protobuf/empty.pb-c.h"
@@ -175,21 +176,21 @@ int iobctl_register(int argc, char **argv) {
   int pr = parse_ctl(argc, argv, &a);
   if (pr)
     return pr == 3 ? 0 : pr;
-  Iobatch__Agent__V1__RegisterRequest m = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
-  m.id = (char *)a.id;
-  m.namespace_ = (char *)a.ns;
-  m.pid = (uint32_t)a.pid;
-  m.cgroup = (char *)(a.cgroup ? a.cgroup : "");
-  m.bundle = (char *)(a.bundle ? a.bundle : "");
-  m.declared_class = (char *)(a.cls ? a.cls : "");
-  m.workload_key = (char *)(a.key ? a.key : "");
-  m.source = (char *)"iobatchctl";
-  m.max_hold_ms = (uint32_t)a.max_hold;
-  m.running = a.running;
-  m.kind = (char *)(a.kind ? a.kind : "");
-  m.pod_name = (char *)(a.pod ? a.pod : "");
-  m.pod_namespace = (char *)(a.pod_ns ? a.pod_ns : "");
-  m.container_name = (char *)(a.name ? a.name : "");
+  struct agent_container ctr = {.id = a.id,
+                                .ns = a.ns,
+                                .pid = (uint32_t)a.pid,
+                                .cgroup = a.cgroup,
+                                .bundle = a.bundle,
+                                .declared_class = a.cls,
+                                .workload_key = a.key,
+                                .kind = a.kind,
+                                .pod_name = a.pod,
+                                .pod_namespace = a.pod_ns,
+                                .container_name = a.name,
+                                .max_hold_ms = (uint32_t)a.max_hold,
+                                .running = a.running};
+  Iobatch__Agent__V1__RegisterRequest m;
+  agent_register_request(&ctr, "iobatchctl", &m);
   ProtobufCMessage *resp = NULL;
   if (call("register", "Register", &m.base, &iobatch__agent__v1__register_response__descriptor,
            &resp, CALL_TIMEOUT_MS) < 0)

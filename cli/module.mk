@@ -4,4 +4,4 @@
 iobatchctl_SRCS := cli/main.c cli/args.c cli/status.c cli/plan.c cli/profiles.c cli/ctl.c cli/calibrate.c
 PROGRAMS += bin/iobatchctl
 INSTALL_PROGRAMS += bin/iobatchctl
-$(eval $(call prog,bin/iobatchctl,$(iobatchctl_SRCS),agentcore batch ttrpc proto common))
+$(eval $(call prog,bin/iobatchctl,$(iobatchctl_SRCS),agentcore agentclient batch ttrpc proto common))

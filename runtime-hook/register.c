@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "agent/client.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "google/protobuf/empty.pb-c.h"
@@ -118,25 +119,25 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
   base.wios = res->baseline.io.wios;
   base.monotonic_ns = res->baseline.t_ns;
   base.source = res->baseline.t_ns ? (char *)cg2_source_name(res->baseline.source) : "";
-  Iobatch__Agent__V1__RegisterRequest req = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
-  req.id = st->id;
-  req.namespace_ = ns;
-  req.pid = st->pid > 0 ? (uint32_t)st->pid : 0;
-  req.cgroup = res->cgroup ? res->cgroup : "";
-  req.bundle = st->bundle ? st->bundle : "";
-  req.declared_class = res->declared ? (char *)batch_class_name(res->cls) : "";
-  req.workload_key = res->workload ? res->workload : "";
-  req.source = "hook";
   /* Fail open as above: the shim refuses a bad io.iobatch.kind at Create;
    * under another runtime the agent just does not hear the kind. */
   struct wcd_kind kind;
   cleanup_error struct iob_error *kerr = NULL;
   if (wcd_kind_from_annotations(state_annotation, (void *)st, &kind, &kerr) < 0)
     iob_debug("container '%s': %s", st->id, kerr->msg);
-  req.kind = (char *)(kind.kind ? kind.kind : "");
-  req.pod_name = (char *)(kind.pod_name ? kind.pod_name : "");
-  req.pod_namespace = (char *)(kind.pod_namespace ? kind.pod_namespace : "");
-  req.container_name = (char *)(kind.container_name ? kind.container_name : "");
+  struct agent_container ctr = {.id = st->id,
+                                .ns = ns,
+                                .pid = st->pid > 0 ? (uint32_t)st->pid : 0,
+                                .cgroup = res->cgroup,
+                                .bundle = st->bundle,
+                                .declared_class = res->declared ? batch_class_name(res->cls) : NULL,
+                                .workload_key = res->workload,
+                                .kind = kind.kind,
+                                .pod_name = kind.pod_name,
+                                .pod_namespace = kind.pod_namespace,
+                                .container_name = kind.container_name};
+  Iobatch__Agent__V1__RegisterRequest req;
+  agent_register_request(&ctr, "hook", &req);
   req.baseline = &base;
   ProtobufCMessage *resp = NULL;
   cleanup_error struct iob_error *cerr = NULL;

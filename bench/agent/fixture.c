@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/client.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "iobatch/agent.pb-c.h"
@@ -24,15 +25,15 @@ static int do_register(struct ttrpc_client *c, unsigned n, unsigned pid, struct 
     char id[32], cg[64];
     snprintf(id, sizeof(id), "fix-%u", k);
     snprintf(cg, sizeof(cg), "/iobench/fix-%u", k);
-    Iobatch__Agent__V1__RegisterRequest req = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
-    req.id = id;
-    req.namespace_ = "iobench";
-    req.pid = pid;
-    req.cgroup = cg;
-    req.declared_class = "seq-read";
-    req.workload_key = "bench-fixture";
-    req.source = "bench";
-    req.running = 1;
+    struct agent_container ctr = {.id = id,
+                                  .ns = "iobench",
+                                  .pid = pid,
+                                  .cgroup = cg,
+                                  .declared_class = "seq-read",
+                                  .workload_key = "bench-fixture",
+                                  .running = true};
+    Iobatch__Agent__V1__RegisterRequest req;
+    agent_register_request(&ctr, "bench", &req);
     ProtobufCMessage *resp = NULL;
     if (ttrpc_client_call(c, AGENT_SERVICE, "Register", &req.base,
                           &iobatch__agent__v1__register_response__descriptor, &resp, TIMEOUT_MS,

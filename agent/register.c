@@ -1,0 +1,27 @@
+/* The one place a RegisterRequest is filled (agent/client.h): the shim's
+ * client, the hook, iobatchctl and the bench fixture all send this. */
+#include "agent/client.h"
+
+static char *str(const char *s) {
+  return (char *)(s ? s : "");
+}
+
+void agent_register_request(const struct agent_container *ctr, const char *source,
+                            Iobatch__Agent__V1__RegisterRequest *out) {
+  Iobatch__Agent__V1__RegisterRequest m = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+  m.id = str(ctr->id);
+  m.namespace_ = str(ctr->ns);
+  m.pid = ctr->pid;
+  m.cgroup = str(ctr->cgroup);
+  m.bundle = str(ctr->bundle);
+  m.declared_class = str(ctr->declared_class);
+  m.workload_key = str(ctr->workload_key);
+  m.source = str(source);
+  m.max_hold_ms = ctr->max_hold_ms;
+  m.running = ctr->running;
+  m.kind = str(ctr->kind);
+  m.pod_name = str(ctr->pod_name);
+  m.pod_namespace = str(ctr->pod_namespace);
+  m.container_name = str(ctr->container_name);
+  *out = m;
+}
