@@ -160,6 +160,8 @@ void shim_container_create(struct shim_containers *l, const struct shim_create *
  * process's state does not allow fails ("cannot start a stopped
  * process").  done may run before this returns. */
 void shim_process_submit(struct shim_process *p, struct shim_op *op);
+/* A new exec of c; spec is the runtime-spec Process JSON, checked by
+ * shim_req_exec. */
 int shim_exec_add(struct shim_container *c, const char *exec_id, const struct shim_stdio *stdio,
                   const char *spec, size_t spec_len, struct shim_process **out,
                   struct iob_error **err);

@@ -7,8 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "containerd/events/task.pb-c.h"
@@ -19,12 +17,11 @@
 #include "shim/admission.h"
 #include "shim/events.h"
 #include "shim/process.h"
+#include "shim/requests.h"
 #include "shim/service.h"
 #include "shim/stats.h"
 #include "shim/validate.h"
 #include "ttrpc/ttrpc.h"
-
-#define SPEC_MAX (1u << 20)
 
 struct shim_service {
   struct iob_loop *loop;
@@ -43,44 +40,11 @@ static void reply_empty(struct ttrpc_call *call) {
   ttrpc_call_reply(call, &e.base);
 }
 
-static int check_ids(const char *id, const char *exec_id, struct iob_error **err) {
-  if (shim_validate_id("id", id, err) < 0)
-    return -1;
-  if (exec_id && *exec_id && shim_validate_id("exec id", exec_id, err) < 0)
-    return -1;
-  return 0;
-}
-
 static int lookup(struct shim_service *s, const char *id, const char *exec_id,
                   struct shim_process **p, struct iob_error **err) {
-  if (check_ids(id, exec_id, err) < 0)
+  if (shim_req_ids(id, exec_id, err) < 0)
     return -1;
   return shim_process_find(&s->containers, id, exec_id, p, err);
-}
-
-static int check_stdio(const struct shim_stdio *st, struct iob_error **err) {
-  const char *v[] = {st->in, st->out, st->err};
-  for (size_t i = 0; i < 3; i++)
-    if (v[i] && strlen(v[i]) > 4096)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "stdio path too long");
-  return 0;
-}
-
-static int create_mounts(const Containerd__Task__V2__CreateTaskRequest *r, struct shim_mount **out,
-                         struct iob_error **err) {
-  if (r->n_rootfs > 16)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "too many rootfs mounts");
-  *out = calloc(r->n_rootfs + 1, sizeof(**out));
-  if (*out == NULL)
-    abort();
-  for (size_t i = 0; i < r->n_rootfs; i++) {
-    const Containerd__Types__Mount *m = r->rootfs[i];
-    if (m == NULL || m->type == NULL || *m->type == '\0' || m->source == NULL)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid rootfs mount");
-    (*out)[i] =
-        (struct shim_mount){m->type, m->source, (const char *const *)m->options, m->n_options};
-  }
-  return 0;
 }
 
 /* One Task RPC whose answer waits for a process operation. */
@@ -217,28 +181,13 @@ static void created(struct shim_op *op, struct iob_error **err) {
 }
 
 static void h_create(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
-  const Containerd__Task__V2__CreateTaskRequest *r = (const void *)msg;
   struct shim_service *s = user;
   cleanup_error struct iob_error *err = NULL;
   cleanup_free struct shim_mount *mounts = NULL;
-  struct shim_create cr = {
-      .id = r->id, .bundle = r->bundle, .stdio = {r->stdin, r->stdout, r->stderr, r->terminal}};
-  if (check_ids(r->id, NULL, &err) < 0 || shim_validate_path("bundle", r->bundle, true, &err) < 0 ||
-      check_stdio(&cr.stdio, &err) < 0 || create_mounts(r, &mounts, &err) < 0) {
+  struct shim_create cr;
+  if (shim_req_create((const void *)msg, &cr, &mounts, &err) < 0) {
     fail(call, &err);
     return;
-  }
-  if (r->checkpoint && *r->checkpoint) {
-    iob_error_code(&err, IOB_CODE_UNIMPLEMENTED, "checkpoint restore is not supported");
-    fail(call, &err);
-    return;
-  }
-  cr.mounts = mounts;
-  cr.n_mounts = r->n_rootfs;
-  if (r->options) {
-    cr.options_type = r->options->type_url;
-    cr.options = r->options->value.data;
-    cr.options_len = r->options->value.len;
   }
   struct task_call *tc = task_call_new(call, s, created);
   shim_container_create(&s->containers, &cr, &tc->op);
@@ -429,18 +378,9 @@ static void h_exec(struct ttrpc_call *call, const ProtobufCMessage *msg, void *u
   const Containerd__Task__V2__ExecProcessRequest *r = (const void *)msg;
   cleanup_error struct iob_error *err = NULL;
   struct shim_process *p, *e;
-  struct shim_stdio st = {r->stdin, r->stdout, r->stderr, r->terminal};
-  if (lookup(user, r->id, NULL, &p, &err) < 0 ||
-      shim_validate_id("exec id", r->exec_id, &err) < 0 || check_stdio(&st, &err) < 0) {
-    fail(call, &err);
-    return;
-  }
-  if (r->spec == NULL || r->spec->value.len == 0 || r->spec->value.len > SPEC_MAX) {
-    iob_error_code(&err, IOB_CODE_INVALID_ARGUMENT, "missing or oversized process spec");
-    fail(call, &err);
-    return;
-  }
-  if (shim_exec_add(p->c, r->exec_id, &st, (const char *)r->spec->value.data, r->spec->value.len,
+  struct shim_stdio st;
+  if (lookup(user, r->id, NULL, &p, &err) < 0 || shim_req_exec(r, &st, &err) < 0 ||
+      shim_exec_add(p->c, r->exec_id, &st, (const char *)r->spec->value.data, r->spec->value.len,
                     &e, &err) < 0) {
     fail(call, &err);
     return;
@@ -557,22 +497,12 @@ static void h_update(struct ttrpc_call *call, const ProtobufCMessage *msg, void 
     fail(call, &err);
     return;
   }
-  if (r->resources == NULL || r->resources->value.len == 0 || r->resources->value.len > SPEC_MAX) {
-    iob_error_code(&err, IOB_CODE_INVALID_ARGUMENT, "missing or oversized resources");
+  if (shim_req_update(r, &err) < 0) {
     fail(call, &err);
     return;
   }
   const char *json = (const char *)r->resources->value.data;
   size_t len = r->resources->value.len;
-  json_error_t je;
-  json_t *j = json_loadb(json, len, 0, &je);
-  bool valid = json_is_object(j);
-  json_decref(j);
-  if (!valid) {
-    iob_error_code(&err, IOB_CODE_INVALID_ARGUMENT, "invalid resources: %s", je.text);
-    fail(call, &err);
-    return;
-  }
   submit(
       call, user, r->id, NULL,
       &(struct shim_op){

@@ -21,6 +21,7 @@
 #include "containerd/task/v2/shim.pb-c.h"
 #include "iobatch/agent.pb-c.h"
 #include "shim/mount.h"
+#include "shim/requests.h"
 #include "shim/uri.h"
 #include "shim/validate.h"
 
@@ -127,6 +128,94 @@ static void test_task_request_fields_refused(void **state) {
     free(data);
   }
   containerd__task__v2__create_task_request__free_unpacked(d, NULL);
+}
+
+/* The checks every Task handler runs first (shim/requests.c), on the
+ * requests the shim would get: each refusal names what is wrong. */
+static void test_task_request_checks(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  Containerd__Types__Mount mnt = CONTAINERD__TYPES__MOUNT__INIT;
+  mnt.type = (char *)"overlay";
+  mnt.source = (char *)"overlay";
+  Containerd__Types__Mount *mp = &mnt;
+  Containerd__Task__V2__CreateTaskRequest c = CONTAINERD__TASK__V2__CREATE_TASK_REQUEST__INIT;
+  c.id = (char *)"c1";
+  c.bundle = (char *)"/run/b/c1";
+  c.rootfs = &mp;
+  c.n_rootfs = 1;
+  struct shim_create cr;
+  struct shim_mount *mounts = NULL;
+  assert_int_equal(shim_req_create(&c, &cr, &mounts, &err), 0);
+  assert_string_equal(cr.bundle, "/run/b/c1");
+  assert_int_equal(cr.n_mounts, 1);
+  assert_string_equal(cr.mounts[0].type, "overlay");
+  free(mounts);
+  assert_int_equal(shim_req_check(&c.base, &err), 0);
+  c.checkpoint = (char *)"/ckpt";
+  assert_int_equal(shim_req_check(&c.base, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_UNIMPLEMENTED);
+  iob_error_release(&err);
+  c.checkpoint = (char *)"";
+  mnt.type = (char *)"";
+  assert_int_equal(shim_req_check(&c.base, &err), -1);
+  assert_non_null(strstr(err->msg, "invalid rootfs mount"));
+  iob_error_release(&err);
+  mnt.type = (char *)"overlay";
+  c.n_rootfs = 17;
+  assert_int_equal(shim_req_check(&c.base, &err), -1);
+  assert_non_null(strstr(err->msg, "too many rootfs mounts"));
+  iob_error_release(&err);
+  c.n_rootfs = 1;
+  char longpath[5000];
+  memset(longpath, 'a', sizeof(longpath) - 1);
+  longpath[sizeof(longpath) - 1] = '\0';
+  c.stdout = longpath;
+  assert_int_equal(shim_req_check(&c.base, &err), -1);
+  assert_non_null(strstr(err->msg, "stdio path too long"));
+  iob_error_release(&err);
+
+  Google__Protobuf__Any spec = GOOGLE__PROTOBUF__ANY__INIT;
+  Containerd__Task__V2__ExecProcessRequest e = CONTAINERD__TASK__V2__EXEC_PROCESS_REQUEST__INIT;
+  e.id = (char *)"c1";
+  e.exec_id = (char *)"e1";
+  assert_int_equal(shim_req_check(&e.base, &err), -1);
+  assert_non_null(strstr(err->msg, "missing or oversized process spec"));
+  iob_error_release(&err);
+  e.spec = &spec;
+  static const char *const specs[] = {"[1]", "{\"args\":", "\"x\""};
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(specs); i++) {
+    spec.value.data = (uint8_t *)specs[i];
+    spec.value.len = strlen(specs[i]);
+    assert_int_equal(shim_req_check(&e.base, &err), -1);
+    assert_non_null(strstr(err->msg, "invalid process spec"));
+    iob_error_release(&err);
+  }
+  spec.value.data = (uint8_t *)"{\"args\":[\"sh\"]}";
+  spec.value.len = strlen((const char *)spec.value.data);
+  assert_int_equal(shim_req_check(&e.base, &err), 0);
+  e.exec_id = (char *)"";
+  assert_int_equal(shim_req_check(&e.base, &err), -1); /* an exec needs its id */
+  iob_error_release(&err);
+
+  Containerd__Task__V2__UpdateTaskRequest u = CONTAINERD__TASK__V2__UPDATE_TASK_REQUEST__INIT;
+  u.id = (char *)"c1";
+  u.resources = &spec;
+  assert_int_equal(shim_req_check(&u.base, &err), 0);
+  spec.value.data = (uint8_t *)"7";
+  spec.value.len = 1;
+  assert_int_equal(shim_req_check(&u.base, &err), -1);
+  assert_non_null(strstr(err->msg, "invalid resources"));
+  iob_error_release(&err);
+
+  Containerd__Task__V2__KillRequest k = CONTAINERD__TASK__V2__KILL_REQUEST__INIT;
+  k.id = (char *)"c1";
+  k.exec_id = (char *)"../e";
+  assert_int_equal(shim_req_check(&k.base, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+  iob_error_release(&err);
+  Containerd__Task__V2__ShutdownRequest sd = CONTAINERD__TASK__V2__SHUTDOWN_REQUEST__INIT;
+  assert_int_equal(shim_req_check(&sd.base, &err), 0);
 }
 
 static void test_agent_requests_broken_wire(void **state) {
@@ -254,6 +343,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_task_requests_broken_wire),
       cmocka_unit_test(test_task_request_fields_refused),
+      cmocka_unit_test(test_task_request_checks),
       cmocka_unit_test(test_agent_requests_broken_wire),
       cmocka_unit_test(test_plan_request_refused),
       cmocka_unit_test(test_plan_jobs_file_malformed),
