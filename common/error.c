@@ -1,5 +1,6 @@
 #include "common/error.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -44,16 +45,12 @@ int iob_code_from_errno(int e) {
 static int fill(struct iob_error **err, int errno_, int code, const char *fmt, va_list ap) {
   if (err == NULL)
     return -1;
-  struct iob_error *e = calloc(1, sizeof(*e));
-  if (e == NULL)
-    abort();
+  struct iob_error *e = xcalloc(1, sizeof(*e));
   char *m = NULL;
   if (vasprintf(&m, fmt, ap) < 0)
-    abort();
+    iob_oom();
   if (errno_ != 0) {
-    char *full = NULL;
-    if (asprintf(&full, "%s: %s", m, strerror(errno_)) < 0)
-      abort();
+    char *full = xasprintf("%s: %s", m, strerror(errno_));
     free(m);
     m = full;
   }
@@ -89,10 +86,9 @@ int iob_error_prefix(struct iob_error **err, const char *fmt, ...) {
   char *p = NULL, *full = NULL;
   va_start(ap, fmt);
   if (vasprintf(&p, fmt, ap) < 0)
-    abort();
+    iob_oom();
   va_end(ap);
-  if (asprintf(&full, "%s: %s", p, (*err)->msg) < 0)
-    abort();
+  full = xasprintf("%s: %s", p, (*err)->msg);
   free(p);
   free((*err)->msg);
   (*err)->msg = full;

@@ -10,21 +10,17 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 
 int iob_read_fd(int fd, const char *name, size_t max, char **buf, size_t *len,
                 struct iob_error **err) {
   size_t cap = 4096, n = 0;
-  cleanup_free char *b = malloc(cap);
-  if (b == NULL)
-    return iob_error(err, ENOMEM, "cannot read '%s'", name);
+  cleanup_free char *b = xmalloc(cap);
   for (;;) {
     if (n + 1 >= cap) {
       /* n <= max here, so cap stays below 2 * (max + 1). */
       cap *= 2;
-      char *nb = realloc(b, cap);
-      if (nb == NULL)
-        return iob_error(err, ENOMEM, "cannot read '%s'", name);
-      b = nb;
+      b = xrealloc(b, cap);
     }
     ssize_t r = read(fd, b + n, cap - n - 1);
     if (r < 0) {
@@ -67,11 +63,7 @@ static int write_all(int fd, const char *buf, size_t len) {
 
 static int write_replace(const char *path, const char *text, size_t len, int mode, bool sync,
                          struct iob_error **err) {
-  cleanup_free char *tmp = NULL, *dir = strdup(path);
-  if (dir == NULL || asprintf(&tmp, "%s.tmp", path) < 0) {
-    tmp = NULL;
-    return iob_error(err, ENOMEM, "cannot write '%s'", path);
-  }
+  cleanup_free char *tmp = xasprintf("%s.tmp", path), *dir = xstrdup(path);
   /* A new file, never one put there: O_NOFOLLOW alone would still write
    * through a hard link planted at the temporary name (O_TRUNC included). */
   if (unlink(tmp) < 0 && errno != ENOENT)

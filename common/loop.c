@@ -1,4 +1,5 @@
 #include "common/loop.h"
+#include "common/xalloc.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -37,9 +38,7 @@ uint64_t iob_now_ms(void) {
 }
 
 int iob_loop_new(struct iob_loop **out, struct iob_error **err) {
-  struct iob_loop *l = calloc(1, sizeof(*l));
-  if (l == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate event loop");
+  struct iob_loop *l = xcalloc(1, sizeof(*l));
   l->epfd = epoll_create1(EPOLL_CLOEXEC);
   if (l->epfd < 0) {
     int e = errno;
@@ -81,9 +80,7 @@ static struct watch *find(struct iob_loop *l, int fd) {
 
 int iob_loop_add(struct iob_loop *l, int fd, uint32_t events, iob_loop_fn fn, void *data,
                  struct iob_error **err) {
-  struct watch *w = calloc(1, sizeof(*w));
-  if (w == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate watch");
+  struct watch *w = xcalloc(1, sizeof(*w));
   w->fd = fd;
   w->fn = fn;
   w->data = data;
@@ -123,9 +120,7 @@ void iob_loop_del(struct iob_loop *l, int fd) {
 }
 
 struct iob_timer *iob_loop_timer(struct iob_loop *l, uint64_t ms, iob_timer_fn fn, void *data) {
-  struct iob_timer *t = calloc(1, sizeof(*t));
-  if (t == NULL)
-    return NULL;
+  struct iob_timer *t = xcalloc(1, sizeof(*t));
   t->due = iob_now_ms() + ms;
   t->fn = fn;
   t->data = data;

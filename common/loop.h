@@ -23,8 +23,9 @@ int iob_loop_mod(struct iob_loop *loop, int fd, uint32_t events, struct iob_erro
 /* Safe to call from inside a callback, also for the fd being dispatched. */
 void iob_loop_del(struct iob_loop *loop, int fd);
 
-/* Run fn once after ms milliseconds (CLOCK_MONOTONIC).  Returns NULL only on
- * allocation failure.  A timer is freed after it fires or when cancelled. */
+/* Run fn once after ms milliseconds (CLOCK_MONOTONIC).  Never NULL (out of
+ * memory aborts, common/xalloc.h).  A timer is freed after it fires or when
+ * cancelled. */
 struct iob_timer *iob_loop_timer(struct iob_loop *loop, uint64_t ms, iob_timer_fn fn, void *data);
 void iob_timer_cancel(struct iob_loop *loop, struct iob_timer *t);
 

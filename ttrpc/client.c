@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 #include "google/rpc/status.pb-c.h"
 #include "ttrpc.pb-c.h"
 #include "ttrpc/frame.h"
@@ -235,9 +236,7 @@ static int client_wrap(int *fd, const char *address, struct ttrpc_client **out,
   int fl = fcntl(*fd, F_GETFL);
   if (fl < 0 || fcntl(*fd, F_SETFL, fl | O_NONBLOCK) < 0)
     return iob_error(err, errno, "cannot make connection to '%s' non-blocking", address);
-  struct ttrpc_client *c = calloc(1, sizeof(*c));
-  if (c == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate ttrpc client");
+  struct ttrpc_client *c = xcalloc(1, sizeof(*c));
   c->fd = steal_fd(fd);
   c->next_id = 1;
   ttrpc_reader_init(&c->rd);
@@ -355,9 +354,7 @@ static int queue_request(struct ttrpc_client *c, const char *service, const char
     if (n > TTRPC_MAX_PAYLOAD)
       return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED,
                             "request '%s/%s' exceeds maximum message size", service, method);
-    payload = malloc(n ? n : 1);
-    if (payload == NULL)
-      return iob_error(err, ENOMEM, "cannot allocate request");
+    payload = xmalloc(n);
     protobuf_c_message_pack(req, payload);
     r.payload.data = payload;
     r.payload.len = n;
@@ -365,10 +362,8 @@ static int queue_request(struct ttrpc_client *c, const char *service, const char
   cleanup_free Ttrpc__KeyValue *kvs = NULL;
   cleanup_free Ttrpc__KeyValue **kvp = NULL;
   if (n_md > 0) {
-    kvs = calloc(n_md, sizeof(*kvs));
-    kvp = calloc(n_md, sizeof(*kvp));
-    if (kvs == NULL || kvp == NULL)
-      return iob_error(err, ENOMEM, "cannot allocate request metadata");
+    kvs = xcalloc(n_md, sizeof(*kvs));
+    kvp = xcalloc(n_md, sizeof(*kvp));
     for (size_t i = 0; i < n_md; i++) {
       Ttrpc__KeyValue kv = TTRPC__KEY_VALUE__INIT;
       kv.key = (char *)md[i].key;
@@ -471,9 +466,7 @@ int ttrpc_client_call_async(struct ttrpc_client *c, const char *service, const c
                             struct iob_error **err) {
   if (c->loop == NULL)
     return iob_error(err, EINVAL, "ttrpc client is not attached to a loop");
-  struct pending *p = calloc(1, sizeof(*p));
-  if (p == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate ttrpc call");
+  struct pending *p = xcalloc(1, sizeof(*p));
   if (queue_request(c, service, method, req, timeout_ms, md, n_md, &p->id, err) < 0) {
     free(p);
     return -1;

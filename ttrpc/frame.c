@@ -1,3 +1,4 @@
+#include "common/xalloc.h"
 #include "ttrpc/frame.h"
 
 #include <errno.h>
@@ -101,9 +102,7 @@ int ttrpc_outbuf_new(uint32_t stream_id, uint8_t type, uint8_t flags, const Prot
     return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED,
                           "message length %zu exceed maximum message size of %u", plen,
                           TTRPC_MAX_PAYLOAD);
-  struct ttrpc_outbuf *b = malloc(sizeof(*b) + TTRPC_HEADER_SIZE + plen);
-  if (b == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate ttrpc frame");
+  struct ttrpc_outbuf *b = xmalloc(sizeof(*b) + TTRPC_HEADER_SIZE + plen);
   struct ttrpc_header h = {
       .length = (uint32_t)plen, .stream_id = stream_id, .type = type, .flags = flags};
   ttrpc_header_encode(&h, b->data);
