@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 #include "shim/console.h"
 
 struct shim_console_socket {
@@ -17,9 +18,7 @@ struct shim_console_socket {
 };
 
 int shim_console_socket_new(struct shim_console_socket **out, struct iob_error **err) {
-  struct shim_console_socket *s = calloc(1, sizeof(*s));
-  if (s == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate console socket");
+  struct shim_console_socket *s = xcalloc(1, sizeof(*s));
   const char *tmp = getenv("TMPDIR");
   if (tmp == NULL || strlen(tmp) > 40 || tmp[0] != '/')
     tmp = "/tmp";

@@ -9,6 +9,7 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 #include "containerd/services/events/events.pb-c.h"
 #include "containerd/types/event.pb-c.h"
 #include "google/protobuf/any.pb-c.h"
@@ -51,10 +52,8 @@ int shim_events_init(struct iob_loop *loop, const char *address, const char *ns,
   ev.loop = loop;
   if (address == NULL || *address == '\0')
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "no events address (TTRPC_ADDRESS)");
-  ev.address = strdup(address);
-  ev.ns = strdup(ns);
-  if (ev.address == NULL || ev.ns == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate events publisher");
+  ev.address = xstrdup(address);
+  ev.ns = xstrdup(ns);
   return 0;
 }
 
@@ -80,10 +79,10 @@ void shim_events_publish(const char *topic, const struct ProtobufCMessage *msg) 
     iob_warn("event queue full, dropping '%s'", topic);
     return;
   }
-  struct event *e = calloc(1, sizeof(*e));
+  struct event *e = xcalloc(1, sizeof(*e));
   size_t len = protobuf_c_message_get_packed_size((const ProtobufCMessage *)msg);
-  if (e == NULL || (e->value = malloc(len ? len : 1)) == NULL || !(e->topic = strdup(topic)))
-    abort();
+  e->value = xmalloc(len);
+  e->topic = xstrdup(topic);
   protobuf_c_message_pack((const ProtobufCMessage *)msg, e->value);
   e->len = len;
   /* typeurl writes the bare full name (containerd.events.TaskExit). */

@@ -15,6 +15,7 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 #include "shim/io.h"
 #include "shim/spawn.h"
 #include "shim/uri.h"
@@ -55,9 +56,7 @@ static void close_fd(int *fd) {
 }
 
 static struct shim_io *io_alloc(struct iob_loop *loop) {
-  struct shim_io *io = calloc(1, sizeof(*io));
-  if (io == NULL)
-    abort();
+  struct shim_io *io = xcalloc(1, sizeof(*io));
   io->loop = loop;
   io->proc[0] = io->proc[1] = io->proc[2] = -1;
   io->fifo_in = io->fifo_in_keep = io->in_w = io->master = -1;
@@ -182,10 +181,8 @@ static int setup_binary(struct shim_io *io, const struct shim_io_params *p,
   for (char **a = u->args; a && *a && n < IOB_ARRAY_SIZE(argv) - 1; a++)
     argv[n++] = *a;
   argv[n] = NULL;
-  cleanup_free char *e_id = NULL, *e_ns = NULL;
-  if (asprintf(&e_id, "CONTAINER_ID=%s", p->id) < 0 ||
-      asprintf(&e_ns, "CONTAINER_NAMESPACE=%s", p->ns) < 0)
-    abort();
+  cleanup_free char *e_id = xasprintf("CONTAINER_ID=%s", p->id);
+  cleanup_free char *e_ns = xasprintf("CONTAINER_NAMESPACE=%s", p->ns);
   const char *env[] = {e_id, e_ns, NULL};
   struct shim_spawn sp = {.argv = argv,
                           .fds = {-1, -1, -1},
@@ -314,9 +311,7 @@ static int add_copier(struct shim_io *io, int slot, int src, int dst, bool outpu
                       struct iob_error **err) {
   if (src < 0)
     return 0;
-  struct copier *c = calloc(1, sizeof(*c));
-  if (c == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate copier");
+  struct copier *c = xcalloc(1, sizeof(*c));
   *c = (struct copier){.io = io, .src = src, .dst = dst, .output = output};
   c->blocking_dst = dst >= 0 && dst == io->master;
   io->c[slot] = c;

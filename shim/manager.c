@@ -361,19 +361,15 @@ int shim_manager_delete(const struct shim_args *a, struct iob_error **err) {
   struct shim_runc runc;
   if (shim_options_read(bundle, &o, err) < 0)
     return -1;
-  int r = shim_runc_init(&runc, &o, a->ns, bundle, err);
-  if (r == 0) {
-    const char *args[] = {"delete", "--force", a->id, NULL};
-    const int fds[3] = {-1, -1, 2};
-    cleanup_error struct iob_error *derr = NULL;
-    /* A container runc no longer knows is what delete is for: warn only. */
-    if (shim_runc_run(&runc, args, fds, NULL, 0, NULL, &derr) < 0)
-      fprintf(stderr, "warning: %s\n", derr->msg);
-    shim_runc_release(&runc);
-  }
+  shim_runc_init(&runc, &o, a->ns, bundle);
+  const char *args[] = {"delete", "--force", a->id, NULL};
+  const int fds[3] = {-1, -1, 2};
+  cleanup_error struct iob_error *derr = NULL;
+  /* A container runc no longer knows is what delete is for: warn only. */
+  if (shim_runc_run(&runc, args, fds, NULL, 0, NULL, &derr) < 0)
+    fprintf(stderr, "warning: %s\n", derr->msg);
+  shim_runc_release(&runc);
   shim_options_release(&o);
-  if (r < 0)
-    return -1;
   char rootfs[4200];
   snprintf(rootfs, sizeof(rootfs), "%s/rootfs", bundle);
   shim_unmount_all(rootfs);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 #include "shim/mount.h"
 
 struct opt {
@@ -64,9 +65,7 @@ static int append(char **data, size_t *len, const char *s, struct iob_error **er
   /* The kernel takes one page of mount data. */
   if (*len + n + 2 > 4096)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "mount options longer than a page");
-  char *nd = realloc(*data, *len + n + 2);
-  if (nd == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate mount data");
+  char *nd = xrealloc(*data, *len + n + 2);
   if (*len)
     nd[(*len)++] = ',';
   memcpy(nd + *len, s, n + 1);

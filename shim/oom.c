@@ -14,6 +14,7 @@
 
 #include "cgroupv2/cg2.h"
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 #include "shim/oom.h"
 
 struct shim_oom {
@@ -49,8 +50,7 @@ static int memory_cgroup(pid_t pid, char **dir, bool *v2, struct iob_error **err
       return -1;
     *v2 = true;
   }
-  if (asprintf(dir, "%s%s", mnt, strcmp(rel, "/") ? rel : "") < 0)
-    abort();
+  *dir = xasprintf("%s%s", mnt, strcmp(rel, "/") ? rel : "");
   return 0;
 }
 
@@ -98,8 +98,7 @@ static int watch_v1(struct shim_oom *o, const char *dir, struct iob_error **err)
 }
 
 static int watch_v2(struct shim_oom *o, const char *dir, struct iob_error **err) {
-  if (asprintf(&o->events, "%s/memory.events", dir) < 0)
-    abort();
+  o->events = xasprintf("%s/memory.events", dir);
   o->kills = oom_kills(o->events);
   o->fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (o->fd < 0)
@@ -115,9 +114,7 @@ int shim_oom_watch(struct iob_loop *loop, pid_t pid, shim_oom_fn fn, void *data,
   bool v2 = false;
   if (memory_cgroup(pid, &dir, &v2, err) < 0)
     return -1;
-  struct shim_oom *o = calloc(1, sizeof(*o));
-  if (o == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate oom watch");
+  struct shim_oom *o = xcalloc(1, sizeof(*o));
   *o = (struct shim_oom){.loop = loop, .fd = -1, .ctl_fd = -1, .fn = fn, .data = data};
   int r = v2 ? watch_v2(o, dir, err) : watch_v1(o, dir, err);
   if (r == 0)

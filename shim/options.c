@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 #include "google/protobuf/any.pb-c.h"
 #include "shim/options.h"
 #include "shim/validate.h"
@@ -147,9 +148,7 @@ static int set_string(struct shim_options *o, const struct key *k, char *v, int 
   free(*field);
   *field = NULL;
   if (*str) {
-    *field = strdup(str);
-    if (*field == NULL)
-      abort();
+    *field = xstrdup(str);
   }
   return 0;
 }
@@ -183,10 +182,8 @@ static int set_value(struct shim_options *o, const struct key *k, char *v, int l
 /* Remember a key nobody reads, for the warning at Create (a typo such as
  * SystemdCgroups would otherwise silently keep the default). */
 static void note_unknown(struct shim_options *o, const char *k, int line) {
-  char *s = NULL;
-  if (asprintf(&s, "%s%s'%.64s' (line %d)", o->unknown_keys ? o->unknown_keys : "",
-               o->unknown_keys ? ", " : "", k, line) < 0)
-    abort();
+  char *s = xasprintf("%s%s'%.64s' (line %d)", o->unknown_keys ? o->unknown_keys : "",
+                      o->unknown_keys ? ", " : "", k, line);
   free(o->unknown_keys);
   o->unknown_keys = s;
 }
@@ -223,9 +220,7 @@ int shim_options_parse_toml(const char *text, size_t len, struct shim_options *o
                             struct iob_error **err) {
   if (memchr(text, '\0', len))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "a NUL byte in the options file");
-  cleanup_free char *copy = strndup(text, len);
-  if (copy == NULL)
-    abort();
+  cleanup_free char *copy = xstrndup(text, len);
   int line = 1;
   for (char *l = copy; *l; line++) {
     char *nl = strchr(l, '\n');
@@ -248,10 +243,8 @@ int shim_options_from_config_path(const uint8_t *data, size_t len, struct shim_o
   if (m == NULL)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "cannot decode 'runtimeoptions.v1.Options'");
-  cleanup_free char *path = strndup((const char *)m->value.data, m->value.len);
+  cleanup_free char *path = xstrndup((const char *)m->value.data, m->value.len);
   google__protobuf__any__free_unpacked(m, NULL);
-  if (path == NULL)
-    abort();
   if (*path == '\0')
     return 0;
   if (strlen(path) != strnlen(path, FILE_MAX) ||
@@ -260,9 +253,7 @@ int shim_options_from_config_path(const uint8_t *data, size_t len, struct shim_o
   cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return iob_error(err, errno, "cannot open '%s'", path);
-  cleanup_free char *buf = malloc(FILE_MAX + 1);
-  if (buf == NULL)
-    abort();
+  cleanup_free char *buf = xmalloc(FILE_MAX + 1);
   ssize_t n = read(fd, buf, FILE_MAX);
   if (n < 0)
     return iob_error(err, errno, "cannot read '%s'", path);

@@ -442,7 +442,8 @@ static int load_options(struct shim_container *c, const struct shim_create *r,
   if (c->opts.unknown_keys)
     iob_warn("'%s': unknown key in the runtime options file, ignored: %s", c->id,
              c->opts.unknown_keys);
-  return shim_runc_init(&c->runc, &c->opts, c->list->ns, c->bundle, err);
+  shim_runc_init(&c->runc, &c->opts, c->list->ns, c->bundle);
+  return 0;
 }
 
 /* config.json, read once: the hook goes in, the annotations are checked

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include "common/xalloc.h"
 #include "shim/reaper.h"
 
 #define CACHE_MAX 256
@@ -60,15 +61,14 @@ static void cache_put(pid_t pid, int status, struct shim_time at) {
 }
 
 int shim_reaper_watch(pid_t pid, shim_reap_fn fn, void *data, struct iob_error **err) {
+  (void)err; /* cannot fail (out of memory aborts); kept for its callers */
   struct early_exit *e = cache_take(pid);
   if (e) {
     fn(pid, e->status, e->at, data);
     free(e);
     return 0;
   }
-  struct waiter *w = calloc(1, sizeof(*w));
-  if (w == NULL)
-    return iob_error(err, ENOMEM, "cannot watch pid %d", (int)pid);
+  struct waiter *w = xcalloc(1, sizeof(*w));
   *w = (struct waiter){pid, fn, data, waiters};
   waiters = w;
   return 0;

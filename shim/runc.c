@@ -17,6 +17,7 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 #include "shim/reaper.h"
 #include "shim/runc.h"
 #include "shim/shim.h"
@@ -26,15 +27,13 @@
 #define OUT_MAX (4u << 20)
 #define LOG_TAIL (64u << 10)
 
-int shim_runc_init(struct shim_runc *r, const struct shim_options *o, const char *ns,
-                   const char *bundle, struct iob_error **err) {
+void shim_runc_init(struct shim_runc *r, const struct shim_options *o, const char *ns,
+                    const char *bundle) {
   memset(r, 0, sizeof(*r));
   r->binary = o->binary_name ? o->binary_name : "runc";
   r->systemd_cgroup = o->systemd_cgroup;
-  if (asprintf(&r->root, "%s/%s", o->root ? o->root : SHIM_DEFAULT_RUNC_ROOT, ns) < 0 ||
-      asprintf(&r->log, "%s/log.json", bundle) < 0)
-    return iob_error(err, ENOMEM, "cannot allocate runc paths");
-  return 0;
+  r->root = xasprintf("%s/%s", o->root ? o->root : SHIM_DEFAULT_RUNC_ROOT, ns);
+  r->log = xasprintf("%s/log.json", bundle);
 }
 
 void shim_runc_release(struct shim_runc *r) {
@@ -84,21 +83,14 @@ static char *read_log_error(const char *path) {
 /* Read all of fd (runc's stdout) until EOF. */
 static int read_all(int fd, char **out, struct iob_error **err) {
   size_t cap = 1024, len = 0;
-  char *buf = malloc(cap);
-  if (buf == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate output buffer");
+  char *buf = xmalloc(cap);
   for (;;) {
     if (len + 1 >= cap) {
       if (cap >= OUT_MAX) {
         free(buf);
         return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "runc output too large");
       }
-      char *nb = realloc(buf, cap * 2);
-      if (nb == NULL) {
-        free(buf);
-        return iob_error(err, ENOMEM, "cannot allocate output buffer");
-      }
-      buf = nb;
+      buf = xrealloc(buf, cap * 2);
       cap *= 2;
     }
     ssize_t n = read(fd, buf + len, cap - len - 1);
@@ -191,13 +183,6 @@ static int memfd_with(const char *in, size_t len, struct iob_error **err) {
   return steal_fd(&fd);
 }
 
-static char *xstrdup(const char *s) {
-  char *r = strdup(s);
-  if (r == NULL)
-    abort();
-  return r;
-}
-
 int shim_runc_start(const struct shim_runc *r, const char *const *args, const int fds[3],
                     const char *in, size_t in_len, bool capture, shim_runc_fn fn, void *data,
                     struct iob_error **err) {
@@ -209,9 +194,7 @@ int shim_runc_start(const struct shim_runc *r, const char *const *args, const in
     return -1;
   if (in)
     sp.fds[0] = in_fd;
-  struct runc_call *rc = calloc(1, sizeof(*rc));
-  if (rc == NULL)
-    abort();
+  struct runc_call *rc = xcalloc(1, sizeof(*rc));
   *rc = (struct runc_call){fn, data, xstrdup(r->log), xstrdup(r->binary), xstrdup(args[0]), -1};
   if (capture) {
     rc->out = memfd_create("runc-stdout", MFD_CLOEXEC);

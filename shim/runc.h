@@ -15,8 +15,8 @@ struct shim_runc {
   bool systemd_cgroup;
 };
 
-int shim_runc_init(struct shim_runc *r, const struct shim_options *o, const char *ns,
-                   const char *bundle, struct iob_error **err);
+void shim_runc_init(struct shim_runc *r, const struct shim_options *o, const char *ns,
+                    const char *bundle);
 void shim_runc_release(struct shim_runc *r);
 /* Run `runc <global flags> args...` with stdio fds (-1: /dev/null), wait
  * (for `shim delete`; the daemon uses shim_runc_start).

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 #include "shim/spawn.h"
 
 extern char **environ;
@@ -29,9 +30,7 @@ static char *resolve(const char *name) {
     path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   while (*path) {
     const char *end = strchrnul(path, ':');
-    char *cand = NULL;
-    if (asprintf(&cand, "%.*s/%s", (int)(end - path), path, name) < 0)
-      abort();
+    char *cand = xasprintf("%.*s/%s", (int)(end - path), path, name);
     if (access(cand, X_OK) == 0)
       return cand;
     free(cand);
@@ -58,9 +57,7 @@ static char **make_env(const char *const *set) {
     n++;
   for (const char *const *s = set; s && *s; s++)
     m++;
-  char **env = calloc(n + m + 1, sizeof(char *));
-  if (env == NULL)
-    abort();
+  char **env = xcalloc(n + m + 1, sizeof(char *));
   size_t o = 0;
   for (char **e = environ; e && *e; e++)
     if (!overridden(*e, set))

@@ -12,6 +12,7 @@
 #include "cgroups/v1/metrics.pb-c.h"
 #include "cgroups/v2/metrics.pb-c.h"
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 #include "shim/stats.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -221,10 +222,8 @@ static void cpu_v1(pid_t pid, Io__Containerd__Cgroups__V1__CPUStat *cpu,
 
 static int pack(const ProtobufCMessage *m, char **type_url, uint8_t **value, size_t *len) {
   size_t n = protobuf_c_message_get_packed_size(m);
-  *value = malloc(n ? n : 1);
-  *type_url = strdup(m->descriptor->name);
-  if (*value == NULL || *type_url == NULL)
-    abort();
+  *value = xmalloc(n);
+  *type_url = xstrdup(m->descriptor->name);
   *len = protobuf_c_message_pack(m, *value);
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 #include "shim/uri.h"
 #include "shim/validate.h"
 
@@ -22,9 +23,7 @@ static int hexval(char c) {
 
 /* Percent-decode s[0..n) into a new string; plus is a space in queries. */
 static char *decode(const char *s, size_t n, bool query) {
-  char *out = malloc(n + 1);
-  if (out == NULL)
-    abort();
+  char *out = xmalloc(n + 1);
   size_t o = 0;
   for (size_t i = 0; i < n; i++) {
     if (s[i] == '%') {
@@ -59,9 +58,7 @@ void shim_uri_release(struct shim_uri *u) {
 }
 
 static int parse_query(const char *q, struct shim_uri *u, struct iob_error **err) {
-  u->args = calloc(2 * MAX_QUERY_ARGS + 1, sizeof(char *));
-  if (u->args == NULL)
-    abort();
+  u->args = xcalloc(2 * MAX_QUERY_ARGS + 1, sizeof(char *));
   size_t n = 0;
   while (*q) {
     const char *amp = strchrnul(q, '&');
@@ -93,9 +90,7 @@ int shim_uri_parse(const char *s, struct shim_uri *u, struct iob_error **err) {
   /* No scheme (a plain path) means a FIFO, as url.Parse would say. */
   if (sep == NULL || colon != sep) {
     u->kind = SHIM_URI_FIFO;
-    u->path = strdup(s);
-    if (u->path == NULL)
-      abort();
+    u->path = xstrdup(s);
     if (shim_validate_path("stdio path", u->path, true, err) < 0) {
       shim_uri_release(u);
       return -1;
