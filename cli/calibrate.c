@@ -24,6 +24,7 @@
 #include "batcher/batcher.h"
 #include "common/cleanup.h"
 #include "common/error.h"
+#include "common/xalloc.h"
 
 #define PROG "iobatchctl calibrate"
 
@@ -259,8 +260,7 @@ static int scratch_create(struct cal *cal, struct iob_error **err) {
     return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED,
                           "not enough space in '%s': need %llu MiB, have %llu MiB", parent, need,
                           avail);
-  if (asprintf(&cal->dir, "%s/iobatch-calibrate.XXXXXX", parent) < 0)
-    abort();
+  cal->dir = xasprintf("%s/iobatch-calibrate.XXXXXX", parent);
   if (mkdtemp(cal->dir) == NULL) {
     int e = errno;
     free(cal->dir);
@@ -437,9 +437,7 @@ static int read_bounded(const char *path, char **buf, size_t *len, struct iob_er
     return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED,
                           "fio output '%s' too large: %lld bytes (limit %d)", path,
                           (long long)st.st_size, MAX_FIO_JSON);
-  cleanup_free char *b = malloc((size_t)st.st_size + 1);
-  if (b == NULL)
-    abort();
+  cleanup_free char *b = xmalloc((size_t)st.st_size + 1);
   size_t got = 0;
   while (got < (size_t)st.st_size) {
     ssize_t n = read(fd, b + got, (size_t)st.st_size - got);
@@ -673,7 +671,7 @@ static char *render(const struct cal *cal) {
   size_t size = 0;
   FILE *f = open_memstream(&text, &size);
   if (f == NULL)
-    abort();
+    iob_oom();
   fprintf(f,
           "# iobatch penalty matrix, measured by `iobatchctl calibrate` on %s at %s\n"
           "# %s, O_DIRECT libaio in '%s'; median of %u repeats.\n"
@@ -721,9 +719,7 @@ static int write_text(const char *path, const char *text, struct iob_error **err
       return iob_error(err, errno, "cannot write the matrix to standard output");
     return 0;
   }
-  cleanup_free char *tmp = NULL;
-  if (asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
-    abort();
+  cleanup_free char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
   cleanup_file FILE *f = fopen(tmp, "we");
   if (f == NULL)
     return iob_error(err, errno, "cannot create '%s'", tmp);
@@ -781,11 +777,9 @@ static int write_json(const struct cal *cal, const char *matrix_text, struct iob
   char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
   json_decref(root);
   if (s == NULL)
-    abort();
+    iob_oom();
   size_t n = strlen(s);
-  char *withnl = realloc(s, n + 2);
-  if (withnl == NULL)
-    abort();
+  char *withnl = xrealloc(s, n + 2);
   memcpy(withnl + n, "\n", 2);
   int r = write_text(cal->o.json, withnl, err);
   free(withnl);
@@ -829,9 +823,7 @@ static int calibrate(struct cal *cal, struct iob_error **err) {
 
 int iobctl_calibrate(int argc, char **argv) {
   cleanup_error struct iob_error *err = NULL;
-  struct cal *cal = calloc(1, sizeof(*cal));
-  if (cal == NULL)
-    abort();
+  struct cal *cal = xcalloc(1, sizeof(*cal));
   int r = parse_args(argc, argv, &cal->o, &err);
   if (r != 0) {
     free(cal);

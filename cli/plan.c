@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "common/cleanup.h"
 #include "common/file.h"
+#include "common/xalloc.h"
 
 static int read_input(const char *path, char **buf, size_t *len, struct iob_error **err) {
   cleanup_close int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
@@ -76,12 +77,9 @@ static void print_json(const struct agent_plan *r) {
 }
 
 /* The agent's answer as a plan; its names stay in r. */
-static int from_response(const Iobatch__Agent__V1__PlanResponse *r, struct agent_plan *p,
-                         struct iob_error **err) {
+static void from_response(const Iobatch__Agent__V1__PlanResponse *r, struct agent_plan *p) {
   memset(p, 0, sizeof(*p));
-  p->batches = calloc(r->n_batches + 1, sizeof(*p->batches));
-  if (p->batches == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate the plan");
+  p->batches = xcalloc(r->n_batches + 1, sizeof(*p->batches));
   for (size_t b = 0; b < r->n_batches; b++)
     p->batches[b] = (struct agent_plan_batch){.names = r->batches[b]->names,
                                               .n_names = r->batches[b]->n_names,
@@ -90,16 +88,13 @@ static int from_response(const Iobatch__Agent__V1__PlanResponse *r, struct agent
   p->objective = r->objective;
   p->optimal = r->optimal;
   p->solver = r->solver;
-  return 0;
 }
 
 /* The same question to the running agent: its matrix and settings. */
 static int ask_agent(const struct agent_plan_jobs *j, unsigned cap, double alpha,
                      Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
-  cleanup_free Iobatch__Agent__V1__PlanJob *pj = calloc(j->n + 1, sizeof(*pj));
-  cleanup_free Iobatch__Agent__V1__PlanJob **pv = calloc(j->n + 1, sizeof(*pv));
-  if (pj == NULL || pv == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate the request");
+  cleanup_free Iobatch__Agent__V1__PlanJob *pj = xcalloc(j->n + 1, sizeof(*pj));
+  cleanup_free Iobatch__Agent__V1__PlanJob **pv = xcalloc(j->n + 1, sizeof(*pv));
   for (size_t i = 0; i < j->n; i++) {
     iobatch__agent__v1__plan_job__init(&pj[i]);
     pj[i].name = j->v[i].name;
@@ -216,7 +211,7 @@ static int run(int argc, char **argv, struct iob_error **err) {
   if (r == 0 && agent) {
     r = ask_agent(&j, (unsigned)cap, alpha, &resp, err);
     if (r == 0)
-      r = from_response(resp, &plan, err);
+      from_response(resp, &plan);
   } else if (r == 0) {
     r = agent_plan_solve(&cfg, j.v, j.n, &plan, err);
   }

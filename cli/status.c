@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 #include "iobatch/agent.pb-c.h"
 
 typedef Iobatch__Agent__V1__ContainerStatus ctr_status;
@@ -97,17 +98,13 @@ static size_t text_width(const char *s) {
 static void table_row(struct table *t, ...) {
   if (t->nrows == t->cap) {
     t->cap = t->cap ? t->cap * 2 : 16;
-    t->cells = realloc(t->cells, t->cap * t->ncols * sizeof(*t->cells));
-    if (t->cells == NULL)
-      abort();
+    t->cells = xrealloc(t->cells, t->cap * t->ncols * sizeof(*t->cells));
   }
   va_list ap;
   va_start(ap, t);
   for (size_t c = 0; c < t->ncols; c++) {
     const char *s = va_arg(ap, const char *);
-    t->cells[t->nrows * t->ncols + c] = strdup(s ? s : "");
-    if (t->cells[t->nrows * t->ncols + c] == NULL)
-      abort();
+    t->cells[t->nrows * t->ncols + c] = xstrdup(s ? s : "");
   }
   va_end(ap);
   t->nrows++;

@@ -14,6 +14,7 @@
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/version.h"
+#include "common/xalloc.h"
 #include "runtime-hook/hook.h"
 
 static const char prog[] = "iobatch-hook";
@@ -53,18 +54,13 @@ static int parse_ms(const char *opt, const char *s, int *out) {
 
 static int read_stdin(char **out, size_t *len, struct iob_error **err) {
   size_t cap = 4096, n = 0;
-  cleanup_free char *b = malloc(cap);
-  if (b == NULL)
-    abort();
+  cleanup_free char *b = xmalloc(cap);
   for (;;) {
     if (n == cap) {
       if (cap > HOOK_STATE_MAX)
         return iob_error(err, EFBIG, "invalid state: larger than %d bytes", HOOK_STATE_MAX);
       cap *= 2;
-      char *nb = realloc(b, cap);
-      if (nb == NULL)
-        abort();
-      b = nb;
+      b = xrealloc(b, cap);
     }
     ssize_t r = read(STDIN_FILENO, b + n, cap - n);
     if (r < 0 && errno == EINTR)
