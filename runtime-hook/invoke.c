@@ -34,7 +34,7 @@ static int prestart(const struct hook_options *opt, struct hook_state *st, struc
   if (opt->record_dir) {
     json_t *rec = hook_result_json(st, &res);
     rc = rec ? hook_record_write(opt->record_dir, st->id, rec, err)
-             : iob_error(err, ENOMEM, "cannot build the record of '%s'", st->id);
+             : iob_error_code(err, IOB_CODE_INTERNAL, "cannot build the record of '%s'", st->id);
     json_decref(rec);
   }
   if (rc == 0)

@@ -137,9 +137,7 @@ void shim_options_release(struct shim_options *o) {
 static char *dup_nonempty(const char *s) {
   if (s == NULL || *s == '\0')
     return NULL;
-  char *r = strdup(s);
-  if (r == NULL)
-    abort();
+  char *r = xstrdup(s);
   return r;
 }
 
@@ -260,7 +258,7 @@ static int set_str(json_t *o, const char *k, const char *v) {
 int shim_options_write(const char *bundle, const struct shim_options *o, struct iob_error **err) {
   json_t *j = json_object();
   if (j == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate options");
+    iob_oom();
   set_str(j, "binary_name", o->binary_name);
   set_str(j, "root", o->root);
   set_str(j, "shim_cgroup", o->shim_cgroup);
@@ -273,9 +271,7 @@ int shim_options_write(const char *bundle, const struct shim_options *o, struct 
   json_object_set_new(j, "fail_closed", json_boolean(o->fail_closed));
   json_object_set_new(j, "agent_timeout_ms", json_integer(o->agent_timeout_ms));
   set_str(j, "unknown_keys", o->unknown_keys);
-  cleanup_free char *path = NULL;
-  if (asprintf(&path, "%s/options.json", bundle) < 0)
-    abort();
+  cleanup_free char *path = xasprintf("%s/options.json", bundle);
   int r = json_dump_file(j, path, JSON_COMPACT);
   json_decref(j);
   if (r < 0)
@@ -290,9 +286,7 @@ static char *json_str(json_t *o, const char *k) {
 
 int shim_options_read(const char *bundle, struct shim_options *o, struct iob_error **err) {
   memset(o, 0, sizeof(*o));
-  cleanup_free char *path = NULL;
-  if (asprintf(&path, "%s/options.json", bundle) < 0)
-    abort();
+  cleanup_free char *path = xasprintf("%s/options.json", bundle);
   json_error_t je;
   json_t *j = json_load_file(path, 0, &je);
   if (j == NULL) {

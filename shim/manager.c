@@ -19,6 +19,7 @@
 #include "common/file.h"
 #include "common/sha256.h"
 #include "common/version.h"
+#include "common/xalloc.h"
 #include "containerd/task/v2/shim.pb-c.h"
 #include "containerd/types/introspection.pb-c.h"
 #include "google/protobuf/timestamp.pb-c.h"
@@ -33,9 +34,7 @@
 
 /* filepath.Join(address, ns, group): join with '/', collapse repeats. */
 static char *join3(const char *a, const char *b, const char *c) {
-  char *raw = NULL;
-  if (asprintf(&raw, "%s/%s/%s", a, b, c) < 0)
-    abort();
+  char *raw = xasprintf("%s/%s/%s", a, b, c);
   char *o = raw;
   for (const char *p = raw; *p; p++)
     if (!(*p == '/' && o > raw && o[-1] == '/'))
@@ -51,8 +50,7 @@ int shim_socket_address(const char *dir, const char *grpc_address, const char *n
   cleanup_free char *key = join3(grpc_address, ns, group);
   char hex[2 * IOB_SHA256_SIZE + 1];
   iob_sha256_hex(key, strlen(key), hex);
-  if (asprintf(out, "unix://%s/%s", dir, hex) < 0)
-    abort();
+  *out = xasprintf("unix://%s/%s", dir, hex);
   if (strlen(*out) - 7 > SUN_PATH_LIMIT) {
     free(*out);
     *out = NULL;
@@ -80,9 +78,7 @@ static bool socket_alive(const char *path) {
 }
 
 static int mkdir_p(const char *dir, mode_t mode, struct iob_error **err) {
-  cleanup_free char *d = strdup(dir);
-  if (d == NULL)
-    abort();
+  cleanup_free char *d = xstrdup(dir);
   for (char *p = d + 1; *p; p++) {
     if (*p != '/')
       continue;
@@ -119,9 +115,7 @@ static int listen_at(const char *dir, const char *path, int *out, struct iob_err
 }
 
 static int write_text(const char *dir, const char *name, const char *text, struct iob_error **err) {
-  cleanup_free char *path = NULL;
-  if (asprintf(&path, "%s/%s", dir, name) < 0)
-    abort();
+  cleanup_free char *path = xasprintf("%s/%s", dir, name);
   cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   size_t n = strlen(text);
   if (fd < 0 || write(fd, text, n) != (ssize_t)n)
@@ -257,8 +251,7 @@ static int spawn_daemon(const struct shim_args *a, const char *bundle, int liste
   cleanup_free char *ttrpc = NULL;
   const char *env[2] = {NULL, NULL};
   if (b->ttrpc_address) {
-    if (asprintf(&ttrpc, "TTRPC_ADDRESS=%s", b->ttrpc_address) < 0)
-      abort();
+    ttrpc = xasprintf("TTRPC_ADDRESS=%s", b->ttrpc_address);
     env[0] = ttrpc;
   }
   struct shim_spawn sp = {.argv = argv,
@@ -400,9 +393,7 @@ int shim_manager_info(struct iob_error **err) {
   info.name = SHIM_RUNTIME_NAME;
   info.version = &v;
   size_t n = containerd__types__runtime_info__get_packed_size(&info);
-  cleanup_free uint8_t *buf = malloc(n + 1);
-  if (buf == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate");
+  cleanup_free uint8_t *buf = xmalloc(n + 1);
   containerd__types__runtime_info__pack(&info, buf);
   if (fwrite(buf, 1, n, stdout) != n)
     return iob_error(err, EIO, "cannot write runtime info");

@@ -18,6 +18,7 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 #include "containerd/types/task.pb-c.h"
 #include "shim/admission.h"
 #include "shim/console.h"
@@ -76,13 +77,6 @@ static const unsigned exec_ops[] = {
     [SHIM_STATE_STOPPED] = BIT(SHIM_OP_KILL) | BIT(SHIM_OP_DELETE),
     [SHIM_STATE_DELETED] = 0,
 };
-
-static char *xstrdup(const char *s) {
-  char *r = strdup(s ? s : "");
-  if (r == NULL)
-    abort();
-  return r;
-}
 
 static bool is_init(const struct shim_process *p) {
   return p == &p->c->init;
@@ -366,9 +360,9 @@ static void remove_container(struct shim_container *c) {
 }
 
 static void stdio_copy(struct shim_process *p, const struct shim_stdio *s) {
-  p->in = xstrdup(s->in);
-  p->out = xstrdup(s->out);
-  p->err = xstrdup(s->err);
+  p->in = xstrdup(s->in ? s->in : "");
+  p->out = xstrdup(s->out ? s->out : "");
+  p->err = xstrdup(s->err ? s->err : "");
   p->terminal = s->terminal;
 }
 
@@ -469,9 +463,7 @@ static int mount_rootfs(struct shim_container *c, const struct shim_create *r,
                         struct iob_error **err) {
   if (r->n_mounts == 0)
     return 0;
-  cleanup_free char *target = NULL;
-  if (asprintf(&target, "%s/rootfs", c->bundle) < 0)
-    abort();
+  cleanup_free char *target = xasprintf("%s/rootfs", c->bundle);
   mkdir(target, 0711);
   if (shim_mount_all(r->mounts, r->n_mounts, target, err) < 0)
     return -1;
@@ -482,9 +474,7 @@ static int mount_rootfs(struct shim_container *c, const struct shim_create *r,
 static void unmount_rootfs(struct shim_container *c) {
   if (!c->mounted)
     return;
-  cleanup_free char *target = NULL;
-  if (asprintf(&target, "%s/rootfs", c->bundle) < 0)
-    abort();
+  cleanup_free char *target = xasprintf("%s/rootfs", c->bundle);
   shim_unmount_all(target);
   c->mounted = false;
 }
@@ -514,8 +504,7 @@ static void on_created(void *data, char **out, struct iob_error **err) {
 }
 
 static int runc_create(struct shim_container *c, struct iob_error **err) {
-  if (asprintf(&c->init.pidfile, "%s/init.pid", c->bundle) < 0)
-    abort();
+  c->init.pidfile = xasprintf("%s/init.pid", c->bundle);
   const char *head[8];
   size_t n = 0;
   head[n++] = "create";
@@ -542,9 +531,7 @@ void shim_container_create(struct shim_containers *l, const struct shim_create *
       return;
     }
   }
-  struct shim_container *c = calloc(1, sizeof(*c));
-  if (c == NULL)
-    abort();
+  struct shim_container *c = xcalloc(1, sizeof(*c));
   c->list = l;
   c->id = xstrdup(r->id);
   c->bundle = xstrdup(r->bundle);
@@ -611,8 +598,7 @@ static int exec_spec_file(struct shim_process *p, struct iob_error **err) {
   const char *dir = getenv("XDG_RUNTIME_DIR");
   if (dir == NULL || *dir != '/')
     dir = "/tmp";
-  if (asprintf(&p->specfile, "%s/runc-processXXXXXX", dir) < 0)
-    abort();
+  p->specfile = xasprintf("%s/runc-processXXXXXX", dir);
   cleanup_close int fd = mkostemp(p->specfile, O_CLOEXEC);
   if (fd < 0) {
     free(p->specfile);
@@ -633,8 +619,7 @@ static int exec_start(struct shim_process *p, struct iob_error **err) {
                           c->id);
   if (exec_spec_file(p, err) < 0)
     return -1;
-  if (asprintf(&p->pidfile, "%s/%s.pid", c->bundle, p->exec_id) < 0)
-    abort();
+  p->pidfile = xasprintf("%s/%s.pid", c->bundle, p->exec_id);
   const char *head[] = {"exec", "--process", p->specfile, "--detach", "--pid-file", p->pidfile};
   return start_with_io(p, head, IOB_ARRAY_SIZE(head), on_exec_started, err);
 }
@@ -720,9 +705,7 @@ static int parse_pids(const char *out, struct shim_op *op, struct iob_error **er
     return iob_error_code(err, IOB_CODE_INTERNAL, "cannot parse 'runc ps' output: %s", je.text);
   }
   size_t len = json_is_array(j) ? json_array_size(j) : 0;
-  op->pids = calloc(len ? len : 1, sizeof(pid_t));
-  if (op->pids == NULL)
-    abort();
+  op->pids = xcalloc(len, sizeof(pid_t));
   op->n_pids = 0;
   for (size_t i = 0; i < len; i++) {
     json_int_t v = json_integer_value(json_array_get(j, i));
@@ -867,9 +850,8 @@ int shim_exec_add(struct shim_container *c, const char *exec_id, const struct sh
   for (struct shim_process *e = c->execs; e; e = e->next)
     if (!strcmp(e->exec_id, exec_id))
       return iob_error_code(err, IOB_CODE_ALREADY_EXISTS, "id '%s' already in use", exec_id);
-  struct shim_process *p = calloc(1, sizeof(*p));
-  if (p == NULL || (p->spec = strndup(spec, spec_len)) == NULL)
-    abort();
+  struct shim_process *p = xcalloc(1, sizeof(*p));
+  p->spec = xstrndup(spec, spec_len);
   p->c = c;
   p->exec_id = xstrdup(exec_id);
   p->state = SHIM_STATE_CREATED;

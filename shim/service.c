@@ -9,6 +9,7 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 #include "containerd/events/task.pb-c.h"
 #include "containerd/runc/options.pb-c.h"
 #include "containerd/task/v2/shim.pb-c.h"
@@ -56,9 +57,7 @@ struct task_call {
 
 static struct task_call *task_call_new(struct ttrpc_call *call, struct shim_service *s,
                                        shim_op_fn done) {
-  struct task_call *tc = calloc(1, sizeof(*tc));
-  if (tc == NULL)
-    abort();
+  struct task_call *tc = xcalloc(1, sizeof(*tc));
   tc->call = call;
   tc->s = s;
   tc->op.done = done;
@@ -350,9 +349,7 @@ static void h_wait(struct ttrpc_call *call, const ProtobufCMessage *msg, void *u
     wait_reply(call, p);
     return;
   }
-  struct wait_call *wc = calloc(1, sizeof(*wc));
-  if (wc == NULL)
-    abort();
+  struct wait_call *wc = xcalloc(1, sizeof(*wc));
   wc->call = call;
   wc->p = p;
   wc->w.fn = on_wait_done;
@@ -424,13 +421,11 @@ static void listed(struct shim_op *op, struct iob_error **err) {
     return;
   struct task_call *tc = task_call_of(op);
   struct shim_container *c = op->p->c;
-  cleanup_free Containerd__Task__V2__ProcessInfo *infos = calloc(n + 1, sizeof(*infos));
-  cleanup_free Containerd__Task__V2__ProcessInfo **ptrs = calloc(n + 1, sizeof(*ptrs));
-  cleanup_free Google__Protobuf__Any *anys = calloc(n + 1, sizeof(*anys));
+  cleanup_free Containerd__Task__V2__ProcessInfo *infos = xcalloc(n + 1, sizeof(*infos));
+  cleanup_free Containerd__Task__V2__ProcessInfo **ptrs = xcalloc(n + 1, sizeof(*ptrs));
+  cleanup_free Google__Protobuf__Any *anys = xcalloc(n + 1, sizeof(*anys));
   cleanup_free uint8_t *buf = NULL;
   size_t used = 0, cap = 0;
-  if (infos == NULL || ptrs == NULL || anys == NULL)
-    abort();
   /* Sizes first, so the packed ProcessDetails can share one buffer. */
   for (struct shim_process *e = c->execs; e; e = e->next)
     cap += strlen(e->exec_id) + 8;
@@ -594,9 +589,8 @@ static const struct method methods[] = {
 int shim_service_new(struct iob_loop *loop, struct ttrpc_server *server, const char *ns,
                      struct shim_service **out, struct iob_error **err) {
   static const char *const services[] = {"containerd.task.v2.Task", "containerd.task.v3.Task"};
-  struct shim_service *s = calloc(1, sizeof(*s));
-  if (s == NULL || (s->ns = strdup(ns)) == NULL)
-    abort();
+  struct shim_service *s = xcalloc(1, sizeof(*s));
+  s->ns = xstrdup(ns);
   s->loop = loop;
   s->server = server;
   s->containers =
