@@ -7,6 +7,7 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 #include "google/protobuf/empty.pb-c.h"
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
@@ -78,11 +79,9 @@ static void ctr_copy_free(struct ctr_copy *k) {
   free(k->container_name);
 }
 
-static int ctr_copy_init(struct ctr_copy *k, const struct agent_container *in) {
+static void ctr_copy_init(struct ctr_copy *k, const struct agent_container *in) {
   memset(k, 0, sizeof(*k));
-#define DUP(f)                                                                                     \
-  if ((k->f = strdup(in->f ? in->f : "")) == NULL)                                                 \
-    goto oom;
+#define DUP(f) k->f = xstrdup(in->f ? in->f : "");
   DUP(id)
   DUP(ns)
   DUP(cgroup)
@@ -97,25 +96,16 @@ static int ctr_copy_init(struct ctr_copy *k, const struct agent_container *in) {
   k->pid = in->pid;
   k->max_hold_ms = in->max_hold_ms;
   k->running = in->running;
-  return 0;
-oom:
-  ctr_copy_free(k);
-  return -1;
 }
 
 int agent_client_new(struct iob_loop *loop, const char *socket_path, bool fail_closed,
                      struct agent_client **out, struct iob_error **err) {
-  struct agent_client *c = calloc(1, sizeof(*c));
-  if (c == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate agent client");
+  (void)err; /* cannot fail (out of memory aborts); kept for its callers */
+  struct agent_client *c = xcalloc(1, sizeof(*c));
   c->loop = loop;
   c->fail_closed = fail_closed;
   c->timeout_ms = AGENT_CLIENT_TIMEOUT_MS;
-  c->path = strdup(socket_path ? socket_path : AGENT_DEFAULT_SOCKET);
-  if (c->path == NULL) {
-    free(c);
-    return iob_error(err, ENOMEM, "cannot allocate agent client");
-  }
+  c->path = xstrdup(socket_path ? socket_path : AGENT_DEFAULT_SOCKET);
   *out = c;
   return 0;
 }
@@ -171,20 +161,21 @@ static void req_free(struct admit_req *r) {
   free(r);
 }
 
-static int ctr_copy_dup(struct ctr_copy *dst, const struct ctr_copy *src) {
-  struct agent_container in = {.id = src->id,
-                               .ns = src->ns,
-                               .pid = src->pid,
-                               .cgroup = src->cgroup,
-                               .bundle = src->bundle,
-                               .declared_class = src->declared_class,
-                               .workload_key = src->workload_key,
-                               .kind = src->kind,
-                               .pod_name = src->pod_name,
-                               .pod_namespace = src->pod_namespace,
-                               .container_name = src->container_name,
-                               .max_hold_ms = src->max_hold_ms};
-  return ctr_copy_init(dst, &in);
+/* The copy as an agent_container (strings borrowed from k). */
+static struct agent_container ctr_view(const struct ctr_copy *k) {
+  return (struct agent_container){.id = k->id,
+                                  .ns = k->ns,
+                                  .pid = k->pid,
+                                  .cgroup = k->cgroup,
+                                  .bundle = k->bundle,
+                                  .declared_class = k->declared_class,
+                                  .workload_key = k->workload_key,
+                                  .kind = k->kind,
+                                  .pod_name = k->pod_name,
+                                  .pod_namespace = k->pod_namespace,
+                                  .container_name = k->container_name,
+                                  .max_hold_ms = k->max_hold_ms,
+                                  .running = k->running};
 }
 
 static void on_watch(struct iob_loop *loop, void *data);
@@ -251,11 +242,9 @@ static void remember(struct agent_client *c, const struct ctr_copy *k) {
   for (struct known *e = c->known; e; e = e->next)
     if (strcmp(e->ctr.id, k->id) == 0 && strcmp(e->ctr.ns, k->ns) == 0)
       return;
-  struct known *e = calloc(1, sizeof(*e));
-  if (e == NULL || ctr_copy_dup(&e->ctr, k) < 0) {
-    free(e);
-    return; /* only costs a re-registration after an agent restart */
-  }
+  struct known *e = xcalloc(1, sizeof(*e));
+  struct agent_container view = ctr_view(k);
+  ctr_copy_init(&e->ctr, &view);
   e->ctr.running = true;
   e->next = c->known;
   c->known = e;
@@ -335,8 +324,6 @@ static void retry_later(struct admit_req *r, const char *why) {
   }
   r->reregister = true;
   r->timer = iob_loop_timer(r->c->loop, RETRY_EVERY_MS, on_retry, r);
-  if (r->timer == NULL)
-    finish_without_agent(r, "out of memory");
 }
 
 static void on_admit_done(void *user, ProtobufCMessage *resp, struct iob_error *err) {
@@ -378,21 +365,8 @@ static void on_admit_done(void *user, ProtobufCMessage *resp, struct iob_error *
   protobuf_c_message_free_unpacked(resp, NULL);
 }
 
-/* The remembered copy as the agent's ctr (strings borrowed from k). */
 static void fill_register(Iobatch__Agent__V1__RegisterRequest *m, const struct ctr_copy *k) {
-  struct agent_container c = {.id = k->id,
-                              .ns = k->ns,
-                              .pid = k->pid,
-                              .cgroup = k->cgroup,
-                              .bundle = k->bundle,
-                              .declared_class = k->declared_class,
-                              .workload_key = k->workload_key,
-                              .kind = k->kind,
-                              .pod_name = k->pod_name,
-                              .pod_namespace = k->pod_namespace,
-                              .container_name = k->container_name,
-                              .max_hold_ms = k->max_hold_ms,
-                              .running = k->running};
+  struct agent_container c = ctr_view(k);
   agent_register_request(&c, "shim", m);
 }
 
@@ -507,8 +481,6 @@ static void busy_later(struct admit_req *r, const char *why) {
     return;
   }
   r->timer = iob_loop_timer(r->c->loop, RETRY_EVERY_MS, on_retry, r);
-  if (r->timer == NULL)
-    finish_without_agent(r, "out of memory");
 }
 
 static void try_admit(struct admit_req *r) {
@@ -569,21 +541,14 @@ int agent_client_admit(struct agent_client *c, const struct agent_container *ctr
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "container id is empty");
   if (fn == NULL)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "no admit callback");
-  struct admit_req *r = calloc(1, sizeof(*r));
-  if (r == NULL || ctr_copy_init(&r->ctr, ctr) < 0) {
-    free(r);
-    return iob_error(err, ENOMEM, "cannot allocate admit for '%s'", ctr->id);
-  }
+  struct admit_req *r = xcalloc(1, sizeof(*r));
+  ctr_copy_init(&r->ctr, ctr);
   r->c = c;
   r->fn = fn;
   r->user = user;
   if (timeout_ms > 0)
     r->deadline_ms = iob_now_ms() + (uint64_t)timeout_ms;
   r->timer = iob_loop_timer(c->loop, 0, on_first_try, r);
-  if (r->timer == NULL) {
-    req_free(r);
-    return iob_error(err, ENOMEM, "cannot allocate admit for '%s'", ctr->id);
-  }
   r->next = c->admits;
   if (c->admits)
     c->admits->prev = r;
@@ -607,9 +572,7 @@ static int simple_call(struct agent_client *c, const char *method, const Protobu
   struct ttrpc_client *tc = conn(c, err);
   if (tc == NULL)
     return -1;
-  struct simple_call *s = calloc(1, sizeof(*s));
-  if (s == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate %s call", method);
+  struct simple_call *s = xcalloc(1, sizeof(*s));
   s->done = done;
   s->user = user;
   if (ttrpc_client_call_async(tc, AGENT_SERVICE, method, req, resp_desc, (int)c->timeout_ms, NULL,
@@ -623,8 +586,7 @@ static int simple_call(struct agent_client *c, const char *method, const Protobu
 int agent_client_register(struct agent_client *c, const struct agent_container *ctr,
                           agent_client_done_fn done, void *user, struct iob_error **err) {
   struct ctr_copy k;
-  if (ctr_copy_init(&k, ctr) < 0)
-    return iob_error(err, ENOMEM, "cannot allocate register");
+  ctr_copy_init(&k, ctr);
   Iobatch__Agent__V1__RegisterRequest m;
   fill_register(&m, &k);
   int r = simple_call(c, "Register", &m.base, &iobatch__agent__v1__register_response__descriptor,

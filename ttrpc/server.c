@@ -734,17 +734,9 @@ int ttrpc_server_register(struct ttrpc_server *s, const char *service, const cha
   bool known;
   if (find_method(s, service, method, &known))
     return iob_error(err, EEXIST, "method '%s/%s' already registered", service, method);
-  struct ttrpc_method *m = calloc(1, sizeof(*m));
-  if (m == NULL)
-    return iob_error(err, ENOMEM, "cannot register '%s/%s'", service, method);
-  m->service = strdup(service);
-  m->method = strdup(method);
-  if (m->service == NULL || m->method == NULL) {
-    free(m->service);
-    free(m->method);
-    free(m);
-    return iob_error(err, ENOMEM, "cannot register '%s/%s'", service, method);
-  }
+  struct ttrpc_method *m = xcalloc(1, sizeof(*m));
+  m->service = xstrdup(service);
+  m->method = xstrdup(method);
   m->desc = req_desc;
   m->fn = fn;
   m->user = user;
