@@ -13,3 +13,4 @@ INTEG_TESTS += tests/integration/weights-restore.sh tests/integration/trust.sh
 INTEG_TESTS += tests/integration/version.sh
 INTEG_TESTS += tests/integration/ctl.sh
 INTEG_TESTS += tests/integration/soak.sh
+INTEG_TESTS += tests/integration/hook-pidfd.sh
