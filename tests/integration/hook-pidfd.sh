@@ -15,7 +15,16 @@ for c in runc jq; do
 done
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "build first: $HOOK"
-agent_start "sample_period = 3600s" || bail "iobatchd did not start"
+# agent-lib's agent_start samples every 250 ms; this one (nearly) never.
+cat >"$IOB_T/agent.conf" <<CONF
+socket = $AGENT_SOCK
+state_dir = $AGENT_STATE
+sample_period = 3600s
+CONF
+iobatchd -c "$IOB_T/agent.conf" -d >>"$AGENT_LOG" 2>&1 &
+AGENT_PID=$!
+at_exit "kill $AGENT_PID 2>/dev/null; wait $AGENT_PID 2>/dev/null"
+wait_for 20 'iobatchctl status >/dev/null 2>&1' || bail "iobatchd did not start"
 
 R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"
