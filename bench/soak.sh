@@ -23,7 +23,8 @@
 # failure, not a stuck soak.
 #
 # The soak runs in ten phases of LIFECYCLES/10.  Between phases the agent
-# is restarted (SIGTERM and kill -9 in turn), and once, half way, containerd
+# is restarted (SIGTERM and kill -9 in turn), and once, after the first
+# phase (so that a soak cut short by DEADLINE has it too), containerd
 # is killed (-9) and restarted; the long-lived pod runs across all of them
 # and must still answer (exec) afterwards ("checks").
 #
@@ -311,7 +312,7 @@ for ph in $(seq 0 9); do
     STOPPED_EARLY=true
     break
   fi
-  if [ "$ph" = 4 ]; then
+  if [ "$ph" = 0 ]; then
     log "containerd: kill -9 and restart"
     kill -9 "$IOB_CONTAINERD_PID"; wait "$IOB_CONTAINERD_PID" 2>/dev/null
     iob_containerd_restart || { log "containerd did not restart" >&2; exit 1; }
