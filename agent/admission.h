@@ -130,6 +130,7 @@ struct agent_ctr {
   void *waiter;        /* the owner's pending Admit call */
   void *sampler_state; /* the sampler's per-container state */
   void *cap_state;     /* caps.c's per-container state (its throttle target) */
+  void *pid_watch;     /* pidwatch.c: the pidfd that ends it when its pid exits */
 };
 
 struct agent_adm;

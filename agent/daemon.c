@@ -142,6 +142,7 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   agent_server_answer(d, c, false, why);
   agent_sampler_forget(c);
   agent_caps_forget(d, c); /* put back what its cap replaced, if its cgroup is there */
+  agent_pidwatch_forget(d, c);
   agent_ctr_free(c);
   /* The last one leaves no plan behind (nothing to plan), and so no
    * weights pass: put back what was written for it now. */
@@ -618,8 +619,10 @@ void agent_daemon_release(struct agent_daemon *d) {
   d->stopping = true;
   /* Pending callers get an answer, not a reset connection: UNAVAILABLE
    * tells a shim to re-register with the next agent or fail open. */
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
     agent_server_abort(d, c, "agent stopping");
+    agent_pidwatch_forget(d, c);
+  }
   save_profiles(d);
   save_penalties(d);
   agent_caps_release(d);

@@ -134,6 +134,12 @@ void agent_sampler_forget(struct agent_ctr *ctr);
 /* The container's cgroup directory, NULL when not known. */
 const char *agent_sampler_cgdir(struct agent_daemon *d, struct agent_ctr *ctr);
 
+/* pidwatch.c: end ctr as if Exited when its registered pid exits (a
+ * pidfd on the loop), for containers whose exit nobody reports (the hook
+ * alone, its poststop not run).  Nothing on kernels without pidfd_open. */
+void agent_pidwatch(struct agent_daemon *d, struct agent_ctr *ctr);
+void agent_pidwatch_forget(struct agent_daemon *d, struct agent_ctr *ctr);
+
 /* weights.c: write ctr->weight where it can take effect; record in
  * ctr->weight_effective / weight_note what happened. */
 /* io.weight for every running container, written where they compete

@@ -54,6 +54,7 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   if (agent_adm_register(&d->adm, &in, now, &c, err) < 0)
     return -1;
   d->metrics.registrations += fresh;
+  agent_pidwatch(d, c);
   if (fresh || c->class_source == AGENT_CLASS_NONE)
     agent_daemon_apply_profile(d, c);
   struct cg2_sample base = {0};

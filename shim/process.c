@@ -110,6 +110,13 @@ struct shim_container *shim_container_find(struct shim_containers *l, const char
   return NULL;
 }
 
+struct shim_process *shim_container_creating(struct shim_containers *l, const char *id) {
+  for (struct shim_container *c = l->head; c; c = c->next)
+    if (!strcmp(c->id, id))
+      return c->creating ? &c->init : NULL;
+  return NULL;
+}
+
 int shim_process_find(struct shim_containers *l, const char *id, const char *exec_id,
                       struct shim_process **pp, struct iob_error **err) {
   struct shim_container *c = id ? shim_container_find(l, id) : NULL;
@@ -267,9 +274,43 @@ static void finish_op(struct shim_process *p, struct iob_error **err) {
     run_op(p);
 }
 
+/* A Delete or a SIGKILL does not wait for ever behind a runc that hangs (a
+ * hook that never returns, a wedged runtime): the runc of the create,
+ * start or exec in flight is killed with its process group (what it
+ * started, runc init included), that operation fails, and op runs next.
+ * The shim sets no time limit of its own on runc, as containerd's runc
+ * shim does not: the caller's deadline is containerd's, and when it gives
+ * up it deletes (Create) or kills (Start) the task. */
+static void cut_short(struct shim_process *p, const struct shim_op *op) {
+  if (p->busy == NULL || p->runc_pgid <= 0 || p->runc_killed)
+    return;
+  if (op->kind != SHIM_OP_DELETE && !(op->kind == SHIM_OP_KILL && op->signal == SIGKILL))
+    return;
+  iob_warn("'%s': the runc of its %s still runs; killing it for a %s", p->c->id,
+           op_names[p->busy->kind], op->kind == SHIM_OP_DELETE ? "Delete" : "SIGKILL");
+  if (kill(-p->runc_pgid, SIGKILL) == 0)
+    p->runc_killed = true;
+}
+
+/* The runc of the operation in flight returned: if it was killed, the
+ * operation's error says why. */
+static void runc_returned(struct shim_process *p, struct iob_error **err) {
+  bool killed = p->runc_killed;
+  p->runc_pgid = 0;
+  p->runc_killed = false;
+  if (!killed || *err == NULL)
+    return;
+  enum shim_op_kind k = p->busy ? p->busy->kind : SHIM_OP_CREATE;
+  iob_error_release(err);
+  iob_error_code(err, IOB_CODE_ABORTED,
+                 "%s of '%s' cut short: its runc was killed by a Delete or SIGKILL", op_names[k],
+                 p->c->id);
+}
+
 void shim_process_submit(struct shim_process *p, struct shim_op *op) {
   op->p = p;
   op->next = NULL;
+  cut_short(p, op);
   if (p->busy == NULL) {
     p->busy = op;
     run_op(p);
@@ -392,7 +433,7 @@ static int start_with_io(struct shim_process *p, const char *const *args_head, s
   }
   args[n++] = c->id;
   args[n] = NULL;
-  return shim_runc_start(&c->runc, args, fds, NULL, 0, false, done, p, err);
+  return shim_runc_start_killable(&c->runc, args, fds, done, p, &p->runc_pgid, err);
 }
 
 /* runc create|exec returned successfully: the pty, the pid, the copying,
@@ -492,6 +533,7 @@ static void on_created(void *data, char **out, struct iob_error **err) {
   struct shim_process *p = data;
   struct shim_container *c = p->c;
   (void)out;
+  runc_returned(p, err);
   if (*err || started_with_io(p, err) < 0) {
     create_failed(c, err);
     return;
@@ -553,6 +595,7 @@ void shim_container_create(struct shim_containers *l, const struct shim_create *
 static void on_started(void *data, char **out, struct iob_error **err) {
   struct shim_process *p = data;
   (void)out;
+  runc_returned(p, err);
   if (*err == NULL)
     transition(p, SHIM_STATE_RUNNING, err);
   finish_op(p, err);
@@ -584,6 +627,7 @@ static void exec_failed(struct shim_process *p, struct iob_error **err) {
 static void on_exec_started(void *data, char **out, struct iob_error **err) {
   struct shim_process *p = data;
   (void)out;
+  runc_returned(p, err);
   unlink(p->specfile);
   free(p->specfile);
   p->specfile = NULL;
@@ -633,7 +677,7 @@ static void op_start(struct shim_process *p) {
   }
   const char *args[] = {"start", p->c->id, NULL};
   const int fds[3] = {-1, -1, -1};
-  if (shim_runc_start(&p->c->runc, args, fds, NULL, 0, false, on_started, p, &err) < 0)
+  if (shim_runc_start_killable(&p->c->runc, args, fds, on_started, p, &p->runc_pgid, &err) < 0)
     finish_op(p, &err);
 }
 

@@ -92,7 +92,12 @@ struct shim_process {
   bool terminal;
   char *spec; /* exec: the runtime-spec Process as JSON */
   struct shim_io *io;
-  struct shim_op *busy;  /* the operation in flight */
+  struct shim_op *busy; /* the operation in flight */
+  /* The runc of a create, start or exec in flight (shim_runc_start_killable:
+   * its own process group), 0: none; runc_killed: a Delete or SIGKILL
+   * killed it (shim_process_submit). */
+  pid_t runc_pgid;
+  bool runc_killed;
   struct shim_op *queue; /* waiting behind it */
   struct shim_waiter *waiters;
   /* what the operation in flight needs when runc returns */
@@ -148,6 +153,10 @@ struct shim_create {
 
 /* A created container (not one whose `runc create` still runs). */
 struct shim_container *shim_container_find(struct shim_containers *l, const char *id);
+/* The init of a container whose `runc create` still runs, or NULL: only a
+ * Delete reaches it (containerd's cleanup of a Create that failed on its
+ * side, say at the caller's deadline). */
+struct shim_process *shim_container_creating(struct shim_containers *l, const char *id);
 /* The container's init (exec_id NULL or empty) or one of its execs. */
 int shim_process_find(struct shim_containers *l, const char *id, const char *exec_id,
                       struct shim_process **p, struct iob_error **err);

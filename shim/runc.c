@@ -183,12 +183,14 @@ static int memfd_with(const char *in, size_t len, struct iob_error **err) {
   return steal_fd(&fd);
 }
 
-int shim_runc_start(const struct shim_runc *r, const char *const *args, const int fds[3],
-                    const char *in, size_t in_len, bool capture, shim_runc_fn fn, void *data,
-                    struct iob_error **err) {
+/* pgid not NULL: runc leads a process group of its own, *pgid. */
+static int start_call(const struct shim_runc *r, const char *const *args, const int fds[3],
+                      const char *in, size_t in_len, bool capture, shim_runc_fn fn, void *data,
+                      pid_t *pgid, struct iob_error **err) {
   const char *argv[MAX_ARGS];
   build_argv(r, args, argv);
-  struct shim_spawn sp = {.argv = argv, .fds = {fds[0], fds[1], fds[2]}, .pdeathsig = true};
+  struct shim_spawn sp = {
+      .argv = argv, .fds = {fds[0], fds[1], fds[2]}, .pdeathsig = true, .setpgid = pgid != NULL};
   cleanup_close int in_fd = -1;
   if (in && (in_fd = memfd_with(in, in_len, err)) < 0)
     return -1;
@@ -215,7 +217,20 @@ int shim_runc_start(const struct shim_runc *r, const char *const *args, const in
     call_free(rc);
     return -1;
   }
+  if (pgid)
+    *pgid = pid;
   return 0;
+}
+
+int shim_runc_start(const struct shim_runc *r, const char *const *args, const int fds[3],
+                    const char *in, size_t in_len, bool capture, shim_runc_fn fn, void *data,
+                    struct iob_error **err) {
+  return start_call(r, args, fds, in, in_len, capture, fn, data, NULL, err);
+}
+
+int shim_runc_start_killable(const struct shim_runc *r, const char *const *args, const int fds[3],
+                             shim_runc_fn fn, void *data, pid_t *pgid, struct iob_error **err) {
+  return start_call(r, args, fds, NULL, 0, false, fn, data, pgid, err);
 }
 
 int shim_runc_run(const struct shim_runc *r, const char *const *args, const int fds[3],

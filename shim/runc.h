@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/error.h"
 #include "shim/options.h"
@@ -35,6 +36,12 @@ typedef void (*shim_runc_fn)(void *data, char **out, struct iob_error **err);
 int shim_runc_start(const struct shim_runc *r, const char *const *args, const int fds[3],
                     const char *in, size_t in_len, bool capture, shim_runc_fn fn, void *data,
                     struct iob_error **err);
+/* The same (no stdin, no capture) for a call that a Delete or a SIGKILL may
+ * have to cut short (create, start, exec): runc leads a process group of its
+ * own, *pgid, which holds what it starts too (hooks, runc init); killing
+ * the group ends them all. */
+int shim_runc_start_killable(const struct shim_runc *r, const char *const *args, const int fds[3],
+                             shim_runc_fn fn, void *data, pid_t *pgid, struct iob_error **err);
 /* The message of the last "error" entry of runc's log.json (caller frees),
  * or NULL. */
 char *shim_runc_last_error(const char *log_json, size_t len);

@@ -206,6 +206,7 @@ static void started(struct shim_op *op, struct iob_error **err) {
 static void on_admitted(void *data, int admitted, struct iob_error *aerr) {
   struct task_call *tc = data;
   cleanup_error struct iob_error *err = NULL;
+  ttrpc_call_on_cancel(tc->call, NULL, NULL);
   if (!admitted) {
     iob_error_code(&err, IOB_CODE_FAILED_PRECONDITION, "not admitted: %s",
                    aerr ? aerr->msg : "refused");
@@ -213,6 +214,20 @@ static void on_admitted(void *data, int admitted, struct iob_error *aerr) {
     return;
   }
   shim_process_submit(tc->op.p, &tc->op);
+}
+
+/* The caller of a held Start went away (containerd killed or restarting):
+ * nobody waits for the start any more, so the hold is cancelled, the agent
+ * forgets the container, and the task stays created, as a Start cancelled
+ * before runc start leaves it in containerd's runc shim.  A restarted
+ * containerd finds it created, and may start it again or delete it. */
+static void on_start_gone(struct ttrpc_call *call, void *data) {
+  (void)call;
+  struct task_call *tc = data;
+  iob_warn("'%s': the caller of its held Start went away; the start is cancelled, the task stays "
+           "created",
+           tc->op.p->c->id);
+  shim_admission_cancel(tc->s->ns, tc->op.p->c->id); /* answers (frees) tc when it was held */
 }
 
 static void h_start(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
@@ -240,6 +255,7 @@ static void h_start(struct ttrpc_call *call, const ProtobufCMessage *msg, void *
                                   .info = &c->info,
                                   .pid = p->pid,
                                   .deadline_ms = ttrpc_call_deadline_ms(call)};
+  ttrpc_call_on_cancel(call, on_start_gone, tc); /* on_admitted clears it */
   shim_admission_wait(s->loop, &ar, on_admitted, tc);
 }
 
@@ -274,6 +290,18 @@ static void deleted(struct shim_op *op, struct iob_error **err) {
 static void h_delete(struct ttrpc_call *call, const ProtobufCMessage *msg, void *user) {
   const Containerd__Task__V2__DeleteRequest *r = (const void *)msg;
   struct shim_service *s = user;
+  struct shim_process *creating = NULL;
+  if (r->id && (r->exec_id == NULL || *r->exec_id == '\0') && shim_req_ids(r->id, NULL, NULL) == 0)
+    creating = shim_container_creating(&s->containers, r->id);
+  if (creating) {
+    /* Its runc create is killed; this Delete is answered (not found) once
+     * the create has failed and the container is gone, so the Shutdown
+     * containerd sends next finds nothing left. */
+    struct task_call *tc = task_call_new(call, s, deleted);
+    tc->op.kind = SHIM_OP_DELETE;
+    shim_process_submit(creating, &tc->op);
+    return;
+  }
   if (r->id && (r->exec_id == NULL || *r->exec_id == '\0') &&
       shim_container_find(&s->containers, r->id))
     shim_admission_cancel(s->ns, r->id); /* a Start still held fails */

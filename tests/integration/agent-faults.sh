@@ -13,16 +13,21 @@
 #     held `ctr run` completes (fail open once the agent stays away);
 #   - kill -9 of the shim while the agent holds its Start: `ctr run`
 #     returns (an error: its shim is gone), the agent drops the pending
-#     container, and it can be deleted.
+#     container, and it can be deleted;
+#   - kill -9 of containerd while the agent holds a Start: the Start's
+#     caller is gone, the shim cancels the hold (the agent forgets it), the
+#     task stays created; restarted, containerd finds it created and a new
+#     Start is held and admitted as any other.
 # Timeouts here only catch a hang (the 60 s watchdog); nothing is timed.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 31
+tap_plan 45
 
 for c in containerd ctr runc jq python3; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
 done
 [ -x "$IOB_B/bin/iobatch-hook" ] || bail "build first: $IOB_B/bin/iobatch-hook"
+[ -x "$IOB_B/tests/shim-start" ] || bail "build first: $IOB_B/tests/shim-start"
 
 agent_start || bail "iobatchd did not start"
 unset IOBATCH_AGENT_SOCKET IOBATCH_HOOK
@@ -187,7 +192,44 @@ $CTR task delete -f h2 >/dev/null 2>&1
 $CTR container delete h2 >/dev/null 2>&1
 is "$($CTR container ls -q | grep -c '^h2$')" 0 "and it can be deleted"
 gone w2
-ok "no bundle, socket or runc state left" no_leftovers c0 s1 s2 c3 b1 b2 h1 w1 w2
+
+# 5. kill -9 of containerd while the agent holds a Start.  The shim and the
+# agent outlive it; the Start's caller is gone, so the shim cancels the
+# hold (the agent forgets the container) and the task stays created; the
+# restarted containerd finds it so, and a new Start is held and admitted
+# as any other.
+sleeper w3 seq-write
+held h3
+ok "containerd case: a rand-write is held" wait_for 20 '[ "$(agent_field h3 state)" = pending ]'
+SHIM3=$(pgrep -f -- "-id h3 .*-address $IOB_SOCK( |\$)|-address $IOB_SOCK .*-id h3( |\$)" | head -1)
+kill -9 "$IOB_CONTAINERD_PID"
+wait "$IOB_CONTAINERD_PID" 2>/dev/null
+ok "containerd killed (-9) mid-hold: the held ctr run returns" wait_for 70 '[ -e "$IOB_T/h3.rc" ]'
+isnt_zero "$(cat "$IOB_T/h3.rc")"
+is "$?" 0 "with an error (containerd is gone)"
+ok "the shim cancels the hold: the agent forgets the container" \
+  wait_for 20 '[ -z "$(agent_field h3 state)" ]'
+is "$(grep -c "cancelled 'h3' (pending)" "$AGENT_LOG")" 1 "the agent log says it was cancelled while pending"
+ok "the shim still runs" kill -0 "$SHIM3"
+ok "containerd restarts" iob_containerd_restart
+is "$(state h3)" "CREATED" "the restarted containerd finds the task created"
+is "$(state w3)" "RUNNING" "and the seq-write running"
+# ctr cannot start a created task (`ctr task start` creates one): the
+# Start goes straight to its shim, as containerd's would.
+addr=$(cat "$IOB_T/state/io.containerd.runtime.v2.task/$NS/h3/address" 2>/dev/null)
+(timeout -k 5 90 "$IOB_B/tests/shim-start" "$addr" h3 80000 >"$IOB_T/h3s.out" 2>&1
+  echo $? >"$IOB_T/h3s.rc") &
+ok "started again, it is held again" wait_for 20 '[ "$(agent_field h3 state)" = pending ]'
+gone w3
+ok "the seq-write gone, it is admitted and started" wait_for 70 '[ -e "$IOB_T/h3s.rc" ]'
+is "$(cat "$IOB_T/h3s.rc"):$(cut -c1-4 "$IOB_T/h3s.out")" "0:pid " "the Start is answered with the pid"
+grep -q "admitted 'h3'" "$AGENT_LOG"
+is "$?" 0 "the agent admitted it"
+wait_for 20 '[ "$(state h3)" = STOPPED ]'
+$CTR task delete h3 >/dev/null 2>&1
+$CTR container delete h3 >/dev/null 2>&1
+is "$($CTR container ls -q | grep -c '^h3$')" 0 "and it deletes"
+ok "no bundle, socket or runc state left" no_leftovers c0 s1 s2 c3 b1 b2 h1 w1 w2 h3 w3
 # The killed shim's socket stays, as containerd-shim-runc-v2's does after a
 # kill -9 (containerd 1.6.20): nothing but the shim removes it.  Bundle
 # and runc state must be gone.

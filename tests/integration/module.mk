@@ -12,3 +12,6 @@ INTEG_TESTS += tests/integration/agent-v1-root.sh tests/integration/throttle.sh
 INTEG_TESTS += tests/integration/weights-restore.sh tests/integration/trust.sh
 INTEG_TESTS += tests/integration/version.sh
 INTEG_TESTS += tests/integration/ctl.sh
+INTEG_TESTS += tests/integration/soak.sh
+INTEG_TESTS += tests/integration/hook-pidfd.sh
+INTEG_TESTS += tests/integration/shim-hungrunc.sh

@@ -1,0 +1,88 @@
+/* A registered container ends when its pid does (agent/daemon.h).  The
+ * hook alone (podman, CRI-O, runc through hooks.d) has no shim to report
+ * the exit: only its poststop does, and a poststop that never runs (a
+ * killed runtime, a runtime without the hook configured for poststop)
+ * would leave the entry until the sampler notices an empty cgroup or the
+ * created-entry expiry.  A pidfd (pidfd_open(2), Linux 5.3) becomes
+ * readable when the process exits, zombie or reaped, whoever its parent
+ * is; the agent waits for it on its loop.  Pids are the host's: the agent
+ * runs in the host's pid namespace, as it reads /proc/PID/io anyway. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent/daemon.h"
+#include "common/cleanup.h"
+#include "common/log.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* the same number on every architecture */
+#endif
+
+struct pid_watch {
+  struct agent_daemon *d;
+  struct agent_ctr *ctr;
+  int fd;
+};
+
+static void on_pid_exit(struct iob_loop *loop, int fd, uint32_t events, void *data) {
+  (void)loop;
+  (void)fd;
+  (void)events;
+  struct pid_watch *w = data;
+  struct agent_daemon *d = w->d;
+  struct agent_ctr *c = w->ctr;
+  iob_info("'%s' exited: its pid %u ended (pidfd), with no exit reported", c->id, c->pid);
+  agent_daemon_remove(d, c, "exited", iob_now_ms()); /* frees w too */
+  agent_daemon_changed(d);
+}
+
+void agent_pidwatch(struct agent_daemon *d, struct agent_ctr *c) {
+  static bool unsupported;
+  if (d->loop == NULL || c->pid == 0 || c->pid_watch || unsupported)
+    return;
+  int fd = (int)syscall(SYS_pidfd_open, (pid_t)c->pid, 0);
+  if (fd < 0) {
+    if (errno == ENOSYS || errno == EPERM) {
+      /* An old kernel, or a seccomp profile that refuses it: entries end
+       * by Exited, poststop, the sampler or expiry, as before. */
+      unsupported = true;
+      iob_warn("cannot watch container pids (pidfd_open: %s): a container without a shim "
+               "ends by its poststop, an empty cgroup or expiry",
+               strerror(errno));
+    } else {
+      /* ESRCH: gone already, or not in our pid namespace; the sampler
+       * decides (an empty cgroup ends it). */
+      iob_debug("'%s': pid %u not watched: %s", c->id, c->pid, strerror(errno));
+    }
+    return;
+  }
+  struct pid_watch *w = calloc(1, sizeof(*w));
+  cleanup_error struct iob_error *err = NULL;
+  if (w == NULL) {
+    close(fd);
+    return;
+  }
+  *w = (struct pid_watch){.d = d, .ctr = c, .fd = fd};
+  if (iob_loop_add(d->loop, fd, EPOLLIN, on_pid_exit, w, &err) < 0) {
+    iob_warn("'%s': pid %u not watched: %s", c->id, c->pid, err->msg);
+    close(fd);
+    free(w);
+    return;
+  }
+  c->pid_watch = w;
+}
+
+void agent_pidwatch_forget(struct agent_daemon *d, struct agent_ctr *c) {
+  struct pid_watch *w = c->pid_watch;
+  if (w == NULL)
+    return;
+  c->pid_watch = NULL;
+  if (d->loop)
+    iob_loop_del(d->loop, w->fd);
+  close(w->fd);
+  free(w);
+}
