@@ -22,22 +22,48 @@
 #define SYS_pidfd_open 434 /* the same number on every architecture */
 #endif
 
+/* A container a shim registered is ended by the shim's own report
+ * (Exited with its status, or the cancel of a held Start); its pid's end
+ * only starts this wait, after which a shim that said nothing is taken
+ * to be gone. */
+#define PIDWATCH_SHIM_GRACE_MS 5000
+
 struct pid_watch {
   struct agent_daemon *d;
   struct agent_ctr *ctr;
-  int fd;
+  int fd;                 /* -1 once it fired */
+  struct iob_timer *wait; /* the grace for a shim's report */
 };
+
+static void end_entry(struct pid_watch *w) {
+  struct agent_daemon *d = w->d;
+  struct agent_ctr *c = w->ctr;
+  iob_info("'%s' exited: its pid %u ended (pidfd), with no exit reported", c->id, c->pid);
+  agent_daemon_remove(d, c, "exited", iob_now_ms()); /* frees w too */
+  agent_daemon_changed(d);
+}
+
+static void on_grace_over(struct iob_loop *loop, void *data) {
+  (void)loop;
+  struct pid_watch *w = data;
+  w->wait = NULL;
+  end_entry(w);
+}
 
 static void on_pid_exit(struct iob_loop *loop, int fd, uint32_t events, void *data) {
   (void)loop;
   (void)fd;
   (void)events;
   struct pid_watch *w = data;
-  struct agent_daemon *d = w->d;
   struct agent_ctr *c = w->ctr;
-  iob_info("'%s' exited: its pid %u ended (pidfd), with no exit reported", c->id, c->pid);
-  agent_daemon_remove(d, c, "exited", iob_now_ms()); /* frees w too */
-  agent_daemon_changed(d);
+  if (c->source && strcmp(c->source, "shim") == 0) {
+    iob_loop_del(w->d->loop, w->fd);
+    close(w->fd);
+    w->fd = -1;
+    w->wait = iob_loop_timer(w->d->loop, PIDWATCH_SHIM_GRACE_MS, on_grace_over, w);
+    return;
+  }
+  end_entry(w);
 }
 
 void agent_pidwatch(struct agent_daemon *d, struct agent_ctr *c) {
@@ -66,7 +92,7 @@ void agent_pidwatch(struct agent_daemon *d, struct agent_ctr *c) {
     close(fd);
     return;
   }
-  *w = (struct pid_watch){.d = d, .ctr = c, .fd = fd};
+  *w = (struct pid_watch){.d = d, .ctr = c, .fd = fd, .wait = NULL};
   if (iob_loop_add(d->loop, fd, EPOLLIN, on_pid_exit, w, &err) < 0) {
     iob_warn("'%s': pid %u not watched: %s", c->id, c->pid, err->msg);
     close(fd);
@@ -81,8 +107,12 @@ void agent_pidwatch_forget(struct agent_daemon *d, struct agent_ctr *c) {
   if (w == NULL)
     return;
   c->pid_watch = NULL;
-  if (d->loop)
-    iob_loop_del(d->loop, w->fd);
-  close(w->fd);
+  if (w->wait && d->loop)
+    iob_timer_cancel(d->loop, w->wait);
+  if (w->fd >= 0) {
+    if (d->loop)
+      iob_loop_del(d->loop, w->fd);
+    close(w->fd);
+  }
   free(w);
 }
