@@ -122,14 +122,9 @@ static int from_json(struct agent_penalties *pen, json_t *root, const char *name
 int agent_penalties_parse(struct agent_penalties *pen, const char *name, const char *buf,
                           size_t len, struct iob_error **err) {
   clear(pen);
-  if (len > AGENT_PENALTIES_MAX_BYTES)
-    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s' is too large: %zu bytes, at most %d", name,
-                          len, AGENT_PENALTIES_MAX_BYTES);
-  json_error_t je;
-  cleanup_json json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+  cleanup_json json_t *root = iob_state_json(name, buf, len, AGENT_PENALTIES_MAX_BYTES, err);
   if (root == NULL)
-    return iob_error_code(err, IOB_CODE_DATA_LOSS, "cannot parse '%s': line %d: %s", name, je.line,
-                          je.text);
+    return -1;
   if (from_json(pen, root, name, err) < 0) {
     clear(pen);
     return -1;
@@ -152,13 +147,7 @@ int agent_penalties_load(struct agent_penalties *pen, struct iob_error **err) {
   if (agent_penalties_parse(pen, pen->path, buf, len, &cause) == 0)
     return 0;
   /* Keep an unreadable file for a human to look at. */
-  char aside[4200];
-  snprintf(aside, sizeof(aside), "%s.bad-%lld", pen->path, (long long)time(NULL));
-  if (rename(pen->path, aside) < 0)
-    return iob_error(err, errno, "%s; cannot keep it aside as '%s'", cause->msg, aside);
-  return iob_error_code(err, IOB_CODE_DATA_LOSS,
-                        "%s; kept aside as '%s', starting with no measured penalties", cause->msg,
-                        aside);
+  return iob_state_set_aside(pen->path, cause->msg, "starting with no measured penalties", err);
 }
 
 int agent_penalties_save(struct agent_penalties *pen, struct iob_error **err) {

@@ -227,25 +227,15 @@ static int from_json(struct agent_profiles *p, json_t *root, const char *path,
 /* Keep an unreadable file for a human to look at; the next save would
  * otherwise overwrite what may be months of learning. */
 static int set_aside(const char *path, struct iob_error **cause, struct iob_error **err) {
-  char aside[4200];
-  snprintf(aside, sizeof(aside), "%s.bad-%lld", path, (long long)time(NULL));
-  if (rename(path, aside) < 0)
-    return iob_error(err, errno, "%s; cannot keep it aside as '%s'", (*cause)->msg, aside);
-  return iob_error_code(err, IOB_CODE_DATA_LOSS,
-                        "%s; kept aside as '%s', starting with no profiles", (*cause)->msg, aside);
+  return iob_state_set_aside(path, (*cause)->msg, "starting with no profiles", err);
 }
 
 int agent_profiles_parse(struct agent_profiles *p, const char *name, const char *buf, size_t len,
                          struct iob_error **err) {
   clear(p);
-  if (len > AGENT_PROFILES_MAX_BYTES)
-    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s' is too large: %zu bytes, at most %d", name,
-                          len, AGENT_PROFILES_MAX_BYTES);
-  json_error_t je;
-  cleanup_json json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+  cleanup_json json_t *root = iob_state_json(name, buf, len, AGENT_PROFILES_MAX_BYTES, err);
   if (root == NULL)
-    return iob_error_code(err, IOB_CODE_DATA_LOSS, "cannot parse '%s': line %d: %s", name, je.line,
-                          je.text);
+    return -1;
   if (from_json(p, root, name, err) < 0) {
     clear(p);
     return -1;

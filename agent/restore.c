@@ -193,14 +193,9 @@ static int from_json(struct agent_restore *r, json_t *root, const char *name,
 int agent_restore_parse(struct agent_restore *r, const char *name, const char *buf, size_t len,
                         struct iob_error **err) {
   clear(r);
-  if (len > AGENT_RESTORE_MAX_BYTES)
-    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s' is too large: %zu bytes, at most %u", name,
-                          len, AGENT_RESTORE_MAX_BYTES);
-  json_error_t je;
-  cleanup_json json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+  cleanup_json json_t *root = iob_state_json(name, buf, len, AGENT_RESTORE_MAX_BYTES, err);
   if (root == NULL)
-    return iob_error_code(err, IOB_CODE_DATA_LOSS, "cannot parse '%s': line %d: %s", name, je.line,
-                          je.text);
+    return -1;
   if (from_json(r, root, name, err) < 0) {
     clear(r);
     return -1;
@@ -354,12 +349,7 @@ size_t agent_restore_dir(struct agent_restore *r, const char *dir, enum agent_re
 }
 
 static int set_aside(const char *path, struct iob_error **cause, struct iob_error **err) {
-  char aside[AGENT_RESTORE_PATH_MAX + 32];
-  snprintf(aside, sizeof(aside), "%s.bad-%lld", path, (long long)time(NULL));
-  if (rename(path, aside) < 0)
-    return iob_error(err, errno, "%s; cannot keep it aside as '%s'", (*cause)->msg, aside);
-  return iob_error_code(err, IOB_CODE_DATA_LOSS, "%s; kept aside as '%s', nothing restored from it",
-                        (*cause)->msg, aside);
+  return iob_state_set_aside(path, (*cause)->msg, "nothing restored from it", err);
 }
 
 int agent_restore_replay(struct agent_restore *r, struct iob_error **err) {

@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "common/cleanup.h"
 #include "common/xalloc.h"
@@ -124,4 +127,28 @@ int iob_dir_check_private(const char *dir, const char *what, struct iob_error **
                         "uid %u with mode 0700, so that no other user can replace what is in it",
                         what, dir, wrong, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
                         (unsigned)geteuid());
+}
+
+int iob_state_set_aside(const char *path, const char *cause, const char *then,
+                        struct iob_error **err) {
+  char aside[4200];
+  snprintf(aside, sizeof(aside), "%s.bad-%lld", path, (long long)time(NULL));
+  if (rename(path, aside) < 0)
+    return iob_error(err, errno, "%s; cannot keep it aside as '%s'", cause, aside);
+  return iob_error_code(err, IOB_CODE_DATA_LOSS, "%s; kept aside as '%s', %s", cause, aside, then);
+}
+
+json_t *iob_state_json(const char *name, const char *buf, size_t len, size_t max,
+                       struct iob_error **err) {
+  if (len > max) {
+    iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s' is too large: %zu bytes, at most %zu", name, len,
+                   max);
+    return NULL;
+  }
+  json_error_t je;
+  json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+  if (root == NULL)
+    iob_error_code(err, IOB_CODE_DATA_LOSS, "cannot parse '%s': line %d: %s", name, je.line,
+                   je.text);
+  return root;
 }

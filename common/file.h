@@ -32,6 +32,21 @@ int iob_write_file_replace(const char *path, const char *text, size_t len, int m
  * by our euid and closed to everybody else (mode & 077 == 0): where root
  * puts a socket or a file another user must not replace.  Otherwise an
  * error saying what is wrong and what it must be. */
+/* A state file the agent keeps (profiles, penalties, the restore journal)
+ * that does not parse: renamed to "PATH.bad-<time>" for a human to look
+ * at, so that the next save does not overwrite it.  Always returns -1 with
+ * "CAUSE; kept aside as 'ASIDE', THEN" (IOB_CODE_DATA_LOSS), or the rename's
+ * error. */
+int iob_state_set_aside(const char *path, const char *cause, const char *then,
+                        struct iob_error **err);
+
+/* The JSON text of state file NAME, at most MAX bytes, duplicate keys
+ * refused; NULL with an IOB_CODE_DATA_LOSS error naming NAME.  The caller
+ * owns the result (json_decref). */
+struct json_t;
+struct json_t *iob_state_json(const char *name, const char *buf, size_t len, size_t max,
+                              struct iob_error **err);
+
 int iob_dir_check_private(const char *dir, const char *what, struct iob_error **err);
 
 #endif
