@@ -88,7 +88,7 @@ elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/
 else
   not_possible "no memory controller: neither /sys/fs/cgroup/memory (v1) nor memory in the cgroup v2 root's cgroup.controllers"
 fi
-at_exit "rmdir '$MEMDIR'"
+at_exit "rmdir '$MEMDIR'; iob_cgroup_rmdir_empty '$PARENT'" # ctr --cgroup made it in every hierarchy
 
 mkdir -p "$SCRATCH_PARENT"
 case $(stat -f -c %T "$SCRATCH_PARENT") in tmpfs | ramfs) not_possible "'$SCRATCH_PARENT' is on tmpfs" ;; esac

@@ -90,7 +90,8 @@ iob_containerd_restart() {
 
 # Stop containerd after killing every task and shim it owns.
 iob_containerd_stop() {
-  local t
+  local t ns nss
+  nss=$(ctr --address "$IOB_SOCK" namespaces ls -q 2>/dev/null)
   for t in $($CTR task ls -q 2>/dev/null); do $CTR task kill -s KILL "$t" >/dev/null 2>&1; done
   sleep 0.2
   for t in $($CTR task ls -q 2>/dev/null); do $CTR task delete -f "$t" >/dev/null 2>&1; done
@@ -100,6 +101,23 @@ iob_containerd_stop() {
   pkill -f "containerd-shim-.*-address $IOB_SOCK" 2>/dev/null || true
   umount -R "$IOB_T/state" 2>/dev/null || true
   umount -R "$IOB_T/root" 2>/dev/null || true
+  # runc removes a container's cgroup but not the parent that ctr names
+  # after the namespace (/NS/ID): remove the test's empty ones.
+  for ns in $nss; do
+    case $ns in default | k8s.io | moby) continue ;; esac
+    iob_cgroup_rmdir_empty "$ns"
+  done
+}
+
+# iob_cgroup_rmdir_empty NAME: remove NAME's empty cgroup directories
+# (children first) under the root of every mounted hierarchy.
+iob_cgroup_rmdir_empty() {
+  local h
+  [ -n "$1" ] && [[ $1 != */* && $1 != .* ]] || return 0
+  for h in /sys/fs/cgroup /sys/fs/cgroup/*/; do
+    [ -d "$h/$1" ] && find "$h/$1" -depth -type d -exec rmdir {} + 2>/dev/null
+  done
+  return 0
 }
 
 # iob_rootfs_busybox DIR: a minimal rootfs with busybox-static applets.
