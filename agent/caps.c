@@ -7,13 +7,20 @@
  * write, kept under the cap (a limit the runtime set, docker's
  * --device-read-iops or the spec's blockIO throttles, stays in force and a
  * lower one wins), and put back when the cap is lifted, when the container
- * leaves and when the agent stops. */
+ * leaves and when the agent stops.
+ *
+ * With protect_cpu, every batch container (readers too) also runs at the
+ * least CPU weight while a latency-sensitive container runs
+ * (cgroupv2/cpu.h), remembered and put back the same way: on a 2-core
+ * host a batch container's CPU cost more of the service's throughput than
+ * caps alone saved (bench/results/service-cpu.md). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/daemon.h"
+#include "cgroupv2/cpu.h"
 #include "cgroupv2/throttle.h"
 #include "common/cleanup.h"
 #include "common/log.h"
@@ -23,6 +30,8 @@ struct cap_state {
   bool resolved, warned;
   bool have_orig; /* orig[] read and remembered in d->restore */
   struct cg_throttle_limits orig[CG_THROTTLE_MAX_DEVS];
+  struct cg_cpu_target cpu;
+  bool cpu_resolved, cpu_low, cpu_warned;
 };
 
 static const char *const v1_files[4] = {
@@ -122,6 +131,79 @@ static struct cap_state *state_of(struct agent_ctr *c) {
   return st;
 }
 
+/* The directory of a cgroup file, as agent_restore_dir takes it. */
+static void dir_of(const char *file, char *out, size_t size) {
+  const char *slash = strrchr(file, '/');
+  size_t n = slash ? (size_t)(slash - file) : 0;
+  snprintf(out, size, "%.*s", (int)n, file);
+}
+
+/* Another container lowered through the same file (two registered
+ * containers in one cgroup): it stays low until that one is back too. */
+static bool cpu_low_elsewhere(struct agent_daemon *d, const struct agent_ctr *c, const char *file) {
+  for (struct agent_ctr *o = d->adm.list; o; o = o->next) {
+    const struct cap_state *os = o->cap_state;
+    if (o != c && os && os->cpu_low && os->cpu.file && strcmp(os->cpu.file, file) == 0)
+      return true;
+  }
+  return false;
+}
+
+static void cpu_back(struct agent_daemon *d, struct agent_ctr *c, struct cap_state *st) {
+  if (!st->cpu_low)
+    return;
+  st->cpu_low = false;
+  if (cpu_low_elsewhere(d, c, st->cpu.file))
+    return;
+  char dir[AGENT_RESTORE_PATH_MAX];
+  dir_of(st->cpu.file, dir, sizeof(dir));
+  agent_restore_dir(&d->restore, dir, AGENT_RESTORE_CPU);
+  iob_debug("CPU weight of '%s' put back", c->id);
+}
+
+/* The least CPU weight for C while LOW, what it had otherwise. */
+static void set_cpu(struct agent_daemon *d, struct agent_ctr *c, bool low) {
+  struct cap_state *st = low ? state_of(c) : c->cap_state;
+  if (st == NULL || st->cpu_low == low)
+    return;
+  if (!low) {
+    cpu_back(d, c, st);
+    return;
+  }
+  cleanup_error struct iob_error *err = NULL;
+  if (!st->cpu_resolved) {
+    st->cpu_resolved = true;
+    if (c->pid == 0 || cg_cpu_target_resolve(NULL, (pid_t)c->pid, &st->cpu, &err) < 0 ||
+        st->cpu.mech == CG_CPU_NONE) {
+      if (!st->cpu_warned)
+        iob_debug("no CPU weight for '%s': %s", c->id,
+                  err ? err->msg : "no cpu.weight or cpu.shares for its cgroup");
+      st->cpu_warned = true;
+      cg_cpu_target_release(&st->cpu);
+      return;
+    }
+  }
+  if (st->cpu.mech == CG_CPU_NONE)
+    return;
+  uint64_t now = 0, least = cg_cpu_min(&st->cpu);
+  char value[32];
+  if (cg_cpu_get(&st->cpu, &now, &err) < 0 ||
+      (snprintf(value, sizeof(value), "%llu", (unsigned long long)now),
+       agent_restore_remember(&d->restore, st->cpu.file, 0, 0, value, &err) < 0) ||
+      (now > least && cg_cpu_set(&st->cpu, least, &err) < 0)) {
+    /* The container may have just exited: its cgroup is gone. */
+    if (err->errno_ != ENOENT && !st->cpu_warned)
+      iob_warn("cannot lower the CPU weight of '%s': %s", c->id, err->msg);
+    st->cpu_warned = true;
+    if (agent_restore_has(&d->restore, st->cpu.file, 0, 0))
+      st->cpu_low = true; /* remembered: put back with the rest */
+    return;
+  }
+  st->cpu_low = true;
+  iob_debug("CPU weight of '%s' %llu -> %llu (%s)", c->id, (unsigned long long)now,
+            (unsigned long long)(now > least ? least : now), cg_cpu_mech_name(st->cpu.mech));
+}
+
 void agent_caps_forget(struct agent_daemon *d, struct agent_ctr *c) {
   struct cap_state *st = c->cap_state;
   if (st == NULL)
@@ -129,7 +211,9 @@ void agent_caps_forget(struct agent_daemon *d, struct agent_ctr *c) {
   /* Its cgroup is usually gone by now (nothing to write then), but a
    * container may leave its agent entry before its cgroup goes. */
   lift(d, c, st);
+  cpu_back(d, c, st);
   cg_throttle_target_release(&st->t);
+  cg_cpu_target_release(&st->cpu);
   free(st);
   c->cap_state = NULL;
 }
@@ -192,12 +276,16 @@ void agent_caps_apply(struct agent_daemon *d) {
   for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
     bool capped = level > 0 && c->state == AGENT_RUNNING && agent_ctr_protect_target(&d->adm, c);
     set_cap(d, c, capped ? level : 0);
+    set_cpu(d, c,
+            d->cfg.protect_cpu && d->adm.prot.active && c->state == AGENT_RUNNING &&
+                agent_ctr_is_batch(c));
   }
 }
 
 void agent_caps_release(struct agent_daemon *d) {
   for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
     set_cap(d, c, 0);
+    set_cpu(d, c, false);
     agent_caps_forget(d, c);
   }
 }

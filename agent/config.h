@@ -54,6 +54,10 @@
  *   protect_gap      = 2s                      batch containers start this far apart
  *                                               while protecting (default: two
  *                                               sample periods; 0: no spacing)
+ *   protect_cpu      = true | false            while protecting, batch containers
+ *                                               run at the least CPU weight
+ *                                               (cpu.weight 1 / cpu.shares 2), put
+ *                                               back when no victim runs
  *   trust_declared   = all | none | NS[,NS...]  whose io.iobatch.class is taken as
  *                                               said: a container's namespace is its
  *                                               pod's (io.kubernetes.pod.namespace),
@@ -115,6 +119,7 @@ struct agent_config {
   double protect_raise, protect_cut;
   bool protect_hold_at_floor; /* protect_hold = floor */
   uint64_t protect_gap_ms;    /* UINT64_MAX: two sample periods */
+  bool protect_cpu;           /* batch containers at the least CPU weight while protecting */
   /* trust_declared: NULL = all (the default), "" = none, else the
    * namespaces as ",ns1,ns2," (agent_config_trusts). */
   char *trust_declared;

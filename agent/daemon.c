@@ -53,8 +53,10 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
              (unsigned long long)held, why);
   agent_metrics_admitted(&d->metrics, c, held);
   agent_server_answer(d, c, true, why);
-  /* Admitted while protection caps batch containers: capped from the start. */
-  if (d->adm.prot.level_bps > 0 && agent_ctr_is_batch(c))
+  /* Admitted while protection caps batch containers (or lowers their CPU
+   * weight): capped from the start. */
+  if ((d->adm.prot.level_bps > 0 || (d->cfg.protect_cpu && d->adm.prot.active)) &&
+      agent_ctr_is_batch(c))
     agent_caps_apply(d);
 }
 

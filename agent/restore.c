@@ -17,8 +17,8 @@
 
 #define cleanup_json __attribute__((cleanup(json_decrefp)))
 
-/* The files the agent writes (agent/weights.c, agent/caps.c): nothing else
- * is ever written back from a journal. */
+/* The files the agent writes (agent/weights.c, agent/caps.c,
+ * agent/cpushare.c): nothing else is ever written back from a journal. */
 static const char *const files[] = {
     "io.weight",
     "io.bfq.weight",
@@ -29,7 +29,16 @@ static const char *const files[] = {
     "blkio.throttle.write_bps_device",
     "blkio.throttle.read_iops_device",
     "blkio.throttle.write_iops_device",
+    "cpu.weight",
+    "cpu.shares",
 };
+
+/* A file with one value for the whole cgroup, not a line per device: its
+ * entry's device is 0:0 and the value is written back alone. */
+static bool whole_cgroup(const char *file) {
+  const char *base = strrchr(file, '/') + 1;
+  return strcmp(base, "cpu.weight") == 0 || strcmp(base, "cpu.shares") == 0;
+}
 
 static bool boot_id_ok(const char *s) {
   size_t n = strlen(s);
@@ -275,11 +284,14 @@ int agent_restore_remember(struct agent_restore *r, const char *file, unsigned m
   return agent_restore_remember_n(r, &e, 1, err);
 }
 
-/* Write "MAJ:MIN value" to the file: never through a symbolic link, never
- * creating it (a missing file is a vanished cgroup). */
+/* Write "MAJ:MIN value" (or the value alone for a whole-cgroup file) to
+ * the file: never through a symbolic link, never creating it (a missing
+ * file is a vanished cgroup). */
 static int put_back(const struct agent_restore_entry *e, struct iob_error **err) {
   char line[AGENT_RESTORE_VALUE_MAX + 32];
-  int n = snprintf(line, sizeof(line), "%u:%u %s", e->major, e->minor, e->value);
+  int n = whole_cgroup(e->file)
+              ? snprintf(line, sizeof(line), "%s", e->value)
+              : snprintf(line, sizeof(line), "%u:%u %s", e->major, e->minor, e->value);
   cleanup_close int fd = open(e->file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return iob_error(err, errno, "cannot open '%s'", e->file);
@@ -295,7 +307,18 @@ static int put_back(const struct agent_restore_entry *e, struct iob_error **err)
 static bool is_which(const char *file, enum agent_restore_files which) {
   const char *base = strrchr(file, '/') + 1;
   bool cap = strcmp(base, "io.max") == 0 || strncmp(base, "blkio.throttle.", 15) == 0;
-  return which == AGENT_RESTORE_ALL || (which == AGENT_RESTORE_CAPS) == cap;
+  bool cpu = whole_cgroup(file);
+  switch (which) {
+  case AGENT_RESTORE_ALL:
+    return true;
+  case AGENT_RESTORE_CAPS:
+    return cap;
+  case AGENT_RESTORE_CPU:
+    return cpu;
+  case AGENT_RESTORE_WEIGHTS:
+    break;
+  }
+  return !cap && !cpu;
 }
 
 static bool in_dir(const char *file, const char *dir) {

@@ -3,10 +3,11 @@
  *
  * The agent writes per-device lines: io.weight / io.bfq.weight
  * ("MAJ:MIN W"), io.max ("MAJ:MIN rbps=.. wbps=.. riops=.. wiops=..") and
- * v1 blkio.throttle.*_device ("MAJ:MIN N").  Before the first write of a
- * file for a device, the writer reads what is there and remembers it as an
- * entry (file, device, value): writing "MAJ:MIN value" back restores it.
- * The first write wins: later writes do not change what is remembered.
+ * v1 blkio.throttle.*_device ("MAJ:MIN N"); and one value per cgroup in
+ * cpu.weight / cpu.shares (entries with device 0:0, written back alone).  Before the first write of
+ * a file for a device, the writer reads what is there and remembers it as an entry (file, device,
+ * value): writing "MAJ:MIN value" back restores it. The first write wins: later writes do not
+ * change what is remembered.
  *
  * Every new entry is written to the journal STATE_DIR/restore.json
  * (atomic replace) before the cgroup file is written, so an agent killed
@@ -81,6 +82,7 @@ enum agent_restore_files {
   AGENT_RESTORE_ALL = 0,
   AGENT_RESTORE_WEIGHTS, /* io.weight, io.bfq.weight, blkio.*weight_device */
   AGENT_RESTORE_CAPS,    /* io.max, blkio.throttle.* */
+  AGENT_RESTORE_CPU,     /* cpu.weight, cpu.shares (device 0:0: one value) */
 };
 
 /* The same for N entries at once, with one journal write: all of them are

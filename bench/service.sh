@@ -338,6 +338,7 @@ jq -s --arg cmd "$CMDLINE" --arg date "$START" --arg host "$(hostname)" --arg ke
   --argjson duration "$DURATION" --argjson arrive "$ARRIVE" --argjson pgscale "$PG_SCALE" \
   --argjson clients "$PG_CLIENTS" --arg batch "${BATCH_JOBS[*]}" --arg scale "$SCALE" \
   --argjson elapsed "$ELAPSED" --argjson status "$status_json" --arg svcclass "$SVC_CLASS_NOTE" \
+  --argjson jobmib "$(for c in "${!JOB_MIB[@]}"; do jq -nc --arg c "$c" --argjson m "$(job_mib "$c")" '{($c): $m}'; done | jq -sc add)" \
   --arg agent "$(iobatch_describe)$(for m in "${RUN_MODES[@]}"; do [[ $m != iobatch.* ]] || printf '; %s: "%s"' "$m" "$(iob_mode_conf "$m")"; done)" \
   -f bench/service/aggregate.jq "$RAW" >"$OUT_DIR/summary.json"
 bench/service/report.sh "$OUT_DIR/summary.json" "$OUT_DIR"

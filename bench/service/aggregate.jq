@@ -11,6 +11,28 @@ def r2: if . == null then null else (. * 100 | round) / 100 end;
 | def runs($m): $raw | map(select(.mode == $m));
   def by_rep($m; $rep): $raw | map(select(.mode == $m and .rep == $rep)) | .[0];
   def ok_batch: .batch != null and .batch.failed == 0;
+  # transactions the service lost in the window against its solo rate of the
+  # same repetition: the sum over the window's whole seconds of (solo TPS -
+  # that second's TPS); seconds above solo count against it, so noise cancels
+  def lost_tx($x): by_rep("solo"; $x.rep) as $s
+    | if $s == null or $x.tps_series == null then null else
+      ((($x.arrive_ns - $x.t0_ns) / 1e9) | ceil) as $a
+      | ($x.tps_series | map(select(.[0] >= $a)) | .[:-1]) as $w
+      | if ($w | length) == 0 then null else $w | map($s.victim.tps - .[1]) | add end end;
+  # the 10th percentile of the window's per-second TPS against solo: how
+  # deep the service falls while the batch runs, not only on average
+  def p10_vs_solo($x): by_rep("solo"; $x.rep) as $s
+    | if $s == null or $s.victim.tps == 0 or $x.tps_series == null then null else
+      ((($x.arrive_ns - $x.t0_ns) / 1e9) | ceil) as $a
+      | ($x.tps_series | map(select(.[0] >= $a)) | .[:-1] | map(.[1]) | sort) as $w
+      | if ($w | length) == 0 then null else $w[(($w | length) * 0.1 | floor)] / $s.victim.tps end end;
+  # MiB of batch I/O done inside the window, each job's bytes spread evenly
+  # over its fio runtime
+  def mib_in_window($x): $x.arrive_ns as $a | $x.pgbench_end_ns as $e
+    | [$x.batch.jobs[] | select(.fio != null and .fio.runtime_ms > 0)
+       | (.fio.end_ms * 1e6) as $je | ($je - .fio.runtime_ms * 1e6) as $js
+       | ([([$je, $e] | min) - ([$js, $a] | max), 0] | max) / (.fio.runtime_ms * 1e6)
+         * ($jobmib[.class] // 0)] | add;
   def mode_summary($m):
     runs($m) as $r
     | ($r | map(select(ok_batch))) as $ok
@@ -31,6 +53,12 @@ def r2: if . == null then null else (. * 100 | round) / 100 end;
          | if $a == null or ($a | ok_batch | not) then null else $x.batch.makespan_s / $a.batch.makespan_s end) | median | r3),
        mean_turnaround_vs_all: ($ok | map(. as $x | by_rep("all"; $x.rep) as $a
          | if $a == null or ($a | ok_batch | not) then null else $x.batch.mean_turnaround_s / $a.batch.mean_turnaround_s end) | median | r3),
+       victim_tps_p10_1s_vs_solo: ($r | map(p10_vs_solo(.)) | median | r3),
+       victim_lost_tx: ($r | map(lost_tx(.)) | median | r2 | if . == null then null else round end),
+       batch_mib_in_window: ($ok | map(mib_in_window(.)) | median | r2 | if . == null then null else round end),
+       victim_lost_tx_per_gib: ($ok | map(lost_tx(.) as $l | mib_in_window(.) as $m
+         | if $l == null or $m == null or $m < 64 then null else $l / ($m / 1024) end) | median
+         | if . == null then null else round end),
        agent_held_ms: (if ($m | startswith("iobatch")) then
          [range(0; ($r[0].batch.jobs // []) | length) as $i
           | {class: $r[0].batch.jobs[$i].class,
@@ -52,6 +80,10 @@ def r2: if . == null then null else (. * 100 | round) / 100 end;
    victim_p99_ms: "99th percentile per-transaction latency in the window",
    batch_makespan_s: "batch arrival -> last batch container exited (ctr run returned)",
    batch_mean_turnaround_s: "mean over batch jobs of arrival -> its container exited (serial: every job counts as submitted at the arrival)",
+   victim_tps_p10_1s_vs_solo: "10th percentile of the window's per-second TPS / solo TPS of the same repetition: how far the service falls in its worst seconds",
+   victim_lost_tx: "transactions the service lost in the window: sum over its whole seconds of (solo TPS of the same repetition - that second's TPS)",
+   batch_mib_in_window: "MiB of batch I/O done inside the window (each job's bytes spread evenly over its fio runtime)",
+   victim_lost_tx_per_gib: "victim_lost_tx / (batch_mib_in_window / 1024), per repetition (null under 64 MiB): what each GiB of batch I/O beside the service cost it",
    batch_after_service_s: "how long the batch ran on after pgbench ended (the service container is stopped then)",
    aggregation: "medians over repetitions; *_vs_* are medians of same-repetition ratios"},
  solo: (runs("solo") as $r | {repeats: ($r | length),

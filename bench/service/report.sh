@@ -25,6 +25,10 @@ jq -r '
     (if .modes.iobatch.agent_held_ms then
       "\nWhat iobatchd held (median over repetitions): " + ([.modes.iobatch.agent_held_ms[] | "\(.class) \(.held_ms // "–") ms (\(.reasons | join("; ")))"] | join(", ")) + "."
      else empty end),
+    "\nWhat the batch cost the service: transactions lost in the window against solo (sum over its seconds of solo TPS - TPS), and per GiB of batch I/O done inside the window (each job'"'"'s bytes spread evenly over its runtime; an estimate that overcounts in-window bytes for jobs capped until the service ended).\n",
+    "| mode | worst seconds: p10 of per-second TPS vs solo | lost transactions | batch MiB in window | lost per GiB |",
+    "|---|---:|---:|---:|---:|",
+    (.modes | to_entries[] | select(.value.not_run | not) | "| \(.key | lbl) | \(.value.victim_tps_p10_1s_vs_solo // null | f(100)) | \(.value.victim_lost_tx // null | f(1)) | \(.value.batch_mib_in_window // null | f(1)) | \(.value.victim_lost_tx_per_gib // null | f(1)) |"),
     "\n![TPS over time](tps.png)\n",
     "Per repetition:\n",
     "| rep | mode | TPS | p50 ms | p99 ms | makespan s | mean turnaround s | load |",

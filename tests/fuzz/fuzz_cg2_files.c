@@ -1,15 +1,16 @@
 /* libFuzzer: the cgroup and procfs files read outside io.stat/io.pressure:
  * /proc/self/mountinfo (cgroup2 and v1 mounts), /proc/PID/cgroup (v2 and
- * v1 lines), cgroup.procs, /proc/PID/io, io.weight and io.bfq.weight, and
- * the strict number parser, a block queue's scheduler file and io.cost.qos.
- * The first byte picks the parser; the rest is
- * the file.  File readers go through a private temporary tree (ROOT). */
+ * v1 lines), cgroup.procs, /proc/PID/io, io.weight and io.bfq.weight, the
+ * strict number parser and cpu.weight / cpu.shares values, a block queue's
+ * scheduler file and io.cost.qos.  The first byte picks the parser; the rest
+ * is the file.  File readers go through a private temporary tree (ROOT). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cgroupv2/cg2.h"
+#include "cgroupv2/cpu.h"
 #include "cgroupv2/procio.h"
 #include "cgroupv2/weight.h"
 #include "common/cleanup.h"
@@ -81,6 +82,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   case 7: {
     uint64_t v;
     cg2_parse_u64(text, len, &v);
+    /* and a cpu.weight / cpu.shares value */
+    cleanup_error struct iob_error *e1 = NULL, *e2 = NULL;
+    cg_cpu_parse(CG_CPU_V2_WEIGHT, "cpu.weight", text, len, &v, &e1);
+    cg_cpu_parse(CG_CPU_V1_SHARES, "cpu.shares", text, len, &v, &e2);
     break;
   }
   case 8: { /* /sys/block/DEV/queue/scheduler, read NUL-terminated */

@@ -7,13 +7,15 @@
 #   - once the writers push it below its target, the next batch container
 #     is held (reason: protecting ...), and iobatchctl status says so;
 #   - when the writers are gone and it has slack again, the held one starts;
-#   - the protected container itself is never held.
+#   - the protected container itself is never held;
+#   - batch containers run at the least CPU weight while it runs
+#     (protect_cpu), and get their own back when it is gone.
 # The victim's slowdown beside a buffered writer is what bench/pairs.sh
 # measured (2.78x for a QD1 reader); the checks read the agent's own
 # account, not the clock.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 9
+tap_plan 12
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
 done
@@ -59,6 +61,24 @@ is "$(jq -r .protect_holding "$IOB_T/st.json")" "true" \
 cap=$(jq -r '.containers[] | select(.id == "w1") | .cap_bps' "$IOB_T/st.json")
 [ "${cap:-0}" -gt 0 ] 2>/dev/null
 is "$?" "0" "the running writer is capped meanwhile ($((${cap:-0} / 1048576)) MiB/s, $(grep -c "cannot cap" "$AGENT_LOG") cap failures logged)"
+# cpu_weight ID: what the CPU weight file of container ID's cgroup holds
+# (cgroup v2 cpu.weight where the cpu controller is there, else v1
+# cpu.shares), from its init's /proc/PID/cgroup
+cpu_weight() {
+  local pid cg m
+  pid=$($CTR task ls 2>/dev/null | awk -v id="$1" '$1 == id { print $2 }')
+  [ -n "$pid" ] || return 1
+  cg=$(sed -n 's/^0:://p' "/proc/$pid/cgroup")
+  for m in /sys/fs/cgroup/unified /sys/fs/cgroup; do
+    [ "$cg" != / ] && [ -f "$m$cg/cpu.weight" ] && { cat "$m$cg/cpu.weight"; return; }
+  done
+  cg=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { print $3 }' "/proc/$pid/cgroup")
+  cat "/sys/fs/cgroup/cpu$cg/cpu.shares"
+}
+least=$(w=$(cpu_weight victim); [ "$w" = 100 ] && echo 1 || echo 2)
+is "$(cpu_weight w1)" "$least" "the batch writer runs at the least CPU weight ($least)"
+victim_w=$(cpu_weight victim)
+like "$victim_w" '^(100|1024)$' "the protected container keeps its own ($victim_w)"
 writer w2 3
 wait_for 10 '[ "$(agent_field w2 state)" == pending ]'
 like "$(agent_field w2 reason)" "protecting a latency-sensitive container" \
@@ -70,6 +90,12 @@ is "$(cat "$IOB_T/w2.rc" 2>/dev/null)" "0" "once the writer is gone and the vict
 grep -q "'victim' has slack again" "$AGENT_LOG"
 is "$?" "0" "the agent says the victim has slack again"
 cleanup_ctr w2
+# a batch container running when the victim goes gets its CPU weight back
+writer w3 40
+wait_for 90 '[ -e "$IOB_T/w3.rc" ] && [ "$(cpu_weight w3)" = "$least" ]'
 cleanup_ctr victim
+wait_for 10 '[ "$(cpu_weight w3)" = "$victim_w" ]'
+is "$(cpu_weight w3)" "$victim_w" "with the victim gone, a batch container's CPU weight is put back"
+cleanup_ctr w3
 rm -f "$R"/data/*
 tap_done

@@ -110,6 +110,45 @@ static void test_remember_and_restore(void **state) {
   rm_rf(t.dir);
 }
 
+/* cpu.shares / cpu.weight hold one value per cgroup: remembered with
+ * device 0:0, journalled, and put back alone, apart from caps and
+ * weights in the same directory. */
+static void test_cpu_whole_cgroup(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  char cfile[256];
+  snprintf(cfile, sizeof(cfile), "%s/cpu.shares", t.cg);
+  put(cfile, "");
+  assert_int_equal(agent_restore_remember(&r, cfile, 0, 0, "1024", &err), 0);
+  assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "rbps=max wbps=max riops=max wiops=max",
+                                          &err),
+                   0);
+  /* the journal round-trips it */
+  struct agent_restore back;
+  assert_int_equal(agent_restore_init(&back, NULL, NULL, &err), 0);
+  cleanup_free char *j = slurp(r.path);
+  assert_non_null(j);
+  assert_int_equal(agent_restore_parse(&back, r.path, j, strlen(j), &err), 0);
+  assert_int_equal(back.n, 2);
+  agent_restore_release(&back);
+  /* weights and caps leave it alone */
+  assert_int_equal(agent_restore_dir(&r, t.cg, AGENT_RESTORE_WEIGHTS), 0);
+  assert_int_equal(agent_restore_dir(&r, t.cg, AGENT_RESTORE_CAPS), 1);
+  cleanup_free char *c0 = slurp(cfile);
+  assert_string_equal(c0, "");
+  /* its own kind writes the value alone, no device */
+  assert_int_equal(agent_restore_dir(&r, t.cg, AGENT_RESTORE_CPU), 1);
+  cleanup_free char *c1 = slurp(cfile);
+  assert_string_equal(c1, "1024");
+  assert_int_equal(r.n, 0);
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
 static void test_vanished_and_symlink(void **state) {
   (void)state;
   struct tmp t;
@@ -339,6 +378,7 @@ static void test_malformed(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_remember_and_restore),
+      cmocka_unit_test(test_cpu_whole_cgroup),
       cmocka_unit_test(test_vanished_and_symlink),
       cmocka_unit_test(test_journal_unwritable),
       cmocka_unit_test(test_replay),
