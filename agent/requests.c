@@ -321,7 +321,10 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
     }
   r.policy = (char *)batch_policy_name(d->bcfg.policy);
   r.matrix_source = d->matrix_source;
-  r.max_concurrency = d->bcfg.max_batch;
+  /* 0: nothing is held for capacity (the predictive policy without
+   * max_concurrency), as the startup log says */
+  r.max_concurrency =
+      d->bcfg.cap_running || d->bcfg.policy == BATCH_POLICY_PAPER ? d->bcfg.max_batch : 0;
   r.sampler = (char *)agent_sampler_name(&d->sampler);
   r.plans = d->adm.plans;
   r.admissions = d->adm.admissions;

@@ -168,8 +168,11 @@ static void why(const ctr_status *c, char *buf, size_t n) {
 }
 
 static void print_summary(const status_resp *r) {
-  printf("policy %s, max concurrency %u, batch window %llu ms, matrix %s, sampler %s\n", r->policy,
-         r->max_concurrency, (unsigned long long)r->batch_window_ms, r->matrix_source, r->sampler);
+  char cap[48] = "no concurrency cap";
+  if (r->max_concurrency)
+    snprintf(cap, sizeof(cap), "max concurrency %u", r->max_concurrency);
+  printf("policy %s, %s, batch window %llu ms, matrix %s, sampler %s\n", r->policy, cap,
+         (unsigned long long)r->batch_window_ms, r->matrix_source, r->sampler);
   printf("plans %llu, admissions %llu (%llu at their deadline), %u learned profiles\n\n",
          (unsigned long long)r->plans, (unsigned long long)r->admissions,
          (unsigned long long)r->forced_admissions, r->profiles);

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/agent-lib.sh"
 command -v jq >/dev/null || bail "jq is needed"
 command -v script >/dev/null || bail "script (util-linux) is needed"
-tap_plan 52
+tap_plan 54
 CTL=$IOB_B/bin/iobatchctl # the binary itself: the tests set the environment
 
 # --- help and usage errors (no agent needed) --------------------------------
@@ -143,7 +143,12 @@ agent_stop
 is "$AGENT_RC:$(grep -c Sanitizer "$AGENT_LOG")" "0:0" "the agent exits cleanly, no sanitizer report in its log"
 
 # --- held for capacity: waits for a free slot -------------------------------------
+agent_start || bail "iobatchd did not start again"
+like "$(ctl status | head -1)" "^policy predictive, no concurrency cap," \
+  "status says the predictive policy holds nothing for capacity by default, as the log does"
+agent_stop
 agent_start "max_concurrency = 1" || bail "iobatchd did not start again"
+like "$(ctl status | head -1)" "^policy predictive, max concurrency 1," "and the cap when one is set"
 ctl register a1 --class seq-read >/dev/null
 ctl admit a1 >/dev/null
 ctl register a2 --class seq-read >/dev/null
