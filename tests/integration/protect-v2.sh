@@ -8,7 +8,9 @@
 #     weights there: 10000 (bfq: 1000) for the protected container, at most
 #     the default for the batch writer;
 #   - the writer runs under an io.max cap while the protected one runs;
-#   - the cap is lifted when the protected container is gone.
+#   - the cap is lifted when the protected container is gone;
+#   - the writer runs at cpu.weight 1 meanwhile (protect_cpu), and gets its
+#     own back after.
 # protect_share = 1 puts every shared window short of the target (the
 # victim's rate beside the writer is below its rate alone), so the agent's
 # cap level is cut, not raised until lifted, while the victim runs: the
@@ -19,7 +21,7 @@
 # protection (held starts, v1 caps) there.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 12
+tap_plan 14
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
 done
@@ -118,11 +120,16 @@ ok "the writer is capped through io.max while the victim runs" wait_for 60 'capp
 diag "io.max: $(grep "^$DEV " "$WCG/io.max" 2>/dev/null); status cap $(agent_field w1 cap_bps) B/s, victim share $(agent_field victim share)"
 # seen once is enough: the cap level moves every window (agent/protect.h)
 ok "status shows the writer's cap" wait_for 60 '[ "$(agent_field w1 cap_bps)" -gt 0 ] 2>/dev/null'
+WCPU0=$(cat "$VCG/cpu.weight" 2>/dev/null)
+ok "the writer runs at cpu.weight 1 while the victim runs (the victim at ${WCPU0:-none})" \
+  wait_for 60 '[ "$(cat "$WCG/cpu.weight" 2>/dev/null)" = 1 ]'
 
 step "cap checked"
 cleanup_ctr victim
 ok "the protected container is gone" wait_for 60 '[ -z "$(agent_field victim state)" ]'
 ok "the writer's io.max cap is lifted" wait_for 60 '! capped "$WCG"'
+ok "and its cpu.weight is put back (${WCPU0:-none})" \
+  wait_for 60 '[ -n "$WCPU0" ] && [ "$(cat "$WCG/cpu.weight" 2>/dev/null)" = "$WCPU0" ]'
 is "$(agent_field w1 cap_bps)/$(ctl status --json | jq -r .protect_cap_bps)" "0/0" \
   "status: no cap on the writer and no protection level"
 diag "writer after: io.max '$(grep "^$DEV " "$WCG/io.max" 2>/dev/null)', $WFILE $(wline "$WCG"), state $(agent_field w1 state)"
