@@ -8,6 +8,7 @@
 
 #include "agent/penalties.h"
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 
 const char *agent_state_name(enum agent_state s) {
   switch (s) {
@@ -179,15 +180,11 @@ static int check_info(const struct agent_ctr_info *in, struct iob_error **err) {
 
 /* Replace *dst with src when src says something (an empty field in a second
  * registration means "not known to this caller", not "forget it"). */
-static int update_str(char **dst, const char *src) {
+static void update_str(char **dst, const char *src) {
   if (*dst && (src == NULL || *src == '\0'))
-    return 0;
-  char *s = strdup(nz(src));
-  if (s == NULL)
-    return -1;
+    return;
   free(*dst);
-  *dst = s;
-  return 0;
+  *dst = xstrdup(nz(src));
 }
 
 static void mark_running(struct agent_adm *adm, struct agent_ctr *c, uint64_t now) {
@@ -210,9 +207,7 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
     if (adm->n >= AGENT_MAX_CONTAINERS)
       return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "too many containers: %d registered",
                             AGENT_MAX_CONTAINERS);
-    c = calloc(1, sizeof(*c));
-    if (c == NULL)
-      return iob_error(err, ENOMEM, "cannot register '%s'", in->id);
+    c = xcalloc(1, sizeof(*c));
     c->handle = adm->next_handle++;
     c->cls = BATCH_UNKNOWN;
     c->run_cls = -1;
@@ -223,16 +218,15 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
     c->stall = c->stall_alone = -1;
     c->alone_var = 0;
   }
-  if (update_str(&c->id, in->id) < 0 || update_str(&c->ns, in->ns) < 0 ||
-      update_str(&c->workload_key, in->workload_key) < 0 ||
-      update_str(&c->cgroup, in->cgroup) < 0 || update_str(&c->bundle, in->bundle) < 0 ||
-      update_str(&c->source, in->source) < 0 || update_str(&c->pod_name, in->pod_name) < 0 ||
-      update_str(&c->pod_namespace, in->pod_namespace) < 0 ||
-      update_str(&c->container_name, in->container_name) < 0) {
-    if (fresh)
-      agent_ctr_free(c);
-    return iob_error(err, ENOMEM, "cannot register '%s'", in->id);
-  }
+  update_str(&c->id, in->id);
+  update_str(&c->ns, in->ns);
+  update_str(&c->workload_key, in->workload_key);
+  update_str(&c->cgroup, in->cgroup);
+  update_str(&c->bundle, in->bundle);
+  update_str(&c->source, in->source);
+  update_str(&c->pod_name, in->pod_name);
+  update_str(&c->pod_namespace, in->pod_namespace);
+  update_str(&c->container_name, in->container_name);
   if (in->pid)
     c->pid = in->pid;
   if (in->kind && *in->kind)
@@ -433,9 +427,7 @@ void agent_adm_job(const struct agent_adm *adm, const struct agent_ctr *c, uint6
 
 static void compute_weights(struct agent_adm *adm, struct agent_ctr **v, struct batch_job *jobs,
                             size_t n) {
-  cleanup_free unsigned *w = calloc(n + 1, sizeof(unsigned));
-  if (w == NULL)
-    return;
+  cleanup_free unsigned *w = xcalloc(n + 1, sizeof(unsigned));
   for (size_t i = 0; i < n; i++)
     jobs[i].running = v[i]->state == AGENT_RUNNING;
   /* Errors here only come from invalid jobs, which batch_plan just accepted;
@@ -458,11 +450,9 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
   size_t n = 0;
   for (struct agent_ctr *c = adm->list; c; c = c->next)
     n += (c->state == AGENT_PENDING || c->state == AGENT_RUNNING) && c->kind != AGENT_KIND_SANDBOX;
-  cleanup_free struct agent_ctr **v = calloc(n + 1, sizeof(*v));
-  cleanup_free struct batch_job *jobs = calloc(n + 1, sizeof(*jobs));
-  cleanup_free struct batch_decision *d = calloc(n + 1, sizeof(*d));
-  if (v == NULL || jobs == NULL || d == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate the plan");
+  cleanup_free struct agent_ctr **v = xcalloc(n + 1, sizeof(*v));
+  cleanup_free struct batch_job *jobs = xcalloc(n + 1, sizeof(*jobs));
+  cleanup_free struct batch_decision *d = xcalloc(n + 1, sizeof(*d));
   size_t k = 0;
   for (struct agent_ctr *c = adm->list; c; c = c->next)
     if ((c->state == AGENT_PENDING || c->state == AGENT_RUNNING) && c->kind != AGENT_KIND_SANDBOX) {

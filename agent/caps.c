@@ -24,6 +24,7 @@
 #include "cgroupv2/throttle.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 
 struct cap_state {
   struct cg_throttle_target t;
@@ -50,9 +51,7 @@ static void iomax_word(char *out, size_t size, uint64_t v) {
 static int remember(struct agent_daemon *d, struct cap_state *st, struct iob_error **err) {
   const struct cg_throttle_target *t = &st->t;
   struct agent_restore_entry e[CG_THROTTLE_MAX_DEVS * 4];
-  cleanup_free char(*files)[AGENT_RESTORE_PATH_MAX] = calloc(t->ndev * 4 + 1, sizeof(*files));
-  if (files == NULL)
-    return iob_error(err, ENOMEM, "cannot cap");
+  cleanup_free char(*files)[AGENT_RESTORE_PATH_MAX] = xcalloc(t->ndev * 4 + 1, sizeof(*files));
   size_t n = 0;
   for (size_t i = 0; i < t->ndev; i++) {
     unsigned maj = t->dev[i].major, min = t->dev[i].minor;
@@ -125,7 +124,7 @@ static void lift(struct agent_daemon *d, struct agent_ctr *c, struct cap_state *
 static struct cap_state *state_of(struct agent_ctr *c) {
   struct cap_state *st = c->cap_state;
   if (st == NULL) {
-    st = calloc(1, sizeof(*st));
+    st = xcalloc(1, sizeof(*st));
     c->cap_state = st;
   }
   return st;
@@ -222,8 +221,6 @@ static void set_cap(struct agent_daemon *d, struct agent_ctr *c, double bps) {
   if (c->cap_bps == bps)
     return;
   struct cap_state *st = state_of(c);
-  if (st == NULL)
-    return;
   cleanup_error struct iob_error *err = NULL;
   if (!st->resolved && bps > 0) {
     st->resolved = true;

@@ -15,6 +15,7 @@
 #include "common/cleanup.h"
 #include "common/conf.h"
 #include "common/file.h"
+#include "common/xalloc.h"
 
 void agent_config_default(struct agent_config *cfg) {
   memset(cfg, 0, sizeof(*cfg));
@@ -131,11 +132,8 @@ static int parse_bool(const char *s, bool *out) {
 static int parse_path(const char *s, char **out) {
   if (s[0] != '/' || strlen(s) >= 4096)
     return -1;
-  char *p = strdup(s);
-  if (p == NULL)
-    return -1;
   free(*out);
-  *out = p;
+  *out = xstrdup(s);
   return 0;
 }
 
@@ -263,12 +261,9 @@ static int conf_metrics(const struct iob_conf_key *k, const char *v, void *field
    * the daemon opens it; here only what no address can be. */
   if (strlen(v) > 200 || strpbrk(v, " \t") != NULL)
     return -1;
-  char *dup = strdup(v);
-  if (dup == NULL)
-    return -1;
   char **dst = field;
   free(*dst);
-  *dst = dup;
+  *dst = xstrdup(v);
   return 0;
 }
 
@@ -296,12 +291,9 @@ static int conf_trust(const struct iob_conf_key *k, const char *v, void *field, 
     return 0;
   }
   if (strcmp(v, "none") == 0) {
-    out = strdup("");
+    out = xstrdup("");
   } else {
-    size_t len = strlen(v);
-    out = malloc(len + 3);
-    if (out == NULL)
-      return -1;
+    out = xmalloc(strlen(v) + 3);
     size_t o = 0;
     out[o++] = ',';
     for (const char *p = v;;) {
@@ -325,8 +317,6 @@ static int conf_trust(const struct iob_conf_key *k, const char *v, void *field, 
     }
     out[o] = '\0';
   }
-  if (out == NULL)
-    return -1;
   free(*dst);
   *dst = out;
   return 0;
@@ -389,21 +379,19 @@ static const struct iob_conf_key keys[] = {
 #undef F
 #define NKEYS IOB_ARRAY_SIZE(keys)
 
-static int dup_config(struct agent_config *dst, const struct agent_config *src) {
+static char *dup_or_null(const char *s) {
+  return s ? xstrdup(s) : NULL;
+}
+
+static void dup_config(struct agent_config *dst, const struct agent_config *src) {
   *dst = *src;
-  dst->socket_path = dst->state_dir = dst->matrix_file = dst->cgroup_root = NULL;
-  dst->detector_file = dst->metrics = dst->trust_declared = NULL;
-  if ((src->metrics && !(dst->metrics = strdup(src->metrics))) ||
-      (src->trust_declared && !(dst->trust_declared = strdup(src->trust_declared))) ||
-      (src->socket_path && !(dst->socket_path = strdup(src->socket_path))) ||
-      (src->state_dir && !(dst->state_dir = strdup(src->state_dir))) ||
-      (src->matrix_file && !(dst->matrix_file = strdup(src->matrix_file))) ||
-      (src->cgroup_root && !(dst->cgroup_root = strdup(src->cgroup_root))) ||
-      (src->detector_file && !(dst->detector_file = strdup(src->detector_file)))) {
-    agent_config_release(dst);
-    return -1;
-  }
-  return 0;
+  dst->metrics = dup_or_null(src->metrics);
+  dst->trust_declared = dup_or_null(src->trust_declared);
+  dst->socket_path = dup_or_null(src->socket_path);
+  dst->state_dir = dup_or_null(src->state_dir);
+  dst->matrix_file = dup_or_null(src->matrix_file);
+  dst->cgroup_root = dup_or_null(src->cgroup_root);
+  dst->detector_file = dup_or_null(src->detector_file);
 }
 
 static int parse_line(struct agent_config *c, bool seen[NKEYS], const char *name, unsigned lineno,
@@ -442,8 +430,7 @@ int agent_config_parse(struct agent_config *cfg, const char *name, const char *b
   if (memchr(buf, '\0', len) != NULL)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' contains a NUL byte", name);
   struct agent_config tmp;
-  if (dup_config(&tmp, cfg) < 0)
-    return iob_error(err, ENOMEM, "cannot copy the configuration");
+  dup_config(&tmp, cfg);
   bool seen[NKEYS] = {false};
   char line[AGENT_CONFIG_MAX_LINE + 1];
   unsigned lineno = 0;
@@ -496,15 +483,11 @@ int agent_config_load(struct agent_config *cfg, const char *path, bool must_exis
   return agent_config_parse(cfg, path, buf, len, err);
 }
 
-static int override(char **dst, const char *src) {
+static void override(char **dst, const char *src) {
   if (src == NULL)
-    return 0;
-  char *s = strdup(src);
-  if (s == NULL)
-    return -1;
+    return;
   free(*dst);
-  *dst = s;
-  return 0;
+  *dst = xstrdup(src);
 }
 
 int agent_config_from_options(struct agent_config *cfg, const struct agent_options *o,
@@ -514,9 +497,8 @@ int agent_config_from_options(struct agent_config *cfg, const struct agent_optio
   const char *path = o->config_path ? o->config_path : AGENT_DEFAULT_CONFIG;
   if (agent_config_load(cfg, path, o->config_path != NULL, err) < 0)
     return -1;
-  if (override(&cfg->socket_path, o->socket_path) < 0 ||
-      override(&cfg->state_dir, o->state_dir) < 0)
-    return iob_error(err, ENOMEM, "cannot copy the configuration");
+  override(&cfg->socket_path, o->socket_path);
+  override(&cfg->state_dir, o->state_dir);
   cfg->debug = cfg->debug || o->debug;
   return 0;
 }

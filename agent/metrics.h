@@ -79,7 +79,8 @@ struct agent_metrics_view {
 void agent_metrics_view_count(struct agent_metrics_view *v, const struct agent_ctr *list,
                               uint64_t now_ms);
 
-/* The exposition text into a malloc'ed *out. */
+/* The exposition text into a malloc'ed *out; returns 0 (out of memory
+ * aborts, common/xalloc.h). */
 int agent_metrics_render(const struct agent_metrics *m, const struct agent_metrics_view *v,
                          char **out, size_t *len, struct iob_error **err);
 

@@ -17,6 +17,7 @@
 
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 
 /* RFC 9110 5.6.2 token characters. */
 static bool is_tchar(unsigned char c) {
@@ -250,36 +251,28 @@ static const char *status_text(int code) {
 }
 
 /* Build the whole reply; body NULL: a one-line text body with the status. */
-static int make_reply(struct metrics_conn *c, int code, const char *body, size_t body_len,
-                      bool head_only) {
+static void make_reply(struct metrics_conn *c, int code, const char *body, size_t body_len,
+                       bool head_only) {
   char small[64];
   if (body == NULL) {
     snprintf(small, sizeof(small), "%d %s\n", code, status_text(code));
     body = small;
     body_len = strlen(small);
   }
-  char *out = NULL;
-  int n = asprintf(&out,
-                   "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
-                   "Connection: close\r\n\r\n",
-                   code, status_text(code),
-                   code == 200 ? "text/plain; version=0.0.4; charset=utf-8"
-                               : "text/plain; charset=utf-8",
-                   body_len, code == 405 ? "Allow: GET, HEAD\r\n" : "");
-  if (n < 0)
-    return -1;
-  size_t total = (size_t)n + (head_only ? 0 : body_len);
-  char *all = realloc(out, total + 1);
-  if (all == NULL) {
-    free(out);
-    return -1;
-  }
+  char *all = xasprintf("HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+                        "Connection: close\r\n\r\n",
+                        code, status_text(code),
+                        code == 200 ? "text/plain; version=0.0.4; charset=utf-8"
+                                    : "text/plain; charset=utf-8",
+                        body_len, code == 405 ? "Allow: GET, HEAD\r\n" : "");
+  size_t n = strlen(all);
+  size_t total = n + (head_only ? 0 : body_len);
+  all = xrealloc(all, total + 1);
   if (!head_only)
     memcpy(all + n, body, body_len);
   c->out = all;
   c->out_len = total;
   c->out_off = 0;
-  return 0;
 }
 
 /* Write what the socket takes now; 1: all sent, 0: later, < 0: drop. */
@@ -319,10 +312,7 @@ static void answer(struct metrics_conn *c, const struct agent_http_request *req,
     }
     head_only = req->method == AGENT_HTTP_HEAD;
   }
-  if (make_reply(c, code, code == 200 ? body : NULL, body_len, head_only) < 0) {
-    conn_close(c);
-    return;
-  }
+  make_reply(c, code, code == 200 ? body : NULL, body_len, head_only);
   int r = conn_flush(c);
   cleanup_error struct iob_error *err = NULL;
   if (r != 0 || iob_loop_mod(s->loop, c->fd, EPOLLOUT, &err) < 0)
@@ -419,19 +409,14 @@ static void on_accept(struct iob_loop *loop, int fd, uint32_t events, void *data
       close(cfd);
       continue;
     }
-    struct metrics_conn *c = calloc(1, sizeof(*c));
+    struct metrics_conn *c = xcalloc(1, sizeof(*c));
     cleanup_error struct iob_error *err = NULL;
-    if (c == NULL) {
-      close(cfd);
-      continue;
-    }
     c->srv = s;
     c->fd = cfd;
     memcpy(c->peer, peer, sizeof(peer));
     c->timer = iob_loop_timer(loop, AGENT_METRICS_TIMEOUT_MS, on_conn_timeout, c);
-    if (c->timer == NULL || iob_loop_add(loop, cfd, EPOLLIN, on_conn, c, &err) < 0) {
-      if (c->timer)
-        iob_timer_cancel(loop, c->timer);
+    if (iob_loop_add(loop, cfd, EPOLLIN, on_conn, c, &err) < 0) {
+      iob_timer_cancel(loop, c->timer);
       close(cfd);
       free(c);
       continue;
@@ -453,8 +438,8 @@ static int listen_on(const struct agent_metrics_addr *a, const char *spec, struc
       if (unlink(a->path) < 0 && errno != ENOENT)
         return iob_error(err, errno, "cannot remove stale socket '%s'", a->path);
     }
-    cleanup_free char *dir = strdup(a->path);
-    char *slash = dir ? strrchr(dir, '/') : NULL;
+    cleanup_free char *dir = xstrdup(a->path);
+    char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
       *slash = '\0';
       if (mkdir(dir, 0755) < 0 && errno != EEXIST)
@@ -492,11 +477,8 @@ int agent_metrics_server_open(struct iob_loop *loop, const char *spec, agent_met
   struct agent_metrics_addr a;
   if (agent_metrics_addr_parse(spec, &a, err) < 0)
     return -1;
-  struct agent_metrics_server *s = calloc(1, sizeof(*s));
-  if (s == NULL || (s->spec = strdup(spec)) == NULL) {
-    free(s);
-    return iob_error(err, ENOMEM, "cannot allocate the metrics server");
-  }
+  struct agent_metrics_server *s = xcalloc(1, sizeof(*s));
+  s->spec = xstrdup(spec);
   s->loop = loop;
   s->fn = fn;
   s->user = user;

@@ -11,6 +11,7 @@
 
 #include "common/cleanup.h"
 #include "common/file.h"
+#include "common/xalloc.h"
 
 /* Weight of a new sample in the running average. */
 #define PEN_LEARN_RATE 0.2
@@ -25,10 +26,7 @@ int agent_penalties_init(struct agent_penalties *pen, const char *state_dir,
     return 0;
   if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
     return iob_error(err, errno, "cannot create state directory '%s'", state_dir);
-  if (asprintf(&pen->path, "%s/%s", state_dir, AGENT_PENALTIES_FILE) < 0) {
-    pen->path = NULL;
-    return iob_error(err, ENOMEM, "cannot allocate the penalties path");
-  }
+  pen->path = xasprintf("%s/%s", state_dir, AGENT_PENALTIES_FILE);
   return 0;
 }
 
@@ -153,9 +151,11 @@ int agent_penalties_load(struct agent_penalties *pen, struct iob_error **err) {
 int agent_penalties_save(struct agent_penalties *pen, struct iob_error **err) {
   if (pen->path == NULL || !pen->dirty)
     return 0;
+  /* Class names and finite slowdowns (agent_penalties_observe, from_json):
+   * jansson fails here only when out of memory. */
   cleanup_json json_t *pairs = json_array();
   if (pairs == NULL)
-    return iob_error(err, ENOMEM, "cannot encode penalties");
+    iob_oom();
   for (int v = 0; v < BATCH_NCLASS; v++)
     for (int n = 0; n < BATCH_NCLASS; n++) {
       const struct agent_pen_pair *e = &pen->p[v][n];
@@ -166,14 +166,14 @@ int agent_penalties_save(struct agent_penalties *pen, struct iob_error **err) {
                     "neighbour", batch_class_name((enum batch_class)n), "slowdown", e->slowdown,
                     "samples", (json_int_t)e->samples, "coruns", (json_int_t)e->coruns);
       if (o == NULL || json_array_append_new(pairs, o) < 0)
-        return iob_error(err, ENOMEM, "cannot encode penalties");
+        iob_oom();
     }
   cleanup_json json_t *root = json_pack("{s:i, s:O}", "version", 1, "pairs", pairs);
   if (root == NULL)
-    return iob_error(err, ENOMEM, "cannot encode penalties");
+    iob_oom();
   cleanup_free char *text = json_dumps(root, JSON_INDENT(1));
   if (text == NULL)
-    return iob_error(err, ENOMEM, "cannot encode penalties");
+    iob_oom();
   if (iob_write_file_atomic(pen->path, text, strlen(text), 0600, err) < 0)
     return -1;
   pen->dirty = false;

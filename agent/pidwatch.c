@@ -17,6 +17,7 @@
 #include "agent/daemon.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434 /* the same number on every architecture */
@@ -86,12 +87,8 @@ void agent_pidwatch(struct agent_daemon *d, struct agent_ctr *c) {
     }
     return;
   }
-  struct pid_watch *w = calloc(1, sizeof(*w));
+  struct pid_watch *w = xmalloc(sizeof(*w));
   cleanup_error struct iob_error *err = NULL;
-  if (w == NULL) {
-    close(fd);
-    return;
-  }
   *w = (struct pid_watch){.d = d, .ctr = c, .fd = fd, .wait = NULL};
   if (iob_loop_add(d->loop, fd, EPOLLIN, on_pid_exit, w, &err) < 0) {
     iob_warn("'%s': pid %u not watched: %s", c->id, c->pid, err->msg);

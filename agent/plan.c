@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 
 void agent_plan_release(struct agent_plan *p) {
   for (size_t b = 0; p->batches && b < p->n_batches; b++)
@@ -17,18 +18,13 @@ void agent_plan_release(struct agent_plan *p) {
   p->n_batches = 0;
 }
 
-static int build(const struct batch_config *cfg, const struct agent_plan_job *jobs, size_t n,
-                 const enum batch_class *cls, const struct batch_solution *sol,
-                 struct agent_plan *p) {
-  p->batches = calloc(sol->nz + 1, sizeof(*p->batches));
-  if (p->batches == NULL)
-    return -1;
+static void build(const struct batch_config *cfg, const struct agent_plan_job *jobs, size_t n,
+                  const enum batch_class *cls, const struct batch_solution *sol,
+                  struct agent_plan *p) {
+  p->batches = xcalloc(sol->nz + 1, sizeof(*p->batches));
   p->n_batches = sol->nz;
-  for (unsigned b = 0; b < sol->nz; b++) {
-    p->batches[b].names = calloc(n + 1, sizeof(char *));
-    if (p->batches[b].names == NULL)
-      return -1;
-  }
+  for (unsigned b = 0; b < sol->nz; b++)
+    p->batches[b].names = xcalloc(n + 1, sizeof(char *));
   for (size_t i = 0; i < n; i++) {
     struct agent_plan_batch *pb = &p->batches[sol->batch_of[i]];
     /* the pair cost of i with every earlier member of its batch */
@@ -40,7 +36,6 @@ static int build(const struct batch_config *cfg, const struct agent_plan_job *jo
     }
     pb->names[pb->n_names++] = jobs[i].name;
   }
-  return 0;
 }
 
 int agent_plan_solve(const struct batch_config *cfg, const struct agent_plan_job *jobs, size_t n,
@@ -51,9 +46,7 @@ int agent_plan_solve(const struct batch_config *cfg, const struct agent_plan_job
   if (n > AGENT_PLAN_MAX_JOBS)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "too many jobs: %zu, at most %d", n,
                           AGENT_PLAN_MAX_JOBS);
-  cleanup_free enum batch_class *cls = calloc(n, sizeof(*cls));
-  if (cls == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate the plan");
+  cleanup_free enum batch_class *cls = xcalloc(n, sizeof(*cls));
   for (size_t i = 0; i < n; i++) {
     if (jobs[i].name == NULL || jobs[i].name[0] == '\0')
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "job %zu has no name", i + 1);
@@ -74,12 +67,8 @@ int agent_plan_solve(const struct batch_config *cfg, const struct agent_plan_job
   out->objective = sol.objective;
   out->optimal = sol.optimal;
   out->solver = sol.method == BATCH_SOLVE_EXACT ? "exact" : "heuristic";
-  int ret = build(cfg, jobs, n, cls, &sol, out);
+  build(cfg, jobs, n, cls, &sol, out);
   batch_solution_free(&sol);
-  if (ret < 0) {
-    agent_plan_release(out);
-    return iob_error(err, ENOMEM, "cannot allocate the plan");
-  }
   return 0;
 }
 
@@ -110,18 +99,10 @@ static int add_job(struct agent_plan_jobs *j, const char *name, const char *cls,
                           cls);
   if (!(solo >= 0 && isfinite(solo)))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid solo seconds for '%s'", name);
-  if (j->n % 64 == 0) {
-    void *v = realloc(j->v, (j->n + 64) * sizeof(*j->v));
-    if (v == NULL)
-      return iob_error(err, ENOMEM, "cannot allocate jobs");
-    j->v = v;
-  }
-  struct agent_plan_job *p = &j->v[j->n++];
-  p->name = strdup(name);
-  p->cls = strdup(cls);
-  p->solo_s = solo;
-  if (p->name == NULL || p->cls == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate jobs");
+  if (j->n % 64 == 0)
+    j->v = xrealloc(j->v, (j->n + 64) * sizeof(*j->v));
+  j->v[j->n++] =
+      (struct agent_plan_job){.name = xstrdup(name), .cls = xstrdup(cls), .solo_s = solo};
   return 0;
 }
 
@@ -208,9 +189,7 @@ int agent_plan_parse_jobs(const char *name, const char *buf, size_t len, struct 
     r = parse_json(name, buf, len, j, err);
   } else {
     /* strtok needs a writable, terminated copy */
-    char *copy = strndup(buf, len);
-    if (copy == NULL)
-      return iob_error(err, ENOMEM, "cannot read '%s'", name);
+    char *copy = xstrndup(buf, len);
     r = parse_text(name, copy, j, err);
     free(copy);
   }

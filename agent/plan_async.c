@@ -14,6 +14,7 @@
 #include "agent/daemon.h"
 #include "agent/requests.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
 
@@ -85,25 +86,19 @@ int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call,
   if (running)
     return iob_error_code(err, IOB_CODE_UNAVAILABLE,
                           "another plan is being computed; try again when it is done");
-  struct plan_run *r = calloc(1, sizeof(*r));
-  if (r == NULL)
-    return iob_error(err, ENOMEM, "cannot start the plan");
+  struct plan_run *r = xcalloc(1, sizeof(*r));
   r->efd = -1;
   r->d = d;
   r->cfg = *cfg;
   size_t len = protobuf_c_message_get_packed_size(&req->base);
-  uint8_t *buf = malloc(len + 1);
-  if (buf == NULL) {
-    run_free(r);
-    return iob_error(err, ENOMEM, "cannot copy the plan request");
-  }
+  uint8_t *buf = xmalloc(len + 1);
   protobuf_c_message_pack(&req->base, buf);
   r->req = iobatch__agent__v1__plan_request__unpack(NULL, len, buf);
   free(buf);
-  if (r->req == NULL) {
-    run_free(r);
-    return iob_error(err, ENOMEM, "cannot copy the plan request");
-  }
+  /* req was unpacked from the wire once already: unpacking its own packing
+   * fails only when out of memory. */
+  if (r->req == NULL)
+    iob_oom();
   r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (r->efd < 0) {
     int e = errno;

@@ -13,6 +13,7 @@
 
 #include "common/cleanup.h"
 #include "common/file.h"
+#include "common/xalloc.h"
 
 /* Weight of a new observation in the running average: recent runs count
  * more, one odd run does not erase the history. */
@@ -25,10 +26,7 @@ int agent_profiles_init(struct agent_profiles *p, const char *state_dir, struct 
   memset(p, 0, sizeof(*p));
   if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
     return iob_error(err, errno, "cannot create state directory '%s'", state_dir);
-  if (asprintf(&p->path, "%s/%s", state_dir, AGENT_PROFILES_FILE) < 0) {
-    p->path = NULL;
-    return iob_error(err, ENOMEM, "cannot allocate profile path");
-  }
+  p->path = xasprintf("%s/%s", state_dir, AGENT_PROFILES_FILE);
   return 0;
 }
 
@@ -79,25 +77,16 @@ static struct agent_profile *add(struct agent_profiles *p, const char *ns, const
     p->v[old] = p->v[--p->n];
   }
   if (p->n == p->cap) {
-    size_t cap = p->cap ? p->cap * 2 : 16;
-    struct agent_profile *v = realloc(p->v, cap * sizeof(*v));
-    if (v == NULL)
-      return NULL;
-    p->v = v;
-    p->cap = cap;
+    p->cap = p->cap ? p->cap * 2 : 16;
+    p->v = xrealloc(p->v, p->cap * sizeof(*p->v));
   }
   struct agent_profile *e = &p->v[p->n];
   memset(e, 0, sizeof(*e));
   /* A run can teach a duration before any class: the file must still say
    * something the next load accepts. */
   snprintf(e->cls, sizeof(e->cls), "unknown");
-  e->key = strdup(key);
-  e->ns = strdup(nz(ns));
-  if (e->key == NULL || e->ns == NULL) {
-    free(e->key);
-    free(e->ns);
-    return NULL;
-  }
+  e->key = xstrdup(key);
+  e->ns = xstrdup(nz(ns));
   p->n++;
   return e;
 }
@@ -135,8 +124,8 @@ int agent_profiles_learn(struct agent_profiles *p, const char *ns, const char *k
   if (u->cls && *u->cls && !valid_class_name(u->cls))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid class name '%s'", u->cls);
   struct agent_profile *e = find(p, ns, key);
-  if (e == NULL && (e = add(p, ns, key)) == NULL)
-    return iob_error(err, ENOMEM, "cannot add profile '%s'", key);
+  if (e == NULL)
+    e = add(p, ns, key);
   if (u->cls && *u->cls) {
     snprintf(e->cls, sizeof(e->cls), "%s", u->cls);
     e->confidence = u->confidence;
@@ -180,8 +169,6 @@ static int profiles_from_json(struct agent_profiles *p, const char *ns, json_t *
       return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': more than %d profiles", path,
                             AGENT_PROFILES_MAX);
     struct agent_profile *e = add(p, ns, key);
-    if (e == NULL)
-      return iob_error(err, ENOMEM, "cannot add profile '%s'", key);
     snprintf(e->cls, sizeof(e->cls), "%s", cls);
     e->confidence = conf;
     e->solo_s = solo_s;
@@ -252,9 +239,7 @@ int agent_profiles_load(struct agent_profiles *p, struct iob_error **err) {
     return iob_error(err, errno, "cannot open '%s'", p->path);
   }
   /* One byte more than allowed tells "too large" from "just fits". */
-  cleanup_free char *buf = malloc(AGENT_PROFILES_MAX_BYTES + 1);
-  if (buf == NULL)
-    return iob_error(err, ENOMEM, "cannot read '%s'", p->path);
+  cleanup_free char *buf = xmalloc(AGENT_PROFILES_MAX_BYTES + 1);
   size_t len = 0;
   for (;;) {
     ssize_t r = read(fd, buf + len, AGENT_PROFILES_MAX_BYTES + 1 - len);
@@ -298,16 +283,19 @@ static json_t *to_json(const struct agent_profiles *p) {
 
 int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err) {
   cleanup_json json_t *root = to_json(p);
+  /* Not out of memory alone: jansson refuses a key that is not UTF-8, and
+   * namespaces and workload keys come from requests (protobuf-c does not
+   * check the strings it decodes). */
   if (root == NULL)
-    return iob_error(err, ENOMEM, "cannot encode profiles");
+    return iob_error_code(err, IOB_CODE_INTERNAL,
+                          "cannot encode profiles: a namespace or workload key is not UTF-8, "
+                          "or out of memory");
   cleanup_free char *text = json_dumps(root, JSON_INDENT(1) | JSON_SORT_KEYS);
   if (text == NULL)
-    return iob_error(err, ENOMEM, "cannot encode profiles");
+    iob_oom();
   /* The text ends with a newline, as the file always has. */
   size_t len = strlen(text);
-  cleanup_free char *buf = malloc(len + 2);
-  if (buf == NULL)
-    return iob_error(err, ENOMEM, "cannot encode profiles");
+  cleanup_free char *buf = xmalloc(len + 2);
   memcpy(buf, text, len);
   buf[len] = '\n';
   return iob_write_file_atomic(p->path, buf, len + 1, 0600, err);

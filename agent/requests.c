@@ -11,6 +11,7 @@
 #include "cgroupv2/sample.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 
 /* Leave the caller this much of its own timeout to act on our answer: a
  * shim whose Start is about to hit containerd's deadline must still start
@@ -158,7 +159,6 @@ void agent_api_status_release(Iobatch__Agent__V1__StatusResponse *r) {
 }
 
 static char *describe_reason(const struct agent_ctr *c) {
-  char *s = NULL;
   const char *r = c->reason >= 0 ? batch_reason_name((enum batch_reason)c->reason) : "";
   if (c->state == AGENT_CREATED)
     r = "not started";
@@ -168,9 +168,7 @@ static char *describe_reason(const struct agent_ctr *c) {
     r = "admitted: a pod sandbox is never held";
   else if (c->state == AGENT_RUNNING && c->reason < 0)
     r = "registered running";
-  if (asprintf(&s, "%s", r) < 0)
-    return NULL;
-  return s;
+  return xstrdup(r);
 }
 
 /* How status names a container a pending one waits for: its CRI names when
@@ -195,7 +193,6 @@ static void ctr_label(const struct agent_daemon *d, const char *ns, const char *
  * admission (its deadline) is admit_by_ms. */
 static char *describe_wait(const struct agent_daemon *d, const struct agent_ctr *c, uint64_t now) {
   char who[AGENT_ID_MAX * 4 + 16], *s = NULL;
-  int r = 0;
   if (c->state != AGENT_PENDING)
     return NULL;
   if (c->conflict[0])
@@ -204,55 +201,51 @@ static char *describe_wait(const struct agent_daemon *d, const struct agent_ctr 
     snprintf(who, sizeof(who), "a running container");
   switch (c->reason) {
   case BATCH_HOLD_FULL:
-    r = asprintf(&s, "a free slot (max concurrency %u reached)", d->bcfg.max_batch);
+    s = xasprintf("a free slot (max concurrency %u reached)", d->bcfg.max_batch);
     break;
   case BATCH_HOLD_MAKESPAN:
-    r = asprintf(&s, "%s to finish: holding finishes the set sooner than running beside it", who);
+    s = xasprintf("%s to finish: holding finishes the set sooner than running beside it", who);
     break;
   case BATCH_HOLD_FAIRNESS:
-    r = asprintf(&s, "%s to finish: running beside it would stretch a job beyond %gx its solo time",
-                 who, d->bcfg.fairness);
+    s = xasprintf("%s to finish: running beside it would stretch a job beyond %gx its solo time",
+                  who, d->bcfg.fairness);
     break;
   case BATCH_HOLD_PLAN:
-    r = c->conflict[0] ? asprintf(&s, "a later batch of the plan (conflicts with %s)", who)
-                       : asprintf(&s, "a later batch of the plan");
+    s = c->conflict[0] ? xasprintf("a later batch of the plan (conflicts with %s)", who)
+                       : xasprintf("a later batch of the plan");
     break;
   case BATCH_HOLD_BEHIND:
-    r = c->conflict[0]
-            ? asprintf(&s, "%s, held longer and in conflict with it, to start first", who)
-            : asprintf(&s, "an older held container it conflicts with to start first");
+    s = c->conflict[0] ? xasprintf("%s, held longer and in conflict with it, to start first", who)
+                       : xasprintf("an older held container it conflicts with to start first");
     break;
   case BATCH_HOLD_NEXT:
-    r = asprintf(&s, "the next plan (this one ran out of its forecast budget)");
+    s = xasprintf("the next plan (this one ran out of its forecast budget)");
     break;
   case BATCH_HOLD_PROTECT:
-    r = c->conflict[0]
-            ? asprintf(&s, "the latency-sensitive %s to get its rate back (it is short of it)", who)
-            : asprintf(&s, "a latency-sensitive container to get its rate back");
+    s = c->conflict[0]
+            ? xasprintf("the latency-sensitive %s to get its rate back (it is short of it)", who)
+            : xasprintf("a latency-sensitive container to get its rate back");
     break;
   default:
     if (now < d->adm.settle_ms)
-      r = asprintf(&s, "the agent's start-up (running containers register again first)");
+      s = xasprintf("the agent's start-up (running containers register again first)");
     else if (c->reason < 0)
-      r = asprintf(&s, "the batch window (%llu ms) to close",
-                   (unsigned long long)d->cfg.batch_window_ms);
+      s = xasprintf("the batch window (%llu ms) to close",
+                    (unsigned long long)d->cfg.batch_window_ms);
     else
-      r = asprintf(&s, "the next plan (last decision: %s)",
-                   batch_reason_name((enum batch_reason)c->reason));
+      s = xasprintf("the next plan (last decision: %s)",
+                    batch_reason_name((enum batch_reason)c->reason));
   }
-  return r < 0 ? NULL : s;
+  return s;
 }
 
 int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__StatusResponse *out,
                      struct iob_error **err) {
+  (void)err; /* cannot fail (out of memory aborts); kept for its callers */
   Iobatch__Agent__V1__StatusResponse r = IOBATCH__AGENT__V1__STATUS_RESPONSE__INIT;
-  r.containers = calloc(d->adm.n + 1, sizeof(*r.containers));
-  if (r.containers == NULL)
-    return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "cannot allocate status");
+  r.containers = xcalloc(d->adm.n + 1, sizeof(*r.containers));
   for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
-    Iobatch__Agent__V1__ContainerStatus *s = calloc(1, sizeof(*s));
-    if (s == NULL)
-      break;
+    Iobatch__Agent__V1__ContainerStatus *s = xcalloc(1, sizeof(*s));
     iobatch__agent__v1__container_status__init(s);
     r.containers[r.n_containers++] = s;
     s->id = c->id;
@@ -301,15 +294,13 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   }
   r.protect_cap_bps = (uint64_t)d->adm.prot.level_bps;
   r.protect_holding = d->adm.prot.short_;
-  r.penalties = calloc(BATCH_NCLASS * BATCH_NCLASS + 1, sizeof(*r.penalties));
-  for (int v = 0; r.penalties && v < BATCH_NCLASS; v++)
+  r.penalties = xcalloc(BATCH_NCLASS * BATCH_NCLASS + 1, sizeof(*r.penalties));
+  for (int v = 0; v < BATCH_NCLASS; v++)
     for (int n = 0; n < BATCH_NCLASS; n++) {
       const struct agent_pen_pair *e = &d->penalties.p[v][n];
       if (e->samples == 0)
         continue;
-      Iobatch__Agent__V1__PenaltyPair *pp = calloc(1, sizeof(*pp));
-      if (pp == NULL)
-        break;
+      Iobatch__Agent__V1__PenaltyPair *pp = xcalloc(1, sizeof(*pp));
       iobatch__agent__v1__penalty_pair__init(pp);
       pp->victim = (char *)batch_class_name((enum batch_class)v);
       pp->neighbour = (char *)batch_class_name((enum batch_class)n);
@@ -349,25 +340,15 @@ void agent_api_plan_free(Iobatch__Agent__V1__PlanResponse *r) {
 }
 
 /* The plan as a PlanResponse; the names arrays move from p to it. */
-static int plan_response(struct agent_plan *p, Iobatch__Agent__V1__PlanResponse **out) {
-  Iobatch__Agent__V1__PlanResponse *r = calloc(1, sizeof(*r));
-  if (r == NULL)
-    return -1;
+static void plan_response(struct agent_plan *p, Iobatch__Agent__V1__PlanResponse **out) {
+  Iobatch__Agent__V1__PlanResponse *r = xcalloc(1, sizeof(*r));
   iobatch__agent__v1__plan_response__init(r);
   r->objective = p->objective;
   r->optimal = p->optimal;
   r->solver = (char *)p->solver;
-  r->batches = calloc(p->n_batches + 1, sizeof(*r->batches));
-  if (r->batches == NULL) {
-    agent_api_plan_free(r);
-    return -1;
-  }
+  r->batches = xcalloc(p->n_batches + 1, sizeof(*r->batches));
   for (size_t b = 0; b < p->n_batches; b++) {
-    Iobatch__Agent__V1__PlanBatch *pb = calloc(1, sizeof(*pb));
-    if (pb == NULL) {
-      agent_api_plan_free(r);
-      return -1;
-    }
+    Iobatch__Agent__V1__PlanBatch *pb = xcalloc(1, sizeof(*pb));
     iobatch__agent__v1__plan_batch__init(pb);
     r->batches[r->n_batches++] = pb;
     pb->names = p->batches[b].names;
@@ -376,7 +357,6 @@ static int plan_response(struct agent_plan *p, Iobatch__Agent__V1__PlanResponse 
     p->batches[b].names = NULL;
   }
   *out = r;
-  return 0;
 }
 
 int agent_api_plan_check(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *req,
@@ -398,9 +378,11 @@ int agent_api_plan_check(struct agent_daemon *d, const Iobatch__Agent__V1__PlanR
 
 int agent_api_plan_solve(const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
                          Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
-  cleanup_free struct agent_plan_job *jobs = calloc(req->n_jobs + 1, sizeof(*jobs));
-  if (jobs == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate the plan");
+  /* The count comes from the request: checked before the copy it sizes. */
+  if (req->n_jobs > AGENT_PLAN_MAX_JOBS)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "too many jobs: %zu, at most %d",
+                          req->n_jobs, AGENT_PLAN_MAX_JOBS);
+  cleanup_free struct agent_plan_job *jobs = xcalloc(req->n_jobs + 1, sizeof(*jobs));
   for (size_t i = 0; i < req->n_jobs; i++)
     jobs[i] = (struct agent_plan_job){.name = req->jobs[i]->name,
                                       .cls = req->jobs[i]->class_,
@@ -408,10 +390,8 @@ int agent_api_plan_solve(const struct batch_config *cfg, const Iobatch__Agent__V
   struct agent_plan p;
   if (agent_plan_solve(cfg, jobs, req->n_jobs, &p, err) < 0)
     return -1;
-  int r = plan_response(&p, out);
+  plan_response(&p, out);
   agent_plan_release(&p);
-  if (r < 0)
-    return iob_error(err, ENOMEM, "cannot allocate the plan");
   return 0;
 }
 

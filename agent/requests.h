@@ -39,7 +39,8 @@ bool agent_api_exited(struct agent_daemon *d, const Iobatch__Agent__V1__ExitedRe
                       uint64_t now);
 
 /* Status: *out borrows the daemon's strings; free what it allocated with
- * agent_api_status_release (before the daemon changes). */
+ * agent_api_status_release (before the daemon changes).  Returns 0 (out of
+ * memory aborts, common/xalloc.h). */
 int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__StatusResponse *out,
                      struct iob_error **err);
 void agent_api_status_release(Iobatch__Agent__V1__StatusResponse *r);

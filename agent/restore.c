@@ -14,6 +14,7 @@
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 
 #define cleanup_json __attribute__((cleanup(json_decrefp)))
 
@@ -52,6 +53,7 @@ static bool boot_id_ok(const char *s) {
 
 int agent_restore_init(struct agent_restore *r, const char *state_dir, const char *boot_id_file,
                        struct iob_error **err) {
+  (void)err; /* cannot fail (out of memory aborts); kept for its callers */
   memset(r, 0, sizeof(*r));
   cleanup_free char *id = NULL;
   size_t len = 0;
@@ -62,12 +64,8 @@ int agent_restore_init(struct agent_restore *r, const char *state_dir, const cha
     if (boot_id_ok(id))
       snprintf(r->boot_id, sizeof(r->boot_id), "%s", id);
   }
-  if (state_dir == NULL)
-    return 0;
-  if (asprintf(&r->path, "%s/%s", state_dir, AGENT_RESTORE_FILE) < 0) {
-    r->path = NULL;
-    return iob_error(err, ENOMEM, "cannot allocate the journal path");
-  }
+  if (state_dir != NULL)
+    r->path = xasprintf("%s/%s", state_dir, AGENT_RESTORE_FILE);
   return 0;
 }
 
@@ -133,18 +131,12 @@ static int add(struct agent_restore *r, const char *file, unsigned major, unsign
                           "cannot remember '%s': %d values remembered already", file,
                           AGENT_RESTORE_MAX);
   if (r->n == r->cap) {
-    size_t cap = r->cap ? r->cap * 2 : 16;
-    struct agent_restore_entry *v = realloc(r->v, cap * sizeof(*v));
-    if (v == NULL)
-      return iob_error(err, ENOMEM, "cannot remember '%s'", file);
-    r->v = v;
-    r->cap = cap;
+    r->cap = r->cap ? r->cap * 2 : 16;
+    r->v = xrealloc(r->v, r->cap * sizeof(*r->v));
   }
   struct agent_restore_entry *e = &r->v[r->n];
   memset(e, 0, sizeof(*e));
-  e->file = strdup(file);
-  if (e->file == NULL)
-    return iob_error(err, ENOMEM, "cannot remember '%s'", file);
+  e->file = xstrdup(file);
   e->major = major;
   e->minor = minor;
   snprintf(e->value, sizeof(e->value), "%s", value);
@@ -222,20 +214,28 @@ static int save(const struct agent_restore *r, struct iob_error **err) {
   }
   cleanup_json json_t *ents = json_array();
   if (ents == NULL)
-    return iob_error(err, ENOMEM, "cannot encode '%s'", r->path);
+    iob_oom();
   for (size_t i = 0; i < r->n; i++) {
     char dev[32];
     snprintf(dev, sizeof(dev), "%u:%u", r->v[i].major, r->v[i].minor);
-    if (json_array_append_new(ents, json_pack("{s:s, s:s, s:s}", "file", r->v[i].file, "dev", dev,
-                                              "value", r->v[i].value)) < 0)
-      return iob_error(err, ENOMEM, "cannot encode '%s'", r->path);
+    /* Not out of memory alone: a cgroup directory's name need not be
+     * UTF-8, which jansson requires. */
+    json_error_t je;
+    json_t *o = json_pack_ex(&je, 0, "{s:s, s:s, s:s}", "file", r->v[i].file, "dev", dev, "value",
+                             r->v[i].value);
+    if (o == NULL)
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "cannot encode '%s' into '%s': %s",
+                            r->v[i].file, r->path, je.text);
+    if (json_array_append_new(ents, o) < 0)
+      iob_oom();
   }
   cleanup_json json_t *root = json_pack("{s:i, s:O}", "version", 1, "entries", ents);
-  if (root && r->boot_id[0] && json_object_set_new(root, "boot_id", json_string(r->boot_id)) < 0)
-    return iob_error(err, ENOMEM, "cannot encode '%s'", r->path);
-  cleanup_free char *text = root ? json_dumps(root, JSON_INDENT(1)) : NULL;
+  if (root == NULL ||
+      (r->boot_id[0] && json_object_set_new(root, "boot_id", json_string(r->boot_id)) < 0))
+    iob_oom();
+  cleanup_free char *text = json_dumps(root, JSON_INDENT(1));
   if (text == NULL)
-    return iob_error(err, ENOMEM, "cannot encode '%s'", r->path);
+    iob_oom();
   return iob_write_file_replace(r->path, text, strlen(text), 0600, err);
 }
 

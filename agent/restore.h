@@ -54,7 +54,8 @@ struct agent_restore {
 
 /* Empty, with the journal in STATE_DIR (NULL: none), for the boot whose
  * id BOOT_ID_FILE holds (NULL: AGENT_RESTORE_BOOT_ID; not readable: no
- * id, and every journal is replayed). */
+ * id, and every journal is replayed).  Returns 0 (out of memory aborts,
+ * common/xalloc.h). */
 int agent_restore_init(struct agent_restore *r, const char *state_dir, const char *boot_id_file,
                        struct iob_error **err);
 void agent_restore_release(struct agent_restore *r);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agent/weighttree.h"
+#include "common/xalloc.h"
 
 /* Distinct ancestors per path gathered on the stack. */
 #define MAX_DEPTH 64
@@ -40,32 +41,25 @@ int agent_weight_target_covers(const char *dir, const char *cgdir) {
   return strncmp(dir, cgdir, n) == 0 && (cgdir[n] == '\0' || cgdir[n] == '/');
 }
 
-static int add(struct wt_target **t, size_t *n, size_t *cap, const char *p, size_t len, unsigned w,
-               struct iob_error **err) {
+static void add(struct wt_target **t, size_t *n, size_t *cap, const char *p, size_t len,
+                unsigned w) {
   for (size_t i = 0; i < *n; i++) {
     if (strlen((*t)[i].dir) == len && strncmp((*t)[i].dir, p, len) == 0) {
       if (w > (*t)[i].weight)
         (*t)[i].weight = w;
-      return 0;
+      return;
     }
   }
   if (*n == *cap) {
-    size_t nc = *cap ? *cap * 2 : 8;
-    struct wt_target *nt = realloc(*t, nc * sizeof(*nt));
-    if (nt == NULL)
-      return iob_error(err, ENOMEM, "cannot allocate weight targets");
-    *t = nt;
-    *cap = nc;
+    *cap = *cap ? *cap * 2 : 8;
+    *t = xrealloc(*t, *cap * sizeof(**t));
   }
-  char *dir = strndup(p, len);
-  if (dir == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate weight targets");
-  (*t)[(*n)++] = (struct wt_target){.dir = dir, .weight = w};
-  return 0;
+  (*t)[(*n)++] = (struct wt_target){.dir = xstrndup(p, len), .weight = w};
 }
 
 int agent_weight_targets(const struct wt_item *items, size_t n, struct wt_target **out,
                          size_t *n_out, struct iob_error **err) {
+  (void)err; /* cannot fail (out of memory aborts); kept for its callers */
   struct wt_target *t = NULL;
   size_t nt = 0, cap = 0, known = 0;
   for (size_t i = 0; i < n; i++)
@@ -74,8 +68,8 @@ int agent_weight_targets(const struct wt_item *items, size_t n, struct wt_target
     const char *a = items[i].cgdir;
     if (a == NULL)
       continue;
-    if (known == 1 && add(&t, &nt, &cap, a, strlen(a), items[i].weight, err) < 0)
-      goto fail;
+    if (known == 1)
+      add(&t, &nt, &cap, a, strlen(a), items[i].weight);
     /* The targets on a's path are a few prefixes of it (one per distinct
      * ancestor it shares with the others): gather their lengths first, so
      * the global list is searched once per prefix, not once per pair. */
@@ -91,12 +85,11 @@ int agent_weight_targets(const struct wt_item *items, size_t n, struct wt_target
         continue;
       if (nl < MAX_DEPTH)
         lens[nl++] = l;
-      else if (add(&t, &nt, &cap, a, l, 0, err) < 0) /* deeper than any real tree */
-        goto fail;
+      else
+        add(&t, &nt, &cap, a, l, 0); /* deeper than any real tree */
     }
     for (size_t k = 0; k < nl; k++)
-      if (add(&t, &nt, &cap, a, lens[k], 0, err) < 0)
-        goto fail;
+      add(&t, &nt, &cap, a, lens[k], 0);
   }
   /* Each target carries the largest weight of the items under it. */
   for (size_t k = 0; k < nt; k++)
@@ -107,9 +100,6 @@ int agent_weight_targets(const struct wt_item *items, size_t n, struct wt_target
   *out = t;
   *n_out = nt;
   return 0;
-fail:
-  agent_weight_targets_free(t, nt);
-  return -1;
 }
 
 void agent_weight_targets_free(struct wt_target *t, size_t n) {

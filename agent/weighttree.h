@@ -28,7 +28,8 @@ struct wt_target {
 };
 
 /* *out: an array of *n_out targets, each dir distinct, for items[0..n);
- * the caller frees it with agent_weight_targets_free. */
+ * the caller frees it with agent_weight_targets_free.  Returns 0 (out of
+ * memory aborts, common/xalloc.h). */
 int agent_weight_targets(const struct wt_item *items, size_t n, struct wt_target **out,
                          size_t *n_out, struct iob_error **err);
 void agent_weight_targets_free(struct wt_target *t, size_t n);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
+
 #define PLAN_MAX_JOBS 65536
 
 const char *batch_reason_name(enum batch_reason r) {
@@ -206,10 +208,8 @@ static bool sim_accepts(const struct model *m, const struct counts *c, double be
 static double forecast(const struct batch_config *cfg, const struct model *m, struct sj *j,
                        size_t n, const size_t *queue, size_t nq, size_t held) {
   double t = 0;
-  bool *started = calloc(nq + 1, sizeof(bool));
-  double *sd = malloc((n + 1) * sizeof(double));
-  if (started == NULL || sd == NULL)
-    abort();
+  bool *started = xcalloc(nq + 1, sizeof(bool));
+  double *sd = xmalloc((n + 1) * sizeof(double));
   for (size_t k = 0; k < n; k++)
     j[k].done = -1;
   for (size_t guard = 0; guard < 6 * (n + nq) + 8; guard++) {
@@ -402,9 +402,7 @@ static int due_cmp(const void *a, const void *b, void *arg) {
  * least deadline_spread_s after the one before, by starting the earlier
  * ones sooner (never one later than its own bound). */
 static void spread_deadlines(struct ctx *c) {
-  size_t *o = malloc((c->np + 1) * sizeof(size_t));
-  if (o == NULL)
-    abort();
+  size_t *o = xmalloc((c->np + 1) * sizeof(size_t));
   memcpy(o, c->pend, c->np * sizeof(size_t));
   struct due_sort ds = {.cfg = c->cfg, .jobs = c->jobs};
   qsort_r(o, c->np, sizeof(size_t), due_cmp, &ds);
@@ -498,11 +496,9 @@ static void sim_one(const struct ctx *c, size_t k, struct sj *s) {
 static void predict(struct ctx *c, size_t p, const bool *victim, double *m_admit, double *m_hold,
                     double *w_admit, double *w_hold) {
   size_t cap = c->n + 1;
-  struct sj *s = malloc(cap * sizeof(struct sj));
-  size_t *q = malloc(cap * sizeof(size_t));
-  bool *vic = calloc(cap, sizeof(bool));
-  if (s == NULL || q == NULL || vic == NULL)
-    abort();
+  struct sj *s = xmalloc(cap * sizeof(struct sj));
+  size_t *q = xmalloc(cap * sizeof(size_t));
+  bool *vic = xcalloc(cap, sizeof(bool));
 
   for (int hold = 0; hold < 2; hold++) {
     size_t ns = 0, nq = 0, queued = 0, ps;
@@ -592,9 +588,7 @@ static long held_before(const struct ctx *c, size_t p, const long *oldest_held) 
  * oldest first. */
 static void plan_predictive(struct ctx *c) {
   const struct batch_config *cfg = c->cfg;
-  bool *victim = malloc((c->n + 1) * sizeof(bool));
-  if (victim == NULL)
-    abort();
+  bool *victim = xmalloc((c->n + 1) * sizeof(bool));
   /* The oldest job held so far, per class (no overtaking). */
   long oldest_held[BATCH_NCLASS];
   /* A forecast's hold, per class: a younger job of the class, in the same
@@ -763,17 +757,10 @@ int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs, siz
     return -1;
   struct ctx c = {.cfg = cfg, .jobs = jobs, .n = n, .now = now, .d = decisions};
   model_init(&c.ev, cfg, true);
-  c.pend = malloc((n + 1) * sizeof(size_t));
-  c.admitted = calloc(n + 1, sizeof(bool));
-  c.decided = calloc(n + 1, sizeof(bool));
-  c.due = calloc(n + 1, sizeof(double));
-  if (c.pend == NULL || c.admitted == NULL || c.decided == NULL || c.due == NULL) {
-    free(c.pend);
-    free(c.admitted);
-    free(c.decided);
-    free(c.due);
-    return iob_error(err, ENOMEM, "cannot allocate the plan");
-  }
+  c.pend = xmalloc((n + 1) * sizeof(size_t));
+  c.admitted = xcalloc(n + 1, sizeof(bool));
+  c.decided = xcalloc(n + 1, sizeof(bool));
+  c.due = xcalloc(n + 1, sizeof(double));
   for (int k = 0; k < BATCH_NCLASS; k++)
     c.arep[k] = -1;
   for (size_t i = 0; i < n; i++) {
@@ -845,9 +832,7 @@ int batch_weights(const struct batch_config *cfg, const struct batch_job *jobs, 
                   unsigned *weights, struct iob_error **err) {
   if (check_jobs(cfg, jobs, n, 0, err) < 0)
     return -1;
-  double *sd = malloc((n + 1) * sizeof(double));
-  if (sd == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate weights");
+  double *sd = xmalloc((n + 1) * sizeof(double));
   double lo = HUGE_VAL;
   for (size_t i = 0; i < n; i++) {
     weights[i] = 100;

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/xalloc.h"
+
 #define EPS 1e-12
 
 /* Tp_max: each job has at most L-1 neighbours, so the in-batch penalty of
@@ -217,14 +219,10 @@ static int dp_run(struct dp *d, const struct batch_norm *nm, const size_t count[
     d->m++;
   }
   d->states = s;
-  d->cost = malloc(s * sizeof(double));
-  d->tp = malloc(s * sizeof(double));
-  d->nz = malloc(s * sizeof(unsigned));
-  d->choice = malloc(s * sizeof(uint32_t));
-  if (!d->cost || !d->tp || !d->nz || !d->choice) {
-    dp_free(d);
-    return iob_error(err, ENOMEM, "cannot allocate the exact solver's table");
-  }
+  d->cost = xmalloc(s * sizeof(double));
+  d->tp = xmalloc(s * sizeof(double));
+  d->nz = xmalloc(s * sizeof(unsigned));
+  d->choice = xmalloc(s * sizeof(uint32_t));
   d->cost[0] = d->tp[0] = 0;
   d->nz[0] = 0;
   d->choice[0] = 0;
@@ -261,26 +259,18 @@ static size_t dp_encode(const struct dp *d, const unsigned x[BATCH_NCLASS]) {
   return idx;
 }
 
-static int counts_push(struct batch_counts *out, const unsigned x[BATCH_NCLASS],
-                       struct iob_error **err) {
-  void *nb = realloc(out->b, (out->nb + 1) * sizeof(*out->b));
-  if (nb == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate batches");
-  out->b = nb;
+static void counts_push(struct batch_counts *out, const unsigned x[BATCH_NCLASS]) {
+  out->b = xrealloc(out->b, (out->nb + 1) * sizeof(*out->b));
   memcpy(out->b[out->nb++], x, sizeof(unsigned) * BATCH_NCLASS);
-  return 0;
 }
 
-static int dp_unroll(const struct dp *d, size_t idx, struct batch_counts *out,
-                     struct iob_error **err) {
+static void dp_unroll(const struct dp *d, size_t idx, struct batch_counts *out) {
   while (idx != 0) {
     unsigned x[BATCH_NCLASS];
     dp_decode(d, d->choice[idx], x);
-    if (counts_push(out, x, err) < 0)
-      return -1;
+    counts_push(out, x);
     idx -= d->choice[idx];
   }
-  return 0;
 }
 
 /* Batch 0 = fixed0 + y for the best y <= free with |fixed0 + y| <= cap0;
@@ -334,9 +324,8 @@ static int exact_counts(const struct batch_norm *nm, const size_t count[BATCH_NC
   struct dp d;
   if (dp_run(&d, nm, freec, err) < 0)
     return -1;
-  int ret;
   if (fixed0 == NULL) {
-    ret = dp_unroll(&d, d.states - 1, out, err);
+    dp_unroll(&d, d.states - 1, out);
   } else {
     struct pin pn = {.d = &d, .fixed0 = fixed0, .cap0 = cap0};
     for (int c = 0; c < BATCH_NCLASS; c++)
@@ -348,12 +337,11 @@ static int exact_counts(const struct batch_norm *nm, const size_t count[BATCH_NC
     unsigned b0[BATCH_NCLASS];
     for (int c = 0; c < BATCH_NCLASS; c++)
       b0[c] = fixed0[c] + pn.best_y[c];
-    ret = counts_push(out, b0, err);
-    if (ret == 0)
-      ret = dp_unroll(&d, d.states - 1 - dp_encode(&d, pn.best_y), out, err);
+    counts_push(out, b0);
+    dp_unroll(&d, d.states - 1 - dp_encode(&d, pn.best_y), out);
   }
   dp_free(&d);
-  return ret;
+  return 0;
 }
 
 /* ---- heuristic ---- */
@@ -568,21 +556,15 @@ static bool hs_improve_once(struct hs *h) {
   return any;
 }
 
-static int hs_init(struct hs *h, const struct batch_norm *nm, size_t n, const unsigned *min0,
-                   unsigned cap0, struct iob_error **err) {
+static void hs_init(struct hs *h, const struct batch_norm *nm, size_t n, const unsigned *min0,
+                    unsigned cap0) {
   memset(h, 0, sizeof(*h));
   h->nm = nm;
   h->min0 = min0;
   h->cap0 = cap0;
   h->nb = (unsigned)n + 1;
-  h->b = calloc(h->nb, sizeof(*h->b));
-  h->size = calloc(h->nb, sizeof(unsigned));
-  if (!h->b || !h->size) {
-    free(h->b);
-    free(h->size);
-    return iob_error(err, ENOMEM, "cannot allocate the heuristic's batches");
-  }
-  return 0;
+  h->b = xcalloc(h->nb, sizeof(*h->b));
+  h->size = xcalloc(h->nb, sizeof(unsigned));
 }
 
 static void hs_free(struct hs *h) {
@@ -633,30 +615,26 @@ static void make_order(int kind, const struct batch_norm *nm, const size_t freec
       order[k++] = cls[i];
 }
 
-static int heuristic_counts(const struct batch_norm *nm, const size_t count[BATCH_NCLASS],
-                            const unsigned fixed0[BATCH_NCLASS], unsigned cap0,
-                            struct batch_counts *out, struct iob_error **err) {
+static void heuristic_counts(const struct batch_norm *nm, const size_t count[BATCH_NCLASS],
+                             const unsigned fixed0[BATCH_NCLASS], unsigned cap0,
+                             struct batch_counts *out) {
   size_t n = 0, freec[BATCH_NCLASS];
   for (int c = 0; c < BATCH_NCLASS; c++) {
     freec[c] = count[c] - (fixed0 ? fixed0[c] : 0);
     n += freec[c];
   }
-  int *order = malloc((n + 1) * sizeof(int));
-  if (order == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate the heuristic's order");
+  int *order = xmalloc((n + 1) * sizeof(int));
   struct hs best = {0};
   double bo = HUGE_VAL, bt = HUGE_VAL;
   unsigned bz = UINT32_MAX;
-  int ret = 0;
   /* Starts: three orders x a few batch counts from Nz_min up, since the
    * greedy alone never opens a batch it does not need yet. */
   unsigned extra_max = n < 64 ? 4 : 2;
-  for (unsigned run = 0; run < 3 * (extra_max + 1) && ret == 0; run++) {
+  for (unsigned run = 0; run < 3 * (extra_max + 1); run++) {
     int kind = (int)(run % 3);
     unsigned open = nm->nz_min + run / 3;
     struct hs h;
-    if ((ret = hs_init(&h, nm, n + 1, fixed0, cap0, err)) < 0)
-      break;
+    hs_init(&h, nm, n + 1, fixed0, cap0);
     if (fixed0)
       for (int c = 0; c < BATCH_NCLASS; c++)
         for (unsigned j = 0; j < fixed0[c]; j++)
@@ -674,26 +652,20 @@ static int heuristic_counts(const struct batch_norm *nm, const size_t count[BATC
     }
   }
   free(order);
-  if (ret == 0) {
-    for (unsigned b = 0; b < best.nb && ret == 0; b++)
-      if (best.size[b] > 0 || (b == 0 && fixed0))
-        ret = counts_push(out, best.b[b], err);
-  }
+  for (unsigned b = 0; b < best.nb; b++)
+    if (best.size[b] > 0 || (b == 0 && fixed0))
+      counts_push(out, best.b[b]);
   hs_free(&best);
-  return ret;
 }
 
 int batch_partition_counts(const struct batch_norm *nm, const size_t count[BATCH_NCLASS],
                            const unsigned fixed0[BATCH_NCLASS], unsigned cap0, bool exact,
                            struct batch_counts *out, struct iob_error **err) {
   memset(out, 0, sizeof(*out));
-  int ret = exact ? exact_counts(nm, count, fixed0, cap0, out, err)
-                  : heuristic_counts(nm, count, fixed0, cap0, out, err);
-  if (ret < 0) {
-    free(out->b);
-    memset(out, 0, sizeof(*out));
-  }
-  return ret;
+  if (exact) /* fails, if at all, before it adds a batch */
+    return exact_counts(nm, count, fixed0, cap0, out, err);
+  heuristic_counts(nm, count, fixed0, cap0, out);
+  return 0;
 }
 
 /* ---- public ---- */
@@ -738,13 +710,9 @@ int batch_evaluate(const struct batch_config *cfg, const enum batch_class *cls, 
     return -1;
   struct batch_norm nm;
   batch_norm_init(&nm, cfg, count);
-  unsigned(*b)[BATCH_NCLASS] = calloc(n + 1, sizeof(*b));
-  unsigned *size = calloc(n + 1, sizeof(unsigned));
+  unsigned(*b)[BATCH_NCLASS] = xcalloc(n + 1, sizeof(*b));
+  unsigned *size = xcalloc(n + 1, sizeof(unsigned));
   int ret = 0;
-  if (!b || !size) {
-    ret = iob_error(err, ENOMEM, "cannot allocate batches");
-    goto out;
-  }
   for (size_t i = 0; i < n; i++) {
     if (batch_of[i] >= n) {
       ret = iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "job %zu: batch %u out of range", i,
@@ -793,19 +761,10 @@ int batch_solve(const struct batch_config *cfg, const enum batch_class *cls, siz
   struct batch_counts bc;
   if (batch_partition_counts(&nm, count, NULL, 0, exact, &bc, err) < 0)
     return -1;
-  sol->batch_of = calloc(n + 1, sizeof(unsigned));
-  if (sol->batch_of == NULL) {
-    free(bc.b);
-    return iob_error(err, ENOMEM, "cannot allocate the solution");
-  }
+  sol->batch_of = xcalloc(n + 1, sizeof(unsigned));
   /* Jobs of a class go to batches in job order (FIFO within a class); then
    * batches are renumbered by their first job so that output is stable. */
-  unsigned *map = malloc((bc.nb + 1) * sizeof(unsigned));
-  if (map == NULL) {
-    free(bc.b);
-    batch_solution_free(sol);
-    return iob_error(err, ENOMEM, "cannot allocate the solution");
-  }
+  unsigned *map = xmalloc((bc.nb + 1) * sizeof(unsigned));
   unsigned cur[BATCH_NCLASS] = {0};
   for (size_t i = 0; i < n; i++) {
     int c = cls[i];

@@ -10,6 +10,7 @@
 #include "cgroupv2/procio.h"
 #include "cgroupv2/sample.h"
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 
 enum { K_READ, K_WRITE, K_SYNC, K_ASYNC, K_DISCARD, K_TOTAL, K_N };
 static const char *const keys[K_N] = {"Read", "Write", "Sync", "Async", "Discard", "Total"};
@@ -104,14 +105,8 @@ int cg2_blkio_parse(const char *buf, size_t len, struct cg2_blkio *out, struct i
                               CG2_IOSTAT_MAX_DEVS);
       if (n == cap) {
         cap = cap ? cap * 2 : 4;
-        struct cg2_blkio_dev *nd = realloc(dev, cap * sizeof(*dev));
-        if (nd == NULL)
-          return iob_error(err, ENOMEM, "blkio: cannot allocate");
-        dev = nd;
-        unsigned *ns = realloc(seen, cap * sizeof(*seen));
-        if (ns == NULL)
-          return iob_error(err, ENOMEM, "blkio: cannot allocate");
-        seen = ns;
+        dev = xrealloc(dev, cap * sizeof(*dev));
+        seen = xrealloc(seen, cap * sizeof(*seen));
       }
       memset(&dev[n], 0, sizeof(dev[n]));
       dev[n].major = maj;
@@ -144,9 +139,7 @@ void cg2_blkio_release(struct cg2_blkio *b) {
 
 static int read_one(const char *cgdir, const char *file, struct cg2_blkio *out,
                     struct iob_error **err) {
-  cleanup_free char *path = NULL;
-  if (asprintf(&path, "%s/%s", cgdir, file) < 0)
-    abort();
+  cleanup_free char *path = xasprintf("%s/%s", cgdir, file);
   cleanup_free char *buf = NULL;
   size_t len = 0;
   if (cg2_read_file(path, CG2_FILE_MAX, &buf, &len, err) < 0)
@@ -183,9 +176,7 @@ int cg2_blkio_read(const char *cgdir, struct cg2_iostat *out, struct iob_error *
     return -1;
   }
   size_t n = 0;
-  struct cg2_iostat_dev *v = calloc(bytes.n + ios.n + 1, sizeof(*v));
-  if (v == NULL)
-    abort();
+  struct cg2_iostat_dev *v = xcalloc(bytes.n + ios.n + 1, sizeof(*v));
   for (size_t i = 0; i < bytes.n; i++) {
     struct cg2_iostat_dev *d = find_or_add(v, &n, bytes.dev[i].major, bytes.dev[i].minor);
     d->c.rbytes = bytes.dev[i].read;
@@ -209,9 +200,7 @@ int cg2_blkio_read(const char *cgdir, struct cg2_iostat *out, struct iob_error *
 
 int cg2_blkio_activate(const char *root, const char *mount, unsigned major, unsigned minor,
                        int *done, struct iob_error **err) {
-  cleanup_free char *rel = NULL;
-  if (asprintf(&rel, "%s/%s", mount, CG2_BLKIO_BYTES) < 0)
-    abort();
+  cleanup_free char *rel = xasprintf("%s/%s", mount, CG2_BLKIO_BYTES);
   cleanup_free char *path = cg2_join(root, rel);
   cleanup_free char *buf = NULL;
   size_t len = 0;
@@ -228,9 +217,7 @@ int cg2_blkio_activate(const char *root, const char *mount, unsigned major, unsi
   cg2_blkio_release(&b);
   if (have)
     return 0;
-  cleanup_free char *wrel = NULL;
-  if (asprintf(&wrel, "%s/blkio.throttle.read_bps_device", mount) < 0)
-    abort();
+  cleanup_free char *wrel = xasprintf("%s/blkio.throttle.read_bps_device", mount);
   cleanup_free char *wpath = cg2_join(root, wrel);
   char line[64];
   snprintf(line, sizeof(line), "%u:%u 0", major, minor);
@@ -253,10 +240,9 @@ int cg2_blkio_activate_all(const char *root, const char *mount, size_t *n_active
     if (e->d_name[0] == '.')
       continue;
     seen++;
-    cleanup_free char *devp = NULL, *sizep = NULL, *dtxt = NULL, *stxt = NULL;
-    if (asprintf(&devp, "%s/%s/dev", dir, e->d_name) < 0 ||
-        asprintf(&sizep, "%s/%s/size", dir, e->d_name) < 0)
-      abort();
+    cleanup_free char *devp = xasprintf("%s/%s/dev", dir, e->d_name);
+    cleanup_free char *sizep = xasprintf("%s/%s/size", dir, e->d_name);
+    cleanup_free char *dtxt = NULL, *stxt = NULL;
     size_t dl = 0, sl = 0;
     cleanup_error struct iob_error *e2 = NULL;
     if (cg2_read_file(devp, 64, &dtxt, &dl, &e2) < 0 ||

@@ -8,6 +8,7 @@
 #include "cgroupv2/cg2.h"
 #include "cgroupv2/sample.h"
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 
 static const char *const base_keys[] = {"rbytes", "wbytes", "rios", "wios", "dbytes", "dios"};
 
@@ -98,10 +99,7 @@ int cg2_iostat_parse(const char *buf, size_t len, struct cg2_iostat *out, struct
                             CG2_IOSTAT_MAX_DEVS);
     if (n == cap) {
       cap = cap ? cap * 2 : 8;
-      struct cg2_iostat_dev *nd = realloc(dev, cap * sizeof(*dev));
-      if (nd == NULL)
-        return iob_error(err, ENOMEM, "io.stat: cannot allocate");
-      dev = nd;
+      dev = xrealloc(dev, cap * sizeof(*dev));
     }
     if (parse_line(line, ll, lineno, &dev[n], err) < 0)
       return -1;
@@ -119,9 +117,7 @@ int cg2_iostat_parse(const char *buf, size_t len, struct cg2_iostat *out, struct
 }
 
 int cg2_iostat_read(const char *cgdir, struct cg2_iostat *out, struct iob_error **err) {
-  cleanup_free char *path = NULL;
-  if (asprintf(&path, "%s/io.stat", cgdir) < 0)
-    abort();
+  cleanup_free char *path = xasprintf("%s/io.stat", cgdir);
   cleanup_free char *buf = NULL;
   size_t len = 0;
   if (cg2_read_file(path, CG2_FILE_MAX, &buf, &len, err) < 0)
@@ -173,11 +169,9 @@ int cg2_counters_delta(const struct cg2_io_counters *prev, const struct cg2_io_c
 }
 
 int cg2_iostat_delta(const struct cg2_iostat *prev, const struct cg2_iostat *cur,
-                     struct cg2_iostat *out, struct iob_error **err) {
-  size_t cap = prev->n + cur->n, n = 0;
-  cleanup_free struct cg2_iostat_dev *dev = calloc(cap ? cap : 1, sizeof(*dev));
-  if (dev == NULL)
-    return iob_error(err, ENOMEM, "io.stat delta: cannot allocate");
+                     struct cg2_iostat *out) {
+  size_t n = 0;
+  cleanup_free struct cg2_iostat_dev *dev = xcalloc(prev->n + cur->n, sizeof(*dev));
   static const struct cg2_io_counters zero;
   int resets = 0;
   size_t i = 0, j = 0;

@@ -50,8 +50,8 @@ int cg2_counters_delta(const struct cg2_io_counters *prev, const struct cg2_io_c
 
 /* Per-device delta; devices only in cur count from zero, devices only in
  * prev count as a reset (their counters went to zero).  Returns the number
- * of devices with a reset (>= 0), or < 0 on allocation failure. */
+ * of devices with a reset. */
 int cg2_iostat_delta(const struct cg2_iostat *prev, const struct cg2_iostat *cur,
-                     struct cg2_iostat *out, struct iob_error **err);
+                     struct cg2_iostat *out);
 
 #endif

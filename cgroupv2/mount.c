@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo (see
  * show_mountinfo -> seq_path_root with " \t\n\\"). */
@@ -77,17 +78,13 @@ int cg2_mount_find(const char *root, struct cg2_mount *out, struct iob_error **e
     int r = mount_rank(f[4]);
     if (r > best_rank) {
       free(best);
-      best = strdup(f[4]);
-      if (best == NULL)
-        abort();
+      best = xstrdup(f[4]);
       best_rank = r;
     }
   }
   if (best == NULL)
     return iob_error_code(err, IOB_CODE_NOT_FOUND, "no cgroup2 mount in '%s'", path);
-  cleanup_free char *ctl_rel = NULL;
-  if (asprintf(&ctl_rel, "%s/cgroup.controllers", best) < 0)
-    abort();
+  cleanup_free char *ctl_rel = xasprintf("%s/cgroup.controllers", best);
   cleanup_free char *ctl_path = cg2_join(root, ctl_rel);
   cleanup_free char *ctl = NULL;
   cleanup_error struct iob_error *ignored = NULL;
@@ -125,9 +122,7 @@ int cg2_v1_mount_find(const char *root, const char *controller, char **out,
     for (char *o = strtok_r(opts, ",", &s2); o; o = strtok_r(NULL, ",", &s2)) {
       if (strcmp(o, controller) == 0) {
         unescape_octal(f[4]);
-        *out = strdup(f[4]);
-        if (*out == NULL)
-          abort();
+        *out = xstrdup(f[4]);
         return 0;
       }
     }
@@ -187,9 +182,7 @@ static int pid_cgroup(const char *root, pid_t pid, const char *controller, char 
     if (!path_is_clean(cg))
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "refusing cgroup path '%s' from '%s'",
                             cg, path);
-    *out = strdup(cg);
-    if (*out == NULL)
-      abort();
+    *out = xstrdup(cg);
     return 0;
   }
   return iob_error_code(err, IOB_CODE_NOT_FOUND, "no %s%s cgroup in '%s'",
@@ -206,9 +199,7 @@ int cg2_pid_cgroup_v1(const char *root, pid_t pid, const char *controller, char 
 }
 
 int cg2_procs_read(const char *cgdir, pid_t **pids, size_t *n, struct iob_error **err) {
-  cleanup_free char *path = NULL;
-  if (asprintf(&path, "%s/cgroup.procs", cgdir) < 0)
-    abort();
+  cleanup_free char *path = xasprintf("%s/cgroup.procs", cgdir);
   cleanup_free char *buf = NULL;
   size_t len = 0;
   if (cg2_read_file(path, CG2_FILE_MAX, &buf, &len, err) < 0)
@@ -227,10 +218,7 @@ int cg2_procs_read(const char *cgdir, pid_t **pids, size_t *n, struct iob_error 
                               CG2_PROCS_MAX, path);
       if (cnt == cap) {
         cap = cap ? cap * 2 : 16;
-        pid_t *nv = realloc(v, cap * sizeof(*v));
-        if (nv == NULL)
-          abort();
-        v = nv;
+        v = xrealloc(v, cap * sizeof(*v));
       }
       v[cnt++] = (pid_t)x;
     }

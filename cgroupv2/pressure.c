@@ -8,6 +8,7 @@
 
 #include "cgroupv2/cg2.h"
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 
 /* The kernel prints averages as "%lu.%02lu"; accept digits[.digits] only, so
  * "nan", "1e5" or "-1" never get through strtod's generosity. */
@@ -125,9 +126,7 @@ int cg2_pressure_parse(const char *buf, size_t len, struct cg2_pressure *out,
 }
 
 int cg2_pressure_read(const char *cgdir, struct cg2_pressure *out, struct iob_error **err) {
-  cleanup_free char *path = NULL;
-  if (asprintf(&path, "%s/io.pressure", cgdir) < 0)
-    abort();
+  cleanup_free char *path = xasprintf("%s/io.pressure", cgdir);
   cleanup_free char *buf = NULL;
   size_t len = 0;
   if (cg2_read_file(path, CG2_FILE_MAX, &buf, &len, err) < 0)

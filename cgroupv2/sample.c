@@ -11,6 +11,7 @@
 #include "cgroupv2/cg2.h"
 #include "cgroupv2/procio.h"
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 
 static const struct cg2_source_ops *const sources[] = {
     &cg2_source_iostat,
@@ -72,10 +73,7 @@ int cg2_sample_delta(const struct cg2_sample *a, const struct cg2_sample *b,
 
 /* ROOT + MOUNT + CG, where a cgroup "/" adds nothing. */
 static char *cg_dir(const char *root, const char *mount, const char *cg) {
-  char *r = NULL;
-  if (asprintf(&r, "%s%s%s", root ? root : "", mount, strcmp(cg, "/") ? cg : "") < 0)
-    abort();
-  return r;
+  return xasprintf("%s%s%s", root ? root : "", mount, strcmp(cg, "/") ? cg : "");
 }
 
 static bool own(const char *cg) {
@@ -100,9 +98,7 @@ static int pick_by_pid(const char *root, pid_t pid, const struct cg2_mount *m, b
     if (cg2_pid_cgroup_v1(root, pid, "blkio", &cg, &e) == 0 &&
         cg2_v1_mount_find(root, "blkio", &mnt, &e) == 0 && own(cg)) {
       char *dir = cg_dir(root, mnt, cg);
-      cleanup_free char *probe = NULL;
-      if (asprintf(&probe, "%s/%s", dir, CG2_BLKIO_BYTES) < 0)
-        abort();
+      cleanup_free char *probe = xasprintf("%s/%s", dir, CG2_BLKIO_BYTES);
       if (access(probe, R_OK) == 0) {
         *source = CG2_SOURCE_BLKIO_V1;
         *cgdir = dir;

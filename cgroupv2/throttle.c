@@ -14,6 +14,7 @@
 #include "cgroupv2/iostat.h"
 #include "cgroupv2/weight.h"
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 
 static const char *const v1_files[4] = {
     "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
@@ -123,17 +124,12 @@ int cg_throttle_parse_v1(const char *buf, size_t len, unsigned major, unsigned m
 }
 
 static int file_exists(const char *dir, const char *file) {
-  cleanup_free char *p = NULL;
-  if (asprintf(&p, "%s/%s", dir, file) < 0)
-    abort();
+  cleanup_free char *p = xasprintf("%s/%s", dir, file);
   return access(p, F_OK) == 0;
 }
 
 static char *cg_dir(const char *root, const char *mount, const char *cg) {
-  char *r = NULL;
-  if (asprintf(&r, "%s%s%s", root ? root : "", mount, strcmp(cg, "/") ? cg : "") < 0)
-    abort();
-  return r;
+  return xasprintf("%s%s%s", root ? root : "", mount, strcmp(cg, "/") ? cg : "");
 }
 
 int cg_throttle_mechanism(const char *root, pid_t pid, enum cg_throttle_mech *mech, char **cgdir,
@@ -263,9 +259,7 @@ int cg_throttle_target_resolve(const char *root, pid_t pid, const char *bundle,
   if (mount_dev(root, mi, "/", &maj, &min) == 0)
     add_quiet(root, t, maj, min);
   if (bundle) {
-    cleanup_free char *rootfs = NULL;
-    if (asprintf(&rootfs, "%s/rootfs", bundle) < 0)
-      abort();
+    cleanup_free char *rootfs = xasprintf("%s/rootfs", bundle);
     cleanup_free char *self = cg2_join(root, "/proc/self/mountinfo");
     struct stat st;
     cleanup_free char *rp = cg2_join(root, rootfs);
@@ -321,9 +315,7 @@ int cg_throttle_set(const struct cg_throttle_target *t, uint64_t rbps, uint64_t 
         iomax_value(v[k], sizeof(v[k]), vals[k]);
       snprintf(line, sizeof(line), "%u:%u rbps=%s wbps=%s riops=%s wiops=%s", maj, min, v[0], v[1],
                v[2], v[3]);
-      cleanup_free char *path = NULL;
-      if (asprintf(&path, "%s/io.max", t->cgdir) < 0)
-        abort();
+      cleanup_free char *path = xasprintf("%s/io.max", t->cgdir);
       if (cg2_write_file(path, line, err) < 0)
         return -1;
       continue;
@@ -334,9 +326,7 @@ int cg_throttle_set(const struct cg_throttle_target *t, uint64_t rbps, uint64_t 
     for (int k = 0; k < 4; k++) {
       char line[64];
       snprintf(line, sizeof(line), "%u:%u %llu", maj, min, (unsigned long long)vals[k]);
-      cleanup_free char *path = NULL;
-      if (asprintf(&path, "%s/%s", t->cgdir, v1_files[k]) < 0)
-        abort();
+      cleanup_free char *path = xasprintf("%s/%s", t->cgdir, v1_files[k]);
       if (cg2_write_file(path, line, err) < 0)
         return -1;
     }
@@ -355,8 +345,7 @@ int cg_throttle_get(const struct cg_throttle_target *t, unsigned major, unsigned
   if (t->mech == CG_THROTTLE_V2_IOMAX) {
     cleanup_free char *path = NULL, *buf = NULL;
     size_t len = 0;
-    if (asprintf(&path, "%s/io.max", t->cgdir) < 0)
-      abort();
+    path = xasprintf("%s/io.max", t->cgdir);
     if (cg2_read_file(path, CG2_FILE_MAX, &buf, &len, err) < 0)
       return -1;
     if (cg_throttle_parse_iomax(buf, len, major, minor, out, err) < 0)
@@ -367,8 +356,7 @@ int cg_throttle_get(const struct cg_throttle_target *t, unsigned major, unsigned
   for (int k = 0; k < 4; k++) {
     cleanup_free char *path = NULL, *buf = NULL;
     size_t len = 0;
-    if (asprintf(&path, "%s/%s", t->cgdir, v1_files[k]) < 0)
-      abort();
+    path = xasprintf("%s/%s", t->cgdir, v1_files[k]);
     if (cg2_read_file(path, CG2_FILE_MAX, &buf, &len, err) < 0)
       return -1;
     if (cg_throttle_parse_v1(buf, len, major, minor, slots[k], err) < 0)

@@ -9,12 +9,10 @@
 
 #include "common/cleanup.h"
 #include "common/file.h"
+#include "common/xalloc.h"
 
 char *cg2_join(const char *root, const char *path) {
-  char *r = NULL;
-  if (asprintf(&r, "%s%s", root ? root : "", path) < 0)
-    abort();
-  return r;
+  return xasprintf("%s%s", root ? root : "", path);
 }
 
 int cg2_parse_u64(const char *s, size_t len, uint64_t *out) {

@@ -9,6 +9,7 @@
 
 #include "cgroupv2/cg2.h"
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 
 #define IO_WEIGHT_MIN 1u
 #define IO_WEIGHT_MAX 10000u
@@ -123,10 +124,7 @@ int cg2_weight_parse(enum cg2_weight_kind kind, const char *buf, size_t len, str
                             CG2_WEIGHT_MAX_DEVS);
     if (w.n == cap) {
       cap = cap ? cap * 2 : 4;
-      struct cg2_weight_dev *nd = realloc(dev, cap * sizeof(*dev));
-      if (nd == NULL)
-        return iob_error(err, ENOMEM, "%s: cannot allocate", file);
-      dev = nd;
+      dev = xrealloc(dev, cap * sizeof(*dev));
     }
     dev[w.n++] = (struct cg2_weight_dev){maj, min, wt};
   }
@@ -139,9 +137,7 @@ int cg2_weight_parse(enum cg2_weight_kind kind, const char *buf, size_t len, str
 
 int cg2_weight_read(const char *cgdir, enum cg2_weight_kind kind, struct cg2_weight *out,
                     struct iob_error **err) {
-  cleanup_free char *path = NULL;
-  if (asprintf(&path, "%s/%s", cgdir, cg2_weight_file(kind)) < 0)
-    abort();
+  cleanup_free char *path = xasprintf("%s/%s", cgdir, cg2_weight_file(kind));
   cleanup_free char *buf = NULL;
   size_t len = 0;
   if (cg2_read_file(path, CG2_FILE_MAX, &buf, &len, err) < 0)
@@ -175,9 +171,7 @@ static int check_range(enum cg2_weight_kind kind, unsigned weight, const char *p
 
 int cg2_weight_write_default(const char *cgdir, enum cg2_weight_kind kind, unsigned weight,
                              struct iob_error **err) {
-  cleanup_free char *path = NULL;
-  if (asprintf(&path, "%s/%s", cgdir, cg2_weight_file(kind)) < 0)
-    abort();
+  cleanup_free char *path = xasprintf("%s/%s", cgdir, cg2_weight_file(kind));
   if (check_range(kind, weight, path, err) < 0)
     return -1;
   char buf[32];
@@ -187,9 +181,7 @@ int cg2_weight_write_default(const char *cgdir, enum cg2_weight_kind kind, unsig
 
 int cg2_weight_write_dev(const char *cgdir, enum cg2_weight_kind kind, unsigned major,
                          unsigned minor, unsigned weight, struct iob_error **err) {
-  cleanup_free char *path = NULL;
-  if (asprintf(&path, "%s/%s", cgdir, cg2_weight_file(kind)) < 0)
-    abort();
+  cleanup_free char *path = xasprintf("%s/%s", cgdir, cg2_weight_file(kind));
   char buf[64];
   if (weight == 0) {
     snprintf(buf, sizeof(buf), "%u:%u default", major, minor);
@@ -248,9 +240,7 @@ static int whole_disk(const char *root, unsigned major, unsigned minor, unsigned
   char rel[96];
   snprintf(rel, sizeof(rel), "/sys/dev/block/%u:%u", major, minor);
   cleanup_free char *dir = cg2_join(root, rel);
-  cleanup_free char *part = NULL;
-  if (asprintf(&part, "%s/partition", dir) < 0)
-    abort();
+  cleanup_free char *part = xasprintf("%s/partition", dir);
   if (access(dir, F_OK) < 0)
     return iob_error(err, errno, "no block device %u:%u at '%s'", major, minor, dir);
   if (access(part, F_OK) < 0) {
@@ -258,9 +248,7 @@ static int whole_disk(const char *root, unsigned major, unsigned minor, unsigned
     *dmin = minor;
     return 0;
   }
-  cleanup_free char *devpath = NULL;
-  if (asprintf(&devpath, "%s/../dev", dir) < 0)
-    abort();
+  cleanup_free char *devpath = xasprintf("%s/../dev", dir);
   cleanup_free char *txt = NULL;
   size_t len = 0;
   if (cg2_read_file(devpath, 64, &txt, &len, err) < 0)
@@ -285,9 +273,7 @@ int cg2_weight_mechanism(const char *root, const char *mount, unsigned major, un
   if (whole_disk(root, major, minor, &dmaj, &dmin, err) < 0)
     return -1;
 
-  cleanup_free char *qos_rel = NULL;
-  if (asprintf(&qos_rel, "%s/io.cost.qos", mount) < 0)
-    abort();
+  cleanup_free char *qos_rel = xasprintf("%s/io.cost.qos", mount);
   cleanup_free char *qos_path = cg2_join(root, qos_rel);
   cleanup_free char *qos = NULL;
   size_t qlen = 0;
@@ -360,10 +346,7 @@ int cg2_weight_disks(const char *root, const char *mount, struct cg2_disk **out,
     }
     if (cnt == cap) {
       cap = cap ? cap * 2 : 16;
-      struct cg2_disk *nv = realloc(v, cap * sizeof(*v));
-      if (nv == NULL)
-        abort();
-      v = nv;
+      v = xrealloc(v, cap * sizeof(*v));
     }
     v[cnt++] = (struct cg2_disk){maj, min, mech};
   }

@@ -9,6 +9,7 @@
 #include "cgroupv2/weight.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 #include "runtime-hook/hook.h"
 
 /* Initial weights by class, before the agent knows better.  Small random
@@ -120,9 +121,7 @@ int hook_run(const struct hook_options *opt, const struct hook_state *st, struct
     iob_debug("container '%s': %s; registered without a baseline", st->id, (*err)->msg);
     iob_error_release(err);
     free(res->cgdir);
-    res->cgdir = strdup("");
-    if (res->cgdir == NULL)
-      abort();
+    res->cgdir = xstrdup("");
     rc = 0;
   }
   if (sample)
@@ -168,12 +167,11 @@ json_t *hook_result_json(const struct hook_state *st, const struct hook_result *
 }
 
 int hook_record_write(const char *dir, const char *id, json_t *rec, struct iob_error **err) {
-  cleanup_free char *tmp = NULL, *dst = NULL;
-  if (asprintf(&tmp, "%s/.%s.tmp", dir, id) < 0 || asprintf(&dst, "%s/%s.json", dir, id) < 0)
-    abort();
+  cleanup_free char *tmp = xasprintf("%s/.%s.tmp", dir, id);
+  cleanup_free char *dst = xasprintf("%s/%s.json", dir, id);
   cleanup_free char *text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
   if (text == NULL)
-    return iob_error(err, ENOMEM, "cannot encode the record of '%s'", id);
+    iob_oom();
   cleanup_close int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0)
     return iob_error(err, errno, "cannot create '%s'", tmp);

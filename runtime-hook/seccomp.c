@@ -100,7 +100,8 @@ int hook_seccomp_install(struct iob_error **err) {
    * process would leave no trace but a hang. */
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
   if (ctx == NULL)
-    return iob_error(err, ENOMEM, "cannot set up seccomp");
+    return iob_error_code(err, IOB_CODE_INTERNAL,
+                          "cannot set up seccomp: seccomp_init(SCMP_ACT_KILL_PROCESS) failed");
   int rc = 0;
   for (size_t i = 0; i < IOB_ARRAY_SIZE(allowed); i++) {
     int nr = seccomp_syscall_resolve_name(allowed[i]);

@@ -13,6 +13,7 @@
 #include "cgroupv2/cg2.h"
 #include "cgroupv2/sample.h"
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 #include "wcd/wcd.h"
 
 #define PROBE_MAX_SAMPLES 100000
@@ -31,9 +32,7 @@ static void sleep_ms(unsigned ms) {
 }
 
 static int probe(const struct probe_opts *o, const struct wcd_config *cfg, struct iob_error **err) {
-  cleanup_free struct cg2_sample *s = calloc(PROBE_MAX_SAMPLES, sizeof(*s));
-  if (s == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate samples");
+  cleanup_free struct cg2_sample *s = xcalloc(PROBE_MAX_SAMPLES, sizeof(*s));
   size_t n = 0;
   int seen_pids = 0;
   unsigned waited = 0;
@@ -92,7 +91,9 @@ static int probe(const struct probe_opts *o, const struct wcd_config *cfg, struc
     tot.rios += d.rios;
     tot.wios += d.wios;
   }
-  json_t *j = json_pack(
+  json_error_t jerr;
+  json_t *j = json_pack_ex(
+      &jerr, 0,
       "{s:s, s:b, s:I, s:f, s:I, s:I, s:I, s:I, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:b, s:b, "
       "s:b, s:f, s:f, s:f, s:f}",
       "source", cg2_source_name(o->source), "lower_fidelity", o->source == CG2_SOURCE_PROCIO,
@@ -102,12 +103,13 @@ static int probe(const struct probe_opts *o, const struct wcd_config *cfg, struc
       r.m.read_share, "ravg", r.m.ravg, "wavg", r.m.wavg, "stall_some", r.m.stall_some, "wbps",
       r.m.wbps, "rsize_known", r.m.rsize_known, "wsize_known", r.m.wsize_known, "latency",
       r.latency, "riops", r.m.riops, "wiops", r.m.wiops, "rsys", r.m.rsys, "wsys", r.m.wsys);
+  /* json_real refuses NaN and infinities: not only out of memory. */
   if (j == NULL)
-    return iob_error(err, ENOMEM, "cannot encode the result");
+    return iob_error_code(err, IOB_CODE_INTERNAL, "cannot encode the result: %s", jerr.text);
   char *txt = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
   json_decref(j);
   if (txt == NULL)
-    return iob_error(err, ENOMEM, "cannot encode the result");
+    iob_oom();
   printf("%s\n", txt);
   free(txt);
   return 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 
 static uint64_t delta_or_restart(uint64_t prev, uint64_t cur) {
   return cur >= prev ? cur - prev : cur;
@@ -174,9 +175,7 @@ int wcd_workload_key(const char *workload, const char *image, const char *const 
     if (l > WCD_KEY_MAX)
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                             "workload key '%.32s...' longer than %d bytes", pick, WCD_KEY_MAX);
-    *out = strdup(pick);
-    if (*out == NULL)
-      abort();
+    *out = xstrdup(pick);
     return 0;
   }
   char buf[WCD_KEY_MAX + 1];
@@ -195,8 +194,6 @@ int wcd_workload_key(const char *workload, const char *image, const char *const 
   if (o == 0)
     return iob_error_code(err, IOB_CODE_NOT_FOUND, "no workload key: no annotation and no args");
   buf[o] = '\0';
-  *out = strdup(buf);
-  if (*out == NULL)
-    abort();
+  *out = xstrdup(buf);
   return 0;
 }

@@ -206,6 +206,29 @@ static void test_journal_unwritable(void **state) {
   rm_rf(t.dir);
 }
 
+/* A cgroup directory's name need not be UTF-8; a JSON string must be.
+ * Such a file is refused by an error that names it (it was reported as
+ * out of memory once), and nothing is remembered or journalled. */
+static void test_remember_not_utf8(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  char file[256];
+  snprintf(file, sizeof(file), "%s/caf\xe9/io.max", t.dir);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  assert_int_equal(agent_restore_remember(&r, file, 8, 0, "0", &err), -1);
+  assert_non_null(strstr(err->msg, file));
+  assert_non_null(strstr(err->msg, "UTF-8"));
+  assert_int_equal(err->errno_, 0);
+  assert_false(agent_restore_has(&r, file, 8, 0));
+  assert_int_equal(r.n, 0);
+  assert_int_equal(access(r.path, F_OK), -1);
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
 static void test_replay(void **state) {
   (void)state;
   struct tmp t;
@@ -381,6 +404,7 @@ int main(void) {
       cmocka_unit_test(test_cpu_whole_cgroup),
       cmocka_unit_test(test_vanished_and_symlink),
       cmocka_unit_test(test_journal_unwritable),
+      cmocka_unit_test(test_remember_not_utf8),
       cmocka_unit_test(test_replay),
       cmocka_unit_test(test_replay_other_boot),
       cmocka_unit_test(test_replay_malformed_kept),
