@@ -229,8 +229,6 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
   update_str(&c->container_name, in->container_name);
   if (in->pid)
     c->pid = in->pid;
-  if (in->kind && *in->kind)
-    c->kind = (enum agent_kind)agent_kind_from_name(in->kind);
   if (in->max_hold_ms)
     c->max_hold_ms = in->max_hold_ms;
   if (fresh) {
@@ -241,7 +239,10 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
     *tail = c;
     adm->n++;
   }
-  agent_adm_declare(adm, c, in->declared_class, agent_adm_trusted(adm, c), now);
+  /* After the names are merged: they decide the tenant. */
+  bool trusted = agent_adm_trusted(adm, c);
+  agent_ctr_set_kind(c, in->kind, in->kind_from_runtime, trusted);
+  agent_adm_declare(adm, c, in->declared_class, trusted, now);
   if (in->running && c->state != AGENT_RUNNING) {
     /* Started while the agent was away (soft state): it runs, whatever a
      * plan would have said; the next plan takes it into account. */
@@ -320,6 +321,24 @@ bool agent_adm_trusted(const struct agent_adm *adm, const struct agent_ctr *c) {
   if (adm->ops == NULL || adm->ops->trusts == NULL)
     return true;
   return adm->ops->trusts(agent_ctr_tenant(c), adm->user);
+}
+
+void agent_ctr_set_kind(struct agent_ctr *c, const char *kind, bool from_runtime, bool trusted) {
+  int k = agent_kind_from_name(kind);
+  if (kind == NULL || *kind == '\0' || k < 0)
+    return;
+  /* The runtime only ever says "sandbox" (wcd/kind.c); anything else
+   * with that source is read as the annotation it must have been. */
+  if (from_runtime && k == AGENT_KIND_SANDBOX) {
+    c->declared_kind[0] = '\0';
+    c->kind_untrusted = c->kind_ignored = false;
+    c->kind = (enum agent_kind)k;
+    return;
+  }
+  snprintf(c->declared_kind, sizeof(c->declared_kind), "%s", kind);
+  c->kind_untrusted = !trusted;
+  c->kind_ignored = !trusted && k != AGENT_KIND_JOB;
+  c->kind = c->kind_ignored ? AGENT_KIND_JOB : (enum agent_kind)k;
 }
 
 /* A hint's confidence: below anything measured with confidence. */
@@ -417,7 +436,9 @@ void agent_adm_job(const struct agent_adm *adm, const struct agent_ctr *c, uint6
   double total = c->solo_bps * c->solo_s;
   if (c->bytes_run > adm->bcfg.open_ended_factor * total &&
       (double)(now - c->admitted_ms) / 1000.0 > c->solo_s) {
-    j->service = true; /* far past anything learned: open-ended after all */
+    /* Far past anything learned: open-ended after all.  Measured, so it
+     * holds for a job whose untrusted kind service was ignored too. */
+    j->service = true;
     return;
   }
   double left = (total - c->bytes_run) / c->solo_bps;

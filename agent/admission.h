@@ -62,8 +62,9 @@ struct agent_ctr_info {
   const char *kind;           /* "job", "service", "sandbox"; "" or NULL: not said */
   const char *pod_name, *pod_namespace, *container_name; /* CRI names, may be NULL */
   uint32_t pid;
-  uint32_t max_hold_ms; /* 0: the agent's default */
-  bool running;         /* re-registration of a container already started */
+  uint32_t max_hold_ms;   /* 0: the agent's default */
+  bool running;           /* re-registration of a container already started */
+  bool kind_from_runtime; /* kind_source RUNTIME: the CRI's type; else io.iobatch.kind */
 };
 
 struct agent_ctr {
@@ -74,6 +75,11 @@ struct agent_ctr {
   uint32_t pid;
   enum agent_state state;
   enum agent_kind kind;
+  /* What io.iobatch.kind said ("" none, or the kind is the runtime's), and
+   * whether its namespace is trusted; kind_ignored: it said service or
+   * sandbox untrusted, and the container is a job (kind_logged: said once). */
+  char declared_kind[8];
+  bool kind_untrusted, kind_ignored, kind_logged;
 
   enum batch_class cls;
   double confidence;
@@ -137,8 +143,8 @@ struct agent_adm;
 struct agent_adm_ops {
   /* ctr was admitted (state is now RUNNING); answer ctr->waiter if any. */
   void (*admitted)(struct agent_adm *adm, struct agent_ctr *ctr, void *user);
-  /* Whether classes declared in namespace NS are trusted (the config's
-   * trust_declared); NULL: all are. */
+  /* Whether classes and kinds declared in namespace NS are trusted (the
+   * config's trust_declared); NULL: all are. */
   bool (*trusts)(const char *ns, void *user);
 };
 
@@ -198,9 +204,10 @@ void agent_adm_release(struct agent_adm *adm);
 struct agent_ctr *agent_adm_find(const struct agent_adm *adm, const char *ns, const char *id);
 
 /* Create the container or update what is known about it (a hook and a shim
- * both register; after an agent restart they register again).  A declared
- * class is applied by agent_adm_declare, trusted or not by ops->trusts on
- * the container's tenant (after this registration's names are merged).  info->running puts a new
+ * both register; after an agent restart they register again).  The kind
+ * (agent_ctr_set_kind) and a declared class (agent_adm_declare) are
+ * applied trusted or not by ops->trusts on the container's tenant, after
+ * this registration's names are merged.  info->running puts a new
  * container straight into RUNNING (it was started while the agent was away). */
 int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *info, uint64_t now,
                        struct agent_ctr **out, struct iob_error **err);
@@ -252,6 +259,19 @@ enum {
 unsigned agent_adm_measured(struct agent_adm *adm, struct agent_ctr *ctr, enum batch_class cls,
                             double confidence, bool latency_like, bool protect_detected,
                             uint64_t now);
+
+/* What RegisterRequest.kind (or AdmitRequest.kind) says: KIND ("job",
+ * "service" or "sandbox", checked by the caller; NULL or "": nothing).
+ * From the runtime (FROM_RUNTIME: the CRI's container type, which only
+ * says "sandbox") or from a trusted namespace (TRUSTED: agent_adm_trusted)
+ * the kind stands.
+ * io.iobatch.kind from an untrusted namespace is anybody's to write and
+ * would let a batch job escape the batcher ("service": never held, no
+ * slot; "sandbox": never planned), so "service" and "sandbox" are ignored
+ * there: the container is a job (kind_ignored).  Only the declaration is
+ * ignored: a job that runs far past its learned bytes is still planned as
+ * open-ended (agent_adm_job), which is measured, not declared. */
+void agent_ctr_set_kind(struct agent_ctr *ctr, const char *kind, bool from_runtime, bool trusted);
 
 /* Set the class; a change re-plans at once (a container may have turned
  * out to be harmless, or harmful).  A declared class is never replaced. */

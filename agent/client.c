@@ -19,7 +19,7 @@ struct ctr_copy {
   char *id, *ns, *cgroup, *bundle, *declared_class, *workload_key;
   char *kind, *pod_name, *pod_namespace, *container_name;
   uint32_t pid, max_hold_ms;
-  bool running;
+  bool running, kind_from_runtime;
 };
 
 struct admit_req {
@@ -96,6 +96,7 @@ static void ctr_copy_init(struct ctr_copy *k, const struct agent_container *in) 
   k->pid = in->pid;
   k->max_hold_ms = in->max_hold_ms;
   k->running = in->running;
+  k->kind_from_runtime = in->kind_from_runtime;
 }
 
 int agent_client_new(struct iob_loop *loop, const char *socket_path, bool fail_closed,
@@ -175,7 +176,8 @@ static struct agent_container ctr_view(const struct ctr_copy *k) {
                                   .pod_namespace = k->pod_namespace,
                                   .container_name = k->container_name,
                                   .max_hold_ms = k->max_hold_ms,
-                                  .running = k->running};
+                                  .running = k->running,
+                                  .kind_from_runtime = k->kind_from_runtime};
 }
 
 static void on_watch(struct iob_loop *loop, void *data);
@@ -511,6 +513,7 @@ static void try_admit(struct admit_req *r) {
   m.workload_key = r->ctr.workload_key;
   m.max_hold_ms = r->ctr.max_hold_ms;
   m.kind = r->ctr.kind;
+  m.kind_source = agent_kind_source(r->ctr.kind, r->ctr.kind_from_runtime);
   int timeout = 0;
   if (r->deadline_ms) {
     uint64_t now = iob_now_ms();

@@ -90,7 +90,13 @@ struct agent_container {
   const char *pod_name, *pod_namespace, *container_name; /* CRI names, may be NULL */
   uint32_t max_hold_ms;                                  /* 0: the agent's default */
   bool running;                                          /* already started (re-registration) */
+  /* kind is the CRI's container type (wcd_kind.runtime), not
+   * io.iobatch.kind: RegisterRequest.kind_source RUNTIME, else ANNOTATION. */
+  bool kind_from_runtime;
 };
+
+/* RegisterRequest.kind_source (and AdmitRequest's) for KIND. */
+Iobatch__Agent__V1__KindSource agent_kind_source(const char *kind, bool from_runtime);
 
 /* The RegisterRequest for ctr, sent by SOURCE ("shim", "hook", "iobatchctl",
  * "bench"); the only place one is filled.  Its strings point into ctr

@@ -58,13 +58,15 @@
  *                                               run at the least CPU weight
  *                                               (cpu.weight 1 / cpu.shares 2), put
  *                                               back when no victim runs
- *   trust_declared   = all | none | NS[,NS...]  whose io.iobatch.class is taken as
- *                                               said: a container's namespace is its
- *                                               pod's (io.kubernetes.pod.namespace),
+ *   trust_declared   = all | none | NS[,NS...]  whose io.iobatch.class and .kind are
+ *                                               taken as said: a container's namespace
+ *                                               is its pod's (io.kubernetes.pod.namespace),
  *                                               else its containerd namespace.  An
- *                                               untrusted declaration is a hint until
- *                                               the detector has measured the container
- *                                               (agent/admission.h, agent_adm_declare)
+ *                                               untrusted class is a hint until the
+ *                                               detector has measured the container
+ *                                               (agent/admission.h, agent_adm_declare);
+ *                                               an untrusted kind service or sandbox is
+ *                                               ignored: a job (agent_ctr_set_kind)
  *   debug            = false
  *
  * Keys given here win over the same settings in the matrix file, which is
@@ -153,8 +155,8 @@ struct agent_options {
 int agent_config_from_options(struct agent_config *cfg, const struct agent_options *o,
                               struct iob_error **err);
 
-/* Whether a class declared by a container of namespace NS (its pod's
- * namespace, else its containerd namespace) is trusted. */
+/* Whether a class or kind declared by a container of namespace NS (its
+ * pod's namespace, else its containerd namespace) is trusted. */
 bool agent_config_trusts(const struct agent_config *cfg, const char *ns);
 
 /* "1500ms", "2s", "5m", "300" (ms) -> milliseconds.  Returns < 0 on a bad

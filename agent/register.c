@@ -6,6 +6,13 @@ static char *str(const char *s) {
   return (char *)(s ? s : "");
 }
 
+Iobatch__Agent__V1__KindSource agent_kind_source(const char *kind, bool from_runtime) {
+  if (kind == NULL || *kind == '\0')
+    return IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_UNSPECIFIED;
+  return from_runtime ? IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME
+                      : IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_ANNOTATION;
+}
+
 void agent_register_request(const struct agent_container *ctr, const char *source,
                             Iobatch__Agent__V1__RegisterRequest *out) {
   Iobatch__Agent__V1__RegisterRequest m = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
@@ -20,6 +27,7 @@ void agent_register_request(const struct agent_container *ctr, const char *sourc
   m.max_hold_ms = ctr->max_hold_ms;
   m.running = ctr->running;
   m.kind = str(ctr->kind);
+  m.kind_source = agent_kind_source(ctr->kind, ctr->kind_from_runtime);
   m.pod_name = str(ctr->pod_name);
   m.pod_namespace = str(ctr->pod_namespace);
   m.container_name = str(ctr->container_name);

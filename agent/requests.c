@@ -31,6 +31,23 @@ void agent_api_admit_reply(const struct agent_ctr *c, bool admitted, const char 
   *out = resp;
 }
 
+/* KIND_SOURCE_RUNTIME only: an older client's kind (UNSPECIFIED), and any
+ * value this agent does not know, count as io.iobatch.kind. */
+static bool from_runtime(Iobatch__Agent__V1__KindSource s) {
+  return s == IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME;
+}
+
+/* An untrusted io.iobatch.kind that was ignored (agent_ctr_set_kind): said
+ * once per container. */
+static void report_kind(struct agent_ctr *c) {
+  if (!c->kind_ignored || c->kind_logged)
+    return;
+  c->kind_logged = true;
+  iob_info("'%s' declared kind %s (namespace '%s', not trusted by trust_declared): treated as "
+           "a job",
+           c->id, c->declared_kind, agent_ctr_tenant(c));
+}
+
 int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__RegisterRequest *req,
                        uint64_t now, Iobatch__Agent__V1__RegisterResponse *out,
                        struct iob_error **err) {
@@ -49,12 +66,14 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
       .pid = req->pid,
       .max_hold_ms = req->max_hold_ms,
       .running = req->running,
+      .kind_from_runtime = from_runtime(req->kind_source),
   };
   bool fresh = agent_adm_find(&d->adm, req->namespace_, req->id) == NULL;
   struct agent_ctr *c = NULL;
   if (agent_adm_register(&d->adm, &in, now, &c, err) < 0)
     return -1;
   d->metrics.registrations += fresh;
+  report_kind(c);
   agent_pidwatch(d, c);
   if (fresh || c->class_source == AGENT_CLASS_NONE)
     agent_daemon_apply_profile(d, c);
@@ -88,6 +107,7 @@ int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitReque
                                 .workload_key = req->workload_key,
                                 .declared_class = req->declared_class,
                                 .kind = req->kind,
+                                .kind_from_runtime = from_runtime(req->kind_source),
                                 .source = "admit",
                                 .max_hold_ms = req->max_hold_ms};
     if (agent_adm_register(&d->adm, &in, now, &c, err) < 0) {
@@ -106,8 +126,9 @@ int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitReque
                             req->declared_class);
     agent_adm_declare(&d->adm, c, req->declared_class, agent_adm_trusted(&d->adm, c), now);
   }
-  if (req->kind && *req->kind)
-    c->kind = (enum agent_kind)agent_kind_from_name(req->kind); /* checked above */
+  /* checked above, or by agent_adm_register */
+  agent_ctr_set_kind(c, req->kind, from_runtime(req->kind_source), agent_adm_trusted(&d->adm, c));
+  report_kind(c);
   /* A retry (say, a shim that reconnected): the newest call is the one
    * somebody still waits on. */
   agent_server_supersede(d, c);
@@ -276,6 +297,8 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
     s->cap_bps = (uint64_t)c->cap_bps;
     s->declared_class = c->declared;
     s->declared_trusted = c->declared[0] && !c->declared_untrusted;
+    s->declared_kind = c->declared_kind;
+    s->declared_kind_trusted = c->declared_kind[0] && !c->kind_untrusted;
     s->pod_name = c->pod_name;
     s->pod_namespace = c->pod_namespace;
     s->container_name = c->container_name;

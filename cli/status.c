@@ -260,7 +260,11 @@ static void print_detail(const ctr_status *c) {
   if (c->pod_name && *c->pod_name)
     ROW("Pod", "%s/%s", or_dash(c->pod_namespace), c->pod_name);
   ROW("Container", "%s", ctr_name(c));
-  ROW("Kind", "%s", or_dash(c->kind));
+  if (c->declared_kind && c->declared_kind[0] && !c->declared_kind_trusted &&
+      strcmp(c->declared_kind, or_dash(c->kind)) != 0)
+    ROW("Kind", "%s (declared kind %s (untrusted): ignored)", or_dash(c->kind), c->declared_kind);
+  else
+    ROW("Kind", "%s", or_dash(c->kind));
   ROW("State", "%s", c->state);
   bool pending = !strcmp(c->state, "pending");
   human_ms(c->held_ms, t1, sizeof(t1));
@@ -336,6 +340,8 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "declared_class",
                         json_string(c->declared_class ? c->declared_class : ""));
     json_object_set_new(o, "declared_trusted", json_boolean(c->declared_trusted));
+    json_object_set_new(o, "declared_kind", json_string(c->declared_kind ? c->declared_kind : ""));
+    json_object_set_new(o, "declared_kind_trusted", json_boolean(c->declared_kind_trusted));
   }
   return o;
 }

@@ -133,6 +133,7 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
                                 .declared_class = res->declared ? batch_class_name(res->cls) : NULL,
                                 .workload_key = res->workload,
                                 .kind = kind.kind,
+                                .kind_from_runtime = kind.runtime,
                                 .pod_name = kind.pod_name,
                                 .pod_namespace = kind.pod_namespace,
                                 .container_name = kind.container_name};

@@ -110,6 +110,7 @@ static int kind_load(const struct iob_oci_config *cfg, struct shim_ctr_info *out
   if (wcd_kind_from_annotations(annotation_fn, (void *)cfg, &k, err) < 0)
     return -1;
   out->kind = dup_or_null(k.kind);
+  out->kind_from_runtime = k.runtime;
   out->pod_name = dup_or_null(k.pod_name);
   out->pod_namespace = dup_or_null(k.pod_namespace);
   out->container_name = dup_or_null(k.container_name);
@@ -188,6 +189,7 @@ static struct agent_container ctr_of(const struct shim_admission_req *req) {
                                   .declared_class = in->cls,
                                   .workload_key = in->key,
                                   .kind = in->kind,
+                                  .kind_from_runtime = in->kind_from_runtime,
                                   .pod_name = in->pod_name,
                                   .pod_namespace = in->pod_namespace,
                                   .container_name = in->container_name,
@@ -294,11 +296,13 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
                          shim_admission_fn fn, void *data) {
   cleanup_error struct iob_error *err = NULL;
   const struct shim_ctr_info *in = req->info;
-  if (in->kind && strcmp(in->kind, "sandbox") == 0) {
+  if (in->kind && strcmp(in->kind, "sandbox") == 0 && in->kind_from_runtime) {
     /* A pod's sandbox holds only namespaces and every container of the
      * pod waits for it: it starts now, fail closed or not, with no agent
      * round trip on the pod's way up.  The agent hears that it runs
-     * afterwards (and again after a restart of the agent). */
+     * afterwards (and again after a restart of the agent).  Only on the
+     * CRI's word: io.iobatch.kind=sandbox is anybody's to write, and the
+     * agent decides whether it counts (trust_declared). */
     fn(data, 1, NULL);
     register_ctr(loop, req, true);
     return;

@@ -3,6 +3,7 @@
 #ifndef SHIM_ADMISSION_H
 #define SHIM_ADMISSION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -14,9 +15,10 @@
 /* What <bundle>/config.json's annotations tell the agent, taken once at
  * Create. */
 struct shim_ctr_info {
-  char *cls;  /* io.iobatch.class; NULL: not declared */
-  char *key;  /* wcd_workload_key(); NULL: none */
-  char *kind; /* "job", "service" or "sandbox" (wcd/kind.h); NULL: not said */
+  char *cls;              /* io.iobatch.class; NULL: not declared */
+  char *key;              /* wcd_workload_key(); NULL: none */
+  char *kind;             /* "job", "service" or "sandbox" (wcd/kind.h); NULL: not said */
+  bool kind_from_runtime; /* kind is the CRI's container type, not io.iobatch.kind */
   char *pod_name, *pod_namespace, *container_name; /* CRI names; NULL: not known */
   uint32_t max_hold_ms;                            /* io.iobatch.max-hold-ms; 0: none */
 };
@@ -33,8 +35,10 @@ typedef void (*shim_admission_fn)(void *data, int admitted, struct iob_error *er
 /* Ask the agent (socket: $IOBATCH_AGENT_SOCKET, else the default) whether
  * the container may start now; fn runs on the loop once it is admitted,
  * refused or cancelled (err says why).  No agent: admitted (fail open).
- * A pod sandbox is not asked: fn runs at once, then the agent is told in
- * the background that it runs. */
+ * A pod sandbox by the CRI's word is not asked: fn runs at once, then the
+ * agent is told in the background that it runs.  io.iobatch.kind=sandbox
+ * is asked like any container: whether it counts is the agent's call
+ * (trust_declared), and a trusted one is admitted at once. */
 void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req *req,
                          shim_admission_fn fn, void *data);
 /* Create, before runc create: an invalid io.iobatch.class, .kind or

@@ -14,7 +14,18 @@
  *   "io.cri-containerd.kind" it knows is a containerd label that the CRI
  *   plugin sets on its own containers, not an OCI annotation, so it never
  *   reaches config.json.  nerdctl users say io.iobatch.kind with
- *   --annotation. */
+ *   --annotation.
+ *
+ * Who can set the CRI's type key: containerd's CRI plugin writes it itself
+ * on every container it creates, and a pod's annotations reach config.json
+ * only through the runtime handler's pod_annotations / container_annotations
+ * patterns (packaging/containerd: "io.iobatch.*"), so a pod author cannot
+ * set it through the CRI: the kubelet's runtime decides it.  Only a
+ * direct containerd client (ctr, nerdctl, the Go client; containerd's
+ * socket is root's) can write that key, and such a client may as well pick
+ * another runtime and bypass iobatch altogether.  So the agent trusts the
+ * type key from any namespace, and io.iobatch.kind only where
+ * trust_declared says (agent_ctr_set_kind). */
 #include "wcd/kind.h"
 
 #include <string.h>
@@ -73,14 +84,16 @@ int wcd_kind_from_annotations(wcd_annotation_fn get, void *ctx, struct wcd_kind 
                             "service or sandbox)",
                             WCD_ANN_KIND, k);
     out->source = WCD_ANN_KIND;
-  } else {
-    static const char *const types[] = {CRI_TYPE, CRIO_TYPE};
-    for (size_t i = 0; i < 2 && out->kind == NULL; i++) {
-      const char *t = value(get, ctx, types[i]);
-      if (t && strcmp(t, TYPE_SANDBOX) == 0) {
-        out->kind = kinds[2];
-        out->source = types[i];
-      }
+  }
+  /* The CRI's sandbox wins (wcd/kind.h says why). */
+  static const char *const types[] = {CRI_TYPE, CRIO_TYPE};
+  for (size_t i = 0; i < 2; i++) {
+    const char *t = value(get, ctx, types[i]);
+    if (t && strcmp(t, TYPE_SANDBOX) == 0) {
+      out->kind = kinds[2];
+      out->source = types[i];
+      out->runtime = true;
+      break;
     }
   }
   return 0;

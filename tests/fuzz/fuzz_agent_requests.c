@@ -83,6 +83,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   cfg.state_dir = (char *)state_dir();
   cfg.batch_window_ms = 100;
   cfg.max_hold_ms = 60000;
+  /* trust_declared = kube-system: untrusted declarations (hints, ignored
+   * kinds) are reached too. */
+  cfg.trust_declared = (char *)",kube-system,";
   struct agent_daemon d;
   cleanup_error struct iob_error *ierr = NULL;
   if (agent_daemon_init_headless(&d, &cfg, &ierr) < 0)

@@ -77,6 +77,9 @@ shim_options = {
     b'"io.kubernetes.container.name":"pg"}}',
     "config-bad-kind": b"\x03" + b'{"annotations":{"io.iobatch.kind":"pod",'
     b'"io.kubernetes.cri.container-name":"a\\u0001b"}}',
+    # a pod annotation on the pod's sandbox: the CRI's type wins (wcd/kind.c)
+    "config-kind-and-cri": b"\x03" + b'{"annotations":{"io.iobatch.kind":"service",'
+    b'"io.kubernetes.cri-o.ContainerType":"sandbox","io.kubernetes.cri.container-type":"x"}}',
     "hookinject": b"\x04" + b'{"ociVersion":"1.0.2","hooks":{"createRuntime":[{"path":"/x"}]}}',
     "hookinject-bad": b"\x04" + b'{"hooks":{"createRuntime":{"path":1}}}',
     "mount-options": b"\x05" + b"ro\0nosuid\0rbind\0rprivate\0lowerdir=/a\0upperdir=/b",
@@ -117,6 +120,11 @@ reg2 = field(1, "c2") + field(2, "default") + field(7, "db") + field(8, "shim")
 admit = field(1, "c1") + field(2, "default") + vfield(5, 2000)
 admit2 = field(1, "c2") + field(2, "default") + field(3, "random-read")
 job = lambda n, c, s: field(1, field(1, n) + field(2, c) + dfield(3, s))
+# kind_source (16 in Register, 7 in Admit): annotation, runtime, unknown;
+# pod namespace 14 (the daemon trusts kube-system only)
+kreg = lambda i, k, s, ns: (field(1, i) + field(2, "k8s.io") + field(6, "seq-write")
+                            + field(12, k) + field(14, ns) + vfield(16, s))
+kadmit = lambda i, k, s: field(1, i) + field(2, "k8s.io") + field(6, k) + vfield(7, s)
 plan = job("a", "seq-write", 10) + job("b", "random-read", 5) + vfield(2, 2) + dfield(3, 0.5)
 agent_requests = {
     "register-admit-exit": rec(0, reg) + rec(1, admit) + rec(0, reg2) + rec(1, admit2)
@@ -125,6 +133,11 @@ agent_requests = {
     "admit-unknown": rec(1, admit2) + rec(1, field(1, "c3") + field(3, "no-such-class")),
     "register-bad": rec(0, field(1, "") + field(2, "default")) + rec(0, field(1, "x/../y")),
     "running": rec(0, reg + vfield(11, 1)) + rec(1, admit) + rec(4, b""),
+    "kind-trust": rec(0, kreg("w", "job", 1, "kube-system") + vfield(11, 1))
+    + rec(0, kreg("u", "service", 1, "team-a")) + rec(1, kadmit("u", "service", 0))
+    + rec(0, kreg("p", "sandbox", 2, "team-a")) + rec(1, kadmit("p", "sandbox", 2))
+    + rec(1, kadmit("x", "sandbox", 99)) + rec(0, kreg("t", "service", 1, "kube-system"))
+    + rec(4, b""),
     "plan": rec(5, plan),
     "plan-bad": rec(5, plan + vfield(2, 100000) + dfield(3, 2.0)),
     "replies": rec(6, field(1, "seq-write") + vfield(2, 100))

@@ -12,8 +12,8 @@
 #     ratio of the medians stays under a generous bound;
 #   - the same with ctr only: six idle containers and two containers
 #     annotated as sandboxes, then `ctr run --rm` timed against runc's shim;
-#   - a sandbox starts even when the agent cannot be asked (fail closed):
-#     the shim does not ask about sandboxes; an invalid io.iobatch.kind
+#   - a CRI sandbox starts even when the agent cannot be asked (fail
+#     closed): the shim does not ask about them; an invalid io.iobatch.kind
 #     fails Create naming the annotation;
 #   - nothing is left behind.
 # No registry here: the image is a busybox-static rootfs imported as a

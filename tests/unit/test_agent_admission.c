@@ -11,8 +11,14 @@
 
 #include <cmocka.h>
 
+#include <unistd.h>
+
 #include "agent/admission.h"
+#include "agent/config.h"
+#include "agent/daemon.h"
+#include "agent/requests.h"
 #include "common/cleanup.h"
+#include "iobatch/agent.pb-c.h"
 
 static int n_admitted;
 static char last_admitted[64];
@@ -680,6 +686,245 @@ static void test_trust_latency(void **state) {
   agent_adm_release(&adm);
 }
 
+/* ---- trust_declared and the kind: who may say service or sandbox ---- */
+
+static struct agent_ctr *reg_kind(struct agent_adm *adm, const char *id, const char *pod_ns,
+                                  const char *kind, bool from_runtime, const char *cls,
+                                  uint64_t now) {
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_ctr_info in = {.id = id,
+                              .ns = "k8s.io",
+                              .pod_namespace = pod_ns,
+                              .kind = kind,
+                              .kind_from_runtime = from_runtime,
+                              .declared_class = cls,
+                              .source = "test"};
+  struct agent_ctr *c = NULL;
+  if (agent_adm_register(adm, &in, now, &c, &err) < 0)
+    fail_msg("register %s: %s", id, err->msg);
+  return c;
+}
+
+/* One batch slot taken by a trusted sequential writer: a job asking to
+ * start is held (BATCH_HOLD_FULL), a service is not. */
+static struct agent_ctr *setup_full(struct agent_adm *adm) {
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  cfg.cap_running = true;
+  cfg.max_batch = 1;
+  agent_adm_init(adm, &cfg, 0, 60000, &trust_ops, NULL);
+  n_admitted = 0;
+  struct agent_ctr *w = reg_in(adm, "w", "k8s.io", "kube-system", "seq-write", true, 0);
+  assert_int_equal(w->state, AGENT_RUNNING);
+  return w;
+}
+
+/* io.iobatch.kind=service from an untrusted namespace: a job, which takes
+ * a slot and is held behind the writer; from a trusted one: a service,
+ * never held. */
+static void test_trust_kind_service(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_full(&adm);
+  struct agent_ctr *u = reg_kind(&adm, "u", "team-a", "service", false, "seq-write", 10);
+  assert_int_equal(u->kind, AGENT_KIND_JOB);
+  assert_string_equal(u->declared_kind, "service");
+  assert_true(u->kind_untrusted && u->kind_ignored);
+  assert_true(agent_ctr_is_batch(u));
+  assert_int_equal(agent_adm_admit(&adm, u, 0, 0, 10), 0);
+  run_until(&adm, 10);
+  assert_int_equal(u->state, AGENT_PENDING);
+  assert_int_equal(u->reason, BATCH_HOLD_FULL);
+  struct agent_ctr *t = reg_kind(&adm, "t", "kube-system", "service", false, "seq-write", 20);
+  assert_int_equal(t->kind, AGENT_KIND_SERVICE);
+  assert_string_equal(t->declared_kind, "service");
+  assert_false(t->kind_untrusted || t->kind_ignored);
+  assert_int_equal(agent_adm_admit(&adm, t, 0, 0, 20), 0);
+  run_until(&adm, 20);
+  assert_int_equal(t->state, AGENT_RUNNING);
+  assert_int_equal(t->reason, BATCH_ADMIT_SERVICE);
+  assert_int_equal(u->state, AGENT_PENDING);
+  /* a second registration (hook, then shim) says it again: still a job */
+  reg_kind(&adm, "u", "team-a", "service", false, "seq-write", 30);
+  assert_int_equal(u->kind, AGENT_KIND_JOB);
+  /* untrusted "job" is what it would be anyway: taken, nothing ignored */
+  struct agent_ctr *j = reg_kind(&adm, "j", "team-a", "job", false, NULL, 40);
+  assert_int_equal(j->kind, AGENT_KIND_JOB);
+  assert_false(j->kind_ignored);
+  assert_true(j->kind_untrusted);
+  agent_adm_release(&adm);
+}
+
+/* io.iobatch.kind=sandbox from an untrusted namespace: a job, planned and
+ * held; the CRI's sandbox (source RUNTIME) from the same namespace is a
+ * sandbox, admitted at once; trusted, the annotation stands too. */
+static void test_trust_kind_sandbox(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_full(&adm);
+  struct agent_ctr *u = reg_kind(&adm, "u", "team-a", "sandbox", false, "seq-write", 10);
+  assert_int_equal(u->kind, AGENT_KIND_JOB);
+  assert_true(u->kind_ignored);
+  assert_int_equal(agent_adm_admit(&adm, u, 0, 0, 10), 0);
+  run_until(&adm, 10);
+  assert_int_equal(u->state, AGENT_PENDING);
+  assert_int_equal(u->reason, BATCH_HOLD_FULL);
+  struct agent_ctr *r = reg_kind(&adm, "pause", "team-a", "sandbox", true, NULL, 20);
+  assert_int_equal(r->kind, AGENT_KIND_SANDBOX);
+  assert_string_equal(r->declared_kind, "");
+  assert_false(r->kind_untrusted || r->kind_ignored);
+  assert_int_equal(agent_adm_admit(&adm, r, 0, 0, 20), 1);
+  assert_int_equal(r->state, AGENT_RUNNING);
+  struct agent_ctr *t = reg_kind(&adm, "t", "kube-system", "sandbox", false, NULL, 30);
+  assert_int_equal(t->kind, AGENT_KIND_SANDBOX);
+  assert_int_equal(agent_adm_admit(&adm, t, 0, 0, 30), 1);
+  /* the kind follows the tenant once the names are known: a registration
+   * without the pod's namespace (an Admit's) first, then the hook's */
+  struct agent_ctr *late = reg_kind(&adm, "late", NULL, "service", false, NULL, 40);
+  assert_int_equal(late->kind, AGENT_KIND_JOB);
+  reg_kind(&adm, "late", "kube-system", "service", false, NULL, 50);
+  assert_int_equal(late->kind, AGENT_KIND_SERVICE);
+  assert_false(late->kind_ignored);
+  agent_adm_release(&adm);
+}
+
+/* Without trust_declared (no ops->trusts, the built-in "all") every kind
+ * stands: an older agent's behaviour, and an older client's kind (no
+ * kind_source: an annotation) as before. */
+static void test_trust_kind_all(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_adm(&adm, BATCH_POLICY_PREDICTIVE, 0);
+  struct agent_ctr *s = reg_kind(&adm, "s", "team-a", "service", false, NULL, 0);
+  assert_int_equal(s->kind, AGENT_KIND_SERVICE);
+  assert_false(s->kind_ignored);
+  struct agent_ctr *b = reg_kind(&adm, "b", "team-a", "sandbox", false, NULL, 0);
+  assert_int_equal(b->kind, AGENT_KIND_SANDBOX);
+  agent_adm_release(&adm);
+}
+
+/* An ignored service kind is a job in every respect, and like any job it
+ * becomes open-ended in the forecast once it has run far past its learned
+ * bytes: measured, not declared. */
+static void test_trust_kind_open_ended(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_trust(&adm);
+  struct agent_ctr *c = reg_kind(&adm, "u", "team-a", "service", false, "seq-write", 0);
+  assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 0), 0);
+  run_until(&adm, 0);
+  assert_int_equal(c->state, AGENT_RUNNING);
+  c->solo_s = 10;
+  c->solo_bps = 100e6;
+  c->bytes_run = 250e6;
+  struct batch_job j;
+  agent_adm_job(&adm, c, 5000, &j);
+  assert_false(j.service);
+  c->bytes_run = 3.5e9; /* past open_ended_factor (3) x 1 GB */
+  agent_adm_job(&adm, c, 40000, &j);
+  assert_true(j.service);
+  assert_int_equal(c->kind, AGENT_KIND_JOB);
+  agent_adm_release(&adm);
+}
+
+/* On the wire, through the agent's own Register, Admit and Status steps
+ * (agent/requests.c) on a headless daemon with trust_declared =
+ * kube-system: kind_source absent (a client older than the field) or
+ * unknown counts as io.iobatch.kind; only RUNTIME is taken from anybody. */
+static Iobatch__Agent__V1__RegisterRequest *wire_register(const char *id, const char *kind,
+                                                          int source) {
+  Iobatch__Agent__V1__RegisterRequest m = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+  m.id = (char *)id;
+  m.namespace_ = (char *)"k8s.io";
+  m.pod_namespace = (char *)"team-a";
+  m.declared_class = (char *)"seq-write";
+  m.source = (char *)"shim";
+  m.kind = (char *)kind;
+  m.kind_source = (Iobatch__Agent__V1__KindSource)source;
+  uint8_t buf[512];
+  size_t n = protobuf_c_message_get_packed_size(&m.base);
+  assert_true(n <= sizeof(buf));
+  protobuf_c_message_pack(&m.base, buf);
+  Iobatch__Agent__V1__RegisterRequest *r =
+      iobatch__agent__v1__register_request__unpack(NULL, n, buf);
+  assert_non_null(r);
+  return r;
+}
+
+static void test_trust_kind_wire(void **state) {
+  (void)state;
+  char dir[] = "/tmp/adm-kind.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  struct agent_config cfg;
+  agent_config_default(&cfg);
+  cfg.state_dir = dir;
+  cfg.trust_declared = (char *)",kube-system,";
+  struct agent_daemon d;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_daemon_init_headless(&d, &cfg, &err), 0);
+  static const struct {
+    const char *id, *kind;
+    int source;
+    enum agent_kind want;
+  } cases[] = {
+      {"old", "service", IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_UNSPECIFIED, AGENT_KIND_JOB},
+      {"ann", "service", IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_ANNOTATION, AGENT_KIND_JOB},
+      {"odd", "sandbox", 99, AGENT_KIND_JOB},
+      {"cri", "sandbox", IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME, AGENT_KIND_SANDBOX},
+      /* the runtime never says service: read as the annotation it is */
+      {"rts", "service", IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME, AGENT_KIND_JOB},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    Iobatch__Agent__V1__RegisterRequest *r =
+        wire_register(cases[i].id, cases[i].kind, cases[i].source);
+    Iobatch__Agent__V1__RegisterResponse resp;
+    if (agent_api_register(&d, r, 1000, &resp, &err) < 0)
+      fail_msg("register %s: %s", cases[i].id, err->msg);
+    iobatch__agent__v1__register_request__free_unpacked(r, NULL);
+    struct agent_ctr *c = agent_adm_find(&d.adm, "k8s.io", cases[i].id);
+    assert_non_null(c);
+    if (c->kind != cases[i].want)
+      fail_msg("'%s': kind %s, expected %s", cases[i].id, agent_kind_name(c->kind),
+               agent_kind_name(cases[i].want));
+    assert_int_equal(c->kind_logged, cases[i].want == AGENT_KIND_JOB);
+  }
+  /* the Admit of an old shim says it again: still a job, and pending */
+  Iobatch__Agent__V1__AdmitRequest a = IOBATCH__AGENT__V1__ADMIT_REQUEST__INIT;
+  a.id = (char *)"old";
+  a.namespace_ = (char *)"k8s.io";
+  a.kind = (char *)"service";
+  struct agent_ctr *c = NULL;
+  assert_int_equal(agent_api_admit(&d, &a, 1100, 0, &c, &err), 0);
+  assert_int_equal(c->kind, AGENT_KIND_JOB);
+  assert_int_equal(c->state, AGENT_PENDING);
+  /* an Admit with the CRI's sandbox is a sandbox: admitted at once */
+  a.id = (char *)"cri";
+  a.kind = (char *)"sandbox";
+  a.kind_source = IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME;
+  assert_int_equal(agent_api_admit(&d, &a, 1200, 0, &c, &err), 1);
+  /* Status: the declaration, not trusted, beside the kind it has */
+  Iobatch__Agent__V1__StatusResponse st;
+  assert_int_equal(agent_api_status(&d, 1300, &st, &err), 0);
+  int seen = 0;
+  for (size_t i = 0; i < st.n_containers; i++) {
+    const Iobatch__Agent__V1__ContainerStatus *s = st.containers[i];
+    if (strcmp(s->id, "ann") == 0) {
+      seen++;
+      assert_string_equal(s->kind, "job");
+      assert_string_equal(s->declared_kind, "service");
+      assert_false(s->declared_kind_trusted);
+    } else if (strcmp(s->id, "cri") == 0) {
+      seen++;
+      assert_string_equal(s->kind, "sandbox");
+      assert_string_equal(s->declared_kind, "");
+    }
+  }
+  assert_int_equal(seen, 2);
+  agent_api_status_release(&st);
+  agent_daemon_release(&d);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_paper_hold_until_exit),
@@ -699,6 +944,11 @@ int main(void) {
       cmocka_unit_test(test_trust_hint_confirmed),
       cmocka_unit_test(test_trust_rand_hint_weight),
       cmocka_unit_test(test_trust_latency),
+      cmocka_unit_test(test_trust_kind_service),
+      cmocka_unit_test(test_trust_kind_sandbox),
+      cmocka_unit_test(test_trust_kind_all),
+      cmocka_unit_test(test_trust_kind_open_ended),
+      cmocka_unit_test(test_trust_kind_wire),
   };
   return cmocka_run_group_tests_name("agent_admission", tests, NULL, NULL);
 }

@@ -32,6 +32,9 @@ struct fake {
   int registers, admits, cancels, exiteds;
   bool last_running;
   char last_id[64];
+  int reg_kind_source, admit_kind_source; /* of the last Register / Admit */
+  int sb_kind_source;                     /* of the last Register of "sb" */
+  char reg_kind[16];
   struct ttrpc_call *admit; /* deferred */
 };
 
@@ -50,6 +53,10 @@ static void h_register(struct ttrpc_call *call, const ProtobufCMessage *m, void 
   const Iobatch__Agent__V1__RegisterRequest *r = (const void *)m;
   f->registers++;
   f->last_running = r->running;
+  f->reg_kind_source = (int)r->kind_source;
+  if (strcmp(r->id, "sb") == 0)
+    f->sb_kind_source = (int)r->kind_source;
+  snprintf(f->reg_kind, sizeof(f->reg_kind), "%s", r->kind);
   snprintf(f->last_id, sizeof(f->last_id), "%s", r->id);
   Iobatch__Agent__V1__RegisterResponse resp = IOBATCH__AGENT__V1__REGISTER_RESPONSE__INIT;
   resp.class_ = (char *)"seq-write";
@@ -64,7 +71,7 @@ static void admit_gone(struct ttrpc_call *call, void *data) {
 
 static void h_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
   struct fake *f = user;
-  (void)m;
+  f->admit_kind_source = (int)((const Iobatch__Agent__V1__AdmitRequest *)m)->kind_source;
   f->admits++;
   f->admit = call;
   ttrpc_call_on_cancel(call, admit_gone, f);
@@ -246,6 +253,54 @@ static void test_admit_answered(void **state) {
   assert_int_equal(agent_client_exited(c, "default", "c1", 0, on_done, &r, &err), 0);
   spin(&r.done_calls, 2, 2000);
   assert_int_equal(fx.exiteds, 1);
+  agent_client_free(c);
+}
+
+/* Where the kind came from travels with it, in Register and Admit, and in
+ * the Register a restarted agent gets (the client's copy keeps it); no
+ * kind: UNSPECIFIED, which the agent takes as an annotation. */
+static void test_kind_source_sent(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  server_up(&fx);
+  struct agent_client *c = NULL;
+  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct result r = {0};
+  struct agent_container sb = {
+      .id = "sb", .ns = "k8s.io", .kind = "sandbox", .kind_from_runtime = true};
+  assert_int_equal(agent_client_register(c, &sb, on_done, &r, &err), 0);
+  spin(&r.done_calls, 1, 2000);
+  assert_string_equal(fx.reg_kind, "sandbox");
+  assert_int_equal(fx.reg_kind_source, IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME);
+  struct agent_container svc = {.id = "svc", .ns = "k8s.io", .kind = "service"};
+  assert_int_equal(agent_client_register(c, &svc, on_done, &r, &err), 0);
+  spin(&r.done_calls, 2, 2000);
+  assert_int_equal(fx.reg_kind_source, IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_ANNOTATION);
+  assert_int_equal(agent_client_register(c, &ctr, on_done, &r, &err), 0);
+  spin(&r.done_calls, 3, 2000);
+  assert_int_equal(fx.reg_kind_source, IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_UNSPECIFIED);
+  /* an Admit says it too */
+  assert_int_equal(agent_client_admit(c, &svc, 0, on_admitted, &r, &err), 0);
+  spin(&fx.admits, 1, 2000);
+  assert_int_equal(fx.admit_kind_source, IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_ANNOTATION);
+  answer_admit(&fx, true, "admitted: a service is never held");
+  spin(&r.calls, 1, 2000);
+  assert_int_equal(r.calls, 1);
+  /* and so does the Register a restarted agent gets (the client's copy) */
+  assert_int_equal(agent_client_admit(c, &sb, 0, on_admitted, &r, &err), 0);
+  spin(&fx.admits, 2, 2000);
+  assert_int_equal(fx.admit_kind_source, IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME);
+  server_down(&fx);
+  for (int i = 0; i < 10; i++)
+    iob_loop_run_once(fx.loop, 20, NULL);
+  fx.sb_kind_source = -1;
+  server_up(&fx);
+  spin(&fx.admits, 3, 3000);
+  assert_int_equal(fx.admits, 3);
+  assert_int_equal(fx.sb_kind_source, IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME);
+  assert_int_equal(fx.admit_kind_source, IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME);
+  answer_admit(&fx, true, "admitted: a pod sandbox is never held");
+  spin(&r.calls, 2, 2000);
   agent_client_free(c);
 }
 
@@ -487,6 +542,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_no_agent_fails_open, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_agent_fails_closed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_admit_answered, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_kind_source_sent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
       cmocka_unit_test_setup_teardown(test_caller_deadline_fails_open, setup, teardown),
       cmocka_unit_test_setup_teardown(test_agent_restart_reregisters, setup, teardown),

@@ -392,11 +392,18 @@ static void test_ctr_info_kind(void **state) {
       {"{\"annotations\":{\"io.kubernetes.cri.sandbox-name\":\"a\",\"io.kubernetes.pod.name\":"
        "\"b\"}}",
        NULL, "a", NULL, NULL},
-      /* explicit kind, over the CRI's */
+      /* explicit kind */
       {"{\"annotations\":{\"io.iobatch.kind\":\"service\"}}", "service", NULL, NULL, NULL},
+      /* but the CRI's sandbox wins: pod annotations reach the sandbox too */
       {"{\"annotations\":{\"io.iobatch.kind\":\"job\",\"io.kubernetes.cri.container-type\":"
        "\"sandbox\"}}",
-       "job", NULL, NULL, NULL},
+       "sandbox", NULL, NULL, NULL},
+      {"{\"annotations\":{\"io.iobatch.kind\":\"service\",\"io.kubernetes.cri-o.ContainerType\":"
+       "\"sandbox\"}}",
+       "sandbox", NULL, NULL, NULL},
+      {"{\"annotations\":{\"io.iobatch.kind\":\"service\",\"io.kubernetes.cri.container-type\":"
+       "\"container\"}}",
+       "service", NULL, NULL, NULL},
       {"{\"annotations\":{\"io.iobatch.kind\":\"sandbox\"}}", "sandbox", NULL, NULL, NULL},
       /* values the CRI keys may not hold: no kind, no name (not an error) */
       {"{\"annotations\":{\"io.kubernetes.cri.container-type\":\"SANDBOX\"}}", NULL, NULL, NULL,
@@ -413,6 +420,11 @@ static void test_ctr_info_kind(void **state) {
   for (size_t i = 0; i < IOB_ARRAY_SIZE(cases); i++) {
     struct shim_ctr_info in = parse_ok(cases[i].json);
     assert_str_or_null(cases[i].kind, in.kind);
+    /* from the runtime exactly when the CRI said sandbox */
+    bool cri_sandbox =
+        strstr(cases[i].json, "Type\":\"sandbox") || strstr(cases[i].json, "type\":\"sandbox");
+    if (in.kind_from_runtime != cri_sandbox)
+      fail_msg("case %zu: kind_from_runtime %d", i, (int)in.kind_from_runtime);
     assert_str_or_null(cases[i].pod, in.pod_name);
     assert_str_or_null(cases[i].pod_ns, in.pod_namespace);
     assert_str_or_null(cases[i].ctr, in.container_name);
