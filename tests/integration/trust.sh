@@ -15,18 +15,8 @@ tap_plan 8
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
 done
-agent_start "max_hold = 60s
-trust_declared = kube-system" || bail "iobatchd did not start"
-export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
-iob_containerd_start || bail "containerd did not start"
-NS=iob${IOB_T##*.}
-CTR="ctr --address $IOB_SOCK --namespace $NS"
-RT=io.containerd.iobatch.v2
-R=$IOB_T/rootfs
-iob_rootfs_busybox "$R"
-iob_rootfs_add_binary "$R" "$(command -v fio)"
-mkdir -p "$R/data"
-. "$(dirname "$0")/admission-lib.sh"
+iob_stack_up "max_hold = 60s
+trust_declared = kube-system"
 
 # A writer that says it is idle: it sleeps 2 s (the hint is all there is),
 # then writes for a while.
