@@ -6,6 +6,7 @@
 #   agent_field ID FIELD               one field of one container from status --json
 #   iob_stack_up AGENT_CONF            iobatchd, a private containerd, NS/CTR/RT, rootfs R with fio
 #   iob_stack_ctr [BINARY...]          the containerd half of it, for a test that starts the agent
+#   cg_remove DIR                      empty a cgroup (kill -9) and remove it
 AGENT_SOCK=$IOB_T/agent.sock
 AGENT_STATE=$IOB_T/agentstate
 AGENT_LOG=$IOB_T/agent.log
@@ -92,4 +93,16 @@ iob_stack_up() {
   agent_start "$1" || bail "iobatchd did not start"
   export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
   iob_stack_ctr fio
+}
+
+# cg_remove DIR: kill what is left in a cgroup, wait until it is empty,
+# remove it.
+cg_remove() {
+  local i
+  for i in $(seq 1 100); do
+    [ -d "$1" ] || return 0
+    [ -z "$(cat "$1/cgroup.procs" 2>/dev/null)" ] && { rmdir "$1"; return; }
+    xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null
+    sleep 0.05
+  done
 }
