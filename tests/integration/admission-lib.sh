@@ -1,5 +1,5 @@
-# Helpers shared by admission.sh and admission-more.sh (sourced after
-# lib.sh, with IOB_SOCK, NS, IOB_T and CTR set).
+# Helpers of the end-to-end tests through containerd, sourced by
+# iob_stack_ctr (agent-lib.sh) once IOB_SOCK, NS, IOB_T and CTR are set.
 
 # Shim daemons of this containerd (their argv[0] may be /proc/self/exe).
 our_shims() { pgrep -f -- "-address $IOB_SOCK( |\$)" | wc -l; }

@@ -36,14 +36,8 @@ max_hold = 60s"
 agent_start "$PAPER" || bail "iobatchd did not start"
 
 unset IOBATCH_AGENT_SOCKET IOBATCH_HOOK
-iob_containerd_start || bail "containerd did not start"
-NS=iob${IOB_T##*.}
-CTR="ctr --address $IOB_SOCK --namespace $NS"
-RT=io.containerd.iobatch.v2
+iob_stack_ctr fio
 SHIM_LOG=$IOB_T/containerd.log
-R=$IOB_T/rootfs
-iob_rootfs_busybox "$R"
-iob_rootfs_add_binary "$R" "$(command -v fio)"
 
 toml() { # FILE SOCKET [FAIL_CLOSED]
   { echo "# runc options for $RT"
@@ -56,7 +50,6 @@ toml "$IOB_T/dead.toml" "$NOWHERE" true
 toml "$IOB_T/open.toml" "$NOWHERE"
 LIVE="--runtime-config-path $IOB_T/live.toml"
 
-. "$(dirname "$0")/admission-lib.sh"
 # fio_run ID CLASS RW SECONDS: a time-based fio container, detached.
 fio_run() {
   $CTR run -d --runtime $RT $LIVE --annotation io.iobatch.class="$2" --rootfs "$R" "$1" \

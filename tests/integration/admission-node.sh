@@ -32,18 +32,8 @@ cat >"$AGENT_STATE/profiles.json" <<EOF2
  "sw8": {"class": "seq-write", "confidence": 1, "solo_s": 8, "solo_bps": 0, "runs": 3, "updated": $now},
  "sw20": {"class": "seq-write", "confidence": 1, "solo_s": 20, "solo_bps": 0, "runs": 3, "updated": $now}}}}
 EOF2
-agent_start "matrix = $IOB_T/matrix.conf
-max_hold = 120s" || bail "iobatchd did not start"
-export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
-iob_containerd_start || bail "containerd did not start"
-NS=iob${IOB_T##*.}
-CTR="ctr --address $IOB_SOCK --namespace $NS"
-RT=io.containerd.iobatch.v2
-R=$IOB_T/rootfs
-iob_rootfs_busybox "$R"
-iob_rootfs_add_binary "$R" "$(command -v fio)"
-mkdir -p "$R/data"
-. "$(dirname "$0")/admission-lib.sh"
+iob_stack_up "matrix = $IOB_T/matrix.conf
+max_hold = 120s"
 
 # writer ID RW SECONDS [ANNOTATION...]: a time-based fio writer started with
 # ctr run -d in the background (Start blocks while the agent holds it).

@@ -40,18 +40,7 @@ exec "$IOB_B/bin/iobatch-hook" --record-dir "$REC" "\$@"
 EOF
 chmod +x "$IOB_T/hook.sh"
 export IOBATCH_AGENT_SOCKET=$AGENT_SOCK IOBATCH_HOOK=$IOB_T/hook.sh
-iob_containerd_start || bail "containerd did not start"
-# A namespace of our own: runc's state (/run/containerd/runc/<ns>) is
-# shared by every containerd on the machine.
-NS=iob${IOB_T##*.}
-CTR="ctr --address $IOB_SOCK --namespace $NS"
-RT=io.containerd.iobatch.v2
-
-R=$IOB_T/rootfs
-iob_rootfs_busybox "$R"
-iob_rootfs_add_binary "$R" "$(command -v fio)"
-
-. "$(dirname "$0")/admission-lib.sh"
+iob_stack_ctr fio
 # seq_writer ID SECONDS: 1M writes over a 256 MiB file, again and again for
 # that long (time based, so that the hold does not depend on how fast the
 # disk is today; a small file, so that the VM's 4 GiB disk does not fill:

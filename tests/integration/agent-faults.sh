@@ -31,14 +31,8 @@ done
 
 agent_start || bail "iobatchd did not start"
 unset IOBATCH_AGENT_SOCKET IOBATCH_HOOK
-iob_containerd_start || bail "containerd did not start"
-NS=iob${IOB_T##*.}
-CTR="ctr --address $IOB_SOCK --namespace $NS"
-RT=io.containerd.iobatch.v2
+iob_stack_ctr
 SHIM_LOG=$IOB_T/containerd.log
-R=$IOB_T/rootfs
-iob_rootfs_busybox "$R"
-. "$(dirname "$0")/admission-lib.sh"
 
 toml() { # FILE SOCKET [EXTRA LINE]...
   local f=$1 s=$2

@@ -4,6 +4,9 @@
 #   agent_stop                         SIGTERM, wait; sets AGENT_RC
 #   ctl ARGS...                        iobatchctl against that agent
 #   agent_field ID FIELD               one field of one container from status --json
+#   iob_stack_up AGENT_CONF            iobatchd, a private containerd, NS/CTR/RT, rootfs R with fio
+#   iob_stack_ctr [BINARY...]          the containerd half of it, for a test that starts the agent
+#   cg_remove DIR                      empty a cgroup (kill -9) and remove it
 AGENT_SOCK=$IOB_T/agent.sock
 AGENT_STATE=$IOB_T/agentstate
 AGENT_LOG=$IOB_T/agent.log
@@ -57,6 +60,49 @@ wait_for() {
   while :; do
     eval "$2" && return 0
     [ "$(now_ms)" -lt "$end" ] || return 1
+    sleep 0.05
+  done
+}
+
+# iob_stack_ctr [BINARY...]: the containerd half of an end-to-end test, once
+# the agent runs and the environment the shims inherit is set: a private
+# containerd; a namespace of the test's own in NS and CTR (runc's state,
+# /run/containerd/runc/NS, is shared by every containerd on the machine);
+# the runtime in RT; a busybox rootfs in R with each BINARY and its
+# libraries; the helpers of admission-lib.sh.
+iob_stack_ctr() {
+  local b p
+  iob_containerd_start || bail "containerd did not start"
+  NS=iob${IOB_T##*.}
+  CTR="ctr --address $IOB_SOCK --namespace $NS"
+  RT=io.containerd.iobatch.v2
+  R=$IOB_T/rootfs
+  iob_rootfs_busybox "$R"
+  for b in "$@"; do
+    p=$(command -v "$b") || bail "$b is not installed (scripts/install-deps.sh)"
+    iob_rootfs_add_binary "$R" "$p"
+  done
+  . "$IOB_TOP/tests/integration/admission-lib.sh"
+}
+
+# iob_stack_up AGENT_CONF: the stack of most end-to-end tests: iobatchd
+# (agent_start AGENT_CONF) named to the shims by IOBATCH_AGENT_SOCKET in
+# containerd's environment, then iob_stack_ctr with fio in the rootfs.
+# Bails out naming what did not start; the EXIT trap stops all of it.
+iob_stack_up() {
+  agent_start "$1" || bail "iobatchd did not start"
+  export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
+  iob_stack_ctr fio
+}
+
+# cg_remove DIR: kill what is left in a cgroup, wait until it is empty,
+# remove it.
+cg_remove() {
+  local i
+  for i in $(seq 1 100); do
+    [ -d "$1" ] || return 0
+    [ -z "$(cat "$1/cgroup.procs" 2>/dev/null)" ] && { rmdir "$1"; return; }
+    xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null
     sleep 0.05
   done
 }

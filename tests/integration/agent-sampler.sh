@@ -15,18 +15,6 @@ agent_start || bail "iobatchd did not start"
 DATA=$IOB_T/data
 mkdir -p "$DATA"
 
-# cg_remove DIR: kill what is left in a cgroup, wait until it is empty,
-# remove it.
-cg_remove() {
-  local i
-  for i in $(seq 1 100); do
-    [ -d "$1" ] || return 0
-    [ -z "$(cat "$1/cgroup.procs" 2>/dev/null)" ] && { rmdir "$1"; return; }
-    xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null
-    sleep 0.05
-  done
-}
-
 # mk_cg NAME: a fresh cgroup, removed at exit (called in this shell, not
 # in a $(...) subshell, so that the at_exit registration sticks)
 mk_cg() {

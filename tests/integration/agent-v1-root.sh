@@ -21,15 +21,6 @@ HIER=${BLKIO:-$CG2}
 DATA=$(wcd_data_dir "$IOB_T/data" "/data/.agent-v1-root.$$") || bail "no directory on a block device"
 at_exit "rm -rf '$DATA'"
 
-cg_remove() {
-  local i
-  for i in $(seq 1 100); do
-    [ -d "$1" ] || return 0
-    [ -z "$(cat "$1/cgroup.procs" 2>/dev/null)" ] && { rmdir "$1"; return; }
-    xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null
-    sleep 0.05
-  done
-}
 CTR=$HIER/iobt-v1root-ctr-$$ NOISE=$HIER/iobt-v1root-noise-$$
 mkdir -p "$CTR" "$NOISE"
 at_exit "cg_remove '$CTR'; cg_remove '$NOISE'"

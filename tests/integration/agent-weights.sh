@@ -20,15 +20,6 @@ if [ $HAS_IO = 1 ]; then tap_plan 14; else tap_plan 6; fi
 DATA=$IOB_T/data
 mkdir -p "$DATA"
 
-cg_remove() {
-  local i
-  for i in $(seq 1 100); do
-    [ -d "$1" ] || return 0
-    [ -z "$(cat "$1/cgroup.procs" 2>/dev/null)" ] && { rmdir "$1"; return; }
-    xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null
-    sleep 0.05
-  done
-}
 mk_cg() {
   mkdir -p "$CG2/$1"
   at_exit "cg_remove '$CG2/$1'"

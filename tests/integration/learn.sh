@@ -12,17 +12,7 @@ tap_plan 7
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
 done
-agent_start "max_hold = 60s" || bail "iobatchd did not start"
-export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
-iob_containerd_start || bail "containerd did not start"
-NS=iob${IOB_T##*.}
-CTR="ctr --address $IOB_SOCK --namespace $NS"
-RT=io.containerd.iobatch.v2
-R=$IOB_T/rootfs
-iob_rootfs_busybox "$R"
-iob_rootfs_add_binary "$R" "$(command -v fio)"
-mkdir -p "$R/data"
-. "$(dirname "$0")/admission-lib.sh"
+iob_stack_up "max_hold = 60s"
 # run ID RW SECONDS KEY: a time-based direct fio writer, in the background;
 # its exit status lands in $IOB_T/ID.rc.
 run() {

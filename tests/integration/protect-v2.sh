@@ -57,17 +57,7 @@ step() { diag "$(($(now_ms) - T0)) ms: $*"; }
 ok "the kernel enforces weights on $DEV: ${MECH:-neither iocost nor bfq}" [ -n "$MECH" ]
 [ -n "$MECH" ] || bail "no weight mechanism for $DEV"
 
-agent_start "protect_share = 1" || bail "iobatchd did not start"
-export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
-iob_containerd_start || bail "containerd did not start"
-NS=iob${IOB_T##*.}
-CTR="ctr --address $IOB_SOCK --namespace $NS"
-RT=io.containerd.iobatch.v2
-R=$IOB_T/rootfs
-iob_rootfs_busybox "$R"
-iob_rootfs_add_binary "$R" "$(command -v fio)"
-mkdir -p "$R/data"
-. "$(dirname "$0")/admission-lib.sh"
+iob_stack_up "protect_share = 1"
 step "agent and containerd up"
 fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=64M --direct=1 \
   >/dev/null 2>&1 || bail "cannot prepare the victim's file"

@@ -19,17 +19,7 @@ tap_plan 12
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
 done
-agent_start "max_hold = 120s" || bail "iobatchd did not start"
-export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
-iob_containerd_start || bail "containerd did not start"
-NS=iob${IOB_T##*.}
-CTR="ctr --address $IOB_SOCK --namespace $NS"
-RT=io.containerd.iobatch.v2
-R=$IOB_T/rootfs
-iob_rootfs_busybox "$R"
-iob_rootfs_add_binary "$R" "$(command -v fio)"
-mkdir -p "$R/data"
-. "$(dirname "$0")/admission-lib.sh"
+iob_stack_up "max_hold = 120s"
 # The victim's file, written once before anything runs.
 fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=256M --direct=1 \
   >/dev/null 2>&1 || bail "cannot prepare the victim's file"

@@ -26,22 +26,12 @@ tap_plan 25
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
 done
-NS=iob${IOB_T##*.}
 NS2=iobt${IOB_T##*.} # trusted
-agent_start "max_hold = 60s
+iob_stack_up "max_hold = 60s
 max_concurrency = 1
-trust_declared = kube-system, $NS2" || bail "iobatchd did not start"
-export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
-iob_containerd_start || bail "containerd did not start"
-CTR="ctr --address $IOB_SOCK --namespace $NS"
+trust_declared = kube-system, $NS2"
 CTR2="ctr --address $IOB_SOCK --namespace $NS2"
 at_exit "for t in blocker tsvc; do $CTR2 task delete -f \$t; $CTR2 container delete \$t; done"
-RT=io.containerd.iobatch.v2
-R=$IOB_T/rootfs
-iob_rootfs_busybox "$R"
-iob_rootfs_add_binary "$R" "$(command -v fio)"
-mkdir -p "$R/data"
-. "$(dirname "$0")/admission-lib.sh"
 
 # A writer that says it is idle: it sleeps 2 s (the hint is all there is),
 # then writes for a while.

@@ -26,13 +26,7 @@ TOOL=$IOB_B/tests/cg-throttle
 AGENT_SAMPLE_PERIOD=5s
 agent_start "max_hold = 120s" || bail "iobatchd did not start"
 export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
-iob_containerd_start || bail "containerd did not start"
-NS=iob${IOB_T##*.}
-CTR="ctr --address $IOB_SOCK --namespace $NS"
-RT=io.containerd.iobatch.v2
-R=$IOB_T/rootfs
-iob_rootfs_busybox "$R"
-. "$(dirname "$0")/admission-lib.sh"
+iob_stack_ctr
 at_exit "for d in /sys/fs/cgroup/*/$NS /sys/fs/cgroup/$NS; do rmdir \$d; done"
 JOURNAL=$AGENT_STATE/restore.json
 
