@@ -65,6 +65,32 @@ static bool trusts(const char *ns, void *user) {
 
 static const struct agent_adm_ops adm_ops = {.admitted = on_admitted, .trusts = trusts};
 
+/* The sampler's ops: what it measured reaches the daemon's state here. */
+static void sampler_gone(struct agent_ctr *c, const char *why, uint64_t now, void *user) {
+  agent_daemon_remove(user, c, why, now);
+}
+
+static void sampler_learn(const struct agent_ctr *c, const struct agent_profile_update *u,
+                          void *user) {
+  struct agent_daemon *d = user;
+  cleanup_error struct iob_error *err = NULL;
+  if (agent_profiles_learn(&d->profiles, agent_ctr_tenant(c), c->workload_key, u, &err) == 0)
+    d->profiles_dirty = true;
+}
+
+static const struct agent_sampler_ops sampler_ops = {.gone = sampler_gone, .learn = sampler_learn};
+
+/* What the sampler is given of the daemon. */
+static struct agent_sampler_env sampler_env(struct agent_daemon *d) {
+  return (struct agent_sampler_env){
+      .adm = &d->adm, .pen = &d->penalties, .ops = &sampler_ops, .user = d};
+}
+
+void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *c,
+                            const struct cg2_sample *base) {
+  agent_sampler_add(&d->sampler, c, base);
+}
+
 static void save_profiles(struct agent_daemon *d) {
   cleanup_error struct iob_error *err = NULL;
   if (!d->profiles_dirty || d->headless)
@@ -147,7 +173,7 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   /* The last one leaves no plan behind (nothing to plan), and so no
    * weights pass: put back what was written for it now. */
   if (agent_adm_count(&d->adm, AGENT_RUNNING) == 0 && !d->headless)
-    agent_weights_apply_all(d);
+    agent_weights_apply_all(&d->weights, d->adm.list);
 }
 
 static void arm_plan_timer(struct agent_daemon *d) {
@@ -168,7 +194,7 @@ static void arm_plan_timer(struct agent_daemon *d) {
 }
 
 static void apply_weights(struct agent_daemon *d) {
-  agent_weights_apply_all(d);
+  agent_weights_apply_all(&d->weights, d->adm.list);
 }
 
 void agent_daemon_changed(struct agent_daemon *d) {
@@ -274,7 +300,7 @@ static void protect_step(struct agent_daemon *d) {
 static void on_sample_timer(struct iob_loop *loop, void *data) {
   struct agent_daemon *d = data;
   static uint64_t last_save;
-  agent_sampler_run(d);
+  agent_sampler_run(&d->sampler);
   protect_step(d);
   uint64_t now = iob_now_ms();
   /* New rates move the weights (measured slowdowns close the loop) and the
@@ -472,6 +498,8 @@ static void reload(struct agent_daemon *d) {
   d->cfg.protect_hold_at_floor = nc.protect_hold_at_floor;
   protect_settings(d);
   d->sampler.wcd = nw;
+  d->sampler.protect_detected = nc.protect_detected;
+  d->sampler.protect_signal = nc.protect_signal;
   snprintf(d->matrix_source, sizeof(d->matrix_source), "%s", source);
   iob_log_init("iobatchd", nc.debug);
   agent_config_release(&nc);
@@ -546,6 +574,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   d->adm.pen = &d->penalties;
   protect_settings(d);
+  agent_weights_init(&d->weights, &d->sampler, &d->restore, &d->metrics);
   cleanup_error struct iob_error *penerr = NULL;
   if (agent_penalties_load(&d->penalties, &penerr) < 0)
     iob_warn("%s", penerr->msg); /* measured again from the next co-runs */
@@ -562,7 +591,8 @@ int agent_daemon_init_headless(struct agent_daemon *d, const struct agent_config
   if (init_state(d, cfg, err) < 0)
     return -1;
   d->headless = true;
-  wcd_config_default(&d->sampler.wcd);
+  const struct agent_sampler_env env = sampler_env(d);
+  agent_sampler_init_headless(&d->sampler, &d->cfg, &env);
   return 0;
 }
 
@@ -571,7 +601,8 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   if (init_state(d, cfg, err) < 0)
     return -1;
   d->opts = *opts; /* argv strings: they live as long as the process */
-  if (agent_sampler_init(&d->sampler, &d->cfg, err) < 0)
+  const struct agent_sampler_env env = sampler_env(d);
+  if (agent_sampler_init(&d->sampler, &d->cfg, &env, err) < 0)
     return -1;
   if (iob_loop_new(&d->loop, err) < 0)
     return -1;
@@ -626,7 +657,7 @@ void agent_daemon_release(struct agent_daemon *d) {
   save_profiles(d);
   save_penalties(d);
   agent_caps_release(d);
-  agent_weights_release(d);
+  agent_weights_release(&d->weights);
   agent_restore_dir(&d->restore, NULL,
                     AGENT_RESTORE_ALL); /* anything left: a stopped agent leaves nothing */
   agent_restore_release(&d->restore);
