@@ -16,7 +16,6 @@
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/log.h"
-#include "ttrpc/ttrpc.h"
 
 /* Profiles learnt from samples are written at most this often; exits and
  * shutdown write at once. */
@@ -65,10 +64,17 @@ static bool trusts(const char *ns, void *user) {
 
 static const struct agent_adm_ops adm_ops = {.admitted = on_admitted, .trusts = trusts};
 
-/* The sampler's ops: what it measured reaches the daemon's state here. */
-static void sampler_gone(struct agent_ctr *c, const char *why, uint64_t now, void *user) {
+/* The ops the daemon gives its parts (sampler, server): they reach the
+ * daemon only through these, so that none of them calls into daemon.c. */
+static void remove_ctr(struct agent_ctr *c, const char *why, uint64_t now, void *user) {
   agent_daemon_remove(user, c, why, now);
 }
+
+static void state_changed(void *user) {
+  agent_daemon_changed(user);
+}
+
+static const struct agent_server_ops server_ops = {.changed = state_changed, .remove = remove_ctr};
 
 static void sampler_learn(const struct agent_ctr *c, const struct agent_profile_update *u,
                           void *user) {
@@ -78,7 +84,7 @@ static void sampler_learn(const struct agent_ctr *c, const struct agent_profile_
     d->profiles_dirty = true;
 }
 
-static const struct agent_sampler_ops sampler_ops = {.gone = sampler_gone, .learn = sampler_learn};
+static const struct agent_sampler_ops sampler_ops = {.gone = remove_ctr, .learn = sampler_learn};
 
 /* What the sampler is given of the daemon. */
 static struct agent_sampler_env sampler_env(struct agent_daemon *d) {
@@ -608,7 +614,8 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   if (setup_signals(d, err) < 0)
     return -1;
-  if (mkdir_parent(d->cfg.socket_path, err) < 0 || agent_server_setup(d, err) < 0)
+  if (mkdir_parent(d->cfg.socket_path, err) < 0 ||
+      agent_server_setup(&d->server, d->loop, d->cfg.socket_path, d, &server_ops, d, err) < 0)
     return -1;
   /* Once the socket is ours (a second agent stops above, and must not put
    * back what the running one wrote), and before the loop runs anything
@@ -663,8 +670,7 @@ void agent_daemon_release(struct agent_daemon *d) {
   agent_restore_release(&d->restore);
   agent_metrics_server_free(d->metrics_server); /* unlinks a unix socket */
   d->metrics_server = NULL;
-  if (d->server)
-    ttrpc_server_free(d->server); /* unlinks the socket */
+  agent_server_release(&d->server); /* unlinks the socket */
   if (d->loop) {
     if (d->plan_timer)
       iob_timer_cancel(d->loop, d->plan_timer);

@@ -19,13 +19,13 @@
 #include "agent/profiles.h"
 #include "agent/restore.h"
 #include "agent/sampler.h"
+#include "agent/server.h"
 #include "agent/weights.h"
 #include "batcher/batcher.h"
 #include "common/error.h"
 #include "common/loop.h"
 #include "wcd/wcd.h"
 
-struct ttrpc_server;
 struct ttrpc_call;
 struct iob_timer;
 
@@ -37,7 +37,7 @@ struct agent_daemon {
   struct batch_config bcfg;
   char matrix_source[4200]; /* "defaults" or the matrix file's path */
   struct iob_loop *loop;
-  struct ttrpc_server *server;
+  struct agent_server server; /* agent/server.h: given server_ops */
   struct agent_adm adm;
   struct agent_profiles profiles;
   bool profiles_dirty;
@@ -59,13 +59,6 @@ struct agent_daemon {
   struct agent_metrics metrics; /* counters for the metrics endpoint */
   struct agent_metrics_server *metrics_server; /* NULL: config key 'metrics' not set */
   bool headless;                               /* agent_daemon_init_headless: state not saved */
-};
-
-/* A pending Admit call, hung on ctr->waiter. */
-struct agent_waiter {
-  struct agent_daemon *d;
-  struct agent_ctr *ctr;
-  struct ttrpc_call *call;
 };
 
 int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
@@ -95,17 +88,6 @@ void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *ctr);
 int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call,
                      const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
                      struct iob_error **err);
-
-/* server.c */
-int agent_server_setup(struct agent_daemon *d, struct iob_error **err);
-/* Answer ctr's pending Admit (if any) and drop the waiter. */
-void agent_server_answer(struct agent_daemon *d, struct agent_ctr *ctr, bool admitted,
-                         const char *reason);
-/* Fail ctr's pending Admit (if any) with ABORTED: a newer Admit for the
- * same container replaces it. */
-void agent_server_supersede(struct agent_daemon *d, struct agent_ctr *ctr);
-/* Fail ctr's pending Admit (if any) with UNAVAILABLE: the agent goes away. */
-void agent_server_abort(struct agent_daemon *d, struct agent_ctr *ctr, const char *why);
 
 /* A container that just registered: agent_sampler_add on d->sampler (the
  * name requests.c calls). */
