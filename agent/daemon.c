@@ -16,6 +16,7 @@
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 
 /* Profiles learnt from samples are written at most this often; exits and
  * shutdown write at once. */
@@ -195,8 +196,6 @@ static void arm_plan_timer(struct agent_daemon *d) {
   uint64_t now = iob_now_ms();
   d->plan_timer = iob_loop_timer(d->loop, at > now ? at - now : 0, on_plan_timer, d);
   d->plan_timer_at = at;
-  if (d->plan_timer == NULL)
-    iob_err("cannot arm the plan timer: out of memory");
 }
 
 static void apply_weights(struct agent_daemon *d) {
@@ -273,9 +272,7 @@ static void protect_step(struct agent_daemon *d) {
   size_t n = 0;
   for (struct agent_ctr *c = d->adm.list; c; c = c->next)
     n += c->protect && c->state == AGENT_RUNNING;
-  cleanup_free struct agent_protect_obs *obs = calloc(n + 1, sizeof(*obs));
-  if (obs == NULL)
-    return;
+  cleanup_free struct agent_protect_obs *obs = xcalloc(n + 1, sizeof(*obs));
   size_t k = 0;
   for (struct agent_ctr *c = d->adm.list; c && k < n; c = c->next)
     if (c->protect && c->state == AGENT_RUNNING)
@@ -518,9 +515,7 @@ static void reload(struct agent_daemon *d) {
 }
 
 static int mkdir_parent(const char *path, struct iob_error **err) {
-  cleanup_free char *dir = strdup(path);
-  if (dir == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate");
+  cleanup_free char *dir = xstrdup(path);
   char *slash = strrchr(dir, '/');
   if (slash == NULL || slash == dir)
     return 0;
@@ -531,24 +526,20 @@ static int mkdir_parent(const char *path, struct iob_error **err) {
   return 0;
 }
 
-static int mark_live(struct agent_daemon *d, struct iob_error **err) {
-  if (asprintf(&d->live_mark, "%s.live", d->cfg.socket_path) < 0) {
-    d->live_mark = NULL;
-    return iob_error(err, ENOMEM, "cannot allocate");
-  }
+static void mark_live(struct agent_daemon *d) {
+  d->live_mark = xasprintf("%s.live", d->cfg.socket_path);
   if (access(d->live_mark, F_OK) == 0) {
     agent_adm_settle(&d->adm, iob_now_ms() + AGENT_SETTLE_MS);
     iob_info("'%s' is there: the last agent stopped with containers or did not stop cleanly; "
              "planning nothing for %d ms while shims register them again",
              d->live_mark, AGENT_SETTLE_MS);
-    return 0;
+    return;
   }
   cleanup_close int fd =
       open(d->live_mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     iob_warn("cannot create '%s': %s (a restart will not wait for re-registrations)", d->live_mark,
              strerror(errno));
-  return 0;
 }
 
 /* Everything but the loop, sockets, signals and sampler. */
@@ -557,20 +548,13 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg,
   memset(d, 0, sizeof(*d));
   d->sigfd = -1;
   d->cfg = *cfg;
-  d->cfg.socket_path = strdup(cfg->socket_path ? cfg->socket_path : AGENT_DEFAULT_SOCKET);
-  d->cfg.state_dir = strdup(cfg->state_dir ? cfg->state_dir : AGENT_DEFAULT_STATE_DIR);
-  d->cfg.matrix_file = cfg->matrix_file ? strdup(cfg->matrix_file) : NULL;
-  d->cfg.cgroup_root = cfg->cgroup_root ? strdup(cfg->cgroup_root) : NULL;
-  d->cfg.detector_file = cfg->detector_file ? strdup(cfg->detector_file) : NULL;
-  d->cfg.metrics = cfg->metrics ? strdup(cfg->metrics) : NULL;
-  d->cfg.trust_declared = cfg->trust_declared ? strdup(cfg->trust_declared) : NULL;
-  if (d->cfg.socket_path == NULL || d->cfg.state_dir == NULL ||
-      (cfg->detector_file && d->cfg.detector_file == NULL) ||
-      (cfg->matrix_file && d->cfg.matrix_file == NULL) ||
-      (cfg->cgroup_root && d->cfg.cgroup_root == NULL) ||
-      (cfg->metrics && d->cfg.metrics == NULL) ||
-      (cfg->trust_declared && d->cfg.trust_declared == NULL))
-    return iob_error(err, ENOMEM, "cannot copy the configuration");
+  d->cfg.socket_path = xstrdup(cfg->socket_path ? cfg->socket_path : AGENT_DEFAULT_SOCKET);
+  d->cfg.state_dir = xstrdup(cfg->state_dir ? cfg->state_dir : AGENT_DEFAULT_STATE_DIR);
+  d->cfg.matrix_file = cfg->matrix_file ? xstrdup(cfg->matrix_file) : NULL;
+  d->cfg.cgroup_root = cfg->cgroup_root ? xstrdup(cfg->cgroup_root) : NULL;
+  d->cfg.detector_file = cfg->detector_file ? xstrdup(cfg->detector_file) : NULL;
+  d->cfg.metrics = cfg->metrics ? xstrdup(cfg->metrics) : NULL;
+  d->cfg.trust_declared = cfg->trust_declared ? xstrdup(cfg->trust_declared) : NULL;
   if (batch_settings(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
     return -1;
   agent_adm_init(&d->adm, &d->bcfg, d->cfg.batch_window_ms, d->cfg.max_hold_ms, &adm_ops, d);
@@ -627,13 +611,10 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   cleanup_error struct iob_error *rerr = NULL;
   if (agent_restore_replay(&d->restore, &rerr) < 0)
     iob_warn("%s", rerr->msg);
-  if (mark_live(d, err) < 0)
-    return -1;
+  mark_live(d);
   if (open_metrics(d, d->cfg.metrics, &d->metrics_server, err) < 0)
     return -1;
   d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
-  if (d->sample_timer == NULL)
-    return iob_error(err, ENOMEM, "cannot arm the sample timer");
   char cap[64];
   iob_info("listening on '%s'; policy %s, %s, matrix %s, sampler %s, "
            "%zu profiles from '%s'%s%s",

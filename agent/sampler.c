@@ -14,6 +14,7 @@
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/xalloc.h"
 #include "wcd/wcd.h"
 
 /* Samples kept per container; the detector looks at all of them, so this
@@ -74,13 +75,8 @@ int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
     s->has_io = m.has_io;
   }
   const char *root = cfg->cgroup_root ? cfg->cgroup_root : m.path;
-  if (root) {
-    s->cgroup_root = strdup(root);
-    if (s->cgroup_root == NULL) {
-      cg2_mount_release(&m);
-      return iob_error(err, ENOMEM, "cannot allocate");
-    }
-  }
+  if (root)
+    s->cgroup_root = xstrdup(root);
   cg2_mount_release(&m);
   /* io.stat is exact; without the io controller in v2 (hybrid and v1
    * hosts) the /proc/PID/io sums are what there is.  `sampler` in the
@@ -168,9 +164,7 @@ static char *cgroup_dir(const struct agent_sampler *s, const struct agent_ctr *c
 static struct sstate *state_of(struct agent_sampler *s, struct agent_ctr *c) {
   struct sstate *st = c->sampler_state;
   if (st == NULL) {
-    st = calloc(1, sizeof(*st));
-    if (st == NULL)
-      return NULL;
+    st = xcalloc(1, sizeof(*st));
     c->sampler_state = st;
   }
   if (st->cgdir == NULL)
@@ -179,8 +173,7 @@ static struct sstate *state_of(struct agent_sampler *s, struct agent_ctr *c) {
 }
 
 const char *agent_sampler_cgdir(struct agent_sampler *s, struct agent_ctr *c) {
-  struct sstate *st = state_of(s, c);
-  return st ? st->cgdir : NULL;
+  return state_of(s, c)->cgdir;
 }
 
 static void push(struct sstate *st, const struct cg2_sample *smp) {
@@ -202,10 +195,7 @@ static void pressure_beside(struct agent_sampler *s, struct agent_ctr *c, struct
     if (c->pid == 0 || s->cgroup_root == NULL ||
         cg2_pid_cgroup(NULL, (pid_t)c->pid, &rel, &err) < 0 || strcmp(rel, "/") == 0)
       return;
-    if (asprintf(&st->psidir, "%s%s", s->cgroup_root, rel) < 0) {
-      st->psidir = NULL;
-      return;
-    }
+    st->psidir = xasprintf("%s%s", s->cgroup_root, rel);
     iob_debug("'%s': io.pressure from '%s'", c->id, st->psidir);
   }
   smp->has_pressure = cg2_pressure_read(st->psidir, &smp->pressure, &err) == 0;
@@ -215,7 +205,7 @@ static void pressure_beside(struct agent_sampler *s, struct agent_ctr *c, struct
  * telling us), 0 otherwise. */
 static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   struct sstate *st = state_of(s, c);
-  if (st == NULL || st->cgdir == NULL)
+  if (st->cgdir == NULL)
     return 0;
   cleanup_error struct iob_error *err = NULL;
   struct cg2_sample smp;
@@ -320,7 +310,7 @@ static void classify(struct agent_sampler *s, struct agent_ctr *c) {
 void agent_sampler_add(struct agent_sampler *s, struct agent_ctr *c,
                        const struct cg2_sample *base) {
   struct sstate *st = state_of(s, c);
-  if (st == NULL || st->n > 0)
+  if (st->n > 0)
     return;
   /* The hook picks its source by the same rule (cg2_source_pick); one
    * older than IOSample.source does not say it, and its baseline is taken
@@ -350,9 +340,7 @@ static double window_slowdown(const struct batch_config *cfg, struct agent_sampl
   size_t n = 1;
   for (struct agent_ctr *o = s->env.adm->list; o; o = o->next)
     n += o != c && o->state == AGENT_RUNNING && o->io_now;
-  cleanup_free struct batch_job *jobs = calloc(n, sizeof(*jobs));
-  if (jobs == NULL)
-    return 1;
+  cleanup_free struct batch_job *jobs = xcalloc(n, sizeof(*jobs));
   size_t k = 0;
   jobs[k++] = (struct batch_job){.cls = c->cls, .running = true};
   for (struct agent_ctr *o = s->env.adm->list; o && k < n; o = o->next)

@@ -14,6 +14,7 @@
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 #include "google/protobuf/empty.pb-c.h"
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
@@ -117,11 +118,7 @@ static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *u
     reply_admit(call, c, true, "already running", now);
     return;
   }
-  struct agent_waiter *w = calloc(1, sizeof(*w));
-  if (w == NULL) {
-    ttrpc_call_fail(call, IOB_CODE_RESOURCE_EXHAUSTED, "cannot allocate a waiter");
-    return;
-  }
+  struct agent_waiter *w = xmalloc(sizeof(*w));
   *w = (struct agent_waiter){.s = s, .ctr = c, .call = call};
   c->waiter = w;
   ttrpc_call_on_cancel(call, on_admit_cancelled, w);
@@ -174,9 +171,7 @@ static void on_plan(struct ttrpc_call *call, const ProtobufCMessage *m, void *us
 static int check_socket_dir(const char *path, struct iob_error **err) {
   if (path[0] != '/')
     return 0; /* abstract (tests): no directory */
-  cleanup_free char *dir = strdup(path);
-  if (dir == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate");
+  cleanup_free char *dir = xstrdup(path);
   char *slash = strrchr(dir, '/');
   if (slash == dir)
     slash[1] = '\0';

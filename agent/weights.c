@@ -21,6 +21,7 @@
 #include "cgroupv2/weight.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 
 static void note(struct agent_ctr *c, bool effective, const char *what, const char *detail) {
   c->weight_effective = effective;
@@ -84,11 +85,8 @@ static struct agent_weights_written *cache_get(struct agent_weights *ws, const c
   for (struct agent_weights_written *w = ws->written; w; w = w->next)
     if (!strcmp(w->dir, dir))
       return w;
-  struct agent_weights_written *w = calloc(1, sizeof(*w));
-  if (w == NULL || (w->dir = strdup(dir)) == NULL) {
-    free(w);
-    return NULL;
-  }
+  struct agent_weights_written *w = xcalloc(1, sizeof(*w));
+  w->dir = xstrdup(dir);
   w->next = ws->written;
   ws->written = w;
   return w;
@@ -175,10 +173,8 @@ void agent_weights_apply_all(struct agent_weights *ws, struct agent_ctr *list) {
   size_t n = 0;
   for (const struct agent_ctr *c = list; c; c = c->next)
     n += c->state == AGENT_RUNNING;
-  cleanup_free struct agent_ctr **v = calloc(n + 1, sizeof(*v));
-  cleanup_free struct wt_item *items = calloc(n + 1, sizeof(*items));
-  if (v == NULL || items == NULL)
-    return;
+  cleanup_free struct agent_ctr **v = xcalloc(n + 1, sizeof(*v));
+  cleanup_free struct wt_item *items = xcalloc(n + 1, sizeof(*items));
   size_t k = 0;
   for (struct agent_ctr *c = list; c && k < n; c = c->next) {
     if (c->state != AGENT_RUNNING)
@@ -202,11 +198,8 @@ void agent_weights_apply_all(struct agent_weights *ws, struct agent_ctr *list) {
     return;
   }
   cache_prune(ws, t, nt);
-  for (size_t j = 0; j < nt; j++) {
-    struct agent_weights_written *w = cache_get(ws, t[j].dir);
-    if (w)
-      write_target(ws, &t[j], w);
-  }
+  for (size_t j = 0; j < nt; j++)
+    write_target(ws, &t[j], cache_get(ws, t[j].dir));
   /* A container's weight is in effect when every target on its path is. */
   for (size_t i = 0; i < k; i++) {
     struct agent_ctr *c = v[i];
