@@ -1,11 +1,15 @@
-/* iobatchd: the pieces of the daemon and how they meet on one event loop.
+/* iobatchd: the pieces of the daemon and how they meet on one event loop
+ * (docs/ARCHITECTURE.md, "The agent's parts": who owns what, and the ops
+ * each part calls back through).
  *
  *   server.c    ttrpc API (Register, Admit, Cancel, Exited, Status, Plan)
+ *   requests.c  each request's decoded step
  *   admission.c who waits and who runs; asks the batcher
  *   sampler.c   io.stat (or /proc/PID/io) deltas -> rates -> class
  *   weights.c   io.weight / io.bfq.weight where something enforces them
  *   profiles.c  learned classes and solo durations by workload key
- *   daemon.c    setup, timers, signals, learning on exit, shutdown */
+ *   daemon.c    setup, timers, signals, learning on exit, shutdown, and
+ *               the ops the parts above call back through */
 #ifndef IOB_AGENT_DAEMON_H
 #define IOB_AGENT_DAEMON_H
 
