@@ -16,7 +16,7 @@
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/log.h"
-#include "ttrpc/ttrpc.h"
+#include "common/xalloc.h"
 
 /* Profiles learnt from samples are written at most this often; exits and
  * shutdown write at once. */
@@ -66,6 +66,39 @@ static bool trusts(const char *ns, void *user) {
 }
 
 static const struct agent_adm_ops adm_ops = {.admitted = on_admitted, .trusts = trusts};
+
+/* The ops the daemon gives its parts (sampler, server): they reach the
+ * daemon only through these, so that none of them calls into daemon.c. */
+static void remove_ctr(struct agent_ctr *c, const char *why, uint64_t now, void *user) {
+  agent_daemon_remove(user, c, why, now);
+}
+
+static void state_changed(void *user) {
+  agent_daemon_changed(user);
+}
+
+static const struct agent_server_ops server_ops = {.changed = state_changed, .remove = remove_ctr};
+
+static void sampler_learn(const struct agent_ctr *c, const struct agent_profile_update *u,
+                          void *user) {
+  struct agent_daemon *d = user;
+  cleanup_error struct iob_error *err = NULL;
+  if (agent_profiles_learn(&d->profiles, agent_ctr_tenant(c), c->workload_key, u, &err) == 0)
+    d->profiles_dirty = true;
+}
+
+static const struct agent_sampler_ops sampler_ops = {.gone = remove_ctr, .learn = sampler_learn};
+
+/* What the sampler is given of the daemon. */
+static struct agent_sampler_env sampler_env(struct agent_daemon *d) {
+  return (struct agent_sampler_env){
+      .adm = &d->adm, .pen = &d->penalties, .ops = &sampler_ops, .user = d};
+}
+
+void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *c,
+                            const struct cg2_sample *base) {
+  agent_sampler_add(&d->sampler, c, base);
+}
 
 static void save_profiles(struct agent_daemon *d) {
   cleanup_error struct iob_error *err = NULL;
@@ -149,7 +182,7 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   /* The last one leaves no plan behind (nothing to plan), and so no
    * weights pass: put back what was written for it now. */
   if (agent_adm_count(&d->adm, AGENT_RUNNING) == 0 && !d->headless)
-    agent_weights_apply_all(d);
+    agent_weights_apply_all(&d->weights, d->adm.list);
 }
 
 static void arm_plan_timer(struct agent_daemon *d) {
@@ -165,12 +198,10 @@ static void arm_plan_timer(struct agent_daemon *d) {
   uint64_t now = iob_now_ms();
   d->plan_timer = iob_loop_timer(d->loop, at > now ? at - now : 0, on_plan_timer, d);
   d->plan_timer_at = at;
-  if (d->plan_timer == NULL)
-    iob_err("cannot arm the plan timer: out of memory");
 }
 
 static void apply_weights(struct agent_daemon *d) {
-  agent_weights_apply_all(d);
+  agent_weights_apply_all(&d->weights, d->adm.list);
 }
 
 void agent_daemon_changed(struct agent_daemon *d) {
@@ -243,9 +274,7 @@ static void protect_step(struct agent_daemon *d) {
   size_t n = 0;
   for (struct agent_ctr *c = d->adm.list; c; c = c->next)
     n += c->protect && c->state == AGENT_RUNNING;
-  cleanup_free struct agent_protect_obs *obs = calloc(n + 1, sizeof(*obs));
-  if (obs == NULL)
-    return;
+  cleanup_free struct agent_protect_obs *obs = xcalloc(n + 1, sizeof(*obs));
   size_t k = 0;
   for (struct agent_ctr *c = d->adm.list; c && k < n; c = c->next)
     if (c->protect && c->state == AGENT_RUNNING)
@@ -276,7 +305,7 @@ static void protect_step(struct agent_daemon *d) {
 static void on_sample_timer(struct iob_loop *loop, void *data) {
   struct agent_daemon *d = data;
   static uint64_t last_save;
-  agent_sampler_run(d);
+  agent_sampler_run(&d->sampler);
   protect_step(d);
   uint64_t now = iob_now_ms();
   /* New rates move the weights (measured slowdowns close the loop) and the
@@ -474,6 +503,8 @@ static void reload(struct agent_daemon *d) {
   d->cfg.protect_hold_at_floor = nc.protect_hold_at_floor;
   protect_settings(d);
   d->sampler.wcd = nw;
+  d->sampler.protect_detected = nc.protect_detected;
+  d->sampler.protect_signal = nc.protect_signal;
   snprintf(d->matrix_source, sizeof(d->matrix_source), "%s", source);
   iob_log_init("iobatchd", nc.debug);
   agent_config_release(&nc);
@@ -486,9 +517,7 @@ static void reload(struct agent_daemon *d) {
 }
 
 static int mkdir_parent(const char *path, struct iob_error **err) {
-  cleanup_free char *dir = strdup(path);
-  if (dir == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate");
+  cleanup_free char *dir = xstrdup(path);
   char *slash = strrchr(dir, '/');
   if (slash == NULL || slash == dir)
     return 0;
@@ -499,24 +528,20 @@ static int mkdir_parent(const char *path, struct iob_error **err) {
   return 0;
 }
 
-static int mark_live(struct agent_daemon *d, struct iob_error **err) {
-  if (asprintf(&d->live_mark, "%s.live", d->cfg.socket_path) < 0) {
-    d->live_mark = NULL;
-    return iob_error(err, ENOMEM, "cannot allocate");
-  }
+static void mark_live(struct agent_daemon *d) {
+  d->live_mark = xasprintf("%s.live", d->cfg.socket_path);
   if (access(d->live_mark, F_OK) == 0) {
     agent_adm_settle(&d->adm, iob_now_ms() + AGENT_SETTLE_MS);
     iob_info("'%s' is there: the last agent stopped with containers or did not stop cleanly; "
              "planning nothing for %d ms while shims register them again",
              d->live_mark, AGENT_SETTLE_MS);
-    return 0;
+    return;
   }
   cleanup_close int fd =
       open(d->live_mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     iob_warn("cannot create '%s': %s (a restart will not wait for re-registrations)", d->live_mark,
              strerror(errno));
-  return 0;
 }
 
 /* Everything but the loop, sockets, signals and sampler. */
@@ -525,20 +550,13 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg,
   memset(d, 0, sizeof(*d));
   d->sigfd = -1;
   d->cfg = *cfg;
-  d->cfg.socket_path = strdup(cfg->socket_path ? cfg->socket_path : AGENT_DEFAULT_SOCKET);
-  d->cfg.state_dir = strdup(cfg->state_dir ? cfg->state_dir : AGENT_DEFAULT_STATE_DIR);
-  d->cfg.matrix_file = cfg->matrix_file ? strdup(cfg->matrix_file) : NULL;
-  d->cfg.cgroup_root = cfg->cgroup_root ? strdup(cfg->cgroup_root) : NULL;
-  d->cfg.detector_file = cfg->detector_file ? strdup(cfg->detector_file) : NULL;
-  d->cfg.metrics = cfg->metrics ? strdup(cfg->metrics) : NULL;
-  d->cfg.trust_declared = cfg->trust_declared ? strdup(cfg->trust_declared) : NULL;
-  if (d->cfg.socket_path == NULL || d->cfg.state_dir == NULL ||
-      (cfg->detector_file && d->cfg.detector_file == NULL) ||
-      (cfg->matrix_file && d->cfg.matrix_file == NULL) ||
-      (cfg->cgroup_root && d->cfg.cgroup_root == NULL) ||
-      (cfg->metrics && d->cfg.metrics == NULL) ||
-      (cfg->trust_declared && d->cfg.trust_declared == NULL))
-    return iob_error(err, ENOMEM, "cannot copy the configuration");
+  d->cfg.socket_path = xstrdup(cfg->socket_path ? cfg->socket_path : AGENT_DEFAULT_SOCKET);
+  d->cfg.state_dir = xstrdup(cfg->state_dir ? cfg->state_dir : AGENT_DEFAULT_STATE_DIR);
+  d->cfg.matrix_file = cfg->matrix_file ? xstrdup(cfg->matrix_file) : NULL;
+  d->cfg.cgroup_root = cfg->cgroup_root ? xstrdup(cfg->cgroup_root) : NULL;
+  d->cfg.detector_file = cfg->detector_file ? xstrdup(cfg->detector_file) : NULL;
+  d->cfg.metrics = cfg->metrics ? xstrdup(cfg->metrics) : NULL;
+  d->cfg.trust_declared = cfg->trust_declared ? xstrdup(cfg->trust_declared) : NULL;
   if (batch_settings(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
     return -1;
   agent_adm_init(&d->adm, &d->bcfg, d->cfg.batch_window_ms, d->cfg.max_hold_ms, &adm_ops, d);
@@ -548,6 +566,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   d->adm.pen = &d->penalties;
   protect_settings(d);
+  agent_weights_init(&d->weights, &d->sampler, &d->restore, &d->metrics);
   cleanup_error struct iob_error *penerr = NULL;
   if (agent_penalties_load(&d->penalties, &penerr) < 0)
     iob_warn("%s", penerr->msg); /* measured again from the next co-runs */
@@ -564,7 +583,8 @@ int agent_daemon_init_headless(struct agent_daemon *d, const struct agent_config
   if (init_state(d, cfg, err) < 0)
     return -1;
   d->headless = true;
-  wcd_config_default(&d->sampler.wcd);
+  const struct agent_sampler_env env = sampler_env(d);
+  agent_sampler_init_headless(&d->sampler, &d->cfg, &env);
   return 0;
 }
 
@@ -573,13 +593,15 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   if (init_state(d, cfg, err) < 0)
     return -1;
   d->opts = *opts; /* argv strings: they live as long as the process */
-  if (agent_sampler_init(&d->sampler, &d->cfg, err) < 0)
+  const struct agent_sampler_env env = sampler_env(d);
+  if (agent_sampler_init(&d->sampler, &d->cfg, &env, err) < 0)
     return -1;
   if (iob_loop_new(&d->loop, err) < 0)
     return -1;
   if (setup_signals(d, err) < 0)
     return -1;
-  if (mkdir_parent(d->cfg.socket_path, err) < 0 || agent_server_setup(d, err) < 0)
+  if (mkdir_parent(d->cfg.socket_path, err) < 0 ||
+      agent_server_setup(&d->server, d->loop, d->cfg.socket_path, d, &server_ops, d, err) < 0)
     return -1;
   /* Once the socket is ours (a second agent stops above, and must not put
    * back what the running one wrote), and before the loop runs anything
@@ -591,13 +613,10 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   cleanup_error struct iob_error *rerr = NULL;
   if (agent_restore_replay(&d->restore, &rerr) < 0)
     iob_warn("%s", rerr->msg);
-  if (mark_live(d, err) < 0)
-    return -1;
+  mark_live(d);
   if (open_metrics(d, d->cfg.metrics, &d->metrics_server, err) < 0)
     return -1;
   d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
-  if (d->sample_timer == NULL)
-    return iob_error(err, ENOMEM, "cannot arm the sample timer");
   char cap[64];
   iob_info("listening on '%s'; policy %s, %s, matrix %s, sampler %s, "
            "%zu profiles from '%s'%s%s",
@@ -628,14 +647,13 @@ void agent_daemon_release(struct agent_daemon *d) {
   save_profiles(d);
   save_penalties(d);
   agent_caps_release(d);
-  agent_weights_release(d);
+  agent_weights_release(&d->weights);
   agent_restore_dir(&d->restore, NULL,
                     AGENT_RESTORE_ALL); /* anything left: a stopped agent leaves nothing */
   agent_restore_release(&d->restore);
   agent_metrics_server_free(d->metrics_server); /* unlinks a unix socket */
   d->metrics_server = NULL;
-  if (d->server)
-    ttrpc_server_free(d->server); /* unlinks the socket */
+  agent_server_release(&d->server); /* unlinks the socket */
   if (d->loop) {
     if (d->plan_timer)
       iob_timer_cancel(d->loop, d->plan_timer);

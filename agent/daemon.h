@@ -1,11 +1,15 @@
-/* iobatchd: the pieces of the daemon and how they meet on one event loop.
+/* iobatchd: the pieces of the daemon and how they meet on one event loop
+ * (docs/ARCHITECTURE.md, "The agent's parts": who owns what, and the ops
+ * each part calls back through).
  *
  *   server.c    ttrpc API (Register, Admit, Cancel, Exited, Status, Plan)
+ *   requests.c  each request's decoded step
  *   admission.c who waits and who runs; asks the batcher
  *   sampler.c   io.stat (or /proc/PID/io) deltas -> rates -> class
  *   weights.c   io.weight / io.bfq.weight where something enforces them
  *   profiles.c  learned classes and solo durations by workload key
- *   daemon.c    setup, timers, signals, learning on exit, shutdown */
+ *   daemon.c    setup, timers, signals, learning on exit, shutdown, and
+ *               the ops the parts above call back through */
 #ifndef IOB_AGENT_DAEMON_H
 #define IOB_AGENT_DAEMON_H
 
@@ -18,42 +22,32 @@
 #include "agent/penalties.h"
 #include "agent/profiles.h"
 #include "agent/restore.h"
+#include "agent/sampler.h"
+#include "agent/server.h"
+#include "agent/weights.h"
 #include "batcher/batcher.h"
 #include "common/error.h"
 #include "common/loop.h"
 #include "wcd/wcd.h"
 
-struct ttrpc_server;
 struct ttrpc_call;
 struct iob_timer;
 
 #include "agent/api.h"
 #include "iobatch/agent.pb-c.h"
 
-/* How the daemon samples: io.stat in cgroup v2 when the io controller is
- * there; on hybrid/v1 hosts the v1 blkio statistics of a container's blkio
- * cgroup (with procfs for buffered writes), else /proc/PID/io over the
- * cgroup's pids. */
-struct agent_sampler {
-  char *cgroup_root; /* where registered cgroup paths are rooted */
-  bool has_mount;    /* a cgroup2 mount was found */
-  bool has_io;       /* its root offers the io controller */
-  int source;        /* enum cg2_source; BLKIO_V1: per container, see sampler.c */
-  char *blkio_mount; /* v1 blkio hierarchy counting statistics (hybrid hosts), or NULL */
-  struct wcd_config wcd;
-};
-
 struct agent_daemon {
   struct agent_config cfg;
   struct batch_config bcfg;
   char matrix_source[4200]; /* "defaults" or the matrix file's path */
   struct iob_loop *loop;
-  struct ttrpc_server *server;
+  struct agent_server server; /* agent/server.h: given server_ops */
   struct agent_adm adm;
   struct agent_profiles profiles;
   bool profiles_dirty;
   struct agent_penalties penalties; /* measured online, STATE_DIR/penalties.json */
-  struct agent_sampler sampler;
+  struct agent_sampler sampler;     /* agent/sampler.h: given adm, penalties and sampler_ops */
+  struct agent_weights weights;     /* agent/weights.h: given sampler, restore and metrics */
   /* Values of the cgroup files weights.c and caps.c wrote, to put back
    * (journal STATE_DIR/restore.json; none when headless). */
   struct agent_restore restore;
@@ -69,13 +63,6 @@ struct agent_daemon {
   struct agent_metrics metrics; /* counters for the metrics endpoint */
   struct agent_metrics_server *metrics_server; /* NULL: config key 'metrics' not set */
   bool headless;                               /* agent_daemon_init_headless: state not saved */
-};
-
-/* A pending Admit call, hung on ctr->waiter. */
-struct agent_waiter {
-  struct agent_daemon *d;
-  struct agent_ctr *ctr;
-  struct ttrpc_call *call;
 };
 
 int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
@@ -106,48 +93,16 @@ int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call,
                      const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
                      struct iob_error **err);
 
-/* server.c */
-int agent_server_setup(struct agent_daemon *d, struct iob_error **err);
-/* Answer ctr's pending Admit (if any) and drop the waiter. */
-void agent_server_answer(struct agent_daemon *d, struct agent_ctr *ctr, bool admitted,
-                         const char *reason);
-/* Fail ctr's pending Admit (if any) with ABORTED: a newer Admit for the
- * same container replaces it. */
-void agent_server_supersede(struct agent_daemon *d, struct agent_ctr *ctr);
-/* Fail ctr's pending Admit (if any) with UNAVAILABLE: the agent goes away. */
-void agent_server_abort(struct agent_daemon *d, struct agent_ctr *ctr, const char *why);
-
-/* sampler.c */
-int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
-                       struct iob_error **err);
-void agent_sampler_release(struct agent_sampler *s);
-const char *agent_sampler_name(const struct agent_sampler *s);
-/* Sample every running container once; classify; drop the vanished. */
-void agent_sampler_run(struct agent_daemon *d);
-/* The baseline of a container that just registered: the caller's own
- * sample (the hook takes one before the workload runs; t_ns 0: none;
- * source CG2_SOURCE_NONE: not said, an older hook), else one taken now,
- * also when the caller's counts another source than the agent's. */
+/* A container that just registered: agent_sampler_add on d->sampler (the
+ * name requests.c calls). */
 void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *ctr,
                             const struct cg2_sample *base);
-void agent_sampler_forget(struct agent_ctr *ctr);
-/* The container's cgroup directory, NULL when not known. */
-const char *agent_sampler_cgdir(struct agent_daemon *d, struct agent_ctr *ctr);
 
 /* pidwatch.c: end ctr as if Exited when its registered pid exits (a
  * pidfd on the loop), for containers whose exit nobody reports (the hook
  * alone, its poststop not run).  Nothing on kernels without pidfd_open. */
 void agent_pidwatch(struct agent_daemon *d, struct agent_ctr *ctr);
 void agent_pidwatch_forget(struct agent_daemon *d, struct agent_ctr *ctr);
-
-/* weights.c: write ctr->weight where it can take effect; record in
- * ctr->weight_effective / weight_note what happened. */
-/* io.weight for every running container, written where they compete
- * (agent/weighttree.h); each container's Status says whether it is in
- * effect and why not. */
-void agent_weights_apply_all(struct agent_daemon *d);
-/* Put back what was written and forget it (at exit). */
-void agent_weights_release(struct agent_daemon *d);
 
 /* caps.c: the protection cap level (d->adm.prot.level_bps) on every
  * running batch container, written where it changed (cgroup v2 io.max or

@@ -23,6 +23,7 @@ $(eval $(call unit,test_agent_config,tests/unit/test_agent_config.c,agentcore ba
 $(eval $(call unit,test_agent_profiles,tests/unit/test_agent_profiles.c,agentcore common))
 $(eval $(call unit,test_agent_admission,tests/unit/test_agent_admission.c,$(AGENT_LIBS)))
 $(eval $(call unit,test_agent_weighttree,tests/unit/test_agent_weighttree.c,agent common))
+$(eval $(call unit,test_agent_sampler,tests/unit/test_agent_sampler.c,agent agentcore wcd batch cg2 common))
 $(eval $(call unit,test_agent_client,tests/unit/test_agent_client.c,agentclient ttrpc proto common))
 $(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore batch common))
 $(eval $(call fuzzer,fuzz_agent_profiles,tests/fuzz/fuzz_agent_profiles.c,agentcore common))

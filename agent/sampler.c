@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/daemon.h"
+#include "agent/sampler.h"
 #include "cgroupv2/blkio.h"
 #include "cgroupv2/cg2.h"
 #include "cgroupv2/sample.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/loop.h"
+#include "common/xalloc.h"
 #include "wcd/wcd.h"
 
 /* Samples kept per container; the detector looks at all of them, so this
@@ -52,10 +54,18 @@ struct sstate {
   char *psidir;
 };
 
-int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
-                       struct iob_error **err) {
+void agent_sampler_init_headless(struct agent_sampler *s, const struct agent_config *cfg,
+                                 const struct agent_sampler_env *env) {
   memset(s, 0, sizeof(s[0]));
+  s->env = *env;
+  s->protect_detected = cfg->protect_detected;
+  s->protect_signal = cfg->protect_signal;
   wcd_config_default(&s->wcd);
+}
+
+int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
+                       const struct agent_sampler_env *env, struct iob_error **err) {
+  agent_sampler_init_headless(s, cfg, env);
   if (cfg->detector_file && wcd_config_load(cfg->detector_file, &s->wcd, err) < 0)
     return -1;
   struct cg2_mount m = {0};
@@ -65,13 +75,8 @@ int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
     s->has_io = m.has_io;
   }
   const char *root = cfg->cgroup_root ? cfg->cgroup_root : m.path;
-  if (root) {
-    s->cgroup_root = strdup(root);
-    if (s->cgroup_root == NULL) {
-      cg2_mount_release(&m);
-      return iob_error(err, ENOMEM, "cannot allocate");
-    }
-  }
+  if (root)
+    s->cgroup_root = xstrdup(root);
   cg2_mount_release(&m);
   /* io.stat is exact; without the io controller in v2 (hybrid and v1
    * hosts) the /proc/PID/io sums are what there is.  `sampler` in the
@@ -156,22 +161,19 @@ static char *cgroup_dir(const struct agent_sampler *s, const struct agent_ctr *c
   return out;
 }
 
-static struct sstate *state_of(struct agent_daemon *d, struct agent_ctr *c) {
+static struct sstate *state_of(struct agent_sampler *s, struct agent_ctr *c) {
   struct sstate *st = c->sampler_state;
   if (st == NULL) {
-    st = calloc(1, sizeof(*st));
-    if (st == NULL)
-      return NULL;
+    st = xcalloc(1, sizeof(*st));
     c->sampler_state = st;
   }
   if (st->cgdir == NULL)
-    st->cgdir = cgroup_dir(&d->sampler, c, &st->source);
+    st->cgdir = cgroup_dir(s, c, &st->source);
   return st;
 }
 
-const char *agent_sampler_cgdir(struct agent_daemon *d, struct agent_ctr *c) {
-  struct sstate *st = state_of(d, c);
-  return st ? st->cgdir : NULL;
+const char *agent_sampler_cgdir(struct agent_sampler *s, struct agent_ctr *c) {
+  return state_of(s, c)->cgdir;
 }
 
 static void push(struct sstate *st, const struct cg2_sample *smp) {
@@ -185,18 +187,15 @@ static void push(struct sstate *st, const struct cg2_sample *smp) {
 /* io.pressure of a protected container from its cgroup2 directory when
  * the sample's own directory has none: the pid's v2 cgroup under the
  * cgroup2 mount, never the root (that is every process of the host). */
-static void pressure_beside(struct agent_daemon *d, struct agent_ctr *c, struct sstate *st,
+static void pressure_beside(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
                             struct cg2_sample *smp) {
   cleanup_error struct iob_error *err = NULL;
   if (st->psidir == NULL) {
     cleanup_free char *rel = NULL;
-    if (c->pid == 0 || d->sampler.cgroup_root == NULL ||
+    if (c->pid == 0 || s->cgroup_root == NULL ||
         cg2_pid_cgroup(NULL, (pid_t)c->pid, &rel, &err) < 0 || strcmp(rel, "/") == 0)
       return;
-    if (asprintf(&st->psidir, "%s%s", d->sampler.cgroup_root, rel) < 0) {
-      st->psidir = NULL;
-      return;
-    }
+    st->psidir = xasprintf("%s%s", s->cgroup_root, rel);
     iob_debug("'%s': io.pressure from '%s'", c->id, st->psidir);
   }
   smp->has_pressure = cg2_pressure_read(st->psidir, &smp->pressure, &err) == 0;
@@ -204,9 +203,9 @@ static void pressure_beside(struct agent_daemon *d, struct agent_ctr *c, struct 
 
 /* Returns 1 when the cgroup is gone (the container exited without anybody
  * telling us), 0 otherwise. */
-static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
-  struct sstate *st = state_of(d, c);
-  if (st == NULL || st->cgdir == NULL)
+static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
+  struct sstate *st = state_of(s, c);
+  if (st->cgdir == NULL)
     return 0;
   cleanup_error struct iob_error *err = NULL;
   struct cg2_sample smp;
@@ -229,7 +228,7 @@ static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
     st->seen = true;
   }
   if (!smp.has_pressure && c->protect)
-    pressure_beside(d, c, st, &smp);
+    pressure_beside(s, c, st, &smp);
   push(st, &smp);
   if (st->n < 2)
     return 0;
@@ -262,26 +261,26 @@ static int sample_one(struct agent_daemon *d, struct agent_ctr *c) {
     c->first_io = true;
     double mid_ms = (double)(a->t_ns + b->t_ns) / 2e6;
     if (c->reason >= 0 && c->admitted_ms > 0 && mid_ms > (double)c->admitted_ms)
-      if (agent_adm_observe_start(&d->adm, (mid_ms - (double)c->admitted_ms) / 1000.0))
+      if (agent_adm_observe_start(s->env.adm, (mid_ms - (double)c->admitted_ms) / 1000.0))
         iob_info("containers start their I/O %.2f s after their admission (%u starts measured)",
-                 d->adm.start_s, d->adm.start_n);
+                 s->env.adm->start_s, s->env.adm->start_n);
   }
   return 0;
 }
 
-static void classify(struct agent_daemon *d, struct agent_ctr *c) {
+static void classify(struct agent_sampler *s, struct agent_ctr *c) {
   struct sstate *st = c->sampler_state;
   if (st == NULL || st->n < 2 || c->class_source == AGENT_CLASS_DECLARED)
     return;
   struct wcd_result res;
-  wcd_classify(&d->sampler.wcd, st->ring, st->n, &res);
+  wcd_classify(&s->wcd, st->ring, st->n, &res);
   if (res.cls == BATCH_UNKNOWN || res.confidence < MIN_CONFIDENCE)
     return;
   enum batch_class cls = res.cls; /* a planned class: wcd_classify never says latency */
   enum batch_class was = c->cls;
   enum agent_class_source was_src = c->class_source;
-  unsigned what = agent_adm_measured(&d->adm, c, cls, res.confidence, res.latency,
-                                     d->cfg.protect_detected, iob_now_ms());
+  unsigned what = agent_adm_measured(s->env.adm, c, cls, res.confidence, res.latency,
+                                     s->protect_detected, iob_now_ms());
   bool latency_hint = c->declared_untrusted && strcmp(c->declared, "latency") == 0;
   if (what & AGENT_MEASURED_PROTECTED)
     iob_info("'%s'%s looks latency-sensitive (%.0f requests/s of %.0f bytes on average): "
@@ -304,16 +303,14 @@ static void classify(struct agent_daemon *d, struct agent_ctr *c) {
   }
   if (cls != BATCH_IDLE && c->workload_key && *c->workload_key) {
     struct agent_profile_update u = {.cls = batch_class_name(cls), .confidence = res.confidence};
-    cleanup_error struct iob_error *err = NULL;
-    if (agent_profiles_learn(&d->profiles, agent_ctr_tenant(c), c->workload_key, &u, &err) == 0)
-      d->profiles_dirty = true;
+    s->env.ops->learn(c, &u, s->env.user);
   }
 }
 
-void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *c,
-                            const struct cg2_sample *base) {
-  struct sstate *st = state_of(d, c);
-  if (st == NULL || st->n > 0)
+void agent_sampler_add(struct agent_sampler *s, struct agent_ctr *c,
+                       const struct cg2_sample *base) {
+  struct sstate *st = state_of(s, c);
+  if (st->n > 0)
     return;
   /* The hook picks its source by the same rule (cg2_source_pick); one
    * older than IOSample.source does not say it, and its baseline is taken
@@ -326,7 +323,7 @@ void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *c,
     iob_debug("'%s': baseline from %s, sampled with %s: not used", c->id,
               cg2_source_name(smp.source), cg2_source_name(st->source));
   if (smp.t_ns == 0 || smp.t_ns > (uint64_t)iob_now_ms() * 1000000u || smp.source != st->source) {
-    (void)sample_one(d, c);
+    (void)sample_one(s, c);
     return;
   }
   push(st, &smp);
@@ -335,20 +332,18 @@ void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *c,
 /* The slowdown of running container c in the last window: measured (solo
  * rate / rate) when its solo rate is learned, else predicted from the
  * classes of its I/O neighbours (matrix, with measured pairs in). */
-static double window_slowdown(const struct batch_config *cfg, struct agent_daemon *d,
+static double window_slowdown(const struct batch_config *cfg, struct agent_sampler *s,
                               const struct agent_ctr *c) {
   double rate = c->read_bps + c->write_bps;
   if (c->solo_bps > 0 && rate > 0)
     return c->solo_bps / rate;
   size_t n = 1;
-  for (struct agent_ctr *o = d->adm.list; o; o = o->next)
+  for (struct agent_ctr *o = s->env.adm->list; o; o = o->next)
     n += o != c && o->state == AGENT_RUNNING && o->io_now;
-  cleanup_free struct batch_job *jobs = calloc(n, sizeof(*jobs));
-  if (jobs == NULL)
-    return 1;
+  cleanup_free struct batch_job *jobs = xcalloc(n, sizeof(*jobs));
   size_t k = 0;
   jobs[k++] = (struct batch_job){.cls = c->cls, .running = true};
-  for (struct agent_ctr *o = d->adm.list; o && k < n; o = o->next)
+  for (struct agent_ctr *o = s->env.adm->list; o && k < n; o = o->next)
     if (o != c && o->state == AGENT_RUNNING && o->io_now)
       jobs[k++] = (struct batch_job){.cls = o->cls, .running = true};
   return batch_slowdown(cfg, jobs, k, 0);
@@ -371,7 +366,7 @@ static double window_stall(const struct sstate *st) {
 /* A protected container's slack in the last window (c->share, by
  * agent_protect_share), against its windows alone (no neighbour doing
  * I/O): its rate and io.pressure stall alone are running averages. */
-static void protect_share(struct agent_daemon *d, struct agent_ctr *c, const struct sstate *st,
+static void protect_share(struct agent_sampler *s, struct agent_ctr *c, const struct sstate *st,
                           double rate, size_t nb) {
   if (c->alone_bps <= 0 && c->solo_bps > 0)
     c->alone_bps = c->solo_bps;
@@ -395,7 +390,7 @@ static void protect_share(struct agent_daemon *d, struct agent_ctr *c, const str
   if (c->alone_bps > 0)
     rshare = rate / c->alone_bps;
   double cv = c->alone_bps > 0 && c->alone_var > 0 ? sqrt(c->alone_var) / c->alone_bps : -1;
-  c->share = agent_protect_share(d->cfg.protect_signal, rshare, cv, stall, c->stall_alone);
+  c->share = agent_protect_share(s->protect_signal, rshare, cv, stall, c->stall_alone);
   iob_debug("protect '%s': rate %.1f MiB/s (alone %.1f, cv %.2f: share %.2f), io stall %.0f%% "
             "(alone %.0f%%: share %.2f) -> %.2f, %zu neighbours doing I/O",
             c->id, rate / (1024 * 1024), c->alone_bps / (1024 * 1024), cv, rshare, stall * 100,
@@ -408,10 +403,10 @@ static void protect_share(struct agent_daemon *d, struct agent_ctr *c, const str
  * disk: their solo-equivalent progress (solo_equiv_s, learnt at exit) and,
  * for a container with a learned solo rate beside exactly one other doing
  * I/O, a measured penalty for the pair of classes. */
-static void account(struct agent_daemon *d) {
-  struct batch_config cfg = d->adm.bcfg;
-  agent_penalties_apply(&d->penalties, &cfg);
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
+static void account(struct agent_sampler *s) {
+  struct batch_config cfg = s->env.adm->bcfg;
+  agent_penalties_apply(s->env.pen, &cfg);
+  for (struct agent_ctr *c = s->env.adm->list; c; c = c->next) {
     struct sstate *st = c->sampler_state;
     if (c->state != AGENT_RUNNING || st == NULL || st->last_dt <= 0)
       continue;
@@ -420,26 +415,26 @@ static void account(struct agent_daemon *d) {
     st->io_cur = c->io_now;
     struct agent_ctr *only = NULL;
     size_t nb = 0;
-    for (struct agent_ctr *o = d->adm.list; o; o = o->next)
+    for (struct agent_ctr *o = s->env.adm->list; o; o = o->next)
       if (o != c && o->state == AGENT_RUNNING && o->io_now) {
         nb++;
         only = o;
       }
     double rate = c->read_bps + c->write_bps;
     if (c->protect)
-      protect_share(d, c, st, rate, nb);
+      protect_share(s, c, st, rate, nb);
     if (!c->io_now || nb == 0) {
       st->pend.set = false;  /* the window before was its or its neighbours' last */
       c->solo_equiv_s += dt; /* alone (or idle): solo speed by definition */
       continue;
     }
     c->shared = true;
-    double sd = window_slowdown(&cfg, d, c);
+    double sd = window_slowdown(&cfg, s, c);
     c->solo_equiv_s += dt / (sd > 1 ? sd : 1);
     /* The window before, measured beside the same neighbour: both still
      * do I/O now, so it was an interior window for both. */
     if (st->pend.set && nb == 1 && only->handle == st->pend.with) {
-      agent_penalties_observe(&d->penalties, st->pend.victim, st->pend.neighbour, st->pend.slowdown,
+      agent_penalties_observe(s->env.pen, st->pend.victim, st->pend.neighbour, st->pend.slowdown,
                               c->corun_with != st->pend.with);
       c->corun_with = st->pend.with;
     }
@@ -453,27 +448,27 @@ static void account(struct agent_daemon *d) {
                                    .slowdown = sd,
                                    .with = only->handle};
   }
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
+  for (struct agent_ctr *c = s->env.adm->list; c; c = c->next) {
     struct sstate *st = c->sampler_state;
     if (c->state == AGENT_RUNNING && st)
       st->io_prev = st->io_cur;
   }
 }
 
-void agent_sampler_run(struct agent_daemon *d) {
+void agent_sampler_run(struct agent_sampler *s) {
   struct agent_ctr *next;
-  for (struct agent_ctr *c = d->adm.list; c; c = next) {
+  for (struct agent_ctr *c = s->env.adm->list; c; c = next) {
     next = c->next;
     /* Created and pending ones too: a container deleted before it started
      * must not linger (nobody may tell us). */
-    if (sample_one(d, c) == 1) {
+    if (sample_one(s, c) == 1) {
       iob_info("'%s' (%s) is gone: its cgroup vanished or emptied", c->id,
                agent_state_name(c->state));
-      agent_daemon_remove(d, c, "cgroup vanished", iob_now_ms());
+      s->env.ops->gone(c, "cgroup vanished", iob_now_ms(), s->env.user);
       continue;
     }
     if (c->state == AGENT_RUNNING)
-      classify(d, c);
+      classify(s, c);
   }
-  account(d);
+  account(s);
 }

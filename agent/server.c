@@ -8,14 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/daemon.h"
+#include "agent/server.h"
+
 #include "agent/requests.h"
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 #include "google/protobuf/empty.pb-c.h"
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
+
+/* A pending Admit call, hung on ctr->waiter. */
+struct agent_waiter {
+  struct agent_server *s;
+  struct agent_ctr *ctr;
+  struct ttrpc_call *call;
+};
 
 static uint64_t now_ms(void) {
   return iob_now_ms();
@@ -55,15 +64,15 @@ void agent_server_abort(struct agent_daemon *d, struct agent_ctr *c, const char 
  * asked) is gone, so nobody will start this container on our word. */
 static void on_admit_cancelled(struct ttrpc_call *call, void *data) {
   struct agent_waiter *w = data;
-  struct agent_daemon *d = w->d;
+  struct agent_server *s = w->s;
   struct agent_ctr *c = w->ctr;
   c->waiter = NULL;
   free(w);
   ttrpc_call_fail(call, IOB_CODE_CANCELED, "caller went away");
   iob_info("pending container '%s' dropped: its caller closed the connection", c->id);
   if (c->state == AGENT_PENDING) {
-    agent_daemon_remove(d, c, "caller went away", now_ms());
-    agent_daemon_changed(d);
+    s->ops->remove(c, "caller went away", now_ms(), s->user);
+    s->ops->changed(s->user);
   }
 }
 
@@ -79,7 +88,8 @@ void agent_server_supersede(struct agent_daemon *d, struct agent_ctr *c) {
 }
 
 static void on_register(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
-  struct agent_daemon *d = user;
+  struct agent_server *s = user;
+  struct agent_daemon *d = s->state;
   const Iobatch__Agent__V1__RegisterRequest *req = (const void *)m;
   cleanup_error struct iob_error *err = NULL;
   Iobatch__Agent__V1__RegisterResponse resp;
@@ -89,11 +99,12 @@ static void on_register(struct ttrpc_call *call, const ProtobufCMessage *m, void
     return;
   }
   ttrpc_call_reply(call, &resp.base);
-  agent_daemon_changed(d);
+  s->ops->changed(s->user);
 }
 
 static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
-  struct agent_daemon *d = user;
+  struct agent_server *s = user;
+  struct agent_daemon *d = s->state;
   const Iobatch__Agent__V1__AdmitRequest *req = (const void *)m;
   cleanup_error struct iob_error *err = NULL;
   uint64_t now = now_ms();
@@ -107,39 +118,35 @@ static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *u
     reply_admit(call, c, true, "already running", now);
     return;
   }
-  struct agent_waiter *w = calloc(1, sizeof(*w));
-  if (w == NULL) {
-    ttrpc_call_fail(call, IOB_CODE_RESOURCE_EXHAUSTED, "cannot allocate a waiter");
-    return;
-  }
-  *w = (struct agent_waiter){.d = d, .ctr = c, .call = call};
+  struct agent_waiter *w = xmalloc(sizeof(*w));
+  *w = (struct agent_waiter){.s = s, .ctr = c, .call = call};
   c->waiter = w;
   ttrpc_call_on_cancel(call, on_admit_cancelled, w);
   iob_debug("admit '%s' (class %s): pending, deadline in %llu ms", c->id, batch_class_name(c->cls),
             (unsigned long long)(c->deadline_ms - now));
-  agent_daemon_changed(d);
+  s->ops->changed(s->user);
 }
 
 static void on_cancel(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
-  struct agent_daemon *d = user;
-  if (agent_api_cancel(d, (const void *)m, now_ms()))
-    agent_daemon_changed(d);
+  struct agent_server *s = user;
+  if (agent_api_cancel(s->state, (const void *)m, now_ms()))
+    s->ops->changed(s->user);
   ttrpc_call_reply(call, NULL);
 }
 
 static void on_exited(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
-  struct agent_daemon *d = user;
-  if (agent_api_exited(d, (const void *)m, now_ms()))
-    agent_daemon_changed(d);
+  struct agent_server *s = user;
+  if (agent_api_exited(s->state, (const void *)m, now_ms()))
+    s->ops->changed(s->user);
   ttrpc_call_reply(call, NULL);
 }
 
 static void on_status(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
   (void)m;
-  struct agent_daemon *d = user;
+  struct agent_server *s = user;
   cleanup_error struct iob_error *err = NULL;
   Iobatch__Agent__V1__StatusResponse r;
-  if (agent_api_status(d, now_ms(), &r, &err) < 0) {
+  if (agent_api_status(s->state, now_ms(), &r, &err) < 0) {
     ttrpc_call_fail_error(call, &err);
     return;
   }
@@ -148,7 +155,8 @@ static void on_status(struct ttrpc_call *call, const ProtobufCMessage *m, void *
 }
 
 static void on_plan(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
-  struct agent_daemon *d = user;
+  struct agent_server *s = user;
+  struct agent_daemon *d = s->state;
   cleanup_error struct iob_error *err = NULL;
   struct batch_config cfg;
   if (agent_api_plan_check(d, (const void *)m, &cfg, &err) < 0 ||
@@ -163,9 +171,7 @@ static void on_plan(struct ttrpc_call *call, const ProtobufCMessage *m, void *us
 static int check_socket_dir(const char *path, struct iob_error **err) {
   if (path[0] != '/')
     return 0; /* abstract (tests): no directory */
-  cleanup_free char *dir = strdup(path);
-  if (dir == NULL)
-    return iob_error(err, ENOMEM, "cannot allocate");
+  cleanup_free char *dir = xstrdup(path);
   char *slash = strrchr(dir, '/');
   if (slash == dir)
     slash[1] = '\0';
@@ -182,7 +188,9 @@ static void on_ping(struct ttrpc_call *call, const ProtobufCMessage *m, void *us
   ttrpc_call_reply(call, NULL);
 }
 
-int agent_server_setup(struct agent_daemon *d, struct iob_error **err) {
+int agent_server_setup(struct agent_server *s, struct iob_loop *loop, const char *socket_path,
+                       struct agent_daemon *state, const struct agent_server_ops *ops, void *user,
+                       struct iob_error **err) {
   static const struct {
     const char *method;
     const ProtobufCMessageDescriptor *desc;
@@ -196,14 +204,21 @@ int agent_server_setup(struct agent_daemon *d, struct iob_error **err) {
       {"Plan", &iobatch__agent__v1__plan_request__descriptor, on_plan},
       {"Ping", &google__protobuf__empty__descriptor, on_ping},
   };
-  if (ttrpc_server_new(d->loop, &d->server, err) < 0)
+  *s = (struct agent_server){.state = state, .ops = ops, .user = user};
+  if (ttrpc_server_new(loop, &s->ttrpc, err) < 0)
     return -1;
   for (size_t i = 0; i < IOB_ARRAY_SIZE(methods); i++)
-    if (ttrpc_server_register(d->server, AGENT_SERVICE, methods[i].method, methods[i].desc,
-                              methods[i].fn, d, err) < 0)
+    if (ttrpc_server_register(s->ttrpc, AGENT_SERVICE, methods[i].method, methods[i].desc,
+                              methods[i].fn, s, err) < 0)
       return -1;
-  const char *path = d->cfg.socket_path ? d->cfg.socket_path : AGENT_DEFAULT_SOCKET;
-  if (check_socket_dir(path, err) < 0 || ttrpc_server_listen(d->server, path, err) < 0)
+  const char *path = socket_path ? socket_path : AGENT_DEFAULT_SOCKET;
+  if (check_socket_dir(path, err) < 0 || ttrpc_server_listen(s->ttrpc, path, err) < 0)
     return -1;
   return 0;
+}
+
+void agent_server_release(struct agent_server *s) {
+  if (s->ttrpc)
+    ttrpc_server_free(s->ttrpc); /* unlinks the socket */
+  s->ttrpc = NULL;
 }

@@ -14,12 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/daemon.h"
+#include "agent/weights.h"
+
 #include "agent/weighttree.h"
 #include "cgroupv2/iostat.h"
 #include "cgroupv2/weight.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "common/xalloc.h"
 
 static void note(struct agent_ctr *c, bool effective, const char *what, const char *detail) {
   c->weight_effective = effective;
@@ -28,11 +30,11 @@ static void note(struct agent_ctr *c, bool effective, const char *what, const ch
 
 /* Remember what FILE-kind of CGDIR holds for MAJ:MIN before the first
  * write: its override, or "default" without one. */
-static int remember(struct agent_daemon *d, const char *cgdir, enum cg2_weight_kind kind,
+static int remember(struct agent_weights *ws, const char *cgdir, enum cg2_weight_kind kind,
                     unsigned maj, unsigned min, struct iob_error **err) {
   char file[AGENT_RESTORE_PATH_MAX];
   snprintf(file, sizeof(file), "%s/%s", cgdir, cg2_weight_file(kind));
-  if (agent_restore_has(&d->restore, file, maj, min))
+  if (agent_restore_has(ws->restore, file, maj, min))
     return 0;
   struct cg2_weight cur = {0};
   if (cg2_weight_read(cgdir, kind, &cur, err) < 0)
@@ -42,25 +44,25 @@ static int remember(struct agent_daemon *d, const char *cgdir, enum cg2_weight_k
     if (cur.dev[i].major == maj && cur.dev[i].minor == min)
       snprintf(value, sizeof(value), "%u", cur.dev[i].weight);
   cg2_weight_release(&cur);
-  return agent_restore_remember(&d->restore, file, maj, min, value, err);
+  return agent_restore_remember(ws->restore, file, maj, min, value, err);
 }
 
 /* Write w for one device; returns 1 when written with an enforcing
  * mechanism, 0 when nothing enforces weights there, < 0 on error. */
-static int write_dev(struct agent_daemon *d, const char *cgdir, unsigned major, unsigned minor,
+static int write_dev(struct agent_weights *ws, const char *cgdir, unsigned major, unsigned minor,
                      unsigned w, struct iob_error **err) {
   unsigned mech = 0, dmaj = 0, dmin = 0;
-  if (cg2_weight_mechanism(NULL, d->sampler.cgroup_root, major, minor, &mech, &dmaj, &dmin, err) <
+  if (cg2_weight_mechanism(NULL, ws->sampler->cgroup_root, major, minor, &mech, &dmaj, &dmin, err) <
       0)
     return -1;
   if (mech & CG2_MECH_IOCOST) {
-    if (remember(d, cgdir, CG2_IO_WEIGHT, dmaj, dmin, err) < 0 ||
+    if (remember(ws, cgdir, CG2_IO_WEIGHT, dmaj, dmin, err) < 0 ||
         cg2_weight_write_dev(cgdir, CG2_IO_WEIGHT, dmaj, dmin, w, err) < 0)
       return -1;
     return 1;
   }
   if (mech & CG2_MECH_BFQ) {
-    if (remember(d, cgdir, CG2_BFQ_WEIGHT, dmaj, dmin, err) < 0 ||
+    if (remember(ws, cgdir, CG2_BFQ_WEIGHT, dmaj, dmin, err) < 0 ||
         cg2_weight_write_dev(cgdir, CG2_BFQ_WEIGHT, dmaj, dmin, cg2_weight_io_to_bfq(w), err) < 0)
       return -1;
     return 1;
@@ -70,34 +72,30 @@ static int write_dev(struct agent_daemon *d, const char *cgdir, unsigned major, 
 
 /* What was last written to each target, so that the 1 Hz re-plan while
  * containers share the disk writes only what changed. */
-struct written {
-  struct written *next;
+struct agent_weights_written {
+  struct agent_weights_written *next;
   char *dir;
   unsigned weight;
   size_t ndev;  /* devices written (a new device means writing again) */
   int enforced; /* 1: a mechanism enforces it, 0: none, -1: a write failed */
   char note[96];
 };
-static struct written *cache;
 
-static struct written *cache_get(const char *dir) {
-  for (struct written *w = cache; w; w = w->next)
+static struct agent_weights_written *cache_get(struct agent_weights *ws, const char *dir) {
+  for (struct agent_weights_written *w = ws->written; w; w = w->next)
     if (!strcmp(w->dir, dir))
       return w;
-  struct written *w = calloc(1, sizeof(*w));
-  if (w == NULL || (w->dir = strdup(dir)) == NULL) {
-    free(w);
-    return NULL;
-  }
-  w->next = cache;
-  cache = w;
+  struct agent_weights_written *w = xcalloc(1, sizeof(*w));
+  w->dir = xstrdup(dir);
+  w->next = ws->written;
+  ws->written = w;
   return w;
 }
 
 /* Forget the targets that are not targets any more, and put back what
  * was written there. */
-static void cache_prune(struct agent_daemon *d, const struct wt_target *t, size_t nt) {
-  for (struct written **pp = &cache; *pp;) {
+static void cache_prune(struct agent_weights *ws, const struct wt_target *t, size_t nt) {
+  for (struct agent_weights_written **pp = &ws->written; *pp;) {
     bool keep = false;
     for (size_t k = 0; k < nt && !keep; k++)
       keep = !strcmp(t[k].dir, (*pp)->dir);
@@ -105,9 +103,9 @@ static void cache_prune(struct agent_daemon *d, const struct wt_target *t, size_
       pp = &(*pp)->next;
       continue;
     }
-    struct written *w = *pp;
+    struct agent_weights_written *w = *pp;
     *pp = w->next;
-    agent_restore_dir(&d->restore, w->dir, AGENT_RESTORE_WEIGHTS);
+    agent_restore_dir(ws->restore, w->dir, AGENT_RESTORE_WEIGHTS);
     free(w->dir);
     free(w);
   }
@@ -115,7 +113,8 @@ static void cache_prune(struct agent_daemon *d, const struct wt_target *t, size_
 
 /* Write one target's weight for every device its subtree has done I/O on
  * (io.stat is hierarchical). */
-static void write_target(struct agent_daemon *d, const struct wt_target *t, struct written *w) {
+static void write_target(struct agent_weights *ws, const struct wt_target *t,
+                         struct agent_weights_written *w) {
   cleanup_error struct iob_error *err = NULL;
   struct cg2_iostat st = {0};
   if (cg2_iostat_read(t->dir, &st, &err) < 0) {
@@ -138,7 +137,7 @@ static void write_target(struct agent_daemon *d, const struct wt_target *t, stru
   }
   int enforced = 0, failed = 0;
   for (size_t i = 0; i < st.n; i++) {
-    int r = write_dev(d, t->dir, st.dev[i].major, st.dev[i].minor, t->weight, &err);
+    int r = write_dev(ws, t->dir, st.dev[i].major, st.dev[i].minor, t->weight, &err);
     if (r < 0) {
       iob_warn("weight %u for '%s' not written: %s", t->weight, t->dir, err->msg);
       iob_error_release(&err);
@@ -149,9 +148,9 @@ static void write_target(struct agent_daemon *d, const struct wt_target *t, stru
   w->weight = t->weight;
   w->ndev = st.n;
   w->enforced = failed ? -1 : enforced > 0;
-  d->metrics.weight_writes[failed     ? AGENT_WEIGHT_ERROR
-                           : enforced ? AGENT_WEIGHT_WRITTEN
-                                      : AGENT_WEIGHT_NOT_ENFORCED]++;
+  ws->metrics->weight_writes[failed     ? AGENT_WEIGHT_ERROR
+                             : enforced ? AGENT_WEIGHT_WRITTEN
+                                        : AGENT_WEIGHT_NOT_ENFORCED]++;
   snprintf(w->note, sizeof(w->note), "%s",
            failed     ? "write failed"
            : enforced ? ""
@@ -161,26 +160,32 @@ static void write_target(struct agent_daemon *d, const struct wt_target *t, stru
   cg2_iostat_release(&st);
 }
 
-void agent_weights_release(struct agent_daemon *d) {
-  cache_prune(d, NULL, 0);
+void agent_weights_init(struct agent_weights *ws, struct agent_sampler *sampler,
+                        struct agent_restore *restore, struct agent_metrics *metrics) {
+  *ws = (struct agent_weights){.sampler = sampler, .restore = restore, .metrics = metrics};
 }
 
-void agent_weights_apply_all(struct agent_daemon *d) {
-  size_t n = agent_adm_count(&d->adm, AGENT_RUNNING);
-  cleanup_free struct agent_ctr **v = calloc(n + 1, sizeof(*v));
-  cleanup_free struct wt_item *items = calloc(n + 1, sizeof(*items));
-  if (v == NULL || items == NULL)
-    return;
+void agent_weights_release(struct agent_weights *ws) {
+  cache_prune(ws, NULL, 0);
+}
+
+void agent_weights_apply_all(struct agent_weights *ws, struct agent_ctr *list) {
+  size_t n = 0;
+  for (const struct agent_ctr *c = list; c; c = c->next)
+    n += c->state == AGENT_RUNNING;
+  cleanup_free struct agent_ctr **v = xcalloc(n + 1, sizeof(*v));
+  cleanup_free struct wt_item *items = xcalloc(n + 1, sizeof(*items));
   size_t k = 0;
-  for (struct agent_ctr *c = d->adm.list; c && k < n; c = c->next) {
+  for (struct agent_ctr *c = list; c && k < n; c = c->next) {
     if (c->state != AGENT_RUNNING)
       continue;
     v[k] = c;
-    items[k] = (struct wt_item){.cgdir = d->sampler.has_io ? agent_sampler_cgdir(d, c) : NULL,
-                                .weight = c->weight};
+    items[k] =
+        (struct wt_item){.cgdir = ws->sampler->has_io ? agent_sampler_cgdir(ws->sampler, c) : NULL,
+                         .weight = c->weight};
     k++;
   }
-  if (!d->sampler.has_io) {
+  if (!ws->sampler->has_io) {
     for (size_t i = 0; i < k; i++)
       note(v[i], false, "no io controller in cgroup v2 on this host", "");
     return;
@@ -192,12 +197,9 @@ void agent_weights_apply_all(struct agent_daemon *d) {
     iob_warn("weights not written: %s", err->msg);
     return;
   }
-  cache_prune(d, t, nt);
-  for (size_t j = 0; j < nt; j++) {
-    struct written *w = cache_get(t[j].dir);
-    if (w)
-      write_target(d, &t[j], w);
-  }
+  cache_prune(ws, t, nt);
+  for (size_t j = 0; j < nt; j++)
+    write_target(ws, &t[j], cache_get(ws, t[j].dir));
   /* A container's weight is in effect when every target on its path is. */
   for (size_t i = 0; i < k; i++) {
     struct agent_ctr *c = v[i];
@@ -207,7 +209,7 @@ void agent_weights_apply_all(struct agent_daemon *d) {
     }
     const char *why = NULL;
     size_t on_path = 0;
-    for (struct written *w = cache; w; w = w->next) {
+    for (struct agent_weights_written *w = ws->written; w; w = w->next) {
       if (!agent_weight_target_covers(w->dir, items[i].cgdir))
         continue;
       on_path++;

@@ -1,0 +1,85 @@
+/* The sampler of iobatchd: a sample of every registered container's
+ * cgroup per period, rates from the last two, the class from a short
+ * window of them (wcd), what the window teaches (the start path, pair
+ * penalties, a protected container's share) and the cgroup's
+ * disappearance as the container's end (a shim that died cannot tell us).
+ *
+ * It owns how it samples (the cgroup mounts, the source, the detector's
+ * settings) and each container's sample ring (agent_ctr.sampler_state).
+ * What it needs of the rest is given at init (struct agent_sampler_env):
+ * the admission state whose containers it samples, which takes measured
+ * classes and start delays (agent_adm_measured, agent_adm_observe_start);
+ * the store of measured penalties (agent_penalties_observe); and an ops
+ * table for what its owner does: end a container, learn a profile. */
+#ifndef IOB_AGENT_SAMPLER_H
+#define IOB_AGENT_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/admission.h"
+#include "agent/config.h"
+#include "agent/penalties.h"
+#include "agent/profiles.h"
+#include "cgroupv2/sample.h"
+#include "common/error.h"
+#include "wcd/wcd.h"
+
+struct agent_sampler_ops {
+  /* c's cgroup vanished or emptied: the owner ends c (and frees it). */
+  void (*gone)(struct agent_ctr *c, const char *why, uint64_t now, void *user);
+  /* A class measured for c's workload key (u->cls, u->confidence): the
+   * owner's profile store learns it. */
+  void (*learn)(const struct agent_ctr *c, const struct agent_profile_update *u, void *user);
+};
+
+/* What the sampler is given by its owner; all outlive it. */
+struct agent_sampler_env {
+  struct agent_adm *adm;       /* the containers (adm->list) and where measurements go */
+  struct agent_penalties *pen; /* measured pair penalties go here */
+  const struct agent_sampler_ops *ops;
+  void *user;
+};
+
+/* How the daemon samples: io.stat in cgroup v2 when the io controller is
+ * there; on hybrid/v1 hosts the v1 blkio statistics of a container's blkio
+ * cgroup (with procfs for buffered writes), else /proc/PID/io over the
+ * cgroup's pids. */
+struct agent_sampler {
+  char *cgroup_root; /* where registered cgroup paths are rooted */
+  bool has_mount;    /* a cgroup2 mount was found */
+  bool has_io;       /* its root offers the io controller */
+  int source;        /* enum cg2_source; BLKIO_V1: per container, see sampler.c */
+  char *blkio_mount; /* v1 blkio hierarchy counting statistics (hybrid hosts), or NULL */
+  struct wcd_config wcd;
+  /* The config's protect_detected and protect_signal (the owner updates
+   * them, and wcd, on a reload). */
+  bool protect_detected;
+  int protect_signal;
+  struct agent_sampler_env env;
+};
+
+int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
+                       const struct agent_sampler_env *env, struct iob_error **err);
+/* A sampler that reads no cgroup (the headless daemon: tests, fuzzing):
+ * the detector's defaults, and no container's cgroup is known. */
+void agent_sampler_init_headless(struct agent_sampler *s, const struct agent_config *cfg,
+                                 const struct agent_sampler_env *env);
+void agent_sampler_release(struct agent_sampler *s);
+const char *agent_sampler_name(const struct agent_sampler *s);
+/* Sample every registered container once; classify the running ones;
+ * end the vanished (ops->gone); account the window. */
+void agent_sampler_run(struct agent_sampler *s);
+/* Start sampling a container that just registered (again: nothing): the
+ * caller's own sample as the baseline (the hook takes one before the
+ * workload runs; t_ns 0: none; source CG2_SOURCE_NONE: not said, an older
+ * hook), else one taken now, also when the caller's counts another source
+ * than the agent's. */
+void agent_sampler_add(struct agent_sampler *s, struct agent_ctr *ctr,
+                       const struct cg2_sample *base);
+/* Drop what the sampler keeps for ctr (it leaves). */
+void agent_sampler_forget(struct agent_ctr *ctr);
+/* The container's cgroup directory, NULL when not known. */
+const char *agent_sampler_cgdir(struct agent_sampler *s, struct agent_ctr *ctr);
+
+#endif

@@ -1,0 +1,189 @@
+/* The sampler in its own context (agent/sampler.h), without a daemon: a
+ * real admission state, a cgroup tree of io.stat files in a scratch
+ * directory, and an ops table that records what the sampler asks of its
+ * owner. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/sampler.h"
+#include "common/cleanup.h"
+
+struct owner {
+  struct agent_adm adm;
+  struct agent_penalties pen;
+  int gone;
+  char gone_id[64], gone_why[64];
+  int learnt;
+};
+
+/* What the daemon does with a vanished container, minus learning. */
+static void on_gone(struct agent_ctr *c, const char *why, uint64_t now, void *user) {
+  struct owner *o = user;
+  o->gone++;
+  snprintf(o->gone_id, sizeof(o->gone_id), "%s", c->id);
+  snprintf(o->gone_why, sizeof(o->gone_why), "%s", why);
+  agent_adm_detach(&o->adm, c, now);
+  agent_sampler_forget(c);
+  agent_ctr_free(c);
+}
+
+static void on_learn(const struct agent_ctr *c, const struct agent_profile_update *u, void *user) {
+  (void)c;
+  (void)u;
+  struct owner *o = user;
+  o->learnt++;
+}
+
+static const struct agent_sampler_ops ops = {.gone = on_gone, .learn = on_learn};
+
+static char root[64];
+
+static void iostat(const char *ctr, unsigned long long rbytes) {
+  char path[256];
+  snprintf(path, sizeof(path), "%s/%s/io.stat", root, ctr);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "8:0 rbytes=%llu wbytes=0 rios=%llu wios=0 dbytes=0 dios=0\n", rbytes, rbytes / 4096);
+  fclose(f);
+}
+
+static void mkctr(const char *ctr) {
+  char path[256];
+  snprintf(path, sizeof(path), "%s/%s", root, ctr);
+  assert_int_equal(mkdir(path, 0700), 0);
+  iostat(ctr, 0);
+}
+
+static void rmctr(const char *ctr) {
+  char path[256];
+  snprintf(path, sizeof(path), "%s/%s/io.stat", root, ctr);
+  assert_int_equal(unlink(path), 0);
+  snprintf(path, sizeof(path), "%s/%s", root, ctr);
+  assert_int_equal(rmdir(path), 0);
+}
+
+static struct agent_ctr *reg(struct owner *o, const char *id, const char *cgroup) {
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_ctr_info in = {.id = id, .ns = "default", .cgroup = cgroup, .source = "test"};
+  struct agent_ctr *c = NULL;
+  if (agent_adm_register(&o->adm, &in, 0, &c, &err) < 0)
+    fail_msg("register %s: %s", id, err->msg);
+  return c;
+}
+
+static void setup_owner(struct owner *o, struct agent_sampler *s, bool headless) {
+  memset(o, 0, sizeof(*o));
+  struct batch_config bcfg;
+  batch_config_default(&bcfg);
+  agent_adm_init(&o->adm, &bcfg, 100, 60000, NULL, NULL);
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_penalties_init(&o->pen, NULL, &err), 0);
+  struct agent_config cfg;
+  agent_config_default(&cfg);
+  cfg.cgroup_root = root;
+  cfg.sampler = AGENT_SAMPLER_IOSTAT;
+  const struct agent_sampler_env env = {.adm = &o->adm, .pen = &o->pen, .ops = &ops, .user = o};
+  if (headless)
+    agent_sampler_init_headless(s, &cfg, &env);
+  else if (agent_sampler_init(s, &cfg, &env, &err) < 0)
+    fail_msg("sampler: %s", err->msg);
+}
+
+static void release_owner(struct owner *o, struct agent_sampler *s) {
+  for (struct agent_ctr *c = o->adm.list; c; c = c->next)
+    agent_sampler_forget(c);
+  agent_sampler_release(s);
+  agent_adm_release(&o->adm);
+  agent_penalties_release(&o->pen);
+}
+
+static int make_root(void **state) {
+  (void)state;
+  snprintf(root, sizeof(root), "/tmp/iob-sampler.XXXXXX");
+  return mkdtemp(root) ? 0 : -1;
+}
+
+/* Also after a failed test, which leaves its directories behind. */
+static int remove_root(void **state) {
+  (void)state;
+  char path[256];
+  for (const char *const *c = (const char *const[]){"a", "b", NULL}; *c; c++) {
+    snprintf(path, sizeof(path), "%s/%s/io.stat", root, *c);
+    (void)unlink(path);
+    snprintf(path, sizeof(path), "%s/%s", root, *c);
+    (void)rmdir(path);
+  }
+  return rmdir(root);
+}
+
+/* A cgroup that was there and vanished ends its container through
+ * ops->gone; one that was never there (registered before runc made it)
+ * does not, nor does one that is still there. */
+static void test_vanished_cgroup_is_gone(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  mkctr("a");
+  mkctr("b");
+  setup_owner(&o, &s, false);
+  struct agent_ctr *a = reg(&o, "a", "/a");
+  struct agent_ctr *b = reg(&o, "b", "/b");
+  reg(&o, "later", "/later");
+  char want[128];
+  snprintf(want, sizeof(want), "%s/b", root);
+  assert_string_equal(agent_sampler_cgdir(&s, b), want);
+  const struct cg2_sample none = {0};
+  agent_sampler_add(&s, a, &none);
+  agent_sampler_add(&s, b, &none);
+  agent_sampler_run(&s);
+  assert_int_equal(o.gone, 0);
+  assert_int_equal(o.adm.n, 3);
+
+  rmctr("a");
+  iostat("b", 1 << 20);
+  agent_sampler_run(&s);
+  assert_int_equal(o.gone, 1);
+  assert_string_equal(o.gone_id, "a");
+  assert_string_equal(o.gone_why, "cgroup vanished");
+  assert_int_equal(o.adm.n, 2);
+  assert_null(agent_adm_find(&o.adm, "default", "a"));
+  /* b's window moved 1 MiB */
+  assert_true(b->read_bps > 0);
+  assert_true(b->io_now);
+  assert_int_equal(o.learnt, 0); /* b is created, not running: not classified */
+
+  release_owner(&o, &s);
+  rmctr("b");
+}
+
+/* Headless (the fuzzer's daemon): no container's cgroup is known, nothing
+ * is read and nothing ends. */
+static void test_headless_reads_nothing(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  setup_owner(&o, &s, true);
+  struct agent_ctr *a = reg(&o, "a", "/a");
+  assert_null(agent_sampler_cgdir(&s, a));
+  agent_sampler_run(&s);
+  assert_int_equal(o.gone, 0);
+  assert_int_equal(o.adm.n, 1);
+  release_owner(&o, &s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_vanished_cgroup_is_gone),
+      cmocka_unit_test(test_headless_reads_nothing),
+  };
+  return cmocka_run_group_tests(tests, make_root, remove_root);
+}
