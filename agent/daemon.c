@@ -95,11 +95,6 @@ static struct agent_sampler_env sampler_env(struct agent_daemon *d) {
       .adm = &d->adm, .pen = &d->penalties, .ops = &sampler_ops, .user = d};
 }
 
-void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *c,
-                            const struct cg2_sample *base) {
-  agent_sampler_add(&d->sampler, c, base);
-}
-
 static void save_profiles(struct agent_daemon *d) {
   cleanup_error struct iob_error *err = NULL;
   if (!d->profiles_dirty || d->headless)

@@ -93,11 +93,6 @@ int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call,
                      const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
                      struct iob_error **err);
 
-/* A container that just registered: agent_sampler_add on d->sampler (the
- * name requests.c calls). */
-void agent_sampler_baseline(struct agent_daemon *d, struct agent_ctr *ctr,
-                            const struct cg2_sample *base);
-
 /* pidwatch.c: end ctr as if Exited when its registered pid exits (a
  * pidfd on the loop), for containers whose exit nobody reports (the hook
  * alone, its poststop not run).  Nothing on kernels without pidfd_open. */

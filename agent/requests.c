@@ -85,7 +85,7 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
         .t_ns = b->monotonic_ns,
         .source = (enum cg2_source)src,
         .io = {.rbytes = b->rbytes, .wbytes = b->wbytes, .rios = b->rios, .wios = b->wios}};
-  agent_sampler_baseline(d, c, &base);
+  agent_sampler_add(&d->sampler, c, &base);
   iob_info("registered '%s' (namespace '%s', from %s, class %s by %s%s)", c->id, c->ns,
            c->source && *c->source ? c->source : "?", batch_class_name(c->cls),
            agent_class_source_name(c->class_source), req->running ? ", already running" : "");
