@@ -194,11 +194,17 @@ SBA="--annotation io.kubernetes.cri.sandbox-id=$SB"
 # gone ID: delete the task (-f: SIGKILL first, waits for the exit) and the
 # container
 gone() {
+  local e
   c task delete -f "$1" >/dev/null 2>&1
-  c container delete "$1" >/dev/null 2>&1 || ! $CTR container info "$1" >/dev/null 2>&1
+  e=$(c container delete "$1" 2>&1) || ! $CTR container info "$1" >/dev/null 2>&1 ||
+    { echo "cannot delete container '$1': $e"; return 1; }
 }
 # exec_ok ID EXECID: an exec whose output is what it printed
-exec_ok() { [ "$(c task exec --exec-id "$2" "$1" /bin/echo "exec-$2" 2>&1)" = "exec-$2" ]; }
+exec_ok() {
+  local out
+  out=$(c task exec --exec-id "$2" "$1" /bin/echo "exec-$2" 2>&1)
+  [ "$out" = "exec-$2" ] || { echo "exec '$2' in '$1': got '$out', want 'exec-$2'"; return 1; }
+}
 
 # lifecycle I: runs one, returns 0 when everything that should work did
 lifecycle() {
@@ -249,7 +255,8 @@ lifecycle() {
   esac
 }
 
-# worker W FROM TO: lifecycles FROM+W, FROM+W+CONCURRENCY, ... below TO
+# worker W FROM TO: lifecycles FROM+W, FROM+W+CONCURRENCY, ... below TO;
+# "I KIND RC MS" per lifecycle in $RES/wW, what it printed in $RES/logW
 RES=$IOB_T/res
 mkdir -p "$RES"
 worker() {
@@ -257,10 +264,10 @@ worker() {
   for ((i = $2 + w; i < $3; i += CONCURRENCY)); do
     [ "$DEADLINE" = 0 ] || [ "$(date +%s)" -lt "$DEADLINE" ] || break
     t0=$(date +%s%N)
-    lifecycle "$i" >>"$RES/w$w.out" 2>&1
+    lifecycle "$i" >>"$RES/log$w" 2>&1
     rc=$?
     echo "$i $((i % 10)) $rc $((($(date +%s%N) - t0) / 1000000))" >>"$RES/w$w"
-    [ $rc = 0 ] || echo "lifecycle $i (kind $((i % 10))) failed" >>"$RES/w$w.out"
+    [ $rc = 0 ] || echo "lifecycle $i (kind $((i % 10))) failed" >>"$RES/log$w"
   done
 }
 done_count() { cat "$RES"/w[0-9]* 2>/dev/null | wc -l; }
@@ -415,7 +422,7 @@ FAILED=$(failed_count)
 # stopped the soak: lifecycles_done says how many ran)
 [ "$STOPPED_EARLY" = true ] || [ "$DONE" -ge "$LIFECYCLES" ] || FAILED=$((FAILED + LIFECYCLES - DONE))
 {
-  cat "$RES"/w*.out "$RES/checks.out" 2>/dev/null | grep -B20 -E '^(lifecycle .* failed|check failed)' | tail -200
+  cat "$RES"/log* "$RES/checks.out" 2>/dev/null | grep -B20 -E '^(lifecycle .* failed|check failed)' | tail -200
   [ "$left_ctrs" = 0 ] || echo "containers left: $($CTR container ls -q | head -20 | tr '\n' ' ')"
   [ "$LEAKED_FIFOS" = 0 ] || echo "FIFOs left: $(find "$FIFOS" -path "$FIFOS/detached" -prune -o -type p -printf '%P ' | head -c 2000)"
 } >"$OUT/failures.log"
