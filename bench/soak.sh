@@ -40,14 +40,38 @@
 #                         from after its start to before its restart, both
 #                         measured with no lifecycle in flight
 #   leaked_snapshots      snapshots beyond the image's
+#   leaked_fifos          FIFOs ctr made and did not remove (below)
 #   failed_lifecycles     (and failed_checks: the long-lived pod after
 #                         restarts)
+#
+# FIFOs.  ctr, not the shim, makes a process's stdio FIFOs (a directory of
+# <id>-stdin/-stdout/-stderr) and removes them itself, after its Delete of
+# the process succeeded (process.Delete of containerd's client library:
+# DeleteProcess, then the IO's Close, which removes the directory); the
+# shim only opens them.
+# A detached exec (`ctr task exec -d`) is never deleted by ctr, so its
+# FIFOs stay, with any runtime (issue #14: the e1-std* sets of kind 9, the
+# same with io.containerd.runc.v2).  Every `ctr run` and `ctr task exec`
+# of the soak goes through c(), which gives it a --fifo-dir under the
+# soak's own directory (ctr's default is the host-wide
+# /run/containerd/fifo), removed with it: one per lifecycle, its detached
+# exec's apart.  At the end:
+#   leaked_fifos          FIFOs left by anything but a detached exec: ctr
+#                         could not delete the process (the shim refused
+#                         or lost it) or ctr was killed by the watchdog
+#   client_fifos          FIFOs left by detached execs: ctr's own
+#                         behaviour, three per kind-9 lifecycle
+#   fifos_by_kind         both, per lifecycle kind
 #
 # Writes $OUT_DIR/soak/summary.json (and summary.md, failures.log).
 # Usage: bench/soak.sh
 #   env: LIFECYCLES=10000 CONCURRENCY=3 OUT_DIR=bench/results B=build
 #        DEADLINE=EPOCH_SECONDS: start no lifecycle after it; the summary
 #        then says how many ran (lifecycles_done) and stopped_early
+#        RUNTIME=io.containerd.iobatch.v2: the runtime of every container;
+#        io.containerd.runc.v2 runs the same soak on containerd's runc shim,
+#        a baseline for the same machine and containerd (the agent still
+#        runs, and sees nothing: no shim or hook registers)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
@@ -56,7 +80,8 @@ DEADLINE=${DEADLINE:-0}
 CONCURRENCY=${CONCURRENCY:-3}
 OUT_DIR=${OUT_DIR:-bench/results}
 B=${B:-build}
-CMDLINE="LIFECYCLES=$LIFECYCLES CONCURRENCY=$CONCURRENCY bench/soak.sh"
+RT=${RUNTIME:-io.containerd.iobatch.v2}
+CMDLINE="LIFECYCLES=$LIFECYCLES CONCURRENCY=$CONCURRENCY${RUNTIME:+ RUNTIME=$RUNTIME} bench/soak.sh"
 case $OUT_DIR in /*) ;; *) OUT_DIR=$TOP/$OUT_DIR ;; esac
 for t in containerd ctr runc jq; do
   command -v "$t" >/dev/null || { echo "soak: '$t' not found" >&2; exit 1; }
@@ -71,7 +96,6 @@ done
 source tests/integration/lib.sh # EXIT trap runs every at_exit in reverse
 trap 'exit 130' INT TERM
 NS=soak${IOB_T##*.}
-RT=io.containerd.iobatch.v2
 AGENT_SOCK=$IOB_T/agent.sock
 AGENT_LOG=$IOB_T/agent.log
 AGENT_PID=
@@ -154,21 +178,37 @@ IMG=$($CTR image ls -q | grep '^iobatch.local/soak' | head -1)
 
 # ---- the lifecycles ---------------------------------------------------
 W=120 # watchdog of one ctr call, seconds: catches a hang, times nothing
-c() { timeout -k 5 $W $CTR "$@"; }
+# FIFO directories (see the header): FDIR is the one of the ctr call at
+# hand: a lifecycle sets its own, and its detached exec another.
+FIFOS=$IOB_T/fifo
+FDIR=$FIFOS/other
+c() {
+  case $1 in
+  run) set -- run --fifo-dir "$FDIR" "${@:2}" ;;
+  task) [ "${2:-}" != exec ] || set -- task exec --fifo-dir "$FDIR" "${@:3}" ;;
+  esac
+  timeout -k 5 $W $CTR "$@"
+}
 SB=soakpod
 SBA="--annotation io.kubernetes.cri.sandbox-id=$SB"
 # gone ID: delete the task (-f: SIGKILL first, waits for the exit) and the
 # container
 gone() {
+  local e
   c task delete -f "$1" >/dev/null 2>&1
-  c container delete "$1" >/dev/null 2>&1 || ! $CTR container info "$1" >/dev/null 2>&1
+  e=$(c container delete "$1" 2>&1) || ! $CTR container info "$1" >/dev/null 2>&1 ||
+    { echo "cannot delete container '$1': $e"; return 1; }
 }
 # exec_ok ID EXECID: an exec whose output is what it printed
-exec_ok() { [ "$(c task exec --exec-id "$2" "$1" /bin/echo "exec-$2" 2>&1)" = "exec-$2" ]; }
+exec_ok() {
+  local out
+  out=$(c task exec --exec-id "$2" "$1" /bin/echo "exec-$2" 2>&1)
+  [ "$out" = "exec-$2" ] || { echo "exec '$2' in '$1': got '$out', want 'exec-$2'"; return 1; }
+}
 
 # lifecycle I: runs one, returns 0 when everything that should work did
 lifecycle() {
-  local i=$1 id=s$1 k=$(($1 % 10))
+  local i=$1 id=s$1 k=$(($1 % 10)) FDIR=$FIFOS/l/$1
   case $k in
   0 | 1 | 2)
     [ "$(c run --rm --runtime $RT "$IMG" "$id" /bin/echo "ran-$i" 2>&1)" = "ran-$i" ] ;;
@@ -208,14 +248,15 @@ lifecycle() {
   9)
     local r=0
     c run -d --null-io --runtime $RT --rootfs "$R" "$id" /bin/sleep 600 >/dev/null || r=1
-    [ $r = 0 ] && { c task exec -d --exec-id e1 "$id" /bin/sleep 600 >/dev/null 2>&1 || r=1; }
+    [ $r = 0 ] && { FDIR=$FIFOS/detached/$i c task exec -d --exec-id e1 "$id" /bin/sleep 600 >/dev/null 2>&1 || r=1; }
     [ $r = 0 ] && { c task kill -s KILL "$id" || r=1; }
     gone "$id" || r=1
     return $r ;;
   esac
 }
 
-# worker W FROM TO: lifecycles FROM+W, FROM+W+CONCURRENCY, ... below TO
+# worker W FROM TO: lifecycles FROM+W, FROM+W+CONCURRENCY, ... below TO;
+# "I KIND RC MS" per lifecycle in $RES/wW, what it printed in $RES/logW
 RES=$IOB_T/res
 mkdir -p "$RES"
 worker() {
@@ -223,10 +264,10 @@ worker() {
   for ((i = $2 + w; i < $3; i += CONCURRENCY)); do
     [ "$DEADLINE" = 0 ] || [ "$(date +%s)" -lt "$DEADLINE" ] || break
     t0=$(date +%s%N)
-    lifecycle "$i" >>"$RES/w$w.out" 2>&1
+    lifecycle "$i" >>"$RES/log$w" 2>&1
     rc=$?
     echo "$i $((i % 10)) $rc $((($(date +%s%N) - t0) / 1000000))" >>"$RES/w$w"
-    [ $rc = 0 ] || echo "lifecycle $i (kind $((i % 10))) failed" >>"$RES/w$w.out"
+    [ $rc = 0 ] || echo "lifecycle $i (kind $((i % 10))) failed" >>"$RES/log$w"
   done
 }
 done_count() { cat "$RES"/w[0-9]* 2>/dev/null | wc -l; }
@@ -360,6 +401,19 @@ LEAKED_ENTRIES=$(agent_entries)
 [ "$LEAKED_ENTRIES" = 0 ] || log "agent entries left: $($CTL status --json | jq -c '[.containers[] | {id, state, source}]' | head -c 500)"
 s=$($CTR snapshots ls 2>/dev/null | tail -n +2 | wc -l)
 LEAKED_SNAPS=$((s > SNAPS0 ? s - SNAPS0 : 0))
+# FIFOs (see the header): "KIND WHOSE" per FIFO left, by the directory it
+# is in: l/I (lifecycle I), detached/I (its detached exec), other (checks)
+fifos_left() {
+  find "$FIFOS" -type p 2>/dev/null | awk -v n=$((${#FIFOS} + 2)) '{
+    split(substr($0, n), a, "/")
+    if (a[1] == "other") print "checks leaked"
+    else print "kind_" (a[2] % 10), (a[1] == "detached" ? "client" : "leaked") }'
+}
+FIFOS_LEFT=$(fifos_left)
+LEAKED_FIFOS=$(grep -c ' leaked$' <<<"$FIFOS_LEFT")
+CLIENT_FIFOS=$(grep -c ' client$' <<<"$FIFOS_LEFT")
+FIFOS_BY_KIND=$(jq -Rn 'reduce (inputs | select(length > 0) | split(" ")) as [$k, $w] ({}; .[$k][$w] += 1)' <<<"$FIFOS_LEFT")
+[ "$LEAKED_FIFOS" = 0 ] || log "FIFOs left (not of a detached exec): $(find "$FIFOS" -path "$FIFOS/detached" -prune -o -type p -printf '%P ' | head -c 500)"
 SHIM_GROWTH=$((SHIM_FDS1 > SHIM_FDS0 ? SHIM_FDS1 - SHIM_FDS0 : 0))
 LEAKED_FDS=$((SHIM_GROWTH + AGENT_FD_GROWTH))
 DONE=$(done_count)
@@ -368,8 +422,9 @@ FAILED=$(failed_count)
 # stopped the soak: lifecycles_done says how many ran)
 [ "$STOPPED_EARLY" = true ] || [ "$DONE" -ge "$LIFECYCLES" ] || FAILED=$((FAILED + LIFECYCLES - DONE))
 {
-  cat "$RES"/w*.out "$RES/checks.out" 2>/dev/null | grep -B20 -E '^(lifecycle .* failed|check failed)' | tail -200
+  cat "$RES"/log* "$RES/checks.out" 2>/dev/null | grep -B20 -E '^(lifecycle .* failed|check failed)' | tail -200
   [ "$left_ctrs" = 0 ] || echo "containers left: $($CTR container ls -q | head -20 | tr '\n' ' ')"
+  [ "$LEAKED_FIFOS" = 0 ] || echo "FIFOs left: $(find "$FIFOS" -path "$FIFOS/detached" -prune -o -type p -printf '%P ' | head -c 2000)"
 } >"$OUT/failures.log"
 kinds=$(cat "$RES"/w[0-9]* | jq -Rn '[inputs | split(" ") | {k: .[1], rc: .[2], ms: (.[3] | tonumber)}]
   | group_by(.k) | map({key: ("kind_" + .[0].k), value: {n: length, failed: (map(select(.rc != "0")) | length),
@@ -383,15 +438,18 @@ jq -n --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg cmd "$CMDLINE" \
   --argjson rss0 "${AGENT_RSS_START:-0}" --argjson rss1 "${AGENT_RSS_END:-0}" \
   --argjson shimfd0 "$SHIM_FDS0" --argjson shimfd1 "$SHIM_FDS1" \
   --arg agentfds "${AGENT_FDS_LOG[*]}" --argjson arest "$AGENT_RESTARTS" --argjson crest "$CTRD_RESTARTED" --argjson early "$STOPPED_EARLY" \
-  --argjson secs "$((T1 - T0))" --argjson kinds "$kinds" \
-  '{date: $date, command: $cmd, commit: $commit, lifecycles: $lifecycles, lifecycles_done: $done,
+  --argjson secs "$((T1 - T0))" --argjson kinds "$kinds" --arg rt "$RT" \
+  --argjson lfifos "$LEAKED_FIFOS" --argjson cfifos "$CLIENT_FIFOS" --argjson fifokinds "$FIFOS_BY_KIND" \
+  '{date: $date, command: $cmd, commit: $commit, runtime: $rt, lifecycles: $lifecycles, lifecycles_done: $done,
     concurrency: $conc, seconds: $secs,
     leaked_shims: $shims, leaked_mounts: $mounts, leaked_cgroups: $cgroups,
-    leaked_agent_entries: $entries, leaked_fds: $fds, failed_lifecycles: $failed,
+    leaked_agent_entries: $entries, leaked_fds: $fds, leaked_fifos: $lfifos, client_fifos: $cfifos,
+    fifos_by_kind: $fifokinds, failed_lifecycles: $failed,
     agent_rss_kb_start: $rss0, agent_rss_kb_end: $rss1,
     failed_checks: $checks, leaked_snapshots: $snaps, leaked_containers: $ctrs,
     pod_shim_fds: [$shimfd0, $shimfd1], agent_fds_per_incarnation: ($agentfds | split(" ")),
     agent_restarts: $arest, containerd_restarts: $crest, stopped_early: $early, kinds: $kinds}' >"$OUT/summary.json"
 cat "$OUT/summary.json"
 log "$DONE lifecycles in $((T1 - T0)) s: $FAILED failed, leaked: $LEAKED_SHIMS shims, $LEAKED_MOUNTS mounts," \
-  "$LEAKED_CGROUPS cgroups, $LEAKED_ENTRIES agent entries, $LEAKED_FDS fds; results in ${OUT#"$TOP"/}"
+  "$LEAKED_CGROUPS cgroups, $LEAKED_ENTRIES agent entries, $LEAKED_FDS fds, $LEAKED_FIFOS FIFOs" \
+  "($CLIENT_FIFOS of detached execs, ctr's); results in ${OUT#"$TOP"/}"
