@@ -126,8 +126,8 @@ static int setup_fifo_out(struct shim_io *io, const struct shim_io_params *p, in
 }
 
 static int setup_file(struct shim_io *io, const struct shim_uri *u, struct iob_error **err) {
-  cleanup_free char *dir = strdup(u->path);
-  char *slash = dir ? strrchr(dir, '/') : NULL;
+  cleanup_free char *dir = xstrdup(u->path);
+  char *slash = strrchr(dir, '/');
   if (slash && slash != dir) {
     *slash = '\0';
     mkdir(dir, 0755);
@@ -281,8 +281,8 @@ static void on_dst(struct iob_loop *loop, int fd, uint32_t events, void *data) {
 static void on_src(struct iob_loop *loop, int fd, uint32_t events, void *data) {
   (void)events;
   struct copier *c = data;
-  if (c->buf == NULL && (c->buf = malloc(COPY_BUF)) == NULL)
-    return;
+  if (c->buf == NULL)
+    c->buf = xmalloc(COPY_BUF);
   ssize_t n = read(fd, c->buf, COPY_BUF);
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return;
@@ -372,8 +372,10 @@ int shim_io_resize(struct shim_io *io, uint32_t width, uint32_t height, struct i
  * when Delete comes: copy it now, as far as the reader takes it without
  * blocking (bounded, so a writer that never stops cannot hold Delete). */
 static void drain(struct copier *c) {
-  if (c->done || c->dst < 0 || (c->buf == NULL && (c->buf = malloc(COPY_BUF)) == NULL))
+  if (c->done || c->dst < 0)
     return;
+  if (c->buf == NULL)
+    c->buf = xmalloc(COPY_BUF);
   for (int i = 0; i < 256; i++) {
     if (c->len > c->off && flush(c) != 0)
       return;

@@ -43,9 +43,7 @@ static struct early_exit *cache_take(pid_t pid) {
 }
 
 static void cache_put(pid_t pid, int status, struct shim_time at) {
-  struct early_exit *e = calloc(1, sizeof(*e));
-  if (e == NULL)
-    return;
+  struct early_exit *e = xmalloc(sizeof(*e));
   *e = (struct early_exit){pid, status, at, cache};
   cache = e;
   /* Exits nobody claims (hook helpers, orphans of the container) must not

@@ -53,7 +53,7 @@ char *shim_runc_last_error(const char *log, size_t len) {
     const char *m = json_string_value(json_object_get(j, "msg"));
     if (lvl && m && !strcmp(lvl, "error")) {
       free(msg);
-      msg = strdup(m);
+      msg = xstrdup(m);
     }
     json_decref(j);
     p += n + 1;
@@ -71,9 +71,7 @@ static char *read_log_error(const char *path) {
     return NULL;
   off_t off = st.st_size > (off_t)LOG_TAIL ? st.st_size - (off_t)LOG_TAIL : 0;
   size_t want = (size_t)(st.st_size - off);
-  cleanup_free char *buf = malloc(want + 1);
-  if (buf == NULL)
-    return NULL;
+  cleanup_free char *buf = xmalloc(want + 1);
   ssize_t n = pread(fd, buf, want, off);
   if (n <= 0)
     return NULL;

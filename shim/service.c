@@ -457,7 +457,7 @@ static void listed(struct shim_op *op, struct iob_error **err) {
   /* Sizes first, so the packed ProcessDetails can share one buffer. */
   for (struct shim_process *e = c->execs; e; e = e->next)
     cap += strlen(e->exec_id) + 8;
-  buf = malloc(cap + 1);
+  buf = xmalloc(cap + 1);
   for (size_t i = 0; i < n; i++) {
     containerd__task__v2__process_info__init(&infos[i]);
     infos[i].pid = (uint32_t)pids[i];

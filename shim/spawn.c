@@ -24,7 +24,7 @@ uint32_t shim_exit_code(int status) {
 /* PATH lookup in the parent: the vfork child must only make system calls. */
 static char *resolve(const char *name) {
   if (strchr(name, '/'))
-    return strdup(name);
+    return xstrdup(name);
   const char *path = getenv("PATH");
   if (path == NULL || *path == '\0')
     path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

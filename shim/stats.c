@@ -32,9 +32,7 @@ static char *slurp(const char *dir, const char *file) {
   cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return NULL;
-  char *buf = malloc(FILE_MAX);
-  if (buf == NULL)
-    return NULL;
+  char *buf = xmalloc(FILE_MAX);
   ssize_t n = read(fd, buf, FILE_MAX - 1);
   if (n < 0) {
     free(buf);
@@ -88,7 +86,7 @@ static char *cgroup_of(pid_t pid, const char *controller) {
     const char *ctrls = c1 + 1;
     bool match = controller == NULL ? *ctrls == '\0' : false;
     if (controller) {
-      cleanup_free char *dup = strdup(ctrls);
+      cleanup_free char *dup = xstrdup(ctrls);
       char *save = NULL;
       for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save))
         if (!strcmp(t, controller))
@@ -167,14 +165,10 @@ static void blkio_v1(const char *dir, const char *file, size_t *n,
     unsigned long long v;
     if (sscanf(line, "%u:%u %15s %llu", &maj, &min, op, &v) != 4 || *n >= 256)
       continue;
-    Io__Containerd__Cgroups__V1__BlkIOEntry *e = malloc(sizeof(*e));
-    Io__Containerd__Cgroups__V1__BlkIOEntry **a = realloc(*out, (*n + 1) * sizeof(*a));
-    if (e == NULL || a == NULL) {
-      free(e);
-      return;
-    }
+    Io__Containerd__Cgroups__V1__BlkIOEntry *e = xmalloc(sizeof(*e));
+    Io__Containerd__Cgroups__V1__BlkIOEntry **a = xrealloc(*out, (*n + 1) * sizeof(*a));
     io__containerd__cgroups__v1__blk_ioentry__init(e);
-    e->op = strdup(op);
+    e->op = xstrdup(op);
     e->major = maj;
     e->minor = min;
     e->value = v;
@@ -198,9 +192,7 @@ static void cpu_v1(pid_t pid, Io__Containerd__Cgroups__V1__CPUStat *cpu,
       unsigned long long v = strtoull(p, &end, 10);
       if (end == p)
         break;
-      uint64_t *a = realloc(u->per_cpu, (u->n_per_cpu + 1) * sizeof(*a));
-      if (a == NULL)
-        break;
+      uint64_t *a = xrealloc(u->per_cpu, (u->n_per_cpu + 1) * sizeof(*a));
       u->per_cpu = a;
       a[u->n_per_cpu++] = v;
       p = end;
@@ -336,12 +328,8 @@ static void io_v2(const char *dir, Io__Containerd__Cgroups__V2__IOStat *io) {
     unsigned maj, min;
     if (sscanf(line, "%u:%u", &maj, &min) != 2 || io->n_usage >= 256)
       continue;
-    Io__Containerd__Cgroups__V2__IOEntry *e = malloc(sizeof(*e));
-    Io__Containerd__Cgroups__V2__IOEntry **a = realloc(io->usage, (io->n_usage + 1) * sizeof(*a));
-    if (e == NULL || a == NULL) {
-      free(e);
-      return;
-    }
+    Io__Containerd__Cgroups__V2__IOEntry *e = xmalloc(sizeof(*e));
+    Io__Containerd__Cgroups__V2__IOEntry **a = xrealloc(io->usage, (io->n_usage + 1) * sizeof(*a));
     io__containerd__cgroups__v2__ioentry__init(e);
     e->major = maj;
     e->minor = min;

@@ -1,10 +1,11 @@
-#include "common/xalloc.h"
 #include "ttrpc/frame.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+
+#include "common/xalloc.h"
 
 static void put_be32(uint8_t *p, uint32_t v) {
   p[0] = (uint8_t)(v >> 24);
@@ -55,6 +56,7 @@ static int finish(struct ttrpc_reader *r, struct ttrpc_frame *out) {
 
 int ttrpc_reader_feed(struct ttrpc_reader *r, const uint8_t *data, size_t len, size_t *used,
                       struct ttrpc_frame *out, struct iob_error **err) {
+  (void)err; /* cannot fail (a frame's buffer is xmalloc'd); kept for its callers */
   size_t pos = 0;
   out->payload = NULL;
   if (!r->in_body) {
@@ -74,11 +76,7 @@ int ttrpc_reader_feed(struct ttrpc_reader *r, const uint8_t *data, size_t len, s
     /* The length is checked before anything is allocated: at most the
      * protocol limit, and only what the header declares. */
     if (r->h.length > 0 && r->h.length <= TTRPC_MAX_PAYLOAD) {
-      r->buf = malloc(r->h.length);
-      if (r->buf == NULL) {
-        *used = pos;
-        return iob_error(err, ENOMEM, "cannot allocate %u byte ttrpc frame", r->h.length);
-      }
+      r->buf = xmalloc(r->h.length);
     }
   }
   size_t want = r->h.length - r->body_got;

@@ -47,7 +47,7 @@ void ttrpc_reader_reset(struct ttrpc_reader *r);
 bool ttrpc_reader_partial(const struct ttrpc_reader *r);
 /* Consume bytes from data[0..len) until one frame event is complete (or the
  * bytes run out).  *used says how many bytes were taken.  Returns the kind
- * of event, or < 0 on allocation failure. */
+ * of event (it cannot fail: out of memory aborts, common/xalloc.h). */
 int ttrpc_reader_feed(struct ttrpc_reader *r, const uint8_t *data, size_t len, size_t *used,
                       struct ttrpc_frame *out, struct iob_error **err);
 

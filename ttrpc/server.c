@@ -198,11 +198,7 @@ static void conn_respond(struct ttrpc_conn *c, uint32_t id, int code, const char
                    NULL);
       return;
     }
-    payload = malloc(n ? n : 1);
-    if (payload == NULL) {
-      conn_respond(c, id, IOB_CODE_RESOURCE_EXHAUSTED, "cannot allocate response", NULL);
-      return;
-    }
+    payload = xmalloc(n ? n : 1);
     protobuf_c_message_pack(resp, payload);
     r.payload.data = payload;
     r.payload.len = n;
@@ -366,14 +362,7 @@ static void handle_request(struct ttrpc_conn *c, uint32_t id, const uint8_t *p, 
       return;
     }
   }
-  struct ttrpc_call *call = calloc(1, sizeof(*call));
-  if (call == NULL) {
-    conn_status(c, id, IOB_CODE_RESOURCE_EXHAUSTED, "cannot allocate call");
-    if (msg)
-      protobuf_c_message_free_unpacked(msg, NULL);
-    ttrpc__request__free_unpacked(req, NULL);
-    return;
-  }
+  struct ttrpc_call *call = xcalloc(1, sizeof(*call));
   call->s = c->s;
   call->conn = c;
   call->id = id;
