@@ -51,4 +51,16 @@ static inline void write_text(const char *path, const char *text) {
   fclose(f);
 }
 
+/* ROOT/REL = TEXT, creating the directories on the way. */
+static inline void put_text(const char *root, const char *rel, const char *text) {
+  char path[1024];
+  snprintf(path, sizeof(path), "%s%s", root, rel);
+  for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')) != NULL; p++) {
+    *p = '\0';
+    mkdir(path, 0700);
+    *p = '/';
+  }
+  write_text(path, text);
+}
+
 #endif

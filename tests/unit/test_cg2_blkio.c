@@ -36,17 +36,6 @@ static char *scratch(void) {
   return dir;
 }
 
-/* ROOT/REL = TEXT, creating the directories on the way. */
-static void put(const char *root, const char *rel, const char *text) {
-  char path[1024];
-  snprintf(path, sizeof(path), "%s%s", root, rel);
-  for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')) != NULL; p++) {
-    *p = '\0';
-    mkdir(path, 0700);
-    *p = '/';
-  }
-  write_text(path, text);
-}
 
 static char *get(const char *root, const char *rel) {
   char path[1024];
@@ -166,20 +155,20 @@ static void test_read_and_sample(void **state) {
   char rel[256];
   snprintf(rel, sizeof(rel), "%s/%s", cg, CG2_BLKIO_BYTES);
   /* 300 MB of direct writes in 311 requests, 1 MB read; two disks */
-  put(root, rel,
+  put_text(root, rel,
       "8:0 Read 0\n8:0 Write 4096\n8:0 Sync 4096\n8:0 Async 0\n8:0 Discard 0\n8:0 Total 4096\n"
       "254:0 Read 1048576\n254:0 Write 314572800\n254:0 Sync 315621376\n254:0 Async 0\n"
       "254:0 Discard 65536\n254:0 Total 315686912\nTotal 315691008\n");
   snprintf(rel, sizeof(rel), "%s/%s", cg, CG2_BLKIO_IOS);
-  put(root, rel,
+  put_text(root, rel,
       "254:0 Read 16\n254:0 Write 311\n254:0 Sync 327\n254:0 Async 0\n254:0 Discard 1\n"
       "254:0 Total 328\n8:0 Read 0\n8:0 Write 1\n8:0 Sync 1\n8:0 Async 0\n8:0 Discard 0\n"
       "8:0 Total 1\nTotal 329\n");
   snprintf(rel, sizeof(rel), "%s/cgroup.procs", cg);
-  put(root, rel, "100\n");
+  put_text(root, rel, "100\n");
   /* procfs: the same 300 MB direct (write_bytes counts direct writes too),
    * 300 write syscalls */
-  put(root, "/proc/100/io",
+  put_text(root, "/proc/100/io",
       "rchar: 1048576\nwchar: 314572800\nsyscr: 16\nsyscw: 300\nread_bytes: 1048576\n"
       "write_bytes: 314572800\ncancelled_write_bytes: 0\n");
   char dir[512];
@@ -206,10 +195,10 @@ static void test_read_and_sample(void **state) {
   /* buffered writer: v1 charged the writeback to the root (Write 0), procfs
    * saw 100 MiB dirtied, 10 MiB of it truncated before writeback */
   snprintf(rel, sizeof(rel), "%s/%s", cg, CG2_BLKIO_BYTES);
-  put(root, rel, "254:0 Read 0\n254:0 Write 0\n254:0 Total 0\nTotal 0\n");
+  put_text(root, rel, "254:0 Read 0\n254:0 Write 0\n254:0 Total 0\nTotal 0\n");
   snprintf(rel, sizeof(rel), "%s/%s", cg, CG2_BLKIO_IOS);
-  put(root, rel, "Total 0\n");
-  put(root, "/proc/100/io",
+  put_text(root, rel, "Total 0\n");
+  put_text(root, "/proc/100/io",
       "rchar: 0\nwchar: 104857600\nsyscr: 0\nsyscw: 25600\nread_bytes: 0\n"
       "write_bytes: 104857600\ncancelled_write_bytes: 10485760\n");
   assert_int_equal(cg2_sample_take(root, dir, CG2_SOURCE_BLKIO_V1, &s, &err), 0);
@@ -217,14 +206,14 @@ static void test_read_and_sample(void **state) {
   assert_int_equal(s.io.wios, 25600);
   /* more cancelled than written (truncating a file written by a process
    * that exited): no wrap-around */
-  put(root, "/proc/100/io",
+  put_text(root, "/proc/100/io",
       "rchar: 0\nwchar: 0\nsyscr: 0\nsyscw: 0\nread_bytes: 0\n"
       "write_bytes: 4096\ncancelled_write_bytes: 8192\n");
   assert_int_equal(cg2_sample_take(root, dir, CG2_SOURCE_BLKIO_V1, &s, &err), 0);
   assert_int_equal(s.io.wbytes, 0);
   /* a malformed statistics file fails the sample */
   snprintf(rel, sizeof(rel), "%s/%s", cg, CG2_BLKIO_IOS);
-  put(root, rel, "254:0 Write x\n");
+  put_text(root, rel, "254:0 Write x\n");
   assert_int_equal(cg2_sample_take(root, dir, CG2_SOURCE_BLKIO_V1, &s, &err), -1);
   assert_non_null(strstr(err->msg, CG2_BLKIO_IOS));
   rm_tree(root);
@@ -235,34 +224,34 @@ static void test_activate(void **state) {
   cleanup_error struct iob_error *err = NULL;
   cleanup_free char *root = scratch();
   const char *mnt = "/sys/fs/cgroup/blkio";
-  put(root, "/sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes", "Total 0\n");
-  put(root, "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device", "");
+  put_text(root, "/sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes", "Total 0\n");
+  put_text(root, "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device", "");
   int done = -1;
   assert_int_equal(cg2_blkio_activate(root, mnt, 254, 0, &done, &err), 0);
   assert_int_equal(done, 1);
   cleanup_free char *w = get(root, "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device");
   assert_string_equal(w, "254:0 0");
   /* already counting (a line for the disk): a rule set there is not touched */
-  put(root, "/sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes", REAL);
-  put(root, "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device", "254:0 1000\n");
+  put_text(root, "/sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes", REAL);
+  put_text(root, "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device", "254:0 1000\n");
   assert_int_equal(cg2_blkio_activate(root, mnt, 254, 0, &done, &err), 0);
   assert_int_equal(done, 0);
   cleanup_free char *w2 = get(root, "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device");
   assert_string_equal(w2, "254:0 1000\n");
   /* every disk of non-zero size in /sys/block */
-  put(root, "/sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes", "Total 0\n");
-  put(root, "/sys/block/vda/dev", "254:0\n");
-  put(root, "/sys/block/vda/size", "536870912\n");
-  put(root, "/sys/block/loop0/dev", "7:0\n");
-  put(root, "/sys/block/loop0/size", "0\n");
-  put(root, "/sys/block/junk/dev", "x\n");
-  put(root, "/sys/block/junk/size", "1\n");
+  put_text(root, "/sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes", "Total 0\n");
+  put_text(root, "/sys/block/vda/dev", "254:0\n");
+  put_text(root, "/sys/block/vda/size", "536870912\n");
+  put_text(root, "/sys/block/loop0/dev", "7:0\n");
+  put_text(root, "/sys/block/loop0/size", "0\n");
+  put_text(root, "/sys/block/junk/dev", "x\n");
+  put_text(root, "/sys/block/junk/size", "1\n");
   size_t n = 9;
   assert_int_equal(cg2_blkio_activate_all(root, mnt, &n, &err), 0);
   assert_int_equal(n, 1);
   /* a malformed root statistics file is an error, and nothing is written */
-  put(root, "/sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes", "garbage\n");
-  put(root, "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device", "");
+  put_text(root, "/sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes", "garbage\n");
+  put_text(root, "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device", "");
   assert_int_equal(cg2_blkio_activate(root, mnt, 254, 0, &done, &err), -1);
   cleanup_free char *w3 = get(root, "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device");
   assert_string_equal(w3, "");
@@ -288,11 +277,11 @@ static void test_source_pick(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   cleanup_free char *root = scratch();
-  put(root, "/proc/self/mountinfo", HYBRID_MOUNTINFO);
-  put(root, "/sys/fs/cgroup/unified/cgroup.controllers", "hugetlb\n");
-  put(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.io_service_bytes", "Total 0\n");
+  put_text(root, "/proc/self/mountinfo", HYBRID_MOUNTINFO);
+  put_text(root, "/sys/fs/cgroup/unified/cgroup.controllers", "hugetlb\n");
+  put_text(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.io_service_bytes", "Total 0\n");
   /* runc on a hybrid host: v2 root, own v1 cgroups */
-  put(root, "/proc/10/cgroup", "8:pids:/ctr\n7:blkio:/ctr\n0::/\n");
+  put_text(root, "/proc/10/cgroup", "8:pids:/ctr\n7:blkio:/ctr\n0::/\n");
   struct cg2_mount m;
   assert_int_equal(cg2_mount_find(root, &m, &err), 0);
   enum cg2_source src;
@@ -310,21 +299,21 @@ static void test_source_pick(void **state) {
   assert_string_equal(dir, want);
   free(dir);
   /* in the blkio root, own v2 cgroup: procfs over the v2 cgroup */
-  put(root, "/proc/11/cgroup", "7:blkio:/\n0::/ctr2\n");
+  put_text(root, "/proc/11/cgroup", "7:blkio:/\n0::/ctr2\n");
   assert_int_equal(pick(root, 11, &m, CG2_SOURCE_NONE, &src, &dir, &err), 0);
   assert_int_equal(src, CG2_SOURCE_PROCIO);
   snprintf(want, sizeof(want), "%s/sys/fs/cgroup/unified/ctr2", root);
   assert_string_equal(dir, want);
   free(dir);
   /* a blkio cgroup without the statistics files (no blk-throttle) */
-  put(root, "/proc/12/cgroup", "8:pids:/p\n7:blkio:/nostats\n0::/\n");
+  put_text(root, "/proc/12/cgroup", "8:pids:/p\n7:blkio:/nostats\n0::/\n");
   assert_int_equal(pick(root, 12, &m, CG2_SOURCE_NONE, &src, &dir, &err), 0);
   assert_int_equal(src, CG2_SOURCE_PROCIO);
   snprintf(want, sizeof(want), "%s/sys/fs/cgroup/pids/p", root);
   assert_string_equal(dir, want);
   free(dir);
   /* the root everywhere: refused, never sampled */
-  put(root, "/proc/13/cgroup", "8:pids:/\n7:blkio:/\n0::/\n");
+  put_text(root, "/proc/13/cgroup", "8:pids:/\n7:blkio:/\n0::/\n");
   dir = NULL;
   assert_int_equal(pick(root, 13, &m, CG2_SOURCE_NONE, &src, &dir, &err), -1);
   assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
@@ -426,10 +415,10 @@ static void test_throttle_v1(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   cleanup_free char *root = scratch();
-  put(root, "/proc/self/mountinfo", HYBRID_MOUNTINFO);
-  put(root, "/sys/fs/cgroup/unified/cgroup.controllers", "hugetlb\n");
-  put(root, "/proc/20/cgroup", "7:blkio:/ctr\n0::/\n");
-  put(root, "/upper/x", "");
+  put_text(root, "/proc/self/mountinfo", HYBRID_MOUNTINFO);
+  put_text(root, "/sys/fs/cgroup/unified/cgroup.controllers", "hugetlb\n");
+  put_text(root, "/proc/20/cgroup", "7:blkio:/ctr\n0::/\n");
+  put_text(root, "/upper/x", "");
   char up[600];
   snprintf(up, sizeof(up), "%s/upper", root);
   struct stat st;
@@ -439,27 +428,27 @@ static void test_throttle_v1(void **state) {
   snprintf(mi, sizeof(mi),
            "100 90 0:77 / / rw - overlay overlay rw,lowerdir=/l,upperdir=/upper,workdir=/w\n"
            "101 100 0:5 / /proc rw - proc proc rw\n");
-  put(root, "/proc/20/mountinfo", mi);
+  put_text(root, "/proc/20/mountinfo", mi);
   if (dmaj == 0) {
     /* /tmp on tmpfs: no disk to find; the io.stat route below still is */
     skip();
   }
   snprintf(rel, sizeof(rel), "/sys/dev/block/%u:%u/dev", dmaj, dmin);
-  put(root, rel, "");
+  put_text(root, rel, "");
   /* the disk seen in the blkio lines: partition 8:17 of disk 8:16 */
-  put(root, "/sys/devices/sdb/dev", "8:16\n");
-  put(root, "/sys/devices/sdb/sdb1/partition", "1\n");
+  put_text(root, "/sys/devices/sdb/dev", "8:16\n");
+  put_text(root, "/sys/devices/sdb/sdb1/partition", "1\n");
   char l1[600], l2[600];
   snprintf(l1, sizeof(l1), "%s/sys/devices/sdb/sdb1", root);
   snprintf(l2, sizeof(l2), "%s/sys/dev/block/8:17", root);
   assert_int_equal(symlink(l1, l2), 0);
-  put(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.io_service_bytes",
+  put_text(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.io_service_bytes",
       "8:17 Read 0\n8:17 Write 4096\n8:17 Total 4096\n9:0 Read 0\n9:0 Write 0\nTotal 4096\n");
-  put(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.io_serviced", "Total 0\n");
+  put_text(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.io_serviced", "Total 0\n");
   for (int k = 0; k < 4; k++) {
     static const char *const f[4] = {"read_bps", "write_bps", "read_iops", "write_iops"};
     snprintf(rel, sizeof(rel), "/sys/fs/cgroup/blkio/ctr/blkio.throttle.%s_device", f[k]);
-    put(root, rel, "");
+    put_text(root, rel, "");
   }
   struct cg_throttle_target t;
   assert_int_equal(cg_throttle_target_resolve(root, 20, NULL, &t, &err), 0);
@@ -476,9 +465,9 @@ static void test_throttle_v1(void **state) {
   cleanup_free char *wi = get(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.write_iops_device");
   assert_written(wi, "8:16 1000");
   /* what the kernel would show after those writes */
-  put(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.write_bps_device", "8:16 52428800\n");
-  put(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.write_iops_device", "8:16 1000\n");
-  put(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.read_bps_device", "");
+  put_text(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.write_bps_device", "8:16 52428800\n");
+  put_text(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.write_iops_device", "8:16 1000\n");
+  put_text(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.read_bps_device", "");
   struct cg_throttle_limits l;
   assert_int_equal(cg_throttle_get(&t, 8, 16, &l, &err), 0);
   assert_int_equal(l.wbps, 50u << 20);
@@ -491,7 +480,7 @@ static void test_throttle_v1(void **state) {
   assert_written(w2, "8:16 0");
   cg_throttle_target_release(&t);
   /* the container in the blkio root: nothing may cap it */
-  put(root, "/proc/21/cgroup", "7:blkio:/\n0::/\n");
+  put_text(root, "/proc/21/cgroup", "7:blkio:/\n0::/\n");
   assert_int_equal(cg_throttle_target_resolve(root, 21, NULL, &t, &err), 0);
   assert_int_equal(t.mech, CG_THROTTLE_NONE);
   assert_int_equal(cg_throttle_set(&t, 1, 1, 1, 1, &err), -1);
@@ -505,16 +494,16 @@ static void test_throttle_v2(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   cleanup_free char *root = scratch();
-  put(root, "/proc/self/mountinfo",
+  put_text(root, "/proc/self/mountinfo",
       "27 1 254:0 / / rw - ext4 /dev/vda rw\n"
       "30 27 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");
-  put(root, "/sys/fs/cgroup/cgroup.controllers", "cpu io memory pids\n");
-  put(root, "/sys/fs/cgroup/k/ctr/io.max", "");
-  put(root, "/sys/fs/cgroup/k/ctr/io.stat",
+  put_text(root, "/sys/fs/cgroup/cgroup.controllers", "cpu io memory pids\n");
+  put_text(root, "/sys/fs/cgroup/k/ctr/io.max", "");
+  put_text(root, "/sys/fs/cgroup/k/ctr/io.stat",
       "254:0 rbytes=0 wbytes=4096 rios=0 wios=1 dbytes=0 dios=0\n");
-  put(root, "/sys/dev/block/254:0/dev", "254:0\n");
-  put(root, "/proc/30/cgroup", "0::/k/ctr\n");
-  put(root, "/proc/30/mountinfo", "1 0 0:99 / / rw - tmpfs tmpfs rw\n");
+  put_text(root, "/sys/dev/block/254:0/dev", "254:0\n");
+  put_text(root, "/proc/30/cgroup", "0::/k/ctr\n");
+  put_text(root, "/proc/30/mountinfo", "1 0 0:99 / / rw - tmpfs tmpfs rw\n");
   enum cg_throttle_mech mech;
   char *dir = NULL;
   assert_int_equal(cg_throttle_mechanism(root, 30, &mech, &dir, &err), 0);
@@ -527,7 +516,7 @@ static void test_throttle_v2(void **state) {
   assert_int_equal(cg_throttle_set(&t, 0, 50u << 20, 0, 0, &err), 0);
   cleanup_free char *w = get(root, "/sys/fs/cgroup/k/ctr/io.max");
   assert_written(w, "254:0 rbps=max wbps=52428800 riops=max wiops=max");
-  put(root, "/sys/fs/cgroup/k/ctr/io.max", "254:0 rbps=max wbps=52428800 riops=max wiops=max\n");
+  put_text(root, "/sys/fs/cgroup/k/ctr/io.max", "254:0 rbps=max wbps=52428800 riops=max wiops=max\n");
   struct cg_throttle_limits l;
   assert_int_equal(cg_throttle_get(&t, 254, 0, &l, &err), 0);
   assert_int_equal(l.wbps, 50u << 20);
@@ -541,7 +530,7 @@ static void test_throttle_v2(void **state) {
   iob_error_release(&err);
   cg_throttle_target_release(&t);
   /* the v2 root: never */
-  put(root, "/proc/31/cgroup", "0::/\n");
+  put_text(root, "/proc/31/cgroup", "0::/\n");
   assert_int_equal(cg_throttle_mechanism(root, 31, &mech, &dir, &err), 0);
   assert_int_equal(mech, CG_THROTTLE_NONE);
   assert_null(dir);
@@ -554,8 +543,8 @@ static void test_throttle_mountinfo(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   cleanup_free char *root = scratch();
-  put(root, "/sys/dev/block/254:0/dev", "254:0\n");
-  put(root, "/sys/dev/block/8:0/dev", "8:0\n");
+  put_text(root, "/sys/dev/block/254:0/dev", "254:0\n");
+  put_text(root, "/sys/dev/block/8:0/dev", "8:0\n");
   static const char *const junk[] = {
       "",
       "garbage\n",
@@ -568,7 +557,7 @@ static void test_throttle_mountinfo(void **state) {
       "1 2 99999999999:0 / / rw - ext4 /dev/vda rw\n",
   };
   for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
-    put(root, "/proc/40/mountinfo", junk[i]);
+    put_text(root, "/proc/40/mountinfo", junk[i]);
     struct cg_throttle_target t;
     assert_int_equal(cg_throttle_target_resolve(root, 40, NULL, &t, &err), 0);
     if (t.ndev != 0)
@@ -578,8 +567,8 @@ static void test_throttle_mountinfo(void **state) {
   }
   /* a bind-mounted rootfs on 254:0 (root of the container), and the
    * bundle's rootfs as the host sees it on 8:0 */
-  put(root, "/proc/40/mountinfo", "5 1 254:0 /x / rw - ext4 /dev/vda rw\n");
-  put(root, "/proc/self/mountinfo", "7 1 8:0 / /run/b/rootfs rw - ext4 /dev/sda rw\n");
+  put_text(root, "/proc/40/mountinfo", "5 1 254:0 /x / rw - ext4 /dev/vda rw\n");
+  put_text(root, "/proc/self/mountinfo", "7 1 8:0 / /run/b/rootfs rw - ext4 /dev/sda rw\n");
   struct cg_throttle_target t;
   assert_int_equal(cg_throttle_target_resolve(root, 40, "/run/b", &t, &err), 0);
   assert_int_equal(t.ndev, 2);

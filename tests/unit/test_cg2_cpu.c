@@ -27,17 +27,6 @@ static char *scratch_copy(const char *name) {
   return dir;
 }
 
-/* ROOT/REL = TEXT, making the directories on the way. */
-static void put(const char *root, const char *rel, const char *text) {
-  char path[1024];
-  snprintf(path, sizeof(path), "%s%s", root, rel);
-  for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')) != NULL; p++) {
-    *p = '\0';
-    mkdir(path, 0700);
-    *p = '/';
-  }
-  write_text(path, text);
-}
 
 static void rm_tree(const char *dir) {
   char cmd[600];
@@ -81,7 +70,7 @@ static void test_parse(void **state) {
 static void test_resolve_hybrid_v1_shares(void **state) {
   (void)state;
   cleanup_free char *root = scratch_copy("hybrid");
-  put(root, "/sys/fs/cgroup/cpu/ctr1/cpu.shares", "1024\n");
+  put_text(root, "/sys/fs/cgroup/cpu/ctr1/cpu.shares", "1024\n");
   struct cg_cpu_target t;
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(cg_cpu_target_resolve(root, 4242, &t, &err), 0);
@@ -97,7 +86,7 @@ static void test_resolve_hybrid_v1_shares(void **state) {
   assert_int_equal(v, 2048);
   cg_cpu_target_release(&t);
   /* a malformed value is an error naming the file */
-  put(root, "/sys/fs/cgroup/cpu/ctr1/cpu.shares", "lots\n");
+  put_text(root, "/sys/fs/cgroup/cpu/ctr1/cpu.shares", "lots\n");
   assert_int_equal(cg_cpu_target_resolve(root, 4242, &t, &err), 0);
   assert_int_equal(cg_cpu_get(&t, &v, &err), -1);
   assert_non_null(strstr(err->msg, "cpu.shares"));
@@ -125,7 +114,7 @@ static void test_resolve_v2_weight_and_none(void **state) {
   assert_int_equal(t.mech, CG_CPU_NONE);
   assert_null(t.file);
   snprintf(p, sizeof(p), "/sys/fs/cgroup%s/cpu.weight", line + 3);
-  put(root, p, "100\n");
+  put_text(root, p, "100\n");
   assert_int_equal(cg_cpu_target_resolve(root, 777, &t, &err), 0);
   assert_int_equal(t.mech, CG_CPU_V2_WEIGHT);
   assert_int_equal(cg_cpu_min(&t), 1);
