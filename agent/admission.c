@@ -142,10 +142,41 @@ static void schedule_plan(struct agent_adm *adm, uint64_t at) {
     adm->plan_due_ms = at;
 }
 
+/* Whether S is UTF-8, as a protobuf string must be (protobuf-c does not
+ * check): no overlong forms, no surrogates, nothing past U+10FFFF. */
+static bool utf8_ok(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    unsigned c = *p;
+    size_t n = c < 0x80                 ? 0
+               : c >= 0xc2 && c <= 0xdf ? 1
+               : c >= 0xe0 && c <= 0xef ? 2
+               : c >= 0xf0 && c <= 0xf4 ? 3
+                                        : 9;
+    if (n == 9)
+      return false;
+    unsigned cp = n == 0 ? c : c & (0x3f >> n);
+    for (size_t i = 1; i <= n; i++) {
+      if ((p[i] & 0xc0) != 0x80)
+        return false;
+      cp = cp << 6 | (p[i] & 0x3f);
+    }
+    if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+      return false;
+    p += n + 1;
+  }
+  return true;
+}
+
 static int check_text(const char *what, const char *s, size_t max, struct iob_error **err) {
   if (s && strlen(s) > max)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s too long: %zu bytes, at most %zu",
                           what, strlen(s), max);
+  /* Saved as JSON keys and values (profiles.json), which must be UTF-8:
+   * one such name would make every save of the profiles fail. */
+  if (s && !utf8_ok(s))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%s is not UTF-8", what);
   return 0;
 }
 

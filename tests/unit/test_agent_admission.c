@@ -280,7 +280,31 @@ static void test_register_rules(void **state) {
   assert_string_equal(err->msg, "invalid cgroup path '/a/../../etc': must be absolute, "
                                 "without '..'");
   assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+  in.cgroup = NULL;
+  /* names that are not UTF-8 (profiles.json could not be saved with them) */
+  const char *bad[] = {"\xff", "ns\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                       "\xe2\x82"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    in.ns = bad[i];
+    iob_error_release(&err);
+    assert_int_equal(agent_adm_register(&adm, &in, 0, NULL, &err), -1);
+    assert_string_equal(err->msg, "namespace is not UTF-8");
+    assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
+  }
+  in.ns = "default";
+  in.workload_key = "img\x80";
+  iob_error_release(&err);
+  assert_int_equal(agent_adm_register(&adm, &in, 0, NULL, &err), -1);
+  assert_string_equal(err->msg, "workload key is not UTF-8");
+  in.workload_key = NULL;
   assert_int_equal(adm.n, 0);
+  /* UTF-8 of every length is fine */
+  in.ns = "caf\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80";
+  assert_int_equal(agent_adm_register(&adm, &in, 0, NULL, &err), 0);
+  assert_int_equal(adm.n, 1);
+  agent_adm_release(&adm);
+  setup_adm(&adm, BATCH_POLICY_PAPER, 0);
+  in.ns = "default";
 
   /* hook then shim: the second registration fills in, never erases */
   in = (struct agent_ctr_info){.id = "a",
