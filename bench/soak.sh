@@ -35,6 +35,9 @@
 #   leaked_cgroups        cgroups left under the namespace's parents, v1
 #                         hierarchies and the cgroup2 mount
 #   leaked_agent_entries  containers the agent still lists (iobatchctl status)
+#   agent_rss_kb_per_phase, agent_profiles_per_phase  the agent's RSS and
+#                         the profiles saved in its state dir after each
+#                         phase (a restarted agent loads them)
 #   leaked_fds            fd growth of the long-lived shim (first phase ->
 #                         end) plus, for each agent incarnation, its growth
 #                         from after its start to before its restart, both
@@ -136,6 +139,11 @@ at_exit 'agent_stop TERM'
 agent_entries() { $CTL status --json 2>/dev/null | jq '.containers | length'; }
 fds_of() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 rss_of() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+# the learned profiles in the agent's saved state (every namespace's)
+agent_profiles() {
+  iobatchctl profiles --state-dir "$IOB_T/agentstate" -o json 2>/dev/null |
+    jq '[(.profiles // {}), ((.namespaces // {})[])] | map(length) | add // 0' 2>/dev/null || echo 0
+}
 
 # ---- containerd, image, rootfs ------------------------------------------
 # Registered first so that it runs last: the namespace's cgroup parents.
@@ -313,6 +321,8 @@ AGENT_FDS_START=$(fds_of "$AGENT_PID")
 AGENT_RSS_START=$(rss_of "$AGENT_PID")
 AGENT_FD_GROWTH=0
 AGENT_FDS_LOG=()
+AGENT_RSS_LOG=()
+AGENT_PROFILES_LOG=()
 log "namespace $NS, $LIFECYCLES lifecycles, $CONCURRENCY at a time; agent pid $AGENT_PID" \
   "($AGENT_FDS_START fds, $AGENT_RSS_START kB), pod shim pid $SHIM_PID ($SHIM_FDS0 fds)"
 
@@ -345,8 +355,12 @@ for ph in $(seq 0 9); do
   a_end=$(fds_of "$AGENT_PID")
   AGENT_FDS_LOG+=("$a_fds->$a_end")
   [ "$a_end" -le "$a_fds" ] || AGENT_FD_GROWTH=$((AGENT_FD_GROWTH + a_end - a_fds))
+  a_rss=$(rss_of "$AGENT_PID")
+  a_profs=$(agent_profiles)
+  AGENT_RSS_LOG+=("${a_rss:-0}")
+  AGENT_PROFILES_LOG+=("${a_profs:-0}")
   log "phase $((ph + 1))/10 done: $(done_count) lifecycles, $(failed_count) failed, agent fds $a_fds -> $a_end," \
-    "rss $(rss_of "$AGENT_PID") kB, $(agent_entries) entries, pod shim fds $(fds_of "$SHIM_PID")"
+    "rss $a_rss kB, $a_profs saved profiles, $(agent_entries) entries, pod shim fds $(fds_of "$SHIM_PID")"
   [ "$ph" = 9 ] && break
   if [ "$DEADLINE" != 0 ] && [ "$(date +%s)" -ge "$DEADLINE" ]; then
     log "deadline reached: stopping after $(done_count) lifecycles"
@@ -437,7 +451,7 @@ jq -n --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg cmd "$CMDLINE" \
   --argjson failed "$FAILED" --argjson checks "$FAILED_CHECKS" --argjson ctrs "$left_ctrs" \
   --argjson rss0 "${AGENT_RSS_START:-0}" --argjson rss1 "${AGENT_RSS_END:-0}" \
   --argjson shimfd0 "$SHIM_FDS0" --argjson shimfd1 "$SHIM_FDS1" \
-  --arg agentfds "${AGENT_FDS_LOG[*]}" --argjson arest "$AGENT_RESTARTS" --argjson crest "$CTRD_RESTARTED" --argjson early "$STOPPED_EARLY" \
+  --arg agentfds "${AGENT_FDS_LOG[*]}" --arg agentrss "${AGENT_RSS_LOG[*]}" --arg agentprofs "${AGENT_PROFILES_LOG[*]}" --argjson arest "$AGENT_RESTARTS" --argjson crest "$CTRD_RESTARTED" --argjson early "$STOPPED_EARLY" \
   --argjson secs "$((T1 - T0))" --argjson kinds "$kinds" --arg rt "$RT" \
   --argjson lfifos "$LEAKED_FIFOS" --argjson cfifos "$CLIENT_FIFOS" --argjson fifokinds "$FIFOS_BY_KIND" \
   '{date: $date, command: $cmd, commit: $commit, runtime: $rt, lifecycles: $lifecycles, lifecycles_done: $done,
@@ -448,6 +462,8 @@ jq -n --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg cmd "$CMDLINE" \
     agent_rss_kb_start: $rss0, agent_rss_kb_end: $rss1,
     failed_checks: $checks, leaked_snapshots: $snaps, leaked_containers: $ctrs,
     pod_shim_fds: [$shimfd0, $shimfd1], agent_fds_per_incarnation: ($agentfds | split(" ")),
+    agent_rss_kb_per_phase: ($agentrss | split(" ") | map(tonumber)),
+    agent_profiles_per_phase: ($agentprofs | split(" ") | map(tonumber)),
     agent_restarts: $arest, containerd_restarts: $crest, stopped_early: $early, kinds: $kinds}' >"$OUT/summary.json"
 cat "$OUT/summary.json"
 log "$DONE lifecycles in $((T1 - T0)) s: $FAILED failed, leaked: $LEAKED_SHIMS shims, $LEAKED_MOUNTS mounts," \

@@ -10,7 +10,7 @@
 # kind-9 lifecycle; any other FIFO left (leaked_fifos) means a process ctr
 # could not delete: a shim that refused or lost it.
 . "$(dirname "$0")/lib.sh"
-tap_plan 12
+tap_plan 14
 for c in containerd ctr runc jq; do
   command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
 done
@@ -26,6 +26,13 @@ done
 n9=$(f kinds.kind_9.n)
 c9=$(f client_fifos)
 ok "client_fifos ($c9): only ctr's, of the $n9 detached execs" test "$c9" -le $((3 * ${n9//[^0-9]/0}))
+# the agent's RSS and saved profiles after each of the ten phases: the
+# profiles are what a restarted agent loads, capped (agent/profiles.h)
+is "$(jq '[.agent_rss_kb_per_phase[] | select(. > 0)] | length' "$S" 2>/dev/null)" 10 \
+  "agent_rss_kb_per_phase: the agent's RSS after each of the 10 phases"
+np=$(jq '.agent_profiles_per_phase | if length == 10 then max else -1 end' "$S" 2>/dev/null)
+ok "agent_profiles_per_phase: 10 phases, learned profiles (at most $np) within the cap of 4096" \
+  test "${np:--1}" -gt 0 -a "${np:--1}" -le 4096
 if [ "$_tap_failed" != 0 ] && [ -s "$IOB_T/out/soak/failures.log" ]; then
   diag "failures.log:"
   tail -40 "$IOB_T/out/soak/failures.log" | sed 's/^/# /'
