@@ -66,7 +66,7 @@
 #                         behaviour, three per kind-9 lifecycle
 #   fifos_by_kind         both, per lifecycle kind
 #
-# Writes $OUT_DIR/soak/summary.json (and summary.md, failures.log).
+# Writes $OUT_DIR/soak/summary.json and failures.log (the log lines before each failed lifecycle or check).
 # Usage: bench/soak.sh
 #   env: LIFECYCLES=10000 CONCURRENCY=3 OUT_DIR=bench/results B=build
 #        DEADLINE=EPOCH_SECONDS: start no lifecycle after it; the summary

@@ -19,9 +19,7 @@
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 36
 
-for c in containerd ctr runc fio jq; do
-  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
-done
+iob_need containerd ctr runc fio jq
 START=$IOB_B/tests/shim-start
 [ -x "$START" ] || bail "build first: $START"
 [ -x "$IOB_B/bin/iobatch-hook" ] || bail "build first: $IOB_B/bin/iobatch-hook"

@@ -15,9 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 11
-for c in containerd ctr runc fio jq; do
-  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
-done
+iob_need containerd ctr runc fio jq
 [ -x "$IOB_B/bin/iobatch-hook" ] || bail "build first: $IOB_B/bin/iobatch-hook"
 cp "$(dirname "$0")/hold-matrix.conf" "$IOB_T/matrix.conf"
 # Learned profiles, as a node that ran these workloads before knows them:

@@ -16,9 +16,7 @@
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 32
 
-for c in containerd ctr runc fio jq; do
-  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
-done
+iob_need containerd ctr runc fio jq
 [ -x "$IOB_B/bin/iobatch-hook" ] || bail "build first: $IOB_B/bin/iobatch-hook"
 
 # A deterministic hold: the paper policy with alpha 0.6 and the default

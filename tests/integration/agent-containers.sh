@@ -8,8 +8,7 @@
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 12
 
-command -v fio >/dev/null || bail "fio is not installed (scripts/install-deps.sh)"
-command -v containerd >/dev/null || bail "containerd is not installed (scripts/install-deps.sh)"
+iob_need fio containerd
 iob_containerd_start || bail "containerd did not start"
 agent_start || bail "iobatchd did not start"
 ROOTFS=$IOB_T/rootfs

@@ -23,9 +23,7 @@
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 45
 
-for c in containerd ctr runc jq python3; do
-  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
-done
+iob_need containerd ctr runc jq python3
 [ -x "$IOB_B/bin/iobatch-hook" ] || bail "build first: $IOB_B/bin/iobatch-hook"
 [ -x "$IOB_B/tests/shim-start" ] || bail "build first: $IOB_B/tests/shim-start"
 

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 19
-for c in jq; do command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"; done
+iob_need jq
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "build first: $HOOK"
 

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 52
 
-command -v curl >/dev/null || bail "curl is needed (scripts/install-deps.sh)"
+iob_need curl
 MSOCK=$IOB_T/metrics.sock
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 17
 
-command -v fio >/dev/null || bail "fio is not installed (scripts/install-deps.sh)"
+iob_need fio
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 [ -n "$CG2" ] || bail "no cgroup2 mount"
 agent_start || bail "iobatchd did not start"

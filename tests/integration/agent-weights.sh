@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
 
-command -v fio >/dev/null || bail "fio is not installed (scripts/install-deps.sh)"
+iob_need fio
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 [ -n "$CG2" ] || bail "no cgroup2 mount"
 HAS_IO=0

@@ -34,9 +34,7 @@ IMAGE=iobatch.test/busybox:1
 # pyenv's say, does not have them).
 PY=/usr/bin/python3
 
-for c in containerd ctr runc jq tar sha256sum; do
-  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
-done
+iob_need containerd ctr runc jq tar sha256sum
 $PY -c 'import grpc, grpc_tools' 2>/dev/null ||
   bail "python3-grpcio and python3-grpc-tools are not installed (scripts/install-deps.sh)"
 [ -x "$IOB_B/bin/containerd-shim-iobatch-v2" ] || bail "build first: $IOB_B/bin/containerd-shim-iobatch-v2"

@@ -8,8 +8,7 @@
 # for, and `status ID` by id or unique prefix.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-command -v jq >/dev/null || bail "jq is needed"
-command -v script >/dev/null || bail "script (util-linux) is needed"
+iob_need jq script
 tap_plan 54
 CTL=$IOB_B/bin/iobatchctl # the binary itself: the tests set the environment
 

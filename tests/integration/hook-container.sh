@@ -11,7 +11,7 @@ tap_plan 19
 HOOK=$IOB_B/bin/iobatch-hook
 PROBE=$IOB_B/bin/wcd-probe
 [ -x "$HOOK" ] && [ -x "$PROBE" ] || bail "build first: $HOOK, $PROBE"
-for c in containerd ctr runc jq fio; do command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"; done
+iob_need containerd ctr runc jq fio
 iob_containerd_start || bail "containerd did not start"
 ROOTFS=$IOB_T/rootfs
 iob_rootfs_busybox "$ROOTFS"

@@ -8,7 +8,7 @@
 tap_plan 8
 WCD_PROBE=$IOB_B/bin/wcd-probe
 [ -x "$WCD_PROBE" ] || bail "no $WCD_PROBE (build first)"
-command -v fio >/dev/null || bail "fio is not installed (scripts/install-deps.sh)"
+iob_need fio
 [ "$(id -u)" -eq 0 ] || bail "needs root to create cgroups"
 wcd_env || bail "no usable cgroup hierarchy"
 diag "sampling source: $WCD_SOURCE (cgroup2 at $WCD_V2)"

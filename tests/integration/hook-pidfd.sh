@@ -10,9 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 8
-for c in runc jq; do
-  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
-done
+iob_need runc jq
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "build first: $HOOK"
 # agent-lib's agent_start samples every 250 ms; this one (nearly) never.

@@ -9,9 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 7
-for c in containerd ctr runc fio jq; do
-  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
-done
+iob_need containerd ctr runc fio jq
 iob_stack_up "max_hold = 60s"
 # run ID RW SECONDS KEY: a time-based direct fio writer, in the background;
 # its exit status lands in $IOB_T/ID.rc.

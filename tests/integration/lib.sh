@@ -32,6 +32,13 @@ like() {
 skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $1 # SKIP $2"; }
 diag() { echo "# $*"; }
 bail() { echo "Bail out! $*"; exit 1; }
+# iob_need TOOL...: bail out naming the first one that is not installed
+iob_need() {
+  local c
+  for c in "$@"; do
+    command -v "$c" >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
+  done
+}
 tap_done() { [ "$_tap_failed" -eq 0 ]; }
 
 _cleanups=()

@@ -11,9 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 12
-for c in podman runc jq; do
-  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
-done
+iob_need podman runc jq
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "build first: $HOOK"
 

@@ -22,9 +22,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 14
-for c in containerd ctr runc fio jq; do
-  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
-done
+iob_need containerd ctr runc fio jq
 V2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
 grep -qw io "$V2/cgroup.controllers" 2>/dev/null ||
   bail "needs the io controller in cgroup v2 (here '$V2' has '$(cat "$V2/cgroup.controllers" 2>/dev/null)'); run it with make check-vm"

@@ -16,9 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 12
-for c in containerd ctr runc fio jq; do
-  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
-done
+iob_need containerd ctr runc fio jq
 iob_stack_up "max_hold = 120s"
 # The victim's file, written once before anything runs.
 fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=256M --direct=1 \

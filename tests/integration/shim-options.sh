@@ -9,7 +9,7 @@ source "$(dirname "$0")/shim-lib.bash"
 tap_plan 30
 
 [ -r /proc/keys ] || bail "/proc/keys is needed (CONFIG_KEYS)"
-command -v jq >/dev/null || bail "jq is needed"
+iob_need jq
 
 # The test cgroup, in every v1 hierarchy or in the v2 tree. Registered
 # before containerd so that it is removed after the shims are gone.

@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/shim-lib.bash"
 tap_plan 7
 
-command -v script >/dev/null || bail "script(1) (bsdutils) is needed"
+iob_need script
 shim_containerd_start || bail "containerd did not start"
 R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"

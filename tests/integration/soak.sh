@@ -11,9 +11,7 @@
 # could not delete: a shim that refused or lost it.
 . "$(dirname "$0")/lib.sh"
 tap_plan 14
-for c in containerd ctr runc jq; do
-  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
-done
+iob_need containerd ctr runc jq
 S=$IOB_T/out/soak/summary.json
 LIFECYCLES=${SOAK_LIFECYCLES:-500} OUT_DIR=$IOB_T/out B=$IOB_B "$IOB_TOP/bench/soak.sh" 2>&1 | sed 's/^/# /'
 ok "bench/soak.sh wrote its summary" test -s "$S"

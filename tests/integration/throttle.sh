@@ -10,7 +10,7 @@
 tap_plan 8
 TOOL=$IOB_B/tests/cg-throttle
 [ -x "$TOOL" ] || bail "build first: $TOOL"
-for c in containerd ctr runc jq fio; do command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"; done
+iob_need containerd ctr runc jq fio
 [ "$(id -u)" -eq 0 ] || bail "needs root"
 iob_containerd_start || bail "containerd did not start"
 . "$IOB_TOP/bench/calibrate-wcd-lib.sh"

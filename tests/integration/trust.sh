@@ -23,9 +23,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 25
-for c in containerd ctr runc fio jq; do
-  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
-done
+iob_need containerd ctr runc fio jq
 NS2=iobt${IOB_T##*.} # trusted
 iob_stack_up "max_hold = 60s
 max_concurrency = 1

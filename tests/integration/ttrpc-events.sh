@@ -8,7 +8,7 @@
 PUB=$IOB_B/tests/ttrpc-publish
 tap_plan 8
 [ -x "$PUB" ] || bail "$PUB not built"
-command -v containerd >/dev/null || bail "containerd is not installed"
+iob_need containerd
 iob_containerd_start || bail "cannot start containerd"
 TT=$IOB_SOCK.ttrpc
 diag "containerd $(containerd --version | awk '{print $3}'), ttrpc socket $TT"

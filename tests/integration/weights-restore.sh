@@ -17,9 +17,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 15
-for c in containerd ctr runc jq; do
-  command -v $c >/dev/null || bail "$c is not installed (scripts/install-deps.sh)"
-done
+iob_need containerd ctr runc jq
 [ "$(id -u)" -eq 0 ] || bail "needs root"
 TOOL=$IOB_B/tests/cg-throttle
 [ -x "$TOOL" ] || bail "build first: $TOOL"
