@@ -61,7 +61,7 @@ cp "$(dirname "$0")/integration/hold-matrix.conf" "$IOB_T/matrix.conf"
 export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
 iob_containerd_start >/dev/null || die "containerd did not start"
 NS=demo${IOB_T##*.}
-CTR="ctr --address $IOB_SOCK --namespace $NS"
+CTR=$(iob_ctr "$NS")
 R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"
 iob_rootfs_add_binary "$R" "$(command -v fio)"

@@ -74,7 +74,7 @@ iob_stack_ctr() {
   local b p
   iob_containerd_start || bail "containerd did not start"
   NS=iob${IOB_T##*.}
-  CTR="ctr --address $IOB_SOCK --namespace $NS"
+  CTR=$(iob_ctr "$NS")
   RT=io.containerd.iobatch.v2
   R=$IOB_T/rootfs
   iob_rootfs_busybox "$R"

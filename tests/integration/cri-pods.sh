@@ -55,7 +55,7 @@ export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
 IOB_SOCK=$IOB_T/containerd.sock
 CRI="$PY $(dirname "$0")/cri_client.py --socket $IOB_SOCK --gen $IOB_T/gen"
 NS=iob${IOB_T##*.}
-CTR="ctr --address $IOB_SOCK --namespace $NS"
+CTR=$(iob_ctr "$NS")
 RT=io.containerd.iobatch.v2
 
 # containerd with its CRI plugin on (iob_containerd_start turns it off):

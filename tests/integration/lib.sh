@@ -53,6 +53,27 @@ trap _run_cleanups EXIT
 IOB_T=$(mktemp -d /tmp/iobt.XXXXXX)
 at_exit "rm -rf '$IOB_T'"
 
+# iob_ctr NS: the path of a ctr for the private containerd ($IOB_SOCK) and
+# namespace NS that gives every run, task start and task exec this test's
+# own FIFO directory ($IOB_T/fifo).  ctr's default, /run/containerd/fifo,
+# is the host's, and ctr never removes the FIFOs of what it started
+# detached (bench/soak.sh's header); these go with $IOB_T.
+iob_ctr() {
+  local w=$IOB_T/ctr-$1 c
+  c="ctr --address $(printf %q "$IOB_SOCK") --namespace $(printf %q "$1")"
+  cat >"$w" <<SH
+#!/bin/sh
+case "\$1" in
+run) shift; exec $c run --fifo-dir $(printf %q "$IOB_T/fifo") "\$@" ;;
+task | t | tasks)
+  case "\$2" in start | exec) s=\$2; shift 2; exec $c task "\$s" --fifo-dir $(printf %q "$IOB_T/fifo") "\$@" ;; esac ;;
+esac
+exec $c "\$@"
+SH
+  chmod 755 "$w"
+  echo "$w"
+}
+
 # iob_containerd_start [extra toml]: start a private containerd; sets CTR.
 iob_containerd_start() {
   mkdir -p "$IOB_T/root" "$IOB_T/state"
@@ -73,7 +94,7 @@ TOML
   containerd --config "$IOB_T/config.toml" >>"$IOB_T/containerd.log" 2>&1 &
   IOB_CONTAINERD_PID=$!
   at_exit "iob_containerd_stop"
-  CTR="ctr --address $IOB_SOCK --namespace iobtest"
+  CTR=$(iob_ctr iobtest)
   local i
   for i in $(seq 1 100); do
     ctr --address "$IOB_SOCK" version >/dev/null 2>&1 && return 0

@@ -9,7 +9,7 @@ shim_containerd_start() {
   # the namespace's empty runc root and cgroup parents.
   at_exit shim_cleanup_ns
   iob_containerd_start "$@" || return 1
-  CTR="ctr --address $IOB_SOCK --namespace $SHIM_NS"
+  CTR=$(iob_ctr "$SHIM_NS")
 }
 shim_cleanup_ns() {
   local d

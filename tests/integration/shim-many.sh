@@ -12,9 +12,6 @@ iob_rootfs_busybox "$R"
 
 ids=()
 for i in $(seq 1 $N); do ids+=("m$i"); done
-# ctr's FIFOs live in the host-wide /run/containerd/fifo: count only those
-# made from here on (an interrupted earlier run may have left its own).
-touch "$IOB_T/fifo-mark"
 # (wait only for our jobs: containerd is a background job of this shell too)
 jobs_=()
 for id in "${ids[@]}"; do
@@ -49,7 +46,8 @@ wait "${jobs_[@]}"
 is "$($CTR container ls -q | wc -l)" 0 "all containers deleted"
 is "$(shim_wait_gone)" 0 "no shim process left"
 ok "no sockets, bundles or mounts left" shim_no_leftovers "${ids[@]}"
-fifos=$( (find "$IOB_T/state" -type p; find /run/containerd/fifo -type p -name 'm[0-9]*-std*' -newer "$IOB_T/fifo-mark") 2>/dev/null | grep -c . || true)
+# ctr's FIFOs are in $IOB_T/fifo (iob_ctr), the shims' would be in the state dir
+fifos=$(find "$IOB_T/state" "$IOB_T/fifo" -type p 2>/dev/null | grep -c . || true)
 is "$fifos" 0 "no FIFOs left"
 cg=0
 for d in /sys/fs/cgroup/*/$SHIM_NS /sys/fs/cgroup/$SHIM_NS /sys/fs/cgroup/unified/$SHIM_NS; do

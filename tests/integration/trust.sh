@@ -28,7 +28,7 @@ NS2=iobt${IOB_T##*.} # trusted
 iob_stack_up "max_hold = 60s
 max_concurrency = 1
 trust_declared = kube-system, $NS2"
-CTR2="ctr --address $IOB_SOCK --namespace $NS2"
+CTR2=$(iob_ctr "$NS2")
 at_exit "for t in blocker tsvc; do $CTR2 task delete -f \$t; $CTR2 container delete \$t; done"
 
 # A writer that says it is idle: it sleeps 2 s (the hint is all there is),
