@@ -3,16 +3,16 @@
 # pass/fail checks.
 #
 #   make bench          every benchmark, one after another
-#   make bench-sched | bench-calibrate | bench-agent | bench-shim | bench-solver
+#   make bench-sched | bench-calibrate | bench-agent | bench-shim | bench-solver | bench-profiles
 #   make bench-pairs    (not in `make bench`: a probe of fio pairs, bench/pairs.sh)
 
 # Runs `iobatchctl calibrate` (cli/calibrate.c) before the CLI dispatches it.
 $(eval $(call prog,bench/iobctl-calibrate,bench/calibrate/main.c cli/calibrate.c,batch common))
 
 BENCH_SCRIPTS := $(wildcard bench/shim-cost.sh bench/solver.sh bench/plan-cost.sh) bench/sched.sh \
-	bench/calibrate.sh bench/agent-overhead.sh
+	bench/calibrate.sh bench/agent-overhead.sh bench/profiles-rss.sh
 
-.PHONY: bench bench-sched bench-calibrate bench-agent bench-shim bench-solver bench-pairs
+.PHONY: bench bench-sched bench-calibrate bench-agent bench-shim bench-solver bench-pairs bench-profiles
 bench: all $(B)/bench/iobctl-calibrate $(B)/bench/iob-agent-fixture
 	@rc=0; for s in $(BENCH_SCRIPTS); do \
 		echo "== $$s"; B=$(B) $$s || { echo "== $$s failed"; rc=1; }; \
@@ -29,6 +29,8 @@ bench-solver: all
 	B=$(B) bench/solver.sh
 bench-pairs:
 	bench/pairs.sh
+bench-profiles: all
+	B=$(B) bench/profiles-rss.sh
 
 # Registers fixture cgroups with iobatchd for bench/agent-overhead.sh.
 $(eval $(call prog,bench/iob-agent-fixture,bench/agent/fixture.c,agentclient ttrpc proto common))
