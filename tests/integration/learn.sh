@@ -28,8 +28,14 @@ reason() { grep -oE "admitted '$1' \([a-z-]+\) after [0-9]+ ms: .*" "$AGENT_LOG"
 run solo randwrite 4 rw
 wait_for 60 '[ -e "$IOB_T/solo.rc" ]'
 # profiles are kept by namespace (issue #14)
-wait_for 10 '[ "$(jq -r --arg ns "$NS" ".namespaces[\$ns].rw.solo_bps // 0" "$AGENT_STATE/profiles.json" 2>/dev/null | cut -d. -f1)" -gt 0 ]'
-bps=$(jq -r --arg ns "$NS" '.namespaces[$ns].rw.solo_bps // 0' "$AGENT_STATE/profiles.json" 2>/dev/null)
+# the learned solo rate of key rw in B/s, 0 until profiles.json has it
+solo_bps() {
+  local b
+  b=$(jq -r --arg ns "$NS" '.namespaces[$ns].rw.solo_bps // 0' "$AGENT_STATE/profiles.json" 2>/dev/null)
+  echo "${b:-0}"
+}
+wait_for 10 'bps=$(solo_bps); [ "${bps%.*}" -gt 0 ]'
+bps=$(solo_bps)
 ok "a run alone teaches the random writer's solo rate (${bps%.*} B/s)" \
   test "${bps%.*}" -gt 0 2>/dev/null
 for i in 1 2 3; do
