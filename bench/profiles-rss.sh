@@ -41,13 +41,11 @@ for n in $COUNTS; do
       sleep 0.05
     done
     [ $up = 1 ] || { echo "profiles-rss: iobatchd did not start:" >&2; cat "$T/agent.log" >&2; exit 1; }
-    loaded=$("$B/bin/iobatchctl" profiles --state-dir "$st" -o json |
-      jq '[(.profiles // {}), ((.namespaces // {})[])] | map(length) | add // 0')
     rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$PID/status")
     kill "$PID"; wait "$PID" 2>/dev/null || true
     PID=
     grep -q "kept aside" "$T/agent.log" && { echo "profiles-rss: the agent refused $n profiles:" >&2; cat "$T/agent.log" >&2; exit 1; }
-    rows+=("{\"profiles\": $n, \"in_file\": $loaded, \"rep\": $r, \"rss_kb\": $rss}")
+    rows+=("{\"profiles\": $n, \"rep\": $r, \"rss_kb\": $rss}")
     echo "profiles-rss: $n profiles, rep $r: $rss kB"
   done
 done
