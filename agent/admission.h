@@ -126,6 +126,14 @@ struct agent_ctr {
    * (io.pressure "some") in the last window and in windows alone (running
    * average); < 0 unknown. */
   double stall, stall_alone;
+  /* Its block I/O latency in the last window (agent/latency.h), once
+   * lat_valid: requests completed and their p50 and p99 from the BPF
+   * histogram, or with lat_approx from io.pressure (agent/sampler.c:
+   * requests counted by the sampler, p50 = p99 = stall time per request)
+   * and lat_stall (the window's stall share, < 0 unknown). */
+  bool lat_valid, lat_approx;
+  uint64_t lat_count, lat_windows; /* lat_windows: windows measured so far */
+  double lat_p50_us, lat_p99_us, lat_stall;
   uint64_t corun_with; /* handle of its only I/O neighbour at the last sample, 0 none */
 
   unsigned weight;         /* what batch_weights asks for (100 = default) */

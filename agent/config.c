@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/lathist.h"
 #include "agent/protect.h"
 #include "batcher/batcher.h"
 #include "common/cleanup.h"
@@ -254,6 +255,18 @@ static int conf_sampler(const struct iob_conf_key *k, const char *v, void *field
   return -1;
 }
 
+static int conf_latency_source(const struct iob_conf_key *k, const char *v, void *field,
+                               void *ctx) {
+  (void)k;
+  (void)ctx;
+  for (int p = AGENT_LAT_AUTO; p <= AGENT_LAT_OFF; p++)
+    if (strcmp(v, agent_lat_pref_name(p)) == 0) {
+      *(int *)field = p;
+      return 0;
+    }
+  return -1;
+}
+
 static int conf_metrics(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
   (void)k;
   (void)ctx;
@@ -354,6 +367,8 @@ static const struct iob_conf_key keys[] = {
     {"cgroup_root", conf_path, F(cgroup_root), 0, 0, PATH},
     {"detector", conf_path, F(detector_file), 0, 0, PATH},
     {"sampler", conf_sampler, F(sampler), 0, 0, "'auto', 'io.stat' or 'procfs'"},
+    {"latency_source", conf_latency_source, F(latency_source), 0, 0,
+     "'auto', 'bpf', 'pressure' or 'off'"},
     {"debug", conf_bool, F(debug), 0, 0, "true or false"},
     {"metrics", conf_metrics, F(metrics), 0, 0,
      "unix:/PATH, 127.0.0.1:PORT, [::1]:PORT or localhost:PORT"},

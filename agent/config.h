@@ -25,6 +25,14 @@
  *                                               cannot be sampled: fixtures, tests);
  *                                               procfs forces the fallback.  Read at
  *                                               start (SIGHUP keeps the running one)
+ *   latency_source   = auto | bpf | pressure | off  where each container's block
+ *                                               I/O latency per window comes from
+ *                                               (agent/latency.h): auto = the BPF
+ *                                               program on the block tracepoints
+ *                                               where it loads, else io.pressure
+ *                                               stall time (approximate; one log
+ *                                               line says why); bpf: BPF or the
+ *                                               agent does not start.  Read at start
  *   metrics          = unix:/run/iobatch/metrics.sock | 127.0.0.1:PORT |
  *                      [::1]:PORT | localhost:PORT  Prometheus text endpoint
  *                                               (agent/metrics.h); absent: off
@@ -113,6 +121,7 @@ struct agent_config {
   double alpha;          /* < 0: not set */
   double fairness;       /* < 0: not set */
   int sampler;           /* enum agent_sampler_pref */
+  int latency_source;    /* enum agent_lat_pref (agent/lathist.h) */
   bool protect_detected; /* protect = detected */
   double protect_share;  /* a protected container's target share of its rate alone */
   int protect_signal;    /* enum agent_protect_signal (agent/protect.h) */

@@ -294,6 +294,13 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
     s->kind = (char *)agent_kind_name(c->kind);
     s->protected_ = c->protect;
     s->share = c->protect ? c->share : -1;
+    s->io_lat_valid = c->lat_valid;
+    s->io_lat_approx = c->lat_approx;
+    s->io_lat_count = c->lat_count;
+    s->io_lat_windows = c->lat_windows;
+    s->io_lat_p50_us = c->lat_p50_us;
+    s->io_lat_p99_us = c->lat_p99_us;
+    s->io_stall_share = c->lat_valid && c->lat_approx ? c->lat_stall : -1;
     s->cap_bps = (uint64_t)c->cap_bps;
     s->declared_class = c->declared;
     s->declared_trusted = c->declared[0] && !c->declared_untrusted;
@@ -340,6 +347,8 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   r.max_concurrency =
       d->bcfg.cap_running || d->bcfg.policy == BATCH_POLICY_PAPER ? d->bcfg.max_batch : 0;
   r.sampler = (char *)agent_sampler_name(&d->sampler);
+  r.latency_source = (char *)agent_lat_mode_name(d->sampler.lat.mode);
+  r.latency_note = d->sampler.lat.why ? d->sampler.lat.why : "";
   r.plans = d->adm.plans;
   r.admissions = d->adm.admissions;
   r.forced_admissions = d->adm.forced_admissions;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent/sampler.h"
 #include "cgroupv2/blkio.h"
@@ -52,11 +53,21 @@ struct sstate {
    * (v1 blkio, procfs on a hybrid host): its cgroup2 directory, which has
    * one (PSI needs no controller), read beside each sample. */
   char *psidir;
+  /* Block I/O latency from BPF: the cgroup id the program keys the
+   * container's requests by (the inode of its blkcg's directory: the v1
+   * blkio cgroup on a hybrid host, else the sampled cgroup), and the
+   * counters at the last sample. */
+  const struct agent_latency *lat;
+  uint64_t cgid;
+  bool lat_prev_set;
+  struct blklat_val lat_prev;
 };
 
 void agent_sampler_init_headless(struct agent_sampler *s, const struct agent_config *cfg,
                                  const struct agent_sampler_env *env) {
   memset(s, 0, sizeof(s[0]));
+  s->lat.mode = AGENT_LAT_MODE_OFF;
+  s->lat.map_fd = -1;
   s->env = *env;
   s->protect_detected = cfg->protect_detected;
   s->protect_signal = cfg->protect_signal;
@@ -112,10 +123,22 @@ int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
       iob_info("no v1 blkio statistics (%s): procfs sampler", e->msg);
     }
   }
+  if (agent_latency_open(&s->lat, cfg->latency_source, err) < 0)
+    return -1;
+  if (s->lat.mode == AGENT_LAT_MODE_BPF)
+    iob_info("block I/O latency per container from BPF (block_rq_issue/block_rq_complete)");
+  else if (s->lat.mode == AGENT_LAT_MODE_PRESSURE)
+    iob_info("block I/O latency per container approximated from io.pressure, not BPF: %s",
+             s->lat.why);
+  else
+    iob_info("no block I/O latency per container: %s", s->lat.why);
   return 0;
 }
 
 void agent_sampler_release(struct agent_sampler *s) {
+  agent_latency_close(&s->lat);
+  free(s->lat.why);
+  s->lat.why = NULL;
   free(s->cgroup_root);
   free(s->blkio_mount);
   s->cgroup_root = s->blkio_mount = NULL;
@@ -133,6 +156,8 @@ void agent_sampler_forget(struct agent_ctr *c) {
   struct sstate *st = c->sampler_state;
   if (st == NULL)
     return;
+  if (st->lat && st->cgid)
+    agent_latency_forget(st->lat, st->cgid);
   free(st->cgdir);
   free(st->psidir);
   free(st);
@@ -201,6 +226,94 @@ static void pressure_beside(struct agent_sampler *s, struct agent_ctr *c, struct
   smp->has_pressure = cg2_pressure_read(st->psidir, &smp->pressure, &err) == 0;
 }
 
+static double window_stall(const struct sstate *st);
+
+/* The directory whose inode the BPF program keys c's requests by: the
+ * blkcg's cgroup.  That is the sampled directory, except with the procfs
+ * source on a host whose io controller is v1 blkio: there the pid's blkio
+ * cgroup, or without a pid the registered path under the blkio mount. */
+static char *lat_key_dir(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st) {
+  if (st->source != CG2_SOURCE_PROCIO || s->has_io || s->cgroup_root == NULL)
+    return xstrdup(st->cgdir);
+  cleanup_free char *mnt = NULL, *rel = NULL;
+  cleanup_error struct iob_error *err = NULL;
+  if (cg2_v1_mount_find(NULL, "blkio", &mnt, &err) < 0)
+    return xstrdup(st->cgdir);
+  if (c->pid && cg2_pid_cgroup_v1(NULL, (pid_t)c->pid, "blkio", &rel, &err) == 0)
+    return cg2_join(mnt, rel);
+  if (c->cgroup && *c->cgroup && strcmp(c->cgroup, "/") != 0)
+    return cg2_join(mnt, c->cgroup);
+  return xstrdup(st->cgdir);
+}
+
+/* The window's latency from the BPF histogram: the difference to the
+ * counters at the last sample.  The first reading only sets the start. */
+static void latency_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st) {
+  cleanup_error struct iob_error *err = NULL;
+  if (st->cgid == 0) {
+    cleanup_free char *dir = lat_key_dir(s, c, st);
+    struct stat sb;
+    if (stat(dir, &sb) < 0)
+      return;
+    st->cgid = (uint64_t)sb.st_ino;
+    st->lat = &s->lat;
+    iob_debug("'%s': block I/O latency of cgroup %llu ('%s')", c->id, (unsigned long long)st->cgid,
+              dir);
+  }
+  struct blklat_val now;
+  if (agent_latency_read(&s->lat, st->cgid, &now, &err) < 0) {
+    iob_debug("'%s': %s", c->id, err->msg);
+    return;
+  }
+  if (!st->lat_prev_set) {
+    /* The counters of a cgroup with no entry yet start at 0: its first
+     * requests are in the first window. */
+    st->lat_prev = now;
+    st->lat_prev_set = true;
+    if (now.rios + now.wios > 0)
+      return;
+  }
+  struct agent_lat_window w;
+  agent_lathist_window(now.hist, st->lat_prev.hist, AGENT_LAT_BUCKETS, &w);
+  st->lat_prev = now;
+  c->lat_valid = true;
+  c->lat_windows++;
+  c->lat_approx = false;
+  c->lat_count = w.count;
+  c->lat_p50_us = w.p50_us;
+  c->lat_p99_us = w.p99_us;
+  c->lat_stall = -1;
+}
+
+/* The window's latency approximated from io.pressure: the time some task
+ * stalled on I/O per request the sampler counted (exact for one task
+ * issuing one request at a time; requests in parallel stall together, so
+ * less otherwise), the same value as p50 and p99, and the stall share. */
+static void latency_pressure(struct agent_ctr *c, const struct sstate *st,
+                             const struct cg2_io_counters *dl) {
+  const struct cg2_sample *a = &st->ring[st->n - 2], *b = &st->ring[st->n - 1];
+  if (!a->has_pressure || !b->has_pressure || b->pressure.some.total < a->pressure.some.total) {
+    c->lat_valid = false;
+    return;
+  }
+  uint64_t stall_us = b->pressure.some.total - a->pressure.some.total;
+  uint64_t ios = dl->rios + dl->wios;
+  c->lat_valid = true;
+  c->lat_windows++;
+  c->lat_approx = true;
+  c->lat_count = ios;
+  c->lat_p50_us = c->lat_p99_us = ios ? (double)stall_us / (double)ios : 0;
+  c->lat_stall = window_stall(st);
+}
+
+static void latency_window(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
+                           const struct cg2_io_counters *dl) {
+  if (s->lat.mode == AGENT_LAT_MODE_BPF)
+    latency_bpf(s, c, st);
+  else if (s->lat.mode == AGENT_LAT_MODE_PRESSURE)
+    latency_pressure(c, st, dl);
+}
+
 /* Returns 1 when the cgroup is gone (the container exited without anybody
  * telling us), 0 otherwise. */
 static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
@@ -227,7 +340,7 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   } else {
     st->seen = true;
   }
-  if (!smp.has_pressure && c->protect)
+  if (!smp.has_pressure && (c->protect || s->lat.mode == AGENT_LAT_MODE_PRESSURE))
     pressure_beside(s, c, st, &smp);
   push(st, &smp);
   if (st->n < 2)
@@ -252,6 +365,7 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   c->io_now =
       c->read_bps + c->write_bps >= IO_ACTIVE_BPS || c->read_iops + c->write_iops >= IO_ACTIVE_IOPS;
   st->last_dt = dt;
+  latency_window(s, c, st, &dl);
   if (c->state == AGENT_RUNNING)
     c->bytes_run += (double)(dl.rbytes + dl.wbytes);
   /* The start path's length, from containers this agent admitted by a plan

@@ -98,7 +98,7 @@ like "$(grep ' rw ' <<<"$t")" "^default +- +rw +rw +pending +rand-write \(declar
 like "$(grep ' idle1 ' <<<"$t")" " idle1 +created .* - +- " "a created one: no held time, no admit-by"
 tw=$(ctl status -o wide)
 is "$(grep '^NAMESPACE' <<<"$tw" | tr -s ' ')" \
-  "NAMESPACE POD CONTAINER ID STATE CLASS HELD ADMIT-BY READ/s WRITE/s WEIGHT KIND CONF R-IOPS W-IOPS PID REASON" "-o wide adds columns"
+  "NAMESPACE POD CONTAINER ID STATE CLASS HELD ADMIT-BY READ/s WRITE/s WEIGHT KIND CONF R-IOPS W-IOPS LAT-P99 PID REASON" "-o wide adds columns"
 # On a terminal narrower than the table the ids are cut, crictl-style, and
 # the cut id still finds the container.
 tty=$(script -qec "stty cols 100; IOBATCH_AGENT_SOCKET=$AGENT_SOCK $CTL status" /dev/null | tr -d '\r')
