@@ -81,6 +81,18 @@ void agent_lathist_window(const uint64_t *now, const uint64_t *before, size_t n,
   out->p99_us = agent_lathist_quantile(d, n, total, 0.99, &out->overflow);
 }
 
+int agent_lat_pressure_window(uint64_t some_a, uint64_t some_b, uint64_t ios, uint64_t dt_ns,
+                              struct agent_lat_window *out, double *stall) {
+  if (some_b < some_a || dt_ns == 0)
+    return -1;
+  uint64_t us = some_b - some_a;
+  *out = (struct agent_lat_window){.count = ios};
+  out->p50_us = out->p99_us = ios ? (double)us / (double)ios : 0;
+  double share = (double)us * 1000.0 / (double)dt_ns;
+  *stall = share > 1 ? 1 : share;
+  return 0;
+}
+
 static const char *const pref_names[] = {"auto", "bpf", "pressure", "off"};
 
 const char *agent_lat_pref_name(int pref) {

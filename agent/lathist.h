@@ -44,6 +44,16 @@ void agent_lathist_window(const uint64_t *now, const uint64_t *before, size_t n,
 double agent_lathist_quantile(const uint64_t *h, size_t n, uint64_t total, double q,
                               bool *overflow);
 
+/* The io.pressure approximation of a window (latency_source = pressure,
+ * or BPF not loaded): some_a and some_b the "some" stall totals (us) at
+ * its start and end, ios the requests the sampler counted in it, dt_ns
+ * its length.  p50 = p99 = stall time per request (exact for one task
+ * issuing one request at a time; requests in parallel stall together, so
+ * less otherwise), count = ios, *stall the share of the window stalled.
+ * Fails (out untouched) when the totals went backwards or dt_ns is 0. */
+int agent_lat_pressure_window(uint64_t some_a, uint64_t some_b, uint64_t ios, uint64_t dt_ns,
+                              struct agent_lat_window *out, double *stall);
+
 /* latency_source in iobatchd.conf. */
 enum agent_lat_pref {
   AGENT_LAT_AUTO = 0, /* BPF where it loads, else io.pressure */

@@ -54,6 +54,8 @@ $(eval $(call unit,test_agent_penalties,tests/unit/test_agent_penalties.c,agent 
 $(eval $(call fuzzer,fuzz_agent_penalties,tests/fuzz/fuzz_agent_penalties.c,agent batch common))
 $(eval $(call unit,test_agent_metrics,tests/unit/test_agent_metrics.c,agent batch common))
 $(eval $(call fuzzer,fuzz_agent_metrics,tests/fuzz/fuzz_agent_metrics.c,agent batch common))
+$(eval $(call unit,test_agent_latency,tests/unit/test_agent_latency.c,agentcore cg2 common))
+$(eval $(call fuzzer,fuzz_agent_latency,tests/fuzz/fuzz_agent_latency.c,agentcore cg2 common))
 $(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agentcore batch common))
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \

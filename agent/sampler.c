@@ -226,8 +226,6 @@ static void pressure_beside(struct agent_sampler *s, struct agent_ctr *c, struct
   smp->has_pressure = cg2_pressure_read(st->psidir, &smp->pressure, &err) == 0;
 }
 
-static double window_stall(const struct sstate *st);
-
 /* The directory whose inode the BPF program keys c's requests by: the
  * blkcg's cgroup.  That is the sampled directory, except with the procfs
  * source on a host whose io controller is v1 blkio: there the pid's blkio
@@ -285,25 +283,26 @@ static void latency_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sst
   c->lat_stall = -1;
 }
 
-/* The window's latency approximated from io.pressure: the time some task
- * stalled on I/O per request the sampler counted (exact for one task
- * issuing one request at a time; requests in parallel stall together, so
- * less otherwise), the same value as p50 and p99, and the stall share. */
+/* The window's latency approximated from io.pressure
+ * (agent_lat_pressure_window), with the requests the sampler counted. */
 static void latency_pressure(struct agent_ctr *c, const struct sstate *st,
                              const struct cg2_io_counters *dl) {
   const struct cg2_sample *a = &st->ring[st->n - 2], *b = &st->ring[st->n - 1];
-  if (!a->has_pressure || !b->has_pressure || b->pressure.some.total < a->pressure.some.total) {
+  struct agent_lat_window w;
+  double stall;
+  if (!a->has_pressure || !b->has_pressure || b->t_ns <= a->t_ns ||
+      agent_lat_pressure_window(a->pressure.some.total, b->pressure.some.total, dl->rios + dl->wios,
+                                b->t_ns - a->t_ns, &w, &stall) < 0) {
     c->lat_valid = false;
     return;
   }
-  uint64_t stall_us = b->pressure.some.total - a->pressure.some.total;
-  uint64_t ios = dl->rios + dl->wios;
   c->lat_valid = true;
   c->lat_windows++;
   c->lat_approx = true;
-  c->lat_count = ios;
-  c->lat_p50_us = c->lat_p99_us = ios ? (double)stall_us / (double)ios : 0;
-  c->lat_stall = window_stall(st);
+  c->lat_count = w.count;
+  c->lat_p50_us = w.p50_us;
+  c->lat_p99_us = w.p99_us;
+  c->lat_stall = stall;
 }
 
 static void latency_window(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,

@@ -8,7 +8,8 @@
 
 /* Issue-to-completion latency in microseconds, 4 buckets per power of
  * two (agent/lathist.h has the bucket bounds): buckets 0-3 hold 0-3 us,
- * then 4 per octave up to 2^25 us (33 s); the last is everything above. */
+ * then 4 per octave; the last is everything from 2^24 + 3 2^22 us (29.4 s)
+ * up. */
 #define BLKLAT_SUB_BITS 2
 #define BLKLAT_BUCKETS 96
 /* Requests in flight that the program tracks at once (per request

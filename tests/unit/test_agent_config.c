@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "agent/config.h"
+#include "agent/lathist.h"
 #include "agent/protect.h"
 #include "batcher/batcher.h"
 #include "common/cleanup.h"
@@ -96,6 +97,14 @@ static void test_full(void **state) {
   parse_ok(&c, "sampler = auto\n");
   assert_int_equal(c.sampler, AGENT_SAMPLER_AUTO);
   assert_string_equal(agent_sampler_pref_name(99), "invalid");
+  /* latency_source (agent/lathist.h): auto by default */
+  assert_int_equal(c.latency_source, AGENT_LAT_AUTO);
+  parse_ok(&c, "latency_source = pressure\n");
+  assert_int_equal(c.latency_source, AGENT_LAT_PRESSURE);
+  parse_ok(&c, "latency_source = bpf\n");
+  assert_int_equal(c.latency_source, AGENT_LAT_BPF);
+  parse_ok(&c, "latency_source = off\n");
+  assert_int_equal(c.latency_source, AGENT_LAT_OFF);
   assert_int_equal(c.policy, BATCH_POLICY_PREDICTIVE);
   assert_string_equal(c.socket_path, "/run/y.sock");
   assert_string_equal(c.state_dir, "/var/tmp/st");
@@ -127,6 +136,9 @@ static void test_malformed(void **state) {
   (void)state;
   parse_err("foo = 1\n", "'t.conf' line 1: unknown key 'foo'");
   parse_err("\n\nsocket /x\n", "'t.conf' line 3: expected 'key = value', got 'socket /x'");
+  parse_err("latency_source = ebpf", "'t.conf' line 1: invalid value 'ebpf' for "
+                                     "'latency_source': expected 'auto', 'bpf', 'pressure' or "
+                                     "'off'");
   parse_err("policy = fifo", "'t.conf' line 1: invalid value 'fifo' for 'policy': expected "
                              "'predictive' or 'paper'");
   parse_err("socket = relative.sock",
