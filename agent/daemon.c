@@ -400,7 +400,8 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
   struct agent_daemon *d = user;
   struct agent_metrics_view v = {.policy = batch_policy_name(d->bcfg.policy),
                                  .matrix = d->matrix_source,
-                                 .sampler = agent_sampler_name(&d->sampler)};
+                                 .sampler = agent_sampler_name(&d->sampler),
+                                 .latency_source = agent_lat_mode_name(d->sampler.lat.mode)};
   agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }

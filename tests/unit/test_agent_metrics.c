@@ -143,6 +143,52 @@ static void test_render_golden(void **state) {
   assert_string_equal(out, want);
 }
 
+/* Per-container latency (issue #22): one line per quantile and one of
+ * requests for each container with a measured window; none for the rest. */
+static void test_render_latency(void **state) {
+  (void)state;
+  struct agent_metrics m = {0};
+  struct agent_ctr idle = {.ns = "default", .id = "idle", .lat_valid = true};
+  struct agent_ctr db = {.ns = "k8s.io",
+                         .id = "d\"b",
+                         .lat_valid = true,
+                         .lat_count = 1234,
+                         .lat_p50_us = 54.5,
+                         .lat_p99_us = 2048,
+                         .next = &idle};
+  struct agent_ctr fresh = {.ns = "default", .id = "new", .next = &db}; /* no window yet */
+  struct agent_metrics_view v = {.policy = "predictive", .matrix = "defaults", .sampler = "x"};
+  agent_metrics_view_count(&v, &fresh, 0);
+  v.latency_source = "bpf";
+  cleanup_free char *out = NULL;
+  size_t len = 0;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_metrics_render(&m, &v, &out, &len, &err), 0);
+  const char *want =
+      "iobatch_latency_source_info{source=\"bpf\"} 1\n"
+      "# HELP iobatch_container_io_latency_seconds Block I/O latency of a container's requests "
+      "in the last sample window, by quantile (approx=\"true\": stall time per request from "
+      "io.pressure).\n"
+      "# TYPE iobatch_container_io_latency_seconds gauge\n"
+      "iobatch_container_io_latency_seconds{namespace=\"k8s.io\",id=\"d\\\"b\",approx=\"false\","
+      "quantile=\"0.5\"} 0.000055\n"
+      "iobatch_container_io_latency_seconds{namespace=\"k8s.io\",id=\"d\\\"b\",approx=\"false\","
+      "quantile=\"0.99\"} 0.002048\n"
+      "iobatch_container_io_latency_seconds{namespace=\"default\",id=\"idle\",approx=\"false\","
+      "quantile=\"0.5\"} 0.000000\n"
+      "iobatch_container_io_latency_seconds{namespace=\"default\",id=\"idle\",approx=\"false\","
+      "quantile=\"0.99\"} 0.000000\n"
+      "# HELP iobatch_container_io_requests Block I/O requests a container completed in the last "
+      "sample window.\n"
+      "# TYPE iobatch_container_io_requests gauge\n"
+      "iobatch_container_io_requests{namespace=\"k8s.io\",id=\"d\\\"b\",approx=\"false\"} 1234\n"
+      "iobatch_container_io_requests{namespace=\"default\",id=\"idle\",approx=\"false\"} 0\n";
+  const char *at = strstr(out, "iobatch_latency_source_info{");
+  assert_non_null(at);
+  assert_string_equal(at, want);
+  assert_null(strstr(out, "id=\"new\""));
+}
+
 /* Every admit reason of the batcher has its own label value (a reason
  * added to the batcher and not here would be counted as already_running,
  * which this catches); only a plan's admissions are observed as waits. */
@@ -436,6 +482,7 @@ static void test_per_peer_limit(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_render_golden),
+      cmocka_unit_test(test_render_latency),
       cmocka_unit_test(test_view_count),
       cmocka_unit_test(test_parse_good),
       cmocka_unit_test(test_parse_malformed),
