@@ -51,6 +51,8 @@ const char *agent_sampler_pref_name(int pref) {
     return "io.stat";
   case AGENT_SAMPLER_PROCFS:
     return "procfs";
+  case AGENT_SAMPLER_BPF:
+    return "bpf";
   }
   return "invalid";
 }
@@ -247,7 +249,7 @@ static int conf_protect_hold(const struct iob_conf_key *k, const char *v, void *
 static int conf_sampler(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
   (void)k;
   (void)ctx;
-  for (int p = AGENT_SAMPLER_AUTO; p <= AGENT_SAMPLER_PROCFS; p++)
+  for (int p = AGENT_SAMPLER_AUTO; p <= AGENT_SAMPLER_BPF; p++)
     if (strcmp(v, agent_sampler_pref_name(p)) == 0) {
       *(int *)field = p;
       return 0;
@@ -366,7 +368,7 @@ static const struct iob_conf_key keys[] = {
     {"matrix", conf_path, F(matrix_file), 0, 0, PATH},
     {"cgroup_root", conf_path, F(cgroup_root), 0, 0, PATH},
     {"detector", conf_path, F(detector_file), 0, 0, PATH},
-    {"sampler", conf_sampler, F(sampler), 0, 0, "'auto', 'io.stat' or 'procfs'"},
+    {"sampler", conf_sampler, F(sampler), 0, 0, "'auto', 'io.stat', 'procfs' or 'bpf'"},
     {"latency_source", conf_latency_source, F(latency_source), 0, 0,
      "'auto', 'bpf', 'pressure' or 'off'"},
     {"debug", conf_bool, F(debug), 0, 0, "true or false"},

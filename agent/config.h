@@ -17,14 +17,18 @@
  *   detector         = /etc/iobatch/wcd.conf     detector thresholds (wcd_config_parse)
  *   cgroup_root      = /sys/fs/cgroup           where registered cgroup paths live
  *                                               (default: the cgroup2 mount)
- *   sampler          = auto | io.stat | procfs  what each sample reads: auto = io.stat
+ *   sampler          = auto | io.stat | procfs | bpf  what each sample reads: auto = io.stat
  *                                               where the cgroup2 root has the io
  *                                               controller, else /proc/PID/io of the
  *                                               cgroup's processes; io.stat forces it
  *                                               (a cgroup without io.stat then
  *                                               cannot be sampled: fixtures, tests);
- *                                               procfs forces the fallback.  Read at
- *                                               start (SIGHUP keeps the running one)
+ *                                               procfs forces the fallback; bpf
+ *                                               takes bytes and requests from the BPF
+ *                                               latency program's map, reading no
+ *                                               file (auto's choice when it is not
+ *                                               loaded).  Read at start (SIGHUP
+ *                                               keeps the running one)
  *   latency_source   = auto | bpf | pressure | off  where each container's block
  *                                               I/O latency per window comes from
  *                                               (agent/latency.h): auto = the BPF
@@ -100,6 +104,7 @@ enum agent_sampler_pref {
   AGENT_SAMPLER_AUTO = 0,
   AGENT_SAMPLER_IOSTAT,
   AGENT_SAMPLER_PROCFS,
+  AGENT_SAMPLER_BPF, /* the latency program's byte and request counts (agent/latency.h) */
 };
 /* "auto", "io.stat", "procfs"; "invalid" otherwise. */
 const char *agent_sampler_pref_name(int pref);

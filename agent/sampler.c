@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "agent/sampler.h"
 #include "cgroupv2/blkio.h"
@@ -125,6 +126,11 @@ int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
   }
   if (agent_latency_open(&s->lat, cfg->latency_source, err) < 0)
     return -1;
+  if (cfg->sampler == AGENT_SAMPLER_BPF && s->lat.mode == AGENT_LAT_MODE_BPF)
+    s->bpf_counters = true;
+  else if (cfg->sampler == AGENT_SAMPLER_BPF)
+    iob_warn("sampler = bpf needs the BPF latency program, which is not loaded: sampling %s",
+             agent_sampler_name(s));
   if (s->lat.mode == AGENT_LAT_MODE_BPF)
     iob_info("block I/O latency per container from BPF (block_rq_issue/block_rq_complete)");
   else if (s->lat.mode == AGENT_LAT_MODE_PRESSURE)
@@ -145,6 +151,8 @@ void agent_sampler_release(struct agent_sampler *s) {
 }
 
 const char *agent_sampler_name(const struct agent_sampler *s) {
+  if (s->bpf_counters)
+    return "bpf (block-layer bytes and requests from the latency program's map)";
   if (s->source == CG2_SOURCE_IOSTAT)
     return s->has_io ? "io.stat" : "io.stat (forced; no io controller on this host's cgroup2)";
   if (s->source == CG2_SOURCE_BLKIO_V1)
@@ -244,22 +252,34 @@ static char *lat_key_dir(struct agent_sampler *s, struct agent_ctr *c, struct ss
   return xstrdup(st->cgdir);
 }
 
-/* The window's latency from the BPF histogram: the difference to the
- * counters at the last sample.  The first reading only sets the start. */
-static void latency_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st) {
-  cleanup_error struct iob_error *err = NULL;
+/* The cgroup id of c's requests (st->cgid), 0 while its directory does
+ * not exist; -1 with errno when stat fails. */
+static int lat_cgid(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st) {
   if (st->cgid == 0) {
     cleanup_free char *dir = lat_key_dir(s, c, st);
     struct stat sb;
     if (stat(dir, &sb) < 0)
-      return;
+      return -1;
     st->cgid = (uint64_t)sb.st_ino;
     st->lat = &s->lat;
     iob_debug("'%s': block I/O latency of cgroup %llu ('%s')", c->id, (unsigned long long)st->cgid,
               dir);
   }
+  return 0;
+}
+
+/* The window's latency from the BPF histogram: the difference to the
+ * counters at the last sample (pre: read already by sample_bpf).  The
+ * first reading only sets the start. */
+static void latency_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
+                        const struct blklat_val *pre) {
+  cleanup_error struct iob_error *err = NULL;
   struct blklat_val now;
-  if (agent_latency_read(&s->lat, st->cgid, &now, &err) < 0) {
+  if (pre) {
+    now = *pre;
+  } else if (lat_cgid(s, c, st) < 0) {
+    return;
+  } else if (agent_latency_read(&s->lat, st->cgid, &now, &err) < 0) {
     iob_debug("'%s': %s", c->id, err->msg);
     return;
   }
@@ -306,11 +326,43 @@ static void latency_pressure(struct agent_ctr *c, const struct sstate *st,
 }
 
 static void latency_window(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
-                           const struct cg2_io_counters *dl) {
+                           const struct cg2_io_counters *dl, const struct blklat_val *val) {
   if (s->lat.mode == AGENT_LAT_MODE_BPF)
-    latency_bpf(s, c, st);
+    latency_bpf(s, c, st, val);
   else if (s->lat.mode == AGENT_LAT_MODE_PRESSURE)
     latency_pressure(c, st, dl);
+}
+
+/* sampler = bpf: a sample from the program's counters of c's cgroup,
+ * reading no file.  The cgroup is gone when its directory is (stat, once
+ * the id is known: the inode of a removed directory is not looked up
+ * again, its counters simply stop).  Returns 1 gone, 0 a sample in *smp,
+ * 2 nothing this time. */
+static int sample_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
+                      struct cg2_sample *smp, struct blklat_val *val) {
+  cleanup_error struct iob_error *err = NULL;
+  if (lat_cgid(s, c, st) < 0)
+    return errno == ENOENT && st->seen ? 1 : 2;
+  struct stat sb;
+  if (stat(st->cgdir, &sb) < 0)
+    return errno == ENOENT && st->seen ? 1 : 2;
+  st->seen = true;
+  if (agent_latency_read(&s->lat, st->cgid, val, &err) < 0) {
+    if (!st->warned)
+      iob_warn("cannot sample '%s': %s", c->id, err->msg);
+    st->warned = true;
+    return 2;
+  }
+  memset(smp, 0, sizeof(*smp));
+  smp->source = CG2_SOURCE_BPF;
+  smp->io.rbytes = val->rbytes;
+  smp->io.wbytes = val->wbytes;
+  smp->io.rios = val->rios;
+  smp->io.wios = val->wios;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  smp->t_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  return 0;
 }
 
 /* Returns 1 when the cgroup is gone (the container exited without anybody
@@ -321,7 +373,12 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
     return 0;
   cleanup_error struct iob_error *err = NULL;
   struct cg2_sample smp;
-  if (cg2_sample_take(NULL, st->cgdir, st->source, &smp, &err) < 0) {
+  struct blklat_val val;
+  if (s->bpf_counters) {
+    int r = sample_bpf(s, c, st, &smp, &val);
+    if (r != 0)
+      return r == 1 ? 1 : 0;
+  } else if (cg2_sample_take(NULL, st->cgdir, st->source, &smp, &err) < 0) {
     /* Only a cgroup we saw can vanish: a shim may ask to start before
      * runc has created it. */
     if (err->errno_ == ENOENT)
@@ -364,7 +421,7 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   c->io_now =
       c->read_bps + c->write_bps >= IO_ACTIVE_BPS || c->read_iops + c->write_iops >= IO_ACTIVE_IOPS;
   st->last_dt = dt;
-  latency_window(s, c, st, &dl);
+  latency_window(s, c, st, &dl, s->bpf_counters ? &val : NULL);
   if (c->state == AGENT_RUNNING)
     c->bytes_run += (double)(dl.rbytes + dl.wbytes);
   /* The start path's length, from containers this agent admitted by a plan

@@ -59,6 +59,10 @@ struct agent_sampler {
   int protect_signal;
   /* Per-container block I/O latency (latency_source, read at start). */
   struct agent_latency lat;
+  /* sampler = bpf with the program loaded: bytes and requests come from
+   * its map (CG2_SOURCE_BPF), no file is read; `source` stays the file
+   * source that finds each container's cgroup directory. */
+  bool bpf_counters;
   struct agent_sampler_env env;
 };
 

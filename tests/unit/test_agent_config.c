@@ -157,12 +157,12 @@ static void test_malformed(void **state) {
   parse_err("debug = maybe",
             "'t.conf' line 1: invalid value 'maybe' for 'debug': expected true or false");
   parse_err("sampler = iostat", "'t.conf' line 1: invalid value 'iostat' for 'sampler': "
-                                "expected 'auto', 'io.stat' or 'procfs'");
+                                "expected 'auto', 'io.stat', 'procfs' or 'bpf'");
   parse_err("sampler = IO.STAT", "'t.conf' line 1: invalid value 'IO.STAT' for 'sampler': "
-                                "expected 'auto', 'io.stat' or 'procfs'");
+                                "expected 'auto', 'io.stat', 'procfs' or 'bpf'");
   parse_err("debug = yes\nsampler = io.stat procfs",
             "'t.conf' line 2: invalid value 'io.stat procfs' for 'sampler': "
-            "expected 'auto', 'io.stat' or 'procfs'");
+            "expected 'auto', 'io.stat', 'procfs' or 'bpf'");
   parse_err("sampler =", "'t.conf' line 1: 'sampler' has no value");
   parse_err("sampler = auto\nsampler = procfs", "'t.conf' line 2: key 'sampler' given twice");
   parse_err("policy =", "'t.conf' line 1: 'policy' has no value");
