@@ -17,11 +17,13 @@
 
 #define KERNEL_BTF "/sys/kernel/btf/vmlinux"
 
-/* libbpf's own messages (verifier logs, relocation failures) at debug
- * level: the one line that matters is the error we return. */
+/* libbpf's warnings and notes (a failed load's verifier log, relocation
+ * failures) at debug level: the one line that matters is the error we
+ * return. */
 __attribute__((format(printf, 2, 0))) static int libbpf_log(enum libbpf_print_level level,
                                                             const char *fmt, va_list ap) {
-  (void)level;
+  if (level == LIBBPF_DEBUG)
+    return 0; /* every relocation and section: noise even at debug */
   cleanup_free char *buf = NULL;
   if (vasprintf(&buf, fmt, ap) < 0)
     return 0;
