@@ -61,6 +61,17 @@ else
   sleep 100000 &
   SLEEPER=$!
   at_exit "kill $SLEEPER"
+  # On a host whose io controller is v1 blkio the agent keys a container's
+  # latency by its pid's blkio cgroup (agent/sampler.c, lat_key_dir): give
+  # the stand-in its own, where no I/O is charged, not the root's (which
+  # the host's own writeback keeps busy: every fixture would look like a
+  # container doing I/O).
+  BLKIO=$(awk '$8 == "cgroup" && $NF ~ /(^|,)blkio(,|$)/ { print $5; exit }' /proc/self/mountinfo)
+  if [ -n "$BLKIO" ]; then
+    mkdir -p "$BLKIO/iob-bench-$$"
+    echo "$SLEEPER" >"$BLKIO/iob-bench-$$/cgroup.procs"
+    at_exit "kill $SLEEPER 2>/dev/null; wait $SLEEPER 2>/dev/null; rmdir '$BLKIO/iob-bench-$$'"
+  fi
   rows=()
   for n in $COUNTS; do
    for cfg in $SAMPLERS; do
