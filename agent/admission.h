@@ -134,13 +134,6 @@ struct agent_ctr {
   bool lat_valid, lat_approx;
   uint64_t lat_count, lat_windows; /* lat_windows: windows measured so far */
   double lat_p50_us, lat_p99_us, lat_stall;
-  /* Protected: its latency objective (agent/lathist.h; learnt by the
-   * sampler from its windows alone, 0 while learning, and the windows so
-   * far), and its last shared window's p99 against it (<= 0 unknown): the
-   * protection signal when known (agent/protect.h). */
-  double lat_target_us;
-  unsigned lat_target_windows;
-  double lat_ratio;
   uint64_t corun_with; /* handle of its only I/O neighbour at the last sample, 0 none */
 
   unsigned weight;         /* what batch_weights asks for (100 = default) */

@@ -217,7 +217,7 @@ static int conf_protect_signal(const struct iob_conf_key *k, const char *v, void
                                void *ctx) {
   (void)k;
   (void)ctx;
-  for (int p = AGENT_PROTECT_SIGNAL_AUTO; p <= AGENT_PROTECT_SIGNAL_LATENCY; p++)
+  for (int p = AGENT_PROTECT_SIGNAL_AUTO; p <= AGENT_PROTECT_SIGNAL_PRESSURE; p++)
     if (strcmp(v, agent_protect_signal_name(p)) == 0) {
       *(int *)field = p;
       return 0;
@@ -377,7 +377,7 @@ static const struct iob_conf_key keys[] = {
     {"protect", conf_protect, F(protect_detected), 0, 0, "'declared' or 'detected'"},
     {"protect_share", conf_double, F(protect_share), 0.05, 1, "a number from 0.05 to 1"},
     {"protect_signal", conf_protect_signal, F(protect_signal), 0, 0,
-     "'auto', 'rate', 'pressure' or 'latency'"},
+     "'auto', 'rate' or 'pressure'"},
     {"protect_scope", conf_protect_scope, F(protect_scope), 0, 0, "'writers' or 'all'"},
     {"protect_cap_start", iob_conf_bytes, F(protect_cap_start), 64 * 1024, 1e12,
      "bytes per second from 64K to 1e12, K/M/G suffixes (e.g. 64M)"},

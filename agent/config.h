@@ -46,7 +46,7 @@
  *                                               also those the detector finds
  *   protect_share    = 0.85                    a protected container's target: this
  *                                               share of its rate alone
- *   protect_signal   = auto | rate | pressure | latency  how its share is measured: its I/O
+ *   protect_signal   = auto | rate | pressure  how its share is measured: its I/O
  *                                               rate against its rate alone, or its
  *                                               io.pressure (the time none of its
  *                                               tasks stalled on I/O against that

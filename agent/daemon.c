@@ -273,19 +273,14 @@ static void protect_step(struct agent_daemon *d) {
   size_t k = 0;
   for (struct agent_ctr *c = d->adm.list; c && k < n; c = c->next)
     if (c->protect && c->state == AGENT_RUNNING)
-      obs[k++] = (struct agent_protect_obs){
-          .id = c->id, .share = c->share, .stall = -1, .lat_ratio = c->lat_ratio};
+      obs[k++] = (struct agent_protect_obs){.id = c->id, .share = c->share, .stall = -1};
   struct agent_protect *p = &d->adm.prot;
   bool was_short = p->short_;
   agent_protect_update(p, obs, k);
   if (k > 0)
     iob_debug("protect: worst share %.2f ('%s'), %s, batch cap %.1f MiB/s", p->worst_share,
               p->victim, p->short_ ? "holding" : "not holding", p->level_bps / (1024 * 1024));
-  if (p->short_ && !was_short && p->worst_lat_ratio > 0)
-    iob_info("protecting '%s': its p99 at %.2f x its latency objective; batch containers capped "
-             "at %.1f MiB/s and new ones held",
-             p->victim, p->worst_lat_ratio, p->level_bps / (1024 * 1024));
-  else if (p->short_ && !was_short)
+  if (p->short_ && !was_short)
     iob_info("protecting '%s': at %.2f of its rate alone (target %.2f); batch containers capped "
              "at %.1f MiB/s and new ones held",
              p->victim, p->worst_share, p->cfg.min_share, p->level_bps / (1024 * 1024));

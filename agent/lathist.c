@@ -63,23 +63,19 @@ double agent_lathist_quantile(const uint64_t *h, size_t n, uint64_t total, doubl
   return 0;
 }
 
-void agent_lathist_delta(const uint64_t *now, const uint64_t *before, size_t n, uint64_t *d) {
-  bool restarted = false;
-  for (size_t b = 0; before && b < n; b++)
-    restarted |= now[b] < before[b];
-  for (size_t b = 0; b < n; b++)
-    d[b] = before && !restarted ? now[b] - before[b] : now[b];
-}
-
 void agent_lathist_window(const uint64_t *now, const uint64_t *before, size_t n,
                           struct agent_lat_window *out) {
   uint64_t d[AGENT_LAT_BUCKETS] = {0};
+  bool restarted = false;
   if (n > AGENT_LAT_BUCKETS)
     n = AGENT_LAT_BUCKETS;
-  agent_lathist_delta(now, before, n, d);
+  for (size_t b = 0; before && b < n; b++)
+    restarted |= now[b] < before[b];
   uint64_t total = 0;
-  for (size_t b = 0; b < n; b++)
+  for (size_t b = 0; b < n; b++) {
+    d[b] = before && !restarted ? now[b] - before[b] : now[b];
     total += d[b];
+  }
   *out = (struct agent_lat_window){.count = total};
   out->p50_us = agent_lathist_quantile(d, n, total, 0.50, &out->overflow);
   out->p99_us = agent_lathist_quantile(d, n, total, 0.99, &out->overflow);
@@ -95,37 +91,6 @@ int agent_lat_pressure_window(uint64_t some_a, uint64_t some_b, uint64_t ios, ui
   double share = (double)us * 1000.0 / (double)dt_ns;
   *stall = share > 1 ? 1 : share;
   return 0;
-}
-
-void agent_lat_objective_learn(struct agent_lat_objective *o, const uint64_t *win, size_t n) {
-  uint64_t total = 0;
-  if (n > AGENT_LAT_BUCKETS)
-    n = AGENT_LAT_BUCKETS;
-  for (size_t b = 0; b < n; b++)
-    total += win[b];
-  if (total < AGENT_LAT_OBJ_MIN_REQUESTS)
-    return;
-  for (size_t b = 0; b < n; b++)
-    o->hist[b] += win[b];
-  o->windows++;
-}
-
-double agent_lat_objective_us(const struct agent_lat_objective *o) {
-  if (o->windows < AGENT_LAT_OBJ_WINDOWS)
-    return 0;
-  uint64_t total = 0;
-  for (size_t b = 0; b < AGENT_LAT_BUCKETS; b++)
-    total += o->hist[b];
-  bool overflow = false;
-  return AGENT_LAT_OBJ_FACTOR *
-         agent_lathist_quantile(o->hist, AGENT_LAT_BUCKETS, total, 0.99, &overflow);
-}
-
-double agent_lat_ratio(const struct agent_lat_objective *o, double p99_us, uint64_t count) {
-  double target = agent_lat_objective_us(o);
-  if (target <= 0 || count < AGENT_LAT_OBJ_MIN_REQUESTS)
-    return -1;
-  return p99_us / target;
 }
 
 static const char *const pref_names[] = {"auto", "bpf", "pressure", "off"};

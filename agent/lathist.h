@@ -40,8 +40,6 @@ struct agent_lat_window {
  * window then. */
 void agent_lathist_window(const uint64_t *now, const uint64_t *before, size_t n,
                           struct agent_lat_window *out);
-/* The same window's per-bucket difference into d (n buckets). */
-void agent_lathist_delta(const uint64_t *now, const uint64_t *before, size_t n, uint64_t *d);
 /* The q quantile (0 < q <= 1) of a histogram of total requests. */
 double agent_lathist_quantile(const uint64_t *h, size_t n, uint64_t total, double q,
                               bool *overflow);
@@ -55,29 +53,6 @@ double agent_lathist_quantile(const uint64_t *h, size_t n, uint64_t total, doubl
  * Fails (out untouched) when the totals went backwards or dt_ns is 0. */
 int agent_lat_pressure_window(uint64_t some_a, uint64_t some_b, uint64_t ios, uint64_t dt_ns,
                               struct agent_lat_window *out, double *stall);
-
-/* A protected container's latency objective (issue #22), learnt from its
- * windows while no batch container does I/O beside it: the requests of
- * those windows merged into one histogram, and the objective
- * AGENT_LAT_OBJ_FACTOR x their p99 once AGENT_LAT_OBJ_WINDOWS windows of at
- * least AGENT_LAT_OBJ_MIN_REQUESTS requests each were merged (a window with
- * fewer, such as one where its I/O starts, is left out).  From BPF only:
- * io.pressure's time per request is no p99. */
-#define AGENT_LAT_OBJ_FACTOR 1.5
-#define AGENT_LAT_OBJ_WINDOWS 8
-#define AGENT_LAT_OBJ_MIN_REQUESTS 20
-struct agent_lat_objective {
-  uint64_t hist[AGENT_LAT_BUCKETS]; /* requests of the windows alone */
-  unsigned windows;
-};
-/* Merge one window alone (its histogram difference, n buckets). */
-void agent_lat_objective_learn(struct agent_lat_objective *o, const uint64_t *win, size_t n);
-/* The objective's p99 in microseconds, 0 while still learning. */
-double agent_lat_objective_us(const struct agent_lat_objective *o);
-/* A window beside batch I/O against the objective: p99_us / objective;
- * -1 without an objective yet or with fewer than
- * AGENT_LAT_OBJ_MIN_REQUESTS requests in the window. */
-double agent_lat_ratio(const struct agent_lat_objective *o, double p99_us, uint64_t count);
 
 /* latency_source in iobatchd.conf. */
 enum agent_lat_pref {

@@ -36,29 +36,18 @@ bool agent_protect_update(struct agent_protect *p, const struct agent_protect_ob
     p->active = p->short_ = false;
     p->level_bps = 0;
     p->worst_share = 0;
-    p->worst_lat_ratio = 0;
     p->victim[0] = '\0';
     return before != 0;
   }
   bool was_active = p->active;
   p->active = true;
   bool short_ = false, known = false;
-  double worst = 1e9, worst_lat = 0;
-  const char *who = NULL, *lat_who = NULL;
+  double worst = 1e9;
+  const char *who = NULL;
   for (size_t i = 0; i < n; i++) {
     double s = obs[i].share;
     bool low = s >= 0 && s < p->cfg.min_share;
     bool slow = obs[i].stall >= 0 && obs[i].stall > p->cfg.max_stall_ratio;
-    if (obs[i].lat_ratio > 0) {
-      /* its latency objective, when it has one, is the signal */
-      low = obs[i].lat_ratio > 1;
-      slow = false;
-      known = true;
-      if (obs[i].lat_ratio > worst_lat) {
-        worst_lat = obs[i].lat_ratio;
-        lat_who = obs[i].id;
-      }
-    }
     short_ = short_ || low || slow;
     known = known || s >= 0 || obs[i].stall >= 0;
     if (s >= 0 && s < worst) {
@@ -67,9 +56,6 @@ bool agent_protect_update(struct agent_protect *p, const struct agent_protect_ob
     }
   }
   p->worst_share = who ? worst : -1;
-  p->worst_lat_ratio = worst_lat;
-  if (lat_who)
-    who = lat_who;
   snprintf(p->victim, sizeof(p->victim), "%s", who ? who : obs[0].id);
   /* Hysteresis: held batch containers start after PROTECT_SLACK_WINDOWS
    * windows in a row with slack, not on one lucky window. */
@@ -102,8 +88,6 @@ const char *agent_protect_signal_name(int signal) {
     return "rate";
   case AGENT_PROTECT_SIGNAL_PRESSURE:
     return "pressure";
-  case AGENT_PROTECT_SIGNAL_LATENCY:
-    return "latency";
   }
   return "invalid";
 }

@@ -4,11 +4,9 @@
  * detected when `protect = detected`), batch containers that share the
  * disk run under a throughput cap, one level for all of them, moved by the
  * victims' measured slack once per sample (AIMD):
- *   - every victim within its target (its block I/O p99 at most its
- *     latency objective where it has one, agent/lathist.h: 1.5 x its p99
- *     alone, learnt from BPF's histograms; else its share at least
- *     min_share and its io.pressure stall at most max_stall_ratio of its
- *     stall alone, where known) and some of these measured: the level grows by `raise`, and
+ *   - every victim within its target (its share at least min_share, its
+ *     io.pressure stall at most max_stall_ratio of its stall alone, where
+ *     known) and some share measured: the level grows by `raise`, and
  *     beyond cap_max_bps the cap is lifted (a victim alone, share unknown,
  *     leaves the level where it is);
  *   - a victim short of its target: the level is cut by `cut` (not below
@@ -55,12 +53,6 @@ struct agent_protect_obs {
   const char *id;
   double share; /* rate / rate alone; < 0 unknown (no neighbours, no baseline) */
   double stall; /* io.pressure some % / that alone; < 0 unknown */
-  /* Its block I/O p99 in the window / its latency objective (issue #22,
-   * agent/lathist.h); <= 0 unknown (no objective yet, too few requests,
-   * latency only approximate; 0 when not set).  When known it is the
-   * signal: short above 1, slack at or below; share and stall are the
-   * fallback. */
-  double lat_ratio;
 };
 
 /* How a protected container's share is measured (protect_signal). */
@@ -68,12 +60,8 @@ enum agent_protect_signal {
   AGENT_PROTECT_SIGNAL_AUTO = 0, /* pressure where known and telling, else rate */
   AGENT_PROTECT_SIGNAL_RATE,     /* its I/O rate / its rate alone */
   AGENT_PROTECT_SIGNAL_PRESSURE, /* its unstalled time / that alone (io.pressure) */
-  /* its block I/O p99 against its latency objective (issue #22) once it
-   * has one, else as auto (opt-in while issue #22's controller is
-   * incomplete: no declared target, no batch budget) */
-  AGENT_PROTECT_SIGNAL_LATENCY,
 };
-/* "auto", "rate", "pressure", "latency"; "invalid" otherwise. */
+/* "auto", "rate", "pressure"; "invalid" otherwise. */
 const char *agent_protect_signal_name(int signal);
 
 /* A stall share alone above this counts as this (the pressure share's
@@ -107,8 +95,7 @@ struct agent_protect {
   unsigned slack_windows; /* windows in a row in which every victim had slack */
   double level_bps;       /* cap per batch container; 0: no cap */
   double worst_share;
-  double worst_lat_ratio; /* the highest p99 / objective of the last update, 0 none */
-  char victim[256];       /* the victim furthest from its target, for status */
+  char victim[256]; /* the victim furthest from its target, for status */
 };
 
 void agent_protect_init(struct agent_protect *p, const struct agent_protect_cfg *cfg);

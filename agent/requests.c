@@ -298,8 +298,6 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
     s->io_lat_approx = c->lat_approx;
     s->io_lat_count = c->lat_count;
     s->io_lat_windows = c->lat_windows;
-    s->io_lat_target_us = c->protect ? c->lat_target_us : 0;
-    s->io_lat_target_windows = c->protect ? c->lat_target_windows : 0;
     s->io_lat_p50_us = c->lat_p50_us;
     s->io_lat_p99_us = c->lat_p99_us;
     s->io_stall_share = c->lat_valid && c->lat_approx ? c->lat_stall : -1;

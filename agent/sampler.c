@@ -62,11 +62,6 @@ struct sstate {
   uint64_t cgid;
   bool lat_prev_set;
   struct blklat_val lat_prev;
-  /* Protected containers: the last window's histogram difference, and
-   * the objective learnt from windows alone (allocated when protected). */
-  bool lat_win_set;
-  uint64_t lat_win[AGENT_LAT_BUCKETS];
-  struct agent_lat_objective *lat_obj;
 };
 
 void agent_sampler_init_headless(struct agent_sampler *s, const struct agent_config *cfg,
@@ -173,7 +168,6 @@ void agent_sampler_forget(struct agent_ctr *c) {
     agent_latency_forget(st->lat, st->cgid);
   free(st->cgdir);
   free(st->psidir);
-  free(st->lat_obj);
   free(st);
   c->sampler_state = NULL;
 }
@@ -299,9 +293,6 @@ static void latency_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sst
   }
   struct agent_lat_window w;
   agent_lathist_window(now.hist, st->lat_prev.hist, AGENT_LAT_BUCKETS, &w);
-  st->lat_win_set = c->protect;
-  if (c->protect)
-    agent_lathist_delta(now.hist, st->lat_prev.hist, AGENT_LAT_BUCKETS, st->lat_win);
   st->lat_prev = now;
   c->lat_valid = true;
   c->lat_windows++;
@@ -545,31 +536,13 @@ static double window_stall(const struct sstate *st) {
 /* A protected container's slack in the last window (c->share, by
  * agent_protect_share), against its windows alone (no neighbour doing
  * I/O): its rate and io.pressure stall alone are running averages. */
-static void protect_share(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
+static void protect_share(struct agent_sampler *s, struct agent_ctr *c, const struct sstate *st,
                           double rate, size_t nb) {
   if (c->alone_bps <= 0 && c->solo_bps > 0)
     c->alone_bps = c->solo_bps;
   double stall = window_stall(st), rshare = -1;
   c->stall = stall;
   c->share = -1;
-  c->lat_ratio = -1;
-  /* The latency objective (BPF's histogram only): learnt alone, the
-   * signal beside others once learnt (agent/lathist.h). */
-  struct sstate *lst = st;
-  if (lst->lat_win_set && lst->lat_obj == NULL)
-    lst->lat_obj = xcalloc(1, sizeof(*lst->lat_obj));
-  if (lst->lat_win_set && c->io_now && nb == 0) {
-    agent_lat_objective_learn(lst->lat_obj, lst->lat_win, AGENT_LAT_BUCKETS);
-    c->lat_target_windows = lst->lat_obj->windows;
-    bool had = c->lat_target_us > 0;
-    c->lat_target_us = agent_lat_objective_us(lst->lat_obj);
-    if (!had && c->lat_target_us > 0)
-      iob_info("'%s': latency objective p99 %.0f us (%.1f x its p99 over %u windows alone)", c->id,
-               c->lat_target_us, AGENT_LAT_OBJ_FACTOR, lst->lat_obj->windows);
-  } else if (lst->lat_win_set && nb > 0 && s->protect_signal == AGENT_PROTECT_SIGNAL_LATENCY) {
-    c->lat_ratio = agent_lat_ratio(lst->lat_obj, c->lat_p99_us, c->lat_count);
-  }
-  lst->lat_win_set = false;
   if (c->io_now && nb == 0) {
     /* running mean and variance of its rate alone */
     if (c->alone_bps > 0) {

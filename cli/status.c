@@ -335,11 +335,7 @@ static void print_detail(const ctr_status *c) {
         c->weight_effective ? "" : or_dash(c->weight_note));
   else
     ROW("Weight", "-");
-  if (c->protected_ && c->io_lat_target_us > 0) {
-    human_us(c->io_lat_target_us, false, t1, sizeof(t1));
-    ROW("Protected", "yes, latency objective p99 %s (learnt from %u windows alone)", t1,
-        c->io_lat_target_windows);
-  } else if (c->protected_ && c->share >= 0)
+  if (c->protected_ && c->share >= 0)
     ROW("Protected", "yes, at %.2f of its rate alone", c->share);
   else if (c->protected_)
     ROW("Protected", "yes");
@@ -385,9 +381,6 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "io_lat_approx", json_boolean(c->io_lat_approx));
     json_object_set_new(o, "io_lat_count", json_integer((json_int_t)c->io_lat_count));
     json_object_set_new(o, "io_lat_windows", json_integer((json_int_t)c->io_lat_windows));
-    json_object_set_new(o, "io_lat_target_us", json_real(c->io_lat_target_us));
-    json_object_set_new(o, "io_lat_target_windows",
-                        json_integer((json_int_t)c->io_lat_target_windows));
     json_object_set_new(o, "io_lat_p50_us", json_real(c->io_lat_p50_us));
     json_object_set_new(o, "io_lat_p99_us", json_real(c->io_lat_p99_us));
     json_object_set_new(o, "io_stall_share", json_real(c->io_stall_share));

@@ -105,8 +105,6 @@ static void test_full(void **state) {
   assert_int_equal(c.latency_source, AGENT_LAT_BPF);
   parse_ok(&c, "latency_source = off\n");
   assert_int_equal(c.latency_source, AGENT_LAT_OFF);
-  parse_ok(&c, "protect_signal = latency\n");
-  assert_int_equal(c.protect_signal, AGENT_PROTECT_SIGNAL_LATENCY);
   assert_int_equal(c.policy, BATCH_POLICY_PREDICTIVE);
   assert_string_equal(c.socket_path, "/run/y.sock");
   assert_string_equal(c.state_dir, "/var/tmp/st");
@@ -290,7 +288,7 @@ static void test_protect_keys(void **state) {
   assert_true(c.protect_gap_ms == 0);
   agent_config_release(&c);
   parse_err("protect_signal = psi", "'t.conf' line 1: invalid value 'psi' for 'protect_signal': "
-                                    "expected 'auto', 'rate', 'pressure' or 'latency'");
+                                    "expected 'auto', 'rate' or 'pressure'");
   parse_err("protect_scope = readers", "'t.conf' line 1: invalid value 'readers' for "
                                        "'protect_scope': expected 'writers' or 'all'");
   parse_err("protect_cpu = sometimes", "'t.conf' line 1: invalid value 'sometimes' for "

@@ -12,7 +12,6 @@
 #include <cmocka.h>
 
 #include "agent/admission.h"
-#include "agent/lathist.h"
 #include "agent/protect.h"
 #include "common/cleanup.h"
 
@@ -326,117 +325,6 @@ static void test_writers_scope(void **state) {
   agent_adm_release(&adm);
 }
 
-/* Windows of a queue-depth-1 O_DIRECT 4 KiB random reader on this host
- * (500 ms sample period, latency_source = bpf, as iobatchctl status showed
- * them: window, requests, p99 us), alone and then beside a buffered 1 MiB
- * sequential writer (fio, --end_fsync).  The host was busy with other
- * work, hence the spread alone. */
-static const struct rec {
-  unsigned window;
-  uint64_t count;
-  double p99_us;
-} alone[] = {{1, 198, 4778}, {3, 1877, 537},  {5, 1634, 619},  {6, 1748, 960},
-             {8, 2039, 301}, {10, 2223, 298}, {11, 2445, 273}, {12, 2400, 280}},
-  beside[] = {{13, 913, 426},  {14, 1811, 202}, {16, 2035, 469}, {17, 872, 1280},
-              {19, 1385, 3584}, {20, 1622, 256}, {21, 1269, 320}, {22, 520, 7168}};
-
-/* A window's histogram of `count` requests with that p99: 98% at 60 us
- * (the reader's p50 here), 2% at p99_us, so that the window's own p99
- * falls in p99_us's bucket. */
-static void window_hist(const struct rec *r, uint64_t *h) {
-  memset(h, 0, AGENT_LAT_BUCKETS * sizeof(h[0]));
-  uint64_t slow = r->count / 50 ? r->count / 50 : 1;
-  h[agent_lathist_bucket(60)] = r->count - slow;
-  h[agent_lathist_bucket((uint64_t)r->p99_us)] = slow;
-}
-
-/* The objective: learnt from windows alone (a start-up window among
- * them), none before AGENT_LAT_OBJ_WINDOWS, a window with too few
- * requests left out. */
-static void test_latency_objective(void **state) {
-  (void)state;
-  struct agent_lat_objective o = {0};
-  uint64_t h[AGENT_LAT_BUCKETS];
-  uint64_t few[AGENT_LAT_BUCKETS] = {0};
-  few[agent_lathist_bucket(90000)] = AGENT_LAT_OBJ_MIN_REQUESTS - 1; /* too few to count */
-  agent_lat_objective_learn(&o, few, AGENT_LAT_BUCKETS);
-  assert_int_equal(o.windows, 0);
-  for (size_t i = 0; i < sizeof(alone) / sizeof(alone[0]); i++) {
-    assert_true(agent_lat_objective_us(&o) == 0); /* still learning: protection as before */
-    assert_true(agent_lat_ratio(&o, 5000, 1000) < 0);
-    window_hist(&alone[i], h);
-    agent_lat_objective_learn(&o, h, AGENT_LAT_BUCKETS);
-  }
-  assert_int_equal(o.windows, AGENT_LAT_OBJ_WINDOWS);
-  double target = agent_lat_objective_us(&o);
-  /* the p99 of all requests alone (the slow 2% of each window: between
-   * the 273 and 960 us windows, not the start-up window's 4.8 ms), x1.5 */
-  assert_true(target > 1.5 * 273 && target < 1.5 * 1024);
-  /* too few requests in a window beside: no verdict */
-  assert_true(agent_lat_ratio(&o, 9000, AGENT_LAT_OBJ_MIN_REQUESTS - 1) < 0);
-  assert_float_equal(agent_lat_ratio(&o, target * 2, 100), 2, 1e-9);
-}
-
-/* The controller on the recorded windows beside the writer: the latency
- * objective is the signal (cut while above it, raised while below), the
- * rate share only where it is not known, nothing with no protected
- * container. */
-static void test_latency_controller(void **state) {
-  (void)state;
-  struct agent_lat_objective o = {0};
-  uint64_t h[AGENT_LAT_BUCKETS];
-  for (size_t i = 0; i < sizeof(alone) / sizeof(alone[0]); i++) {
-    window_hist(&alone[i], h);
-    agent_lat_objective_learn(&o, h, AGENT_LAT_BUCKETS);
-  }
-  double target = agent_lat_objective_us(&o);
-  struct agent_protect_cfg cfg;
-  agent_protect_cfg_default(&cfg);
-  struct agent_protect p;
-  agent_protect_init(&p, &cfg);
-  /* the victim alone: batch starts capped */
-  struct agent_protect_obs v = {.id = "reader", .share = -1, .stall = -1};
-  agent_protect_update(&p, &v, 1);
-  double level = p.level_bps;
-  assert_true(level == cfg.cap_start_bps);
-  for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
-    /* the rate share says short every time: the latency decides */
-    v.share = 0.5;
-    v.lat_ratio = agent_lat_ratio(&o, beside[i].p99_us, beside[i].count);
-    assert_true(v.lat_ratio > 0);
-    agent_protect_update(&p, &v, 1);
-    if (beside[i].p99_us > target) { /* fall */
-      double want = level * cfg.cut > cfg.cap_floor_bps ? level * cfg.cut : cfg.cap_floor_bps;
-      assert_float_equal(p.level_bps, want, 1);
-      assert_float_equal(p.worst_lat_ratio, beside[i].p99_us / target, 1e-9);
-    } else { /* rise (the cap stays set below cap_max here) */
-      assert_float_equal(p.level_bps, level * cfg.raise, 1);
-    }
-    assert_string_equal(p.victim, "reader");
-    level = p.level_bps;
-  }
-  /* the objective was 1.5 x ~306 us; the last window (7.2 ms) cut the cap
-   * to its floor, but new batch containers are held only when a window
-   * is still above it with the cap already there (hold_at_floor: the
-   * last resort) */
-  assert_true(target > 400 && target < 520);
-  assert_float_equal(p.level_bps, cfg.cap_floor_bps, 1);
-  assert_false(p.short_);
-  v.lat_ratio = agent_lat_ratio(&o, beside[7].p99_us, beside[7].count);
-  agent_protect_update(&p, &v, 1);
-  assert_true(p.short_);
-  level = p.level_bps;
-  /* without an objective the rate share is the signal again */
-  v.lat_ratio = -1;
-  v.share = 0.95;
-  agent_protect_update(&p, &v, 1);
-  assert_float_equal(p.level_bps, level * cfg.raise, 1);
-  assert_true(p.worst_lat_ratio == 0);
-  /* no protected container: no cap */
-  agent_protect_update(&p, NULL, 0);
-  assert_true(p.level_bps == 0 && !p.active && !p.short_);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_aimd),
@@ -444,8 +332,6 @@ int main(void) {
       cmocka_unit_test(test_hold_at_floor),
       cmocka_unit_test(test_share_signals),
       cmocka_unit_test(test_writers_scope),
-      cmocka_unit_test(test_latency_objective),
-      cmocka_unit_test(test_latency_controller),
   };
   return cmocka_run_group_tests_name("agent_protect", tests, NULL, NULL);
 }
