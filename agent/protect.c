@@ -15,6 +15,13 @@ void agent_protect_cfg_default(struct agent_protect_cfg *cfg) {
   cfg->cut = 0.5;
   cfg->scope = AGENT_PROTECT_WRITERS;
   cfg->hold_at_floor = true;
+  cfg->batch_budget = 1.5;
+}
+
+bool agent_protect_limiting(const struct agent_protect *p) {
+  if (!p->active)
+    return false;
+  return p->objective ? p->level_bps > 0 || p->short_ : true;
 }
 
 const char *agent_protect_scope_name(int scope) {
@@ -206,4 +213,12 @@ bool agent_protect_over_budget(double budget, uint64_t now_ms, uint64_t arrival_
   done = done < 0 ? 0 : done > 1 ? 1 : done;
   double waited_s = now_ms > arrival_ms ? (double)(now_ms - arrival_ms) / 1000 : 0;
   return waited_s + solo_s * (1 - done) >= budget * solo_s;
+}
+
+uint64_t agent_protect_budget_at(double budget, uint64_t arrival_ms, double solo_s, double done) {
+  if (!(budget > 0) || !(solo_s > 0))
+    return UINT64_MAX;
+  done = done < 0 ? 0 : done > 1 ? 1 : done;
+  double wait_s = budget * solo_s - solo_s * (1 - done);
+  return arrival_ms + (uint64_t)(wait_s > 0 ? ceil(wait_s * 1000) : 0);
 }

@@ -46,6 +46,9 @@ struct agent_protect_cfg {
    * victim is still short (holding as the last resort), rather than
    * whenever a victim is short (default: true). */
   bool hold_at_floor;
+  /* protect_batch_budget: a batch container whose turnaround would pass
+   * this x its runtime alone is no longer capped or held (1.5; 0: none). */
+  double batch_budget;
 };
 void agent_protect_cfg_default(struct agent_protect_cfg *cfg);
 
@@ -117,7 +120,7 @@ struct agent_protect {
   /* Set by the caller before each update: the largest measured rate of a
    * capped batch container in the window (bytes/s, 0 unknown). */
   double batch_bps;
-  bool objective;  /* the last update judged by a latency objective */
+  bool objective;         /* the last update judged by a latency objective */
   double worst_lat_ratio; /* its worst latency / target (objective); 0 none */
   bool active;            /* a protected container runs */
   bool short_;            /* a victim is short of its target: hold new batch containers */
@@ -128,6 +131,11 @@ struct agent_protect {
 };
 
 void agent_protect_init(struct agent_protect *p, const struct agent_protect_cfg *cfg);
+
+/* Is protection limiting batch containers now?  By a latency objective
+ * only while it caps or holds (an objective that is met costs the batch
+ * nothing, its CPU weight included); by share while a victim runs. */
+bool agent_protect_limiting(const struct agent_protect *p);
 
 /* A learned latency objective: PROTECT_LEARN_FACTOR x the median of the
  * latencies of a container's quiet windows (it did I/O, no batch container
@@ -156,6 +164,8 @@ double agent_protect_learn_target(const struct agent_protect_learn *l);
  * (SOLO_S <= 0) or no budget (BUDGET <= 0): never. */
 bool agent_protect_over_budget(double budget, uint64_t now_ms, uint64_t arrival_ms, double solo_s,
                                double done);
+/* When it will be (at its progress DONE): UINT64_MAX never. */
+uint64_t agent_protect_budget_at(double budget, uint64_t arrival_ms, double solo_s, double done);
 /* A new sample of the n protected containers that run (n = 0: none).
  * Returns true when the cap level changed (the caller rewrites the caps). */
 bool agent_protect_update(struct agent_protect *p, const struct agent_protect_obs *obs, size_t n);

@@ -22,7 +22,7 @@ static void test_aimd(void **state) {
   struct agent_protect_cfg cfg;
   agent_protect_cfg_default(&cfg);
   assert_true(cfg.hold_at_floor && cfg.cap_floor_bps == 16 * MiB); /* the defaults */
-  cfg.hold_at_floor = false; /* hold whenever short */
+  cfg.hold_at_floor = false;                                       /* hold whenever short */
   cfg.cap_floor_bps = 2 * MiB;
   struct agent_protect p;
   agent_protect_init(&p, &cfg);
@@ -325,7 +325,6 @@ static void test_writers_scope(void **state) {
   agent_adm_release(&adm);
 }
 
-
 /* The objective controller against recorded windows: a database's p99
  * (ms) with its 5 ms target, and the fastest batch writer's rate. */
 static void test_objective(void **state) {
@@ -436,6 +435,42 @@ static void test_learn_objective(void **state) {
   assert_true(fabs(agent_protect_learn_target(&l) - 6.0) < 1e-9);
 }
 
+/* A batch container held for protection starts when it reaches its
+ * budget, though the victim is still short: 1.5 x its 10 s alone. */
+static void test_budget_releases_hold(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
+  adm.prot.cfg.hold_at_floor = false;
+  struct agent_ctr *db = reg(&adm, "db", "latency", 0);
+  agent_adm_admit(&adm, db, 0, 0, 0);
+  run_until(&adm, 0);
+  struct agent_protect_obs o = {.id = "db", .share = -1, .stall = -1, .lat = 20, .lat_target = 5};
+  agent_protect_update(&adm.prot, &o, 1);
+  assert_true(adm.prot.short_);
+  struct agent_ctr *w = reg(&adm, "w", "seq-write", 1000);
+  w->solo_s = 10; /* as a learned profile would say */
+  struct agent_ctr *u = reg(&adm, "u", "seq-write", 1000); /* runtime not learned */
+  agent_adm_admit(&adm, w, 0, 0, 1000);
+  agent_adm_admit(&adm, u, 0, 0, 1000);
+  run_until(&adm, 5999);
+  assert_int_equal(w->state, AGENT_PENDING);
+  assert_int_equal(w->reason, BATCH_HOLD_PROTECT);
+  run_until(&adm, 6000); /* 5 s held + 10 s alone = 1.5 x 10 s */
+  assert_int_equal(w->state, AGENT_RUNNING);
+  assert_true(agent_ctr_over_budget(&adm, w, 6000));
+  assert_false(agent_ctr_protect_limited(&adm, w, 6000));
+  /* no runtime learned: no budget; still held */
+  assert_int_equal(u->state, AGENT_PENDING);
+  assert_false(agent_ctr_over_budget(&adm, u, 6000));
+  /* budget 0: none */
+  adm.prot.cfg.batch_budget = 0;
+  assert_false(agent_ctr_over_budget(&adm, w, 60000));
+  agent_adm_release(&adm);
+}
+
 static void test_budget(void **state) {
   (void)state;
   /* a 10 s job with budget 1.5 */
@@ -456,14 +491,11 @@ static void test_budget(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_aimd),
-      cmocka_unit_test(test_objective),
-      cmocka_unit_test(test_objective_idle),
-      cmocka_unit_test(test_learn_objective),
+      cmocka_unit_test(test_aimd),           cmocka_unit_test(test_objective),
+      cmocka_unit_test(test_objective_idle), cmocka_unit_test(test_learn_objective),
       cmocka_unit_test(test_budget),
-      cmocka_unit_test(test_holds_while_short),
-      cmocka_unit_test(test_hold_at_floor),
-      cmocka_unit_test(test_share_signals),
+      cmocka_unit_test(test_budget_releases_hold),         cmocka_unit_test(test_holds_while_short),
+      cmocka_unit_test(test_hold_at_floor),  cmocka_unit_test(test_share_signals),
       cmocka_unit_test(test_writers_scope),
   };
   return cmocka_run_group_tests_name("agent_protect", tests, NULL, NULL);
