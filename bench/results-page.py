@@ -83,7 +83,8 @@ def table(head, rows, align=None):
 
 
 # The command of a result file that does not record its own.
-UNRECORDED = {"pairs.json": "bench/pairs.sh", "plan-cost.json": "bench/plan-cost.sh"}
+UNRECORDED = {"pairs.json": "bench/pairs.sh", "plan-cost.json": "bench/plan-cost.sh",
+              "libcgroup.json": "bench/libcgroup.sh"}
 
 
 def cmd(doc, name):
@@ -333,6 +334,23 @@ def table_calibration(name):
     sd = d["measurements"]["slowdown"]
     return table(["victim \\ neighbour"] + c, [[v] + [fmt(sd[v][n]) for n in c] for v in c],
                  ["---"] + ["---:"] * 4)
+
+
+def table_libcgroup(name):
+    d = load(name)
+    c = d["cpu"]
+    labels = {"discover": "find the cgroup2 and v1 blkio mounts", "pid_cgroup": "a process's blkio cgroup",
+              "read_blkio": "read and parse blkio.throttle.io_service_bytes"}
+    rows = [[labels.get(k, k), v["cgroupv2"], v["libcgroup"], fmt(v["libcgroup_vs_cgroupv2"])]
+            for k, v in c["ns_per_call"].items()]
+    m = d["memory"]
+    return (f"CPU ns per call, median of {c['repeats']} repeats of {c['iterations']} calls:\n\n"
+            + table(["what", "cgroupv2/", "libcgroup", "libcgroup / cgroupv2/"], rows,
+                    ["---", "---:", "---:", "---:"])
+            + f"\n\nAn idle process: {m['idle_plain_kb']['pss']} KB PSS; after `cgroup_init()` "
+            f"{m['idle_after_cgroup_init_kb']['pss']} KB (+{m['cgroup_init_adds_kb']['pss']} KB PSS, "
+            f"+{m['cgroup_init_adds_kb']['rss']} KB RSS), of which libcgroup's own mapping "
+            f"{m['libcgroup_mapping_kb']['pss']} KB PSS.")
 
 
 def table_wcd(name):
