@@ -122,6 +122,7 @@ struct agent_ctr {
   double alone_var;      /* ... and its running variance */
   double share;          /* rate / alone_bps in the last shared window, -1 unknown */
   double cap_bps;        /* batch: the cap last written for it, 0 none */
+  bool budget_logged;    /* batch: 'reached its budget' said once */
   /* Protected: the share of time some of its tasks stalled on I/O
    * (io.pressure "some") in the last window and in windows alone (running
    * average); < 0 unknown. */
@@ -202,6 +203,14 @@ bool agent_ctr_is_batch(const struct agent_ctr *c);
 /* A batch container protection caps and holds: every one with scope
  * `all`, else those that write or may write (not a reader). */
 bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ctr *c);
+/* A batch container past its budget at NOW (protect_batch_budget,
+ * agent_protect_over_budget): protection neither caps, holds nor lowers
+ * its CPU weight any more. */
+bool agent_ctr_over_budget(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now);
+/* ... and not past its budget at NOW (protect_batch_budget,
+ * agent_protect_over_budget): the containers protection caps and holds. */
+bool agent_ctr_protect_limited(const struct agent_adm *adm, const struct agent_ctr *c,
+                               uint64_t now);
 
 void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
                     uint64_t batch_window_ms, uint64_t default_hold_ms,

@@ -41,6 +41,7 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->protect_hold_at_floor = pc.hold_at_floor;
   cfg->protect_gap_ms = UINT64_MAX;
   cfg->protect_cpu = true;
+  cfg->protect_batch_budget = pc.batch_budget;
 }
 
 const char *agent_sampler_pref_name(int pref) {
@@ -383,6 +384,8 @@ static const struct iob_conf_key keys[] = {
      "bytes per second from 64K to 1e12, K/M/G suffixes (e.g. 16M)"},
     {"protect_raise", conf_double, F(protect_raise), 1, 10, "a number from 1 to 10"},
     {"protect_cut", conf_double, F(protect_cut), 0.05, 1, "a number from 0.05 to 1"},
+    {"protect_batch_budget", conf_double, F(protect_batch_budget), 0, 100,
+     "a number from 0 (no budget) to 100"},
     {"protect_cpu", conf_bool, F(protect_cpu), 0, 0, "true or false"},
     {"protect_hold", conf_protect_hold, F(protect_hold_at_floor), 0, 0, "'short' or 'floor'"},
     {"protect_gap", conf_duration, F(protect_gap_ms), 0, 60 * 1000,

@@ -55,6 +55,10 @@
  *   protect_cap_floor = 16M                    lowest cap
  *   protect_raise    = 1.25                    cap x this per window with slack
  *   protect_cut      = 0.5                     cap x this per window short of target
+ *   protect_batch_budget = 1.5                 a batch container whose turnaround
+ *                                               (held time included) would pass
+ *                                               this x its runtime alone is no
+ *                                               longer capped or held (0: none)
  *   protect_hold     = floor | short           hold new batch containers only while
  *                                               a victim is short with the cap at its
  *                                               floor (the last resort), or whenever
@@ -128,9 +132,10 @@ struct agent_config {
   int protect_scope;     /* enum agent_protect_scope (agent/protect.h) */
   uint64_t protect_cap_start, protect_cap_floor; /* bytes/s */
   double protect_raise, protect_cut;
-  bool protect_hold_at_floor; /* protect_hold = floor */
-  uint64_t protect_gap_ms;    /* UINT64_MAX: two sample periods */
-  bool protect_cpu;           /* batch containers at the least CPU weight while protecting */
+  double protect_batch_budget; /* x its runtime alone; 0: none */
+  bool protect_hold_at_floor;  /* protect_hold = floor */
+  uint64_t protect_gap_ms;     /* UINT64_MAX: two sample periods */
+  bool protect_cpu;            /* batch containers at the least CPU weight while protecting */
   /* trust_declared: NULL = all (the default), "" = none, else the
    * namespaces as ",ns1,ns2," (agent_config_trusts). */
   char *trust_declared;

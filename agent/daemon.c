@@ -55,7 +55,7 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
   agent_server_answer(d, c, true, why);
   /* Admitted while protection caps batch containers (or lowers their CPU
    * weight): capped from the start. */
-  if ((d->adm.prot.level_bps > 0 || (d->cfg.protect_cpu && d->adm.prot.active)) &&
+  if ((d->adm.prot.level_bps > 0 || (d->cfg.protect_cpu && agent_protect_limiting(&d->adm.prot))) &&
       agent_ctr_is_batch(c))
     agent_caps_apply(d);
 }
@@ -258,6 +258,7 @@ static void protect_settings(struct agent_daemon *d) {
   pc->raise = d->cfg.protect_raise;
   pc->cut = d->cfg.protect_cut;
   pc->hold_at_floor = d->cfg.protect_hold_at_floor;
+  pc->batch_budget = d->cfg.protect_batch_budget;
   d->adm.protect_gap_ms =
       d->cfg.protect_gap_ms == UINT64_MAX ? 2 * d->cfg.sample_period_ms : d->cfg.protect_gap_ms;
 }
@@ -496,6 +497,7 @@ static void reload(struct agent_daemon *d) {
   d->cfg.protect_cut = nc.protect_cut;
   d->cfg.protect_gap_ms = nc.protect_gap_ms;
   d->cfg.protect_hold_at_floor = nc.protect_hold_at_floor;
+  d->cfg.protect_batch_budget = nc.protect_batch_budget;
   protect_settings(d);
   d->sampler.wcd = nw;
   d->sampler.protect_detected = nc.protect_detected;

@@ -5,6 +5,7 @@ set -euo pipefail
 PKGS=(
   build-essential pkg-config git ca-certificates
   libjansson-dev libprotobuf-c-dev protobuf-c-compiler libseccomp-dev libcmocka-dev
+  libcgroup-dev # bench/libcgroup.sh only: why cgroupv2/ does not use it (docs/DESIGN.md)
   clang libclang-rt-14-dev llvm clang-format
   containerd runc crun fio busybox-static util-linux procps psmisc kmod iproute2 tmux
   qemu-system-x86 qemu-utils cpio gzip e2fsprogs

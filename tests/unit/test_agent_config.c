@@ -264,9 +264,11 @@ static void test_protect_keys(void **state) {
   assert_int_equal(c.protect_scope, AGENT_PROTECT_WRITERS);
   assert_true(c.protect_gap_ms == UINT64_MAX); /* two sample periods */
   assert_true(c.protect_cpu);
+  assert_true(c.protect_batch_budget == 1.5);
   parse_ok(&c, "protect_signal = pressure\nprotect_scope = all\nprotect_cap_start = 100M\n"
                "protect_cap_floor = 512K\nprotect_raise = 1.5\nprotect_cut = 0.8\n"
-               "protect_gap = 0\nprotect_cpu = false\n");
+               "protect_gap = 0\nprotect_cpu = false\nprotect_batch_budget = 0\n");
+  assert_true(c.protect_batch_budget == 0);
   assert_false(c.protect_cpu);
   assert_int_equal(c.protect_signal, AGENT_PROTECT_SIGNAL_PRESSURE);
   assert_int_equal(c.protect_scope, AGENT_PROTECT_ALL);
@@ -281,6 +283,9 @@ static void test_protect_keys(void **state) {
                                        "'protect_scope': expected 'writers' or 'all'");
   parse_err("protect_cpu = sometimes", "'t.conf' line 1: invalid value 'sometimes' for "
                                        "'protect_cpu': expected true or false");
+  parse_err("protect_batch_budget = -1",
+            "'t.conf' line 1: invalid value '-1' for 'protect_batch_budget': expected a number "
+            "from 0 (no budget) to 100");
   parse_err("protect_cut = 2", "'t.conf' line 1: invalid value '2' for 'protect_cut': expected "
                                "a number from 0.05 to 1");
   parse_err("protect_cap_floor = 1K",

@@ -378,7 +378,8 @@ static void pump(struct iob_loop *loop, int times) {
 }
 
 /* One local user cannot take every slot: past AGENT_METRICS_MAX_PER_PEER
- * its connections are closed at once, and another uid still gets in. */
+ * its new connections close its oldest ones that still wait for a request,
+ * a scraper among them gets its answer, and another uid still gets in. */
 static void test_per_peer_limit(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
@@ -401,10 +402,40 @@ static void test_per_peer_limit(void **state) {
     pump(loop, 3);
   }
   pump(loop, 5);
+  /* the two oldest made room for the two newest */
   for (size_t i = 0; i < IOB_ARRAY_SIZE(fds); i++)
-    if (closed_by_server(fds[i]) != (i >= AGENT_METRICS_MAX_PER_PEER))
+    if (closed_by_server(fds[i]) != (i < 2))
       fail_msg("connection %zu of one uid: %s", i,
                closed_by_server(fds[i]) ? "closed" : "kept open");
+  /* the scraper, the same uid as the four held connections: answered */
+  int sc = connect_to(path);
+  assert_true(sc >= 0);
+  const char get[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  assert_int_equal(send(sc, get, sizeof(get) - 1, MSG_NOSIGNAL), (ssize_t)(sizeof(get) - 1));
+  char reply[512];
+  size_t got = 0;
+  for (int i = 0; i < 100 && got < sizeof(reply) - 1; i++) {
+    pump(loop, 1);
+    ssize_t r = recv(sc, reply + got, sizeof(reply) - 1 - got, MSG_DONTWAIT);
+    if (r == 0)
+      break;
+    if (r > 0)
+      got += (size_t)r;
+  }
+  reply[got] = '\0';
+  assert_non_null(strstr(reply, "HTTP/1.1 200 OK"));
+  assert_non_null(strstr(reply, "\r\n\r\nx 1\n"));
+  close(sc);
+  /* held without a request past AGENT_METRICS_HEAD_MS: closed (the loop
+   * runs until they are, at most ten times that) */
+  bool all_closed = false;
+  for (int i = 0; i < AGENT_METRICS_HEAD_MS && !all_closed; i++) {
+    pump(loop, 1);
+    all_closed = true;
+    for (size_t k = 0; k < IOB_ARRAY_SIZE(fds); k++)
+      all_closed = all_closed && closed_by_server(fds[k]);
+  }
+  assert_true(all_closed);
   if (geteuid() == 0) {
     /* Another uid (the socket opened up for the test) has its own share. */
     assert_int_equal(chmod(dir, 0711), 0);
