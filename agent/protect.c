@@ -222,3 +222,13 @@ uint64_t agent_protect_budget_at(double budget, uint64_t arrival_ms, double solo
   double wait_s = budget * solo_s - solo_s * (1 - done);
   return arrival_ms + (uint64_t)(wait_s > 0 ? ceil(wait_s * 1000) : 0);
 }
+
+const char *agent_lat_target_source_name(int source) {
+  switch (source) {
+  case AGENT_LAT_TARGET_DECLARED:
+    return "declared";
+  case AGENT_LAT_TARGET_LEARNED:
+    return "learned";
+  }
+  return "none";
+}

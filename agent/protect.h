@@ -144,6 +144,18 @@ bool agent_protect_limiting(const struct agent_protect *p);
 #define PROTECT_LEARN_WINDOWS 10
 #define PROTECT_LEARN_KEEP 32
 #define PROTECT_LEARN_FACTOR 1.5
+/* Where a protected container's latency objective comes from. */
+enum agent_lat_target_source {
+  AGENT_LAT_TARGET_NONE = 0, /* none yet: protection by its share */
+  AGENT_LAT_TARGET_DECLARED, /* io.iobatch.latency-target */
+  AGENT_LAT_TARGET_LEARNED,  /* from its quiet windows */
+};
+/* "none", "declared", "learned". */
+const char *agent_lat_target_source_name(int source);
+/* A learned stall-share objective is at least this (a container that
+ * never stalls alone would otherwise have an objective of 0). */
+#define PROTECT_LEARN_STALL_MIN 0.02
+
 struct agent_protect_learn {
   double lat[PROTECT_LEARN_KEEP];
   unsigned n;    /* windows kept (at most PROTECT_LEARN_KEEP) */
