@@ -263,9 +263,16 @@ static char *describe_wait(const struct agent_daemon *d, const struct agent_ctr 
     s = xasprintf("the next plan (this one ran out of its forecast budget)");
     break;
   case BATCH_HOLD_PROTECT:
-    s = c->conflict[0]
-            ? xasprintf("the latency-sensitive %s to get its rate back (it is short of it)", who)
-            : xasprintf("a latency-sensitive container to get its rate back");
+    if (d->adm.prot.objective)
+      s = c->conflict[0] ? xasprintf("the latency-sensitive %s to get back under its latency "
+                                     "objective (the batch cap is at its floor)",
+                                     who)
+                         : xasprintf("a latency-sensitive container to get back under its "
+                                     "latency objective");
+    else
+      s = c->conflict[0]
+              ? xasprintf("the latency-sensitive %s to get its rate back (it is short of it)", who)
+              : xasprintf("a latency-sensitive container to get its rate back");
     break;
   default:
     if (now < d->adm.settle_ms)
