@@ -277,7 +277,7 @@ static double lat_signal(const struct agent_ctr *c) {
 /* Its objective: declared (a p99, so only with the block layer's
  * latency), else learned from the windows in which it did I/O and no
  * batch container did (BATCH_IO false). */
-static void lat_objective(struct agent_ctr *c, bool batch_io) {
+static void lat_objective(struct agent_ctr *c, bool batch_io, int which) {
   if (c->lat_valid && c->lat_learn_approx != c->lat_approx) {
     /* The signal changed its unit: what was learned does not apply. */
     memset(&c->lat_learn, 0, sizeof(c->lat_learn));
@@ -287,9 +287,15 @@ static void lat_objective(struct agent_ctr *c, bool batch_io) {
   if (!batch_io && c->io_now && lat >= 0)
     agent_protect_learn_add(&c->lat_learn, lat);
   double before = c->lat_target;
-  if (c->lat_target_declared_us > 0 && c->lat_valid && !c->lat_approx) {
+  if (which == AGENT_PROTECT_OBJECTIVE_OFF) {
+    c->lat_target = 0;
+    c->lat_target_source = AGENT_LAT_TARGET_NONE;
+  } else if (c->lat_target_declared_us > 0 && c->lat_valid && !c->lat_approx) {
     c->lat_target = c->lat_target_declared_us;
     c->lat_target_source = AGENT_LAT_TARGET_DECLARED;
+  } else if (which == AGENT_PROTECT_OBJECTIVE_DECLARED) {
+    c->lat_target = 0;
+    c->lat_target_source = AGENT_LAT_TARGET_NONE;
   } else {
     double t = agent_protect_learn_target(&c->lat_learn);
     if (t > 0 && c->lat_learn_approx && t < PROTECT_LEARN_STALL_MIN)
@@ -323,7 +329,7 @@ static void protect_step(struct agent_daemon *d) {
   size_t k = 0;
   for (struct agent_ctr *c = d->adm.list; c && k < n; c = c->next)
     if (c->protect && c->state == AGENT_RUNNING) {
-      lat_objective(c, batch_io);
+      lat_objective(c, batch_io, d->cfg.protect_objective);
       obs[k++] = (struct agent_protect_obs){.id = c->id,
                                             .share = c->share,
                                             .stall = -1,
@@ -570,6 +576,7 @@ static void reload(struct agent_daemon *d) {
   d->cfg.protect_gap_ms = nc.protect_gap_ms;
   d->cfg.protect_hold_at_floor = nc.protect_hold_at_floor;
   d->cfg.protect_batch_budget = nc.protect_batch_budget;
+  d->cfg.protect_objective = nc.protect_objective;
   protect_settings(d);
   d->sampler.wcd = nw;
   d->sampler.protect_detected = nc.protect_detected;

@@ -232,3 +232,15 @@ const char *agent_lat_target_source_name(int source) {
   }
   return "none";
 }
+
+const char *agent_protect_objective_name(int v) {
+  switch (v) {
+  case AGENT_PROTECT_OBJECTIVE_AUTO:
+    return "auto";
+  case AGENT_PROTECT_OBJECTIVE_DECLARED:
+    return "declared";
+  case AGENT_PROTECT_OBJECTIVE_OFF:
+    return "off";
+  }
+  return "invalid";
+}

@@ -150,6 +150,14 @@ enum agent_lat_target_source {
   AGENT_LAT_TARGET_DECLARED, /* io.iobatch.latency-target */
   AGENT_LAT_TARGET_LEARNED,  /* from its quiet windows */
 };
+/* Which objectives the agent uses (protect_objective). */
+enum agent_protect_objective {
+  AGENT_PROTECT_OBJECTIVE_AUTO = 0, /* declared, else learned */
+  AGENT_PROTECT_OBJECTIVE_DECLARED, /* declared only */
+  AGENT_PROTECT_OBJECTIVE_OFF,      /* none: protection by share alone */
+};
+/* "auto", "declared", "off"; "invalid" otherwise. */
+const char *agent_protect_objective_name(int v);
 /* "none", "declared", "learned". */
 const char *agent_lat_target_source_name(int source);
 /* A learned stall-share objective is at least this (a container that

@@ -14,7 +14,7 @@
 # writer at full speed.)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 8
+tap_plan 9
 iob_need containerd ctr runc fio jq
 # The budget needs a learned runtime alone, which these time-based jobs do
 # not have: the controller alone decides here.
@@ -57,5 +57,13 @@ ok "with the victim gone, the writer's cap is lifted" \
   wait_for 30 '[ "$(agent_field w1 cap_bps)" == 0 ] && [ "$(ctl status --json | jq -r .protect_cap_bps)" == 0 ]'
 is "$(grep -c "cannot cap" "$AGENT_LOG")" "0" "no cap failed"
 cleanup_ctr w1
+# Undeclared: learned from its first quiet windows (1.5 x their median p99).
+$CTR run -d --runtime $RT --annotation io.iobatch.class=latency --rootfs "$R" v2 \
+  /usr/bin/fio --name=v --filename=/data/victim --rw=randwrite --bs=4k --size=256M \
+  --time_based --runtime=300 --direct=1 --ioengine=psync --iodepth=1 >/dev/null 2>&1
+ok "an undeclared objective is learned from its quiet windows" \
+  wait_for 30 '[ "$(agent_field v2 lat_target_source)" == learned ] && [ "$(agent_field v2 "lat_target > 0")" == true ]'
+diag "learned: p99 $(agent_field v2 lat_target) us after $(agent_field v2 lat_quiet_windows) quiet windows"
+cleanup_ctr v2
 rm -f "$R"/data/*
 tap_done
