@@ -113,6 +113,8 @@ double agent_protect_share(int signal, double rate_share, double rate_cv, double
  * There is no first cap: a batch container that starts beside a
  * protected container that meets its objective runs free. */
 #define PROTECT_OBJ_CUT_MAX 0.9
+#define PROTECT_PRESSURE_ON 3
+#define PROTECT_PRESSURE_OFF 10
 #define PROTECT_OBJ_SLACK 0.8
 
 struct agent_protect {
@@ -120,7 +122,13 @@ struct agent_protect {
   /* Set by the caller before each update: the largest measured rate of a
    * capped batch container in the window (bytes/s, 0 unknown). */
   double batch_bps;
-  bool objective;         /* the last update judged by a latency objective */
+  bool objective; /* the last update judged by a latency objective */
+  /* I/O pressure, for node-problem-detector (iobatchctl check
+   * io-pressure): a protected container missed its objective (or, by
+   * share, was short) PROTECT_PRESSURE_ON windows in a row; it ends after
+   * PROTECT_PRESSURE_OFF windows in a row without a miss. */
+  bool missed, pressure;
+  unsigned miss_windows, ok_windows;
   double worst_lat_ratio; /* its worst latency / target (objective); 0 none */
   bool active;            /* a protected container runs */
   bool short_;            /* a victim is short of its target: hold new batch containers */

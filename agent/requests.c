@@ -197,6 +197,8 @@ void agent_api_status_release(Iobatch__Agent__V1__StatusResponse *r) {
   for (size_t i = 0; i < r->n_penalties; i++)
     free(r->penalties[i]);
   free(r->penalties);
+  if (r->io_pressure_reason != protobuf_c_empty_string)
+    free(r->io_pressure_reason);
 }
 
 static char *describe_reason(const struct agent_ctr *c) {
@@ -361,6 +363,16 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   r.protect_objective = d->adm.prot.active && d->adm.prot.objective;
   r.protect_lat_ratio = r.protect_objective ? d->adm.prot.worst_lat_ratio : 0;
   r.protect_victim = d->adm.prot.active ? d->adm.prot.victim : (char *)"";
+  r.io_pressure = d->adm.prot.pressure;
+  if (r.io_pressure)
+    r.io_pressure_reason =
+        d->adm.prot.objective
+            ? (d->adm.prot.missed
+                   ? xasprintf("'%.64s' misses its latency objective (%.1fx)", d->adm.prot.victim,
+                               d->adm.prot.worst_lat_ratio)
+                   : xasprintf("'%.64s' recovering: %u of %d windows without a miss",
+                               d->adm.prot.victim, d->adm.prot.ok_windows, PROTECT_PRESSURE_OFF))
+            : xasprintf("'%.64s' is short of its rate alone", d->adm.prot.victim);
   r.penalties = xcalloc(BATCH_NCLASS * BATCH_NCLASS + 1, sizeof(*r.penalties));
   for (int v = 0; v < BATCH_NCLASS; v++)
     for (int n = 0; n < BATCH_NCLASS; n++) {

@@ -16,3 +16,4 @@ INTEG_TESTS += tests/integration/soak.sh
 INTEG_TESTS += tests/integration/hook-pidfd.sh
 INTEG_TESTS += tests/integration/shim-hungrunc.sh
 INTEG_TESTS += tests/integration/protect-slo.sh
+INTEG_TESTS += tests/integration/npd-config.sh

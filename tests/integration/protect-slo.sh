@@ -14,7 +14,7 @@
 # writer at full speed.)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 9
+tap_plan 13
 iob_need containerd ctr runc fio jq
 # The budget needs a learned runtime alone, which these time-based jobs do
 # not have: the controller alone decides here.
@@ -65,5 +65,22 @@ ok "an undeclared objective is learned from its quiet windows" \
   wait_for 30 '[ "$(agent_field v2 lat_target_source)" == learned ] && [ "$(agent_field v2 "lat_target > 0")" == true ]'
 diag "learned: p99 $(agent_field v2 lat_target) us after $(agent_field v2 lat_quiet_windows) quiet windows"
 cleanup_ctr v2
+# node-problem-detector's plugin (iobatchctl check io-pressure): 0 with
+# nothing missing, 1 while a protected container misses its objective three
+# windows in a row (a target of 1us it cannot meet), 0 once it is gone,
+# 2 when there is no agent to ask.
+npd() { ctl check io-pressure >"$IOB_T/npd.out" 2>&1; echo "$?:$(cat "$IOB_T/npd.out")"; }
+like "$(npd)" "^0:no I/O pressure" "check io-pressure: 0 while nothing misses"
+$CTR run -d --runtime $RT --annotation io.iobatch.class=latency \
+  --annotation io.iobatch.latency-target=1us --rootfs "$R" v3 \
+  /usr/bin/fio --name=v --filename=/data/victim --rw=randwrite --bs=4k --size=256M \
+  --time_based --runtime=300 --direct=1 --ioengine=psync --iodepth=1 >/dev/null 2>&1
+ok "check io-pressure: 1 while a protected container misses its objective" \
+  wait_for 30 '[[ "$(npd)" == "1:'"'"'v3'"'"' misses its latency objective"* ]]'
+diag "$(cat "$IOB_T/npd.out")"
+cleanup_ctr v3
+ok "check io-pressure: 0 once it is gone" wait_for 30 '[[ "$(npd)" == 0:* ]]'
+IOBATCH_AGENT_SOCKET=$IOB_T/none.sock "$IOB_B/bin/iobatchctl" check io-pressure >"$IOB_T/npd.out" 2>&1
+like "$?:$(cat "$IOB_T/npd.out")" "^2:unknown: cannot connect" "check io-pressure: 2 (unknown) without an agent"
 rm -f "$R"/data/*
 tap_done

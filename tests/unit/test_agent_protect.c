@@ -509,6 +509,43 @@ static void test_objective_admission(void **state) {
   agent_adm_release(&adm);
 }
 
+/* I/O pressure with hysteresis: on after 3 missed windows in a row, off
+ * after 10 in a row without a miss; one good window between misses
+ * starts the count again; nothing protected, no pressure. */
+static void test_pressure(void **state) {
+  (void)state;
+  struct agent_protect_cfg cfg;
+  agent_protect_cfg_default(&cfg);
+  struct agent_protect p;
+  agent_protect_init(&p, &cfg);
+  struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1, .lat = 20, .lat_target = 5};
+  agent_protect_update(&p, &db, 1);
+  agent_protect_update(&p, &db, 1);
+  assert_false(p.pressure);
+  db.lat = 1; /* one good window */
+  agent_protect_update(&p, &db, 1);
+  db.lat = 20;
+  agent_protect_update(&p, &db, 1);
+  agent_protect_update(&p, &db, 1);
+  assert_false(p.pressure);
+  agent_protect_update(&p, &db, 1);
+  assert_true(p.pressure); /* third miss in a row */
+  db.lat = 1;
+  for (int i = 0; i < PROTECT_PRESSURE_OFF - 1; i++) {
+    agent_protect_update(&p, &db, 1);
+    assert_true(p.pressure);
+  }
+  agent_protect_update(&p, &db, 1);
+  assert_false(p.pressure);
+  /* by share too */
+  struct agent_protect_obs old = {.id = "old", .share = 0.1, .stall = -1};
+  for (int i = 0; i < PROTECT_PRESSURE_ON; i++)
+    agent_protect_update(&p, &old, 1);
+  assert_true(p.pressure);
+  agent_protect_update(&p, NULL, 0);
+  assert_false(p.pressure);
+}
+
 static void test_budget(void **state) {
   (void)state;
   /* a 10 s job with budget 1.5 */
@@ -533,7 +570,8 @@ int main(void) {
       cmocka_unit_test(test_objective_idle), cmocka_unit_test(test_learn_objective),
       cmocka_unit_test(test_budget),
       cmocka_unit_test(test_budget_releases_hold),
-      cmocka_unit_test(test_objective_admission),         cmocka_unit_test(test_holds_while_short),
+      cmocka_unit_test(test_objective_admission),
+      cmocka_unit_test(test_pressure),         cmocka_unit_test(test_holds_while_short),
       cmocka_unit_test(test_hold_at_floor),  cmocka_unit_test(test_share_signals),
       cmocka_unit_test(test_writers_scope),
   };
