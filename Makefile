@@ -9,6 +9,8 @@
 #   make deb             build-pkg/iobatch_VERSION_ARCH.deb (debhelper, debian/)
 #   make fmt             clang-format the tree
 #   make fmt-check       list the C files clang-format would change
+#   make docs            write bench/RESULTS.md from bench/results/
+#   make docs-check      fail when bench/RESULTS.md is stale
 
 # V=1 shows whole command lines.
 ifeq ($(V),1)
@@ -187,6 +189,16 @@ fmt-check:
 	done; \
 	if [ $$bad -gt 0 ]; then echo "fmt-check: $$bad of $$n files are not clang-formatted (make fmt)"; exit 1; fi; \
 	echo "fmt-check: $$n files clang-formatted"
+
+# bench/RESULTS.md is generated from bench/results/ and bench/RESULTS.md.in
+# by bench/results-page.py; the check runs with the tests
+# (tests/docs-check.sh), so CI fails on a stale page.
+.PHONY: docs docs-check
+docs:
+	bench/results-page.py
+docs-check:
+	@bench/results-page.py --check
+INTEG_TESTS += tests/docs-check.sh
 
 .PHONY: clean
 clean:

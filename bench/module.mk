@@ -17,7 +17,7 @@ BENCH_SCRIPTS := $(wildcard bench/shim-cost.sh bench/solver.sh bench/plan-cost.s
 bench: all $(B)/bench/iobctl-calibrate $(B)/bench/iob-agent-fixture $(B)/bench/iob-libcgroup
 	@rc=0; for s in $(BENCH_SCRIPTS); do \
 		echo "== $$s"; B=$(B) $$s || { echo "== $$s failed"; rc=1; }; \
-	done; bench/update-readme.sh; exit $$rc
+	done; bench/results-page.py || rc=1; exit $$rc
 bench-sched: all
 	B=$(B) bench/sched.sh
 bench-calibrate: $(B)/bench/iobctl-calibrate

@@ -15,11 +15,9 @@
 #include "agent/api.h"
 /* The one variable every part reads for the agent's socket (the shim too). */
 #define IOBCTL_SOCKET_ENV "IOBATCH_AGENT_SOCKET"
-/* The CLI's earlier name for it, still read when the other is not set. */
-#define IOBCTL_SOCKET_ENV_OLD "IOBATCH_SOCKET"
 
-/* The agent's socket: --socket, else $IOBATCH_AGENT_SOCKET, else
- * $IOBATCH_SOCKET, else the default. */
+/* The agent's socket: --socket, else $IOBATCH_AGENT_SOCKET, else the
+ * default. */
 extern const char *iobctl_socket;
 
 int iobctl_connect(struct ttrpc_client **out, struct iob_error **err);

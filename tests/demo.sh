@@ -279,7 +279,7 @@ part1() {
           --mount "type=bind,src=$scr,dst=/data,options=rbind:rw" --rootfs "$R" "$mode-b$i-$c" \
           /usr/bin/fio --name="$c" --filename="/data/${file[$i]}" --direct=1 --ioengine=libaio \
           ${JOB_ARGS[$c]} --size="$(job_mib "$c")M" >"$out/$mode-b$i.log" 2>&1
-          echo "$? $(date +%s%N)" >"$out/$mode-b$i.end" ) &
+          echo "$? $(date +%s%N)" >"$out/$mode-b$i.end.tmp" && mv "$out/$mode-b$i.end.tmp" "$out/$mode-b$i.end" ) &
         pids+=($!)
       done
     fi

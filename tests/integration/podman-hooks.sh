@@ -40,7 +40,7 @@ prun() { # NAME CLASS SECONDS: a detached-in-the-background `podman run --rm`
   (timeout -k 5 90 $PODMAN run --rm --name "$1" --network none \
     --cidfile "$IOB_T/$1.cid" --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
     --annotation io.iobatch.class="$2" \
-    --rootfs "$R" /bin/sleep "$3" >"$IOB_T/$1.out" 2>&1; echo $? >"$IOB_T/$1.rc") &
+    --rootfs "$R" /bin/sleep "$3" >"$IOB_T/$1.out" 2>&1; echo $? >"$IOB_T/$1.rc.tmp" && mv "$IOB_T/$1.rc.tmp" "$IOB_T/$1.rc") &
 }
 # The id from --cidfile: written at create, before the prestart hook (podman
 # inspect would wait for the container's lock, which run holds meanwhile).

@@ -36,7 +36,7 @@ writer() {
     $CTR run -d --runtime $RT --annotation io.iobatch.class=seq-write --rootfs "$R" "$1" \
       /usr/bin/fio --name=w --filename="/data/$1" --rw=write --bs=1M --size=2G --time_based \
       --runtime="$2" --end_fsync=1 >"$IOB_T/$1.out" 2>&1
-    echo $? >"$IOB_T/$1.rc"
+    echo $? >"$IOB_T/$1.rc.tmp" && mv "$IOB_T/$1.rc.tmp" "$IOB_T/$1.rc"
   ) &
 }
 sleep 3 # its rate alone, over a dozen 250 ms windows
