@@ -555,7 +555,10 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
        * at a time otherwise (oldest first: the plan's FIFO order). */
       uint64_t next = adm->protect_last_ms + adm->protect_gap_ms;
       bool spaced = adm->protect_last_ms == 0 || now >= next;
-      if (adm->prot.short_ || !spaced || (long)i != first) {
+      /* By a latency objective only the miss holds (at the floor cap):
+       * one that is met costs the batch no spacing either. */
+      bool spacing = !adm->prot.objective && (!spaced || (long)i != first);
+      if (adm->prot.short_ || spacing) {
         d[i].admit = false;
         d[i].reason = BATCH_HOLD_PROTECT;
         adm->protect_holds++;

@@ -135,7 +135,18 @@ struct agent_ctr {
   bool lat_valid, lat_approx;
   uint64_t lat_count, lat_windows; /* lat_windows: windows measured so far */
   double lat_p50_us, lat_p99_us, lat_stall;
-  uint64_t corun_with; /* handle of its only I/O neighbour at the last sample, 0 none */
+  /* Protected: its latency objective (agent/protect.h), in its signal's
+   * unit: the p99 in us, or with lat_approx the stall share.  Declared
+   * (lat_target_declared_us, io.iobatch.latency-target, trusted
+   * namespaces only; 0 none) or learned from its quiet windows
+   * (lat_learn; lat_learn_approx: it holds stall shares). */
+  struct agent_protect_learn lat_learn;
+  bool lat_learn_approx;
+  double lat_target_declared_us;
+  bool lat_target_ignored; /* declared untrusted: said once */
+  double lat_target;       /* in force; 0 none yet (protection by share) */
+  int lat_target_source;   /* enum agent_lat_target_source */
+  uint64_t corun_with;     /* handle of its only I/O neighbour at the last sample, 0 none */
 
   unsigned weight;         /* what batch_weights asks for (100 = default) */
   unsigned weight_written; /* what was last written (0: nothing yet) */

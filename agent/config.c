@@ -214,6 +214,18 @@ static int conf_protect(const struct iob_conf_key *k, const char *v, void *field
   return 0;
 }
 
+static int conf_protect_objective(const struct iob_conf_key *k, const char *v, void *field,
+                                  void *ctx) {
+  (void)k;
+  (void)ctx;
+  for (int p = AGENT_PROTECT_OBJECTIVE_AUTO; p <= AGENT_PROTECT_OBJECTIVE_OFF; p++)
+    if (strcmp(v, agent_protect_objective_name(p)) == 0) {
+      *(int *)field = p;
+      return 0;
+    }
+  return -1;
+}
+
 static int conf_protect_signal(const struct iob_conf_key *k, const char *v, void *field,
                                void *ctx) {
   (void)k;
@@ -379,6 +391,8 @@ static const struct iob_conf_key keys[] = {
     {"protect_share", conf_double, F(protect_share), 0.05, 1, "a number from 0.05 to 1"},
     {"protect_signal", conf_protect_signal, F(protect_signal), 0, 0,
      "'auto', 'rate' or 'pressure'"},
+    {"protect_objective", conf_protect_objective, F(protect_objective), 0, 0,
+     "'auto', 'declared' or 'off'"},
     {"protect_scope", conf_protect_scope, F(protect_scope), 0, 0, "'writers' or 'all'"},
     {"protect_cap_start", iob_conf_bytes, F(protect_cap_start), 64 * 1024, 1e12,
      "bytes per second from 64K to 1e12, K/M/G suffixes (e.g. 64M)"},

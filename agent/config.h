@@ -59,6 +59,9 @@
  *   protect_cap_floor = 16M                    lowest cap
  *   protect_raise    = 1.25                    cap x this per window with slack
  *   protect_cut      = 0.5                     cap x this per window short of target
+ *   protect_objective = auto | declared | off  latency objectives: declared, else
+ *                                               learned; declared only; none
+ *                                               (protection by share alone)
  *   protect_batch_budget = 1.5                 a batch container whose turnaround
  *                                               (held time included) would pass
  *                                               this x its runtime alone is no
@@ -138,6 +141,7 @@ struct agent_config {
   uint64_t protect_cap_start, protect_cap_floor; /* bytes/s */
   double protect_raise, protect_cut;
   double protect_batch_budget; /* x its runtime alone; 0: none */
+  int protect_objective;       /* enum agent_protect_objective (agent/protect.h) */
   bool protect_hold_at_floor;  /* protect_hold = floor */
   uint64_t protect_gap_ms;     /* UINT64_MAX: two sample periods */
   bool protect_cpu;            /* batch containers at the least CPU weight while protecting */

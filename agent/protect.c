@@ -64,6 +64,7 @@ static bool objective_update(struct agent_protect *p, const struct agent_protect
   snprintf(p->victim, sizeof(p->victim), "%s", who ? who : obs[0].id);
   if (!busy) {
     /* Nothing to protect in this window: no limit. */
+    p->missed = false;
     p->worst_lat_ratio = 0;
     p->level_bps = 0;
     p->short_ = false;
@@ -72,6 +73,7 @@ static bool objective_update(struct agent_protect *p, const struct agent_protect
   }
   p->worst_lat_ratio = who ? worst : 0;
   bool miss = who != NULL && worst > 1;
+  p->missed = miss;
   bool at_floor = p->level_bps > 0 && p->level_bps <= p->cfg.cap_floor_bps;
   p->slack_windows = miss ? 0 : p->slack_windows + 1;
   if (miss) {
@@ -92,13 +94,14 @@ static bool objective_update(struct agent_protect *p, const struct agent_protect
   return before != p->level_bps;
 }
 
-bool agent_protect_update(struct agent_protect *p, const struct agent_protect_obs *obs, size_t n) {
+static bool update_once(struct agent_protect *p, const struct agent_protect_obs *obs, size_t n) {
   double before = p->level_bps;
   for (size_t i = 0; i < n; i++)
     if (obs[i].lat_target > 0)
       return objective_update(p, obs, n);
   p->objective = false;
   p->worst_lat_ratio = 0;
+  p->missed = false;
   if (n == 0) {
     p->active = p->short_ = false;
     p->level_bps = 0;
@@ -127,6 +130,7 @@ bool agent_protect_update(struct agent_protect *p, const struct agent_protect_ob
   /* Hysteresis: held batch containers start after PROTECT_SLACK_WINDOWS
    * windows in a row with slack, not on one lucky window. */
   p->slack_windows = short_ ? 0 : p->slack_windows + 1;
+  p->missed = short_;
   bool at_floor = was_active && p->level_bps > 0 && p->level_bps <= p->cfg.cap_floor_bps;
   if (!was_active) {
     p->level_bps = p->cfg.cap_start_bps; /* batch jobs start capped */
@@ -221,4 +225,39 @@ uint64_t agent_protect_budget_at(double budget, uint64_t arrival_ms, double solo
   done = done < 0 ? 0 : done > 1 ? 1 : done;
   double wait_s = budget * solo_s - solo_s * (1 - done);
   return arrival_ms + (uint64_t)(wait_s > 0 ? ceil(wait_s * 1000) : 0);
+}
+
+const char *agent_lat_target_source_name(int source) {
+  switch (source) {
+  case AGENT_LAT_TARGET_DECLARED:
+    return "declared";
+  case AGENT_LAT_TARGET_LEARNED:
+    return "learned";
+  }
+  return "none";
+}
+
+const char *agent_protect_objective_name(int v) {
+  switch (v) {
+  case AGENT_PROTECT_OBJECTIVE_AUTO:
+    return "auto";
+  case AGENT_PROTECT_OBJECTIVE_DECLARED:
+    return "declared";
+  case AGENT_PROTECT_OBJECTIVE_OFF:
+    return "off";
+  }
+  return "invalid";
+}
+
+bool agent_protect_update(struct agent_protect *p, const struct agent_protect_obs *obs, size_t n) {
+  bool changed = update_once(p, obs, n);
+  p->miss_windows = p->missed ? p->miss_windows + 1 : 0;
+  p->ok_windows = p->missed ? 0 : p->ok_windows + 1;
+  if (n == 0)
+    p->pressure = false;
+  else if (p->pressure)
+    p->pressure = p->ok_windows < PROTECT_PRESSURE_OFF;
+  else
+    p->pressure = p->miss_windows >= PROTECT_PRESSURE_ON;
+  return changed;
 }

@@ -113,6 +113,8 @@ double agent_protect_share(int signal, double rate_share, double rate_cv, double
  * There is no first cap: a batch container that starts beside a
  * protected container that meets its objective runs free. */
 #define PROTECT_OBJ_CUT_MAX 0.9
+#define PROTECT_PRESSURE_ON 3
+#define PROTECT_PRESSURE_OFF 10
 #define PROTECT_OBJ_SLACK 0.8
 
 struct agent_protect {
@@ -120,7 +122,13 @@ struct agent_protect {
   /* Set by the caller before each update: the largest measured rate of a
    * capped batch container in the window (bytes/s, 0 unknown). */
   double batch_bps;
-  bool objective;         /* the last update judged by a latency objective */
+  bool objective; /* the last update judged by a latency objective */
+  /* I/O pressure, for node-problem-detector (iobatchctl check
+   * io-pressure): a protected container missed its objective (or, by
+   * share, was short) PROTECT_PRESSURE_ON windows in a row; it ends after
+   * PROTECT_PRESSURE_OFF windows in a row without a miss. */
+  bool missed, pressure;
+  unsigned miss_windows, ok_windows;
   double worst_lat_ratio; /* its worst latency / target (objective); 0 none */
   bool active;            /* a protected container runs */
   bool short_;            /* a victim is short of its target: hold new batch containers */
@@ -144,6 +152,26 @@ bool agent_protect_limiting(const struct agent_protect *p);
 #define PROTECT_LEARN_WINDOWS 10
 #define PROTECT_LEARN_KEEP 32
 #define PROTECT_LEARN_FACTOR 1.5
+/* Where a protected container's latency objective comes from. */
+enum agent_lat_target_source {
+  AGENT_LAT_TARGET_NONE = 0, /* none yet: protection by its share */
+  AGENT_LAT_TARGET_DECLARED, /* io.iobatch.latency-target */
+  AGENT_LAT_TARGET_LEARNED,  /* from its quiet windows */
+};
+/* Which objectives the agent uses (protect_objective). */
+enum agent_protect_objective {
+  AGENT_PROTECT_OBJECTIVE_AUTO = 0, /* declared, else learned */
+  AGENT_PROTECT_OBJECTIVE_DECLARED, /* declared only */
+  AGENT_PROTECT_OBJECTIVE_OFF,      /* none: protection by share alone */
+};
+/* "auto", "declared", "off"; "invalid" otherwise. */
+const char *agent_protect_objective_name(int v);
+/* "none", "declared", "learned". */
+const char *agent_lat_target_source_name(int source);
+/* A learned stall-share objective is at least this (a container that
+ * never stalls alone would otherwise have an objective of 0). */
+#define PROTECT_LEARN_STALL_MIN 0.02
+
 struct agent_protect_learn {
   double lat[PROTECT_LEARN_KEEP];
   unsigned n;    /* windows kept (at most PROTECT_LEARN_KEEP) */

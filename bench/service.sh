@@ -37,6 +37,7 @@
 # repetition 1) and raw.jsonl.
 # Usage: bench/service.sh [slo]
 #   env (slo): RATE_FRACTION=0.5 LAT_LIMIT_MS=10 RATE=N (skips the maximum's run)
+#        SVC_LAT_TARGET=5ms (the service's io.iobatch.latency-target; "": none)
 #   env: REPEATS=3 DURATION=30 ARRIVE=5 PG_SCALE=10 PG_CLIENTS=4
 #        BATCH="seq-write seq-write seq-read rand-write rand-read" SCALE=0.25
 #        MODES="all serial iobatch" (solo always runs) WARMUP=1
@@ -50,7 +51,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
-CMDLINE=$(for v in REPEATS DURATION ARRIVE PG_SCALE PG_CLIENTS BATCH SCALE MODES WARMUP IOB_MATRIX IOB_AGENT_CONF RATE_FRACTION LAT_LIMIT_MS RATE; do
+CMDLINE=$(for v in REPEATS DURATION ARRIVE PG_SCALE PG_CLIENTS BATCH SCALE MODES WARMUP IOB_MATRIX IOB_AGENT_CONF RATE_FRACTION LAT_LIMIT_MS RATE SVC_LAT_TARGET; do
   [ -z "${!v:-}" ] || printf '%s="%s" ' "$v" "${!v}"
 done)"bench/service.sh $*"
 SERVICE=saturate
@@ -186,6 +187,11 @@ run_batch() {
 
 # ---- the service's class: does the shim take `latency`? ------------------
 SVC_ANN=(--annotation io.iobatch.kind=service --annotation io.iobatch.workload=bench-pgsql)
+# The service's latency objective (the p99 of its block I/O), declared:
+# SVC_LAT_TARGET (slo: 5ms by default; "" for none: learned, which takes
+# ten quiet windows the runs here do not give it before the batch comes).
+[ "$SERVICE" != slo ] || SVC_LAT_TARGET=${SVC_LAT_TARGET-5ms}
+[ -z "${SVC_LAT_TARGET:-}" ] || SVC_ANN+=(--annotation "io.iobatch.latency-target=$SVC_LAT_TARGET")
 SVC_CLASS_NOTE=""
 probe_latency_class() {
   local msg

@@ -28,6 +28,7 @@ static const struct {
     {"admit", iobctl_admit, "ask the agent to start a container; waits until admitted"},
     {"cancel", iobctl_cancel, "withdraw a container's pending admission"},
     {"exited", iobctl_exited, "tell the agent a container exited"},
+    {"check", iobctl_check, "node-problem-detector plugin: check io-pressure"},
     {"help", help, "this text, or a command's usage: help COMMAND"},
 };
 

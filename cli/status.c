@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/protect.h"
 #include "cli/cli.h"
 #include "common/cleanup.h"
 #include "common/xalloc.h"
@@ -255,6 +256,10 @@ static void print_table(const status_resp *r, bool wide, bool no_trunc) {
       break;
     }
   }
+  if (r->protect_objective && r->protect_lat_ratio > 0)
+    printf("\nprotecting '%s' by its latency objective: at %.2f x it in the last window%s\n",
+           or_dash(r->protect_victim), r->protect_lat_ratio,
+           r->protect_cap_bps ? "" : "; batch uncapped");
   if (r->protect_cap_bps || r->protect_holding)
     printf("\nprotecting latency-sensitive containers: batch capped at %.1f MiB/s%s\n",
            (double)r->protect_cap_bps / (1024 * 1024),
@@ -335,8 +340,17 @@ static void print_detail(const ctr_status *c) {
         c->weight_effective ? "" : or_dash(c->weight_note));
   else
     ROW("Weight", "-");
-  if (c->protected_ && c->share >= 0)
-    ROW("Protected", "yes, at %.2f of its rate alone", c->share);
+  if (c->protected_ && c->lat_target > 0 && c->io_lat_approx)
+    ROW("Protected", "yes, objective an I/O stall share of %.3f (%s, approximate)", c->lat_target,
+        or_dash(c->lat_target_source));
+  else if (c->protected_ && c->lat_target > 0) {
+    human_us(c->lat_target, false, t1, sizeof(t1));
+    ROW("Protected", "yes, objective p99 %s (%s)", t1, or_dash(c->lat_target_source));
+  } else if (c->protected_ && c->share >= 0)
+    ROW("Protected",
+        "yes, at %.2f of its rate alone (no latency objective yet: %u of %d quiet "
+        "windows)",
+        c->share, c->lat_quiet_windows, PROTECT_LEARN_WINDOWS);
   else if (c->protected_)
     ROW("Protected", "yes");
   if (c->cap_bps)
@@ -384,6 +398,9 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "io_lat_p50_us", json_real(c->io_lat_p50_us));
     json_object_set_new(o, "io_lat_p99_us", json_real(c->io_lat_p99_us));
     json_object_set_new(o, "io_stall_share", json_real(c->io_stall_share));
+    json_object_set_new(o, "lat_target", json_real(c->lat_target));
+    json_object_set_new(o, "lat_target_source", json_string(or_dash(c->lat_target_source)));
+    json_object_set_new(o, "lat_quiet_windows", json_integer(c->lat_quiet_windows));
   }
   return o;
 }
@@ -399,15 +416,17 @@ static json_t *to_json(const status_resp *r) {
                                          "samples", (json_int_t)p->samples, "coruns",
                                          (json_int_t)p->coruns, "in_use", (int)p->in_use));
   }
-  return json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o, s:o, s:I, s:b, s:s, s:s}",
-                   "policy", r->policy, "matrix", r->matrix_source, "max_concurrency",
-                   (int)r->max_concurrency, "batch_window_ms", (json_int_t)r->batch_window_ms,
-                   "sampler", r->sampler, "plans", (json_int_t)r->plans, "admissions",
-                   (json_int_t)r->admissions, "forced_admissions", (json_int_t)r->forced_admissions,
-                   "profiles", (int)r->profiles, "containers", arr, "penalties", pen,
-                   "protect_cap_bps", (json_int_t)r->protect_cap_bps, "protect_holding",
-                   (int)r->protect_holding, "latency_source", or_dash(r->latency_source),
-                   "latency_note", r->latency_note ? r->latency_note : "");
+  return json_pack(
+      "{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o, s:o, s:I, s:b, s:s, s:s, "
+      "s:b, s:f, s:s}",
+      "policy", r->policy, "matrix", r->matrix_source, "max_concurrency", (int)r->max_concurrency,
+      "batch_window_ms", (json_int_t)r->batch_window_ms, "sampler", r->sampler, "plans",
+      (json_int_t)r->plans, "admissions", (json_int_t)r->admissions, "forced_admissions",
+      (json_int_t)r->forced_admissions, "profiles", (int)r->profiles, "containers", arr,
+      "penalties", pen, "protect_cap_bps", (json_int_t)r->protect_cap_bps, "protect_holding",
+      (int)r->protect_holding, "latency_source", or_dash(r->latency_source), "latency_note",
+      r->latency_note ? r->latency_note : "", "protect_objective", (int)r->protect_objective,
+      "protect_lat_ratio", r->protect_lat_ratio, "protect_victim", or_dash(r->protect_victim));
 }
 
 static int print_json(json_t *j) {

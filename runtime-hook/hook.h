@@ -104,6 +104,7 @@ struct hook_result {
   unsigned weight;      /* io.weight asked for the class; 0: none */
   unsigned weight_mech; /* CG2_MECH_* of the disks it was written for */
   int weight_applied;
+  uint32_t lat_target_us; /* io.iobatch.latency-target; 0: none */
 };
 
 /* Resolve, sample, weight.  Fills RES (release with hook_result_release);

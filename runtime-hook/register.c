@@ -81,6 +81,7 @@ static int admit(const struct hook_options *opt, struct ttrpc_client *c,
   req.namespace_ = (char *)ns;
   req.declared_class = res->declared ? (char *)batch_class_name(res->cls) : "";
   req.workload_key = res->workload ? res->workload : "";
+  req.latency_target_us = res->lat_target_us;
   int wait = opt->max_wait_ms;
   req.max_hold_ms = (uint32_t)(wait > 2 * ADMIT_MARGIN_MS ? wait - ADMIT_MARGIN_MS : wait / 2);
   if (req.max_hold_ms == 0)
@@ -136,7 +137,8 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
                                 .kind_from_runtime = kind.runtime,
                                 .pod_name = kind.pod_name,
                                 .pod_namespace = kind.pod_namespace,
-                                .container_name = kind.container_name};
+                                .container_name = kind.container_name,
+                                .lat_target_us = res->lat_target_us};
   Iobatch__Agent__V1__RegisterRequest req;
   agent_register_request(&ctr, "hook", &req);
   req.baseline = &base;

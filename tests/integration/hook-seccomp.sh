@@ -6,7 +6,7 @@
 # agent, a pid we cannot resolve, input over our limits) one line and exit
 # 0 (fail open), or 1 with --fail-closed.
 . "$(dirname "$0")/lib.sh"
-tap_plan 18
+tap_plan 19
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "no $HOOK (build first)"
 
@@ -59,6 +59,7 @@ opened "pid that does not exist: fail open" "$(state x 2147483646)" "cannot reso
 opened "the same with --fail-closed: exit 1" "$(state x 2147483646)" "cannot resolve the cgroup of pid 2147483646.*\(fail closed\)$" --fail-closed
 hostile "bundle with .." '{"ociVersion":"1.0.2","id":"x","pid":1,"bundle":"/tmp/../etc"}' "without '\.\.'"
 hostile "declared class unknown" "$(state x $$ ',"annotations":{"io.iobatch.class":"turbo"}')" "invalid annotation 'io.iobatch.class'"
+hostile "latency target without a unit" "$(state x $$ ',"annotations":{"io.iobatch.latency-target":"5"}')" "invalid annotation 'io.iobatch.latency-target'"
 head -c 2000000 /dev/zero | tr '\0' ' ' >"$IOB_T/big"
 "$HOOK" <"$IOB_T/big" 2>"$IOB_T/err" >/dev/null
 rc=$?

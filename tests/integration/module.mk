@@ -15,3 +15,5 @@ INTEG_TESTS += tests/integration/ctl.sh tests/integration/agent-latency.sh
 INTEG_TESTS += tests/integration/soak.sh
 INTEG_TESTS += tests/integration/hook-pidfd.sh
 INTEG_TESTS += tests/integration/shim-hungrunc.sh
+INTEG_TESTS += tests/integration/protect-slo.sh
+INTEG_TESTS += tests/integration/npd-config.sh

@@ -55,7 +55,9 @@ step() { diag "$(($(now_ms) - T0)) ms: $*"; }
 ok "the kernel enforces weights on $DEV: ${MECH:-neither iocost nor bfq}" [ -n "$MECH" ]
 [ -n "$MECH" ] || bail "no weight mechanism for $DEV"
 
-iob_stack_up "protect_share = 1"
+# by share, not by a learned latency objective (protect-slo.sh)
+iob_stack_up "protect_share = 1
+protect_objective = off"
 step "agent and containerd up"
 fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=64M --direct=1 \
   >/dev/null 2>&1 || bail "cannot prepare the victim's file"

@@ -17,7 +17,10 @@
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 12
 iob_need containerd ctr runc fio jq
-iob_stack_up "max_hold = 120s"
+# Protection by share (its rate alone): no latency objective, which the
+# victim would learn in its first quiet windows (protect-slo.sh tests those).
+iob_stack_up "max_hold = 120s
+protect_objective = off"
 # The victim's file, written once before anything runs.
 fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=256M --direct=1 \
   >/dev/null 2>&1 || bail "cannot prepare the victim's file"

@@ -279,7 +279,9 @@ static void test_protect_keys(void **state) {
   assert_true(c.protect_batch_budget == 1.5);
   parse_ok(&c, "protect_signal = pressure\nprotect_scope = all\nprotect_cap_start = 100M\n"
                "protect_cap_floor = 512K\nprotect_raise = 1.5\nprotect_cut = 0.8\n"
-               "protect_gap = 0\nprotect_cpu = false\nprotect_batch_budget = 0\n");
+               "protect_gap = 0\nprotect_cpu = false\nprotect_batch_budget = 0\n"
+               "protect_objective = declared\n");
+  assert_int_equal(c.protect_objective, AGENT_PROTECT_OBJECTIVE_DECLARED);
   assert_true(c.protect_batch_budget == 0);
   assert_false(c.protect_cpu);
   assert_int_equal(c.protect_signal, AGENT_PROTECT_SIGNAL_PRESSURE);
@@ -295,6 +297,9 @@ static void test_protect_keys(void **state) {
                                        "'protect_scope': expected 'writers' or 'all'");
   parse_err("protect_cpu = sometimes", "'t.conf' line 1: invalid value 'sometimes' for "
                                        "'protect_cpu': expected true or false");
+  parse_err("protect_objective = learned",
+            "'t.conf' line 1: invalid value 'learned' for 'protect_objective': expected 'auto', "
+            "'declared' or 'off'");
   parse_err("protect_batch_budget = -1",
             "'t.conf' line 1: invalid value '-1' for 'protect_batch_budget': expected a number "
             "from 0 (no budget) to 100");

@@ -471,6 +471,81 @@ static void test_budget_releases_hold(void **state) {
   agent_adm_release(&adm);
 }
 
+/* By a latency objective that is met, batch containers start together
+ * (no spacing); missed at the floor cap, they are held. */
+static void test_objective_admission(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
+  adm.protect_gap_ms = 2000;
+  struct agent_ctr *db = reg(&adm, "db", "latency", 0);
+  agent_adm_admit(&adm, db, 0, 0, 0);
+  run_until(&adm, 0);
+  struct agent_protect_obs o = {.id = "db", .share = -1, .stall = -1, .lat = 2, .lat_target = 5};
+  agent_protect_update(&adm.prot, &o, 1);
+  assert_true(adm.prot.objective && !adm.prot.short_);
+  struct agent_ctr *w[3];
+  for (int i = 0; i < 3; i++) {
+    char id[8];
+    snprintf(id, sizeof(id), "w%d", i);
+    w[i] = reg(&adm, id, "seq-write", 10);
+    agent_adm_admit(&adm, w[i], 0, 0, 10);
+  }
+  run_until(&adm, 20);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(w[i]->state, AGENT_RUNNING);
+  /* missing at the floor: the next one is held */
+  o.lat = 50;
+  for (int i = 0; i < 10 && !adm.prot.short_; i++)
+    agent_protect_update(&adm.prot, &o, 1);
+  assert_true(adm.prot.short_);
+  struct agent_ctr *late = reg(&adm, "late", "seq-write", 30);
+  agent_adm_admit(&adm, late, 0, 0, 30);
+  run_until(&adm, 1000);
+  assert_int_equal(late->state, AGENT_PENDING);
+  assert_int_equal(late->reason, BATCH_HOLD_PROTECT);
+  agent_adm_release(&adm);
+}
+
+/* I/O pressure with hysteresis: on after 3 missed windows in a row, off
+ * after 10 in a row without a miss; one good window between misses
+ * starts the count again; nothing protected, no pressure. */
+static void test_pressure(void **state) {
+  (void)state;
+  struct agent_protect_cfg cfg;
+  agent_protect_cfg_default(&cfg);
+  struct agent_protect p;
+  agent_protect_init(&p, &cfg);
+  struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1, .lat = 20, .lat_target = 5};
+  agent_protect_update(&p, &db, 1);
+  agent_protect_update(&p, &db, 1);
+  assert_false(p.pressure);
+  db.lat = 1; /* one good window */
+  agent_protect_update(&p, &db, 1);
+  db.lat = 20;
+  agent_protect_update(&p, &db, 1);
+  agent_protect_update(&p, &db, 1);
+  assert_false(p.pressure);
+  agent_protect_update(&p, &db, 1);
+  assert_true(p.pressure); /* third miss in a row */
+  db.lat = 1;
+  for (int i = 0; i < PROTECT_PRESSURE_OFF - 1; i++) {
+    agent_protect_update(&p, &db, 1);
+    assert_true(p.pressure);
+  }
+  agent_protect_update(&p, &db, 1);
+  assert_false(p.pressure);
+  /* by share too */
+  struct agent_protect_obs old = {.id = "old", .share = 0.1, .stall = -1};
+  for (int i = 0; i < PROTECT_PRESSURE_ON; i++)
+    agent_protect_update(&p, &old, 1);
+  assert_true(p.pressure);
+  agent_protect_update(&p, NULL, 0);
+  assert_false(p.pressure);
+}
+
 static void test_budget(void **state) {
   (void)state;
   /* a 10 s job with budget 1.5 */
@@ -494,7 +569,9 @@ int main(void) {
       cmocka_unit_test(test_aimd),           cmocka_unit_test(test_objective),
       cmocka_unit_test(test_objective_idle), cmocka_unit_test(test_learn_objective),
       cmocka_unit_test(test_budget),
-      cmocka_unit_test(test_budget_releases_hold),         cmocka_unit_test(test_holds_while_short),
+      cmocka_unit_test(test_budget_releases_hold),
+      cmocka_unit_test(test_objective_admission),
+      cmocka_unit_test(test_pressure),         cmocka_unit_test(test_holds_while_short),
       cmocka_unit_test(test_hold_at_floor),  cmocka_unit_test(test_share_signals),
       cmocka_unit_test(test_writers_scope),
   };
