@@ -7,6 +7,7 @@
 #   make fuzz            libFuzzer targets for a bounded time (clang)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deb             build-pkg/iobatch_VERSION_ARCH.deb (debhelper, debian/)
+#   make static          the four programs statically linked, in build-static/
 #   make fmt             clang-format the tree
 #   make fmt-check       list the C files clang-format would change
 
@@ -136,13 +137,13 @@ $(B)/%.o: %.c | $(PROTO_STAMP)
 
 .PHONY: check check-unit check-integration check-asan check-all check-vm
 # The runner prints TAP and ends with "N passed, N failed".
-check: all
+check: all static
 	B=$(B) tests/run.sh $(addprefix $(B)/,$(UNIT_TESTS)) $(INTEG_TESTS)
 
 check-unit: all
 	B=$(B) tests/run.sh $(addprefix $(B)/,$(UNIT_TESTS))
 
-check-integration: all
+check-integration: all static
 	B=$(B) tests/run.sh $(INTEG_TESTS)
 
 check-asan:
@@ -156,6 +157,7 @@ INTEG_TESTS += tests/fmt-check.sh
 check-all:
 	$(MAKE) SAN=1 all
 	$(MAKE) all
+	$(MAKE) static
 	B=$(B) ASAN_B=build-asan tests/run.sh \
 		$(addprefix build-asan/,$(UNIT_TESTS)) \
 		$(addprefix $(B)/,$(UNIT_TESTS)) $(INTEG_TESTS) $(VM_TESTS)
@@ -167,6 +169,17 @@ fuzz:
 	$(MAKE) FUZZ=1 fuzz-build
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(addprefix build-fuzz/,$(FUZZERS))
 fuzz-build: $(addprefix $(B)/,$(FUZZERS))
+
+# The programs linked statically (-static-pie: glibc's libc.a and the
+# libjansson/libprotobuf-c/libseccomp archives of Debian's -dev packages),
+# in their own tree: no shared library, so they run on nodes whose glibc is
+# older than the build host's (the DaemonSet's image carries these;
+# tests/integration/static.sh).  No NSS lookups are linked in (no getpw*,
+# getaddrinfo), which a static glibc could not serve.
+STATIC_B := build-static
+.PHONY: static
+static:
+	$(MAKE) B=$(STATIC_B) SAN=0 FUZZ=0 LDFLAGS='-static-pie $(LDFLAGS)' programs
 
 .PHONY: install
 install: all
@@ -190,7 +203,7 @@ fmt-check:
 
 .PHONY: clean
 clean:
-	rm -rf build build-asan build-fuzz build-pkg proto/gen
+	rm -rf build build-asan build-fuzz build-pkg build-static proto/gen
 
 .PHONY: demo
 demo: all

@@ -11,6 +11,7 @@ PKGS=(
   hyperfine gnuplot-nox python3 jq curl podman
   debhelper dpkg-dev fakeroot lintian scdoc systemd bash-completion man-db python3-yaml python3-kubernetes
   python3-grpcio python3-grpc-tools # the CRI client of tests/integration/cri-pods.sh
+  file binutils # tests/integration/static.sh (file, readelf)
   postgresql-15 postgresql-client-15
 )
 missing=()

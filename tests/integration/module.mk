@@ -15,3 +15,4 @@ INTEG_TESTS += tests/integration/ctl.sh
 INTEG_TESTS += tests/integration/soak.sh
 INTEG_TESTS += tests/integration/hook-pidfd.sh
 INTEG_TESTS += tests/integration/shim-hungrunc.sh
+INTEG_TESTS += tests/integration/static.sh
