@@ -254,14 +254,23 @@ install_files() {
 }
 
 # Binaries need no restart (each container starts a new shim); the
-# configuration does.
+# configuration does: when this run changed it, or (install) when no
+# containerd runs that started after it last changed (an earlier run wrote
+# it without RESTART_CONTAINERD; the admin then sets it to true).
 restart_containerd() {
-  if [ "$conf_changed" = 1 ] && [ "$RESTART_CONTAINERD" = true ]; then
-    log "restarting containerd"
+  local why=""
+  if [ "$conf_changed" = 1 ]; then
+    why="containerd's configuration changed"
+  elif [ "${1:-}" = install ] && ! containerd_newer_than "$(h $CONF)" "$(h $DROPIN)"; then
+    why="containerd runs a configuration older than the handler's"
+  fi
+  [ -n "$why" ] || return 0
+  if [ "$RESTART_CONTAINERD" = true ]; then
+    log "$why: restarting containerd"
     $SYSTEMCTL restart containerd
     restarted=1
-  elif [ "$conf_changed" = 1 ]; then
-    log "containerd's configuration changed; restart containerd for it to take effect (or RESTART_CONTAINERD=true)"
+  else
+    log "$why; restart containerd for it to take effect (or RESTART_CONTAINERD=true)"
   fi
 }
 
@@ -317,7 +326,7 @@ do_install() {
   if [ "$major" -ge 2 ]; then configure_v2plus; else configure_v1; fi
   conf_changed=$changed
   changed=$((before | changed))
-  restart_containerd
+  restart_containerd install
   if [ "$restarted" = 1 ] || containerd_newer_than "$(h $CONF)" "$(h $DROPIN)"; then
     log "containerd serves the handler iobatch"
     label_node true

@@ -17,7 +17,7 @@
 # restarting and the node's binary are what a fake root cannot show;
 # tests/install/daemonset.sh runs it on a booted system).
 . "$(dirname "$0")/lib.sh"
-tap_plan 52
+tap_plan 53
 
 INSTALL=$IOB_TOP/packaging/kubernetes/install.sh
 STUBS=$IOB_T/stubs
@@ -30,6 +30,8 @@ echo "$s \$* (binaries: \$([ -e "\$HOST_ROOT/opt/iobatch" ] && echo present || e
 case "$s \$*" in
   "containerd --version") echo "containerd github.com/containerd/containerd \${FAKE_CONTAINERD_VERSION:-1.6.20~ds1} 1.6.20~ds1-1+deb12u3" ;;
   kubectl*) [ -z "\${NO_API_SERVER:-}" ] || { echo "The connection to the server localhost:8080 was refused" >&2; exit 1; } ;;
+  "systemctl restart containerd") # the fake /proc's containerd starts anew
+    echo "4242 (containerd) S\$(printf ' 0%.0s' \$(seq 4 21)) \$(( (\$(date +%s) + 1) * \$(getconf CLK_TCK) )) 0 0" >"\$PROC/4242/stat" ;;
 esac
 STUB
   chmod +x "$STUBS/$s"
@@ -125,10 +127,13 @@ like "$c" "kubectl [^(]*label --overwrite node node-1 iobatch.io/runtime=true" \
   "1.6: containerd restarted since (by hand): the second run labels the node"
 [[ "$c" != *"systemctl "* ]]
 is "$?" "0" "1.6: nothing restarted (not asked)"
-fake_proc 1
 run "$A" install RESTART_CONTAINERD=true
 [[ "$(calls)" != *"systemctl "* ]]
-is "$?" "0" "1.6: asked, but nothing changed: no restart"
+is "$?" "0" "1.6: asked, but nothing changed and containerd runs this configuration: no restart"
+fake_proc 1
+run "$A" install RESTART_CONTAINERD=true
+like "$(calls)" "systemctl restart containerd.*kubectl [^(]*label --overwrite node node-1" \
+  "1.6: asked on a later run while containerd still runs the old configuration: restarted, then labelled"
 mkdir -p "$A/var/lib/iobatch" && echo '{}' >"$A/var/lib/iobatch/profiles.json" # the agent's state
 run "$A" uninstall
 is "$?" "0" "1.6: uninstall"
