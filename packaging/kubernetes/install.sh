@@ -150,9 +150,24 @@ version = 3
 TOML
 }
 
+# block_v2 [with-runc]: containerd 1.6/1.7 decode a runtimes table over the
+# built-in one, not into it: a config.toml that names no runtime of its own
+# loses the default "runc" once it names "iobatch", and the CRI plugin then
+# refuses to load ("no corresponding runtime configured in
+# containerd.runtimes for default_runtime_name"; seen on Debian 12's
+# containerd 1.6.20, tests/install/daemonset.sh).  Such a file gets runc
+# back, as containerd's default defines it, inside our block.
 block_v2() {
   cat <<TOML
 $BEGIN_MARK
+TOML
+  if [ "${1:-}" = with-runc ]; then
+    cat <<'TOML'
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+TOML
+  fi
+  cat <<TOML
 [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.iobatch]
   runtime_type = "io.containerd.iobatch.v2"
   pod_annotations = ["io.iobatch.*"]
@@ -207,7 +222,7 @@ configure_v1() {
   conf=$(h $CONF)
   if [ ! -f "$conf" ]; then
     mkdir -p "$(dirname "$conf")"
-    write_text "$conf" 644 < <(echo "version = 2"; echo; block_v2)
+    write_text "$conf" 644 < <(echo "version = 2"; echo; block_v2 with-runc)
     created "$conf"
     return
   fi
@@ -218,9 +233,10 @@ configure_v1() {
     log "$CONF already defines runtimes.iobatch; left alone"
     return 0
   fi
-  local tmp
+  local tmp runc=with-runc
+  grep -Eq '^[[:space:]]*\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.' "$conf" && runc=""
   tmp=$(mktemp)
-  { cat "$conf"; block_v2; } >"$tmp"
+  { cat "$conf"; block_v2 $runc; } >"$tmp"
   put "$tmp" "$conf" "$(stat -c %a "$conf")"
   rm -f "$tmp"
 }

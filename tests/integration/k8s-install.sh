@@ -17,7 +17,7 @@
 # restarting and the node's binary are what a fake root cannot show;
 # tests/install/daemonset.sh runs it on a booted system).
 . "$(dirname "$0")/lib.sh"
-tap_plan 53
+tap_plan 55
 
 INSTALL=$IOB_TOP/packaging/kubernetes/install.sh
 STUBS=$IOB_T/stubs
@@ -108,6 +108,8 @@ is "$(toml "$IOB_T/dump" "[${cri}['containerd']['runtimes']['iobatch'][k] for k 
   "1.6: handler iobatch with its ConfigPath in the merged config"
 is "$(toml "$IOB_T/dump" "${cri}['cni']['bin_dir']")" "$(toml "$orig" "${cri}['cni']['bin_dir']")" \
   "1.6: config.toml's own CRI settings survive (cni bin_dir)"
+is "$(toml "$IOB_T/dump" "${cri}['containerd']['runtimes'][${cri}['containerd']['default_runtime_name']]['runtime_type']")" \
+  '"io.containerd.runc.v2"' "1.6: the default runtime (runc) is still defined (else the CRI plugin does not load)"
 # Why not a drop-in on 1.6: an imported file replaces the whole CRI table.
 sed "1a imports = [\"$IOB_T/imported.toml\"]" "$orig" >"$IOB_T/importing.toml"
 cp "$IOB_TOP/packaging/containerd/config-v2.toml" "$IOB_T/imported.toml"
@@ -148,6 +150,15 @@ run "$A" uninstall
 is "$?:$(tree_list "$A" | md5sum)" "0:$s1" "uninstall on a node without iobatch's files: exit 0, nothing changes"
 like "$(tail -1 "$IOB_T/install.log")" "nothing of iobatch on this node" "and it says so"
 calls >/dev/null
+
+# A config.toml with runtimes of its own keeps them and gets no second runc.
+H=$IOB_T/h
+mkdir -p "$H/etc/containerd"
+printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  default_runtime_name = "crun"\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.crun]\n  runtime_type = "io.containerd.runc.v2"\n' >"$H/etc/containerd/config.toml"
+run "$H" install
+containerd --config "$H/etc/containerd/config.toml" config dump >"$IOB_T/dump3" 2>&1
+is "$(toml "$IOB_T/dump3" "sorted(${cri}['containerd']['runtimes'])")" '["crun", "iobatch"]' \
+  "1.6: a config.toml with its own runtimes: ours added, no runc of ours"
 
 # ---- containerd 2.1, config.toml version 3 without imports; restart asked
 B=$IOB_T/b
