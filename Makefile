@@ -168,10 +168,15 @@ fuzz:
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(addprefix build-fuzz/,$(FUZZERS))
 fuzz-build: $(addprefix $(B)/,$(FUZZERS))
 
+# The programs go to BINDIR (the shim finds the hook next to its real
+# path); the hooks.d file (packaging/hooks.d/iobatch.json.in) to HOOKSDIR,
+# a directory podman and CRI-O read, with hook.path = BINDIR/iobatch-hook.
+HOOKSDIR ?= /etc/containers/oci/hooks.d
 .PHONY: install
 install: all
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(HOOKSDIR)
 	$(foreach p,$(INSTALL_PROGRAMS),install -m 0755 $(B)/$(p) $(DESTDIR)$(BINDIR)/;)
+	$(call hooks_json,$(BINDIR)/iobatch-hook,$(DESTDIR)$(HOOKSDIR)/iobatch.json)
 
 .PHONY: fmt fmt-check
 fmt:

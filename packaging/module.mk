@@ -14,6 +14,21 @@ $(B)/man/%.8: packaging/man/%.8.scd
 	@echo "  SCDOC   $@"
 	$(Q)scdoc <$< >$@.tmp && mv $@.tmp $@
 
+# One hooks.d file, rendered for where the hook is:
+# $(call hooks_json,HOOK_PATH,OUT) writes packaging/hooks.d/iobatch.json.in
+# with @HOOK_PATH@ replaced, mode 0644.  $(B)/hooks/iobatch.json points
+# at this build's hook (tests/integration/podman-hooks.sh uses it); make
+# install at BINDIR's, make install-dist (the .deb) at /usr/libexec/iobatch.
+HOOKS_JSON_IN := packaging/hooks.d/iobatch.json.in
+define hooks_json
+	@mkdir -p $(dir $(2))
+	@echo "  GEN     $(2)"
+	$(Q)sed 's|@HOOK_PATH@|$(1)|g' $(HOOKS_JSON_IN) >$(2).tmp && chmod 0644 $(2).tmp && mv $(2).tmp $(2)
+endef
+all: $(B)/hooks/iobatch.json
+$(B)/hooks/iobatch.json: $(HOOKS_JSON_IN)
+	$(call hooks_json,$(abspath $(B))/bin/iobatch-hook,$@)
+
 # install-dist DESTDIR=...: the package's file tree (debian/rules uses it).
 .PHONY: install-dist
 install-dist: programs man
@@ -29,7 +44,7 @@ install-dist: programs man
 	install -m 0644 agent/iobatchd.conf.example $(DESTDIR)/etc/iobatch/iobatchd.conf
 	install -m 0644 packaging/containerd/runtime-options.toml $(DESTDIR)/etc/iobatch/
 	install -m 0644 packaging/containerd/conf.d/iobatch.toml $(DESTDIR)/etc/containerd/conf.d/
-	install -m 0644 packaging/oci-hooks/iobatch.json $(DESTDIR)/usr/share/containers/oci/hooks.d/
+	$(call hooks_json,/usr/libexec/iobatch/iobatch-hook,$(DESTDIR)/usr/share/containers/oci/hooks.d/iobatch.json)
 	install -m 0644 packaging/bash-completion/iobatchctl $(DESTDIR)/usr/share/bash-completion/completions/
 	install -m 0644 $(MAN_OUT) $(DESTDIR)/usr/share/man/man8/
 
