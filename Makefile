@@ -181,10 +181,15 @@ STATIC_B := build-static
 static:
 	$(MAKE) B=$(STATIC_B) SAN=0 FUZZ=0 LDFLAGS='-static-pie $(LDFLAGS)' programs
 
+# The programs go to BINDIR (the shim finds the hook next to its real
+# path); the hooks.d file (packaging/hooks.d/iobatch.json.in) to HOOKSDIR,
+# a directory podman and CRI-O read, with hook.path = BINDIR/iobatch-hook.
+HOOKSDIR ?= /etc/containers/oci/hooks.d
 .PHONY: install
 install: all
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(HOOKSDIR)
 	$(foreach p,$(INSTALL_PROGRAMS),install -m 0755 $(B)/$(p) $(DESTDIR)$(BINDIR)/;)
+	$(call hooks_json,$(BINDIR)/iobatch-hook,$(DESTDIR)$(HOOKSDIR)/iobatch.json)
 
 .PHONY: fmt fmt-check
 fmt:

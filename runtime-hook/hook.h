@@ -129,6 +129,12 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
 int hook_exited(const struct hook_options *opt, const struct hook_state *st,
                 struct iob_error **err);
 
+/* True when this user may not even look at the agent's socket (EACCES or
+ * EPERM on it: a rootless engine, whose user the root-only /run/iobatch
+ * shuts out).  That agent is not this user's: the hook does nothing and
+ * says nothing (hooks.d applies the same file to every user's containers). */
+bool hook_agent_forbidden(const struct hook_options *opt);
+
 /* Confine the process to the syscalls the hook needs; anything else kills
  * it with SIGSYS. */
 int hook_seccomp_install(struct iob_error **err);
