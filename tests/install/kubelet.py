@@ -76,13 +76,17 @@ class Kubelet:
         self.root = a.root.rstrip("/")
 
     def call(self, method, req, timeout=RUNTIME_REQUEST_TIMEOUT, retry_for=90):
-        """A CRI call; UNAVAILABLE (containerd restarting) is retried."""
+        """A CRI call.  While containerd restarts (the installer may make
+        it), its socket is gone (UNAVAILABLE) and then, for a moment, it
+        listens before its CRI plugin has registered (UNIMPLEMENTED): both
+        are retried, as the kubelet retries."""
+        codes = (self.cri.grpc.StatusCode.UNAVAILABLE, self.cri.grpc.StatusCode.UNIMPLEMENTED)
         end = time.monotonic() + retry_for
         while True:
             try:
                 return getattr(self.cri.rt, method)(req, timeout=timeout)
             except self.cri.grpc.RpcError as e:
-                if e.code() != self.cri.grpc.StatusCode.UNAVAILABLE or time.monotonic() > end:
+                if e.code() not in codes or time.monotonic() > end:
                     raise
                 time.sleep(0.5)
 
