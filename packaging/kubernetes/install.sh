@@ -325,7 +325,9 @@ label_node() {
     what="label node $NODE_NAME $NODE_LABEL=$1"
     args=(label --overwrite node "$NODE_NAME" "$NODE_LABEL=$1")
   fi
-  if out=$(kubectl --request-timeout=20s "${args[@]}" 2>&1); then
+  # timeout(1), not --request-timeout: kubectl (1.20 at least) then
+  # ignores the in-cluster configuration and asks localhost:8080.
+  if out=$(timeout 60 kubectl "${args[@]}" 2>&1 | tail -1); then
     log "$what: done"
   else
     log "cannot $what (no API server answered?): ${out//$'\n'/ }; going on"

@@ -171,9 +171,9 @@ init_log "$IOB_T/up2.json" >"$IOB_T/install2.log"
 isnt_pid=$(containerd_pid)
 ok "daemonset: containerd was restarted (MainPID $pid0 -> $isnt_pid) and is active" \
   test "$isnt_pid" != "$pid0" -a "$(inst_exec systemctl is-active containerd)" = active
-like "$(tr '\n' ' ' <"$IOB_T/install2.log")" "restarting containerd .*containerd serves the handler iobatch .*cannot label node node-1 iobatch.io/runtime=true \(no API server answered\?\).*going on" \
-  "daemonset: the label is tried only after the handler is served; no API server answers: logged, and the install goes on"
-diag "no API server runs here: the node label (kubectl label node) is the one call not made against a server; install.sh logged '$(grep -o 'cannot label.*' "$IOB_T/install2.log" | cut -c1-110)...'"
+like "$(tr '\n' ' ' <"$IOB_T/install2.log")" "restarting containerd .*containerd serves the handler iobatch .*cannot label node node-1 iobatch.io/runtime=true \(no API server answered\?\).*127\.0\.0\.1:6443.*going on" \
+  "daemonset: the label is tried only after the handler is served, at the in-cluster API server; none answers: logged, and the install goes on"
+diag "no API server runs here: the node label (kubectl label node) is the one call not made against a server; install.sh logged: $(grep -o 'cannot label.*' "$IOB_T/install2.log")"
 ok "daemonset: the agent answers its livenessProbe after the restart" \
   wait_for 20 '$KUBELET probe "$IOB_T/deploy2.yaml" --pod DaemonSet/iobatch --container iobatchd >/dev/null 2>&1'
 
