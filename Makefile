@@ -4,6 +4,7 @@
 #   make check           unit + integration tests (plain build)
 #   make check-asan      the same tests built with ASan + UBSan (build-asan/)
 #   make check-all       everything CI runs, one summary line at the end
+#   make check-install   the .deb and the DaemonSet on a booted Debian 12 (systemd-nspawn)
 #   make fuzz            libFuzzer targets for a bounded time (clang)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deb             build-pkg/iobatch_VERSION_ARCH.deb (debhelper, debian/)
@@ -77,6 +78,7 @@ PROGRAMS :=
 VM_TESTS :=
 UNIT_TESTS :=
 INTEG_TESTS :=
+INSTALL_TESTS :=
 FUZZERS :=
 INSTALL_PROGRAMS :=
 
@@ -149,6 +151,11 @@ check-integration: all static
 check-asan:
 	$(MAKE) SAN=1 check
 
+# The .deb (and the DaemonSet) on a booted Debian 12 (tests/install/).
+.PHONY: check-install
+check-install: all
+	B=$(B) tests/run.sh $(INSTALL_TESTS)
+
 # The format check runs with the tests (tests/fmt-check.sh).
 INTEG_TESTS += tests/fmt-check.sh
 
@@ -160,7 +167,7 @@ check-all:
 	$(MAKE) static
 	B=$(B) ASAN_B=build-asan tests/run.sh \
 		$(addprefix build-asan/,$(UNIT_TESTS)) \
-		$(addprefix $(B)/,$(UNIT_TESTS)) $(INTEG_TESTS) $(VM_TESTS)
+		$(addprefix $(B)/,$(UNIT_TESTS)) $(INTEG_TESTS) $(VM_TESTS) $(INSTALL_TESTS)
 
 # Each fuzzer runs FUZZ_SECONDS on its seed corpus (tests/fuzz/corpus/NAME).
 FUZZ_SECONDS ?= 60

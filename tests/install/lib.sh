@@ -13,6 +13,7 @@
 #   inst_put SRC DST           copy a host file to DST inside the guest
 #   inst_halt                  power the guest off and wait (inst_boot
 #                              registers it with at_exit)
+#   wait_for SECONDS 'COND'    poll COND every 0.1 s
 #
 # Why each nspawn option (/work/shared/TESTBED.md): --register=no
 # --keep-unit because the host has no system bus; SYSTEMD_SECCOMP=0 and
@@ -116,6 +117,13 @@ inst_boot() {
       case $c in systemd | unified) continue ;; esac
       umount -l "$d" && mount -t cgroup -o "$c" cgroup "$d"
     done' || bail "inst_boot $1: cannot remount the cgroup hierarchies writable"
+}
+
+# wait_for SECONDS 'CONDITION': true once CONDITION is (a watchdog).
+wait_for() {
+  local i
+  for ((i = 0; i < $1 * 10; i++)); do eval "$2" && return 0; sleep 0.1; done
+  return 1
 }
 
 inst_exec() {

@@ -2,13 +2,15 @@
 # packaging/containerd/containerd-config, the drop-in's ExecStartPre: the
 # admin's config.toml of each version (1, 2, 3, none, all comments) gets
 # the CRI runtime handler "iobatch" where that version wants it, checked
-# with Debian's containerd (`config dump`: its own parser) and, for version
+# with Debian's containerd (`config dump`: its own parser), the default
+# runtime runc kept (a runtimes table alone replaces it), and, for version
 # 3 (containerd 2.x, not installable here), with python's tomllib; a config
-# that already has the handler, that containerd cannot load, of an unknown
-# version, or that the table cannot be added to is used unchanged with one
-# line saying why.  The admin's file is never written.
+# that (with its imports) already has the handler, that containerd cannot
+# load, or of an unknown version is used unchanged with one
+# line saying why; one in a newer version than this containerd reads is
+# used unchanged too.  The admin's file is never written.
 . "$(dirname "$0")/lib.sh"
-tap_plan 27
+tap_plan 29
 iob_need containerd python3 sha256sum
 GEN=$IOB_TOP/packaging/containerd/containerd-config
 [ -x "$GEN" ] || bail "$GEN is not executable"
@@ -57,8 +59,8 @@ like "$MSG" "config version 2\) with the CRI runtime handler iobatch" "v2: one l
 is "$(handler debian)" "$WANT" "v2: containerd sees the iobatch handler with its annotations and options"
 is "$(dumpkey debian 'c["plugins"]["io.containerd.grpc.v1.cri"]["cni"]["bin_dir"]')" "/usr/lib/cni" \
   "v2: the admin's settings are kept"
-size=$(stat -c %s "$D/debian.toml")
-ok "v2: the result starts with the admin's file, byte for byte" cmp -s -n "$size" "$D/debian.toml" "$D/out/debian.toml"
+is "$(dumpkey debian 'c["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["default_runtime_name"], c["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["runc"]["runtime_type"]')" \
+  "runc io.containerd.runc.v2" "v2: the default runtime runc is still there (a runtimes table would replace it)"
 is "$(sha256sum "$D/debian.toml")" "$sum" "the admin's file is not written"
 is "$(stat -c %a "$D/out/debian.toml")" "600" "the result is mode 0600"
 
@@ -79,8 +81,10 @@ is "$(dumpkey v1 'c["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["snaps
 
 # ---- no file, an all-comment file, no final newline
 gen missing
-is "$RC:$(head -1 "$D/out/missing.toml")" "0:version = 2" "no config.toml: version 2 with the handler"
+is "$RC:$(grep -c '^version = 2$' "$D/out/missing.toml")" "0:1" "no config.toml: version 2 with the handler"
 is "$(handler missing)" "$WANT" "no config.toml: containerd sees the handler"
+is "$(dumpkey missing 'c["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["runc"]["runtime_type"]')" \
+  "io.containerd.runc.v2" "no config.toml: and runc"
 printf '# a comment\n\n   # another\n' >"$D/comments.toml"
 gen comments
 is "$(handler comments)" "$WANT" "an all-comment config.toml: containerd sees the handler"
@@ -112,8 +116,9 @@ assert r["options"]["ConfigPath"] == "/etc/iobatch/runtime-options.toml", r
 assert c["plugins"]["io.containerd.cri.v1.images"]["snapshotter"] == "overlayfs"
 PY
 is "$?" 0 "v3: the handler under io.containerd.cri.v1.runtime, the admin's keys kept" || sed 's/^/# /' "$D/v3.py"
-ok "v3 with containerd 1.6 as the checker (it cannot load version 3): used unchanged" \
-  bash -c "'$GEN' '$D/v3.toml' '$D/out/v3b.toml' 2>/dev/null && cmp -s '$D/v3.toml' '$D/out/v3b.toml'"
+out=$("$GEN" "$D/v3.toml" "$D/out/v3b.toml" 2>&1)
+like "$?:$out" "^0:.*config version 3, which this containerd reads as version 2 .*used unchanged" \
+  "v3 with containerd 1.6 (it reads it as version 2, without the v3 tables): used unchanged"
 
 # ---- used unchanged, with a reason
 cat >"$D/has.toml" <<'EOF'
@@ -136,15 +141,21 @@ printf 'version = 9\n' >"$D/v9.toml"
 gen v9 CONTAINERD=/nonexistent
 like "$RC:$MSG" "^0:.*config version '9', which this script does not know: used unchanged" "an unknown version: used unchanged"
 ok "and the file is the admin's" unchanged v9
-# The CRI table as an inline table: a table cannot be added to it.
+# The CRI table as an inline table: a table cannot be added to its text,
+# but containerd's view of it takes one.
 cat >"$D/inline.toml" <<'EOF'
 version = 2
 [plugins]
   "io.containerd.grpc.v1.cri" = { sandbox_image = "x/p:1" }
 EOF
 gen inline
-ok "a config the table cannot be added to (an inline CRI table): used unchanged" unchanged inline
-like "$RC:$MSG" "^0:.*with the iobatch handler added .*used unchanged" "and the line says why"
+is "$(dumpkey inline 'c["plugins"]["io.containerd.grpc.v1.cri"]["sandbox_image"], c["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["iobatch"]["runtime_type"]')" \
+  "x/p:1 io.containerd.iobatch.v2" "an inline CRI table: the handler is added to containerd's view of it"
+printf 'version = 2\nimports = ["%s"]\n' "$D/imported.toml" >"$D/imports.toml"
+printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.iobatch]\n  runtime_type = "x"\n' >"$D/imported.toml"
+gen imports
+ok "a config that imports a file defining runtimes.iobatch: used unchanged" unchanged imports
+like "$RC:$MSG" "^0:.*with what it imports\) already defines a runtime named iobatch" "and the line says so"
 out=$("$GEN" "$D/debian.toml" "$D/debian.toml/x/out.toml" 2>&1)
 like "$?:$out" "^1:.*cannot create '$D/debian.toml/x'" "an OUT it cannot write: exit 1 naming it"
 tap_done
