@@ -384,8 +384,7 @@ uninstall_config() {
 }
 
 uninstall_dropin() {
-  local tmp
-  local d
+  local tmp d
   d=$(dirname "$(h $DROPIN)")
   if [ -e "$(h $DROPIN)" ]; then
     tmp=$(mktemp)
@@ -437,15 +436,22 @@ uninstall_state() {
 }
 
 do_uninstall() {
+  local ours=0
+  # The runtime options and the agent's state are also what the .deb
+  # installs and its agent keeps: they go only where install.sh installed.
+  if [ -d "$(h $DEST)" ] || [ -L "$(h $SHIM_LINK)" ] || [ -e "$(h $CREATED_MARK)" ] ||
+    grep -qxF "$BEGIN_MARK" "$(h $CONF)" 2>/dev/null; then
+    ours=1
+  fi
   # First: no new pod is scheduled here once the handler starts going.
   label_node -
   uninstall_config
   uninstall_dropin
   conf_changed=$changed
-  uninstall_options
+  if [ "$ours" = 1 ]; then uninstall_options; fi
   if [ -L "$(h $SHIM_LINK)" ]; then rm -f "$(h $SHIM_LINK)"; changed=1; fi
   if [ -d "$(h $DEST)" ]; then rm -rf "$(h $DEST)"; changed=1; fi
-  uninstall_state
+  if [ "$ours" = 1 ]; then uninstall_state; fi
   restart_containerd
   if [ "$changed" = 0 ]; then
     log "nothing of iobatch on this node: nothing changed"

@@ -17,7 +17,7 @@
 # restarting and the node's binary are what a fake root cannot show;
 # tests/install/daemonset.sh runs it on a booted system).
 . "$(dirname "$0")/lib.sh"
-tap_plan 55
+tap_plan 56
 
 INSTALL=$IOB_TOP/packaging/kubernetes/install.sh
 STUBS=$IOB_T/stubs
@@ -236,6 +236,17 @@ run "$F" install
 mkdir -p "$F/var/lib/iobatch" && echo '{}' >"$F/var/lib/iobatch/profiles.json"
 run "$F" uninstall KEEP_STATE=true
 ok "KEEP_STATE=true keeps the agent's state" test -f "$F/var/lib/iobatch/profiles.json"
+
+# ---- a node with the .deb's files and none of install.sh's: untouched
+J=$IOB_T/j
+mkdir -p "$J/etc/iobatch" "$J/var/lib/iobatch" "$J/etc/containerd"
+cp "$SRC/runtime-options.toml" "$J/etc/iobatch/"
+echo '{}' >"$J/var/lib/iobatch/profiles.json"
+cp "$orig" "$J/etc/containerd/config.toml"
+tree_list "$J" >"$IOB_T/j-before"
+run "$J" uninstall
+is "$(tree_list "$J" | diff "$IOB_T/j-before" - | head -5)" "" \
+  "a node with the .deb's runtime options and agent state, not installed by install.sh: uninstall leaves them"
 
 # ---- no API server: the install logs it and goes on
 G=$IOB_T/g
