@@ -18,7 +18,8 @@
 #   - `apt-get purge iobatch` and `systemctl restart containerd` leave
 #     /etc/containerd, /usr and /var/lib/iobatch as they were before the
 #     install (modes, owners, link targets, checksums); /run is not compared.
-# IOBATCH_DEB=FILE uses a prebuilt package instead of running make deb.
+# IOBATCH_DEB=FILE uses a prebuilt package instead of running make deb; a
+# $B-pkg package newer than every file of the tree is used as it is.
 . "$(dirname "$0")/lib.sh"
 tap_plan 30
 iob_need jq tar sha256sum dpkg-deb
@@ -31,7 +32,16 @@ IMAGE=iobatch.test/busybox:1
 PAUSE=registry.k8s.io/pause:3.6
 
 # ---- the package
+# make check-all has just built it (tests/integration/deb.sh): that one is
+# used when no file of the tree is newer.
 DEB=${IOBATCH_DEB:-}
+fresh() { # DEB: no tracked or new file of the tree is newer than DEB
+  [ -f "$1" ] && [ -z "$(cd "$IOB_TOP" && git ls-files -co --exclude-standard -z |
+    xargs -0 sh -c 'find "$@" -maxdepth 0 -newer "$0" -print 2>/dev/null' "$1" | head -1)" ]
+}
+if [ -z "$DEB" ]; then
+  for f in "$IOB_B"-pkg/iobatch_*_*.deb; do [[ "$f" == *dbgsym* ]] || { fresh "$f" && DEB=$f; }; done
+fi
 if [ -z "$DEB" ]; then
   make -C "$IOB_TOP" --no-print-directory B="$IOB_B" deb >"$IOB_T/make-deb.log" 2>&1 ||
     { sed 's/^/# /' "$IOB_T/make-deb.log" | tail -30; bail "make deb failed"; }
