@@ -460,7 +460,7 @@ static int listen_on(const struct agent_metrics_addr *a, const char *spec, struc
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
       *slash = '\0';
-      if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+      if (mkdir(dir, 0700) < 0 && errno != EEXIST) /* checked: agent/server.c */
         return iob_error(err, errno, "cannot create socket directory '%s'", dir);
     }
   }

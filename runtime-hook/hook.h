@@ -130,6 +130,12 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
 int hook_exited(const struct hook_options *opt, const struct hook_state *st,
                 struct iob_error **err);
 
+/* True when this user may not even look at the agent's socket (EACCES or
+ * EPERM on it: a rootless engine, whose user the root-only /run/iobatch
+ * shuts out).  That agent is not this user's: the hook does nothing and
+ * says nothing (hooks.d applies the same file to every user's containers). */
+bool hook_agent_forbidden(const struct hook_options *opt);
+
 /* Confine the process: first keep only the capabilities the hook needs
  * (HOOK_CAPS_KEPT: it reads /proc/PID files of container processes of
  * other uids and writes cgroup files; everything else, CAP_SYS_ADMIN and

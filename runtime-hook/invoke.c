@@ -58,6 +58,12 @@ int hook_invoke(const struct hook_options *opt, const char *buf, size_t len,
     bool limit = (*err)->code == IOB_CODE_RESOURCE_EXHAUSTED || (*err)->errno_ == EFBIG;
     return limit ? 1 : -1;
   }
+  if (hook_agent_forbidden(opt)) {
+    iob_debug("container '%s': agent socket '%s' is not reachable for this user; nothing to do",
+              st.id, opt->socket);
+    hook_state_release(&st);
+    return 0;
+  }
   int rc = stage_of(opt, &st) == HOOK_STAGE_POSTSTOP ? (hook_exited(opt, &st, err) < 0 ? 1 : 0)
                                                      : prestart(opt, &st, err);
   if (rc != 0)

@@ -50,6 +50,11 @@ static const char *state_annotation(void *st, const char *key) {
   return hook_annotation(st, key);
 }
 
+bool hook_agent_forbidden(const struct hook_options *opt) {
+  struct stat sb;
+  return stat(opt->socket, &sb) < 0 && (errno == EACCES || errno == EPERM);
+}
+
 static int agent_connect(const struct hook_options *opt, struct ttrpc_client **out,
                          struct iob_error **err) {
   const char *socket_path = opt->socket;

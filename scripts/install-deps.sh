@@ -12,7 +12,9 @@ PKGS=(
   qemu-system-x86 qemu-utils cpio gzip e2fsprogs
   hyperfine gnuplot-nox python3 jq curl podman
   debhelper dpkg-dev fakeroot lintian scdoc systemd bash-completion man-db python3-yaml python3-kubernetes
+  mmdebstrap systemd-container # tests/install: a booted Debian 12 root (systemd-nspawn)
   python3-grpcio python3-grpc-tools # the CRI client of tests/integration/cri-pods.sh
+  file binutils # tests/integration/static.sh (file, readelf)
   postgresql-15 postgresql-client-15
 )
 missing=()

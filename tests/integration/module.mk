@@ -17,3 +17,4 @@ INTEG_TESTS += tests/integration/hook-pidfd.sh
 INTEG_TESTS += tests/integration/shim-hungrunc.sh
 INTEG_TESTS += tests/integration/protect-slo.sh
 INTEG_TESTS += tests/integration/npd-config.sh
+INTEG_TESTS += tests/integration/static.sh
