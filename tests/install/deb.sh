@@ -10,7 +10,9 @@
 #     cri_client.py, on the host, against the guest's socket) runs and
 #     `iobatchctl status` names its pod and container;
 #   - podman with the packaged hooks.d file: the container is `running`
-#     (not `created`) while it runs, the agent lists it, and it ends;
+#     (not `created`) while it runs, the agent lists it, and it ends; a
+#     rootless podman (a user with subordinate ids) applies the same file,
+#     its container runs unaffected;
 #   - with a declared latency pod running, the agent lowers a batch pod's
 #     CPU weight; `systemctl stop iobatchd` puts back what it wrote (its
 #     journal, restore.json, says what each file held before) and changes
@@ -21,7 +23,7 @@
 # IOBATCH_DEB=FILE uses a prebuilt package instead of running make deb; a
 # $B-pkg package newer than every file of the tree is used as it is.
 . "$(dirname "$0")/lib.sh"
-tap_plan 30
+tap_plan 32
 iob_need jq tar sha256sum dpkg-deb
 PY=/usr/bin/python3
 $PY -c 'import grpc, grpc_tools' 2>/dev/null ||
@@ -51,7 +53,7 @@ fi
 diag "package: $DEB"
 
 # ---- a booted Debian 12 (podman in it for the hooks.d part)
-inst_root podman
+inst_root podman uidmap
 inst_boot deb
 G=/proc/$INST_PID/root
 SOCK=$G/run/containerd/containerd.sock
@@ -165,6 +167,16 @@ ok "deb: podman's container ends with status 0" wait_for 30 '[ "$(cat "$G/root/p
 [ "$(cat "$G/root/pm1.rc" 2>/dev/null)" = 0 ] || sed 's/^/# podman: /' "$G/root/pm1.out"
 ok "deb: and the agent no longer lists it (poststop)" wait_for 20 '[ -z "$(listed)" ]'
 
+# A rootless podman, same hooks.d file: its user cannot reach the root-only
+# socket; the hook runs and exits 0, the container runs as without iobatch.
+# (podman shows a hook's output only when it fails, so that the hook itself
+# prints nothing is checked in tests/integration/podman-hooks.sh.)
+inst_exec useradd -m -s /bin/sh rl >/dev/null 2>&1
+cp -a "$R" "$G/home/rl/rootfs" && inst_exec chown -R rl: /home/rl/rootfs
+rlrun() { inst_exec su -l rl -c "podman $* run --rm --network none --rootfs /home/rl/rootfs /bin/echo hi" 2>&1; }
+like "$(rlrun --log-level=debug | grep -i 'iobatch.json')" "iobatch\.json" \
+  "deb: rootless podman applies the packaged hooks.d file too"
+is "$(rlrun)" "hi" "deb: rootless podman: the container runs unaffected, nothing but its output"
 step "podman done"
 # ---- stop the agent: what it wrote on the CRI container's cgroups goes back
 # (CRI creates the task, and so the cgroup, in StartContainer: there is no
