@@ -48,7 +48,7 @@ $PY -c 'import grpc, grpc_tools, yaml' 2>/dev/null ||
   bail "python3-grpcio, python3-grpc-tools and python3-yaml are needed (scripts/install-deps.sh)"
 [ -x "$SB/bin/containerd-shim-iobatch-v2" ] || bail "no $SB/bin: run make static"
 
-inst_root kubernetes-client socat bash-static containernetworking-plugins || bail "cannot build the Debian root"
+inst_root || bail "cannot build the Debian root"
 inst_boot daemonset || bail "the Debian root did not boot"
 G=/proc/$INST_PID/root # the node's / from here
 KUBELET="$PY $IOB_TOP/tests/install/kubelet.py --socket $G/run/containerd/containerd.sock --gen $IOB_T/gen --root $G --node node-1"

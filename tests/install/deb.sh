@@ -53,7 +53,7 @@ fi
 diag "package: $DEB"
 
 # ---- a booted Debian 12 (podman in it for the hooks.d part)
-inst_root podman uidmap
+inst_root
 inst_boot deb
 G=/proc/$INST_PID/root
 SOCK=$G/run/containerd/containerd.sock

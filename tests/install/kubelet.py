@@ -78,15 +78,19 @@ class Kubelet:
     def call(self, method, req, timeout=RUNTIME_REQUEST_TIMEOUT, retry_for=90):
         """A CRI call.  While containerd restarts (the installer may make
         it), its socket is gone (UNAVAILABLE) and then, for a moment, it
-        listens before its CRI plugin has registered (UNIMPLEMENTED): both
-        are retried, as the kubelet retries."""
+        listens before its CRI plugin has registered (UNIMPLEMENTED), or
+        has registered it but not yet loaded its state (UNKNOWN, "server is
+        not initialized yet", containerd 1.6's CRI): all are retried, as the
+        kubelet retries."""
         codes = (self.cri.grpc.StatusCode.UNAVAILABLE, self.cri.grpc.StatusCode.UNIMPLEMENTED)
         end = time.monotonic() + retry_for
         while True:
             try:
                 return getattr(self.cri.rt, method)(req, timeout=timeout)
             except self.cri.grpc.RpcError as e:
-                if e.code() not in codes or time.monotonic() > end:
+                starting = (e.code() == self.cri.grpc.StatusCode.UNKNOWN
+                            and "not initialized yet" in (e.details() or ""))
+                if (e.code() not in codes and not starting) or time.monotonic() > end:
                     raise
                 time.sleep(0.5)
 

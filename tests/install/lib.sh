@@ -27,8 +27,11 @@ INST_SUITE=${INST_SUITE:-bookworm}
 # What every root has: systemd as PID 1, containerd 1.6 and runc from
 # Debian 12, busybox-static for test rootfs, and the iobatch package's
 # shared libraries (so `apt-get install ./iobatch_*.deb` needs no network).
-INST_BASE_PKGS=(systemd systemd-sysv dbus containerd runc busybox-static
-  libjansson4 libprotobuf-c1 libseccomp2)
+# (deb.sh's podman and daemonset.sh's image tools too: one root, built once
+# per run, serves both)
+INST_BASE_PKGS=(podman uidmap kubernetes-client socat bash-static containernetworking-plugins
+  systemd systemd-sysv dbus containerd runc busybox-static
+  libjansson4 libprotobuf-c1 libseccomp2 libbpf1 libelf1 zlib1g)
 INST_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 inst_root() {
