@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The admission state machine of iobatchd: which containers are known,
  * which wait (pending) and which run, and when to ask the batcher again.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The agent's ttrpc service name (proto/iobatch/agent.proto); methods are
  * called by their bare names ("Register", "Admit", ...).
  * AGENT_DEFAULT_SOCKET is where iobatchd listens unless configured

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Protection caps on batch containers (agent/protect.h decides the level;
  * here it is written): cgroup v2 io.max or v1 blkio.throttle, whichever
  * cgroupv2/throttle.h finds for the container, on the disks its I/O goes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libagentclient: how a shim (or anything with an event loop) talks to
  * iobatchd.  Every call is asynchronous on the caller's loop.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatchd's configuration file (default /etc/iobatch/iobatchd.conf).
  *
  * One `key = value` per line; '#' starts a comment; blank lines are ignored.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatchd: the pieces of the daemon and how they meet on one event loop
  * (docs/ARCHITECTURE.md, "The agent's parts": who owns what, and the ops
  * each part calls back through).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Loading agent/bpf/blklat.bpf.c and reading its map (agent/latency.h). */
 #include <errno.h>
 #include <stdarg.h>

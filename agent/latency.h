@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Where per-container block I/O latency comes from (config key
  * latency_source): the BPF program agent/bpf/blklat.bpf.c on the block
  * layer's issue and completion tracepoints, keyed by the request's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Histogram arithmetic and the latency source rule (agent/lathist.h). */
 #include <errno.h>
 #include <math.h>

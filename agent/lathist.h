@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Block I/O latency per container: the histogram arithmetic of the BPF
  * program's buckets (agent/bpf/blklat.h) and the choice of the latency
  * source.  Plain C, no I/O: agent/latency.c reads the histograms, the

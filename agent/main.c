@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatchd: the node agent.  main only reads the command line and hands
  * over to daemon.c. */
 #include <getopt.h>

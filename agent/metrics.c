@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The exposition: iobatchd's counters and gauges in the Prometheus text
  * format (agent/metrics.h); agent/metrics_server.c serves it. */
 #include "agent/metrics.h"

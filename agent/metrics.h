@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatchd's metrics: the counters the daemon keeps, the gauges a scrape
  * takes, and their text in the Prometheus exposition format 0.0.4
  * ("text/plain; version=0.0.4"):

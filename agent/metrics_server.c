@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The metrics endpoint's HTTP/1.x server (agent/metrics_server.h). */
 #include "agent/metrics_server.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatchd's Prometheus text endpoint (config key `metrics`): a small
  * HTTP/1.x server on the daemon's own loop, for loopback or a unix socket
  * only.  One GET /metrics (or HEAD) per connection, answered from memory

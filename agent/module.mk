@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iobatchd (agent/).  libagentcore: config, profiles, the offline plan and
 # protection's arithmetic (protect.c)
 # (plain C; no dependency but common, jansson and, for the plan, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Penalties measured online: how much slower a container of one class ran
  * beside a neighbour of another than it runs alone.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A registered container ends when its pid does (agent/daemon.h).  The
  * hook alone (podman, CRI-O, runc through hooks.d) has no shim to report
  * the exit: only its poststop does, and a poststop that never runs (a

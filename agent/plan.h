@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The offline plan (the paper's problem) for a list of named jobs: shared
  * by the agent's Plan RPC and `iobatchctl plan`, which links the batcher
  * directly and works without an agent.  Plain C: the protobuf messages

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Learned workload profiles, kept by namespace and workload key
  * (annotation io.iobatch.workload, else the image name, else the command
  * line) so that the second run of a workload is classified before it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Protection of latency-sensitive containers (issue #12).
  *
  * While a protected container runs (declared io.iobatch.class=latency, or

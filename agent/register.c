@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The one place a RegisterRequest is filled (agent/client.h): the shim's
  * client, the hook, iobatchctl and the bench fixture all send this. */
 #include "agent/client.h"

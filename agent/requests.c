@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The agent's requests, decoded (agent/requests.h): validation and state
  * changes for each call of proto/iobatch/agent.proto, without ttrpc. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The agent's requests, decoded: each step takes the protobuf request as
  * the ttrpc server decoded it (proto/iobatch/agent.proto) and the daemon's
  * state, and fills the reply or an error (its code is what the caller

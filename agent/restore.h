@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What the agent changed in cgroup files, and how to put it back (issue
  * #14: a stopped or crashed agent leaves no weight or cap behind).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Sampling registered containers: a sample per period, rates from the last
  * two, the class from a short window of them (wcd), and the cgroup's
  * disappearance as an exit (a shim that died cannot tell us). */

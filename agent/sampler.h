@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The sampler of iobatchd: a sample of every registered container's
  * cgroup per period, rates from the last two, the class from a short
  * window of them (wcd), what the window teaches (the start path, pair

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The agent's ttrpc API (proto/iobatch/agent.proto): the glue between the
  * ttrpc server and the decoded steps of agent/requests.c.  Every call is
  * answered exactly once; Admit is answered later, when the container is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The agent's ttrpc server (agent/server.c): the glue between ttrpc and
  * the decoded request steps of agent/requests.c.  It owns the ttrpc server
  * and the pending Admit calls (agent_ctr.waiter); what a step changed

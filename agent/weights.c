@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* io.weight for running containers, written only where something enforces
  * it: iocost enabled for the device, or BFQ as its scheduler.  Elsewhere a
  * write "succeeds" and does nothing (docs/reference/cgroup-v2-io.md), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* io.weight / io.bfq.weight of running containers (agent/weights.c),
  * written where the containers compete (agent/weighttree.h) and only where
  * something enforces them; each container's weight_effective and

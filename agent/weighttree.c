@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Where to write io.weight (weighttree.h): the children of every pair's
  * lowest common ancestor.  O(n^2) path comparisons plus a search of the
  * target list per distinct prefix; the agent runs it on every plan while

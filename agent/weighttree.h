@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Where io.weight must be written for running containers to compete.
  *
  * cgroup v2 weights share a device only among siblings: a container's

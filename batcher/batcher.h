@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libbatch — the penalty-aware batcher of iobatch (docs/DESIGN.md, "Batching").
  *
  * No I/O at all: the agent (iobatchd) reads files, samples cgroups and talks

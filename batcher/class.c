@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The workload classes' names (batcher/class.h). */
 #include "batcher/class.h"
 

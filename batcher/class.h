@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The workload classes: the one vocabulary of the detector (wcd_classify
  * gives one), the batcher (its penalty matrix is indexed by them), the
  * agent, the hook, the shim and the CLI (docs/DESIGN.md, "Workload

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Defaults and the config-file parser of the batcher. */
 #include "batcher/batcher.h"
 

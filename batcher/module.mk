@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libbatch: the penalty-aware batcher (no I/O); see batcher/batcher.h.
 batch_SRCS := batcher/class.c batcher/config.c batcher/solve.c batcher/plan.c
 $(eval $(call lib,batch,$(batch_SRCS)))

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The online planner (batch_plan) and the io.weight rule (batch_weights). */
 #include "batcher/solve_internal.h"
 

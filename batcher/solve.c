@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The offline batch problem: exact solver over class-count vectors and a
  * greedy + local-search heuristic.
  *

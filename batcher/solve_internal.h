@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Shared between the offline solver and the online `paper` policy. */
 #ifndef IOB_BATCHER_SOLVE_INTERNAL_H
 #define IOB_BATCHER_SOLVE_INTERNAL_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Agent overhead (issue 7, section 4):
 #  1. CPU of iobatchd sampling N registered cgroups at 1 Hz (N = 0, 100,
 #     1000): fixture cgroup directories under a temp root (agent option

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by bench/calibrate-wcd.sh and tests/integration/hook-fio.sh: run one
 # fio job inside a fresh cgroup and sample that cgroup with wcd-probe.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Run bench/calibrate-wcd.sh inside the pure cgroup v2 VM of tests/vm (qemu
 # TCG, the disk as an emulated NVMe drive): the same fio cases, classified
 # from io.stat instead of the host's procfs fallback, printed as markdown.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Calibrate the workload character detector with real fio: each of the four
 # pure classes at two block sizes (psync, queue depth 1; plus libaio at
 # depth 16 where io.stat is the source), the latency-sensitive workloads

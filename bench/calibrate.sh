@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Penalty matrix of this machine (issue 5, `iobatchctl calibrate`): runs the
 # calibration on the host disk and writes
 #   bench/results/penalty-matrix.conf  the batcher config file (matrix.* rows,

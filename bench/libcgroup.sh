@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # libcgroup (libcgroup-dev, a chosen dependency) against cgroupv2/'s
 # direct cgroupfs code, for the jobs it could take over (docs/DESIGN.md,
 # "cgroupfs without libcgroup"): CPU per call of hierarchy discovery, a

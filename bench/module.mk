@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Benchmarks (bench/README.md).  Not part of `make all` nor of CI: they take
 # minutes, need root and a real disk, and their numbers are results, not
 # pass/fail checks.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Does holding pay for any pair on this disk?  For each pair of fio jobs
 # (fixed work on both sides, not time-based): A alone, B alone, then A and B
 # started together; the ratio co-run makespan / (solo A + solo B) is what

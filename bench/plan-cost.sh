@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Planner cost per plan (issue #11): batch_plan with RUNNING (default 200)
 # running and N = 10..1000 pending containers, shipped defaults against
 # every pair counted as evidence (forecasts run), median CPU ms of REPS.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The agent's memory against the profiles it loads: iobatchd started on a
 # state dir holding a profiles.json of N profiles (N = 0 .. the cap,
 # AGENT_PROFILES_MAX = 4096), its RSS once it answers.  The soak's agent

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Write bench/RESULTS.md from bench/RESULTS.md.in and every result file
 under bench/results/ (standard library only).
 

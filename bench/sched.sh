@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Scheduling quality (issue 7, section 2): real fio containers on the host
 # disk through a private containerd, each job mix run
 #   all     all at once with the runc shim (io.containerd.runc.v2)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A latency-sensitive service beside batch jobs (issue #12): PostgreSQL 15 in
 # a container through a private containerd, pgbench on the host against it
 # over a unix socket, and batch fio containers (bench/sched/jobs.sh's classes)

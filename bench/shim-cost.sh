@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Shim cost, ours vs containerd-shim-runc-v2, in the same run on the same
 # private containerd:
 #   - RSS and PSS per shim process (/proc/PID/smaps_rollup) with N running

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Soak (issue #14): LIFECYCLES container lifecycles through a private
 # containerd, the iobatch runtime (io.containerd.iobatch.v2, with the hook
 # it injects) and a private iobatchd, several at a time, then what was left

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Solver benchmark (issue 7, section 3): exact and heuristic vs brute force
 # for N = 6..12, N = 25 / 100 / 1000, and the exact/heuristic boundary.
 # Writes bench/results/solver.json and bench/results/solver.md.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The throughput valley (the paper's rule for read-heavy containers):
 # buffered random readers (fio, no O_DIRECT) in containers that share one
 # memory limit, set on a parent memory cgroup that every reader's cgroup sits

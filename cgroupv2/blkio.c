@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cgroupv2/blkio.h"
 
 #include <dirent.h>

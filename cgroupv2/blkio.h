@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cgroup v1 blkio statistics: the block-layer sample source of v1/hybrid
  * hosts, where the cgroup2 mount has no io controller.
  *

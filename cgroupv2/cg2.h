@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cgroup v2: where the hierarchy is mounted, which cgroup a pid is in, which
  * pids a cgroup holds.
  *

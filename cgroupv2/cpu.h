@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The CPU weight of a container's cgroup (issue #12): while a
  * latency-sensitive container runs, the agent gives batch containers the
  * smallest CPU weight, so that they take CPU only when the service leaves

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* io.stat: cumulative per-device block I/O counters of a cgroup v2 cgroup.
  * Counters include descendants, and a device without I/O has no line, so a
  * missing line reads as zeros. */

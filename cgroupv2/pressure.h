@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* io.pressure (PSI): share of wall time in which some / all non-idle tasks of
  * the cgroup were stalled on I/O. */
 #ifndef IOB_CG2_PRESSURE_H

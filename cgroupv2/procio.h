@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Fallback sampler for hosts whose io controller is not in cgroup v2 (v1 or
  * hybrid hierarchies, like Debian 12 hosts with the legacy layout): sums
  * /proc/PID/io over the pids of a cgroup.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One timestamped I/O sample of a cgroup, from the best source the host
  * has: io.stat (exact, block layer), the v1 blkio statistics with procfs
  * for buffered writes (hybrid/v1 hosts, see blkio.h), or the procfs

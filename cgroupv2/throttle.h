@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Per-device bandwidth / IOPS caps on a container's cgroup: cgroup v2
  * io.max, or cgroup v1 blkio.throttle.* on hybrid and v1 hosts (where the
  * cgroup2 mount has no io controller).

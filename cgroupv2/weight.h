@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* io.weight (iocost, 1..10000) and io.bfq.weight (BFQ, 1..1000): a default
  * line plus per-device overrides, and whether a weight can take effect on a
  * device at all.  Without iocost enabled for the device or BFQ as its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What the verbs of iobatchctl share on the command line. */
 #include <getopt.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `iobatchctl calibrate`: the penalty matrix of this machine (calibrate.h). */
 #include "cli/calibrate.h"
 

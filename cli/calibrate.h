@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* `iobatchctl calibrate`: measure the penalty matrix of this machine's disk.
  *
  * For the four measured classes (seq-read, rand-read, seq-write, rand-write)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatchctl check io-pressure: node-problem-detector's custom plugin
  * protocol (its pkg/custompluginmonitor/types: exit 0 OK, 1 NonOK,
  * 2 Unknown; one line on stdout, the condition's message, which it cuts

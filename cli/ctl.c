@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What a shim or a hook tells the agent, from the command line: for tests,
  * for engines without our shim, and for a human poking at the agent. */
 #include <getopt.h>

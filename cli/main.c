@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatchctl: the global options, then dispatch to the verb. */
 #include <stdio.h>
 #include <stdlib.h>

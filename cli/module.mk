@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iobatchctl (cli/): one file per verb, main.c dispatches.  `plan` links the
 # batcher through agentcore's plain-C plan (offline, no agent; not libagent);
 # calibrate.c is the calibration verb.

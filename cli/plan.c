@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatchctl plan FILE: the offline batches for a list of jobs, computed
  * here with the batcher (no agent needed). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatchctl profiles: what the agent learned, read from its state dir
  * (no agent needed). */
 #include <getopt.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatchctl status [ID]: the agent's view of pending and running
  * containers, or of one of them.  Tables follow kubectl and crictl: a
  * header row in capitals, columns as wide as their widest cell, three

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Scope-bound cleanup (gnu11 __attribute__((cleanup))), as in crun/systemd.
  * Hand a resource off by stealing it: steal_ptr(&p) / steal_fd(&fd). */
 #ifndef IOB_CLEANUP_H

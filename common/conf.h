@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* "key = value" files, in the manner of systemd's conf-parser: each format
  * has a table of keys (name, parser, offset of the field, bounds) and this
  * splits a line and finds its key; the caller keeps its own line loop and

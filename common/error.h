@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Error objects in the style of crun: a fallible function returns < 0 and
  * fills *err, or returns >= 0 and leaves it alone.  Errors travel up and are
  * reported once at the boundary (RPC reply, main, the daemon loop). */

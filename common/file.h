@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef IOB_FILE_H
 #define IOB_FILE_H
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef IOB_LOG_H
 #define IOB_LOG_H
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/loop.h"
 #include "common/xalloc.h"
 

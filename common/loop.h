@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One epoll event loop with fd watches and one-shot timers.  Everything a
  * process does (ttrpc server and client, signalfd, stdio copies) runs on it. */
 #ifndef IOB_LOOP_H

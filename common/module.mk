@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 common_SRCS := $(wildcard common/*.c)
 $(eval $(call lib,common,$(common_SRCS)))
 $(eval $(call unit,test_common,tests/unit/test_common.c,common))

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The OCI config reader (common/oci.h). */
 #include "common/oci.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The OCI runtime spec of a bundle (<bundle>/config.json): one reader, one
  * size limit and one rule for fields of the wrong type, for the shim (at
  * Create, once) and the hook.  A field iobatch reads that has the wrong

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* sd_notify(3) over a plain datagram socket: systemd documents the wire
  * format as stable so that services need not link libsystemd. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Service readiness for systemd's Type=notify without libsystemd: the
  * datagram protocol of sd_notify(3) ("Notes": one AF_UNIX SOCK_DGRAM
  * message of newline-separated VAR=VALUE lines sent to $NOTIFY_SOCKET; a

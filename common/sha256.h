@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* SHA-256 (FIPS 180-4), small and allocation-free.  The shim needs it for the
  * socket name containerd expects: hex(sha256(address/ns/group)). */
 #ifndef IOB_SHA256_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef IOB_VERSION_H
 #define IOB_VERSION_H
 

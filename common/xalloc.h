@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Allocation that does not fail, as crun's xmalloc (src/libcrun/utils.c):
  * out of memory prints one line and aborts.  A daemon that cannot
  * allocate a few hundred bytes cannot answer, log or clean up either, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # packaging/: man pages (scdoc), the FHS install the Debian package uses,
 # and `make deb`.  The layout (README, Installing):
 #   /usr/bin/iobatchctl, /usr/sbin/iobatchd,

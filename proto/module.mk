@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # .proto files are compiled with protoc-c at build time into proto/gen/
 # (not committed).  Everything that includes a generated header waits for
 # the stamp (see the order-only prerequisite on $(B)/%.o).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatch-hook: OCI prestart / createRuntime hook, and poststop hook for
  * engines that run hooks from hooks.d (podman, CRI-O).  The runtime runs it
  * with the container state JSON on stdin (runtime-spec config.md,

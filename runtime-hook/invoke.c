@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The hook from its state JSON to its outcome (hook.h): which failures are
  * the runtime's (an invalid state: exit 1) and which are ours (fail open). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatch-hook: see hook.h.  Prints nothing but failures (one line on
  * stderr), plus debug lines with --debug; exit 0 lets the container start. */
 #include <errno.h>

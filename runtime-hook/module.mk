@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # runtime-hook/ -> iobatch-hook, the OCI prestart/createRuntime hook.
 hook_SRCS := $(filter-out runtime-hook/main.c,$(wildcard runtime-hook/*.c))
 $(eval $(call lib,hook,$(hook_SRCS)))

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Registration with iobatchd over its ttrpc API (proto/iobatch/agent.proto):
  * one blocking Register call with the baseline taken before the workload
  * runs; under a hooks.d engine also Admit (prestart) and Exited

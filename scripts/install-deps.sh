@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Install every build, test, benchmark and VM-test dependency from Debian.
 # Idempotent: packages already present are left alone.
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The admission hold: Start of an init process asks iobatchd (through
  * libagentclient, agent/client.h) before `runc start`; the reply to Start
  * waits while the agent keeps the container pending.  One client per shim

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The admission hold: iobatchd (through libagentclient) decides when a
  * created container may start. */
 #ifndef SHIM_ADMISSION_H

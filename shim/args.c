@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The shim's command line (Go flag syntax), start's stdin and config.json. */
 #include <errno.h>
 #include <fcntl.h>

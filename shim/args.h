@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The command line, the stdin of `start`, the grouping key of config.json. */
 #ifndef SHIM_ARGS_H
 #define SHIM_ARGS_H

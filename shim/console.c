@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The console socket runc sends the pty master to (SCM_RIGHTS). */
 #include <errno.h>
 #include <poll.h>

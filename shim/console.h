@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The console socket runc sends a terminal's pty master to. */
 #ifndef SHIM_CONSOLE_H
 #define SHIM_CONSOLE_H

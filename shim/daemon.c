@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The shim daemon: child subreaper, log FIFO on stderr, signalfd, the ttrpc
  * server on the listener `start` left as fd 3. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The long-running shim: the loop, signals, the ttrpc server. */
 #ifndef SHIM_DAEMON_H
 #define SHIM_DAEMON_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Events to containerd: Events/Forward over ttrpc to TTRPC_ADDRESS, one at
  * a time from a FIFO queue so the order the service publishes in is the
  * order containerd sees (create < start < exit < delete).  A failed event

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Task events to containerd (Events/Forward), in the order published. */
 #ifndef SHIM_EVENTS_H
 #define SHIM_EVENTS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Create: put iobatch-hook into the bundle's config.json as a prestart
  * hook (issue #5, docs/DESIGN.md), so runc runs it during `runc create`, after
  * the container's namespaces and cgroup exist, with the container state on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatch-hook in the bundle's prestart hooks. */
 #ifndef SHIM_HOOKINJECT_H
 #define SHIM_HOOKINJECT_H

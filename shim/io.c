@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A process's stdio: containerd's FIFOs opened by path, pipes to the
  * process, copying on the event loop; file:// and binary:// loggers; the
  * pty master when there is a terminal.  (docs/reference/shim-v2.md section 5, I/O) */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A process's stdio: containerd's FIFOs (or file/binary loggers), the pipes
  * or pty runc gives the process, copying on the loop. */
 #ifndef SHIM_IO_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* containerd-shim-iobatch-v2: dispatch to start, delete, -info, -v or the
  * daemon. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The `start`, `delete` and `-info` actions containerd runs
  * (docs/reference/shim-v2.md section 3, binary contract). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The shim binary's `start`, `delete` and `-info` actions. */
 #ifndef SHIM_MANAGER_H
 #define SHIM_MANAGER_H

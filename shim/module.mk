@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shim: containerd-shim-iobatch-v2 (libshim.a holds everything but main for
 # the unit tests).
 shim_SRCS := shim/admission.c shim/args.c shim/console.c shim/daemon.c shim/events.c \

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The rootfs mounts containerd hands to Create (overlay, bind), mounted onto
  * <bundle>/rootfs with mount(2); options as containerd's mount package reads
  * them. */

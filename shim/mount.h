@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The rootfs mounts containerd hands to Create. */
 #ifndef SHIM_MOUNT_H
 #define SHIM_MOUNT_H

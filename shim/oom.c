@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* OOM notifications: cgroup v1 through an eventfd registered on
  * memory.oom_control, v2 through inotify on memory.events (report when
  * oom_kill goes up).  Watching starts right after Create. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* OOM kills in a container's cgroup. */
 #ifndef SHIM_OOM_H
 #define SHIM_OOM_H

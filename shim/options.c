@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Runtime options given as a file: containerd's CRI plugin (and `ctr run
  * --runtime-config-path`) send `runtimeoptions.v1.Options{type_url,
  * config_path}` for runtimes it does not know, so the runc options of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* containerd.runc.v1.Options: from an Any, from CRI's ConfigPath TOML, and
  * kept in the bundle for `delete`. */
 #ifndef SHIM_OPTIONS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Container and process lifecycle: a state machine per process (created,
  * running, paused, stopped, deleted) as containerd's runc shim keeps it
  * (pkg/process init_state.go, exec_state.go), driven by runc calls that run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Containers and their processes: the state machine of each process and the
  * runc operations that drive it.  Nothing here knows the Task service:
  * results go back through the callbacks the caller hands in (an operation's

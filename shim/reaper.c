@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One reaper for the whole shim: the shim is a child subreaper, so container
  * processes and detached execs are re-parented to it.  Every exit goes to
  * the waiter registered for its pid; an exit that arrives before anyone

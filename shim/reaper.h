@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One pid -> waiter table for the whole shim, with an early-exit cache. */
 #ifndef SHIM_REAPER_H
 #define SHIM_REAPER_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The checks of the Task requests (shim/requests.h). */
 #include "shim/requests.h"
 

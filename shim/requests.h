@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* containerd's Task requests (containerd.task.v2/v3), decoded: the checks
  * each one passes before anything runs, and what the process layer gets
  * from it.  shim/service.c calls these, then hands the operation on;

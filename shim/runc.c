@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Driving runc (or crun): one global prefix, the error taken from runc's
  * log.json as go-runc does.  In the daemon runc runs beside the loop: a hook
  * that sleeps in one container's create must not stall the RPCs of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The runc (or crun) driver. */
 #ifndef SHIM_RUNC_H
 #define SHIM_RUNC_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* containerd.task.v2.Task (and the same handlers as containerd.task.v3.Task):
  * decode, validate, hand the operation to the process layer, answer when it
  * finished (the reply waits; other RPCs go on meanwhile), map errors to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* containerd.task.v2.Task (and v3) on the ttrpc server. */
 #ifndef SHIM_SERVICE_H
 #define SHIM_SERVICE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* containerd-shim-iobatch-v2: the names and paths every part of the shim
  * shares.  Each file's interface is in its own header (process.h,
  * service.h, runc.h, io.h, ...).  Facts about the protocol:

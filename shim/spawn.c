@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The one way the shim starts a child: vfork + execve.  vfork keeps the
  * shim's small footprint from being copied for every runc call. */
 #include <errno.h>

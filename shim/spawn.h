@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Every child process of the shim goes through shim_spawn. */
 #ifndef SHIM_SPAWN_H
 #define SHIM_SPAWN_H

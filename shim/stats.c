@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Stats: the init pid's cgroup read directly (no runc), packed as
  * containerd's io.containerd.cgroups.v1.Metrics or .v2.Metrics. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Task metrics from the cgroup (v1 or v2). */
 #ifndef SHIM_STATS_H
 #define SHIM_STATS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Keeping the daemon's resident set small.  Most of a C shim's RSS is not
  * its own memory but pages of libc and of its own text that the kernel
  * mapped in bulk (fault-around maps up to 64 KiB around every page fault)

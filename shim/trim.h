@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Keeping the shim's resident memory small. */
 #ifndef SHIM_TRIM_H
 #define SHIM_TRIM_H

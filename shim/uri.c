@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* stdio URIs from containerd: a bare path (fifo), file:///p, binary:///p?k=v
  * (and binary-v2). */
 #include <errno.h>

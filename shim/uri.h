@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* stdio URIs: a FIFO path, file://, binary://. */
 #ifndef SHIM_URI_H
 #define SHIM_URI_H

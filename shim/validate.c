@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Validation of what containerd sends: identifiers and paths. */
 #include <string.h>
 

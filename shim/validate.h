@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Identifiers and paths that come from containerd. */
 #ifndef SHIM_VALIDATE_H
 #define SHIM_VALIDATE_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # make demo: iobatch on a private containerd, in two parts.
 #
 # Part 1, a latency-sensitive service beside batch jobs (issue #22):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The generated pages are what their script would write from the files they
 # come from (bench/RESULTS.md from bench/results/): `make docs-check` as a
 # TAP test, so that CI fails on a stale page (`make docs` rewrites it).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The repository's own format (.clang-format) holds for every C file outside
 # tests/, bench/ and the generated proto/gen/: `make fmt-check` as a TAP test,
 # so that CI fails on an unformatted file (`make fmt` fixes it).

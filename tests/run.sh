@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Run test programs that speak TAP (cmocka with CMOCKA_MESSAGE_OUTPUT=TAP,
 # or shell tests using tests/integration/lib.sh) and print one summary line:
 #   N passed, N failed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* ttrpc client: one connection, stream ids 1, 3, 5, ... (as the Go client),
  * blocking calls driven by poll() and async calls driven by the shared loop.
  * Both kinds can be outstanding at once: whichever path reads a Response

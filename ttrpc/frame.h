@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Internal to ttrpc/ (and its tests and fuzzers): the incremental frame
  * reader, frame building and address parsing shared by server and client. */
 #ifndef IOB_TTRPC_FRAME_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ttrpc: framing, server and client (libttrpc.a), their tests and fuzzers.
 ttrpc_SRCS := ttrpc/frame.c ttrpc/server.c ttrpc/client.c
 $(eval $(call lib,ttrpc,$(ttrpc_SRCS)))

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* ttrpc server on the shared epoll loop.  Every call is answered
  * asynchronously (a handler may keep a call for hours, as Wait does), so a
  * connection keeps a list of unanswered calls and a write queue; replies go

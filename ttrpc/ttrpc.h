@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A small C implementation of containerd's ttrpc (github.com/containerd/ttrpc):
  * framing, a server on the shared event loop with many requests in flight per
  * connection and deferred replies, and a client (blocking and async).

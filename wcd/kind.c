@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Annotation keys, checked in the sources of each runtime manager:
  *
  * - containerd's CRI plugin (pkg/cri/annotations, v1.6):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What a container is to the batcher (a batch job, an open-ended service,
  * a pod sandbox) and its Kubernetes names, from its OCI annotations.  The
  * shim (config.json) and the hook (the OCI state) read the same keys

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # wcd/ -> libwcd.a: the workload character detector (classification, thresholds
 # config, workload key).  Depends on libcg2 for samples and on libbatch for
 # the classes (batcher/class.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* wcd-probe: sample one cgroup until it empties (or for a fixed time) and
  * print what the detector makes of it, as one JSON line.  Used by the
  * integration tests and the calibration script (bench/calibrate-wcd.sh);

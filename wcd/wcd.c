@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "wcd/wcd.h"
 
 #include <errno.h>

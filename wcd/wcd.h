@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Workload character detector: turns a window of I/O samples of one cgroup
  * into a character bin (the "WCD" of Bhimani et al.) with a confidence.
  *

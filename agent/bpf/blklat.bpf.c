@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR Apache-2.0
 /* Per-cgroup block I/O latency: each request's issue-to-completion time,
  * in a log2 histogram with 4 sub-buckets per octave, plus bytes and
  * requests by direction, keyed by the cgroup id of the request's blkcg

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What agent/bpf/blklat.bpf.c keeps per cgroup and the agent reads: the
  * value of its `lat` hash map, keyed by the cgroup id of the request's
  * blkcg (the cgroup directory's inode: the v1 blkio cgroup on a hybrid

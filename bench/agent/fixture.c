@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* bench/agent-overhead.sh's client: register N fixture cgroups with iobatchd
  * as running containers, or ask how many it knows.
  *

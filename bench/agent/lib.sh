@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers of bench/agent-overhead.sh (sourced after tests/integration/lib.sh).
 AGENT_PID=
 AGENT_SOCK=

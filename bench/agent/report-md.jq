@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # agent-overhead.json -> markdown (jq -r)
 def f2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
 "# Agent overhead (issue 7 §4)\n",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Standalone driver for `iobatchctl calibrate` until the CLI dispatches to
  * it: bench/iobctl-calibrate [options] == iobatchctl calibrate [options]. */
 #include "cli/calibrate.h"

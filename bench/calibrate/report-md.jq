@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # calibration.json -> markdown (jq -r)
 def f2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
 def mib: . / 1048576 | f2;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* bench/libcgroup.sh: what libcgroup (libcgroup-dev 2.0, a chosen
  * dependency) would cost against the direct cgroupfs code of cgroupv2/ for
  * the three jobs it could take over: finding the hierarchies (v2 mount and

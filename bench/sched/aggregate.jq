@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Raw job records (one per container run, slurped) -> bench/results/sched.json.
 # Args: $cmd $date $host $kernel $disk $sched $repeats $scale $elapsed
 #       $status $mixes $spec $agent

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The iobatch modes of bench/sched.sh (sourced): availability, the agent's
 # lifecycle.  Until the shim asks the agent, the modes are reported as
 # "not run" with the reason (never with made-up numbers).

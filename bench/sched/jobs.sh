@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Job classes and mixes of bench/sched.sh (sourced).
 #
 # Every job does a fixed amount of work (size=, never time-based) with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gnuplot -e "mk='makespan.tsv'; sd='slowdown.tsv'; out='sched.png'; modes='all serial ...'; ttl='...'" plot.gp
 set terminal pngcairo size 1400,1000 font "DejaVu Sans,11"
 set output out

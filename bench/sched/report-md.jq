@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # sched.json -> markdown (jq -r)
 def f2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
 def f1: if . == null then "–" else (. * 10 | round / 10 | tostring) end;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/results/sched.json -> sched.md (tables) and sched.png (gnuplot).
 # Usage: bench/sched/report.sh JSON OUT_DIR
 set -euo pipefail

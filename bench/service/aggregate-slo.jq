@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The rate-limited service (bench/service.sh slo): adds to summary.json
 # (aggregate.jq's output) what issue #22 asks for, from the raw runs
 # ($raw, slurped raw.jsonl): under solo and each mode late_pct (misses,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Raw runs of bench/service.sh (one per repetition and mode, slurped) ->
 # summary.json.  Medians over repetitions; ratios are medians of the
 # same-repetition ratios (mode / solo, mode / all).

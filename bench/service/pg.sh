@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # PostgreSQL 15 from Debian as a containerised service, and pgbench against
 # it (sourced by bench/service.sh and tests/demo.sh, after
 # tests/integration/lib.sh and iob_containerd_start, so that $CTR and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gnuplot -e "xmax=60; dir='DIR'; arrows='DIR/arrows.gp'; out='tps.png'; modes='solo all serial iobatch'; ttl='...'" plot.gp
 # DIR/MODE.dat: "second tps"; arrows: gnuplot `set arrow` lines for the batch spans
 set terminal pngcairo size 1400,700 font "DejaVu Sans,11"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/results/service/summary.json (+ raw.jsonl) -> summary.md and tps.png.
 # Usage: bench/service/report.sh SUMMARY_JSON OUT_DIR
 set -euo pipefail

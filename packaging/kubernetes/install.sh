@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # iobatch node installer (the DaemonSet's init container, iobatch-deploy.yaml;
 # the pattern of kata-deploy).  Modes:
 #   install.sh install    copy the binaries to the host, register the runtime

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The root file system of the DaemonSet's image iobatch:0.1.0, assembled
 # from files only (no base image: the Dockerfile copies this tree into an
 # image FROM scratch; tests/install/daemonset.sh wraps it in a docker

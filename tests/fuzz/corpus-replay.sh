@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Replay every seed corpus (tests/fuzz/corpus/NAME) through its fuzz target
 # built with the normal compiler and tests/fuzz/driver.c: in $B (build/ by
 # default) and, when the runner sets it (make check-all), in $ASAN_B

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Replay driver: the fuzz targets built with the normal compiler (build/,
  * build-asan/) instead of libFuzzer.  Every argument is a file or a
  * directory of files (a corpus); each file is fed once to

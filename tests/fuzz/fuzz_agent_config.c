@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: iobatchd's config parser (outside input: a file an
  * administrator writes, possibly by a tool). */
 #include <stddef.h>

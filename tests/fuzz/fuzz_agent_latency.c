@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: the latency window arithmetic (agent/lathist.c) on what it is
  * given each sample.  First byte (mod 2):
  *   0  two histograms (the rest split in half, 8 bytes a bucket): the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: iobatchd's metrics endpoint request-head parser
  * (outside input: whatever connects to the socket or the loopback port),
  * fed whole and in two pieces as a slow client would send it, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: the agent's measured-penalties file (state on disk
  * that a crash, a full disk or a human can corrupt). */
 #include <stddef.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: job files of `iobatchctl plan` (text and JSON). */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: iobatchd's API (proto/iobatch/agent.proto).  The input is a
  * sequence of records: one byte picking the message, two bytes of length
  * (little endian), the protobuf payload.  Requests are decoded as the ttrpc

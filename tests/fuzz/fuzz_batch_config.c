@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: the batcher's config parser (penalty matrix and policy
  * settings; outside input written by an administrator or by calibrate).
  * Beyond not crashing, a config that parses must be one the solver and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: the cgroup v1 blkio and throttle parsers.  The first byte
  * (modulo 4) picks: 0 blkio.throttle.io_service_bytes / io_serviced
  * (cg2_blkio_parse), 1 io.max (cg_throttle_parse_iomax), 2 one

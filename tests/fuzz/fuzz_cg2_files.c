@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: the cgroup and procfs files read outside io.stat/io.pressure:
  * /proc/self/mountinfo (cgroup2 and v1 mounts), /proc/PID/cgroup (v2 and
  * v1 lines), cgroup.procs, /proc/PID/io, io.weight and io.bfq.weight, the

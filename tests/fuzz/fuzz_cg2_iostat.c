@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: io.stat parser, then sum and delta against itself. */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: io.pressure parser. */
 #include <stddef.h>
 #include <stdint.h>

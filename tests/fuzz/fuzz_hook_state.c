@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: the OCI state JSON the hook reads from stdin. */
 #include <stdbool.h>
 #include <stddef.h>

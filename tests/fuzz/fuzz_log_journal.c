@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: JOURNAL_STREAM ("DEV:INO", from the environment) as
  * common/log.c reads it.  Whatever it accepts must be two decimal numbers
  * around one colon, and they must be the ones asked about. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: <bundle>/config.json through the one OCI reader
  * (iob_oci_config_parse, common/oci.c), then everything that is taken from
  * it: the shim's iobatch annotations (shim_ctr_info_of), its grouping key

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: the stdin of `shim start` (BootstrapParams or a legacy Any),
  * and the flag parser on the same bytes split into arguments. */
 #include <stddef.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: what the shim reads about its runtime options and a bundle,
  * besides start's stdin (fuzz_shim_bootstrap) and config.json as a whole
  * (fuzz_oci_config).  The first byte picks:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: the request payloads of containerd's Task service (v2 and v3
  * share the messages) as the shim's ttrpc server decodes them, then the
  * checks its handlers run before anything else, the same code

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: the stdio URI parser (shim_uri_parse) and the last error of
  * runc's log (shim_runc_last_error).  config.json is fuzz_oci_config's. */
 #include <stddef.h>

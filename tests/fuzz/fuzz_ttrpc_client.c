@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: the ttrpc client's response handling (bytes from the
  * server it connects to, containerd or another shim).  Three async calls
  * (stream ids 1, 3, 5) are outstanding; the input is what the server sends

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: the ttrpc frame reader (bytes from any peer).  The
  * first input byte picks the chunk size, so split reads are covered; every
  * complete payload is also decoded as a ttrpc Request and Response. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target: the ttrpc request dispatcher.  The input is what a
  * client sends on one connection (over a socketpair); the server has a few
  * methods registered, one of which answers later (deferred), and the

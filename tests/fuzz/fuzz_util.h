@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Helpers shared by the fuzz targets that feed parsers reading files:
  * a private temporary tree that the input is written into. */
 #ifndef IOB_FUZZ_UTIL_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: the detector's thresholds config file. */
 #include <stddef.h>
 #include <stdint.h>

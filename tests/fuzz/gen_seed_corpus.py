@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Write the seed corpora of fuzz_cg2_files, fuzz_shim_options,
 fuzz_shim_requests and fuzz_agent_requests (protobuf wire format built by
 hand, no dependency).  Each seed starts with the selector byte the target

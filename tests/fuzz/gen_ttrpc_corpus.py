@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Write the seed corpora of fuzz_ttrpc_frame and fuzz_ttrpc_server:
 ttrpc frames built by hand (protobuf wire format, no dependency)."""
 import os

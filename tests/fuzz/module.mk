@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Fuzz targets that are not tied to one component's module.mk, and the
 # corpus replay that runs every target's seeds under the plain and ASan
 # builds (see the `fuzzer` macro in the Makefile and tests/fuzz/README.md).

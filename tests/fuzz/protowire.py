@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Protobuf wire-format pieces for the seed-corpus generators
 (gen_ttrpc_corpus.py, gen_seed_corpus.py): built by hand, no dependency."""
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Run each libFuzzer target for a bounded time on its corpus; fail on a crash.
 set -eu
 secs=$1; shift

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The DaemonSet run the way a kubelet runs it (issue 21 item 5), on a
 # booted Debian 12 (systemd as PID 1, Debian's containerd 1.6; lib.sh):
 # tests/install/kubelet.py reads packaging/kubernetes/*.yaml and drives the

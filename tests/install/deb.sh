@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package as an operator installs it (issue 21), on a Debian 12
 # booted with systemd as PID 1 (systemd-nspawn, tests/install/lib.sh) with
 # Debian's containerd 1.6 and its own /etc/containerd/config.toml:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Run the pods of Kubernetes manifests the way a kubelet runs them, through
 a containerd's CRI (runtime.v1, tests/integration/cri_client.py), for
 tests/install/daemonset.sh.  No API server: the manifests are read from

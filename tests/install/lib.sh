@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the install tests (bash): a Debian 12 root with systemd as
 # PID 1, booted with systemd-nspawn, that the tests install iobatch into as
 # an operator would.  Source it after nothing else (it sources

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/install/: the product installed as an operator installs it, on a
 # Debian 12 booted with systemd as PID 1 (systemd-nspawn on an mmdebstrap
 # root, tests/install/lib.sh).  make check-install; part of make check-all.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # More of the admission hold end to end (issue #5), with a private
 # containerd whose environment does NOT name the agent: every container
 # gets the agent's socket from the runtime options TOML

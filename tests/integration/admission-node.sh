@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Admission that never holds up a node (issue #11), end to end through a
 # private containerd, our shim, the injected hook and iobatchd on the
 # predictive (default) policy with a matrix file, so that holds rest on

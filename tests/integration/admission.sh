@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The admission hold end to end: a private containerd (with
 # IOBATCH_AGENT_SOCKET in its environment, so the shim finds the agent),
 # iobatchd with the paper policy, our shim, iobatch-hook injected by the

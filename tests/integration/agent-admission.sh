@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # iobatchd end to end over its socket, driven by iobatchctl as a shim would:
 # a rand-write is held beside a running seq-write (policy = paper) and
 # admitted when the seq-write exits; a deadline forces admission; Cancel and

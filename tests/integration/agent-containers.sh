@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Real containers (private containerd, real runc, fio inside) registered with
 # iobatchd the way the shim does it: Register, Admit, start, Register again
 # with the init pid.  The agent finds the cgroup from the pid, samples it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Faults of the agent seen from `ctr run` through io.containerd.iobatch.v2
 # (issue #14): an agent that is there but silent must not hold a Start for
 # ever.

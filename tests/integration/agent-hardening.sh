@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The agent's own faults and inputs (issue #14), with the real iobatchd and
 # iobatch-hook (the hooks.d flow: prestart registers and waits for Admit,
 # poststop reports the exit):

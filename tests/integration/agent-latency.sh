@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Per-container block I/O latency (issue #22), end to end: real containerd,
 # runc and fio through io.containerd.iobatch.v2.  A container doing
 # queue-depth-1 O_DIRECT random reads shows a nonzero request count and a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the agent's integration tests (source after lib.sh).
 #   agent_start [extra config lines]   iobatchd on $IOB_T/agent.sock, state in $IOB_T/state
 #                                      (sampling every $AGENT_SAMPLE_PERIOD, 250ms unless set)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # iobatchd's Prometheus endpoint (config key `metrics`) end to end: on a
 # unix socket and on a loopback port, the numbers move as containers are
 # registered, admitted, held, cancelled (the oldest pending one's wait,

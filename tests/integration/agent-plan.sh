@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # iobatchctl plan: offline batches from a job file (text and JSON), the same
 # answer from the agent's Plan RPC, and clear errors for bad input.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Real I/O in real cgroups, sampled by iobatchd: a 1 MiB O_DIRECT dd writer
 # is classified seq-write and a 4 KiB random fio writer rand-write (on this
 # hybrid host through the procfs fallback sampler, which status names);

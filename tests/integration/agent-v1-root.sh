@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue #14: a container registered with cgroup "/" (what the hook sends
 # when runc left the container in the cgroup2 root of a hybrid host) is
 # never sampled as the whole root.  The agent samples the container's own

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # io.weight for containers that share the disk: a random writer beside a
 # sequential writer gets the larger weight (it suffers more).  Where cgroup
 # v2 has no io controller (this hybrid host) status says the weight is not

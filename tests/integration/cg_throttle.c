@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cg-throttle: the cgroupv2/throttle.h API from the shell, for
  * tests/integration/throttle.sh.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # packaging/containerd/containerd-config, the drop-in's ExecStartPre: the
 # admin's config.toml of each version (1, 2, 3, none, all comments) gets
 # the CRI runtime handler "iobatch" where that version wants it, checked

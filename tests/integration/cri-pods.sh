@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Kubernetes path (issue #11): pods through containerd's CRI plugin,
 # driven by a real CRI client (cri_client.py, gRPC runtime.v1 as the
 # kubelet speaks it), with iobatchd on its default configuration.

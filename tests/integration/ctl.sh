@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # iobatchctl as an operator uses it: --help everywhere (usage on stdout,
 # exit 0; the command list parseable), unknown arguments (exit 2, named),
 # the agent socket from IOBATCH_AGENT_SOCKET (the old IOBATCH_SOCKET is not read),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package (make deb, debian/): its file list and conffiles, the
 # installed configs pointing at the installed paths, man pages and bash
 # completion, lintian, `systemd-analyze verify` of the unit, and the unit's

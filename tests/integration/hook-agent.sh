@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # iobatch-hook registers a container with a real iobatchd over ttrpc (under
 # its seccomp filter); an absent or dead agent does not fail the hook.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # iobatch-hook in a real container's config.json (prestart and
 # createRuntime), run by ctr with io.containerd.runc.v2 on a private
 # containerd: the hook runs, finds the container's own cgroup, takes the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Real fio in a real cgroup on this host: the sampler (the procfs fallback on
 # this hybrid host, io.stat where the v2 io controller exists) must report
 # fio's own byte count within 10%, and the detector must tell a 1 MiB

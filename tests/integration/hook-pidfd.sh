@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A container registered by the hook alone (runc, the hook in config.json's
 # prestart, as hooks.d does for podman and CRI-O) and whose poststop never
 # runs (none configured; its init killed with -9 and runc not asked to

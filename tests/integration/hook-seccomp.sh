@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # iobatch-hook runs under a seccomp allow-list: a syscall off the list
 # (the hidden --selftest-seccomp makes one after the filter is in) kills it
 # with SIGSYS; the normal path still works under the same filter; hostile

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Needs a pure cgroup v2 host with the io controller and a disk that can
 # switch to bfq (the VM of tests/vm; on a hybrid host like the development
 # machines it bails out, which counts as a failure, so it is not in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # packaging/kubernetes/install.sh against fake host roots: containerd 1.6
 # (handler appended to a Debian-style config.toml, checked with the real
 # containerd's `config dump`), 2.x (conf.d drop-in + imports line, with and

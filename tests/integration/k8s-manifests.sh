@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # packaging/kubernetes/*.yaml: valid against the Kubernetes API models of
 # Debian's python3-kubernetes (tests/k8s/validate.py; a broken copy must
 # fail), and consistent with each other and with install.sh: selectors,

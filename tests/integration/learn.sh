@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Hold only on evidence, learnt online (issue #11): iobatchd on its shipped
 # defaults (no matrix file) holds nothing at first; it learns a random
 # writer's solo rate from a run alone, measures its slowdown in three

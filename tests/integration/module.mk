@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration: suites that are not one component's, and their tools.
 $(eval $(call prog,tests/shim-start,tests/integration/shim_start.c,ttrpc proto common))
 PROGRAMS += tests/shim-start

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # packaging/kubernetes/iobatch-npd.json, the node-problem-detector custom
 # plugin monitor that turns `iobatchctl check io-pressure` into the node
 # condition IOPressure, against the rules node-problem-detector applies to

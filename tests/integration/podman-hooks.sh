@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # iobatch under podman through hooks.d (the build's rendering of
 # packaging/hooks.d/iobatch.json.in, $B/hooks/iobatch.json),
 # with a private iobatchd and a private podman store, real runc, no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A latency objective (issue #22), end to end on this host: a queue-depth-1
 # O_DIRECT sync writer declared io.iobatch.class=latency with
 # io.iobatch.latency-target=10ms (its block I/O p99 from the BPF sampler),

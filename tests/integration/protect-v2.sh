@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Protection with weights and caps on a pure cgroup v2 host (issue #12):
 # a container declared io.iobatch.class=latency (a queue-depth-1 random
 # reader) and a batch writer, both through io.containerd.iobatch.v2 and a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Protection of a latency-sensitive container (issue #12), end to end on
 # this host: a queue-depth-1 random reader declared io.iobatch.class=latency
 # runs; batch writers arrive through io.containerd.iobatch.v2.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The shim suites again with crun as the runtime binary (binary_name), given
 # the way containerd's CRI plugin and `ctr --runtime-config-path` give it: a
 # runtimeoptions ConfigPath naming a TOML file of runc options.

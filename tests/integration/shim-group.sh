@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Grouping (one shim per pod, as the runc shim does), the log URIs, and OOM
 # events.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A runc that hangs (issue #14): a wrapper named by the runtime option
 # BinaryName sleeps for ever on `create` (or on `start`), in a child of its
 # own, as a hook that never returns would.  The shim sets no time limit of

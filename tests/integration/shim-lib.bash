@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers shared by the shim-*.sh tests (source after lib.sh).
 RT=io.containerd.iobatch.v2
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # 50 containers at once through containerd-shim-iobatch-v2, then deleted:
 # no shim processes, mounts, FIFOs, sockets or cgroups may remain.
 source "$(dirname "$0")/lib.sh"

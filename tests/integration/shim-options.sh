@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # containerd's runc options (runtimeoptions ConfigPath TOML) that change how
 # the shim runs runc and itself: NoPivotRoot, NoNewKeyring, IoUid/IoGid,
 # ShimCgroup, SystemdCgroup, each against a control run without it; the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # An image-backed container: containerd's overlayfs snapshotter hands the
 # shim an overlay mount in Create, which the shim mounts onto the bundle's
 # rootfs (and unmounts on Delete).  The image is a one-layer OCI tarball

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # containerd killed with -9 while containers run on containerd-shim-iobatch-v2
 # and restarted: tasks are still there, exec and kill work, and the exit of a
 # container that ended meanwhile is reported.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ctr run --rm through containerd-shim-iobatch-v2: stdout, exit codes, the
 # binary contract (start/delete/-info/-v), and nothing left behind.
 source "$(dirname "$0")/lib.sh"

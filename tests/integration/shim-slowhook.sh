@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # runc runs beside the shim's loop (issue 14): two containers of one pod in
 # one shim; B's create runs a prestart hook that sleeps.  While B's `runc
 # create` is in flight, State, Kill and Wait on A are answered at once.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A detached container through containerd-shim-iobatch-v2: ctr task
 # ls/ps/pause/resume/metrics/exec/kill/delete, exec exit codes, errors.
 source "$(dirname "$0")/lib.sh"

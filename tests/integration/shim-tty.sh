@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Terminals through containerd-shim-iobatch-v2: ctr run -t under script(1),
 # output through the pty, the initial size and a resize (ResizePty), and a
 # terminal exec.

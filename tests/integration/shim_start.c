@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Test tool for tests/integration/admission-more.sh: a Start sent straight
  * to a shim's task socket with a deadline (ttrpc timeout_nano), the way
  * containerd and the kubelet put one on it, which `ctr` cannot do.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The soak of issue #14 at CI size: bench/soak.sh with LIFECYCLES=500 (a
 # private containerd, the iobatch runtime and agent, restarts of both), its
 # summary read back: nothing leaked, no lifecycle failed.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make static` (build-static/, STATIC_B): the four programs the DaemonSet
 # copies onto nodes.  Each is statically linked (no program interpreter, no
 # NEEDED library: readelf; file(1) agrees) and runs `--version` in a root

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # cgroupv2/throttle.h on a real container (runc through a private
 # containerd): the library finds the mechanism (v1 blkio.throttle on a
 # hybrid host, io.max with the v2 io controller) and the disk under the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Declared classes are trusted only where trust_declared says (issue #14).
 # With `trust_declared = kube-system`, a container of this test's containerd
 # namespace that declares io.iobatch.class=idle and then writes (direct

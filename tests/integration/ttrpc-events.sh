@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Interoperability of our ttrpc client with a real peer: publish TaskExit to
 # a private containerd's .ttrpc socket the way a shim does (Events/Forward)
 # and see it in `ctr events`; check containerd's status codes for unknown

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # --version of the four programs: one line "NAME VERSION (git REV)" on
 # stdout, exit 0, the release from VERSION, and the same revision in all
 # four: a commit of this repository (with -dirty when built from a changed

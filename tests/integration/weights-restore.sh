@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What the agent writes on cgroups goes back (issue #14): the protection
 # caps on a batch container (v1 blkio.throttle on a hybrid host, io.max
 # with the v2 io controller), written while a latency-sensitive container

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Validate Kubernetes manifests offline against the API models of Debian's
 python3-kubernetes (generated from the Kubernetes 1.22 OpenAPI spec): every
 field must exist in its kind (no unknown or misspelt keys), values must

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Test tools built with the project (not tests themselves): programs that
 # integration tests drive.  build/tests/NAME, so the VM image copies them
 # (tests/vm/build.sh).

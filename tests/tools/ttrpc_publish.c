@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Test tool for the interoperability test (tests/integration/ttrpc-events.sh):
  * our ttrpc client against containerd's ttrpc server.
  *

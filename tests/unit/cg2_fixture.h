@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Shared by the cg2/wcd/hook unit tests: where the fixture trees are, and a
  * scratch directory.  Tests run from the repo root (make check); when they
  * do not, the fixtures are found relative to the test binary

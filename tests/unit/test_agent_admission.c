@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The admission state machine with a fake clock: holds, admissions on
  * exit, deadlines, the batch window, cancellation, re-registration. */
 #include <errno.h>

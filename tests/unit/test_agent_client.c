@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libagentclient against a fake agent on the same loop: answers pass
  * through; no agent, an error or a caller deadline fail open (or closed);
  * Cancel completes at once; an agent restart while an Admit waits leads to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Per-container block I/O latency (agent/lathist.c): the bucket rule the
  * BPF program shares, percentiles of a window's histogram (empty, one
  * bucket, the overflow bucket, counters that started again), the

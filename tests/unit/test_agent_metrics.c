@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The metrics endpoint: exposition text for a known state, the HTTP
  * request-head parser on good and malformed input, the address rules. */
 #include <errno.h>

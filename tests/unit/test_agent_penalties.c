@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Penalties measured online (agent/penalties.c): learning, when a pair
  * becomes evidence and replaces the matrix, the file (round trip,
  * malformed input set aside, nothing lost). */

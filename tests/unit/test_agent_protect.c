@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Protection of latency-sensitive containers: the cap level's AIMD
  * (agent/protect.c) and, through the admission state machine with a fake
  * clock, batch containers held while a victim is short of its target and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What the agent wrote in cgroup files, put back (agent/restore.c): the
  * first write wins, the journal is written before anything is remembered
  * and removed when nothing is left, a vanished cgroup is no error, a

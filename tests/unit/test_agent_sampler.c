@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The sampler in its own context (agent/sampler.h), without a daemon: a
  * real admission state, a cgroup tree of io.stat files in a scratch
  * directory, and an ops table that records what the sampler asks of its

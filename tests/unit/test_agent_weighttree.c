@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Where io.weight is written (agent/weighttree.c): the container cgroups
  * under a flat parent, the pod cgroups between pods, both inside a pod. */
 #include <setjmp.h>

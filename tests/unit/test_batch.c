@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libbatch: classes, config parser, offline solver (exact vs brute force,
  * heuristic vs exact, partition properties). */
 #include <math.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libbatch online: batch_plan (paper and predictive policies, deadlines,
  * FIFO, starvation) and batch_weights. */
 #include <math.h>

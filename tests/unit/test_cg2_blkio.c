@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cgroup v1 blkio statistics (parser, reader, the BLKIO_V1 sample and its
  * write rule, activation), the source rule shared by the hook and the agent
  * (never a hierarchy root), and the throttle writers (io.max, v1

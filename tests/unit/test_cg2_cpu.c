@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cgroupv2/cpu.c: which file holds a container's CPU weight (v2 cpu.weight,
  * else v1 cpu.shares, never a root), the strict parse of its value, and a
  * write read back, on scratch copies of the fixture trees. */

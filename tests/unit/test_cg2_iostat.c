@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* io.stat, io.pressure and /proc/PID/io parsers: real formats and hostile
  * input. */
 #include <errno.h>

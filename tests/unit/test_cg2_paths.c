@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cgroup2 mount discovery (pure and hybrid), pid -> cgroup, cgroup.procs, the
  * procfs fallback sampler. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* io.weight / io.bfq.weight parse, write, the systemd mapping, and the check
  * of whether a weight can take effect on a device. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* iobatch-hook: the OCI state parser and config.json reading, with hostile
  * input; hook_run against fixture trees (pure v2 with iocost, hybrid). */
 #include <errno.h>

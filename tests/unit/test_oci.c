@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The OCI config reader (common/oci.c) on good and malformed config.json:
  * every field iobatch reads, of the wrong type, is an INVALID_ARGUMENT
  * error naming it; fields it does not read are not looked at. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Malformed request payloads: every method of containerd's Task service
  * (what the shim serves) and of iobatchd's API decoded from broken wire
  * bytes fails to decode (the ttrpc server answers INVALID_ARGUMENT then);

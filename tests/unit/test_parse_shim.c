@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Malformed input to the shim's parsers of files and payloads from outside:
  * <bundle>/options.json, the runtime-options TOML named by
  * runtimeoptions.v1.Options, a runc Options payload, the iobatch

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* common/sdnotify: a datagram socket of our own stands in for systemd. */
 #include <errno.h>
 #include <setjmp.h>

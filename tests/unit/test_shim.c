@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the shim's parsers and bookkeeping: sha256, flags, start's
  * stdin, ids and paths, runc's log.json, stdio URIs, mount options, the
  * reaper's early-exit cache. */

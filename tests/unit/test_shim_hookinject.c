@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Unit tests for the shim's hook injection (shim/hookinject.c): the hook is
  * added once, everything else in config.json is kept, malformed specs are
  * refused with INVALID_ARGUMENT and nothing written, the file is replaced

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The Task service against bad requests: a shim daemon's service runs in a
  * child process on a private socket; every malformed or unknown request
  * must come back as an error reply with the right code, never a crash. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Every configuration file the project ships parses with the parser that
  * will read it on a node, as shipped and with its commented-out examples
  * ("# key = value") uncommented, so that an example line can never teach a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Frame codec: header round trips, incremental reassembly, oversize
  * discard, outgoing frames, addresses. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Server and client: raw protocol behaviour over a socketpair, our client
  * against our server (blocking with the server in a thread, async on one
  * loop), deferred and reordered replies, errors, peer credentials. */

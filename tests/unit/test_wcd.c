@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Workload character detector: classes from synthetic windows whose numbers
  * match what fio produced on this host (CALIBRATION.md), thresholds config
  * parsing, workload key. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build what the cgroup v2 test VM boots, into OUTDIR:
 #   vmlinuz            Debian's cloud kernel; the .deb is downloaded once into
 #                      tests/vm/cache/ with apt-get download and unpacked with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/vm: the guest suite run inside a pure cgroup v2 VM (qemu TCG, an
 # emulated NVMe drive); see tests/vm/README.md.  check-all runs it with the
 # other tests; check-vm runs it alone.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One half of the VM suite, for CI: tests/run.sh gives every test program
 # TEST_TIMEOUT (1200 s) and the whole VM suite takes 10-13 minutes under
 # emulation, so check-all boots the VM twice, each boot with a share of the

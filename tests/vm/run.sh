@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Run the guest test suite (tests/vm/guest/t-*.sh) inside a pure cgroup v2 VM
 # and print its results as one TAP stream for tests/run.sh.
 #

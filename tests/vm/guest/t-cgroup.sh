@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The VM is a pure cgroup v2 machine with the io controller enabled.
 . "$(dirname "$0")/vmlib.sh"
 tap_plan 6

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # containerd + runc (io.containerd.runc.v2) run a busybox container in a
 # cgroup of its own, with the io controller delegated to it.
 . "$(dirname "$0")/vmlib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A fio container that writes a known amount with O_DIRECT shows it in its own
 # cgroup's io.stat, on the NVMe drive's line, within 10% of fio's count.
 . "$(dirname "$0")/vmlib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The emulated NVMe drive: a block device with BFQ on offer, holding /data.
 . "$(dirname "$0")/vmlib.sh"
 tap_plan 5

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Our shim (io.containerd.iobatch.v2) on a pure cgroup v2 machine: run --rm,
 # exit codes, a fio container in its own cgroup whose io.stat matches fio,
 # exec, metrics from cgroup v2, kill and delete leaving nothing behind.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The knobs iobatch turns, in a container's cgroup: io.weight, io.bfq.weight
 # (with BFQ as the drive's scheduler) and iocost's io.cost.qos on the root.
 . "$(dirname "$0")/vmlib.sh"

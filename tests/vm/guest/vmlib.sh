@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the tests that run inside the test VM (bash).  A guest test
 # sources this file; it brings tests/integration/lib.sh (TAP, at_exit).
 # The VM's containerd is already running (started by /init); containers are
