@@ -489,7 +489,7 @@ static void test_objective_admission(void **state) {
   assert_true(adm.prot.objective && !adm.prot.short_);
   struct agent_ctr *w[3];
   for (int i = 0; i < 3; i++) {
-    char id[8];
+    char id[16];
     snprintf(id, sizeof(id), "w%d", i);
     w[i] = reg(&adm, id, "seq-write", 10);
     agent_adm_admit(&adm, w[i], 0, 0, 10);
