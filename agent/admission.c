@@ -77,8 +77,15 @@ void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
   agent_protect_init(&adm->prot, &pc);
 }
 
+enum batch_class agent_ctr_plan_class(const struct agent_ctr *c) {
+  if (c->class_source != AGENT_CLASS_HINT)
+    return c->cls;
+  bool writes = c->cls == BATCH_SEQ_WRITE || c->cls == BATCH_RAND_WRITE || c->cls == BATCH_MIXED;
+  return writes ? c->cls : BATCH_UNKNOWN;
+}
+
 bool agent_ctr_is_batch(const struct agent_ctr *c) {
-  return c->kind == AGENT_KIND_JOB && !c->protect && c->cls != BATCH_IDLE;
+  return c->kind == AGENT_KIND_JOB && !c->protect && agent_ctr_plan_class(c) != BATCH_IDLE;
 }
 
 bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ctr *c) {
@@ -88,7 +95,8 @@ bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ct
     return true;
   /* Readers (declared, learned or detected) run free; unknown and mixed
    * containers may write. */
-  return c->cls != BATCH_SEQ_READ && c->cls != BATCH_RAND_READ;
+  enum batch_class cls = agent_ctr_plan_class(c);
+  return cls != BATCH_SEQ_READ && cls != BATCH_RAND_READ;
 }
 
 void agent_ctr_free(struct agent_ctr *c) {
@@ -298,7 +306,9 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *c, uint32_t max_hol
   }
   if (max_hold_ms)
     c->max_hold_ms = max_hold_ms;
-  uint64_t hold = c->max_hold_ms ? c->max_hold_ms : adm->default_hold_ms;
+  bool trusted = agent_adm_trusted(adm, c);
+  c->hold_ignored = c->max_hold_ms && !trusted;
+  uint64_t hold = agent_adm_hold_ms(adm, c->max_hold_ms, trusted);
   if (c->state != AGENT_PENDING) {
     c->state = AGENT_PENDING;
     c->arrival_ms = now;
@@ -316,6 +326,16 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *c, uint32_t max_hol
   if (c->deadline_ms < adm->plan_due_ms)
     adm->plan_due_ms = c->deadline_ms; /* even while settling */
   return 0;
+}
+
+uint64_t agent_adm_hold_ms(const struct agent_adm *adm, uint32_t declared, bool trusted) {
+  if (declared == 0 || !trusted)
+    return adm->default_hold_ms;
+  uint64_t floor =
+      adm->batch_window_ms > AGENT_MIN_HOLD_MS ? adm->batch_window_ms : AGENT_MIN_HOLD_MS;
+  if (floor > adm->default_hold_ms)
+    floor = adm->default_hold_ms;
+  return declared < floor ? floor : declared;
 }
 
 bool agent_adm_observe_start(struct agent_adm *adm, double s) {
@@ -450,7 +470,7 @@ void agent_adm_job(const struct agent_adm *adm, const struct agent_ctr *c, uint6
                    struct batch_job *j) {
   memset(j, 0, sizeof(*j));
   j->id = c->handle;
-  j->cls = c->cls;
+  j->cls = agent_ctr_plan_class(c);
   j->running = c->state == AGENT_RUNNING;
   j->arrival = (double)c->arrival_ms / 1000.0;
   j->start = (double)c->admitted_ms / 1000.0;

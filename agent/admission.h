@@ -97,7 +97,10 @@ struct agent_ctr {
   double run_confidence;
 
   uint64_t registered_ms, arrival_ms, admitted_ms, deadline_ms;
-  uint32_t max_hold_ms;
+  uint32_t max_hold_ms; /* io.iobatch.max-hold-ms as declared (0: none) */
+  /* hold_ignored: it was declared from an untrusted namespace and not used
+   * (agent_adm_hold_ms); hold_logged: said once. */
+  bool hold_ignored, hold_logged;
   int reason;                  /* enum batch_reason of the last decision, -1 none */
   char conflict[AGENT_ID_MAX]; /* id of the container it conflicts with */
   bool forced;                 /* admitted at its deadline */
@@ -188,6 +191,14 @@ struct agent_adm {
  * when this observation makes the measured start path count. */
 bool agent_adm_observe_start(struct agent_adm *adm, double s);
 
+/* The class plans and protection go by: the class, except that a hint
+ * (an untrusted io.iobatch.class, AGENT_CLASS_HINT) counts only when it
+ * is a writing class (seq-write, rand-write, mixed), which can only get
+ * the container itself held or capped; a hint of idle, a reader or unknown
+ * would let it skip a hold or a cap, and is planned as unknown (a probe,
+ * measured within a sample or two). */
+enum batch_class agent_ctr_plan_class(const struct agent_ctr *c);
+
 /* A batch container: what protection caps and holds (a job, not
  * protected, that does or may do I/O). */
 bool agent_ctr_is_batch(const struct agent_ctr *c);
@@ -221,6 +232,20 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *info,
  * cap_ms) (cap_ms 0: no cap), the caller's own deadline. */
 int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *ctr, uint32_t max_hold_ms,
                     uint64_t cap_ms, uint64_t now);
+
+/* A declared hold is never shorter than this (nor than the batch window),
+ * unless the agent's own max_hold is: a hold that ends before the batch
+ * window's plan and the first sample of what runs (sample_period, 1 s by
+ * default) is no deadline but a way around the planner and the
+ * protection hold (issue #23). */
+#define AGENT_MIN_HOLD_MS 1000
+/* The hold of a container that declared io.iobatch.max-hold-ms DECLARED
+ * (0: none): the agent's default when none, or when its namespace is not
+ * TRUSTED (an untrusted declaration never lowers a hold; a longer one
+ * only costs the tenant, but is not taken either: one rule), else the
+ * declaration, at least AGENT_MIN_HOLD_MS and the batch window (but never
+ * above the default). */
+uint64_t agent_adm_hold_ms(const struct agent_adm *adm, uint32_t declared, bool trusted);
 
 /* Take the container out (exited, cancelled, caller gone, cgroup vanished)
  * and plan again at once: what it held back may start now.  The caller owns

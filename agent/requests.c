@@ -48,6 +48,17 @@ static void report_kind(struct agent_ctr *c) {
            c->id, c->declared_kind, agent_ctr_tenant(c));
 }
 
+/* An untrusted io.iobatch.max-hold-ms that was not used
+ * (agent_adm_hold_ms): said once per container. */
+static void report_hold(struct agent_ctr *c) {
+  if (!c->hold_ignored || c->hold_logged)
+    return;
+  c->hold_logged = true;
+  iob_info("'%s' declared max-hold-ms %u (namespace '%s', not trusted by trust_declared): "
+           "ignored, held at most the agent's max_hold",
+           c->id, c->max_hold_ms, agent_ctr_tenant(c));
+}
+
 int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__RegisterRequest *req,
                        uint64_t now, Iobatch__Agent__V1__RegisterResponse *out,
                        struct iob_error **err) {
@@ -137,7 +148,9 @@ int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitReque
     cap_ms -= margin < CALLER_MARGIN_MS ? margin : CALLER_MARGIN_MS;
   }
   *ctr = c;
-  return agent_adm_admit(&d->adm, c, req->max_hold_ms, cap_ms, now) == 1 ? 1 : 0;
+  int r = agent_adm_admit(&d->adm, c, req->max_hold_ms, cap_ms, now);
+  report_hold(c);
+  return r == 1 ? 1 : 0;
 }
 
 bool agent_api_cancel(struct agent_daemon *d, const Iobatch__Agent__V1__CancelRequest *req,

@@ -21,9 +21,6 @@
 #include "wcd/kind.h"
 
 #include "agent/api.h"
-/* Asked of the agent: admit by force this much before our own wait ends,
- * so that the answer, not our timeout, ends the hold. */
-#define ADMIT_MARGIN_MS 1000
 
 static int timeout_of(const struct hook_options *opt) {
   return opt->timeout_ms > 0 ? opt->timeout_ms : HOOK_DEFAULT_TIMEOUT_MS;
@@ -81,10 +78,11 @@ static int admit(const struct hook_options *opt, struct ttrpc_client *c,
   req.namespace_ = (char *)ns;
   req.declared_class = res->declared ? (char *)batch_class_name(res->cls) : "";
   req.workload_key = res->workload ? res->workload : "";
+  /* No max_hold_ms: that field is io.iobatch.max-hold-ms, a declaration
+   * the agent takes only from trusted namespaces (agent_adm_hold_ms).  The
+   * hook's own wait reaches the agent as this call's timeout, which bounds
+   * the hold with a margin for our answer (agent/requests.c). */
   int wait = opt->max_wait_ms;
-  req.max_hold_ms = (uint32_t)(wait > 2 * ADMIT_MARGIN_MS ? wait - ADMIT_MARGIN_MS : wait / 2);
-  if (req.max_hold_ms == 0)
-    req.max_hold_ms = 1;
   ProtobufCMessage *resp = NULL;
   cleanup_error struct iob_error *cerr = NULL;
   if (ttrpc_client_call(c, AGENT_SERVICE, "Admit", &req.base,

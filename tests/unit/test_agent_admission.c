@@ -599,9 +599,11 @@ static void test_trust_namespace(void **state) {
   agent_adm_release(&adm);
 }
 
-/* Declared idle from an untrusted namespace: admitted as idle (the hint
- * stands until measured), then reclassified by the first measurement and
- * counted as a batch container, reported once. */
+/* Declared idle from an untrusted namespace: shown as idle (the hint
+ * stands until measured) but planned as unknown: admitted as a probe, not
+ * as a container that does no I/O, and a batch container for protection
+ * from the start (issue #23); reclassified by the first measurement,
+ * reported once. */
 static void test_trust_idle_hint_reclassified(void **state) {
   (void)state;
   struct agent_adm adm;
@@ -613,7 +615,10 @@ static void test_trust_idle_hint_reclassified(void **state) {
   assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 0), 0);
   run_until(&adm, 0);
   assert_int_equal(c->state, AGENT_RUNNING);
-  assert_false(agent_ctr_is_batch(c));
+  assert_int_equal(c->reason, BATCH_ADMIT_PROBE);
+  assert_int_equal(agent_ctr_plan_class(c), BATCH_UNKNOWN);
+  assert_true(agent_ctr_is_batch(c));
+  assert_true(agent_ctr_protect_target(&adm, c));
   unsigned what = agent_adm_measured(&adm, c, BATCH_SEQ_WRITE, 0.9, false, false, 1000);
   assert_int_equal(what, AGENT_MEASURED_OVERRULED);
   assert_int_equal(c->cls, BATCH_SEQ_WRITE);
@@ -628,6 +633,74 @@ static void test_trust_idle_hint_reclassified(void **state) {
   assert_int_equal(agent_adm_measured(&adm, t, BATCH_SEQ_WRITE, 0.9, false, false, 4000), 0);
   assert_int_equal(t->cls, BATCH_IDLE);
   assert_int_equal(t->class_source, AGENT_CLASS_DECLARED);
+  agent_adm_release(&adm);
+}
+
+/* What plans and protection go by (issue #23): a hint counts only as a
+ * writing class; idle, readers and unknown are planned as unknown.  A
+ * trusted declaration, a profile and a measurement count as they are. */
+static void test_trust_plan_class(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_trust(&adm);
+  static const struct {
+    const char *cls;
+    enum batch_class plan;
+  } hints[] = {
+      {"idle", BATCH_UNKNOWN},         {"seq-read", BATCH_UNKNOWN},
+      {"rand-read", BATCH_UNKNOWN},    {"unknown", BATCH_UNKNOWN},
+      {"seq-write", BATCH_SEQ_WRITE},  {"rand-write", BATCH_RAND_WRITE},
+      {"mixed", BATCH_MIXED},
+  };
+  for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+    char id[32];
+    snprintf(id, sizeof(id), "u%zu", i);
+    struct agent_ctr *u = reg_in(&adm, id, "k8s.io", "team-a", hints[i].cls, false, 0);
+    assert_int_equal(u->class_source, AGENT_CLASS_HINT);
+    assert_int_equal(agent_ctr_plan_class(u), hints[i].plan);
+    assert_true(agent_ctr_protect_target(&adm, u));
+    snprintf(id, sizeof(id), "t%zu", i);
+    struct agent_ctr *t = reg_in(&adm, id, "k8s.io", "kube-system", hints[i].cls, false, 0);
+    assert_int_equal(agent_ctr_plan_class(t), t->cls);
+    /* measured: the measurement counts as it is */
+    agent_adm_measured(&adm, u, BATCH_SEQ_READ, 0.9, false, false, 10);
+    assert_int_equal(agent_ctr_plan_class(u), BATCH_SEQ_READ);
+  }
+  agent_adm_release(&adm);
+}
+
+/* io.iobatch.max-hold-ms (issue #23): untrusted, ignored (the agent's
+ * default); trusted, taken but never below AGENT_MIN_HOLD_MS nor the
+ * batch window, nor above the default when that is lower still. */
+static void test_trust_max_hold(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_trust(&adm); /* default hold 60000, window 0 */
+  assert_int_equal(agent_adm_hold_ms(&adm, 0, true), 60000);
+  assert_int_equal(agent_adm_hold_ms(&adm, 0, false), 60000);
+  assert_int_equal(agent_adm_hold_ms(&adm, 1, false), 60000);
+  assert_int_equal(agent_adm_hold_ms(&adm, 1, true), AGENT_MIN_HOLD_MS);
+  assert_int_equal(agent_adm_hold_ms(&adm, 1500, true), 1500);
+  assert_int_equal(agent_adm_hold_ms(&adm, 90000, true), 90000);
+  assert_int_equal(agent_adm_hold_ms(&adm, 90000, false), 60000);
+  adm.batch_window_ms = 3000;
+  assert_int_equal(agent_adm_hold_ms(&adm, 1500, true), 3000);
+  adm.default_hold_ms = 500;
+  assert_int_equal(agent_adm_hold_ms(&adm, 1, true), 500);
+  adm.batch_window_ms = 0;
+  adm.default_hold_ms = 60000;
+  /* end to end: an untrusted 1 ms beside a conflicting writer is held to
+   * the default deadline and flagged; a trusted one gets the floor */
+  struct agent_ctr *w = reg_in(&adm, "w", "k8s.io", "kube-system", "seq-write", true, 0);
+  (void)w;
+  struct agent_ctr *u = reg_in(&adm, "u", "k8s.io", "team-a", "rand-write", false, 0);
+  assert_int_equal(agent_adm_admit(&adm, u, 1, 0, 0), 0);
+  assert_true(u->hold_ignored);
+  assert_int_equal(u->deadline_ms, 60000);
+  struct agent_ctr *t = reg_in(&adm, "t", "k8s.io", "kube-system", "rand-write", false, 0);
+  assert_int_equal(agent_adm_admit(&adm, t, 1, 0, 0), 0);
+  assert_false(t->hold_ignored);
+  assert_int_equal(t->deadline_ms, AGENT_MIN_HOLD_MS);
   agent_adm_release(&adm);
 }
 
@@ -968,6 +1041,8 @@ int main(void) {
       cmocka_unit_test(test_trust_hint_confirmed),
       cmocka_unit_test(test_trust_rand_hint_weight),
       cmocka_unit_test(test_trust_latency),
+      cmocka_unit_test(test_trust_plan_class),
+      cmocka_unit_test(test_trust_max_hold),
       cmocka_unit_test(test_trust_kind_service),
       cmocka_unit_test(test_trust_kind_sandbox),
       cmocka_unit_test(test_trust_kind_all),
