@@ -11,10 +11,13 @@
 #     admitted at its deadline, after at least AGENT_MIN_HOLD_MS;
 #   - io.iobatch.class=idle from this namespace, with no profile, is
 #     planned as unknown: admitted as a probe, not as a container that
-#     does no I/O (which would also keep it out of protection's reach).
+#     does no I/O (which would also keep it out of protection's reach);
+#   - iobatchctl status prints a workload key and a pod name that hold
+#     terminal escape sequences escaped (the table and the detail), and
+#     --json keeps them exact in valid JSON.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 8
+tap_plan 12
 iob_need containerd ctr runc jq
 NS2=iobt${IOB_T##*.} # trusted
 iob_stack_up "max_hold = 60s
@@ -66,5 +69,26 @@ is "$(jq -r '[.declared_class, .declared_trusted] | join("/")' <<<"$j")" "idle/f
 is "$(jq -r .reason <<<"$j")" "admitted: unknown class, admitted as a probe" \
   "it is planned as unknown (a probe), not as idle"
 cleanup_ctr lazy
+
+# ---- item 5: tenant strings on the terminal ----
+EVIL=$'evil\e]0;pwned\a\e[2J\xc2\x9b'
+# (pod names with C0 controls are dropped by the shim; C1 and bidi pass)
+EVILPOD=$'pod\xc2\x9b2J\xe2\x80\xaeX'
+$CTR run -d --runtime $RT --annotation "io.iobatch.workload=$EVIL" \
+  --annotation "io.kubernetes.cri.sandbox-name=$EVILPOD" --annotation io.iobatch.class=idle \
+  --rootfs "$R" evil /bin/sleep 600 >"$IOB_T/evil.out" 2>&1 || bail "ctr run failed: $(cat "$IOB_T/evil.out")"
+ctl status -o wide >"$IOB_T/table" 2>&1
+ctl status evil >"$IOB_T/detail" 2>&1
+sed 's/^/# /' "$IOB_T/detail" | grep -a -E '^# (Pod|Workload)' | cat -v
+# no ESC, BEL, C1 CSI or bidi override in what a terminal would get
+raw() { LC_ALL=C grep -c -a -P '\x1b|\x07|\xc2\x9b|\xe2\x80\xae' "$1"; }
+is "$(raw "$IOB_T/table"):$(raw "$IOB_T/detail")" "0:0" "no raw escape byte in the table or the detail"
+like "$(grep -a '^Workload:' "$IOB_T/detail")" 'evil\\x1b\]0;pwned\\x07\\x1b\[2J\\u009b' \
+  "the detail shows the workload key escaped"
+like "$(cat "$IOB_T/table")" 'pod\\u009b2J\\u202eX' "the table shows the pod name escaped"
+ctl status --json >"$IOB_T/json"
+is "$(jq -r '.containers[] | select(.id == "evil") | .workload_key' "$IOB_T/json" | tr -d '\n' | od -An -tx1 | tr -d ' \n')" \
+  "$(printf '%s' "$EVIL" | od -An -tx1 | tr -d ' \n')" "--json is valid JSON and keeps the key exact"
+cleanup_ctr evil
 cleanup_ctr ushort
 tap_done
