@@ -480,6 +480,9 @@ static void reload(struct agent_daemon *d) {
   d->cfg.batch_window_ms = nc.batch_window_ms;
   d->cfg.max_hold_ms = nc.max_hold_ms;
   d->cfg.max_concurrency = nc.max_concurrency;
+  /* a lower cap evicts as profiles are next learned */
+  d->cfg.profiles_per_namespace = nc.profiles_per_namespace;
+  d->profiles.per_ns_max = nc.profiles_per_namespace;
   d->cfg.policy = nc.policy;
   d->cfg.alpha = nc.alpha;
   d->cfg.fairness = nc.fairness;
@@ -564,6 +567,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   agent_adm_init(&d->adm, &d->bcfg, d->cfg.batch_window_ms, d->cfg.max_hold_ms, &adm_ops, d);
   if (agent_profiles_init(&d->profiles, d->cfg.state_dir, err) < 0)
     return -1;
+  d->profiles.per_ns_max = d->cfg.profiles_per_namespace;
   if (agent_penalties_init(&d->penalties, d->cfg.state_dir, err) < 0)
     return -1;
   d->adm.pen = &d->penalties;

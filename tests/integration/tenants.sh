@@ -14,14 +14,17 @@
 #     does no I/O (which would also keep it out of protection's reach);
 #   - iobatchctl status prints a workload key and a pod name that hold
 #     terminal escape sequences escaped (the table and the detail), and
-#     --json keeps them exact in valid JSON.
+#     --json keeps them exact in valid JSON;
+#   - with profiles_per_namespace = 2, this namespace's changing workload
+#     keys evict only its own oldest profiles: NS2's profile stays.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 12
+tap_plan 15
 iob_need containerd ctr runc jq
 NS2=iobt${IOB_T##*.} # trusted
 iob_stack_up "max_hold = 60s
 max_concurrency = 1
+profiles_per_namespace = 2
 trust_declared = kube-system, $NS2"
 CTR2=$(iob_ctr "$NS2")
 at_exit "for t in blocker tshort; do $CTR2 task delete -f \$t; $CTR2 container delete \$t; done"
@@ -91,4 +94,21 @@ is "$(jq -r '.containers[] | select(.id == "evil") | .workload_key' "$IOB_T/json
   "$(printf '%s' "$EVIL" | od -An -tx1 | tr -d ' \n')" "--json is valid JSON and keeps the key exact"
 cleanup_ctr evil
 cleanup_ctr ushort
+
+# ---- item 6: profiles capped per namespace ----
+# run_key CTR KEY: a short container with workload key KEY (declared idle:
+# started beside the writer), which teaches a profile when it exits; more
+# than a second apart, so that their ages (seconds) differ.
+run_key() {
+  $1 run --rm --runtime $RT --annotation io.iobatch.class=idle --annotation "io.iobatch.workload=$2" \
+    --rootfs "$R" "k-$2" /bin/sleep 1.2 >"$IOB_T/k-$2.out" 2>&1 || bail "ctr run failed: $(cat "$IOB_T/k-$2.out")"
+}
+profile() { jq -e --arg ns "$1" --arg k "$2" '.namespaces[$ns][$k]' "$AGENT_STATE/profiles.json" >/dev/null 2>&1; }
+run_key "$CTR2" keep
+ok "a trusted namespace's profile is learnt" wait_for 20 'profile "$NS2" keep'
+for k in v1 v2 v3 v4; do run_key "$CTR" $k; done
+ok "the newest keys of the noisy namespace are learnt" wait_for 20 'profile "$NS" v4 && profile "$NS" v3'
+keys=$(jq -r --arg ns "$NS" '.namespaces[$ns] | keys | join(" ")' "$AGENT_STATE/profiles.json")
+is "$keys/$(profile "$NS2" keep && echo kept)" "v3 v4/kept" \
+  "it keeps 2 (its own newest), and the other namespace's profile stays"
 tap_done
