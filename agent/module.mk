@@ -4,7 +4,7 @@
 # batcher), what iobatchctl links.  libagent: the admission state machine,
 # the sampler, weights, the ttrpc server and the daemon around them.
 # libagentclient: what the shim links to talk to the agent.
-agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c
+agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c agent/trust.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
 agent_SRCS := agent/admission.c agent/lock.c agent/penalties.c agent/caps.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
