@@ -81,8 +81,10 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   };
   bool fresh = agent_adm_find(&d->adm, req->namespace_, req->id) == NULL;
   struct agent_ctr *c = NULL;
-  if (agent_adm_register(&d->adm, &in, now, &c, err) < 0)
+  if (agent_adm_register(&d->adm, &in, now, &c, err) < 0) {
+    d->metrics.refused_register++;
     return -1;
+  }
   d->metrics.registrations += fresh;
   report_kind(c);
   agent_pidwatch(d, c);
@@ -123,18 +125,22 @@ int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitReque
                                 .max_hold_ms = req->max_hold_ms};
     if (agent_adm_register(&d->adm, &in, now, &c, err) < 0) {
       iob_warn("admit '%s' refused: %s", req->id, (*err)->msg);
+      d->metrics.refused_admit++;
       return -1;
     }
     d->metrics.registrations++;
     agent_daemon_apply_profile(d, c);
   } else if (req->kind && *req->kind && agent_kind_from_name(req->kind) < 0) {
+    d->metrics.refused_admit++;
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "unknown kind '%s' (expected job, service or sandbox)", req->kind);
   } else if (req->declared_class && *req->declared_class) {
     enum batch_class cls;
-    if (batch_class_parse(req->declared_class, &cls) < 0)
+    if (batch_class_parse(req->declared_class, &cls) < 0) {
+      d->metrics.refused_admit++;
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unknown class '%s'",
                             req->declared_class);
+    }
     agent_adm_declare(&d->adm, c, req->declared_class, agent_adm_trusted(&d->adm, c), now);
   }
   /* checked above, or by agent_adm_register */

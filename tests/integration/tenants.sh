@@ -16,15 +16,20 @@
 #     terminal escape sequences escaped (the table and the detail), and
 #     --json keeps them exact in valid JSON;
 #   - with profiles_per_namespace = 2, this namespace's changing workload
-#     keys evict only its own oldest profiles: NS2's profile stays.
+#     keys evict only its own oldest profiles: NS2's profile stays;
+#   - a command line cut at 1024 bytes is cut before a character: its
+#     container is registered (today's shim cut inside one, the agent
+#     refused the key and the container started unplanned), and refusals
+#     are counted in iobatch_refused_total.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 15
-iob_need containerd ctr runc jq
+tap_plan 18
+iob_need containerd ctr runc jq curl
 NS2=iobt${IOB_T##*.} # trusted
 iob_stack_up "max_hold = 60s
 max_concurrency = 1
 profiles_per_namespace = 2
+metrics = unix:$IOB_T/m.sock
 trust_declared = kube-system, $NS2"
 CTR2=$(iob_ctr "$NS2")
 at_exit "for t in blocker tshort; do $CTR2 task delete -f \$t; $CTR2 container delete \$t; done"
@@ -111,4 +116,20 @@ ok "the newest keys of the noisy namespace are learnt" wait_for 20 'profile "$NS
 keys=$(jq -r --arg ns "$NS" '.namespaces[$ns] | keys | join(" ")' "$AGENT_STATE/profiles.json")
 is "$keys/$(profile "$NS2" keep && echo kept)" "v3 v4/kept" \
   "it keeps 2 (its own newest), and the other namespace's profile stays"
+
+# ---- item 10: keys cut on a character boundary; refusals counted ----
+metric() { curl -sS --max-time 10 --unix-socket "$IOB_T/m.sock" http://x/metrics | awk -v k="$1" '$1 == k { print $2 }'; }
+# "/bin/sh -c : " is 13 bytes, then 2-byte characters: byte 1024 would
+# be the second byte of one
+long=": $(for i in $(seq 600); do printf '\xc3\xa9'; done)"
+$CTR run -d --runtime $RT --annotation io.iobatch.class=idle --rootfs "$R" cut /bin/sh -c "$long; sleep 600" \
+  >"$IOB_T/cut.out" 2>&1 || bail "ctr run failed: $(cat "$IOB_T/cut.out")"
+key=$(agent_field cut workload_key)
+is "$(printf '%s' "$key" | wc -c)/$(printf '%s' "$key" | iconv -f UTF-8 -t UTF-8 >/dev/null 2>&1 && echo utf8)" \
+  "1023/utf8" "a command line cut before a character: registered with a 1023-byte UTF-8 key"
+is "$(metric 'iobatch_refused_total{call="register"}')/$(metric 'iobatch_refused_total{call="admit"}')" "0/0" \
+  "nothing was refused"
+ctl register --ns "$NS" --class bogus refused >/dev/null 2>&1
+is "$(metric 'iobatch_refused_total{call="register"}')" 1 "a refused Register is counted"
+cleanup_ctr cut
 tap_done
