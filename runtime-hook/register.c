@@ -58,6 +58,13 @@ static int agent_connect(const struct hook_options *opt, struct ttrpc_client **o
   cleanup_error struct iob_error *cerr = NULL;
   if (ttrpc_client_connect_timeout(socket_path, timeout_of(opt), out, &cerr) < 0)
     return iob_error_code(err, IOB_CODE_UNAVAILABLE, "agent not reached: %s", cerr->msg);
+  /* Only root's agent (or our own): anything else fails open (issue #23). */
+  if (ttrpc_client_check_server_uid(*out, &cerr) < 0) {
+    ttrpc_client_free(*out);
+    *out = NULL;
+    return iob_error_code(err, IOB_CODE_UNAVAILABLE, "agent socket '%s': %s", socket_path,
+                          cerr->msg);
+  }
   return 0;
 }
 

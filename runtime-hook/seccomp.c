@@ -50,6 +50,8 @@ static const char *const allowed[] = {
     "rt_sigaction",
     "socket",
     "connect",
+    "getsockopt", /* SO_PEERCRED: is the agent root's (ttrpc_client_check_server_uid) */
+    "geteuid",
     "sendmsg",
     "sendto",
     "recvmsg",
@@ -88,7 +90,6 @@ static const char *const allowed[] = {
     "nanosleep",
     "clock_nanosleep",
     "getuid",
-    "geteuid",
     "mkdir",
     "mkdirat",
     "process_vm_readv",
