@@ -421,14 +421,24 @@ unsigned agent_adm_measured(struct agent_adm *adm, struct agent_ctr *c, enum bat
                             uint64_t now) {
   unsigned what = 0;
   bool latency_hint = c->declared_untrusted && strcmp(c->declared, "latency") == 0;
-  if (latency_like && !c->protect &&
-      ((latency_hint && c->kind != AGENT_KIND_SANDBOX) ||
-       (protect_detected && c->kind == AGENT_KIND_JOB))) {
+  /* Protection by measurement is the admin's choice (protect = detected),
+   * never a tenant's: an untrusted declaration of latency does not raise
+   * it (issue #23).  And it lasts only while it is earned: re-checked at
+   * every measurement, it is dropped once the container does I/O that no
+   * longer looks latency-sensitive (an idle window says nothing).  A
+   * trusted declaration's protection stands. */
+  if (latency_like && !c->protect && protect_detected && c->kind == AGENT_KIND_JOB) {
     c->protect = true;
     what |= AGENT_MEASURED_PROTECTED;
+  } else if (c->protect && !c->protect_declared && !latency_like && batch_class_does_io(cls)) {
+    c->protect = false;
+    what |= AGENT_MEASURED_UNPROTECTED;
+    schedule_plan(adm, now); /* a service no more: planned, capped, held */
   }
   /* An untrusted declaration is a hint: the first measurement that
-   * disagrees wins, and is reported once. */
+   * disagrees wins, and is reported once; a declared latency never
+   * protects, so the first measurement overrules it unless protection was
+   * earned anyway. */
   int dcl = c->declared_untrusted ? batch_class_from_name(c->declared) : -1;
   if (!c->overruled && ((dcl >= 0 && dcl != (int)cls) || (latency_hint && !c->protect))) {
     c->overruled = true;

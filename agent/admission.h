@@ -264,23 +264,25 @@ bool agent_adm_trusted(const struct agent_adm *adm, const struct agent_ctr *ctr)
  * anything else and "latency" protects the container.  Untrusted
  * (trust_declared), it is a hint: the class stands until a profile or the
  * detector measures otherwise (source AGENT_CLASS_HINT), and "latency"
- * protects it only once the detector finds it latency-sensitive too (the
- * sampler).  Either way ctr->declared records it, for Status. */
+ * never protects it (only `protect = detected` and its measured I/O can:
+ * agent_adm_measured).  Either way ctr->declared records it, for Status. */
 void agent_adm_declare(struct agent_adm *adm, struct agent_ctr *ctr, const char *declared,
                        bool trusted, uint64_t now);
 
 /* What a measurement did (agent_adm_measured), for the caller's log. */
 enum {
-  AGENT_MEASURED_PROTECTED = 1u << 0, /* it is protected from now on */
-  AGENT_MEASURED_OVERRULED = 1u << 1, /* it disagreed with an untrusted declaration (once) */
+  AGENT_MEASURED_PROTECTED = 1u << 0,   /* it is protected from now on */
+  AGENT_MEASURED_OVERRULED = 1u << 1,   /* it disagreed with an untrusted declaration (once) */
+  AGENT_MEASURED_UNPROTECTED = 1u << 2, /* protected by measurement, it no longer earns it */
 };
 /* The detector classified ctr as CLS (LATENCY_LIKE: its I/O looks
  * latency-sensitive).  The measurement wins over anything but a trusted
  * declaration (the caller does not measure those): the class becomes CLS
  * (AGENT_CLASS_DETECTED).  It protects the container when it looks
- * latency-sensitive and either declared latency untrusted, or
- * PROTECT_DETECTED (protect = detected) and it is a job.  Returns
- * AGENT_MEASURED_* flags. */
+ * latency-sensitive, PROTECT_DETECTED (protect = detected) and it is a
+ * job; an untrusted declared latency adds nothing (issue #23).  A
+ * container protected by measurement loses it at the first measurement
+ * of I/O that is not latency-like.  Returns AGENT_MEASURED_* flags. */
 unsigned agent_adm_measured(struct agent_adm *adm, struct agent_ctr *ctr, enum batch_class cls,
                             double confidence, bool latency_like, bool protect_detected,
                             uint64_t now);

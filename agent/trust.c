@@ -9,7 +9,8 @@ const struct agent_trust_rule agent_trust_table[] = {
      "target; the first measurement or a profile replaces it; never learned"},
     {AGENT_ANN_CLASS, "latency",
      "protected at once: batch containers are capped and held for it; planned as a service",
-     "protected only once the detector finds it latency-sensitive; until then a job"},
+     "never protected by it: a job, protected only as any container is (protect = "
+     "detected and its I/O looks latency-sensitive), and only while it does"},
     {AGENT_ANN_KIND, "job, service, sandbox",
      "the kind: a service is never held and takes no batch slot, a sandbox is never planned",
      "job stands; service and sandbox are ignored: a job, held and planned (logged once)"},

@@ -20,11 +20,15 @@
 #   - a command line cut at 1024 bytes is cut before a character: its
 #     container is registered (today's shim cut inside one, the agent
 #     refused the key and the container started unplanned), and refusals
-#     are counted in iobatch_refused_total.
+#     are counted in iobatch_refused_total;
+#   - io.iobatch.class=latency from this namespace, with I/O the detector
+#     finds latency-sensitive (QD1 4 KiB random reads), does not make the
+#     container protected (protect = declared): today's agent protected
+#     it, capping every batch writer on the node.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 18
-iob_need containerd ctr runc jq curl
+tap_plan 20
+iob_need containerd ctr runc jq curl fio
 NS2=iobt${IOB_T##*.} # trusted
 iob_stack_up "max_hold = 60s
 max_concurrency = 1
@@ -132,4 +136,17 @@ is "$(metric 'iobatch_refused_total{call="register"}')/$(metric 'iobatch_refused
 ctl register --ns "$NS" --class bogus refused >/dev/null 2>&1
 is "$(metric 'iobatch_refused_total{call="register"}')" 1 "a refused Register is counted"
 cleanup_ctr cut
+
+# ---- item 3: an untrusted latency declaration never protects ----
+fio --name=prep --filename="$R/data/lat" --rw=write --bs=1M --size=64M --direct=1 >/dev/null 2>&1 ||
+  bail "cannot prepare the reader's file"
+$CTR run -d --runtime $RT --annotation io.iobatch.class=latency --rootfs "$R" lat \
+  /usr/bin/fio --name=v --filename=/data/lat --rw=randread --bs=4k --size=64M --time_based \
+  --runtime=60 --direct=1 --ioengine=psync >"$IOB_T/lat.out" 2>&1 || bail "ctr run failed: $(cat "$IOB_T/lat.out")"
+ok "a QD1 random reader declared latency (untrusted) is measured" \
+  wait_for 30 '[ "$(agent_field lat class_source)" == detected ] && grep -q "'"'lat' declared latency"'" "$AGENT_LOG"'
+grep -a "'lat'" "$AGENT_LOG" | sed 's/^/#   /'
+is "$(agent_field lat protected)/$(grep -c "'lat' declared latency (namespace '$NS', not trusted by trust_declared), measured [a-z-]* (confidence [0-9.]*): not protected (an untrusted latency never protects)" "$AGENT_LOG")" \
+  "false/1" "it is not protected, and the agent says so once"
+cleanup_ctr lat
 tap_done

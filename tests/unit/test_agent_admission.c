@@ -738,7 +738,11 @@ static void check_latency_row(struct agent_adm *adm) {
   agent_adm_measured(adm, u, BATCH_RAND_READ, 0.9, false, false, 10);
   assert_false(u->protect);
   agent_adm_measured(adm, u, BATCH_RAND_READ, 0.9, true, false, 20);
-  assert_true(u->protect);
+  assert_false(u->protect); /* never raised by the declaration */
+  agent_adm_measured(adm, u, BATCH_RAND_READ, 0.9, true, true, 30);
+  assert_true(u->protect); /* protect = detected: for what it does */
+  agent_adm_measured(adm, u, BATCH_SEQ_WRITE, 0.9, false, true, 40);
+  assert_false(u->protect); /* re-checked: dropped */
   struct agent_ctr *t = reg_in(adm, "t", "k8s.io", "kube-system", "latency", false, 0);
   assert_true(t->protect);
   struct batch_job j;
@@ -888,20 +892,36 @@ static void test_trust_latency(void **state) {
                    AGENT_MEASURED_OVERRULED);
   assert_false(u->protect);
   assert_int_equal(agent_adm_measured(&adm, u, BATCH_SEQ_WRITE, 0.9, false, false, 2000), 0);
-  /* latency-like: protected now (protect = declared) */
-  assert_int_equal(agent_adm_measured(&adm, u, BATCH_RAND_READ, 0.9, true, false, 3000),
+  /* latency-like, protect = declared: the untrusted declaration does not
+   * protect it (issue #23: it would throttle everyone else) */
+  assert_int_equal(agent_adm_measured(&adm, u, BATCH_RAND_READ, 0.9, true, false, 3000), 0);
+  assert_false(u->protect);
+  assert_true(agent_ctr_is_batch(u));
+  /* protect = detected: protected for what it does, as if undeclared */
+  assert_int_equal(agent_adm_measured(&adm, u, BATCH_RAND_READ, 0.9, true, true, 3500),
                    AGENT_MEASURED_PROTECTED);
-  assert_true(u->protect);
   assert_false(u->protect_declared);
   assert_false(agent_ctr_is_batch(u));
-  /* latency-like at the first measurement: protected, nothing overruled */
+  /* re-checked every window: an idle window says nothing; I/O that is not
+   * latency-like drops it, and it is a batch container again */
+  assert_int_equal(agent_adm_measured(&adm, u, BATCH_IDLE, 0.9, false, true, 3600), 0);
+  assert_true(u->protect);
+  assert_int_equal(agent_adm_measured(&adm, u, BATCH_SEQ_WRITE, 0.9, false, true, 3700),
+                   AGENT_MEASURED_UNPROTECTED);
+  assert_false(u->protect);
+  assert_true(agent_ctr_is_batch(u));
+  assert_true(agent_adm_next_wake(&adm) <= 3700); /* planned again at once */
+  /* latency-like at the first measurement, protect = declared: not
+   * protected, and the declaration is reported overruled */
   struct agent_ctr *v = reg_in(&adm, "v", "k8s.io", "team-a", "latency", true, 0);
   assert_int_equal(agent_adm_measured(&adm, v, BATCH_RAND_READ, 0.9, true, false, 1000),
-                   AGENT_MEASURED_PROTECTED);
-  assert_false(v->overruled);
-  /* trusted: protected at registration */
+                   AGENT_MEASURED_OVERRULED);
+  assert_false(v->protect);
+  /* trusted: protected at registration, and it stands whatever is measured */
   struct agent_ctr *t = reg_in(&adm, "t", "k8s.io", "kube-system", "latency", true, 0);
   assert_true(t->protect && t->protect_declared);
+  assert_int_equal(agent_adm_measured(&adm, t, BATCH_SEQ_WRITE, 0.9, false, true, 4000), 0);
+  assert_true(t->protect);
   /* nothing declared, protect = declared: latency-like is not enough */
   struct agent_ctr *n = reg_in(&adm, "n", "k8s.io", "team-a", NULL, true, 0);
   assert_int_equal(agent_adm_measured(&adm, n, BATCH_RAND_READ, 0.9, true, false, 1000), 0);
