@@ -4,11 +4,15 @@
 #   make check           unit + integration tests (plain build)
 #   make check-asan      the same tests built with ASan + UBSan (build-asan/)
 #   make check-all       everything CI runs, one summary line at the end
+#   make check-install   the .deb and the DaemonSet on a booted Debian 12 (systemd-nspawn)
 #   make fuzz            libFuzzer targets for a bounded time (clang)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make deb             build-pkg/iobatch_VERSION_ARCH.deb (debhelper, debian/)
+#   make static          the four programs statically linked, in build-static/
 #   make fmt             clang-format the tree
 #   make fmt-check       list the C files clang-format would change
+#   make docs            write bench/RESULTS.md from bench/results/
+#   make docs-check      fail when bench/RESULTS.md is stale
 
 # V=1 shows whole command lines.
 ifeq ($(V),1)
@@ -76,6 +80,7 @@ PROGRAMS :=
 VM_TESTS :=
 UNIT_TESTS :=
 INTEG_TESTS :=
+INSTALL_TESTS :=
 FUZZERS :=
 INSTALL_PROGRAMS :=
 
@@ -136,17 +141,22 @@ $(B)/%.o: %.c | $(PROTO_STAMP)
 
 .PHONY: check check-unit check-integration check-asan check-all check-vm
 # The runner prints TAP and ends with "N passed, N failed".
-check: all
+check: all static
 	B=$(B) tests/run.sh $(addprefix $(B)/,$(UNIT_TESTS)) $(INTEG_TESTS)
 
 check-unit: all
 	B=$(B) tests/run.sh $(addprefix $(B)/,$(UNIT_TESTS))
 
-check-integration: all
+check-integration: all static
 	B=$(B) tests/run.sh $(INTEG_TESTS)
 
 check-asan:
 	$(MAKE) SAN=1 check
+
+# The .deb (and the DaemonSet) on a booted Debian 12 (tests/install/).
+.PHONY: check-install
+check-install: all
+	B=$(B) tests/run.sh $(INSTALL_TESTS)
 
 # The format check runs with the tests (tests/fmt-check.sh).
 INTEG_TESTS += tests/fmt-check.sh
@@ -156,9 +166,10 @@ INTEG_TESTS += tests/fmt-check.sh
 check-all:
 	$(MAKE) SAN=1 all
 	$(MAKE) all
+	$(MAKE) static
 	B=$(B) ASAN_B=build-asan tests/run.sh \
 		$(addprefix build-asan/,$(UNIT_TESTS)) \
-		$(addprefix $(B)/,$(UNIT_TESTS)) $(INTEG_TESTS) $(VM_TESTS)
+		$(addprefix $(B)/,$(UNIT_TESTS)) $(INTEG_TESTS) $(VM_TESTS) $(INSTALL_TESTS)
 
 # Each fuzzer runs FUZZ_SECONDS on its seed corpus (tests/fuzz/corpus/NAME).
 FUZZ_SECONDS ?= 60
@@ -168,10 +179,26 @@ fuzz:
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(addprefix build-fuzz/,$(FUZZERS))
 fuzz-build: $(addprefix $(B)/,$(FUZZERS))
 
+# The programs linked statically (-static-pie: glibc's libc.a and the
+# libjansson/libprotobuf-c/libseccomp archives of Debian's -dev packages),
+# in their own tree: no shared library, so they run on nodes whose glibc is
+# older than the build host's (the DaemonSet's image carries these;
+# tests/integration/static.sh).  No NSS lookups are linked in (no getpw*,
+# getaddrinfo), which a static glibc could not serve.
+STATIC_B := build-static
+.PHONY: static
+static:
+	$(MAKE) B=$(STATIC_B) SAN=0 FUZZ=0 LDFLAGS='-static-pie $(LDFLAGS)' programs
+
+# The programs go to BINDIR (the shim finds the hook next to its real
+# path); the hooks.d file (packaging/hooks.d/iobatch.json.in) to HOOKSDIR,
+# a directory podman and CRI-O read, with hook.path = BINDIR/iobatch-hook.
+HOOKSDIR ?= /etc/containers/oci/hooks.d
 .PHONY: install
 install: all
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(HOOKSDIR)
 	$(foreach p,$(INSTALL_PROGRAMS),install -m 0755 $(B)/$(p) $(DESTDIR)$(BINDIR)/;)
+	$(call hooks_json,$(BINDIR)/iobatch-hook,$(DESTDIR)$(HOOKSDIR)/iobatch.json)
 
 .PHONY: fmt fmt-check
 fmt:
@@ -188,9 +215,19 @@ fmt-check:
 	if [ $$bad -gt 0 ]; then echo "fmt-check: $$bad of $$n files are not clang-formatted (make fmt)"; exit 1; fi; \
 	echo "fmt-check: $$n files clang-formatted"
 
+# bench/RESULTS.md is generated from bench/results/ and bench/RESULTS.md.in
+# by bench/results-page.py; the check runs with the tests
+# (tests/docs-check.sh), so CI fails on a stale page.
+.PHONY: docs docs-check
+docs:
+	bench/results-page.py
+docs-check:
+	@bench/results-page.py --check
+INTEG_TESTS += tests/docs-check.sh
+
 .PHONY: clean
 clean:
-	rm -rf build build-asan build-fuzz build-pkg proto/gen
+	rm -rf build build-asan build-fuzz build-pkg build-static proto/gen
 
 .PHONY: demo
 demo: all

@@ -99,6 +99,18 @@ bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ct
   return cls != BATCH_SEQ_READ && cls != BATCH_RAND_READ;
 }
 
+bool agent_ctr_over_budget(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now) {
+  if (!agent_ctr_is_batch(c))
+    return false;
+  double done = c->solo_s > 0 ? c->solo_equiv_s / c->solo_s : 0;
+  return agent_protect_over_budget(adm->prot.cfg.batch_budget, now, c->arrival_ms, c->solo_s, done);
+}
+
+bool agent_ctr_protect_limited(const struct agent_adm *adm, const struct agent_ctr *c,
+                               uint64_t now) {
+  return agent_ctr_protect_target(adm, c) && !agent_ctr_over_budget(adm, c, now);
+}
+
 void agent_ctr_free(struct agent_ctr *c) {
   if (c == NULL)
     return;
@@ -558,7 +570,7 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
    * while protecting. */
   long first = -1;
   for (size_t i = 0; i < n; i++)
-    if (d[i].admit && v[i]->state == AGENT_PENDING && agent_ctr_protect_target(adm, v[i]) &&
+    if (d[i].admit && v[i]->state == AGENT_PENDING && agent_ctr_protect_limited(adm, v[i], now) &&
         (first < 0 || v[i]->arrival_ms < v[first]->arrival_ms))
       first = (long)i;
   for (size_t i = 0; i < n; i++) {
@@ -568,12 +580,15 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
     /* A victim short of its target: no new batch container, unless its
      * max hold or fairness bound forces it in. */
     bool forced = d[i].reason == BATCH_ADMIT_DEADLINE || d[i].reason == BATCH_ADMIT_WAITED;
-    if (d[i].admit && agent_ctr_protect_target(adm, c) && !forced && adm->prot.active) {
+    if (d[i].admit && agent_ctr_protect_limited(adm, c, now) && !forced && adm->prot.active) {
       /* Protecting: none while a victim is short of its target, and one
        * at a time otherwise (oldest first: the plan's FIFO order). */
       uint64_t next = adm->protect_last_ms + adm->protect_gap_ms;
       bool spaced = adm->protect_last_ms == 0 || now >= next;
-      if (adm->prot.short_ || !spaced || (long)i != first) {
+      /* By a latency objective only the miss holds (at the floor cap):
+       * one that is met costs the batch no spacing either. */
+      bool spacing = !adm->prot.objective && (!spaced || (long)i != first);
+      if (adm->prot.short_ || spacing) {
         d[i].admit = false;
         d[i].reason = BATCH_HOLD_PROTECT;
         adm->protect_holds++;
@@ -582,6 +597,11 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
           w = now + 1; /* the next one in line: right after this one */
         else if (!adm->prot.short_ && next < w)
           w = next;
+        /* ... and no later than it reaches its budget */
+        uint64_t b = agent_protect_budget_at(adm->prot.cfg.batch_budget, c->arrival_ms, c->solo_s,
+                                             c->solo_s > 0 ? c->solo_equiv_s / c->solo_s : 0);
+        if (b < w)
+          w = b > now ? b : now + 1;
         if (w < protect_wake)
           protect_wake = w;
       } else {

@@ -125,11 +125,31 @@ struct agent_ctr {
   double alone_var;      /* ... and its running variance */
   double share;          /* rate / alone_bps in the last shared window, -1 unknown */
   double cap_bps;        /* batch: the cap last written for it, 0 none */
+  bool budget_logged;    /* batch: 'reached its budget' said once */
   /* Protected: the share of time some of its tasks stalled on I/O
    * (io.pressure "some") in the last window and in windows alone (running
    * average); < 0 unknown. */
   double stall, stall_alone;
-  uint64_t corun_with; /* handle of its only I/O neighbour at the last sample, 0 none */
+  /* Its block I/O latency in the last window (agent/latency.h), once
+   * lat_valid: requests completed and their p50 and p99 from the BPF
+   * histogram, or with lat_approx from io.pressure (agent/sampler.c:
+   * requests counted by the sampler, p50 = p99 = stall time per request)
+   * and lat_stall (the window's stall share, < 0 unknown). */
+  bool lat_valid, lat_approx;
+  uint64_t lat_count, lat_windows; /* lat_windows: windows measured so far */
+  double lat_p50_us, lat_p99_us, lat_stall;
+  /* Protected: its latency objective (agent/protect.h), in its signal's
+   * unit: the p99 in us, or with lat_approx the stall share.  Declared
+   * (lat_target_declared_us, io.iobatch.latency-target, trusted
+   * namespaces only; 0 none) or learned from its quiet windows
+   * (lat_learn; lat_learn_approx: it holds stall shares). */
+  struct agent_protect_learn lat_learn;
+  bool lat_learn_approx;
+  double lat_target_declared_us;
+  bool lat_target_ignored; /* declared untrusted: said once */
+  double lat_target;       /* in force; 0 none yet (protection by share) */
+  int lat_target_source;   /* enum agent_lat_target_source */
+  uint64_t corun_with;     /* handle of its only I/O neighbour at the last sample, 0 none */
 
   unsigned weight;         /* what batch_weights asks for (100 = default) */
   unsigned weight_written; /* what was last written (0: nothing yet) */
@@ -205,6 +225,14 @@ bool agent_ctr_is_batch(const struct agent_ctr *c);
 /* A batch container protection caps and holds: every one with scope
  * `all`, else those that write or may write (not a reader). */
 bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ctr *c);
+/* A batch container past its budget at NOW (protect_batch_budget,
+ * agent_protect_over_budget): protection neither caps, holds nor lowers
+ * its CPU weight any more. */
+bool agent_ctr_over_budget(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now);
+/* ... and not past its budget at NOW (protect_batch_budget,
+ * agent_protect_over_budget): the containers protection caps and holds. */
+bool agent_ctr_protect_limited(const struct agent_adm *adm, const struct agent_ctr *c,
+                               uint64_t now);
 
 void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
                     uint64_t batch_window_ms, uint64_t default_hold_ms,

@@ -270,12 +270,21 @@ static void set_cap(struct agent_daemon *d, struct agent_ctr *c, double bps) {
 
 void agent_caps_apply(struct agent_daemon *d) {
   double level = d->adm.prot.level_bps;
+  uint64_t now = iob_now_ms();
+  bool limiting = agent_protect_limiting(&d->adm.prot);
   for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
-    bool capped = level > 0 && c->state == AGENT_RUNNING && agent_ctr_protect_target(&d->adm, c);
-    set_cap(d, c, capped ? level : 0);
-    set_cpu(d, c,
-            d->cfg.protect_cpu && d->adm.prot.active && c->state == AGENT_RUNNING &&
-                agent_ctr_is_batch(c));
+    bool running = c->state == AGENT_RUNNING;
+    bool over = running && agent_ctr_over_budget(&d->adm, c, now);
+    if (over && limiting && !c->budget_logged) {
+      iob_info("'%s' reached its budget (%.1f x its %.0f s alone): no longer capped or slowed",
+               c->id, d->adm.prot.cfg.batch_budget, c->solo_s);
+      c->budget_logged = true;
+    }
+    bool capped = running && !over && agent_ctr_protect_target(&d->adm, c);
+    set_cap(d, c, capped && level > 0 ? level : 0);
+    /* CPU weight: every batch container (readers too) while protection
+     * limits, except those past their budget. */
+    set_cpu(d, c, d->cfg.protect_cpu && limiting && running && !over && agent_ctr_is_batch(c));
   }
 }
 

@@ -18,7 +18,7 @@
 struct ctr_copy {
   char *id, *ns, *cgroup, *bundle, *declared_class, *workload_key;
   char *kind, *pod_name, *pod_namespace, *container_name;
-  uint32_t pid, max_hold_ms;
+  uint32_t pid, max_hold_ms, lat_target_us;
   bool running, kind_from_runtime;
 };
 
@@ -95,6 +95,7 @@ static void ctr_copy_init(struct ctr_copy *k, const struct agent_container *in) 
 #undef DUP
   k->pid = in->pid;
   k->max_hold_ms = in->max_hold_ms;
+  k->lat_target_us = in->lat_target_us;
   k->running = in->running;
   k->kind_from_runtime = in->kind_from_runtime;
 }
@@ -184,6 +185,7 @@ static struct agent_container ctr_view(const struct ctr_copy *k) {
                                   .pod_namespace = k->pod_namespace,
                                   .container_name = k->container_name,
                                   .max_hold_ms = k->max_hold_ms,
+                                  .lat_target_us = k->lat_target_us,
                                   .running = k->running,
                                   .kind_from_runtime = k->kind_from_runtime};
 }
@@ -520,6 +522,7 @@ static void try_admit(struct admit_req *r) {
   m.declared_class = r->ctr.declared_class;
   m.workload_key = r->ctr.workload_key;
   m.max_hold_ms = r->ctr.max_hold_ms;
+  m.latency_target_us = r->ctr.lat_target_us;
   m.kind = r->ctr.kind;
   m.kind_source = agent_kind_source(r->ctr.kind, r->ctr.kind_from_runtime);
   int timeout = 0;

@@ -89,6 +89,7 @@ struct agent_container {
   const char *kind;           /* "job", "service", "sandbox"; NULL: not said (job) */
   const char *pod_name, *pod_namespace, *container_name; /* CRI names, may be NULL */
   uint32_t max_hold_ms;                                  /* 0: the agent's default */
+  uint32_t lat_target_us;                                /* io.iobatch.latency-target; 0: none */
   bool running;                                          /* already started (re-registration) */
   /* kind is the CRI's container type (wcd_kind.runtime), not
    * io.iobatch.kind: RegisterRequest.kind_source RUNTIME, else ANNOTATION. */

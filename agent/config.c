@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/lathist.h"
 #include "agent/profiles.h"
 #include "agent/protect.h"
 #include "batcher/batcher.h"
@@ -42,6 +43,7 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->protect_gap_ms = UINT64_MAX;
   cfg->protect_cpu = true;
   cfg->profiles_per_namespace = AGENT_PROFILES_PER_NS_DEFAULT;
+  cfg->protect_batch_budget = pc.batch_budget;
 }
 
 const char *agent_sampler_pref_name(int pref) {
@@ -52,6 +54,8 @@ const char *agent_sampler_pref_name(int pref) {
     return "io.stat";
   case AGENT_SAMPLER_PROCFS:
     return "procfs";
+  case AGENT_SAMPLER_BPF:
+    return "bpf";
   }
   return "invalid";
 }
@@ -212,6 +216,18 @@ static int conf_protect(const struct iob_conf_key *k, const char *v, void *field
   return 0;
 }
 
+static int conf_protect_objective(const struct iob_conf_key *k, const char *v, void *field,
+                                  void *ctx) {
+  (void)k;
+  (void)ctx;
+  for (int p = AGENT_PROTECT_OBJECTIVE_AUTO; p <= AGENT_PROTECT_OBJECTIVE_OFF; p++)
+    if (strcmp(v, agent_protect_objective_name(p)) == 0) {
+      *(int *)field = p;
+      return 0;
+    }
+  return -1;
+}
+
 static int conf_protect_signal(const struct iob_conf_key *k, const char *v, void *field,
                                void *ctx) {
   (void)k;
@@ -248,8 +264,20 @@ static int conf_protect_hold(const struct iob_conf_key *k, const char *v, void *
 static int conf_sampler(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
   (void)k;
   (void)ctx;
-  for (int p = AGENT_SAMPLER_AUTO; p <= AGENT_SAMPLER_PROCFS; p++)
+  for (int p = AGENT_SAMPLER_AUTO; p <= AGENT_SAMPLER_BPF; p++)
     if (strcmp(v, agent_sampler_pref_name(p)) == 0) {
+      *(int *)field = p;
+      return 0;
+    }
+  return -1;
+}
+
+static int conf_latency_source(const struct iob_conf_key *k, const char *v, void *field,
+                               void *ctx) {
+  (void)k;
+  (void)ctx;
+  for (int p = AGENT_LAT_AUTO; p <= AGENT_LAT_OFF; p++)
+    if (strcmp(v, agent_lat_pref_name(p)) == 0) {
       *(int *)field = p;
       return 0;
     }
@@ -355,7 +383,9 @@ static const struct iob_conf_key keys[] = {
     {"matrix", conf_path, F(matrix_file), 0, 0, PATH},
     {"cgroup_root", conf_path, F(cgroup_root), 0, 0, PATH},
     {"detector", conf_path, F(detector_file), 0, 0, PATH},
-    {"sampler", conf_sampler, F(sampler), 0, 0, "'auto', 'io.stat' or 'procfs'"},
+    {"sampler", conf_sampler, F(sampler), 0, 0, "'auto', 'io.stat', 'procfs' or 'bpf'"},
+    {"latency_source", conf_latency_source, F(latency_source), 0, 0,
+     "'auto', 'bpf', 'pressure' or 'off'"},
     {"debug", conf_bool, F(debug), 0, 0, "true or false"},
     {"metrics", conf_metrics, F(metrics), 0, 0,
      "unix:/PATH, 127.0.0.1:PORT, [::1]:PORT or localhost:PORT"},
@@ -363,6 +393,8 @@ static const struct iob_conf_key keys[] = {
     {"protect_share", conf_double, F(protect_share), 0.05, 1, "a number from 0.05 to 1"},
     {"protect_signal", conf_protect_signal, F(protect_signal), 0, 0,
      "'auto', 'rate' or 'pressure'"},
+    {"protect_objective", conf_protect_objective, F(protect_objective), 0, 0,
+     "'auto', 'declared' or 'off'"},
     {"protect_scope", conf_protect_scope, F(protect_scope), 0, 0, "'writers' or 'all'"},
     {"protect_cap_start", iob_conf_bytes, F(protect_cap_start), 64 * 1024, 1e12,
      "bytes per second from 64K to 1e12, K/M/G suffixes (e.g. 64M)"},
@@ -370,6 +402,8 @@ static const struct iob_conf_key keys[] = {
      "bytes per second from 64K to 1e12, K/M/G suffixes (e.g. 16M)"},
     {"protect_raise", conf_double, F(protect_raise), 1, 10, "a number from 1 to 10"},
     {"protect_cut", conf_double, F(protect_cut), 0.05, 1, "a number from 0.05 to 1"},
+    {"protect_batch_budget", conf_double, F(protect_batch_budget), 0, 100,
+     "a number from 0 (no budget) to 100"},
     {"protect_cpu", conf_bool, F(protect_cpu), 0, 0, "true or false"},
     {"protect_hold", conf_protect_hold, F(protect_hold_at_floor), 0, 0, "'short' or 'floor'"},
     {"protect_gap", conf_duration, F(protect_gap_ms), 0, 60 * 1000,

@@ -17,14 +17,26 @@
  *   detector         = /etc/iobatch/wcd.conf     detector thresholds (wcd_config_parse)
  *   cgroup_root      = /sys/fs/cgroup           where registered cgroup paths live
  *                                               (default: the cgroup2 mount)
- *   sampler          = auto | io.stat | procfs  what each sample reads: auto = io.stat
+ *   sampler          = auto | io.stat | procfs | bpf  what each sample reads: auto = io.stat
  *                                               where the cgroup2 root has the io
  *                                               controller, else /proc/PID/io of the
  *                                               cgroup's processes; io.stat forces it
  *                                               (a cgroup without io.stat then
  *                                               cannot be sampled: fixtures, tests);
- *                                               procfs forces the fallback.  Read at
- *                                               start (SIGHUP keeps the running one)
+ *                                               procfs forces the fallback; bpf
+ *                                               takes bytes and requests from the BPF
+ *                                               latency program's map, reading no
+ *                                               file (auto's choice when it is not
+ *                                               loaded).  Read at start (SIGHUP
+ *                                               keeps the running one)
+ *   latency_source   = auto | bpf | pressure | off  where each container's block
+ *                                               I/O latency per window comes from
+ *                                               (agent/latency.h): auto = the BPF
+ *                                               program on the block tracepoints
+ *                                               where it loads, else io.pressure
+ *                                               stall time (approximate; one log
+ *                                               line says why); bpf: BPF or the
+ *                                               agent does not start.  Read at start
  *   metrics          = unix:/run/iobatch/metrics.sock | 127.0.0.1:PORT |
  *                      [::1]:PORT | localhost:PORT  Prometheus text endpoint
  *                                               (agent/metrics.h); absent: off
@@ -47,6 +59,13 @@
  *   protect_cap_floor = 16M                    lowest cap
  *   protect_raise    = 1.25                    cap x this per window with slack
  *   protect_cut      = 0.5                     cap x this per window short of target
+ *   protect_objective = auto | declared | off  latency objectives: declared, else
+ *                                               learned; declared only; none
+ *                                               (protection by share alone)
+ *   protect_batch_budget = 1.5                 a batch container whose turnaround
+ *                                               (held time included) would pass
+ *                                               this x its runtime alone is no
+ *                                               longer capped or held (0: none)
  *   protect_hold     = floor | short           hold new batch containers only while
  *                                               a victim is short with the cap at its
  *                                               floor (the last resort), or whenever
@@ -96,6 +115,7 @@ enum agent_sampler_pref {
   AGENT_SAMPLER_AUTO = 0,
   AGENT_SAMPLER_IOSTAT,
   AGENT_SAMPLER_PROCFS,
+  AGENT_SAMPLER_BPF, /* the latency program's byte and request counts (agent/latency.h) */
 };
 /* "auto", "io.stat", "procfs"; "invalid" otherwise. */
 const char *agent_sampler_pref_name(int pref);
@@ -117,15 +137,18 @@ struct agent_config {
   double alpha;          /* < 0: not set */
   double fairness;       /* < 0: not set */
   int sampler;           /* enum agent_sampler_pref */
+  int latency_source;    /* enum agent_lat_pref (agent/lathist.h) */
   bool protect_detected; /* protect = detected */
   double protect_share;  /* a protected container's target share of its rate alone */
   int protect_signal;    /* enum agent_protect_signal (agent/protect.h) */
   int protect_scope;     /* enum agent_protect_scope (agent/protect.h) */
   uint64_t protect_cap_start, protect_cap_floor; /* bytes/s */
   double protect_raise, protect_cut;
-  bool protect_hold_at_floor; /* protect_hold = floor */
-  uint64_t protect_gap_ms;    /* UINT64_MAX: two sample periods */
-  bool protect_cpu;           /* batch containers at the least CPU weight while protecting */
+  double protect_batch_budget; /* x its runtime alone; 0: none */
+  int protect_objective;       /* enum agent_protect_objective (agent/protect.h) */
+  bool protect_hold_at_floor;  /* protect_hold = floor */
+  uint64_t protect_gap_ms;     /* UINT64_MAX: two sample periods */
+  bool protect_cpu;            /* batch containers at the least CPU weight while protecting */
   /* trust_declared: NULL = all (the default), "" = none, else the
    * namespaces as ",ns1,ns2," (agent_config_trusts). */
   char *trust_declared;

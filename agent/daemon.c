@@ -56,7 +56,7 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
   agent_server_answer(d, c, true, why);
   /* Admitted while protection caps batch containers (or lowers their CPU
    * weight): capped from the start. */
-  if ((d->adm.prot.level_bps > 0 || (d->cfg.protect_cpu && d->adm.prot.active)) &&
+  if ((d->adm.prot.level_bps > 0 || (d->cfg.protect_cpu && agent_protect_limiting(&d->adm.prot))) &&
       agent_ctr_is_batch(c))
     agent_caps_apply(d);
 }
@@ -259,6 +259,7 @@ static void protect_settings(struct agent_daemon *d) {
   pc->raise = d->cfg.protect_raise;
   pc->cut = d->cfg.protect_cut;
   pc->hold_at_floor = d->cfg.protect_hold_at_floor;
+  pc->batch_budget = d->cfg.protect_batch_budget;
   d->adm.protect_gap_ms =
       d->cfg.protect_gap_ms == UINT64_MAX ? 2 * d->cfg.sample_period_ms : d->cfg.protect_gap_ms;
 }
@@ -266,22 +267,100 @@ static void protect_settings(struct agent_daemon *d) {
 /* Protection (agent/protect.h): the protected containers' last windows
  * move the cap level on batch containers; the caps are rewritten where
  * they changed, and lifted when nothing is protected any more. */
+/* A protected container's latency in the last window, in its objective's
+ * unit (admission.h): < 0 unknown. */
+static double lat_signal(const struct agent_ctr *c) {
+  if (!c->lat_valid)
+    return -1;
+  return c->lat_approx ? c->lat_stall : c->lat_p99_us;
+}
+
+/* Its objective: declared (a p99, so only with the block layer's
+ * latency), else learned from the windows in which it did I/O and no
+ * batch container did (BATCH_IO false). */
+static void lat_objective(struct agent_ctr *c, bool batch_io, int which) {
+  if (c->lat_valid && c->lat_learn_approx != c->lat_approx) {
+    /* The signal changed its unit: what was learned does not apply. */
+    memset(&c->lat_learn, 0, sizeof(c->lat_learn));
+    c->lat_learn_approx = c->lat_approx;
+  }
+  double lat = lat_signal(c);
+  if (!batch_io && c->io_now && lat >= 0)
+    agent_protect_learn_add(&c->lat_learn, lat);
+  double before = c->lat_target;
+  if (which == AGENT_PROTECT_OBJECTIVE_OFF) {
+    c->lat_target = 0;
+    c->lat_target_source = AGENT_LAT_TARGET_NONE;
+  } else if (c->lat_target_declared_us > 0 && c->lat_valid && !c->lat_approx) {
+    c->lat_target = c->lat_target_declared_us;
+    c->lat_target_source = AGENT_LAT_TARGET_DECLARED;
+  } else if (which == AGENT_PROTECT_OBJECTIVE_DECLARED) {
+    c->lat_target = 0;
+    c->lat_target_source = AGENT_LAT_TARGET_NONE;
+  } else {
+    double t = agent_protect_learn_target(&c->lat_learn);
+    if (t > 0 && c->lat_learn_approx && t < PROTECT_LEARN_STALL_MIN)
+      t = PROTECT_LEARN_STALL_MIN;
+    c->lat_target = t;
+    c->lat_target_source = t > 0 ? AGENT_LAT_TARGET_LEARNED : AGENT_LAT_TARGET_NONE;
+  }
+  if (c->lat_target > 0 && before == 0)
+    iob_info("'%s' has a latency objective (%s): %s %.*f%s", c->id,
+             agent_lat_target_source_name(c->lat_target_source),
+             c->lat_learn_approx ? "an I/O stall share of" : "a block I/O p99 of",
+             c->lat_learn_approx ? 3 : 0, c->lat_target, c->lat_learn_approx ? "" : " us");
+}
+
 static void protect_step(struct agent_daemon *d) {
   size_t n = 0;
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
-    n += c->protect && c->state == AGENT_RUNNING;
+  bool batch_io = false;
+  double batch_bps = 0;
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
+    if (c->state != AGENT_RUNNING)
+      continue;
+    n += c->protect;
+    if (!c->protect && agent_ctr_is_batch(c) && c->io_now) {
+      batch_io = true;
+      double r = c->read_bps + c->write_bps;
+      if (agent_ctr_protect_target(&d->adm, c) && r > batch_bps)
+        batch_bps = r;
+    }
+  }
   cleanup_free struct agent_protect_obs *obs = xcalloc(n + 1, sizeof(*obs));
   size_t k = 0;
   for (struct agent_ctr *c = d->adm.list; c && k < n; c = c->next)
-    if (c->protect && c->state == AGENT_RUNNING)
-      obs[k++] = (struct agent_protect_obs){.id = c->id, .share = c->share, .stall = -1};
+    if (c->protect && c->state == AGENT_RUNNING) {
+      lat_objective(c, batch_io, d->cfg.protect_objective);
+      obs[k++] = (struct agent_protect_obs){.id = c->id,
+                                            .share = c->share,
+                                            .stall = -1,
+                                            .lat = lat_signal(c),
+                                            .lat_target = c->lat_target,
+                                            .idle = !c->io_now};
+    }
   struct agent_protect *p = &d->adm.prot;
+  p->batch_bps = batch_bps;
   bool was_short = p->short_;
+  double level_before = p->level_bps;
   agent_protect_update(p, obs, k);
-  if (k > 0)
+  if (k > 0 && p->objective)
+    iob_debug("protect: worst latency %.2f x its objective ('%s'), %s, batch cap %.1f MiB/s",
+              p->worst_lat_ratio, p->victim, p->short_ ? "holding" : "not holding",
+              p->level_bps / (1024 * 1024));
+  else if (k > 0)
     iob_debug("protect: worst share %.2f ('%s'), %s, batch cap %.1f MiB/s", p->worst_share,
               p->victim, p->short_ ? "holding" : "not holding", p->level_bps / (1024 * 1024));
-  if (p->short_ && !was_short)
+  if (p->objective && p->level_bps > 0 && level_before == 0)
+    iob_info("protecting '%s': its latency at %.2f x its objective; batch containers capped at "
+             "%.1f MiB/s",
+             p->victim, p->worst_lat_ratio, p->level_bps / (1024 * 1024));
+  else if (p->objective && p->level_bps == 0 && level_before > 0)
+    iob_info("'%s' meets its latency objective: batch containers run uncapped", p->victim);
+  if (p->short_ && !was_short && p->objective)
+    iob_info("protecting '%s': its latency at %.2f x its objective with batch containers at the "
+             "floor cap (%.1f MiB/s): new ones held",
+             p->victim, p->worst_lat_ratio, p->level_bps / (1024 * 1024));
+  else if (p->short_ && !was_short)
     iob_info("protecting '%s': at %.2f of its rate alone (target %.2f); batch containers capped "
              "at %.1f MiB/s and new ones held",
              p->victim, p->worst_share, p->cfg.min_share, p->level_bps / (1024 * 1024));
@@ -401,7 +480,8 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
   struct agent_daemon *d = user;
   struct agent_metrics_view v = {.policy = batch_policy_name(d->bcfg.policy),
                                  .matrix = d->matrix_source,
-                                 .sampler = agent_sampler_name(&d->sampler)};
+                                 .sampler = agent_sampler_name(&d->sampler),
+                                 .latency_source = agent_lat_mode_name(d->sampler.lat.mode)};
   agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }
@@ -500,6 +580,8 @@ static void reload(struct agent_daemon *d) {
   d->cfg.protect_cut = nc.protect_cut;
   d->cfg.protect_gap_ms = nc.protect_gap_ms;
   d->cfg.protect_hold_at_floor = nc.protect_hold_at_floor;
+  d->cfg.protect_batch_budget = nc.protect_batch_budget;
+  d->cfg.protect_objective = nc.protect_objective;
   protect_settings(d);
   d->sampler.wcd = nw;
   d->sampler.protect_detected = nc.protect_detected;

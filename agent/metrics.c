@@ -62,6 +62,7 @@ void agent_metrics_planned(struct agent_metrics *m, uint64_t ns) {
 
 void agent_metrics_view_count(struct agent_metrics_view *v, const struct agent_ctr *list,
                               uint64_t now_ms) {
+  v->list = list;
   for (const struct agent_ctr *c = list; c; c = c->next) {
     unsigned cls = (unsigned)c->cls < BATCH_NCLASS ? (unsigned)c->cls : BATCH_UNKNOWN;
     if (c->state == AGENT_PENDING) {
@@ -135,6 +136,45 @@ static void put_label(FILE *f, const char *s) {
 
 static void header(FILE *f, const char *name, const char *type, const char *help) {
   fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* {namespace="..",id="..",LABELS} of container c */
+static void ctr_labels(FILE *f, const struct agent_ctr *c, const char *more) {
+  fputs("{namespace=\"", f);
+  put_label(f, c->ns);
+  fputs("\",id=\"", f);
+  put_label(f, c->id);
+  fprintf(f, "\",approx=\"%s\"%s}", c->lat_approx ? "true" : "false", more);
+}
+
+/* Each container's block I/O latency in its last sample window. */
+static void render_latency(FILE *f, const struct agent_metrics_view *v) {
+  header(f, "iobatch_latency_source_info", "gauge",
+         "Where per-container block I/O latency comes from: bpf (the block layer), pressure "
+         "(io.pressure, approximate) or off.");
+  fputs("iobatch_latency_source_info{source=\"", f);
+  put_label(f, v->latency_source);
+  fputs("\"} 1\n", f);
+  header(f, "iobatch_container_io_latency_seconds", "gauge",
+         "Block I/O latency of a container's requests in the last sample window, by quantile "
+         "(approx=\"true\": stall time per request from io.pressure).");
+  for (const struct agent_ctr *c = v->list; c; c = c->next)
+    if (c->lat_valid) {
+      fputs("iobatch_container_io_latency_seconds", f);
+      ctr_labels(f, c, ",quantile=\"0.5\"");
+      fprintf(f, " %.6f\n", c->lat_p50_us / 1e6);
+      fputs("iobatch_container_io_latency_seconds", f);
+      ctr_labels(f, c, ",quantile=\"0.99\"");
+      fprintf(f, " %.6f\n", c->lat_p99_us / 1e6);
+    }
+  header(f, "iobatch_container_io_requests", "gauge",
+         "Block I/O requests a container completed in the last sample window.");
+  for (const struct agent_ctr *c = v->list; c; c = c->next)
+    if (c->lat_valid) {
+      fputs("iobatch_container_io_requests", f);
+      ctr_labels(f, c, "");
+      fprintf(f, " %llu\n", (unsigned long long)c->lat_count);
+    }
 }
 
 int agent_metrics_render(const struct agent_metrics *m, const struct agent_metrics_view *v,
@@ -212,6 +252,8 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
   fputs("\",revision=\"", f);
   put_label(f, iob_git_rev);
   fputs("\"} 1\n", f);
+  if (v->latency_source)
+    render_latency(f, v);
   if (ferror(f) || fclose(f) != 0)
     iob_oom();
   *out = buf;

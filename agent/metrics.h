@@ -79,6 +79,11 @@ struct agent_metrics_view {
   uint64_t pending[BATCH_NCLASS], running[BATCH_NCLASS];
   uint64_t pending_oldest_ms; /* how long the oldest pending one has waited, 0: none */
   const char *policy, *matrix, *sampler;
+  /* Per-container block I/O latency (issue #22): where it comes from
+   * ("bpf", "pressure", "off"; NULL: not rendered) and the containers
+   * whose last window is shown (agent_ctr.lat_valid). */
+  const char *latency_source;
+  const struct agent_ctr *list;
 };
 
 /* Count the containers of the admission list into *v at now_ms. */

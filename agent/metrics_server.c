@@ -225,9 +225,24 @@ static void on_conn_timeout(struct iob_loop *loop, void *data) {
   (void)loop;
   struct metrics_conn *c = data;
   c->timer = NULL; /* fired timers are freed by the loop */
-  iob_debug("metrics: connection closed after %d ms without a complete exchange",
-            AGENT_METRICS_TIMEOUT_MS);
+  iob_debug("metrics: connection closed: %s",
+            c->out ? "its reply not taken in time" : "no whole request in time");
   conn_close(c);
+}
+
+/* Close the oldest connection (of PEER, or of anyone when NULL) that is
+ * still waiting for its request; false when there is none. */
+static bool evict_waiting(struct agent_metrics_server *s, const char *peer) {
+  struct metrics_conn *old = NULL; /* the list is newest first */
+  for (struct metrics_conn *c = s->conns; c; c = c->next)
+    if (c->out == NULL && (peer == NULL || strcmp(c->peer, peer) == 0))
+      old = c;
+  if (old == NULL)
+    return false;
+  iob_debug("metrics: closed the oldest connection waiting for a request (%s) for a new one",
+            old->peer);
+  conn_close(old);
+  return true;
 }
 
 static const char *status_text(int code) {
@@ -315,8 +330,14 @@ static void answer(struct metrics_conn *c, const struct agent_http_request *req,
   make_reply(c, code, code == 200 ? body : NULL, body_len, head_only);
   int r = conn_flush(c);
   cleanup_error struct iob_error *err = NULL;
-  if (r != 0 || iob_loop_mod(s->loop, c->fd, EPOLLOUT, &err) < 0)
+  if (r != 0 || iob_loop_mod(s->loop, c->fd, EPOLLOUT, &err) < 0) {
     conn_close(c); /* sent, or the client is gone */
+    return;
+  }
+  /* The rest of the reply: the connection's whole life to take it. */
+  if (c->timer)
+    iob_timer_cancel(s->loop, c->timer);
+  c->timer = iob_loop_timer(s->loop, AGENT_METRICS_TIMEOUT_MS, on_conn_timeout, c);
 }
 
 static void on_conn(struct iob_loop *loop, int fd, uint32_t events, void *data) {
@@ -395,17 +416,14 @@ static void on_accept(struct iob_loop *loop, int fd, uint32_t events, void *data
         continue;
       return;
     }
-    if (s->nconns >= AGENT_METRICS_MAX_CONNS) {
-      /* Scrapers are few; many open connections are a stuck or hostile
-       * client, and the loop owes them nothing. */
-      close(cfd);
-      continue;
-    }
-    /* One peer (a local user, an address) gets a share of the slots, so
-     * it cannot keep the real scraper out. */
+    /* One peer (a local user, an address) gets a share of the slots, and
+     * past it or past all of them the oldest connection still waiting for
+     * its request makes room (agent/metrics_server.h): scrapers are few
+     * and quick, so it is a stuck or hostile one. */
     char peer[AGENT_METRICS_PEER_MAX];
     if (agent_metrics_peer_key(cfd, peer, sizeof(peer)) < 0 ||
-        peer_conns(s, peer) >= AGENT_METRICS_MAX_PER_PEER) {
+        (peer_conns(s, peer) >= AGENT_METRICS_MAX_PER_PEER && !evict_waiting(s, peer)) ||
+        (s->nconns >= AGENT_METRICS_MAX_CONNS && !evict_waiting(s, NULL))) {
       close(cfd);
       continue;
     }
@@ -414,7 +432,7 @@ static void on_accept(struct iob_loop *loop, int fd, uint32_t events, void *data
     c->srv = s;
     c->fd = cfd;
     memcpy(c->peer, peer, sizeof(peer));
-    c->timer = iob_loop_timer(loop, AGENT_METRICS_TIMEOUT_MS, on_conn_timeout, c);
+    c->timer = iob_loop_timer(loop, AGENT_METRICS_HEAD_MS, on_conn_timeout, c);
     if (iob_loop_add(loop, cfd, EPOLLIN, on_conn, c, &err) < 0) {
       iob_timer_cancel(loop, c->timer);
       close(cfd);
@@ -442,7 +460,7 @@ static int listen_on(const struct agent_metrics_addr *a, const char *spec, struc
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
       *slash = '\0';
-      if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+      if (mkdir(dir, 0700) < 0 && errno != EEXIST) /* checked: agent/server.c */
         return iob_error(err, errno, "cannot create socket directory '%s'", dir);
     }
   }

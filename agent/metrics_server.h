@@ -16,8 +16,17 @@
 #define AGENT_METRICS_PATH_MAX 1024  /* bytes of a request target */
 #define AGENT_METRICS_MAX_CONNS 16   /* open connections; more are closed at once */
 #define AGENT_METRICS_MAX_PER_PEER 4 /* of those, from one uid (unix) or address (TCP) */
+/* A connection that has not sent a whole request head this long after it
+ * was accepted is closed: a scraper sends its request at once. */
+#define AGENT_METRICS_HEAD_MS 1000
 #define AGENT_METRICS_PEER_MAX 64
 #define AGENT_METRICS_TIMEOUT_MS 5000 /* a connection's whole life */
+/* Past the limits (all connections, or one peer's) a new connection
+ * closes the oldest one, of that peer or of anyone, that is still waiting
+ * for its request head, rather than being turned away: on TCP every local
+ * user is one peer (127.0.0.1), and connections held open without a
+ * request must not keep the scraper out.  Only when every connection is
+ * being answered is a new one closed at once. */
 
 enum agent_http_method { AGENT_HTTP_GET = 0, AGENT_HTTP_HEAD, AGENT_HTTP_OTHER };
 

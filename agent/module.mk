@@ -4,12 +4,32 @@
 # batcher), what iobatchctl links.  libagent: the admission state machine,
 # the sampler, weights, the ttrpc server and the daemon around them.
 # libagentclient: what the shim links to talk to the agent.
-agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c agent/trust.c
+agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c agent/lathist.c agent/trust.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
 agent_SRCS := agent/admission.c agent/lock.c agent/penalties.c agent/caps.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
-	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c
+	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c
 $(eval $(call lib,agent,$(agent_SRCS)))
+
+# The block I/O latency program (agent/bpf/blklat.bpf.c): CO-RE, compiled
+# with clang for the BPF target (no vmlinux.h: the structs it reads are
+# declared in it), embedded in iobatchd as a bpftool skeleton.  Whatever
+# links libagent links libbpf (-lbpf -lelf -lz; statically: libbpf.a,
+# libelf.a, libz.a).
+BPF_CLANG ?= clang
+BPFTOOL ?= bpftool
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+$(B)/agent/bpf/blklat.bpf.o: agent/bpf/blklat.bpf.c agent/bpf/blklat.h
+	@mkdir -p $(@D)
+	@echo "  BPF     $<"
+	$(Q)$(BPF_CLANG) -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) -I. \
+		-I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null) -c -o $@ $<
+$(B)/agent/bpf/blklat.skel.h: $(B)/agent/bpf/blklat.bpf.o
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name blklat > $@.tmp && mv $@.tmp $@
+$(B)/agent/latency.o: $(B)/agent/bpf/blklat.skel.h
+$(B)/agent/latency.o: ALL_CFLAGS += -I$(B)
+LDLIBS += -lbpf -lelf -lz
 
 agentclient_SRCS := agent/client.c agent/register.c
 $(eval $(call lib,agentclient,$(agentclient_SRCS)))
@@ -35,6 +55,8 @@ $(eval $(call unit,test_agent_penalties,tests/unit/test_agent_penalties.c,agent 
 $(eval $(call fuzzer,fuzz_agent_penalties,tests/fuzz/fuzz_agent_penalties.c,agent batch common))
 $(eval $(call unit,test_agent_metrics,tests/unit/test_agent_metrics.c,agent batch common))
 $(eval $(call fuzzer,fuzz_agent_metrics,tests/fuzz/fuzz_agent_metrics.c,agent batch common))
+$(eval $(call unit,test_agent_latency,tests/unit/test_agent_latency.c,agentcore cg2 common))
+$(eval $(call fuzzer,fuzz_agent_latency,tests/fuzz/fuzz_agent_latency.c,agentcore cg2 common))
 $(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agentcore batch common))
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \

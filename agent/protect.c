@@ -1,6 +1,8 @@
 #include "agent/protect.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void agent_protect_cfg_default(struct agent_protect_cfg *cfg) {
@@ -13,6 +15,13 @@ void agent_protect_cfg_default(struct agent_protect_cfg *cfg) {
   cfg->cut = 0.5;
   cfg->scope = AGENT_PROTECT_WRITERS;
   cfg->hold_at_floor = true;
+  cfg->batch_budget = 1.5;
+}
+
+bool agent_protect_limiting(const struct agent_protect *p) {
+  if (!p->active)
+    return false;
+  return p->objective ? p->level_bps > 0 || p->short_ : true;
 }
 
 const char *agent_protect_scope_name(int scope) {
@@ -30,8 +39,69 @@ void agent_protect_init(struct agent_protect *p, const struct agent_protect_cfg 
   p->cfg = *cfg;
 }
 
-bool agent_protect_update(struct agent_protect *p, const struct agent_protect_obs *obs, size_t n) {
+/* agent_protect_update for victims with a latency objective (protect.h). */
+static bool objective_update(struct agent_protect *p, const struct agent_protect_obs *obs,
+                             size_t n) {
   double before = p->level_bps;
+  double worst = 0;
+  const char *who = NULL;
+  bool busy = false;
+  for (size_t i = 0; i < n; i++) {
+    if (obs[i].idle)
+      continue;
+    busy = true;
+    if (obs[i].lat_target <= 0 || obs[i].lat < 0)
+      continue;
+    double r = obs[i].lat / obs[i].lat_target;
+    if (who == NULL || r > worst) {
+      worst = r;
+      who = obs[i].id;
+    }
+  }
+  p->active = true;
+  p->objective = true;
+  p->worst_share = -1;
+  snprintf(p->victim, sizeof(p->victim), "%s", who ? who : obs[0].id);
+  if (!busy) {
+    /* Nothing to protect in this window: no limit. */
+    p->missed = false;
+    p->worst_lat_ratio = 0;
+    p->level_bps = 0;
+    p->short_ = false;
+    p->slack_windows++;
+    return before != 0;
+  }
+  p->worst_lat_ratio = who ? worst : 0;
+  bool miss = who != NULL && worst > 1;
+  p->missed = miss;
+  bool at_floor = p->level_bps > 0 && p->level_bps <= p->cfg.cap_floor_bps;
+  p->slack_windows = miss ? 0 : p->slack_windows + 1;
+  if (miss) {
+    double f = 1 / worst;
+    f = f > PROTECT_OBJ_CUT_MAX ? PROTECT_OBJ_CUT_MAX : f;
+    f = f < p->cfg.cut ? p->cfg.cut : f;
+    double from = p->level_bps > 0   ? p->level_bps
+                  : p->batch_bps > 0 ? p->batch_bps
+                                     : p->cfg.cap_start_bps;
+    double l = from * f;
+    p->level_bps = l > p->cfg.cap_floor_bps ? l : p->cfg.cap_floor_bps;
+  } else if (who != NULL && worst <= PROTECT_OBJ_SLACK && p->level_bps > 0) {
+    double l = p->level_bps * p->cfg.raise;
+    p->level_bps = l > p->cfg.cap_max_bps ? 0 : l;
+  }
+  bool now_short = miss && (!p->cfg.hold_at_floor || at_floor);
+  p->short_ = now_short || (p->short_ && p->slack_windows < PROTECT_SLACK_WINDOWS);
+  return before != p->level_bps;
+}
+
+static bool update_once(struct agent_protect *p, const struct agent_protect_obs *obs, size_t n) {
+  double before = p->level_bps;
+  for (size_t i = 0; i < n; i++)
+    if (obs[i].lat_target > 0)
+      return objective_update(p, obs, n);
+  p->objective = false;
+  p->worst_lat_ratio = 0;
+  p->missed = false;
   if (n == 0) {
     p->active = p->short_ = false;
     p->level_bps = 0;
@@ -60,6 +130,7 @@ bool agent_protect_update(struct agent_protect *p, const struct agent_protect_ob
   /* Hysteresis: held batch containers start after PROTECT_SLACK_WINDOWS
    * windows in a row with slack, not on one lucky window. */
   p->slack_windows = short_ ? 0 : p->slack_windows + 1;
+  p->missed = short_;
   bool at_floor = was_active && p->level_bps > 0 && p->level_bps <= p->cfg.cap_floor_bps;
   if (!was_active) {
     p->level_bps = p->cfg.cap_start_bps; /* batch jobs start capped */
@@ -112,4 +183,81 @@ double agent_protect_share(int signal, double rate_share, double rate_cv, double
       return pshare;
     return rate_share >= 0 ? rate_share : pshare;
   }
+}
+
+void agent_protect_learn_add(struct agent_protect_learn *l, double lat) {
+  if (!(lat >= 0) || isinf(lat))
+    return;
+  l->lat[l->next] = lat;
+  l->next = (l->next + 1) % PROTECT_LEARN_KEEP;
+  if (l->n < PROTECT_LEARN_KEEP)
+    l->n++;
+  l->seen++;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double agent_protect_learn_target(const struct agent_protect_learn *l) {
+  if (l->seen < PROTECT_LEARN_WINDOWS || l->n == 0)
+    return 0;
+  double v[PROTECT_LEARN_KEEP];
+  memcpy(v, l->lat, l->n * sizeof(v[0]));
+  qsort(v, l->n, sizeof(v[0]), cmp_double);
+  double med = l->n % 2 ? v[l->n / 2] : (v[l->n / 2 - 1] + v[l->n / 2]) / 2;
+  return PROTECT_LEARN_FACTOR * med;
+}
+
+bool agent_protect_over_budget(double budget, uint64_t now_ms, uint64_t arrival_ms, double solo_s,
+                               double done) {
+  if (!(budget > 0) || !(solo_s > 0))
+    return false;
+  done = done < 0 ? 0 : done > 1 ? 1 : done;
+  double waited_s = now_ms > arrival_ms ? (double)(now_ms - arrival_ms) / 1000 : 0;
+  return waited_s + solo_s * (1 - done) >= budget * solo_s;
+}
+
+uint64_t agent_protect_budget_at(double budget, uint64_t arrival_ms, double solo_s, double done) {
+  if (!(budget > 0) || !(solo_s > 0))
+    return UINT64_MAX;
+  done = done < 0 ? 0 : done > 1 ? 1 : done;
+  double wait_s = budget * solo_s - solo_s * (1 - done);
+  return arrival_ms + (uint64_t)(wait_s > 0 ? ceil(wait_s * 1000) : 0);
+}
+
+const char *agent_lat_target_source_name(int source) {
+  switch (source) {
+  case AGENT_LAT_TARGET_DECLARED:
+    return "declared";
+  case AGENT_LAT_TARGET_LEARNED:
+    return "learned";
+  }
+  return "none";
+}
+
+const char *agent_protect_objective_name(int v) {
+  switch (v) {
+  case AGENT_PROTECT_OBJECTIVE_AUTO:
+    return "auto";
+  case AGENT_PROTECT_OBJECTIVE_DECLARED:
+    return "declared";
+  case AGENT_PROTECT_OBJECTIVE_OFF:
+    return "off";
+  }
+  return "invalid";
+}
+
+bool agent_protect_update(struct agent_protect *p, const struct agent_protect_obs *obs, size_t n) {
+  bool changed = update_once(p, obs, n);
+  p->miss_windows = p->missed ? p->miss_windows + 1 : 0;
+  p->ok_windows = p->missed ? 0 : p->ok_windows + 1;
+  if (n == 0)
+    p->pressure = false;
+  else if (p->pressure)
+    p->pressure = p->ok_windows < PROTECT_PRESSURE_OFF;
+  else
+    p->pressure = p->miss_windows >= PROTECT_PRESSURE_ON;
+  return changed;
 }

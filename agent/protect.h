@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum agent_protect_scope {
   AGENT_PROTECT_WRITERS = 0, /* cap and hold batch containers that (may) write */
@@ -45,6 +46,9 @@ struct agent_protect_cfg {
    * victim is still short (holding as the last resort), rather than
    * whenever a victim is short (default: true). */
   bool hold_at_floor;
+  /* protect_batch_budget: a batch container whose turnaround would pass
+   * this x its runtime alone is no longer capped or held (1.5; 0: none). */
+  double batch_budget;
 };
 void agent_protect_cfg_default(struct agent_protect_cfg *cfg);
 
@@ -53,6 +57,13 @@ struct agent_protect_obs {
   const char *id;
   double share; /* rate / rate alone; < 0 unknown (no neighbours, no baseline) */
   double stall; /* io.pressure some % / that alone; < 0 unknown */
+  /* The latency objective (issue #22): the window's latency (the p99 of
+   * its block I/O, or where BPF cannot load its io.pressure stall share)
+   * against its target in the same unit; target <= 0: none (the share and
+   * stall above decide), lat < 0: unknown.  idle: it did no I/O in the
+   * window, which says nothing about its latency. */
+  double lat, lat_target;
+  bool idle;
 };
 
 /* How a protected container's share is measured (protect_signal). */
@@ -88,8 +99,37 @@ double agent_protect_share(int signal, double rate_share, double rate_cv, double
 /* Windows in a row with slack before held batch containers may start. */
 #define PROTECT_SLACK_WINDOWS 2
 
+/* The objective controller (a protected container with a latency
+ * target; agent_protect_update):
+ *   - no protected container did I/O in the window: no limit (the level
+ *     is lifted, nothing held);
+ *   - the worst latency / target r above 1: the level is cut by
+ *     max(cut, min(PROTECT_OBJ_CUT_MAX, 1 / r)) (a small miss, a small
+ *     cut), starting from batch_bps (the fastest capped batch container's
+ *     rate in the window) when there is no cap yet, never below the floor;
+ *     new batch containers are held while it misses at the floor;
+ *   - r at most PROTECT_OBJ_SLACK: raised by `raise`, lifted beyond
+ *     cap_max_bps; between the two the level stays.
+ * There is no first cap: a batch container that starts beside a
+ * protected container that meets its objective runs free. */
+#define PROTECT_OBJ_CUT_MAX 0.9
+#define PROTECT_PRESSURE_ON 3
+#define PROTECT_PRESSURE_OFF 10
+#define PROTECT_OBJ_SLACK 0.8
+
 struct agent_protect {
   struct agent_protect_cfg cfg;
+  /* Set by the caller before each update: the largest measured rate of a
+   * capped batch container in the window (bytes/s, 0 unknown). */
+  double batch_bps;
+  bool objective; /* the last update judged by a latency objective */
+  /* I/O pressure, for node-problem-detector (iobatchctl check
+   * io-pressure): a protected container missed its objective (or, by
+   * share, was short) PROTECT_PRESSURE_ON windows in a row; it ends after
+   * PROTECT_PRESSURE_OFF windows in a row without a miss. */
+  bool missed, pressure;
+  unsigned miss_windows, ok_windows;
+  double worst_lat_ratio; /* its worst latency / target (objective); 0 none */
   bool active;            /* a protected container runs */
   bool short_;            /* a victim is short of its target: hold new batch containers */
   unsigned slack_windows; /* windows in a row in which every victim had slack */
@@ -99,6 +139,61 @@ struct agent_protect {
 };
 
 void agent_protect_init(struct agent_protect *p, const struct agent_protect_cfg *cfg);
+
+/* Is protection limiting batch containers now?  By a latency objective
+ * only while it caps or holds (an objective that is met costs the batch
+ * nothing, its CPU weight included); by share while a victim runs. */
+bool agent_protect_limiting(const struct agent_protect *p);
+
+/* A learned latency objective: PROTECT_LEARN_FACTOR x the median of the
+ * latencies of a container's quiet windows (it did I/O, no batch container
+ * did), once it has PROTECT_LEARN_WINDOWS of them; the last
+ * PROTECT_LEARN_KEEP count. */
+#define PROTECT_LEARN_WINDOWS 10
+#define PROTECT_LEARN_KEEP 32
+#define PROTECT_LEARN_FACTOR 1.5
+/* Where a protected container's latency objective comes from. */
+enum agent_lat_target_source {
+  AGENT_LAT_TARGET_NONE = 0, /* none yet: protection by its share */
+  AGENT_LAT_TARGET_DECLARED, /* io.iobatch.latency-target */
+  AGENT_LAT_TARGET_LEARNED,  /* from its quiet windows */
+};
+/* Which objectives the agent uses (protect_objective). */
+enum agent_protect_objective {
+  AGENT_PROTECT_OBJECTIVE_AUTO = 0, /* declared, else learned */
+  AGENT_PROTECT_OBJECTIVE_DECLARED, /* declared only */
+  AGENT_PROTECT_OBJECTIVE_OFF,      /* none: protection by share alone */
+};
+/* "auto", "declared", "off"; "invalid" otherwise. */
+const char *agent_protect_objective_name(int v);
+/* "none", "declared", "learned". */
+const char *agent_lat_target_source_name(int source);
+/* A learned stall-share objective is at least this (a container that
+ * never stalls alone would otherwise have an objective of 0). */
+#define PROTECT_LEARN_STALL_MIN 0.02
+
+struct agent_protect_learn {
+  double lat[PROTECT_LEARN_KEEP];
+  unsigned n;    /* windows kept (at most PROTECT_LEARN_KEEP) */
+  unsigned next; /* ring position */
+  unsigned seen; /* quiet windows seen in all */
+};
+/* One quiet window's latency (< 0 or not finite: ignored). */
+void agent_protect_learn_add(struct agent_protect_learn *l, double lat);
+/* The objective learned so far; 0 until PROTECT_LEARN_WINDOWS windows. */
+double agent_protect_learn_target(const struct agent_protect_learn *l);
+
+/* The batch's budget (protect_batch_budget, issue #22): a batch container
+ * that arrived at ARRIVAL_MS, whose learned runtime alone is SOLO_S and
+ * that has done DONE (0..1) of its learned work, has reached its budget
+ * when even running alone from NOW_MS on it would end later than BUDGET x
+ * its runtime alone after it arrived (held time included).  Then the
+ * controller gives way: it is no longer capped or held.  Unknown runtime
+ * (SOLO_S <= 0) or no budget (BUDGET <= 0): never. */
+bool agent_protect_over_budget(double budget, uint64_t now_ms, uint64_t arrival_ms, double solo_s,
+                               double done);
+/* When it will be (at its progress DONE): UINT64_MAX never. */
+uint64_t agent_protect_budget_at(double budget, uint64_t arrival_ms, double solo_s, double done);
 /* A new sample of the n protected containers that run (n = 0: none).
  * Returns true when the cap level changed (the caller rewrites the caps). */
 bool agent_protect_update(struct agent_protect *p, const struct agent_protect_obs *obs, size_t n);

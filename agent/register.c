@@ -25,6 +25,7 @@ void agent_register_request(const struct agent_container *ctr, const char *sourc
   m.workload_key = str(ctr->workload_key);
   m.source = str(source);
   m.max_hold_ms = ctr->max_hold_ms;
+  m.latency_target_us = ctr->lat_target_us;
   m.running = ctr->running;
   m.kind = str(ctr->kind);
   m.kind_source = agent_kind_source(ctr->kind, ctr->kind_from_runtime);

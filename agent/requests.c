@@ -59,6 +59,24 @@ static void report_hold(struct agent_ctr *c) {
            c->id, c->max_hold_ms, agent_ctr_tenant(c));
 }
 
+/* io.iobatch.latency-target (US, 0: none): a trusted namespace's word is
+ * the container's objective (agent/protect.h); any other's is ignored,
+ * said once, and the objective is learned. */
+static void declare_lat_target(struct agent_daemon *d, struct agent_ctr *c, uint32_t us) {
+  if (us == 0 || c->lat_target_declared_us == us)
+    return;
+  if (!agent_adm_trusted(&d->adm, c)) {
+    if (!c->lat_target_ignored)
+      iob_info("'%s' declared a latency target of %u us (namespace '%s', not trusted by "
+               "trust_declared): ignored, its objective is learned",
+               c->id, us, c->ns);
+    c->lat_target_ignored = true;
+    return;
+  }
+  c->lat_target_declared_us = us;
+  iob_info("'%s' declared a latency target of %u us", c->id, us);
+}
+
 int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__RegisterRequest *req,
                        uint64_t now, Iobatch__Agent__V1__RegisterResponse *out,
                        struct iob_error **err) {
@@ -87,6 +105,7 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   }
   d->metrics.registrations += fresh;
   report_kind(c);
+  declare_lat_target(d, c, req->latency_target_us);
   agent_pidwatch(d, c);
   if (fresh || c->class_source == AGENT_CLASS_NONE)
     agent_daemon_apply_profile(d, c);
@@ -146,6 +165,7 @@ int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitReque
   /* checked above, or by agent_adm_register */
   agent_ctr_set_kind(c, req->kind, from_runtime(req->kind_source), agent_adm_trusted(&d->adm, c));
   report_kind(c);
+  declare_lat_target(d, c, req->latency_target_us);
   /* A retry (say, a shim that reconnected): the newest call is the one
    * somebody still waits on. */
   agent_server_supersede(d, c);
@@ -196,6 +216,8 @@ void agent_api_status_release(Iobatch__Agent__V1__StatusResponse *r) {
   for (size_t i = 0; i < r->n_penalties; i++)
     free(r->penalties[i]);
   free(r->penalties);
+  if (r->io_pressure_reason != protobuf_c_empty_string)
+    free(r->io_pressure_reason);
 }
 
 static char *describe_reason(const struct agent_ctr *c) {
@@ -262,9 +284,16 @@ static char *describe_wait(const struct agent_daemon *d, const struct agent_ctr 
     s = xasprintf("the next plan (this one ran out of its forecast budget)");
     break;
   case BATCH_HOLD_PROTECT:
-    s = c->conflict[0]
-            ? xasprintf("the latency-sensitive %s to get its rate back (it is short of it)", who)
-            : xasprintf("a latency-sensitive container to get its rate back");
+    if (d->adm.prot.objective)
+      s = c->conflict[0] ? xasprintf("the latency-sensitive %s to get back under its latency "
+                                     "objective (the batch cap is at its floor)",
+                                     who)
+                         : xasprintf("a latency-sensitive container to get back under its "
+                                     "latency objective");
+    else
+      s = c->conflict[0]
+              ? xasprintf("the latency-sensitive %s to get its rate back (it is short of it)", who)
+              : xasprintf("a latency-sensitive container to get its rate back");
     break;
   default:
     if (now < d->adm.settle_ms)
@@ -313,6 +342,20 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
     s->kind = (char *)agent_kind_name(c->kind);
     s->protected_ = c->protect;
     s->share = c->protect ? c->share : -1;
+    s->io_lat_valid = c->lat_valid;
+    s->io_lat_approx = c->lat_approx;
+    s->io_lat_count = c->lat_count;
+    s->io_lat_windows = c->lat_windows;
+    s->io_lat_p50_us = c->lat_p50_us;
+    s->io_lat_p99_us = c->lat_p99_us;
+    s->io_stall_share = c->lat_valid && c->lat_approx ? c->lat_stall : -1;
+    if (c->protect) {
+      s->lat_target = c->lat_target;
+      s->lat_target_source = (char *)agent_lat_target_source_name(c->lat_target_source);
+      s->lat_quiet_windows = c->lat_learn.seen;
+    } else {
+      s->lat_target_source = (char *)"";
+    }
     s->cap_bps = (uint64_t)c->cap_bps;
     s->declared_class = c->declared;
     s->declared_trusted = c->declared[0] && !c->declared_untrusted;
@@ -336,6 +379,19 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   }
   r.protect_cap_bps = (uint64_t)d->adm.prot.level_bps;
   r.protect_holding = d->adm.prot.short_;
+  r.protect_objective = d->adm.prot.active && d->adm.prot.objective;
+  r.protect_lat_ratio = r.protect_objective ? d->adm.prot.worst_lat_ratio : 0;
+  r.protect_victim = d->adm.prot.active ? d->adm.prot.victim : (char *)"";
+  r.io_pressure = d->adm.prot.pressure;
+  if (r.io_pressure)
+    r.io_pressure_reason =
+        d->adm.prot.objective
+            ? (d->adm.prot.missed
+                   ? xasprintf("'%.64s' misses its latency objective (%.1fx)", d->adm.prot.victim,
+                               d->adm.prot.worst_lat_ratio)
+                   : xasprintf("'%.64s' recovering: %u of %d windows without a miss",
+                               d->adm.prot.victim, d->adm.prot.ok_windows, PROTECT_PRESSURE_OFF))
+            : xasprintf("'%.64s' is short of its rate alone", d->adm.prot.victim);
   r.penalties = xcalloc(BATCH_NCLASS * BATCH_NCLASS + 1, sizeof(*r.penalties));
   for (int v = 0; v < BATCH_NCLASS; v++)
     for (int n = 0; n < BATCH_NCLASS; n++) {
@@ -359,6 +415,8 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   r.max_concurrency =
       d->bcfg.cap_running || d->bcfg.policy == BATCH_POLICY_PAPER ? d->bcfg.max_batch : 0;
   r.sampler = (char *)agent_sampler_name(&d->sampler);
+  r.latency_source = (char *)agent_lat_mode_name(d->sampler.lat.mode);
+  r.latency_note = d->sampler.lat.why ? d->sampler.lat.why : "";
   r.plans = d->adm.plans;
   r.admissions = d->adm.admissions;
   r.forced_admissions = d->adm.forced_admissions;

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "agent/sampler.h"
 #include "cgroupv2/blkio.h"
@@ -52,11 +54,21 @@ struct sstate {
    * (v1 blkio, procfs on a hybrid host): its cgroup2 directory, which has
    * one (PSI needs no controller), read beside each sample. */
   char *psidir;
+  /* Block I/O latency from BPF: the cgroup id the program keys the
+   * container's requests by (the inode of its blkcg's directory: the v1
+   * blkio cgroup on a hybrid host, else the sampled cgroup), and the
+   * counters at the last sample. */
+  const struct agent_latency *lat;
+  uint64_t cgid;
+  bool lat_prev_set;
+  struct blklat_val lat_prev;
 };
 
 void agent_sampler_init_headless(struct agent_sampler *s, const struct agent_config *cfg,
                                  const struct agent_sampler_env *env) {
   memset(s, 0, sizeof(s[0]));
+  s->lat.mode = AGENT_LAT_MODE_OFF;
+  s->lat.map_fd = -1;
   s->env = *env;
   s->protect_detected = cfg->protect_detected;
   s->protect_signal = cfg->protect_signal;
@@ -112,16 +124,35 @@ int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
       iob_info("no v1 blkio statistics (%s): procfs sampler", e->msg);
     }
   }
+  if (agent_latency_open(&s->lat, cfg->latency_source, err) < 0)
+    return -1;
+  if (cfg->sampler == AGENT_SAMPLER_BPF && s->lat.mode == AGENT_LAT_MODE_BPF)
+    s->bpf_counters = true;
+  else if (cfg->sampler == AGENT_SAMPLER_BPF)
+    iob_warn("sampler = bpf needs the BPF latency program, which is not loaded: sampling %s",
+             agent_sampler_name(s));
+  if (s->lat.mode == AGENT_LAT_MODE_BPF)
+    iob_info("block I/O latency per container from BPF (block_rq_issue/block_rq_complete)");
+  else if (s->lat.mode == AGENT_LAT_MODE_PRESSURE)
+    iob_info("block I/O latency per container approximated from io.pressure, not BPF: %s",
+             s->lat.why);
+  else
+    iob_info("no block I/O latency per container: %s", s->lat.why);
   return 0;
 }
 
 void agent_sampler_release(struct agent_sampler *s) {
+  agent_latency_close(&s->lat);
+  free(s->lat.why);
+  s->lat.why = NULL;
   free(s->cgroup_root);
   free(s->blkio_mount);
   s->cgroup_root = s->blkio_mount = NULL;
 }
 
 const char *agent_sampler_name(const struct agent_sampler *s) {
+  if (s->bpf_counters)
+    return "bpf (block-layer bytes and requests from the latency program's map)";
   if (s->source == CG2_SOURCE_IOSTAT)
     return s->has_io ? "io.stat" : "io.stat (forced; no io controller on this host's cgroup2)";
   if (s->source == CG2_SOURCE_BLKIO_V1)
@@ -133,6 +164,8 @@ void agent_sampler_forget(struct agent_ctr *c) {
   struct sstate *st = c->sampler_state;
   if (st == NULL)
     return;
+  if (st->lat && st->cgid)
+    agent_latency_forget(st->lat, st->cgid);
   free(st->cgdir);
   free(st->psidir);
   free(st);
@@ -201,6 +234,137 @@ static void pressure_beside(struct agent_sampler *s, struct agent_ctr *c, struct
   smp->has_pressure = cg2_pressure_read(st->psidir, &smp->pressure, &err) == 0;
 }
 
+/* The directory whose inode the BPF program keys c's requests by: the
+ * blkcg's cgroup.  That is the sampled directory, except with the procfs
+ * source on a host whose io controller is v1 blkio: there the pid's blkio
+ * cgroup, or without a pid the registered path under the blkio mount. */
+static char *lat_key_dir(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st) {
+  if (st->source != CG2_SOURCE_PROCIO || s->has_io || s->cgroup_root == NULL)
+    return xstrdup(st->cgdir);
+  cleanup_free char *mnt = NULL, *rel = NULL;
+  cleanup_error struct iob_error *err = NULL;
+  if (cg2_v1_mount_find(NULL, "blkio", &mnt, &err) < 0)
+    return xstrdup(st->cgdir);
+  if (c->pid && cg2_pid_cgroup_v1(NULL, (pid_t)c->pid, "blkio", &rel, &err) == 0)
+    return cg2_join(mnt, rel);
+  if (c->cgroup && *c->cgroup && strcmp(c->cgroup, "/") != 0)
+    return cg2_join(mnt, c->cgroup);
+  return xstrdup(st->cgdir);
+}
+
+/* The cgroup id of c's requests (st->cgid), 0 while its directory does
+ * not exist; -1 with errno when stat fails. */
+static int lat_cgid(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st) {
+  if (st->cgid == 0) {
+    cleanup_free char *dir = lat_key_dir(s, c, st);
+    struct stat sb;
+    if (stat(dir, &sb) < 0)
+      return -1;
+    st->cgid = (uint64_t)sb.st_ino;
+    st->lat = &s->lat;
+    iob_debug("'%s': block I/O latency of cgroup %llu ('%s')", c->id, (unsigned long long)st->cgid,
+              dir);
+  }
+  return 0;
+}
+
+/* The window's latency from the BPF histogram: the difference to the
+ * counters at the last sample (pre: read already by sample_bpf).  The
+ * first reading only sets the start. */
+static void latency_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
+                        const struct blklat_val *pre) {
+  cleanup_error struct iob_error *err = NULL;
+  struct blklat_val now;
+  if (pre) {
+    now = *pre;
+  } else if (lat_cgid(s, c, st) < 0) {
+    return;
+  } else if (agent_latency_read(&s->lat, st->cgid, &now, &err) < 0) {
+    iob_debug("'%s': %s", c->id, err->msg);
+    return;
+  }
+  if (!st->lat_prev_set) {
+    /* The counters of a cgroup with no entry yet start at 0: its first
+     * requests are in the first window. */
+    st->lat_prev = now;
+    st->lat_prev_set = true;
+    if (now.rios + now.wios > 0)
+      return;
+  }
+  struct agent_lat_window w;
+  agent_lathist_window(now.hist, st->lat_prev.hist, AGENT_LAT_BUCKETS, &w);
+  st->lat_prev = now;
+  c->lat_valid = true;
+  c->lat_windows++;
+  c->lat_approx = false;
+  c->lat_count = w.count;
+  c->lat_p50_us = w.p50_us;
+  c->lat_p99_us = w.p99_us;
+  c->lat_stall = -1;
+}
+
+/* The window's latency approximated from io.pressure
+ * (agent_lat_pressure_window), with the requests the sampler counted. */
+static void latency_pressure(struct agent_ctr *c, const struct sstate *st,
+                             const struct cg2_io_counters *dl) {
+  const struct cg2_sample *a = &st->ring[st->n - 2], *b = &st->ring[st->n - 1];
+  struct agent_lat_window w;
+  double stall;
+  if (!a->has_pressure || !b->has_pressure || b->t_ns <= a->t_ns ||
+      agent_lat_pressure_window(a->pressure.some.total, b->pressure.some.total, dl->rios + dl->wios,
+                                b->t_ns - a->t_ns, &w, &stall) < 0) {
+    c->lat_valid = false;
+    return;
+  }
+  c->lat_valid = true;
+  c->lat_windows++;
+  c->lat_approx = true;
+  c->lat_count = w.count;
+  c->lat_p50_us = w.p50_us;
+  c->lat_p99_us = w.p99_us;
+  c->lat_stall = stall;
+}
+
+static void latency_window(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
+                           const struct cg2_io_counters *dl, const struct blklat_val *val) {
+  if (s->lat.mode == AGENT_LAT_MODE_BPF)
+    latency_bpf(s, c, st, val);
+  else if (s->lat.mode == AGENT_LAT_MODE_PRESSURE)
+    latency_pressure(c, st, dl);
+}
+
+/* sampler = bpf: a sample from the program's counters of c's cgroup,
+ * reading no file.  The cgroup is gone when its directory is (stat, once
+ * the id is known: the inode of a removed directory is not looked up
+ * again, its counters simply stop).  Returns 1 gone, 0 a sample in *smp,
+ * 2 nothing this time. */
+static int sample_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
+                      struct cg2_sample *smp, struct blklat_val *val) {
+  cleanup_error struct iob_error *err = NULL;
+  if (lat_cgid(s, c, st) < 0)
+    return errno == ENOENT && st->seen ? 1 : 2;
+  struct stat sb;
+  if (stat(st->cgdir, &sb) < 0)
+    return errno == ENOENT && st->seen ? 1 : 2;
+  st->seen = true;
+  if (agent_latency_read(&s->lat, st->cgid, val, &err) < 0) {
+    if (!st->warned)
+      iob_warn("cannot sample '%s': %s", c->id, err->msg);
+    st->warned = true;
+    return 2;
+  }
+  memset(smp, 0, sizeof(*smp));
+  smp->source = CG2_SOURCE_BPF;
+  smp->io.rbytes = val->rbytes;
+  smp->io.wbytes = val->wbytes;
+  smp->io.rios = val->rios;
+  smp->io.wios = val->wios;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  smp->t_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  return 0;
+}
+
 /* Returns 1 when the cgroup is gone (the container exited without anybody
  * telling us), 0 otherwise. */
 static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
@@ -209,7 +373,12 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
     return 0;
   cleanup_error struct iob_error *err = NULL;
   struct cg2_sample smp;
-  if (cg2_sample_take(NULL, st->cgdir, st->source, &smp, &err) < 0) {
+  struct blklat_val val;
+  if (s->bpf_counters) {
+    int r = sample_bpf(s, c, st, &smp, &val);
+    if (r != 0)
+      return r == 1 ? 1 : 0;
+  } else if (cg2_sample_take(NULL, st->cgdir, st->source, &smp, &err) < 0) {
     /* Only a cgroup we saw can vanish: a shim may ask to start before
      * runc has created it. */
     if (err->errno_ == ENOENT)
@@ -227,7 +396,7 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   } else {
     st->seen = true;
   }
-  if (!smp.has_pressure && c->protect)
+  if (!smp.has_pressure && (c->protect || s->lat.mode == AGENT_LAT_MODE_PRESSURE))
     pressure_beside(s, c, st, &smp);
   push(st, &smp);
   if (st->n < 2)
@@ -252,6 +421,7 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   c->io_now =
       c->read_bps + c->write_bps >= IO_ACTIVE_BPS || c->read_iops + c->write_iops >= IO_ACTIVE_IOPS;
   st->last_dt = dt;
+  latency_window(s, c, st, &dl, s->bpf_counters ? &val : NULL);
   if (c->state == AGENT_RUNNING)
     c->bytes_run += (double)(dl.rbytes + dl.wbytes);
   /* The start path's length, from containers this agent admitted by a plan
@@ -410,6 +580,17 @@ static void protect_share(struct agent_sampler *s, struct agent_ctr *c, const st
 static void account(struct agent_sampler *s) {
   struct batch_config cfg = s->env.adm->bcfg;
   agent_penalties_apply(s->env.pen, &cfg);
+  /* Running containers doing I/O, counted once (not per container: with
+   * a thousand that was most of a sample's CPU, bench/agent-overhead.sh),
+   * and the first two of them, which name a container's only neighbour. */
+  size_t n_io = 0;
+  struct agent_ctr *io2[2] = {NULL, NULL};
+  for (struct agent_ctr *o = s->env.adm->list; o; o = o->next)
+    if (o->state == AGENT_RUNNING && o->io_now) {
+      if (n_io < 2)
+        io2[n_io] = o;
+      n_io++;
+    }
   for (struct agent_ctr *c = s->env.adm->list; c; c = c->next) {
     struct sstate *st = c->sampler_state;
     if (c->state != AGENT_RUNNING || st == NULL || st->last_dt <= 0)
@@ -417,13 +598,10 @@ static void account(struct agent_sampler *s) {
     double dt = st->last_dt;
     st->last_dt = 0;
     st->io_cur = c->io_now;
-    struct agent_ctr *only = NULL;
-    size_t nb = 0;
-    for (struct agent_ctr *o = s->env.adm->list; o; o = o->next)
-      if (o != c && o->state == AGENT_RUNNING && o->io_now) {
-        nb++;
-        only = o;
-      }
+    size_t nb = n_io - (c->io_now ? 1 : 0);
+    struct agent_ctr *only = NULL; /* its one neighbour doing I/O, when nb == 1 */
+    if (nb == 1)
+      only = io2[0] != c ? io2[0] : io2[1];
     double rate = c->read_bps + c->write_bps;
     if (c->protect)
       protect_share(s, c, st, rate, nb);

@@ -19,6 +19,7 @@
 
 #include "agent/admission.h"
 #include "agent/config.h"
+#include "agent/latency.h"
 #include "agent/penalties.h"
 #include "agent/profiles.h"
 #include "cgroupv2/sample.h"
@@ -56,6 +57,12 @@ struct agent_sampler {
    * them, and wcd, on a reload). */
   bool protect_detected;
   int protect_signal;
+  /* Per-container block I/O latency (latency_source, read at start). */
+  struct agent_latency lat;
+  /* sampler = bpf with the program loaded: bytes and requests come from
+   * its map (CG2_SOURCE_BPF), no file is read; `source` stays the file
+   * source that finds each container's cgroup directory. */
+  bool bpf_counters;
   struct agent_sampler_env env;
 };
 

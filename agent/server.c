@@ -167,7 +167,9 @@ static void on_plan(struct ttrpc_call *call, const ProtobufCMessage *m, void *us
 
 /* Whoever can write the socket's directory can put their own socket in
  * its place, and every shim would tell them its containers and take their
- * word on starting them: root's, 0700, or no start. */
+ * word on starting them: root's, 0700, or no start.  A directory of ours
+ * that others can only read (systemd's RuntimeDirectory= of an older unit,
+ * a kubelet's hostPath DirectoryOrCreate: 0755) is made 0700. */
 static int check_socket_dir(const char *path, struct iob_error **err) {
   if (path[0] != '/')
     return 0; /* abstract (tests): no directory */
@@ -177,7 +179,13 @@ static int check_socket_dir(const char *path, struct iob_error **err) {
     slash[1] = '\0';
   else
     *slash = '\0';
-  return iob_dir_check_private(dir, "socket directory", err);
+  unsigned old_mode;
+  int r = iob_dir_make_private(dir, "socket directory", &old_mode, err);
+  if (r == 1 && old_mode != 0)
+    iob_warn("socket directory '%s' had mode %04o, which lets other users see what is in it; "
+             "changed it to 0700",
+             dir, old_mode);
+  return r < 0 ? -1 : 0;
 }
 
 /* Liveness (agent/client.h): answered from the loop, so an answer means

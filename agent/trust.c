@@ -22,6 +22,9 @@ const struct agent_trust_rule agent_trust_table[] = {
      "the profile key, within the container's own namespace",
      "the same: a tenant names only its own namespace's profiles, at most "
      "profiles_per_namespace of them, evicted oldest first"},
+    {AGENT_ANN_LATENCY_TARGET, "microseconds",
+     "the container's latency objective while it is protected (agent/protect.h)",
+     "ignored (logged once): its objective is learned"},
 };
 
 const size_t agent_trust_table_len = sizeof(agent_trust_table) / sizeof(agent_trust_table[0]);

@@ -19,6 +19,7 @@
 #define AGENT_ANN_KIND "io.iobatch.kind"
 #define AGENT_ANN_MAX_HOLD "io.iobatch.max-hold-ms"
 #define AGENT_ANN_WORKLOAD "io.iobatch.workload"
+#define AGENT_ANN_LATENCY_TARGET "io.iobatch.latency-target"
 
 struct agent_trust_rule {
   const char *key;       /* the annotation */

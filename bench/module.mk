@@ -10,13 +10,14 @@
 $(eval $(call prog,bench/iobctl-calibrate,bench/calibrate/main.c cli/calibrate.c,batch common))
 
 BENCH_SCRIPTS := $(wildcard bench/shim-cost.sh bench/solver.sh bench/plan-cost.sh) bench/sched.sh \
-	bench/calibrate.sh bench/agent-overhead.sh bench/profiles-rss.sh
+	bench/calibrate.sh bench/agent-overhead.sh bench/profiles-rss.sh bench/libcgroup.sh
 
-.PHONY: bench bench-sched bench-calibrate bench-agent bench-shim bench-solver bench-pairs bench-profiles
-bench: all $(B)/bench/iobctl-calibrate $(B)/bench/iob-agent-fixture
+.PHONY: bench bench-sched bench-calibrate bench-agent bench-shim bench-solver bench-pairs bench-profiles \
+	bench-libcgroup
+bench: all $(B)/bench/iobctl-calibrate $(B)/bench/iob-agent-fixture $(B)/bench/iob-libcgroup
 	@rc=0; for s in $(BENCH_SCRIPTS); do \
 		echo "== $$s"; B=$(B) $$s || { echo "== $$s failed"; rc=1; }; \
-	done; bench/update-readme.sh; exit $$rc
+	done; bench/results-page.py || rc=1; exit $$rc
 bench-sched: all
 	B=$(B) bench/sched.sh
 bench-calibrate: $(B)/bench/iobctl-calibrate
@@ -31,6 +32,11 @@ bench-pairs:
 	bench/pairs.sh
 bench-profiles: all
 	B=$(B) bench/profiles-rss.sh
+bench-libcgroup: $(B)/bench/iob-libcgroup
+	B=$(B) bench/libcgroup.sh
 
 # Registers fixture cgroups with iobatchd for bench/agent-overhead.sh.
 $(eval $(call prog,bench/iob-agent-fixture,bench/agent/fixture.c,agentclient ttrpc proto common))
+
+# libcgroup against cgroupv2/'s direct reads (bench/libcgroup.sh, docs/DESIGN.md).
+$(eval $(call prog,bench/iob-libcgroup,bench/libcgroup/main.c,cg2 common,-lcgroup))

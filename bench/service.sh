@@ -23,9 +23,21 @@
 # starts from a fresh copy of it.  The service container is stopped when
 # pgbench ends; batch jobs still running (or held) go on alone.
 #
+# `bench/service.sh slo` runs the rate-limited service (issue #22): one
+# unthrottled pgbench run first measures the service's maximum TPS (same
+# scale and clients); every run then asks for RATE_FRACTION of it (-R) with
+# a latency limit of LAT_LIMIT_MS (-L).  A transaction misses when pgbench
+# skipped it or it ended more than the limit after its scheduled start
+# (pg.sh pgb_slo); each mode reports its misses over the whole run
+# (late_pct), p50/p99/p99.9 with the schedule lag, and the batch makespan.
+# Its default modes add iobatch.f256 and iobatch.f512 (protection's caps
+# fixed at 256 and 512 MiB/s) and its results go to bench/results/service-slo.
+#
 # Writes OUT_DIR/summary.json, summary.md, tps.png (TPS over time per mode,
 # repetition 1) and raw.jsonl.
-# Usage: bench/service.sh
+# Usage: bench/service.sh [slo]
+#   env (slo): RATE_FRACTION=0.5 LAT_LIMIT_MS=10 RATE=N (skips the maximum's run)
+#        SVC_LAT_TARGET=5ms (the service's io.iobatch.latency-target; "": none)
 #   env: REPEATS=3 DURATION=30 ARRIVE=5 PG_SCALE=10 PG_CLIENTS=4
 #        BATCH="seq-write seq-write seq-read rand-write rand-read" SCALE=0.25
 #        MODES="all serial iobatch" (solo always runs) WARMUP=1
@@ -39,16 +51,35 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
-CMDLINE=$(for v in REPEATS DURATION ARRIVE PG_SCALE PG_CLIENTS BATCH SCALE MODES WARMUP IOB_MATRIX IOB_AGENT_CONF; do
+CMDLINE=$(for v in REPEATS DURATION ARRIVE PG_SCALE PG_CLIENTS BATCH SCALE MODES WARMUP IOB_MATRIX IOB_AGENT_CONF RATE_FRACTION LAT_LIMIT_MS RATE SVC_LAT_TARGET; do
   [ -z "${!v:-}" ] || printf '%s="%s" ' "$v" "${!v}"
 done)"bench/service.sh $*"
+SERVICE=saturate
+case ${1:-} in
+'') ;;
+slo) SERVICE=slo ;;
+*) echo "service: unknown argument '$1' (none: the saturating service; slo: the rate-limited one)" >&2; exit 2 ;;
+esac
 REPEATS=${REPEATS:-3}
 DURATION=${DURATION:-30}
 ARRIVE=${ARRIVE:-5}
 B=${B:-build}
-OUT_DIR=${OUT_DIR:-bench/results/service}
 SCRATCH_PARENT=${SCRATCH_PARENT:-/var/tmp}
-MODES=${MODES:-"all serial iobatch"}
+if [ "$SERVICE" = slo ]; then
+  OUT_DIR=${OUT_DIR:-bench/results/service-slo}
+  MODES=${MODES:-"all serial iobatch iobatch.f256 iobatch.f512"}
+  RATE_FRACTION=${RATE_FRACTION:-0.5}
+  LAT_LIMIT_MS=${LAT_LIMIT_MS:-10}
+  # fixed caps: protection's cap starts and stays at N (never raised, never
+  # cut, never short of a 0.05 share, so never holding)
+  for f in 256 512; do
+    v=IOB_AGENT_CONF_f$f
+    [ -n "${!v:-}" ] || printf -v "$v" '%s' "protect_cap_start = ${f}M; protect_cap_floor = ${f}M; protect_raise = 1; protect_cut = 1; protect_share = 0.05"
+  done
+else
+  OUT_DIR=${OUT_DIR:-bench/results/service}
+  MODES=${MODES:-"all serial iobatch"}
+fi
 SCALE=${SCALE:-0.25}
 source bench/sched/jobs.sh
 iob_mode() { [[ $1 == iobatch || $1 =~ ^iobatch\.[a-z0-9]+$ ]]; }
@@ -156,6 +187,11 @@ run_batch() {
 
 # ---- the service's class: does the shim take `latency`? ------------------
 SVC_ANN=(--annotation io.iobatch.kind=service --annotation io.iobatch.workload=bench-pgsql)
+# The service's latency objective (the p99 of its block I/O), declared:
+# SVC_LAT_TARGET (slo: 5ms by default; "" for none: learned, which takes
+# ten quiet windows the runs here do not give it before the batch comes).
+[ "$SERVICE" != slo ] || SVC_LAT_TARGET=${SVC_LAT_TARGET-5ms}
+[ -z "${SVC_LAT_TARGET:-}" ] || SVC_ANN+=(--annotation "io.iobatch.latency-target=$SVC_LAT_TARGET")
 SVC_CLASS_NOTE=""
 probe_latency_class() {
   local msg
@@ -185,7 +221,9 @@ run_mode() {
   pg_sql "$SOCK" "CHECKPOINT"
   sync
   sleep 1
-  echo "service: rep $rep $mode: pgbench ${DURATION}s, batch (${BATCH_JOBS[*]}) at ${ARRIVE}s"
+  echo "service: rep $rep $mode: pgbench ${DURATION}s${RATE:+ at $RATE tps}, batch (${BATCH_JOBS[*]}) at ${ARRIVE}s"
+  PGB_EXTRA=()
+  [ "$SERVICE" != slo ] || PGB_EXTRA=(-R "$RATE" -L "$LAT_LIMIT_MS")
   pgb_start "$SOCK" "$pre-pgb" "$DURATION"
   local t0=$PGB_T0_NS ta=0 bpid= snap_pid=
   if [ "$mode" != solo ]; then
@@ -215,7 +253,8 @@ run_mode() {
   local from=$((t0 + ARRIVE * 1000000000)) last
   last=$(_pgb_lines "$pre-pgb" | awk 'BEGIN { m = 0 } { t = ($5 * 1000000 + $6) * 1000; if (t > m) m = t } END { printf "%.0f", m }')
   [ "$last" -gt "$from" ] || last=$tend
-  local vict whole series jobs="[]" i bid end rc fio agent line
+  local vict whole series jobs="[]" i bid end rc fio agent line slo=null
+  [ "$SERVICE" != slo ] || slo=$(pgb_slo "$pre-pgb" "$LAT_LIMIT_MS")
   vict=$(pgb_window "$pre-pgb" "$from" "$last")
   whole=$(pgb_window "$pre-pgb" "$t0" "$last")
   series=$(pgb_series "$pre-pgb" "$t0" | jq -R -s -c 'split("\n") | map(select(length > 0) | split(" ") | map(tonumber))')
@@ -243,8 +282,9 @@ run_mode() {
   jq -nc --argjson rep "$rep" --arg mode "$mode" --argjson t0 "$t0" --argjson ta "$ta" \
     --argjson tend "$tend" --argjson victim "$vict" --argjson whole "$whole" \
     --argjson series "$series" --argjson jobs "$jobs" --arg load0 "$load0" --arg load1 "$load1" \
+    --argjson slo "$slo" \
     '{rep: $rep, mode: $mode, t0_ns: $t0, arrive_ns: $ta, pgbench_end_ns: $tend,
-      victim: $victim, whole: $whole, load: [($load0 | tonumber), ($load1 | tonumber)],
+      victim: $victim, whole: $whole, slo: $slo, load: [($load0 | tonumber), ($load1 | tonumber)],
       batch: (if ($jobs | length) == 0 then null else
         {makespan_s: ((($jobs | map(.end_ns) | max) - $ta) / 1e9),
          mean_turnaround_s: (($jobs | map(.end_ns - $ta) | add) / ($jobs | length) / 1e9),
@@ -254,6 +294,7 @@ run_mode() {
       tps_series: $series}' >>"$RAW"
   jq -r 'select(.rep == '"$rep"' and .mode == "'"$mode"'")
     | "service: rep \(.rep) \(.mode): \(.victim.tps) tps, p50 \(.victim.p50_ms) ms, p99 \(.victim.p99_ms) ms"
+      + (if .slo then ", missed \(.slo.late_pct)% (p99 \(.slo.p99_ms) ms)" else "" end)
       + (if .batch then ", batch makespan \(.batch.makespan_s * 100 | round / 100) s, mean turnaround \(.batch.mean_turnaround_s * 100 | round / 100) s" else "" end)
       + ", load \(.load[0])->\(.load[1])"' "$RAW"
   sync
@@ -302,8 +343,26 @@ if printf '%s\n' "${RUN_MODES[@]}" | grep -q '^iobatch'; then
   iobatch_agent_stop
 fi
 
+# the rate-limited service: its maximum, once, from a copy of the first
+# repetition's database (solo, runc)
+measure_max() {
+  local id=max-pg max
+  rm -rf "$SCR/pgdata"
+  cp -a "$SCR/tmpl-1" "$SCR/pgdata"
+  pg_start io.containerd.runc.v2 "$id" "$SCR/pgdata" "$SOCK" "$OUT/max-pg.log" || return 1
+  pg_sql "$SOCK" "CHECKPOINT"
+  max=$(pgb_max "$SOCK" "$OUT/max-pgb" "$DURATION") || { pg_stop "$id"; return 1; }
+  pg_stop "$id"
+  MAX_TPS=$max
+  RATE=$(awk -v m="$max" -v f="$RATE_FRACTION" 'BEGIN { r = int(m * f + 0.5); print (r < 1) ? 1 : r }')
+  echo "service: maximum ${MAX_TPS} tps unthrottled; the service asks for $RATE tps (x$RATE_FRACTION), limit ${LAT_LIMIT_MS} ms"
+}
+MAX_TPS=null
 for rep in $(seq 1 "$REPEATS"); do
   make_template "$rep" || { echo "service: no database for repetition $rep" >&2; exit 1; }
+  if [ "$SERVICE" = slo ] && [ "$rep" = 1 ] && [ -z "${RATE:-}" ]; then
+    measure_max || { echo "service: could not measure the service's maximum" >&2; exit 1; }
+  fi
   # rotate the order so that no mode always runs first
   order=(solo "${RUN_MODES[@]}")
   n=${#order[@]}
@@ -341,5 +400,11 @@ jq -s --arg cmd "$CMDLINE" --arg date "$START" --arg host "$(hostname)" --arg ke
   --argjson jobmib "$(for c in "${!JOB_MIB[@]}"; do jq -nc --arg c "$c" --argjson m "$(job_mib "$c")" '{($c): $m}'; done | jq -sc add)" \
   --arg agent "$(iobatch_describe)$(for m in "${RUN_MODES[@]}"; do [[ $m != iobatch.* ]] || printf '; %s: "%s"' "$m" "$(iob_mode_conf "$m")"; done)" \
   -f bench/service/aggregate.jq "$RAW" >"$OUT_DIR/summary.json"
+if [ "$SERVICE" = slo ]; then
+  jq --slurpfile raw "$RAW" --argjson max "$MAX_TPS" --argjson rate "$RATE" \
+    --argjson frac "$RATE_FRACTION" --argjson lim "$LAT_LIMIT_MS" \
+    -f bench/service/aggregate-slo.jq "$OUT_DIR/summary.json" >"$OUT_DIR/summary.json.new"
+  mv "$OUT_DIR/summary.json.new" "$OUT_DIR/summary.json"
+fi
 bench/service/report.sh "$OUT_DIR/summary.json" "$OUT_DIR"
 echo "service: wrote $OUT_DIR/summary.json, summary.md, tps.png in ${ELAPSED}s"

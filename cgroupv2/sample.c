@@ -13,10 +13,28 @@
 #include "common/cleanup.h"
 #include "common/xalloc.h"
 
+static int read_bpf(const char *root, const char *cgdir, struct cg2_sample *s,
+                    struct iob_error **err) {
+  (void)root;
+  (void)s;
+  return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                        "cannot sample '%s' from bpf: only iobatchd's BPF program counts those",
+                        cgdir);
+}
+
+const struct cg2_source_ops cg2_source_bpf = {
+    .source = CG2_SOURCE_BPF,
+    .name = "bpf",
+    .lower_fidelity = false,
+    .counts_pids = false,
+    .read = read_bpf,
+};
+
 static const struct cg2_source_ops *const sources[] = {
     &cg2_source_iostat,
     &cg2_source_procio,
     &cg2_source_blkio_v1,
+    &cg2_source_bpf,
 };
 
 const struct cg2_source_ops *cg2_source_ops(enum cg2_source source) {

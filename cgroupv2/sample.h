@@ -31,6 +31,10 @@ enum cg2_source {
    * taking the larger never counts it twice; the max of two growing
    * counters grows.  Reads are blkio's alone (exact). */
   CG2_SOURCE_BLKIO_V1 = 3,
+  /* Block-layer counters of the agent's BPF program (agent/latency.h: its
+   * map, by the cgroup of each request's blkcg), filled by the agent
+   * (sampler = bpf); nothing here reads them: cg2_sample_take refuses. */
+  CG2_SOURCE_BPF = 4,
 };
 
 struct cg2_sample {
@@ -60,7 +64,8 @@ struct cg2_source_ops {
   int (*read)(const char *root, const char *cgdir, struct cg2_sample *s, struct iob_error **err);
 };
 
-extern const struct cg2_source_ops cg2_source_iostat, cg2_source_procio, cg2_source_blkio_v1;
+extern const struct cg2_source_ops cg2_source_iostat, cg2_source_procio, cg2_source_blkio_v1,
+    cg2_source_bpf;
 
 /* The ops of SOURCE, NULL for CG2_SOURCE_NONE and values that are none. */
 const struct cg2_source_ops *cg2_source_ops(enum cg2_source source);

@@ -15,11 +15,9 @@
 #include "agent/api.h"
 /* The one variable every part reads for the agent's socket (the shim too). */
 #define IOBCTL_SOCKET_ENV "IOBATCH_AGENT_SOCKET"
-/* The CLI's earlier name for it, still read when the other is not set. */
-#define IOBCTL_SOCKET_ENV_OLD "IOBATCH_SOCKET"
 
-/* The agent's socket: --socket, else $IOBATCH_AGENT_SOCKET, else
- * $IOBATCH_SOCKET, else the default. */
+/* The agent's socket: --socket, else $IOBATCH_AGENT_SOCKET, else the
+ * default. */
 extern const char *iobctl_socket;
 
 int iobctl_connect(struct ttrpc_client **out, struct iob_error **err);
@@ -46,5 +44,6 @@ int iobctl_register(int argc, char **argv);
 int iobctl_admit(int argc, char **argv);
 int iobctl_cancel(int argc, char **argv);
 int iobctl_exited(int argc, char **argv);
+int iobctl_check(int argc, char **argv);
 
 #endif

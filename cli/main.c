@@ -28,6 +28,7 @@ static const struct {
     {"admit", iobctl_admit, "ask the agent to start a container; waits until admitted"},
     {"cancel", iobctl_cancel, "withdraw a container's pending admission"},
     {"exited", iobctl_exited, "tell the agent a container exited"},
+    {"check", iobctl_check, "node-problem-detector plugin: check io-pressure"},
     {"help", help, "this text, or a command's usage: help COMMAND"},
 };
 
@@ -40,8 +41,7 @@ static void usage(FILE *f) {
   fprintf(f, "\n"
              "Options:\n"
              "  --socket PATH  the agent's socket; default $" IOBCTL_SOCKET_ENV " (what the shim\n"
-             "                 reads too), else $" IOBCTL_SOCKET_ENV_OLD " (deprecated), else\n"
-             "                 " AGENT_DEFAULT_SOCKET "\n"
+             "                 reads too), else " AGENT_DEFAULT_SOCKET "\n"
              "  --version      print the version and exit\n"
              "  -h, --help     this text\n"
              "\n"
@@ -65,8 +65,7 @@ static const char *socket_from_env(void) {
   const char *s = getenv(IOBCTL_SOCKET_ENV);
   if (s && *s)
     return s;
-  s = getenv(IOBCTL_SOCKET_ENV_OLD);
-  return s && *s ? s : NULL;
+  return NULL;
 }
 
 int main(int argc, char **argv) {

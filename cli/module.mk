@@ -1,7 +1,8 @@
 # iobatchctl (cli/): one file per verb, main.c dispatches.  `plan` links the
 # batcher through agentcore's plain-C plan (offline, no agent; not libagent);
 # calibrate.c is the calibration verb.
-iobatchctl_SRCS := cli/main.c cli/args.c cli/status.c cli/plan.c cli/profiles.c cli/ctl.c cli/calibrate.c
+iobatchctl_SRCS := cli/main.c cli/args.c cli/status.c cli/plan.c cli/profiles.c cli/ctl.c cli/calibrate.c \
+	cli/check.c
 PROGRAMS += bin/iobatchctl
 INSTALL_PROGRAMS += bin/iobatchctl
 $(eval $(call prog,bin/iobatchctl,$(iobatchctl_SRCS),agentcore agentclient batch ttrpc proto common))

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/protect.h"
 #include "cli/cli.h"
 #include "common/cleanup.h"
 #include "common/escape.h"
@@ -174,17 +175,36 @@ static void print_summary(const status_resp *r) {
     snprintf(cap, sizeof(cap), "max concurrency %u", r->max_concurrency);
   printf("policy %s, %s, batch window %llu ms, matrix %s, sampler %s\n", r->policy, cap,
          (unsigned long long)r->batch_window_ms, r->matrix_source, r->sampler);
-  printf("plans %llu, admissions %llu (%llu at their deadline), %u learned profiles\n\n",
+  printf("plans %llu, admissions %llu (%llu at their deadline), %u learned profiles\n",
          (unsigned long long)r->plans, (unsigned long long)r->admissions,
          (unsigned long long)r->forced_admissions, r->profiles);
+  if (r->latency_source && !strcmp(r->latency_source, "bpf"))
+    printf("block I/O latency from BPF\n\n");
+  else if (r->latency_source && !strcmp(r->latency_source, "pressure"))
+    printf("block I/O latency approximate, from io.pressure (%s)\n\n", or_dash(r->latency_note));
+  else
+    printf("no block I/O latency (%s)\n\n", or_dash(r->latency_note));
+}
+
+/* A latency in microseconds as "850us", "12.3ms" or "1.20s"; "~" before
+ * an approximate one (io.pressure). */
+static void human_us(double us, bool approx, char *buf, size_t n) {
+  const char *a = approx ? "~" : "";
+  if (us < 1000)
+    snprintf(buf, n, "%s%.0fus", a, us);
+  else if (us < 1000000)
+    snprintf(buf, n, "%s%.1fms", a, us / 1000);
+  else
+    snprintf(buf, n, "%s%.2fs", a, us / 1000000);
 }
 
 static void print_table(const status_resp *r, bool wide, bool no_trunc) {
   print_summary(r);
-  struct table t = {.ncols = wide ? 17 : 12, .id_col = 3};
+  struct table t = {.ncols = wide ? 18 : 12, .id_col = 3};
   if (wide)
     table_row(&t, "NAMESPACE", "POD", "CONTAINER", "ID", "STATE", "CLASS", "HELD", "ADMIT-BY",
-              "READ/s", "WRITE/s", "WEIGHT", "KIND", "CONF", "R-IOPS", "W-IOPS", "PID", "REASON");
+              "READ/s", "WRITE/s", "WEIGHT", "KIND", "CONF", "R-IOPS", "W-IOPS", "LAT-P99", "PID",
+              "REASON");
   else
     table_row(&t, "NAMESPACE", "POD", "CONTAINER", "ID", "STATE", "CLASS", "HELD", "ADMIT-BY",
               "READ/s", "WRITE/s", "WEIGHT", "REASON");
@@ -192,7 +212,7 @@ static void print_table(const status_resp *r, bool wide, bool no_trunc) {
   for (size_t i = 0; i < r->n_containers; i++) {
     const ctr_status *c = r->containers[i];
     char cls[64], rd[48], wr[48], held[48], by[48], weight[32], reason[1024];
-    char conf[16], riops[32], wiops[32], pid[16];
+    char conf[16], riops[32], wiops[32], pid[16], p99[32] = "-";
     snprintf(cls, sizeof(cls), "%s (%s)", c->class_, c->class_source);
     human_rate(c->read_bps, rd, sizeof(rd));
     human_rate(c->write_bps, wr, sizeof(wr));
@@ -218,8 +238,10 @@ static void print_table(const status_resp *r, bool wide, bool no_trunc) {
       snprintf(riops, sizeof(riops), "%.0f", c->read_iops);
       snprintf(wiops, sizeof(wiops), "%.0f", c->write_iops);
       snprintf(pid, sizeof(pid), "%u", c->pid);
+      if (c->io_lat_valid && c->io_lat_count)
+        human_us(c->io_lat_p99_us, c->io_lat_approx, p99, sizeof(p99));
       table_row(&t, ctr_namespace(c), or_dash(c->pod_name), ctr_name(c), c->id, c->state, cls, held,
-                by, rd, wr, weight, or_dash(c->kind), conf, riops, wiops, c->pid ? pid : "-",
+                by, rd, wr, weight, or_dash(c->kind), conf, riops, wiops, p99, c->pid ? pid : "-",
                 reason);
     } else {
       table_row(&t, ctr_namespace(c), or_dash(c->pod_name), ctr_name(c), c->id, c->state, cls, held,
@@ -235,6 +257,10 @@ static void print_table(const status_resp *r, bool wide, bool no_trunc) {
       break;
     }
   }
+  if (r->protect_objective && r->protect_lat_ratio > 0)
+    printf("\nprotecting '%s' by its latency objective: at %.2f x it in the last window%s\n",
+           or_dash(r->protect_victim), r->protect_lat_ratio,
+           r->protect_cap_bps ? "" : "; batch uncapped");
   if (r->protect_cap_bps || r->protect_holding)
     printf("\nprotecting latency-sensitive containers: batch capped at %.1f MiB/s%s\n",
            (double)r->protect_cap_bps / (1024 * 1024),
@@ -297,13 +323,35 @@ static void print_detail(const ctr_status *c) {
   human_rate(c->read_bps, t1, sizeof(t1));
   human_rate(c->write_bps, t2, sizeof(t2));
   ROW("I/O", "read %s/s %.0f IOPS, write %s/s %.0f IOPS", t1, c->read_iops, t2, c->write_iops);
+  if (c->io_lat_valid && c->io_lat_approx) {
+    human_us(c->io_lat_p99_us, true, t1, sizeof(t1));
+    ROW("I/O latency",
+        "%s per request (approximate, from io.pressure: stalled %.0f%% of the "
+        "window), %llu requests",
+        t1, c->io_stall_share >= 0 ? c->io_stall_share * 100 : 0,
+        (unsigned long long)c->io_lat_count);
+  } else if (c->io_lat_valid) {
+    human_us(c->io_lat_p50_us, false, t1, sizeof(t1));
+    human_us(c->io_lat_p99_us, false, t2, sizeof(t2));
+    ROW("I/O latency", "p50 %s, p99 %s, %llu requests (last window)", t1, t2,
+        (unsigned long long)c->io_lat_count);
+  }
   if (c->io_weight)
     ROW("Weight", "%u%s%s", c->io_weight, c->weight_effective ? "" : ", not in effect: ",
         c->weight_effective ? "" : or_dash(c->weight_note));
   else
     ROW("Weight", "-");
-  if (c->protected_ && c->share >= 0)
-    ROW("Protected", "yes, at %.2f of its rate alone", c->share);
+  if (c->protected_ && c->lat_target > 0 && c->io_lat_approx)
+    ROW("Protected", "yes, objective an I/O stall share of %.3f (%s, approximate)", c->lat_target,
+        or_dash(c->lat_target_source));
+  else if (c->protected_ && c->lat_target > 0) {
+    human_us(c->lat_target, false, t1, sizeof(t1));
+    ROW("Protected", "yes, objective p99 %s (%s)", t1, or_dash(c->lat_target_source));
+  } else if (c->protected_ && c->share >= 0)
+    ROW("Protected",
+        "yes, at %.2f of its rate alone (no latency objective yet: %u of %d quiet "
+        "windows)",
+        c->share, c->lat_quiet_windows, PROTECT_LEARN_WINDOWS);
   else if (c->protected_)
     ROW("Protected", "yes");
   if (c->cap_bps)
@@ -343,6 +391,17 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "declared_trusted", json_boolean(c->declared_trusted));
     json_object_set_new(o, "declared_kind", json_string(c->declared_kind ? c->declared_kind : ""));
     json_object_set_new(o, "declared_kind_trusted", json_boolean(c->declared_kind_trusted));
+    /* issue #22: block I/O latency of the last window */
+    json_object_set_new(o, "io_lat_valid", json_boolean(c->io_lat_valid));
+    json_object_set_new(o, "io_lat_approx", json_boolean(c->io_lat_approx));
+    json_object_set_new(o, "io_lat_count", json_integer((json_int_t)c->io_lat_count));
+    json_object_set_new(o, "io_lat_windows", json_integer((json_int_t)c->io_lat_windows));
+    json_object_set_new(o, "io_lat_p50_us", json_real(c->io_lat_p50_us));
+    json_object_set_new(o, "io_lat_p99_us", json_real(c->io_lat_p99_us));
+    json_object_set_new(o, "io_stall_share", json_real(c->io_stall_share));
+    json_object_set_new(o, "lat_target", json_real(c->lat_target));
+    json_object_set_new(o, "lat_target_source", json_string(or_dash(c->lat_target_source)));
+    json_object_set_new(o, "lat_quiet_windows", json_integer(c->lat_quiet_windows));
   }
   return o;
 }
@@ -358,14 +417,17 @@ static json_t *to_json(const status_resp *r) {
                                          "samples", (json_int_t)p->samples, "coruns",
                                          (json_int_t)p->coruns, "in_use", (int)p->in_use));
   }
-  return json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o, s:o, s:I, s:b}", "policy",
-                   r->policy, "matrix", r->matrix_source, "max_concurrency",
-                   (int)r->max_concurrency, "batch_window_ms", (json_int_t)r->batch_window_ms,
-                   "sampler", r->sampler, "plans", (json_int_t)r->plans, "admissions",
-                   (json_int_t)r->admissions, "forced_admissions", (json_int_t)r->forced_admissions,
-                   "profiles", (int)r->profiles, "containers", arr, "penalties", pen,
-                   "protect_cap_bps", (json_int_t)r->protect_cap_bps, "protect_holding",
-                   (int)r->protect_holding);
+  return json_pack(
+      "{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o, s:o, s:I, s:b, s:s, s:s, "
+      "s:b, s:f, s:s}",
+      "policy", r->policy, "matrix", r->matrix_source, "max_concurrency", (int)r->max_concurrency,
+      "batch_window_ms", (json_int_t)r->batch_window_ms, "sampler", r->sampler, "plans",
+      (json_int_t)r->plans, "admissions", (json_int_t)r->admissions, "forced_admissions",
+      (json_int_t)r->forced_admissions, "profiles", (int)r->profiles, "containers", arr,
+      "penalties", pen, "protect_cap_bps", (json_int_t)r->protect_cap_bps, "protect_holding",
+      (int)r->protect_holding, "latency_source", or_dash(r->latency_source), "latency_note",
+      r->latency_note ? r->latency_note : "", "protect_objective", (int)r->protect_objective,
+      "protect_lat_ratio", r->protect_lat_ratio, "protect_victim", or_dash(r->protect_victim));
 }
 
 static int print_json(json_t *j) {

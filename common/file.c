@@ -118,6 +118,8 @@ int iob_dir_check_private(const char *dir, const char *what, struct iob_error **
     wrong = "is not a directory";
   else if (st.st_uid != geteuid())
     wrong = "is owned by another user";
+  else if (st.st_mode & 022)
+    wrong = "is writable by other users";
   else if (st.st_mode & 077)
     wrong = "is open to other users";
   if (wrong == NULL)
@@ -127,6 +129,31 @@ int iob_dir_check_private(const char *dir, const char *what, struct iob_error **
                         "uid %u with mode 0700, so that no other user can replace what is in it",
                         what, dir, wrong, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
                         (unsigned)geteuid());
+}
+
+int iob_dir_make_private(const char *dir, const char *what, unsigned *old_mode,
+                         struct iob_error **err) {
+  *old_mode = 0;
+  if (mkdir(dir, 0700) == 0) {
+    /* The umask may have taken bits we need, never added any. */
+    if (chmod(dir, 0700) < 0)
+      return iob_error(err, errno, "cannot set the mode of %s '%s' to 0700", what, dir);
+    return 1;
+  }
+  if (errno != EEXIST)
+    return iob_error(err, errno, "cannot create %s '%s'", what, dir);
+  cleanup_close int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022) ||
+      !(st.st_mode & 077))
+    /* A symlink (ELOOP), not a directory, another owner, group or other
+     * write, or already right: the check says which. */
+    return iob_dir_check_private(dir, what, err);
+  if (fchmod(fd, 0700) < 0)
+    return iob_error(err, errno, "cannot set the mode of %s '%s' (mode %04o) to 0700", what, dir,
+                     (unsigned)(st.st_mode & 07777));
+  *old_mode = st.st_mode & 07777;
+  return 1;
 }
 
 int iob_state_set_aside(const char *path, const char *cause, const char *then,

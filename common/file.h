@@ -28,10 +28,6 @@ int iob_write_file_atomic(const char *path, const char *text, size_t len, int mo
 int iob_write_file_replace(const char *path, const char *text, size_t len, int mode,
                            struct iob_error **err);
 
-/* DIR (called WHAT in errors) must be a directory, not a symlink, owned
- * by our euid and closed to everybody else (mode & 077 == 0): where root
- * puts a socket or a file another user must not replace.  Otherwise an
- * error saying what is wrong and what it must be. */
 /* A state file the agent keeps (profiles, penalties, the restore journal)
  * that does not parse: renamed to "PATH.bad-<time>" for a human to look
  * at, so that the next save does not overwrite it.  Always returns -1 with
@@ -47,6 +43,22 @@ struct json_t;
 struct json_t *iob_state_json(const char *name, const char *buf, size_t len, size_t max,
                               struct iob_error **err);
 
+/* DIR (called WHAT in errors) must be a directory, not a symlink, owned
+ * by our euid and closed to everybody else (mode & 077 == 0): where root
+ * puts a socket or a file another user must not replace.  Otherwise an
+ * error saying what is wrong and what it must be. */
 int iob_dir_check_private(const char *dir, const char *what, struct iob_error **err);
+
+/* The same rule, but DIR is made so where that is safe: created 0700 when
+ * missing (its parent must exist); a directory of ours that others can
+ * read or search but not write (0755, 0750, 0711: what systemd's
+ * RuntimeDirectoryMode or a kubelet's hostPath DirectoryOrCreate make) is
+ * changed to 0700 through an O_NOFOLLOW descriptor.  Still refused: a
+ * symlink, not a directory, another owner, group or other write (whoever
+ * could write it may already have put something in it).  Returns 0 when
+ * nothing was changed, 1 when DIR was made or its mode changed (*OLD_MODE:
+ * the mode it had, 0 when it was created), -1 with an error. */
+int iob_dir_make_private(const char *dir, const char *what, unsigned *old_mode,
+                         struct iob_error **err);
 
 #endif

@@ -104,6 +104,7 @@ struct hook_result {
   unsigned weight;      /* io.weight asked for the class; 0: none */
   unsigned weight_mech; /* CG2_MECH_* of the disks it was written for */
   int weight_applied;
+  uint32_t lat_target_us; /* io.iobatch.latency-target; 0: none */
 };
 
 /* Resolve, sample, weight.  Fills RES (release with hook_result_release);
@@ -129,9 +130,21 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
 int hook_exited(const struct hook_options *opt, const struct hook_state *st,
                 struct iob_error **err);
 
-/* Confine the process to the syscalls the hook needs; anything else kills
- * it with SIGSYS. */
+/* True when this user may not even look at the agent's socket (EACCES or
+ * EPERM on it: a rootless engine, whose user the root-only /run/iobatch
+ * shuts out).  That agent is not this user's: the hook does nothing and
+ * says nothing (hooks.d applies the same file to every user's containers). */
+bool hook_agent_forbidden(const struct hook_options *opt);
+
+/* Confine the process: first keep only the capabilities the hook needs
+ * (HOOK_CAPS_KEPT: it reads /proc/PID files of container processes of
+ * other uids and writes cgroup files; everything else, CAP_SYS_ADMIN and
+ * CAP_CHOWN among them, leaves the effective, permitted, inheritable,
+ * ambient and bounding sets), then allow only the syscalls it makes, with
+ * sockets of AF_UNIX only; anything else kills it with SIGSYS. */
 int hook_seccomp_install(struct iob_error **err);
+/* CapEff after confinement, as /proc/self/status prints it. */
+#define HOOK_CAPS_KEPT_HEX "0000000000080006"
 
 /* io.weight for a class at container birth (0: leave it alone). */
 unsigned hook_class_weight(enum batch_class c);

@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "runtime-hook/hook.h"
+#include "wcd/kind.h"
 
 static enum hook_stage stage_of(const struct hook_options *opt, const struct hook_state *st) {
   if (opt->stage != HOOK_STAGE_AUTO)
@@ -26,6 +27,11 @@ static int prestart(const struct hook_options *opt, struct hook_state *st, struc
    * Create: the user asked for something that cannot be had. */
   struct wcd_result decl;
   if (wcd_resolve(NULL, hook_annotation(st, HOOK_ANN_CLASS), NULL, 0, &decl, err) < 0)
+    return -1;
+  /* So is a latency target that is none. */
+  const char *lat = hook_annotation(st, WCD_ANN_LATENCY_TARGET);
+  uint32_t us;
+  if (lat && *lat && wcd_latency_target_parse(lat, &us, err) < 0)
     return -1;
   struct hook_result res;
   if (hook_run(opt, st, &res, err) < 0)
@@ -51,6 +57,12 @@ int hook_invoke(const struct hook_options *opt, const char *buf, size_t len,
      * runtime's error. */
     bool limit = (*err)->code == IOB_CODE_RESOURCE_EXHAUSTED || (*err)->errno_ == EFBIG;
     return limit ? 1 : -1;
+  }
+  if (hook_agent_forbidden(opt)) {
+    iob_debug("container '%s': agent socket '%s' is not reachable for this user; nothing to do",
+              st.id, opt->socket);
+    hook_state_release(&st);
+    return 0;
   }
   int rc = stage_of(opt, &st) == HOOK_STAGE_POSTSTOP ? (hook_exited(opt, &st, err) < 0 ? 1 : 0)
                                                      : prestart(opt, &st, err);

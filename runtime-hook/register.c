@@ -47,6 +47,11 @@ static const char *state_annotation(void *st, const char *key) {
   return hook_annotation(st, key);
 }
 
+bool hook_agent_forbidden(const struct hook_options *opt) {
+  struct stat sb;
+  return stat(opt->socket, &sb) < 0 && (errno == EACCES || errno == EPERM);
+}
+
 static int agent_connect(const struct hook_options *opt, struct ttrpc_client **out,
                          struct iob_error **err) {
   const char *socket_path = opt->socket;
@@ -85,6 +90,7 @@ static int admit(const struct hook_options *opt, struct ttrpc_client *c,
   req.namespace_ = (char *)ns;
   req.declared_class = res->declared ? (char *)batch_class_name(res->cls) : "";
   req.workload_key = res->workload ? res->workload : "";
+  req.latency_target_us = res->lat_target_us;
   /* No max_hold_ms: that field is io.iobatch.max-hold-ms, a declaration
    * the agent takes only from trusted namespaces (agent_adm_hold_ms).  The
    * hook's own wait reaches the agent as this call's timeout, which bounds
@@ -141,7 +147,8 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
                                 .kind_from_runtime = kind.runtime,
                                 .pod_name = kind.pod_name,
                                 .pod_namespace = kind.pod_namespace,
-                                .container_name = kind.container_name};
+                                .container_name = kind.container_name,
+                                .lat_target_us = res->lat_target_us};
   Iobatch__Agent__V1__RegisterRequest req;
   agent_register_request(&ctr, "hook", &req);
   req.baseline = &base;

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "runtime-hook/hook.h"
+#include "wcd/kind.h"
 
 /* Initial weights by class, before the agent knows better.  Small random
  * I/O is the victim next to large sequential streams (docs/DESIGN.md: a 4 KiB
@@ -99,6 +100,9 @@ int hook_run(const struct hook_options *opt, const struct hook_state *st, struct
     return -1;
   res->cls = decl.cls;
   res->declared = cls != NULL;
+  const char *lat = hook_annotation(st, WCD_ANN_LATENCY_TARGET);
+  if (lat && *lat && wcd_latency_target_parse(lat, &res->lat_target_us, err) < 0)
+    return -1;
   cleanup_error struct iob_error *kerr = NULL;
   if (wcd_workload_key(hook_annotation(st, HOOK_ANN_WORKLOAD), hook_annotation(st, HOOK_ANN_IMAGE),
                        (const char *const *)st->args, st->nargs, &res->workload, &kerr) < 0) {

@@ -5,12 +5,16 @@ set -euo pipefail
 PKGS=(
   build-essential pkg-config git ca-certificates
   libjansson-dev libprotobuf-c-dev protobuf-c-compiler libseccomp-dev libcmocka-dev
+  libcgroup-dev # bench/libcgroup.sh only: why cgroupv2/ does not use it (docs/DESIGN.md)
   clang libclang-rt-14-dev llvm clang-format
+  libbpf-dev bpftool libelf-dev zlib1g-dev # iobatchd's latency program (agent/bpf/)
   containerd runc crun fio busybox-static util-linux procps psmisc kmod iproute2 tmux
   qemu-system-x86 qemu-utils cpio gzip e2fsprogs
   hyperfine gnuplot-nox python3 jq curl podman
   debhelper dpkg-dev fakeroot lintian scdoc systemd bash-completion man-db python3-yaml python3-kubernetes
+  mmdebstrap systemd-container # tests/install: a booted Debian 12 root (systemd-nspawn)
   python3-grpcio python3-grpc-tools # the CRI client of tests/integration/cri-pods.sh
+  file binutils # tests/integration/static.sh (file, readelf)
   postgresql-15 postgresql-client-15
 )
 missing=()

@@ -141,7 +141,10 @@ int shim_ctr_info_of(const struct iob_oci_config *cfg, struct shim_ctr_info *out
                           "invalid annotation '%s': unknown class '%s' (expected seq-read, "
                           "rand-read, seq-write, rand-write, mixed, idle or unknown)",
                           ANN_CLASS, cls);
-  if ((hold && parse_max_hold(hold, &out->max_hold_ms, err) < 0) || kind_load(cfg, out, err) < 0) {
+  const char *lat = iob_oci_annotation(cfg, WCD_ANN_LATENCY_TARGET);
+  if ((hold && parse_max_hold(hold, &out->max_hold_ms, err) < 0) ||
+      (lat && *lat && wcd_latency_target_parse(lat, &out->lat_target_us, err) < 0) ||
+      kind_load(cfg, out, err) < 0) {
     shim_ctr_info_release(out);
     return -1;
   }
@@ -195,7 +198,8 @@ static struct agent_container ctr_of(const struct shim_admission_req *req) {
                                   .pod_name = in->pod_name,
                                   .pod_namespace = in->pod_namespace,
                                   .container_name = in->container_name,
-                                  .max_hold_ms = in->max_hold_ms};
+                                  .max_hold_ms = in->max_hold_ms,
+                                  .lat_target_us = in->lat_target_us};
 }
 
 /* In the background: nothing waits for the agent's answer. */

@@ -21,6 +21,7 @@ struct shim_ctr_info {
   bool kind_from_runtime; /* kind is the CRI's container type, not io.iobatch.kind */
   char *pod_name, *pod_namespace, *container_name; /* CRI names; NULL: not known */
   uint32_t max_hold_ms;                            /* io.iobatch.max-hold-ms; 0: none */
+  uint32_t lat_target_us;                          /* io.iobatch.latency-target; 0: none */
 };
 
 struct shim_admission_req {

@@ -26,6 +26,9 @@
 
 #define HOOK_NAME "iobatch-hook"
 #define HOOK_KIND "prestart"
+/* The injected entry's timeout, seconds: the hook itself gives up on the
+ * agent after HOOK_DEFAULT_TIMEOUT_MS a call (runtime-hook/hook.h). */
+#define HOOK_TIMEOUT_S 10
 
 /* $IOBATCH_HOOK, else iobatch-hook next to this binary; NULL: none. */
 static int hook_path(char **out, struct iob_error **err) {
@@ -76,7 +79,10 @@ static bool has_hook(json_t *hooks, const char *hook) {
 static json_t *hook_entry(const char *hook, const char *socket) {
   json_t *args = socket && *socket ? json_pack("[s,s,s]", HOOK_NAME, "--socket", socket)
                                    : json_pack("[s]", HOOK_NAME);
-  return args ? json_pack("{s:s, s:o}", "path", hook, "args", args) : NULL;
+  /* runc kills a hook past its timeout and fails the create: a bound on a
+   * hook that hangs (the hook's own agent calls are bounded well below). */
+  return args ? json_pack("{s:s, s:o, s:i}", "path", hook, "args", args, "timeout", HOOK_TIMEOUT_S)
+              : NULL;
 }
 
 /* Adds the hook to cfg's root; 1 when it did, 0 when it is there already. */

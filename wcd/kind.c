@@ -28,6 +28,7 @@
  * trust_declared says (agent_ctr_set_kind). */
 #include "wcd/kind.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define CRI_TYPE "io.kubernetes.cri.container-type"
@@ -96,5 +97,31 @@ int wcd_kind_from_annotations(wcd_annotation_fn get, void *ctx, struct wcd_kind 
       break;
     }
   }
+  return 0;
+}
+
+int wcd_latency_target_parse(const char *s, uint32_t *us, struct iob_error **err) {
+  /* digits, at most one '.', then a unit; nothing else (no sign, no
+   * exponent, no spaces) */
+  size_t n = 0, dots = 0, digits = 0;
+  for (; s[n] && (s[n] == '.' || (s[n] >= '0' && s[n] <= '9')); n++) {
+    dots += s[n] == '.';
+    digits += s[n] != '.';
+  }
+  const char *unit = s + n;
+  double mult = !strcmp(unit, "us") ? 1 : !strcmp(unit, "ms") ? 1e3 : !strcmp(unit, "s") ? 1e6 : 0;
+  char num[32];
+  double v = 0;
+  if (digits > 0 && dots <= 1 && n < sizeof(num) && mult > 0) {
+    memcpy(num, s, n);
+    num[n] = '\0';
+    v = strtod(num, NULL) * mult;
+  }
+  if (!(v >= 1 && v <= WCD_LATENCY_TARGET_MAX_US))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid annotation '%s': '%.64s' is not a latency from 1us to 60s "
+                          "(e.g. 5ms, 500us)",
+                          WCD_ANN_LATENCY_TARGET, s);
+  *us = (uint32_t)(v + 0.5);
   return 0;
 }

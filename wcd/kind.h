@@ -6,6 +6,7 @@
 #define IOB_WCD_KIND_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common/error.h"
 
@@ -22,6 +23,15 @@
  * a longer one did not come from Kubernetes and is left out, so that the
  * agent does not refuse the whole registration for it. */
 #define WCD_NAME_MAX 253
+
+/* A protected container's latency objective: the p99 of its block I/O,
+ * "5ms", "500us", "0.5ms" or "1s" (1us to 60s).  Taken only from a
+ * namespace trust_declared trusts; from any other it is ignored and the
+ * objective is learned (agent/protect.h). */
+#define WCD_ANN_LATENCY_TARGET "io.iobatch.latency-target"
+#define WCD_LATENCY_TARGET_MAX_US (60u * 1000 * 1000)
+/* Parse S into microseconds; INVALID_ARGUMENT naming the annotation. */
+int wcd_latency_target_parse(const char *s, uint32_t *us, struct iob_error **err);
 
 /* The value of annotation KEY, or NULL when there is none. */
 typedef const char *(*wcd_annotation_fn)(void *ctx, const char *key);

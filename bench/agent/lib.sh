@@ -46,7 +46,8 @@ fixture_tree() {
 # state dir; sets AGENT_PID and AGENT_SOCK.
 agent_start() {
   AGENT_DIR=$1 AGENT_CONF_EXTRA=$2
-  mkdir -p "$AGENT_DIR/state"
+  # The socket's directory: 0700, as the agent wants it (agent/server.c).
+  install -d -m 0700 "$AGENT_DIR" "$AGENT_DIR/state"
   AGENT_SOCK=$AGENT_DIR/agent.sock
   printf 'socket = %s\nstate_dir = %s\n%s\n' "$AGENT_SOCK" "$AGENT_DIR/state" \
     "$AGENT_CONF_EXTRA" >"$AGENT_DIR/iobatchd.conf"

@@ -28,7 +28,20 @@
 #   pgb_start SOCKDIR OUTPREFIX SECONDS CLIENTS
 #                                pgbench -T SECONDS -P 1 --log in the
 #                                background (PGB_PID); PGB_T0_NS = host time
-#                                just before it started
+#                                just before it started; the array PGB_EXTRA
+#                                adds arguments (the rate-limited service:
+#                                -R RATE -L LIMIT_MS)
+#   pgb_max SOCKDIR OUTPREFIX SECONDS
+#                                one unthrottled run in the foreground; prints
+#                                its TPS (the service's maximum)
+#   pgb_slo OUTPREFIX LIMIT_MS   JSON {scheduled, skipped, late, late_pct,
+#                                p50_ms, p99_ms, p999_ms} of a -R run: a
+#                                transaction misses when pgbench skipped it
+#                                or it ended more than LIMIT_MS after its
+#                                scheduled start (time + schedule lag);
+#                                late_pct = misses / scheduled x 100;
+#                                percentiles over the transactions that ran,
+#                                schedule lag included
 #   pgb_window OUTPREFIX FROM_NS TO_NS
 #                                JSON {tps, p50_ms, p99_ms, mean_ms, n} of the
 #                                transactions that completed in [FROM, TO)
@@ -36,6 +49,7 @@
 
 PG_SCALE=${PG_SCALE:-10}
 PG_CLIENTS=${PG_CLIENTS:-4}
+PGB_EXTRA=()
 
 pg_find() {
   local d
@@ -128,8 +142,35 @@ pgb_start() {
   local sock=$1 out=$2 secs=$3 clients=${4:-$PG_CLIENTS}
   PGB_T0_NS=$(date +%s%N)
   "$PG_BIN/pgbench" -h "$sock" -U postgres -c "$clients" -j 2 -T "$secs" -P 1 \
-    --log --log-prefix="$out" postgres >"$out.txt" 2>&1 &
+    "${PGB_EXTRA[@]}" --log --log-prefix="$out" postgres >"$out.txt" 2>&1 &
   PGB_PID=$!
+}
+
+pgb_max() {
+  local sock=$1 out=$2 secs=$3
+  "$PG_BIN/pgbench" -h "$sock" -U postgres -c "$PG_CLIENTS" -j 2 -T "$secs" postgres >"$out.txt" 2>&1 ||
+    { echo "pgbench (unthrottled) failed: $(tail -2 "$out.txt")" >&2; return 1; }
+  # "tps = 2466.1 (without initial connection time)"
+  awk '/^tps = / { print $3; exit }' "$out.txt"
+}
+
+# With -R the log line is: client_id transaction_no time_us script_no
+# time_epoch time_us_part schedule_lag_us; time_us is "skipped" for a
+# transaction -L dropped before sending it.
+pgb_slo() {
+  local out=$1 limit_ms=$2 skipped
+  skipped=$(_pgb_lines "$out" | awk 'NF >= 7 && $3 == "skipped" { n++ } END { print n + 0 }')
+  _pgb_lines "$out" | awk 'NF >= 7 && $3 != "skipped" { printf "%.3f\n", ($3 + $7) / 1000 }' |
+    sort -n | awk -v lim="$limit_ms" -v skipped="$skipped" '
+    { v[NR] = $1; if ($1 > lim) late++ }
+    END {
+      n = NR; total = n + skipped
+      if (total == 0) { print "{\"scheduled\":0,\"skipped\":0,\"late\":0,\"late_pct\":null,\"p50_ms\":null,\"p99_ms\":null,\"p999_ms\":null}"; exit }
+      split("0.5 0.99 0.999", q, " ")
+      for (k = 1; k <= 3; k++) { i = int(q[k] * n + 0.999999); if (i < 1) i = 1; p[k] = (n > 0) ? sprintf("%.3f", v[i]) : "null" }
+      printf "{\"scheduled\":%d,\"skipped\":%d,\"late\":%d,\"late_pct\":%.3f,\"p50_ms\":%s,\"p99_ms\":%s,\"p999_ms\":%s}\n",
+        total, skipped, late + 0, (late + skipped) * 100 / total, p[1], p[2], p[3]
+    }'
 }
 
 # Per-transaction log lines: client_id transaction_no time_us script_no

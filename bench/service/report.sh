@@ -11,6 +11,16 @@ jq -r '
   | "# Service beside batch jobs (`\(.command)`)\n",
     "\(.date), \(.host), \(.kernel), \(.disk); \(.postgres); pgbench -s \(.pgbench.scale) -c \(.pgbench.clients) -j \(.pgbench.threads), \(.duration_s) s, batch (\(.batch.jobs | join(", ")), fio sizes x\(.batch.scale)) arriving at \(.arrive_s) s; median of \(.repeats); load average \(.load_avg_median) (range \(.load_avg_range[0])-\(.load_avg_range[1])) on 2 cores.\n",
     "iobatch: \(.service_class). Agent: \(.agent).\n",
+    (if .slo then
+      "The rate-limited service: pgbench -R \(.slo.rate) (x\(.slo.rate_fraction) of its unthrottled \(.slo.max_tps) TPS) -L \(.slo.latency_limit_ms); a miss is \(.slo.miss). Over the whole run, medians:\n",
+      "| mode | missed % | p50 ms | p99 ms | p99.9 ms | excess misses vs all at once | batch makespan s | vs all | repetitions dropped |",
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+      "| \("solo" | lbl) | \(.solo.late_pct | f(100)) | \(.solo.p50_ms | f(100)) | \(.solo.p99_ms | f(100)) | \(.solo.p999_ms | f(100)) | | | | |",
+      (.modes | to_entries[] | select(.value.not_run | not) | .key as $m | .value
+       | "| \($m | lbl) | \(.late_pct | f(100)) | \(.p50_ms | f(100)) | \(.p99_ms | f(100)) | \(.p999_ms | f(100)) | \(.excess_late_vs_all | f(100)) | \(.batch_makespan_s | f(100)) | \(.makespan_vs_all | f(100)) | \(.dropped_repeats) |"),
+      "\nGoal (reported, not asserted): \(.slo.goal).\n",
+      "The saturating figures below are over the window from the batch arrival to the end of pgbench.\n"
+     else empty end),
     "| mode | TPS | vs solo | p50 ms | p99 ms | p99 vs solo | batch makespan s | vs all | batch mean turnaround s | batch ran on after pgbench s |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     "| \("solo" | lbl) | \(.solo.victim_tps | f(10)) | 1 | \(.solo.victim_p50_ms | f(100)) | \(.solo.victim_p99_ms | f(100)) | 1 | | | | |",

@@ -3,22 +3,38 @@
 # the pattern of kata-deploy).  Modes:
 #   install.sh install    copy the binaries to the host, register the runtime
 #                         handler "iobatch" with containerd, label the node
-#   install.sh uninstall  undo all of it (iobatch-cleanup.yaml)
+#   install.sh uninstall  take the label off, then undo the rest
+#                         (iobatch-cleanup.yaml); a no-op on a node that has
+#                         none of iobatch's files
 # Environment:
 #   HOST_ROOT=/host             where the host's / is mounted
 #   IOBATCH_SRC=/opt/iobatch    what to copy: bin/ (and lib/ if present)
 #   NODE_NAME                   the node to label (downward API); empty: no label
 #   NODE_LABEL=iobatch.io/runtime   set to "true" (the RuntimeClass selects on it)
 #   RESTART_CONTAINERD=false    true: restart containerd when its config changed
-#   CONTAINERD_VERSION          e.g. 1.7.2; default: the node's
-#                               status.nodeInfo.containerRuntimeVersion
+#   CONTAINERD_VERSION          e.g. 1.7.2; default: asked of the node's own
+#                               containerd (`containerd --version` of the
+#                               running process's binary, through HOST_EXEC)
+#   HOST_EXEC                   how to run a host binary (default: nsenter
+#                               into PID 1's mount namespace; needs hostPID)
 #   SYSTEMCTL                   how to reach the host's systemd (default:
-#                               nsenter into PID 1's mount namespace)
+#                               HOST_EXEC systemctl)
 #   PROC=/proc                  the host's /proc (the pod has hostPID)
+#   KEEP_STATE=false            uninstall: true keeps the agent's state
+#                               (/var/lib/iobatch: learned profiles, penalties)
 # Idempotent: a second run changes nothing and restarts nothing.  The node
 # is labelled only once containerd runs with the handler: restarted here,
 # or started after its configuration last changed; else the log says to
-# restart containerd, and the next run (a pod restart) labels it.
+# restart containerd, and the next run (a pod restart) labels it.  The
+# label is the one call to the API server (kubectl, the pod's service
+# account); when none answers, the log says so and the install goes on
+# (the RuntimeClass then finds no node: nothing is scheduled there).
+#
+# Safe uninstall: a config.toml the installer created is deleted only when
+# it still is, byte for byte, what the installer wrote (its sha256 is kept
+# in CREATED_MARK); one the admin changed since, like one that existed
+# before, loses only the installer's lines and stays.  The drop-in goes
+# only when it is the installer's own text.
 #
 # containerd: 2.x merges an imported file into config.toml, so the handler
 # goes into /etc/containerd/conf.d/iobatch.toml and config.toml imports it
@@ -34,8 +50,10 @@ IOBATCH_SRC=${IOBATCH_SRC:-/opt/iobatch}
 NODE_NAME=${NODE_NAME:-}
 NODE_LABEL=${NODE_LABEL:-iobatch.io/runtime}
 RESTART_CONTAINERD=${RESTART_CONTAINERD:-false}
-SYSTEMCTL=${SYSTEMCTL:-nsenter --target 1 --mount -- systemctl}
+HOST_EXEC=${HOST_EXEC:-nsenter --target 1 --mount --}
+SYSTEMCTL=${SYSTEMCTL:-$HOST_EXEC systemctl}
 PROC=${PROC:-/proc}
+KEEP_STATE=${KEEP_STATE:-false}
 
 DEST=/opt/iobatch            # on the host
 SHIM=containerd-shim-iobatch-v2
@@ -43,7 +61,12 @@ SHIM_LINK=/usr/local/bin/$SHIM
 CONF=/etc/containerd/config.toml
 DROPIN=/etc/containerd/conf.d/iobatch.toml
 OPTIONS=/etc/iobatch/runtime-options.toml
+# The sha256 of the config.toml the installer created (none: it existed).
 CREATED_MARK=/etc/containerd/.config.toml.created-by-iobatch
+CONFD_MARK=.created-by-iobatch # in conf.d/: the installer made the directory
+RUN_DIR=/run/iobatch         # the agent's socket directory: root's, 0700
+STATE_DIR=/var/lib/iobatch   # the agent's state_dir (iobatch-deploy.yaml)
+STATE_FILES="profiles.json penalties.json restore.json"
 BEGIN_MARK="# BEGIN iobatch (install.sh; 'install.sh uninstall' removes this block)"
 END_MARK="# END iobatch"
 IMPORT_TAG="# added by iobatch"
@@ -55,11 +78,14 @@ log() { echo "iobatch-install: $*" >&2; }
 die() { log "$*"; exit 1; }
 h() { echo "$HOST_ROOT$1"; }
 
-# put SRC DST MODE: copy unless identical; atomic (a running shim keeps its inode)
+# put SRC DST MODE: copy unless identical; atomic (a running shim keeps its
+# inode).  cp + chmod: busybox, the image's userland, has no install(1).
 put() {
   if [ -f "$2" ] && cmp -s "$1" "$2" && [ "$(stat -c %a "$2")" = "$3" ]; then return 0; fi
   mkdir -p "$(dirname "$2")"
-  install -m "$3" "$1" "$2.iobatch-new"
+  rm -f "$2.iobatch-new"
+  cp "$1" "$2.iobatch-new"
+  chmod "$3" "$2.iobatch-new"
   mv -f "$2.iobatch-new" "$2"
   log "wrote ${2#"$HOST_ROOT"}"
   changed=1
@@ -73,15 +99,41 @@ write_text() {
   rm -f "$tmp"
 }
 
+# The binary of the running containerd, as the host names it ("" if none).
+containerd_exe() {
+  local p exe
+  for p in "$PROC"/[0-9]*; do
+    [ "$(cat "$p/comm" 2>/dev/null)" = containerd ] || continue
+    exe=$(readlink "$p/exe" 2>/dev/null) || continue
+    case $exe in */containerd) echo "$exe"; return 0 ;; esac # not "... (deleted)"
+  done
+  echo ""
+}
+
+# The node's containerd version, from the node itself: `containerd
+# --version` ("containerd github.com/containerd/containerd 1.6.20~ds1 ...",
+# "containerd containerd.io v2.1.4 ...") of the running binary, else of the
+# one on the host's PATH.
 containerd_major() {
-  local v=${CONTAINERD_VERSION:-}
-  if [ -z "$v" ] && [ -n "$NODE_NAME" ]; then
-    v=$(kubectl get node "$NODE_NAME" -o jsonpath='{.status.nodeInfo.containerRuntimeVersion}')
+  local v=${CONTAINERD_VERSION:-} exe out w
+  if [ -z "$v" ]; then
+    exe=$(containerd_exe)
+    out=$(PATH=$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin $HOST_EXEC "${exe:-containerd}" --version 2>&1) ||
+      die "cannot run the node's containerd --version (${exe:-containerd} through '$HOST_EXEC'): $out; set CONTAINERD_VERSION"
+    for w in $out; do
+      if [[ "$w" =~ ^v?[0-9]+\.[0-9]+ ]]; then v=$w; break; fi
+    done
+    log "the node's containerd: ${exe:-containerd} says '$out'"
   fi
   v=${v#containerd://}
   v=${v#v}
   [[ "$v" =~ ^[0-9]+\.[0-9]+ ]] || die "cannot tell the containerd version ('${v}'): set CONTAINERD_VERSION"
   echo "${v%%.*}"
+}
+
+# created FILE: remember that the installer created FILE, and what it wrote.
+created() {
+  sha256sum <"$1" | cut -d' ' -f1 >"$(h $CREATED_MARK)"
 }
 
 dropin_v3() {
@@ -98,9 +150,24 @@ version = 3
 TOML
 }
 
+# block_v2 [with-runc]: containerd 1.6/1.7 decode a runtimes table over the
+# built-in one, not into it: a config.toml that names no runtime of its own
+# loses the default "runc" once it names "iobatch", and the CRI plugin then
+# refuses to load ("no corresponding runtime configured in
+# containerd.runtimes for default_runtime_name"; seen on Debian 12's
+# containerd 1.6.20, tests/install/daemonset.sh).  Such a file gets runc
+# back, as containerd's default defines it, inside our block.
 block_v2() {
   cat <<TOML
 $BEGIN_MARK
+TOML
+  if [ "${1:-}" = with-runc ]; then
+    cat <<'TOML'
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+TOML
+  fi
+  cat <<TOML
 [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.iobatch]
   runtime_type = "io.containerd.iobatch.v2"
   pod_annotations = ["io.iobatch.*"]
@@ -115,11 +182,17 @@ TOML
 configure_v2plus() {
   local conf tmp
   conf=$(h $CONF)
-  dropin_v3 | write_text "$(h $DROPIN)" 644
+  # conf.d made here goes again on uninstall (a marker says so; containerd
+  # imports only *.toml from it).
+  if [ ! -d "$(dirname "$(h $DROPIN)")" ]; then
+    mkdir -p "$(dirname "$(h $DROPIN)")"
+    : >"$(dirname "$(h $DROPIN)")/$CONFD_MARK"
+  fi
+  write_text "$(h $DROPIN)" 644 < <(dropin_v3)
   if [ ! -f "$conf" ]; then
     mkdir -p "$(dirname "$conf")"
-    printf 'version = 3\nimports = ["%s"]  %s\n' "$DROPIN" "$IMPORT_TAG" | write_text "$conf" 644
-    : >"$(h $CREATED_MARK)"
+    write_text "$conf" 644 < <(printf 'version = 3\nimports = ["%s"]  %s\n' "$DROPIN" "$IMPORT_TAG")
+    created "$conf"
     return
   fi
   # Already imported: our file, or the conf.d glob.
@@ -149,8 +222,8 @@ configure_v1() {
   conf=$(h $CONF)
   if [ ! -f "$conf" ]; then
     mkdir -p "$(dirname "$conf")"
-    { echo "version = 2"; echo; block_v2; } | write_text "$conf" 644
-    : >"$(h $CREATED_MARK)"
+    write_text "$conf" 644 < <(echo "version = 2"; echo; block_v2 with-runc)
+    created "$conf"
     return
   fi
   grep -qxF "$BEGIN_MARK" "$conf" && return 0
@@ -160,9 +233,10 @@ configure_v1() {
     log "$CONF already defines runtimes.iobatch; left alone"
     return 0
   fi
-  local tmp
+  local tmp runc=with-runc
+  grep -Eq '^[[:space:]]*\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.' "$conf" && runc=""
   tmp=$(mktemp)
-  { cat "$conf"; block_v2; } >"$tmp"
+  { cat "$conf"; block_v2 $runc; } >"$tmp"
   put "$tmp" "$conf" "$(stat -c %a "$conf")"
   rm -f "$tmp"
 }
@@ -186,17 +260,33 @@ install_files() {
   if [ ! -f "$(h $OPTIONS)" ] && [ -f "$IOBATCH_SRC/runtime-options.toml" ]; then
     put "$IOBATCH_SRC/runtime-options.toml" "$(h $OPTIONS)" 644
   fi
+  # The kubelet made the hostPath 0755 (DirectoryOrCreate); iobatchd wants
+  # its socket directory root's and 0700.
+  mkdir -p "$(h $RUN_DIR)"
+  if [ "$(stat -c %a "$(h $RUN_DIR)")" != 700 ]; then
+    chmod 0700 "$(h $RUN_DIR)"
+    log "made $RUN_DIR 0700"
+  fi
 }
 
 # Binaries need no restart (each container starts a new shim); the
-# configuration does.
+# configuration does: when this run changed it, or (install) when no
+# containerd runs that started after it last changed (an earlier run wrote
+# it without RESTART_CONTAINERD; the admin then sets it to true).
 restart_containerd() {
-  if [ "$conf_changed" = 1 ] && [ "$RESTART_CONTAINERD" = true ]; then
-    log "restarting containerd"
+  local why=""
+  if [ "$conf_changed" = 1 ]; then
+    why="containerd's configuration changed"
+  elif [ "${1:-}" = install ] && ! containerd_newer_than "$(h $CONF)" "$(h $DROPIN)"; then
+    why="containerd runs a configuration older than the handler's"
+  fi
+  [ -n "$why" ] || return 0
+  if [ "$RESTART_CONTAINERD" = true ]; then
+    log "$why: restarting containerd"
     $SYSTEMCTL restart containerd
     restarted=1
-  elif [ "$conf_changed" = 1 ]; then
-    log "containerd's configuration changed; restart containerd for it to take effect (or RESTART_CONTAINERD=true)"
+  else
+    log "$why; restart containerd for it to take effect (or RESTART_CONTAINERD=true)"
   fi
 }
 
@@ -211,7 +301,7 @@ containerd_newer_than() {
   done
   btime=$(awk '$1 == "btime" { print $2 }' "$PROC/stat" 2>/dev/null) || return 1
   [ -n "$btime" ] || return 1
-  tck=$(getconf CLK_TCK)
+  tck=$(getconf CLK_TCK 2>/dev/null) || tck=100 # USER_HZ; busybox has no getconf
   for p in "$PROC"/[0-9]*; do
     [ "$(cat "$p/comm" 2>/dev/null)" = containerd ] || continue
     # fields after "(comm) ": state is field 3, starttime field 22
@@ -222,13 +312,27 @@ containerd_newer_than() {
   return 1
 }
 
-label_node() { # value, or "-" to remove
+# label_node VALUE, or "-" to remove.  The one API call: when no API server
+# answers, say so and go on (the label is what schedules pods here, not
+# what makes the node work).
+label_node() {
+  local out what args
   [ -n "$NODE_NAME" ] || return 0
   if [ "$1" = - ]; then
-    kubectl label node "$NODE_NAME" "$NODE_LABEL-" >/dev/null
+    what="take the label $NODE_LABEL off node $NODE_NAME"
+    args=(label node "$NODE_NAME" "$NODE_LABEL-")
   else
-    kubectl label --overwrite node "$NODE_NAME" "$NODE_LABEL=$1" >/dev/null
+    what="label node $NODE_NAME $NODE_LABEL=$1"
+    args=(label --overwrite node "$NODE_NAME" "$NODE_LABEL=$1")
   fi
+  # timeout(1), not --request-timeout: kubectl (1.20 at least) then
+  # ignores the in-cluster configuration and asks localhost:8080.
+  if out=$(timeout 60 kubectl "${args[@]}" 2>&1 | tail -1); then
+    log "$what: done"
+  else
+    log "cannot $what (no API server answered?): ${out//$'\n'/ }; going on"
+  fi
+  return 0
 }
 
 do_install() {
@@ -240,8 +344,9 @@ do_install() {
   if [ "$major" -ge 2 ]; then configure_v2plus; else configure_v1; fi
   conf_changed=$changed
   changed=$((before | changed))
-  restart_containerd
+  restart_containerd install
   if [ "$restarted" = 1 ] || containerd_newer_than "$(h $CONF)" "$(h $DROPIN)"; then
+    log "containerd serves the handler iobatch"
     label_node true
   else
     log "not labelling the node: no containerd runs with this configuration yet (restart it)"
@@ -249,27 +354,110 @@ do_install() {
   log "installed (changed=$changed)"
 }
 
-do_uninstall() {
-  local conf tmp
+# strip_ours FILE: FILE without our block and our entry in a tagged
+# imports line (written to stdout).
+strip_ours() {
+  sed "/^$(printf '%s' "$BEGIN_MARK" | sed 's/[][\/.*^$]/\\&/g')\$/,/^$END_MARK\$/d" "$1" |
+    sed -E "/$IMPORT_TAG\$/{ s|, \"$DROPIN\"||; s|\"$DROPIN\"(, ?)?||; s|[[:space:]]*$IMPORT_TAG\$||; /^[[:space:]]*imports[[:space:]]*=[[:space:]]*\[\][[:space:]]*$/d; }"
+}
+
+uninstall_config() {
+  local conf mark tmp want
   conf=$(h $CONF)
-  if [ -f "$(h $CREATED_MARK)" ]; then
-    rm -f "$conf" "$(h $CREATED_MARK)"
-    changed=1
-  elif [ -f "$conf" ]; then
+  mark=$(h $CREATED_MARK)
+  if [ -f "$mark" ] && [ -f "$conf" ]; then
+    want=$(cat "$mark")
+    if [ -n "$want" ] && [ "$(sha256sum <"$conf" | cut -d' ' -f1)" = "$want" ]; then
+      rm -f "$conf" "$mark"
+      log "removed $CONF (created by install.sh, unchanged since)"
+      changed=1
+      return
+    fi
+    log "$CONF was created by install.sh but changed since: removing only iobatch's lines, keeping the file"
+  fi
+  if [ -f "$mark" ]; then rm -f "$mark"; changed=1; fi
+  [ -f "$conf" ] || return 0
+  tmp=$(mktemp)
+  strip_ours "$conf" >"$tmp"
+  cmp -s "$tmp" "$conf" || put "$tmp" "$conf" "$(stat -c %a "$conf")"
+  rm -f "$tmp"
+}
+
+uninstall_dropin() {
+  local tmp d
+  d=$(dirname "$(h $DROPIN)")
+  if [ -e "$(h $DROPIN)" ]; then
     tmp=$(mktemp)
-    # Drop our block, then our entry in a tagged imports line.
-    sed "/^$(printf '%s' "$BEGIN_MARK" | sed 's/[][\/.*^$]/\\&/g')\$/,/^$END_MARK\$/d" "$conf" |
-      sed -E "/$IMPORT_TAG\$/{ s|, \"$DROPIN\"||; s|\"$DROPIN\"(, ?)?||; s|[[:space:]]*$IMPORT_TAG\$||; /^[[:space:]]*imports[[:space:]]*=[[:space:]]*\[\][[:space:]]*$/d; }" >"$tmp"
-    cmp -s "$tmp" "$conf" || { put "$tmp" "$conf" "$(stat -c %a "$conf")"; }
+    dropin_v3 >"$tmp"
+    if cmp -s "$tmp" "$(h $DROPIN)"; then
+      rm -f "$(h $DROPIN)"
+      changed=1
+    else
+      log "$DROPIN is not the text install.sh writes (edited?): kept; nothing imports it any more"
+    fi
     rm -f "$tmp"
   fi
-  if [ -e "$(h $DROPIN)" ]; then rm -f "$(h $DROPIN)"; changed=1; fi
+  if [ -e "$d/$CONFD_MARK" ]; then
+    rm -f "$d/$CONFD_MARK"
+    rmdir "$d" 2>/dev/null || log "$(dirname "$DROPIN") kept: not empty"
+    changed=1
+  fi
+}
+
+# The runtime options go when they are the ones the installer copied.
+uninstall_options() {
+  [ -f "$(h $OPTIONS)" ] || return 0
+  if [ -f "$IOBATCH_SRC/runtime-options.toml" ] && cmp -s "$IOBATCH_SRC/runtime-options.toml" "$(h $OPTIONS)"; then
+    rm -f "$(h $OPTIONS)"
+    rmdir "$(dirname "$(h $OPTIONS)")" 2>/dev/null || true
+    changed=1
+  else
+    log "$OPTIONS kept: not the file install.sh copies (the admin's)"
+  fi
+}
+
+# The agent's state: its files, then the directory if nothing else is in it.
+uninstall_state() {
+  local f left
+  [ -d "$(h $STATE_DIR)" ] || return 0
+  if [ "$KEEP_STATE" = true ]; then
+    log "$STATE_DIR kept (KEEP_STATE=true)"
+    return 0
+  fi
+  for f in $STATE_FILES; do
+    if [ -e "$(h $STATE_DIR)/$f" ]; then rm -f "$(h $STATE_DIR)/$f"; changed=1; fi
+  done
+  if rmdir "$(h $STATE_DIR)" 2>/dev/null; then
+    changed=1
+  else
+    left=$(ls -A "$(h $STATE_DIR)" | head -5 | tr '\n' ' ')
+    log "$STATE_DIR kept: holds files that are not the agent's state ($left)"
+  fi
+}
+
+do_uninstall() {
+  local ours=0
+  # The runtime options and the agent's state are also what the .deb
+  # installs and its agent keeps: they go only where install.sh installed.
+  if [ -d "$(h $DEST)" ] || [ -L "$(h $SHIM_LINK)" ] || [ -e "$(h $CREATED_MARK)" ] ||
+    grep -qxF "$BEGIN_MARK" "$(h $CONF)" 2>/dev/null; then
+    ours=1
+  fi
+  # First: no new pod is scheduled here once the handler starts going.
+  label_node -
+  uninstall_config
+  uninstall_dropin
+  conf_changed=$changed
+  if [ "$ours" = 1 ]; then uninstall_options; fi
   if [ -L "$(h $SHIM_LINK)" ]; then rm -f "$(h $SHIM_LINK)"; changed=1; fi
   if [ -d "$(h $DEST)" ]; then rm -rf "$(h $DEST)"; changed=1; fi
-  conf_changed=$changed
+  if [ "$ours" = 1 ]; then uninstall_state; fi
   restart_containerd
-  label_node - # last: iobatch-cleanup.yaml's pods go away with the label
-  log "uninstalled (changed=$changed; $OPTIONS kept)"
+  if [ "$changed" = 0 ]; then
+    log "nothing of iobatch on this node: nothing changed"
+  else
+    log "uninstalled"
+  fi
 }
 
 case "${1:-}" in

@@ -61,7 +61,7 @@ held() {
     $CTR run -d --runtime $RT $LIVE --annotation io.iobatch.class=rand-write --rootfs "$R" "$1" \
       /usr/bin/fio --name=r --filename="/data/$1" --rw=randwrite --bs=4k --size=16M \
       --direct=1 --ioengine=psync >"$IOB_T/$1.out" 2>&1
-    echo $? >"$IOB_T/$1.rc"
+    echo $? >"$IOB_T/$1.rc.tmp" && mv "$IOB_T/$1.rc.tmp" "$IOB_T/$1.rc"
   ) &
 }
 gone() {

@@ -44,7 +44,7 @@ writer() {
     $CTR run -d --runtime $RT "${a[@]}" --rootfs "$R" "$id" /usr/bin/fio --name=w \
       --filename="/data/$id" --rw="$rw" --bs=$bs --size=128M --time_based --runtime="$secs" \
       --direct=1 --ioengine=psync >"$IOB_T/$id.out" 2>&1
-    echo $? >"$IOB_T/$id.rc"
+    echo $? >"$IOB_T/$id.rc.tmp" && mv "$IOB_T/$id.rc.tmp" "$IOB_T/$id.rc"
   ) &
 }
 admitted_reason() { grep -oE "admitted '$1' \([a-z-]+\) after [0-9]+ ms: .*" "$AGENT_LOG" | head -1; }

@@ -61,7 +61,7 @@ rand_writer() {
     local rc=$?
     date +%s%N >"$IOB_T/$id.at"
     $CTR task ls >"$IOB_T/$id.ls" 2>&1
-    echo $rc >"$IOB_T/$id.rc" # last: the test waits for it
+    echo $rc >"$IOB_T/$id.rc.tmp" && mv "$IOB_T/$id.rc.tmp" "$IOB_T/$id.rc" # last: the test waits for it
   ) &
 }
 

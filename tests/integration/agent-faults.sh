@@ -147,7 +147,7 @@ held() {
   (timeout -k 5 90 $CTR run --rm --runtime $RT --runtime-config-path "$IOB_T/live.toml" \
     --annotation io.iobatch.class=rand-write --annotation io.iobatch.workload="held-$1" \
     --rootfs "$R" "$1" /bin/sh -c 'echo started' \
-    >"$IOB_T/$1.out" 2>&1; echo $? >"$IOB_T/$1.rc") &
+    >"$IOB_T/$1.out" 2>&1; echo $? >"$IOB_T/$1.rc.tmp" && mv "$IOB_T/$1.rc.tmp" "$IOB_T/$1.rc") &
 }
 gone() {
   $CTR task kill -s KILL "$1" >/dev/null 2>&1
@@ -210,7 +210,7 @@ is "$(state w3)" "RUNNING" "and the seq-write running"
 # Start goes straight to its shim, as containerd's would.
 addr=$(cat "$IOB_T/state/io.containerd.runtime.v2.task/$NS/h3/address" 2>/dev/null)
 (timeout -k 5 90 "$IOB_B/tests/shim-start" "$addr" h3 80000 >"$IOB_T/h3s.out" 2>&1
-  echo $? >"$IOB_T/h3s.rc") &
+  echo $? >"$IOB_T/h3s.rc.tmp" && mv "$IOB_T/h3s.rc.tmp" "$IOB_T/h3s.rc") &
 ok "started again, it is held again" wait_for 20 '[ "$(agent_field h3 state)" = pending ]'
 gone w3
 ok "the seq-write gone, it is admitted and started" wait_for 70 '[ -e "$IOB_T/h3s.rc" ]'

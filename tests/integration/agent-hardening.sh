@@ -2,8 +2,10 @@
 # The agent's own faults and inputs (issue #14), with the real iobatchd and
 # iobatch-hook (the hooks.d flow: prestart registers and waits for Admit,
 # poststop reports the exit):
-#   - a socket directory another user could write: the agent refuses to
-#     start and says what is wrong; its own directory is made 0700;
+#   - a socket directory another user could write, owns, or a symlink: the
+#     agent refuses to start and says what is wrong; a directory of its own
+#     that others can only read (0755) is made 0700 with one notice; one
+#     it creates is 0700;
 #   - a dangling symlink planted at "<socket>.live": not written through;
 #   - the socket is 0600;
 #   - a full state_dir (a tiny tmpfs): the failed save is logged and the
@@ -12,22 +14,38 @@
 #     the agent starts with no profiles.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 19
+tap_plan 24
 iob_need jq
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "build first: $HOOK"
 
 # 1. The socket directory.
-mkdir -m 0755 "$IOB_T/open"
+mkdir -m 0775 "$IOB_T/open"
 out=$(timeout 20 iobatchd --socket "$IOB_T/open/a.sock" --state-dir "$IOB_T/st1" 2>&1)
 rc=$?
-like "$rc:$out" "^1:.*socket directory '$IOB_T/open' is open to other users \(owner uid 0, mode 0755\): it must be a directory owned by uid 0 with mode 0700" \
-  "a socket directory of mode 0755: the agent refuses to start, saying what is wrong"
+like "$rc:$out" "^1:.*socket directory '$IOB_T/open' is writable by other users \(owner uid 0, mode 0775\): it must be a directory owned by uid 0 with mode 0700" \
+  "a socket directory of mode 0775: the agent refuses to start, saying what is wrong"
 mkdir -m 0700 "$IOB_T/theirs" && chown 65534 "$IOB_T/theirs"
 out=$(timeout 20 iobatchd --socket "$IOB_T/theirs/a.sock" --state-dir "$IOB_T/st1" 2>&1)
 like "$?:$out" "^1:.*socket directory '$IOB_T/theirs' is owned by another user \(owner uid 65534" \
   "one owned by another user: refused too"
 ok "no socket was made in either" test ! -e "$IOB_T/open/a.sock" -a ! -e "$IOB_T/theirs/a.sock"
+is "$(stat -c '%a' "$IOB_T/open" "$IOB_T/theirs" | tr '\n' ' ')" "775 700 " "and neither mode was changed"
+ln -s "$IOB_T/open" "$IOB_T/link"
+out=$(timeout 20 iobatchd --socket "$IOB_T/link/a.sock" --state-dir "$IOB_T/st1" 2>&1)
+like "$?:$out" "^1:.*socket directory '$IOB_T/link' is a symbolic link" "a symlink to a directory: refused"
+# What systemd's RuntimeDirectoryMode=0755 or a kubelet's hostPath
+# DirectoryOrCreate make: ours, others may read but not write.
+mkdir -m 0755 "$IOB_T/read"
+timeout 20 iobatchd --socket "$IOB_T/read/a.sock" --state-dir "$IOB_T/st1" >"$IOB_T/read.log" 2>&1 &
+RDPID=$!
+at_exit "kill $RDPID 2>/dev/null"
+wait_for 20 '[ -S "$IOB_T/read/a.sock" ] || ! kill -0 $RDPID 2>/dev/null'
+is "$(stat -c '%a' "$IOB_T/read" 2>&1)" "700" "a socket directory of ours with mode 0755: the agent makes it 0700"
+is "$(grep -c "socket directory '$IOB_T/read' had mode 0755.*changed it to 0700" "$IOB_T/read.log")" "1" \
+  "and says so once, naming the directory and its old mode"
+ok "and listens" test -S "$IOB_T/read/a.sock"
+kill $RDPID; wait $RDPID 2>/dev/null
 timeout 20 iobatchd --socket "$IOB_T/new/a.sock" --state-dir "$IOB_T/st1" >"$IOB_T/new.log" 2>&1 &
 NEWPID=$!
 at_exit "kill $NEWPID 2>/dev/null"

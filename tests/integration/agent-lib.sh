@@ -11,10 +11,16 @@ AGENT_SOCK=$IOB_T/agent.sock
 AGENT_STATE=$IOB_T/agentstate
 AGENT_LOG=$IOB_T/agent.log
 AGENT_PID=
-# iobatchctl finds this agent through the CLI's deprecated alias: unlike
-# IOBATCH_AGENT_SOCKET, shims of a containerd the test starts do not read
-# it, so they find the agent only where the test says so (ctl.sh tests both).
-export IOBATCH_SOCKET=$AGENT_SOCK
+# iobatchctl asks this agent (--socket), not through IOBATCH_AGENT_SOCKET,
+# which shims of a containerd the test starts would read too: they find the
+# agent only where the test says so (ctl.sh tests the variable).  A later
+# --socket on the command line wins.
+# (A wrapper first on PATH, which execs: a test may background and kill it.)
+mkdir -p "$IOB_T/ctl-bin"
+printf '#!/bin/sh\nexec "%s" --socket "%s" "$@"\n' "$IOB_B/bin/iobatchctl" "$AGENT_SOCK" \
+  >"$IOB_T/ctl-bin/iobatchctl"
+chmod 755 "$IOB_T/ctl-bin/iobatchctl"
+PATH=$IOB_T/ctl-bin:$PATH
 
 agent_start() {
   cat >"$IOB_T/agent.conf" <<CONF

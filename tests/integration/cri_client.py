@@ -7,6 +7,9 @@ containerd CRI socket, as the kubelet would.
   cri_client.py ... image-status IMAGE
   cri_client.py ... pods-up --handler H --image I --count N --prefix P
   cri_client.py ... bench --image I --handlers iobatch,runc --reps R
+  cri_client.py ... create --handler H --image I --name POD [--namespace NS]
+                    [--annotation K=V]... [CMD...]
+  cri_client.py ... start CONTAINER_ID
   cri_client.py ... list
   cri_client.py ... down
 
@@ -51,18 +54,18 @@ class Cri:
         self.img = stubs.ImageServiceStub(self.chan)
         self.timeout = timeout
 
-    def sandbox_config(self, name, annotations=None):
+    def sandbox_config(self, name, annotations=None, namespace="iobtest"):
         pb = self.pb
         # No CNI here: the pod shares the node's network namespace.
         ns = pb.NamespaceOption(network=pb.NODE, pid=pb.POD, ipc=pb.POD)
         return pb.PodSandboxConfig(
-            metadata=pb.PodSandboxMetadata(name=name, uid=str(uuid.uuid4()), namespace="iobtest"),
+            metadata=pb.PodSandboxMetadata(name=name, uid=str(uuid.uuid4()), namespace=namespace),
             annotations=annotations or {},
             linux=pb.LinuxPodSandboxConfig(
                 security_context=pb.LinuxSandboxSecurityContext(namespace_options=ns)))
 
-    def run_pod(self, handler, name, annotations=None):
-        cfg = self.sandbox_config(name, annotations)
+    def run_pod(self, handler, name, annotations=None, namespace="iobtest"):
+        cfg = self.sandbox_config(name, annotations, namespace)
         r = self.rt.RunPodSandbox(self.pb.RunPodSandboxRequest(config=cfg, runtime_handler=handler),
                                   timeout=self.timeout)
         return r.pod_sandbox_id, cfg
@@ -186,6 +189,20 @@ def cmd_bench(cri, a):
             emit(handler=h, median_ms=round(statistics.median(times[h]), 1), n=len(times[h]))
 
 
+def cmd_create(cri, a):
+    """One pod (sandbox) and one container in it, created, not started:
+    what the kubelet has done before StartContainer."""
+    ann = dict(kv.split("=", 1) for kv in a.annotation)
+    pod, cfg = cri.run_pod(a.handler, a.name, ann, a.namespace)
+    cid = cri.create(pod, cfg, a.container, a.image, a.command or ["/bin/sleep", "3600"])
+    emit(pod=a.name, pod_id=pod, container_id=cid)
+
+
+def cmd_start(cri, a):
+    cri.start(a.container_id)
+    emit(started=a.container_id)
+
+
 def cmd_list(cri, a):
     pods = cri.rt.ListPodSandbox(cri.pb.ListPodSandboxRequest(), timeout=cri.timeout).items
     for p in pods:
@@ -227,12 +244,23 @@ def main():
     p.add_argument("--handlers", default="iobatch,runc")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--wait", type=float, default=60, help="seconds for the container to exit")
+    p = sub.add_parser("create")
+    p.add_argument("--handler", required=True)
+    p.add_argument("--image", required=True)
+    p.add_argument("--name", required=True, help="the pod's name")
+    p.add_argument("--container", default="main", help="the container's name")
+    p.add_argument("--namespace", default="iobtest", help="the pod's namespace")
+    p.add_argument("--annotation", action="append", default=[], help="a pod annotation K=V")
+    p.add_argument("command", nargs="*")
+    p = sub.add_parser("start")
+    p.add_argument("container_id")
     sub.add_parser("list")
     sub.add_parser("down")
     a = ap.parse_args()
     cri = Cri(a.socket, a.gen, a.timeout)
     {"version": cmd_version, "image-status": cmd_image_status, "pods-up": cmd_pods_up,
-     "bench": cmd_bench, "list": cmd_list, "down": cmd_down}[a.cmd](cri, a)
+     "bench": cmd_bench, "create": cmd_create, "start": cmd_start, "list": cmd_list,
+     "down": cmd_down}[a.cmd](cri, a)
 
 
 if __name__ == "__main__":

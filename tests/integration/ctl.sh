@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # iobatchctl as an operator uses it: --help everywhere (usage on stdout,
 # exit 0; the command list parseable), unknown arguments (exit 2, named),
-# the agent socket from IOBATCH_AGENT_SOCKET (IOBATCH_SOCKET still read),
+# the agent socket from IOBATCH_AGENT_SOCKET (the old IOBATCH_SOCKET is not read),
 # -o json|table|wide and --json, status with pod/container names, full
 # IDs (cut with an ellipsis only on a terminal too narrow), how long a
 # container is held, when it is admitted at the latest and what it waits
@@ -9,14 +9,14 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
 iob_need jq script
-tap_plan 54
+tap_plan 53
 CTL=$IOB_B/bin/iobatchctl # the binary itself: the tests set the environment
 
 # --- help and usage errors (no agent needed) --------------------------------
 out=$("$CTL" --help 2>"$IOB_T/err"); rc=$?
 is "$rc:$(wc -c <"$IOB_T/err")" "0:0" "iobatchctl --help: exit 0, nothing on stderr"
 cmds=$(awk '/^Commands:/ { f = 1; next } /^$/ { f = 0 } f { print $1 }' <<<"$out" | tr '\n' ' ')
-is "$cmds" "status plan profiles calibrate register admit cancel exited help " \
+is "$cmds" "status plan profiles calibrate register admit cancel exited check help " \
   "--help lists the commands one per line after 'Commands:' (what completion reads)"
 bad=""
 for c in $cmds; do
@@ -48,12 +48,10 @@ like "$("$CTL" --help)" 'IOBATCH_AGENT_SOCKET' "--help names IOBATCH_AGENT_SOCKE
 # --- the socket -----------------------------------------------------------------
 agent_start "policy = paper
 alpha = 0.6" || bail "iobatchd did not start"
-env -u IOBATCH_SOCKET IOBATCH_AGENT_SOCKET="$AGENT_SOCK" "$CTL" status >/dev/null 2>&1
+env IOBATCH_AGENT_SOCKET="$AGENT_SOCK" "$CTL" status >/dev/null 2>&1
 is "$?" "0" "IOBATCH_AGENT_SOCKET names the agent's socket"
-env -u IOBATCH_AGENT_SOCKET IOBATCH_SOCKET="$AGENT_SOCK" "$CTL" status >/dev/null 2>&1
-is "$?" "0" "IOBATCH_SOCKET (deprecated) still works alone"
-env IOBATCH_AGENT_SOCKET="$AGENT_SOCK" IOBATCH_SOCKET=/nonexistent/x.sock "$CTL" status >/dev/null 2>&1
-is "$?" "0" "IOBATCH_AGENT_SOCKET wins over IOBATCH_SOCKET"
+env -u IOBATCH_AGENT_SOCKET IOBATCH_SOCKET="$AGENT_SOCK" "$CTL" status >/dev/null 2>"$IOB_T/err"
+is "$(grep -c "$AGENT_SOCK" "$IOB_T/err")" "0" "the old IOBATCH_SOCKET is not read (removed before any release)"
 env IOBATCH_AGENT_SOCKET=/nonexistent/x.sock "$CTL" --socket "$AGENT_SOCK" status >/dev/null 2>&1
 is "$?" "0" "--socket wins over the environment"
 env IOBATCH_AGENT_SOCKET=/nonexistent/x.sock "$CTL" status >/dev/null 2>"$IOB_T/err"; rc=$?
@@ -98,7 +96,7 @@ like "$(grep ' rw ' <<<"$t")" "^default +- +rw +rw +pending +rand-write \(declar
 like "$(grep ' idle1 ' <<<"$t")" " idle1 +created .* - +- " "a created one: no held time, no admit-by"
 tw=$(ctl status -o wide)
 is "$(grep '^NAMESPACE' <<<"$tw" | tr -s ' ')" \
-  "NAMESPACE POD CONTAINER ID STATE CLASS HELD ADMIT-BY READ/s WRITE/s WEIGHT KIND CONF R-IOPS W-IOPS PID REASON" "-o wide adds columns"
+  "NAMESPACE POD CONTAINER ID STATE CLASS HELD ADMIT-BY READ/s WRITE/s WEIGHT KIND CONF R-IOPS W-IOPS LAT-P99 PID REASON" "-o wide adds columns"
 # On a terminal narrower than the table the ids are cut, crictl-style, and
 # the cut id still finds the container.
 tty=$(script -qec "stty cols 100; IOBATCH_AGENT_SOCKET=$AGENT_SOCK $CTL status" /dev/null | tr -d '\r')

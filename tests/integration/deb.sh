@@ -7,7 +7,7 @@
 # once the socket listens, STOPPING=1 and a clean exit at SIGTERM.
 # IOBATCH_DEB=FILE uses a prebuilt package instead of running make deb.
 . "$(dirname "$0")/lib.sh"
-tap_plan 38
+tap_plan 41
 
 for t in dpkg-deb dpkg-buildpackage lintian scdoc systemd-analyze setpriv python3 man; do
   command -v "$t" >/dev/null || bail "$t is needed (scripts/install-deps.sh)"
@@ -35,7 +35,8 @@ want=(
   /usr/bin/iobatchctl /usr/sbin/iobatchd
   /usr/libexec/iobatch/containerd-shim-iobatch-v2 /usr/libexec/iobatch/iobatch-hook
   /usr/bin/containerd-shim-iobatch-v2 /lib/systemd/system/iobatchd.service
-  /etc/iobatch/iobatchd.conf /etc/iobatch/runtime-options.toml /etc/containerd/conf.d/iobatch.toml
+  /etc/iobatch/iobatchd.conf /etc/iobatch/runtime-options.toml
+  /lib/systemd/system/containerd.service.d/iobatch.conf /usr/libexec/iobatch/containerd-config
   /usr/share/containers/oci/hooks.d/iobatch.json /usr/share/bash-completion/completions/iobatchctl
   /usr/share/man/man8/iobatchd.8.gz /usr/share/man/man8/iobatchctl.8.gz
   /usr/share/man/man8/iobatch-hook.8.gz /usr/share/man/man8/containerd-shim-iobatch-v2.8.gz
@@ -45,8 +46,10 @@ for f in "${want[@]}"; do grep -qxF "$f" "$IOB_T/list" || missing+=("$f"); done
 is "${missing[*]}" "" "dpkg-deb -c lists every expected file"
 dpkg-deb -e "$DEB" "$IOB_T/control"
 is "$(sort "$IOB_T/control/conffiles" | tr '\n' ' ')" \
-  "/etc/containerd/conf.d/iobatch.toml /etc/iobatch/iobatchd.conf /etc/iobatch/runtime-options.toml " \
-  "conffiles: the three files under /etc"
+  "/etc/iobatch/iobatchd.conf /etc/iobatch/runtime-options.toml " \
+  "conffiles: the two files under /etc/iobatch"
+is "$(grep -c '^/etc/containerd' "$IOB_T/list")" "0" \
+  "nothing under /etc/containerd (containerd's conffile is the admin's)"
 like "$(dpkg-deb -f "$DEB" Depends)" "libjansson4.*libprotobuf-c1.*libseccomp2" "shlibs dependencies"
 
 R=$IOB_T/root
@@ -81,17 +84,23 @@ assert "prestart" in h["stages"], h
 assert h.get("when", {}).get("always") or h.get("when", {}).get("annotations"), h
 PY
 is "$?" "0" "hooks.d JSON: version 1.0.0, hook.path is the installed hook, prestart"
-py <<'PY'
+dropin=$R/lib/systemd/system/containerd.service.d/iobatch.conf
+is "$(sed -n 's/^\(ExecStart[A-Za-z]*\)=/\1 /p' "$dropin" | tr '\n' '|')" \
+  "ExecStartPre /usr/libexec/iobatch/containerd-config|ExecStart |ExecStart /usr/bin/containerd --config /run/iobatch-containerd/config.toml|" \
+  "containerd drop-in: generate the config, then containerd on it"
+ok "the drop-in's generator is in the package, executable" test -x "$R/usr/libexec/iobatch/containerd-config"
+CONTAINERD=/nonexistent IOBATCH_RUNTIME_OPTIONS=/etc/iobatch/runtime-options.toml \
+  "$R/usr/libexec/iobatch/containerd-config" /nonexistent "$IOB_T/gen.toml" 2>/dev/null
+py <<PY
 import sys, tomllib
 R = sys.argv[1]
-c = tomllib.load(open(R + "/etc/containerd/conf.d/iobatch.toml", "rb"))
-assert c["version"] == 3, c
-rt = c["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["runtimes"]["iobatch"]
+c = tomllib.load(open("$IOB_T/gen.toml", "rb"))
+rt = c["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["iobatch"]
 assert rt["runtime_type"] == "io.containerd.iobatch.v2", rt
 assert rt["options"]["ConfigPath"] == "/etc/iobatch/runtime-options.toml", rt
-tomllib.load(open(R + "/etc/iobatch/runtime-options.toml", "rb"))
+tomllib.load(open(R + rt["options"]["ConfigPath"], "rb"))
 PY
-is "$?" "0" "containerd drop-in: runtime iobatch, ConfigPath is the installed options file"
+is "$?" "0" "the generated handler: runtime iobatch, ConfigPath is the installed options file"
 # The shim's options parser treats text after a quoted value as part of it
 # (an inline comment fix is under way): keep the shipped file free of them.
 is "$(grep -cE '^[^#]*"[^"]*"[[:space:]]*#' "$R/etc/iobatch/runtime-options.toml")" "0" \
@@ -127,7 +136,7 @@ complete_words() { # words...: what completion offers for the last one
     _iobatchctl iobatchctl "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}"; echo "${COMPREPLY[*]}"' \
     _ "$R/usr/share/bash-completion/completions/iobatchctl" "$@"
 }
-is "$(complete_words iobatchctl '')" "status plan profiles calibrate register admit cancel exited help" \
+is "$(complete_words iobatchctl '')" "status plan profiles calibrate register admit cancel exited check help" \
   "completion: the commands"
 is "$(complete_words iobatchctl --socket /x pl)" "plan" "completion: a command after --socket PATH"
 is "$(complete_words iobatchctl plan --c)" "--cap" "completion: plan's options"

@@ -6,7 +6,7 @@
 # agent, a pid we cannot resolve, input over our limits) one line and exit
 # 0 (fail open), or 1 with --fail-closed.
 . "$(dirname "$0")/lib.sh"
-tap_plan 15
+tap_plan 19
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "no $HOOK (build first)"
 
@@ -14,6 +14,16 @@ HOOK=$IOB_B/bin/iobatch-hook
 { (exec "$HOOK" --selftest-seccomp 2>"$IOB_T/err"); rc=$?; } 2>/dev/null
 is "$rc" "$((128 + 31))" "forbidden syscall after the filter: killed by SIGSYS (exit $rc)"
 is "$(cat "$IOB_T/err")" "" "killed before it could print anything"
+{ (exec "$HOOK" --selftest-socket 2>"$IOB_T/err"); rc=$?; } 2>/dev/null
+is "$rc" "$((128 + 31))" "an AF_INET socket after the filter: killed by SIGSYS (exit $rc)"
+# capabilities after confinement: CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and
+# CAP_SYS_PTRACE (runtime-hook/hook.h HOOK_CAPS_KEPT_HEX), in the effective,
+# permitted and bounding sets alike; this shell has them all
+caps=$("$HOOK" --selftest-caps 2>&1)
+kept=$(awk -F'"' '/define HOOK_CAPS_KEPT_HEX/ { print $2 }' "$IOB_TOP/runtime-hook/hook.h")
+is "$(awk '$1 == "CapEff:" { print $2 }' <<<"$caps")" "$kept" "effective capabilities: the three it needs ($kept)"
+is "$(awk '$1 == "CapPrm:" || $1 == "CapBnd:" { print $2 }' <<<"$caps" | sort -u)" "$kept" \
+  "permitted and bounding sets: the same, nothing to regain"
 
 # the real work under the filter: this shell's own process as the container
 mkdir -p "$IOB_T/rec" "$IOB_T/bundle"
@@ -49,6 +59,7 @@ opened "pid that does not exist: fail open" "$(state x 2147483646)" "cannot reso
 opened "the same with --fail-closed: exit 1" "$(state x 2147483646)" "cannot resolve the cgroup of pid 2147483646.*\(fail closed\)$" --fail-closed
 hostile "bundle with .." '{"ociVersion":"1.0.2","id":"x","pid":1,"bundle":"/tmp/../etc"}' "without '\.\.'"
 hostile "declared class unknown" "$(state x $$ ',"annotations":{"io.iobatch.class":"turbo"}')" "invalid annotation 'io.iobatch.class'"
+hostile "latency target without a unit" "$(state x $$ ',"annotations":{"io.iobatch.latency-target":"5"}')" "invalid annotation 'io.iobatch.latency-target'"
 head -c 2000000 /dev/zero | tr '\0' ' ' >"$IOB_T/big"
 "$HOOK" <"$IOB_T/big" 2>"$IOB_T/err" >/dev/null
 rc=$?

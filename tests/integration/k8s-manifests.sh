@@ -4,7 +4,7 @@
 # fail), and consistent with each other and with install.sh: selectors,
 # the RuntimeClass's node label, RBAC names, mounts, probes, metrics path.
 . "$(dirname "$0")/lib.sh"
-tap_plan 12
+tap_plan 13
 PY=/usr/bin/python3
 $PY -c 'import yaml, kubernetes' 2>/dev/null || bail "python3-yaml and python3-kubernetes are needed (scripts/install-deps.sh)"
 K=$IOB_TOP/packaging/kubernetes
@@ -51,6 +51,8 @@ check "metrics: the proxy connects to the socket the agent's config names" \
   '("UNIX-CONNECT:" + [l.split("unix:")[1] for l in d[("ConfigMap", "iobatchd-config")]["data"]["iobatchd.conf"].splitlines() if l.startswith("metrics")][0]) in ctr["metrics-proxy"]["command"]'
 check "metrics Service selects the pods, targets the named port, has scrape annotations" \
   'd[("Service", "iobatch-metrics")]["spec"]["selector"].items() <= ds["spec"]["template"]["metadata"]["labels"].items() and d[("Service", "iobatch-metrics")]["spec"]["ports"][0]["targetPort"] in [p["name"] for p in ctr["metrics-proxy"]["ports"]] and d[("Service", "iobatch-metrics")]["metadata"]["annotations"]["prometheus.io/scrape"] == "true"'
-check "cleanup DaemonSet runs install.sh uninstall on labelled nodes" \
-  '"install.sh uninstall" in " ".join(d[("DaemonSet", "iobatch-cleanup")]["spec"]["template"]["spec"]["containers"][0]["command"]) and d[("DaemonSet", "iobatch-cleanup")]["spec"]["template"]["spec"]["nodeSelector"] == {"'"$label"'": "true"}'
+check "cleanup DaemonSet runs install.sh uninstall" \
+  '"install.sh uninstall" in " ".join(d[("DaemonSet", "iobatch-cleanup")]["spec"]["template"]["spec"]["containers"][0]["command"])'
+check "cleanup DaemonSet visits every node, labelled or not: no nodeSelector or affinity, every taint tolerated" \
+  '[k for k in ("nodeSelector", "affinity", "nodeName") if k in d[("DaemonSet", "iobatch-cleanup")]["spec"]["template"]["spec"]] == [] and {"operator": "Exists"} in d[("DaemonSet", "iobatch-cleanup")]["spec"]["template"]["spec"]["tolerations"]'
 tap_done

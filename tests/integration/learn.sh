@@ -20,7 +20,7 @@ run() {
     $CTR run --rm --runtime $RT --annotation io.iobatch.workload="$4" --rootfs "$R" "$1" \
       /usr/bin/fio --name=w --filename="/data/$1" --rw="$2" --bs=$bs --size=256M --time_based \
       --runtime="$3" --direct=1 --ioengine=psync >"$IOB_T/$1.out" 2>&1
-    echo $? >"$IOB_T/$1.rc"
+    echo $? >"$IOB_T/$1.rc.tmp" && mv "$IOB_T/$1.rc.tmp" "$IOB_T/$1.rc"
   ) &
 }
 reason() { grep -oE "admitted '$1' \([a-z-]+\) after [0-9]+ ms: .*" "$AGENT_LOG" | head -1; }

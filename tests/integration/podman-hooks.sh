@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# iobatch under podman through hooks.d (packaging/hooks.d/iobatch.json),
+# iobatch under podman through hooks.d (the build's rendering of
+# packaging/hooks.d/iobatch.json.in, $B/hooks/iobatch.json),
 # with a private iobatchd and a private podman store, real runc, no
 # registry (--rootfs with busybox):
 #   - prestart registers the container and asks Admit: the agent lists it
 #     running while it runs (not `created`), and holds a conflicting one
 #     pending until the first exits;
 #   - poststop reports the exit: nothing stays listed;
+#   - a user who cannot reach the root-only socket (a rootless engine): the
+#     hook exits 0 and prints nothing;
 #   - the agent gone: the container still runs (fail open), the hook's one
 #     line says why.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 12
-iob_need podman runc jq
+tap_plan 15
+iob_need podman runc jq setpriv
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "build first: $HOOK"
 
@@ -23,12 +26,15 @@ alpha = 0.6
 matrix = $IOB_T/matrix.conf
 max_hold = 60s" || bail "iobatchd did not start"
 
-# The packaged hooks.d file, pointed at this build and this agent.
+# The hooks.d file as the build renders it (packaging/hooks.d/iobatch.json.in
+# with this build's hook; make install and the .deb render the same file
+# with their paths), with one change: --socket names this test's agent.
+RENDERED=$IOB_B/hooks/iobatch.json
+[ -f "$RENDERED" ] || bail "build first: $RENDERED"
+is "$(jq -r .hook.path "$RENDERED")" "$HOOK" "the rendered hooks.d file names this build's hook"
 mkdir -p "$IOB_T/hooks.d"
-jq --arg p "$HOOK" --arg s "$AGENT_SOCK" \
-  '.hook.path = $p | .hook.args = (.hook.args[0:1] + ["--socket", $s] + .hook.args[1:])' \
-  "$(dirname "$0")/../../packaging/hooks.d/iobatch.json" >"$IOB_T/hooks.d/iobatch.json" \
-  || bail "cannot read packaging/hooks.d/iobatch.json"
+jq --arg s "$AGENT_SOCK" '.hook.args = (.hook.args[0:1] + ["--socket", $s] + .hook.args[1:])' \
+  "$RENDERED" >"$IOB_T/hooks.d/iobatch.json" || bail "cannot read $RENDERED"
 R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"
 # crun refuses this cgroup v1/v2 hybrid host; podman's default ulimits are
@@ -40,7 +46,7 @@ prun() { # NAME CLASS SECONDS: a detached-in-the-background `podman run --rm`
   (timeout -k 5 90 $PODMAN run --rm --name "$1" --network none \
     --cidfile "$IOB_T/$1.cid" --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
     --annotation io.iobatch.class="$2" \
-    --rootfs "$R" /bin/sleep "$3" >"$IOB_T/$1.out" 2>&1; echo $? >"$IOB_T/$1.rc") &
+    --rootfs "$R" /bin/sleep "$3" >"$IOB_T/$1.out" 2>&1; echo $? >"$IOB_T/$1.rc.tmp" && mv "$IOB_T/$1.rc.tmp" "$IOB_T/$1.rc") &
 }
 # The id from --cidfile: written at create, before the prestart hook (podman
 # inspect would wait for the container's lock, which run holds meanwhile).
@@ -67,6 +73,20 @@ is "$(cat "$IOB_T/r1.rc")" 0 "with status 0"
 ok "and is not listed either" wait_for 20 '[ -z "$(agent_field "$ID2" state)" ]'
 grep -q "admitted '$ID2'" "$AGENT_LOG"
 is "$?" 0 "the agent log says it admitted it"
+
+# A rootless engine runs the same hooks.d file as its user, who cannot
+# reach the root-only socket: the hook does nothing, says nothing, exits 0.
+# (A rootless podman needs a user with subordinate ids, which CI's machine
+# does not have: the hook is run as that user would run it.)
+sleep 30 &
+RLPID=$!
+at_exit "kill $RLPID 2>/dev/null"
+rl_args=$(jq -r '.hook.args[1:] | @sh' "$IOB_T/hooks.d/iobatch.json")
+out=$(printf '{"ociVersion":"1.0.2","id":"rootless1","status":"created","pid":%s,"bundle":"/nonexistent","annotations":{"io.iobatch.class":"seq-write"}}' $RLPID |
+  eval setpriv --reuid 65534 --regid 65534 --clear-groups "$HOOK" "$rl_args" 2>&1)
+is "$?:$out" "0:" "a user who cannot reach the agent's socket: the hook exits 0 and prints nothing"
+is "$(agent_field rootless1 state)" "" "and the agent does not hear of the container"
+kill $RLPID
 
 # The agent gone: fail open, one line from the hook.
 agent_stop

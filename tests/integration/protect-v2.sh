@@ -55,7 +55,9 @@ step() { diag "$(($(now_ms) - T0)) ms: $*"; }
 ok "the kernel enforces weights on $DEV: ${MECH:-neither iocost nor bfq}" [ -n "$MECH" ]
 [ -n "$MECH" ] || bail "no weight mechanism for $DEV"
 
-iob_stack_up "protect_share = 1"
+# by share, not by a learned latency objective (protect-slo.sh)
+iob_stack_up "protect_share = 1
+protect_objective = off"
 step "agent and containerd up"
 fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=64M --direct=1 \
   >/dev/null 2>&1 || bail "cannot prepare the victim's file"
@@ -86,7 +88,7 @@ step "victim sampled: read_bps $(agent_field victim read_bps)"
   $CTR run -d --runtime $RT --annotation io.iobatch.class=seq-write --rootfs "$R" w1 \
     /usr/bin/fio --name=w --filename=/data/w1 --rw=write --bs=1M --size=256M --time_based \
     --runtime=600 --direct=1 --ioengine=psync >"$IOB_T/w1.out" 2>&1
-  echo $? >"$IOB_T/w1.rc"
+  echo $? >"$IOB_T/w1.rc.tmp" && mv "$IOB_T/w1.rc.tmp" "$IOB_T/w1.rc"
 ) &
 wait_for 120 '[ -e "$IOB_T/w1.rc" ]'
 is "$(cat "$IOB_T/w1.rc" 2>/dev/null)" "0" "a batch writer starts beside it"

@@ -17,7 +17,10 @@
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 12
 iob_need containerd ctr runc fio jq
-iob_stack_up "max_hold = 120s"
+# Protection by share (its rate alone): no latency objective, which the
+# victim would learn in its first quiet windows (protect-slo.sh tests those).
+iob_stack_up "max_hold = 120s
+protect_objective = off"
 # The victim's file, written once before anything runs.
 fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=256M --direct=1 \
   >/dev/null 2>&1 || bail "cannot prepare the victim's file"
@@ -33,7 +36,7 @@ writer() {
     $CTR run -d --runtime $RT --annotation io.iobatch.class=seq-write --rootfs "$R" "$1" \
       /usr/bin/fio --name=w --filename="/data/$1" --rw=write --bs=1M --size=2G --time_based \
       --runtime="$2" --end_fsync=1 >"$IOB_T/$1.out" 2>&1
-    echo $? >"$IOB_T/$1.rc"
+    echo $? >"$IOB_T/$1.rc.tmp" && mv "$IOB_T/$1.rc.tmp" "$IOB_T/$1.rc"
   ) &
 }
 sleep 3 # its rate alone, over a dozen 250 ms windows

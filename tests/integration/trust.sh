@@ -80,7 +80,7 @@ ok "a trusted sequential writer takes the only batch slot" \
 held_run() {
   ($CTR run -d --runtime $RT --annotation "io.iobatch.kind=$2" --annotation io.iobatch.class=seq-write \
     --rootfs "$R" "$1" /bin/sleep 600 >"$IOB_T/$1.out" 2>&1
-    echo $? >"$IOB_T/$1.rc") &
+    echo $? >"$IOB_T/$1.rc.tmp" && mv "$IOB_T/$1.rc.tmp" "$IOB_T/$1.rc") &
 }
 held_run usvc service
 ok "kind=service from an untrusted namespace is held behind the writer" \

@@ -22,7 +22,11 @@ iob_need containerd ctr runc jq
 TOOL=$IOB_B/tests/cg-throttle
 [ -x "$TOOL" ] || bail "build first: $TOOL"
 AGENT_SAMPLE_PERIOD=5s
-agent_start "max_hold = 120s" || bail "iobatchd did not start"
+# protect_batch_budget = 0: the batch container runs `sleep 600` like the
+# victims, whose ends teach that key a short runtime alone; the caps must
+# stay for the whole test, not give way at its budget.
+agent_start "max_hold = 120s
+protect_batch_budget = 0" || bail "iobatchd did not start"
 export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
 iob_stack_ctr
 at_exit "for d in /sys/fs/cgroup/*/$NS /sys/fs/cgroup/$NS; do rmdir \$d; done"
@@ -88,7 +92,8 @@ is "$("$TOOL" get "$pid" "$disk")" "$orig" "(b) and puts back what was there"
 ok "leaving no journal" test ! -e "$JOURNAL"
 
 # (c) kill -9 while capped
-agent_start "max_hold = 120s" || bail "iobatchd did not start again"
+agent_start "max_hold = 120s
+protect_batch_budget = 0" || bail "iobatchd did not start again"
 ok "the shims register again; capped again" wait_for 40 capped
 kill -KILL "$AGENT_PID"
 wait "$AGENT_PID" 2>/dev/null
@@ -98,7 +103,8 @@ ok "and the caps in place" capped
 # Nothing to protect when the next agent starts: only the journal can put
 # the values back.
 cleanup_ctr v2
-agent_start "max_hold = 120s" || bail "iobatchd did not start after kill -9"
+agent_start "max_hold = 120s
+protect_batch_budget = 0" || bail "iobatchd did not start after kill -9"
 n=$(grep -c "restored '.*' $disk to '.*' (left by an agent that did not stop)" "$AGENT_LOG")
 [ "$n" -ge 1 ]
 is "$?" 0 "the next agent replays it at start, a log line per file ($n)"

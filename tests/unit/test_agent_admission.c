@@ -791,11 +791,44 @@ static void check_workload_row(void) {
   rmdir(dir);
 }
 
+static void check_latency_target_row(void) {
+  char dir[] = "/tmp/iob-trust.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  struct agent_config cfg;
+  agent_config_default(&cfg);
+  cfg.state_dir = dir;
+  cfg.trust_declared = (char *)",kube-system,";
+  struct agent_daemon d;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_daemon_init_headless(&d, &cfg, &err), 0);
+  static const char *const tenants[] = {"team-a", "kube-system"};
+  for (int i = 0; i < 2; i++) {
+    Iobatch__Agent__V1__RegisterRequest r = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+    r.id = (char *)tenants[i];
+    r.namespace_ = (char *)"k8s.io";
+    r.pod_namespace = (char *)tenants[i];
+    r.source = (char *)"shim";
+    r.latency_target_us = 2000;
+    Iobatch__Agent__V1__RegisterResponse resp;
+    if (agent_api_register(&d, &r, 1000, &resp, &err) < 0)
+      fail_msg("register %s: %s", tenants[i], err->msg);
+    struct agent_ctr *c = agent_adm_find(&d.adm, "k8s.io", tenants[i]);
+    assert_non_null(c);
+    assert_int_equal(c->lat_target_declared_us, i ? 2000 : 0);
+    assert_int_equal(c->lat_target_ignored, i == 0);
+  }
+  agent_daemon_release(&d);
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 static void test_trust_table(void **state) {
   (void)state;
   /* every io.iobatch.* key the shim, the hook and wcd parse has a row */
-  const char *parsed[] = {HOOK_ANN_CLASS,     HOOK_ANN_WORKLOAD, WCD_ANN_KIND,
-                          AGENT_ANN_MAX_HOLD, AGENT_ANN_CLASS,   AGENT_ANN_WORKLOAD};
+  const char *parsed[] = {HOOK_ANN_CLASS,         HOOK_ANN_WORKLOAD,  WCD_ANN_KIND,
+                          WCD_ANN_LATENCY_TARGET, AGENT_ANN_MAX_HOLD, AGENT_ANN_CLASS,
+                          AGENT_ANN_WORKLOAD};
   for (size_t i = 0; i < sizeof(parsed) / sizeof(parsed[0]); i++) {
     bool found = false;
     for (size_t r = 0; r < agent_trust_table_len; r++)
@@ -830,6 +863,8 @@ static void test_trust_table(void **state) {
       check_max_hold_row(&adm);
     } else if (strcmp(row->key, AGENT_ANN_WORKLOAD) == 0) {
       check_workload_row();
+    } else if (strcmp(row->key, AGENT_ANN_LATENCY_TARGET) == 0) {
+      check_latency_target_row();
     } else {
       fail_msg("row '%s' (%s) has no check", row->key, row->values);
     }

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "agent/config.h"
+#include "agent/lathist.h"
 #include "agent/profiles.h"
 #include "agent/protect.h"
 #include "batcher/batcher.h"
@@ -100,6 +101,14 @@ static void test_full(void **state) {
   parse_ok(&c, "sampler = auto\n");
   assert_int_equal(c.sampler, AGENT_SAMPLER_AUTO);
   assert_string_equal(agent_sampler_pref_name(99), "invalid");
+  /* latency_source (agent/lathist.h): auto by default */
+  assert_int_equal(c.latency_source, AGENT_LAT_AUTO);
+  parse_ok(&c, "latency_source = pressure\n");
+  assert_int_equal(c.latency_source, AGENT_LAT_PRESSURE);
+  parse_ok(&c, "latency_source = bpf\n");
+  assert_int_equal(c.latency_source, AGENT_LAT_BPF);
+  parse_ok(&c, "latency_source = off\n");
+  assert_int_equal(c.latency_source, AGENT_LAT_OFF);
   assert_int_equal(c.policy, BATCH_POLICY_PREDICTIVE);
   assert_string_equal(c.socket_path, "/run/y.sock");
   assert_string_equal(c.state_dir, "/var/tmp/st");
@@ -131,6 +140,9 @@ static void test_malformed(void **state) {
   (void)state;
   parse_err("foo = 1\n", "'t.conf' line 1: unknown key 'foo'");
   parse_err("\n\nsocket /x\n", "'t.conf' line 3: expected 'key = value', got 'socket /x'");
+  parse_err("latency_source = ebpf", "'t.conf' line 1: invalid value 'ebpf' for "
+                                     "'latency_source': expected 'auto', 'bpf', 'pressure' or "
+                                     "'off'");
   parse_err("policy = fifo", "'t.conf' line 1: invalid value 'fifo' for 'policy': expected "
                              "'predictive' or 'paper'");
   parse_err("socket = relative.sock",
@@ -155,12 +167,12 @@ static void test_malformed(void **state) {
   parse_err("debug = maybe",
             "'t.conf' line 1: invalid value 'maybe' for 'debug': expected true or false");
   parse_err("sampler = iostat", "'t.conf' line 1: invalid value 'iostat' for 'sampler': "
-                                "expected 'auto', 'io.stat' or 'procfs'");
+                                "expected 'auto', 'io.stat', 'procfs' or 'bpf'");
   parse_err("sampler = IO.STAT", "'t.conf' line 1: invalid value 'IO.STAT' for 'sampler': "
-                                 "expected 'auto', 'io.stat' or 'procfs'");
+                                 "expected 'auto', 'io.stat', 'procfs' or 'bpf'");
   parse_err("debug = yes\nsampler = io.stat procfs",
             "'t.conf' line 2: invalid value 'io.stat procfs' for 'sampler': "
-            "expected 'auto', 'io.stat' or 'procfs'");
+            "expected 'auto', 'io.stat', 'procfs' or 'bpf'");
   parse_err("sampler =", "'t.conf' line 1: 'sampler' has no value");
   parse_err("sampler = auto\nsampler = procfs", "'t.conf' line 2: key 'sampler' given twice");
   parse_err("policy =", "'t.conf' line 1: 'policy' has no value");
@@ -274,9 +286,13 @@ static void test_protect_keys(void **state) {
   assert_int_equal(c.protect_scope, AGENT_PROTECT_WRITERS);
   assert_true(c.protect_gap_ms == UINT64_MAX); /* two sample periods */
   assert_true(c.protect_cpu);
+  assert_true(c.protect_batch_budget == 1.5);
   parse_ok(&c, "protect_signal = pressure\nprotect_scope = all\nprotect_cap_start = 100M\n"
                "protect_cap_floor = 512K\nprotect_raise = 1.5\nprotect_cut = 0.8\n"
-               "protect_gap = 0\nprotect_cpu = false\n");
+               "protect_gap = 0\nprotect_cpu = false\nprotect_batch_budget = 0\n"
+               "protect_objective = declared\n");
+  assert_int_equal(c.protect_objective, AGENT_PROTECT_OBJECTIVE_DECLARED);
+  assert_true(c.protect_batch_budget == 0);
   assert_false(c.protect_cpu);
   assert_int_equal(c.protect_signal, AGENT_PROTECT_SIGNAL_PRESSURE);
   assert_int_equal(c.protect_scope, AGENT_PROTECT_ALL);
@@ -291,6 +307,12 @@ static void test_protect_keys(void **state) {
                                        "'protect_scope': expected 'writers' or 'all'");
   parse_err("protect_cpu = sometimes", "'t.conf' line 1: invalid value 'sometimes' for "
                                        "'protect_cpu': expected true or false");
+  parse_err("protect_objective = learned",
+            "'t.conf' line 1: invalid value 'learned' for 'protect_objective': expected 'auto', "
+            "'declared' or 'off'");
+  parse_err("protect_batch_budget = -1",
+            "'t.conf' line 1: invalid value '-1' for 'protect_batch_budget': expected a number "
+            "from 0 (no budget) to 100");
   parse_err("protect_cut = 2", "'t.conf' line 1: invalid value '2' for 'protect_cut': expected "
                                "a number from 0.05 to 1");
   parse_err("protect_cap_floor = 1K",

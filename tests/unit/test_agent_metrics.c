@@ -149,6 +149,52 @@ static void test_render_golden(void **state) {
   assert_string_equal(out, want);
 }
 
+/* Per-container latency (issue #22): one line per quantile and one of
+ * requests for each container with a measured window; none for the rest. */
+static void test_render_latency(void **state) {
+  (void)state;
+  struct agent_metrics m = {0};
+  struct agent_ctr idle = {.ns = "default", .id = "idle", .lat_valid = true};
+  struct agent_ctr db = {.ns = "k8s.io",
+                         .id = "d\"b",
+                         .lat_valid = true,
+                         .lat_count = 1234,
+                         .lat_p50_us = 54.5,
+                         .lat_p99_us = 2048,
+                         .next = &idle};
+  struct agent_ctr fresh = {.ns = "default", .id = "new", .next = &db}; /* no window yet */
+  struct agent_metrics_view v = {.policy = "predictive", .matrix = "defaults", .sampler = "x"};
+  agent_metrics_view_count(&v, &fresh, 0);
+  v.latency_source = "bpf";
+  cleanup_free char *out = NULL;
+  size_t len = 0;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_metrics_render(&m, &v, &out, &len, &err), 0);
+  const char *want =
+      "iobatch_latency_source_info{source=\"bpf\"} 1\n"
+      "# HELP iobatch_container_io_latency_seconds Block I/O latency of a container's requests "
+      "in the last sample window, by quantile (approx=\"true\": stall time per request from "
+      "io.pressure).\n"
+      "# TYPE iobatch_container_io_latency_seconds gauge\n"
+      "iobatch_container_io_latency_seconds{namespace=\"k8s.io\",id=\"d\\\"b\",approx=\"false\","
+      "quantile=\"0.5\"} 0.000055\n"
+      "iobatch_container_io_latency_seconds{namespace=\"k8s.io\",id=\"d\\\"b\",approx=\"false\","
+      "quantile=\"0.99\"} 0.002048\n"
+      "iobatch_container_io_latency_seconds{namespace=\"default\",id=\"idle\",approx=\"false\","
+      "quantile=\"0.5\"} 0.000000\n"
+      "iobatch_container_io_latency_seconds{namespace=\"default\",id=\"idle\",approx=\"false\","
+      "quantile=\"0.99\"} 0.000000\n"
+      "# HELP iobatch_container_io_requests Block I/O requests a container completed in the last "
+      "sample window.\n"
+      "# TYPE iobatch_container_io_requests gauge\n"
+      "iobatch_container_io_requests{namespace=\"k8s.io\",id=\"d\\\"b\",approx=\"false\"} 1234\n"
+      "iobatch_container_io_requests{namespace=\"default\",id=\"idle\",approx=\"false\"} 0\n";
+  const char *at = strstr(out, "iobatch_latency_source_info{");
+  assert_non_null(at);
+  assert_string_equal(at, want);
+  assert_null(strstr(out, "id=\"new\""));
+}
+
 /* Every admit reason of the batcher has its own label value (a reason
  * added to the batcher and not here would be counted as already_running,
  * which this catches); only a plan's admissions are observed as waits. */
@@ -384,7 +430,8 @@ static void pump(struct iob_loop *loop, int times) {
 }
 
 /* One local user cannot take every slot: past AGENT_METRICS_MAX_PER_PEER
- * its connections are closed at once, and another uid still gets in. */
+ * its new connections close its oldest ones that still wait for a request,
+ * a scraper among them gets its answer, and another uid still gets in. */
 static void test_per_peer_limit(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
@@ -407,10 +454,40 @@ static void test_per_peer_limit(void **state) {
     pump(loop, 3);
   }
   pump(loop, 5);
+  /* the two oldest made room for the two newest */
   for (size_t i = 0; i < IOB_ARRAY_SIZE(fds); i++)
-    if (closed_by_server(fds[i]) != (i >= AGENT_METRICS_MAX_PER_PEER))
+    if (closed_by_server(fds[i]) != (i < 2))
       fail_msg("connection %zu of one uid: %s", i,
                closed_by_server(fds[i]) ? "closed" : "kept open");
+  /* the scraper, the same uid as the four held connections: answered */
+  int sc = connect_to(path);
+  assert_true(sc >= 0);
+  const char get[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  assert_int_equal(send(sc, get, sizeof(get) - 1, MSG_NOSIGNAL), (ssize_t)(sizeof(get) - 1));
+  char reply[512];
+  size_t got = 0;
+  for (int i = 0; i < 100 && got < sizeof(reply) - 1; i++) {
+    pump(loop, 1);
+    ssize_t r = recv(sc, reply + got, sizeof(reply) - 1 - got, MSG_DONTWAIT);
+    if (r == 0)
+      break;
+    if (r > 0)
+      got += (size_t)r;
+  }
+  reply[got] = '\0';
+  assert_non_null(strstr(reply, "HTTP/1.1 200 OK"));
+  assert_non_null(strstr(reply, "\r\n\r\nx 1\n"));
+  close(sc);
+  /* held without a request past AGENT_METRICS_HEAD_MS: closed (the loop
+   * runs until they are, at most ten times that) */
+  bool all_closed = false;
+  for (int i = 0; i < AGENT_METRICS_HEAD_MS && !all_closed; i++) {
+    pump(loop, 1);
+    all_closed = true;
+    for (size_t k = 0; k < IOB_ARRAY_SIZE(fds); k++)
+      all_closed = all_closed && closed_by_server(fds[k]);
+  }
+  assert_true(all_closed);
   if (geteuid() == 0) {
     /* Another uid (the socket opened up for the test) has its own share. */
     assert_int_equal(chmod(dir, 0711), 0);
@@ -441,10 +518,11 @@ static void test_per_peer_limit(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_render_golden), cmocka_unit_test(test_view_count),
-      cmocka_unit_test(test_parse_good),    cmocka_unit_test(test_parse_malformed),
-      cmocka_unit_test(test_addr),          cmocka_unit_test(test_admission_reasons),
-      cmocka_unit_test(test_peer_key),      cmocka_unit_test(test_per_peer_limit),
+      cmocka_unit_test(test_render_golden),     cmocka_unit_test(test_render_latency),
+      cmocka_unit_test(test_view_count),        cmocka_unit_test(test_parse_good),
+      cmocka_unit_test(test_parse_malformed),   cmocka_unit_test(test_addr),
+      cmocka_unit_test(test_admission_reasons), cmocka_unit_test(test_peer_key),
+      cmocka_unit_test(test_per_peer_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

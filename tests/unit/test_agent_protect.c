@@ -22,7 +22,7 @@ static void test_aimd(void **state) {
   struct agent_protect_cfg cfg;
   agent_protect_cfg_default(&cfg);
   assert_true(cfg.hold_at_floor && cfg.cap_floor_bps == 16 * MiB); /* the defaults */
-  cfg.hold_at_floor = false; /* hold whenever short */
+  cfg.hold_at_floor = false;                                       /* hold whenever short */
   cfg.cap_floor_bps = 2 * MiB;
   struct agent_protect p;
   agent_protect_init(&p, &cfg);
@@ -325,12 +325,254 @@ static void test_writers_scope(void **state) {
   agent_adm_release(&adm);
 }
 
+/* The objective controller against recorded windows: a database's p99
+ * (ms) with its 5 ms target, and the fastest batch writer's rate. */
+static void test_objective(void **state) {
+  (void)state;
+  struct agent_protect_cfg cfg;
+  agent_protect_cfg_default(&cfg);
+  struct agent_protect p;
+  agent_protect_init(&p, &cfg);
+  struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1, .lat_target = 5};
+  /* the first window within target: no first cap (do no harm) */
+  db.lat = 3;
+  p.batch_bps = 400 * MiB;
+  assert_false(agent_protect_update(&p, &db, 1));
+  assert_true(p.active && p.objective && p.level_bps == 0 && !p.short_);
+  /* fall: p99 at 2x its target cuts the batch's measured rate in half */
+  db.lat = 10;
+  assert_true(agent_protect_update(&p, &db, 1));
+  assert_true(fabs(p.level_bps - 200 * MiB) < 1);
+  assert_true(fabs(p.worst_lat_ratio - 2) < 1e-9);
+  assert_false(p.short_); /* not at the floor yet: the cap is the lever */
+  /* a small miss, a small cut: 5.5 ms -> x0.9 */
+  db.lat = 5.5;
+  agent_protect_update(&p, &db, 1);
+  assert_true(fabs(p.level_bps - 180 * MiB) < 1);
+  /* between 0.8 and 1 of the target: the level stays */
+  db.lat = 4.5;
+  assert_false(agent_protect_update(&p, &db, 1));
+  assert_true(fabs(p.level_bps - 180 * MiB) < 1);
+  /* rise: well within target, raised by 1.25 a window, lifted past 2 GiB/s */
+  db.lat = 2;
+  agent_protect_update(&p, &db, 1);
+  assert_true(fabs(p.level_bps - 225 * MiB) < 1);
+  int windows = 0;
+  while (p.level_bps > 0 && windows < 100) {
+    agent_protect_update(&p, &db, 1);
+    windows++;
+  }
+  assert_true(p.level_bps == 0 && windows < 15);
+  /* misses all the way down: the floor, then held */
+  db.lat = 50;
+  p.batch_bps = 0; /* no rate known: from the first cap */
+  agent_protect_update(&p, &db, 1);
+  assert_true(fabs(p.level_bps - 32 * MiB) < 1); /* 64 MiB x max(0.5, 0.1) */
+  agent_protect_update(&p, &db, 1);
+  assert_true(p.level_bps == 16 * MiB && !p.short_); /* reached the floor */
+  agent_protect_update(&p, &db, 1);
+  assert_true(p.short_); /* missing at the floor: hold new batch containers */
+  /* one good window does not release them, two do */
+  db.lat = 2;
+  agent_protect_update(&p, &db, 1);
+  assert_true(p.short_);
+  agent_protect_update(&p, &db, 1);
+  assert_false(p.short_);
+}
+
+/* No protected container doing I/O: no limit, whatever came before. */
+static void test_objective_idle(void **state) {
+  (void)state;
+  struct agent_protect_cfg cfg;
+  agent_protect_cfg_default(&cfg);
+  cfg.hold_at_floor = false;
+  struct agent_protect p;
+  agent_protect_init(&p, &cfg);
+  struct agent_protect_obs v[2] = {
+      {.id = "db", .share = -1, .stall = -1, .lat = 20, .lat_target = 5},
+      {.id = "cache", .share = -1, .stall = -1, .lat = -1, .lat_target = 2, .idle = true},
+  };
+  p.batch_bps = 100 * MiB;
+  agent_protect_update(&p, v, 2);
+  assert_true(p.level_bps == 50 * MiB && p.short_);
+  assert_string_equal(p.victim, "db");
+  v[0].idle = true;
+  assert_true(agent_protect_update(&p, v, 2));
+  assert_true(p.level_bps == 0 && !p.short_ && p.worst_lat_ratio == 0);
+  /* an objective with its latency unknown this window holds nothing back */
+  v[0].idle = false;
+  v[0].lat = -1;
+  agent_protect_update(&p, v, 2);
+  assert_true(p.level_bps == 0 && !p.short_);
+  /* a victim without a target beside one with: the objective decides */
+  struct agent_protect_obs w[2] = {
+      {.id = "old", .share = 0.1, .stall = -1, .lat = -1, .lat_target = 0},
+      {.id = "db", .share = -1, .stall = -1, .lat = 1, .lat_target = 5},
+  };
+  agent_protect_update(&p, w, 2);
+  assert_true(p.objective && p.level_bps == 0 && !p.short_);
+  /* the last protected container gone: back to nothing */
+  agent_protect_update(&p, NULL, 0);
+  assert_true(!p.active && !p.objective);
+}
+
+static void test_learn_objective(void **state) {
+  (void)state;
+  struct agent_protect_learn l;
+  memset(&l, 0, sizeof(l));
+  for (int i = 0; i < PROTECT_LEARN_WINDOWS - 1; i++) {
+    agent_protect_learn_add(&l, 2.0);
+    assert_true(agent_protect_learn_target(&l) == 0); /* not enough windows yet */
+  }
+  agent_protect_learn_add(&l, NAN); /* ignored */
+  agent_protect_learn_add(&l, -1);  /* ignored */
+  assert_true(agent_protect_learn_target(&l) == 0);
+  agent_protect_learn_add(&l, 100.0); /* one spike does not move the median */
+  assert_true(fabs(agent_protect_learn_target(&l) - 3.0) < 1e-9);
+  /* the ring keeps the last PROTECT_LEARN_KEEP: the old level is forgotten */
+  for (int i = 0; i < PROTECT_LEARN_KEEP; i++)
+    agent_protect_learn_add(&l, 4.0);
+  assert_true(fabs(agent_protect_learn_target(&l) - 6.0) < 1e-9);
+}
+
+/* A batch container held for protection starts when it reaches its
+ * budget, though the victim is still short: 1.5 x its 10 s alone. */
+static void test_budget_releases_hold(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
+  adm.prot.cfg.hold_at_floor = false;
+  struct agent_ctr *db = reg(&adm, "db", "latency", 0);
+  agent_adm_admit(&adm, db, 0, 0, 0);
+  run_until(&adm, 0);
+  struct agent_protect_obs o = {.id = "db", .share = -1, .stall = -1, .lat = 20, .lat_target = 5};
+  agent_protect_update(&adm.prot, &o, 1);
+  assert_true(adm.prot.short_);
+  struct agent_ctr *w = reg(&adm, "w", "seq-write", 1000);
+  w->solo_s = 10; /* as a learned profile would say */
+  struct agent_ctr *u = reg(&adm, "u", "seq-write", 1000); /* runtime not learned */
+  agent_adm_admit(&adm, w, 0, 0, 1000);
+  agent_adm_admit(&adm, u, 0, 0, 1000);
+  run_until(&adm, 5999);
+  assert_int_equal(w->state, AGENT_PENDING);
+  assert_int_equal(w->reason, BATCH_HOLD_PROTECT);
+  run_until(&adm, 6000); /* 5 s held + 10 s alone = 1.5 x 10 s */
+  assert_int_equal(w->state, AGENT_RUNNING);
+  assert_true(agent_ctr_over_budget(&adm, w, 6000));
+  assert_false(agent_ctr_protect_limited(&adm, w, 6000));
+  /* no runtime learned: no budget; still held */
+  assert_int_equal(u->state, AGENT_PENDING);
+  assert_false(agent_ctr_over_budget(&adm, u, 6000));
+  /* budget 0: none */
+  adm.prot.cfg.batch_budget = 0;
+  assert_false(agent_ctr_over_budget(&adm, w, 60000));
+  agent_adm_release(&adm);
+}
+
+/* By a latency objective that is met, batch containers start together
+ * (no spacing); missed at the floor cap, they are held. */
+static void test_objective_admission(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
+  adm.protect_gap_ms = 2000;
+  struct agent_ctr *db = reg(&adm, "db", "latency", 0);
+  agent_adm_admit(&adm, db, 0, 0, 0);
+  run_until(&adm, 0);
+  struct agent_protect_obs o = {.id = "db", .share = -1, .stall = -1, .lat = 2, .lat_target = 5};
+  agent_protect_update(&adm.prot, &o, 1);
+  assert_true(adm.prot.objective && !adm.prot.short_);
+  struct agent_ctr *w[3];
+  for (int i = 0; i < 3; i++) {
+    char id[8];
+    snprintf(id, sizeof(id), "w%d", i);
+    w[i] = reg(&adm, id, "seq-write", 10);
+    agent_adm_admit(&adm, w[i], 0, 0, 10);
+  }
+  run_until(&adm, 20);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(w[i]->state, AGENT_RUNNING);
+  /* missing at the floor: the next one is held */
+  o.lat = 50;
+  for (int i = 0; i < 10 && !adm.prot.short_; i++)
+    agent_protect_update(&adm.prot, &o, 1);
+  assert_true(adm.prot.short_);
+  struct agent_ctr *late = reg(&adm, "late", "seq-write", 30);
+  agent_adm_admit(&adm, late, 0, 0, 30);
+  run_until(&adm, 1000);
+  assert_int_equal(late->state, AGENT_PENDING);
+  assert_int_equal(late->reason, BATCH_HOLD_PROTECT);
+  agent_adm_release(&adm);
+}
+
+/* I/O pressure with hysteresis: on after 3 missed windows in a row, off
+ * after 10 in a row without a miss; one good window between misses
+ * starts the count again; nothing protected, no pressure. */
+static void test_pressure(void **state) {
+  (void)state;
+  struct agent_protect_cfg cfg;
+  agent_protect_cfg_default(&cfg);
+  struct agent_protect p;
+  agent_protect_init(&p, &cfg);
+  struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1, .lat = 20, .lat_target = 5};
+  agent_protect_update(&p, &db, 1);
+  agent_protect_update(&p, &db, 1);
+  assert_false(p.pressure);
+  db.lat = 1; /* one good window */
+  agent_protect_update(&p, &db, 1);
+  db.lat = 20;
+  agent_protect_update(&p, &db, 1);
+  agent_protect_update(&p, &db, 1);
+  assert_false(p.pressure);
+  agent_protect_update(&p, &db, 1);
+  assert_true(p.pressure); /* third miss in a row */
+  db.lat = 1;
+  for (int i = 0; i < PROTECT_PRESSURE_OFF - 1; i++) {
+    agent_protect_update(&p, &db, 1);
+    assert_true(p.pressure);
+  }
+  agent_protect_update(&p, &db, 1);
+  assert_false(p.pressure);
+  /* by share too */
+  struct agent_protect_obs old = {.id = "old", .share = 0.1, .stall = -1};
+  for (int i = 0; i < PROTECT_PRESSURE_ON; i++)
+    agent_protect_update(&p, &old, 1);
+  assert_true(p.pressure);
+  agent_protect_update(&p, NULL, 0);
+  assert_false(p.pressure);
+}
+
+static void test_budget(void **state) {
+  (void)state;
+  /* a 10 s job with budget 1.5 */
+  assert_false(agent_protect_over_budget(1.5, 1000, 1000, 10, 0)); /* just arrived */
+  assert_false(agent_protect_over_budget(1.5, 5000, 1000, 10, 0)); /* held 4 s: 14 s */
+  assert_true(agent_protect_over_budget(1.5, 6000, 1000, 10, 0));  /* held 5 s: 15 s */
+  /* running slowly: 12 s in, half done: 12 + 5 >= 15 */
+  assert_true(agent_protect_over_budget(1.5, 13000, 1000, 10, 0.5));
+  assert_false(agent_protect_over_budget(1.5, 8000, 1000, 10, 0.5)); /* 7 + 5 < 15 */
+  /* progress past its learned work counts as done */
+  assert_true(agent_protect_over_budget(1.5, 16000, 1000, 10, 3));
+  /* unknown runtime or no budget: never */
+  assert_false(agent_protect_over_budget(1.5, 1000000, 0, 0, 0));
+  assert_false(agent_protect_over_budget(0, 1000000, 0, 10, 0));
+  assert_false(agent_protect_over_budget(NAN, 1000000, 0, 10, 0));
+  assert_false(agent_protect_over_budget(1.5, 0, 1000, 10, 0)); /* clock before arrival */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_aimd),
-      cmocka_unit_test(test_holds_while_short),
-      cmocka_unit_test(test_hold_at_floor),
-      cmocka_unit_test(test_share_signals),
+      cmocka_unit_test(test_aimd),           cmocka_unit_test(test_objective),
+      cmocka_unit_test(test_objective_idle), cmocka_unit_test(test_learn_objective),
+      cmocka_unit_test(test_budget),
+      cmocka_unit_test(test_budget_releases_hold),
+      cmocka_unit_test(test_objective_admission),
+      cmocka_unit_test(test_pressure),         cmocka_unit_test(test_holds_while_short),
+      cmocka_unit_test(test_hold_at_floor),  cmocka_unit_test(test_share_signals),
       cmocka_unit_test(test_writers_scope),
   };
   return cmocka_run_group_tests_name("agent_protect", tests, NULL, NULL);

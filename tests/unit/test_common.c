@@ -233,6 +233,8 @@ static void test_dir_check_private(void **state) {
   assert_int_equal(iob_dir_check_private(dir, "socket directory", &err), 0);
   assert_int_equal(chmod(dir, 0755), 0);
   expect_unsafe(dir, "is open to other users (owner uid");
+  assert_int_equal(chmod(dir, 0775), 0);
+  expect_unsafe(dir, "is writable by other users (owner uid");
   assert_int_equal(chmod(dir, 0710), 0);
   expect_unsafe(dir, "mode 0710");
   assert_int_equal(chmod(dir, 0700), 0);
@@ -252,6 +254,87 @@ static void test_dir_check_private(void **state) {
   rmdir(dir);
   assert_int_equal(iob_dir_check_private(dir, "socket directory", &err), -1);
   assert_int_equal(err->code, IOB_CODE_NOT_FOUND);
+}
+
+static void expect_make_refused(const char *dir, const char *what) {
+  cleanup_error struct iob_error *err = NULL;
+  unsigned old = 1;
+  struct stat before, after;
+  int had = lstat(dir, &before);
+  assert_int_equal(iob_dir_make_private(dir, "socket directory", &old, &err), -1);
+  if (strstr(err->msg, what) == NULL || strstr(err->msg, "socket directory '") == NULL)
+    fail_msg("got '%s', want '%s'", err->msg, what);
+  assert_int_equal(old, 0);
+  if (had == 0) { /* refused means untouched */
+    assert_int_equal(lstat(dir, &after), 0);
+    assert_int_equal(after.st_mode, before.st_mode);
+  }
+}
+
+static void test_dir_make_private(void **state) {
+  (void)state;
+  char base[] = "/tmp/iobmk.XXXXXX";
+  assert_non_null(mkdtemp(base));
+  char dir[64], link[64], file[64];
+  snprintf(dir, sizeof(dir), "%s/run", base);
+  cleanup_error struct iob_error *err = NULL;
+  unsigned old = 1;
+  struct stat st;
+  /* Missing: made 0700 whatever the umask. */
+  mode_t um = umask(0);
+  assert_int_equal(iob_dir_make_private(dir, "socket directory", &old, &err), 1);
+  umask(um);
+  assert_int_equal(old, 0);
+  assert_int_equal(lstat(dir, &st), 0);
+  assert_int_equal(st.st_mode & 07777, 0700);
+  /* Already right: nothing to do. */
+  old = 1;
+  assert_int_equal(iob_dir_make_private(dir, "socket directory", &old, &err), 0);
+  assert_int_equal(old, 0);
+  /* Readable or searchable by others, not writable: repaired. */
+  static const unsigned fixable[] = {0755, 0750, 0711, 0705, 0701};
+  for (size_t i = 0; i < sizeof(fixable) / sizeof(fixable[0]); i++) {
+    assert_int_equal(chmod(dir, fixable[i]), 0);
+    assert_int_equal(iob_dir_make_private(dir, "socket directory", &old, &err), 1);
+    assert_int_equal(old, fixable[i]);
+    assert_int_equal(lstat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0700);
+  }
+  /* Writable by group or others: refused, left as it is. */
+  static const unsigned open_modes[] = {0775, 0757, 0770, 0722, 0777, 01777};
+  for (size_t i = 0; i < sizeof(open_modes) / sizeof(open_modes[0]); i++) {
+    assert_int_equal(chmod(dir, open_modes[i]), 0);
+    expect_make_refused(dir, "is writable by other users (owner uid");
+  }
+  assert_int_equal(chmod(dir, 0755), 0);
+  /* A symlink to a fixable directory: refused, the target untouched. */
+  snprintf(link, sizeof(link), "%s/lnk", base);
+  assert_int_equal(symlink(dir, link), 0);
+  expect_make_refused(link, "is a symbolic link");
+  assert_int_equal(lstat(dir, &st), 0);
+  assert_int_equal(st.st_mode & 07777, 0755);
+  unlink(link);
+  /* A dangling symlink: not created through. */
+  snprintf(file, sizeof(file), "%s/gone", base);
+  assert_int_equal(symlink(file, link), 0);
+  expect_make_refused(link, "is a symbolic link");
+  assert_int_equal(lstat(file, &st), -1);
+  unlink(link);
+  /* A file. */
+  close(open(file, O_CREAT | O_WRONLY, 0644));
+  expect_make_refused(file, "is not a directory");
+  unlink(file);
+  /* Another owner, even with a fixable mode. */
+  if (geteuid() == 0) {
+    assert_int_equal(chown(dir, 65534, 0), 0);
+    expect_make_refused(dir, "is owned by another user (owner uid 65534");
+    assert_int_equal(chown(dir, 0, 0), 0);
+  }
+  /* No parent: the error names the directory. */
+  snprintf(file, sizeof(file), "%s/no/such", base);
+  expect_make_refused(file, "cannot create socket directory '");
+  rmdir(dir);
+  rmdir(base);
 }
 
 /* common/conf.h: the line split, the key table and its value parsers. */
@@ -315,6 +398,7 @@ int main(void) {
       cmocka_unit_test(test_loop_timers_and_fds),
       cmocka_unit_test(test_read_file_bounded),
       cmocka_unit_test(test_dir_check_private),
+      cmocka_unit_test(test_dir_make_private),
       cmocka_unit_test(test_write_atomic_never_follows),
   };
   return cmocka_run_group_tests_name("common", tests, NULL, NULL);

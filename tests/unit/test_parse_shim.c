@@ -23,6 +23,7 @@
 #include "shim/options.h"
 #include "shim/runc.h"
 #include "shim/uri.h"
+#include "wcd/kind.h"
 
 static char bundle[] = "/tmp/iob-parse-shim.XXXXXX";
 
@@ -286,6 +287,29 @@ static int admission_check(struct iob_error **err) {
   return r;
 }
 
+/* io.iobatch.latency-target in microseconds. */
+static void test_latency_target_values(void **state) {
+  (void)state;
+  static const struct {
+    const char *v;
+    uint32_t us;
+  } good[] = {{"5ms", 5000}, {"500us", 500}, {"0.5ms", 500}, {"1s", 1000000},
+              {"1us", 1}, {"60s", 60000000}, {"2.25ms", 2250}, {"007ms", 7000}};
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(good); i++) {
+    cleanup_error struct iob_error *err = NULL;
+    uint32_t us = 0;
+    if (wcd_latency_target_parse(good[i].v, &us, &err) < 0)
+      fail_msg("'%s' refused: %s", good[i].v, err->msg);
+    assert_int_equal(us, good[i].us);
+  }
+  cleanup_error struct iob_error *err = NULL;
+  uint32_t us = 7;
+  assert_int_equal(wcd_latency_target_parse("5 ms", &us, &err), -1);
+  assert_int_equal(us, 7); /* left alone */
+  assert_string_equal(err->msg, "invalid annotation 'io.iobatch.latency-target': '5 ms' is not a "
+                                "latency from 1us to 60s (e.g. 5ms, 500us)");
+}
+
 static void test_admission_annotations_malformed(void **state) {
   (void)state;
   static const char *const bad[] = {
@@ -298,6 +322,18 @@ static void test_admission_annotations_malformed(void **state) {
       "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"5ms\"}}",
       "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"4294967296\"}}",
       "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"99999999999999999999999\"}}",
+      "{\"annotations\":{\"io.iobatch.latency-target\":\"5\"}}", /* no unit */
+      "{\"annotations\":{\"io.iobatch.latency-target\":\"5 ms\"}}",
+      "{\"annotations\":{\"io.iobatch.latency-target\":\"-5ms\"}}",
+      "{\"annotations\":{\"io.iobatch.latency-target\":\"5e3us\"}}",
+      "{\"annotations\":{\"io.iobatch.latency-target\":\"1.2.3ms\"}}",
+      "{\"annotations\":{\"io.iobatch.latency-target\":\"0us\"}}",
+      "{\"annotations\":{\"io.iobatch.latency-target\":\"0.5us\"}}",
+      "{\"annotations\":{\"io.iobatch.latency-target\":\"61s\"}}",
+      "{\"annotations\":{\"io.iobatch.latency-target\":\"ms\"}}",
+      "{\"annotations\":{\"io.iobatch.latency-target\":\".ms\"}}",
+      "{\"annotations\":{\"io.iobatch.latency-target\":\"5MS\"}}",
+      "{\"annotations\":{\"io.iobatch.latency-target\":\"99999999999999999999999999999999ms\"}}",
       "{\"annotations\":{\"io.iobatch.class\":\"seq_write\"}}", /* the agent would refuse it */
       "{\"annotations\":{\"io.iobatch.class\":\"SEQ-WRITE\"}}",
       "{\"annotations\":{\"io.iobatch.kind\":\"pod\"}}",
@@ -329,6 +365,7 @@ static void test_admission_annotations_malformed(void **state) {
   static const char *const odd[] = {
       "{}",
       "{\"annotations\":{\"io.iobatch.max-hold-ms\":\"\"}}",
+      "{\"annotations\":{\"io.iobatch.latency-target\":\"\"}}",
       "{\"annotations\":{\"io.iobatch.kind\":\"\"}}",
       "{\"annotations\":{\"io.kubernetes.cri.container-type\":\"podsandbox\"}}",
       "{\"process\":{\"args\":[]},\"annotations\":{}}",
@@ -521,6 +558,7 @@ int main(void) {
       cmocka_unit_test(test_config_path_malformed),
       cmocka_unit_test(test_runc_options_malformed),
       cmocka_unit_test(test_admission_annotations_malformed),
+      cmocka_unit_test(test_latency_target_values),
       cmocka_unit_test(test_runc_log_malformed),
       cmocka_unit_test(test_stdio_uri_malformed),
   };

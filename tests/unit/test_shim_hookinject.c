@@ -48,7 +48,8 @@ static void test_inject_keeps_everything_else(void **state) {
   assert_int_equal(json_array_size(pre), 2);
   assert_null(json_object_get(json_object_get(after, "hooks"), "createRuntime"));
   json_t *want =
-      load("{\"path\":\"" HOOK "\",\"args\":[\"iobatch-hook\",\"--socket\",\"/run/a.sock\"]}");
+      load("{\"path\":\"" HOOK
+           "\",\"args\":[\"iobatch-hook\",\"--socket\",\"/run/a.sock\"],\"timeout\":10}");
   assert_true(json_equal(json_array_get(pre, 1), want));
   /* Remove what was added: the rest must be exactly the original. */
   assert_int_equal(json_array_remove(pre, 1), 0);
@@ -79,7 +80,7 @@ static void test_inject_once(void **state) {
   assert_int_equal(shim_hook_inject_json(post, strlen(post), HOOK, NULL, &twice, &err), 0);
   assert_string_equal(twice, "{\"hooks\":{\"poststop\":[{\"path\":\"" HOOK
                              "\"}],\"prestart\":[{\"path\":\"" HOOK
-                             "\",\"args\":[\"iobatch-hook\"]}]}}");
+                             "\",\"args\":[\"iobatch-hook\"],\"timeout\":10}]}}");
   free(twice);
   twice = NULL;
   /* No hooks at all: the member is created; no socket: no --socket. */
@@ -87,7 +88,7 @@ static void test_inject_once(void **state) {
   assert_int_equal(shim_hook_inject_json(bare, strlen(bare), HOOK, NULL, &twice, &err), 0);
   assert_string_equal(twice,
                       "{\"ociVersion\":\"1.0.2\",\"hooks\":{\"prestart\":[{\"path\":\"" HOOK
-                      "\",\"args\":[\"iobatch-hook\"]}]}}");
+                      "\",\"args\":[\"iobatch-hook\"],\"timeout\":10}]}}");
 }
 
 static void test_inject_malformed(void **state) {
@@ -185,7 +186,7 @@ static void test_inject_file(void **state) {
   assert_int_equal(inject(dir, &err), 0);
   cleanup_free char *got = read_config(dir);
   assert_non_null(strstr(got, "\"prestart\":[{\"path\":\"/usr/bin/other\",\"args\":[\"other\",\"x\"]},"
-                              "{\"path\":\"/bin/true\",\"args\":[\"iobatch-hook\"]}]"));
+                              "{\"path\":\"/bin/true\",\"args\":[\"iobatch-hook\"],\"timeout\":10}]"));
   assert_int_equal(count_entries(dir), 1); /* no temporary file left */
   cleanup_free char *path = NULL;
   assert_true(asprintf(&path, "%s/config.json", dir) > 0);
@@ -237,14 +238,15 @@ static void test_inject_socket_from_options(void **state) {
   assert_int_equal(inject(dir, &err), 0);
   cleanup_free char *got = read_config(dir);
   assert_non_null(
-      strstr(got, "{\"path\":\"/bin/true\",\"args\":[\"iobatch-hook\",\"--socket\",\"/run/opt.sock\"]}"));
+      strstr(got, "{\"path\":\"/bin/true\",\"args\":[\"iobatch-hook\",\"--socket\",\"/run/opt.sock\"],"
+                  "\"timeout\":10}"));
   remove_bundle(dir);
   /* Without it, the environment's. */
   dir = bundle_with(spec, 0644);
   write_file(dir, "options.json", "{\"root\":\"/run/r\"}");
   assert_int_equal(inject(dir, &err), 0);
   cleanup_free char *env = read_config(dir);
-  assert_non_null(strstr(env, "\"--socket\",\"/run/env.sock\"]}"));
+  assert_non_null(strstr(env, "\"--socket\",\"/run/env.sock\"],\"timeout\":10}"));
   remove_bundle(dir);
   /* A broken options.json is refused, config.json untouched. */
   dir = bundle_with(spec, 0644);

@@ -1,0 +1,36 @@
+/* What agent/bpf/blklat.bpf.c keeps per cgroup and the agent reads: the
+ * value of its `lat` hash map, keyed by the cgroup id of the request's
+ * blkcg (the cgroup directory's inode: the v1 blkio cgroup on a hybrid
+ * host, the v2 cgroup on a unified one).  Shared by the BPF program and
+ * agent/latency.c, so plain fixed-size types only. */
+#ifndef IOB_AGENT_BPF_BLKLAT_H
+#define IOB_AGENT_BPF_BLKLAT_H
+
+/* Issue-to-completion latency in microseconds, 4 buckets per power of
+ * two (agent/lathist.h has the bucket bounds): buckets 0-3 hold 0-3 us,
+ * then 4 per octave; the last is everything from 2^24 + 3 2^22 us (29.4 s)
+ * up. */
+#define BLKLAT_SUB_BITS 2
+#define BLKLAT_BUCKETS 96
+/* Requests in flight that the program tracks at once (per request
+ * pointer); one that finds the table full is not counted. */
+#define BLKLAT_MAX_INFLIGHT 16384
+/* Cgroups it keeps counters for; a new cgroup beyond this is not counted
+ * (the agent removes a container's entry when it leaves). */
+#define BLKLAT_MAX_CGROUPS 8192
+
+/* 64 bits either way; uint64_t in the agent (unsigned long on x86-64),
+ * where the BPF program has no <stdint.h>. */
+#ifdef __bpf__
+typedef unsigned long long blklat_u64;
+#else
+#include <stdint.h>
+typedef uint64_t blklat_u64;
+#endif
+
+struct blklat_val {
+  blklat_u64 hist[BLKLAT_BUCKETS];
+  blklat_u64 rbytes, wbytes, rios, wios;
+};
+
+#endif

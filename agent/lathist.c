@@ -1,0 +1,147 @@
+/* Histogram arithmetic and the latency source rule (agent/lathist.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "agent/lathist.h"
+#include "common/xalloc.h"
+
+#define SUB (1u << BLKLAT_SUB_BITS)
+
+static unsigned fls64(uint64_t v) {
+  return 63u - (unsigned)__builtin_clzll(v);
+}
+
+unsigned agent_lathist_bucket(uint64_t us) {
+  if (us < SUB)
+    return (unsigned)us;
+  unsigned p = fls64(us);
+  unsigned sub = (unsigned)(us >> (p - BLKLAT_SUB_BITS)) & (SUB - 1);
+  unsigned b = SUB + ((p - BLKLAT_SUB_BITS) << BLKLAT_SUB_BITS) + sub;
+  return b < AGENT_LAT_BUCKETS - 1 ? b : AGENT_LAT_BUCKETS - 1;
+}
+
+uint64_t agent_lathist_lower(unsigned b) {
+  if (b < SUB)
+    return b;
+  unsigned p = (b - SUB) / SUB + BLKLAT_SUB_BITS, k = (b - SUB) % SUB;
+  return (1ull << p) + (uint64_t)k * (1ull << (p - BLKLAT_SUB_BITS));
+}
+
+uint64_t agent_lathist_upper(unsigned b) {
+  if (b >= AGENT_LAT_BUCKETS - 1)
+    return UINT64_MAX;
+  return agent_lathist_lower(b + 1);
+}
+
+double agent_lathist_quantile(const uint64_t *h, size_t n, uint64_t total, double q,
+                              bool *overflow) {
+  if (total == 0 || n == 0)
+    return 0;
+  /* The rank of the quantile among total requests, 1-based (nearest
+   * rank), then where it falls inside its bucket. */
+  double rank = ceil(q * (double)total);
+  if (rank < 1)
+    rank = 1;
+  uint64_t cum = 0;
+  for (size_t b = 0; b < n; b++) {
+    if (h[b] == 0 || (double)(cum + h[b]) < rank) {
+      cum += h[b];
+      continue;
+    }
+    uint64_t lo = agent_lathist_lower((unsigned)b), hi = agent_lathist_upper((unsigned)b);
+    if (hi == UINT64_MAX || b == n - 1) {
+      *overflow = true;
+      return (double)lo;
+    }
+    return (double)lo + (double)(hi - lo) * (rank - (double)cum) / (double)h[b];
+  }
+  /* total was more than the buckets hold: the largest bucket with any */
+  for (size_t b = n; b-- > 0;)
+    if (h[b])
+      return (double)agent_lathist_lower((unsigned)b);
+  return 0;
+}
+
+void agent_lathist_window(const uint64_t *now, const uint64_t *before, size_t n,
+                          struct agent_lat_window *out) {
+  uint64_t d[AGENT_LAT_BUCKETS] = {0};
+  bool restarted = false;
+  if (n > AGENT_LAT_BUCKETS)
+    n = AGENT_LAT_BUCKETS;
+  for (size_t b = 0; before && b < n; b++)
+    restarted |= now[b] < before[b];
+  uint64_t total = 0;
+  for (size_t b = 0; b < n; b++) {
+    d[b] = before && !restarted ? now[b] - before[b] : now[b];
+    total += d[b];
+  }
+  *out = (struct agent_lat_window){.count = total};
+  out->p50_us = agent_lathist_quantile(d, n, total, 0.50, &out->overflow);
+  out->p99_us = agent_lathist_quantile(d, n, total, 0.99, &out->overflow);
+}
+
+int agent_lat_pressure_window(uint64_t some_a, uint64_t some_b, uint64_t ios, uint64_t dt_ns,
+                              struct agent_lat_window *out, double *stall) {
+  if (some_b < some_a || dt_ns == 0)
+    return -1;
+  uint64_t us = some_b - some_a;
+  *out = (struct agent_lat_window){.count = ios};
+  out->p50_us = out->p99_us = ios ? (double)us / (double)ios : 0;
+  double share = (double)us * 1000.0 / (double)dt_ns;
+  *stall = share > 1 ? 1 : share;
+  return 0;
+}
+
+static const char *const pref_names[] = {"auto", "bpf", "pressure", "off"};
+
+const char *agent_lat_pref_name(int pref) {
+  if (pref < 0 || pref > AGENT_LAT_OFF)
+    return "invalid";
+  return pref_names[pref];
+}
+
+const char *agent_lat_mode_name(int mode) {
+  switch (mode) {
+  case AGENT_LAT_MODE_BPF:
+    return "bpf";
+  case AGENT_LAT_MODE_PRESSURE:
+    return "pressure";
+  case AGENT_LAT_MODE_OFF:
+    return "off";
+  }
+  return "invalid";
+}
+
+bool agent_lat_wants_bpf(int pref) {
+  return pref == AGENT_LAT_AUTO || pref == AGENT_LAT_BPF;
+}
+
+int agent_lat_decide(int pref, const char *bpf_error, int *mode, char **why,
+                     struct iob_error **err) {
+  *why = NULL;
+  switch (pref) {
+  case AGENT_LAT_OFF:
+    *mode = AGENT_LAT_MODE_OFF;
+    *why = xstrdup("latency_source = off");
+    return 0;
+  case AGENT_LAT_PRESSURE:
+    *mode = AGENT_LAT_MODE_PRESSURE;
+    *why = xstrdup("latency_source = pressure");
+    return 0;
+  case AGENT_LAT_BPF:
+    if (bpf_error)
+      return iob_error(err, 0, "latency_source = bpf, but %s", bpf_error);
+    *mode = AGENT_LAT_MODE_BPF;
+    return 0;
+  case AGENT_LAT_AUTO:
+    if (bpf_error) {
+      *mode = AGENT_LAT_MODE_PRESSURE;
+      *why = xstrdup(bpf_error);
+      return 0;
+    }
+    *mode = AGENT_LAT_MODE_BPF;
+    return 0;
+  }
+  return iob_error(err, 0, "invalid latency_source %d", pref);
+}

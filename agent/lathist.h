@@ -1,0 +1,84 @@
+/* Block I/O latency per container: the histogram arithmetic of the BPF
+ * program's buckets (agent/bpf/blklat.h) and the choice of the latency
+ * source.  Plain C, no I/O: agent/latency.c reads the histograms, the
+ * sampler turns each window's difference into a p50, a p99 and a count. */
+#ifndef IOB_AGENT_LATHIST_H
+#define IOB_AGENT_LATHIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/bpf/blklat.h"
+#include "common/error.h"
+
+#define AGENT_LAT_BUCKETS BLKLAT_BUCKETS
+
+/* The bucket of a latency of us microseconds: buckets 0-3 hold 0-3 us,
+ * then 4 per power of two ([2^p + k 2^(p-2), 2^p + (k+1) 2^(p-2)), k 0..3),
+ * the last everything from its lower bound up.  The BPF program applies
+ * the same rule. */
+unsigned agent_lathist_bucket(uint64_t us);
+/* The least latency a bucket holds, and the least the next one holds
+ * (UINT64_MAX for the last). */
+uint64_t agent_lathist_lower(unsigned b);
+uint64_t agent_lathist_upper(unsigned b);
+
+/* One window of a container's requests: how many completed, and their
+ * p50 and p99 (microseconds; 0 when count is 0), each interpolated
+ * linearly inside its bucket; a quantile in the last bucket is that
+ * bucket's lower bound and sets overflow. */
+struct agent_lat_window {
+  uint64_t count;
+  double p50_us, p99_us;
+  bool overflow;
+};
+
+/* The window between two readings of one cgroup's histogram (n buckets):
+ * now - before per bucket.  A bucket that went down means the counters
+ * started again (the entry was removed and made anew): now is the
+ * window then. */
+void agent_lathist_window(const uint64_t *now, const uint64_t *before, size_t n,
+                          struct agent_lat_window *out);
+/* The q quantile (0 < q <= 1) of a histogram of total requests. */
+double agent_lathist_quantile(const uint64_t *h, size_t n, uint64_t total, double q,
+                              bool *overflow);
+
+/* The io.pressure approximation of a window (latency_source = pressure,
+ * or BPF not loaded): some_a and some_b the "some" stall totals (us) at
+ * its start and end, ios the requests the sampler counted in it, dt_ns
+ * its length.  p50 = p99 = stall time per request (exact for one task
+ * issuing one request at a time; requests in parallel stall together, so
+ * less otherwise), count = ios, *stall the share of the window stalled.
+ * Fails (out untouched) when the totals went backwards or dt_ns is 0. */
+int agent_lat_pressure_window(uint64_t some_a, uint64_t some_b, uint64_t ios, uint64_t dt_ns,
+                              struct agent_lat_window *out, double *stall);
+
+/* latency_source in iobatchd.conf. */
+enum agent_lat_pref {
+  AGENT_LAT_AUTO = 0, /* BPF where it loads, else io.pressure */
+  AGENT_LAT_BPF,      /* BPF or the agent does not start */
+  AGENT_LAT_PRESSURE, /* io.pressure (approximate) */
+  AGENT_LAT_OFF,
+};
+/* "auto", "bpf", "pressure", "off"; "invalid" otherwise. */
+const char *agent_lat_pref_name(int pref);
+
+/* What the agent measures latency with. */
+enum agent_lat_mode {
+  AGENT_LAT_MODE_OFF = 0,
+  AGENT_LAT_MODE_BPF,
+  AGENT_LAT_MODE_PRESSURE,
+};
+const char *agent_lat_mode_name(int mode);
+
+/* Whether to try loading the BPF program for pref. */
+bool agent_lat_wants_bpf(int pref);
+/* The mode for pref once BPF was tried (bpf_error: why it did not load,
+ * NULL when it did; ignored when it was not tried).  *why is a static or
+ * bpf_error-based reason for a mode other than BPF, for the one log line
+ * at start, or NULL.  Fails when pref is bpf and BPF did not load. */
+int agent_lat_decide(int pref, const char *bpf_error, int *mode, char **why,
+                     struct iob_error **err);
+
+#endif

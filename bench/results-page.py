@@ -1,0 +1,449 @@
+#!/usr/bin/env python3
+"""Write bench/RESULTS.md from bench/RESULTS.md.in and every result file
+under bench/results/ (standard library only).
+
+The template holds the prose; every number comes from a result file:
+
+  {{FILE:PATH}}        one value: FILE relative to bench/results/, PATH a
+  {{FILE:PATH:FMT}}    dotted path into its JSON (list indices are numbers),
+                       FMT a format spec (default: floats to 2 decimals)
+  {{table:KIND:FILE}}  a table of FILE drawn by the function table_KIND
+  {{about:FILE}}       the command, date and commit FILE records
+
+A JSON file under bench/results/ that the template does not name is listed
+at the end with its command and date, so no result is left out.
+
+  bench/results-page.py           write bench/RESULTS.md
+  bench/results-page.py --check   exit 1, naming the page and showing the
+                                  difference, when bench/RESULTS.md is not
+                                  what this script would write
+"""
+import difflib
+import json
+import os
+import re
+import statistics
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(TOP, "bench", "results")
+TEMPLATE = os.path.join(TOP, "bench", "RESULTS.md.in")
+PAGE = os.path.join(TOP, "bench", "RESULTS.md")
+
+_cache = {}
+used = set()
+
+
+class PageError(Exception):
+    pass
+
+
+def load(name):
+    if name not in _cache:
+        path = os.path.join(RESULTS, name)
+        try:
+            with open(path, encoding="utf-8") as f:
+                _cache[name] = json.load(f)
+        except (OSError, ValueError) as e:
+            raise PageError(f"cannot read 'bench/results/{name}': {e}") from e
+    used.add(name)
+    return _cache[name]
+
+
+def get(doc, path, name=""):
+    cur = doc
+    for part in path.split(".") if path else []:
+        try:
+            cur = cur[int(part)] if isinstance(cur, list) else cur[part]
+        except (KeyError, IndexError, ValueError, TypeError) as e:
+            raise PageError(f"'bench/results/{name}' has no '{path}'") from e
+    return cur
+
+
+def fmt(v, spec=""):
+    if v is None:
+        return "–"
+    if spec:
+        return format(v, spec)
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def row(cells):
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def table(head, rows, align=None):
+    out = [row(head), "|" + "|".join(align or ["---"] * len(head)) + "|"]
+    out += [row(r) for r in rows]
+    return "\n".join(out)
+
+
+# The command of a result file that does not record its own.
+UNRECORDED = {"pairs.json": "bench/pairs.sh", "plan-cost.json": "bench/plan-cost.sh",
+              "libcgroup.json": "bench/libcgroup.sh"}
+
+
+def cmd(doc, name):
+    c = (doc.get("command") or "").strip()
+    if c:
+        return f"`{c}`"
+    if name in UNRECORDED:
+        return f"`{UNRECORDED[name]}` (the file records no command)"
+    return "(no command recorded)"
+
+
+def about(name):
+    doc = load(name)
+    parts = [cmd(doc, name)]
+    date = doc.get("date") or doc.get("started")
+    if date:
+        parts.append(str(date))
+    if doc.get("commit"):
+        parts.append(f"commit {doc['commit']}")
+    elif doc.get("agent"):
+        parts.append(doc["agent"])
+    return ", ".join(parts) + f" ([{name}](results/{name}))"
+
+
+# --- the tables -----------------------------------------------------------
+
+
+def table_soak(name):
+    rows = []
+    for n in name.split(","):
+        d = load(n)
+        leaked = sum(v for k, v in d.items() if k.startswith("leaked_"))
+        rows.append([f"[{n}](results/{n})", d["lifecycles_done"], d["concurrency"],
+                     f"{d['seconds'] / 60:.0f} min", d["failed_lifecycles"], d["failed_checks"],
+                     leaked, d["agent_restarts"], d["containerd_restarts"],
+                     f"{d['agent_rss_kb_start']} → {d['agent_rss_kb_end']} KB"])
+    return table(["run", "lifecycles", "at a time", "took", "failed lifecycles", "failed checks",
+                  "leaked (shims, mounts, cgroups, agent entries, fds, snapshots, containers, FIFOs)",
+                  "agent restarts", "containerd restarts", "agent RSS"], rows)
+
+
+SERVICE_LABELS = {
+    "all": "all at once (runc)",
+    "serial": "batch one at a time (runc)",
+    "iobatch": "iobatch (service `io.iobatch.class=latency`)",
+    "iobatch.c": "iobatch, `protect_cpu = false`",
+}
+
+
+def service_label(mode):
+    m = re.fullmatch(r"iobatch\.f(\d+)", mode)
+    if m:
+        return f"iobatch, cap fixed at {m.group(1)} MiB/s"
+    return SERVICE_LABELS.get(mode, mode)
+
+
+def table_service(name):
+    d = load(name)
+    s = d["solo"]
+    rows = [["service alone", fmt(s["victim_tps"], ".0f"), "1", fmt(s["victim_p99_ms"], ".1f"), "", ""]]
+    for mode, m in d["modes"].items():
+        if m.get("victim_tps") is None:
+            rows.append([service_label(mode), "no result", "", "", "", ""])
+            continue
+        ms = m.get("batch_makespan_s")
+        mk = f"{ms:.1f} s" + ("" if mode == "all" else f" (×{m['makespan_vs_all']:.2f})") if ms else "–"
+        rows.append([service_label(mode),
+                     f"{m['victim_tps']:.0f} (×{m['victim_tps_vs_solo']:.2f})",
+                     fmt(m.get("victim_tps_p10_1s_vs_solo")),
+                     f"{m['victim_p99_ms']:.1f} (×{m['victim_p99_vs_solo']:.1f})",
+                     mk, fmt(m.get("victim_lost_tx"))])
+    return table(["mode", "TPS (vs alone)", "worst seconds", "p99 ms (vs alone)",
+                  "batch makespan (vs all at once)", "transactions lost"], rows)
+
+
+def table_service_cpu(name):
+    d = load(name)
+    rows = []
+    for r in d["reps"]:
+        mark = "" if r["clean"] else " *"
+        rows.append([f"{r['rep']}{mark}", fmt(r["solo_tps"], ".1f"),
+                     f"{r['all_tps']:.1f} ({r['all_tps'] / r['solo_tps']:.2f})",
+                     f"{r['all_c_tps']:.1f} ({r['all_c_tps'] / r['solo_tps']:.2f})",
+                     f"{r['all_makespan_s']:.2f} / {r['all_c_makespan_s']:.2f}"])
+    return (table(["rep", "solo TPS", "all: TPS (vs solo)", "all.c: TPS (vs solo)",
+                   "makespan all / all.c s"], rows)
+            + f"\n\n\\* not comparable: {d['not_clean']}.")
+
+
+def table_demo(name):
+    d = load(name)
+    rows = [[r["setting"], fmt(r["victim_tps_ratio"]), fmt(r["makespan_ratio"]),
+             fmt(r["all_at_once_tps_ratio"]), r["date"]] for r in d["part1"]["runs"]]
+    return table(["setting", "victim_tps_ratio", "makespan_ratio", "all at once: TPS ratio", "date"], rows)
+
+
+SCHED_LABELS = {"all": "all at once", "serial": "serial", "iobatch": "iobatch (default)",
+                "paper": "iobatch (paper)", "calibrated": "iobatch (calibrated matrix)"}
+
+
+def table_sched(name):
+    d = load(name)
+    modes = list(d["modes"])
+    rows = []
+    for mx in d["mixes"]:
+        cells = [mx["name"] + ": " + " + ".join(mx["jobs"])]
+        for m in modes:
+            r = mx["results"].get(m)
+            if r is None or r.get("makespan_s") is None:
+                cells.append("no result")
+                continue
+            ratios = mx.get("ratios", {}).get(m, {})
+            va, vs = ratios.get("makespan_vs_all"), ratios.get("makespan_vs_serial")
+            each = " ".join(f"{x:.1f}" for x in r.get("makespan_all_s", []))
+            cells.append(f"{r['makespan_s']:.2f} s"
+                         + (f" (×{va:.2f} / ×{vs:.2f})" if m not in ("all", "serial") and None not in (va, vs)
+                            else f" (×{va:.2f})" if m == "serial" and va is not None else "")
+                         + (f" [{each}]" if each else "")
+                         + f", worst {r['worst_slowdown']:.2f}, J {r['jain']:.2f}")
+        rows.append(cells)
+    notes = [f"- {SCHED_LABELS.get(k, k)}: {v}" for k, v in d["modes"].items() if v != "run"]
+    return table(["mix"] + [SCHED_LABELS.get(m, m) for m in modes], rows) + (
+        "\n\n" + "\n".join(notes) if notes else "")
+
+
+
+def table_pairs(name):
+    d = load(name)
+    rows = [[f"{p['a']} + {p['b']}", fmt(p["ratio"]), fmt(p["slow_a"]), fmt(p["slow_b"])]
+            for p in d["pairs"]]
+    return table(["pair", "together / one after the other", "A slowed", "B slowed"], rows,
+                 ["---", "---:", "---:", "---:"])
+
+
+def table_valley(name):
+    d = load(name)
+    rows = []
+    for r in d["results"]:
+        m = r["modes"]
+        rows.append([r["readers"], fmt(r["working_set_vs_limit"]),
+                     fmt(m["all"]["throughput_mib_s"], ".0f"), fmt(m["serial"]["throughput_mib_s"], ".0f"),
+                     fmt(m["iobatch"]["throughput_mib_s"], ".0f"), fmt(r["iobatch_vs_all"]),
+                     fmt(m["all"]["limit_hits"], ".0f")])
+    return table(["readers", "working set / limit", "all at once MiB/s", "serial MiB/s",
+                  "iobatch MiB/s", "iobatch / all", "limit hits (all)"], rows)
+
+
+def table_shim_cost(name):
+    d = load(name)
+    by = {}
+    for m in d["memory_kb"]:
+        by.setdefault(m["containers"], {})[m["shim"]] = m
+    rows = []
+    for n, s in sorted(by.items()):
+        r, i = s["runc"], s["iobatch"]
+        rows.append([n, f"{r['rss_median']:g} / {r['pss_median']:g} KB",
+                     f"{i['rss_median']:g} / {i['pss_median']:g} KB",
+                     f"{i['pss_median'] / r['pss_median']:.3f}"])
+    life = d["lifecycle_ms_median"]
+    idle = d["idle_cpu_ms"]
+    return (table(["running containers", "runc shim RSS / PSS", "iobatch shim RSS / PSS", "PSS ratio"], rows)
+            + f"\n\n`ctr run --rm /bin/true`, median of {life['reps']} interleaved runs: runc shim "
+            f"{life['runc']:.1f} ms, iobatch shim {life['iobatch']:.1f} ms "
+            f"(ratio {life['iobatch'] / life['runc']:.2f}). Idle CPU over {idle['seconds']} s: "
+            f"{idle['runc']} ms against {idle['iobatch']} ms.")
+
+
+def trim_ratio(name, containers):
+    """iobatch shim PSS with trim / without, means of the runs."""
+    d = load(name)
+
+    def pss(on):
+        return statistics.mean(m["pss_median"] for r in d["runs"] if r["trim"] == on
+                               for m in r["memory_kb"] if m["shim"] == "iobatch" and m["containers"] == containers)
+    return f"{pss(True) / pss(False):.2f}"
+
+
+def table_shim_trim(name):
+    d = load(name)
+    rows = []
+    for r in d["runs"]:
+        for m in r["memory_kb"]:
+            if m["shim"] == "iobatch":
+                rows.append([r["run"], "on" if r["trim"] else "off", m["containers"],
+                             f"{m['rss_median']:g}", f"{m['pss_median']:g}"])
+    return table(["run", "trim", "containers", "iobatch shim RSS KB", "PSS KB"], rows) + (
+        f"\n\nPSS with trim / without (means of the runs): {trim_ratio(name, 1)}× with one container, "
+        f"{trim_ratio(name, 10)}× with ten.")
+
+
+def table_agent_overhead(name):
+    d = load(name)
+    s = d["sampling"]
+    out = []
+    if s["status"] == "run":
+        out.append(table(["registered cgroups", "CPU % of a core (1 Hz)", "µs per cgroup sample", "RSS KiB", "sampler"],
+                         [[r["cgroups"], fmt(r["cpu_percent"]), fmt(r["cpu_us_per_cgroup_sample"], ".0f")
+                           if r["cpu_us_per_cgroup_sample"] is not None else "–", r["rss_kib"], r["sampler"]]
+                          for r in s["runs"]], ["---:", "---:", "---:", "---:", "---"]))
+    else:
+        out.append(f"Sampling: {s['status']}")
+    a = d["admission"]
+    if a["status"] == "run":
+        m = a["median_ms"]
+        out.append(f"Uncontended admission (`ctr run --rm /bin/true`, median of {a['reps']}): runc shim "
+                   f"{m['runc_shim']:.1f} ms, iobatch shim without an agent {m['iobatch_no_agent']:.1f} ms, "
+                   f"asking iobatchd {m['iobatch_with_agent']:.1f} ms, with `batch_window = 0` "
+                   f"{m['iobatch_with_agent_no_batch_window']:.1f} ms.")
+    else:
+        out.append(f"Admission latency: {a['status']}")
+    return "\n\n".join(out)
+
+
+def table_plan_cost(name):
+    d = load(name)
+    rows = [[r["pending"], f"{r['defaults_ms']:.3f}", f"{r['defaults_max_ms']:.3f}",
+             f"{r['evidence_ms']:.3f}", f"{r['evidence_max_ms']:.3f}", r["admitted"]] for r in d["rows"]]
+    return (f"{d['running']} containers running, CPU per plan in ms, median (and max) of {d['reps']}:\n\n"
+            + table(["pending", "shipped defaults", "max", "every pair counted as evidence", "max",
+                     "admitted by the evidence plan"], rows, ["---:"] * 6))
+
+
+def table_profiles_rss(name):
+    d = load(name)
+    rows = [[p, kb] for p, kb in d["median_rss_kb"].items()]
+    return (table(["profiles loaded", "agent RSS KB (median)"], rows, ["---:", "---:"])
+            + f"\n\nAbout {d['kb_per_profile']:g} KB a profile.")
+
+
+def table_solver(name):
+    d = load(name)
+    small = table(["N", "instances", "brute force ms", "exact ms", "heuristic ms", "exact gap max",
+                   "heuristic optimal"],
+                  [[r["n"], r["instances"], f"{r['brute_force_s'] * 1000:.3g}", f"{r['exact_s'] * 1000:.3g}",
+                    f"{r['heuristic_s'] * 1000:.3g}", fmt(r["exact_gap_max"]),
+                    f"{r['heuristic_optimal']} of {r['instances']}"] for r in d["small"]])
+    large = table(["instance", "N", "heuristic ms", "exact ms", "heuristic gap"],
+                  [[r["instance"], r["n"], f"{r['heuristic_s'] * 1000:.3g}",
+                    "not run" if r.get("exact_s") is None else f"{r['exact_s'] * 1000:.3g}",
+                    fmt(r.get("heuristic_gap"))] for r in d["large"]])
+    return small + "\n\n" + large
+
+
+def table_calibration(name):
+    d = load(name)
+    c = ["seq-read", "rand-read", "seq-write", "rand-write"]
+    sd = d["measurements"]["slowdown"]
+    return table(["victim \\ neighbour"] + c, [[v] + [fmt(sd[v][n]) for n in c] for v in c],
+                 ["---"] + ["---:"] * 4)
+
+
+def table_libcgroup(name):
+    d = load(name)
+    c = d["cpu"]
+    labels = {"discover": "find the cgroup2 and v1 blkio mounts", "pid_cgroup": "a process's blkio cgroup",
+              "read_blkio": "read and parse blkio.throttle.io_service_bytes"}
+    rows = [[labels.get(k, k), v["cgroupv2"], v["libcgroup"], fmt(v["libcgroup_vs_cgroupv2"])]
+            for k, v in c["ns_per_call"].items()]
+    m = d["memory"]
+    return (f"CPU ns per call, median of {c['repeats']} repeats of {c['iterations']} calls:\n\n"
+            + table(["what", "cgroupv2/", "libcgroup", "libcgroup / cgroupv2/"], rows,
+                    ["---", "---:", "---:", "---:"])
+            + f"\n\nAn idle process: {m['idle_plain_kb']['pss']} KB PSS; after `cgroup_init()` "
+            f"{m['idle_after_cgroup_init_kb']['pss']} KB (+{m['cgroup_init_adds_kb']['pss']} KB PSS, "
+            f"+{m['cgroup_init_adds_kb']['rss']} KB RSS), of which libcgroup's own mapping "
+            f"{m['libcgroup_mapping_kb']['pss']} KB PSS.")
+
+
+def table_wcd(name):
+    d = load(name)
+    rows = [[r["name"], r["detector"], f"{r['correct']} of {r['total']} ({r['correct'] / r['total']:.0%})",
+             f"{r['flag_latency']} of {r['latency_runs']}", f"{r['flag_batch']} of {r['batch_runs']}"]
+            for r in d["runs"]]
+    return table(["where", "detector", "correct", "latency flag on latency-sensitive runs",
+                  "latency flag on batch runs"], rows)
+
+
+# --- the template ---------------------------------------------------------
+
+DIRECTIVE = re.compile(r"\{\{([^{}]+)\}\}")
+
+
+def expand(m):
+    try:
+        return expand1(m.group(1).strip())
+    except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as e:
+        raise PageError(f"'{{{{{m.group(1).strip()}}}}}': {type(e).__name__} {e} "
+                        "(a result file without what the page shows?)") from e
+
+
+def expand1(directive):
+    parts = directive.split(":")
+    if parts[0] == "table":
+        fn = globals().get("table_" + parts[1].replace("-", "_"))
+        if fn is None:
+            raise PageError(f"no table '{parts[1]}' (bench/results-page.py)")
+        return fn(parts[2])
+    if parts[0] == "trim":
+        return trim_ratio(parts[1], int(parts[2]))
+    if parts[0] == "about":
+        return about(parts[1])
+    name, path = parts[0], parts[1] if len(parts) > 1 else ""
+    spec = ":".join(parts[2:])
+    return fmt(get(load(name), path, name), spec)
+
+
+def result_files():
+    out = []
+    for root, dirs, files in os.walk(RESULTS):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(".json"):
+                out.append(os.path.relpath(os.path.join(root, f), RESULTS))
+    return out
+
+
+def render():
+    with open(TEMPLATE, encoding="utf-8") as f:
+        text = f.read()
+    text = DIRECTIVE.sub(expand, text)
+    left = [n for n in result_files() if n not in used]
+    if left:
+        text = text.rstrip("\n") + "\n\n## Other results\n\nNot described above yet:\n\n"
+        for n in left:
+            text += f"- {about(n)}\n"
+    head = ("<!-- Generated by bench/results-page.py from bench/RESULTS.md.in and bench/results/;\n"
+            "     do not edit: `make docs` writes it, `make docs-check` fails when it is stale. -->\n")
+    return head + text
+
+
+def main(argv):
+    check = argv[1:] == ["--check"]
+    if argv[1:] and not check:
+        print("usage: bench/results-page.py [--check]", file=sys.stderr)
+        return 2
+    try:
+        new = render()
+    except PageError as e:
+        print(f"results-page: {e}", file=sys.stderr)
+        return 1
+    if not check:
+        with open(PAGE + ".tmp", "w", encoding="utf-8") as f:
+            f.write(new)
+        os.replace(PAGE + ".tmp", PAGE)
+        return 0
+    try:
+        with open(PAGE, encoding="utf-8") as f:
+            old = f.read()
+    except OSError as e:
+        old = ""
+        print(f"results-page: cannot read 'bench/RESULTS.md': {e}", file=sys.stderr)
+    if old == new:
+        print("docs-check: bench/RESULTS.md is up to date")
+        return 0
+    print("docs-check: bench/RESULTS.md is stale (make docs regenerates it):")
+    sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                               "bench/RESULTS.md", "bench/results-page.py", n=1))
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# The DaemonSet run the way a kubelet runs it (issue 21 item 5), on a
+# booted Debian 12 (systemd as PID 1, Debian's containerd 1.6; lib.sh):
+# tests/install/kubelet.py reads packaging/kubernetes/*.yaml and drives the
+# guest's containerd through the CRI as the kubelet would: the sandbox with
+# the pod's namespaces, the init container to completion, then the
+# containers, with the template's image, hostPath and configMap volumes,
+# env (fieldRef spec.nodeName), command and security context.  The image
+# iobatch:0.1.0 is built here by packaging/kubernetes/mkimage.sh from `make
+# static`'s binaries and the guest's Debian packages (busybox-static,
+# bash-static, kubernetes-client, socat) and imported with ctr.
+#   - as shipped (RESTART_CONTAINERD=false): the shim and binaries are on
+#     the node, containerd's real config.toml carries the handler, the
+#     version was read from the node's containerd; containerd is not
+#     restarted, so the handler is not served yet, and the node is not
+#     labelled; the agent answers the liveness probe (ExecSync); the
+#     metrics sidecar serves on the pod's IP;
+#   - with RESTART_CONTAINERD=true (and a test ConfigMap: the paper policy
+#     and tests/integration/hold-matrix.conf, a deterministic hold):
+#     containerd restarts, then the installer tries the label; a pod with
+#     runtimeClassName iobatch runs and the agent names its namespace, pod
+#     and container; of two conflicting batch pods the second is held in
+#     StartContainer and starts when the first ends;
+#   - iobatch-cleanup.yaml: the label first, then everything: /etc/containerd,
+#     /usr and /var/lib/iobatch are as before the install (paths, modes,
+#     owners, checksums); run again, it changes nothing.
+# No API server can run here: the node label is the one call not made
+# against a server (kubectl finds none; the installer logs it and goes on).
+. "$(dirname "$0")/lib.sh"
+tap_plan 27
+
+# wait_for SECONDS 'CONDITION': poll until it holds (a watchdog, not a
+# measurement).
+wait_for() {
+  local end=$((SECONDS + $1))
+  while :; do
+    eval "$2" && return 0
+    [ "$SECONDS" -lt "$end" ] || return 1
+    sleep 0.2
+  done
+}
+
+PY=/usr/bin/python3
+SB=${STATIC_B:-$IOB_TOP/build-static}
+K=$IOB_TOP/packaging/kubernetes
+iob_need jq tar sha256sum readelf
+$PY -c 'import grpc, grpc_tools, yaml' 2>/dev/null ||
+  bail "python3-grpcio, python3-grpc-tools and python3-yaml are needed (scripts/install-deps.sh)"
+[ -x "$SB/bin/containerd-shim-iobatch-v2" ] || bail "no $SB/bin: run make static"
+
+inst_root || bail "cannot build the Debian root"
+inst_boot daemonset || bail "the Debian root did not boot"
+G=/proc/$INST_PID/root # the node's / from here
+KUBELET="$PY $IOB_TOP/tests/install/kubelet.py --socket $G/run/containerd/containerd.sock --gen $IOB_T/gen --root $G --node node-1"
+SOCK=/run/iobatch/iobatchd.sock
+ctl() { $KUBELET exec --pod iobatch --container iobatchd -- /opt/iobatch/bin/iobatchctl --socket $SOCK "$@"; }
+init_log() { jq -r 'select(.event == "init") | .log' "$1"; }
+containerd_pid() { inst_exec systemctl show -p MainPID --value containerd; }
+
+# ---- the node as its admin set it up (before the install): a CNI network
+# for the pods, a sandbox image that exists here (the pause image cannot be
+# pulled), oom_score_adj as this sandbox allows it, no fixed streaming
+# port.  The network: a bridge without an address, so that nothing asks
+# for IP forwarding (/proc/sys is read-only in the guest, and the guest
+# shares the host's network namespace, whose settings are not the test's
+# to change); pods reach each other and themselves, not the node.  The
+# bridge goes at exit.
+mkdir -p "$G/etc/cni/net.d"
+cat >"$G/etc/cni/net.d/10-iobtest.conflist" <<'JSON'
+{"cniVersion": "0.4.0", "name": "iobtest", "plugins": [
+  {"type": "bridge", "bridge": "iobtest0", "isGateway": false, "ipMasq": false,
+   "ipam": {"type": "host-local", "subnet": "10.99.77.0/24"}}]}
+JSON
+at_exit "inst_exec busybox ip link del iobtest0"
+sed -i 's|^  \[plugins."io.containerd.grpc.v1.cri"\]$|&\n    sandbox_image = "iobatch.test/pause:1"\n    restrict_oom_score_adj = true\n    stream_server_port = "0"|' \
+  "$G/etc/containerd/config.toml"
+inst_exec systemctl restart containerd || bail "containerd did not restart in the guest"
+
+# docker_archive ROOTFS TAG CMD-JSON OUT
+docker_archive() {
+  local d=$IOB_T/archive layer cfg
+  rm -rf "$d" && mkdir -p "$d"
+  tar --numeric-owner -C "$1" -cf "$d/layer.tar" .
+  layer=$(sha256sum "$d/layer.tar" | cut -d' ' -f1)
+  jq -n --arg d "sha256:$layer" --argjson cmd "$3" '{architecture: "amd64", os: "linux",
+    config: {Cmd: $cmd, Env: ["PATH=/usr/bin:/bin"]}, rootfs: {type: "layers", diff_ids: [$d]}}' >"$d/config.json"
+  cfg=$(sha256sum "$d/config.json" | cut -d' ' -f1)
+  mv "$d/config.json" "$d/$cfg.json"
+  jq -n --arg c "$cfg.json" --arg t "$2" '[{Config: $c, RepoTags: [$t], Layers: ["layer.tar"]}]' >"$d/manifest.json"
+  tar -C "$d" -cf "$4" manifest.json "$cfg.json" layer.tar
+}
+iob_rootfs_busybox "$IOB_T/pause"
+docker_archive "$IOB_T/pause" iobatch.test/pause:1 '["/bin/sleep", "infinity"]' "$G/var/tmp/pause.tar"
+"$K/mkimage.sh" "$SB/bin" "$G" "$IOB_T/image" >"$IOB_T/mkimage.log" 2>&1 || {
+  sed 's/^/# /' "$IOB_T/mkimage.log"
+  bail "mkimage.sh failed"
+}
+docker_archive "$IOB_T/image" iobatch:0.1.0 '["/bin/sh"]' "$G/var/tmp/iobatch.tar"
+for t in pause iobatch; do
+  inst_exec ctr -n k8s.io images import "/var/tmp/$t.tar" >>"$IOB_T/import.log" 2>&1 || bail "ctr images import $t failed"
+  rm -f "$G/var/tmp/$t.tar"
+done
+ok "daemonset: iobatch:0.1.0 (make static + Debian's busybox, bash, kubectl, socat) imported into the node's containerd" \
+  inst_exec ctr -n k8s.io images check name==iobatch:0.1.0
+
+# What uninstall must give back: paths, modes, owners, link targets and
+# checksums of /etc/containerd, /usr and /var/lib/iobatch.
+snapshot() {
+  inst_exec sh -c 'for d in /etc/containerd /usr /var/lib/iobatch; do
+    [ -e "$d" ] || { echo "$d absent"; continue; }
+    find "$d" -xdev -printf "%p %M %U:%G %l\n" | LC_ALL=C sort
+    find "$d" -xdev -type f -print0 | LC_ALL=C sort -z | xargs -0r md5sum
+  done'
+}
+snapshot >"$IOB_T/before"
+
+# ---- 1. the manifest as shipped
+pid0=$(containerd_pid)
+$KUBELET up "$K/iobatch-deploy.yaml" --pod DaemonSet/iobatch >"$IOB_T/up1.json" 2>"$IOB_T/up1.err"
+is "$?:$(jq -r 'select(.event == "init") | "\(.container)=\(.exit_code)"' "$IOB_T/up1.json"):$(jq -r 'select(.event == "started") | .container' "$IOB_T/up1.json" | paste -sd,)" \
+  "0:install=0:iobatchd,metrics-proxy" \
+  "daemonset: as shipped: the init container install.sh ends 0, then iobatchd and metrics-proxy start"
+init_log "$IOB_T/up1.json" >"$IOB_T/install1.log"
+[ "$_tap_failed" -eq 0 ] || { sed 's/^/# /' "$IOB_T/up1.err" "$IOB_T/install1.log"; bail "the DaemonSet's pod did not come up"; }
+is "$(readlink "$G/usr/local/bin/containerd-shim-iobatch-v2")" "/opt/iobatch/bin/containerd-shim-iobatch-v2" \
+  "daemonset: the shim is linked into the node's /usr/local/bin"
+readelf -lW "$G/opt/iobatch/bin/containerd-shim-iobatch-v2" | grep -q INTERP
+ok "daemonset: the binaries on the node are the static ones (no program interpreter)" test $? -ne 0
+like "$(cat "$IOB_T/install1.log")" "the node's containerd: /usr/bin/containerd says 'containerd github.com/containerd/containerd 1\.6\." \
+  "daemonset: the containerd version was read on the node (its running binary), not asked of an API server"
+inst_exec containerd config dump >"$IOB_T/dump1" 2>&1
+like "$(grep -A12 'containerd.runtimes.iobatch\]' "$IOB_T/dump1" | grep runtime_type)" 'runtime_type = "io.containerd.iobatch.v2"' \
+  "daemonset: the node's real /etc/containerd/config.toml registers the handler (containerd config dump)"
+is "$(containerd_pid)" "$pid0" "daemonset: as shipped (RESTART_CONTAINERD=false): containerd is not restarted"
+like "$(tr '\n' ' ' <"$IOB_T/install1.log")" "restart containerd for it to take effect.*not labelling the node" \
+  "daemonset: the log says to restart containerd, and the node is not labelled"
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: early, namespace: tenant-a}\nspec:\n  runtimeClassName: iobatch\n  containers:\n  - {name: c, image: "iobatch.test/pause:1", command: [/bin/true]}\n' >"$IOB_T/early.yaml"
+out=$($KUBELET up "$IOB_T/early.yaml" "$K/runtimeclass.yaml" --pod Pod/early 2>&1)
+like "$out" "no runtime for \"iobatch\" is configured" \
+  "daemonset: until containerd restarts, the CRI does not serve the handler (RunPodSandbox fails)"
+is "$(stat -c '%a %U' "$G/run/iobatch")" "700 root" "daemonset: /run/iobatch is root's and 0700 (the kubelet made it 0755)"
+ok "daemonset: the agent answers its livenessProbe (iobatchctl status through ExecSync)" \
+  wait_for 20 '$KUBELET probe "$K/iobatch-deploy.yaml" --pod DaemonSet/iobatch --container iobatchd >"$IOB_T/probe.json" 2>&1'
+ip=$(jq -r 'select(.event == "sandbox") | .ip' "$IOB_T/up1.json")
+wait_for 10 '$KUBELET exec --pod iobatch --container iobatchd -- wget -qO- "http://$ip:9464/metrics" >"$IOB_T/metrics" 2>&1'
+like "$(grep -c '^iobatch_' "$IOB_T/metrics")" "^[1-9]" \
+  "daemonset: the metrics sidecar (socat) serves the agent's metrics on the pod's IP ($ip:9464)"
+
+# ---- 2. RESTART_CONTAINERD=true, as an admin sets it after the log above
+# (the DaemonSet rolls: the pod goes, a new one comes).  Test ConfigMap:
+# the paper policy with tests/integration/hold-matrix.conf (a random
+# writer beside a sequential one is held).
+$PY - "$K/iobatch-deploy.yaml" "$IOB_TOP/tests/integration/hold-matrix.conf" >"$IOB_T/deploy2.yaml" <<'PY'
+import sys, yaml
+docs = list(yaml.safe_load_all(open(sys.argv[1])))
+for d in docs:
+    if d["kind"] == "ConfigMap":
+        d["data"]["iobatchd.conf"] += "policy = paper\nalpha = 0.6\nmatrix = /etc/iobatch/hold-matrix.conf\n"
+        d["data"]["hold-matrix.conf"] = open(sys.argv[2]).read()
+    if d["kind"] == "DaemonSet":
+        for e in d["spec"]["template"]["spec"]["initContainers"][0]["env"]:
+            if e["name"] == "RESTART_CONTAINERD":
+                e["value"] = "true"
+yaml.safe_dump_all(docs, sys.stdout)
+PY
+$KUBELET down --pod iobatch >/dev/null
+$KUBELET up "$IOB_T/deploy2.yaml" --pod DaemonSet/iobatch >"$IOB_T/up2.json" 2>"$IOB_T/up2.err"
+is "$?:$(jq -r 'select(.event == "init") | .exit_code' "$IOB_T/up2.json")" "0:0" "daemonset: RESTART_CONTAINERD=true: the pod comes up again"
+init_log "$IOB_T/up2.json" >"$IOB_T/install2.log"
+[ "$_tap_failed" -eq 0 ] || sed 's/^/# /' "$IOB_T/up2.err"
+isnt_pid=$(containerd_pid)
+ok "daemonset: containerd was restarted (MainPID $pid0 -> $isnt_pid) and is active" \
+  test "$isnt_pid" != "$pid0" -a "$(inst_exec systemctl is-active containerd)" = active
+like "$(tr '\n' ' ' <"$IOB_T/install2.log")" "restarting containerd .*containerd serves the handler iobatch .*cannot label node node-1 iobatch.io/runtime=true \(no API server answered\?\).*127\.0\.0\.1:6443.*going on" \
+  "daemonset: the label is tried only after the handler is served, at the in-cluster API server; none answers: logged, and the install goes on"
+diag "no API server runs here: the node label (kubectl label node) is the one call not made against a server; install.sh logged: $(grep -o 'cannot label.*' "$IOB_T/install2.log")"
+ok "daemonset: the agent answers its livenessProbe after the restart" \
+  wait_for 20 '$KUBELET probe "$IOB_T/deploy2.yaml" --pod DaemonSet/iobatch --container iobatchd >/dev/null 2>&1'
+
+# A pod through the handler, as a tenant's.
+cat >"$IOB_T/pods.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: idle, namespace: tenant-a}
+spec:
+  runtimeClassName: iobatch
+  containers:
+    - {name: sleeper, image: "iobatch.test/pause:1", command: [/bin/sleep, "3600"]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: seq, namespace: tenant-a, annotations: {io.iobatch.class: seq-write, io.iobatch.workload: seq-writer}}
+spec:
+  runtimeClassName: iobatch
+  restartPolicy: Never
+  containers:
+    - name: writer
+      image: "iobatch.test/pause:1"
+      command: [/bin/sh, -c, "until [ -e /work/stop ]; do dd if=/dev/zero of=/work/seq bs=1M count=32 oflag=direct 2>/dev/null; done; rm -f /work/seq"]
+      volumeMounts: [{name: work, mountPath: /work}]
+  volumes: [{name: work, hostPath: {path: /var/tmp/iobatch-hold, type: DirectoryOrCreate}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: rand, namespace: tenant-a, annotations: {io.iobatch.class: rand-write, io.iobatch.workload: rand-writer}}
+spec:
+  runtimeClassName: iobatch
+  restartPolicy: Never
+  containers:
+    - {name: writer, image: "iobatch.test/pause:1", command: [/bin/sh, -c, "echo rand ran"]}
+YAML
+$KUBELET up "$IOB_T/pods.yaml" "$K/runtimeclass.yaml" --pod Pod/idle >"$IOB_T/idle.json" 2>&1
+is "$(jq -r 'select(.event == "sandbox") | .handler' "$IOB_T/idle.json"):$(jq -r 'select(.event == "started") | .container' "$IOB_T/idle.json")" \
+  "iobatch:sleeper" "daemonset: a pod with runtimeClassName iobatch runs through the CRI handler iobatch"
+agent_has() { ctl status --json 2>/dev/null | jq -e "$1" >/dev/null; }
+wait_for 10 'agent_has ".containers[] | select(.container_name == \"sleeper\")"'
+is "$(ctl status --json | jq -r '.containers[] | select(.container_name == "sleeper") | "\(.pod_namespace)/\(.pod_name)/\(.container_name)"')" \
+  "tenant-a/idle/sleeper" "daemonset: the agent names its namespace, pod and container"
+
+# Two conflicting batch pods.  Each names its workload: the agent's
+# profiles are keyed by the image otherwise, and both run the same image.
+$KUBELET up "$IOB_T/pods.yaml" "$K/runtimeclass.yaml" --pod Pod/seq >"$IOB_T/seq.json" 2>&1
+is "$(jq -r 'select(.event == "started") | .container' "$IOB_T/seq.json")" "writer" "daemonset: a sequential writer pod starts"
+($KUBELET up "$IOB_T/pods.yaml" "$K/runtimeclass.yaml" --pod Pod/rand >"$IOB_T/rand.json" 2>&1; echo $? >"$IOB_T/rand.rc") &
+wait_for 20 'agent_has ".containers[] | select(.pod_name == \"rand\" and .state == \"pending\")"'
+is "$(ctl status --json | jq -r '.containers[] | select(.pod_name == "rand" and .kind != "sandbox") | .state'):$($KUBELET status --pod rand | jq -r .containers.writer.state):$([ -e "$IOB_T/rand.rc" ] && echo returned || echo waiting)" \
+  "pending:CONTAINER_CREATED:waiting" \
+  "daemonset: a random writer pod beside it is held: pending in the agent, CREATED in the CRI, its StartContainer waiting"
+touch "$G/var/tmp/iobatch-hold/stop"
+wait_for 60 '[ -e "$IOB_T/rand.rc" ]'
+$KUBELET status --pod seq >"$IOB_T/seq.st"
+wait_for 10 '$KUBELET status --pod rand >"$IOB_T/rand.st" && [ "$(jq -r .containers.writer.state "$IOB_T/rand.st")" = CONTAINER_EXITED ]'
+is "$(cat "$IOB_T/rand.rc"):$(jq -r .containers.writer.exit_code "$IOB_T/rand.st"):$(jq -r '.containers.writer.finished_at' "$IOB_T/seq.st" | awk -v r="$(jq -r .containers.writer.started_at "$IOB_T/rand.st")" '{ print (r >= $1 && $1 > 0) ? "after" : "before" }')" \
+  "0:0:after" "daemonset: when the sequential writer ends, the held pod starts (after it) and exits 0"
+for p in idle seq rand; do $KUBELET down --pod $p >/dev/null 2>&1; done
+rm -rf "$G/var/tmp/iobatch-hold"
+
+# ---- 3. the documented uninstall: delete iobatch-deploy.yaml, apply
+# iobatch-cleanup.yaml (as shipped), wait for "uninstalled", delete it.
+$KUBELET down --pod iobatch >/dev/null
+cleanup() { # run the cleanup DaemonSet's pod until it logged its verdict
+  $KUBELET up "$K/iobatch-cleanup.yaml" --pod DaemonSet/iobatch-cleanup >"$IOB_T/cleanup.json" 2>&1 || return 1
+  wait_for 60 '$KUBELET logs --pod iobatch-cleanup --container uninstall >"$IOB_T/cleanup.log" 2>&1 && grep -qE "uninstalled|nothing of iobatch" "$IOB_T/cleanup.log"'
+  $KUBELET down --pod iobatch-cleanup >/dev/null
+}
+cleanup
+like "$(head -1 "$IOB_T/cleanup.log")" "take the label iobatch.io/runtime off node node-1" \
+  "daemonset: uninstall: the label is taken off first (no API server: logged, going on)"
+like "$(tail -1 "$IOB_T/cleanup.log")" "uninstalled" "daemonset: uninstall: the cleanup pod logs 'uninstalled'"
+snapshot >"$IOB_T/after"
+is "$(diff "$IOB_T/before" "$IOB_T/after" | head -20)" "" \
+  "daemonset: uninstall leaves /etc/containerd, /usr and /var/lib/iobatch as before the install (paths, modes, owners, checksums)"
+ok "daemonset: uninstall: /opt/iobatch and /etc/iobatch are gone" test ! -e "$G/opt/iobatch" -a ! -e "$G/etc/iobatch"
+cleanup
+like "$(tail -1 "$IOB_T/cleanup.log")" "nothing of iobatch on this node" \
+  "daemonset: the cleanup DaemonSet on a node without iobatch's files: a no-op, said in the log"
+snapshot >"$IOB_T/after2"
+ok "daemonset: and it changed nothing" cmp -s "$IOB_T/before" "$IOB_T/after2"
+[ "$_tap_failed" -eq 0 ] || for f in install1.log install2.log cleanup.log; do sed "s/^/# $f: /" "$IOB_T/$f"; done
+tap_done

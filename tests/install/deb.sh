@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# The Debian package as an operator installs it (issue 21), on a Debian 12
+# booted with systemd as PID 1 (systemd-nspawn, tests/install/lib.sh) with
+# Debian's containerd 1.6 and its own /etc/containerd/config.toml:
+#   - `apt-get install ./iobatch_*.deb`, then the one documented step,
+#     `systemctl restart containerd`;
+#   - iobatchd.service is active (Type=notify), its socket directory 0700;
+#   - containerd runs on the config the drop-in generates and serves the
+#     CRI handler `iobatch`: a pod through the CRI (tests/integration/
+#     cri_client.py, on the host, against the guest's socket) runs and
+#     `iobatchctl status` names its pod and container;
+#   - podman with the packaged hooks.d file: the container is `running`
+#     (not `created`) while it runs, the agent lists it, and it ends; a
+#     rootless podman (a user with subordinate ids) applies the same file,
+#     its container runs unaffected;
+#   - with a declared latency pod running, the agent lowers a batch pod's
+#     CPU weight; `systemctl stop iobatchd` puts back what it wrote (its
+#     journal, restore.json, says what each file held before) and changes
+#     nothing else on that container's cgroups;
+#   - `apt-get purge iobatch` and `systemctl restart containerd` leave
+#     /etc/containerd, /usr and /var/lib/iobatch as they were before the
+#     install (modes, owners, link targets, checksums); /run is not compared.
+# IOBATCH_DEB=FILE uses a prebuilt package instead of running make deb; a
+# $B-pkg package newer than every file of the tree is used as it is.
+. "$(dirname "$0")/lib.sh"
+tap_plan 32
+iob_need jq tar sha256sum dpkg-deb
+PY=/usr/bin/python3
+$PY -c 'import grpc, grpc_tools' 2>/dev/null ||
+  bail "python3-grpcio and python3-grpc-tools are not installed (scripts/install-deps.sh)"
+IMAGE=iobatch.test/busybox:1
+# Debian's containerd 1.6 default sandbox image; nothing can be pulled here,
+# so the busybox image is tagged so too (it runs `sleep`).
+PAUSE=registry.k8s.io/pause:3.6
+
+# ---- the package
+# make check-all has just built it (tests/integration/deb.sh): that one is
+# used when no file of the tree is newer.
+DEB=${IOBATCH_DEB:-}
+fresh() { # DEB: no tracked or new file of the tree is newer than DEB
+  [ -f "$1" ] && [ -z "$(cd "$IOB_TOP" && git ls-files -co --exclude-standard -z |
+    xargs -0 sh -c 'find "$@" -maxdepth 0 -newer "$0" -print 2>/dev/null' "$1" | head -1)" ]
+}
+if [ -z "$DEB" ]; then
+  for f in "$IOB_B"-pkg/iobatch_*_*.deb; do [[ "$f" == *dbgsym* ]] || { fresh "$f" && DEB=$f; }; done
+fi
+if [ -z "$DEB" ]; then
+  make -C "$IOB_TOP" --no-print-directory B="$IOB_B" deb >"$IOB_T/make-deb.log" 2>&1 ||
+    { sed 's/^/# /' "$IOB_T/make-deb.log" | tail -30; bail "make deb failed"; }
+  for f in "$IOB_B"-pkg/iobatch_*_*.deb; do [[ "$f" == *dbgsym* ]] || DEB=$f; done
+fi
+[ -f "$DEB" ] || bail "no package: $DEB"
+diag "package: $DEB"
+
+# ---- a booted Debian 12 (podman in it for the hooks.d part)
+inst_root
+inst_boot deb
+G=/proc/$INST_PID/root
+SOCK=$G/run/containerd/containerd.sock
+CRI="$PY $IOB_TOP/tests/integration/cri_client.py --socket $SOCK --gen $IOB_T/gen --timeout 60"
+
+T0=$SECONDS
+step() { diag "$(($SECONDS - T0))s: $*"; }
+step "booted"
+# The admin's own edit, before iobatch: these machines refuse a negative
+# oom_score_adj (shared/TESTBED.md), which the CRI gives sandboxes unless
+# restrict_oom_score_adj is set.
+inst_exec sed -i 's/^  \[plugins."io.containerd.grpc.v1.cri"\]$/&\n    restrict_oom_score_adj = true/' \
+  /etc/containerd/config.toml
+inst_exec grep -q 'restrict_oom_score_adj = true' /etc/containerd/config.toml &&
+  inst_exec systemctl restart containerd || bail "cannot set restrict_oom_score_adj in the guest's config.toml"
+
+# snapshot FILE: /etc/containerd, /usr and /var/lib/iobatch, each entry's
+# type and mode, owner, path and link target, and each file's checksum.
+snapshot() {
+  inst_exec sh -c 'for d in /etc/containerd /usr /var/lib/iobatch; do
+      [ -e "$d" ] || { echo "absent $d"; continue; }
+      find "$d" -xdev -printf "%M %u:%g %p %l\n"
+      find "$d" -xdev -type f -print0 | xargs -0 sha256sum
+    done' | LC_ALL=C sort >"$1"
+}
+snapshot "$IOB_T/before"
+ok "deb: the machine before the install is listed" test -s "$IOB_T/before"
+
+step "snapshot taken"
+# ---- install, then the documented step
+inst_put "$DEB" "/root/$(basename "$DEB")"
+inst_exec sh -c "cd /root && apt-get install -y ./$(basename "$DEB")" >"$IOB_T/apt.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] || sed 's/^/# apt: /' "$IOB_T/apt.log" | tail -20
+is "$rc" 0 "deb: apt-get install ./$(basename "$DEB")"
+inst_exec systemctl restart containerd
+is "$?" 0 "deb: systemctl restart containerd (the documented step)"
+is "$(inst_exec systemctl is-active iobatchd)" "active" "deb: iobatchd.service is active"
+is "$(inst_exec systemctl show -p Type --value iobatchd) $(inst_exec systemctl show -p NRestarts --value iobatchd)" \
+  "notify 0" "deb: Type=notify, started once (no restart)"
+is "$(inst_exec stat -c '%a %U' /run/iobatch)" "700 root" "deb: /run/iobatch is 0700, root's"
+main=$(inst_exec systemctl show -p MainPID --value containerd)
+like "$(tr '\0' ' ' <"$G/proc/$main/cmdline" 2>/dev/null)" "^/usr/bin/containerd --config /run/iobatch-containerd/config.toml" \
+  "deb: containerd runs on the config the drop-in generates"
+like "$(inst_exec journalctl -b -u containerd --no-pager -o cat 2>&1 | grep 'containerd-config')" \
+  "/etc/containerd/config.toml' \(config version 2\) with the CRI runtime handler iobatch" \
+  "deb: the generator's line in containerd's journal"
+ok "deb: /etc/containerd/config.toml is not touched" \
+  cmp -s <(grep ' /etc/containerd/config.toml$' "$IOB_T/before") <(inst_exec sha256sum /etc/containerd/config.toml)
+
+step "installed"
+# ---- a pod with runtime handler iobatch, through the CRI
+R=$IOB_T/rootfs
+iob_rootfs_busybox "$R"
+img=$IOB_T/img
+mkdir -p "$img"
+tar --numeric-owner -C "$R" -cf "$img/layer.tar" .
+layer=$(sha256sum "$img/layer.tar" | cut -d' ' -f1)
+jq -n --arg d "sha256:$layer" '{architecture: "amd64", os: "linux",
+  config: {Cmd: ["/bin/sleep", "2147483647"], Env: ["PATH=/bin"]},
+  rootfs: {type: "layers", diff_ids: [$d]}}' >"$img/config.json"
+cfg=$(sha256sum "$img/config.json" | cut -d' ' -f1)
+mv "$img/config.json" "$img/$cfg.json"
+jq -n --arg c "$cfg.json" --arg t "$IMAGE" --arg p "$PAUSE" \
+  '[{Config: $c, RepoTags: [$t, $p], Layers: ["layer.tar"]}]' >"$img/manifest.json"
+tar -C "$img" -cf "$IOB_T/image.tar" manifest.json "$cfg.json" layer.tar
+inst_put "$IOB_T/image.tar" /root/image.tar
+inst_exec ctr -n k8s.io images import /root/image.tar >"$IOB_T/import.log" 2>&1 ||
+  sed 's/^/# import: /' "$IOB_T/import.log"
+is "$($CRI image-status "$IMAGE" 2>&1 | jq -r .present 2>&1)" "true" "deb: the CRI sees the test image"
+
+$CRI create --handler iobatch --image "$IMAGE" --name debpod --container main >"$IOB_T/create.json" 2>&1
+cid=$(jq -r .container_id "$IOB_T/create.json" 2>/dev/null)
+[ -n "$cid" ] && [ "$cid" != null ] || sed 's/^/# create: /' "$IOB_T/create.json"
+ok "deb: RunPodSandbox with handler iobatch, CreateContainer" test -n "$cid" -a "$cid" != null
+# The container's weight, cap and CPU weight files (relative to the
+# hierarchies' root), one "path=content" line each.
+cgfiles() {
+  inst_exec sh -c 'for d in /sys/fs/cgroup/*/k8s.io/'"$1"' /sys/fs/cgroup/k8s.io/'"$1"'; do
+      [ -d "$d" ] || continue
+      for f in "$d"/*weight* "$d"/*shares* "$d"/*throttle*device "$d"/io.max "$d"/cpu.max "$d"/*cfs_quota_us; do
+        [ -f "$f" ] && [ -r "$f" ] && printf "%s=%s\n" "$f" "$(tr "\n" " " <"$f")"
+      done
+    done' | sort
+}
+$CRI start "$cid" >"$IOB_T/start.json" 2>&1
+rc=$?
+[ $rc -eq 0 ] || sed 's/^/# start: /' "$IOB_T/start.json"
+is "$rc" 0 "deb: StartContainer returns"
+st() { inst_exec iobatchctl status --json; }
+ok "deb: iobatchctl status lists the container running" \
+  wait_for 20 '[ "$(st | jq -r --arg id "$cid" ".containers[] | select(.id == \$id) | .state")" = running ]'
+is "$(st | jq -r --arg id "$cid" '.containers[] | select(.id == $id) | [.namespace, .pod_namespace, .pod_name, .container_name] | join(" ")')" \
+  "k8s.io iobtest debpod main" "deb: and names its namespace, pod and container"
+ok "deb: and the pod's sandbox, kind sandbox" \
+  test "$(st | jq '[.containers[] | select(.kind == "sandbox" and .pod_name == "debpod")] | length')" -ge 1
+
+step "CRI pod done"
+# ---- podman with the packaged hooks.d file
+cp -a "$R" "$G/root/rootfs"
+inst_exec sh -c 'podman run --rm --name pm1 --cidfile /root/pm1.cid --runtime runc --network none \
+    --cgroup-manager cgroupfs --events-backend file --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+    --rootfs /root/rootfs /bin/sleep 6 >/root/pm1.out 2>&1; echo $? >/root/pm1.rc' &
+pmid() { cat "$G/root/pm1.cid" 2>/dev/null; }
+listed() { [ -n "$(pmid)" ] && st | jq -r --arg id "$(pmid)" '.containers[] | select(.id == $id) | .state'; }
+ok "deb: podman (hooks.d as packaged): the agent lists the container running" \
+  wait_for 30 '[ "$(listed)" = running ]'
+is "$(inst_exec podman inspect -f '{{.State.Status}}' pm1 2>&1)" "running" \
+  "deb: podman shows it running (prestart admitted it)"
+ok "deb: podman's container ends with status 0" wait_for 30 '[ "$(cat "$G/root/pm1.rc" 2>/dev/null)" = 0 ]'
+[ "$(cat "$G/root/pm1.rc" 2>/dev/null)" = 0 ] || sed 's/^/# podman: /' "$G/root/pm1.out"
+ok "deb: and the agent no longer lists it (poststop)" wait_for 20 '[ -z "$(listed)" ]'
+
+# A rootless podman, same hooks.d file: its user cannot reach the root-only
+# socket; the hook runs and exits 0, the container runs as without iobatch.
+# (podman shows a hook's output only when it fails, so that the hook itself
+# prints nothing is checked in tests/integration/podman-hooks.sh.)
+inst_exec useradd -m -s /bin/sh rl >/dev/null 2>&1
+cp -a "$R" "$G/home/rl/rootfs" && inst_exec chown -R rl: /home/rl/rootfs
+rlrun() { inst_exec su -l rl -c "podman $* run --rm --network none --rootfs /home/rl/rootfs /bin/echo hi" 2>&1; }
+like "$(rlrun --log-level=debug | grep -i 'iobatch.json')" "iobatch\.json" \
+  "deb: rootless podman applies the packaged hooks.d file too"
+is "$(rlrun)" "hi" "deb: rootless podman: the container runs unaffected, nothing but its output"
+step "podman done"
+# ---- stop the agent: what it wrote on the CRI container's cgroups goes back
+# (CRI creates the task, and so the cgroup, in StartContainer: there is no
+# "before the agent" to read.  The agent's journal, restore.json, holds
+# what each file it wrote had before; the files it did not write must not
+# change at its stop.)
+# A latency-sensitive pod and a batch pod, declared where the packaged
+# iobatchd.conf trusts declarations (kube-system): while the first runs the
+# agent protects it, and the batch container runs at the least CPU weight
+# (protect_cpu, v1 cpu.shares here).
+crun() { # NAME CLASS: a pod in kube-system, its container started; prints its id
+  local id
+  id=$($CRI create --handler iobatch --image "$IMAGE" --name "$1" --namespace kube-system \
+    --annotation io.iobatch.class="$2" 2>>"$IOB_T/cri.err" | jq -r .container_id) &&
+    $CRI start "$id" >/dev/null 2>>"$IOB_T/cri.err" && echo "$id"
+}
+svc=$(crun svc latency)
+job=$(crun job seq-write)
+[ -n "$svc" ] && [ -n "$job" ] || sed 's/^/# cri: /' "$IOB_T/cri.err"
+journal() { inst_exec cat /var/lib/iobatch/restore.json 2>/dev/null; }
+ok "deb: with a latency pod running the agent lowers the batch pod's CPU weight (restore.json)" \
+  wait_for 30 '[ "$(journal | jq --arg j "$job" "[.entries[] | select(.file | contains(\$j))] | length")" -gt 0 ]'
+cgfiles "$job" >"$IOB_T/cg.during"
+ok "deb: the batch container's weight, cap and CPU weight files are there to compare" test -s "$IOB_T/cg.during"
+journal >"$IOB_T/journal" || echo '{"entries": []}' >"$IOB_T/journal"
+jq -r '.entries[] | "# the agent wrote \(.file) \(.dev) (was: \(.value))"' "$IOB_T/journal"
+diag "the agent wrote $(jq '.entries | length' "$IOB_T/journal") cgroup file(s) on this node"
+inst_exec systemctl stop iobatchd
+is "$(inst_exec systemctl is-active iobatchd)" "inactive" "deb: systemctl stop iobatchd"
+cgfiles "$job" >"$IOB_T/cg.after"
+# Every journaled file holds its old value again ...
+bad=$(jq -r '.entries[] | [.file, .dev, .value] | @tsv' "$IOB_T/journal" | while IFS=$'\t' read -r f dev val; do
+  now=$(cat "$G$f" 2>/dev/null)
+  if [ -n "$dev" ] && [ "$dev" != 0:0 ]; then now=$(awk -v d="$dev" '$1 == d { print $2 }' <<<"$now"); [ -n "$now" ] || now=0; fi
+  [ "$now" = "$val" ] || echo "$f $dev: $now, was $val"
+done)
+is "$bad" "" "deb: every weight, cap and CPU weight the agent wrote is put back"
+ok "deb: and its journal is gone" test ! -e "$G/var/lib/iobatch/restore.json"
+# ... and the others did not change.
+jq -r '.entries[].file' "$IOB_T/journal" | sort -u >"$IOB_T/written"
+filter() { grep -v -F -f "$IOB_T/written" "$1"; true; }
+diff <(filter "$IOB_T/cg.during") <(filter "$IOB_T/cg.after") | sed 's/^/# /'
+ok "deb: the batch container's other cgroup files are as they were" \
+  cmp -s <(filter "$IOB_T/cg.during") <(filter "$IOB_T/cg.after")
+step "agent stopped"
+# ---- uninstall: pods first (a drained node), purge, the documented step
+$CRI down >"$IOB_T/down.json" 2>&1
+is "$(jq -s '[.[] | select(.not_removed)] | length' "$IOB_T/down.json" 2>&1)" "0" "deb: the pods are removed"
+inst_exec apt-get purge -y iobatch >"$IOB_T/purge.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] || sed 's/^/# apt: /' "$IOB_T/purge.log" | tail -20
+is "$rc" 0 "deb: apt-get purge iobatch"
+inst_exec systemctl restart containerd
+is "$?:$(inst_exec systemctl is-active containerd)" "0:active" "deb: systemctl restart containerd after the purge"
+main=$(inst_exec systemctl show -p MainPID --value containerd)
+is "$(tr '\0' ' ' <"$G/proc/$main/cmdline" 2>/dev/null)" "/usr/bin/containerd " \
+  "deb: containerd runs on /etc/containerd/config.toml again"
+snapshot "$IOB_T/after"
+diff "$IOB_T/before" "$IOB_T/after" | sed 's/^/# /' | head -40
+ok "deb: /etc/containerd, /usr and /var/lib/iobatch are as before the install (nothing kept)" \
+  cmp -s "$IOB_T/before" "$IOB_T/after"
+tap_done
