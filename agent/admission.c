@@ -78,8 +78,15 @@ void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
   agent_protect_init(&adm->prot, &pc);
 }
 
+enum batch_class agent_ctr_plan_class(const struct agent_ctr *c) {
+  if (c->class_source != AGENT_CLASS_HINT)
+    return c->cls;
+  bool writes = c->cls == BATCH_SEQ_WRITE || c->cls == BATCH_RAND_WRITE || c->cls == BATCH_MIXED;
+  return writes ? c->cls : BATCH_UNKNOWN;
+}
+
 bool agent_ctr_is_batch(const struct agent_ctr *c) {
-  return c->kind == AGENT_KIND_JOB && !c->protect && c->cls != BATCH_IDLE;
+  return c->kind == AGENT_KIND_JOB && !c->protect && agent_ctr_plan_class(c) != BATCH_IDLE;
 }
 
 bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ctr *c) {
@@ -89,7 +96,8 @@ bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ct
     return true;
   /* Readers (declared, learned or detected) run free; unknown and mixed
    * containers may write. */
-  return c->cls != BATCH_SEQ_READ && c->cls != BATCH_RAND_READ;
+  enum batch_class cls = agent_ctr_plan_class(c);
+  return cls != BATCH_SEQ_READ && cls != BATCH_RAND_READ;
 }
 
 bool agent_ctr_over_budget(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now) {
@@ -311,7 +319,9 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *c, uint32_t max_hol
   }
   if (max_hold_ms)
     c->max_hold_ms = max_hold_ms;
-  uint64_t hold = c->max_hold_ms ? c->max_hold_ms : adm->default_hold_ms;
+  bool trusted = agent_adm_trusted(adm, c);
+  c->hold_ignored = c->max_hold_ms && !trusted;
+  uint64_t hold = agent_adm_hold_ms(adm, c->max_hold_ms, trusted);
   if (c->state != AGENT_PENDING) {
     c->state = AGENT_PENDING;
     c->arrival_ms = now;
@@ -329,6 +339,16 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *c, uint32_t max_hol
   if (c->deadline_ms < adm->plan_due_ms)
     adm->plan_due_ms = c->deadline_ms; /* even while settling */
   return 0;
+}
+
+uint64_t agent_adm_hold_ms(const struct agent_adm *adm, uint32_t declared, bool trusted) {
+  if (declared == 0 || !trusted)
+    return adm->default_hold_ms;
+  uint64_t floor =
+      adm->batch_window_ms > AGENT_MIN_HOLD_MS ? adm->batch_window_ms : AGENT_MIN_HOLD_MS;
+  if (floor > adm->default_hold_ms)
+    floor = adm->default_hold_ms;
+  return declared < floor ? floor : declared;
 }
 
 bool agent_adm_observe_start(struct agent_adm *adm, double s) {
@@ -414,14 +434,24 @@ unsigned agent_adm_measured(struct agent_adm *adm, struct agent_ctr *c, enum bat
                             uint64_t now) {
   unsigned what = 0;
   bool latency_hint = c->declared_untrusted && strcmp(c->declared, "latency") == 0;
-  if (latency_like && !c->protect &&
-      ((latency_hint && c->kind != AGENT_KIND_SANDBOX) ||
-       (protect_detected && c->kind == AGENT_KIND_JOB))) {
+  /* Protection by measurement is the admin's choice (protect = detected),
+   * never a tenant's: an untrusted declaration of latency does not raise
+   * it (issue #23).  And it lasts only while it is earned: re-checked at
+   * every measurement, it is dropped once the container does I/O that no
+   * longer looks latency-sensitive (an idle window says nothing).  A
+   * trusted declaration's protection stands. */
+  if (latency_like && !c->protect && protect_detected && c->kind == AGENT_KIND_JOB) {
     c->protect = true;
     what |= AGENT_MEASURED_PROTECTED;
+  } else if (c->protect && !c->protect_declared && !latency_like && batch_class_does_io(cls)) {
+    c->protect = false;
+    what |= AGENT_MEASURED_UNPROTECTED;
+    schedule_plan(adm, now); /* a service no more: planned, capped, held */
   }
   /* An untrusted declaration is a hint: the first measurement that
-   * disagrees wins, and is reported once. */
+   * disagrees wins, and is reported once; a declared latency never
+   * protects, so the first measurement overrules it unless protection was
+   * earned anyway. */
   int dcl = c->declared_untrusted ? batch_class_from_name(c->declared) : -1;
   if (!c->overruled && ((dcl >= 0 && dcl != (int)cls) || (latency_hint && !c->protect))) {
     c->overruled = true;
@@ -463,7 +493,7 @@ void agent_adm_job(const struct agent_adm *adm, const struct agent_ctr *c, uint6
                    struct batch_job *j) {
   memset(j, 0, sizeof(*j));
   j->id = c->handle;
-  j->cls = c->cls;
+  j->cls = agent_ctr_plan_class(c);
   j->running = c->state == AGENT_RUNNING;
   j->arrival = (double)c->arrival_ms / 1000.0;
   j->start = (double)c->admitted_ms / 1000.0;

@@ -98,7 +98,10 @@ struct agent_ctr {
   double run_confidence;
 
   uint64_t registered_ms, arrival_ms, admitted_ms, deadline_ms;
-  uint32_t max_hold_ms;
+  uint32_t max_hold_ms; /* io.iobatch.max-hold-ms as declared (0: none) */
+  /* hold_ignored: it was declared from an untrusted namespace and not used
+   * (agent_adm_hold_ms); hold_logged: said once. */
+  bool hold_ignored, hold_logged;
   int reason;                  /* enum batch_reason of the last decision, -1 none */
   char conflict[AGENT_ID_MAX]; /* id of the container it conflicts with */
   bool forced;                 /* admitted at its deadline */
@@ -209,6 +212,14 @@ struct agent_adm {
  * when this observation makes the measured start path count. */
 bool agent_adm_observe_start(struct agent_adm *adm, double s);
 
+/* The class plans and protection go by: the class, except that a hint
+ * (an untrusted io.iobatch.class, AGENT_CLASS_HINT) counts only when it
+ * is a writing class (seq-write, rand-write, mixed), which can only get
+ * the container itself held or capped; a hint of idle, a reader or unknown
+ * would let it skip a hold or a cap, and is planned as unknown (a probe,
+ * measured within a sample or two). */
+enum batch_class agent_ctr_plan_class(const struct agent_ctr *c);
+
 /* A batch container: what protection caps and holds (a job, not
  * protected, that does or may do I/O). */
 bool agent_ctr_is_batch(const struct agent_ctr *c);
@@ -251,6 +262,20 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *info,
 int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *ctr, uint32_t max_hold_ms,
                     uint64_t cap_ms, uint64_t now);
 
+/* A declared hold is never shorter than this (nor than the batch window),
+ * unless the agent's own max_hold is: a hold that ends before the batch
+ * window's plan and the first sample of what runs (sample_period, 1 s by
+ * default) is no deadline but a way around the planner and the
+ * protection hold (issue #23). */
+#define AGENT_MIN_HOLD_MS 1000
+/* The hold of a container that declared io.iobatch.max-hold-ms DECLARED
+ * (0: none): the agent's default when none, or when its namespace is not
+ * TRUSTED (an untrusted declaration never lowers a hold; a longer one
+ * only costs the tenant, but is not taken either: one rule), else the
+ * declaration, at least AGENT_MIN_HOLD_MS and the batch window (but never
+ * above the default). */
+uint64_t agent_adm_hold_ms(const struct agent_adm *adm, uint32_t declared, bool trusted);
+
 /* Take the container out (exited, cancelled, caller gone, cgroup vanished)
  * and plan again at once: what it held back may start now.  The caller owns
  * the container afterwards (learns from it, answers its waiter, frees it). */
@@ -268,23 +293,25 @@ bool agent_adm_trusted(const struct agent_adm *adm, const struct agent_ctr *ctr)
  * anything else and "latency" protects the container.  Untrusted
  * (trust_declared), it is a hint: the class stands until a profile or the
  * detector measures otherwise (source AGENT_CLASS_HINT), and "latency"
- * protects it only once the detector finds it latency-sensitive too (the
- * sampler).  Either way ctr->declared records it, for Status. */
+ * never protects it (only `protect = detected` and its measured I/O can:
+ * agent_adm_measured).  Either way ctr->declared records it, for Status. */
 void agent_adm_declare(struct agent_adm *adm, struct agent_ctr *ctr, const char *declared,
                        bool trusted, uint64_t now);
 
 /* What a measurement did (agent_adm_measured), for the caller's log. */
 enum {
-  AGENT_MEASURED_PROTECTED = 1u << 0, /* it is protected from now on */
-  AGENT_MEASURED_OVERRULED = 1u << 1, /* it disagreed with an untrusted declaration (once) */
+  AGENT_MEASURED_PROTECTED = 1u << 0,   /* it is protected from now on */
+  AGENT_MEASURED_OVERRULED = 1u << 1,   /* it disagreed with an untrusted declaration (once) */
+  AGENT_MEASURED_UNPROTECTED = 1u << 2, /* protected by measurement, it no longer earns it */
 };
 /* The detector classified ctr as CLS (LATENCY_LIKE: its I/O looks
  * latency-sensitive).  The measurement wins over anything but a trusted
  * declaration (the caller does not measure those): the class becomes CLS
  * (AGENT_CLASS_DETECTED).  It protects the container when it looks
- * latency-sensitive and either declared latency untrusted, or
- * PROTECT_DETECTED (protect = detected) and it is a job.  Returns
- * AGENT_MEASURED_* flags. */
+ * latency-sensitive, PROTECT_DETECTED (protect = detected) and it is a
+ * job; an untrusted declared latency adds nothing (issue #23).  A
+ * container protected by measurement loses it at the first measurement
+ * of I/O that is not latency-like.  Returns AGENT_MEASURED_* flags. */
 unsigned agent_adm_measured(struct agent_adm *adm, struct agent_ctr *ctr, enum batch_class cls,
                             double confidence, bool latency_like, bool protect_detected,
                             uint64_t now);

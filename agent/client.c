@@ -130,6 +130,14 @@ static struct ttrpc_client *conn(struct agent_client *c, struct iob_error **err)
    * (the Admit path tries again from a timer, see busy_later). */
   if (ttrpc_client_connect_timeout(c->path, 0, &tc, err) < 0)
     return NULL;
+  /* Only root's agent (or our own) hears what we run and decides when it
+   * starts: anything else fails open, as an absent agent does (issue #23). */
+  cleanup_error struct iob_error *uerr = NULL;
+  if (ttrpc_client_check_server_uid(tc, &uerr) < 0) {
+    ttrpc_client_free(tc);
+    iob_error(err, EPERM, "agent socket '%s': %s", c->path, uerr->msg);
+    return NULL;
+  }
   if (ttrpc_client_attach(tc, c->loop, err) < 0) {
     ttrpc_client_free(tc);
     return NULL;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "agent/lathist.h"
+#include "agent/profiles.h"
 #include "agent/protect.h"
 #include "batcher/batcher.h"
 #include "common/cleanup.h"
@@ -42,6 +43,7 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->protect_hold_at_floor = pc.hold_at_floor;
   cfg->protect_gap_ms = UINT64_MAX;
   cfg->protect_cpu = true;
+  cfg->profiles_per_namespace = AGENT_PROFILES_PER_NS_DEFAULT;
   cfg->protect_batch_budget = pc.batch_budget;
 }
 
@@ -409,6 +411,8 @@ static const struct iob_conf_key keys[] = {
      "a duration up to 1m (e.g. 2s, 0)"},
     {"trust_declared", conf_trust, F(trust_declared), 0, 0,
      "'all', 'none' or a comma-separated list of namespaces"},
+    {"profiles_per_namespace", conf_uint, F(profiles_per_namespace), 1, AGENT_PROFILES_MAX,
+     "an integer from 1 to 4096"},
 };
 #undef PATH
 #undef F

@@ -87,6 +87,10 @@
  *                                               (agent/admission.h, agent_adm_declare);
  *                                               an untrusted kind service or sandbox is
  *                                               ignored: a job (agent_ctr_set_kind)
+ *   profiles_per_namespace = 512               learned profiles kept per namespace (1 to
+ *                                               4096): a namespace whose workload keys
+ *                                               change every run evicts only its own
+ *                                               oldest (agent/profiles.h)
  *   debug            = false
  *
  * Keys given here win over the same settings in the matrix file, which is
@@ -149,6 +153,7 @@ struct agent_config {
   /* trust_declared: NULL = all (the default), "" = none, else the
    * namespaces as ",ns1,ns2," (agent_config_trusts). */
   char *trust_declared;
+  unsigned profiles_per_namespace; /* agent_profiles.per_ns_max */
   bool debug;
 };
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/lock.h"
 #include "agent/metrics_server.h"
 #include "common/cleanup.h"
 #include "common/file.h"
@@ -98,7 +99,7 @@ static struct agent_sampler_env sampler_env(struct agent_daemon *d) {
 
 static void save_profiles(struct agent_daemon *d) {
   cleanup_error struct iob_error *err = NULL;
-  if (!d->profiles_dirty || d->headless)
+  if (!d->profiles_dirty || d->headless || d->lock_fd < 0)
     return;
   if (agent_profiles_save(&d->profiles, &err) < 0) {
     iob_warn("profiles not saved: %s", err->msg);
@@ -240,7 +241,7 @@ static void expire_created(struct agent_daemon *d, uint64_t now) {
 
 static void save_penalties(struct agent_daemon *d) {
   cleanup_error struct iob_error *err = NULL;
-  if (d->headless)
+  if (d->headless || d->lock_fd < 0)
     return;
   if (agent_penalties_save(&d->penalties, &err) < 0)
     iob_warn("measured penalties not saved: %s", err->msg);
@@ -560,6 +561,9 @@ static void reload(struct agent_daemon *d) {
   d->cfg.batch_window_ms = nc.batch_window_ms;
   d->cfg.max_hold_ms = nc.max_hold_ms;
   d->cfg.max_concurrency = nc.max_concurrency;
+  /* a lower cap evicts as profiles are next learned */
+  d->cfg.profiles_per_namespace = nc.profiles_per_namespace;
+  d->profiles.per_ns_max = nc.profiles_per_namespace;
   d->cfg.policy = nc.policy;
   d->cfg.alpha = nc.alpha;
   d->cfg.fairness = nc.fairness;
@@ -623,10 +627,11 @@ static void mark_live(struct agent_daemon *d) {
 }
 
 /* Everything but the loop, sockets, signals and sampler. */
-static int init_state(struct agent_daemon *d, const struct agent_config *cfg,
+static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bool lock,
                       struct iob_error **err) {
   memset(d, 0, sizeof(*d));
   d->sigfd = -1;
+  d->lock_fd = -1;
   d->cfg = *cfg;
   d->cfg.socket_path = xstrdup(cfg->socket_path ? cfg->socket_path : AGENT_DEFAULT_SOCKET);
   d->cfg.state_dir = xstrdup(cfg->state_dir ? cfg->state_dir : AGENT_DEFAULT_STATE_DIR);
@@ -635,11 +640,17 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg,
   d->cfg.detector_file = cfg->detector_file ? xstrdup(cfg->detector_file) : NULL;
   d->cfg.metrics = cfg->metrics ? xstrdup(cfg->metrics) : NULL;
   d->cfg.trust_declared = cfg->trust_declared ? xstrdup(cfg->trust_declared) : NULL;
+  /* Before anything is loaded from the state directory, and before the
+   * socket: a second agent on the same state directory stops here, even
+   * one on another socket. */
+  if (lock && agent_lock_state_dir(d->cfg.state_dir, &d->lock_fd, err) < 0)
+    return -1;
   if (batch_settings(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
     return -1;
   agent_adm_init(&d->adm, &d->bcfg, d->cfg.batch_window_ms, d->cfg.max_hold_ms, &adm_ops, d);
   if (agent_profiles_init(&d->profiles, d->cfg.state_dir, err) < 0)
     return -1;
+  d->profiles.per_ns_max = d->cfg.profiles_per_namespace;
   if (agent_penalties_init(&d->penalties, d->cfg.state_dir, err) < 0)
     return -1;
   d->adm.pen = &d->penalties;
@@ -658,7 +669,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg,
 
 int agent_daemon_init_headless(struct agent_daemon *d, const struct agent_config *cfg,
                                struct iob_error **err) {
-  if (init_state(d, cfg, err) < 0)
+  if (init_state(d, cfg, false, err) < 0)
     return -1;
   d->headless = true;
   const struct agent_sampler_env env = sampler_env(d);
@@ -668,7 +679,7 @@ int agent_daemon_init_headless(struct agent_daemon *d, const struct agent_config
 
 int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
                       const struct agent_options *opts, struct iob_error **err) {
-  if (init_state(d, cfg, err) < 0)
+  if (init_state(d, cfg, true, err) < 0)
     return -1;
   d->opts = *opts; /* argv strings: they live as long as the process */
   const struct agent_sampler_env env = sampler_env(d);
@@ -751,4 +762,6 @@ void agent_daemon_release(struct agent_daemon *d) {
     close(d->sigfd);
   agent_config_release(&d->cfg);
   free(d->live_mark);
+  if (d->lock_fd >= 0)
+    close(d->lock_fd); /* last: everything is saved and put back */
 }

@@ -64,6 +64,9 @@ struct agent_daemon {
   struct agent_metrics metrics; /* counters for the metrics endpoint */
   struct agent_metrics_server *metrics_server; /* NULL: config key 'metrics' not set */
   bool headless;                               /* agent_daemon_init_headless: state not saved */
+  /* STATE_DIR/iobatchd.lock (agent/lock.h), held while we run; -1: not
+   * held (headless, or another agent has it: nothing is saved then). */
+  int lock_fd;
 };
 
 int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,

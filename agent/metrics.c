@@ -200,6 +200,11 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
   fprintf(f, "iobatch_cancellations_total %llu\n", (unsigned long long)m->cancellations);
   header(f, "iobatch_registrations_total", "counter", "Containers that became known.");
   fprintf(f, "iobatch_registrations_total %llu\n", (unsigned long long)m->registrations);
+  header(f, "iobatch_refused_total", "counter",
+         "Register and Admit calls refused: their containers started without the agent.");
+  fprintf(f, "iobatch_refused_total{call=\"register\"} %llu\n",
+          (unsigned long long)m->refused_register);
+  fprintf(f, "iobatch_refused_total{call=\"admit\"} %llu\n", (unsigned long long)m->refused_admit);
   header(f, "iobatch_wait_seconds", "histogram", "Time pending before admission.");
   uint64_t cum = 0;
   for (int i = 0; i < AGENT_METRICS_WAIT_BUCKETS; i++) {

@@ -50,6 +50,12 @@ enum agent_metrics_weight {
 struct agent_metrics {
   uint64_t admissions[AGENT_REASON_N];
   uint64_t cancellations, registrations;
+  /* Register / Admit calls refused (invalid input: say, a workload key
+   * that is not UTF-8): the shim or hook that sent them fails open and
+   * starts the container unplanned.  Counted here, where the refusal is
+   * seen; a caller that cannot reach the agent at all is not counted
+   * (the shim's and hook's logs say so). */
+  uint64_t refused_register, refused_admit;
   uint64_t wait_bucket[AGENT_METRICS_WAIT_BUCKETS]; /* per bucket, not cumulative */
   uint64_t wait_count, wait_sum_ms;
   uint64_t weight_writes[AGENT_WEIGHT_N];

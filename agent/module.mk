@@ -5,10 +5,10 @@
 # batcher), what iobatchctl links.  libagent: the admission state machine,
 # the sampler, weights, the ttrpc server and the daemon around them.
 # libagentclient: what the shim links to talk to the agent.
-agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c agent/lathist.c
+agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c agent/lathist.c agent/trust.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
-agent_SRCS := agent/admission.c agent/penalties.c agent/caps.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
+agent_SRCS := agent/admission.c agent/lock.c agent/penalties.c agent/caps.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
 	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
@@ -50,6 +50,7 @@ $(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore 
 $(eval $(call fuzzer,fuzz_agent_profiles,tests/fuzz/fuzz_agent_profiles.c,agentcore common))
 $(eval $(call unit,test_agent_protect,tests/unit/test_agent_protect.c,agent agentcore batch common))
 $(eval $(call unit,test_agent_restore,tests/unit/test_agent_restore.c,agent cg2 common))
+$(eval $(call unit,test_agent_lock,tests/unit/test_agent_lock.c,agent common))
 $(eval $(call fuzzer,fuzz_agent_restore,tests/fuzz/fuzz_agent_restore.c,agent cg2 common))
 $(eval $(call unit,test_agent_penalties,tests/unit/test_agent_penalties.c,agent batch common))
 $(eval $(call fuzzer,fuzz_agent_penalties,tests/fuzz/fuzz_agent_penalties.c,agent batch common))

@@ -65,17 +65,59 @@ const struct agent_profile *agent_profiles_get(const struct agent_profiles *p, c
   return find(p, ns, key);
 }
 
-/* Make room for one more, evicting the least recently updated profile when
- * the store is full (bounded memory and file size whatever the keys are). */
+static size_t count_ns(const struct agent_profiles *p, const char *ns) {
+  size_t k = 0;
+  for (size_t i = 0; i < p->n; i++)
+    k += strcmp(p->v[i].ns, ns) == 0;
+  return k;
+}
+
+/* The least recently updated profile of namespace NS. */
+static void evict_oldest(struct agent_profiles *p, const char *ns) {
+  size_t old = SIZE_MAX;
+  for (size_t i = 0; i < p->n; i++)
+    if (strcmp(p->v[i].ns, ns) == 0 && (old == SIZE_MAX || p->v[i].updated < p->v[old].updated))
+      old = i;
+  if (old == SIZE_MAX)
+    return;
+  free(p->v[old].ns);
+  free(p->v[old].key);
+  p->v[old] = p->v[--p->n];
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A copy of the name of the namespace holding the most profiles (sorted
+ * names, the longest run: O(n log n) over a full store). */
+static char *largest_ns(const struct agent_profiles *p) {
+  const char **names = xmalloc(p->n * sizeof(*names));
+  for (size_t i = 0; i < p->n; i++)
+    names[i] = p->v[i].ns;
+  qsort(names, p->n, sizeof(*names), cmp_str);
+  size_t best = 0, best_n = 0;
+  for (size_t i = 0, run = 0; i < p->n; i++) {
+    run = i > 0 && strcmp(names[i], names[i - 1]) == 0 ? run + 1 : 1;
+    if (run > best_n)
+      best = i, best_n = run;
+  }
+  char *out = xstrdup(names[best]);
+  free(names);
+  return out;
+}
+
+/* Make room for one more, evicting when the namespace or the store is full
+ * (bounded memory and file size whatever the keys are, and one namespace's
+ * keys never push out another's while that one is within its share). */
 static struct agent_profile *add(struct agent_profiles *p, const char *ns, const char *key) {
-  if (p->n >= AGENT_PROFILES_MAX) {
-    size_t old = 0;
-    for (size_t i = 1; i < p->n; i++)
-      if (p->v[i].updated < p->v[old].updated)
-        old = i;
-    free(p->v[old].ns);
-    free(p->v[old].key);
-    p->v[old] = p->v[--p->n];
+  size_t per_ns = p->per_ns_max ? p->per_ns_max : AGENT_PROFILES_MAX;
+  if (count_ns(p, nz(ns)) >= per_ns) {
+    evict_oldest(p, nz(ns));
+  } else if (p->n >= AGENT_PROFILES_MAX) {
+    char *victim = largest_ns(p);
+    evict_oldest(p, victim);
+    free(victim);
   }
   if (p->n == p->cap) {
     p->cap = p->cap ? p->cap * 2 : 16;

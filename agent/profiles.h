@@ -19,7 +19,11 @@
 #include "common/error.h"
 
 #define AGENT_PROFILES_FILE "profiles.json"
-#define AGENT_PROFILES_MAX 4096    /* profiles kept; the oldest go first */
+#define AGENT_PROFILES_MAX 4096 /* profiles kept; the oldest go first */
+/* Profiles kept per namespace (config profiles_per_namespace): a tenant
+ * whose workload keys change every run (a date, a random suffix) evicts
+ * its own oldest profiles, never another namespace's (issue #23). */
+#define AGENT_PROFILES_PER_NS_DEFAULT 512
 #define AGENT_PROFILE_KEY_MAX 1024 /* bytes of a workload key */
 #define AGENT_PROFILE_NS_MAX 255   /* bytes of a namespace (AGENT_ID_MAX - 1) */
 #define AGENT_PROFILES_MAX_BYTES (8 * 1024 * 1024)
@@ -39,6 +43,11 @@ struct agent_profiles {
   char *path; /* STATE_DIR/profiles.json */
   struct agent_profile *v;
   size_t n, cap;
+  /* At most this many profiles per namespace (0: AGENT_PROFILES_MAX).  A
+   * new profile evicts the least recently updated of its own namespace
+   * when that one is full; when the whole store is full, of the namespace
+   * that holds the most. */
+  size_t per_ns_max;
 };
 
 /* Set the store up empty for STATE_DIR (created with 0700 if missing). */

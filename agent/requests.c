@@ -49,6 +49,17 @@ static void report_kind(struct agent_ctr *c) {
            c->id, c->declared_kind, agent_ctr_tenant(c));
 }
 
+/* An untrusted io.iobatch.max-hold-ms that was not used
+ * (agent_adm_hold_ms): said once per container. */
+static void report_hold(struct agent_ctr *c) {
+  if (!c->hold_ignored || c->hold_logged)
+    return;
+  c->hold_logged = true;
+  iob_info("'%s' declared max-hold-ms %u (namespace '%s', not trusted by trust_declared): "
+           "ignored, held at most the agent's max_hold",
+           c->id, c->max_hold_ms, agent_ctr_tenant(c));
+}
+
 /* io.iobatch.latency-target (US, 0: none): a trusted namespace's word is
  * the container's objective (agent/protect.h); any other's is ignored,
  * said once, and the objective is learned. */
@@ -89,8 +100,10 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   };
   bool fresh = agent_adm_find(&d->adm, req->namespace_, req->id) == NULL;
   struct agent_ctr *c = NULL;
-  if (agent_adm_register(&d->adm, &in, now, &c, err) < 0)
+  if (agent_adm_register(&d->adm, &in, now, &c, err) < 0) {
+    d->metrics.refused_register++;
     return -1;
+  }
   d->metrics.registrations += fresh;
   report_kind(c);
   declare_lat_target(d, c, req->latency_target_us);
@@ -132,18 +145,22 @@ int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitReque
                                 .max_hold_ms = req->max_hold_ms};
     if (agent_adm_register(&d->adm, &in, now, &c, err) < 0) {
       iob_warn("admit '%s' refused: %s", req->id, (*err)->msg);
+      d->metrics.refused_admit++;
       return -1;
     }
     d->metrics.registrations++;
     agent_daemon_apply_profile(d, c);
   } else if (req->kind && *req->kind && agent_kind_from_name(req->kind) < 0) {
+    d->metrics.refused_admit++;
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "unknown kind '%s' (expected job, service or sandbox)", req->kind);
   } else if (req->declared_class && *req->declared_class) {
     enum batch_class cls;
-    if (batch_class_parse(req->declared_class, &cls) < 0)
+    if (batch_class_parse(req->declared_class, &cls) < 0) {
+      d->metrics.refused_admit++;
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unknown class '%s'",
                             req->declared_class);
+    }
     agent_adm_declare(&d->adm, c, req->declared_class, agent_adm_trusted(&d->adm, c), now);
   }
   /* checked above, or by agent_adm_register */
@@ -158,7 +175,9 @@ int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitReque
     cap_ms -= margin < CALLER_MARGIN_MS ? margin : CALLER_MARGIN_MS;
   }
   *ctr = c;
-  return agent_adm_admit(&d->adm, c, req->max_hold_ms, cap_ms, now) == 1 ? 1 : 0;
+  int r = agent_adm_admit(&d->adm, c, req->max_hold_ms, cap_ms, now);
+  report_hold(c);
+  return r == 1 ? 1 : 0;
 }
 
 bool agent_api_cancel(struct agent_daemon *d, const Iobatch__Agent__V1__CancelRequest *req,

@@ -458,11 +458,15 @@ static void classify(struct agent_sampler *s, struct agent_ctr *c) {
              "protecting it",
              c->id, latency_hint ? " declared latency (not trusted) and" : "",
              res.m.riops + res.m.wiops, res.m.wiops > res.m.riops ? res.m.wavg : res.m.ravg);
+  if (what & AGENT_MEASURED_UNPROTECTED)
+    iob_info("'%s' no longer looks latency-sensitive (measured %s): not protected any more", c->id,
+             batch_class_name(cls));
   if (what & AGENT_MEASURED_OVERRULED)
     iob_info("'%s' declared %s (namespace '%s', not trusted by trust_declared), measured %s "
              "(confidence %.2f)%s",
              c->id, c->declared, agent_ctr_tenant(c), batch_class_name(cls), res.confidence,
-             latency_hint ? ", not latency-sensitive: not protected" : ": the measurement wins");
+             latency_hint ? ": not protected (an untrusted latency never protects)"
+                          : ": the measurement wins");
   else if (cls != was)
     iob_info("'%s' classified %s (confidence %.2f; was %s by %s)", c->id, batch_class_name(cls),
              res.confidence, batch_class_name(was), agent_class_source_name(was_src));

@@ -18,6 +18,7 @@
 #include "agent/protect.h"
 #include "cli/cli.h"
 #include "common/cleanup.h"
+#include "common/escape.h"
 #include "common/xalloc.h"
 #include "iobatch/agent.pb-c.h"
 
@@ -515,6 +516,36 @@ static int fetch(status_resp **out) {
   return 0;
 }
 
+/* Every string of M and of the messages in it, escaped in place
+ * (common/escape.h): workload keys, pod, container and namespace names and
+ * ids are the tenants' choice and pass through the agent unchanged.  For a
+ * terminal (CONTROLS) no control character or escape sequence is printed
+ * raw; for JSON only what is not UTF-8 is escaped (jansson escapes the
+ * control characters itself and refuses invalid UTF-8).  The strings are
+ * protobuf-c's, from its default allocator (malloc), as are ours. */
+static void escape_strings(ProtobufCMessage *m, bool controls) {
+  const ProtobufCMessageDescriptor *d = m->descriptor;
+  for (unsigned i = 0; i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    char *base = (char *)m;
+    size_t n = 1;
+    void **v = (void **)(base + f->offset);
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+      n = *(size_t *)(base + f->quantifier_offset);
+      v = *(void ***)v;
+    }
+    for (size_t k = 0; v && k < n; k++) {
+      if (f->type == PROTOBUF_C_TYPE_STRING && v[k] && iob_text_needs_escape(v[k], controls)) {
+        char *e = iob_escape_text(v[k], controls);
+        free(v[k]);
+        v[k] = e;
+      } else if (f->type == PROTOBUF_C_TYPE_MESSAGE && v[k]) {
+        escape_strings(v[k], controls);
+      }
+    }
+  }
+}
+
 int iobctl_status(int argc, char **argv) {
   enum { O_JSON = 256, O_NOTRUNC };
   static const struct option opts[] = {
@@ -554,6 +585,7 @@ int iobctl_status(int argc, char **argv) {
   status_resp *s = NULL;
   if (fetch(&s) < 0)
     return 1;
+  escape_strings(&s->base, out != IOBCTL_OUT_JSON);
   int rc = 0;
   if (id) {
     const ctr_status *c = find(s, id);

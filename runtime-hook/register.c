@@ -22,9 +22,6 @@
 #include "wcd/kind.h"
 
 #include "agent/api.h"
-/* Asked of the agent: admit by force this much before our own wait ends,
- * so that the answer, not our timeout, ends the hold. */
-#define ADMIT_MARGIN_MS 1000
 
 static int timeout_of(const struct hook_options *opt) {
   return opt->timeout_ms > 0 ? opt->timeout_ms : HOOK_DEFAULT_TIMEOUT_MS;
@@ -67,6 +64,13 @@ static int agent_connect(const struct hook_options *opt, struct ttrpc_client **o
   cleanup_error struct iob_error *cerr = NULL;
   if (ttrpc_client_connect_timeout(socket_path, timeout_of(opt), out, &cerr) < 0)
     return iob_error_code(err, IOB_CODE_UNAVAILABLE, "agent not reached: %s", cerr->msg);
+  /* Only root's agent (or our own): anything else fails open (issue #23). */
+  if (ttrpc_client_check_server_uid(*out, &cerr) < 0) {
+    ttrpc_client_free(*out);
+    *out = NULL;
+    return iob_error_code(err, IOB_CODE_UNAVAILABLE, "agent socket '%s': %s", socket_path,
+                          cerr->msg);
+  }
   return 0;
 }
 
@@ -88,10 +92,11 @@ static int admit(const struct hook_options *opt, struct ttrpc_client *c,
   req.declared_class = res->declared ? (char *)batch_class_name(res->cls) : "";
   req.workload_key = res->workload ? res->workload : "";
   req.latency_target_us = res->lat_target_us;
+  /* No max_hold_ms: that field is io.iobatch.max-hold-ms, a declaration
+   * the agent takes only from trusted namespaces (agent_adm_hold_ms).  The
+   * hook's own wait reaches the agent as this call's timeout, which bounds
+   * the hold with a margin for our answer (agent/requests.c). */
   int wait = opt->max_wait_ms;
-  req.max_hold_ms = (uint32_t)(wait > 2 * ADMIT_MARGIN_MS ? wait - ADMIT_MARGIN_MS : wait / 2);
-  if (req.max_hold_ms == 0)
-    req.max_hold_ms = 1;
   ProtobufCMessage *resp = NULL;
   cleanup_error struct iob_error *cerr = NULL;
   if (ttrpc_client_call(c, AGENT_SERVICE, "Admit", &req.base,

@@ -55,6 +55,8 @@ static const char *const allowed[] = {
     "rt_sigprocmask",
     "rt_sigaction",
     "connect",
+    "getsockopt", /* SO_PEERCRED: is the agent root's (ttrpc_client_check_server_uid) */
+    "geteuid",
     "sendmsg",
     "sendto",
     "recvmsg",
@@ -93,7 +95,6 @@ static const char *const allowed[] = {
     "nanosleep",
     "clock_nanosleep",
     "getuid",
-    "geteuid",
     "mkdir",
     "mkdirat",
     "process_vm_readv",

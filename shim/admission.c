@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "agent/client.h"
+#include "agent/trust.h"
 #include "batcher/class.h"
 #include "cgroupv2/cg2.h"
 #include "common/cleanup.h"
@@ -25,10 +26,11 @@
 #include "wcd/kind.h"
 #include "wcd/wcd.h"
 
-#define ANN_CLASS "io.iobatch.class"
-#define ANN_WORKLOAD "io.iobatch.workload"
+/* agent/trust.h lists what each declaration does, trusted or not */
+#define ANN_CLASS AGENT_ANN_CLASS
+#define ANN_WORKLOAD AGENT_ANN_WORKLOAD
 #define ANN_IMAGE "io.kubernetes.cri.image-name"
-#define ANN_MAX_HOLD "io.iobatch.max-hold-ms"
+#define ANN_MAX_HOLD AGENT_ANN_MAX_HOLD
 /* Left of a Start's own deadline for `runc start` and the reply. */
 #define START_MARGIN_MS 2000
 

@@ -296,6 +296,20 @@ int ttrpc_client_connect_timeout(const char *address, int timeout_ms, struct ttr
   return client_wrap(&fd, address, out, err);
 }
 
+int ttrpc_client_check_server_uid(const struct ttrpc_client *c, struct iob_error **err) {
+  struct ucred cr;
+  socklen_t n = sizeof(cr);
+  if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0)
+    return iob_error(err, errno, "cannot read the server's credentials");
+  uid_t me = geteuid();
+  if (cr.uid != 0 && cr.uid != me)
+    return iob_error_code(err, IOB_CODE_PERMISSION_DENIED,
+                          "the server listening there is not root's nor ours (uid %u, pid %d; we "
+                          "are uid %u): not talking to it",
+                          (unsigned)cr.uid, (int)cr.pid, (unsigned)me);
+  return 0;
+}
+
 static void client_destroy(struct ttrpc_client *c) {
   client_close(c, IOB_CODE_CANCELED, "ttrpc: client closed");
   free(c);

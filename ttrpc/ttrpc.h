@@ -116,6 +116,12 @@ int ttrpc_client_connect(const char *address, struct ttrpc_client **out, struct 
 int ttrpc_client_connect_timeout(const char *address, int timeout_ms, struct ttrpc_client **out,
                                  struct iob_error **err);
 void ttrpc_client_free(struct ttrpc_client *c);
+/* Whether the server that listens is root's or ours: the listener's uid
+ * (SO_PEERCRED: the credentials it had when it called listen) must be 0 or
+ * our euid.  A socket someone else put in the server's place (a directory
+ * they can write, a path they guessed first) is refused:
+ * IOB_CODE_PERMISSION_DENIED naming the uid and pid. */
+int ttrpc_client_check_server_uid(const struct ttrpc_client *c, struct iob_error **err);
 
 /* Blocking unary call.  On a non-OK status returns -1 with (*err)->code set
  * to the remote code and the remote message.  *resp is decoded with

@@ -186,11 +186,22 @@ int wcd_workload_key(const char *workload, const char *image, const char *const 
     if (o && o < WCD_KEY_MAX)
       buf[o++] = ' ';
     /* A long command line is cut, not refused: the key only has to be
-     * stable from one run of the same workload to the next. */
-    if (l > WCD_KEY_MAX - o)
+     * stable from one run of the same workload to the next.  It is cut
+     * before a character, never inside one: the agent refuses a key that
+     * is not UTF-8 (a protobuf string must be), and a refused Register
+     * leaves the container unplanned (issue #23).  config.json is JSON, so
+     * its args are UTF-8: a continuation byte at the cut means the cut is
+     * inside a character. */
+    bool cut = l > WCD_KEY_MAX - o;
+    if (cut) {
       l = WCD_KEY_MAX - o;
+      while (l > 0 && ((unsigned char)argv[i][l] & 0xc0) == 0x80)
+        l--;
+    }
     memcpy(buf + o, argv[i], l);
     o += l;
+    if (cut)
+      break;
   }
   if (o == 0)
     return iob_error_code(err, IOB_CODE_NOT_FOUND, "no workload key: no annotation and no args");

@@ -17,9 +17,13 @@
 #include "agent/admission.h"
 #include "agent/config.h"
 #include "agent/daemon.h"
+#include "agent/profiles.h"
 #include "agent/requests.h"
+#include "agent/trust.h"
 #include "common/cleanup.h"
 #include "iobatch/agent.pb-c.h"
+#include "runtime-hook/hook.h"
+#include "wcd/kind.h"
 
 static int n_admitted;
 static char last_admitted[64];
@@ -239,8 +243,8 @@ static void test_settle(void **state) {
   agent_adm_admit(&adm, rw, 0, 0, 0);
   assert_int_equal(agent_adm_next_wake(&adm), 1000);
   /* a running container registered again meanwhile is planned with it */
-  struct agent_ctr_info in = {.id = "sw", .ns = "default", .declared_class = "seq-write",
-                              .running = true};
+  struct agent_ctr_info in = {
+      .id = "sw", .ns = "default", .declared_class = "seq-write", .running = true};
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(agent_adm_register(&adm, &in, 300, NULL, &err), 0);
   assert_int_equal(agent_adm_next_wake(&adm), 1000);
@@ -283,8 +287,8 @@ static void test_register_rules(void **state) {
   assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
   in.cgroup = NULL;
   /* names that are not UTF-8 (profiles.json could not be saved with them) */
-  const char *bad[] = {"\xff", "ns\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
-                       "\xe2\x82"};
+  const char *bad[] = {"\xff",         "ns\xc3",           "\xc0\xaf",
+                       "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     in.ns = bad[i];
     iob_error_release(&err);
@@ -374,7 +378,6 @@ static void test_capacity_fifo(void **state) {
   assert_int_equal(c[3]->state, AGENT_PENDING);
   agent_adm_release(&adm);
 }
-
 
 /* Issue #11 at the agent: a pod sandbox is admitted at once and never
  * planned; a service and an unknown container are never held; a new
@@ -600,9 +603,11 @@ static void test_trust_namespace(void **state) {
   agent_adm_release(&adm);
 }
 
-/* Declared idle from an untrusted namespace: admitted as idle (the hint
- * stands until measured), then reclassified by the first measurement and
- * counted as a batch container, reported once. */
+/* Declared idle from an untrusted namespace: shown as idle (the hint
+ * stands until measured) but planned as unknown: admitted as a probe, not
+ * as a container that does no I/O, and a batch container for protection
+ * from the start (issue #23); reclassified by the first measurement,
+ * reported once. */
 static void test_trust_idle_hint_reclassified(void **state) {
   (void)state;
   struct agent_adm adm;
@@ -614,7 +619,10 @@ static void test_trust_idle_hint_reclassified(void **state) {
   assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 0), 0);
   run_until(&adm, 0);
   assert_int_equal(c->state, AGENT_RUNNING);
-  assert_false(agent_ctr_is_batch(c));
+  assert_int_equal(c->reason, BATCH_ADMIT_PROBE);
+  assert_int_equal(agent_ctr_plan_class(c), BATCH_UNKNOWN);
+  assert_true(agent_ctr_is_batch(c));
+  assert_true(agent_ctr_protect_target(&adm, c));
   unsigned what = agent_adm_measured(&adm, c, BATCH_SEQ_WRITE, 0.9, false, false, 1000);
   assert_int_equal(what, AGENT_MEASURED_OVERRULED);
   assert_int_equal(c->cls, BATCH_SEQ_WRITE);
@@ -630,6 +638,239 @@ static void test_trust_idle_hint_reclassified(void **state) {
   assert_int_equal(t->cls, BATCH_IDLE);
   assert_int_equal(t->class_source, AGENT_CLASS_DECLARED);
   agent_adm_release(&adm);
+}
+
+/* What plans and protection go by (issue #23): a hint counts only as a
+ * writing class; idle, readers and unknown are planned as unknown.  A
+ * trusted declaration, a profile and a measurement count as they are. */
+static void test_trust_plan_class(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_trust(&adm);
+  static const struct {
+    const char *cls;
+    enum batch_class plan;
+  } hints[] = {
+      {"idle", BATCH_UNKNOWN},    {"seq-read", BATCH_UNKNOWN},    {"rand-read", BATCH_UNKNOWN},
+      {"unknown", BATCH_UNKNOWN}, {"seq-write", BATCH_SEQ_WRITE}, {"rand-write", BATCH_RAND_WRITE},
+      {"mixed", BATCH_MIXED},
+  };
+  for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+    char id[32];
+    snprintf(id, sizeof(id), "u%zu", i);
+    struct agent_ctr *u = reg_in(&adm, id, "k8s.io", "team-a", hints[i].cls, false, 0);
+    assert_int_equal(u->class_source, AGENT_CLASS_HINT);
+    assert_int_equal(agent_ctr_plan_class(u), hints[i].plan);
+    assert_true(agent_ctr_protect_target(&adm, u));
+    snprintf(id, sizeof(id), "t%zu", i);
+    struct agent_ctr *t = reg_in(&adm, id, "k8s.io", "kube-system", hints[i].cls, false, 0);
+    assert_int_equal(agent_ctr_plan_class(t), t->cls);
+    /* measured: the measurement counts as it is */
+    agent_adm_measured(&adm, u, BATCH_SEQ_READ, 0.9, false, false, 10);
+    assert_int_equal(agent_ctr_plan_class(u), BATCH_SEQ_READ);
+  }
+  agent_adm_release(&adm);
+}
+
+/* io.iobatch.max-hold-ms (issue #23): untrusted, ignored (the agent's
+ * default); trusted, taken but never below AGENT_MIN_HOLD_MS nor the
+ * batch window, nor above the default when that is lower still. */
+static void test_trust_max_hold(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_trust(&adm); /* default hold 60000, window 0 */
+  assert_int_equal(agent_adm_hold_ms(&adm, 0, true), 60000);
+  assert_int_equal(agent_adm_hold_ms(&adm, 0, false), 60000);
+  assert_int_equal(agent_adm_hold_ms(&adm, 1, false), 60000);
+  assert_int_equal(agent_adm_hold_ms(&adm, 1, true), AGENT_MIN_HOLD_MS);
+  assert_int_equal(agent_adm_hold_ms(&adm, 1500, true), 1500);
+  assert_int_equal(agent_adm_hold_ms(&adm, 90000, true), 90000);
+  assert_int_equal(agent_adm_hold_ms(&adm, 90000, false), 60000);
+  adm.batch_window_ms = 3000;
+  assert_int_equal(agent_adm_hold_ms(&adm, 1500, true), 3000);
+  adm.default_hold_ms = 500;
+  assert_int_equal(agent_adm_hold_ms(&adm, 1, true), 500);
+  adm.batch_window_ms = 0;
+  adm.default_hold_ms = 60000;
+  /* end to end: an untrusted 1 ms beside a conflicting writer is held to
+   * the default deadline and flagged; a trusted one gets the floor */
+  struct agent_ctr *w = reg_in(&adm, "w", "k8s.io", "kube-system", "seq-write", true, 0);
+  (void)w;
+  struct agent_ctr *u = reg_in(&adm, "u", "k8s.io", "team-a", "rand-write", false, 0);
+  assert_int_equal(agent_adm_admit(&adm, u, 1, 0, 0), 0);
+  assert_true(u->hold_ignored);
+  assert_int_equal(u->deadline_ms, 60000);
+  struct agent_ctr *t = reg_in(&adm, "t", "k8s.io", "kube-system", "rand-write", false, 0);
+  assert_int_equal(agent_adm_admit(&adm, t, 1, 0, 0), 0);
+  assert_false(t->hold_ignored);
+  assert_int_equal(t->deadline_ms, AGENT_MIN_HOLD_MS);
+  agent_adm_release(&adm);
+}
+
+/* ---- the trust table (agent/trust.h): every row's rule, checked ---- */
+
+static bool writing(enum batch_class c) {
+  return c == BATCH_SEQ_WRITE || c == BATCH_RAND_WRITE || c == BATCH_MIXED;
+}
+
+/* io.iobatch.class = VALUE, not latency */
+static void check_class_row(struct agent_adm *adm, const char *value) {
+  struct agent_ctr *u = reg_in(adm, "u", "k8s.io", "team-a", value, false, 0);
+  enum batch_class cls;
+  assert_int_equal(batch_class_parse(value, &cls), 0);
+  assert_int_equal(u->class_source, AGENT_CLASS_HINT); /* a hint, shown by status */
+  assert_string_equal(u->declared, value);
+  assert_int_equal(agent_ctr_plan_class(u), writing(cls) ? cls : BATCH_UNKNOWN);
+  assert_true(agent_ctr_protect_target(adm, u));
+  agent_adm_measured(adm, u, BATCH_SEQ_READ, 0.9, false, false, 10); /* the measurement wins */
+  assert_int_equal(u->cls, BATCH_SEQ_READ);
+  assert_int_equal(u->class_source, AGENT_CLASS_DETECTED);
+  struct agent_ctr *t = reg_in(adm, "t", "k8s.io", "kube-system", value, false, 0);
+  assert_int_equal(t->class_source, AGENT_CLASS_DECLARED);
+  assert_int_equal(agent_ctr_plan_class(t), cls);
+  agent_adm_measured(adm, t, BATCH_SEQ_READ, 0.9, false, false, 10); /* never measured over */
+  assert_int_equal(t->cls, cls);
+}
+
+static void check_latency_row(struct agent_adm *adm) {
+  struct agent_ctr *u = reg_in(adm, "u", "k8s.io", "team-a", "latency", false, 0);
+  assert_false(u->protect);
+  assert_true(agent_ctr_is_batch(u)); /* until then a job */
+  agent_adm_measured(adm, u, BATCH_RAND_READ, 0.9, false, false, 10);
+  assert_false(u->protect);
+  agent_adm_measured(adm, u, BATCH_RAND_READ, 0.9, true, false, 20);
+  assert_false(u->protect); /* never raised by the declaration */
+  agent_adm_measured(adm, u, BATCH_RAND_READ, 0.9, true, true, 30);
+  assert_true(u->protect); /* protect = detected: for what it does */
+  agent_adm_measured(adm, u, BATCH_SEQ_WRITE, 0.9, false, true, 40);
+  assert_false(u->protect); /* re-checked: dropped */
+  struct agent_ctr *t = reg_in(adm, "t", "k8s.io", "kube-system", "latency", false, 0);
+  assert_true(t->protect);
+  struct batch_job j;
+  agent_adm_job(adm, t, 0, &j);
+  assert_true(j.service);
+}
+
+static void check_kind_row(struct agent_adm *adm) {
+  static const struct {
+    const char *kind;
+    enum agent_kind want;
+  } k[] = {
+      {"job", AGENT_KIND_JOB}, {"service", AGENT_KIND_SERVICE}, {"sandbox", AGENT_KIND_SANDBOX}};
+  for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+    struct agent_ctr c = {0};
+    agent_ctr_set_kind(&c, k[i].kind, false, true);
+    assert_int_equal(c.kind, k[i].want);
+    agent_ctr_set_kind(&c, k[i].kind, false, false);
+    assert_int_equal(c.kind, AGENT_KIND_JOB);
+    assert_int_equal(c.kind_ignored, k[i].want != AGENT_KIND_JOB);
+  }
+  (void)adm;
+}
+
+static void check_max_hold_row(struct agent_adm *adm) {
+  assert_int_equal(agent_adm_hold_ms(adm, 1, false), adm->default_hold_ms);
+  assert_int_equal(agent_adm_hold_ms(adm, 1, true), AGENT_MIN_HOLD_MS);
+  assert_int_equal(agent_adm_hold_ms(adm, 5000, true), 5000);
+}
+
+static void check_workload_row(void) {
+  char dir[] = "/tmp/iob-trust.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_profiles p;
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  p.per_ns_max = 1;
+  struct agent_profile_update u = {.cls = "seq-write", .confidence = 1};
+  assert_int_equal(agent_profiles_learn(&p, "kube-system", "k", &u, &err), 0);
+  assert_int_equal(agent_profiles_learn(&p, "team-a", "k", &u, &err), 0);
+  assert_int_equal(agent_profiles_learn(&p, "team-a", "k2", &u, &err), 0);
+  /* its own namespace only, and at most per_ns_max of them */
+  assert_non_null(agent_profiles_get(&p, "kube-system", "k"));
+  assert_int_equal(p.n, 2);
+  agent_profiles_release(&p);
+  rmdir(dir);
+}
+
+static void check_latency_target_row(void) {
+  char dir[] = "/tmp/iob-trust.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  struct agent_config cfg;
+  agent_config_default(&cfg);
+  cfg.state_dir = dir;
+  cfg.trust_declared = (char *)",kube-system,";
+  struct agent_daemon d;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_daemon_init_headless(&d, &cfg, &err), 0);
+  static const char *const tenants[] = {"team-a", "kube-system"};
+  for (int i = 0; i < 2; i++) {
+    Iobatch__Agent__V1__RegisterRequest r = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+    r.id = (char *)tenants[i];
+    r.namespace_ = (char *)"k8s.io";
+    r.pod_namespace = (char *)tenants[i];
+    r.source = (char *)"shim";
+    r.latency_target_us = 2000;
+    Iobatch__Agent__V1__RegisterResponse resp;
+    if (agent_api_register(&d, &r, 1000, &resp, &err) < 0)
+      fail_msg("register %s: %s", tenants[i], err->msg);
+    struct agent_ctr *c = agent_adm_find(&d.adm, "k8s.io", tenants[i]);
+    assert_non_null(c);
+    assert_int_equal(c->lat_target_declared_us, i ? 2000 : 0);
+    assert_int_equal(c->lat_target_ignored, i == 0);
+  }
+  agent_daemon_release(&d);
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+static void test_trust_table(void **state) {
+  (void)state;
+  /* every io.iobatch.* key the shim, the hook and wcd parse has a row */
+  const char *parsed[] = {HOOK_ANN_CLASS,         HOOK_ANN_WORKLOAD,  WCD_ANN_KIND,
+                          WCD_ANN_LATENCY_TARGET, AGENT_ANN_MAX_HOLD, AGENT_ANN_CLASS,
+                          AGENT_ANN_WORKLOAD};
+  for (size_t i = 0; i < sizeof(parsed) / sizeof(parsed[0]); i++) {
+    bool found = false;
+    for (size_t r = 0; r < agent_trust_table_len; r++)
+      found |= strcmp(agent_trust_table[r].key, parsed[i]) == 0;
+    if (!found)
+      fail_msg("'%s' is parsed but has no row in agent_trust_table", parsed[i]);
+  }
+  /* every row: its rule, on the state machine */
+  for (size_t r = 0; r < agent_trust_table_len; r++) {
+    const struct agent_trust_rule *row = &agent_trust_table[r];
+    assert_true(*row->values && *row->trusted && *row->untrusted);
+    struct agent_adm adm;
+    setup_trust(&adm);
+    if (strcmp(row->key, AGENT_ANN_CLASS) == 0 && strcmp(row->values, "latency") == 0) {
+      check_latency_row(&adm);
+    } else if (strcmp(row->key, AGENT_ANN_CLASS) == 0) {
+      char vals[256];
+      snprintf(vals, sizeof(vals), "%s", row->values);
+      size_t n = 0;
+      for (char *save = NULL, *v = strtok_r(vals, ", ", &save); v;
+           v = strtok_r(NULL, ", ", &save)) {
+        struct agent_adm one;
+        setup_trust(&one);
+        check_class_row(&one, v);
+        agent_adm_release(&one);
+        n++;
+      }
+      assert_int_equal(n, 7);
+    } else if (strcmp(row->key, AGENT_ANN_KIND) == 0) {
+      check_kind_row(&adm);
+    } else if (strcmp(row->key, AGENT_ANN_MAX_HOLD) == 0) {
+      check_max_hold_row(&adm);
+    } else if (strcmp(row->key, AGENT_ANN_WORKLOAD) == 0) {
+      check_workload_row();
+    } else if (strcmp(row->key, AGENT_ANN_LATENCY_TARGET) == 0) {
+      check_latency_target_row();
+    } else {
+      fail_msg("row '%s' (%s) has no check", row->key, row->values);
+    }
+    agent_adm_release(&adm);
+  }
 }
 
 /* A hint that the measurement confirms is not "overruled". */
@@ -687,20 +928,36 @@ static void test_trust_latency(void **state) {
                    AGENT_MEASURED_OVERRULED);
   assert_false(u->protect);
   assert_int_equal(agent_adm_measured(&adm, u, BATCH_SEQ_WRITE, 0.9, false, false, 2000), 0);
-  /* latency-like: protected now (protect = declared) */
-  assert_int_equal(agent_adm_measured(&adm, u, BATCH_RAND_READ, 0.9, true, false, 3000),
+  /* latency-like, protect = declared: the untrusted declaration does not
+   * protect it (issue #23: it would throttle everyone else) */
+  assert_int_equal(agent_adm_measured(&adm, u, BATCH_RAND_READ, 0.9, true, false, 3000), 0);
+  assert_false(u->protect);
+  assert_true(agent_ctr_is_batch(u));
+  /* protect = detected: protected for what it does, as if undeclared */
+  assert_int_equal(agent_adm_measured(&adm, u, BATCH_RAND_READ, 0.9, true, true, 3500),
                    AGENT_MEASURED_PROTECTED);
-  assert_true(u->protect);
   assert_false(u->protect_declared);
   assert_false(agent_ctr_is_batch(u));
-  /* latency-like at the first measurement: protected, nothing overruled */
+  /* re-checked every window: an idle window says nothing; I/O that is not
+   * latency-like drops it, and it is a batch container again */
+  assert_int_equal(agent_adm_measured(&adm, u, BATCH_IDLE, 0.9, false, true, 3600), 0);
+  assert_true(u->protect);
+  assert_int_equal(agent_adm_measured(&adm, u, BATCH_SEQ_WRITE, 0.9, false, true, 3700),
+                   AGENT_MEASURED_UNPROTECTED);
+  assert_false(u->protect);
+  assert_true(agent_ctr_is_batch(u));
+  assert_true(agent_adm_next_wake(&adm) <= 3700); /* planned again at once */
+  /* latency-like at the first measurement, protect = declared: not
+   * protected, and the declaration is reported overruled */
   struct agent_ctr *v = reg_in(&adm, "v", "k8s.io", "team-a", "latency", true, 0);
   assert_int_equal(agent_adm_measured(&adm, v, BATCH_RAND_READ, 0.9, true, false, 1000),
-                   AGENT_MEASURED_PROTECTED);
-  assert_false(v->overruled);
-  /* trusted: protected at registration */
+                   AGENT_MEASURED_OVERRULED);
+  assert_false(v->protect);
+  /* trusted: protected at registration, and it stands whatever is measured */
   struct agent_ctr *t = reg_in(&adm, "t", "k8s.io", "kube-system", "latency", true, 0);
   assert_true(t->protect && t->protect_declared);
+  assert_int_equal(agent_adm_measured(&adm, t, BATCH_SEQ_WRITE, 0.9, false, true, 4000), 0);
+  assert_true(t->protect);
   /* nothing declared, protect = declared: latency-like is not enough */
   struct agent_ctr *n = reg_in(&adm, "n", "k8s.io", "team-a", NULL, true, 0);
   assert_int_equal(agent_adm_measured(&adm, n, BATCH_RAND_READ, 0.9, true, false, 1000), 0);
@@ -969,6 +1226,9 @@ int main(void) {
       cmocka_unit_test(test_trust_hint_confirmed),
       cmocka_unit_test(test_trust_rand_hint_weight),
       cmocka_unit_test(test_trust_latency),
+      cmocka_unit_test(test_trust_plan_class),
+      cmocka_unit_test(test_trust_table),
+      cmocka_unit_test(test_trust_max_hold),
       cmocka_unit_test(test_trust_kind_service),
       cmocka_unit_test(test_trust_kind_sandbox),
       cmocka_unit_test(test_trust_kind_all),

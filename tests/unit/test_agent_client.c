@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -342,7 +344,8 @@ static void test_caller_deadline_fails_open(void **state) {
   uint64_t el = iob_now_ms() - t0;
   assert_int_equal(r.calls, 1);
   assert_true(r.admitted && r.fail_open);
-  assert_non_null(strstr(r.reason, "' not asked: no answer before the caller's deadline (fail open)"));
+  assert_non_null(
+      strstr(r.reason, "' not asked: no answer before the caller's deadline (fail open)"));
   assert_true(el >= 290 && el < 1500);
   agent_client_free(c);
 }
@@ -495,6 +498,52 @@ static void run_silent(bool fail_closed, bool full, const char *want) {
   unlink(fx.path);
 }
 
+/* A socket that another uid listens on (issue #23): the client does not
+ * talk to it, and fails open saying why.  SO_PEERCRED gives the
+ * credentials of listen(), so a child that drops to 65534 listens on a
+ * socket root bound. */
+static void test_foreign_listener_fails_open(void **state) {
+  (void)state;
+  if (geteuid() != 0)
+    skip(); /* needs to switch uid */
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  assert_true(fd >= 0);
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", fx.path);
+  assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  int ready[2];
+  assert_int_equal(pipe(ready), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    if (setgid(65534) < 0 || setuid(65534) < 0 || listen(fd, 8) < 0)
+      _exit(1);
+    (void)!write(ready[1], "x", 1);
+    pause();
+    _exit(0);
+  }
+  char b;
+  assert_int_equal(read(ready[0], &b, 1), 1);
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_client *c = NULL;
+  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct result r = {0};
+  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  spin(&r.calls, 1, 10000); /* a hang watchdog, not a threshold */
+  assert_int_equal(r.calls, 1);
+  assert_true(r.admitted && r.fail_open && r.no_agent);
+  if (strstr(r.reason, "not root's nor ours (uid 65534") == NULL)
+    fail_msg("reason '%s' does not name the listener's uid", r.reason);
+  assert_non_null(strstr(r.reason, "(fail open)"));
+  agent_client_free(c);
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  close(ready[0]);
+  close(ready[1]);
+  close(fd);
+  unlink(fx.path);
+}
+
 static void test_stopped_agent_fails_open(void **state) {
   (void)state;
   run_silent(false, false, "no answer to a liveness ping within 300 ms");
@@ -554,6 +603,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_stopped_agent_fails_closed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_full_backlog_fails_open, setup, teardown),
       cmocka_unit_test_setup_teardown(test_full_backlog_fails_closed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_foreign_listener_fails_open, setup, teardown),
       cmocka_unit_test_setup_teardown(test_holding_agent_is_waited_for, setup, teardown),
   };
   return cmocka_run_group_tests_name("agent_client", tests, NULL, NULL);

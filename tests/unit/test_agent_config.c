@@ -12,6 +12,7 @@
 
 #include "agent/config.h"
 #include "agent/lathist.h"
+#include "agent/profiles.h"
 #include "agent/protect.h"
 #include "batcher/batcher.h"
 #include "common/cleanup.h"
@@ -81,6 +82,9 @@ static void test_full(void **state) {
   assert_int_equal(c.batch_window_ms, 0);
   assert_int_equal(c.max_concurrency, 3);
   assert_int_equal(c.max_hold_ms, 120000);
+  assert_int_equal(c.profiles_per_namespace, AGENT_PROFILES_PER_NS_DEFAULT);
+  parse_ok(&c, "profiles_per_namespace = 64\n");
+  assert_int_equal(c.profiles_per_namespace, 64);
   assert_int_equal(c.policy, BATCH_POLICY_PAPER);
   assert_true(c.alpha == 0.25);
   assert_true(c.fairness == 3.5);
@@ -149,6 +153,12 @@ static void test_malformed(void **state) {
                            "number from 0 to 1");
   parse_err("alpha = nan", "'t.conf' line 1: invalid value 'nan' for 'alpha': expected a "
                            "number from 0 to 1");
+  parse_err("profiles_per_namespace = 0", "'t.conf' line 1: invalid value '0' for "
+                                          "'profiles_per_namespace': expected an integer from 1 "
+                                          "to 4096");
+  parse_err("profiles_per_namespace = 4097", "'t.conf' line 1: invalid value '4097' for "
+                                             "'profiles_per_namespace': expected an integer from "
+                                             "1 to 4096");
   parse_err("max_concurrency = 0", "'t.conf' line 1: invalid value '0' for 'max_concurrency': "
                                    "expected an integer from 1 to 1024");
   parse_err("max_concurrency = 4x", "'t.conf' line 1: invalid value '4x' for "
@@ -160,7 +170,7 @@ static void test_malformed(void **state) {
   parse_err("sampler = iostat", "'t.conf' line 1: invalid value 'iostat' for 'sampler': "
                                 "expected 'auto', 'io.stat', 'procfs' or 'bpf'");
   parse_err("sampler = IO.STAT", "'t.conf' line 1: invalid value 'IO.STAT' for 'sampler': "
-                                "expected 'auto', 'io.stat', 'procfs' or 'bpf'");
+                                 "expected 'auto', 'io.stat', 'procfs' or 'bpf'");
   parse_err("debug = yes\nsampler = io.stat procfs",
             "'t.conf' line 2: invalid value 'io.stat procfs' for 'sampler': "
             "expected 'auto', 'io.stat', 'procfs' or 'bpf'");
@@ -313,11 +323,10 @@ static void test_protect_keys(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_defaults),  cmocka_unit_test(test_full),
-      cmocka_unit_test(test_durations), cmocka_unit_test(test_malformed),
-      cmocka_unit_test(test_limits),    cmocka_unit_test(test_load),
-      cmocka_unit_test(test_protect_keys),
-      cmocka_unit_test(test_trust),
+      cmocka_unit_test(test_defaults),     cmocka_unit_test(test_full),
+      cmocka_unit_test(test_durations),    cmocka_unit_test(test_malformed),
+      cmocka_unit_test(test_limits),       cmocka_unit_test(test_load),
+      cmocka_unit_test(test_protect_keys), cmocka_unit_test(test_trust),
   };
   return cmocka_run_group_tests_name("agent_config", tests, NULL, NULL);
 }

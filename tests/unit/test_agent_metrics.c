@@ -63,6 +63,11 @@ static const char golden[] =
     "# HELP iobatch_registrations_total Containers that became known.\n"
     "# TYPE iobatch_registrations_total counter\n"
     "iobatch_registrations_total 9\n"
+    "# HELP iobatch_refused_total Register and Admit calls refused: their containers started "
+    "without the agent.\n"
+    "# TYPE iobatch_refused_total counter\n"
+    "iobatch_refused_total{call=\"register\"} 2\n"
+    "iobatch_refused_total{call=\"admit\"} 0\n"
     "# HELP iobatch_wait_seconds Time pending before admission.\n"
     "# TYPE iobatch_wait_seconds histogram\n"
     "iobatch_wait_seconds_bucket{le=\"0.01\"} 1\n"
@@ -123,6 +128,7 @@ static void test_render_golden(void **state) {
   agent_metrics_admitted(&m, &back, 0);        /* registered running */
   m.cancellations = 4;
   m.registrations = 9;
+  m.refused_register = 2;
   m.weight_writes[AGENT_WEIGHT_NOT_ENFORCED] = 5;
   agent_metrics_planned(&m, 100000);     /* 0.1 ms: le 0.0001 (inclusive) */
   agent_metrics_planned(&m, 700000);     /* le 0.001 */
@@ -513,14 +519,10 @@ static void test_per_peer_limit(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_render_golden),
-      cmocka_unit_test(test_render_latency),
-      cmocka_unit_test(test_view_count),
-      cmocka_unit_test(test_parse_good),
-      cmocka_unit_test(test_parse_malformed),
-      cmocka_unit_test(test_addr),
-      cmocka_unit_test(test_admission_reasons),
-      cmocka_unit_test(test_peer_key),
+      cmocka_unit_test(test_render_golden),     cmocka_unit_test(test_render_latency),
+      cmocka_unit_test(test_view_count),        cmocka_unit_test(test_parse_good),
+      cmocka_unit_test(test_parse_malformed),   cmocka_unit_test(test_addr),
+      cmocka_unit_test(test_admission_reasons), cmocka_unit_test(test_peer_key),
       cmocka_unit_test(test_per_peer_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -249,6 +249,72 @@ static void test_eviction(void **state) {
   agent_profiles_release(&p);
 }
 
+static size_t in_ns(const struct agent_profiles *p, const char *ns) {
+  size_t k = 0;
+  for (size_t i = 0; i < p->n; i++)
+    k += strcmp(p->v[i].ns, ns) == 0;
+  return k;
+}
+
+/* learn KEY in NS, updated at T (the eviction order) */
+static void learn_at(struct agent_profiles *p, const char *ns, const char *key, int64_t t) {
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_profile_update u = {.cls = "seq-write", .confidence = 1};
+  assert_int_equal(agent_profiles_learn(p, ns, key, &u, &err), 0);
+  struct agent_profile *e = (struct agent_profile *)agent_profiles_get(p, ns, key);
+  assert_non_null(e);
+  e->updated = t;
+}
+
+/* issue #23: a namespace's volatile keys evict only its own oldest
+ * profiles; a full store evicts from the namespace that holds the most. */
+static void test_eviction_per_namespace(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_profiles p;
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  p.per_ns_max = 8;
+  char key[32];
+  for (int i = 0; i < 5; i++) {
+    snprintf(key, sizeof(key), "a%d", i);
+    learn_at(&p, "team-a", key, i); /* older than anything of noisy */
+  }
+  for (int i = 0; i < 100; i++) {
+    snprintf(key, sizeof(key), "run-%d", i);
+    learn_at(&p, "noisy", key, 1000 + i);
+  }
+  assert_int_equal(in_ns(&p, "team-a"), 5);
+  assert_int_equal(in_ns(&p, "noisy"), 8);
+  for (int i = 0; i < 100; i++) {
+    snprintf(key, sizeof(key), "run-%d", i);
+    assert_true((agent_profiles_get(&p, "noisy", key) != NULL) == (i >= 92));
+  }
+  /* relearning a kept key evicts nothing */
+  learn_at(&p, "noisy", "run-99", 5000);
+  assert_int_equal(in_ns(&p, "noisy"), 8);
+  assert_non_null(agent_profiles_get(&p, "noisy", "run-92"));
+  agent_profiles_release(&p);
+
+  /* the whole store full, namespaces below their cap: the largest pays */
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  for (int i = 0; i < AGENT_PROFILES_MAX - 96; i++) {
+    snprintf(key, sizeof(key), "b%d", i);
+    learn_at(&p, "big", key, 100 + i);
+  }
+  for (int i = 0; i < 96; i++) {
+    snprintf(key, sizeof(key), "s%d", i);
+    learn_at(&p, "small", key, i); /* the oldest of all */
+  }
+  assert_int_equal(p.n, AGENT_PROFILES_MAX);
+  learn_at(&p, "other", "o1", 99999);
+  assert_int_equal(p.n, AGENT_PROFILES_MAX);
+  assert_int_equal(in_ns(&p, "small"), 96);
+  assert_int_equal(in_ns(&p, "big"), AGENT_PROFILES_MAX - 97);
+  assert_null(agent_profiles_get(&p, "big", "b0")); /* big's oldest */
+  assert_non_null(agent_profiles_get(&p, "other", "o1"));
+  agent_profiles_release(&p);
+}
+
 static void test_unwritable(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
@@ -308,6 +374,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_corrupt, setup, teardown),
       cmocka_unit_test_setup_teardown(test_namespaces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_eviction, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_eviction_per_namespace, setup, teardown),
       cmocka_unit_test(test_parse_limits),
       cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
       cmocka_unit_test_setup_teardown(test_save_never_follows, setup, teardown),

@@ -38,7 +38,7 @@ static void window(struct cg2_sample s[2], enum cg2_source src, uint64_t rb, uin
 }
 
 static enum batch_class classify(enum cg2_source src, uint64_t rb, uint64_t rios, uint64_t wb,
-                               uint64_t wios, double *conf) {
+                                 uint64_t wios, double *conf) {
   struct wcd_config cfg;
   struct cg2_sample s[2];
   struct wcd_result r;
@@ -119,10 +119,11 @@ static void test_defaults_against_calibration(void **state) {
     uint64_t n = 1000, bytes = n * runs[i].avg;
     double c;
     enum batch_class got = runs[i].reads ? classify(runs[i].src, bytes, n, 0, 0, &c)
-                                       : classify(runs[i].src, 0, 0, bytes, n, &c);
+                                         : classify(runs[i].src, 0, 0, bytes, n, &c);
     if (got != runs[i].want)
       fail_msg("calibration run #%zu (avg %llu): got %s, want %s", i,
-               (unsigned long long)runs[i].avg, batch_class_name(got), batch_class_name(runs[i].want));
+               (unsigned long long)runs[i].avg, batch_class_name(got),
+               batch_class_name(runs[i].want));
     /* clear cases are at full confidence for the source */
     assert_true(c >= (runs[i].src == CG2_SOURCE_PROCIO ? 0.79 : 0.99));
   }
@@ -225,13 +226,13 @@ static bool latency(uint64_t rb, uint64_t rios, uint64_t wb, uint64_t wios) {
 
 static void test_latency(void **state) {
   (void)state;
-  assert_true(latency(0, 0, 2 * 1500 * 8 * KiB, 2 * 1500));             /* pgbench-like */
+  assert_true(latency(0, 0, 2 * 1500 * 8 * KiB, 2 * 1500));                       /* pgbench-like */
   assert_true(latency(2 * 200 * 8 * KiB, 2 * 200, 2 * 1200 * 8 * KiB, 2 * 1200)); /* with reads */
-  assert_true(latency(0, 0, 2 * 2000 * 4 * KiB, 2 * 2000));             /* fio QD1 sync */
-  assert_true(latency(2 * 1000 * 4 * KiB, 2 * 1000, 0, 0));             /* QD1 random reader */
-  assert_false(latency(0, 0, 2 * 40000 * 4 * KiB, 2 * 40000));          /* batch random writer */
-  assert_false(latency(0, 0, 200 * MiB, 200));                          /* sequential writer */
-  assert_false(latency(0, 0, 0, 0));                                    /* idle */
+  assert_true(latency(0, 0, 2 * 2000 * 4 * KiB, 2 * 2000));                       /* fio QD1 sync */
+  assert_true(latency(2 * 1000 * 4 * KiB, 2 * 1000, 0, 0));    /* QD1 random reader */
+  assert_false(latency(0, 0, 2 * 40000 * 4 * KiB, 2 * 40000)); /* batch random writer */
+  assert_false(latency(0, 0, 200 * MiB, 200));                 /* sequential writer */
+  assert_false(latency(0, 0, 0, 0));                           /* idle */
   /* declared: latency whatever the window says */
   struct wcd_config cfg;
   struct cg2_sample s[2];
@@ -254,8 +255,8 @@ static void test_latency(void **state) {
  * the block bytes can be theirs.  Numbers from bench/calibrate-wcd.sh on
  * this host (kernel 6.18, ext4 with large folios): PostgreSQL under pgbench
  * wrote ~80 KiB of write_bytes per 8 KiB write syscall. */
-static bool latency_procfs(uint64_t rb, uint64_t rchar, uint64_t rios, uint64_t wb,
-                           uint64_t wchar, uint64_t wios) {
+static bool latency_procfs(uint64_t rb, uint64_t rchar, uint64_t rios, uint64_t wb, uint64_t wchar,
+                           uint64_t wios) {
   struct wcd_config cfg;
   struct cg2_sample s[2];
   struct wcd_result r;
@@ -289,8 +290,8 @@ static void test_latency_procfs(void **state) {
   assert_false(latency(0, 0, 2 * 250 * 80 * KiB, 2 * 250));
   /* PostgreSQL's grouped WAL writes: 32 KiB each at a few hundred per
    * second (pgbench -c 4 on a busy disk) */
-  assert_true(latency_procfs(0, 2 * 140 * 7 * KiB, 2 * 140, 2 * 36 * 80 * KiB, 2 * 36 * 32 * KiB,
-                             2 * 36));
+  assert_true(
+      latency_procfs(0, 2 * 140 * 7 * KiB, 2 * 140, 2 * 36 * 80 * KiB, 2 * 36 * 32 * KiB, 2 * 36));
   assert_true(latency(0, 0, 2 * 300 * 32 * KiB, 2 * 300));
   /* 128 KiB (a sequential stream's readahead) is not small, however slow */
   assert_false(latency(2 * 20 * 128 * KiB, 2 * 20, 0, 0));
@@ -422,6 +423,26 @@ static void test_workload_key(void **state) {
   assert_int_equal(wcd_workload_key(NULL, NULL, av2, 3, &k, &err), 0);
   assert_int_equal(strlen(k), WCD_KEY_MAX);
   free(k);
+  /* cut before a character, never inside one (issue #23): 'é' is two
+   * bytes, and one of them would sit at the limit */
+  cleanup_free char *wide = malloc(3000);
+  for (size_t i = 0; i + 1 < 2998; i += 2)
+    memcpy(wide + i, "\xc3\xa9", 2);
+  wide[2998] = '\0';
+  for (int pad = 0; pad < 4; pad++) {
+    char lead[8] = "aaaa";
+    lead[pad] = '\0';
+    const char *av3[] = {lead, wide, "b"};
+    assert_int_equal(wcd_workload_key(NULL, NULL, pad ? av3 : av3 + 1, pad ? 3 : 2, &k, &err), 0);
+    size_t n = strlen(k);
+    assert_true(n <= WCD_KEY_MAX && n >= WCD_KEY_MAX - 1);
+    /* whole characters only: every 0xc3 is followed by its 0xa9 */
+    for (size_t i = 0; i < n; i++)
+      if ((unsigned char)k[i] == 0xc3)
+        assert_true(i + 1 < n && (unsigned char)k[i + 1] == 0xa9);
+    assert_true((unsigned char)k[n - 1] != 0xc3);
+    free(k);
+  }
   /* an annotation that long is refused */
   assert_int_equal(wcd_workload_key(huge, NULL, NULL, 0, &k, &err), -1);
   assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
