@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The state directory's lock (agent/lock.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One agent per state directory (issue #23): two agents sharing one would
  * each overwrite restore.json with only their own entries and record the
  * other's caps as "originals". */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The trust table (agent/trust.h). */
 #include "agent/trust.h"
 

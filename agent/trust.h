@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Every declaration a container can make, and what the agent does with it
  * from a namespace trust_declared trusts and from one it does not (issue
  * #23: no tenant steers the node).  The rule: an untrusted declaration is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Escaping of outside text (common/escape.h). */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Text that others wrote (workload keys, pod and container names, ids:
  * anything a tenant chose) on its way to a terminal or into JSON. */
 #ifndef IOB_COMMON_ESCAPE_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every source file carries its licence as an SPDX line (CONTRIBUTING.md):
 # scripts/spdx.sh --check as a TAP test; scripts/spdx.sh adds what is missing.
 cd "$(dirname "$0")/.." || exit 1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One agent per state directory (issue #23, item 7): two agents sharing one
 # would each overwrite restore.json with only their own entries and take
 # the other's caps for "originals".

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # iobatch-hook talks only to an agent socket whose listener is root's or
 # its own (issue #23, item 14): a socket another uid listens on (someone
 # who could write the socket's directory, or took the path first) is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # No tenant steers the node (issue #23): what a tenant declares from a
 # namespace trust_declared does not trust is a hint only.  With
 # `trust_declared = kube-system, NS2` and one batch slot

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The state directory's lock (agent/lock.c): the first taker writes its
  * pid, a second one (another open file description, as another agent
  * would have) is refused with that pid named; the lock goes with the

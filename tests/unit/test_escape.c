@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Escaping of outside text (common/escape.c): control characters, escape
  * sequences, bidirectional overrides and invalid UTF-8 (a malformed input
  * of every kind: stray continuation bytes, truncated, overlong and
