@@ -21,7 +21,7 @@ is "$rc" "$((128 + 31))" "an AF_INET socket after the filter: killed by SIGSYS (
 # CAP_SYS_PTRACE (runtime-hook/hook.h HOOK_CAPS_KEPT_HEX), in the effective,
 # permitted and bounding sets alike; this shell has them all
 caps=$("$HOOK" --selftest-caps 2>&1)
-kept=$(awk -F'"' '/define HOOK_CAPS_KEPT_HEX/ { print $2 }' "$IOB_TOP/runtime-hook/hook.h")
+kept=0000000000080006 # HOOK_CAPS_KEPT_HEX (runtime-hook/hook.h; the VM has no source tree)
 is "$(awk '$1 == "CapEff:" { print $2 }' <<<"$caps")" "$kept" "effective capabilities: the three it needs ($kept)"
 is "$(awk '$1 == "CapPrm:" || $1 == "CapBnd:" { print $2 }' <<<"$caps" | sort -u)" "$kept" \
   "permitted and bounding sets: the same, nothing to regain"

@@ -31,6 +31,8 @@ $CTR run -d --runtime $RT --annotation io.iobatch.class=latency \
   /usr/bin/fio --name=v --filename=/data/victim --rw=randwrite --bs=4k --size=256M \
   --time_based --runtime=300 --direct=1 --ioengine=psync --iodepth=1 >/dev/null 2>&1
 wait_for 20 '[ "$(state victim)" == RUNNING ]' || bail "the victim did not start"
+# the objective is in force from its first window with block-layer latency
+wait_for 20 '[ "$(agent_field victim lat_target)" == 10000 ]'
 is "$(agent_field victim protected)/$(agent_field victim lat_target)/$(agent_field victim lat_target_source)" \
   "true/10000/declared" "status: protected, its objective a p99 of 10 ms, declared"
 wait_for 20 '[ "$(agent_field victim "io_lat_count > 0")" == true ]' ||
