@@ -59,6 +59,10 @@ static bool objective_update(struct agent_protect *p, const struct agent_protect
       who = obs[i].id;
     }
   }
+  /* Judged by an objective from now on: a cap the share left (its first
+   * cap, say) goes; only a miss of the objective caps. */
+  if (!p->objective)
+    p->level_bps = 0;
   p->active = true;
   p->objective = true;
   p->worst_share = -1;

@@ -513,6 +513,22 @@ static void test_objective_admission(void **state) {
 /* I/O pressure with hysteresis: on after 3 missed windows in a row, off
  * after 10 in a row without a miss; one good window between misses
  * starts the count again; nothing protected, no pressure. */
+/* A cap the share set (its first cap) goes when an objective judges. */
+static void test_objective_drops_share_cap(void **state) {
+  (void)state;
+  struct agent_protect_cfg cfg;
+  agent_protect_cfg_default(&cfg);
+  struct agent_protect p;
+  agent_protect_init(&p, &cfg);
+  struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1};
+  agent_protect_update(&p, &db, 1);
+  assert_true(p.level_bps == 64 * MiB && !p.objective); /* by share: the first cap */
+  db.lat = 2;
+  db.lat_target = 5; /* learned meanwhile, and met */
+  assert_true(agent_protect_update(&p, &db, 1));
+  assert_true(p.objective && p.level_bps == 0);
+}
+
 static void test_pressure(void **state) {
   (void)state;
   struct agent_protect_cfg cfg;
@@ -572,7 +588,8 @@ int main(void) {
       cmocka_unit_test(test_budget),
       cmocka_unit_test(test_budget_releases_hold),
       cmocka_unit_test(test_objective_admission),
-      cmocka_unit_test(test_pressure),         cmocka_unit_test(test_holds_while_short),
+      cmocka_unit_test(test_pressure),
+      cmocka_unit_test(test_objective_drops_share_cap),         cmocka_unit_test(test_holds_while_short),
       cmocka_unit_test(test_hold_at_floor),  cmocka_unit_test(test_share_signals),
       cmocka_unit_test(test_writers_scope),
   };
