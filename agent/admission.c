@@ -124,6 +124,10 @@ void agent_ctr_free(struct agent_ctr *c) {
   free(c->pod_name);
   free(c->pod_namespace);
   free(c->container_name);
+  for (size_t i = 0; i < c->n_pod_labels; i++)
+    free(c->pod_labels[i]);
+  free(c->pod_labels);
+  free(c->pod_uid);
   free(c);
 }
 

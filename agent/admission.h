@@ -73,6 +73,16 @@ struct agent_ctr {
   uint64_t handle; /* unique for the daemon's lifetime */
   char *id, *ns, *workload_key, *cgroup, *bundle, *source;
   char *pod_name, *pod_namespace, *container_name; /* "" when not known */
+  /* Kubernetes' view (issue #25), NULL/empty when not known: the pod's
+   * labels as "key=value" strings (filled from the node's CRI), the pod's
+   * uid and QoS class ("guaranteed", "burstable", "besteffort", from the
+   * cgroup path; "" unknown), and the rule that decided its kind/class
+   * (agent config; "" none). */
+  char **pod_labels;
+  size_t n_pod_labels;
+  char *pod_uid;
+  char qos[12];
+  char rule[64];
   uint32_t pid;
   enum agent_state state;
   enum agent_kind kind;

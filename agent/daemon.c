@@ -131,6 +131,11 @@ void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
                         iob_now_ms());
 }
 
+void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *c) {
+  (void)d;
+  (void)c; /* the pod rules (issue #25) come here */
+}
+
 /* What a finished run teaches: its class, its solo duration and its solo
  * throughput.  A run that shared the disk with others doing I/O teaches
  * its solo-equivalent seconds (the sampler divided each window by the

@@ -91,6 +91,9 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *ctr, const ch
 /* Apply what the profile of ctr's workload key says (class before any
  * sample, solo duration and throughput). */
 void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *ctr);
+/* What Kubernetes says of ctr changed (its pod names, labels or QoS class,
+ * from the CRI or the cgroup path): apply the config's pod rules again. */
+void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *ctr);
 
 /* plan_async.c: solve a Plan request on a thread, reply from the loop. */
 int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call,
