@@ -26,7 +26,7 @@
 #define EXIT_SAVE_DELAY_MS 500
 /* After a restart the agent plans nothing for this long (deadlines aside):
  * its state is soft, and the shims of running containers register them
- * again within a few of their 200 ms retries (agent/client.c); admitting a
+ * again within a few of their 200 ms retries (client/client.c); admitting a
  * pending container before that would put it beside the very containers
  * it conflicts with.  A restart is told from a first start by the mark
  * "<socket>.live" (next to the socket, so a reboot clears it): made at

@@ -34,7 +34,7 @@
 struct ttrpc_call;
 struct iob_timer;
 
-#include "agent/api.h"
+#include "client/api.h"
 #include "iobatch/agent.pb-c.h"
 
 struct agent_daemon {

@@ -189,7 +189,7 @@ static int check_socket_dir(const char *path, struct iob_error **err) {
   return r < 0 ? -1 : 0;
 }
 
-/* Liveness (agent/client.h): answered from the loop, so an answer means
+/* Liveness (client/client.h): answered from the loop, so an answer means
  * the loop runs. */
 static void on_ping(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
   (void)m;

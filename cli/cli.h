@@ -13,7 +13,7 @@
 #include "common/error.h"
 #include "ttrpc/ttrpc.h"
 
-#include "agent/api.h"
+#include "client/api.h"
 /* The one variable every part reads for the agent's socket (the shim too). */
 #define IOBCTL_SOCKET_ENV "IOBATCH_AGENT_SOCKET"
 

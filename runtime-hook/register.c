@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "agent/client.h"
+#include "client/client.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "google/protobuf/empty.pb-c.h"
@@ -21,7 +21,7 @@
 #include "ttrpc/ttrpc.h"
 #include "wcd/kind.h"
 
-#include "agent/api.h"
+#include "client/api.h"
 
 static int timeout_of(const struct hook_options *opt) {
   return opt->timeout_ms > 0 ? opt->timeout_ms : HOOK_DEFAULT_TIMEOUT_MS;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The admission hold: Start of an init process asks iobatchd (through
- * libagentclient, agent/client.h) before `runc start`; the reply to Start
+ * libagentclient, client/client.h) before `runc start`; the reply to Start
  * waits while the agent keeps the container pending.  One client per shim
  * daemon, made on first use, connecting only when there is something to
  * say; everything runs on the shim's loop (no threads).
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/client.h"
+#include "client/client.h"
 #include "agent/trust.h"
 #include "batcher/class.h"
 #include "cgroupv2/cg2.h"
