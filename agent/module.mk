@@ -1,10 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-# iobatchd (agent/).  libagentcore: config, profiles, the offline plan and
-# protection's arithmetic (protect.c)
-# (plain C; no dependency but common, jansson and, for the plan, the
-# batcher), what iobatchctl links.  libagent: the admission state machine,
+# iobatchd (agent/).  libagentcore: config, profiles and protection's
+# arithmetic (protect.c) (plain C; no dependency but common, jansson and
+# the batcher), what iobatchctl links.  libagent: the admission state machine,
 # the sampler, weights, the ttrpc server and the daemon around them.
-agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c agent/lathist.c agent/trust.c
+agentcore_SRCS := agent/config.c agent/profiles.c agent/protect.c agent/lathist.c agent/trust.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
 agent_SRCS := agent/admission.c agent/lock.c agent/penalties.c agent/caps.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
@@ -53,7 +52,6 @@ $(eval $(call unit,test_agent_metrics,tests/unit/test_agent_metrics.c,agent batc
 $(eval $(call fuzzer,fuzz_agent_metrics,tests/fuzz/fuzz_agent_metrics.c,agent batch common))
 $(eval $(call unit,test_agent_latency,tests/unit/test_agent_latency.c,agentcore cg2 common))
 $(eval $(call fuzzer,fuzz_agent_latency,tests/fuzz/fuzz_agent_latency.c,agentcore cg2 common))
-$(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agentcore batch common))
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
 	tests/integration/agent-containers.sh tests/integration/agent-plan.sh \

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/plan.h"
+#include "batcher/jobfile.h"
 #include "agent/requests.h"
 #include "cgroupv2/sample.h"
 #include "common/cleanup.h"

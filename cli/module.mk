@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-# iobatchctl (cli/): one file per verb, main.c dispatches.  `plan` links the
-# batcher through agentcore's plain-C plan (offline, no agent; not libagent);
+# iobatchctl (cli/): one file per verb, main.c dispatches.  `plan` (plan_verb.c)
+# links the batcher's job-file plan (batcher/jobfile.c: offline, no agent;
+# not libagent);
 # calibrate.c is the calibration verb.
-iobatchctl_SRCS := cli/main.c cli/args.c cli/status.c cli/plan.c cli/profiles.c cli/ctl.c cli/calibrate.c \
+iobatchctl_SRCS := cli/main.c cli/args.c cli/status.c cli/plan_verb.c cli/profiles.c cli/ctl.c cli/calibrate.c \
 	cli/check.c
 PROGRAMS += bin/iobatchctl
 INSTALL_PROGRAMS += bin/iobatchctl

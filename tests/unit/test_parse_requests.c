@@ -16,12 +16,12 @@
 
 #include <cmocka.h>
 
-#include "agent/plan.h"
+#include "batcher/jobfile.h"
 #include "batcher/batcher.h"
 #include "common/cleanup.h"
 #include "containerd/task/v2/shim.pb-c.h"
 #include "iobatch/agent.pb-c.h"
-#include "shim/mount.h"
+#include "shim/rootfs.h"
 #include "shim/requests.h"
 #include "shim/uri.h"
 #include "shim/validate.h"

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/plan.h"
+#include "batcher/jobfile.h"
 #include "iobatch/agent.pb-c.h"
 #include "cli/cli.h"
 #include "common/cleanup.h"

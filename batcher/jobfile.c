@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "agent/plan.h"
+#include "batcher/jobfile.h"
 
 #include <errno.h>
 #include <jansson.h>
