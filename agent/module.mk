@@ -3,7 +3,7 @@
 # arithmetic (protect.c) (plain C; no dependency but common, jansson and
 # the batcher), what iobatchctl links.  libagent: the admission state machine,
 # the sampler, weights, the ttrpc server and the daemon around them.
-agentcore_SRCS := agent/config.c agent/profiles.c agent/protect.c agent/lathist.c agent/trust.c
+agentcore_SRCS := agent/config.c agent/profiles.c agent/protect.c agent/lathist.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
 agent_SRCS := agent/admission.c agent/lock.c agent/penalties.c agent/caps.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \

@@ -46,5 +46,6 @@ int iobctl_admit(int argc, char **argv);
 int iobctl_cancel(int argc, char **argv);
 int iobctl_exited(int argc, char **argv);
 int iobctl_check(int argc, char **argv);
+int iobctl_annotations(int argc, char **argv);
 
 #endif

@@ -44,10 +44,6 @@ static void bundle_namespace(const char *bundle, char *out, size_t n) {
   out[slash - ns] = '\0';
 }
 
-static const char *state_annotation(void *st, const char *key) {
-  return hook_annotation(st, key);
-}
-
 bool hook_agent_forbidden(const struct hook_options *opt) {
   struct stat sb;
   return stat(opt->socket, &sb) < 0 && (errno == EACCES || errno == EPERM);
@@ -135,7 +131,7 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
    * under another runtime the agent just does not hear the kind. */
   struct wcd_kind kind;
   cleanup_error struct iob_error *kerr = NULL;
-  if (wcd_kind_from_annotations(state_annotation, (void *)st, &kind, &kerr) < 0)
+  if (wcd_kind_from_annotations(hook_annotation_get, (void *)st, &kind, &kerr) < 0)
     iob_debug("container '%s': %s", st->id, kerr->msg);
   struct agent_container ctr = {.id = st->id,
                                 .ns = ns,
