@@ -3,7 +3,7 @@
 # links the batcher's job-file plan (batcher/jobfile.c: offline, no agent;
 # not libagent);
 # calibrate.c is the calibration verb.
-iobatchctl_SRCS := cli/main.c cli/args.c cli/status.c cli/plan_verb.c cli/profiles.c cli/ctl.c cli/calibrate.c \
+iobatchctl_SRCS := cli/main.c cli/args.c cli/status.c cli/plan_verb.c cli/profiles_verb.c cli/ctl.c cli/calibrate.c \
 	cli/check.c cli/annotations.c
 PROGRAMS += bin/iobatchctl
 INSTALL_PROGRAMS += bin/iobatchctl
