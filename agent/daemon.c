@@ -398,6 +398,8 @@ static void on_sample_timer(struct iob_loop *loop, void *data) {
       d->adm.plan_due_ms == UINT64_MAX)
     agent_adm_schedule(&d->adm, now);
   expire_created(d, now);
+  /* Put-backs that failed for a passing reason (agent/restore.h). */
+  agent_restore_retry(&d->restore);
   if (now - last_save >= PROFILE_SAVE_PERIOD_MS) {
     save_profiles(d);
     save_penalties(d);

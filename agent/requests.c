@@ -108,6 +108,7 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   report_kind(c);
   declare_lat_target(d, c, req->latency_target_us);
   agent_pidwatch(d, c);
+  agent_caps_bind(d, c);
   if (fresh || c->class_source == AGENT_CLASS_NONE)
     agent_daemon_apply_profile(d, c);
   struct cg2_sample base = {0};
