@@ -28,7 +28,9 @@
 #include <string.h>
 
 #include "agent/daemon.h"
+#include "cgroupv2/blkio.h"
 #include "cgroupv2/cpu.h"
+#include "cgroupv2/iostat.h"
 #include "cgroupv2/throttle.h"
 #include "common/cleanup.h"
 #include "common/log.h"
@@ -42,6 +44,7 @@ struct cap_state {
   unsigned long long ino, cpu_ino; /* of t.cgdir and of cpu.file's directory */
   bool resolved, warned;
   bool have_orig; /* orig[] read and remembered in d->restore */
+  size_t norig;   /* disks of t whose orig[] is read */
   struct cg_throttle_limits orig[CG_THROTTLE_MAX_DEVS];
   struct cg_cpu_target cpu;
   bool cpu_resolved, cpu_low, cpu_warned;
@@ -79,7 +82,7 @@ static int journal(struct agent_daemon *d, struct cap_state *st, uint64_t v,
   for (size_t i = 0; i < t->ndev; i++) {
     unsigned maj = t->dev[i].major, min = t->dev[i].minor;
     struct cg_throttle_limits *o = &st->orig[i];
-    if (!st->have_orig && cg_throttle_get(t, maj, min, o, err) < 0)
+    if (i >= st->norig && cg_throttle_get(t, maj, min, o, err) < 0)
       return -1;
     const uint64_t was[4] = {o->rbps, o->wbps, o->riops, o->wiops};
     const uint64_t now[4] = {lower(o->rbps, v), lower(o->wbps, v), o->riops, o->wiops};
@@ -110,6 +113,7 @@ static int journal(struct agent_daemon *d, struct cap_state *st, uint64_t v,
   if (agent_restore_remember_n(&d->restore, e, n, err) < 0)
     return -1;
   st->have_orig = true;
+  st->norig = t->ndev;
   return 0;
 }
 
@@ -169,6 +173,23 @@ void agent_caps_bind(struct agent_daemon *d, struct agent_ctr *c) {
   }
 }
 
+/* Disks the container has done I/O on since it registered (a volume on
+ * another disk than its root file system), from the bound directory's
+ * statistics: never from its pid. */
+static void add_disks(struct cap_state *st) {
+  struct cg2_iostat s = {0};
+  cleanup_error struct iob_error *e = NULL;
+  int rc = st->t.mech == CG_THROTTLE_V2_IOMAX ? cg2_iostat_read(st->t.cgdir, &s, &e)
+                                              : cg2_blkio_read(st->t.cgdir, &s, &e);
+  for (size_t i = 0; rc == 0 && i < s.n; i++) {
+    const struct cg2_io_counters *c = &s.dev[i].c;
+    if ((c->rbytes || c->wbytes || c->rios || c->wios) &&
+        cg_throttle_target_add_dev(NULL, &st->t, s.dev[i].major, s.dev[i].minor, &e) < 0)
+      iob_error_release(&e); /* a device that is not a disk: not capped */
+  }
+  cg2_iostat_release(&s);
+}
+
 static int write_caps(const struct cap_state *st, uint64_t v, struct iob_error **err) {
   for (size_t i = 0; i < st->t.ndev; i++) {
     struct cg_throttle_target one = {.mech = st->t.mech, .cgdir = st->t.cgdir, .ndev = 1};
@@ -197,6 +218,7 @@ static void lift(struct agent_daemon *d, struct agent_ctr *c, struct cap_state *
   if (!st->have_orig)
     return;
   st->have_orig = false;
+  st->norig = 0;
   if (!dir_capped_elsewhere(d, c, st->t.cgdir))
     agent_restore_dir(&d->restore, st->t.cgdir, AGENT_RESTORE_CAPS);
 }
@@ -307,6 +329,9 @@ static void set_cap(struct agent_daemon *d, struct agent_ctr *c, double bps) {
     st->warned = true;
     return;
   }
+  if (st->resolved && st->t.mech != CG_THROTTLE_NONE && bps > 0 &&
+      still_bound(st, c, st->t.cgdir, st->ino))
+    add_disks(st);
   if (!st->resolved || st->t.mech == CG_THROTTLE_NONE || st->t.ndev == 0) {
     if (bps > 0 && !st->warned)
       iob_warn("cannot cap '%s': no io.max or blkio.throttle for its cgroup, or no disk found",

@@ -121,5 +121,8 @@ void agent_caps_forget(struct agent_daemon *d, struct agent_ctr *ctr);
  * registration, to directories and their inodes (nothing without a pid;
  * nothing again once done). */
 void agent_caps_bind(struct agent_daemon *d, struct agent_ctr *ctr);
+/* requests.c: put back the hook's first io.weight of CTR (journalled at
+ * its Register), if its cgroup is still the one the hook saw. */
+void agent_api_forget_hook_weight(struct agent_daemon *d, const struct agent_ctr *ctr);
 
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroupv2/cg2.h"
+#include "cgroupv2/weight.h"
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/log.h"
@@ -373,6 +374,40 @@ int agent_restore_remember(struct agent_restore *r, const char *file, unsigned m
   snprintf(e.value, sizeof(e.value), "%s", value);
   snprintf(e.written, sizeof(e.written), "%s", written);
   return agent_restore_remember_n(r, &e, 1, err);
+}
+
+int agent_restore_hook_weight(struct agent_restore *r, const char *dir, unsigned weight,
+                              const char *was, const char *bfq_was, unsigned long long ino,
+                              struct iob_error **err) {
+  if (weight < 1 || weight > 10000)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.weight %u is out of range", weight);
+  if ((*was && !value_ok(was)) || (*bfq_was && !value_ok(bfq_was)) || (!*was && !*bfq_was))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid weights before the hook's ('%.20s', '%.20s')", was, bfq_was);
+  struct agent_restore_entry e[2];
+  char path[2][AGENT_RESTORE_PATH_MAX];
+  size_t n = 0;
+  if (*was) {
+    snprintf(path[n], sizeof(path[n]), "%s/io.weight", dir);
+    e[n] = (struct agent_restore_entry){.file = path[n], .ino = ino};
+    snprintf(e[n].value, sizeof(e[n].value), "%s", was);
+    snprintf(e[n].written, sizeof(e[n].written), "%u", weight);
+    n++;
+  }
+  if (*bfq_was) {
+    snprintf(path[n], sizeof(path[n]), "%s/io.bfq.weight", dir);
+    e[n] = (struct agent_restore_entry){.file = path[n], .ino = ino};
+    snprintf(e[n].value, sizeof(e[n].value), "%s", bfq_was);
+    snprintf(e[n].written, sizeof(e[n].written), "%u", cg2_weight_io_to_bfq(weight));
+    n++;
+  }
+  unsigned long long now = agent_restore_dir_ino(path[0], err);
+  if (now == 0)
+    return -1;
+  if (now != ino)
+    return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION,
+                          "'%s' is inode %llu, not the %llu the hook saw", dir, now, ino);
+  return agent_restore_remember_n(r, e, n, err);
 }
 
 /* Write "MAJ:MIN value" (the value alone for a whole-cgroup file,

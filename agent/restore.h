@@ -143,6 +143,17 @@ size_t agent_restore_retry(struct agent_restore *r);
  * of files written. */
 int agent_restore_replay(struct agent_restore *r, struct iob_error **err);
 
+/* The hook's first weight (runtime-hook/run.c), before the hook writes
+ * it: "default WEIGHT" in DIR's io.weight (when WAS, its default line
+ * before, is not "") and systemd's mapping of it in io.bfq.weight (when
+ * BFQ_WAS is not ""), journalled with DIR's inode, which must be INO (the
+ * directory the hook saw).  Errors: a weight out of range, no file, odd
+ * values (INVALID_ARGUMENT), another directory (FAILED_PRECONDITION),
+ * the journal.  The caller decides whom to trust. */
+int agent_restore_hook_weight(struct agent_restore *r, const char *dir, unsigned weight,
+                              const char *was, const char *bfq_was, unsigned long long ino,
+                              struct iob_error **err);
+
 /* The inode of FILE's directory (0 and *err when it cannot be had). */
 unsigned long long agent_restore_dir_ino(const char *file, struct iob_error **err);
 
