@@ -280,6 +280,26 @@ static int save(const struct agent_restore *r, struct iob_error **err) {
   return iob_write_file_replace(r->path, text, strlen(text), 0600, err);
 }
 
+bool agent_restore_stale(struct agent_restore *r, const char *file, unsigned major,
+                         unsigned minor) {
+  struct agent_restore_entry *e = find(r, file, major, minor);
+  if (e == NULL || e->ino == 0)
+    return false;
+  cleanup_error struct iob_error *err = NULL;
+  unsigned long long ino = agent_restore_dir_ino(file, &err);
+  if (ino == 0 || ino == e->ino)
+    return false;
+  iob_info("'%s' %u:%u: its cgroup is another one now (inode %llu, was %llu): what it held "
+           "before is forgotten",
+           file, major, minor, ino, e->ino);
+  free(e->file);
+  *e = r->v[--r->n];
+  cleanup_error struct iob_error *serr = NULL;
+  if (save(r, &serr) < 0)
+    iob_warn("%s", serr->msg);
+  return true;
+}
+
 unsigned long long agent_restore_dir_ino(const char *file, struct iob_error **err) {
   char dir[AGENT_RESTORE_PATH_MAX];
   const char *slash = strrchr(file, '/');

@@ -95,6 +95,12 @@ int agent_restore_parse(struct agent_restore *r, const char *name, const char *b
 /* Whether FILE is remembered for MAJ:MIN. */
 bool agent_restore_has(const struct agent_restore *r, const char *file, unsigned major,
                        unsigned minor);
+/* Whether FILE for MAJ:MIN is remembered for a cgroup directory that is
+ * another inode now (recreated at the same path): such an entry is
+ * nobody's any more and is dropped (true).  A directory that cannot be
+ * looked at keeps it (false). */
+bool agent_restore_stale(struct agent_restore *r, const char *file, unsigned major, unsigned minor);
+
 /* Before each write of WRITTEN to FILE for MAJ:MIN: the first time,
  * remember VALUE (what it holds now) and the inode of FILE's directory
  * (INO; 0: stat it now); every time, remember WRITTEN (in the words the

@@ -38,7 +38,10 @@ static int remember(struct agent_weights *ws, const char *cgdir, enum cg2_weight
   snprintf(file, sizeof(file), "%s/%s", cgdir, cg2_weight_file(kind));
   snprintf(w, sizeof(w), "%u", written);
   char value[16] = "default";
-  if (!agent_restore_has(ws->restore, file, maj, min)) {
+  /* A target recreated at the same path since the first write: what the
+   * old one held is nobody's, the new one's value is read anew. */
+  if (!agent_restore_has(ws->restore, file, maj, min) ||
+      agent_restore_stale(ws->restore, file, maj, min)) {
     struct cg2_weight cur = {0};
     if (cg2_weight_read(cgdir, kind, &cur, err) < 0)
       return -1;

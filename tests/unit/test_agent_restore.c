@@ -438,6 +438,32 @@ static void test_inode_mismatch(void **state) {
   rm_rf(t.dir);
 }
 
+/* A target recreated at the same path between two writes: the old entry
+ * is nobody's and is dropped, so that the writer reads the new one's
+ * value as the original. */
+static void test_stale(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  capped(&r, &t);
+  assert_false(agent_restore_stale(&r, t.file, 8, 0));
+  assert_false(agent_restore_stale(&r, t.file, 8, 16)); /* not remembered */
+  assert_int_equal(r.n, 1);
+  char fresh[160], cmd[512];
+  snprintf(fresh, sizeof(fresh), "%s/cg.new", t.dir);
+  assert_int_equal(mkdir(fresh, 0700), 0);
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mv '%s' '%s'", t.cg, fresh, t.cg);
+  assert_int_equal(system(cmd), 0);
+  assert_true(agent_restore_stale(&r, t.file, 8, 0));
+  assert_int_equal(r.n, 0);
+  assert_int_equal(access(r.path, F_OK), -1);
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
 /* A value changed since the agent wrote it (runc update, the kubelet) is
  * left alone; the value written before the last one is still the agent's
  * (a crash between the journal and the write leaves it). */
@@ -694,6 +720,7 @@ int main(void) {
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_v2_journal),
       cmocka_unit_test(test_inode_mismatch),
+      cmocka_unit_test(test_stale),
       cmocka_unit_test(test_value_changed),
       cmocka_unit_test(test_retry),
       cmocka_unit_test(test_v1_replayed_then_v2),
