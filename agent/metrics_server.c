@@ -351,6 +351,7 @@ static void on_conn(struct iob_loop *loop, int fd, uint32_t events, void *data) 
       conn_close(c);
     return;
   }
+  bool eof = false;
   for (;;) {
     if (c->in_len == sizeof(c->in))
       break;
@@ -359,8 +360,14 @@ static void on_conn(struct iob_loop *loop, int fd, uint32_t events, void *data) 
       continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       break;
+    if (r == 0 && c->in_len > 0) {
+      /* Half-closed after its request (socat, `printf ... | nc -N`): the
+       * reply can still go out. */
+      eof = true;
+      break;
+    }
     if (r <= 0) {
-      conn_close(c); /* closed before a whole request, or an error */
+      conn_close(c); /* closed before a request, or an error */
       return;
     }
     c->in_len += (size_t)r;
@@ -368,6 +375,10 @@ static void on_conn(struct iob_loop *loop, int fd, uint32_t events, void *data) 
   struct agent_http_request req;
   int status = 0;
   int p = agent_http_parse_request(c->in, c->in_len, &req, &status);
+  if (p == 0 && eof) {
+    conn_close(c); /* closed before a whole request */
+    return;
+  }
   if (p == 0)
     return; /* more to come, or the timeout */
   answer(c, &req, p < 0 ? status : 0);
@@ -479,8 +490,10 @@ static int socket_dir(const char *path, unsigned group, struct iob_error **err) 
                           dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
                           (unsigned)geteuid());
   if (st.st_gid != group && fchown(fd, (uid_t)-1, (gid_t)group) < 0)
-    return iob_error(err, errno, "cannot give metrics socket directory '%s' to group %u", dir,
-                     group);
+    return iob_error(err, errno,
+                     "cannot give metrics socket directory '%s' to group %u (the agent must be "
+                     "in the group, or have CAP_CHOWN)",
+                     dir, group);
   if ((st.st_mode & 07777) != 0750 && fchmod(fd, 0750) < 0)
     return iob_error(err, errno, "cannot set the mode of metrics socket directory '%s' to 0750",
                      dir);
@@ -528,7 +541,10 @@ static int listen_on(const struct agent_metrics_addr *a, const char *spec, unsig
   if (group && lchown(a->path, (uid_t)-1, (gid_t)group) < 0) {
     e = errno;
     unlink(a->path);
-    return iob_error(err, e, "cannot give the metrics socket '%s' to group %u", a->path, group);
+    return iob_error(err, e,
+                     "cannot give the metrics socket '%s' to group %u (the agent must be in the "
+                     "group, or have CAP_CHOWN)",
+                     a->path, group);
   }
   if (listen(fd, AGENT_METRICS_MAX_CONNS) < 0) {
     e = errno;

@@ -11,9 +11,9 @@
 # be the API socket's; SIGHUP takes the group away (0600, root only).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 12
+tap_plan 13
 
-iob_need curl setpriv
+iob_need curl setpriv socat
 [ "$(id -u)" = 0 ] || bail "needs root (other uids connect)"
 GID=4264 # the metrics group; no user of this host has it
 PROXY_UID=65532
@@ -50,6 +50,24 @@ is "$(stat -c '%a %U %g' "$MSOCK")" "660 root $GID" "the metrics socket: 0660, r
 is "$(stat -c '%a %U %g' "$MDIR")" "750 root $GID" "its directory: made 0750 and of the group (the kubelet made it 0755 root:root)"
 is "$(stat -c '%a %U' "$D/api")" "700 root" "the API socket's directory: 0700, root only"
 like "$(scrape_as $PROXY_UID $GID)" "iobatch_build_info" "a non-root uid in the group scrapes the metrics"
+# A client that half-closes after its request (socat does, at the end of
+# its input): sent while the agent is stopped, so that the request and the
+# end of input are read in one go.
+kill -STOP "$AGENT_PID"
+as $PROXY_UID $GID /usr/bin/python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+s.shutdown(socket.SHUT_WR)
+print("sent", flush=True)
+s.settimeout(20)
+print(s.makefile("rb").readline().decode().strip(), flush=True)' "$MSOCK" >"$IOB_T/half" 2>&1 &
+half=$!
+wait_for 10 'grep -q sent "$IOB_T/half"'
+kill -CONT "$AGENT_PID"
+wait $half
+is "$(sed -n 2p "$IOB_T/half")" "HTTP/1.1 200 OK" \
+  "a client that half-closes after its request (socat, which the DaemonSet's proxy is) is answered"
 is "$(connect_as $PROXY_UID $GID "$AGENT_SOCK")" "EACCES" "that uid cannot connect to the API socket"
 is "$(as $PROXY_UID $GID "$IOB_B/bin/iobatchctl" --socket "$AGENT_SOCK" status >/dev/null 2>&1; echo $?)" "1" \
   "nor can iobatchctl as that uid reach the agent"
