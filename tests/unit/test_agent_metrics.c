@@ -3,6 +3,7 @@
  * request-head parser on good and malformed input, the address rules. */
 #include <errno.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -590,13 +592,54 @@ static void test_group_socket(void **state) {
   rmdir(dir);
 }
 
+/* Root without CAP_CHOWN and outside the group cannot give the socket's
+ * directory to it: the agent does not start, and says what it needs (the
+ * DaemonSet puts it in the group with supplementalGroups). */
+static void test_group_without_chown(void **state) {
+  (void)state;
+  if (geteuid() != 0)
+    fail_msg("needs root: it drops CAP_CHOWN in a child");
+  char dir[] = "/tmp/metchown.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char spec[96];
+  snprintf(spec, sizeof(spec), "unix:%s/metrics/m.sock", dir);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct d[2];
+    if (setgroups(0, NULL) < 0 || syscall(SYS_capget, &h, d) < 0)
+      _exit(2);
+    d[0].effective &= ~(1u << CAP_CHOWN);
+    if (syscall(SYS_capset, &h, d) < 0)
+      _exit(3);
+    struct iob_loop *loop = NULL;
+    struct iob_error *err = NULL;
+    struct agent_metrics_server *srv = NULL;
+    if (iob_loop_new(&loop, &err) < 0)
+      _exit(4);
+    if (agent_metrics_server_open(loop, spec, 4244, render_x, NULL, &srv, &err) == 0)
+      _exit(5);
+    _exit(strstr(err->msg, "must be in the group, or have CAP_CHOWN") ? 0 : 6);
+  }
+  int wst = 0;
+  assert_int_equal(waitpid(pid, &wst, 0), pid);
+  assert_true(WIFEXITED(wst));
+  assert_int_equal(WEXITSTATUS(wst), 0);
+  char sub[96];
+  snprintf(sub, sizeof(sub), "%s/metrics", dir);
+  rmdir(sub);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_render_golden),     cmocka_unit_test(test_render_latency),
-      cmocka_unit_test(test_view_count),        cmocka_unit_test(test_parse_good),
-      cmocka_unit_test(test_parse_malformed),   cmocka_unit_test(test_addr),
-      cmocka_unit_test(test_admission_reasons), cmocka_unit_test(test_peer_key),
-      cmocka_unit_test(test_per_peer_limit),    cmocka_unit_test(test_group_socket),
+      cmocka_unit_test(test_render_golden),       cmocka_unit_test(test_render_latency),
+      cmocka_unit_test(test_view_count),          cmocka_unit_test(test_parse_good),
+      cmocka_unit_test(test_parse_malformed),     cmocka_unit_test(test_addr),
+      cmocka_unit_test(test_admission_reasons),   cmocka_unit_test(test_peer_key),
+      cmocka_unit_test(test_per_peer_limit),      cmocka_unit_test(test_group_socket),
+      cmocka_unit_test(test_group_without_chown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
