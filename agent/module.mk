@@ -62,4 +62,4 @@ $(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agen
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
 	tests/integration/agent-containers.sh tests/integration/agent-plan.sh \
-	tests/integration/agent-weights.sh tests/integration/agent-metrics.sh
+	tests/integration/agent-weights.sh tests/integration/agent-metrics.sh tests/integration/agent-metrics-group.sh
