@@ -380,8 +380,14 @@ static int sample_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sstat
     return errno == ENOENT && st->seen ? 1 : 2;
   if (st->dir_ino == 0 || st->dir_gone || sweep_due(s, c)) {
     struct stat sb;
-    if (stat(st->cgdir, &sb) < 0)
-      return errno == ENOENT && st->seen ? 1 : 2;
+    if (stat(st->cgdir, &sb) < 0) {
+      if (errno != ENOENT || !st->seen)
+        return 2;
+      iob_debug("'%s': '%s' removed (%s)", c->id, st->cgdir,
+                st->dir_gone ? "cgroup_rmdir, reported by the BPF program"
+                             : "found at the periodic look");
+      return 1;
+    }
     st->dir_gone = false; /* made again under the same name: sampled on */
     if (st->dir_ino != (uint64_t)sb.st_ino) {
       if (st->dir_ino)
