@@ -151,14 +151,14 @@ if [ "$PROFILE" = callgrind ] && [ -n "${SLEEPER:-}" ]; then
     callgrind_control -d "$AGENT_PID" >/dev/null
     for i in $(seq 1 100); do [ -s "$pd/callgrind.out.1" ] && break; sleep 0.1; done
     agent_stop
-    total=$(callgrind_annotate "$pd/callgrind.out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
+    total=$(callgrind_annotate "$pd/callgrind.out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
     {
       echo "== sampler = $smp, latency_source = $lat: $PROFILE_COUNT fixture cgroups, $PROFILE_WINDOWS windows," \
         "$total instructions ($((total / PROFILE_WINDOWS / PROFILE_COUNT)) per cgroup sample), inclusive:"
       callgrind_annotate --inclusive=yes "$pd/callgrind.out.1" 2>/dev/null |
         grep -E '^ *[0-9,]+ \( *[0-9.]+%\) +[^ ]' | grep -v 'PROGRAM TOTALS' |
         grep -vE 'libc-start|libc_start_call_main|below main|ld-linux|agent/main.c:main|iob_loop_run|agent_daemon_run' |
-        grep -vE '\) +/' | head -25 | cut -c1-150
+        grep -vE '\) +/' | sed -n 1,25p | cut -c1-150
       echo
     } >>"$prof_out"
     echo "agent-overhead: profile of $smp/$lat: $total instructions"
