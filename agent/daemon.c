@@ -384,6 +384,14 @@ static void protect_step(struct agent_daemon *d) {
     agent_adm_schedule(&d->adm, iob_now_ms());
 }
 
+/* More than one running container did I/O in the last window. */
+static bool sharing_disk(const struct agent_adm *adm) {
+  unsigned n = 0;
+  for (const struct agent_ctr *c = adm->list; c && n < 2; c = c->next)
+    n += c->state == AGENT_RUNNING && c->io_now;
+  return n > 1;
+}
+
 static void on_sample_timer(struct iob_loop *loop, void *data) {
   struct agent_daemon *d = data;
   static uint64_t last_save;
@@ -392,10 +400,11 @@ static void on_sample_timer(struct iob_loop *loop, void *data) {
   uint64_t now = iob_now_ms();
   /* New rates move the weights (measured slowdowns close the loop) and the
    * forecasts of the predictive policy: plan again while containers share
-   * the disk, unless a plan is already due (the batch window of an arrival
-   * must not be cut short). */
-  if ((agent_adm_count(&d->adm, AGENT_RUNNING) > 1 ||
-       agent_adm_count(&d->adm, AGENT_PENDING) > 0) &&
+   * the disk (more than one doing I/O; weights act only between those) or
+   * wait, unless a plan is already due (the batch window of an arrival
+   * must not be cut short).  Not every window for a thousand idle ones:
+   * that plan was most of the agent's CPU (bench/agent-overhead.sh). */
+  if ((sharing_disk(&d->adm) || agent_adm_count(&d->adm, AGENT_PENDING) > 0) &&
       d->adm.plan_due_ms == UINT64_MAX)
     agent_adm_schedule(&d->adm, now);
   expire_created(d, now);
