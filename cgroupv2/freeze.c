@@ -82,8 +82,8 @@ int cg_freeze_parse(enum cg_freeze_mech mech, const char *name, const char *buf,
   else if (v1 ? is(buf, n, "THAWED") : is(buf, n, "0"))
     *frozen = false;
   else
-    return iob_error(err, EINVAL, "'%s': not a freezer state: '%.*s'", name,
-                     (int)(n > 32 ? 32 : n), buf);
+    return iob_error(err, EINVAL, "'%s': not a freezer state: '%.*s'", name, (int)(n > 32 ? 32 : n),
+                     buf);
   return 0;
 }
 

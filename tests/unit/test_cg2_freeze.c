@@ -52,17 +52,22 @@ static void test_parse(void **state) {
     enum cg_freeze_mech mech;
     const char *text;
   } bad[] = {
-      {CG_FREEZE_V1_STATE, ""},         {CG_FREEZE_V1_STATE, "\n"},
-      {CG_FREEZE_V1_STATE, "frozen"},   {CG_FREEZE_V1_STATE, "1"},
-      {CG_FREEZE_V1_STATE, "THAWED\n\n"}, {CG_FREEZE_V1_STATE, " THAWED"},
-      {CG_FREEZE_V2_FREEZE, "THAWED"},  {CG_FREEZE_V2_FREEZE, "2"},
-      {CG_FREEZE_V2_FREEZE, "01"},      {CG_FREEZE_V2_FREEZE, "-1"},
+      {CG_FREEZE_V1_STATE, ""},
+      {CG_FREEZE_V1_STATE, "\n"},
+      {CG_FREEZE_V1_STATE, "frozen"},
+      {CG_FREEZE_V1_STATE, "1"},
+      {CG_FREEZE_V1_STATE, "THAWED\n\n"},
+      {CG_FREEZE_V1_STATE, " THAWED"},
+      {CG_FREEZE_V2_FREEZE, "THAWED"},
+      {CG_FREEZE_V2_FREEZE, "2"},
+      {CG_FREEZE_V2_FREEZE, "01"},
+      {CG_FREEZE_V2_FREEZE, "-1"},
       {CG_FREEZE_NONE, "0"},
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     cleanup_error struct iob_error *e = NULL;
-    assert_int_equal(
-        cg_freeze_parse(bad[i].mech, "fr.x", bad[i].text, strlen(bad[i].text), &f, &e), -1);
+    assert_int_equal(cg_freeze_parse(bad[i].mech, "fr.x", bad[i].text, strlen(bad[i].text), &f, &e),
+                     -1);
     assert_non_null(strstr(e->msg, "fr.x"));
   }
   cleanup_error struct iob_error *e = NULL;
