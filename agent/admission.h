@@ -137,6 +137,14 @@ struct agent_ctr {
   double share;          /* rate / alone_bps in the last shared window, -1 unknown */
   double cap_bps;        /* batch: the cap last written for it, 0 none */
   bool budget_logged;    /* batch: 'reached its budget' said once */
+  /* Batch: frozen by the concurrency lever (agent/freeze.c), windows in a
+   * row in its present state (frozen or not, while the lever acts), time
+   * frozen in all and since when (0: not frozen); freeze_done: past its
+   * budget or not freezable, never frozen again. */
+  bool frozen, freeze_done;
+  unsigned freeze_windows;
+  uint64_t frozen_ms, frozen_since_ms;
+  void *freeze_state; /* agent/freeze.c's */
   /* Protected: the share of time some of its tasks stalled on I/O
    * (io.pressure "some") in the last window and in windows alone (running
    * average); < 0 unknown. */
@@ -242,6 +250,12 @@ bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ct
 bool agent_ctr_over_budget(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now);
 /* ... and not past its budget at NOW (protect_batch_budget,
  * agent_protect_over_budget): the containers protection caps and holds. */
+/* A batch container the concurrency lever may freeze at NOW: running, a
+ * job that protection limits (agent_ctr_protect_limited; frozen already:
+ * whatever its class looks like while frozen), never a protected or
+ * service container, not done with freezing (freeze_done). */
+bool agent_ctr_freeze_candidate(const struct agent_adm *adm, const struct agent_ctr *c,
+                                uint64_t now);
 bool agent_ctr_protect_limited(const struct agent_adm *adm, const struct agent_ctr *c,
                                uint64_t now);
 

@@ -178,7 +178,8 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   learn(d, c, now);
   agent_server_answer(d, c, false, why);
   agent_sampler_forget(c);
-  agent_caps_forget(d, c); /* put back what its cap replaced, if its cgroup is there */
+  agent_freeze_forget(d, c); /* thawed, if the lever froze it */
+  agent_caps_forget(d, c);   /* put back what its cap replaced, if its cgroup is there */
   agent_pidwatch_forget(d, c);
   agent_ctr_free(c);
   /* The last one leaves no plan behind (nothing to plan), and so no
@@ -266,6 +267,8 @@ static void protect_settings(struct agent_daemon *d) {
   pc->cut = d->cfg.protect_cut;
   pc->hold_at_floor = d->cfg.protect_hold_at_floor;
   pc->batch_budget = d->cfg.protect_batch_budget;
+  pc->freeze = d->cfg.protect_freeze;
+  pc->freeze_after = d->cfg.protect_freeze_after;
   d->adm.protect_gap_ms =
       d->cfg.protect_gap_ms == UINT64_MAX ? 2 * d->cfg.sample_period_ms : d->cfg.protect_gap_ms;
 }
@@ -345,7 +348,10 @@ static void protect_step(struct agent_daemon *d) {
                                             .idle = !c->io_now};
     }
   struct agent_protect *p = &d->adm.prot;
+  uint64_t now = iob_now_ms();
   p->batch_bps = batch_bps;
+  p->batch_n = agent_freeze_candidates(d, now);
+  unsigned limit_before = p->io_limit;
   bool was_short = p->short_;
   double level_before = p->level_bps;
   agent_protect_update(p, obs, k);
@@ -377,7 +383,18 @@ static void protect_step(struct agent_daemon *d) {
              p->worst_share);
   else if (!p->short_ && was_short)
     iob_info("'%s' has slack again: batch containers may start", p->victim);
+  if (p->io_limit && !limit_before)
+    iob_info("protecting '%s': its latency at %.2f x its objective with batch containers at the "
+             "floor cap for %u windows: at most %u of %u do I/O at once (the others frozen)",
+             p->victim, p->worst_lat_ratio, p->cfg.freeze_after, p->io_limit, p->batch_n);
+  else if (p->io_limit != limit_before && p->io_limit)
+    iob_info("protecting '%s': at most %u of %u batch containers do I/O at once", p->victim,
+             p->io_limit, p->batch_n);
+  else if (limit_before && !p->io_limit)
+    iob_info("batch containers may all do I/O again (%s)",
+             k == 0 || !p->active ? "no protected container" : "the objective is met");
   agent_caps_apply(d);
+  agent_freeze_apply(d, now);
   /* Held batch containers may start once the victims have slack. */
   if (!p->short_ && was_short)
     agent_adm_schedule(&d->adm, iob_now_ms());
@@ -588,6 +605,8 @@ static void reload(struct agent_daemon *d) {
   d->cfg.protect_hold_at_floor = nc.protect_hold_at_floor;
   d->cfg.protect_batch_budget = nc.protect_batch_budget;
   d->cfg.protect_objective = nc.protect_objective;
+  d->cfg.protect_freeze = nc.protect_freeze;
+  d->cfg.protect_freeze_after = nc.protect_freeze_after;
   protect_settings(d);
   d->sampler.wcd = nw;
   d->sampler.protect_detected = nc.protect_detected;
@@ -740,6 +759,7 @@ void agent_daemon_release(struct agent_daemon *d) {
   }
   save_profiles(d);
   save_penalties(d);
+  agent_freeze_release(d);
   agent_caps_release(d);
   agent_weights_release(&d->weights);
   agent_restore_dir(&d->restore, NULL,

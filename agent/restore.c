@@ -33,13 +33,20 @@ static const char *const files[] = {
     "blkio.throttle.write_iops_device",
     "cpu.weight",
     "cpu.shares",
+    "cgroup.freeze", /* agent/freeze.c */
+    "freezer.state",
 };
 
 /* A file with one value for the whole cgroup, not a line per device: its
  * entry's device is 0:0 and the value is written back alone. */
+static bool is_freeze(const char *file) {
+  const char *base = strrchr(file, '/') + 1;
+  return strcmp(base, "cgroup.freeze") == 0 || strcmp(base, "freezer.state") == 0;
+}
+
 static bool whole_cgroup(const char *file) {
   const char *base = strrchr(file, '/') + 1;
-  return strcmp(base, "cpu.weight") == 0 || strcmp(base, "cpu.shares") == 0;
+  return strcmp(base, "cpu.weight") == 0 || strcmp(base, "cpu.shares") == 0 || is_freeze(file);
 }
 
 static bool boot_id_ok(const char *s) {
@@ -100,14 +107,14 @@ static bool file_ok(const char *f) {
 }
 
 /* What the kernel prints back and accepts: "default", numbers, "max",
- * "key=value" words. */
+ * "key=value" words, "THAWED". */
 static bool value_ok(const char *v) {
   size_t n = strlen(v);
   if (n == 0 || n >= AGENT_RESTORE_VALUE_MAX)
     return false;
   for (size_t i = 0; i < n; i++)
-    if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') || v[i] == '=' ||
-          v[i] == ' ' || v[i] == '.'))
+    if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') ||
+          (v[i] >= '0' && v[i] <= '9') || v[i] == '=' || v[i] == ' ' || v[i] == '.'))
       return false;
   return true;
 }
@@ -308,7 +315,8 @@ static int put_back(const struct agent_restore_entry *e, struct iob_error **err)
 static bool is_which(const char *file, enum agent_restore_files which) {
   const char *base = strrchr(file, '/') + 1;
   bool cap = strcmp(base, "io.max") == 0 || strncmp(base, "blkio.throttle.", 15) == 0;
-  bool cpu = whole_cgroup(file);
+  bool freeze = is_freeze(file);
+  bool cpu = whole_cgroup(file) && !freeze;
   switch (which) {
   case AGENT_RESTORE_ALL:
     return true;
@@ -316,10 +324,12 @@ static bool is_which(const char *file, enum agent_restore_files which) {
     return cap;
   case AGENT_RESTORE_CPU:
     return cpu;
+  case AGENT_RESTORE_FREEZE:
+    return freeze;
   case AGENT_RESTORE_WEIGHTS:
     break;
   }
-  return !cap && !cpu;
+  return !cap && !cpu && !freeze;
 }
 
 static bool in_dir(const char *file, const char *dir) {

@@ -752,6 +752,43 @@ static void test_freeze_pick_rotation(void **state) {
   assert_string_equal(s, "");
 }
 
+/* Who the concurrency lever may freeze: running batch containers short of
+ * their budget, never a protected or service container; a frozen job's
+ * time counts against its budget, and at it the job is out for good. */
+static void test_freeze_candidates_budget(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
+  struct agent_ctr *db = reg(&adm, "db", "latency", 0);
+  struct agent_ctr *w = reg(&adm, "w", "seq-write", 0);
+  struct agent_ctr *r = reg(&adm, "r", "seq-read", 0);
+  agent_adm_admit(&adm, db, 0, 0, 0);
+  agent_adm_admit(&adm, w, 0, 0, 0);
+  agent_adm_admit(&adm, r, 0, 0, 0);
+  run_until(&adm, 0);
+  assert_int_equal(w->state, AGENT_RUNNING);
+  w->solo_s = 10;
+  assert_false(agent_ctr_freeze_candidate(&adm, db, 1000)); /* protected */
+  assert_true(agent_ctr_freeze_candidate(&adm, w, 1000));
+  assert_false(agent_ctr_freeze_candidate(&adm, r, 1000)); /* a reader: scope writers */
+  adm.prot.cfg.scope = AGENT_PROTECT_ALL;
+  assert_true(agent_ctr_freeze_candidate(&adm, r, 1000));
+  r->kind = AGENT_KIND_SERVICE;
+  assert_false(agent_ctr_freeze_candidate(&adm, r, 1000)); /* a service: never */
+  /* frozen from 1 s: no progress, so at 5 s waited + 10 s left = 1.5 x 10 s */
+  w->frozen = true;
+  w->solo_equiv_s = 0;
+  assert_true(agent_ctr_freeze_candidate(&adm, w, 4999));
+  assert_false(agent_ctr_freeze_candidate(&adm, w, 5000));
+  /* thawed for good once done with */
+  w->frozen = false;
+  w->freeze_done = true;
+  assert_false(agent_ctr_freeze_candidate(&adm, w, 1000));
+  agent_adm_release(&adm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_aimd),
@@ -770,6 +807,7 @@ int main(void) {
       cmocka_unit_test(test_freeze_when_caps_fail),
       cmocka_unit_test(test_freeze_nothing_protected),
       cmocka_unit_test(test_freeze_pick_rotation),
+      cmocka_unit_test(test_freeze_candidates_budget),
   };
   return cmocka_run_group_tests_name("agent_protect", tests, NULL, NULL);
 }
