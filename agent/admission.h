@@ -167,8 +167,13 @@ struct agent_ctr {
   double lat_target_declared_us;
   bool lat_target_ignored; /* declared untrusted: said once */
   double lat_target;       /* in force; 0 none yet (protection by share) */
-  int lat_target_source;   /* enum agent_lat_target_source */
-  uint64_t corun_with;     /* handle of its only I/O neighbour at the last sample, 0 none */
+  /* The objective its workload's profile kept (agent/profiles.h), in
+   * force until it learns its own; 0 none.  lat_learned_saved: its own
+   * learned one went into the profile. */
+  double lat_profile_target;
+  bool lat_profile_approx, lat_learned_saved;
+  int lat_target_source; /* enum agent_lat_target_source */
+  uint64_t corun_with;   /* handle of its only I/O neighbour at the last sample, 0 none */
 
   unsigned weight;         /* what batch_weights asks for (100 = default) */
   unsigned weight_written; /* what was last written (0: nothing yet) */

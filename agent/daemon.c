@@ -125,6 +125,8 @@ void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
     return;
   c->solo_s = p->solo_s;
   c->solo_bps = p->solo_bps;
+  c->lat_profile_target = p->lat_target;
+  c->lat_profile_approx = p->lat_approx;
   int cls = batch_class_from_name(p->cls);
   if (cls >= 0 && c->class_source != AGENT_CLASS_DECLARED)
     agent_adm_set_class(&d->adm, c, (enum batch_class)cls, p->confidence, AGENT_CLASS_PROFILE,
@@ -312,12 +314,35 @@ static void lat_objective(struct agent_ctr *c, bool batch_io, int which) {
       t = PROTECT_LEARN_STALL_MIN;
     c->lat_target = t;
     c->lat_target_source = t > 0 ? AGENT_LAT_TARGET_LEARNED : AGENT_LAT_TARGET_NONE;
+    /* Not learned yet: what its workload learned before, in the same
+     * unit (issue #22: no 10 quiet windows again). */
+    if (t == 0 && c->lat_profile_target > 0 && c->lat_valid &&
+        c->lat_profile_approx == c->lat_approx) {
+      c->lat_target = c->lat_profile_target;
+      c->lat_target_source = AGENT_LAT_TARGET_PROFILE;
+    }
   }
   if (c->lat_target > 0 && before == 0)
     iob_info("'%s' has a latency objective (%s): %s %.*f%s", c->id,
              agent_lat_target_source_name(c->lat_target_source),
              c->lat_learn_approx ? "an I/O stall share of" : "a block I/O p99 of",
              c->lat_learn_approx ? 3 : 0, c->lat_target, c->lat_learn_approx ? "" : " us");
+}
+
+/* A container's own learned objective goes into its workload's profile,
+ * written soon (a crash must not lose it). */
+static void keep_objective(struct agent_daemon *d, struct agent_ctr *c) {
+  if (c->lat_target_source != AGENT_LAT_TARGET_LEARNED || c->lat_learned_saved)
+    return;
+  c->lat_learned_saved = true;
+  cleanup_error struct iob_error *err = NULL;
+  if (c->workload_key == NULL || c->workload_key[0] == '\0' ||
+      agent_profiles_learn_objective(&d->profiles, agent_ctr_tenant(c), c->workload_key,
+                                     c->lat_target, c->lat_learn_approx, &err) < 0)
+    return;
+  d->profiles_dirty = true;
+  if (d->save_timer == NULL && !d->stopping && d->loop)
+    d->save_timer = iob_loop_timer(d->loop, EXIT_SAVE_DELAY_MS, on_save_timer, d);
 }
 
 static void protect_step(struct agent_daemon *d) {
@@ -340,6 +365,7 @@ static void protect_step(struct agent_daemon *d) {
   for (struct agent_ctr *c = d->adm.list; c && k < n; c = c->next)
     if (c->protect && c->state == AGENT_RUNNING) {
       lat_objective(c, batch_io, d->cfg.protect_objective);
+      keep_objective(d, c);
       obs[k++] = (struct agent_protect_obs){.id = c->id,
                                             .share = c->share,
                                             .stall = -1,

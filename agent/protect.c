@@ -47,32 +47,33 @@ void agent_protect_init(struct agent_protect *p, const struct agent_protect_cfg 
 }
 
 /* The concurrency lever (protect.h, PROTECT_FREEZE_AFTER) after a busy
- * window: MISS at the floor or not, SLACK. */
-static void freeze_update(struct agent_protect *p, bool miss, bool at_floor, bool slack) {
+ * window: MISS with the cap NEAR_FLOOR or not, SLACK.  The counts are
+ * leaky, not "in a row": a window's p99 is noisy, and one lucky window
+ * must not undo what several misses showed. */
+static void freeze_update(struct agent_protect *p, bool miss, bool near_floor, bool slack) {
   unsigned after = p->cfg.freeze_after ? p->cfg.freeze_after : 1;
   if (!p->cfg.freeze || p->batch_n == 0) {
     p->io_limit = 0;
-    p->floor_misses = 0;
-    return;
-  }
-  if (p->io_limit == 0) {
-    p->floor_misses = miss && at_floor ? p->floor_misses + 1 : 0;
-    if (p->floor_misses >= after && p->batch_n > PROTECT_FREEZE_MIN) {
-      p->io_limit = p->batch_n - 1;
-      p->floor_misses = 0;
-    }
+    p->floor_misses = p->freeze_slack = 0;
     return;
   }
   if (miss) {
-    if (++p->floor_misses >= after) {
-      p->floor_misses = 0;
-      if (p->io_limit > PROTECT_FREEZE_MIN)
-        p->io_limit--;
-    }
+    p->freeze_slack = 0;
+    if (near_floor || p->io_limit)
+      p->floor_misses++;
   } else {
+    p->floor_misses = p->floor_misses ? p->floor_misses - 1 : 0;
+    p->freeze_slack += slack;
+  }
+  if (p->floor_misses >= after) {
     p->floor_misses = 0;
-    if (slack)
-      p->io_limit++;
+    if (p->io_limit == 0 && p->batch_n > PROTECT_FREEZE_MIN)
+      p->io_limit = p->batch_n - 1;
+    else if (p->io_limit > PROTECT_FREEZE_MIN)
+      p->io_limit--;
+  } else if (p->io_limit && p->freeze_slack >= after) {
+    p->freeze_slack = 0;
+    p->io_limit++;
   }
   if (p->io_limit >= p->batch_n)
     p->io_limit = 0;
@@ -112,10 +113,15 @@ static bool objective_update(struct agent_protect *p, const struct agent_protect
     p->level_bps = 0;
     p->short_ = false;
     p->slack_windows++;
-    p->io_limit = 0;
-    p->floor_misses = 0;
+    /* The lever holds for a few idle windows: a victim starved of
+     * completions for a window looks idle too. */
+    if (++p->idle_windows >= PROTECT_FREEZE_IDLE) {
+      p->io_limit = 0;
+      p->floor_misses = p->freeze_slack = 0;
+    }
     return before != 0;
   }
+  p->idle_windows = 0;
   p->worst_lat_ratio = who ? worst : 0;
   bool miss = who != NULL && worst > 1;
   p->missed = miss;
@@ -133,7 +139,8 @@ static bool objective_update(struct agent_protect *p, const struct agent_protect
   }
   bool slack = who != NULL && worst <= PROTECT_OBJ_SLACK;
   bool was_limited = p->io_limit > 0;
-  freeze_update(p, miss, at_floor, slack);
+  bool near_floor = before > 0 && before <= p->cfg.cap_floor_bps * PROTECT_FREEZE_NEAR;
+  freeze_update(p, miss, near_floor, slack);
   /* The cap rises only once nothing is frozen (the reverse order). */
   if (!miss && slack && !was_limited && p->level_bps > 0) {
     double l = p->level_bps * p->cfg.raise;
@@ -153,7 +160,7 @@ static bool update_once(struct agent_protect *p, const struct agent_protect_obs 
   p->worst_lat_ratio = 0;
   p->missed = false;
   p->io_limit = 0; /* the concurrency lever serves an objective only */
-  p->floor_misses = 0;
+  p->floor_misses = p->freeze_slack = 0;
   if (n == 0) {
     p->active = p->short_ = false;
     p->level_bps = 0;
@@ -285,6 +292,8 @@ const char *agent_lat_target_source_name(int source) {
     return "declared";
   case AGENT_LAT_TARGET_LEARNED:
     return "learned";
+  case AGENT_LAT_TARGET_PROFILE:
+    return "profile";
   }
   return "none";
 }
