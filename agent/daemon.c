@@ -345,6 +345,14 @@ static void keep_objective(struct agent_daemon *d, struct agent_ctr *c) {
     d->save_timer = iob_loop_timer(d->loop, EXIT_SAVE_DELAY_MS, on_save_timer, d);
 }
 
+/* Did a protected container do I/O in the window: by its rate, or by the
+ * requests the block layer completed for it (a victim starved down to a
+ * few requests a window is below the rate that counts as I/O, and must
+ * not look idle: that would lift every limit on what starves it). */
+static bool protected_busy(const struct agent_ctr *c) {
+  return c->io_now || (c->lat_valid && !c->lat_approx && c->lat_count > 0);
+}
+
 static void protect_step(struct agent_daemon *d) {
   size_t n = 0;
   bool batch_io = false;
@@ -371,7 +379,7 @@ static void protect_step(struct agent_daemon *d) {
                                             .stall = -1,
                                             .lat = lat_signal(c),
                                             .lat_target = c->lat_target,
-                                            .idle = !c->io_now};
+                                            .idle = !protected_busy(c)};
     }
   struct agent_protect *p = &d->adm.prot;
   uint64_t now = iob_now_ms();
@@ -418,7 +426,9 @@ static void protect_step(struct agent_daemon *d) {
              p->io_limit, p->batch_n);
   else if (limit_before && !p->io_limit)
     iob_info("batch containers may all do I/O again (%s)",
-             k == 0 || !p->active ? "no protected container" : "the objective is met");
+             k == 0 || !p->active ? "no protected container"
+             : p->idle_windows    ? "no protected container did I/O"
+                                  : "the objective is met");
   agent_caps_apply(d);
   agent_freeze_apply(d, now);
   /* Held batch containers may start once the victims have slack. */
