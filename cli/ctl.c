@@ -21,6 +21,23 @@ int iobctl_connect(struct ttrpc_client **out, struct iob_error **err) {
   return 0;
 }
 
+int iobctl_status_fetch(Iobatch__Agent__V1__StatusResponse **out, int timeout_ms,
+                        struct iob_error **err) {
+  struct ttrpc_client *c = NULL;
+  if (iobctl_connect(&c, err) < 0)
+    return -1;
+  Iobatch__Agent__V1__StatusRequest req = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
+  ProtobufCMessage *resp = NULL;
+  int r = ttrpc_client_call(c, AGENT_SERVICE, "Status", &req.base,
+                            &iobatch__agent__v1__status_response__descriptor, &resp, timeout_ms,
+                            NULL, 0, err);
+  ttrpc_client_free(c);
+  if (r < 0)
+    return -1;
+  *out = (Iobatch__Agent__V1__StatusResponse *)resp;
+  return 0;
+}
+
 struct ctl_args {
   const char *id, *ns, *cls, *cgroup, *key, *bundle, *kind, *pod, *pod_ns, *name;
   unsigned long pid, max_hold, timeout, status;
