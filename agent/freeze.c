@@ -90,7 +90,7 @@ static bool freeze(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
     return false;
   }
   if (agent_restore_remember(&d->restore, st->t.file, 0, 0, cg_freeze_word(st->t.mech, false),
-                             &err) < 0 ||
+                             cg_freeze_word(st->t.mech, true), 0, &err) < 0 ||
       cg_freeze_set(&st->t, true, &err) < 0) {
     /* The container may have just exited: its cgroup is gone. */
     if (err->errno_ != ENOENT)
