@@ -81,6 +81,13 @@
  *   protect_gap      = 2s                      batch containers start this far apart
  *                                               while protecting (default: two
  *                                               sample periods; 0: no spacing)
+ *   protect_freeze   = true | false            the concurrency lever: while a
+ *                                               protected container misses its
+ *                                               objective with the cap at its floor,
+ *                                               freeze all but K batch containers
+ *                                               (agent/protect.h, agent/freeze.c)
+ *   protect_freeze_after = 3                   windows missed at the floor before
+ *                                               each step down of K
  *   protect_cpu      = true | false            while protecting, batch containers
  *                                               run at the least CPU weight
  *                                               (cpu.weight 1 / cpu.shares 2), put
@@ -153,11 +160,13 @@ struct agent_config {
   int protect_scope;     /* enum agent_protect_scope (agent/protect.h) */
   uint64_t protect_cap_start, protect_cap_floor; /* bytes/s */
   double protect_raise, protect_cut;
-  double protect_batch_budget; /* x its runtime alone; 0: none */
-  int protect_objective;       /* enum agent_protect_objective (agent/protect.h) */
-  bool protect_hold_at_floor;  /* protect_hold = floor */
-  uint64_t protect_gap_ms;     /* UINT64_MAX: two sample periods */
-  bool protect_cpu;            /* batch containers at the least CPU weight while protecting */
+  double protect_batch_budget;   /* x its runtime alone; 0: none */
+  int protect_objective;         /* enum agent_protect_objective (agent/protect.h) */
+  bool protect_hold_at_floor;    /* protect_hold = floor */
+  uint64_t protect_gap_ms;       /* UINT64_MAX: two sample periods */
+  bool protect_cpu;              /* batch containers at the least CPU weight while protecting */
+  bool protect_freeze;           /* the concurrency lever (freezing batch containers) */
+  unsigned protect_freeze_after; /* windows missed at the cap floor per step */
   /* trust_declared: NULL = all (the default), "" = none, else the
    * namespaces as ",ns1,ns2," (agent_config_trusts). */
   char *trust_declared;

@@ -17,6 +17,6 @@ INTEG_TESTS += tests/integration/ctl.sh tests/integration/agent-latency.sh tests
 INTEG_TESTS += tests/integration/soak.sh
 INTEG_TESTS += tests/integration/hook-pidfd.sh
 INTEG_TESTS += tests/integration/shim-hungrunc.sh
-INTEG_TESTS += tests/integration/protect-slo.sh
+INTEG_TESTS += tests/integration/protect-slo.sh tests/integration/protect-freeze.sh
 INTEG_TESTS += tests/integration/npd-config.sh
 INTEG_TESTS += tests/integration/static.sh
