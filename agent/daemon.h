@@ -21,6 +21,7 @@
 #include "agent/config.h"
 #include "agent/metrics.h"
 #include "agent/penalties.h"
+#include "agent/podmeta.h"
 #include "agent/profiles.h"
 #include "agent/restore.h"
 #include "agent/sampler.h"
@@ -67,6 +68,8 @@ struct agent_daemon {
   /* STATE_DIR/iobatchd.lock (agent/lock.h), held while we run; -1: not
    * held (headless, or another agent has it: nothing is saved then). */
   int lock_fd;
+  /* Pods' names, uids and labels from the node's CRI (agent/podmeta.h). */
+  struct agent_podmeta podmeta;
 };
 
 int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,

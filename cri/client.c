@@ -193,7 +193,7 @@ static int receive(struct cri_client *c, const char *method, uint64_t deadline,
 }
 
 #define NV(n, v)                                                                                   \
-  {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE}
+  { (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE }
 
 static int submit(struct cri_client *c, struct call *k, const char *method,
                   struct iob_error **err) {
@@ -201,10 +201,14 @@ static int submit(struct cri_client *c, struct call *k, const char *method,
   snprintf(path, sizeof(path), "/%s.RuntimeService/%s", c->api, method);
   snprintf(timeout, sizeof(timeout), "%um", c->timeout_ms);
   const nghttp2_nv hdrs[] = {
-      NV(":method", "POST"),       NV(":scheme", "http"),
-      NV(":path", path),           NV(":authority", "localhost"),
-      NV("content-type", "application/grpc"), NV("te", "trailers"),
-      NV("grpc-timeout", timeout), NV("user-agent", "iobatchd-cri"),
+      NV(":method", "POST"),
+      NV(":scheme", "http"),
+      NV(":path", path),
+      NV(":authority", "localhost"),
+      NV("content-type", "application/grpc"),
+      NV("te", "trailers"),
+      NV("grpc-timeout", timeout),
+      NV("user-agent", "iobatchd-cri"),
   };
   nghttp2_data_provider dp = {.read_callback = read_req};
   k->stream = nghttp2_submit_request(c->s, NULL, hdrs, sizeof(hdrs) / sizeof(hdrs[0]), &dp, k);
@@ -214,8 +218,7 @@ static int submit(struct cri_client *c, struct call *k, const char *method,
 }
 
 /* The stream ended: why, if not with a whole response. */
-static int ended(struct cri_client *c, struct call *k, const char *method,
-                 struct iob_error **err) {
+static int ended(struct cri_client *c, struct call *k, const char *method, struct iob_error **err) {
   char msg[80];
   if (k->too_big) {
     snprintf(msg, sizeof(msg), "response larger than %u bytes", CRI_RESPONSE_MAX);
@@ -233,9 +236,10 @@ int cri_client_call(struct cri_client *c, const char *method, const ProtobufCMes
                     struct iob_error **err) {
   *out = NULL;
   if (c->broken)
-    return iob_error_code(err, IOB_CODE_UNAVAILABLE,
-                          "CRI '%s' %s.RuntimeService/%s: an earlier call on this connection failed",
-                          c->endpoint, c->api, method);
+    return iob_error_code(
+        err, IOB_CODE_UNAVAILABLE,
+        "CRI '%s' %s.RuntimeService/%s: an earlier call on this connection failed", c->endpoint,
+        c->api, method);
   cleanup_free uint8_t *framed = NULL;
   struct call k = {0};
   cri_grpc_frame(req, &framed, &k.req_len);

@@ -6,9 +6,9 @@
 #include "common/xalloc.h"
 
 static const char *const code_names[] = {
-    "OK",        "CANCELLED",      "UNKNOWN",         "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+    "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
     "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-    "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",   "INTERNAL",           "UNAVAILABLE",
+    "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
     "DATA_LOSS", "UNAUTHENTICATED"};
 
 const char *cri_grpc_code_name(int code) {
@@ -103,11 +103,9 @@ static int check_status(const char *what, const struct cri_grpc_status *st,
     return iob_error_code(err, IOB_CODE_INTERNAL, "%s: grpc-status is not a gRPC code", what);
   if (st->status != IOB_CODE_OK)
     return iob_error_code(err, st->status, "%s: grpc-status %d (%s)%s%s", what, st->status,
-                          cri_grpc_code_name(st->status), st->message[0] ? ": " : "",
-                          st->message);
+                          cri_grpc_code_name(st->status), st->message[0] ? ": " : "", st->message);
   if (!st->grpc_content_type)
-    return iob_error_code(err, IOB_CODE_INTERNAL, "%s: content-type is not application/grpc",
-                          what);
+    return iob_error_code(err, IOB_CODE_INTERNAL, "%s: content-type is not application/grpc", what);
   return 0;
 }
 
@@ -136,7 +134,7 @@ int cri_grpc_response(const char *what, const struct cri_grpc_status *st, const 
                           what, n, len - CRI_GRPC_PREFIX);
   *out = protobuf_c_message_unpack(desc, NULL, n, body + CRI_GRPC_PREFIX);
   if (*out == NULL)
-    return iob_error_code(err, IOB_CODE_INTERNAL, "%s: cannot decode the %s in the response",
-                          what, desc->name);
+    return iob_error_code(err, IOB_CODE_INTERNAL, "%s: cannot decode the %s in the response", what,
+                          desc->name);
   return 0;
 }

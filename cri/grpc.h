@@ -22,11 +22,11 @@
 
 /* What the response's header blocks said. */
 struct cri_grpc_status {
-  int http_status;        /* :status, 0 none */
-  bool grpc_content_type; /* content-type application/grpc[+proto|;...] */
-  bool have_status;       /* grpc-status seen */
-  int status;             /* its value (enum iob_code) */
-  bool bad_status;        /* grpc-status not a small decimal number */
+  int http_status;                    /* :status, 0 none */
+  bool grpc_content_type;             /* content-type application/grpc[+proto|;...] */
+  bool have_status;                   /* grpc-status seen */
+  int status;                         /* its value (enum iob_code) */
+  bool bad_status;                    /* grpc-status not a small decimal number */
   char message[CRI_GRPC_MESSAGE_MAX]; /* grpc-message, decoded */
 };
 

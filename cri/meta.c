@@ -26,9 +26,8 @@ static void fill_pod(struct cri_meta *m, const Runtime__V1__PodSandbox *p) {
   m->pod_uid = dup_s(md ? md->uid : NULL);
   m->labels = xcalloc(p->n_labels + 1, sizeof(*m->labels));
   for (size_t i = 0; i < p->n_labels; i++)
-    m->labels[m->n_labels++] =
-        xasprintf("%s=%s", p->labels[i]->key ? p->labels[i]->key : "",
-                  p->labels[i]->value ? p->labels[i]->value : "");
+    m->labels[m->n_labels++] = xasprintf("%s=%s", p->labels[i]->key ? p->labels[i]->key : "",
+                                         p->labels[i]->value ? p->labels[i]->value : "");
   qsort(m->labels, m->n_labels, sizeof(*m->labels), cmp_str);
 }
 
