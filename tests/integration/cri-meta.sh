@@ -19,7 +19,7 @@
 #   - cri_endpoint = off: no poll, nothing said.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 20
+tap_plan 21
 
 IMAGE=iobatch.test/busybox:1
 PY=/usr/bin/python3
@@ -147,6 +147,23 @@ like "$(iobatchctl status --json | jq -r .cri)" "^unix://$IOB_SOCK \(containerd 
   "status names the CRI endpoint in use"
 is "$(grep -c "no pod names from the CRI: CRI 'unix://$IOB_SOCK': cannot connect" "$AGENT_LOG")" "1" \
   "before it was up: one line said why"
+
+# The statically linked agent (make static: nghttp2 from libnghttp2.a)
+# talks to the same CRI.
+SB=${STATIC_B:-$IOB_TOP/build-static}
+if [ -x "$SB/bin/iobatchd" ]; then
+  printf 'socket = %s\nstate_dir = %s\ncri_endpoint = unix://%s\ncri_poll = 500ms\n' \
+    "$IOB_T/static.sock" "$IOB_T/static-state" "$IOB_SOCK" >"$IOB_T/static.conf"
+  "$SB/bin/iobatchd" -c "$IOB_T/static.conf" -d >"$IOB_T/static.log" 2>&1 &
+  SPID=$!
+  at_exit "kill $SPID 2>/dev/null; wait $SPID 2>/dev/null"
+  ok "the static iobatchd ($SB) reads the CRI too" \
+    wait_for 30 'grep -q "pod names from the CRI at unix://$IOB_SOCK (containerd" "$IOB_T/static.log"'
+  kill "$SPID"
+  wait "$SPID" 2>/dev/null
+else
+  skip "the static iobatchd reads the CRI too" "no $SB/bin/iobatchd (make static; make check builds it)"
+fi
 
 # 3. A pod through the iobatch handler, with labels.
 $CRI --timeout 60 create --handler iobatch --image "$IMAGE" --name web-0 --namespace shop \
