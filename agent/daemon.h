@@ -9,6 +9,8 @@
  *   sampler.c   io.stat (or /proc/PID/io) deltas -> rates -> class
  *   weights.c   io.weight / io.bfq.weight where something enforces them
  *   profiles.c  learned classes and solo durations by workload key
+ *   podmeta.c   pods' names, uids and labels from the node's CRI (cri/),
+ *               polled on a thread
  *   daemon.c    setup, timers, signals, learning on exit, shutdown, and
  *               the ops the parts above call back through */
 #ifndef IOB_AGENT_DAEMON_H
