@@ -59,6 +59,7 @@ $(eval $(call fuzzer,fuzz_agent_metrics,tests/fuzz/fuzz_agent_metrics.c,agent ba
 $(eval $(call unit,test_agent_latency,tests/unit/test_agent_latency.c,agentcore cg2 common))
 $(eval $(call fuzzer,fuzz_agent_latency,tests/fuzz/fuzz_agent_latency.c,agentcore cg2 common))
 $(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agentcore batch common))
+$(eval $(call unit,test_agent_podmeta,tests/unit/test_agent_podmeta.c,$(AGENT_LIBS)))
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
 	tests/integration/agent-containers.sh tests/integration/agent-plan.sh \
