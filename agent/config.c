@@ -414,6 +414,8 @@ static const struct iob_conf_key keys[] = {
     {"debug", conf_bool, F(debug), 0, 0, "true or false"},
     {"metrics", conf_metrics, F(metrics), 0, 0,
      "unix:/PATH, 127.0.0.1:PORT, [::1]:PORT or localhost:PORT"},
+    {"metrics_group", conf_uint, F(metrics_group), 1, 4294967294.0,
+     "a numeric group id from 1 to 4294967294"},
     {"protect", conf_protect, F(protect_detected), 0, 0, "'declared' or 'detected'"},
     {"protect_share", conf_double, F(protect_share), 0.05, 1, "a number from 0.05 to 1"},
     {"protect_signal", conf_protect_signal, F(protect_signal), 0, 0,

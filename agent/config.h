@@ -41,6 +41,13 @@
  *   metrics          = unix:/run/iobatch/metrics.sock | 127.0.0.1:PORT |
  *                      [::1]:PORT | localhost:PORT  Prometheus text endpoint
  *                                               (agent/metrics.h); absent: off
+ *   metrics_group    = GID                     a numeric group that may scrape the
+ *                                               unix metrics socket: the socket is
+ *                                               made 0660 and its directory 0750,
+ *                                               both of group GID; that directory
+ *                                               must not be the API socket's
+ *                                               (agent/metrics_server.h).  Absent:
+ *                                               0600 / 0700, root only
  *   protect          = declared | detected     which latency-sensitive containers
  *                                               batch containers yield to: those
  *                                               declared io.iobatch.class=latency, or
@@ -132,10 +139,11 @@ const char *agent_sampler_pref_name(int pref);
 struct agent_config {
   char *socket_path;
   char *state_dir;
-  char *matrix_file;   /* NULL: the batcher's built-in matrix */
-  char *cgroup_root;   /* NULL: the cgroup2 mount found at start */
-  char *detector_file; /* NULL: the detector's default thresholds */
-  char *metrics;       /* NULL: no metrics endpoint (agent_metrics_addr_parse) */
+  char *matrix_file;      /* NULL: the batcher's built-in matrix */
+  char *cgroup_root;      /* NULL: the cgroup2 mount found at start */
+  char *detector_file;    /* NULL: the detector's default thresholds */
+  char *metrics;          /* NULL: no metrics endpoint (agent_metrics_addr_parse) */
+  unsigned metrics_group; /* gid that may read the metrics socket; 0: none (root only) */
   uint64_t sample_period_ms;
   uint64_t batch_window_ms;
   uint64_t max_hold_ms;

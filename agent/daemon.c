@@ -504,20 +504,38 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }
 
-static int open_metrics(struct agent_daemon *d, const char *spec, struct agent_metrics_server **out,
-                        struct iob_error **err) {
+/* Whether unix socket paths A and B are in the same directory. */
+static bool same_dir(const char *a, const char *b) {
+  const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+  return sa && sb && sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
+}
+
+/* With metrics_group the group may list the metrics socket's directory:
+ * it must not be the API socket's (root's, 0700, agent/server.c). */
+static int open_metrics(struct agent_daemon *d, const char *spec, unsigned group,
+                        struct agent_metrics_server **out, struct iob_error **err) {
   *out = NULL;
   if (spec == NULL)
-    return 0;
-  return agent_metrics_server_open(d->loop, spec, render_metrics, d, out, err);
+    return group ? iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                                  "metrics_group %u: no metrics = unix:PATH to give it", group)
+                 : 0;
+  if (group && strncmp(spec, "unix:", 5) == 0 && same_dir(spec + 5, d->cfg.socket_path))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "metrics_group %u: the metrics socket '%s' needs a directory of its "
+                          "own, not the API socket's ('%s'): e.g. unix:/run/iobatch/metrics/"
+                          "metrics.sock",
+                          group, spec + 5, d->cfg.socket_path);
+  return agent_metrics_server_open(d->loop, spec, group, render_metrics, d, out, err);
 }
 
 /* SIGHUP with a changed 'metrics': the new endpoint opens before the old
  * one closes, so a bad value or a busy port keeps the old one (and fails
  * the whole reload, like any other bad value). */
-static int reload_metrics(struct agent_daemon *d, const char *spec, struct iob_error **err) {
+static int reload_metrics(struct agent_daemon *d, const char *spec, unsigned group,
+                          struct iob_error **err) {
   const char *old = d->cfg.metrics;
-  if ((old == NULL && spec == NULL) || (old && spec && strcmp(old, spec) == 0))
+  if (((old == NULL && spec == NULL) || (old && spec && strcmp(old, spec) == 0)) &&
+      group == d->cfg.metrics_group)
     return 0;
   struct agent_metrics_server *ns = NULL;
   if (spec) {
@@ -530,9 +548,9 @@ static int reload_metrics(struct agent_daemon *d, const char *spec, struct iob_e
       agent_metrics_server_free(d->metrics_server);
       d->metrics_server = NULL;
     }
-    if (open_metrics(d, spec, &ns, err) < 0)
-      return -1;
   }
+  if (open_metrics(d, spec, group, &ns, err) < 0)
+    return -1;
   agent_metrics_server_free(d->metrics_server);
   d->metrics_server = ns;
   iob_info("metrics endpoint %s%s", spec ? "now on " : "closed", spec ? spec : "");
@@ -560,7 +578,7 @@ static void reload(struct agent_daemon *d) {
   if (agent_config_from_options(&nc, &d->opts, &err) < 0 ||
       batch_settings(&nc, &nb, source, sizeof(source), &err) < 0 ||
       (nc.detector_file && wcd_config_load(nc.detector_file, &nw, &err) < 0) ||
-      reload_metrics(d, nc.metrics, &err) < 0) {
+      reload_metrics(d, nc.metrics, nc.metrics_group, &err) < 0) {
     iob_err("reload failed, the running configuration stays: %s", err->msg);
     agent_config_release(&nc);
     return;
@@ -572,6 +590,7 @@ static void reload(struct agent_daemon *d) {
   take_str(&d->cfg.matrix_file, &nc.matrix_file);
   take_str(&d->cfg.detector_file, &nc.detector_file);
   take_str(&d->cfg.metrics, &nc.metrics);
+  d->cfg.metrics_group = nc.metrics_group;
   /* For declarations from now on; what was declared keeps its standing. */
   take_str(&d->cfg.trust_declared, &nc.trust_declared);
   take_str(&d->cfg.cri_endpoint, &nc.cri_endpoint);
@@ -725,7 +744,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   if (agent_restore_replay(&d->restore, &rerr) < 0)
     iob_warn("%s", rerr->msg);
   mark_live(d);
-  if (open_metrics(d, d->cfg.metrics, &d->metrics_server, err) < 0)
+  if (open_metrics(d, d->cfg.metrics, d->cfg.metrics_group, &d->metrics_server, err) < 0)
     return -1;
   d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
   agent_podmeta_init(&d->podmeta, d->loop, &d->adm, pod_meta_changed, d);
