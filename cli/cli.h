@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* iobatchctl: one file per verb (status.c, plan_verb.c, profiles_verb.c,
- * calibrate.c, check.c, annotations.c, ctl.c for the per-container calls);
+ * calibrate.c, check.c, annotations_verb.c, ctl.c for the per-container calls);
  * main.c only dispatches, args.c has what the verbs share on the command
  * line.  Each verb takes (argc, argv)
  * with argv[0] the verb and returns the exit status: 0 ok, 1 failure,
