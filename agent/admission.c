@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agent/penalties.h"
+#include "client/annotations.h"
 #include "common/cleanup.h"
 #include "common/xalloc.h"
 
@@ -236,13 +237,10 @@ static int check_info(const struct agent_ctr_info *in, struct iob_error **err) {
   if (in->cgroup && *in->cgroup && (in->cgroup[0] != '/' || strstr(in->cgroup, "..")))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "invalid cgroup path '%s': must be absolute, without '..'", in->cgroup);
-  enum batch_class declared;
+  enum batch_class declared; /* io.iobatch.class, as the shim and the hook parse it */
   if (in->declared_class && *in->declared_class &&
-      batch_class_parse(in->declared_class, &declared) < 0)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "unknown class '%s' (expected seq-read, rand-read, seq-write, "
-                          "rand-write, mixed, idle, unknown or latency)",
-                          in->declared_class);
+      iob_ann_class_parse(in->declared_class, &declared, err) < 0)
+    return -1;
   return 0;
 }
 

@@ -128,7 +128,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/api.h" /* AGENT_DEFAULT_SOCKET */
+#include "client/api.h" /* AGENT_DEFAULT_SOCKET */
 #include "common/error.h"
 
 #define AGENT_CONFIG_MAX_BYTES (64 * 1024)

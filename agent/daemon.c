@@ -28,7 +28,7 @@
 #define EXIT_SAVE_DELAY_MS 500
 /* After a restart the agent plans nothing for this long (deadlines aside):
  * its state is soft, and the shims of running containers register them
- * again within a few of their 200 ms retries (agent/client.c); admitting a
+ * again within a few of their 200 ms retries (client/client.c); admitting a
  * pending container before that would put it beside the very containers
  * it conflicts with.  A restart is told from a first start by the mark
  * "<socket>.live" (next to the socket, so a reboot clears it): made at
@@ -82,6 +82,14 @@ static void state_changed(void *user) {
 }
 
 static const struct agent_server_ops server_ops = {.changed = state_changed, .remove = remove_ctr};
+
+/* A watched pid ended with no exit reported (agent/pidwatch.h). */
+static void pid_ended(void *user, struct agent_ctr *c) {
+  agent_daemon_remove(user, c, "exited", iob_now_ms());
+  agent_daemon_changed(user);
+}
+
+static const struct agent_pidwatch_ops pidwatch_ops = {.ended = pid_ended};
 
 static void sampler_learn(const struct agent_ctr *c, const struct agent_profile_update *u,
                           void *user) {
@@ -193,7 +201,7 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   agent_freeze_forget(d, c); /* thawed, if the lever froze it */
   agent_caps_forget(d, c);   /* put back what its cap replaced, if its cgroup is there */
   agent_api_forget_hook_weight(d, c);
-  agent_pidwatch_forget(d, c);
+  agent_pidwatch_forget(&d->pidwatch, c);
   agent_ctr_free(c);
   /* The last one leaves no plan behind (nothing to plan), and so no
    * weights pass: put back what was written for it now. */
@@ -803,6 +811,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   if (iob_loop_new(&d->loop, err) < 0)
     return -1;
+  agent_pidwatch_init(&d->pidwatch, d->loop, &pidwatch_ops, d);
   if (setup_signals(d, err) < 0)
     return -1;
   if (mkdir_parent(d->cfg.socket_path, err) < 0 ||
@@ -849,7 +858,7 @@ void agent_daemon_release(struct agent_daemon *d) {
    * tells a shim to re-register with the next agent or fail open. */
   for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
     agent_server_abort(d, c, "agent stopping");
-    agent_pidwatch_forget(d, c);
+    agent_pidwatch_forget(&d->pidwatch, c);
   }
   save_profiles(d);
   save_penalties(d);

@@ -23,6 +23,7 @@
 #include "agent/config.h"
 #include "agent/metrics.h"
 #include "agent/penalties.h"
+#include "agent/pidwatch.h"
 #include "agent/podmeta.h"
 #include "agent/profiles.h"
 #include "agent/restore.h"
@@ -37,7 +38,7 @@
 struct ttrpc_call;
 struct iob_timer;
 
-#include "agent/api.h"
+#include "client/api.h"
 #include "iobatch/agent.pb-c.h"
 
 struct agent_daemon {
@@ -55,6 +56,7 @@ struct agent_daemon {
   /* Values of the cgroup files weights.c and caps.c wrote, to put back
    * (journal STATE_DIR/restore.json; none when headless). */
   struct agent_restore restore;
+  struct agent_pidwatch pidwatch; /* agent/pidwatch.h: given the loop and pidwatch_ops */
   struct iob_timer *plan_timer;
   uint64_t plan_timer_at;
   struct iob_timer *sample_timer;
@@ -99,17 +101,6 @@ void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *ctr);
 /* What Kubernetes says of ctr changed (its pod names, labels or QoS class,
  * from the CRI or the cgroup path): apply the config's pod rules again. */
 void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *ctr);
-
-/* plan_async.c: solve a Plan request on a thread, reply from the loop. */
-int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call,
-                     const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
-                     struct iob_error **err);
-
-/* pidwatch.c: end ctr as if Exited when its registered pid exits (a
- * pidfd on the loop), for containers whose exit nobody reports (the hook
- * alone, its poststop not run).  Nothing on kernels without pidfd_open. */
-void agent_pidwatch(struct agent_daemon *d, struct agent_ctr *ctr);
-void agent_pidwatch_forget(struct agent_daemon *d, struct agent_ctr *ctr);
 
 /* caps.c: the protection cap level (d->adm.prot.level_bps) on every
  * running batch container, written where it changed (cgroup v2 io.max or

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/plan.h"
+#include "batcher/jobfile.h"
 #include "agent/requests.h"
 #include "cgroupv2/sample.h"
 #include "common/cleanup.h"
@@ -153,7 +153,7 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   d->metrics.registrations += fresh;
   report_kind(c);
   declare_lat_target(d, c, req->latency_target_us);
-  agent_pidwatch(d, c);
+  agent_pidwatch_add(&d->pidwatch, c);
   agent_caps_bind(d, c);
   if (fresh || c->class_source == AGENT_CLASS_NONE)
     agent_daemon_apply_profile(d, c);
@@ -504,7 +504,7 @@ void agent_api_plan_free(Iobatch__Agent__V1__PlanResponse *r) {
 }
 
 /* The plan as a PlanResponse; the names arrays move from p to it. */
-static void plan_response(struct agent_plan *p, Iobatch__Agent__V1__PlanResponse **out) {
+static void plan_response(struct batch_jobfile_plan *p, Iobatch__Agent__V1__PlanResponse **out) {
   Iobatch__Agent__V1__PlanResponse *r = xcalloc(1, sizeof(*r));
   iobatch__agent__v1__plan_response__init(r);
   r->objective = p->objective;
@@ -543,19 +543,19 @@ int agent_api_plan_check(struct agent_daemon *d, const Iobatch__Agent__V1__PlanR
 int agent_api_plan_solve(const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
                          Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
   /* The count comes from the request: checked before the copy it sizes. */
-  if (req->n_jobs > AGENT_PLAN_MAX_JOBS)
+  if (req->n_jobs > BATCH_JOBFILE_MAX_JOBS)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "too many jobs: %zu, at most %d",
-                          req->n_jobs, AGENT_PLAN_MAX_JOBS);
-  cleanup_free struct agent_plan_job *jobs = xcalloc(req->n_jobs + 1, sizeof(*jobs));
+                          req->n_jobs, BATCH_JOBFILE_MAX_JOBS);
+  cleanup_free struct batch_jobfile_job *jobs = xcalloc(req->n_jobs + 1, sizeof(*jobs));
   for (size_t i = 0; i < req->n_jobs; i++)
-    jobs[i] = (struct agent_plan_job){.name = req->jobs[i]->name,
-                                      .cls = req->jobs[i]->class_,
-                                      .solo_s = req->jobs[i]->solo_seconds};
-  struct agent_plan p;
-  if (agent_plan_solve(cfg, jobs, req->n_jobs, &p, err) < 0)
+    jobs[i] = (struct batch_jobfile_job){.name = req->jobs[i]->name,
+                                         .cls = req->jobs[i]->class_,
+                                         .solo_s = req->jobs[i]->solo_seconds};
+  struct batch_jobfile_plan p;
+  if (batch_jobfile_solve(cfg, jobs, req->n_jobs, &p, err) < 0)
     return -1;
   plan_response(&p, out);
-  agent_plan_release(&p);
+  batch_jobfile_plan_release(&p);
   return 0;
 }
 
