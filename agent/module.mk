@@ -5,11 +5,11 @@
 # batcher), what iobatchctl links.  libagent: the admission state machine,
 # the sampler, weights, the ttrpc server and the daemon around them.
 # libagentclient: what the shim links to talk to the agent.
-agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c agent/lathist.c agent/trust.c
+agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c agent/lathist.c agent/trust.c agent/podrules.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
 agent_SRCS := agent/admission.c agent/lock.c agent/penalties.c agent/caps.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
-	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c
+	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c agent/kubepods.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
 # The block I/O latency program (agent/bpf/blklat.bpf.c): CO-RE, compiled

@@ -185,6 +185,8 @@ static void print_summary(const status_resp *r) {
     printf("block I/O latency approximate, from io.pressure (%s)\n\n", or_dash(r->latency_note));
   else
     printf("no block I/O latency (%s)\n\n", or_dash(r->latency_note));
+  if (r->kubepods && *r->kubepods && strcmp(r->kubepods, "off") != 0)
+    printf("kubepods: %s\n\n", r->kubepods);
 }
 
 /* A latency in microseconds as "850us", "12.3ms" or "1.20s"; "~" before
@@ -218,7 +220,9 @@ static void print_table(const status_resp *r, bool wide, bool no_trunc) {
     human_rate(c->read_bps, rd, sizeof(rd));
     human_rate(c->write_bps, wr, sizeof(wr));
     bool pending = !strcmp(c->state, "pending");
-    if (pending || !strcmp(c->state, "running"))
+    if (!c->holdable)
+      snprintf(held, sizeof(held), "never"); /* cannot be held: found, not started by us */
+    else if (pending || !strcmp(c->state, "running"))
       human_ms(c->held_ms, held, sizeof(held));
     else
       snprintf(held, sizeof(held), "-");
@@ -294,6 +298,16 @@ static void print_detail(const ctr_status *c) {
   else
     ROW("Kind", "%s", or_dash(c->kind));
   ROW("State", "%s", c->state);
+  if (c->holdable)
+    ROW("Holdable", "yes (it asks to start: the shim or the hooks.d hook)");
+  else
+    ROW("Holdable", "no: never held (only containers started through the shim or the hooks.d "
+                    "hook can be); capped and weighted");
+  if (c->qos && *c->qos)
+    ROW("QoS", "%s%s%s", c->qos, c->pod_uid && *c->pod_uid ? ", pod uid " : "",
+        c->pod_uid ? c->pod_uid : "");
+  if (c->rule && *c->rule)
+    ROW("Rule", "%s", c->rule);
   bool pending = !strcmp(c->state, "pending");
   human_ms(c->held_ms, t1, sizeof(t1));
   if (pending) {
@@ -403,6 +417,11 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "lat_target", json_real(c->lat_target));
     json_object_set_new(o, "lat_target_source", json_string(or_dash(c->lat_target_source)));
     json_object_set_new(o, "lat_quiet_windows", json_integer(c->lat_quiet_windows));
+    /* issue #25 */
+    json_object_set_new(o, "holdable", json_boolean(c->holdable));
+    json_object_set_new(o, "rule", json_string(c->rule ? c->rule : ""));
+    json_object_set_new(o, "qos", json_string(c->qos ? c->qos : ""));
+    json_object_set_new(o, "pod_uid", json_string(c->pod_uid ? c->pod_uid : ""));
   }
   return o;
 }
@@ -420,7 +439,7 @@ static json_t *to_json(const status_resp *r) {
   }
   return json_pack(
       "{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o, s:o, s:I, s:b, s:s, s:s, "
-      "s:b, s:f, s:s}",
+      "s:b, s:f, s:s, s:s}",
       "policy", r->policy, "matrix", r->matrix_source, "max_concurrency", (int)r->max_concurrency,
       "batch_window_ms", (json_int_t)r->batch_window_ms, "sampler", r->sampler, "plans",
       (json_int_t)r->plans, "admissions", (json_int_t)r->admissions, "forced_admissions",
@@ -428,7 +447,8 @@ static json_t *to_json(const status_resp *r) {
       "penalties", pen, "protect_cap_bps", (json_int_t)r->protect_cap_bps, "protect_holding",
       (int)r->protect_holding, "latency_source", or_dash(r->latency_source), "latency_note",
       r->latency_note ? r->latency_note : "", "protect_objective", (int)r->protect_objective,
-      "protect_lat_ratio", r->protect_lat_ratio, "protect_victim", or_dash(r->protect_victim));
+      "protect_lat_ratio", r->protect_lat_ratio, "protect_victim", or_dash(r->protect_victim),
+      "kubepods", r->kubepods ? r->kubepods : "");
 }
 
 static int print_json(json_t *j) {
