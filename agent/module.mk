@@ -63,3 +63,5 @@ $(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agen
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
 	tests/integration/agent-containers.sh tests/integration/agent-plan.sh \
 	tests/integration/agent-weights.sh tests/integration/agent-metrics.sh
+$(eval $(call unit,test_agent_kubepods,tests/unit/test_agent_kubepods.c,$(AGENT_LIBS)))
+$(eval $(call fuzzer,fuzz_agent_kubepods,tests/fuzz/fuzz_agent_kubepods.c,agent agentcore batch cg2 common))
