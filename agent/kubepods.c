@@ -307,7 +307,15 @@ bool agent_kubepods_due(struct agent_kubepods *kp) {
     drain(kp);
   if (kp->ino_fd < 0)
     return kp->dirty || kp->since >= AGENT_KP_RESCAN_WINDOWS;
-  return kp->dirty || kp->retry || kp->since >= AGENT_KP_FULL_WINDOWS;
+  /* A container without a process is looked at again the next windows,
+   * but not for ever: a cgroup left empty (a runtime that does not remove
+   * it) waits for the next event or full walk. */
+  bool again = kp->retry && kp->retries < AGENT_KP_RESCAN_WINDOWS;
+  if (kp->dirty)
+    kp->retries = 0;
+  else if (again)
+    kp->retries++;
+  return kp->dirty || again || kp->since >= AGENT_KP_FULL_WINDOWS;
 }
 
 /* A directory's changes from now on mark the tree changed.  Out of

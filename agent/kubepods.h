@@ -18,7 +18,8 @@
  * Rescans: inotify on the tree's top, QoS and pod directories (cgroupfs
  * reports mkdir and rmdir as IN_CREATE / IN_DELETE, though it keeps no
  * directory mtime) marks the tree changed, and a window walks it only
- * then, when a container found last time had no process yet, and every
+ * then, when a container found last time had no process yet (for at most
+ * AGENT_KP_RESCAN_WINDOWS windows after an event), and every
  * AGENT_KP_FULL_WINDOWS windows; without inotify (no watch left), every
  * AGENT_KP_RESCAN_WINDOWS windows.  A walk reads directories only, and
  * two small files (cgroup.procs, /proc/PID/comm) of a container not seen
@@ -75,16 +76,17 @@ struct agent_kp_found {
 void agent_kp_found_free(struct agent_kp_found *f, size_t n);
 
 struct agent_kubepods {
-  char *proc;     /* prefix of /proc and the mounts (tests); "" the real system */
-  char *root;     /* the kubelet's --cgroup-root, "" for "/" */
-  char *mount;    /* the hierarchy walked, NULL: no tree found yet */
-  char *top;      /* mount + root: where kubepods/ and kubepods.slice/ are */
-  bool v2;        /* mount is the cgroup2 one: found paths are v2 cgroups */
-  bool systemd;   /* the last walk found kubepods.slice/ */
-  int ino_fd;     /* -1: no inotify (periodic walks) */
-  bool dirty;     /* the tree changed since the last walk */
-  bool retry;     /* the last walk found a container without a process yet */
-  unsigned since; /* windows since the last walk (or since the tree was looked for) */
+  char *proc;       /* prefix of /proc and the mounts (tests); "" the real system */
+  char *root;       /* the kubelet's --cgroup-root, "" for "/" */
+  char *mount;      /* the hierarchy walked, NULL: no tree found yet */
+  char *top;        /* mount + root: where kubepods/ and kubepods.slice/ are */
+  bool v2;          /* mount is the cgroup2 one: found paths are v2 cgroups */
+  bool systemd;     /* the last walk found kubepods.slice/ */
+  int ino_fd;       /* -1: no inotify (periodic walks) */
+  bool dirty;       /* the tree changed since the last walk */
+  bool retry;       /* the last walk found a container without a process yet */
+  unsigned retries; /* walks for that alone since the last event */
+  unsigned since;   /* windows since the last walk (or since the tree was looked for) */
   /* Pod sandboxes (comm "pause") seen: not containers to sample, and not
    * looked at again while they are there. */
   char (*sandboxes)[AGENT_KP_ID_MAX];
