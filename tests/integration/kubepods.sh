@@ -122,7 +122,8 @@ agent_stop
 # kubelet tree: a container plain runc starts there is listed.
 DEF=def$$ DEF_UID=4a3b2c1d-4444-4e5f-8a7b-6c5d4e3f2a1b
 at_exit "tree_remove /kubepods/besteffort/pod$DEF_UID"
-agent_start || bail "iobatchd did not start"
+AGENT_KUBEPODS=default agent_start || bail "iobatchd did not start"
+grep -q kubepods "$IOB_T/agent.conf" && bail "the agent's configuration names kubepods"
 run_ctr "$DEF" "/kubepods/besteffort/pod$DEF_UID/$DEF" /bin/sleep 600 ||
   bail "runc did not start: $(cat "$IOB_T/$DEF.out")"
 wait_for 30 'ctl status | grep -qF "$DEF"'
