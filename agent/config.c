@@ -43,8 +43,12 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->protect_hold_at_floor = pc.hold_at_floor;
   cfg->protect_gap_ms = UINT64_MAX;
   cfg->protect_cpu = true;
+  cfg->protect_freeze = pc.freeze;
+  cfg->protect_freeze_after = pc.freeze_after;
   cfg->profiles_per_namespace = AGENT_PROFILES_PER_NS_DEFAULT;
   cfg->protect_batch_budget = pc.batch_budget;
+  cfg->cri_poll_ms = 10000;
+  cfg->cri_timeout_ms = 2000;
 }
 
 const char *agent_sampler_pref_name(int pref) {
@@ -75,6 +79,8 @@ void agent_config_release(struct agent_config *cfg) {
   cfg->pod_rules.n = 0;
   cfg->kubepods_root = NULL;
   cfg->metrics = cfg->trust_declared = NULL;
+  free(cfg->cri_endpoint);
+  cfg->metrics = cfg->trust_declared = cfg->cri_endpoint = NULL;
   cfg->socket_path = cfg->state_dir = cfg->matrix_file = cfg->cgroup_root = NULL;
   cfg->detector_file = NULL;
 }
@@ -358,6 +364,27 @@ static int conf_trust(const struct iob_conf_key *k, const char *v, void *field, 
   return 0;
 }
 
+/* "auto" (NULL), "off" (""), or unix:///PATH kept as PATH. */
+static int conf_cri_endpoint(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  char **dst = field;
+  char *out;
+  /* The path as cri_endpoint_path (cri/cri.h) takes it: absolute, and
+   * short enough for sun_path. */
+  if (strcmp(v, "auto") == 0)
+    out = NULL;
+  else if (strcmp(v, "off") == 0)
+    out = xstrdup("");
+  else if (strncmp(v, "unix:///", 8) == 0 && strlen(v + 7) < 108)
+    out = xstrdup(v + 7);
+  else
+    return -1;
+  free(*dst);
+  *dst = out;
+  return 0;
+}
+
 bool agent_config_trusts(const struct agent_config *cfg, const char *ns) {
   const char *list = cfg->trust_declared;
   if (list == NULL)
@@ -421,6 +448,8 @@ static const struct iob_conf_key keys[] = {
     {"debug", conf_bool, F(debug), 0, 0, "true or false"},
     {"metrics", conf_metrics, F(metrics), 0, 0,
      "unix:/PATH, 127.0.0.1:PORT, [::1]:PORT or localhost:PORT"},
+    {"metrics_group", conf_uint, F(metrics_group), 1, 4294967294.0,
+     "a numeric group id from 1 to 4294967294"},
     {"protect", conf_protect, F(protect_detected), 0, 0, "'declared' or 'detected'"},
     {"protect_share", conf_double, F(protect_share), 0.05, 1, "a number from 0.05 to 1"},
     {"protect_signal", conf_protect_signal, F(protect_signal), 0, 0,
@@ -437,11 +466,19 @@ static const struct iob_conf_key keys[] = {
     {"protect_batch_budget", conf_double, F(protect_batch_budget), 0, 100,
      "a number from 0 (no budget) to 100"},
     {"protect_cpu", conf_bool, F(protect_cpu), 0, 0, "true or false"},
+    {"protect_freeze", conf_bool, F(protect_freeze), 0, 0, "true or false"},
+    {"protect_freeze_after", conf_uint, F(protect_freeze_after), 1, 100, "1 to 100 windows"},
     {"protect_hold", conf_protect_hold, F(protect_hold_at_floor), 0, 0, "'short' or 'floor'"},
     {"protect_gap", conf_duration, F(protect_gap_ms), 0, 60 * 1000,
      "a duration up to 1m (e.g. 2s, 0)"},
     {"trust_declared", conf_trust, F(trust_declared), 0, 0,
      "'all', 'none' or a comma-separated list of namespaces"},
+    {"cri_endpoint", conf_cri_endpoint, F(cri_endpoint), 0, 0,
+     "'auto', 'off' or unix:///PATH (at most 107 bytes)"},
+    {"cri_poll", conf_duration, F(cri_poll_ms), 500, 3600 * 1000,
+     "a duration from 500ms to 1h (e.g. 10s)"},
+    {"cri_timeout", conf_duration, F(cri_timeout_ms), 10, 60 * 1000,
+     "a duration from 10ms to 1m (e.g. 2s)"},
     {"profiles_per_namespace", conf_uint, F(profiles_per_namespace), 1, AGENT_PROFILES_MAX,
      "an integer from 1 to 4096"},
     {"kubepods", conf_kubepods, F(kubepods_off), 0, 0, "'auto' or 'off'"},
@@ -461,6 +498,7 @@ static void dup_config(struct agent_config *dst, const struct agent_config *src)
   *dst = *src;
   dst->metrics = dup_or_null(src->metrics);
   dst->trust_declared = dup_or_null(src->trust_declared);
+  dst->cri_endpoint = dup_or_null(src->cri_endpoint);
   dst->socket_path = dup_or_null(src->socket_path);
   dst->state_dir = dup_or_null(src->state_dir);
   dst->matrix_file = dup_or_null(src->matrix_file);

@@ -9,6 +9,8 @@
  *   sampler.c   io.stat (or /proc/PID/io) deltas -> rates -> class
  *   weights.c   io.weight / io.bfq.weight where something enforces them
  *   profiles.c  learned classes and solo durations by workload key
+ *   podmeta.c   pods' names, uids and labels from the node's CRI (cri/),
+ *               polled on a thread
  *   daemon.c    setup, timers, signals, learning on exit, shutdown, and
  *               the ops the parts above call back through */
 #ifndef IOB_AGENT_DAEMON_H
@@ -22,6 +24,7 @@
 #include "agent/kubepods.h"
 #include "agent/metrics.h"
 #include "agent/penalties.h"
+#include "agent/podmeta.h"
 #include "agent/profiles.h"
 #include "agent/restore.h"
 #include "agent/sampler.h"
@@ -72,6 +75,8 @@ struct agent_daemon {
   /* STATE_DIR/iobatchd.lock (agent/lock.h), held while we run; -1: not
    * held (headless, or another agent has it: nothing is saved then). */
   int lock_fd;
+  /* Pods' names, uids and labels from the node's CRI (agent/podmeta.h). */
+  struct agent_podmeta podmeta;
 };
 
 int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
@@ -129,5 +134,19 @@ void agent_caps_bind(struct agent_daemon *d, struct agent_ctr *ctr);
 /* requests.c: put back the hook's first io.weight of CTR (journalled at
  * its Register), if its cgroup is still the one the hook saw. */
 void agent_api_forget_hook_weight(struct agent_daemon *d, const struct agent_ctr *ctr);
+
+/* freeze.c: the concurrency lever (agent/protect.h, io_limit): freeze all
+ * but io_limit of the batch containers under it (agent_protect_freeze_pick
+ * says which), thaw the others, and thaw for good any past its budget;
+ * nothing frozen while io_limit is 0 (protect_freeze off, no protected
+ * container doing I/O).  Each freeze is journalled first
+ * (agent/restore.h): a crashed agent's successor thaws it. */
+void agent_freeze_apply(struct agent_daemon *d, uint64_t now);
+/* How many batch containers the lever may act on now. */
+unsigned agent_freeze_candidates(struct agent_daemon *d, uint64_t now);
+/* Thaw ctr if frozen and drop what freeze.c keeps for it (it leaves). */
+void agent_freeze_forget(struct agent_daemon *d, struct agent_ctr *ctr);
+/* Thaw everything (the agent stops). */
+void agent_freeze_release(struct agent_daemon *d);
 
 #endif

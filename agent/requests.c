@@ -420,6 +420,9 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
       s->lat_target_source = (char *)"";
     }
     s->cap_bps = (uint64_t)c->cap_bps;
+    s->frozen = c->frozen;
+    s->frozen_ms =
+        c->frozen_ms + (c->frozen && now > c->frozen_since_ms ? now - c->frozen_since_ms : 0);
     s->declared_class = c->declared;
     s->declared_trusted = c->declared[0] && !c->declared_untrusted;
     s->declared_kind = c->declared_kind;
@@ -430,10 +433,16 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
                                             c->rule)
                                 : xstrdup(c->rule);
     s->qos = c->qos;
-    s->pod_uid = c->pod_uid ? c->pod_uid : (char *)"";
     s->pod_name = c->pod_name;
     s->pod_namespace = c->pod_namespace;
     s->container_name = c->container_name;
+    s->pod_uid = c->pod_uid ? c->pod_uid : (char *)"";
+    s->pod_labels = c->pod_labels;
+    s->n_pod_labels = c->n_pod_labels;
+    /* a uid alone is the kubelet tree's (agent/kubepods.h), not the CRI's */
+    s->pod_meta_source = c->pod_uid && *c->pod_uid && c->pod_name && *c->pod_name ? (char *)"cri"
+                         : c->pod_name && *c->pod_name ? (char *)"annotations"
+                                                       : (char *)"";
     if (c->state == AGENT_PENDING)
       s->admit_by_ms = c->deadline_ms > now ? c->deadline_ms - now : 0;
     s->waits_for = describe_wait(d, c, now);
@@ -449,6 +458,10 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   }
   r.protect_cap_bps = (uint64_t)d->adm.prot.level_bps;
   r.protect_holding = d->adm.prot.short_;
+  r.protect_batch_io_limit = d->adm.prot.active ? d->adm.prot.io_limit : 0;
+  r.protect_freeze_batch = d->adm.prot.batch_n;
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
+    r.protect_frozen += c->frozen;
   r.protect_objective = d->adm.prot.active && d->adm.prot.objective;
   r.protect_lat_ratio = r.protect_objective ? d->adm.prot.worst_lat_ratio : 0;
   r.protect_victim = d->adm.prot.active ? d->adm.prot.victim : (char *)"";
@@ -488,6 +501,8 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   r.latency_source = (char *)agent_lat_mode_name(d->sampler.lat.mode);
   r.latency_note = d->sampler.lat.why ? d->sampler.lat.why : "";
   r.kubepods = d->kubepods_on ? agent_kubepods_describe(&d->kubepods) : xstrdup("off");
+  r.cri = (char *)agent_podmeta_note(&d->podmeta);
+  r.cri_polls = d->podmeta.polls;
   r.plans = d->adm.plans;
   r.admissions = d->adm.admissions;
   r.forced_admissions = d->adm.forced_admissions;
