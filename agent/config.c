@@ -43,7 +43,7 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->protect_hold_at_floor = pc.hold_at_floor;
   cfg->protect_gap_ms = UINT64_MAX;
   cfg->protect_cpu = true;
-  cfg->protect_freeze = pc.freeze;
+  cfg->protect_freeze = AGENT_FREEZE_AUTO;
   cfg->protect_freeze_after = pc.freeze_after;
   cfg->profiles_per_namespace = AGENT_PROFILES_PER_NS_DEFAULT;
   cfg->protect_batch_budget = pc.batch_budget;
@@ -225,6 +225,19 @@ static int conf_protect(const struct iob_conf_key *k, const char *v, void *field
   if (pick(v, "declared", "detected", &yes) < 0)
     return -1;
   *(bool *)field = yes;
+  return 0;
+}
+
+static int conf_freeze(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  bool b;
+  if (strcmp(v, "auto") == 0)
+    *(int *)field = AGENT_FREEZE_AUTO;
+  else if (parse_bool(v, &b) == 0)
+    *(int *)field = b;
+  else
+    return -1;
   return 0;
 }
 
@@ -466,7 +479,7 @@ static const struct iob_conf_key keys[] = {
     {"protect_batch_budget", conf_double, F(protect_batch_budget), 0, 100,
      "a number from 0 (no budget) to 100"},
     {"protect_cpu", conf_bool, F(protect_cpu), 0, 0, "true or false"},
-    {"protect_freeze", conf_bool, F(protect_freeze), 0, 0, "true or false"},
+    {"protect_freeze", conf_freeze, F(protect_freeze), 0, 0, "auto, true or false"},
     {"protect_freeze_after", conf_uint, F(protect_freeze_after), 1, 100, "1 to 100 windows"},
     {"protect_hold", conf_protect_hold, F(protect_hold_at_floor), 0, 0, "'short' or 'floor'"},
     {"protect_gap", conf_duration, F(protect_gap_ms), 0, 60 * 1000,

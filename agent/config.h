@@ -81,11 +81,14 @@
  *   protect_gap      = 2s                      batch containers start this far apart
  *                                               while protecting (default: two
  *                                               sample periods; 0: no spacing)
- *   protect_freeze   = true | false            the concurrency lever: while a
+ *   protect_freeze   = auto | true | false     the concurrency lever: while a
  *                                               protected container misses its
  *                                               objective with the cap at its floor,
  *                                               freeze all but K batch containers
- *                                               (agent/protect.h, agent/freeze.c)
+ *                                               (agent/protect.h, agent/freeze.c);
+ *                                               auto: only with cgroup v2's freezer
+ *                                               (a task frozen by v1's freezer.state
+ *                                               cannot die, so a kill would wait)
  *   protect_freeze_after = 3                   windows missed at the floor before
  *                                               each step down of K
  *   protect_cpu      = true | false            while protecting, batch containers
@@ -155,6 +158,9 @@ enum agent_sampler_pref {
 /* "auto", "io.stat", "procfs"; "invalid" otherwise. */
 const char *agent_sampler_pref_name(int pref);
 
+/* protect_freeze = auto: on where containers sit under cgroup v2's freezer. */
+#define AGENT_FREEZE_AUTO (-1)
+
 struct agent_config {
   char *socket_path;
   char *state_dir;
@@ -185,7 +191,7 @@ struct agent_config {
   bool protect_hold_at_floor;    /* protect_hold = floor */
   uint64_t protect_gap_ms;       /* UINT64_MAX: two sample periods */
   bool protect_cpu;              /* batch containers at the least CPU weight while protecting */
-  bool protect_freeze;           /* the concurrency lever (freezing batch containers) */
+  int protect_freeze;            /* the concurrency lever: AGENT_FREEZE_AUTO, 0 off, 1 on */
   unsigned protect_freeze_after; /* windows missed at the cap floor per step */
   /* trust_declared: NULL = all (the default), "" = none, else the
    * namespaces as ",ns1,ns2," (agent_config_trusts). */

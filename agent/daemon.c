@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "agent/lock.h"
@@ -375,6 +377,15 @@ static void save_penalties(struct agent_daemon *d) {
     iob_warn("measured penalties not saved: %s", err->msg);
 }
 
+/* Whether containers here are frozen through cgroup v2's cgroup.freeze:
+ * the unified hierarchy is mounted at the cgroup root (no v1 freezer
+ * hierarchy beside it).  A task frozen by v1's freezer.state cannot act on
+ * a SIGKILL until thawed, so `protect_freeze = auto` stays off there. */
+static bool freezer_v2(void) {
+  struct statfs sf;
+  return statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
 /* The protection settings of d->cfg into the admission state (at start
  * and on reload; the level in force is kept). */
 static void protect_settings(struct agent_daemon *d) {
@@ -389,7 +400,7 @@ static void protect_settings(struct agent_daemon *d) {
   pc->cut = d->cfg.protect_cut;
   pc->hold_at_floor = d->cfg.protect_hold_at_floor;
   pc->batch_budget = d->cfg.protect_batch_budget;
-  pc->freeze = d->cfg.protect_freeze;
+  pc->freeze = d->cfg.protect_freeze == AGENT_FREEZE_AUTO ? freezer_v2() : d->cfg.protect_freeze;
   pc->freeze_after = d->cfg.protect_freeze_after;
   d->adm.protect_gap_ms =
       d->cfg.protect_gap_ms == UINT64_MAX ? 2 * d->cfg.sample_period_ms : d->cfg.protect_gap_ms;

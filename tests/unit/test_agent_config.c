@@ -272,6 +272,25 @@ static void test_kubepods_keys(void **state) {
   parse_err(text, want);
 }
 
+/* protect_freeze: auto (the default: on under cgroup v2's freezer only),
+ * true or false; anything else is refused, naming the choices. */
+static void test_protect_freeze(void **state) {
+  (void)state;
+  struct agent_config c;
+  agent_config_default(&c);
+  assert_int_equal(c.protect_freeze, AGENT_FREEZE_AUTO);
+  parse_ok(&c, "protect_freeze = true\n");
+  assert_int_equal(c.protect_freeze, 1);
+  parse_ok(&c, "protect_freeze = false\n");
+  assert_int_equal(c.protect_freeze, 0);
+  parse_ok(&c, "protect_freeze = auto\n");
+  assert_int_equal(c.protect_freeze, AGENT_FREEZE_AUTO);
+  agent_config_release(&c);
+  parse_err(
+      "protect_freeze = v2",
+      "'t.conf' line 1: invalid value 'v2' for 'protect_freeze': expected auto, true or false");
+}
+
 /* cri_endpoint: auto (the default, NULL), off (""), or unix:///PATH kept
  * as PATH; cri_poll and cri_timeout are bounded durations. */
 static void test_cri(void **state) {
@@ -441,12 +460,12 @@ static void test_metrics_group(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_defaults),      cmocka_unit_test(test_full),
-      cmocka_unit_test(test_durations),     cmocka_unit_test(test_malformed),
-      cmocka_unit_test(test_limits),        cmocka_unit_test(test_load),
-      cmocka_unit_test(test_protect_keys),  cmocka_unit_test(test_trust),
-      cmocka_unit_test(test_kubepods_keys), cmocka_unit_test(test_metrics_group),
-      cmocka_unit_test(test_cri),
+      cmocka_unit_test(test_defaults),       cmocka_unit_test(test_full),
+      cmocka_unit_test(test_durations),      cmocka_unit_test(test_malformed),
+      cmocka_unit_test(test_limits),         cmocka_unit_test(test_load),
+      cmocka_unit_test(test_protect_keys),   cmocka_unit_test(test_trust),
+      cmocka_unit_test(test_metrics_group),  cmocka_unit_test(test_cri),
+      cmocka_unit_test(test_protect_freeze), cmocka_unit_test(test_kubepods_keys),
   };
   return cmocka_run_group_tests_name("agent_config", tests, NULL, NULL);
 }
