@@ -391,6 +391,14 @@ void agent_adm_detach(struct agent_adm *adm, struct agent_ctr *c, uint64_t now) 
     schedule_plan(adm, now);
 }
 
+bool agent_ctr_holdable(const struct agent_ctr *c) {
+  static const char *const waits[] = {"shim", "hook", "admit", "iobatchctl"};
+  for (size_t i = 0; c->source && i < sizeof(waits) / sizeof(waits[0]); i++)
+    if (strcmp(c->source, waits[i]) == 0)
+      return true;
+  return false;
+}
+
 const char *agent_ctr_tenant(const struct agent_ctr *c) {
   return c->pod_namespace && *c->pod_namespace ? c->pod_namespace : nz(c->ns);
 }

@@ -108,6 +108,17 @@
  *                                               4096): a namespace whose workload keys
  *                                               change every run evicts only its own
  *                                               oldest (agent/profiles.h)
+ *   kubepods         = auto | off             discover and sample every container under
+ *                                               the kubelet's cgroup tree (kubepods/ or
+ *                                               kubepods.slice/, agent/kubepods.h); auto:
+ *                                               when the tree exists.  They are capped and
+ *                                               weighted, never held
+ *   kubepods_root    = /                       the kubelet's --cgroup-root (the cgroup
+ *                                               the kubepods tree is under)
+ *   pod_rule         = NAME: [namespace=NS] [qos=QOS] [label:K=V...] -> [kind=K]
+ *                      [class=C] [latency-target=D]   repeatable; first match decides
+ *                                               (agent/podrules.h; a rule by label
+ *                                               protects only in trusted namespaces)
  *   cri_endpoint     = auto | off | unix:///PATH  the node's CRI (agent/podmeta.h),
  *                                               for pods' names, uids and labels:
  *                                               auto = the first of
@@ -128,6 +139,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/podrules.h"
 #include "client/api.h" /* AGENT_DEFAULT_SOCKET */
 #include "common/error.h"
 
@@ -185,6 +197,16 @@ struct agent_config {
    * namespaces as ",ns1,ns2," (agent_config_trusts). */
   char *trust_declared;
   unsigned profiles_per_namespace; /* agent_profiles.per_ns_max */
+  /* kubepods = auto | off: discover the containers under the kubelet's
+   * cgroup tree (agent/kubepods.h); kubepods_root: the kubelet's
+   * --cgroup-root under which kubepods/ or kubepods.slice/ is (NULL: "/"). */
+  bool kubepods_off;
+  char *kubepods_root;
+  /* pod_rule lines, in order (agent/podrules.h). */
+  struct agent_pod_rules {
+    struct agent_pod_rule *v;
+    size_t n;
+  } pod_rules;
   /* cri_endpoint: NULL = auto (the default), "" = off, else the socket's
    * path; cri_poll and cri_timeout in ms (agent/podmeta.h). */
   char *cri_endpoint;

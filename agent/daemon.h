@@ -21,6 +21,7 @@
 
 #include "agent/admission.h"
 #include "agent/config.h"
+#include "agent/kubepods.h"
 #include "agent/metrics.h"
 #include "agent/penalties.h"
 #include "agent/pidwatch.h"
@@ -68,7 +69,11 @@ struct agent_daemon {
   char *live_mark;              /* "<socket>.live" while we run, or stopped leaving containers */
   struct agent_metrics metrics; /* counters for the metrics endpoint */
   struct agent_metrics_server *metrics_server; /* NULL: config key 'metrics' not set */
-  bool headless;                               /* agent_daemon_init_headless: state not saved */
+  /* Containers under the kubelet's cgroup tree (kubepods = auto), found
+   * each sampling window it is due (agent/kubepods.h). */
+  struct agent_kubepods kubepods;
+  bool kubepods_on;
+  bool headless; /* agent_daemon_init_headless: state not saved */
   /* STATE_DIR/iobatchd.lock (agent/lock.h), held while we run; -1: not
    * held (headless, or another agent has it: nothing is saved then). */
   int lock_fd;

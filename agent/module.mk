@@ -3,11 +3,11 @@
 # arithmetic (protect.c) (plain C; no dependency but common, jansson and
 # the batcher), what iobatchctl links.  libagent: the admission state machine,
 # the sampler, weights, the ttrpc server and the daemon around them.
-agentcore_SRCS := agent/config.c agent/profiles.c agent/protect.c agent/lathist.c
+agentcore_SRCS := agent/config.c agent/profiles.c agent/protect.c agent/lathist.c agent/podrules.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
 agent_SRCS := agent/admission.c agent/lock.c agent/penalties.c agent/caps.c agent/freeze.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
-	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c agent/podmeta.c
+	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c agent/podmeta.c agent/kubepods.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
 # The block I/O latency program (agent/bpf/blklat.bpf.c): CO-RE, compiled
@@ -57,3 +57,5 @@ $(eval $(call unit,test_agent_podmeta,tests/unit/test_agent_podmeta.c,$(AGENT_LI
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
 	tests/integration/agent-containers.sh tests/integration/agent-plan.sh \
 	tests/integration/agent-weights.sh tests/integration/agent-metrics.sh tests/integration/agent-metrics-group.sh
+$(eval $(call unit,test_agent_kubepods,tests/unit/test_agent_kubepods.c,$(AGENT_LIBS)))
+$(eval $(call fuzzer,fuzz_agent_kubepods,tests/fuzz/fuzz_agent_kubepods.c,agent agentcore batch cg2 common))

@@ -20,3 +20,4 @@ INTEG_TESTS += tests/integration/shim-hungrunc.sh
 INTEG_TESTS += tests/integration/protect-slo.sh tests/integration/protect-freeze.sh
 INTEG_TESTS += tests/integration/npd-config.sh
 INTEG_TESTS += tests/integration/static.sh
+INTEG_TESTS += tests/integration/kubepods.sh
