@@ -19,7 +19,7 @@
 #   - cri_endpoint = off: no poll, nothing said.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 21
+tap_plan 23
 
 IMAGE=iobatch.test/busybox:1
 PY=/usr/bin/python3
@@ -123,9 +123,14 @@ make_image
 
 # The agent first (the shims find it through containerd's environment),
 # polling a CRI that is not there yet.
+# Pod rules by namespace and label (issue #25): labels come from the CRI;
+# only namespace shop is trusted, so the label rule for batch grants nothing.
 agent_conf "cri_endpoint = unix://$IOB_SOCK
 cri_poll = 500ms
-cri_timeout = 5s"
+cri_timeout = 5s
+trust_declared = shop
+pod_rule = shop-db: namespace=shop label:tier=db -> class=latency
+pod_rule = data-latency: label:team=data -> class=latency"
 iobatchd -c "$IOB_T/agent.conf" -d >>"$AGENT_LOG" 2>&1 &
 AGENT_PID=$!
 at_exit "kill $AGENT_PID 2>/dev/null; wait $AGENT_PID 2>/dev/null"
@@ -181,6 +186,8 @@ is "$(field "$WEB" 'pod_labels | map(select(startswith("io.") | not)) | join(","
   "its pod's labels, sorted"
 is "$(field "$WEBPOD" 'pod_namespace + "/" + .pod_name + " " + .pod_meta_source')" "shop/web-0 cri" \
   "its sandbox carries the pod's names from the CRI"
+ok "a rule by namespace and label (from the CRI) decides its class: protected" \
+  wait_for 30 '[ "$(field "$WEB" rule)/$(field "$WEB" protected)" = shop-db/true ]'
 
 # 4. A pod through the runc handler: the agent knows its container by id.
 $CRI --timeout 60 create --handler runc --image "$IMAGE" --name etl-0 --namespace batch \
@@ -199,6 +206,8 @@ is "$(field "$ETL" 'pod_namespace + "/" + .pod_name + "/" + .container_name')" "
   "namespace, pod and container name"
 is "$(field "$ETL" 'pod_labels | map(select(startswith("io.") | not)) | join(",")')" "team=data" \
   "and its pod's labels"
+is "$(field "$ETL" protected)" "false" \
+  "a label rule in an untrusted namespace does not protect (rule '$(field "$ETL" rule)')"
 
 # 5. Plain runc with the hook, no CRI: its id and no names.
 RUNC="runc --root $IOB_T/runc"
