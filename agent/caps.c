@@ -37,7 +37,7 @@
 #include "common/xalloc.h"
 
 struct cap_state {
-  struct cg_throttle_target t;
+  struct cg2_throttle_target t;
   bool bound;                      /* agent_caps_bind ran with a pid */
   bool stale;                      /* a target's inode changed: nothing is written any more */
   char why[160];                   /* why the throttle target could not be resolved */
@@ -45,8 +45,8 @@ struct cap_state {
   bool resolved, warned;
   bool have_orig; /* orig[] read and remembered in d->restore */
   size_t norig;   /* disks of t whose orig[] is read */
-  struct cg_throttle_limits orig[CG_THROTTLE_MAX_DEVS];
-  struct cg_cpu_target cpu;
+  struct cg2_throttle_limits orig[CG2_THROTTLE_MAX_DEVS];
+  struct cg2_cpu_target cpu;
   bool cpu_resolved, cpu_low, cpu_warned;
 };
 
@@ -75,18 +75,18 @@ static uint64_t lower(uint64_t orig, uint64_t cap) {
  * every time, journal what is written (one journal write for all). */
 static int journal(struct agent_daemon *d, struct cap_state *st, uint64_t v,
                    struct iob_error **err) {
-  const struct cg_throttle_target *t = &st->t;
-  struct agent_restore_entry e[CG_THROTTLE_MAX_DEVS * 4];
+  const struct cg2_throttle_target *t = &st->t;
+  struct agent_restore_entry e[CG2_THROTTLE_MAX_DEVS * 4];
   cleanup_free char(*files)[AGENT_RESTORE_PATH_MAX] = xcalloc(t->ndev * 4 + 1, sizeof(*files));
   size_t n = 0;
   for (size_t i = 0; i < t->ndev; i++) {
     unsigned maj = t->dev[i].major, min = t->dev[i].minor;
-    struct cg_throttle_limits *o = &st->orig[i];
-    if (i >= st->norig && cg_throttle_get(t, maj, min, o, err) < 0)
+    struct cg2_throttle_limits *o = &st->orig[i];
+    if (i >= st->norig && cg2_throttle_get(t, maj, min, o, err) < 0)
       return -1;
     const uint64_t was[4] = {o->rbps, o->wbps, o->riops, o->wiops};
     const uint64_t now[4] = {lower(o->rbps, v), lower(o->wbps, v), o->riops, o->wiops};
-    if (t->mech == CG_THROTTLE_V2_IOMAX) {
+    if (t->mech == CG2_THROTTLE_V2_IOMAX) {
       char w[4][24], x[4][24];
       for (int k = 0; k < 4; k++) {
         iomax_word(w[k], sizeof(w[k]), was[k]);
@@ -149,27 +149,27 @@ void agent_caps_bind(struct agent_daemon *d, struct agent_ctr *c) {
   st->bound = true;
   cleanup_error struct iob_error *err = NULL;
   st->resolved = true;
-  if (cg_throttle_target_resolve(NULL, (pid_t)c->pid, c->bundle, &st->t, &err) < 0 ||
-      (st->t.mech != CG_THROTTLE_NONE && (st->ino = ino_of(st->t.cgdir)) == 0)) {
+  if (cg2_throttle_target_resolve(NULL, (pid_t)c->pid, c->bundle, &st->t, &err) < 0 ||
+      (st->t.mech != CG2_THROTTLE_NONE && (st->ino = ino_of(st->t.cgdir)) == 0)) {
     snprintf(st->why, sizeof(st->why), "%s", err ? err->msg : "its cgroup is gone");
-    cg_throttle_target_release(&st->t);
-    st->t.mech = CG_THROTTLE_NONE;
+    cg2_throttle_target_release(&st->t);
+    st->t.mech = CG2_THROTTLE_NONE;
   }
   iob_error_release(&err);
   st->cpu_resolved = true;
-  if (cg_cpu_target_resolve(NULL, (pid_t)c->pid, &st->cpu, &err) < 0 ||
-      st->cpu.mech == CG_CPU_NONE) {
+  if (cg2_cpu_target_resolve(NULL, (pid_t)c->pid, &st->cpu, &err) < 0 ||
+      st->cpu.mech == CG2_CPU_NONE) {
     iob_debug("no CPU weight for '%s': %s", c->id,
               err ? err->msg : "no cpu.weight or cpu.shares for its cgroup");
-    cg_cpu_target_release(&st->cpu);
-    st->cpu.mech = CG_CPU_NONE;
+    cg2_cpu_target_release(&st->cpu);
+    st->cpu.mech = CG2_CPU_NONE;
     return;
   }
   char dir[AGENT_RESTORE_PATH_MAX];
   dir_of(st->cpu.file, dir, sizeof(dir));
   if ((st->cpu_ino = ino_of(dir)) == 0) {
-    cg_cpu_target_release(&st->cpu);
-    st->cpu.mech = CG_CPU_NONE;
+    cg2_cpu_target_release(&st->cpu);
+    st->cpu.mech = CG2_CPU_NONE;
   }
 }
 
@@ -179,12 +179,12 @@ void agent_caps_bind(struct agent_daemon *d, struct agent_ctr *c) {
 static void add_disks(struct cap_state *st) {
   struct cg2_iostat s = {0};
   cleanup_error struct iob_error *e = NULL;
-  int rc = st->t.mech == CG_THROTTLE_V2_IOMAX ? cg2_iostat_read(st->t.cgdir, &s, &e)
-                                              : cg2_blkio_read(st->t.cgdir, &s, &e);
+  int rc = st->t.mech == CG2_THROTTLE_V2_IOMAX ? cg2_iostat_read(st->t.cgdir, &s, &e)
+                                               : cg2_blkio_read(st->t.cgdir, &s, &e);
   for (size_t i = 0; rc == 0 && i < s.n; i++) {
     const struct cg2_io_counters *c = &s.dev[i].c;
     if ((c->rbytes || c->wbytes || c->rios || c->wios) &&
-        cg_throttle_target_add_dev(NULL, &st->t, s.dev[i].major, s.dev[i].minor, &e) < 0)
+        cg2_throttle_target_add_dev(NULL, &st->t, s.dev[i].major, s.dev[i].minor, &e) < 0)
       iob_error_release(&e); /* a device that is not a disk: not capped */
   }
   cg2_iostat_release(&s);
@@ -192,10 +192,10 @@ static void add_disks(struct cap_state *st) {
 
 static int write_caps(const struct cap_state *st, uint64_t v, struct iob_error **err) {
   for (size_t i = 0; i < st->t.ndev; i++) {
-    struct cg_throttle_target one = {.mech = st->t.mech, .cgdir = st->t.cgdir, .ndev = 1};
+    struct cg2_throttle_target one = {.mech = st->t.mech, .cgdir = st->t.cgdir, .ndev = 1};
     one.dev[0] = st->t.dev[i];
-    const struct cg_throttle_limits *o = &st->orig[i];
-    if (cg_throttle_set(&one, lower(o->rbps, v), lower(o->wbps, v), o->riops, o->wiops, err) < 0)
+    const struct cg2_throttle_limits *o = &st->orig[i];
+    if (cg2_throttle_set(&one, lower(o->rbps, v), lower(o->wbps, v), o->riops, o->wiops, err) < 0)
       return -1;
   }
   return 0;
@@ -274,20 +274,20 @@ static void set_cpu(struct agent_daemon *d, struct agent_ctr *c, bool low) {
   cleanup_error struct iob_error *err = NULL;
   /* Resolved at registration only (agent_caps_bind): never later from a
    * pid that may be another process's by now. */
-  if (!st->cpu_resolved || st->cpu.mech == CG_CPU_NONE)
+  if (!st->cpu_resolved || st->cpu.mech == CG2_CPU_NONE)
     return;
   char dir[AGENT_RESTORE_PATH_MAX];
   dir_of(st->cpu.file, dir, sizeof(dir));
   if (!still_bound(st, c, dir, st->cpu_ino))
     return;
-  uint64_t now = 0, least = cg_cpu_min(&st->cpu);
+  uint64_t now = 0, least = cg2_cpu_min(&st->cpu);
   char value[32], written[32];
-  if (cg_cpu_get(&st->cpu, &now, &err) < 0 ||
+  if (cg2_cpu_get(&st->cpu, &now, &err) < 0 ||
       (snprintf(value, sizeof(value), "%llu", (unsigned long long)now),
        snprintf(written, sizeof(written), "%llu", (unsigned long long)(now > least ? least : now)),
        agent_restore_remember(&d->restore, st->cpu.file, 0, 0, value, written, st->cpu_ino, &err) <
            0) ||
-      (now > least && cg_cpu_set(&st->cpu, least, &err) < 0)) {
+      (now > least && cg2_cpu_set(&st->cpu, least, &err) < 0)) {
     /* The container may have just exited: its cgroup is gone. */
     if (err->errno_ != ENOENT && !st->cpu_warned)
       iob_warn("cannot lower the CPU weight of '%s': %s", c->id, err->msg);
@@ -298,7 +298,7 @@ static void set_cpu(struct agent_daemon *d, struct agent_ctr *c, bool low) {
   }
   st->cpu_low = true;
   iob_debug("CPU weight of '%s' %llu -> %llu (%s)", c->id, (unsigned long long)now,
-            (unsigned long long)(now > least ? least : now), cg_cpu_mech_name(st->cpu.mech));
+            (unsigned long long)(now > least ? least : now), cg2_cpu_mech_name(st->cpu.mech));
 }
 
 void agent_caps_forget(struct agent_daemon *d, struct agent_ctr *c) {
@@ -309,8 +309,8 @@ void agent_caps_forget(struct agent_daemon *d, struct agent_ctr *c) {
    * container may leave its agent entry before its cgroup goes. */
   lift(d, c, st);
   cpu_back(d, c, st);
-  cg_throttle_target_release(&st->t);
-  cg_cpu_target_release(&st->cpu);
+  cg2_throttle_target_release(&st->t);
+  cg2_cpu_target_release(&st->cpu);
   free(st);
   c->cap_state = NULL;
 }
@@ -329,10 +329,10 @@ static void set_cap(struct agent_daemon *d, struct agent_ctr *c, double bps) {
     st->warned = true;
     return;
   }
-  if (st->resolved && st->t.mech != CG_THROTTLE_NONE && bps > 0 &&
+  if (st->resolved && st->t.mech != CG2_THROTTLE_NONE && bps > 0 &&
       still_bound(st, c, st->t.cgdir, st->ino))
     add_disks(st);
-  if (!st->resolved || st->t.mech == CG_THROTTLE_NONE || st->t.ndev == 0) {
+  if (!st->resolved || st->t.mech == CG2_THROTTLE_NONE || st->t.ndev == 0) {
     if (bps > 0 && !st->warned)
       iob_warn("cannot cap '%s': no io.max or blkio.throttle for its cgroup, or no disk found",
                c->id);
@@ -365,7 +365,7 @@ static void set_cap(struct agent_daemon *d, struct agent_ctr *c, double bps) {
     return;
   }
   iob_debug("capped '%s' at %.1f MiB/s (%s)", c->id, bps / (1024 * 1024),
-            cg_throttle_mech_name(st->t.mech));
+            cg2_throttle_mech_name(st->t.mech));
   c->cap_bps = bps;
 }
 

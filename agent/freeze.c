@@ -23,7 +23,7 @@
 #include "common/xalloc.h"
 
 struct freeze_state {
-  struct cg_freeze_target t;
+  struct cg2_freeze_target t;
   bool resolved;
 };
 
@@ -72,8 +72,8 @@ static bool freeze(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
   cleanup_error struct iob_error *err = NULL;
   if (!st->resolved) {
     st->resolved = true;
-    if (c->pid == 0 || cg_freeze_target_resolve(NULL, (pid_t)c->pid, &st->t, &err) < 0 ||
-        st->t.mech == CG_FREEZE_NONE) {
+    if (c->pid == 0 || cg2_freeze_target_resolve(NULL, (pid_t)c->pid, &st->t, &err) < 0 ||
+        st->t.mech == CG2_FREEZE_NONE) {
       iob_warn("cannot freeze '%s': %s", c->id,
                err ? err->msg : "no freezer.state or cgroup.freeze for its cgroup");
       c->freeze_done = true;
@@ -81,7 +81,7 @@ static bool freeze(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
     }
   }
   bool already = false;
-  if (shares_cgroup(d, c, now) || cg_freeze_get(&st->t, &already, &err) < 0 || already) {
+  if (shares_cgroup(d, c, now) || cg2_freeze_get(&st->t, &already, &err) < 0 || already) {
     iob_info("'%s' is not frozen by the agent: %s", c->id,
              err       ? err->msg
              : already ? "it is frozen already (by someone else)"
@@ -89,9 +89,9 @@ static bool freeze(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
     c->freeze_done = true;
     return false;
   }
-  if (agent_restore_remember(&d->restore, st->t.file, 0, 0, cg_freeze_word(st->t.mech, false),
-                             cg_freeze_word(st->t.mech, true), 0, &err) < 0 ||
-      cg_freeze_set(&st->t, true, &err) < 0) {
+  if (agent_restore_remember(&d->restore, st->t.file, 0, 0, cg2_freeze_word(st->t.mech, false),
+                             cg2_freeze_word(st->t.mech, true), 0, &err) < 0 ||
+      cg2_freeze_set(&st->t, true, &err) < 0) {
     /* The container may have just exited: its cgroup is gone. */
     if (err->errno_ != ENOENT)
       iob_warn("cannot freeze '%s': %s", c->id, err->msg);
@@ -104,7 +104,7 @@ static bool freeze(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
   c->frozen = true;
   c->frozen_since_ms = now;
   iob_info("froze '%s' (%s): batch containers doing I/O at once limited to %u", c->id,
-           cg_freeze_mech_name(st->t.mech), d->adm.prot.io_limit);
+           cg2_freeze_mech_name(st->t.mech), d->adm.prot.io_limit);
   return true;
 }
 
@@ -159,7 +159,7 @@ void agent_freeze_forget(struct agent_daemon *d, struct agent_ctr *c) {
   if (st == NULL)
     return;
   thaw(d, c, iob_now_ms(), "it leaves");
-  cg_freeze_target_release(&st->t);
+  cg2_freeze_target_release(&st->t);
   free(st);
   c->freeze_state = NULL;
 }

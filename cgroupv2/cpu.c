@@ -11,10 +11,10 @@
 #include "common/cleanup.h"
 #include "common/xalloc.h"
 
-void cg_cpu_target_release(struct cg_cpu_target *t) {
+void cg2_cpu_target_release(struct cg2_cpu_target *t) {
   free(t->file);
   t->file = NULL;
-  t->mech = CG_CPU_NONE;
+  t->mech = CG2_CPU_NONE;
 }
 
 /* ROOT + MOUNT + CG + "/" + NAME when CG is not the root and the file
@@ -29,9 +29,9 @@ static char *file_in(const char *root, const char *mount, const char *cg, const 
   return NULL;
 }
 
-int cg_cpu_target_resolve(const char *root, pid_t pid, struct cg_cpu_target *t,
-                          struct iob_error **err) {
-  t->mech = CG_CPU_NONE;
+int cg2_cpu_target_resolve(const char *root, pid_t pid, struct cg2_cpu_target *t,
+                           struct iob_error **err) {
+  t->mech = CG2_CPU_NONE;
   t->file = NULL;
   cleanup_error struct iob_error *e = NULL;
   struct cg2_mount m = {0};
@@ -44,7 +44,7 @@ int cg_cpu_target_resolve(const char *root, pid_t pid, struct cg_cpu_target *t,
     t->file = file_in(root, m.path, cg, "cpu.weight");
     cg2_mount_release(&m);
     if (t->file) {
-      t->mech = CG_CPU_V2_WEIGHT;
+      t->mech = CG2_CPU_V2_WEIGHT;
       return 0;
     }
   }
@@ -54,22 +54,22 @@ int cg_cpu_target_resolve(const char *root, pid_t pid, struct cg_cpu_target *t,
       cg2_pid_cgroup_v1(root, pid, "cpu", &cg, &e) == 0) {
     t->file = file_in(root, mnt, cg, "cpu.shares");
     if (t->file)
-      t->mech = CG_CPU_V1_SHARES;
+      t->mech = CG2_CPU_V1_SHARES;
   }
   return 0;
 }
 
-uint64_t cg_cpu_min(const struct cg_cpu_target *t) {
-  return t->mech == CG_CPU_V1_SHARES ? CG_CPU_V1_MIN : CG_CPU_V2_MIN;
+uint64_t cg2_cpu_min(const struct cg2_cpu_target *t) {
+  return t->mech == CG2_CPU_V1_SHARES ? CG2_CPU_V1_MIN : CG2_CPU_V2_MIN;
 }
 
-int cg_cpu_parse(enum cg_cpu_mech mech, const char *name, const char *buf, size_t len, uint64_t *v,
-                 struct iob_error **err) {
+int cg2_cpu_parse(enum cg2_cpu_mech mech, const char *name, const char *buf, size_t len,
+                  uint64_t *v, struct iob_error **err) {
   size_t n = len;
   if (n > 0 && buf[n - 1] == '\n')
     n--;
-  uint64_t lo = mech == CG_CPU_V1_SHARES ? CG_CPU_V1_MIN : CG_CPU_V2_MIN;
-  uint64_t hi = mech == CG_CPU_V1_SHARES ? CG_CPU_V1_MAX : CG_CPU_V2_MAX;
+  uint64_t lo = mech == CG2_CPU_V1_SHARES ? CG2_CPU_V1_MIN : CG2_CPU_V2_MIN;
+  uint64_t hi = mech == CG2_CPU_V1_SHARES ? CG2_CPU_V1_MAX : CG2_CPU_V2_MAX;
   if (n == 0 || n > 20 || memchr(buf, '\0', n) || cg2_parse_u64(buf, n, v) < 0 || *v < lo ||
       *v > hi)
     return iob_error(err, EINVAL, "'%s': not a CPU weight from %llu to %llu: '%.*s'", name,
@@ -77,27 +77,27 @@ int cg_cpu_parse(enum cg_cpu_mech mech, const char *name, const char *buf, size_
   return 0;
 }
 
-int cg_cpu_get(const struct cg_cpu_target *t, uint64_t *v, struct iob_error **err) {
+int cg2_cpu_get(const struct cg2_cpu_target *t, uint64_t *v, struct iob_error **err) {
   cleanup_free char *buf = NULL;
   size_t len = 0;
   if (cg2_read_file(t->file, 64, &buf, &len, err) < 0)
     return -1;
-  return cg_cpu_parse(t->mech, t->file, buf, len, v, err);
+  return cg2_cpu_parse(t->mech, t->file, buf, len, v, err);
 }
 
-int cg_cpu_set(const struct cg_cpu_target *t, uint64_t v, struct iob_error **err) {
+int cg2_cpu_set(const struct cg2_cpu_target *t, uint64_t v, struct iob_error **err) {
   char line[32];
   snprintf(line, sizeof(line), "%llu", (unsigned long long)v);
   return cg2_write_file(t->file, line, err);
 }
 
-const char *cg_cpu_mech_name(enum cg_cpu_mech mech) {
+const char *cg2_cpu_mech_name(enum cg2_cpu_mech mech) {
   switch (mech) {
-  case CG_CPU_V2_WEIGHT:
+  case CG2_CPU_V2_WEIGHT:
     return "cpu.weight";
-  case CG_CPU_V1_SHARES:
+  case CG2_CPU_V1_SHARES:
     return "cpu.shares";
-  case CG_CPU_NONE:
+  case CG2_CPU_NONE:
     break;
   }
   return "none";

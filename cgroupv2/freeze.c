@@ -11,10 +11,10 @@
 #include "common/cleanup.h"
 #include "common/xalloc.h"
 
-void cg_freeze_target_release(struct cg_freeze_target *t) {
+void cg2_freeze_target_release(struct cg2_freeze_target *t) {
   free(t->file);
   t->file = NULL;
-  t->mech = CG_FREEZE_NONE;
+  t->mech = CG2_FREEZE_NONE;
 }
 
 /* ROOT + MOUNT + CG + "/" + NAME when CG is not the root and the file
@@ -29,9 +29,9 @@ static char *file_in(const char *root, const char *mount, const char *cg, const 
   return NULL;
 }
 
-int cg_freeze_target_resolve(const char *root, pid_t pid, struct cg_freeze_target *t,
-                             struct iob_error **err) {
-  t->mech = CG_FREEZE_NONE;
+int cg2_freeze_target_resolve(const char *root, pid_t pid, struct cg2_freeze_target *t,
+                              struct iob_error **err) {
+  t->mech = CG2_FREEZE_NONE;
   t->file = NULL;
   cleanup_error struct iob_error *e = NULL;
   cleanup_free char *mnt = NULL, *cg1 = NULL;
@@ -39,7 +39,7 @@ int cg_freeze_target_resolve(const char *root, pid_t pid, struct cg_freeze_targe
       cg2_pid_cgroup_v1(root, pid, "freezer", &cg1, &e) == 0) {
     t->file = file_in(root, mnt, cg1, "freezer.state");
     if (t->file) {
-      t->mech = CG_FREEZE_V1_STATE;
+      t->mech = CG2_FREEZE_V1_STATE;
       return 0;
     }
   }
@@ -55,12 +55,12 @@ int cg_freeze_target_resolve(const char *root, pid_t pid, struct cg_freeze_targe
   t->file = file_in(root, m.path, cg, "cgroup.freeze");
   cg2_mount_release(&m);
   if (t->file)
-    t->mech = CG_FREEZE_V2_FREEZE;
+    t->mech = CG2_FREEZE_V2_FREEZE;
   return 0;
 }
 
-const char *cg_freeze_word(enum cg_freeze_mech mech, bool frozen) {
-  if (mech == CG_FREEZE_V1_STATE)
+const char *cg2_freeze_word(enum cg2_freeze_mech mech, bool frozen) {
+  if (mech == CG2_FREEZE_V1_STATE)
     return frozen ? "FROZEN" : "THAWED";
   return frozen ? "1" : "0";
 }
@@ -69,13 +69,13 @@ static bool is(const char *buf, size_t n, const char *word) {
   return n == strlen(word) && memcmp(buf, word, n) == 0;
 }
 
-int cg_freeze_parse(enum cg_freeze_mech mech, const char *name, const char *buf, size_t len,
-                    bool *frozen, struct iob_error **err) {
+int cg2_freeze_parse(enum cg2_freeze_mech mech, const char *name, const char *buf, size_t len,
+                     bool *frozen, struct iob_error **err) {
   size_t n = len;
   if (n > 0 && buf[n - 1] == '\n')
     n--;
-  bool v1 = mech == CG_FREEZE_V1_STATE;
-  if (mech != CG_FREEZE_V1_STATE && mech != CG_FREEZE_V2_FREEZE)
+  bool v1 = mech == CG2_FREEZE_V1_STATE;
+  if (mech != CG2_FREEZE_V1_STATE && mech != CG2_FREEZE_V2_FREEZE)
     return iob_error(err, EINVAL, "'%s': no freezer", name);
   if (v1 ? is(buf, n, "FROZEN") || is(buf, n, "FREEZING") : is(buf, n, "1"))
     *frozen = true;
@@ -87,29 +87,29 @@ int cg_freeze_parse(enum cg_freeze_mech mech, const char *name, const char *buf,
   return 0;
 }
 
-int cg_freeze_get(const struct cg_freeze_target *t, bool *frozen, struct iob_error **err) {
-  if (t->mech == CG_FREEZE_NONE)
+int cg2_freeze_get(const struct cg2_freeze_target *t, bool *frozen, struct iob_error **err) {
+  if (t->mech == CG2_FREEZE_NONE)
     return iob_error(err, ENOTSUP, "no freezer");
   cleanup_free char *buf = NULL;
   size_t len = 0;
   if (cg2_read_file(t->file, 64, &buf, &len, err) < 0)
     return -1;
-  return cg_freeze_parse(t->mech, t->file, buf, len, frozen, err);
+  return cg2_freeze_parse(t->mech, t->file, buf, len, frozen, err);
 }
 
-int cg_freeze_set(const struct cg_freeze_target *t, bool frozen, struct iob_error **err) {
-  if (t->mech == CG_FREEZE_NONE)
+int cg2_freeze_set(const struct cg2_freeze_target *t, bool frozen, struct iob_error **err) {
+  if (t->mech == CG2_FREEZE_NONE)
     return iob_error(err, ENOTSUP, "no freezer");
-  return cg2_write_file(t->file, cg_freeze_word(t->mech, frozen), err);
+  return cg2_write_file(t->file, cg2_freeze_word(t->mech, frozen), err);
 }
 
-const char *cg_freeze_mech_name(enum cg_freeze_mech mech) {
+const char *cg2_freeze_mech_name(enum cg2_freeze_mech mech) {
   switch (mech) {
-  case CG_FREEZE_V1_STATE:
+  case CG2_FREEZE_V1_STATE:
     return "freezer.state";
-  case CG_FREEZE_V2_FREEZE:
+  case CG2_FREEZE_V2_FREEZE:
     return "cgroup.freeze";
-  case CG_FREEZE_NONE:
+  case CG2_FREEZE_NONE:
     break;
   }
   return "none";

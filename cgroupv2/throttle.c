@@ -21,22 +21,22 @@ static const char *const v1_files[4] = {
     "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
     "blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device"};
 
-const char *cg_throttle_mech_name(enum cg_throttle_mech mech) {
+const char *cg2_throttle_mech_name(enum cg2_throttle_mech mech) {
   switch (mech) {
-  case CG_THROTTLE_V2_IOMAX:
+  case CG2_THROTTLE_V2_IOMAX:
     return "io.max";
-  case CG_THROTTLE_V1_BLKIO:
+  case CG2_THROTTLE_V1_BLKIO:
     return "blkio.throttle";
-  case CG_THROTTLE_NONE:
+  case CG2_THROTTLE_NONE:
     break;
   }
   return "none";
 }
 
-int cg_throttle_parse_iomax(const char *buf, size_t len, unsigned major, unsigned minor,
-                            struct cg_throttle_limits *out, struct iob_error **err) {
+int cg2_throttle_parse_iomax(const char *buf, size_t len, unsigned major, unsigned minor,
+                             struct cg2_throttle_limits *out, struct iob_error **err) {
   static const char *const keys[4] = {"rbps", "wbps", "riops", "wiops"};
-  struct cg_throttle_limits res = {0};
+  struct cg2_throttle_limits res = {0};
   int lineno = 0, found = 0;
   for (size_t off = 0; off < len;) {
     const char *line = buf + off;
@@ -57,7 +57,7 @@ int cg_throttle_parse_iomax(const char *buf, size_t len, unsigned major, unsigne
     if (mine && found)
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                             "io.max line %d: device %u:%u given twice", lineno, maj, min);
-    struct cg_throttle_limits l = {0};
+    struct cg2_throttle_limits l = {0};
     uint64_t *slots[4] = {&l.rbps, &l.wbps, &l.riops, &l.wiops};
     unsigned seen = 0;
     for (const char *p = sp + 1; p < line + ll;) {
@@ -93,8 +93,8 @@ int cg_throttle_parse_iomax(const char *buf, size_t len, unsigned major, unsigne
   return 0;
 }
 
-int cg_throttle_parse_v1(const char *buf, size_t len, unsigned major, unsigned minor, uint64_t *v,
-                         struct iob_error **err) {
+int cg2_throttle_parse_v1(const char *buf, size_t len, unsigned major, unsigned minor, uint64_t *v,
+                          struct iob_error **err) {
   int lineno = 0, found = 0;
   uint64_t res = 0;
   for (size_t off = 0; off < len;) {
@@ -133,9 +133,9 @@ static char *cg_dir(const char *root, const char *mount, const char *cg) {
   return xasprintf("%s%s%s", root ? root : "", mount, strcmp(cg, "/") ? cg : "");
 }
 
-int cg_throttle_mechanism(const char *root, pid_t pid, enum cg_throttle_mech *mech, char **cgdir,
-                          struct iob_error **err) {
-  *mech = CG_THROTTLE_NONE;
+int cg2_throttle_mechanism(const char *root, pid_t pid, enum cg2_throttle_mech *mech, char **cgdir,
+                           struct iob_error **err) {
+  *mech = CG2_THROTTLE_NONE;
   *cgdir = NULL;
   if (pid <= 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid pid %d", (int)pid);
@@ -151,7 +151,7 @@ int cg_throttle_mechanism(const char *root, pid_t pid, enum cg_throttle_mech *me
       char *dir = cg_dir(root, m.path, cg);
       if (file_exists(dir, "io.max")) {
         cg2_mount_release(&m);
-        *mech = CG_THROTTLE_V2_IOMAX;
+        *mech = CG2_THROTTLE_V2_IOMAX;
         *cgdir = dir;
         return 0;
       }
@@ -165,7 +165,7 @@ int cg_throttle_mechanism(const char *root, pid_t pid, enum cg_throttle_mech *me
       cg2_pid_cgroup_v1(root, pid, "blkio", &cg, &e) == 0 && strcmp(cg, "/") != 0) {
     char *dir = cg_dir(root, mnt, cg);
     if (file_exists(dir, v1_files[1])) {
-      *mech = CG_THROTTLE_V1_BLKIO;
+      *mech = CG2_THROTTLE_V1_BLKIO;
       *cgdir = dir;
       return 0;
     }
@@ -174,8 +174,8 @@ int cg_throttle_mechanism(const char *root, pid_t pid, enum cg_throttle_mech *me
   return 0;
 }
 
-int cg_throttle_target_add_dev(const char *root, struct cg_throttle_target *t, unsigned major,
-                               unsigned minor, struct iob_error **err) {
+int cg2_throttle_target_add_dev(const char *root, struct cg2_throttle_target *t, unsigned major,
+                                unsigned minor, struct iob_error **err) {
   unsigned dmaj, dmin;
   if (major == 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "%u:%u is not a block device", major,
@@ -185,10 +185,10 @@ int cg_throttle_target_add_dev(const char *root, struct cg_throttle_target *t, u
   for (size_t i = 0; i < t->ndev; i++)
     if (t->dev[i].major == dmaj && t->dev[i].minor == dmin)
       return 0;
-  if (t->ndev == CG_THROTTLE_MAX_DEVS)
+  if (t->ndev == CG2_THROTTLE_MAX_DEVS)
     return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "more than %d disks",
-                          CG_THROTTLE_MAX_DEVS);
-  t->dev[t->ndev++] = (struct cg_throttle_dev){dmaj, dmin};
+                          CG2_THROTTLE_MAX_DEVS);
+  t->dev[t->ndev++] = (struct cg2_throttle_dev){dmaj, dmin};
   return 0;
 }
 
@@ -243,15 +243,15 @@ static int mount_dev(const char *root, const char *path, const char *mountpoint,
   return found ? 0 : -1;
 }
 
-static void add_quiet(const char *root, struct cg_throttle_target *t, unsigned maj, unsigned min) {
+static void add_quiet(const char *root, struct cg2_throttle_target *t, unsigned maj, unsigned min) {
   cleanup_error struct iob_error *e = NULL;
-  (void)cg_throttle_target_add_dev(root, t, maj, min, &e);
+  (void)cg2_throttle_target_add_dev(root, t, maj, min, &e);
 }
 
-int cg_throttle_target_resolve(const char *root, pid_t pid, const char *bundle,
-                               struct cg_throttle_target *t, struct iob_error **err) {
+int cg2_throttle_target_resolve(const char *root, pid_t pid, const char *bundle,
+                                struct cg2_throttle_target *t, struct iob_error **err) {
   memset(t, 0, sizeof(*t));
-  if (cg_throttle_mechanism(root, pid, &t->mech, &t->cgdir, err) < 0)
+  if (cg2_throttle_mechanism(root, pid, &t->mech, &t->cgdir, err) < 0)
     return -1;
   unsigned maj, min;
   char rel[64];
@@ -269,11 +269,11 @@ int cg_throttle_target_resolve(const char *root, pid_t pid, const char *bundle,
     else if (stat(rp, &st) == 0 && major(st.st_dev) != 0)
       add_quiet(root, t, major(st.st_dev), minor(st.st_dev));
   }
-  if (t->mech != CG_THROTTLE_NONE) {
+  if (t->mech != CG2_THROTTLE_NONE) {
     struct cg2_iostat s = {0};
     cleanup_error struct iob_error *e = NULL;
-    int rc = t->mech == CG_THROTTLE_V2_IOMAX ? cg2_iostat_read(t->cgdir, &s, &e)
-                                             : cg2_blkio_read(t->cgdir, &s, &e);
+    int rc = t->mech == CG2_THROTTLE_V2_IOMAX ? cg2_iostat_read(t->cgdir, &s, &e)
+                                              : cg2_blkio_read(t->cgdir, &s, &e);
     for (size_t i = 0; rc == 0 && i < s.n; i++) {
       const struct cg2_io_counters *c = &s.dev[i].c;
       if (c->rbytes || c->wbytes || c->rios || c->wios)
@@ -284,13 +284,13 @@ int cg_throttle_target_resolve(const char *root, pid_t pid, const char *bundle,
   return 0;
 }
 
-void cg_throttle_target_release(struct cg_throttle_target *t) {
+void cg2_throttle_target_release(struct cg2_throttle_target *t) {
   free(t->cgdir);
   memset(t, 0, sizeof(*t));
 }
 
-static int check_target(const struct cg_throttle_target *t, struct iob_error **err) {
-  if (t->mech == CG_THROTTLE_NONE || t->cgdir == NULL)
+static int check_target(const struct cg2_throttle_target *t, struct iob_error **err) {
+  if (t->mech == CG2_THROTTLE_NONE || t->cgdir == NULL)
     return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION,
                           "no mechanism can cap this container here");
   return 0;
@@ -303,14 +303,14 @@ static void iomax_value(char *out, size_t size, uint64_t v) {
     snprintf(out, size, "%llu", (unsigned long long)v);
 }
 
-int cg_throttle_set(const struct cg_throttle_target *t, uint64_t rbps, uint64_t wbps,
-                    uint64_t riops, uint64_t wiops, struct iob_error **err) {
+int cg2_throttle_set(const struct cg2_throttle_target *t, uint64_t rbps, uint64_t wbps,
+                     uint64_t riops, uint64_t wiops, struct iob_error **err) {
   if (check_target(t, err) < 0)
     return -1;
   const uint64_t vals[4] = {rbps, wbps, riops, wiops};
   for (size_t i = 0; i < t->ndev; i++) {
     unsigned maj = t->dev[i].major, min = t->dev[i].minor;
-    if (t->mech == CG_THROTTLE_V2_IOMAX) {
+    if (t->mech == CG2_THROTTLE_V2_IOMAX) {
       char v[4][24], line[160];
       for (int k = 0; k < 4; k++)
         iomax_value(v[k], sizeof(v[k]), vals[k]);
@@ -335,21 +335,21 @@ int cg_throttle_set(const struct cg_throttle_target *t, uint64_t rbps, uint64_t 
   return 0;
 }
 
-int cg_throttle_clear(const struct cg_throttle_target *t, struct iob_error **err) {
-  return cg_throttle_set(t, 0, 0, 0, 0, err);
+int cg2_throttle_clear(const struct cg2_throttle_target *t, struct iob_error **err) {
+  return cg2_throttle_set(t, 0, 0, 0, 0, err);
 }
 
-int cg_throttle_get(const struct cg_throttle_target *t, unsigned major, unsigned minor,
-                    struct cg_throttle_limits *out, struct iob_error **err) {
+int cg2_throttle_get(const struct cg2_throttle_target *t, unsigned major, unsigned minor,
+                     struct cg2_throttle_limits *out, struct iob_error **err) {
   if (check_target(t, err) < 0)
     return -1;
-  if (t->mech == CG_THROTTLE_V2_IOMAX) {
+  if (t->mech == CG2_THROTTLE_V2_IOMAX) {
     cleanup_free char *path = NULL, *buf = NULL;
     size_t len = 0;
     path = xasprintf("%s/io.max", t->cgdir);
     if (cg2_read_file(path, CG2_FILE_MAX, &buf, &len, err) < 0)
       return -1;
-    if (cg_throttle_parse_iomax(buf, len, major, minor, out, err) < 0)
+    if (cg2_throttle_parse_iomax(buf, len, major, minor, out, err) < 0)
       return iob_error_prefix(err, "cannot parse '%s'", path);
     return 0;
   }
@@ -360,7 +360,7 @@ int cg_throttle_get(const struct cg_throttle_target *t, unsigned major, unsigned
     path = xasprintf("%s/%s", t->cgdir, v1_files[k]);
     if (cg2_read_file(path, CG2_FILE_MAX, &buf, &len, err) < 0)
       return -1;
-    if (cg_throttle_parse_v1(buf, len, major, minor, slots[k], err) < 0)
+    if (cg2_throttle_parse_v1(buf, len, major, minor, slots[k], err) < 0)
       return iob_error_prefix(err, "cannot parse '%s'", path);
   }
   return 0;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: the cgroup v1 blkio and throttle parsers.  The first byte
  * (modulo 4) picks: 0 blkio.throttle.io_service_bytes / io_serviced
- * (cg2_blkio_parse), 1 io.max (cg_throttle_parse_iomax), 2 one
- * blkio.throttle.*_device file (cg_throttle_parse_v1), 3 a container's
+ * (cg2_blkio_parse), 1 io.max (cg2_throttle_parse_iomax), 2 one
+ * blkio.throttle.*_device file (cg2_throttle_parse_v1), 3 a container's
  * /proc/PID/mountinfo and the host's /proc/self/mountinfo as
- * cg_throttle_target_resolve reads them for the disk under its root (and
+ * cg2_throttle_target_resolve reads them for the disk under its root (and
  * its bundle's rootfs), through a private temporary tree; the rest is the
  * file's text. */
 #include <stddef.h>
@@ -37,27 +37,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     break;
   }
   case 1: {
-    struct cg_throttle_limits l;
-    (void)cg_throttle_parse_iomax(text, len, 8, 0, &l, &err);
+    struct cg2_throttle_limits l;
+    (void)cg2_throttle_parse_iomax(text, len, 8, 0, &l, &err);
     iob_error_release(&err);
-    (void)cg_throttle_parse_iomax(text, len, 254, 0, &l, &err);
+    (void)cg2_throttle_parse_iomax(text, len, 254, 0, &l, &err);
     break;
   }
   case 3: {
     fuzz_tree_write("/proc/42/mountinfo", data + 1, len);
     fuzz_tree_write("/proc/self/mountinfo", data + 1, len);
-    struct cg_throttle_target t;
-    if (cg_throttle_target_resolve(fuzz_tree(), 42, "/bundle", &t, &err) == 0 &&
-        t.ndev > CG_THROTTLE_MAX_DEVS)
+    struct cg2_throttle_target t;
+    if (cg2_throttle_target_resolve(fuzz_tree(), 42, "/bundle", &t, &err) == 0 &&
+        t.ndev > CG2_THROTTLE_MAX_DEVS)
       __builtin_trap();
-    cg_throttle_target_release(&t);
+    cg2_throttle_target_release(&t);
     break;
   }
   default: {
     uint64_t v;
-    (void)cg_throttle_parse_v1(text, len, 8, 0, &v, &err);
+    (void)cg2_throttle_parse_v1(text, len, 8, 0, &v, &err);
     iob_error_release(&err);
-    (void)cg_throttle_parse_v1(text, len, 254, 0, &v, &err);
+    (void)cg2_throttle_parse_v1(text, len, 254, 0, &v, &err);
     break;
   }
   }

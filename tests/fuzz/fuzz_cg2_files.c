@@ -85,8 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cg2_parse_u64(text, len, &v);
     /* and a cpu.weight / cpu.shares value */
     cleanup_error struct iob_error *e1 = NULL, *e2 = NULL;
-    cg_cpu_parse(CG_CPU_V2_WEIGHT, "cpu.weight", text, len, &v, &e1);
-    cg_cpu_parse(CG_CPU_V1_SHARES, "cpu.shares", text, len, &v, &e2);
+    cg2_cpu_parse(CG2_CPU_V2_WEIGHT, "cpu.weight", text, len, &v, &e1);
+    cg2_cpu_parse(CG2_CPU_V1_SHARES, "cpu.shares", text, len, &v, &e2);
     break;
   }
   case 8: { /* /sys/block/DEV/queue/scheduler, read NUL-terminated */

@@ -43,39 +43,39 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   pid_t pid = (pid_t)atoi(argv[2]);
   cleanup_error struct iob_error *err = NULL;
-  struct cg_throttle_target t;
+  struct cg2_throttle_target t;
   const char *bundle = strcmp(cmd, "resolve") == 0 && argc > 3 ? argv[3] : NULL;
   int rc = 0;
-  if (cg_throttle_target_resolve(NULL, pid, bundle, &t, &err) < 0) {
+  if (cg2_throttle_target_resolve(NULL, pid, bundle, &t, &err) < 0) {
     iob_error_print("cg-throttle", &err);
-    cg_throttle_target_release(&t);
+    cg2_throttle_target_release(&t);
     return 1;
   }
   if (strcmp(cmd, "resolve") == 0) {
-    printf("%s %s", cg_throttle_mech_name(t.mech), t.cgdir ? t.cgdir : "-");
+    printf("%s %s", cg2_throttle_mech_name(t.mech), t.cgdir ? t.cgdir : "-");
     for (size_t i = 0; i < t.ndev; i++)
       printf(" %u:%u", t.dev[i].major, t.dev[i].minor);
     printf("\n");
   } else if (strcmp(cmd, "set") == 0 && argc == 7) {
-    rc = cg_throttle_set(&t, strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
+    rc = cg2_throttle_set(&t, strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
                          strtoull(argv[5], NULL, 10), strtoull(argv[6], NULL, 10), &err);
   } else if (strcmp(cmd, "clear") == 0) {
-    rc = cg_throttle_clear(&t, &err);
+    rc = cg2_throttle_clear(&t, &err);
   } else if (strcmp(cmd, "get") == 0 && argc == 4) {
     unsigned maj, min;
-    struct cg_throttle_limits l;
+    struct cg2_throttle_limits l;
     if (sscanf(argv[3], "%u:%u", &maj, &min) != 2) {
-      cg_throttle_target_release(&t);
+      cg2_throttle_target_release(&t);
       return usage();
     }
-    rc = cg_throttle_get(&t, maj, min, &l, &err);
+    rc = cg2_throttle_get(&t, maj, min, &l, &err);
     if (rc == 0)
       printf("%llu %llu %llu %llu\n", (unsigned long long)l.rbps, (unsigned long long)l.wbps,
              (unsigned long long)l.riops, (unsigned long long)l.wiops);
-  } else if (strcmp(cmd, "wbytes") == 0 && t.mech != CG_THROTTLE_NONE) {
+  } else if (strcmp(cmd, "wbytes") == 0 && t.mech != CG2_THROTTLE_NONE) {
     struct cg2_iostat s = {0};
     struct cg2_io_counters sum;
-    rc = t.mech == CG_THROTTLE_V2_IOMAX ? cg2_iostat_read(t.cgdir, &s, &err)
+    rc = t.mech == CG2_THROTTLE_V2_IOMAX ? cg2_iostat_read(t.cgdir, &s, &err)
                                         : cg2_blkio_read(t.cgdir, &s, &err);
     if (rc == 0) {
       cg2_iostat_sum(&s, &sum);
@@ -83,10 +83,10 @@ int main(int argc, char **argv) {
     }
     cg2_iostat_release(&s);
   } else {
-    cg_throttle_target_release(&t);
+    cg2_throttle_target_release(&t);
     return usage();
   }
-  cg_throttle_target_release(&t);
+  cg2_throttle_target_release(&t);
   if (rc < 0) {
     iob_error_print("cg-throttle", &err);
     return 1;

@@ -372,17 +372,17 @@ static void test_source_pick(void **state) {
 static void test_throttle_parsers(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
-  struct cg_throttle_limits l;
+  struct cg2_throttle_limits l;
   const char *iomax = "8:0 rbps=1 wbps=2 riops=3 wiops=4\n"
                       "254:0 rbps=max wbps=52428800 riops=max wiops=max\n";
-  assert_int_equal(cg_throttle_parse_iomax(iomax, strlen(iomax), 254, 0, &l, &err), 0);
+  assert_int_equal(cg2_throttle_parse_iomax(iomax, strlen(iomax), 254, 0, &l, &err), 0);
   assert_int_equal(l.rbps, 0);
   assert_int_equal(l.wbps, 52428800);
-  assert_int_equal(cg_throttle_parse_iomax(iomax, strlen(iomax), 8, 0, &l, &err), 0);
+  assert_int_equal(cg2_throttle_parse_iomax(iomax, strlen(iomax), 8, 0, &l, &err), 0);
   assert_int_equal(l.wiops, 4);
-  assert_int_equal(cg_throttle_parse_iomax(iomax, strlen(iomax), 8, 16, &l, &err), 0);
+  assert_int_equal(cg2_throttle_parse_iomax(iomax, strlen(iomax), 8, 16, &l, &err), 0);
   assert_int_equal(l.rbps + l.wbps + l.riops + l.wiops, 0); /* no line: no cap */
-  assert_int_equal(cg_throttle_parse_iomax("", 0, 8, 0, &l, &err), 0);
+  assert_int_equal(cg2_throttle_parse_iomax("", 0, 8, 0, &l, &err), 0);
   static const char *const bad_iomax[] = {
       "8:0\n",      "8:0 rbps\n",           "8:0 rbps=\n",        "8:0 rbps=x\n",
       "8:0 =1\n",   "8:0 rbps=1 rbps=2\n",  "x:0 rbps=1\n",       "8:0 rbps=1  wbps=1\n",
@@ -390,20 +390,20 @@ static void test_throttle_parsers(void **state) {
   };
   for (size_t i = 0; i < sizeof(bad_iomax) / sizeof(bad_iomax[0]); i++) {
     struct iob_error *e = NULL;
-    if (cg_throttle_parse_iomax(bad_iomax[i], strlen(bad_iomax[i]), 8, 0, &l, &e) == 0)
+    if (cg2_throttle_parse_iomax(bad_iomax[i], strlen(bad_iomax[i]), 8, 0, &l, &e) == 0)
       fail_msg("accepted malformed io.max %zu: '%s'", i, bad_iomax[i]);
     iob_error_release(&e);
   }
   uint64_t v;
-  assert_int_equal(cg_throttle_parse_v1("254:0 52428800\n8:0 1\n", 21, 254, 0, &v, &err), 0);
+  assert_int_equal(cg2_throttle_parse_v1("254:0 52428800\n8:0 1\n", 21, 254, 0, &v, &err), 0);
   assert_int_equal(v, 52428800);
-  assert_int_equal(cg_throttle_parse_v1("", 0, 254, 0, &v, &err), 0);
+  assert_int_equal(cg2_throttle_parse_v1("", 0, 254, 0, &v, &err), 0);
   assert_int_equal(v, 0);
   static const char *const bad_v1[] = {"254:0\n", "254:0 x\n", "254 1\n", "254:0 1 2\n",
                                        "254:0 1\n254:0 2\n", "254:0 -1\n"};
   for (size_t i = 0; i < sizeof(bad_v1) / sizeof(bad_v1[0]); i++) {
     struct iob_error *e = NULL;
-    if (cg_throttle_parse_v1(bad_v1[i], strlen(bad_v1[i]), 254, 0, &v, &e) == 0)
+    if (cg2_throttle_parse_v1(bad_v1[i], strlen(bad_v1[i]), 254, 0, &v, &e) == 0)
       fail_msg("accepted malformed v1 throttle %zu: '%s'", i, bad_v1[i]);
     iob_error_release(&e);
   }
@@ -451,16 +451,16 @@ static void test_throttle_v1(void **state) {
     snprintf(rel, sizeof(rel), "/sys/fs/cgroup/blkio/ctr/blkio.throttle.%s_device", f[k]);
     put_text(root, rel, "");
   }
-  struct cg_throttle_target t;
-  assert_int_equal(cg_throttle_target_resolve(root, 20, NULL, &t, &err), 0);
-  assert_int_equal(t.mech, CG_THROTTLE_V1_BLKIO);
-  assert_string_equal(cg_throttle_mech_name(t.mech), "blkio.throttle");
+  struct cg2_throttle_target t;
+  assert_int_equal(cg2_throttle_target_resolve(root, 20, NULL, &t, &err), 0);
+  assert_int_equal(t.mech, CG2_THROTTLE_V1_BLKIO);
+  assert_string_equal(cg2_throttle_mech_name(t.mech), "blkio.throttle");
   assert_int_equal(t.ndev, 2);
   assert_int_equal(t.dev[0].major, dmaj);
   assert_int_equal(t.dev[0].minor, dmin);
   assert_int_equal(t.dev[1].major, 8); /* the partition's disk; 9:0 had no I/O */
   assert_int_equal(t.dev[1].minor, 16);
-  assert_int_equal(cg_throttle_set(&t, 0, 50u << 20, 0, 1000, &err), 0);
+  assert_int_equal(cg2_throttle_set(&t, 0, 50u << 20, 0, 1000, &err), 0);
   cleanup_free char *w = get(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.write_bps_device");
   assert_written(w, "8:16 52428800"); /* the last disk written */
   cleanup_free char *wi = get(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.write_iops_device");
@@ -469,25 +469,25 @@ static void test_throttle_v1(void **state) {
   put_text(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.write_bps_device", "8:16 52428800\n");
   put_text(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.write_iops_device", "8:16 1000\n");
   put_text(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.read_bps_device", "");
-  struct cg_throttle_limits l;
-  assert_int_equal(cg_throttle_get(&t, 8, 16, &l, &err), 0);
+  struct cg2_throttle_limits l;
+  assert_int_equal(cg2_throttle_get(&t, 8, 16, &l, &err), 0);
   assert_int_equal(l.wbps, 50u << 20);
   assert_int_equal(l.wiops, 1000);
   assert_int_equal(l.rbps, 0);
-  assert_int_equal(cg_throttle_set(&t, 0, 0, 0, (uint64_t)UINT32_MAX + 1, &err), -1);
+  assert_int_equal(cg2_throttle_set(&t, 0, 0, 0, (uint64_t)UINT32_MAX + 1, &err), -1);
   iob_error_release(&err);
-  assert_int_equal(cg_throttle_clear(&t, &err), 0);
+  assert_int_equal(cg2_throttle_clear(&t, &err), 0);
   cleanup_free char *w2 = get(root, "/sys/fs/cgroup/blkio/ctr/blkio.throttle.write_bps_device");
   assert_written(w2, "8:16 0");
-  cg_throttle_target_release(&t);
+  cg2_throttle_target_release(&t);
   /* the container in the blkio root: nothing may cap it */
   put_text(root, "/proc/21/cgroup", "7:blkio:/\n0::/\n");
-  assert_int_equal(cg_throttle_target_resolve(root, 21, NULL, &t, &err), 0);
-  assert_int_equal(t.mech, CG_THROTTLE_NONE);
-  assert_int_equal(cg_throttle_set(&t, 1, 1, 1, 1, &err), -1);
+  assert_int_equal(cg2_throttle_target_resolve(root, 21, NULL, &t, &err), 0);
+  assert_int_equal(t.mech, CG2_THROTTLE_NONE);
+  assert_int_equal(cg2_throttle_set(&t, 1, 1, 1, 1, &err), -1);
   assert_int_equal(err->code, IOB_CODE_FAILED_PRECONDITION);
   iob_error_release(&err);
-  cg_throttle_target_release(&t);
+  cg2_throttle_target_release(&t);
   rm_tree(root);
 }
 
@@ -505,35 +505,35 @@ static void test_throttle_v2(void **state) {
   put_text(root, "/sys/dev/block/254:0/dev", "254:0\n");
   put_text(root, "/proc/30/cgroup", "0::/k/ctr\n");
   put_text(root, "/proc/30/mountinfo", "1 0 0:99 / / rw - tmpfs tmpfs rw\n");
-  enum cg_throttle_mech mech;
+  enum cg2_throttle_mech mech;
   char *dir = NULL;
-  assert_int_equal(cg_throttle_mechanism(root, 30, &mech, &dir, &err), 0);
-  assert_int_equal(mech, CG_THROTTLE_V2_IOMAX);
+  assert_int_equal(cg2_throttle_mechanism(root, 30, &mech, &dir, &err), 0);
+  assert_int_equal(mech, CG2_THROTTLE_V2_IOMAX);
   free(dir);
-  struct cg_throttle_target t;
-  assert_int_equal(cg_throttle_target_resolve(root, 30, NULL, &t, &err), 0);
-  assert_int_equal(t.mech, CG_THROTTLE_V2_IOMAX);
+  struct cg2_throttle_target t;
+  assert_int_equal(cg2_throttle_target_resolve(root, 30, NULL, &t, &err), 0);
+  assert_int_equal(t.mech, CG2_THROTTLE_V2_IOMAX);
   assert_int_equal(t.ndev, 1); /* from io.stat; the tmpfs root has no disk */
-  assert_int_equal(cg_throttle_set(&t, 0, 50u << 20, 0, 0, &err), 0);
+  assert_int_equal(cg2_throttle_set(&t, 0, 50u << 20, 0, 0, &err), 0);
   cleanup_free char *w = get(root, "/sys/fs/cgroup/k/ctr/io.max");
   assert_written(w, "254:0 rbps=max wbps=52428800 riops=max wiops=max");
   put_text(root, "/sys/fs/cgroup/k/ctr/io.max", "254:0 rbps=max wbps=52428800 riops=max wiops=max\n");
-  struct cg_throttle_limits l;
-  assert_int_equal(cg_throttle_get(&t, 254, 0, &l, &err), 0);
+  struct cg2_throttle_limits l;
+  assert_int_equal(cg2_throttle_get(&t, 254, 0, &l, &err), 0);
   assert_int_equal(l.wbps, 50u << 20);
-  assert_int_equal(cg_throttle_clear(&t, &err), 0);
+  assert_int_equal(cg2_throttle_clear(&t, &err), 0);
   cleanup_free char *w2 = get(root, "/sys/fs/cgroup/k/ctr/io.max");
   assert_written(w2, "254:0 rbps=max wbps=max riops=max wiops=max");
   /* a device that is not there */
-  assert_int_equal(cg_throttle_target_add_dev(root, &t, 8, 0, &err), -1);
+  assert_int_equal(cg2_throttle_target_add_dev(root, &t, 8, 0, &err), -1);
   iob_error_release(&err);
-  assert_int_equal(cg_throttle_target_add_dev(root, &t, 0, 5, &err), -1);
+  assert_int_equal(cg2_throttle_target_add_dev(root, &t, 0, 5, &err), -1);
   iob_error_release(&err);
-  cg_throttle_target_release(&t);
+  cg2_throttle_target_release(&t);
   /* the v2 root: never */
   put_text(root, "/proc/31/cgroup", "0::/\n");
-  assert_int_equal(cg_throttle_mechanism(root, 31, &mech, &dir, &err), 0);
-  assert_int_equal(mech, CG_THROTTLE_NONE);
+  assert_int_equal(cg2_throttle_mechanism(root, 31, &mech, &dir, &err), 0);
+  assert_int_equal(mech, CG2_THROTTLE_NONE);
   assert_null(dir);
   rm_tree(root);
 }
@@ -559,26 +559,26 @@ static void test_throttle_mountinfo(void **state) {
   };
   for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
     put_text(root, "/proc/40/mountinfo", junk[i]);
-    struct cg_throttle_target t;
-    assert_int_equal(cg_throttle_target_resolve(root, 40, NULL, &t, &err), 0);
+    struct cg2_throttle_target t;
+    assert_int_equal(cg2_throttle_target_resolve(root, 40, NULL, &t, &err), 0);
     if (t.ndev != 0)
       fail_msg("a disk from malformed mountinfo %zu: '%s'", i, junk[i]);
-    assert_int_equal(t.mech, CG_THROTTLE_NONE); /* no cgroup files in this tree */
-    cg_throttle_target_release(&t);
+    assert_int_equal(t.mech, CG2_THROTTLE_NONE); /* no cgroup files in this tree */
+    cg2_throttle_target_release(&t);
   }
   /* a bind-mounted rootfs on 254:0 (root of the container), and the
    * bundle's rootfs as the host sees it on 8:0 */
   put_text(root, "/proc/40/mountinfo", "5 1 254:0 /x / rw - ext4 /dev/vda rw\n");
   put_text(root, "/proc/self/mountinfo", "7 1 8:0 / /run/b/rootfs rw - ext4 /dev/sda rw\n");
-  struct cg_throttle_target t;
-  assert_int_equal(cg_throttle_target_resolve(root, 40, "/run/b", &t, &err), 0);
+  struct cg2_throttle_target t;
+  assert_int_equal(cg2_throttle_target_resolve(root, 40, "/run/b", &t, &err), 0);
   assert_int_equal(t.ndev, 2);
   assert_int_equal(t.dev[0].major, 254);
   assert_int_equal(t.dev[1].major, 8);
   /* the same disk twice is one target */
-  assert_int_equal(cg_throttle_target_add_dev(root, &t, 8, 0, &err), 0);
+  assert_int_equal(cg2_throttle_target_add_dev(root, &t, 8, 0, &err), 0);
   assert_int_equal(t.ndev, 2);
-  cg_throttle_target_release(&t);
+  cg2_throttle_target_release(&t);
   rm_tree(root);
 }
 

@@ -39,59 +39,59 @@ static void test_parse(void **state) {
   (void)state;
   uint64_t v = 0;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(cg_cpu_parse(CG_CPU_V1_SHARES, "f", "1024\n", 5, &v, &err), 0);
+  assert_int_equal(cg2_cpu_parse(CG2_CPU_V1_SHARES, "f", "1024\n", 5, &v, &err), 0);
   assert_int_equal(v, 1024);
-  assert_int_equal(cg_cpu_parse(CG_CPU_V2_WEIGHT, "f", "100", 3, &v, &err), 0);
+  assert_int_equal(cg2_cpu_parse(CG2_CPU_V2_WEIGHT, "f", "100", 3, &v, &err), 0);
   assert_int_equal(v, 100);
-  assert_int_equal(cg_cpu_parse(CG_CPU_V2_WEIGHT, "f", "1\n", 2, &v, &err), 0);
+  assert_int_equal(cg2_cpu_parse(CG2_CPU_V2_WEIGHT, "f", "1\n", 2, &v, &err), 0);
   assert_int_equal(v, 1);
   const struct {
-    enum cg_cpu_mech mech;
+    enum cg2_cpu_mech mech;
     const char *text;
   } bad[] = {
-      {CG_CPU_V1_SHARES, ""},          {CG_CPU_V1_SHARES, "\n"},
-      {CG_CPU_V1_SHARES, "1"},         /* below cpu.shares' least, 2 */
-      {CG_CPU_V1_SHARES, "262145"},    {CG_CPU_V2_WEIGHT, "0"},
-      {CG_CPU_V2_WEIGHT, "10001"},     {CG_CPU_V2_WEIGHT, "-5"},
-      {CG_CPU_V2_WEIGHT, "100 200"},   {CG_CPU_V2_WEIGHT, "1e3"},
-      {CG_CPU_V2_WEIGHT, "max"},       {CG_CPU_V2_WEIGHT, "100\n\n"},
-      {CG_CPU_V2_WEIGHT, " 100"},      {CG_CPU_V2_WEIGHT, "99999999999999999999999"},
-      {CG_CPU_V2_WEIGHT, "default 100"},
+      {CG2_CPU_V1_SHARES, ""},          {CG2_CPU_V1_SHARES, "\n"},
+      {CG2_CPU_V1_SHARES, "1"},         /* below cpu.shares' least, 2 */
+      {CG2_CPU_V1_SHARES, "262145"},    {CG2_CPU_V2_WEIGHT, "0"},
+      {CG2_CPU_V2_WEIGHT, "10001"},     {CG2_CPU_V2_WEIGHT, "-5"},
+      {CG2_CPU_V2_WEIGHT, "100 200"},   {CG2_CPU_V2_WEIGHT, "1e3"},
+      {CG2_CPU_V2_WEIGHT, "max"},       {CG2_CPU_V2_WEIGHT, "100\n\n"},
+      {CG2_CPU_V2_WEIGHT, " 100"},      {CG2_CPU_V2_WEIGHT, "99999999999999999999999"},
+      {CG2_CPU_V2_WEIGHT, "default 100"},
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     cleanup_error struct iob_error *e = NULL;
     assert_int_equal(
-        cg_cpu_parse(bad[i].mech, "cpu.x", bad[i].text, strlen(bad[i].text), &v, &e), -1);
+        cg2_cpu_parse(bad[i].mech, "cpu.x", bad[i].text, strlen(bad[i].text), &v, &e), -1);
     assert_non_null(strstr(e->msg, "'cpu.x'"));
   }
   cleanup_error struct iob_error *e = NULL;
-  assert_int_equal(cg_cpu_parse(CG_CPU_V2_WEIGHT, "cpu.x", "10\0" "0", 4, &v, &e), -1);
+  assert_int_equal(cg2_cpu_parse(CG2_CPU_V2_WEIGHT, "cpu.x", "10\0" "0", 4, &v, &e), -1);
 }
 
 static void test_resolve_hybrid_v1_shares(void **state) {
   (void)state;
   cleanup_free char *root = scratch_copy("hybrid");
   put_text(root, "/sys/fs/cgroup/cpu/ctr1/cpu.shares", "1024\n");
-  struct cg_cpu_target t;
+  struct cg2_cpu_target t;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(cg_cpu_target_resolve(root, 4242, &t, &err), 0);
-  assert_int_equal(t.mech, CG_CPU_V1_SHARES);
+  assert_int_equal(cg2_cpu_target_resolve(root, 4242, &t, &err), 0);
+  assert_int_equal(t.mech, CG2_CPU_V1_SHARES);
   assert_string_equal(t.file + strlen(root), "/sys/fs/cgroup/cpu/ctr1/cpu.shares");
-  assert_int_equal(cg_cpu_min(&t), 2);
+  assert_int_equal(cg2_cpu_min(&t), 2);
   uint64_t v = 0;
-  assert_int_equal(cg_cpu_get(&t, &v, &err), 0);
+  assert_int_equal(cg2_cpu_get(&t, &v, &err), 0);
   assert_int_equal(v, 1024);
   /* (a regular file is not truncated as cgroupfs is: same length) */
-  assert_int_equal(cg_cpu_set(&t, 2048, &err), 0);
-  assert_int_equal(cg_cpu_get(&t, &v, &err), 0);
+  assert_int_equal(cg2_cpu_set(&t, 2048, &err), 0);
+  assert_int_equal(cg2_cpu_get(&t, &v, &err), 0);
   assert_int_equal(v, 2048);
-  cg_cpu_target_release(&t);
+  cg2_cpu_target_release(&t);
   /* a malformed value is an error naming the file */
   put_text(root, "/sys/fs/cgroup/cpu/ctr1/cpu.shares", "lots\n");
-  assert_int_equal(cg_cpu_target_resolve(root, 4242, &t, &err), 0);
-  assert_int_equal(cg_cpu_get(&t, &v, &err), -1);
+  assert_int_equal(cg2_cpu_target_resolve(root, 4242, &t, &err), 0);
+  assert_int_equal(cg2_cpu_get(&t, &v, &err), -1);
   assert_non_null(strstr(err->msg, "cpu.shares"));
-  cg_cpu_target_release(&t);
+  cg2_cpu_target_release(&t);
   rm_tree(root);
 }
 
@@ -108,19 +108,19 @@ static void test_resolve_v2_weight_and_none(void **state) {
   fclose(f);
   assert_int_equal(strncmp(line, "0::", 3), 0);
   line[strcspn(line, "\n")] = '\0';
-  struct cg_cpu_target t;
+  struct cg2_cpu_target t;
   cleanup_error struct iob_error *err = NULL;
   /* no cpu.weight in the container's cgroup: nothing to write, no error */
-  assert_int_equal(cg_cpu_target_resolve(root, 777, &t, &err), 0);
-  assert_int_equal(t.mech, CG_CPU_NONE);
+  assert_int_equal(cg2_cpu_target_resolve(root, 777, &t, &err), 0);
+  assert_int_equal(t.mech, CG2_CPU_NONE);
   assert_null(t.file);
   snprintf(p, sizeof(p), "/sys/fs/cgroup%s/cpu.weight", line + 3);
   put_text(root, p, "100\n");
-  assert_int_equal(cg_cpu_target_resolve(root, 777, &t, &err), 0);
-  assert_int_equal(t.mech, CG_CPU_V2_WEIGHT);
-  assert_int_equal(cg_cpu_min(&t), 1);
-  assert_string_equal(cg_cpu_mech_name(t.mech), "cpu.weight");
-  cg_cpu_target_release(&t);
+  assert_int_equal(cg2_cpu_target_resolve(root, 777, &t, &err), 0);
+  assert_int_equal(t.mech, CG2_CPU_V2_WEIGHT);
+  assert_int_equal(cg2_cpu_min(&t), 1);
+  assert_string_equal(cg2_cpu_mech_name(t.mech), "cpu.weight");
+  cg2_cpu_target_release(&t);
   rm_tree(root);
 }
 

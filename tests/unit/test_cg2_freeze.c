@@ -38,76 +38,76 @@ static void test_parse(void **state) {
   (void)state;
   bool f = false;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(cg_freeze_parse(CG_FREEZE_V1_STATE, "s", "FROZEN\n", 7, &f, &err), 0);
+  assert_int_equal(cg2_freeze_parse(CG2_FREEZE_V1_STATE, "s", "FROZEN\n", 7, &f, &err), 0);
   assert_true(f);
-  assert_int_equal(cg_freeze_parse(CG_FREEZE_V1_STATE, "s", "FREEZING\n", 9, &f, &err), 0);
+  assert_int_equal(cg2_freeze_parse(CG2_FREEZE_V1_STATE, "s", "FREEZING\n", 9, &f, &err), 0);
   assert_true(f);
-  assert_int_equal(cg_freeze_parse(CG_FREEZE_V1_STATE, "s", "THAWED", 6, &f, &err), 0);
+  assert_int_equal(cg2_freeze_parse(CG2_FREEZE_V1_STATE, "s", "THAWED", 6, &f, &err), 0);
   assert_false(f);
-  assert_int_equal(cg_freeze_parse(CG_FREEZE_V2_FREEZE, "s", "1\n", 2, &f, &err), 0);
+  assert_int_equal(cg2_freeze_parse(CG2_FREEZE_V2_FREEZE, "s", "1\n", 2, &f, &err), 0);
   assert_true(f);
-  assert_int_equal(cg_freeze_parse(CG_FREEZE_V2_FREEZE, "s", "0", 1, &f, &err), 0);
+  assert_int_equal(cg2_freeze_parse(CG2_FREEZE_V2_FREEZE, "s", "0", 1, &f, &err), 0);
   assert_false(f);
   const struct {
-    enum cg_freeze_mech mech;
+    enum cg2_freeze_mech mech;
     const char *text;
   } bad[] = {
-      {CG_FREEZE_V1_STATE, ""},
-      {CG_FREEZE_V1_STATE, "\n"},
-      {CG_FREEZE_V1_STATE, "frozen"},
-      {CG_FREEZE_V1_STATE, "1"},
-      {CG_FREEZE_V1_STATE, "THAWED\n\n"},
-      {CG_FREEZE_V1_STATE, " THAWED"},
-      {CG_FREEZE_V2_FREEZE, "THAWED"},
-      {CG_FREEZE_V2_FREEZE, "2"},
-      {CG_FREEZE_V2_FREEZE, "01"},
-      {CG_FREEZE_V2_FREEZE, "-1"},
-      {CG_FREEZE_NONE, "0"},
+      {CG2_FREEZE_V1_STATE, ""},
+      {CG2_FREEZE_V1_STATE, "\n"},
+      {CG2_FREEZE_V1_STATE, "frozen"},
+      {CG2_FREEZE_V1_STATE, "1"},
+      {CG2_FREEZE_V1_STATE, "THAWED\n\n"},
+      {CG2_FREEZE_V1_STATE, " THAWED"},
+      {CG2_FREEZE_V2_FREEZE, "THAWED"},
+      {CG2_FREEZE_V2_FREEZE, "2"},
+      {CG2_FREEZE_V2_FREEZE, "01"},
+      {CG2_FREEZE_V2_FREEZE, "-1"},
+      {CG2_FREEZE_NONE, "0"},
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     cleanup_error struct iob_error *e = NULL;
-    assert_int_equal(cg_freeze_parse(bad[i].mech, "fr.x", bad[i].text, strlen(bad[i].text), &f, &e),
+    assert_int_equal(cg2_freeze_parse(bad[i].mech, "fr.x", bad[i].text, strlen(bad[i].text), &f, &e),
                      -1);
     assert_non_null(strstr(e->msg, "fr.x"));
   }
   cleanup_error struct iob_error *e = NULL;
-  assert_int_equal(cg_freeze_parse(CG_FREEZE_V2_FREEZE, "fr.x", "1\0", 2, &f, &e), -1);
-  assert_string_equal(cg_freeze_word(CG_FREEZE_V1_STATE, true), "FROZEN");
-  assert_string_equal(cg_freeze_word(CG_FREEZE_V2_FREEZE, false), "0");
+  assert_int_equal(cg2_freeze_parse(CG2_FREEZE_V2_FREEZE, "fr.x", "1\0", 2, &f, &e), -1);
+  assert_string_equal(cg2_freeze_word(CG2_FREEZE_V1_STATE, true), "FROZEN");
+  assert_string_equal(cg2_freeze_word(CG2_FREEZE_V2_FREEZE, false), "0");
 }
 
 static void test_resolve_hybrid_v1(void **state) {
   (void)state;
   cleanup_free char *root = scratch_copy("hybrid");
-  struct cg_freeze_target t;
+  struct cg2_freeze_target t;
   cleanup_error struct iob_error *err = NULL;
   /* no freezer.state, no cgroup.freeze: nothing, no error */
-  assert_int_equal(cg_freeze_target_resolve(root, 4242, &t, &err), 0);
-  assert_int_equal(t.mech, CG_FREEZE_NONE);
+  assert_int_equal(cg2_freeze_target_resolve(root, 4242, &t, &err), 0);
+  assert_int_equal(t.mech, CG2_FREEZE_NONE);
   /* cgroup.freeze in the unified tree alone: v2 */
   put_text(root, "/sys/fs/cgroup/unified/ctr1/cgroup.freeze", "0\n");
-  assert_int_equal(cg_freeze_target_resolve(root, 4242, &t, &err), 0);
-  assert_int_equal(t.mech, CG_FREEZE_V2_FREEZE);
-  cg_freeze_target_release(&t);
+  assert_int_equal(cg2_freeze_target_resolve(root, 4242, &t, &err), 0);
+  assert_int_equal(t.mech, CG2_FREEZE_V2_FREEZE);
+  cg2_freeze_target_release(&t);
   /* the v1 freezer is preferred where the container has its cgroup */
   put_text(root, "/sys/fs/cgroup/freezer/ctr1/freezer.state", "THAWED\n");
-  assert_int_equal(cg_freeze_target_resolve(root, 4242, &t, &err), 0);
-  assert_int_equal(t.mech, CG_FREEZE_V1_STATE);
+  assert_int_equal(cg2_freeze_target_resolve(root, 4242, &t, &err), 0);
+  assert_int_equal(t.mech, CG2_FREEZE_V1_STATE);
   assert_string_equal(t.file + strlen(root), "/sys/fs/cgroup/freezer/ctr1/freezer.state");
-  assert_string_equal(cg_freeze_mech_name(t.mech), "freezer.state");
+  assert_string_equal(cg2_freeze_mech_name(t.mech), "freezer.state");
   bool f = true;
-  assert_int_equal(cg_freeze_get(&t, &f, &err), 0);
+  assert_int_equal(cg2_freeze_get(&t, &f, &err), 0);
   assert_false(f);
-  assert_int_equal(cg_freeze_set(&t, true, &err), 0);
-  assert_int_equal(cg_freeze_get(&t, &f, &err), 0);
+  assert_int_equal(cg2_freeze_set(&t, true, &err), 0);
+  assert_int_equal(cg2_freeze_get(&t, &f, &err), 0);
   assert_true(f);
-  cg_freeze_target_release(&t);
+  cg2_freeze_target_release(&t);
   /* a malformed state is an error naming the file */
   put_text(root, "/sys/fs/cgroup/freezer/ctr1/freezer.state", "SLUSHY\n");
-  assert_int_equal(cg_freeze_target_resolve(root, 4242, &t, &err), 0);
-  assert_int_equal(cg_freeze_get(&t, &f, &err), -1);
+  assert_int_equal(cg2_freeze_target_resolve(root, 4242, &t, &err), 0);
+  assert_int_equal(cg2_freeze_get(&t, &f, &err), -1);
   assert_non_null(strstr(err->msg, "freezer.state"));
-  cg_freeze_target_release(&t);
+  cg2_freeze_target_release(&t);
   rm_tree(root);
 }
 
@@ -124,20 +124,20 @@ static void test_resolve_v2_and_root(void **state) {
   line[strcspn(line, "\n")] = '\0';
   snprintf(p, sizeof(p), "/sys/fs/cgroup%s/cgroup.freeze", line + 3);
   put_text(root, p, "0\n");
-  struct cg_freeze_target t;
+  struct cg2_freeze_target t;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(cg_freeze_target_resolve(root, 777, &t, &err), 0);
-  assert_int_equal(t.mech, CG_FREEZE_V2_FREEZE);
-  assert_int_equal(cg_freeze_set(&t, true, &err), 0);
+  assert_int_equal(cg2_freeze_target_resolve(root, 777, &t, &err), 0);
+  assert_int_equal(t.mech, CG2_FREEZE_V2_FREEZE);
+  assert_int_equal(cg2_freeze_set(&t, true, &err), 0);
   bool fr = false;
-  assert_int_equal(cg_freeze_get(&t, &fr, &err), 0);
+  assert_int_equal(cg2_freeze_get(&t, &fr, &err), 0);
   assert_true(fr);
-  cg_freeze_target_release(&t);
+  cg2_freeze_target_release(&t);
   /* a process in the root cgroup is never frozen through it */
   put_text(root, "/proc/778/cgroup", "0::/\n");
   put_text(root, "/sys/fs/cgroup/cgroup.freeze", "0\n");
-  assert_int_equal(cg_freeze_target_resolve(root, 778, &t, &err), 0);
-  assert_int_equal(t.mech, CG_FREEZE_NONE);
+  assert_int_equal(cg2_freeze_target_resolve(root, 778, &t, &err), 0);
+  assert_int_equal(t.mech, CG2_FREEZE_NONE);
   assert_null(t.file);
   rm_tree(root);
 }
