@@ -19,6 +19,7 @@
 
 #include "agent/admission.h"
 #include "agent/config.h"
+#include "agent/headroom.h"
 #include "agent/metrics.h"
 #include "agent/penalties.h"
 #include "agent/profiles.h"
@@ -60,8 +61,9 @@ struct agent_daemon {
   int sigfd;
   bool stopping;
   int exit_signal;
-  char *live_mark;              /* "<socket>.live" while we run, or stopped leaving containers */
-  struct agent_metrics metrics; /* counters for the metrics endpoint */
+  char *live_mark;                /* "<socket>.live" while we run, or stopped leaving containers */
+  struct agent_metrics metrics;   /* counters for the metrics endpoint */
+  struct agent_headroom headroom; /* the node's I/O headroom, each sampling window */
   struct agent_metrics_server *metrics_server; /* NULL: config key 'metrics' not set */
   bool headless;                               /* agent_daemon_init_headless: state not saved */
   /* STATE_DIR/iobatchd.lock (agent/lock.h), held while we run; -1: not
