@@ -210,7 +210,12 @@ static void ctr_labels(FILE *f, const struct agent_ctr *c, const char *more) {
   fprintf(f, ",approx=\"%s\"%s}", c->lat_approx ? "true" : "false", more);
 }
 
-/* Each container's block I/O latency in its last sample window. */
+/* Each container's block I/O latency in its last sample window: a
+ * summary (quantiles over a sliding window, as client libraries' summaries
+ * are; no _sum or _count, which would have to be cumulative), so that its
+ * quantile label is what Prometheus' conventions allow (promtool check
+ * metrics).  It was typed gauge before issue #25; name and labels are
+ * unchanged but for the container's names. */
 static void render_latency(FILE *f, const struct agent_metrics_view *v) {
   header(f, "iobatch_latency_source_info", "gauge",
          "Where per-container block I/O latency comes from: bpf (the block layer), pressure "
@@ -218,7 +223,7 @@ static void render_latency(FILE *f, const struct agent_metrics_view *v) {
   fputs("iobatch_latency_source_info{source=\"", f);
   put_label(f, v->latency_source);
   fputs("\"} 1\n", f);
-  header(f, "iobatch_container_io_latency_seconds", "gauge",
+  header(f, "iobatch_container_io_latency_seconds", "summary",
          "Block I/O latency of a container's requests in the last sample window, by quantile "
          "(approx=\"true\": stall time per request from io.pressure).");
   for (const struct agent_ctr *c = v->list; c; c = c->next)

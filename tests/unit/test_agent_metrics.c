@@ -186,7 +186,7 @@ static void test_render_latency(void **state) {
       "# HELP iobatch_container_io_latency_seconds Block I/O latency of a container's requests "
       "in the last sample window, by quantile (approx=\"true\": stall time per request from "
       "io.pressure).\n"
-      "# TYPE iobatch_container_io_latency_seconds gauge\n"
+      "# TYPE iobatch_container_io_latency_seconds summary\n"
       "iobatch_container_io_latency_seconds{namespace=\"\",pod=\"\",container=\"\",id=\"d\\\"b\","
       "runtime_namespace=\"k8s.io\",approx=\"false\",quantile=\"0.5\"} 0.000055\n"
       "iobatch_container_io_latency_seconds{namespace=\"\",pod=\"\",container=\"\",id=\"d\\\"b\","
