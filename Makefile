@@ -160,7 +160,7 @@ check-install: all
 	B=$(B) tests/run.sh $(INSTALL_TESTS)
 
 # The format check runs with the tests (tests/fmt-check.sh).
-INTEG_TESTS += tests/fmt-check.sh tests/spdx-check.sh
+INTEG_TESTS += tests/fmt-check.sh tests/spdx-check.sh tests/shellcheck.sh
 
 # CI: unit tests under sanitizers, then the plain build's full suite; one
 # runner invocation so the last line is the summary of everything.

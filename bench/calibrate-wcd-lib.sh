@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # Shared by bench/calibrate-wcd.sh and tests/integration/hook-fio.sh: run one
 # fio job inside a fresh cgroup and sample that cgroup with wcd-probe.
 #

@@ -83,14 +83,14 @@ pg_cleanup() {
   return 0
 }
 pg_server() { # DATADIR LOG [CGROUP]: start the server (in CGROUP), wait until ready
-  local data=$1 log=$2 cg=${3:-} i
+  local data=$1 log=$2 cg=${3:-}
   (
     [ -z "$cg" ] || echo $BASHPID >"$cg/cgroup.procs"
     exec runuser -u postgres -- "$PG_BIN/postgres" -D "$data" -c listen_addresses= \
       -c unix_socket_directories="$PGD/sock" -c max_connections=20
   ) </dev/null >"$log" 2>&1 &
   PG_PID=$!
-  for i in $(seq 1 300); do
+  for _ in $(seq 1 300); do
     "$PG_BIN/pg_isready" -q -h "$PGD/sock" -U postgres 2>/dev/null && return 0
     kill -0 "$PG_PID" 2>/dev/null || break
     sleep 0.1

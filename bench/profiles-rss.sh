@@ -37,7 +37,7 @@ for n in $COUNTS; do
     "$B/bin/iobatchd" -c "$T/agent.conf" >"$T/agent.log" 2>&1 &
     PID=$!
     up=0
-    for i in $(seq 1 100); do
+    for _ in $(seq 1 100); do
       "$B/bin/iobatchctl" --socket "$T/run/agent.sock" status >/dev/null 2>&1 && { up=1; break; }
       sleep 0.05
     done

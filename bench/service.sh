@@ -210,7 +210,8 @@ probe_latency_class() {
 # ---- one run: the service, pgbench, the batch arriving -------------------
 # run_mode REP MODE (solo all serial iobatch)
 run_mode() {
-  local rep=$1 mode=$2 rt=io.containerd.runc.v2 id=r$rep-$mode-pg pre=$OUT/r$rep-$mode
+  local rep=$1 mode=$2 rt=io.containerd.runc.v2
+  local id=r$rep-$mode-pg pre=$OUT/r$rep-$mode
   local -a ann=()
   if iob_mode "$mode"; then rt=io.containerd.iobatch.v2; ann=("${SVC_ANN[@]}"); fi
   rm -rf "$SCR/pgdata"
@@ -226,7 +227,7 @@ run_mode() {
   PGB_EXTRA=()
   [ "$SERVICE" != slo ] || PGB_EXTRA=(-R "$RATE" -L "$LAT_LIMIT_MS")
   pgb_start "$SOCK" "$pre-pgb" "$DURATION"
-  local t0=$PGB_T0_NS ta=0 bpid= snap_pid=
+  local t0=$PGB_T0_NS ta=0 bpid='' snap_pid=''
   if [ "$mode" != solo ]; then
     sleep "$ARRIVE"
     ta=$(date +%s%N)

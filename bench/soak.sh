@@ -77,7 +77,7 @@
 #        a baseline for the same machine and containerd (the agent still
 #        runs, and sees nothing: no shim or hook registers)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
 LIFECYCLES=${LIFECYCLES:-10000}
 DEADLINE=${DEADLINE:-0}
@@ -446,7 +446,7 @@ kinds=$(cat "$RES"/w[0-9]* | jq -Rn '[inputs | split(" ") | {k: .[1], rc: .[2], 
     median_ms: (map(.ms) | sort | .[length / 2 | floor])}}) | from_entries')
 jq -n --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg cmd "$CMDLINE" \
   --arg commit "$(git -C "$TOP" log -1 --format=%h 2>/dev/null)" \
-  --argjson lifecycles "$LIFECYCLES" --argjson done "$DONE" --argjson conc "$CONCURRENCY" \
+  --argjson lifecycles "$LIFECYCLES" --argjson "done" "$DONE" --argjson conc "$CONCURRENCY" \
   --argjson shims "$LEAKED_SHIMS" --argjson mounts "$LEAKED_MOUNTS" --argjson cgroups "$LEAKED_CGROUPS" \
   --argjson entries "$LEAKED_ENTRIES" --argjson fds "$LEAKED_FDS" --argjson snaps "$LEAKED_SNAPS" \
   --argjson failed "$FAILED" --argjson checks "$FAILED_CHECKS" --argjson ctrs "$left_ctrs" \

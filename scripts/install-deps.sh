@@ -7,7 +7,7 @@ PKGS=(
   build-essential pkg-config git ca-certificates
   libjansson-dev libprotobuf-c-dev protobuf-c-compiler libseccomp-dev libcmocka-dev
   libcgroup-dev # bench/libcgroup.sh only: why cgroupv2/ does not use it (docs/DESIGN.md)
-  clang libclang-rt-14-dev llvm clang-format
+  clang libclang-rt-14-dev llvm clang-format shellcheck # shellcheck: tests/shellcheck.sh
   libbpf-dev bpftool libelf-dev zlib1g-dev # iobatchd's latency program (agent/bpf/)
   containerd runc crun fio busybox-static util-linux procps psmisc kmod iproute2 tmux
   qemu-system-x86 qemu-utils cpio gzip e2fsprogs

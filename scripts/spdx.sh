@@ -19,7 +19,7 @@ while IFS= read -r f; do
   *.c | *.h | *.proto) style=c ;;
   *.sh | *.bash | *.py | *.mk | Makefile | *.yaml | *.yml | *.toml | *.jq | *.gp | *.service | \
     */iobatchd.conf.example | */Dockerfile | debian/rules | tests/vm/guest/init | .ci/run | \
-    packaging/bash-completion/*) style=hash ;;
+    packaging/bash-completion/*) style='hash' ;;
   *) continue ;;
   esac
   [ -f "$f" ] || continue

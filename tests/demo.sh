@@ -37,7 +37,7 @@
 # alone; Y = the batch makespan under iobatch / all at once through runc
 # ("na" when part 1 did not run).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 . tests/integration/lib.sh
 . tests/integration/agent-lib.sh
 
@@ -101,9 +101,9 @@ declare -A CREATED ADMITTED FINISHED STATE EXIT PENDING
 # watch PREFIX: poll ctr task ls and the agent until every job of this run
 # has stopped; print each change on the timeline.
 watch_run() {
-  local pre=$1 snap_pending=0 snap_admitted=0 done line id st job
+  local pre=$1 snap_pending=0 snap_admitted=0 ndone id st job
   while :; do
-    done=0
+    ndone=0
     while read -r id _ st; do
       job=${id#"$pre"-}
       [ "$id" != "$pre-$job" ] && continue
@@ -131,7 +131,7 @@ watch_run() {
       esac
       STATE[$id]=$st
     done < <($CTR task ls 2>/dev/null | tail -n +2 | sort -k3,3r) # exits first
-    for job in "${JOBS[@]}"; do [ "${STATE[$pre-$job]:-}" == STOPPED ] && done=$((done + 1)); done
+    for job in "${JOBS[@]}"; do [ "${STATE[$pre-$job]:-}" == STOPPED ] && ndone=$((ndone + 1)); done
     if [[ $pre == iob* ]]; then
       while read -r id why; do
         [ -n "${PENDING[$id]:-}" ] && continue
@@ -151,7 +151,7 @@ watch_run() {
         ctl status | sed -n '4,$p' | grep -v '^$' | grep -v '^\*' | sed 's/^/             | /'
       fi
     fi
-    [ $done -eq ${#JOBS[@]} ] && break
+    [ $ndone -eq ${#JOBS[@]} ] && break
     [ $(($(now_ms) - T0)) -gt 150000 ] && { echo "demo: jobs did not finish in 150 s" >&2; return 1; }
     sleep 0.2
   done
@@ -198,7 +198,7 @@ part1() {
   SCALE=$SVC_SCALE
   . bench/sched/jobs.sh
   local -a batch=(seq-write seq-write seq-read rand-write rand-read)
-  local scr c i k
+  local scr c i
   scr=$(mktemp -d "${DEMO_SCRATCH:-/var/tmp}/iob-demo.XXXXXX")
   chmod 755 "$scr"
   at_exit "rm -rf '$scr'"
@@ -256,7 +256,7 @@ part1() {
 
   # svc_run MODE (solo iobatch runc): one run; sets TPS[MODE] MK[MODE]
   svc_run() {
-    local mode=$1 rt=io.containerd.runc.v2 id=svc-$1 t0 ta i line
+    local mode=$1 rt=io.containerd.runc.v2 id=svc-$1 t0 ta i
     local -a ann=() pids=()
     if [ "$mode" = iobatch ]; then rt=io.containerd.iobatch.v2; ann=("${svc_ann[@]}"); fi
     rm -rf "$scr/pgdata"

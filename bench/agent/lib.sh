@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # Helpers of bench/agent-overhead.sh (sourced after tests/integration/lib.sh).
 AGENT_PID=
 AGENT_SOCK=
@@ -55,8 +56,7 @@ agent_start() {
   "$AGENT" --config "$AGENT_DIR/iobatchd.conf" >>"$AGENT_DIR/agent.log" 2>&1 &
   AGENT_PID=$!
   at_exit "agent_stop"
-  local i
-  for i in $(seq 1 100); do
+  for _ in $(seq 1 100); do
     [ -S "$AGENT_SOCK" ] && return 0
     kill -0 "$AGENT_PID" 2>/dev/null || break
     sleep 0.05

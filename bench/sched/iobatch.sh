@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # these are read by the scripts that source this file
 # The iobatch modes of bench/sched.sh (sourced): availability, the agent's
 # lifecycle.  Until the shim asks the agent, the modes are reported as
 # "not run" with the reason (never with made-up numbers).
@@ -79,7 +81,7 @@ iobatch_agent_start() {
   "$IOB_AGENT" -c "$IOB_AGENT_DIR/iobatchd.conf" >>"$IOB_AGENT_DIR/agent.log" 2>&1 &
   IOB_AGENT_PID=$!
   at_exit "iobatch_agent_stop"
-  for i in $(seq 1 100); do
+  for _ in $(seq 1 100); do
     [ -S "$IOB_AGENT_SOCK" ] && return 0
     kill -0 "$IOB_AGENT_PID" 2>/dev/null || break
     sleep 0.05

@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # these are read by the scripts that source this file
 # Job classes and mixes of bench/sched.sh (sourced).
 #
 # Every job does a fixed amount of work (size=, never time-based) with

@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # PGB_* are read by the scripts that source this file
 # PostgreSQL 15 from Debian as a containerised service, and pgbench against
 # it (sourced by bench/service.sh and tests/demo.sh, after
 # tests/integration/lib.sh and iob_containerd_start, so that $CTR and
@@ -121,9 +123,9 @@ pg_start() {
 }
 
 pg_stop() {
-  local id=$1 i
+  local id=$1
   $CTR task kill -s SIGINT "$id" >/dev/null 2>&1 || true
-  for i in $(seq 1 300); do
+  for _ in $(seq 1 300); do
     kill -0 "$PG_CTR_PID" 2>/dev/null || break
     sleep 0.1
   done

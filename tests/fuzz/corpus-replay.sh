@@ -8,7 +8,7 @@
 # target) fails.  `make check-asan` covers ASan on its own via B.
 set -u
 . "$(dirname "$0")/../integration/lib.sh"
-cd "$IOB_TOP"
+cd "$IOB_TOP" || exit 1
 dirs=("$IOB_B")
 if [ -n "${ASAN_B:-}" ]; then
   case "$ASAN_B" in /*) a=$ASAN_B ;; *) a=$IOB_TOP/$ASAN_B ;; esac

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # Helpers for the install tests (bash): a Debian 12 root with systemd as
 # PID 1, booted with systemd-nspawn, that the tests install iobatch into as
 # an operator would.  Source it after nothing else (it sources
@@ -150,6 +151,6 @@ inst_halt() {
     kill -0 "$INST_NSPAWN" 2>/dev/null && { diag "inst_halt: $INST_NAME did not power off; killing"; kill -KILL "$INST_NSPAWN"; }
   fi
   wait "$INST_NSPAWN" 2>/dev/null
-  INST_NSPAWN= INST_PID=
+  INST_NSPAWN='' INST_PID=''
   return 0
 }

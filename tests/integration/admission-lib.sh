@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # Helpers of the end-to-end tests through containerd, sourced by
 # iob_stack_ctr (agent-lib.sh) once IOB_SOCK, NS, IOB_T and CTR are set.
 

@@ -112,6 +112,6 @@ echo '{"version": 1, "profiles": {"x": ' >"$AGENT_STATE/profiles.json"
 agent_start || bail "iobatchd did not restart"
 grep -q "kept aside as '$AGENT_STATE/profiles.json.bad-[0-9]*', starting with no profiles" "$AGENT_LOG"
 is "$?" 0 "a corrupted profiles.json is kept aside, the log says where"
-is "$(ls "$AGENT_STATE" | grep -c '^profiles.json.bad-')" 1 "profiles.json.bad-<time> is there"
+is "$(find "$AGENT_STATE" -maxdepth 1 -name 'profiles.json.bad-*' | wc -l)" 1 "profiles.json.bad-<time> is there"
 is "$(iobatchctl status --json | jq .profiles)" 0 "the agent runs with no profiles"
 tap_done

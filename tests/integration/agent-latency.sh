@@ -33,12 +33,13 @@ run_pair() {
 
 # check SUFFIX MODE: the checks of one agent's latency source
 check() {
-  local s=$1 mode=$2 w0 st
+  local s=$1 mode=$2 w0
   ok "$mode: the reader and the idle container run" \
     wait_for 30 '[ "$(state reader'"$s"')" == RUNNING ] && [ "$(state idle'"$s"')" == RUNNING ]'
   # The window in which the sampler first sees its reads, then three more
   # of the agent's windows.
   wait_for 30 'num "$(agent_field reader'"$s"' read_iops)" ">" 0'
+  # shellcheck disable=SC2034  # read in the wait_for string below
   w0=$(agent_field "reader$s" io_lat_windows)
   wait_for 30 'num "$(agent_field reader'"$s"' io_lat_windows)" ">=" "$((w0 + 3))"'
   ctl status --json >"$IOB_T/st$s.json"

@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # AGENT_RC, RT are read by the suites that source this file
 # Helpers for the agent's integration tests (source after lib.sh).
 #   agent_start [extra config lines]   iobatchd on $IOB_T/agent.sock, state in $IOB_T/state
 #                                      (sampling every $AGENT_SAMPLE_PERIOD, 250ms unless set)
@@ -34,8 +36,7 @@ CONF
   iobatchd -c "$IOB_T/agent.conf" -d >>"$AGENT_LOG" 2>&1 &
   AGENT_PID=$!
   at_exit "kill $AGENT_PID 2>/dev/null; wait $AGENT_PID 2>/dev/null"
-  local i
-  for i in $(seq 1 100); do
+  for _ in $(seq 1 100); do
     [ -S "$AGENT_SOCK" ] && iobatchctl status >/dev/null 2>&1 && return 0
     kill -0 "$AGENT_PID" 2>/dev/null || break
     sleep 0.05
@@ -105,8 +106,7 @@ iob_stack_up() {
 # cg_remove DIR: kill what is left in a cgroup, wait until it is empty,
 # remove it.
 cg_remove() {
-  local i
-  for i in $(seq 1 100); do
+  for _ in $(seq 1 100); do
     [ -d "$1" ] || return 0
     [ -z "$(cat "$1/cgroup.procs" 2>/dev/null)" ] && { rmdir "$1"; return; }
     xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null

@@ -57,7 +57,7 @@ is "$?" "0" "the other cgroup's writer is measured ($(agent_field noise write_bp
 # wrote nothing.  Under the old rule ("/" = the cgroup2 root) it got all of
 # the root's I/O, the noise included.
 nb=$(agent_field noise write_bps) cb=$(agent_field v1root write_bps)
-for i in 1 2 3 4; do
+for _ in 1 2 3 4; do
   sleep 0.3
   cb=$(awk -v a="$cb" -v b="$(agent_field v1root write_bps)" 'BEGIN { print (b > a ? b : a) }')
   nb=$(awk -v a="$nb" -v b="$(agent_field noise write_bps)" 'BEGIN { print (b > a ? b : a) }')

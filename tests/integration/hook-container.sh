@@ -86,7 +86,7 @@ mkspec c-fio prestart '{"io.iobatch.class":"seq-write"}' \
   '["/usr/bin/fio","--name=w","--filename=/tmp/f","--rw=write","--bs=1M","--size=128M","--direct=1","--ioengine=psync","--exec_postrun=sleep 0.5","--output-format=json","--output=/tmp/fio.json"]'
 run c-fio &
 runner=$!
-for i in $(seq 1 100); do [ -f "$REC/c-fio.json" ] && break; sleep 0.1; done
+for _ in $(seq 1 100); do [ -f "$REC/c-fio.json" ] && break; sleep 0.1; done
 cgdir=$(rec c-fio .cgdir)
 "$PROBE" --cgdir "$cgdir" --source "$SOURCE" --until-empty --interval-ms 100 >"$IOB_T/probe.json" 2>"$IOB_T/probe.err"
 prc=$?

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # Shared helpers for integration tests (bash).  Source it, then:
 #   tap_plan N; ok "name" cmd...; is "$got" "$want" "name"; tap_done
 #   iob_containerd_start   # private containerd in $IOB_T, ctr via $CTR

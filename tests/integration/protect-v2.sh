@@ -36,7 +36,7 @@ sys=/sys/class/block/$(basename "$(readlink -f "$blk")")
 [ -e "$sys/partition" ] && sys=$(dirname "$(readlink -f "$sys")")
 DEV=$(cat "$sys/dev" 2>/dev/null) || bail "no block device under $IOB_T ($blk)"
 # A weight mechanism for it: iocost if the kernel has it, else bfq.
-MECH= WFILE= HI=
+MECH='' WFILE='' HI=''
 if [ -f "$V2/io.cost.qos" ] && echo "$DEV enable=1" >"$V2/io.cost.qos" 2>/dev/null &&
   grep -q "^$DEV enable=1 " "$V2/io.cost.qos"; then
   at_exit "echo '$DEV enable=0' >'$V2/io.cost.qos'"

@@ -56,7 +56,7 @@ lines=$(wc -l <"$IOB_T/containerd.log")
 timeout 180 $CTR run --runtime $RT $SHIM_RUNOPTS --rm --memory-limit 33554432 --rootfs "$R" o1 \
   /bin/sh -c 'head -c 200000000 /dev/zero | tail -n 1 >/dev/null' >/dev/null 2>&1
 is "$?" 137 "the OOM-killed container exits with 137"
-for i in $(seq 1 300); do tail -n +$((lines + 1)) "$IOB_T/containerd.log" | grep -q 'topic=/tasks/oom' && break; sleep 0.1; done
+for _ in $(seq 1 300); do tail -n +$((lines + 1)) "$IOB_T/containerd.log" | grep -q 'topic=/tasks/oom' && break; sleep 0.1; done
 ok "a TaskOOM event reaches containerd" grep -q 'event forwarded.*topic=/tasks/oom' <(tail -n +$((lines + 1)) "$IOB_T/containerd.log")
 is "$(shim_wait_gone)" 0 "no shim left"
 

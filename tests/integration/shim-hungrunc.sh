@@ -87,6 +87,7 @@ timeout -s KILL 120 $CTR run --runtime $RT --runtime-config-path "$IOB_T/hang-st
   --rootfs "$R" c /bin/sleep 600 >"$IOB_T/c.out" 2>&1 &
 CTRC=$!
 ok "C's runc start hangs" wait_for 30 '[ -s "$M/start.pid" ]'
+# shellcheck disable=SC2034  # read in a wait_for string below
 SLEEPER=$(cat "$M/start.pid")
 is "$(state_of c)" "CREATED" "C is created, its start in flight"
 ok "ctr task kill -s KILL returns" timeout 60 $CTR task kill -s KILL c

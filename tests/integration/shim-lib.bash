@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Helpers shared by the shim-*.sh tests (source after lib.sh).
+# shellcheck disable=SC2034  # these are read by the scripts that source this file
 RT=io.containerd.iobatch.v2
 
 # A private containerd with a namespace of our own: runc's state lives in
@@ -37,7 +38,7 @@ shim_pids() { pgrep -f "$SHIM.*-address $IOB_SOCK" || true; }
 # Wait until no shim of ours runs (up to ~5 s); prints how many remain.
 shim_wait_gone() {
   local i n
-  for i in $(seq 1 50); do
+  for _ in $(seq 1 50); do
     n=$(shim_pids | wc -l)
     [ "$n" -eq 0 ] && break
     sleep 0.1

@@ -132,7 +132,7 @@ else got=$(grep -v '^0::' /proc/$sp/cgroup | grep -c ":$CG\$"); fi
 is "$got" "$want" "shim_cgroup: /proc/<shim>/cgroup shows $CG in each of its $want hierarchies"
 [ "$got" = "$want" ] || diag "$(tr '\n' ' ' </proc/$sp/cgroup)"
 $CTR task kill -s SIGKILL c1
-for i in $(seq 1 50); do $CTR task ls | grep -q '^c1 .*STOPPED' && break; sleep 0.1; done
+for _ in $(seq 1 50); do $CTR task ls | grep -q '^c1 .*STOPPED' && break; sleep 0.1; done
 ok "shim_cgroup: container deleted" bash -c "$CTR task delete c1 && $CTR container delete c1"
 is "$(shim_wait_gone)" 0 "shim_cgroup: the shim exits"
 cg_remove

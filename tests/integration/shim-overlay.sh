@@ -52,7 +52,7 @@ for i in $(seq 1 50); do [ -e "$bundle/rootfs/etc/new" ] && break; sleep 0.1; do
 like "$(grep " $bundle/rootfs " /proc/self/mountinfo)" "overlay" "the bundle's rootfs is an overlay mount"
 is "$(cat "$bundle/rootfs/etc/new" 2>/dev/null)" "written" "writes land in the container's upper layer"
 $CTR task kill -s SIGKILL ov2 >/dev/null 2>&1
-for i in $(seq 1 50); do $CTR task ls | grep -q '^ov2 .*STOPPED' && break; sleep 0.1; done
+for _ in $(seq 1 50); do $CTR task ls | grep -q '^ov2 .*STOPPED' && break; sleep 0.1; done
 $CTR task delete ov2 >/dev/null 2>&1
 ok "the rootfs is unmounted after delete" bash -c "! grep -q ' $bundle/rootfs ' /proc/self/mountinfo"
 $CTR container delete ov2 >/dev/null 2>&1

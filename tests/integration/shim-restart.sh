@@ -36,7 +36,7 @@ out=$(timeout 30 $CTR task exec --exec-id x1 k1 /bin/echo still-here 2>&1)
 is "$out" "still-here" "exec works after the restart"
 
 ok "kill works after the restart" $CTR task kill -s SIGKILL k1
-for i in $(seq 1 50); do $CTR task ls | grep -q '^k1 .*STOPPED' && break; sleep 0.1; done
+for _ in $(seq 1 50); do $CTR task ls | grep -q '^k1 .*STOPPED' && break; sleep 0.1; done
 like "$($CTR task ls | grep '^k1 ')" "STOPPED" "k1 is STOPPED after the kill"
 
 out=$($CTR task delete k2 2>&1)

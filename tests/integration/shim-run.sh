@@ -79,7 +79,7 @@ is "$a2" "$a1" "a second start for the same group reuses the running shim"
 is "$(cat "$B2/address")" "$a1" "start writes the address file"
 spid=$(pgrep -f "$SHIM -namespace $SHIM_NS -id s23 ")
 kill -TERM $spid 2>/dev/null
-for i in $(seq 1 30); do [ -e "${a1#unix://}" ] || break; sleep 0.1; done
+for _ in $(seq 1 30); do [ -e "${a1#unix://}" ] || break; sleep 0.1; done
 ok "the shim removes its socket on SIGTERM" test ! -e "${a1#unix://}"
 
 err=$($SHIM -namespace $SHIM_NS -id 'bad/id' -address "$IOB_SOCK" start 2>&1 </dev/null)

@@ -111,7 +111,7 @@ $CTR container delete slowd >/dev/null 2>&1
 $CTR task kill -s SIGKILL slowb >/dev/null 2>&1
 $CTR task kill -s SIGKILL fastc >/dev/null 2>&1
 for id in fasta slowb fastc; do
-  for i in $(seq 1 50); do $CTR task ls | grep -q "^$id .*STOPPED" && break; sleep 0.1; done
+  for _ in $(seq 1 50); do $CTR task ls | grep -q "^$id .*STOPPED" && break; sleep 0.1; done
   $CTR task delete $id >/dev/null 2>&1
   $CTR container delete $id >/dev/null 2>&1
 done

@@ -59,7 +59,7 @@ for i in $(seq 1 50); do $CTR task ps d1 2>/dev/null | grep -q e5 && break; slee
 ok "task kill SIGKILL" $CTR task kill -s SIGKILL d1
 wait $execpid
 is "$?" 137 "an exec running when init is killed ends with it"
-for i in $(seq 1 50); do $CTR task ls | grep -q '^d1 .*STOPPED' && break; sleep 0.1; done
+for _ in $(seq 1 50); do $CTR task ls | grep -q '^d1 .*STOPPED' && break; sleep 0.1; done
 like "$($CTR task ls | grep '^d1 ')" "STOPPED" "task is STOPPED after kill"
 err=$($CTR task kill -s SIGKILL d1 2>&1)
 like "$err" "not found|already finished" "killing an exited process is NotFound"

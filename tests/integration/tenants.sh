@@ -126,7 +126,7 @@ is "$keys/$(profile "$NS2" keep && echo kept)" "v3 v4/kept" \
 metric() { curl -sS --max-time 10 --unix-socket "$IOB_T/m.sock" http://x/metrics | awk -v k="$1" '$1 == k { print $2 }'; }
 # "/bin/sh -c : " is 13 bytes, then 2-byte characters: byte 1024 would
 # be the second byte of one
-long=": $(for i in $(seq 600); do printf '\xc3\xa9'; done)"
+long=": $(for _ in $(seq 600); do printf '\xc3\xa9'; done)"
 $CTR run -d --runtime $RT --annotation io.iobatch.class=idle --rootfs "$R" cut /bin/sh -c "$long; sleep 600" \
   >"$IOB_T/cut.out" 2>&1 || bail "ctr run failed: $(cat "$IOB_T/cut.out")"
 key=$(agent_field cut workload_key)

@@ -26,7 +26,7 @@ done
 
 wait_event() { # PATTERN
   local i
-  for i in $(seq 1 50); do
+  for _ in $(seq 1 50); do
     grep -q "$1" "$IOB_T/events.log" && return 0
     sleep 0.1
   done

@@ -85,8 +85,8 @@ if [ -n "${VM_ONLY:-}" ]; then
       SUITES+=("$t") ;;
     esac
   done
-  ONLY=("${GUEST_TESTS[@]}" "${SUITES[@]}")
-  ONLY=$(IFS=,; echo "${ONLY[*]}")
+  only=("${GUEST_TESTS[@]}" "${SUITES[@]}")
+  ONLY=$(IFS=,; echo "${only[*]}")
 else
   for t in "$VMDIR"/guest/t-*.sh; do GUEST_TESTS+=("$(basename "$t")"); done
   for t in $(sed 's/#.*//' "$VMDIR/guest/integration.list"); do SUITES+=("$t"); done

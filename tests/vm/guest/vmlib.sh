@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # these are read by the scripts that source this file
 # Helpers for the tests that run inside the test VM (bash).  A guest test
 # sources this file; it brings tests/integration/lib.sh (TAP, at_exit).
 # The VM's containerd is already running (started by /init); containers are
