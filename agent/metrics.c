@@ -170,11 +170,6 @@ void agent_metrics_put_label(FILE *f, const char *s) {
   }
 }
 
-static void put_label(FILE *f, const char *s) {
-  agent_metrics_put_label(f, s);
-  return;
-}
-
 static void header(FILE *f, const char *name, const char *type, const char *help) {
   fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
@@ -185,15 +180,15 @@ static void header(FILE *f, const char *name, const char *type, const char *help
  * without pod names apart. */
 static void ctr_name_labels(FILE *f, const struct agent_ctr *c) {
   fputs("{namespace=\"", f);
-  put_label(f, c->pod_namespace);
+  agent_metrics_put_label(f, c->pod_namespace);
   fputs("\",pod=\"", f);
-  put_label(f, c->pod_name);
+  agent_metrics_put_label(f, c->pod_name);
   fputs("\",container=\"", f);
-  put_label(f, c->container_name);
+  agent_metrics_put_label(f, c->container_name);
   fputs("\",id=\"", f);
-  put_label(f, c->id);
+  agent_metrics_put_label(f, c->id);
   fputs("\",runtime_namespace=\"", f);
-  put_label(f, c->ns);
+  agent_metrics_put_label(f, c->ns);
   fputc('"', f);
 }
 
@@ -221,7 +216,7 @@ static void render_latency(FILE *f, const struct agent_metrics_view *v) {
          "Where per-container block I/O latency comes from: bpf (the block layer), pressure "
          "(io.pressure, approximate) or off.");
   fputs("iobatch_latency_source_info{source=\"", f);
-  put_label(f, v->latency_source);
+  agent_metrics_put_label(f, v->latency_source);
   fputs("\"} 1\n", f);
   header(f, "iobatch_container_io_latency_seconds", "summary",
          "Block I/O latency of a container's requests in the last sample window, by quantile "
@@ -259,7 +254,7 @@ static void render_ctr_state(FILE *f, const struct agent_metrics_view *v) {
     fprintf(f, ",state=\"%s\",kind=\"%s\",class=\"%s\",class_source=\"%s\",qos=\"",
             agent_state_name(c->state), agent_kind_name(c->kind),
             batch_class_name((enum batch_class)cls), agent_class_source_name(c->class_source));
-    put_label(f, c->qos);
+    agent_metrics_put_label(f, c->qos);
     fputs("\"} 1\n", f);
   }
   header(f, "iobatch_container_held_seconds", "gauge",
@@ -441,17 +436,17 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
             (unsigned long long)m->weight_writes[w]);
   header(f, "iobatch_info", "gauge", "The agent's policy, matrix source and sampler.");
   fputs("iobatch_info{policy=\"", f);
-  put_label(f, v->policy);
+  agent_metrics_put_label(f, v->policy);
   fputs("\",matrix=\"", f);
-  put_label(f, v->matrix);
+  agent_metrics_put_label(f, v->matrix);
   fputs("\",sampler=\"", f);
-  put_label(f, v->sampler);
+  agent_metrics_put_label(f, v->sampler);
   fputs("\"} 1\n", f);
   header(f, "iobatch_build_info", "gauge", "1; the version and git revision of iobatchd.");
   fputs("iobatch_build_info{version=\"", f);
-  put_label(f, iob_version);
+  agent_metrics_put_label(f, iob_version);
   fputs("\",revision=\"", f);
-  put_label(f, iob_git_rev);
+  agent_metrics_put_label(f, iob_git_rev);
   fputs("\"} 1\n", f);
   if (v->latency_source)
     render_latency(f, v);
