@@ -7,7 +7,7 @@
 #   make check-all       everything CI runs, one summary line at the end
 #   make check-install   the .deb and the DaemonSet on a booted Debian 12 (systemd-nspawn)
 #   make fuzz            libFuzzer targets for a bounded time (clang)
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   (the .deb: PREFIX=/usr)
 #   make deb             build-pkg/iobatch_VERSION_ARCH.deb (debhelper, debian/)
 #   make static          the four programs statically linked, in build-static/
 #   make fmt             clang-format the tree
@@ -22,8 +22,21 @@ else
 Q := @
 endif
 
+# Where `make install` puts things (the .deb: PREFIX=/usr, debian/rules).
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+LIBEXECDIR ?= $(PREFIX)/libexec/iobatch
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+SYSCONFDIR ?= /etc
+# systemd units: Debian 12 keeps the package's in /lib/systemd/system;
+# systemd also reads units and drop-ins under /usr/local/lib/systemd/system.
+SYSTEMDUNITDIR ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+# The OCI hooks.d entry: a package's in /usr/share/containers/oci/hooks.d,
+# an administrator's in /etc/containers/oci/hooks.d (podman and CRI-O
+# read both).
+HOOKSDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/share/containers/oci/hooks.d,/etc/containers/oci/hooks.d)
 CC ?= cc
 AR ?= ar
 PROTOC_C ?= protoc-c
@@ -191,15 +204,6 @@ STATIC_B := build-static
 static:
 	$(MAKE) B=$(STATIC_B) SAN=0 FUZZ=0 LDFLAGS='-static-pie $(LDFLAGS)' programs
 
-# The programs go to BINDIR (the shim finds the hook next to its real
-# path); the hooks.d file (packaging/hooks.d/iobatch.json.in) to HOOKSDIR,
-# a directory podman and CRI-O read, with hook.path = BINDIR/iobatch-hook.
-HOOKSDIR ?= /etc/containers/oci/hooks.d
-.PHONY: install
-install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(HOOKSDIR)
-	$(foreach p,$(INSTALL_PROGRAMS),install -m 0755 $(B)/$(p) $(DESTDIR)$(BINDIR)/;)
-	$(call hooks_json,$(BINDIR)/iobatch-hook,$(DESTDIR)$(HOOKSDIR)/iobatch.json)
 
 .PHONY: fmt fmt-check
 fmt:

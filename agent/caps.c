@@ -14,14 +14,23 @@
  * least CPU weight while a latency-sensitive container runs
  * (cgroupv2/cpu.h), remembered and put back the same way: on a 2-core
  * host a batch container's CPU cost more of the service's throughput than
- * caps alone saved (bench/results/service-cpu.md). */
+ * caps alone saved (bench/results/service-cpu.md).
+ *
+ * Both targets are resolved once, when the container registers with its
+ * pid (agent_caps_bind), to a directory and its inode; before each write
+ * the inode is checked, and a container whose cgroup is another one now
+ * (recreated, or its pid reused elsewhere before the agent first looked)
+ * gets no write any more, with one log line naming it (issue #23). */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/daemon.h"
+#include "cgroupv2/blkio.h"
 #include "cgroupv2/cpu.h"
+#include "cgroupv2/iostat.h"
 #include "cgroupv2/throttle.h"
 #include "common/cleanup.h"
 #include "common/log.h"
@@ -29,12 +38,21 @@
 
 struct cap_state {
   struct cg_throttle_target t;
+  bool bound;                      /* agent_caps_bind ran with a pid */
+  bool stale;                      /* a target's inode changed: nothing is written any more */
+  char why[160];                   /* why the throttle target could not be resolved */
+  unsigned long long ino, cpu_ino; /* of t.cgdir and of cpu.file's directory */
   bool resolved, warned;
   bool have_orig; /* orig[] read and remembered in d->restore */
+  size_t norig;   /* disks of t whose orig[] is read */
   struct cg_throttle_limits orig[CG_THROTTLE_MAX_DEVS];
   struct cg_cpu_target cpu;
   bool cpu_resolved, cpu_low, cpu_warned;
 };
+
+static struct cap_state *state_of(struct agent_ctr *c);
+static void dir_of(const char *file, char *out, size_t size);
+static uint64_t lower(uint64_t orig, uint64_t cap);
 
 static const char *const v1_files[4] = {
     "blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
@@ -47,9 +65,16 @@ static void iomax_word(char *out, size_t size, uint64_t v) {
     snprintf(out, size, "%llu", (unsigned long long)v);
 }
 
-/* Read what the container's files hold for each disk and remember it
- * (journal first, one write for all) before anything is written. */
-static int remember(struct agent_daemon *d, struct cap_state *st, struct iob_error **err) {
+/* The cap or the limit that was there, whichever is lower (0: none). */
+static uint64_t lower(uint64_t orig, uint64_t cap) {
+  return orig && orig < cap ? orig : cap;
+}
+
+/* Before each write of cap V: the first time, read what the container's
+ * files hold for each disk and remember it with the directory's inode;
+ * every time, journal what is written (one journal write for all). */
+static int journal(struct agent_daemon *d, struct cap_state *st, uint64_t v,
+                   struct iob_error **err) {
   const struct cg_throttle_target *t = &st->t;
   struct agent_restore_entry e[CG_THROTTLE_MAX_DEVS * 4];
   cleanup_free char(*files)[AGENT_RESTORE_PATH_MAX] = xcalloc(t->ndev * 4 + 1, sizeof(*files));
@@ -57,37 +82,112 @@ static int remember(struct agent_daemon *d, struct cap_state *st, struct iob_err
   for (size_t i = 0; i < t->ndev; i++) {
     unsigned maj = t->dev[i].major, min = t->dev[i].minor;
     struct cg_throttle_limits *o = &st->orig[i];
-    if (cg_throttle_get(t, maj, min, o, err) < 0)
+    if (i >= st->norig && cg_throttle_get(t, maj, min, o, err) < 0)
       return -1;
+    const uint64_t was[4] = {o->rbps, o->wbps, o->riops, o->wiops};
+    const uint64_t now[4] = {lower(o->rbps, v), lower(o->wbps, v), o->riops, o->wiops};
     if (t->mech == CG_THROTTLE_V2_IOMAX) {
-      char w[4][24];
-      iomax_word(w[0], sizeof(w[0]), o->rbps);
-      iomax_word(w[1], sizeof(w[1]), o->wbps);
-      iomax_word(w[2], sizeof(w[2]), o->riops);
-      iomax_word(w[3], sizeof(w[3]), o->wiops);
-      e[n] = (struct agent_restore_entry){.file = files[n], .major = maj, .minor = min};
+      char w[4][24], x[4][24];
+      for (int k = 0; k < 4; k++) {
+        iomax_word(w[k], sizeof(w[k]), was[k]);
+        iomax_word(x[k], sizeof(x[k]), now[k]);
+      }
+      e[n] = (struct agent_restore_entry){
+          .file = files[n], .major = maj, .minor = min, .ino = st->ino};
       snprintf(e[n].value, sizeof(e[n].value), "rbps=%s wbps=%s riops=%s wiops=%s", w[0], w[1],
                w[2], w[3]);
+      snprintf(e[n].written, sizeof(e[n].written), "rbps=%s wbps=%s riops=%s wiops=%s", x[0], x[1],
+               x[2], x[3]);
       snprintf(files[n], sizeof(files[n]), "%s/io.max", t->cgdir);
       n++;
       continue;
     }
-    const uint64_t v[4] = {o->rbps, o->wbps, o->riops, o->wiops};
     for (int k = 0; k < 4; k++, n++) {
-      e[n] = (struct agent_restore_entry){.file = files[n], .major = maj, .minor = min};
-      snprintf(e[n].value, sizeof(e[n].value), "%llu", (unsigned long long)v[k]);
+      e[n] = (struct agent_restore_entry){
+          .file = files[n], .major = maj, .minor = min, .ino = st->ino};
+      snprintf(e[n].value, sizeof(e[n].value), "%llu", (unsigned long long)was[k]);
+      snprintf(e[n].written, sizeof(e[n].written), "%llu", (unsigned long long)now[k]);
       snprintf(files[n], sizeof(files[n]), "%s/%s", t->cgdir, v1_files[k]);
     }
   }
   if (agent_restore_remember_n(&d->restore, e, n, err) < 0)
     return -1;
   st->have_orig = true;
+  st->norig = t->ndev;
   return 0;
 }
 
-/* The cap or the limit that was there, whichever is lower (0: none). */
-static uint64_t lower(uint64_t orig, uint64_t cap) {
-  return orig && orig < cap ? orig : cap;
+static unsigned long long ino_of(const char *dir) {
+  struct stat sb;
+  return stat(dir, &sb) == 0 ? (unsigned long long)sb.st_ino : 0;
+}
+
+/* Whether DIR is still the directory bound at registration (INO).  A gone
+ * one fails quietly (the container exited); another one stops every
+ * write for C, said once. */
+static bool still_bound(struct cap_state *st, const struct agent_ctr *c, const char *dir,
+                        unsigned long long ino) {
+  if (st->stale)
+    return false;
+  struct stat sb;
+  if (stat(dir, &sb) < 0)
+    return false;
+  if ((unsigned long long)sb.st_ino == ino)
+    return true;
+  st->stale = true;
+  iob_warn("'%s': its cgroup '%s' is another one than at registration (inode %llu, was %llu: "
+           "recreated, or its pid reused): no cap or CPU weight written for it any more",
+           c->id, dir, (unsigned long long)sb.st_ino, ino);
+  return false;
+}
+
+void agent_caps_bind(struct agent_daemon *d, struct agent_ctr *c) {
+  (void)d;
+  if (c->pid == 0 || (c->cap_state && ((struct cap_state *)c->cap_state)->bound))
+    return;
+  struct cap_state *st = state_of(c);
+  st->bound = true;
+  cleanup_error struct iob_error *err = NULL;
+  st->resolved = true;
+  if (cg_throttle_target_resolve(NULL, (pid_t)c->pid, c->bundle, &st->t, &err) < 0 ||
+      (st->t.mech != CG_THROTTLE_NONE && (st->ino = ino_of(st->t.cgdir)) == 0)) {
+    snprintf(st->why, sizeof(st->why), "%s", err ? err->msg : "its cgroup is gone");
+    cg_throttle_target_release(&st->t);
+    st->t.mech = CG_THROTTLE_NONE;
+  }
+  iob_error_release(&err);
+  st->cpu_resolved = true;
+  if (cg_cpu_target_resolve(NULL, (pid_t)c->pid, &st->cpu, &err) < 0 ||
+      st->cpu.mech == CG_CPU_NONE) {
+    iob_debug("no CPU weight for '%s': %s", c->id,
+              err ? err->msg : "no cpu.weight or cpu.shares for its cgroup");
+    cg_cpu_target_release(&st->cpu);
+    st->cpu.mech = CG_CPU_NONE;
+    return;
+  }
+  char dir[AGENT_RESTORE_PATH_MAX];
+  dir_of(st->cpu.file, dir, sizeof(dir));
+  if ((st->cpu_ino = ino_of(dir)) == 0) {
+    cg_cpu_target_release(&st->cpu);
+    st->cpu.mech = CG_CPU_NONE;
+  }
+}
+
+/* Disks the container has done I/O on since it registered (a volume on
+ * another disk than its root file system), from the bound directory's
+ * statistics: never from its pid. */
+static void add_disks(struct cap_state *st) {
+  struct cg2_iostat s = {0};
+  cleanup_error struct iob_error *e = NULL;
+  int rc = st->t.mech == CG_THROTTLE_V2_IOMAX ? cg2_iostat_read(st->t.cgdir, &s, &e)
+                                              : cg2_blkio_read(st->t.cgdir, &s, &e);
+  for (size_t i = 0; rc == 0 && i < s.n; i++) {
+    const struct cg2_io_counters *c = &s.dev[i].c;
+    if ((c->rbytes || c->wbytes || c->rios || c->wios) &&
+        cg_throttle_target_add_dev(NULL, &st->t, s.dev[i].major, s.dev[i].minor, &e) < 0)
+      iob_error_release(&e); /* a device that is not a disk: not capped */
+  }
+  cg2_iostat_release(&s);
 }
 
 static int write_caps(const struct cap_state *st, uint64_t v, struct iob_error **err) {
@@ -118,6 +218,7 @@ static void lift(struct agent_daemon *d, struct agent_ctr *c, struct cap_state *
   if (!st->have_orig)
     return;
   st->have_orig = false;
+  st->norig = 0;
   if (!dir_capped_elsewhere(d, c, st->t.cgdir))
     agent_restore_dir(&d->restore, st->t.cgdir, AGENT_RESTORE_CAPS);
 }
@@ -171,25 +272,21 @@ static void set_cpu(struct agent_daemon *d, struct agent_ctr *c, bool low) {
     return;
   }
   cleanup_error struct iob_error *err = NULL;
-  if (!st->cpu_resolved) {
-    st->cpu_resolved = true;
-    if (c->pid == 0 || cg_cpu_target_resolve(NULL, (pid_t)c->pid, &st->cpu, &err) < 0 ||
-        st->cpu.mech == CG_CPU_NONE) {
-      if (!st->cpu_warned)
-        iob_debug("no CPU weight for '%s': %s", c->id,
-                  err ? err->msg : "no cpu.weight or cpu.shares for its cgroup");
-      st->cpu_warned = true;
-      cg_cpu_target_release(&st->cpu);
-      return;
-    }
-  }
-  if (st->cpu.mech == CG_CPU_NONE)
+  /* Resolved at registration only (agent_caps_bind): never later from a
+   * pid that may be another process's by now. */
+  if (!st->cpu_resolved || st->cpu.mech == CG_CPU_NONE)
+    return;
+  char dir[AGENT_RESTORE_PATH_MAX];
+  dir_of(st->cpu.file, dir, sizeof(dir));
+  if (!still_bound(st, c, dir, st->cpu_ino))
     return;
   uint64_t now = 0, least = cg_cpu_min(&st->cpu);
-  char value[32];
+  char value[32], written[32];
   if (cg_cpu_get(&st->cpu, &now, &err) < 0 ||
       (snprintf(value, sizeof(value), "%llu", (unsigned long long)now),
-       agent_restore_remember(&d->restore, st->cpu.file, 0, 0, value, &err) < 0) ||
+       snprintf(written, sizeof(written), "%llu", (unsigned long long)(now > least ? least : now)),
+       agent_restore_remember(&d->restore, st->cpu.file, 0, 0, value, written, st->cpu_ino, &err) <
+           0) ||
       (now > least && cg_cpu_set(&st->cpu, least, &err) < 0)) {
     /* The container may have just exited: its cgroup is gone. */
     if (err->errno_ != ENOENT && !st->cpu_warned)
@@ -223,17 +320,18 @@ static void set_cap(struct agent_daemon *d, struct agent_ctr *c, double bps) {
     return;
   struct cap_state *st = state_of(c);
   cleanup_error struct iob_error *err = NULL;
-  if (!st->resolved && bps > 0) {
-    st->resolved = true;
-    if (c->pid == 0 ||
-        cg_throttle_target_resolve(NULL, (pid_t)c->pid, c->bundle, &st->t, &err) < 0) {
-      if (!st->warned)
-        iob_warn("cannot cap '%s': %s", c->id, err ? err->msg : "its pid is not known");
-      st->warned = true;
-      st->t.mech = CG_THROTTLE_NONE;
-      return;
-    }
+  /* Resolved at registration only (agent_caps_bind): never later from a
+   * pid that may be another process's by now. */
+  if (bps > 0 && (!st->resolved || st->why[0])) {
+    if (!st->warned)
+      iob_warn("cannot cap '%s': %s", c->id,
+               st->why[0] ? st->why : "its pid was not known when it registered");
+    st->warned = true;
+    return;
   }
+  if (st->resolved && st->t.mech != CG_THROTTLE_NONE && bps > 0 &&
+      still_bound(st, c, st->t.cgdir, st->ino))
+    add_disks(st);
   if (!st->resolved || st->t.mech == CG_THROTTLE_NONE || st->t.ndev == 0) {
     if (bps > 0 && !st->warned)
       iob_warn("cannot cap '%s': no io.max or blkio.throttle for its cgroup, or no disk found",
@@ -249,7 +347,9 @@ static void set_cap(struct agent_daemon *d, struct agent_ctr *c, double bps) {
     c->cap_bps = 0;
     return;
   }
-  if (!st->have_orig && remember(d, st, &err) < 0) {
+  if (!still_bound(st, c, st->t.cgdir, st->ino))
+    return;
+  if (journal(d, st, v, &err) < 0) {
     /* Not written: a cap that could not be put back after a crash would
      * outlive the agent. */
     if (err->errno_ != ENOENT && !st->warned)

@@ -179,6 +179,7 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   agent_server_answer(d, c, false, why);
   agent_sampler_forget(c);
   agent_caps_forget(d, c); /* put back what its cap replaced, if its cgroup is there */
+  agent_api_forget_hook_weight(d, c);
   agent_pidwatch_forget(d, c);
   agent_ctr_free(c);
   /* The last one leaves no plan behind (nothing to plan), and so no
@@ -399,6 +400,8 @@ static void on_sample_timer(struct iob_loop *loop, void *data) {
       d->adm.plan_due_ms == UINT64_MAX)
     agent_adm_schedule(&d->adm, now);
   expire_created(d, now);
+  /* Put-backs that failed for a passing reason (agent/restore.h). */
+  agent_restore_retry(&d->restore);
   if (now - last_save >= PROFILE_SAVE_PERIOD_MS) {
     save_profiles(d);
     save_penalties(d);

@@ -119,5 +119,12 @@ void agent_caps_release(struct agent_daemon *d);
 /* Put back what ctr's files held before its first cap (a vanished cgroup
  * needs nothing) and drop what caps.c keeps for it (it leaves). */
 void agent_caps_forget(struct agent_daemon *d, struct agent_ctr *ctr);
+/* caps.c: resolve CTR's cap and CPU weight targets once, from its pid at
+ * registration, to directories and their inodes (nothing without a pid;
+ * nothing again once done). */
+void agent_caps_bind(struct agent_daemon *d, struct agent_ctr *ctr);
+/* requests.c: put back the hook's first io.weight of CTR (journalled at
+ * its Register), if its cgroup is still the one the hook saw. */
+void agent_api_forget_hook_weight(struct agent_daemon *d, const struct agent_ctr *ctr);
 
 #endif

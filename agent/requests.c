@@ -78,6 +78,52 @@ static void declare_lat_target(struct agent_daemon *d, struct agent_ctr *c, uint
   iob_info("'%s' declared a latency target of %u us", c->id, us);
 }
 
+/* The directory of C's registered v2 cgroup (NULL: none known, or the
+ * root).  Freed by the caller. */
+static char *v2_dir(struct agent_daemon *d, const struct agent_ctr *c) {
+  if (!d->sampler.has_io || d->sampler.cgroup_root == NULL || c->cgroup == NULL ||
+      c->cgroup[0] != '/' || c->cgroup[1] == '\0')
+    return NULL;
+  return xasprintf("%s%s", d->sampler.cgroup_root, c->cgroup);
+}
+
+/* The hook's first io.weight (issue #23): journalled, so that the agent
+ * puts it back, from a namespace trust_declared trusts only (an untrusted
+ * declaration is a hint: the hook writes no weight for it).  True: the
+ * hook may write it. */
+static bool hook_weight(struct agent_daemon *d, struct agent_ctr *c,
+                        const Iobatch__Agent__V1__RegisterRequest *req) {
+  if (req->hook_weight == 0)
+    return false;
+  if (!agent_adm_trusted(&d->adm, c)) {
+    iob_info("'%s': no io.weight %u from the hook: namespace '%s' is not trusted to declare its "
+             "class",
+             c->id, req->hook_weight, agent_ctr_tenant(c));
+    return false;
+  }
+  cleanup_free char *dir = v2_dir(d, c);
+  cleanup_error struct iob_error *err = NULL;
+  if (dir == NULL) {
+    iob_info("'%s': no io.weight %u from the hook: no cgroup v2 directory with io known", c->id,
+             req->hook_weight);
+    return false;
+  }
+  if (agent_restore_hook_weight(
+          &d->restore, dir, req->hook_weight, req->hook_weight_was ? req->hook_weight_was : "",
+          req->hook_bfq_weight_was ? req->hook_bfq_weight_was : "", req->cgroup_inode, &err) < 0) {
+    iob_warn("'%s': no io.weight %u from the hook: %s", c->id, req->hook_weight, err->msg);
+    return false;
+  }
+  iob_debug("'%s': the hook's io.weight %u journalled for '%s'", c->id, req->hook_weight, dir);
+  return true;
+}
+
+void agent_api_forget_hook_weight(struct agent_daemon *d, const struct agent_ctr *c) {
+  cleanup_free char *dir = v2_dir(d, c);
+  if (dir)
+    agent_restore_dir(&d->restore, dir, AGENT_RESTORE_HOOK_WEIGHT);
+}
+
 int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__RegisterRequest *req,
                        uint64_t now, Iobatch__Agent__V1__RegisterResponse *out,
                        struct iob_error **err) {
@@ -108,6 +154,7 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   report_kind(c);
   declare_lat_target(d, c, req->latency_target_us);
   agent_pidwatch(d, c);
+  agent_caps_bind(d, c);
   if (fresh || c->class_source == AGENT_CLASS_NONE)
     agent_daemon_apply_profile(d, c);
   struct cg2_sample base = {0};
@@ -125,6 +172,7 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   Iobatch__Agent__V1__RegisterResponse resp = IOBATCH__AGENT__V1__REGISTER_RESPONSE__INIT;
   resp.class_ = (char *)batch_class_name(c->cls);
   resp.io_weight = c->weight_written;
+  resp.hook_weight_journalled = hook_weight(d, c, req);
   *out = resp;
   return 0;
 }

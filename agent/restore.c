@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroupv2/cg2.h"
+#include "cgroupv2/weight.h"
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/log.h"
@@ -40,6 +41,16 @@ static const char *const files[] = {
 static bool whole_cgroup(const char *file) {
   const char *base = strrchr(file, '/') + 1;
   return strcmp(base, "cpu.weight") == 0 || strcmp(base, "cpu.shares") == 0;
+}
+
+/* io.weight or io.bfq.weight: with device 0:0, the "default W" line. */
+static bool weight_file(const char *file) {
+  const char *base = strrchr(file, '/') + 1;
+  return strcmp(base, "io.weight") == 0 || strcmp(base, "io.bfq.weight") == 0;
+}
+
+static bool default_line(const struct agent_restore_entry *e) {
+  return e->major == 0 && e->minor == 0 && weight_file(e->file);
 }
 
 static bool boot_id_ok(const char *s) {
@@ -126,7 +137,8 @@ bool agent_restore_has(const struct agent_restore *r, const char *file, unsigned
 }
 
 static int add(struct agent_restore *r, const char *file, unsigned major, unsigned minor,
-               const char *value, struct iob_error **err) {
+               const char *value, const char *written, const char *prev, unsigned long long ino,
+               unsigned tries, struct iob_error **err) {
   if (r->n >= AGENT_RESTORE_MAX)
     return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED,
                           "cannot remember '%s': %d values remembered already", file,
@@ -141,6 +153,10 @@ static int add(struct agent_restore *r, const char *file, unsigned major, unsign
   e->major = major;
   e->minor = minor;
   snprintf(e->value, sizeof(e->value), "%s", value);
+  snprintf(e->written, sizeof(e->written), "%s", written);
+  snprintf(e->prev, sizeof(e->prev), "%s", prev);
+  e->ino = ino;
+  e->tries = tries;
   r->n++;
   return 0;
 }
@@ -152,8 +168,9 @@ static int from_json(struct agent_restore *r, json_t *root, const char *name,
   if (!json_is_object(root))
     return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': top level is not an object", name);
   json_t *ver = json_object_get(root, "version");
-  if (!json_is_integer(ver) || json_integer_value(ver) != 1)
+  if (!json_is_integer(ver) || (json_integer_value(ver) != 1 && json_integer_value(ver) != 2))
     return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': missing or unsupported 'version'", name);
+  bool v2 = json_integer_value(ver) == 2;
   json_t *boot = json_object_get(root, "boot_id");
   if (boot && (!json_is_string(boot) || !boot_id_ok(json_string_value(boot))))
     return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': invalid 'boot_id'", name);
@@ -167,12 +184,24 @@ static int from_json(struct agent_restore *r, json_t *root, const char *name,
   size_t i;
   json_t *v;
   json_array_foreach(ents, i, v) {
-    const char *file = NULL, *dev = NULL, *value = NULL;
+    const char *file = NULL, *dev = NULL, *value = NULL, *written = "", *prev = "";
+    json_int_t ino = 0, tries = 0;
     json_error_t je;
     unsigned maj, min;
-    if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:s, s:s}", "file", &file, "dev", &dev, "value",
-                       &value) < 0)
+    int rc = v2 ? json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:s, s:s, s:I, s:s, s?s, s?I}", "file",
+                                 &file, "dev", &dev, "value", &value, "ino", &ino, "written",
+                                 &written, "prev", &prev, "tries", &tries)
+                : json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:s, s:s}", "file", &file, "dev", &dev,
+                                 "value", &value);
+    if (rc < 0)
       return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': entry %zu: %s", name, i, je.text);
+    if (v2 && ino <= 0)
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': entry %zu: invalid 'ino'", name, i);
+    if (v2 && (!value_ok(written) || (*prev && !value_ok(prev))))
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': entry %zu: invalid written value", name,
+                            i);
+    if (tries < 0 || tries >= AGENT_RESTORE_TRIES)
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': entry %zu: invalid 'tries'", name, i);
     if (!file_ok(file))
       return iob_error_code(err, IOB_CODE_DATA_LOSS,
                             "'%s': entry %zu: '%.200s' is not a cgroup file the agent writes", name,
@@ -186,7 +215,8 @@ static int from_json(struct agent_restore *r, json_t *root, const char *name,
     if (find(r, file, maj, min))
       return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': entry %zu: '%s' %u:%u twice", name, i,
                             file, maj, min);
-    if (add(r, file, maj, min, value, err) < 0)
+    if (add(r, file, maj, min, value, written, prev, (unsigned long long)ino, (unsigned)tries,
+            err) < 0)
       return -1;
   }
   return 0;
@@ -217,20 +247,30 @@ static int save(const struct agent_restore *r, struct iob_error **err) {
   if (ents == NULL)
     iob_oom();
   for (size_t i = 0; i < r->n; i++) {
+    const struct agent_restore_entry *e = &r->v[i];
+    if (e->ino == 0)
+      continue; /* a version-1 entry being replayed: not this agent's to keep */
     char dev[32];
-    snprintf(dev, sizeof(dev), "%u:%u", r->v[i].major, r->v[i].minor);
+    snprintf(dev, sizeof(dev), "%u:%u", e->major, e->minor);
     /* Not out of memory alone: a cgroup directory's name need not be
      * UTF-8, which jansson requires. */
     json_error_t je;
-    json_t *o = json_pack_ex(&je, 0, "{s:s, s:s, s:s}", "file", r->v[i].file, "dev", dev, "value",
-                             r->v[i].value);
+    json_t *o = json_pack_ex(&je, 0, "{s:s, s:s, s:s, s:I, s:s}", "file", e->file, "dev", dev,
+                             "value", e->value, "ino", (json_int_t)e->ino, "written", e->written);
     if (o == NULL)
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "cannot encode '%s' into '%s': %s",
-                            r->v[i].file, r->path, je.text);
-    if (json_array_append_new(ents, o) < 0)
+                            e->file, r->path, je.text);
+    if ((e->prev[0] && json_object_set_new(o, "prev", json_string(e->prev)) < 0) ||
+        (e->tries && json_object_set_new(o, "tries", json_integer(e->tries)) < 0) ||
+        json_array_append_new(ents, o) < 0)
       iob_oom();
   }
-  cleanup_json json_t *root = json_pack("{s:i, s:O}", "version", 1, "entries", ents);
+  if (json_array_size(ents) == 0) {
+    if (unlink(r->path) < 0 && errno != ENOENT)
+      return iob_error(err, errno, "cannot remove '%s'", r->path);
+    return 0;
+  }
+  cleanup_json json_t *root = json_pack("{s:i, s:O}", "version", 2, "entries", ents);
   if (root == NULL ||
       (r->boot_id[0] && json_object_set_new(root, "boot_id", json_string(r->boot_id)) < 0))
     iob_oom();
@@ -240,58 +280,164 @@ static int save(const struct agent_restore *r, struct iob_error **err) {
   return iob_write_file_replace(r->path, text, strlen(text), 0600, err);
 }
 
-static void drop_from(struct agent_restore *r, size_t n) {
-  while (r->n > n)
+bool agent_restore_stale(struct agent_restore *r, const char *file, unsigned major,
+                         unsigned minor) {
+  struct agent_restore_entry *e = find(r, file, major, minor);
+  if (e == NULL || e->ino == 0)
+    return false;
+  cleanup_error struct iob_error *err = NULL;
+  unsigned long long ino = agent_restore_dir_ino(file, &err);
+  if (ino == 0 || ino == e->ino)
+    return false;
+  iob_info("'%s' %u:%u: its cgroup is another one now (inode %llu, was %llu): what it held "
+           "before is forgotten",
+           file, major, minor, ino, e->ino);
+  free(e->file);
+  *e = r->v[--r->n];
+  cleanup_error struct iob_error *serr = NULL;
+  if (save(r, &serr) < 0)
+    iob_warn("%s", serr->msg);
+  return true;
+}
+
+unsigned long long agent_restore_dir_ino(const char *file, struct iob_error **err) {
+  char dir[AGENT_RESTORE_PATH_MAX];
+  const char *slash = strrchr(file, '/');
+  snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - file) : 0, file);
+  struct stat sb;
+  if (stat(dir[0] ? dir : "/", &sb) < 0) {
+    iob_error(err, errno, "cannot stat '%s'", dir);
+    return 0;
+  }
+  return (unsigned long long)sb.st_ino;
+}
+
+/* What remember_n changed, undone when the journal cannot be written. */
+struct undo {
+  size_t n; /* entries before */
+  size_t k; /* updated ones */
+  struct {
+    size_t i; /* index in r->v (pointers move when r->v grows) */
+    char written[AGENT_RESTORE_VALUE_MAX], prev[AGENT_RESTORE_VALUE_MAX];
+  } * v;
+};
+
+static void undo(struct agent_restore *r, const struct undo *u) {
+  while (r->n > u->n)
     free(r->v[--r->n].file);
+  for (size_t i = 0; i < u->k; i++) {
+    memcpy(r->v[u->v[i].i].written, u->v[i].written, sizeof(u->v[i].written));
+    memcpy(r->v[u->v[i].i].prev, u->v[i].prev, sizeof(u->v[i].prev));
+  }
+}
+
+static int check_new(const struct agent_restore_entry *e, struct iob_error **err) {
+  if (!file_ok(e->file))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is not a cgroup file to restore",
+                          e->file);
+  if (!value_ok(e->value) || !value_ok(e->written))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "cannot remember '%.100s' of '%s'",
+                          value_ok(e->value) ? e->written : e->value, e->file);
+  return 0;
 }
 
 int agent_restore_remember_n(struct agent_restore *r, const struct agent_restore_entry *v, size_t n,
                              struct iob_error **err) {
-  size_t before = r->n;
-  for (size_t i = 0; i < n; i++) {
+  struct undo u = {.n = r->n, .v = xcalloc(n + 1, sizeof(*u.v))};
+  bool changed = false;
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    struct agent_restore_entry *old = find(r, v[i].file, v[i].major, v[i].minor);
+    if (old == NULL || strcmp(old->written, v[i].written) == 0)
+      continue;
+    if (!value_ok(v[i].written)) {
+      rc = iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "cannot remember '%.100s' of '%s'",
+                          v[i].written, v[i].file);
+      break;
+    }
+    u.v[u.k].i = (size_t)(old - r->v);
+    memcpy(u.v[u.k].written, old->written, sizeof(old->written));
+    memcpy(u.v[u.k].prev, old->prev, sizeof(old->prev));
+    u.k++;
+    /* A crash between the journal and the write leaves either value. */
+    memcpy(old->prev, old->written, sizeof(old->prev));
+    snprintf(old->written, sizeof(old->written), "%s", v[i].written);
+    changed = true;
+  }
+  for (size_t i = 0; i < n && rc == 0; i++) {
     const struct agent_restore_entry *e = &v[i];
     if (find(r, e->file, e->major, e->minor))
       continue;
-    if (!file_ok(e->file)) {
-      drop_from(r, before);
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is not a cgroup file to restore",
-                            e->file);
-    }
-    if (!value_ok(e->value)) {
-      drop_from(r, before);
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "cannot remember '%.100s' of '%s'",
-                            e->value, e->file);
-    }
-    if (add(r, e->file, e->major, e->minor, e->value, err) < 0) {
-      drop_from(r, before);
-      return -1;
-    }
+    unsigned long long ino = e->ino;
+    if ((rc = check_new(e, err)) < 0 ||
+        (ino == 0 && (ino = agent_restore_dir_ino(e->file, err)) == 0))
+      rc = -1;
+    else if ((rc = add(r, e->file, e->major, e->minor, e->value, e->written, "", ino, 0, err)) == 0)
+      changed = true;
   }
-  /* One journal write (and fsync) for them all. */
-  if (r->n > before && save(r, err) < 0) {
-    drop_from(r, before);
-    return -1;
-  }
-  return 0;
+  /* One journal write for them all. */
+  if (rc == 0 && changed && save(r, err) < 0)
+    rc = -1;
+  if (rc < 0)
+    undo(r, &u);
+  free(u.v);
+  return rc;
 }
 
 int agent_restore_remember(struct agent_restore *r, const char *file, unsigned major,
-                           unsigned minor, const char *value, struct iob_error **err) {
-  struct agent_restore_entry e = {.file = (char *)file, .major = major, .minor = minor};
-  if (strlen(value) >= sizeof(e.value))
+                           unsigned minor, const char *value, const char *written,
+                           unsigned long long ino, struct iob_error **err) {
+  struct agent_restore_entry e = {.file = (char *)file, .major = major, .minor = minor, .ino = ino};
+  if (strlen(value) >= sizeof(e.value) || strlen(written) >= sizeof(e.written))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "cannot remember '%.100s' of '%s'", value,
                           file);
   snprintf(e.value, sizeof(e.value), "%s", value);
+  snprintf(e.written, sizeof(e.written), "%s", written);
   return agent_restore_remember_n(r, &e, 1, err);
 }
 
-/* Write "MAJ:MIN value" (or the value alone for a whole-cgroup file) to
- * the file: never through a symbolic link, never creating it (a missing
- * file is a vanished cgroup). */
+int agent_restore_hook_weight(struct agent_restore *r, const char *dir, unsigned weight,
+                              const char *was, const char *bfq_was, unsigned long long ino,
+                              struct iob_error **err) {
+  if (weight < 1 || weight > 10000)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "io.weight %u is out of range", weight);
+  if ((*was && !value_ok(was)) || (*bfq_was && !value_ok(bfq_was)) || (!*was && !*bfq_was))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "invalid weights before the hook's ('%.20s', '%.20s')", was, bfq_was);
+  struct agent_restore_entry e[2];
+  char path[2][AGENT_RESTORE_PATH_MAX];
+  size_t n = 0;
+  if (*was) {
+    snprintf(path[n], sizeof(path[n]), "%s/io.weight", dir);
+    e[n] = (struct agent_restore_entry){.file = path[n], .ino = ino};
+    snprintf(e[n].value, sizeof(e[n].value), "%s", was);
+    snprintf(e[n].written, sizeof(e[n].written), "%u", weight);
+    n++;
+  }
+  if (*bfq_was) {
+    snprintf(path[n], sizeof(path[n]), "%s/io.bfq.weight", dir);
+    e[n] = (struct agent_restore_entry){.file = path[n], .ino = ino};
+    snprintf(e[n].value, sizeof(e[n].value), "%s", bfq_was);
+    snprintf(e[n].written, sizeof(e[n].written), "%u", cg2_weight_io_to_bfq(weight));
+    n++;
+  }
+  unsigned long long now = agent_restore_dir_ino(path[0], err);
+  if (now == 0)
+    return -1;
+  if (now != ino)
+    return iob_error_code(err, IOB_CODE_FAILED_PRECONDITION,
+                          "'%s' is inode %llu, not the %llu the hook saw", dir, now, ino);
+  return agent_restore_remember_n(r, e, n, err);
+}
+
+/* Write "MAJ:MIN value" (the value alone for a whole-cgroup file,
+ * "default value" for a default line) to the file: never through a
+ * symbolic link, never creating it (a missing file is a vanished cgroup). */
 static int put_back(const struct agent_restore_entry *e, struct iob_error **err) {
   char line[AGENT_RESTORE_VALUE_MAX + 32];
-  int n = whole_cgroup(e->file)
-              ? snprintf(line, sizeof(line), "%s", e->value)
+  int n = whole_cgroup(e->file) ? snprintf(line, sizeof(line), "%s", e->value)
+          : default_line(e)
+              ? snprintf(line, sizeof(line), "default %s", e->value)
               : snprintf(line, sizeof(line), "%u:%u %s", e->major, e->minor, e->value);
   cleanup_close int fd = open(e->file, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
@@ -305,10 +451,51 @@ static int put_back(const struct agent_restore_entry *e, struct iob_error **err)
   return 0;
 }
 
-static bool is_which(const char *file, enum agent_restore_files which) {
-  const char *base = strrchr(file, '/') + 1;
+/* What the file holds now for E's device, in the words the journal keeps
+ * (the kernel prints no line for a device at its default). */
+static int current(const struct agent_restore_entry *e, char *out, size_t size,
+                   struct iob_error **err) {
+  cleanup_close int fd = open(e->file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return iob_error(err, errno, "cannot open '%s'", e->file);
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
+  if (iob_read_fd(fd, e->file, 64 * 1024, &buf, &len, err) < 0)
+    return -1;
+  const char *base = strrchr(e->file, '/') + 1;
+  if (whole_cgroup(e->file)) {
+    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+      buf[--len] = '\0';
+    snprintf(out, size, "%s", buf);
+    return 0;
+  }
+  char key[32];
+  if (default_line(e))
+    snprintf(key, sizeof(key), "default ");
+  else
+    snprintf(key, sizeof(key), "%u:%u ", e->major, e->minor);
+  for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    if (strncmp(l, key, strlen(key)) == 0) {
+      snprintf(out, size, "%s", l + strlen(key));
+      return 0;
+    }
+    if (default_line(e) && strchr(l, ' ') == NULL) { /* BFQ once printed the bare default */
+      snprintf(out, size, "%s", l);
+      return 0;
+    }
+  }
+  snprintf(out, size, "%s",
+           strcmp(base, "io.max") == 0                 ? "rbps=max wbps=max riops=max wiops=max"
+           : strncmp(base, "blkio.throttle.", 15) == 0 ? "0"
+                                                       : "default");
+  return 0;
+}
+
+static bool is_which(const struct agent_restore_entry *e, enum agent_restore_files which) {
+  const char *base = strrchr(e->file, '/') + 1;
   bool cap = strcmp(base, "io.max") == 0 || strncmp(base, "blkio.throttle.", 15) == 0;
-  bool cpu = whole_cgroup(file);
+  bool cpu = whole_cgroup(e->file);
+  bool dflt = default_line(e);
   switch (which) {
   case AGENT_RESTORE_ALL:
     return true;
@@ -316,10 +503,12 @@ static bool is_which(const char *file, enum agent_restore_files which) {
     return cap;
   case AGENT_RESTORE_CPU:
     return cpu;
+  case AGENT_RESTORE_HOOK_WEIGHT:
+    return dflt;
   case AGENT_RESTORE_WEIGHTS:
     break;
   }
-  return !cap && !cpu;
+  return !cap && !cpu && !dflt;
 }
 
 static bool in_dir(const char *file, const char *dir) {
@@ -329,38 +518,100 @@ static bool in_dir(const char *file, const char *dir) {
   return strncmp(file, dir, n) == 0 && file[n] == '/' && strchr(file + n + 1, '/') == NULL;
 }
 
-/* Put E back; 1 written, 0 gone, -1 failed (logged). */
-static int restore_one(const struct agent_restore_entry *e, bool replay) {
+enum outcome {
+  RESTORED,
+  NOTHING, /* gone, another cgroup, changed since, nothing written: dropped */
+  FAILED,  /* kept and tried again */
+};
+
+/* A failure that trying again cannot mend: a symbolic link where a cgroup
+ * file was is never followed. */
+static bool permanent(int e) {
+  return e == ELOOP;
+}
+
+/* Whether E may be put back: still its cgroup, still the agent's value. */
+static enum outcome check(const struct agent_restore_entry *e) {
+  cleanup_error struct iob_error *err = NULL;
+  unsigned long long ino = agent_restore_dir_ino(e->file, &err);
+  if (ino == 0) {
+    if (err->errno_ == ENOENT)
+      return NOTHING;
+    iob_warn("cannot restore '%s' %u:%u to '%s': %s", e->file, e->major, e->minor, e->value,
+             err->msg);
+    return FAILED;
+  }
+  if (ino != e->ino) {
+    iob_info("'%s' %u:%u not restored to '%s': its cgroup is another one now (inode %llu, was "
+             "%llu)",
+             e->file, e->major, e->minor, e->value, ino, e->ino);
+    return NOTHING;
+  }
+  char now[AGENT_RESTORE_VALUE_MAX];
+  if (current(e, now, sizeof(now), &err) < 0) {
+    if (err->errno_ == ENOENT)
+      return NOTHING;
+    iob_warn("cannot restore '%s' %u:%u to '%s': %s", e->file, e->major, e->minor, e->value,
+             err->msg);
+    return permanent(err->errno_) ? NOTHING : FAILED;
+  }
+  if (strcmp(now, e->written) != 0 && (e->prev[0] == '\0' || strcmp(now, e->prev) != 0)) {
+    iob_info("'%s' %u:%u not restored to '%s': it holds '%s', not the agent's '%s' (changed "
+             "since by another writer)",
+             e->file, e->major, e->minor, e->value, now, e->written);
+    return NOTHING;
+  }
+  return RESTORED;
+}
+
+/* Put E back (checked first, unless a version-1 entry). */
+static enum outcome restore_one(const struct agent_restore_entry *e, bool replay) {
+  if (e->ino) {
+    enum outcome o = check(e);
+    if (o != RESTORED)
+      return o;
+  }
   cleanup_error struct iob_error *err = NULL;
   if (put_back(e, &err) < 0) {
     if (err->errno_ == ENOENT)
-      return 0;
+      return NOTHING;
     iob_warn("cannot restore '%s' %u:%u to '%s': %s", e->file, e->major, e->minor, e->value,
              err->msg);
-    return -1;
+    /* A version-1 entry is replayed once, as the agent that wrote it did. */
+    return e->ino && !permanent(err->errno_) ? FAILED : NOTHING;
   }
   if (replay)
     iob_info("restored '%s' %u:%u to '%s' (left by an agent that did not stop)", e->file, e->major,
              e->minor, e->value);
   else
     iob_debug("restored '%s' %u:%u to '%s'", e->file, e->major, e->minor, e->value);
-  return 1;
+  return RESTORED;
 }
 
 static size_t restore_where(struct agent_restore *r, const char *dir,
-                            enum agent_restore_files which, bool replay) {
-  size_t done = 0, k = 0, before = r->n;
+                            enum agent_restore_files which, bool replay, bool failed_only) {
+  size_t done = 0, k = 0;
+  bool changed = false;
   for (size_t i = 0; i < r->n; i++) {
     struct agent_restore_entry *e = &r->v[i];
-    if ((dir && !in_dir(e->file, dir)) || !is_which(e->file, which)) {
+    if ((dir && !in_dir(e->file, dir)) || !is_which(e, which) || (failed_only && !e->tries)) {
       r->v[k++] = *e;
       continue;
     }
-    done += restore_one(e, replay) > 0;
+    changed = true;
+    enum outcome o = restore_one(e, replay);
+    done += o == RESTORED;
+    if (o == FAILED && ++e->tries < AGENT_RESTORE_TRIES) {
+      r->v[k++] = *e;
+      continue;
+    }
+    if (o == FAILED)
+      iob_warn("'%s' %u:%u: not restored to '%s' after %d tries: given up", e->file, e->major,
+               e->minor, e->value, AGENT_RESTORE_TRIES);
     free(e->file);
   }
   r->n = k;
-  if (r->n != before) {
+  if (changed) {
     cleanup_error struct iob_error *err = NULL;
     if (save(r, &err) < 0)
       iob_warn("%s", err->msg);
@@ -369,7 +620,11 @@ static size_t restore_where(struct agent_restore *r, const char *dir,
 }
 
 size_t agent_restore_dir(struct agent_restore *r, const char *dir, enum agent_restore_files which) {
-  return restore_where(r, dir, which, false);
+  return restore_where(r, dir, which, false, false);
+}
+
+size_t agent_restore_retry(struct agent_restore *r) {
+  return restore_where(r, NULL, AGENT_RESTORE_ALL, false, true);
 }
 
 static int set_aside(const char *path, struct iob_error **cause, struct iob_error **err) {
@@ -406,11 +661,14 @@ int agent_restore_replay(struct agent_restore *r, struct iob_error **err) {
     return save(r, err) < 0 ? -1 : 0;
   }
   size_t n = r->n;
-  size_t done = restore_where(r, NULL, AGENT_RESTORE_ALL, true);
-  if (save(r, err) < 0) /* an empty journal: removed */
+  size_t done = restore_where(r, NULL, AGENT_RESTORE_ALL, true, false);
+  /* What failed for a passing reason stays in the journal (version 2 from
+   * now on) and is tried again; nothing left: removed. */
+  if (save(r, err) < 0)
     return -1;
   if (n > done)
-    iob_info("'%s': %zu of %zu values not restored: their cgroups are gone or the writes failed",
-             r->path, n - done, n);
+    iob_info("'%s': %zu of %zu values not restored: their cgroups are gone or other ones, their "
+             "values changed since, or the writes failed (%zu kept to try again)",
+             r->path, n - done, n, r->n);
   return (int)done;
 }

@@ -13,15 +13,33 @@
  * Every new entry is written to the journal STATE_DIR/restore.json
  * (atomic replace) before the cgroup file is written, so an agent killed
  * with caps in place leaves a journal that the next one replays at start.
- * Entries are dropped when restored, and the journal is removed when none
- * is left.  cgroup files live in memory: a reboot resets them, so the
- * journal carries the boot it was written in and another boot's is not
- * replayed, and it is written without fsync (iob_write_file_replace: an
- * fsync here waited seconds behind the very writers a cap holds back).
+ * cgroup files live in memory: a reboot resets them, so the journal
+ * carries the boot it was written in and another boot's is not replayed,
+ * and it is written without fsync (iob_write_file_replace: an fsync here
+ * waited seconds behind the very writers a cap holds back).
  *
- *   {"version": 1, "boot_id": "<kernel.random.boot_id>",
- *    "entries": [{"file": "/sys/fs/cgroup/blkio/x/blkio.throttle.write_bps_device",
- *                 "dev": "8:0", "value": "0"}]} */
+ * Version 2 (issue #23): an entry also carries the inode of the cgroup
+ * directory (stat(2); on v1 that of the file's own hierarchy) and the
+ * value the agent wrote (and the one before it: a crash between the
+ * journal and the write leaves either in the file).  A value is put back
+ * only when the directory is still that inode (a reused cgroup path, ctr
+ * and nerdctl reuse ids, gets nothing) and the file still holds what the
+ * agent wrote (a value changed since, by runc update or the kubelet, is
+ * left alone).  A put-back that failed for another reason than a gone
+ * cgroup is kept and retried (agent_restore_retry), AGENT_RESTORE_TRIES
+ * times in all, across restarts ("tries").  A version-1 journal (no
+ * inode, no written value) left by an older agent is replayed once as that
+ * agent would have, and the journal is rewritten as version 2.
+ *
+ *   {"version": 2, "boot_id": "<kernel.random.boot_id>",
+ *    "entries": [{"file": "/sys/fs/cgroup/x/io.max", "dev": "8:0",
+ *                 "value": "rbps=max wbps=max riops=max wiops=max",
+ *                 "ino": 4242, "written": "rbps=1048576 wbps=1048576 riops=max wiops=max",
+ *                 "prev": "rbps=2097152 wbps=2097152 riops=max wiops=max", "tries": 1}]}
+ *
+ * "prev" and "tries" are optional.  io.weight and io.bfq.weight with device
+ * 0:0 are the "default W" line (the hook's first weight, runtime-hook/run.c,
+ * journalled by the agent at Register). */
 #ifndef IOB_AGENT_RESTORE_H
 #define IOB_AGENT_RESTORE_H
 
@@ -36,10 +54,16 @@
 #define AGENT_RESTORE_PATH_MAX 4200 /* bytes of a file's path, NUL included */
 #define AGENT_RESTORE_MAX_BYTES (4u << 20)
 
+#define AGENT_RESTORE_TRIES 5 /* put-backs tried before an entry is given up */
+
 struct agent_restore_entry {
   char *file; /* absolute path of the cgroup file */
   unsigned major, minor;
-  char value[AGENT_RESTORE_VALUE_MAX]; /* what follows "MAJ:MIN " to put it back */
+  char value[AGENT_RESTORE_VALUE_MAX];   /* what follows "MAJ:MIN " to put it back */
+  char written[AGENT_RESTORE_VALUE_MAX]; /* what the agent wrote last, in the file's words */
+  char prev[AGENT_RESTORE_VALUE_MAX];    /* what it wrote before that ("": nothing) */
+  unsigned long long ino;                /* the cgroup directory's inode (0: a version-1 entry) */
+  unsigned tries;                        /* put-backs that failed so far */
 };
 
 #define AGENT_RESTORE_BOOT_ID "/proc/sys/kernel/random/boot_id"
@@ -71,33 +95,50 @@ int agent_restore_parse(struct agent_restore *r, const char *name, const char *b
 /* Whether FILE is remembered for MAJ:MIN. */
 bool agent_restore_has(const struct agent_restore *r, const char *file, unsigned major,
                        unsigned minor);
-/* Before the first write of FILE for MAJ:MIN: remember VALUE (what it
- * holds now) and write the journal.  Nothing when it is remembered already
- * (the first write wins).  On error nothing is remembered, and the caller
- * must not write: what it wrote could not be put back after a crash. */
+/* Whether FILE for MAJ:MIN is remembered for a cgroup directory that is
+ * another inode now (recreated at the same path): such an entry is
+ * nobody's any more and is dropped (true).  A directory that cannot be
+ * looked at keeps it (false). */
+bool agent_restore_stale(struct agent_restore *r, const char *file, unsigned major, unsigned minor);
+
+/* Before each write of WRITTEN to FILE for MAJ:MIN: the first time,
+ * remember VALUE (what it holds now) and the inode of FILE's directory
+ * (INO; 0: stat it now); every time, remember WRITTEN (in the words the
+ * kernel prints back) and write the journal when anything changed.  The
+ * first write wins: VALUE and INO of a remembered entry stay.  On error
+ * nothing changes, and the caller must not write: what it wrote could not
+ * be put back after a crash. */
 int agent_restore_remember(struct agent_restore *r, const char *file, unsigned major,
-                           unsigned minor, const char *value, struct iob_error **err);
+                           unsigned minor, const char *value, const char *written,
+                           unsigned long long ino, struct iob_error **err);
 
 /* Which files: weights.c's and caps.c's may be in one directory (a
  * container's v2 cgroup), and each puts back only its own. */
 enum agent_restore_files {
   AGENT_RESTORE_ALL = 0,
-  AGENT_RESTORE_WEIGHTS, /* io.weight, io.bfq.weight, blkio.*weight_device */
-  AGENT_RESTORE_CAPS,    /* io.max, blkio.throttle.* */
-  AGENT_RESTORE_CPU,     /* cpu.weight, cpu.shares (device 0:0: one value) */
+  AGENT_RESTORE_WEIGHTS,     /* io.weight, io.bfq.weight, blkio.*weight_device */
+  AGENT_RESTORE_CAPS,        /* io.max, blkio.throttle.* */
+  AGENT_RESTORE_CPU,         /* cpu.weight, cpu.shares (device 0:0: one value) */
+  AGENT_RESTORE_HOOK_WEIGHT, /* io.weight, io.bfq.weight "default" (device 0:0) */
 };
 
-/* The same for N entries at once, with one journal write: all of them are
- * remembered, or none. */
+/* The same for N entries at once (each with its file, device, value,
+ * written and ino), with one journal write: all of them, or none. */
 int agent_restore_remember_n(struct agent_restore *r, const struct agent_restore_entry *v, size_t n,
                              struct iob_error **err);
 
 /* Put back every entry of WHICH files in directory DIR (NULL: any), drop
  * them and rewrite (or remove) the journal.  A file that is gone (its
- * cgroup vanished) needs nothing; other failures are logged and the entry
- * is dropped all the same (the log names the value).  Returns how many
- * files were written. */
+ * cgroup vanished) needs nothing; a directory that is another inode now
+ * and a file that no longer holds what the agent wrote are left alone (one
+ * log line); other failures are logged and the entry is kept for
+ * agent_restore_retry, until AGENT_RESTORE_TRIES.  Returns how many files
+ * were written. */
 size_t agent_restore_dir(struct agent_restore *r, const char *dir, enum agent_restore_files which);
+
+/* Try again the entries whose put-back failed (every sample period).
+ * Returns how many files were written. */
+size_t agent_restore_retry(struct agent_restore *r);
 
 /* At start, before anything is written: load the journal an agent that did
  * not stop left, put back each value whose cgroup still exists (one log
@@ -107,5 +148,19 @@ size_t agent_restore_dir(struct agent_restore *r, const char *dir, enum agent_re
  * both is returned; the caller logs it and goes on.  Returns the number
  * of files written. */
 int agent_restore_replay(struct agent_restore *r, struct iob_error **err);
+
+/* The hook's first weight (runtime-hook/run.c), before the hook writes
+ * it: "default WEIGHT" in DIR's io.weight (when WAS, its default line
+ * before, is not "") and systemd's mapping of it in io.bfq.weight (when
+ * BFQ_WAS is not ""), journalled with DIR's inode, which must be INO (the
+ * directory the hook saw).  Errors: a weight out of range, no file, odd
+ * values (INVALID_ARGUMENT), another directory (FAILED_PRECONDITION),
+ * the journal.  The caller decides whom to trust. */
+int agent_restore_hook_weight(struct agent_restore *r, const char *dir, unsigned weight,
+                              const char *was, const char *bfq_was, unsigned long long ino,
+                              struct iob_error **err);
+
+/* The inode of FILE's directory (0 and *err when it cannot be had). */
+unsigned long long agent_restore_dir_ino(const char *file, struct iob_error **err);
 
 #endif

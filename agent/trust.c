@@ -4,10 +4,12 @@
 
 const struct agent_trust_rule agent_trust_table[] = {
     {AGENT_ANN_CLASS, "seq-read, rand-read, seq-write, rand-write, mixed, idle, unknown",
-     "the class: never measured over, planned and learned as said",
+     "the class: never measured over, planned and learned as said; the hook writes its first "
+     "io.weight, journalled by the agent first",
      "a hint, shown by status: planned only as a writing class (seq-write, rand-write, "
      "mixed); idle, a reader or unknown is planned as unknown (a probe) and is a protection "
-     "target; the first measurement or a profile replaces it; never learned"},
+     "target; the first measurement or a profile replaces it; never learned; no io.weight from "
+     "the hook"},
     {AGENT_ANN_CLASS, "latency",
      "protected at once: batch containers are capped and held for it; planned as a service",
      "never protected by it: a job, protected only as any container is (protect = "

@@ -29,23 +29,28 @@ static void note(struct agent_ctr *c, bool effective, const char *what, const ch
   snprintf(c->weight_note, sizeof(c->weight_note), "%s%s", what, detail);
 }
 
-/* Remember what FILE-kind of CGDIR holds for MAJ:MIN before the first
- * write: its override, or "default" without one. */
+/* Before each write of WRITTEN for MAJ:MIN to CGDIR's KIND file: the first
+ * time, remember what it holds (its override, or "default" without one)
+ * and the directory's inode; every time, what is written (journal first). */
 static int remember(struct agent_weights *ws, const char *cgdir, enum cg2_weight_kind kind,
-                    unsigned maj, unsigned min, struct iob_error **err) {
-  char file[AGENT_RESTORE_PATH_MAX];
+                    unsigned maj, unsigned min, unsigned written, struct iob_error **err) {
+  char file[AGENT_RESTORE_PATH_MAX], w[16];
   snprintf(file, sizeof(file), "%s/%s", cgdir, cg2_weight_file(kind));
-  if (agent_restore_has(ws->restore, file, maj, min))
-    return 0;
-  struct cg2_weight cur = {0};
-  if (cg2_weight_read(cgdir, kind, &cur, err) < 0)
-    return -1;
+  snprintf(w, sizeof(w), "%u", written);
   char value[16] = "default";
-  for (size_t i = 0; i < cur.n; i++)
-    if (cur.dev[i].major == maj && cur.dev[i].minor == min)
-      snprintf(value, sizeof(value), "%u", cur.dev[i].weight);
-  cg2_weight_release(&cur);
-  return agent_restore_remember(ws->restore, file, maj, min, value, err);
+  /* A target recreated at the same path since the first write: what the
+   * old one held is nobody's, the new one's value is read anew. */
+  if (!agent_restore_has(ws->restore, file, maj, min) ||
+      agent_restore_stale(ws->restore, file, maj, min)) {
+    struct cg2_weight cur = {0};
+    if (cg2_weight_read(cgdir, kind, &cur, err) < 0)
+      return -1;
+    for (size_t i = 0; i < cur.n; i++)
+      if (cur.dev[i].major == maj && cur.dev[i].minor == min)
+        snprintf(value, sizeof(value), "%u", cur.dev[i].weight);
+    cg2_weight_release(&cur);
+  }
+  return agent_restore_remember(ws->restore, file, maj, min, value, w, 0, err);
 }
 
 /* Write w for one device; returns 1 when written with an enforcing
@@ -57,13 +62,13 @@ static int write_dev(struct agent_weights *ws, const char *cgdir, unsigned major
       0)
     return -1;
   if (mech & CG2_MECH_IOCOST) {
-    if (remember(ws, cgdir, CG2_IO_WEIGHT, dmaj, dmin, err) < 0 ||
+    if (remember(ws, cgdir, CG2_IO_WEIGHT, dmaj, dmin, w, err) < 0 ||
         cg2_weight_write_dev(cgdir, CG2_IO_WEIGHT, dmaj, dmin, w, err) < 0)
       return -1;
     return 1;
   }
   if (mech & CG2_MECH_BFQ) {
-    if (remember(ws, cgdir, CG2_BFQ_WEIGHT, dmaj, dmin, err) < 0 ||
+    if (remember(ws, cgdir, CG2_BFQ_WEIGHT, dmaj, dmin, cg2_weight_io_to_bfq(w), err) < 0 ||
         cg2_weight_write_dev(cgdir, CG2_BFQ_WEIGHT, dmaj, dmin, cg2_weight_io_to_bfq(w), err) < 0)
       return -1;
     return 1;

@@ -35,22 +35,11 @@ static void usage(FILE *f) {
 
 static int io_pressure(unsigned max_held_s) {
   cleanup_error struct iob_error *err = NULL;
-  struct ttrpc_client *c = NULL;
-  if (iobctl_connect(&c, &err) < 0) {
+  Iobatch__Agent__V1__StatusResponse *st = NULL;
+  if (iobctl_status_fetch(&st, 5000, &err) < 0) {
     printf("unknown: %.70s\n", err->msg);
     return CHECK_UNKNOWN;
   }
-  Iobatch__Agent__V1__StatusRequest req = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
-  ProtobufCMessage *resp = NULL;
-  int r = ttrpc_client_call(c, AGENT_SERVICE, "Status", &req.base,
-                            &iobatch__agent__v1__status_response__descriptor, &resp, 5000, NULL, 0,
-                            &err);
-  ttrpc_client_free(c);
-  if (r < 0) {
-    printf("unknown: %.70s\n", err->msg);
-    return CHECK_UNKNOWN;
-  }
-  Iobatch__Agent__V1__StatusResponse *st = (Iobatch__Agent__V1__StatusResponse *)resp;
   int rc = CHECK_OK;
   if (st->io_pressure) {
     printf("%.80s\n", st->io_pressure_reason);
@@ -74,7 +63,7 @@ static int io_pressure(unsigned max_held_s) {
       printf("no I/O pressure (%zu held, none over %u s)\n", pending, max_held_s);
     }
   }
-  protobuf_c_message_free_unpacked(resp, NULL);
+  protobuf_c_message_free_unpacked(&st->base, NULL);
   return rc;
 }
 

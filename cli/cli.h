@@ -22,6 +22,10 @@
 extern const char *iobctl_socket;
 
 int iobctl_connect(struct ttrpc_client **out, struct iob_error **err);
+/* The agent's Status, asked with a timeout of timeout_ms (status, check). */
+struct Iobatch__Agent__V1__StatusResponse;
+int iobctl_status_fetch(struct Iobatch__Agent__V1__StatusResponse **out, int timeout_ms,
+                        struct iob_error **err);
 
 /* -o / --output: table (the default), wide (more columns) or json. */
 enum iobctl_output { IOBCTL_OUT_TABLE, IOBCTL_OUT_WIDE, IOBCTL_OUT_JSON };

@@ -21,8 +21,25 @@ int iobctl_connect(struct ttrpc_client **out, struct iob_error **err) {
   return 0;
 }
 
+int iobctl_status_fetch(Iobatch__Agent__V1__StatusResponse **out, int timeout_ms,
+                        struct iob_error **err) {
+  struct ttrpc_client *c = NULL;
+  if (iobctl_connect(&c, err) < 0)
+    return -1;
+  Iobatch__Agent__V1__StatusRequest req = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
+  ProtobufCMessage *resp = NULL;
+  int r = ttrpc_client_call(c, AGENT_SERVICE, "Status", &req.base,
+                            &iobatch__agent__v1__status_response__descriptor, &resp, timeout_ms,
+                            NULL, 0, err);
+  ttrpc_client_free(c);
+  if (r < 0)
+    return -1;
+  *out = (Iobatch__Agent__V1__StatusResponse *)resp;
+  return 0;
+}
+
 struct ctl_args {
-  const char *id, *ns, *cls, *cgroup, *key, *bundle, *kind, *pod, *pod_ns, *name;
+  const char *id, *ns, *cls, *cgroup, *key, *bundle, *kind, *pod, *pod_ns, *name, *source;
   unsigned long pid, max_hold, timeout, status;
   int running;
 };
@@ -45,10 +62,11 @@ static void usage(FILE *f, const char *verb) {
       {"register",
        "[--ns NS] [--class C] [--cgroup PATH] [--pid N] [--key K] [--max-hold MS]\n"
        "           [--bundle DIR] [--kind job|service|sandbox] [--pod NAME] [--pod-ns NS]\n"
-       "           [--name NAME] [--running]",
+       "           [--name NAME] [--running] [--as shim|hook]",
        "Tell the agent about a container, as a shim or the hook does.  --running: it\n"
        "runs already (what a shim says after an agent restart).  --pod, --pod-ns,\n"
-       "--name: its Kubernetes pod and container names."},
+       "--name: its Kubernetes pod and container names.  --as: the source to name\n"
+       "(default iobatchctl; tests)."},
       {"admit", "[--ns NS] [--class C] [--key K] [--max-hold MS] [--kind K] [--timeout MS]",
        "Ask the agent to start the container and wait until it is admitted (or\n"
        "--timeout passes).  Exit 0 admitted, 1 not."},
@@ -66,12 +84,13 @@ static void usage(FILE *f, const char *verb) {
 
 /* Returns 0, 2 after a usage error, 3 after --help (both printed). */
 static int parse_ctl(int argc, char **argv, struct ctl_args *a) {
-  enum { O_KIND = 256, O_POD, O_PODNS, O_NAME };
+  enum { O_KIND = 256, O_POD, O_PODNS, O_NAME, O_AS };
   static const struct option opts[] = {
       {"kind", required_argument, NULL, O_KIND},
       {"pod", required_argument, NULL, O_POD},
       {"pod-ns", required_argument, NULL, O_PODNS},
       {"name", required_argument, NULL, O_NAME},
+      {"as", required_argument, NULL, O_AS},
       {"help", no_argument, NULL, 'h'},
       {"ns", required_argument, NULL, 'n'},
       {"class", required_argument, NULL, 'c'},
@@ -107,6 +126,9 @@ static int parse_ctl(int argc, char **argv, struct ctl_args *a) {
       break;
     case O_NAME:
       a->name = optarg;
+      break;
+    case O_AS:
+      a->source = optarg;
       break;
     case 'n':
       a->ns = optarg;
@@ -191,7 +213,7 @@ int iobctl_register(int argc, char **argv) {
                                 .max_hold_ms = (uint32_t)a.max_hold,
                                 .running = a.running};
   Iobatch__Agent__V1__RegisterRequest m;
-  agent_register_request(&ctr, "iobatchctl", &m);
+  agent_register_request(&ctr, a.source ? a.source : "iobatchctl", &m);
   ProtobufCMessage *resp = NULL;
   if (call("register", "Register", &m.base, &iobatch__agent__v1__register_response__descriptor,
            &resp, CALL_TIMEOUT_MS) < 0)

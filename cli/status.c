@@ -497,22 +497,10 @@ static const ctr_status *find(const status_resp *r, const char *arg) {
 
 static int fetch(status_resp **out) {
   cleanup_error struct iob_error *err = NULL;
-  struct ttrpc_client *c = NULL;
-  if (iobctl_connect(&c, &err) < 0) {
+  if (iobctl_status_fetch(out, 10000, &err) < 0) {
     iob_error_print("iobatchctl status", &err);
     return -1;
   }
-  Iobatch__Agent__V1__StatusRequest req = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
-  ProtobufCMessage *resp = NULL;
-  int r = ttrpc_client_call(c, AGENT_SERVICE, "Status", &req.base,
-                            &iobatch__agent__v1__status_response__descriptor, &resp, 10000, NULL, 0,
-                            &err);
-  ttrpc_client_free(c);
-  if (r < 0) {
-    iob_error_print("iobatchctl status", &err);
-    return -1;
-  }
-  *out = (status_resp *)resp;
   return 0;
 }
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# packaging/: man pages (scdoc), the FHS install the Debian package uses,
-# and `make deb`.  The layout (README, Installing):
+# packaging/: man pages (scdoc), `make install` (the one install: the
+# Debian package is `make install PREFIX=/usr`, debian/rules) and
+# `make deb`.  The layout (docs/INSTALL.md), shown for PREFIX=/usr:
 #   /usr/bin/iobatchctl, /usr/sbin/iobatchd,
 #   /usr/libexec/iobatch/{containerd-shim-iobatch-v2,iobatch-hook} with
 #   /usr/bin/containerd-shim-iobatch-v2 -> ../libexec/iobatch/... (containerd
@@ -8,6 +9,8 @@
 #   /usr/libexec/iobatch/containerd-config and its drop-in
 #   /lib/systemd/system/containerd.service.d/iobatch.conf (containerd runs
 #   on /run/iobatch-containerd/config.toml: config.toml plus the handler).
+# The unit and the drop-in name /usr/sbin and /usr/libexec/iobatch; another
+# PREFIX rewrites those paths as it installs them.
 MAN_PAGES := iobatchd iobatchctl iobatch-hook containerd-shim-iobatch-v2
 MAN_OUT := $(addprefix $(B)/man/,$(addsuffix .8,$(MAN_PAGES)))
 
@@ -22,7 +25,7 @@ $(B)/man/%.8: packaging/man/%.8.scd
 # $(call hooks_json,HOOK_PATH,OUT) writes packaging/hooks.d/iobatch.json.in
 # with @HOOK_PATH@ replaced, mode 0644.  $(B)/hooks/iobatch.json points
 # at this build's hook (tests/integration/podman-hooks.sh uses it); make
-# install at BINDIR's, make install-dist (the .deb) at /usr/libexec/iobatch.
+# install (and so the .deb) at LIBEXECDIR's.
 HOOKS_JSON_IN := packaging/hooks.d/iobatch.json.in
 define hooks_json
 	@mkdir -p $(dir $(2))
@@ -33,27 +36,33 @@ all: $(B)/hooks/iobatch.json
 $(B)/hooks/iobatch.json: $(HOOKS_JSON_IN)
 	$(call hooks_json,$(abspath $(B))/bin/iobatch-hook,$@)
 
-# install-dist DESTDIR=...: the package's file tree (debian/rules uses it).
-.PHONY: install-dist
-install-dist: programs man
-	install -d $(DESTDIR)/usr/bin $(DESTDIR)/usr/sbin $(DESTDIR)/usr/libexec/iobatch \
-		$(DESTDIR)/lib/systemd/system $(DESTDIR)/etc/iobatch \
-		$(DESTDIR)/lib/systemd/system/containerd.service.d \
-		$(DESTDIR)/usr/share/containers/oci/hooks.d $(DESTDIR)/usr/share/bash-completion/completions \
-		$(DESTDIR)/usr/share/man/man8
-	install -m 0755 $(B)/bin/iobatchctl $(DESTDIR)/usr/bin/
-	install -m 0755 $(B)/bin/iobatchd $(DESTDIR)/usr/sbin/
+# make install [PREFIX=/usr/local] [DESTDIR=]: everything a node needs.  A
+# configuration file already there is kept (the package's is a conffile).
+INSTALL_PATHS = sed -e 's|/usr/sbin/|$(SBINDIR)/|g' -e 's|/usr/libexec/iobatch|$(LIBEXECDIR)|g'
+.PHONY: install
+install: programs man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR) \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d $(DESTDIR)$(SYSCONFDIR)/iobatch \
+		$(DESTDIR)$(HOOKSDIR) $(DESTDIR)$(DATADIR)/bash-completion/completions \
+		$(DESTDIR)$(MANDIR)/man8
+	install -m 0755 $(B)/bin/iobatchctl $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(B)/bin/iobatchd $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(B)/bin/containerd-shim-iobatch-v2 $(B)/bin/iobatch-hook \
-		packaging/containerd/containerd-config $(DESTDIR)/usr/libexec/iobatch/
-	ln -sfn ../libexec/iobatch/containerd-shim-iobatch-v2 $(DESTDIR)/usr/bin/containerd-shim-iobatch-v2
-	install -m 0644 packaging/systemd/iobatchd.service $(DESTDIR)/lib/systemd/system/
-	install -m 0644 agent/iobatchd.conf.example $(DESTDIR)/etc/iobatch/iobatchd.conf
-	install -m 0644 packaging/containerd/runtime-options.toml $(DESTDIR)/etc/iobatch/
-	install -m 0644 packaging/containerd/containerd.service.d/iobatch.conf \
-		$(DESTDIR)/lib/systemd/system/containerd.service.d/
-	$(call hooks_json,/usr/libexec/iobatch/iobatch-hook,$(DESTDIR)/usr/share/containers/oci/hooks.d/iobatch.json)
-	install -m 0644 packaging/bash-completion/iobatchctl $(DESTDIR)/usr/share/bash-completion/completions/
-	install -m 0644 $(MAN_OUT) $(DESTDIR)/usr/share/man/man8/
+		packaging/containerd/containerd-config $(DESTDIR)$(LIBEXECDIR)/
+	ln -sfn $(shell realpath -m --relative-to=$(BINDIR) $(LIBEXECDIR))/containerd-shim-iobatch-v2 \
+		$(DESTDIR)$(BINDIR)/containerd-shim-iobatch-v2
+	$(INSTALL_PATHS) packaging/systemd/iobatchd.service >$(DESTDIR)$(SYSTEMDUNITDIR)/iobatchd.service
+	$(INSTALL_PATHS) packaging/containerd/containerd.service.d/iobatch.conf \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d/iobatch.conf
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/iobatchd.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d/iobatch.conf
+	[ -e $(DESTDIR)$(SYSCONFDIR)/iobatch/iobatchd.conf ] || \
+		install -m 0644 agent/iobatchd.conf.example $(DESTDIR)$(SYSCONFDIR)/iobatch/iobatchd.conf
+	[ -e $(DESTDIR)$(SYSCONFDIR)/iobatch/runtime-options.toml ] || \
+		install -m 0644 packaging/containerd/runtime-options.toml $(DESTDIR)$(SYSCONFDIR)/iobatch/
+	$(call hooks_json,$(LIBEXECDIR)/iobatch-hook,$(DESTDIR)$(HOOKSDIR)/iobatch.json)
+	install -m 0644 packaging/bash-completion/iobatchctl $(DESTDIR)$(DATADIR)/bash-completion/completions/
+	install -m 0644 $(MAN_OUT) $(DESTDIR)$(MANDIR)/man8/
 
 # make deb: a clean copy of the tree (tracked and new files, not build
 # output) built by dpkg-buildpackage in $(B)-pkg/src; the .deb lands in

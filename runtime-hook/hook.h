@@ -103,16 +103,30 @@ struct hook_result {
   enum batch_class cls;
   struct cg2_sample baseline;
   unsigned weight;      /* io.weight asked for the class; 0: none */
-  unsigned weight_mech; /* CG2_MECH_* of the disks it was written for */
+  unsigned weight_mech; /* CG2_MECH_* of the disks it is (to be) written for */
   int weight_applied;
+  /* What the "default" lines said before (for the agent's journal; "":
+   * that file is not to be written) and the inode of cgdir. */
+  char weight_was[16], bfq_weight_was[16];
+  unsigned long long cgdir_ino;
+  int weight_journalled;  /* the agent journalled it: it may be written */
   uint32_t lat_target_us; /* io.iobatch.latency-target; 0: none */
 };
 
-/* Resolve, sample, weight.  Fills RES (release with hook_result_release);
- * on failure RES holds nothing. */
+/* Resolve, sample, and for a declared class the weight to write and what
+ * its files hold now (nothing is written: hook_weight_write does, once the
+ * agent journalled it).  Fills RES (release with hook_result_release); on
+ * failure RES holds nothing. */
 int hook_run(const struct hook_options *opt, const struct hook_state *st, struct hook_result *res,
              struct iob_error **err);
 void hook_result_release(struct hook_result *res);
+/* Write RES's weight (issue #23): only after the agent answered Register
+ * with hook_weight_journalled, which it does for a class declared in a
+ * namespace it trusts, having journalled what the files held, so that it
+ * can put them back.  Without the agent's word (no agent, an untrusted
+ * namespace), nothing: what the agent cannot undo is not written, and an
+ * untrusted declaration is a hint only. */
+int hook_weight_write(struct hook_result *res, struct iob_error **err);
 /* The record as JSON (new reference). */
 json_t *hook_result_json(const struct hook_state *st, const struct hook_result *res);
 int hook_record_write(const char *dir, const char *id, json_t *rec, struct iob_error **err);
@@ -125,7 +139,7 @@ int hook_record_write(const char *dir, const char *id, json_t *rec, struct iob_e
  * IOB_CODE_UNAVAILABLE (the caller fails open); a socket path that cannot
  * be a unix socket address with IOB_CODE_INVALID_ARGUMENT. */
 int hook_register(const struct hook_options *opt, const struct hook_state *st,
-                  const struct hook_result *res, struct iob_error **err);
+                  struct hook_result *res, struct iob_error **err);
 /* poststop: tell the agent the container exited (Exited), so nothing stays
  * listed.  Errors as hook_register. */
 int hook_exited(const struct hook_options *opt, const struct hook_state *st,

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "common/cleanup.h"
 #include "common/log.h"
 #include "runtime-hook/hook.h"
 #include "wcd/kind.h"
@@ -37,15 +38,23 @@ static int prestart(const struct hook_options *opt, struct hook_state *st, struc
   struct hook_result res;
   if (hook_run(opt, st, &res, err) < 0)
     return 1;
-  int rc = 0;
-  if (opt->record_dir) {
-    json_t *rec = hook_result_json(st, &res);
-    rc = rec ? hook_record_write(opt->record_dir, st->id, rec, err)
-             : iob_error_code(err, IOB_CODE_INTERNAL, "cannot build the record of '%s'", st->id);
-    json_decref(rec);
-  }
+  /* The weight only once the agent journalled it (hook_weight_write). */
+  int rc = hook_register(opt, st, &res, err);
   if (rc == 0)
-    rc = hook_register(opt, st, &res, err);
+    rc = hook_weight_write(&res, err);
+  if (opt->record_dir) {
+    cleanup_error struct iob_error *rerr = NULL;
+    json_t *rec = hook_result_json(st, &res);
+    int r =
+        rec ? hook_record_write(opt->record_dir, st->id, rec, &rerr)
+            : iob_error_code(&rerr, IOB_CODE_INTERNAL, "cannot build the record of '%s'", st->id);
+    json_decref(rec);
+    if (r < 0 && rc == 0) {
+      *err = rerr;
+      rerr = NULL;
+      rc = -1;
+    }
+  }
   hook_result_release(&res);
   return rc < 0 ? 1 : 0;
 }

@@ -117,7 +117,7 @@ static int admit(const struct hook_options *opt, struct ttrpc_client *c,
 }
 
 int hook_register(const struct hook_options *opt, const struct hook_state *st,
-                  const struct hook_result *res, struct iob_error **err) {
+                  struct hook_result *res, struct iob_error **err) {
   struct ttrpc_client *c = NULL;
   if (agent_connect(opt, &c, err) < 0)
     return -1;
@@ -153,6 +153,14 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
   Iobatch__Agent__V1__RegisterRequest req;
   agent_register_request(&ctr, "hook", &req);
   req.baseline = &base;
+  if (res->weight && res->weight_mech) {
+    /* The agent journals it (or refuses: an untrusted namespace) before
+     * we write it: hook_weight_write. */
+    req.hook_weight = res->weight;
+    req.hook_weight_was = (char *)res->weight_was;
+    req.hook_bfq_weight_was = (char *)res->bfq_weight_was;
+    req.cgroup_inode = res->cgdir_ino;
+  }
   ProtobufCMessage *resp = NULL;
   cleanup_error struct iob_error *cerr = NULL;
   int rc = 0;
@@ -163,8 +171,10 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
                         opt->socket, st->id, cerr->msg);
   } else {
     const Iobatch__Agent__V1__RegisterResponse *r = (const void *)resp;
-    iob_debug("registered '%s' (namespace '%s') with the agent: class %s, io.weight %u", st->id, ns,
-              r->class_, r->io_weight);
+    iob_debug("registered '%s' (namespace '%s') with the agent: class %s, io.weight %u%s", st->id,
+              ns, r->class_, r->io_weight,
+              req.hook_weight && !r->hook_weight_journalled ? "; the hook's weight refused" : "");
+    res->weight_journalled = r->hook_weight_journalled;
     protobuf_c_message_free_unpacked(resp, NULL);
     if (opt->max_wait_ms > 0)
       rc = admit(opt, c, st, res, ns, err);

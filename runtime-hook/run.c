@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroupv2/cg2.h"
@@ -48,11 +49,12 @@ static int resolve(const struct hook_options *opt, const struct hook_state *st,
   return cg2_source_pick(&pick, src, &res->cgdir, err);
 }
 
-/* Write the class's weight where some disk can enforce it: io.weight when
- * iocost runs on a disk, io.bfq.weight (systemd's mapping) when bfq does.
+/* The class's weight, for where some disk can enforce it: io.weight when
+ * iocost runs on a disk, io.bfq.weight (systemd's mapping) when bfq does;
+ * and what the "default" line of each holds now, for the agent's journal.
  * Never report a weight as applied when nothing enforces it. */
-static int apply_weight(const struct hook_options *opt, const struct cg2_mount *m,
-                        struct hook_result *res, struct iob_error **err) {
+static int plan_weight(const struct hook_options *opt, const struct cg2_mount *m,
+                       struct hook_result *res, struct iob_error **err) {
   res->weight = hook_class_weight(res->cls);
   if (res->weight == 0)
     return 0;
@@ -78,13 +80,39 @@ static int apply_weight(const struct hook_options *opt, const struct cg2_mount *
               res->weight, batch_class_name(res->cls));
     return 0;
   }
+  const struct {
+    unsigned mech;
+    enum cg2_weight_kind kind;
+    char *was;
+  } f[] = {{CG2_MECH_IOCOST, CG2_IO_WEIGHT, res->weight_was},
+           {CG2_MECH_BFQ, CG2_BFQ_WEIGHT, res->bfq_weight_was}};
+  for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+    if (!(mech & f[i].mech))
+      continue;
+    struct cg2_weight cur = {0};
+    if (cg2_weight_read(res->cgdir, f[i].kind, &cur, err) < 0)
+      return -1;
+    snprintf(f[i].was, sizeof(res->weight_was), "%u", cur.dflt);
+    cg2_weight_release(&cur);
+  }
+  struct stat sb;
+  if (stat(res->cgdir, &sb) < 0)
+    return iob_error(err, errno, "cannot stat '%s'", res->cgdir);
+  res->cgdir_ino = (unsigned long long)sb.st_ino;
+  res->weight_mech = mech;
+  return 0;
+}
+
+int hook_weight_write(struct hook_result *res, struct iob_error **err) {
+  if (!res->weight_journalled || res->weight == 0 || res->weight_mech == 0)
+    return 0;
+  unsigned mech = res->weight_mech;
   if ((mech & CG2_MECH_IOCOST) &&
       cg2_weight_write_default(res->cgdir, CG2_IO_WEIGHT, res->weight, err) < 0)
     return -1;
   if ((mech & CG2_MECH_BFQ) && cg2_weight_write_default(res->cgdir, CG2_BFQ_WEIGHT,
                                                         cg2_weight_io_to_bfq(res->weight), err) < 0)
     return -1;
-  res->weight_mech = mech;
   res->weight_applied = 1;
   iob_debug("weight %u for '%s' written (%s%s)", res->weight, batch_class_name(res->cls),
             mech & CG2_MECH_IOCOST ? "iocost " : "", mech & CG2_MECH_BFQ ? "bfq" : "");
@@ -136,7 +164,7 @@ int hook_run(const struct hook_options *opt, const struct hook_state *st, struct
               res->cgroup, res->cgdir, cg2_source_name(src),
               cg2_source_ops(src)->lower_fidelity ? " (lower fidelity)" : "");
   if (rc == 0 && sample && res->declared)
-    rc = apply_weight(opt, &m, res, err);
+    rc = plan_weight(opt, &m, res, err);
   cg2_mount_release(&m);
   if (rc < 0)
     hook_result_release(res);

@@ -6,9 +6,12 @@
 # INTEG_TESTS there).  The hook's enforcement check must report nothing,
 # then bfq, then iocost as each is switched on for the disk under the test,
 # write the class's weight only where it can take effect, and the weight
-# must read back.
+# must read back.  Issue #23: the hook writes it only once the agent (a
+# private one here) journalled it; the agent puts it back when it stops,
+# and from a namespace trust_declared does not trust it is never written.
 . "$(dirname "$0")/lib.sh"
-tap_plan 10
+. "$(dirname "$0")/agent-lib.sh"
+tap_plan 15
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "no $HOOK (build first)"
 V2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
@@ -41,8 +44,9 @@ mkdir -p "$IOB_T/rec" "$IOB_T/b"
 echo '{}' >"$IOB_T/b/config.json"
 hook() { # ID
   printf '{"ociVersion":"1.0.2","id":"%s","pid":%d,"bundle":"%s","annotations":{"io.iobatch.class":"rand-write","io.iobatch.workload":"w"}}' \
-    "$1" $spid "$IOB_T/b" | "$HOOK" --record-dir "$IOB_T/rec" --socket "$IOB_T/none.sock"
+    "$1" $spid "$IOB_T/b" | "$HOOK" --record-dir "$IOB_T/rec" --socket "$AGENT_SOCK"
 }
+agent_start "" || bail "iobatchd did not start"
 w() { jq -r ".weight | [.applied, .iocost, .bfq] | map(tostring) | join(\" \")" "$IOB_T/rec/$1.json"; }
 
 echo none >"$sched"; echo "$devno enable=0" >"$V2/io.cost.qos"
@@ -62,4 +66,13 @@ ok "iocost on $devno: hook succeeds" hook w2
 is "$(w w2)" "true true false" "iocost reported, weight applied"
 is "$(head -1 "$CG/io.weight")" "default 400" "io.weight reads back 400"
 like "$(cat "$CG/io.stat" 2>/dev/null; echo end)" "end" "io.stat of the cgroup reads"
+is "$(jq -r --arg f "$CG/io.weight" '.entries[] | select(.file == $f and .dev == "0:0") | .value + " " + .written' "$AGENT_STATE/restore.json")" \
+  "100 400" "the agent journalled the default line before the hook wrote it"
+agent_stop
+is "$(head -1 "$CG/io.weight")" "default 100" "and puts it back when it stops"
+# from a namespace the agent does not trust: never written
+agent_start "trust_declared = none" || bail "iobatchd did not start again"
+ok "untrusted: hook succeeds" hook w3
+is "$(w w3)" "false true false" "untrusted: weight not applied"
+is "$(head -1 "$CG/io.weight")" "default 100" "untrusted: io.weight left alone"
 tap_done

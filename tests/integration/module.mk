@@ -10,7 +10,7 @@ INTEG_TESTS += tests/integration/cri-pods.sh
 $(eval $(call prog,tests/cg-throttle,tests/integration/cg_throttle.c,cg2 common))
 PROGRAMS += tests/cg-throttle
 INTEG_TESTS += tests/integration/agent-v1-root.sh tests/integration/throttle.sh
-INTEG_TESTS += tests/integration/weights-restore.sh tests/integration/trust.sh
+INTEG_TESTS += tests/integration/weights-restore.sh tests/integration/trust.sh tests/integration/journal.sh
 INTEG_TESTS += tests/integration/tenants.sh tests/integration/agent-lock.sh tests/integration/hook-owner.sh
 INTEG_TESTS += tests/integration/version.sh
 INTEG_TESTS += tests/integration/ctl.sh tests/integration/agent-latency.sh

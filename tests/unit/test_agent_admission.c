@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/admission.h"
@@ -21,6 +22,7 @@
 #include "agent/requests.h"
 #include "agent/trust.h"
 #include "common/cleanup.h"
+#include "common/xalloc.h"
 #include "iobatch/agent.pb-c.h"
 #include "runtime-hook/hook.h"
 #include "wcd/kind.h"
@@ -824,6 +826,82 @@ static void check_latency_target_row(void) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* Issue #23 item 4: the hook's first io.weight is journalled by the agent
+ * at Register, for a class declared in a trusted namespace only, and only
+ * for the directory the hook saw; the hook writes nothing otherwise. */
+static void test_trust_hook_weight(void **state) {
+  (void)state;
+  char dir[] = "/tmp/iob-hookw.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char cg[128], path[320];
+  snprintf(cg, sizeof(cg), "%s/cg", dir);
+  assert_int_equal(mkdir(cg, 0700), 0);
+  for (const char *const *c = (const char *const[]){"team-a", "kube-system", "moved", NULL}; *c;
+       c++) {
+    snprintf(path, sizeof(path), "%s/%s", cg, *c);
+    assert_int_equal(mkdir(path, 0700), 0);
+  }
+  struct agent_config cfg;
+  agent_config_default(&cfg);
+  cfg.state_dir = dir;
+  cfg.trust_declared = (char *)",kube-system,";
+  struct agent_daemon d;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_daemon_init_headless(&d, &cfg, &err), 0);
+  d.sampler.has_io = true;
+  d.sampler.cgroup_root = xstrdup(cg);
+  static const char *const tenants[] = {"team-a", "kube-system", "moved"};
+  for (int i = 0; i < 3; i++) {
+    char rel[64];
+    snprintf(rel, sizeof(rel), "/%s", tenants[i]);
+    snprintf(path, sizeof(path), "%s%s", cg, rel);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    Iobatch__Agent__V1__RegisterRequest r = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+    r.id = (char *)tenants[i];
+    r.namespace_ = (char *)"k8s.io";
+    r.pod_namespace = (char *)(i == 0 ? "team-a" : "kube-system");
+    r.source = (char *)"hook";
+    r.declared_class = (char *)"rand-write";
+    r.cgroup = rel;
+    r.hook_weight = 400;
+    r.hook_weight_was = (char *)"100";
+    r.hook_bfq_weight_was = (char *)"";
+    r.cgroup_inode = (uint64_t)sb.st_ino + (i == 2); /* "moved": not what the hook saw */
+    Iobatch__Agent__V1__RegisterResponse resp;
+    if (agent_api_register(&d, &r, 1000, &resp, &err) < 0)
+      fail_msg("register %s: %s", tenants[i], err->msg);
+    snprintf(path, sizeof(path), "%s%s/io.weight", cg, rel);
+    /* journalled, with what was there and what the hook writes, only
+     * where the hook may write it */
+    assert_int_equal(resp.hook_weight_journalled, i == 1);
+    assert_int_equal(agent_restore_has(&d.restore, path, 0, 0), i == 1);
+  }
+  assert_int_equal(d.restore.n, 1);
+  assert_string_equal(d.restore.v[0].value, "100");
+  assert_string_equal(d.restore.v[0].written, "400");
+  /* the container leaves: its default line goes back (the hook wrote it) */
+  snprintf(path, sizeof(path), "%s/kube-system/io.weight", cg);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("default 400\n", f);
+  fclose(f);
+  struct agent_ctr *c = agent_adm_find(&d.adm, "k8s.io", "kube-system");
+  assert_non_null(c);
+  agent_daemon_remove(&d, c, "exited", 2000);
+  assert_int_equal(d.restore.n, 0);
+  char buf[64] = "";
+  f = fopen(path, "r");
+  assert_non_null(f);
+  assert_non_null(fgets(buf, sizeof(buf), f));
+  fclose(f);
+  assert_string_equal(buf, "default 100\n");
+  agent_daemon_release(&d);
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 static void test_trust_table(void **state) {
   (void)state;
   /* every io.iobatch.* key the shim, the hook and wcd parse has a row */
@@ -1234,6 +1312,7 @@ int main(void) {
       cmocka_unit_test(test_trust_kind_all),
       cmocka_unit_test(test_trust_kind_open_ended),
       cmocka_unit_test(test_trust_kind_wire),
+      cmocka_unit_test(test_trust_hook_weight),
   };
   return cmocka_run_group_tests_name("agent_admission", tests, NULL, NULL);
 }

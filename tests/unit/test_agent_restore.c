@@ -66,7 +66,9 @@ static void test_remember_and_restore(void **state) {
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
   const char *orig = "rbps=max wbps=max riops=77 wiops=max";
-  assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, orig, &err), 0);
+  assert_int_equal(
+      agent_restore_remember(&r, t.file, 8, 0, orig, "rbps=1 wbps=1 riops=77 wiops=max", 0, &err),
+      0);
   assert_true(agent_restore_has(&r, t.file, 8, 0));
   assert_false(agent_restore_has(&r, t.file, 8, 16));
   /* the journal is there before the caller writes anything */
@@ -81,10 +83,14 @@ static void test_remember_and_restore(void **state) {
   agent_restore_release(&back);
   /* the first write wins: a later value is not what was there */
   assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "rbps=1 wbps=1 riops=77 wiops=max",
-                                          &err),
+                                          "rbps=2 wbps=2 riops=77 wiops=max", 0, &err),
                    0);
   assert_int_equal(r.n, 1);
   assert_string_equal(r.v[0].value, orig);
+  /* ... but what is written now is, and what was before it */
+  assert_string_equal(r.v[0].written, "rbps=2 wbps=2 riops=77 wiops=max");
+  assert_string_equal(r.v[0].prev, "rbps=1 wbps=1 riops=77 wiops=max");
+  put(t.file, "8:0 rbps=2 wbps=2 riops=77 wiops=max\n");
   /* another directory is left alone */
   assert_int_equal(agent_restore_dir(&r, "/sys/fs/cgroup/other", AGENT_RESTORE_ALL), 0);
   assert_int_equal(r.n, 1);
@@ -92,13 +98,15 @@ static void test_remember_and_restore(void **state) {
   char wfile[256];
   snprintf(wfile, sizeof(wfile), "%s/io.weight", t.cg);
   put(wfile, "");
-  assert_int_equal(agent_restore_remember(&r, wfile, 8, 0, "default", &err), 0);
+  assert_int_equal(agent_restore_remember(&r, wfile, 8, 0, "default", "50", 0, &err), 0);
+  put(wfile, "default 100\n8:0 50\n");
   /* put back: "MAJ:MIN value"; caps and weights each their own */
   assert_int_equal(agent_restore_dir(&r, t.cg, AGENT_RESTORE_CAPS), 1);
   cleanup_free char *got = slurp(t.file);
   assert_string_equal(got, "8:0 rbps=max wbps=max riops=77 wiops=max");
   cleanup_free char *w0 = slurp(wfile);
-  assert_string_equal(w0, "");
+  assert_string_equal(w0, "default 100\n8:0 50\n");
+  put(wfile, "8:0 50\n");
   assert_int_equal(r.n, 1);
   assert_int_equal(access(r.path, F_OK), 0);
   /* the last entry goes, and the journal with it */
@@ -123,11 +131,12 @@ static void test_cpu_whole_cgroup(void **state) {
   assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
   char cfile[256];
   snprintf(cfile, sizeof(cfile), "%s/cpu.shares", t.cg);
-  put(cfile, "");
-  assert_int_equal(agent_restore_remember(&r, cfile, 0, 0, "1024", &err), 0);
+  put(cfile, "2\n");
+  assert_int_equal(agent_restore_remember(&r, cfile, 0, 0, "1024", "2", 0, &err), 0);
   assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "rbps=max wbps=max riops=max wiops=max",
-                                          &err),
+                                          "rbps=1 wbps=1 riops=max wiops=max", 0, &err),
                    0);
+  put(t.file, "8:0 rbps=1 wbps=1 riops=max wiops=max\n");
   /* the journal round-trips it */
   struct agent_restore back;
   assert_int_equal(agent_restore_init(&back, NULL, NULL, &err), 0);
@@ -140,7 +149,7 @@ static void test_cpu_whole_cgroup(void **state) {
   assert_int_equal(agent_restore_dir(&r, t.cg, AGENT_RESTORE_WEIGHTS), 0);
   assert_int_equal(agent_restore_dir(&r, t.cg, AGENT_RESTORE_CAPS), 1);
   cleanup_free char *c0 = slurp(cfile);
-  assert_string_equal(c0, "");
+  assert_string_equal(c0, "2\n");
   /* its own kind writes the value alone, no device */
   assert_int_equal(agent_restore_dir(&r, t.cg, AGENT_RESTORE_CPU), 1);
   cleanup_free char *c1 = slurp(cfile);
@@ -159,7 +168,7 @@ static void test_vanished_and_symlink(void **state) {
   assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
   /* a cgroup that vanished: nothing to write, no error, entry dropped */
   assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "rbps=max wbps=max riops=max wiops=max",
-                                          &err),
+                                          "rbps=1 wbps=1 riops=max wiops=max", 0, &err),
                    0);
   assert_int_equal(unlink(t.file), 0);
   assert_int_equal(rmdir(t.cg), 0);
@@ -173,15 +182,17 @@ static void test_vanished_and_symlink(void **state) {
   put(target, "untouched");
   assert_int_equal(mkdir(cg2, 0700), 0);
   assert_int_equal(symlink(target, link), 0);
-  assert_int_equal(agent_restore_remember(&r, link, 8, 0, "0", &err), 0);
+  assert_int_equal(agent_restore_remember(&r, link, 8, 0, "0", "5", 0, &err), 0);
   assert_int_equal(agent_restore_dir(&r, cg2, AGENT_RESTORE_ALL), 0);
   cleanup_free char *got = slurp(target);
   assert_string_equal(got, "untouched");
   assert_int_equal(r.n, 0);
   /* files the agent never writes, and odd values, are refused */
-  assert_int_equal(agent_restore_remember(&r, "/etc/passwd", 8, 0, "0", &err), -1);
+  assert_int_equal(agent_restore_remember(&r, "/etc/passwd", 8, 0, "0", "1", 0, &err), -1);
   iob_error_release(&err);
-  assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "0\nroot", &err), -1);
+  assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "0\nroot", "1", 0, &err), -1);
+  iob_error_release(&err);
+  assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "0", "1\nroot", 0, &err), -1);
   iob_error_release(&err);
   assert_int_equal(r.n, 0);
   agent_restore_release(&r);
@@ -199,7 +210,7 @@ static void test_journal_unwritable(void **state) {
   struct agent_restore r;
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(agent_restore_init(&r, gone, NULL, &err), 0);
-  assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "0", &err), -1);
+  assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "0", "1", 0, &err), -1);
   assert_int_equal(err->errno_, ENOENT);
   assert_false(agent_restore_has(&r, t.file, 8, 0));
   assert_int_equal(r.n, 0);
@@ -215,11 +226,13 @@ static void test_remember_not_utf8(void **state) {
   struct tmp t;
   tmp_make(&t);
   char file[256];
+  snprintf(file, sizeof(file), "%s/caf\xe9", t.dir);
+  assert_int_equal(mkdir(file, 0700), 0);
   snprintf(file, sizeof(file), "%s/caf\xe9/io.max", t.dir);
   struct agent_restore r;
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
-  assert_int_equal(agent_restore_remember(&r, file, 8, 0, "0", &err), -1);
+  assert_int_equal(agent_restore_remember(&r, file, 8, 0, "0", "1", 0, &err), -1);
   assert_non_null(strstr(err->msg, file));
   assert_non_null(strstr(err->msg, "UTF-8"));
   assert_int_equal(err->errno_, 0);
@@ -241,11 +254,12 @@ static void test_replay(void **state) {
   assert_int_equal(agent_restore_replay(&r, &err), 0);
   /* what a killed agent left: one file still there, one cgroup gone */
   char text[1024];
-  snprintf(text, sizeof(text),
-           "{\"version\": 1, \"entries\": ["
-           "{\"file\": \"%s\", \"dev\": \"8:0\", \"value\": \"rbps=max wbps=max riops=max wiops=max\"},"
-           "{\"file\": \"%s/gone/io.weight\", \"dev\": \"8:0\", \"value\": \"default\"}]}",
-           t.file, t.dir);
+  snprintf(
+      text, sizeof(text),
+      "{\"version\": 1, \"entries\": ["
+      "{\"file\": \"%s\", \"dev\": \"8:0\", \"value\": \"rbps=max wbps=max riops=max wiops=max\"},"
+      "{\"file\": \"%s/gone/io.weight\", \"dev\": \"8:0\", \"value\": \"default\"}]}",
+      t.file, t.dir);
   put(r.path, text);
   assert_int_equal(agent_restore_replay(&r, &err), 1);
   cleanup_free char *got = slurp(t.file);
@@ -272,7 +286,7 @@ static void test_replay_other_boot(void **state) {
   assert_string_equal(r.boot_id, "0f6a3c2e-1111-4222-8333-944455556666");
   /* what this agent writes says this boot */
   assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "rbps=max wbps=max riops=max wiops=max",
-                                          &err),
+                                          "rbps=1 wbps=1 riops=max wiops=max", 0, &err),
                    0);
   cleanup_free char *j = slurp(r.path);
   assert_non_null(strstr(j, "\"boot_id\": \"0f6a3c2e-1111-4222-8333-944455556666\""));
@@ -335,6 +349,299 @@ static void test_replay_malformed_kept(void **state) {
   rm_rf(t.dir);
 }
 
+/* ---- version 2 (issue #23): the cgroup's inode and the value written ---- */
+
+static unsigned long long ino_of(const char *path) {
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  return (unsigned long long)sb.st_ino;
+}
+
+/* A fake cgroup file is a regular file, written over in place: what was
+ * put back is its start. */
+static void assert_starts(const char *path, const char *want) {
+  cleanup_free char *got = slurp(path);
+  assert_non_null(got);
+  if (strncmp(got, want, strlen(want)) != 0)
+    fail_msg("'%s' holds '%s', want '%s' first", path, got, want);
+}
+
+/* Remember io.max of T for 8:0 with the agent's cap written, the file
+ * holding it. */
+static void capped(struct agent_restore *r, struct tmp *t) {
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_remember(r, t->file, 8, 0, "rbps=max wbps=max riops=max wiops=max",
+                                          "rbps=1048576 wbps=1048576 riops=max wiops=max", 0, &err),
+                   0);
+  put(t->file, "8:0 rbps=1048576 wbps=1048576 riops=max wiops=max\n");
+}
+
+/* The journal says version 2, the inode and the value written; it parses
+ * back the same. */
+static void test_v2_journal(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  capped(&r, &t);
+  assert_int_equal(r.v[0].ino, ino_of(t.cg));
+  cleanup_free char *j = slurp(r.path);
+  assert_non_null(strstr(j, "\"version\": 2"));
+  assert_non_null(strstr(j, "\"written\": \"rbps=1048576 wbps=1048576 riops=max wiops=max\""));
+  struct agent_restore back;
+  assert_int_equal(agent_restore_init(&back, NULL, NULL, &err), 0);
+  assert_int_equal(agent_restore_parse(&back, r.path, j, strlen(j), &err), 0);
+  assert_int_equal(back.n, 1);
+  assert_int_equal(back.v[0].ino, ino_of(t.cg));
+  assert_string_equal(back.v[0].written, r.v[0].written);
+  assert_string_equal(back.v[0].prev, "");
+  assert_int_equal(back.v[0].tries, 0);
+  agent_restore_release(&back);
+  /* restored when both match */
+  assert_int_equal(agent_restore_dir(&r, t.cg, AGENT_RESTORE_CAPS), 1);
+  assert_starts(t.file, "8:0 rbps=max wbps=max riops=max wiops=max");
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
+/* A cgroup path reused by another cgroup (a new container with the same
+ * id) gets nothing written back, at stop and at replay. */
+static void test_inode_mismatch(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  capped(&r, &t);
+  /* the same path, another directory (made before the old one goes, so
+   * that no file system can hand out the same inode) */
+  char fresh[160], cmd[512];
+  snprintf(fresh, sizeof(fresh), "%s/cg.new", t.dir);
+  assert_int_equal(mkdir(fresh, 0700), 0);
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mv '%s' '%s'", t.cg, fresh, t.cg);
+  assert_int_equal(system(cmd), 0);
+  assert_int_not_equal(ino_of(t.cg), r.v[0].ino);
+  /* its own limit, which happens to look like ours */
+  put(t.file, "8:0 rbps=1048576 wbps=1048576 riops=max wiops=max\n");
+  /* replay of the journal a killed agent left */
+  agent_restore_release(&r);
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  assert_int_equal(agent_restore_replay(&r, &err), 0);
+  cleanup_free char *got = slurp(t.file);
+  assert_string_equal(got, "8:0 rbps=1048576 wbps=1048576 riops=max wiops=max\n");
+  assert_int_equal(r.n, 0);
+  assert_int_equal(access(r.path, F_OK), -1);
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
+/* A target recreated at the same path between two writes: the old entry
+ * is nobody's and is dropped, so that the writer reads the new one's
+ * value as the original. */
+static void test_stale(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  capped(&r, &t);
+  assert_false(agent_restore_stale(&r, t.file, 8, 0));
+  assert_false(agent_restore_stale(&r, t.file, 8, 16)); /* not remembered */
+  assert_int_equal(r.n, 1);
+  char fresh[160], cmd[512];
+  snprintf(fresh, sizeof(fresh), "%s/cg.new", t.dir);
+  assert_int_equal(mkdir(fresh, 0700), 0);
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mv '%s' '%s'", t.cg, fresh, t.cg);
+  assert_int_equal(system(cmd), 0);
+  assert_true(agent_restore_stale(&r, t.file, 8, 0));
+  assert_int_equal(r.n, 0);
+  assert_int_equal(access(r.path, F_OK), -1);
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
+/* A value changed since the agent wrote it (runc update, the kubelet) is
+ * left alone; the value written before the last one is still the agent's
+ * (a crash between the journal and the write leaves it). */
+static void test_value_changed(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  capped(&r, &t);
+  put(t.file, "8:0 rbps=max wbps=5000000 riops=max wiops=max\n");
+  assert_int_equal(agent_restore_dir(&r, NULL, AGENT_RESTORE_ALL), 0);
+  cleanup_free char *got = slurp(t.file);
+  assert_string_equal(got, "8:0 rbps=max wbps=5000000 riops=max wiops=max\n");
+  assert_int_equal(r.n, 0);
+  /* the previous value written */
+  capped(&r, &t);
+  assert_int_equal(agent_restore_remember(&r, t.file, 8, 0, "rbps=max wbps=max riops=max wiops=max",
+                                          "rbps=2097152 wbps=2097152 riops=max wiops=max", 0, &err),
+                   0);
+  /* (the file still holds the first: the write did not happen) */
+  assert_int_equal(agent_restore_dir(&r, NULL, AGENT_RESTORE_ALL), 1);
+  assert_starts(t.file, "8:0 rbps=max wbps=max riops=max wiops=max");
+  /* a line the kernel does not print is the default */
+  capped(&r, &t);
+  put(t.file, "");
+  assert_int_equal(agent_restore_dir(&r, NULL, AGENT_RESTORE_ALL), 0);
+  assert_int_equal(r.n, 0);
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
+/* A put-back that failed for a passing reason is kept (in the journal
+ * too), tried again, and given up after AGENT_RESTORE_TRIES. */
+static void test_retry(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  capped(&r, &t);
+  /* a directory where the file was: reading it fails with EISDIR */
+  assert_int_equal(unlink(t.file), 0);
+  assert_int_equal(mkdir(t.file, 0700), 0);
+  assert_int_equal(agent_restore_dir(&r, t.cg, AGENT_RESTORE_CAPS), 0);
+  assert_int_equal(r.n, 1);
+  assert_int_equal(r.v[0].tries, 1);
+  cleanup_free char *j = slurp(r.path);
+  assert_non_null(strstr(j, "\"tries\": 1"));
+  /* a restart keeps it: the next agent tries again */
+  agent_restore_release(&r);
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  assert_int_equal(agent_restore_replay(&r, &err), 0);
+  assert_int_equal(r.n, 1);
+  assert_int_equal(r.v[0].tries, 2);
+  /* mended: the retry puts it back */
+  assert_int_equal(rmdir(t.file), 0);
+  put(t.file, "8:0 rbps=1048576 wbps=1048576 riops=max wiops=max\n");
+  assert_int_equal(agent_restore_retry(&r), 1);
+  assert_starts(t.file, "8:0 rbps=max wbps=max riops=max wiops=max");
+  assert_int_equal(r.n, 0);
+  assert_int_equal(access(r.path, F_OK), -1);
+  /* never mended: given up after AGENT_RESTORE_TRIES, not before */
+  capped(&r, &t);
+  assert_int_equal(unlink(t.file), 0);
+  assert_int_equal(mkdir(t.file, 0700), 0);
+  assert_int_equal(agent_restore_retry(&r), 0); /* nothing failed yet: not tried */
+  assert_int_equal(agent_restore_dir(&r, NULL, AGENT_RESTORE_ALL), 0);
+  for (int i = 1; i < AGENT_RESTORE_TRIES; i++) {
+    assert_int_equal(r.n, 1);
+    assert_int_equal(agent_restore_retry(&r), 0);
+  }
+  assert_int_equal(r.n, 0);
+  assert_int_equal(access(r.path, F_OK), -1);
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
+/* A version-1 journal left by an older agent is replayed once as that
+ * agent did (no inode, no written value to check), and what is journalled
+ * from then on is version 2. */
+static void test_v1_replayed_then_v2(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  char text[1024], bad[192];
+  snprintf(bad, sizeof(bad), "%s/bad", t.dir);
+  assert_int_equal(mkdir(bad, 0700), 0);
+  snprintf(text, sizeof(text), "%s/io.max", bad);
+  assert_int_equal(mkdir(text, 0700), 0); /* its write fails (EISDIR) */
+  snprintf(
+      text, sizeof(text),
+      "{\"version\": 1, \"entries\": ["
+      "{\"file\": \"%s\", \"dev\": \"8:0\", \"value\": \"rbps=max wbps=max riops=7 wiops=max\"},"
+      "{\"file\": \"%s/io.max\", \"dev\": \"8:0\", \"value\": \"rbps=max wbps=max riops=max "
+      "wiops=max\"}]}",
+      t.file, bad);
+  put(t.file, "8:0 rbps=1 wbps=1 riops=7 wiops=max\n");
+  put(r.path, text);
+  assert_int_equal(agent_restore_replay(&r, &err), 1);
+  assert_starts(t.file, "8:0 rbps=max wbps=max riops=7 wiops=max");
+  /* replayed once: the failed one is not kept (it has no inode to check) */
+  assert_int_equal(r.n, 0);
+  assert_int_equal(access(r.path, F_OK), -1);
+  capped(&r, &t);
+  cleanup_free char *j = slurp(r.path);
+  assert_non_null(strstr(j, "\"version\": 2"));
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
+/* The hook's first weight: the "default W" line (device 0:0), put back as
+ * "default V", apart from the agent's per-device weights. */
+static void test_default_line(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  char wfile[256];
+  snprintf(wfile, sizeof(wfile), "%s/io.weight", t.cg);
+  assert_int_equal(agent_restore_remember(&r, wfile, 0, 0, "100", "50", 0, &err), 0);
+  assert_int_equal(agent_restore_remember(&r, wfile, 8, 0, "default", "400", 0, &err), 0);
+  put(wfile, "default 50\n8:0 400\n");
+  assert_int_equal(agent_restore_dir(&r, t.cg, AGENT_RESTORE_WEIGHTS), 1);
+  assert_starts(wfile, "8:0 default");
+  put(wfile, "default 50\n");
+  assert_int_equal(agent_restore_dir(&r, t.cg, AGENT_RESTORE_HOOK_WEIGHT), 1);
+  cleanup_free char *w1 = slurp(wfile);
+  assert_string_equal(w1, "default 100");
+  assert_int_equal(r.n, 0);
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
+static void expect_bad(const char *text, const char *msg);
+
+static void test_v2_malformed(void **state) {
+  (void)state;
+#define V2(rest)                                                                                   \
+  "{\"version\": 2, \"entries\": [{\"file\": \"/sys/fs/cgroup/a/io.max\", \"dev\": \"8:0\", "      \
+  "\"value\": \"0\"" rest "}]}"
+  expect_bad(V2(""), "entry 0");                     /* no ino, no written */
+  expect_bad(V2(", \"ino\": 5"), "entry 0");         /* no written */
+  expect_bad(V2(", \"written\": \"1\""), "entry 0"); /* no ino */
+  expect_bad(V2(", \"ino\": 0, \"written\": \"1\""), "invalid 'ino'");
+  expect_bad(V2(", \"ino\": -3, \"written\": \"1\""), "invalid 'ino'");
+  expect_bad(V2(", \"ino\": \"5\", \"written\": \"1\""), "entry 0");
+  expect_bad(V2(", \"ino\": 5, \"written\": \"\""), "invalid written value");
+  expect_bad(V2(", \"ino\": 5, \"written\": \"1\\n8:16 1\""), "invalid written value");
+  expect_bad(V2(", \"ino\": 5, \"written\": \"1\", \"prev\": \"$(x)\""), "invalid written value");
+  expect_bad(V2(", \"ino\": 5, \"written\": \"1\", \"tries\": -1"), "invalid 'tries'");
+  expect_bad(V2(", \"ino\": 5, \"written\": \"1\", \"tries\": 5"), "invalid 'tries'");
+  expect_bad(V2(", \"ino\": 5, \"written\": \"1\", \"x\": 1"), "entry 0");
+  /* v1 fields only in a v1 journal, v2 fields only in a v2 one */
+  expect_bad("{\"version\": 1, \"entries\": [{\"file\": \"/sys/fs/cgroup/a/io.max\", \"dev\": "
+             "\"8:0\", \"value\": \"0\", \"ino\": 5, \"written\": \"1\"}]}",
+             "entry 0");
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  agent_restore_init(&r, NULL, NULL, &err);
+  const char *ok =
+      V2(", \"ino\": 18446744073709, \"written\": \"1\", \"prev\": \"2\", \"tries\": 4");
+  assert_int_equal(agent_restore_parse(&r, "j.json", ok, strlen(ok), &err), 0);
+  assert_int_equal(r.n, 1);
+  assert_int_equal(r.v[0].ino, 18446744073709ull);
+  assert_string_equal(r.v[0].prev, "2");
+  assert_int_equal(r.v[0].tries, 4);
+  agent_restore_release(&r);
+#undef V2
+}
+
 static void expect_bad(const char *text, const char *msg) {
   struct agent_restore r;
   cleanup_error struct iob_error *err = NULL;
@@ -349,15 +656,15 @@ static void expect_bad(const char *text, const char *msg) {
 }
 
 #define ENT(file, dev, value)                                                                      \
-  "{\"version\": 1, \"entries\": [{\"file\": \"" file "\", \"dev\": \"" dev "\", \"value\": \"" value \
-  "\"}]}"
+  "{\"version\": 1, \"entries\": [{\"file\": \"" file "\", \"dev\": \"" dev                        \
+  "\", \"value\": \"" value "\"}]}"
 
 static void test_malformed(void **state) {
   (void)state;
   expect_bad("", "cannot parse 'j.json'");
   expect_bad("{\"version\": 1, \"entries\": [", "cannot parse 'j.json'");
   expect_bad("[]", "top level is not an object");
-  expect_bad("{\"version\": 2, \"entries\": []}", "unsupported 'version'");
+  expect_bad("{\"version\": 3, \"entries\": []}", "unsupported 'version'");
   expect_bad("{\"entries\": []}", "unsupported 'version'");
   expect_bad("{\"version\": 1, \"entries\": {}}", "'entries' is not an array");
   expect_bad("{\"version\": 1, \"boot_id\": 7, \"entries\": []}", "invalid 'boot_id'");
@@ -370,7 +677,8 @@ static void test_malformed(void **state) {
   expect_bad(ENT("/sys/fs/cgroup/../../etc/io.max", "8:0", "0"),
              "not a cgroup file the agent writes");
   expect_bad(ENT("/etc/passwd", "8:0", "0"), "not a cgroup file the agent writes");
-  expect_bad(ENT("/sys/fs/cgroup/a/cgroup.procs", "8:0", "0"), "not a cgroup file the agent writes");
+  expect_bad(ENT("/sys/fs/cgroup/a/cgroup.procs", "8:0", "0"),
+             "not a cgroup file the agent writes");
   expect_bad(ENT("/sys/fs/cgroup/a/io.max", "8", "0"), "invalid device");
   expect_bad(ENT("/sys/fs/cgroup/a/io.max", "8:x", "0"), "invalid device");
   expect_bad(ENT("/sys/fs/cgroup/a/io.max", "8:0", ""), "invalid value");
@@ -410,6 +718,14 @@ int main(void) {
       cmocka_unit_test(test_replay_other_boot),
       cmocka_unit_test(test_replay_malformed_kept),
       cmocka_unit_test(test_malformed),
+      cmocka_unit_test(test_v2_journal),
+      cmocka_unit_test(test_inode_mismatch),
+      cmocka_unit_test(test_stale),
+      cmocka_unit_test(test_value_changed),
+      cmocka_unit_test(test_retry),
+      cmocka_unit_test(test_v1_replayed_then_v2),
+      cmocka_unit_test(test_default_line),
+      cmocka_unit_test(test_v2_malformed),
   };
   return cmocka_run_group_tests_name("agent_restore", tests, NULL, NULL);
 }

@@ -210,10 +210,9 @@ static void test_run_v2_fixture(void **state) {
   char wpath[600], bpath[600];
   snprintf(wpath, sizeof(wpath), "%s/io.weight", cgdir);
   snprintf(bpath, sizeof(bpath), "%s/io.bfq.weight", cgdir);
-  /* regular files stand in for the cgroup files; empty them so the write
-   * is all they hold */
-  write_text(wpath, "");
-  write_text(bpath, "");
+  /* regular files stand in for the cgroup files */
+  write_text(wpath, "default 100\n");
+  write_text(bpath, "default 100\n");
   struct hook_state st;
   const char *t = "{\"ociVersion\":\"1\",\"id\":\"c1\",\"pid\":777,\"bundle\":\"/b\","
                   "\"annotations\":{\"io.iobatch.class\":\"rand-write\","
@@ -227,8 +226,35 @@ static void test_run_v2_fixture(void **state) {
   assert_int_equal(res.baseline.io.wios, 1256);
   assert_string_equal(res.workload, "db");
   assert_int_equal(res.cls, BATCH_RAND_WRITE);
-  assert_true(res.weight_applied);
   assert_int_equal(res.weight_mech, CG2_MECH_IOCOST | CG2_MECH_BFQ);
+  /* issue #23: nothing written before the agent journalled it; what the
+   * files hold is what the agent is told to journal */
+  assert_false(res.weight_applied);
+  assert_int_equal(res.weight, 400);
+  assert_string_equal(res.weight_was, "100");
+  assert_string_equal(res.bfq_weight_was, "100");
+  struct stat sb;
+  assert_int_equal(stat(cgdir, &sb), 0);
+  assert_int_equal(res.cgdir_ino, (unsigned long long)sb.st_ino);
+  cleanup_free char *w0 = NULL, *b0 = NULL;
+  assert_int_equal(cg2_read_file(wpath, 4096, &w0, NULL, &err), 0);
+  assert_int_equal(cg2_read_file(bpath, 4096, &b0, NULL, &err), 0);
+  assert_string_equal(w0, "default 100\n");
+  assert_string_equal(b0, "default 100\n");
+  /* no agent: an error of its own code, which the hook fails open on;
+   * and no weight */
+  assert_int_equal(hook_register(&opt, &st, &res, &err), -1);
+  assert_int_equal(err->code, IOB_CODE_UNAVAILABLE);
+  assert_non_null(strstr(err->msg, "no agent at '/nonexistent/sock'"));
+  iob_error_release(&err);
+  assert_int_equal(hook_weight_write(&res, &err), 0);
+  assert_false(res.weight_applied);
+  /* the agent's word: written */
+  res.weight_journalled = 1;
+  write_text(wpath, "");
+  write_text(bpath, "");
+  assert_int_equal(hook_weight_write(&res, &err), 0);
+  assert_true(res.weight_applied);
   cleanup_free char *w = NULL, *b = NULL;
   assert_int_equal(cg2_read_file(wpath, 4096, &w, NULL, &err), 0);
   assert_int_equal(cg2_read_file(bpath, 4096, &b, NULL, &err), 0);
@@ -238,11 +264,6 @@ static void test_run_v2_fixture(void **state) {
   assert_non_null(rec);
   assert_true(json_is_true(json_object_get(json_object_get(rec, "weight"), "applied")));
   json_decref(rec);
-  /* no agent: an error of its own code, which the hook fails open on */
-  assert_int_equal(hook_register(&opt, &st, &res, &err), -1);
-  assert_int_equal(err->code, IOB_CODE_UNAVAILABLE);
-  assert_non_null(strstr(err->msg, "no agent at '/nonexistent/sock'"));
-  iob_error_release(&err);
   hook_result_release(&res);
   hook_state_release(&st);
   /* an invalid declared class is refused */
@@ -285,8 +306,9 @@ static void fake_register(struct ttrpc_call *call, const ProtobufCMessage *msg, 
   const Iobatch__Agent__V1__RegisterRequest *r = (const void *)msg;
   int *fds = user;
   char line[512];
-  int n = snprintf(line, sizeof(line), "%s %s %s %s %u %s\n", r->id, r->namespace_, r->source,
-                   r->cgroup, r->pid, r->declared_class);
+  int n = snprintf(line, sizeof(line), "%s %s %s %s %u %s w=%u was=%s/%s ino=%llu\n", r->id,
+                   r->namespace_, r->source, r->cgroup, r->pid, r->declared_class, r->hook_weight,
+                   r->hook_weight_was, r->hook_bfq_weight_was, (unsigned long long)r->cgroup_inode);
   if (write(fds[0], line, (size_t)n) != n)
     abort();
   if (fds[1]) {
@@ -295,6 +317,7 @@ static void fake_register(struct ttrpc_call *call, const ProtobufCMessage *msg, 
   }
   Iobatch__Agent__V1__RegisterResponse resp = IOBATCH__AGENT__V1__REGISTER_RESPONSE__INIT;
   resp.class_ = "seq-write";
+  resp.hook_weight_journalled = strcmp(r->namespace_, "trusted") == 0;
   ttrpc_call_reply(call, &resp.base);
 }
 
@@ -310,8 +333,8 @@ static pid_t fake_agent(const char *path, int report_fd, int fail) {
     int fds[2] = {report_fd, fail};
     if (iob_loop_new(&loop, &e) < 0 || ttrpc_server_new(loop, &srv, &e) < 0 ||
         ttrpc_server_register(srv, "iobatch.agent.v1.Agent", "Register",
-                              &iobatch__agent__v1__register_request__descriptor, fake_register,
-                              fds, &e) < 0 ||
+                              &iobatch__agent__v1__register_request__descriptor, fake_register, fds,
+                              &e) < 0 ||
         ttrpc_server_listen(srv, path, &e) < 0)
       _exit(3);
     if (write(ready[1], "r", 1) != 1)
@@ -334,10 +357,15 @@ static void test_register_with_agent(void **state) {
   assert_non_null(mkdtemp(dir));
   char path[108];
   snprintf(path, sizeof(path), "%s/agent.sock", dir);
-  struct hook_state st = {.id = "c1",
-                          .pid = 77,
-                          .bundle = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/c1"};
-  struct hook_result res = {.cgroup = "/x", .declared = 1, .cls = BATCH_RAND_WRITE};
+  struct hook_state st = {
+      .id = "c1", .pid = 77, .bundle = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/c1"};
+  struct hook_result res = {.cgroup = "/x",
+                            .declared = 1,
+                            .cls = BATCH_RAND_WRITE,
+                            .weight = 400,
+                            .weight_mech = CG2_MECH_IOCOST,
+                            .weight_was = "100",
+                            .cgdir_ino = 42};
   struct hook_options opt = {.socket = path};
   /* no socket: unavailable (hook_invoke fails open on it) */
   assert_int_equal(hook_register(&opt, &st, &res, &err), -1);
@@ -350,7 +378,17 @@ static void test_register_with_agent(void **state) {
   assert_int_equal(hook_register(&opt, &st, &res, &err), 0);
   char line[512] = "";
   assert_true(read(rep[0], line, sizeof(line) - 1) > 0);
-  assert_string_equal(line, "c1 k8s.io hook /x 77 rand-write\n");
+  assert_string_equal(line, "c1 k8s.io hook /x 77 rand-write w=400 was=100/ ino=42\n");
+  /* an agent that does not journal it (k8s.io is not trusted here): the
+   * hook does not write it */
+  assert_false(res.weight_journalled);
+  /* one that does */
+  opt.ns = "trusted";
+  assert_int_equal(hook_register(&opt, &st, &res, &err), 0);
+  memset(line, 0, sizeof(line));
+  assert_true(read(rep[0], line, sizeof(line) - 1) > 0);
+  assert_true(res.weight_journalled);
+  opt.ns = NULL;
   int status;
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
@@ -364,7 +402,7 @@ static void test_register_with_agent(void **state) {
   iob_error_release(&err);
   memset(line, 0, sizeof(line));
   assert_true(read(rep[0], line, sizeof(line) - 1) > 0);
-  assert_string_equal(line, "c1 iobtest hook /x 77 rand-write\n");
+  assert_string_equal(line, "c1 iobtest hook /x 77 rand-write w=400 was=100/ ino=42\n");
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
   /* the agent died, its socket file stays: unavailable */
@@ -413,9 +451,8 @@ static void test_invoke_fail_open(void **state) {
   struct hook_options opt = {.root = v2, .socket = "/nonexistent/sock"};
   /* invalid state: the runtime's error */
   assert_int_equal(invoke(&opt, "{\"id\":", "invalid state JSON"), -1);
-  assert_int_equal(invoke(&opt, "{\"ociVersion\":\"1\",\"id\":\"a\",\"bundle\":\"/b\"}",
-                          "missing 'pid'"),
-                   -1);
+  assert_int_equal(
+      invoke(&opt, "{\"ociVersion\":\"1\",\"id\":\"a\",\"bundle\":\"/b\"}", "missing 'pid'"), -1);
   /* everything works but the agent is not there: fail open */
   cleanup_free char *ok = state_text("c1", 777, "/b", "{\"io.iobatch.workload\":\"db\"}");
   assert_int_equal(invoke(&opt, ok, "container 'c1': no agent at '/nonexistent/sock'"), 1);
@@ -528,10 +565,14 @@ static void test_invoke_silent_agent(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_state_ok),       cmocka_unit_test(test_state_hostile),
-      cmocka_unit_test(test_state_huge),     cmocka_unit_test(test_bundle_config),
-      cmocka_unit_test(test_run_v2_fixture), cmocka_unit_test(test_run_hybrid_fixture),
-      cmocka_unit_test(test_register_with_agent), cmocka_unit_test(test_invoke_fail_open),
+      cmocka_unit_test(test_state_ok),
+      cmocka_unit_test(test_state_hostile),
+      cmocka_unit_test(test_state_huge),
+      cmocka_unit_test(test_bundle_config),
+      cmocka_unit_test(test_run_v2_fixture),
+      cmocka_unit_test(test_run_hybrid_fixture),
+      cmocka_unit_test(test_register_with_agent),
+      cmocka_unit_test(test_invoke_fail_open),
       cmocka_unit_test(test_invoke_silent_agent),
   };
   return cmocka_run_group_tests_name("hook_state", tests, NULL, NULL);
