@@ -112,6 +112,18 @@ bool agent_ctr_protect_limited(const struct agent_adm *adm, const struct agent_c
   return agent_ctr_protect_target(adm, c) && !agent_ctr_over_budget(adm, c, now);
 }
 
+bool agent_ctr_freeze_candidate(const struct agent_adm *adm, const struct agent_ctr *c,
+                                uint64_t now) {
+  if (c->state != AGENT_RUNNING || c->protect || c->kind != AGENT_KIND_JOB || c->freeze_done)
+    return false;
+  if (c->frozen) {
+    double done = c->solo_s > 0 ? c->solo_equiv_s / c->solo_s : 0;
+    return !agent_protect_over_budget(adm->prot.cfg.batch_budget, now, c->arrival_ms, c->solo_s,
+                                      done);
+  }
+  return agent_ctr_protect_limited(adm, c, now);
+}
+
 void agent_ctr_free(struct agent_ctr *c) {
   if (c == NULL)
     return;

@@ -137,6 +137,14 @@ struct agent_ctr {
   double share;          /* rate / alone_bps in the last shared window, -1 unknown */
   double cap_bps;        /* batch: the cap last written for it, 0 none */
   bool budget_logged;    /* batch: 'reached its budget' said once */
+  /* Batch: frozen by the concurrency lever (agent/freeze.c), windows in a
+   * row in its present state (frozen or not, while the lever acts), time
+   * frozen in all and since when (0: not frozen); freeze_done: past its
+   * budget or not freezable, never frozen again. */
+  bool frozen, freeze_done;
+  unsigned freeze_windows;
+  uint64_t frozen_ms, frozen_since_ms;
+  void *freeze_state; /* agent/freeze.c's */
   /* Protected: the share of time some of its tasks stalled on I/O
    * (io.pressure "some") in the last window and in windows alone (running
    * average); < 0 unknown. */
@@ -159,8 +167,13 @@ struct agent_ctr {
   double lat_target_declared_us;
   bool lat_target_ignored; /* declared untrusted: said once */
   double lat_target;       /* in force; 0 none yet (protection by share) */
-  int lat_target_source;   /* enum agent_lat_target_source */
-  uint64_t corun_with;     /* handle of its only I/O neighbour at the last sample, 0 none */
+  /* The objective its workload's profile kept (agent/profiles.h), in
+   * force until it learns its own; 0 none.  lat_learned_saved: its own
+   * learned one went into the profile. */
+  double lat_profile_target;
+  bool lat_profile_approx, lat_learned_saved;
+  int lat_target_source; /* enum agent_lat_target_source */
+  uint64_t corun_with;   /* handle of its only I/O neighbour at the last sample, 0 none */
 
   unsigned weight;         /* what batch_weights asks for (100 = default) */
   unsigned weight_written; /* what was last written (0: nothing yet) */
@@ -242,6 +255,12 @@ bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ct
 bool agent_ctr_over_budget(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now);
 /* ... and not past its budget at NOW (protect_batch_budget,
  * agent_protect_over_budget): the containers protection caps and holds. */
+/* A batch container the concurrency lever may freeze at NOW: running, a
+ * job that protection limits (agent_ctr_protect_limited; frozen already:
+ * whatever its class looks like while frozen), never a protected or
+ * service container, not done with freezing (freeze_done). */
+bool agent_ctr_freeze_candidate(const struct agent_adm *adm, const struct agent_ctr *c,
+                                uint64_t now);
 bool agent_ctr_protect_limited(const struct agent_adm *adm, const struct agent_ctr *c,
                                uint64_t now);
 

@@ -43,6 +43,8 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->protect_hold_at_floor = pc.hold_at_floor;
   cfg->protect_gap_ms = UINT64_MAX;
   cfg->protect_cpu = true;
+  cfg->protect_freeze = pc.freeze;
+  cfg->protect_freeze_after = pc.freeze_after;
   cfg->profiles_per_namespace = AGENT_PROFILES_PER_NS_DEFAULT;
   cfg->protect_batch_budget = pc.batch_budget;
 }
@@ -390,6 +392,8 @@ static const struct iob_conf_key keys[] = {
     {"debug", conf_bool, F(debug), 0, 0, "true or false"},
     {"metrics", conf_metrics, F(metrics), 0, 0,
      "unix:/PATH, 127.0.0.1:PORT, [::1]:PORT or localhost:PORT"},
+    {"metrics_group", conf_uint, F(metrics_group), 1, 4294967294.0,
+     "a numeric group id from 1 to 4294967294"},
     {"protect", conf_protect, F(protect_detected), 0, 0, "'declared' or 'detected'"},
     {"protect_share", conf_double, F(protect_share), 0.05, 1, "a number from 0.05 to 1"},
     {"protect_signal", conf_protect_signal, F(protect_signal), 0, 0,
@@ -406,6 +410,8 @@ static const struct iob_conf_key keys[] = {
     {"protect_batch_budget", conf_double, F(protect_batch_budget), 0, 100,
      "a number from 0 (no budget) to 100"},
     {"protect_cpu", conf_bool, F(protect_cpu), 0, 0, "true or false"},
+    {"protect_freeze", conf_bool, F(protect_freeze), 0, 0, "true or false"},
+    {"protect_freeze_after", conf_uint, F(protect_freeze_after), 1, 100, "1 to 100 windows"},
     {"protect_hold", conf_protect_hold, F(protect_hold_at_floor), 0, 0, "'short' or 'floor'"},
     {"protect_gap", conf_duration, F(protect_gap_ms), 0, 60 * 1000,
      "a duration up to 1m (e.g. 2s, 0)"},

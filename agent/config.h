@@ -41,6 +41,13 @@
  *   metrics          = unix:/run/iobatch/metrics.sock | 127.0.0.1:PORT |
  *                      [::1]:PORT | localhost:PORT  Prometheus text endpoint
  *                                               (agent/metrics.h); absent: off
+ *   metrics_group    = GID                     a numeric group that may scrape the
+ *                                               unix metrics socket: the socket is
+ *                                               made 0660 and its directory 0750,
+ *                                               both of group GID; that directory
+ *                                               must not be the API socket's
+ *                                               (agent/metrics_server.h).  Absent:
+ *                                               0600 / 0700, root only
  *   protect          = declared | detected     which latency-sensitive containers
  *                                               batch containers yield to: those
  *                                               declared io.iobatch.class=latency, or
@@ -74,6 +81,13 @@
  *   protect_gap      = 2s                      batch containers start this far apart
  *                                               while protecting (default: two
  *                                               sample periods; 0: no spacing)
+ *   protect_freeze   = true | false            the concurrency lever: while a
+ *                                               protected container misses its
+ *                                               objective with the cap at its floor,
+ *                                               freeze all but K batch containers
+ *                                               (agent/protect.h, agent/freeze.c)
+ *   protect_freeze_after = 3                   windows missed at the floor before
+ *                                               each step down of K
  *   protect_cpu      = true | false            while protecting, batch containers
  *                                               run at the least CPU weight
  *                                               (cpu.weight 1 / cpu.shares 2), put
@@ -124,10 +138,11 @@ const char *agent_sampler_pref_name(int pref);
 struct agent_config {
   char *socket_path;
   char *state_dir;
-  char *matrix_file;   /* NULL: the batcher's built-in matrix */
-  char *cgroup_root;   /* NULL: the cgroup2 mount found at start */
-  char *detector_file; /* NULL: the detector's default thresholds */
-  char *metrics;       /* NULL: no metrics endpoint (agent_metrics_addr_parse) */
+  char *matrix_file;      /* NULL: the batcher's built-in matrix */
+  char *cgroup_root;      /* NULL: the cgroup2 mount found at start */
+  char *detector_file;    /* NULL: the detector's default thresholds */
+  char *metrics;          /* NULL: no metrics endpoint (agent_metrics_addr_parse) */
+  unsigned metrics_group; /* gid that may read the metrics socket; 0: none (root only) */
   uint64_t sample_period_ms;
   uint64_t batch_window_ms;
   uint64_t max_hold_ms;
@@ -145,11 +160,13 @@ struct agent_config {
   int protect_scope;     /* enum agent_protect_scope (agent/protect.h) */
   uint64_t protect_cap_start, protect_cap_floor; /* bytes/s */
   double protect_raise, protect_cut;
-  double protect_batch_budget; /* x its runtime alone; 0: none */
-  int protect_objective;       /* enum agent_protect_objective (agent/protect.h) */
-  bool protect_hold_at_floor;  /* protect_hold = floor */
-  uint64_t protect_gap_ms;     /* UINT64_MAX: two sample periods */
-  bool protect_cpu;            /* batch containers at the least CPU weight while protecting */
+  double protect_batch_budget;   /* x its runtime alone; 0: none */
+  int protect_objective;         /* enum agent_protect_objective (agent/protect.h) */
+  bool protect_hold_at_floor;    /* protect_hold = floor */
+  uint64_t protect_gap_ms;       /* UINT64_MAX: two sample periods */
+  bool protect_cpu;              /* batch containers at the least CPU weight while protecting */
+  bool protect_freeze;           /* the concurrency lever (freezing batch containers) */
+  unsigned protect_freeze_after; /* windows missed at the cap floor per step */
   /* trust_declared: NULL = all (the default), "" = none, else the
    * namespaces as ",ns1,ns2," (agent_config_trusts). */
   char *trust_declared;

@@ -125,6 +125,8 @@ void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
     return;
   c->solo_s = p->solo_s;
   c->solo_bps = p->solo_bps;
+  c->lat_profile_target = p->lat_target;
+  c->lat_profile_approx = p->lat_approx;
   int cls = batch_class_from_name(p->cls);
   if (cls >= 0 && c->class_source != AGENT_CLASS_DECLARED)
     agent_adm_set_class(&d->adm, c, (enum batch_class)cls, p->confidence, AGENT_CLASS_PROFILE,
@@ -178,7 +180,8 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   learn(d, c, now);
   agent_server_answer(d, c, false, why);
   agent_sampler_forget(c);
-  agent_caps_forget(d, c); /* put back what its cap replaced, if its cgroup is there */
+  agent_freeze_forget(d, c); /* thawed, if the lever froze it */
+  agent_caps_forget(d, c);   /* put back what its cap replaced, if its cgroup is there */
   agent_api_forget_hook_weight(d, c);
   agent_pidwatch_forget(d, c);
   agent_ctr_free(c);
@@ -267,6 +270,8 @@ static void protect_settings(struct agent_daemon *d) {
   pc->cut = d->cfg.protect_cut;
   pc->hold_at_floor = d->cfg.protect_hold_at_floor;
   pc->batch_budget = d->cfg.protect_batch_budget;
+  pc->freeze = d->cfg.protect_freeze;
+  pc->freeze_after = d->cfg.protect_freeze_after;
   d->adm.protect_gap_ms =
       d->cfg.protect_gap_ms == UINT64_MAX ? 2 * d->cfg.sample_period_ms : d->cfg.protect_gap_ms;
 }
@@ -310,12 +315,43 @@ static void lat_objective(struct agent_ctr *c, bool batch_io, int which) {
       t = PROTECT_LEARN_STALL_MIN;
     c->lat_target = t;
     c->lat_target_source = t > 0 ? AGENT_LAT_TARGET_LEARNED : AGENT_LAT_TARGET_NONE;
+    /* Not learned yet: what its workload learned before, in the same
+     * unit (issue #22: no 10 quiet windows again). */
+    if (t == 0 && c->lat_profile_target > 0 && c->lat_valid &&
+        c->lat_profile_approx == c->lat_approx) {
+      c->lat_target = c->lat_profile_target;
+      c->lat_target_source = AGENT_LAT_TARGET_PROFILE;
+    }
   }
   if (c->lat_target > 0 && before == 0)
     iob_info("'%s' has a latency objective (%s): %s %.*f%s", c->id,
              agent_lat_target_source_name(c->lat_target_source),
              c->lat_learn_approx ? "an I/O stall share of" : "a block I/O p99 of",
              c->lat_learn_approx ? 3 : 0, c->lat_target, c->lat_learn_approx ? "" : " us");
+}
+
+/* A container's own learned objective goes into its workload's profile,
+ * written soon (a crash must not lose it). */
+static void keep_objective(struct agent_daemon *d, struct agent_ctr *c) {
+  if (c->lat_target_source != AGENT_LAT_TARGET_LEARNED || c->lat_learned_saved)
+    return;
+  c->lat_learned_saved = true;
+  cleanup_error struct iob_error *err = NULL;
+  if (c->workload_key == NULL || c->workload_key[0] == '\0' ||
+      agent_profiles_learn_objective(&d->profiles, agent_ctr_tenant(c), c->workload_key,
+                                     c->lat_target, c->lat_learn_approx, &err) < 0)
+    return;
+  d->profiles_dirty = true;
+  if (d->save_timer == NULL && !d->stopping && d->loop)
+    d->save_timer = iob_loop_timer(d->loop, EXIT_SAVE_DELAY_MS, on_save_timer, d);
+}
+
+/* Did a protected container do I/O in the window: by its rate, or by the
+ * requests the block layer completed for it (a victim starved down to a
+ * few requests a window is below the rate that counts as I/O, and must
+ * not look idle: that would lift every limit on what starves it). */
+static bool protected_busy(const struct agent_ctr *c) {
+  return c->io_now || (c->lat_valid && !c->lat_approx && c->lat_count > 0);
 }
 
 static void protect_step(struct agent_daemon *d) {
@@ -338,15 +374,19 @@ static void protect_step(struct agent_daemon *d) {
   for (struct agent_ctr *c = d->adm.list; c && k < n; c = c->next)
     if (c->protect && c->state == AGENT_RUNNING) {
       lat_objective(c, batch_io, d->cfg.protect_objective);
+      keep_objective(d, c);
       obs[k++] = (struct agent_protect_obs){.id = c->id,
                                             .share = c->share,
                                             .stall = -1,
                                             .lat = lat_signal(c),
                                             .lat_target = c->lat_target,
-                                            .idle = !c->io_now};
+                                            .idle = !protected_busy(c)};
     }
   struct agent_protect *p = &d->adm.prot;
+  uint64_t now = iob_now_ms();
   p->batch_bps = batch_bps;
+  p->batch_n = agent_freeze_candidates(d, now);
+  unsigned limit_before = p->io_limit;
   bool was_short = p->short_;
   double level_before = p->level_bps;
   agent_protect_update(p, obs, k);
@@ -378,10 +418,31 @@ static void protect_step(struct agent_daemon *d) {
              p->worst_share);
   else if (!p->short_ && was_short)
     iob_info("'%s' has slack again: batch containers may start", p->victim);
+  if (p->io_limit && !limit_before)
+    iob_info("protecting '%s': its latency at %.2f x its objective with batch containers at the "
+             "floor cap for %u windows: at most %u of %u do I/O at once (the others frozen)",
+             p->victim, p->worst_lat_ratio, p->cfg.freeze_after, p->io_limit, p->batch_n);
+  else if (p->io_limit != limit_before && p->io_limit)
+    iob_info("protecting '%s': at most %u of %u batch containers do I/O at once", p->victim,
+             p->io_limit, p->batch_n);
+  else if (limit_before && !p->io_limit)
+    iob_info("batch containers may all do I/O again (%s)",
+             k == 0 || !p->active ? "no protected container"
+             : p->idle_windows    ? "no protected container did I/O"
+                                  : "the objective is met");
   agent_caps_apply(d);
+  agent_freeze_apply(d, now);
   /* Held batch containers may start once the victims have slack. */
   if (!p->short_ && was_short)
     agent_adm_schedule(&d->adm, iob_now_ms());
+}
+
+/* More than one running container did I/O in the last window. */
+static bool sharing_disk(const struct agent_adm *adm) {
+  unsigned n = 0;
+  for (const struct agent_ctr *c = adm->list; c && n < 2; c = c->next)
+    n += c->state == AGENT_RUNNING && c->io_now;
+  return n > 1;
 }
 
 static void on_sample_timer(struct iob_loop *loop, void *data) {
@@ -393,10 +454,11 @@ static void on_sample_timer(struct iob_loop *loop, void *data) {
   uint64_t now = iob_now_ms();
   /* New rates move the weights (measured slowdowns close the loop) and the
    * forecasts of the predictive policy: plan again while containers share
-   * the disk, unless a plan is already due (the batch window of an arrival
-   * must not be cut short). */
-  if ((agent_adm_count(&d->adm, AGENT_RUNNING) > 1 ||
-       agent_adm_count(&d->adm, AGENT_PENDING) > 0) &&
+   * the disk (more than one doing I/O; weights act only between those) or
+   * wait, unless a plan is already due (the batch window of an arrival
+   * must not be cut short).  Not every window for a thousand idle ones:
+   * that plan was most of the agent's CPU (bench/agent-overhead.sh). */
+  if ((sharing_disk(&d->adm) || agent_adm_count(&d->adm, AGENT_PENDING) > 0) &&
       d->adm.plan_due_ms == UINT64_MAX)
     agent_adm_schedule(&d->adm, now);
   expire_created(d, now);
@@ -498,20 +560,38 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }
 
-static int open_metrics(struct agent_daemon *d, const char *spec, struct agent_metrics_server **out,
-                        struct iob_error **err) {
+/* Whether unix socket paths A and B are in the same directory. */
+static bool same_dir(const char *a, const char *b) {
+  const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+  return sa && sb && sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
+}
+
+/* With metrics_group the group may list the metrics socket's directory:
+ * it must not be the API socket's (root's, 0700, agent/server.c). */
+static int open_metrics(struct agent_daemon *d, const char *spec, unsigned group,
+                        struct agent_metrics_server **out, struct iob_error **err) {
   *out = NULL;
   if (spec == NULL)
-    return 0;
-  return agent_metrics_server_open(d->loop, spec, render_metrics, d, out, err);
+    return group ? iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                                  "metrics_group %u: no metrics = unix:PATH to give it", group)
+                 : 0;
+  if (group && strncmp(spec, "unix:", 5) == 0 && same_dir(spec + 5, d->cfg.socket_path))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "metrics_group %u: the metrics socket '%s' needs a directory of its "
+                          "own, not the API socket's ('%s'): e.g. unix:/run/iobatch/metrics/"
+                          "metrics.sock",
+                          group, spec + 5, d->cfg.socket_path);
+  return agent_metrics_server_open(d->loop, spec, group, render_metrics, d, out, err);
 }
 
 /* SIGHUP with a changed 'metrics': the new endpoint opens before the old
  * one closes, so a bad value or a busy port keeps the old one (and fails
  * the whole reload, like any other bad value). */
-static int reload_metrics(struct agent_daemon *d, const char *spec, struct iob_error **err) {
+static int reload_metrics(struct agent_daemon *d, const char *spec, unsigned group,
+                          struct iob_error **err) {
   const char *old = d->cfg.metrics;
-  if ((old == NULL && spec == NULL) || (old && spec && strcmp(old, spec) == 0))
+  if (((old == NULL && spec == NULL) || (old && spec && strcmp(old, spec) == 0)) &&
+      group == d->cfg.metrics_group)
     return 0;
   struct agent_metrics_server *ns = NULL;
   if (spec) {
@@ -524,9 +604,9 @@ static int reload_metrics(struct agent_daemon *d, const char *spec, struct iob_e
       agent_metrics_server_free(d->metrics_server);
       d->metrics_server = NULL;
     }
-    if (open_metrics(d, spec, &ns, err) < 0)
-      return -1;
   }
+  if (open_metrics(d, spec, group, &ns, err) < 0)
+    return -1;
   agent_metrics_server_free(d->metrics_server);
   d->metrics_server = ns;
   iob_info("metrics endpoint %s%s", spec ? "now on " : "closed", spec ? spec : "");
@@ -554,7 +634,7 @@ static void reload(struct agent_daemon *d) {
   if (agent_config_from_options(&nc, &d->opts, &err) < 0 ||
       batch_settings(&nc, &nb, source, sizeof(source), &err) < 0 ||
       (nc.detector_file && wcd_config_load(nc.detector_file, &nw, &err) < 0) ||
-      reload_metrics(d, nc.metrics, &err) < 0) {
+      reload_metrics(d, nc.metrics, nc.metrics_group, &err) < 0) {
     iob_err("reload failed, the running configuration stays: %s", err->msg);
     agent_config_release(&nc);
     return;
@@ -566,6 +646,7 @@ static void reload(struct agent_daemon *d) {
   take_str(&d->cfg.matrix_file, &nc.matrix_file);
   take_str(&d->cfg.detector_file, &nc.detector_file);
   take_str(&d->cfg.metrics, &nc.metrics);
+  d->cfg.metrics_group = nc.metrics_group;
   /* For declarations from now on; what was declared keeps its standing. */
   take_str(&d->cfg.trust_declared, &nc.trust_declared);
   d->cfg.sample_period_ms = nc.sample_period_ms;
@@ -594,6 +675,8 @@ static void reload(struct agent_daemon *d) {
   d->cfg.protect_hold_at_floor = nc.protect_hold_at_floor;
   d->cfg.protect_batch_budget = nc.protect_batch_budget;
   d->cfg.protect_objective = nc.protect_objective;
+  d->cfg.protect_freeze = nc.protect_freeze;
+  d->cfg.protect_freeze_after = nc.protect_freeze_after;
   protect_settings(d);
   d->sampler.wcd = nw;
   d->sampler.protect_detected = nc.protect_detected;
@@ -715,7 +798,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   if (agent_restore_replay(&d->restore, &rerr) < 0)
     iob_warn("%s", rerr->msg);
   mark_live(d);
-  if (open_metrics(d, d->cfg.metrics, &d->metrics_server, err) < 0)
+  if (open_metrics(d, d->cfg.metrics, d->cfg.metrics_group, &d->metrics_server, err) < 0)
     return -1;
   d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
   char cap[64];
@@ -747,6 +830,7 @@ void agent_daemon_release(struct agent_daemon *d) {
   }
   save_profiles(d);
   save_penalties(d);
+  agent_freeze_release(d);
   agent_caps_release(d);
   agent_weights_release(&d->weights);
   agent_restore_dir(&d->restore, NULL,

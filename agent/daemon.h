@@ -127,4 +127,18 @@ void agent_caps_bind(struct agent_daemon *d, struct agent_ctr *ctr);
  * its Register), if its cgroup is still the one the hook saw. */
 void agent_api_forget_hook_weight(struct agent_daemon *d, const struct agent_ctr *ctr);
 
+/* freeze.c: the concurrency lever (agent/protect.h, io_limit): freeze all
+ * but io_limit of the batch containers under it (agent_protect_freeze_pick
+ * says which), thaw the others, and thaw for good any past its budget;
+ * nothing frozen while io_limit is 0 (protect_freeze off, no protected
+ * container doing I/O).  Each freeze is journalled first
+ * (agent/restore.h): a crashed agent's successor thaws it. */
+void agent_freeze_apply(struct agent_daemon *d, uint64_t now);
+/* How many batch containers the lever may act on now. */
+unsigned agent_freeze_candidates(struct agent_daemon *d, uint64_t now);
+/* Thaw ctr if frozen and drop what freeze.c keeps for it (it leaves). */
+void agent_freeze_forget(struct agent_daemon *d, struct agent_ctr *ctr);
+/* Thaw everything (the agent stops). */
+void agent_freeze_release(struct agent_daemon *d);
+
 #endif

@@ -71,12 +71,14 @@ static char *try_bpf(struct agent_latency *l) {
   }
   l->skel = skel;
   l->map_fd = bpf_map__fd(skel->maps.lat);
+  l->watch_fd = bpf_map__fd(skel->maps.watch);
+  l->gone_fd = bpf_map__fd(skel->maps.gone);
   return NULL;
 }
 
 int agent_latency_open(struct agent_latency *l, int pref, struct iob_error **err) {
   memset(l, 0, sizeof(*l));
-  l->map_fd = -1;
+  l->map_fd = l->watch_fd = l->gone_fd = -1;
   char *bpf_error = NULL;
   if (agent_lat_wants_bpf(pref))
     bpf_error = try_bpf(l);
@@ -91,22 +93,173 @@ void agent_latency_close(struct agent_latency *l) {
   if (l->skel)
     blklat__destroy(l->skel);
   l->skel = NULL;
-  l->map_fd = -1;
+  l->map_fd = l->watch_fd = l->gone_fd = -1;
+  agent_lat_snap_free(&l->snap);
+  free(l->gone_ids);
+  l->gone_ids = NULL;
+  l->gone_cap = 0;
 }
 
-int agent_latency_read(const struct agent_latency *l, uint64_t cgid, struct blklat_val *out,
+/* The kernel has no batched lookups for this map type (before 5.6). */
+static bool no_batch_errno(int e) {
+  return e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP || e == ENOSYS || e == 524 /* ENOTSUPP */;
+}
+
+/* Every entry of map fd into keys[]/vals[] (grown by grow), one batch of
+ * up to the room left at a time; *n the entries read.  del: lookup and
+ * delete.  A batch may end at a hash bucket only: ENOSPC when the room left
+ * is less than one bucket holds, then more room and the same bucket again.
+ * Returns 0, or -1 with errno. */
+struct batch_buf {
+  void *keys, *vals;
+  size_t ksz, vsz, cap;
+  void (*grow)(struct batch_buf *b, size_t want, void *user);
+  void *user;
+};
+
+static int batch_read(int fd, bool del, struct batch_buf *b, size_t *n) {
+  uint64_t in = 0, out = 0; /* htab batches are bucket numbers (u32): 8 bytes is room */
+  bool first = true;
+  *n = 0;
+  for (;;) {
+    if (*n == b->cap)
+      b->grow(b, b->cap * 2, b->user);
+    __u32 count = (__u32)(b->cap - *n);
+    char *k = (char *)b->keys + *n * b->ksz, *v = (char *)b->vals + *n * b->vsz;
+    int r = del ? bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, k, v, &count, NULL)
+                : bpf_map_lookup_batch(fd, first ? NULL : &in, &out, k, v, &count, NULL);
+    int e = r < 0 ? errno : 0;
+    if (r < 0 && e == ENOSPC && count == 0) {
+      b->grow(b, b->cap * 2, b->user);
+      continue;
+    }
+    if (r < 0 && e != ENOENT)
+      return -1;
+    *n += count;
+    if (e == ENOENT)
+      return 0;
+    in = out;
+    first = false;
+  }
+}
+
+static void snap_grow(struct batch_buf *b, size_t want, void *user) {
+  struct agent_lat_snap *s = user;
+  agent_lat_snap_reserve(s, want);
+  b->keys = s->keys;
+  b->vals = s->vals;
+  b->cap = s->cap;
+}
+
+int agent_latency_snapshot(struct agent_latency *l, struct iob_error **err) {
+  l->snap.valid = false;
+  if (l->map_fd < 0 || l->no_batch)
+    return 0;
+  agent_lat_snap_reserve(&l->snap, 64);
+  struct batch_buf b = {.keys = l->snap.keys,
+                        .vals = l->snap.vals,
+                        .ksz = sizeof(uint64_t),
+                        .vsz = sizeof(struct blklat_val),
+                        .cap = l->snap.cap,
+                        .grow = snap_grow,
+                        .user = &l->snap};
+  size_t n = 0;
+  if (batch_read(l->map_fd, false, &b, &n) < 0) {
+    if (no_batch_errno(errno)) {
+      iob_info("no batched BPF map reads on this kernel (%s): one lookup per container",
+               strerror(errno));
+      l->no_batch = true;
+      return 0;
+    }
+    return iob_error(err, errno, "cannot read the latency map");
+  }
+  l->snap.n = n;
+  agent_lat_snap_index(&l->snap);
+  return 0;
+}
+
+void agent_latency_snapshot_drop(struct agent_latency *l) {
+  l->snap.valid = false;
+  return;
+}
+
+/* A zeroed entry for cgid, which the program then counts. */
+static int track(const struct agent_latency *l, uint64_t cgid, struct iob_error **err) {
+  static const struct blklat_val zero;
+  if (bpf_map_update_elem(l->map_fd, &cgid, &zero, BPF_NOEXIST) == 0 || errno == EEXIST)
+    return 0;
+  return iob_error(err, errno, "cannot count the latency of cgroup %llu", (unsigned long long)cgid);
+}
+
+int agent_latency_read(struct agent_latency *l, uint64_t cgid, struct blklat_val *out,
                        struct iob_error **err) {
-  memset(out, 0, sizeof(*out));
-  if (l->map_fd < 0)
+  if (l->map_fd < 0) {
+    memset(out, 0, sizeof(*out));
     return 0;
-  if (bpf_map_lookup_elem(l->map_fd, &cgid, out) == 0)
+  }
+  if (l->snap.valid) {
+    const struct blklat_val *v = agent_lat_snap_find(&l->snap, cgid);
+    if (v) {
+      *out = *v;
+      return 1;
+    }
+  } else if (bpf_map_lookup_elem(l->map_fd, &cgid, out) == 0) {
     return 1;
-  if (errno == ENOENT)
-    return 0;
-  return iob_error(err, errno, "cannot read the latency of cgroup %llu", (unsigned long long)cgid);
+  } else if (errno != ENOENT) {
+    return iob_error(err, errno, "cannot read the latency of cgroup %llu",
+                     (unsigned long long)cgid);
+  }
+  memset(out, 0, sizeof(*out));
+  return track(l, cgid, err) < 0 ? -1 : 0;
 }
 
 void agent_latency_forget(const struct agent_latency *l, uint64_t cgid) {
   if (l->map_fd >= 0)
     (void)bpf_map_delete_elem(l->map_fd, &cgid);
+}
+
+int agent_latency_watch(const struct agent_latency *l, uint64_t ino, struct iob_error **err) {
+  uint8_t one = 1;
+  if (l->watch_fd < 0 || bpf_map_update_elem(l->watch_fd, &ino, &one, BPF_ANY) == 0)
+    return 0;
+  return iob_error(err, errno, "cannot watch cgroup %llu", (unsigned long long)ino);
+}
+
+void agent_latency_unwatch(const struct agent_latency *l, uint64_t ino) {
+  if (l->watch_fd >= 0)
+    (void)bpf_map_delete_elem(l->watch_fd, &ino);
+}
+
+static void gone_grow(struct batch_buf *b, size_t want, void *user) {
+  struct agent_latency *l = user;
+  /* keys and values side by side: the values (one byte each) are not used */
+  l->gone_ids = xrealloc(l->gone_ids, want * (sizeof(uint64_t) + 1));
+  l->gone_cap = want;
+  b->keys = l->gone_ids;
+  b->vals = (char *)(l->gone_ids + want);
+  b->cap = want;
+}
+
+int agent_latency_gone(struct agent_latency *l, const uint64_t **ids, size_t *n,
+                       struct iob_error **err) {
+  *ids = NULL;
+  *n = 0;
+  if (l->gone_fd < 0 || l->no_batch)
+    return 0;
+  struct batch_buf b = {.ksz = sizeof(uint64_t), .vsz = 1, .grow = gone_grow, .user = l};
+  if (l->gone_cap == 0)
+    gone_grow(&b, 16, l);
+  b.keys = l->gone_ids;
+  b.vals = (char *)(l->gone_ids + l->gone_cap);
+  b.cap = l->gone_cap;
+  if (batch_read(l->gone_fd, true, &b, n) < 0) {
+    *n = 0;
+    if (no_batch_errno(errno)) {
+      l->no_batch = true;
+      return 0;
+    }
+    return iob_error(err, errno, "cannot read the removed cgroups");
+  }
+  *ids = l->gone_ids;
+  return 0;
 }

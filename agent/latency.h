@@ -21,7 +21,12 @@ struct agent_latency {
   int mode;  /* enum agent_lat_mode */
   char *why; /* why not BPF (mode other than BPF), or NULL */
   struct blklat *skel;
-  int map_fd; /* the `lat` map, -1 without BPF */
+  int map_fd;                 /* the `lat` map, -1 without BPF */
+  int watch_fd, gone_fd;      /* the `watch` and `gone` maps, -1 without BPF */
+  struct agent_lat_snap snap; /* the `lat` map at the last agent_latency_snapshot */
+  bool no_batch;              /* the kernel has no batched map reads: one lookup per cgroup */
+  uint64_t *gone_ids;         /* agent_latency_gone's result (kept between windows) */
+  size_t gone_cap;
 };
 
 /* Choose the source for pref (enum agent_lat_pref): load and attach the
@@ -29,11 +34,27 @@ struct agent_latency {
  * cannot load; otherwise l->why says why BPF is not used. */
 int agent_latency_open(struct agent_latency *l, int pref, struct iob_error **err);
 void agent_latency_close(struct agent_latency *l);
-/* Read cgroup cgid's counters: 1 found, 0 none yet (*out zeroed), < 0 an
+/* Read the whole `lat` map with batched lookups (a few system calls
+ * whatever the number of cgroups), for agent_latency_read until the next
+ * call.  Without batched lookups (kernels before 5.6) nothing is read and
+ * agent_latency_read looks each cgroup up. */
+int agent_latency_snapshot(struct agent_latency *l, struct iob_error **err);
+/* Forget the snapshot: agent_latency_read looks up the map again. */
+void agent_latency_snapshot_drop(struct agent_latency *l);
+/* Read cgroup cgid's counters: 1 found, 0 none yet (*out zeroed; the
+ * program counts only cgroups with an entry, so one is made), < 0 an
  * error. */
-int agent_latency_read(const struct agent_latency *l, uint64_t cgid, struct blklat_val *out,
+int agent_latency_read(struct agent_latency *l, uint64_t cgid, struct blklat_val *out,
                        struct iob_error **err);
 /* Drop cgid's counters (its container left). */
 void agent_latency_forget(const struct agent_latency *l, uint64_t cgid);
+/* Watch the removal of the directory of inode ino (a cgroup), or stop. */
+int agent_latency_watch(const struct agent_latency *l, uint64_t ino, struct iob_error **err);
+void agent_latency_unwatch(const struct agent_latency *l, uint64_t ino);
+/* The watched cgroup directories removed since the last call (the
+ * program's `gone` map, emptied): *ids (owned by l, valid until the next
+ * call) and *n. */
+int agent_latency_gone(struct agent_latency *l, const uint64_t **ids, size_t *n,
+                       struct iob_error **err);
 
 #endif

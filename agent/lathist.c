@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agent/lathist.h"
 #include "common/xalloc.h"
@@ -92,6 +93,59 @@ int agent_lat_pressure_window(uint64_t some_a, uint64_t some_b, uint64_t ios, ui
   double share = (double)us * 1000.0 / (double)dt_ns;
   *stall = share > 1 ? 1 : share;
   return 0;
+}
+
+void agent_lat_snap_reserve(struct agent_lat_snap *s, size_t want) {
+  if (want <= s->cap)
+    return;
+  size_t cap = s->cap ? s->cap : 64;
+  while (cap < want)
+    cap *= 2;
+  s->keys = xrealloc(s->keys, cap * sizeof(s->keys[0]));
+  s->vals = xrealloc(s->vals, cap * sizeof(s->vals[0]));
+  s->cap = cap;
+}
+
+/* Fibonacci hashing: cgroup ids are inode numbers, often consecutive. */
+static size_t snap_slot(uint64_t key, size_t nslots) {
+  return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (nslots - 1);
+}
+
+void agent_lat_snap_index(struct agent_lat_snap *s) {
+  size_t want = 16;
+  while (want < 2 * s->n)
+    want *= 2;
+  if (want > s->nslots) {
+    free(s->slots);
+    s->slots = xcalloc(want, sizeof(s->slots[0]));
+    s->nslots = want;
+  } else {
+    memset(s->slots, 0, s->nslots * sizeof(s->slots[0]));
+  }
+  for (size_t i = 0; i < s->n; i++) {
+    size_t h = snap_slot(s->keys[i], s->nslots);
+    while (s->slots[h] && s->keys[s->slots[h] - 1] != s->keys[i])
+      h = (h + 1) & (s->nslots - 1);
+    if (s->slots[h] == 0)
+      s->slots[h] = (uint32_t)(i + 1);
+  }
+  s->valid = true;
+}
+
+const struct blklat_val *agent_lat_snap_find(const struct agent_lat_snap *s, uint64_t key) {
+  if (s->nslots == 0)
+    return NULL;
+  for (size_t h = snap_slot(key, s->nslots); s->slots[h]; h = (h + 1) & (s->nslots - 1))
+    if (s->keys[s->slots[h] - 1] == key)
+      return &s->vals[s->slots[h] - 1];
+  return NULL;
+}
+
+void agent_lat_snap_free(struct agent_lat_snap *s) {
+  free(s->keys);
+  free(s->vals);
+  free(s->slots);
+  memset(s, 0, sizeof(*s));
 }
 
 static const char *const pref_names[] = {"auto", "bpf", "pressure", "off"};

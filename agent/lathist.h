@@ -55,6 +55,29 @@ double agent_lathist_quantile(const uint64_t *h, size_t n, uint64_t total, doubl
 int agent_lat_pressure_window(uint64_t some_a, uint64_t some_b, uint64_t ios, uint64_t dt_ns,
                               struct agent_lat_window *out, double *stall);
 
+/* One reading of the BPF program's whole map (agent_latency_snapshot):
+ * n entries, keys[i] -> vals[i], and an index for agent_lat_snap_find.
+ * Read once per window with one batched lookup instead of one system
+ * call per container (issue #22: at 1000 containers the lookups were most
+ * of the agent's CPU).  The buffers grow to the largest map seen and are
+ * kept: no allocation per window once they have. */
+struct agent_lat_snap {
+  size_t n, cap;
+  uint64_t *keys;
+  struct blklat_val *vals;
+  uint32_t *slots; /* open addressing: an entry's index + 1, 0 empty */
+  size_t nslots;   /* a power of two, at least 2 n */
+  bool valid;      /* read this window */
+};
+/* Room for at least want entries in keys and vals (kept: n unchanged). */
+void agent_lat_snap_reserve(struct agent_lat_snap *s, size_t want);
+/* Index keys[0..n) (after they are read); a key read twice keeps its
+ * first value. */
+void agent_lat_snap_index(struct agent_lat_snap *s);
+/* key's counters, NULL when the map has no entry for it. */
+const struct blklat_val *agent_lat_snap_find(const struct agent_lat_snap *s, uint64_t key);
+void agent_lat_snap_free(struct agent_lat_snap *s);
+
 /* latency_source in iobatchd.conf. */
 enum agent_lat_pref {
   AGENT_LAT_AUTO = 0, /* BPF where it loads, else io.pressure */

@@ -200,6 +200,7 @@ struct agent_metrics_server {
   int fd;
   char *spec;
   char path[108]; /* unix socket to unlink, "" for TCP */
+  unsigned group; /* metrics_group, 0: none */
   agent_metrics_fn fn;
   void *user;
   struct metrics_conn *conns;
@@ -350,6 +351,7 @@ static void on_conn(struct iob_loop *loop, int fd, uint32_t events, void *data) 
       conn_close(c);
     return;
   }
+  bool eof = false;
   for (;;) {
     if (c->in_len == sizeof(c->in))
       break;
@@ -358,8 +360,14 @@ static void on_conn(struct iob_loop *loop, int fd, uint32_t events, void *data) 
       continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       break;
+    if (r == 0 && c->in_len > 0) {
+      /* Half-closed after its request (socat, `printf ... | nc -N`): the
+       * reply can still go out. */
+      eof = true;
+      break;
+    }
     if (r <= 0) {
-      conn_close(c); /* closed before a whole request, or an error */
+      conn_close(c); /* closed before a request, or an error */
       return;
     }
     c->in_len += (size_t)r;
@@ -367,6 +375,10 @@ static void on_conn(struct iob_loop *loop, int fd, uint32_t events, void *data) 
   struct agent_http_request req;
   int status = 0;
   int p = agent_http_parse_request(c->in, c->in_len, &req, &status);
+  if (p == 0 && eof) {
+    conn_close(c); /* closed before a whole request */
+    return;
+  }
   if (p == 0)
     return; /* more to come, or the timeout */
   answer(c, &req, p < 0 ? status : 0);
@@ -446,8 +458,54 @@ static void on_accept(struct iob_loop *loop, int fd, uint32_t events, void *data
   }
 }
 
-static int listen_on(const struct agent_metrics_addr *a, const char *spec, struct iob_error **err) {
+/* The directory of a unix metrics socket.  Without a group: made 0700
+ * when missing, as before (the API socket's rule, agent/server.c).  With
+ * GROUP: a directory of its own, root's, made (or changed to) 0750 and of
+ * GROUP through an O_NOFOLLOW descriptor, so that members of GROUP reach
+ * the socket and nothing else of the agent's.  One that others can write,
+ * or that is not ours, is refused: they may already have put something in
+ * it. */
+static int socket_dir(const char *path, unsigned group, struct iob_error **err) {
+  cleanup_free char *dir = xstrdup(path);
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL || slash == dir)
+    return group ? iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                                  "metrics_group: the metrics socket '%s' needs a directory of "
+                                  "its own, not /",
+                                  path)
+                 : 0;
+  *slash = '\0';
+  if (mkdir(dir, 0700) < 0 && errno != EEXIST) /* checked: agent/server.c */
+    return iob_error(err, errno, "cannot create socket directory '%s'", dir);
+  if (group == 0)
+    return 0;
+  cleanup_close int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0)
+    return iob_error(err, errno, "metrics socket directory '%s'", dir);
+  if (st.st_uid != geteuid() || (st.st_mode & 022))
+    return iob_error_code(err, IOB_CODE_PERMISSION_DENIED,
+                          "metrics socket directory '%s' (owner %u, mode %04o) must be ours (uid "
+                          "%u) and writable by nobody else",
+                          dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+                          (unsigned)geteuid());
+  if (st.st_gid != group && fchown(fd, (uid_t)-1, (gid_t)group) < 0)
+    return iob_error(err, errno,
+                     "cannot give metrics socket directory '%s' to group %u (the agent must be "
+                     "in the group, or have CAP_CHOWN)",
+                     dir, group);
+  if ((st.st_mode & 07777) != 0750 && fchmod(fd, 0750) < 0)
+    return iob_error(err, errno, "cannot set the mode of metrics socket directory '%s' to 0750",
+                     dir);
+  return 0;
+}
+
+static int listen_on(const struct agent_metrics_addr *a, const char *spec, unsigned group,
+                     struct iob_error **err) {
   int family = a->sa.ss_family;
+  if (family != AF_UNIX && group)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "metrics_group %u: needs metrics = unix:PATH, not '%s'", group, spec);
   if (family == AF_UNIX) {
     struct stat st;
     if (lstat(a->path, &st) == 0) {
@@ -457,13 +515,8 @@ static int listen_on(const struct agent_metrics_addr *a, const char *spec, struc
       if (unlink(a->path) < 0 && errno != ENOENT)
         return iob_error(err, errno, "cannot remove stale socket '%s'", a->path);
     }
-    cleanup_free char *dir = xstrdup(a->path);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-      *slash = '\0';
-      if (mkdir(dir, 0700) < 0 && errno != EEXIST) /* checked: agent/server.c */
-        return iob_error(err, errno, "cannot create socket directory '%s'", dir);
-    }
+    if (socket_dir(a->path, group, err) < 0)
+      return -1;
   }
   cleanup_close int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0)
@@ -472,15 +525,27 @@ static int listen_on(const struct agent_metrics_addr *a, const char *spec, struc
   if (family != AF_UNIX && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
     return iob_error(err, errno, "cannot set SO_REUSEADDR for metrics '%s'", spec);
   /* Like the API socket (ttrpc_server_listen): 0600 from the bind on, by
-   * the socket's own mode and the umask, never a chmod by path. */
-  if (family == AF_UNIX && fchmod(fd, 0600) < 0)
+   * the socket's own mode and the umask, never a chmod by path; 0660 with
+   * a metrics group. */
+  mode_t mode = group ? 0660 : 0600;
+  if (family == AF_UNIX && fchmod(fd, mode) < 0)
     return iob_error(err, errno, "cannot set the mode of the metrics socket '%s'", spec);
-  mode_t old = umask(0177);
+  mode_t old = umask(0777 & ~mode);
   int r = bind(fd, (const struct sockaddr *)&a->sa, a->salen);
   int e = errno;
   umask(old);
   if (r < 0)
     return iob_error(err, e, "cannot bind metrics '%s'", spec);
+  /* The group, by path: the directory is ours and nobody else writes it
+   * (socket_dir), and nothing can connect before listen(). */
+  if (group && lchown(a->path, (uid_t)-1, (gid_t)group) < 0) {
+    e = errno;
+    unlink(a->path);
+    return iob_error(err, e,
+                     "cannot give the metrics socket '%s' to group %u (the agent must be in the "
+                     "group, or have CAP_CHOWN)",
+                     a->path, group);
+  }
   if (listen(fd, AGENT_METRICS_MAX_CONNS) < 0) {
     e = errno;
     if (family == AF_UNIX)
@@ -490,8 +555,8 @@ static int listen_on(const struct agent_metrics_addr *a, const char *spec, struc
   return steal_fd(&fd);
 }
 
-int agent_metrics_server_open(struct iob_loop *loop, const char *spec, agent_metrics_fn fn,
-                              void *user, struct agent_metrics_server **out,
+int agent_metrics_server_open(struct iob_loop *loop, const char *spec, unsigned group,
+                              agent_metrics_fn fn, void *user, struct agent_metrics_server **out,
                               struct iob_error **err) {
   struct agent_metrics_addr a;
   if (agent_metrics_addr_parse(spec, &a, err) < 0)
@@ -501,7 +566,8 @@ int agent_metrics_server_open(struct iob_loop *loop, const char *spec, agent_met
   s->loop = loop;
   s->fn = fn;
   s->user = user;
-  s->fd = listen_on(&a, spec, err);
+  s->group = group;
+  s->fd = listen_on(&a, spec, group, err);
   if (s->fd < 0) {
     free(s->spec);
     free(s);
@@ -531,4 +597,8 @@ void agent_metrics_server_free(struct agent_metrics_server *s) {
 
 const char *agent_metrics_server_spec(const struct agent_metrics_server *s) {
   return s->spec;
+}
+
+unsigned agent_metrics_server_group(const struct agent_metrics_server *s) {
+  return s->group;
 }

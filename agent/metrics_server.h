@@ -60,12 +60,18 @@ struct agent_metrics_server;
 /* Render the current exposition text (malloc'ed) for a scrape. */
 typedef int (*agent_metrics_fn)(void *user, char **out, size_t *len, struct iob_error **err);
 
-int agent_metrics_server_open(struct iob_loop *loop, const char *spec, agent_metrics_fn fn,
-                              void *user, struct agent_metrics_server **out,
+/* GROUP (config key metrics_group; 0: none) lets a non-root reader in:
+ * the unix socket is made 0660 and its directory 0750, both of GROUP (the
+ * directory must be ours and writable by nobody else, or it is refused);
+ * without it they are 0600 and (when created) 0700.  A group with a TCP
+ * endpoint is an error. */
+int agent_metrics_server_open(struct iob_loop *loop, const char *spec, unsigned group,
+                              agent_metrics_fn fn, void *user, struct agent_metrics_server **out,
                               struct iob_error **err);
 /* Close the listener and every connection; a unix socket is unlinked. */
 void agent_metrics_server_free(struct agent_metrics_server *s);
 const char *agent_metrics_server_spec(const struct agent_metrics_server *s);
+unsigned agent_metrics_server_group(const struct agent_metrics_server *s);
 /* Who is at the other end of an accepted connection, for the per-peer
  * limit: "uid N" (SO_PEERCRED) on a unix socket, "address A" on TCP. */
 int agent_metrics_peer_key(int fd, char *out, size_t n);

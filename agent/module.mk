@@ -8,7 +8,7 @@
 agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c agent/lathist.c agent/trust.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
-agent_SRCS := agent/admission.c agent/lock.c agent/penalties.c agent/caps.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
+agent_SRCS := agent/admission.c agent/lock.c agent/penalties.c agent/caps.c agent/freeze.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
 	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c agent/headroom.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
@@ -62,4 +62,4 @@ $(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agen
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
 	tests/integration/agent-containers.sh tests/integration/agent-plan.sh \
-	tests/integration/agent-weights.sh tests/integration/agent-metrics.sh
+	tests/integration/agent-weights.sh tests/integration/agent-metrics.sh tests/integration/agent-metrics-group.sh

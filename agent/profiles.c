@@ -190,6 +190,67 @@ int agent_profiles_learn(struct agent_profiles *p, const char *ns, const char *k
  * namespaces, which loads as it is); "namespaces" the others.  An older
  * agent reads "profiles" and ignores "namespaces". */
 
+static int check_key(const char *ns, const char *key, struct iob_error **err) {
+  if (key == NULL || *key == '\0')
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "no workload key");
+  if (strlen(key) > AGENT_PROFILE_KEY_MAX)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "workload key too long: %zu bytes, at most %d", strlen(key),
+                          AGENT_PROFILE_KEY_MAX);
+  if (strlen(nz(ns)) > AGENT_PROFILE_NS_MAX)
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "namespace too long: %zu bytes, at most %d", strlen(ns),
+                          AGENT_PROFILE_NS_MAX);
+  return 0;
+}
+
+static bool objective_ok(double target, bool approx) {
+  return target > 0 && isfinite(target) && (!approx || target <= 1);
+}
+
+int agent_profiles_learn_objective(struct agent_profiles *p, const char *ns, const char *key,
+                                   double target, bool approx, struct iob_error **err) {
+  if (check_key(ns, key, err) < 0)
+    return -1;
+  if (!objective_ok(target, approx))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid latency objective %g", target);
+  struct agent_profile *e = find(p, ns, key);
+  if (e == NULL)
+    e = add(p, ns, key);
+  e->lat_target = target;
+  e->lat_approx = approx;
+  e->updated = (int64_t)time(NULL);
+  return 0;
+}
+
+/* The "objectives" array (profiles.h): each into its profile. */
+static int objectives_from_json(struct agent_profiles *p, json_t *objs, const char *path,
+                                struct iob_error **err) {
+  if (!json_is_array(objs))
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': 'objectives' is not an array", path);
+  if (json_array_size(objs) > AGENT_PROFILES_MAX)
+    return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': more than %d objectives", path,
+                          AGENT_PROFILES_MAX);
+  size_t i;
+  json_t *v;
+  json_array_foreach(objs, i, v) {
+    const char *ns = NULL, *key = NULL;
+    double target = 0;
+    int approx = 0;
+    json_error_t je;
+    cleanup_error struct iob_error *e = NULL;
+    if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:s, s:F, s:b}", "namespace", &ns, "key", &key,
+                       "lat_target", &target, "approx", &approx) < 0)
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': objective %zu: %s", path, i, je.text);
+    if (p->n >= AGENT_PROFILES_MAX && find(p, ns, key) == NULL)
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': more than %d profiles", path,
+                            AGENT_PROFILES_MAX);
+    if (agent_profiles_learn_objective(p, ns, key, target, approx, &e) < 0)
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': objective %zu: %s", path, i, e->msg);
+  }
+  return 0;
+}
+
 static int profiles_from_json(struct agent_profiles *p, const char *ns, json_t *profs,
                               const char *path, struct iob_error **err) {
   const char *key;
@@ -222,8 +283,8 @@ static int profiles_from_json(struct agent_profiles *p, const char *ns, json_t *
   return 0;
 }
 
-static int from_json(struct agent_profiles *p, json_t *root, const char *path,
-                     struct iob_error **err) {
+static int profiles_part(struct agent_profiles *p, json_t *root, const char *path,
+                         struct iob_error **err) {
   if (!json_is_object(root))
     return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': top level is not an object", path);
   json_t *ver = json_object_get(root, "version");
@@ -252,6 +313,14 @@ static int from_json(struct agent_profiles *p, json_t *root, const char *path,
       return -1;
   }
   return 0;
+}
+
+static int from_json(struct agent_profiles *p, json_t *root, const char *path,
+                     struct iob_error **err) {
+  if (profiles_part(p, root, path, err) < 0)
+    return -1;
+  json_t *objs = json_object_get(root, "objectives");
+  return objs ? objectives_from_json(p, objs, path, err) : 0;
 }
 
 /* Keep an unreadable file for a human to look at; the next save would
@@ -299,6 +368,25 @@ int agent_profiles_load(struct agent_profiles *p, struct iob_error **err) {
   return 0;
 }
 
+/* The "objectives" array into ROOT, when any is learned. */
+static int objectives_to_json(const struct agent_profiles *p, json_t *root) {
+  cleanup_json json_t *objs = json_array();
+  if (objs == NULL)
+    return -1;
+  for (size_t i = 0; i < p->n; i++) {
+    const struct agent_profile *e = &p->v[i];
+    if (!(e->lat_target > 0))
+      continue;
+    json_t *o = json_pack("{s:s, s:s, s:f, s:b}", "namespace", e->ns, "key", e->key, "lat_target",
+                          e->lat_target, "approx", (int)e->lat_approx);
+    if (o == NULL || json_array_append_new(objs, o) < 0)
+      return -1;
+  }
+  if (json_array_size(objs) == 0)
+    return 0;
+  return json_object_set(root, "objectives", objs);
+}
+
 static json_t *to_json(const struct agent_profiles *p) {
   cleanup_json json_t *profs = json_object();
   cleanup_json json_t *nss = json_object();
@@ -319,9 +407,15 @@ static json_t *to_json(const struct agent_profiles *p) {
     if (o == NULL || json_object_set_new(into, e->key, o) < 0)
       return NULL;
   }
-  if (json_object_size(nss) == 0)
-    return json_pack("{s:i, s:O}", "version", 1, "profiles", profs);
-  return json_pack("{s:i, s:O, s:O}", "version", 1, "profiles", profs, "namespaces", nss);
+  json_t *root =
+      json_object_size(nss) == 0
+          ? json_pack("{s:i, s:O}", "version", 1, "profiles", profs)
+          : json_pack("{s:i, s:O, s:O}", "version", 1, "profiles", profs, "namespaces", nss);
+  if (root == NULL || objectives_to_json(p, root) < 0) {
+    json_decref(root);
+    return NULL;
+  }
+  return root;
 }
 
 int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err) {

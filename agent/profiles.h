@@ -6,6 +6,10 @@
  * pod's namespace, else its containerd namespace): one tenant's runs never
  * teach another's profile of the same key.
  *
+ * Learned latency objectives are kept beside the profiles, in a top-level
+ * "objectives" array that an older agent ignores:
+ *   "objectives": [{"namespace": NS, "key": KEY, "lat_target": N, "approx": B}]
+ *
  * Persisted as JSON in STATE_DIR/profiles.json with an atomic replace
  * (write a temporary file, fsync, rename, fsync the directory): a crash
  * leaves the old file or the new one, never half of one. */
@@ -36,7 +40,13 @@ struct agent_profile {
   double solo_s;     /* learned solo duration, 0 = not known */
   double solo_bps;   /* learned solo throughput (read + write bytes/s), 0 = not known */
   unsigned runs;     /* how many runs taught this profile */
-  int64_t updated;   /* wall clock seconds of the last update (eviction order) */
+  /* The latency objective a protected container of this workload learned
+   * (agent/protect.h, issue #22): a block I/O p99 in us, or with lat_approx
+   * an io.pressure stall share; 0 none.  The next container of the
+   * workload starts with it instead of learning again. */
+  double lat_target;
+  bool lat_approx;
+  int64_t updated; /* wall clock seconds of the last update (eviction order) */
 };
 
 struct agent_profiles {
@@ -84,5 +94,11 @@ struct agent_profile_update {
 };
 int agent_profiles_learn(struct agent_profiles *p, const char *ns, const char *key,
                          const struct agent_profile_update *u, struct iob_error **err);
+
+/* A protected container of KEY in NS learned TARGET (> 0 and finite; with
+ * APPROX a stall share, at most 1): kept in its profile (made if missing),
+ * replacing the one before. */
+int agent_profiles_learn_objective(struct agent_profiles *p, const char *ns, const char *key,
+                                   double target, bool approx, struct iob_error **err);
 
 #endif

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+
+#include "common/cleanup.h"
+#include "common/xalloc.h"
 
 void agent_protect_cfg_default(struct agent_protect_cfg *cfg) {
   cfg->min_share = 0.85;
@@ -17,6 +21,8 @@ void agent_protect_cfg_default(struct agent_protect_cfg *cfg) {
   cfg->scope = AGENT_PROTECT_WRITERS;
   cfg->hold_at_floor = true;
   cfg->batch_budget = 1.5;
+  cfg->freeze = true;
+  cfg->freeze_after = PROTECT_FREEZE_AFTER;
 }
 
 bool agent_protect_limiting(const struct agent_protect *p) {
@@ -38,6 +44,39 @@ const char *agent_protect_scope_name(int scope) {
 void agent_protect_init(struct agent_protect *p, const struct agent_protect_cfg *cfg) {
   memset(p, 0, sizeof(*p));
   p->cfg = *cfg;
+}
+
+/* The concurrency lever (protect.h, PROTECT_FREEZE_AFTER) after a busy
+ * window: MISS with the cap NEAR_FLOOR or not, SLACK.  The counts are
+ * leaky, not "in a row": a window's p99 is noisy, and one lucky window
+ * must not undo what several misses showed. */
+static void freeze_update(struct agent_protect *p, bool miss, bool near_floor, bool slack) {
+  unsigned after = p->cfg.freeze_after ? p->cfg.freeze_after : 1;
+  if (!p->cfg.freeze || p->batch_n == 0) {
+    p->io_limit = 0;
+    p->floor_misses = p->freeze_slack = 0;
+    return;
+  }
+  if (miss) {
+    p->freeze_slack = 0;
+    if (near_floor || p->io_limit)
+      p->floor_misses++;
+  } else {
+    p->floor_misses = p->floor_misses ? p->floor_misses - 1 : 0;
+    p->freeze_slack += slack;
+  }
+  if (p->floor_misses >= after) {
+    p->floor_misses = 0;
+    if (p->io_limit == 0 && p->batch_n > PROTECT_FREEZE_MIN)
+      p->io_limit = p->batch_n - 1;
+    else if (p->io_limit > PROTECT_FREEZE_MIN)
+      p->io_limit--;
+  } else if (p->io_limit && p->freeze_slack >= after) {
+    p->freeze_slack = 0;
+    p->io_limit++;
+  }
+  if (p->io_limit >= p->batch_n)
+    p->io_limit = 0;
 }
 
 /* agent_protect_update for victims with a latency objective (protect.h). */
@@ -74,8 +113,15 @@ static bool objective_update(struct agent_protect *p, const struct agent_protect
     p->level_bps = 0;
     p->short_ = false;
     p->slack_windows++;
+    /* The lever holds for a few idle windows: a victim starved of
+     * completions for a window looks idle too. */
+    if (++p->idle_windows >= PROTECT_FREEZE_IDLE) {
+      p->io_limit = 0;
+      p->floor_misses = p->freeze_slack = 0;
+    }
     return before != 0;
   }
+  p->idle_windows = 0;
   p->worst_lat_ratio = who ? worst : 0;
   bool miss = who != NULL && worst > 1;
   p->missed = miss;
@@ -90,7 +136,13 @@ static bool objective_update(struct agent_protect *p, const struct agent_protect
                                      : p->cfg.cap_start_bps;
     double l = from * f;
     p->level_bps = l > p->cfg.cap_floor_bps ? l : p->cfg.cap_floor_bps;
-  } else if (who != NULL && worst <= PROTECT_OBJ_SLACK && p->level_bps > 0) {
+  }
+  bool slack = who != NULL && worst <= PROTECT_OBJ_SLACK;
+  bool was_limited = p->io_limit > 0;
+  bool near_floor = before > 0 && before <= p->cfg.cap_floor_bps * PROTECT_FREEZE_NEAR;
+  freeze_update(p, miss, near_floor, slack);
+  /* The cap rises only once nothing is frozen (the reverse order). */
+  if (!miss && slack && !was_limited && p->level_bps > 0) {
     double l = p->level_bps * p->cfg.raise;
     p->level_bps = l > p->cfg.cap_max_bps ? 0 : l;
   }
@@ -107,6 +159,8 @@ static bool update_once(struct agent_protect *p, const struct agent_protect_obs 
   p->objective = false;
   p->worst_lat_ratio = 0;
   p->missed = false;
+  p->io_limit = 0; /* the concurrency lever serves an objective only */
+  p->floor_misses = p->freeze_slack = 0;
   if (n == 0) {
     p->active = p->short_ = false;
     p->level_bps = 0;
@@ -238,6 +292,8 @@ const char *agent_lat_target_source_name(int source) {
     return "declared";
   case AGENT_LAT_TARGET_LEARNED:
     return "learned";
+  case AGENT_LAT_TARGET_PROFILE:
+    return "profile";
   }
   return "none";
 }
@@ -265,4 +321,70 @@ bool agent_protect_update(struct agent_protect *p, const struct agent_protect_ob
   else
     p->pressure = p->miss_windows >= PROTECT_PRESSURE_ON;
   return changed;
+}
+
+/* Is A to run before B: rank of the running ones to keep (the longest
+ * running first). */
+static bool senior(const struct agent_freeze_cand *a, const struct agent_freeze_cand *b) {
+  return a->since_ms != b->since_ms ? a->since_ms < b->since_ms : strcmp(a->id, b->id) < 0;
+}
+
+/* Of the candidates frozen in FR, the one that waited longest (frozen
+ * before this pick for at least MIN windows when MIN > 0); -1 none. */
+static ssize_t longest_frozen(const struct agent_freeze_cand *c, const bool *fr, size_t n,
+                              unsigned min) {
+  ssize_t best = -1;
+  for (size_t i = 0; i < n; i++) {
+    if (!fr[i] || (min > 0 && (!c[i].frozen || c[i].windows < min)))
+      continue;
+    if (best < 0 || c[i].windows > c[best].windows ||
+        (c[i].windows == c[best].windows && senior(&c[i], &c[best])))
+      best = (ssize_t)i;
+  }
+  return best;
+}
+
+/* Of the candidates running in FR, the one started most recently (that
+ * ran before this pick for at least MIN windows when MIN > 0); -1 none. */
+static ssize_t newest_running(const struct agent_freeze_cand *c, const bool *fr, size_t n,
+                              unsigned min) {
+  ssize_t best = -1;
+  for (size_t i = 0; i < n; i++) {
+    if (fr[i] || (min > 0 && (c[i].frozen || c[i].windows < min)))
+      continue;
+    if (best < 0 || senior(&c[best], &c[i]))
+      best = (ssize_t)i;
+  }
+  return best;
+}
+
+size_t agent_protect_freeze_pick(struct agent_freeze_cand *c, size_t n, unsigned limit) {
+  cleanup_free bool *fr = xcalloc(n + 1, sizeof(*fr));
+  size_t running = 0;
+  for (size_t i = 0; i < n; i++) {
+    fr[i] = limit > 0 && c[i].frozen;
+    running += !fr[i];
+  }
+  if (limit > 0) {
+    /* Rotation: the longest frozen for the newest that ran a quantum. */
+    for (;;) {
+      ssize_t in = longest_frozen(c, fr, n, PROTECT_FREEZE_QUANTUM);
+      ssize_t out = newest_running(c, fr, n, PROTECT_FREEZE_QUANTUM);
+      if (in < 0 || out < 0)
+        break;
+      fr[in] = false;
+      fr[out] = true;
+    }
+    for (ssize_t i; running > limit && (i = newest_running(c, fr, n, 0)) >= 0; running--)
+      fr[i] = true;
+    for (ssize_t i; running < limit && (i = longest_frozen(c, fr, n, 0)) >= 0; running++)
+      fr[i] = false;
+  }
+  size_t frozen = 0;
+  for (size_t i = 0; i < n; i++) {
+    c[i].windows = fr[i] == c[i].frozen ? c[i].windows + 1 : 1;
+    c[i].frozen = fr[i];
+    frozen += fr[i];
+  }
+  return frozen;
 }

@@ -50,6 +50,11 @@ struct agent_protect_cfg {
   /* protect_batch_budget: a batch container whose turnaround would pass
    * this x its runtime alone is no longer capped or held (1.5; 0: none). */
   double batch_budget;
+  /* The concurrency lever (protect_freeze, issue #22): see
+   * PROTECT_FREEZE_AFTER below.  freeze_after: windows missing at the cap
+   * floor before it acts (and between two further steps down). */
+  bool freeze;
+  unsigned freeze_after;
 };
 void agent_protect_cfg_default(struct agent_protect_cfg *cfg);
 
@@ -118,8 +123,40 @@ double agent_protect_share(int signal, double rate_share, double rate_cv, double
 #define PROTECT_PRESSURE_OFF 10
 #define PROTECT_OBJ_SLACK 0.8
 
+/* The concurrency lever: the number of batch containers doing I/O at once
+ * (an objective controller only).  Once a protected container has missed
+ * its objective with the cap at (or within PROTECT_FREEZE_NEAR x) its floor
+ * cfg.freeze_after times (a leaky count: a window that meets it takes one
+ * back), all but io_limit = batch_n - 1 of the batch_n batch containers
+ * under the lever are frozen (cgroup freezer; agent/freeze.c), and io_limit
+ * is lowered by one after each further freeze_after misses, never below
+ * PROTECT_FREEZE_MIN; after freeze_after windows with slack (ratio at most
+ * PROTECT_OBJ_SLACK) without a miss it is raised by one, and once it
+ * reaches batch_n nothing is frozen (io_limit 0).  The cap level rises only while nothing is
+ * frozen: levers are released in the reverse order they were pulled.  No
+ * protected container doing I/O for PROTECT_FREEZE_IDLE windows, none
+ * left, or no batch container under the lever: io_limit 0.
+ * Which ones are frozen: agent_protect_freeze_pick. */
+#define PROTECT_FREEZE_AFTER 3
+#define PROTECT_FREEZE_MIN 1
+#define PROTECT_FREEZE_NEAR 2
+/* No protected container doing I/O for this many windows in a row:
+ * nothing frozen (one window without a completion may be a starved victim,
+ * not an idle one). */
+#define PROTECT_FREEZE_IDLE 3
+/* Windows a frozen batch container waits before it may take the place of
+ * one that has run as long (rotation: none starves). */
+#define PROTECT_FREEZE_QUANTUM 5
+
 struct agent_protect {
   struct agent_protect_cfg cfg;
+  /* Set by the caller before each update: the batch containers under the
+   * concurrency lever (running or frozen, not past their budget). */
+  unsigned batch_n;
+  unsigned io_limit;     /* batch containers that may do I/O at once; 0 no limit */
+  unsigned floor_misses; /* misses near the floor (leaky) since the last step */
+  unsigned freeze_slack; /* windows with slack since the last miss or step */
+  unsigned idle_windows; /* windows in a row no protected container did I/O */
   /* Set by the caller before each update: the largest measured rate of a
    * capped batch container in the window (bytes/s, 0 unknown). */
   double batch_bps;
@@ -158,6 +195,7 @@ enum agent_lat_target_source {
   AGENT_LAT_TARGET_NONE = 0, /* none yet: protection by its share */
   AGENT_LAT_TARGET_DECLARED, /* io.iobatch.latency-target */
   AGENT_LAT_TARGET_LEARNED,  /* from its quiet windows */
+  AGENT_LAT_TARGET_PROFILE,  /* learned by an earlier container of its workload (profiles.json) */
 };
 /* Which objectives the agent uses (protect_objective). */
 enum agent_protect_objective {
@@ -167,7 +205,7 @@ enum agent_protect_objective {
 };
 /* "auto", "declared", "off"; "invalid" otherwise. */
 const char *agent_protect_objective_name(int v);
-/* "none", "declared", "learned". */
+/* "none", "declared", "learned", "profile". */
 const char *agent_lat_target_source_name(int source);
 /* A learned stall-share objective is at least this (a container that
  * never stalls alone would otherwise have an objective of 0). */
@@ -195,6 +233,24 @@ bool agent_protect_over_budget(double budget, uint64_t now_ms, uint64_t arrival_
                                double done);
 /* When it will be (at its progress DONE): UINT64_MAX never. */
 uint64_t agent_protect_budget_at(double budget, uint64_t arrival_ms, double solo_s, double done);
+/* One batch container under the concurrency lever. */
+struct agent_freeze_cand {
+  const char *id;
+  uint64_t since_ms; /* when it started: the longest-running is frozen last */
+  bool frozen;       /* in: frozen now; out: frozen from now on */
+  unsigned windows;  /* in/out: windows in a row in its present state */
+};
+/* Which of the N candidates are frozen so that at most LIMIT do I/O (0: no
+ * limit, none frozen):
+ *   - rotation first: a candidate frozen for PROTECT_FREEZE_QUANTUM windows
+ *     or more (the longest first) takes the place of a running one that
+ *     has run as long (the most recently started first);
+ *   - then more than LIMIT running: the most recently started are frozen;
+ *     fewer: the longest frozen are thawed.
+ * windows restarts at 1 for a candidate whose state changes and grows by
+ * one otherwise.  Returns how many are frozen. */
+size_t agent_protect_freeze_pick(struct agent_freeze_cand *c, size_t n, unsigned limit);
+
 /* A new sample of the n protected containers that run (n = 0: none).
  * Returns true when the cap level changed (the caller rewrites the caps). */
 bool agent_protect_update(struct agent_protect *p, const struct agent_protect_obs *obs, size_t n);

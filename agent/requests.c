@@ -406,6 +406,9 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
       s->lat_target_source = (char *)"";
     }
     s->cap_bps = (uint64_t)c->cap_bps;
+    s->frozen = c->frozen;
+    s->frozen_ms =
+        c->frozen_ms + (c->frozen && now > c->frozen_since_ms ? now - c->frozen_since_ms : 0);
     s->declared_class = c->declared;
     s->declared_trusted = c->declared[0] && !c->declared_untrusted;
     s->declared_kind = c->declared_kind;
@@ -428,6 +431,10 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   }
   r.protect_cap_bps = (uint64_t)d->adm.prot.level_bps;
   r.protect_holding = d->adm.prot.short_;
+  r.protect_batch_io_limit = d->adm.prot.active ? d->adm.prot.io_limit : 0;
+  r.protect_freeze_batch = d->adm.prot.batch_n;
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
+    r.protect_frozen += c->frozen;
   r.protect_objective = d->adm.prot.active && d->adm.prot.objective;
   r.protect_lat_ratio = r.protect_objective ? d->adm.prot.worst_lat_ratio : 0;
   r.protect_victim = d->adm.prot.active ? d->adm.prot.victim : (char *)"";

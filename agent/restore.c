@@ -34,13 +34,20 @@ static const char *const files[] = {
     "blkio.throttle.write_iops_device",
     "cpu.weight",
     "cpu.shares",
+    "cgroup.freeze", /* agent/freeze.c */
+    "freezer.state",
 };
 
 /* A file with one value for the whole cgroup, not a line per device: its
  * entry's device is 0:0 and the value is written back alone. */
+static bool is_freeze(const char *file) {
+  const char *base = strrchr(file, '/') + 1;
+  return strcmp(base, "cgroup.freeze") == 0 || strcmp(base, "freezer.state") == 0;
+}
+
 static bool whole_cgroup(const char *file) {
   const char *base = strrchr(file, '/') + 1;
-  return strcmp(base, "cpu.weight") == 0 || strcmp(base, "cpu.shares") == 0;
+  return strcmp(base, "cpu.weight") == 0 || strcmp(base, "cpu.shares") == 0 || is_freeze(file);
 }
 
 /* io.weight or io.bfq.weight: with device 0:0, the "default W" line. */
@@ -111,14 +118,14 @@ static bool file_ok(const char *f) {
 }
 
 /* What the kernel prints back and accepts: "default", numbers, "max",
- * "key=value" words. */
+ * "key=value" words, "THAWED". */
 static bool value_ok(const char *v) {
   size_t n = strlen(v);
   if (n == 0 || n >= AGENT_RESTORE_VALUE_MAX)
     return false;
   for (size_t i = 0; i < n; i++)
-    if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') || v[i] == '=' ||
-          v[i] == ' ' || v[i] == '.'))
+    if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') ||
+          (v[i] >= '0' && v[i] <= '9') || v[i] == '=' || v[i] == ' ' || v[i] == '.'))
       return false;
   return true;
 }
@@ -466,7 +473,9 @@ static int current(const struct agent_restore_entry *e, char *out, size_t size,
   if (whole_cgroup(e->file)) {
     while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
       buf[--len] = '\0';
-    snprintf(out, size, "%s", buf);
+    /* v1's freezer prints FREEZING until every task stopped: the agent
+     * wrote FROZEN all the same */
+    snprintf(out, size, "%s", strcmp(buf, "FREEZING") == 0 ? "FROZEN" : buf);
     return 0;
   }
   char key[32];
@@ -494,7 +503,8 @@ static int current(const struct agent_restore_entry *e, char *out, size_t size,
 static bool is_which(const struct agent_restore_entry *e, enum agent_restore_files which) {
   const char *base = strrchr(e->file, '/') + 1;
   bool cap = strcmp(base, "io.max") == 0 || strncmp(base, "blkio.throttle.", 15) == 0;
-  bool cpu = whole_cgroup(e->file);
+  bool freeze = is_freeze(e->file);
+  bool cpu = whole_cgroup(e->file) && !freeze;
   bool dflt = default_line(e);
   switch (which) {
   case AGENT_RESTORE_ALL:
@@ -505,10 +515,12 @@ static bool is_which(const struct agent_restore_entry *e, enum agent_restore_fil
     return cpu;
   case AGENT_RESTORE_HOOK_WEIGHT:
     return dflt;
+  case AGENT_RESTORE_FREEZE:
+    return freeze;
   case AGENT_RESTORE_WEIGHTS:
     break;
   }
-  return !cap && !cpu && !dflt;
+  return !cap && !cpu && !dflt && !freeze;
 }
 
 static bool in_dir(const char *file, const char *dir) {

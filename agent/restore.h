@@ -5,7 +5,9 @@
  * The agent writes per-device lines: io.weight / io.bfq.weight
  * ("MAJ:MIN W"), io.max ("MAJ:MIN rbps=.. wbps=.. riops=.. wiops=..") and
  * v1 blkio.throttle.*_device ("MAJ:MIN N"); and one value per cgroup in
- * cpu.weight / cpu.shares (entries with device 0:0, written back alone).  Before the first write of
+ * cpu.weight / cpu.shares and the freezer's cgroup.freeze / freezer.state
+ * (entries with device 0:0, written back alone: a crashed agent's frozen
+ * batch containers are thawed by the next one).  Before the first write of
  * a file for a device, the writer reads what is there and remembers it as an entry (file, device,
  * value): writing "MAJ:MIN value" back restores it. The first write wins: later writes do not
  * change what is remembered.
@@ -120,6 +122,7 @@ enum agent_restore_files {
   AGENT_RESTORE_CAPS,        /* io.max, blkio.throttle.* */
   AGENT_RESTORE_CPU,         /* cpu.weight, cpu.shares (device 0:0: one value) */
   AGENT_RESTORE_HOOK_WEIGHT, /* io.weight, io.bfq.weight "default" (device 0:0) */
+  AGENT_RESTORE_FREEZE,      /* cgroup.freeze, freezer.state (0:0; agent/freeze.c) */
 };
 
 /* The same for N entries at once (each with its file, device, value,

@@ -59,11 +59,26 @@ struct sstate {
    * container's requests by (the inode of its blkcg's directory: the v1
    * blkio cgroup on a hybrid host, else the sampled cgroup), and the
    * counters at the last sample. */
-  const struct agent_latency *lat;
+  struct agent_latency *lat;
   uint64_t cgid;
   bool lat_prev_set;
   struct blklat_val lat_prev;
+  /* sampler = bpf: the inode of cgdir, whose removal the BPF program
+   * reports (agent_latency_gone), and that it did (cgdir is then looked
+   * at); 0 until cgdir was seen. */
+  uint64_t dir_ino;
+  bool dir_gone;
+  /* The last classification was of a ring without I/O (nothing moved
+   * between its first and last samples): the same ring gives the same
+   * result, and is not classified again. */
+  bool idle_classified;
 };
+
+/* sampler = bpf looks at each container's directory only every this many
+ * windows (by turns), besides the removals the program reports: a removal
+ * it missed (its `gone` map full, a directory that is no cgroup) is found
+ * within this many windows. */
+#define SWEEP_WINDOWS 32
 
 void agent_sampler_init_headless(struct agent_sampler *s, const struct agent_config *cfg,
                                  const struct agent_sampler_env *env) {
@@ -167,6 +182,8 @@ void agent_sampler_forget(struct agent_ctr *c) {
     return;
   if (st->lat && st->cgid)
     agent_latency_forget(st->lat, st->cgid);
+  if (st->lat && st->dir_ino)
+    agent_latency_unwatch(st->lat, st->dir_ino);
   free(st->cgdir);
   free(st->psidir);
   free(st);
@@ -292,8 +309,11 @@ static void latency_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sst
     if (now.rios + now.wios > 0)
       return;
   }
-  struct agent_lat_window w;
-  agent_lathist_window(now.hist, st->lat_prev.hist, AGENT_LAT_BUCKETS, &w);
+  struct agent_lat_window w = {0};
+  /* Most containers complete no request in most windows: nothing to
+   * compute (the window of an unchanged histogram is empty). */
+  if (memcmp(now.hist, st->lat_prev.hist, sizeof(now.hist)) != 0)
+    agent_lathist_window(now.hist, st->lat_prev.hist, AGENT_LAT_BUCKETS, &w);
   st->lat_prev = now;
   c->lat_valid = true;
   c->lat_windows++;
@@ -334,19 +354,49 @@ static void latency_window(struct agent_sampler *s, struct agent_ctr *c, struct 
     latency_pressure(c, st, dl);
 }
 
-/* sampler = bpf: a sample from the program's counters of c's cgroup,
- * reading no file.  The cgroup is gone when its directory is (stat, once
- * the id is known: the inode of a removed directory is not looked up
- * again, its counters simply stop).  Returns 1 gone, 0 a sample in *smp,
- * 2 nothing this time. */
+static void set_now(struct agent_sampler *s) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  s->now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  return;
+}
+
+/* Whether c's directory is due a look this window (by turns, every
+ * SWEEP_WINDOWS). */
+static bool sweep_due(const struct agent_sampler *s, const struct agent_ctr *c) {
+  return (s->round + c->handle) % SWEEP_WINDOWS == 0;
+}
+
+/* sampler = bpf: a sample from the program's counters of c's cgroup (the
+ * window's snapshot of its map), with no system call per container in
+ * most windows.  The cgroup is gone when its directory is: looked at
+ * until it exists, then when the program reports its removal
+ * (cgroup_rmdir) and every SWEEP_WINDOWS windows.  Returns 1 gone, 0 a
+ * sample in *smp, 2 nothing this time. */
 static int sample_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
                       struct cg2_sample *smp, struct blklat_val *val) {
   cleanup_error struct iob_error *err = NULL;
   if (lat_cgid(s, c, st) < 0)
     return errno == ENOENT && st->seen ? 1 : 2;
-  struct stat sb;
-  if (stat(st->cgdir, &sb) < 0)
-    return errno == ENOENT && st->seen ? 1 : 2;
+  if (st->dir_ino == 0 || st->dir_gone || sweep_due(s, c)) {
+    struct stat sb;
+    if (stat(st->cgdir, &sb) < 0) {
+      if (errno != ENOENT || !st->seen)
+        return 2;
+      iob_debug("'%s': '%s' removed (%s)", c->id, st->cgdir,
+                st->dir_gone ? "cgroup_rmdir, reported by the BPF program"
+                             : "found at the periodic look");
+      return 1;
+    }
+    st->dir_gone = false; /* made again under the same name: sampled on */
+    if (st->dir_ino != (uint64_t)sb.st_ino) {
+      if (st->dir_ino)
+        agent_latency_unwatch(&s->lat, st->dir_ino);
+      st->dir_ino = (uint64_t)sb.st_ino;
+      if (agent_latency_watch(&s->lat, st->dir_ino, &err) < 0)
+        iob_debug("'%s': %s (found by the periodic look only)", c->id, err->msg);
+    }
+  }
   st->seen = true;
   if (agent_latency_read(&s->lat, st->cgid, val, &err) < 0) {
     if (!st->warned)
@@ -360,10 +410,26 @@ static int sample_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sstat
   smp->io.wbytes = val->wbytes;
   smp->io.rios = val->rios;
   smp->io.wios = val->wios;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  smp->t_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  smp->t_ns = s->now_ns;
   return 0;
+}
+
+/* The removals the program reported since the last window: each
+ * container whose directory it was looks at it this window. */
+static void mark_gone(struct agent_sampler *s) {
+  const uint64_t *ids;
+  size_t n;
+  cleanup_error struct iob_error *err = NULL;
+  if (agent_latency_gone(&s->lat, &ids, &n, &err) < 0) {
+    iob_debug("%s", err->msg);
+    return;
+  }
+  for (size_t i = 0; i < n; i++)
+    for (struct agent_ctr *c = s->env.adm->list; c; c = c->next) {
+      struct sstate *st = c->sampler_state;
+      if (st && st->dir_ino == ids[i])
+        st->dir_gone = true;
+    }
 }
 
 /* Returns 1 when the cgroup is gone (the container exited without anybody
@@ -439,12 +505,30 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   return 0;
 }
 
+/* A full ring in which nothing moved: one source, the same counters (and
+ * io.pressure stall, when read) at its first and last samples. */
+static bool ring_idle(const struct sstate *st) {
+  const struct cg2_sample *a = &st->ring[0], *b = &st->ring[st->n - 1];
+  if (st->n < RING || a->source != b->source || memcmp(&a->io, &b->io, sizeof(a->io)) != 0 ||
+      a->has_pressure != b->has_pressure || a->npids != b->npids || a->rchar != b->rchar ||
+      a->wchar != b->wchar)
+    return false;
+  return !a->has_pressure || (a->pressure.some.total == b->pressure.some.total &&
+                              a->pressure.full.total == b->pressure.full.total);
+}
+
 static void classify(struct agent_sampler *s, struct agent_ctr *c) {
   struct sstate *st = c->sampler_state;
   if (st == NULL || st->n < 2 || c->class_source == AGENT_CLASS_DECLARED)
     return;
+  bool idle = ring_idle(st);
+  if (idle && st->idle_classified && c->cls == BATCH_IDLE &&
+      c->class_source == AGENT_CLASS_DETECTED)
+    return;
+  st->idle_classified = false;
   struct wcd_result res;
   wcd_classify(&s->wcd, st->ring, st->n, &res);
+  st->idle_classified = idle && res.cls == BATCH_IDLE;
   if (res.cls == BATCH_UNKNOWN || res.confidence < MIN_CONFIDENCE)
     return;
   enum batch_class cls = res.cls; /* a planned class: wcd_classify never says latency */
@@ -498,6 +582,7 @@ void agent_sampler_add(struct agent_sampler *s, struct agent_ctr *c,
     iob_debug("'%s': baseline from %s, sampled with %s: not used", c->id,
               cg2_source_name(smp.source), cg2_source_name(st->source));
   if (smp.t_ns == 0 || smp.t_ns > (uint64_t)iob_now_ms() * 1000000u || smp.source != st->source) {
+    set_now(s);
     (void)sample_one(s, c);
     return;
   }
@@ -638,8 +723,23 @@ static void account(struct agent_sampler *s) {
   }
 }
 
+/* The window's reading of the BPF program's maps: one batched read of
+ * the counters for every container, the removals it saw. */
+static void window_begin(struct agent_sampler *s) {
+  cleanup_error struct iob_error *err = NULL;
+  set_now(s);
+  s->round++;
+  if (s->lat.mode != AGENT_LAT_MODE_BPF || s->env.adm->list == NULL)
+    return;
+  if (agent_latency_snapshot(&s->lat, &err) < 0)
+    iob_debug("%s: one lookup per container", err->msg);
+  if (s->bpf_counters)
+    mark_gone(s);
+}
+
 void agent_sampler_run(struct agent_sampler *s) {
   struct agent_ctr *next;
+  window_begin(s);
   for (struct agent_ctr *c = s->env.adm->list; c; c = next) {
     next = c->next;
     /* Created and pending ones too: a container deleted before it started
@@ -653,5 +753,7 @@ void agent_sampler_run(struct agent_sampler *s) {
     if (c->state == AGENT_RUNNING)
       classify(s, c);
   }
+  /* Readings between windows (agent_sampler_add) look the map up. */
+  agent_latency_snapshot_drop(&s->lat);
   account(s);
 }

@@ -64,6 +64,8 @@ struct agent_sampler {
    * its map (CG2_SOURCE_BPF), no file is read; `source` stays the file
    * source that finds each container's cgroup directory. */
   bool bpf_counters;
+  uint64_t round;  /* windows sampled */
+  uint64_t now_ns; /* CLOCK_MONOTONIC at the start of this window */
   struct agent_sampler_env env;
 };
 

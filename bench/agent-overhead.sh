@@ -8,12 +8,18 @@
 #     SAMPLERS (agent options `sampler`: auto = what the host offers, io.stat
 #     forced reads the fixtures' io.stat even on a host without the io
 #     controller, bpf = bytes and requests from the BPF latency program's
-#     map, no file read; and `latency_source`: off, bpf = one map lookup
-#     per container and window on top of the files, pressure).  The
-#     fixtures are directories, not cgroups the block layer charges, so
-#     the map has no entry for them: a lookup finds nothing, which costs
-#     the same system call as one that finds the entry (it copies 800
-#     bytes less).
+#     map, no file read; and `latency_source`: off, bpf = the program's
+#     map read once per window, batched, on top of the files, pressure).
+#     The fixtures are directories, not cgroups the block layer charges:
+#     the agent makes each one's zeroed map entry (one per fixture where
+#     the program keys them by the fixture's directory; on a hybrid host
+#     all share the stand-in's blkio cgroup, so one) and the window's
+#     batched read copies them all, as it would real ones.
+#     PROFILE=callgrind: also an instruction profile of the agent over
+#     PROFILE_WINDOWS samples of PROFILE_COUNT fixtures, for each of
+#     SAMPLERS (valgrind; user space only: a system call counts as one
+#     instruction, so the table's CPU is the measure), top entries in
+#     OUT_DIR/agent-overhead-profile.txt.
 #  2. Added latency of an uncontended admission: `ctr run --rm ... /bin/true`
 #     with our shim and an idle agent (default config, and batch_window = 0)
 #     vs our shim with no agent (it fails open) vs the runc shim, REPS
@@ -23,7 +29,9 @@
 # Usage: bench/agent-overhead.sh   (env: COUNTS="0 100 1000" WINDOW=60 REPS=20
 #                                   SAMPLERS="auto/off io.stat/off auto/bpf bpf/bpf"
 #                                   B=build
-#                                   OUT_DIR=bench/results)
+#                                   OUT_DIR=bench/results
+#                                   PROFILE=callgrind PROFILE_COUNT=200
+#                                   PROFILE_WINDOWS=10)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
@@ -33,6 +41,9 @@ REPS=${REPS:-20}
 SAMPLERS=${SAMPLERS:-"auto/off io.stat/off auto/bpf bpf/bpf"}
 B=${B:-build}
 OUT_DIR=${OUT_DIR:-bench/results}
+PROFILE=${PROFILE:-}
+PROFILE_COUNT=${PROFILE_COUNT:-200}
+PROFILE_WINDOWS=${PROFILE_WINDOWS:-10}
 CMDLINE=$(for v in COUNTS WINDOW REPS SAMPLERS; do
   [ -z "${!v:-}" ] || printf '%s="%s" ' "$v" "${!v}"
 done)"bench/agent-overhead.sh $*"
@@ -108,6 +119,50 @@ cgroup_root = $root"
    done
   done
   sampling_json=$(printf '%s\n' "${rows[@]}" | jq -sc '{status: "run", runs: .}')
+fi
+
+# ---- 1b. instruction profile (PROFILE=callgrind) -----------------------------
+# Registering is slow under valgrind (a thousand time out): PROFILE_COUNT.
+# Counting starts after the registrations and the first samples
+# (callgrind_control -z), and covers PROFILE_WINDOWS samples.
+if [ "$PROFILE" = callgrind ] && [ -n "${SLEEPER:-}" ]; then
+  command -v valgrind >/dev/null || { echo "agent-overhead: PROFILE=callgrind needs valgrind" >&2; exit 1; }
+  prof_out=$OUT_DIR/agent-overhead-profile.txt
+  : >"$prof_out"
+  root=$IOB_T/cg-prof
+  fixture_tree "$root" "$PROFILE_COUNT" "$SLEEPER"
+  for cfg in $SAMPLERS; do
+    smp=${cfg%%/*} lat=off
+    [ "$cfg" = "$smp" ] || lat=${cfg#*/}
+    pd=$IOB_T/prof-$smp-$lat
+    install -d -m 0700 "$pd" "$pd/state"
+    printf 'socket = %s\nstate_dir = %s\nsample_period = 1s\nsampler = %s\nlatency_source = %s\ncgroup_root = %s\n' \
+      "$pd/agent.sock" "$pd/state" "$smp" "$lat" "$root" >"$pd/iobatchd.conf"
+    valgrind --tool=callgrind --callgrind-out-file="$pd/callgrind.out" \
+      "$AGENT" --config "$pd/iobatchd.conf" >"$pd/agent.log" 2>&1 &
+    AGENT_PID=$!
+    at_exit "agent_stop"
+    for i in $(seq 1 600); do [ -S "$pd/agent.sock" ] && break; sleep 0.1; done
+    "$FIXTURE" register "$pd/agent.sock" "$PROFILE_COUNT" "$SLEEPER"
+    sleep 4
+    callgrind_control -z "$AGENT_PID" >/dev/null
+    sleep "$PROFILE_WINDOWS"
+    # a dump now (callgrind.out.1): the windows without the shutdown
+    callgrind_control -d "$AGENT_PID" >/dev/null
+    for i in $(seq 1 100); do [ -s "$pd/callgrind.out.1" ] && break; sleep 0.1; done
+    agent_stop
+    total=$(callgrind_annotate "$pd/callgrind.out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
+    {
+      echo "== sampler = $smp, latency_source = $lat: $PROFILE_COUNT fixture cgroups, $PROFILE_WINDOWS windows," \
+        "$total instructions ($((total / PROFILE_WINDOWS / PROFILE_COUNT)) per cgroup sample), inclusive:"
+      callgrind_annotate --inclusive=yes "$pd/callgrind.out.1" 2>/dev/null |
+        grep -E '^ *[0-9,]+ \( *[0-9.]+%\) +[^ ]' | grep -v 'PROGRAM TOTALS' |
+        grep -vE 'libc-start|libc_start_call_main|below main|ld-linux|agent/main.c:main|iob_loop_run|agent_daemon_run' |
+        grep -vE '\) +/' | sed -n 1,25p | cut -c1-150
+      echo
+    } >>"$prof_out"
+    echo "agent-overhead: profile of $smp/$lat: $total instructions"
+  done
 fi
 
 # ---- 2. admission latency -----------------------------------------------------

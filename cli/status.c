@@ -266,6 +266,9 @@ static void print_table(const status_resp *r, bool wide, bool no_trunc) {
     printf("\nprotecting latency-sensitive containers: batch capped at %.1f MiB/s%s\n",
            (double)r->protect_cap_bps / (1024 * 1024),
            r->protect_holding ? ", new batch containers held" : "");
+  if (r->protect_batch_io_limit || r->protect_frozen)
+    printf("\nbatch containers doing I/O at once: at most %u of %u (%u frozen)\n",
+           r->protect_batch_io_limit, r->protect_freeze_batch, r->protect_frozen);
   if (r->n_penalties)
     printf("\nmeasured penalties (victim beside neighbour: slowdown; evidence from %d co-runs):\n",
            3);
@@ -355,6 +358,9 @@ static void print_detail(const ctr_status *c) {
         c->share, c->lat_quiet_windows, PROTECT_LEARN_WINDOWS);
   else if (c->protected_)
     ROW("Protected", "yes");
+  if (c->frozen || c->frozen_ms)
+    ROW("Frozen", "%s (%.1f s in all, by the concurrency lever)", c->frozen ? "yes" : "no",
+        (double)c->frozen_ms / 1000);
   if (c->cap_bps)
     ROW("Capped at", "%.1f MiB/s (protecting a latency-sensitive container)",
         (double)c->cap_bps / (1024 * 1024));
@@ -403,6 +409,8 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "lat_target", json_real(c->lat_target));
     json_object_set_new(o, "lat_target_source", json_string(or_dash(c->lat_target_source)));
     json_object_set_new(o, "lat_quiet_windows", json_integer(c->lat_quiet_windows));
+    json_object_set_new(o, "frozen", json_boolean(c->frozen));
+    json_object_set_new(o, "frozen_ms", json_integer((json_int_t)c->frozen_ms));
   }
   return o;
 }
@@ -418,7 +426,7 @@ static json_t *to_json(const status_resp *r) {
                                          "samples", (json_int_t)p->samples, "coruns",
                                          (json_int_t)p->coruns, "in_use", (int)p->in_use));
   }
-  return json_pack(
+  json_t *o = json_pack(
       "{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:I, s:i, s:o, s:o, s:I, s:b, s:s, s:s, "
       "s:b, s:f, s:s}",
       "policy", r->policy, "matrix", r->matrix_source, "max_concurrency", (int)r->max_concurrency,
@@ -429,6 +437,12 @@ static json_t *to_json(const status_resp *r) {
       (int)r->protect_holding, "latency_source", or_dash(r->latency_source), "latency_note",
       r->latency_note ? r->latency_note : "", "protect_objective", (int)r->protect_objective,
       "protect_lat_ratio", r->protect_lat_ratio, "protect_victim", or_dash(r->protect_victim));
+  if (o) { /* issue #22: the concurrency lever */
+    json_object_set_new(o, "protect_batch_io_limit", json_integer(r->protect_batch_io_limit));
+    json_object_set_new(o, "protect_frozen", json_integer(r->protect_frozen));
+    json_object_set_new(o, "protect_freeze_batch", json_integer(r->protect_freeze_batch));
+  }
+  return o;
 }
 
 static int print_json(json_t *j) {

@@ -3,7 +3,9 @@
  * in a log2 histogram with 4 sub-buckets per octave, plus bytes and
  * requests by direction, keyed by the cgroup id of the request's blkcg
  * (rq->bio->bi_blkg->blkcg->css.cgroup->kn->id, the cgroup directory's
- * inode).  Read by agent/latency.c once per sample period.
+ * inode), for the cgroups the agent made an entry for.  Read by
+ * agent/latency.c once per sample period, the whole map at once.  And the
+ * removal of the cgroup directories the agent watches (cgroup_rmdir).
  *
  * CO-RE without a generated vmlinux.h: the few kernel structs it reads
  * are declared here with only the fields it uses, and
@@ -85,6 +87,20 @@ struct {
   __type(value, struct blklat_val);
 } lat SEC(".maps");
 
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, BLKLAT_MAX_WATCH);
+  __type(key, __u64);
+  __type(value, __u8);
+} watch SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, BLKLAT_MAX_GONE);
+  __type(key, __u64);
+  __type(value, __u8);
+} gone SEC(".maps");
+
 static __always_inline __u32 fls64(__u64 v) {
   __u32 n = 0;
   if (v >> 32) {
@@ -122,8 +138,6 @@ static __always_inline __u32 bucket(__u64 us) {
   return b < BLKLAT_BUCKETS - 1 ? b : BLKLAT_BUCKETS - 1;
 }
 
-static const struct blklat_val zero;
-
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(blklat_issue, struct request *rq) {
   __u64 key = (__u64)rq;
@@ -131,6 +145,8 @@ int BPF_PROG(blklat_issue, struct request *rq) {
   if (!bio)
     return 0; /* a flush or a request without data: nobody's I/O */
   __u64 cgid = BPF_CORE_READ(bio, bi_blkg, blkcg, css.cgroup, kn, id);
+  if (!bpf_map_lookup_elem(&lat, &cgid))
+    return 0; /* not a container the agent samples */
   struct start s = {.ts = bpf_ktime_get_ns(), .cgid = cgid};
   bpf_map_update_elem(&inflight, &key, &s, BPF_ANY);
   return 0;
@@ -148,12 +164,8 @@ int BPF_PROG(blklat_complete, struct request *rq, int error, unsigned int nr_byt
   if (cgid == 0 || now < ts)
     return 0;
   struct blklat_val *v = bpf_map_lookup_elem(&lat, &cgid);
-  if (!v) {
-    bpf_map_update_elem(&lat, &cgid, &zero, BPF_NOEXIST);
-    v = bpf_map_lookup_elem(&lat, &cgid);
-    if (!v)
-      return 0;
-  }
+  if (!v)
+    return 0; /* its container left while the request was in flight */
   __u32 b = bucket((now - ts) / 1000);
   /* bucket() is bounded, but clang drops the check below as redundant
    * and the verifier wants to see one: hide b's value from clang. */
@@ -168,6 +180,18 @@ int BPF_PROG(blklat_complete, struct request *rq, int error, unsigned int nr_byt
     __sync_fetch_and_add(&v->wios, 1);
     __sync_fetch_and_add(&v->wbytes, nr_bytes);
   }
+  return 0;
+}
+
+/* include/trace/events/cgroup.h: cgroup_rmdir(struct cgroup *cgrp, const
+ * char *path), for every hierarchy (v2 and each v1 one). */
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(blklat_rmdir, struct cgroup *cgrp, const char *path) {
+  __u64 id = BPF_CORE_READ(cgrp, kn, id);
+  if (!bpf_map_lookup_elem(&watch, &id))
+    return 0;
+  __u8 one = 1;
+  bpf_map_update_elem(&gone, &id, &one, BPF_ANY);
   return 0;
 }
 

@@ -16,9 +16,19 @@
 /* Requests in flight that the program tracks at once (per request
  * pointer); one that finds the table full is not counted. */
 #define BLKLAT_MAX_INFLIGHT 16384
-/* Cgroups it keeps counters for; a new cgroup beyond this is not counted
- * (the agent removes a container's entry when it leaves). */
+/* Cgroups it keeps counters for.  It counts only cgroups that have an
+ * entry, which the agent makes (zeroed) for each container it samples and
+ * removes when the container leaves: the host's other cgroups cost the
+ * agent nothing and cannot fill the map. */
 #define BLKLAT_MAX_CGROUPS 8192
+/* Directories whose removal the agent watches (`watch`, by inode, the
+ * directory it samples each container's cgroup by), and removals not yet
+ * read (`gone`): the sampler learns that a cgroup vanished without a
+ * system call per container and window (agent/sampler.c). */
+#define BLKLAT_MAX_WATCH 8192
+/* Removals kept until the agent reads them (each window); one beyond is
+ * found by the sampler's periodic look at every directory instead. */
+#define BLKLAT_MAX_GONE 1024
 
 /* 64 bits either way; uint64_t in the agent (unsigned long on x86-64),
  * where the BPF program has no <stdint.h>. */

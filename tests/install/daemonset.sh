@@ -16,6 +16,13 @@
 #     restarted, so the handler is not served yet, and the node is not
 #     labelled; the agent answers the liveness probe (ExecSync); the
 #     metrics sidecar serves on the pod's IP;
+#   - least privilege as the manifest says it (issue 23 item 12): iobatchd
+#     runs unprivileged with exactly its five capabilities; the proxy
+#     (socat) as uid 65532 of the metrics group, without capabilities,
+#     seeing only the metrics directory, and that uid cannot open the
+#     agent's API socket on the node; in the pod's network namespace the
+#     one TCP listener is the proxy, not root; the service-account token
+#     is in the installer only; the CRI socket is in the agent, read-only;
 #   - with RESTART_CONTAINERD=true (and a test ConfigMap: the paper policy
 #     and tests/integration/hold-matrix.conf, a deterministic hold):
 #     containerd restarts, then the installer tries the label; a pod with
@@ -28,7 +35,7 @@
 # No API server can run here: the node label is the one call not made
 # against a server (kubectl finds none; the installer logs it and goes on).
 . "$(dirname "$0")/lib.sh"
-tap_plan 27
+tap_plan 37
 
 # wait_for SECONDS 'CONDITION': poll until it holds (a watchdog, not a
 # measurement).
@@ -142,10 +149,60 @@ like "$out" "no runtime for \"iobatch\" is configured" \
 is "$(stat -c '%a %U' "$G/run/iobatch")" "700 root" "daemonset: /run/iobatch is root's and 0700 (the kubelet made it 0755)"
 ok "daemonset: the agent answers its livenessProbe (iobatchctl status through ExecSync)" \
   wait_for 20 '$KUBELET probe "$K/iobatch-deploy.yaml" --pod DaemonSet/iobatch --container iobatchd >"$IOB_T/probe.json" 2>&1'
+[ "$_tap_failed" -eq 0 ] || $KUBELET logs --pod iobatch --container iobatchd 2>&1 | tail -20 | sed 's/^/# iobatchd: /'
 ip=$(jq -r 'select(.event == "sandbox") | .ip' "$IOB_T/up1.json")
 wait_for 10 '$KUBELET exec --pod iobatch --container iobatchd -- wget -qO- "http://$ip:9464/metrics" >"$IOB_T/metrics" 2>&1'
 like "$(grep -c '^iobatch_' "$IOB_T/metrics")" "^[1-9]" \
   "daemonset: the metrics sidecar (socat) serves the agent's metrics on the pod's IP ($ip:9464)"
+
+# ---- least privilege, as the pod runs (issue 23 item 12)
+# guest_pid COMM: the pid (host's view) of the guest's process COMM (the
+# pod has hostPID: its processes are in the guest's PID namespace).
+guest_pid() {
+  local ns p
+  ns=$(readlink "/proc/$INST_PID/ns/pid")
+  for p in /proc/[0-9]*; do
+    [ "$(cat "$p/comm" 2>/dev/null)" = "$1" ] && [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] &&
+      { echo "${p#/proc/}"; return 0; }
+  done
+  return 1
+}
+field() { awk -v k="$2:" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "/proc/$1/status"; }
+pexec() { $KUBELET exec --pod iobatch --container "$@"; }
+agent_pid=$(guest_pid iobatchd)
+proxy_pid=$(guest_pid socat)
+want_caps=$(printf '%016x' $(((1 << 1) | (1 << 2) | (1 << 19) | (1 << 38) | (1 << 39))))
+is "$(field "$agent_pid" Uid | awk '{ print $1 }') $(field "$agent_pid" CapEff) $(field "$agent_pid" CapBnd) $(field "$agent_pid" NoNewPrivs)" \
+  "0 $want_caps $want_caps 1" \
+  "daemonset: iobatchd is not privileged: root with DAC_OVERRIDE, DAC_READ_SEARCH, SYS_PTRACE, PERFMON and BPF only (effective and bounding), no_new_privs"
+is "$(field "$proxy_pid" Uid | awk '{ print $1 }'):$(field "$proxy_pid" Gid | awk '{ print $1 }'):$(field "$proxy_pid" CapEff):$(field "$proxy_pid" CapBnd):$(field "$proxy_pid" Seccomp)" \
+  "65532:9464:0000000000000000:0000000000000000:2" \
+  "daemonset: the metrics proxy (socat) runs as uid 65532 of group 9464, without capabilities, under the runtime's seccomp filter"
+is "$(stat -c '%a %U %g' "$G/run/iobatch/metrics/metrics.sock") / $(stat -c '%a %U %g' "$G/run/iobatch/metrics")" \
+  "660 root 9464 / 750 root 9464" \
+  "daemonset: on the node the metrics socket is 0660 root:9464, in a 0750 root:9464 directory of its own"
+is "$(pexec metrics-proxy -- ls -A /run/iobatch 2>&1 | paste -sd,)" "metrics" \
+  "daemonset: the proxy sees only the metrics directory of /run/iobatch (no API socket in its mounts)"
+out=$(inst_exec setpriv --reuid 65532 --regid 9464 --clear-groups socat -u OPEN:/dev/null UNIX-CONNECT:$SOCK 2>&1)
+like "$out" "Permission denied" "daemonset: as the proxy's uid and group, the agent's API socket on the node cannot be opened"
+like "$(pexec metrics-proxy -- sh -c 'id -u; id -G; printf "GET /metrics HTTP/1.0\r\n\r\n" | socat -t 5 - UNIX-CONNECT:/run/iobatch/metrics/metrics.sock | head -1' 2>&1 | paste -sd' ')" \
+  "^65532 9464 HTTP/1.1 200 OK" "daemonset: while in the proxy's container that uid (group 9464 alone) reads the metrics socket"
+# Every TCP listener in the pod's network namespace (the host's ss, in the
+# proxy's namespace), with the uid of each process that holds it.
+nsenter -t "$proxy_pid" -n ss -ltnpH >"$IOB_T/ss" 2>&1
+listeners=$(grep -o 'pid=[0-9]*' "$IOB_T/ss" | cut -d= -f2 | sort -u | while read -r p; do
+  echo "$(cat "/proc/$p/comm"):uid=$(field "$p" Uid | awk '{ print $1 }')"; done | paste -sd,)
+is "$(awk '{ print $4 }' "$IOB_T/ss" | paste -sd,)|$listeners" "0.0.0.0:9464|socat:uid=65532" \
+  "daemonset: ss -ltnp in the pod's network namespace: one TCP listener, the proxy on 9464, not root (nothing root listens on a port)"
+[ "$_tap_failed" -eq 0 ] || sed 's/^/# ss: /' "$IOB_T/ss"
+like "$(grep '^iobatch_latency_source_info' "$IOB_T/metrics")" 'source="bpf"' \
+  "daemonset: the agent's BPF latency program loads and attaches with CAP_BPF and CAP_PERFMON, no CAP_SYS_ADMIN"
+sa=/var/run/secrets/kubernetes.io/serviceaccount
+is "$(for c in iobatchd metrics-proxy; do pexec $c -- sh -c "test -e $sa && echo $c has it || echo $c none"; done | paste -sd,)" \
+  "iobatchd none,metrics-proxy none" \
+  "daemonset: the service-account token is mounted in neither iobatchd nor metrics-proxy (the installer has it: its kubectl asks the in-cluster server, below)"
+like "$(pexec iobatchd -- sh -c 'test -S /run/containerd/containerd.sock && grep " /run/containerd/containerd.sock " /proc/self/mountinfo' 2>&1)" \
+  " /run/containerd/containerd.sock ro[ ,]" "daemonset: the CRI socket is in the agent's container, on a read-only mount"
 
 # ---- 2. RESTART_CONTAINERD=true, as an admin sets it after the log above
 # (the DaemonSet rolls: the pod goes, a new one comes).  Test ConfigMap:

@@ -16,16 +16,21 @@ from them.
 
 R is where the node's / is seen from here (/proc/PID/root of its PID 1):
 hostPath directories are made there as the kubelet makes them (0755 for
-DirectoryOrCreate), and a ConfigMap volume is written under the node's
-/var/lib/kubelet/pods/UID/volumes/ and bind-mounted read-only, as the
-kubelet does.  `up` runs RunPodSandbox with the pod's namespaces (hostPID,
+DirectoryOrCreate; Socket and Directory must exist), and a ConfigMap or
+projected volume (serviceAccountToken, configMap, downwardAPI sources) is
+written under the node's /var/lib/kubelet/pods/UID/volumes/ and
+bind-mounted read-only, as the kubelet does.  `up` runs RunPodSandbox with the pod's namespaces (hostPID,
 hostNetwork, hostIPC), then each init container to completion, in order,
 then the containers; every container gets the template's image, command,
 args, env (value and fieldRef: spec.nodeName, metadata.name,
 metadata.namespace, status.podIP), volume mounts and security context
-(privileged, capabilities, runAsUser, allowPrivilegeEscalation,
-readOnlyRootFilesystem), the pod's labels and the kubelet's own, and the
-service account token volume.  Calls the runtime cannot answer
+(privileged, capabilities, runAsUser, runAsGroup, runAsNonRoot (checked
+against the image's user, as the kubelet checks it),
+allowPrivilegeEscalation, readOnlyRootFilesystem, seccompProfile; the
+pod's securityContext for what the container's does not set, and its
+supplementalGroups), the pod's labels and the kubelet's own, and the
+service account token volume unless automountServiceAccountToken is
+false.  Calls the runtime cannot answer
 (UNAVAILABLE: containerd restarting, as the installer may make it) are
 retried, as the kubelet retries.  The runtime request timeout is the
 kubelet's default, 2 minutes: a StartContainer held longer fails
@@ -36,6 +41,7 @@ import glob
 import json
 import os
 import re
+import stat
 import sys
 import time
 import uuid
@@ -53,6 +59,9 @@ MASKED = ["/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/late
           "/sys/firmware"]
 READONLY = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"]
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+# The token volume the kubelet adds when automountServiceAccountToken is not
+# false (its kube-api-access-XXXXX); a key no manifest's volume can have.
+AUTO_TOKEN = "kube-api-access (automount)"
 
 
 def emit(**kw):
@@ -162,6 +171,8 @@ class Kubelet:
                     os.chmod(np, 0o755)
                 elif typ == "Directory" and not os.path.isdir(np):
                     sys.exit("kubelet.py: hostPath %s (%s) is not a directory" % (path, name))
+                elif typ == "Socket" and not stat.S_ISSOCK(os.stat(np).st_mode if os.path.exists(np) else 0):
+                    sys.exit("kubelet.py: hostPath %s (%s) is not a socket" % (path, name))
                 out[name] = (path, False)
             elif "configMap" in v:
                 cm = docs[("ConfigMap", v["configMap"]["name"])]
@@ -173,24 +184,77 @@ class Kubelet:
                         fh.write(text)
                     os.chmod(self.node_path(d + "/" + k), mode)
                 out[name] = (d, True)  # the kubelet mounts configMaps read-only
+            elif "projected" in v:
+                d = "/var/lib/kubelet/pods/%s/volumes/kubernetes.io~projected/%s" % (uid, name)
+                os.makedirs(self.node_path(d), 0o755, exist_ok=True)
+                mode = v["projected"].get("defaultMode", 0o644)
+                for path, text in self.projected(docs, meta, v["projected"]["sources"]):
+                    os.makedirs(os.path.dirname(self.node_path(d + "/" + path)), 0o755, exist_ok=True)
+                    with open(self.node_path(d + "/" + path), "w") as fh:
+                        fh.write(text)
+                    os.chmod(self.node_path(d + "/" + path), mode)
+                out[name] = (d, True)  # projected volumes are read-only
             elif "emptyDir" in v:
                 d = "/var/lib/kubelet/pods/%s/volumes/kubernetes.io~empty-dir/%s" % (uid, name)
                 os.makedirs(self.node_path(d), 0o777, exist_ok=True)
                 out[name] = (d, False)
             else:
-                sys.exit("kubelet.py: volume %s: only hostPath, configMap and emptyDir" % name)
+                sys.exit("kubelet.py: volume %s: only hostPath, configMap, projected and emptyDir" % name)
         if spec.get("serviceAccountName") and spec.get("automountServiceAccountToken", True):
             # The projected token volume.  No API server issued a token:
             # kubectl in the pod finds one and reaches no server.
-            d = "/var/lib/kubelet/pods/%s/volumes/kubernetes.io~projected/kube-api-access" % uid
+            d = "/var/lib/kubelet/pods/%s/volumes/kubernetes.io~projected/kube-api-access-auto" % uid
             os.makedirs(self.node_path(d), 0o755, exist_ok=True)
             for k, text in (("token", "no-api-server-in-this-test"), ("namespace", meta["namespace"])):
                 with open(self.node_path(d + "/" + k), "w") as fh:
                     fh.write(text)
-            out["kube-api-access"] = (d, True)
+            out[AUTO_TOKEN] = (d, True)
         return out
 
-    def container_config(self, meta, spec, uid, c, vols, pod_ip):
+    def projected(self, docs, meta, sources):
+        """The files of a projected volume: (path, text) for each item.
+        No API server issues a token here: a placeholder (kubectl in the pod
+        finds it and reaches no server).  kube-root-ca.crt is the ConfigMap
+        kube-controller-manager publishes in every namespace: without an
+        API server there is none, and its ca.crt is left empty."""
+        field = {"metadata.namespace": meta["namespace"], "metadata.name": meta["name"]}
+        for src in sources:
+            if "serviceAccountToken" in src:
+                yield src["serviceAccountToken"]["path"], "no-api-server-in-this-test"
+            elif "configMap" in src:
+                cm_name = src["configMap"]["name"]
+                data = docs.get(("ConfigMap", cm_name), {}).get("data")
+                if data is None and cm_name != "kube-root-ca.crt" and not src["configMap"].get("optional"):
+                    sys.exit("kubelet.py: projected configMap %s: no such ConfigMap" % cm_name)
+                data = data or {}
+                for it in src["configMap"].get("items") or [{"key": k, "path": k} for k in data]:
+                    yield it["path"], data.get(it["key"], "")
+            elif "downwardAPI" in src:
+                for it in src["downwardAPI"]["items"]:
+                    yield it["path"], field[it["fieldRef"]["fieldPath"]]
+            else:
+                sys.exit("kubelet.py: projected source %s: only serviceAccountToken, configMap, downwardAPI"
+                         % list(src))
+
+    def security(self, spec, c, image_uid):
+        """The container's security context with the pod's for what it
+        does not set (the kubelet's DetermineEffectiveSecurityContext), and
+        runAsNonRoot checked against the uid it will run as
+        (verifyRunAsNonRoot): CreateContainerConfigError otherwise."""
+        sc = dict(c.get("securityContext", {}))
+        psc = spec.get("securityContext", {})
+        for k in ("runAsUser", "runAsGroup", "runAsNonRoot", "seccompProfile"):
+            if k not in sc and k in psc:
+                sc[k] = psc[k]
+        if sc.get("runAsNonRoot"):
+            u = sc.get("runAsUser", image_uid)
+            if u in (0, None):
+                emit(event="create-failed", container=c["name"],
+                     error="CreateContainerConfigError: container has runAsNonRoot and image will run as root")
+                sys.exit(1)
+        return sc, psc.get("supplementalGroups", [])
+
+    def container_config(self, meta, spec, uid, c, vols, pod_ip, image_uid=None):
         pb = self.pb
         field = {"spec.nodeName": self.a.node, "metadata.name": meta["name"],
                  "metadata.namespace": meta["namespace"], "status.podIP": pod_ip,
@@ -209,14 +273,14 @@ class Kubelet:
             host, ro = vols[m["name"]]
             mounts.append(pb.Mount(container_path=m["mountPath"], host_path=host,
                                    readonly=ro or bool(m.get("readOnly"))))
-        if "kube-api-access" in vols:
-            mounts.append(pb.Mount(container_path=SA_DIR, host_path=vols["kube-api-access"][0], readonly=True))
+        if AUTO_TOKEN in vols:
+            mounts.append(pb.Mount(container_path=SA_DIR, host_path=vols[AUTO_TOKEN][0], readonly=True))
         # /dev/termination-log, a file of the pod's directory on the node
         tl = "/var/lib/kubelet/pods/%s/containers/%s/%s" % (uid, c["name"], uuid.uuid4().hex[:8])
         os.makedirs(os.path.dirname(self.node_path(tl)), 0o750, exist_ok=True)
         open(self.node_path(tl), "w").close()
         mounts.append(pb.Mount(container_path="/dev/termination-log", host_path=tl))
-        sc = c.get("securityContext", {})
+        sc, groups = self.security(spec, c, image_uid)
         priv = bool(sc.get("privileged"))
         caps = sc.get("capabilities", {})
         lsc = pb.LinuxContainerSecurityContext(
@@ -226,9 +290,16 @@ class Kubelet:
             readonly_rootfs=bool(sc.get("readOnlyRootFilesystem")),
             no_new_privs=sc.get("allowPrivilegeEscalation") is False,
             masked_paths=[] if priv else MASKED, readonly_paths=[] if priv else READONLY,
+            supplemental_groups=groups,
             seccomp=pb.SecurityProfile(profile_type=pb.SecurityProfile.Unconfined))
+        if sc.get("seccompProfile", {}).get("type") == "RuntimeDefault":
+            lsc.seccomp.profile_type = pb.SecurityProfile.RuntimeDefault
+        elif sc.get("seccompProfile", {}).get("type") not in (None, "Unconfined"):
+            sys.exit("kubelet.py: seccompProfile %s: only RuntimeDefault and Unconfined" % sc["seccompProfile"])
         if "runAsUser" in sc:
             lsc.run_as_user.value = sc["runAsUser"]
+        if "runAsGroup" in sc:
+            lsc.run_as_group.value = sc["runAsGroup"]
         res = pb.LinuxContainerResources(oom_score_adj=-997 if spec.get("priorityClassName") in (
             "system-node-critical", "system-cluster-critical") else 1000)
         req = c.get("resources", {}).get("requests", {})
@@ -274,7 +345,8 @@ class Kubelet:
                                        timeout=RUNTIME_REQUEST_TIMEOUT)
         if not img.image.id:  # IfNotPresent: there is no registry to pull from
             sys.exit("kubelet.py: image %s is not on the node (ErrImagePull)" % c["image"])
-        cc = self.container_config(meta, spec, uid, c, vols, pod_ip)
+        cc = self.container_config(meta, spec, uid, c, vols, pod_ip,
+                                   img.image.uid.value if img.image.HasField("uid") else None)
         cid = self.call("CreateContainer", pb.CreateContainerRequest(
             pod_sandbox_id=pod, config=cc, sandbox_config=cfg)).container_id
         t0 = time.monotonic()

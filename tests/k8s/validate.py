@@ -8,6 +8,22 @@ required fields must be there, and the setters' own checks (enums) run.
 This is the schema of the kinds as the client knows them, not an API
 server: admission rules and defaults are not checked.
 
+Then the least-privilege policy of packaging/kubernetes/README.md, on
+every pod iobatch runs (the DaemonSets' templates; runtimeclass.yaml's
+example Pod is a tenant's workload):
+  - no `privileged: true` anywhere, in any manifest;
+  - every container (init containers too) drops ALL capabilities, sets
+    allowPrivilegeEscalation false, and each capability it adds back is
+    on a line of its own with a comment saying why (`- BPF # ...`);
+  - the pod sets automountServiceAccountToken false (else the kubelet
+    mounts the token into every container), and a projected
+    serviceAccountToken volume is mounted only into containers that call
+    the API server (those that run install.sh: kubectl label node);
+  - nothing that runs as root listens on a port: a container with ports
+    runs as a non-root uid (runAsUser != 0 and runAsNonRoot), no pod with
+    a root container uses the node's network, and iobatchd's `metrics`
+    (the agent is root) is a unix socket.
+
 usage: validate.py FILE...   (prints one line per problem; exit 1 if any)
 """
 import re
@@ -91,11 +107,98 @@ def check_object(value, cls, path, errs):
             errs.append(f"{path}: missing required field '{cls.attribute_map[attr]}' of {cls.__name__}")
 
 
+API_CLIENT = re.compile(r"(^|/)install\.sh$")  # the one program that asks the API server
+
+
+def walk(value, path):
+    """(path, key, value) of every mapping entry, depth first."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield path, k, v
+            yield from walk(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from walk(v, f"{path}[{i}]")
+
+
+def pod_of(doc):
+    if doc.get("kind") != "DaemonSet":
+        return None
+    tmpl = (doc.get("spec") or {}).get("template")
+    return (tmpl or {}).get("spec")
+
+
+def commented_caps(text):
+    """Capabilities added on a line of their own with a comment after them."""
+    return set(re.findall(r"^\s*-\s*([A-Z_]+)\s*#\s*\S", text, re.M))
+
+
+def policy_pod(where, pod, text, errs):
+    ctrs = [("initContainers", c) for c in pod.get("initContainers") or []]
+    ctrs += [("containers", c) for c in pod.get("containers") or []]
+    psc = pod.get("securityContext") or {}
+    commented = commented_caps(text)
+    token_vols = {v["name"] for v in pod.get("volumes") or []
+                  if any("serviceAccountToken" in s for s in (v.get("projected") or {}).get("sources") or [])}
+    if pod.get("automountServiceAccountToken") is not False:
+        errs.append(f"{where}: policy: automountServiceAccountToken is not false: the token would be "
+                    "mounted into every container")
+    root_ctrs = []
+    for kind, c in ctrs:
+        cw = f"{where}.{kind}.{c.get('name')}"
+        sc = c.get("securityContext") or {}
+        caps = sc.get("capabilities") or {}
+        if caps.get("drop") != ["ALL"]:
+            errs.append(f"{cw}: policy: capabilities.drop must be [ALL], got {caps.get('drop')}")
+        for cap in caps.get("add") or []:
+            if cap not in commented:
+                errs.append(f"{cw}: policy: capability {cap} added without a comment saying why")
+        if sc.get("allowPrivilegeEscalation") is not False:
+            errs.append(f"{cw}: policy: allowPrivilegeEscalation must be false")
+        uid = sc.get("runAsUser", psc.get("runAsUser"))
+        non_root = sc.get("runAsNonRoot", psc.get("runAsNonRoot"))
+        if uid in (0, None) or not non_root:
+            root_ctrs.append(c.get("name"))
+            if c.get("ports"):
+                errs.append(f"{cw}: policy: runs as root (runAsUser {uid}, runAsNonRoot {non_root}) and "
+                            "listens on a port")
+        cmd = " ".join(str(x) for x in (c.get("command") or []) + (c.get("args") or []))
+        calls_api = any(API_CLIENT.search(w) for w in cmd.split())
+        for m in c.get("volumeMounts") or []:
+            if m.get("name") in token_vols and not calls_api:
+                errs.append(f"{cw}: policy: mounts the service-account token ({m['name']}) but does not "
+                            "call the API server")
+    if root_ctrs and pod.get("hostNetwork"):
+        errs.append(f"{where}: policy: hostNetwork with containers that run as root ({', '.join(root_ctrs)})")
+
+
+def policy(f, text, docs, errs):
+    for i, d in enumerate(docs):
+        if not isinstance(d, dict):
+            continue
+        where = f"{f}#{i}:{d.get('kind')}/{(d.get('metadata') or {}).get('name')}"
+        for path, k, v in walk(d, where):
+            if k == "privileged" and v is True:
+                errs.append(f"{path}.privileged: policy: privileged: true")
+        pod = pod_of(d)
+        if isinstance(pod, dict):
+            policy_pod(where, pod, text, errs)
+        if d.get("kind") == "ConfigMap":
+            conf = (d.get("data") or {}).get("iobatchd.conf", "")
+            for line in conf.splitlines():
+                m = re.match(r"\s*metrics\s*=\s*(\S+)", line)
+                if m and not m.group(1).startswith("unix:"):
+                    errs.append(f"{where}: policy: iobatchd (root) would listen on {m.group(1)}: "
+                                "metrics must be a unix socket")
+
+
 def main(files):
     errs = []
     for f in files:
         with open(f) as fh:
-            docs = [d for d in yaml.safe_load_all(fh) if d is not None]
+            text = fh.read()
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        policy(f, text, docs, errs)
         for i, d in enumerate(docs):
             where = f"{f}#{i}"
             if not isinstance(d, dict):

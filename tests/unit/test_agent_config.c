@@ -321,12 +321,43 @@ static void test_protect_keys(void **state) {
             "second from 64K to 1e12, K/M/G suffixes (e.g. 16M)");
 }
 
+/* metrics_group: a numeric gid, 1 to 4294967294; absent: 0 (root only). */
+static void test_metrics_group(void **state) {
+  (void)state;
+  struct agent_config c;
+  agent_config_default(&c);
+  assert_int_equal(c.metrics_group, 0);
+  parse_ok(&c, "metrics = unix:/run/iobatch/metrics/metrics.sock\nmetrics_group = 9464\n");
+  assert_int_equal(c.metrics_group, 9464);
+  parse_ok(&c, "metrics_group = 4294967294");
+  assert_int_equal(c.metrics_group, 4294967294u);
+  agent_config_release(&c);
+  const char *bad[] = {"0",     "-1", "4294967295", "99999999999999999999", "iobatch-metrics",
+                       "9464x", " "};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    char text[96], want[256];
+    snprintf(text, sizeof(text), "metrics_group = %s", bad[i]);
+    if (strcmp(bad[i], " ") == 0) {
+      parse_err(text, "'t.conf' line 1: 'metrics_group' has no value");
+      continue;
+    }
+    snprintf(want, sizeof(want),
+             "'t.conf' line 1: invalid value '%s' for 'metrics_group': expected a numeric "
+             "group id from 1 to 4294967294",
+             bad[i]);
+    parse_err(text, want);
+  }
+  parse_err("metrics_group = 1\nmetrics_group = 2",
+            "'t.conf' line 2: key 'metrics_group' given twice");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_defaults),     cmocka_unit_test(test_full),
-      cmocka_unit_test(test_durations),    cmocka_unit_test(test_malformed),
-      cmocka_unit_test(test_limits),       cmocka_unit_test(test_load),
-      cmocka_unit_test(test_protect_keys), cmocka_unit_test(test_trust),
+      cmocka_unit_test(test_defaults),      cmocka_unit_test(test_full),
+      cmocka_unit_test(test_durations),     cmocka_unit_test(test_malformed),
+      cmocka_unit_test(test_limits),        cmocka_unit_test(test_load),
+      cmocka_unit_test(test_protect_keys),  cmocka_unit_test(test_trust),
+      cmocka_unit_test(test_metrics_group),
   };
   return cmocka_run_group_tests_name("agent_config", tests, NULL, NULL);
 }

@@ -150,38 +150,35 @@ static void test_pressure_window(void **state) {
   struct agent_lat_window w;
   double stall = -1;
   /* 400 ms stalled in a 1 s window, 2000 requests: 200 us each */
-  assert_int_equal(agent_lat_pressure_window(a.some.total, b.some.total, 2000, 1000000000u, &w,
-                                             &stall),
-                   0);
+  assert_int_equal(
+      agent_lat_pressure_window(a.some.total, b.some.total, 2000, 1000000000u, &w, &stall), 0);
   assert_int_equal(w.count, 2000);
   assert_float_equal(w.p50_us, 200, 1e-9);
   assert_float_equal(w.p99_us, 200, 1e-9);
   assert_float_equal(stall, 0.4, 1e-9);
   /* no request: count 0, latency 0, the stall still told */
-  assert_int_equal(agent_lat_pressure_window(a.some.total, b.some.total, 0, 1000000000u, &w,
-                                             &stall),
-                   0);
+  assert_int_equal(
+      agent_lat_pressure_window(a.some.total, b.some.total, 0, 1000000000u, &w, &stall), 0);
   assert_true(w.count == 0 && w.p99_us == 0);
   /* stalled longer than the window (rounding between reads): capped at 1 */
   assert_int_equal(agent_lat_pressure_window(0, 2000000, 1, 1000000000u, &w, &stall), 0);
   assert_float_equal(stall, 1, 1e-9);
   /* totals that went back (a new cgroup of the same path), no window */
   w.count = 42;
-  assert_int_equal(agent_lat_pressure_window(b.some.total, a.some.total, 5, 1000000000u, &w,
-                                             &stall),
-                   -1);
+  assert_int_equal(
+      agent_lat_pressure_window(b.some.total, a.some.total, 5, 1000000000u, &w, &stall), -1);
   assert_int_equal(w.count, 42);
   assert_int_equal(agent_lat_pressure_window(1, 2, 5, 0, &w, &stall), -1);
   /* malformed io.pressure never reaches the approximation */
   static const char *const bad[] = {
       "",
       "some\n",
-      "some avg10=0.00 avg60=0.00 avg300=0.00\n",                         /* no total */
-      "some avg10=0.00 avg60=0.00 avg300=0.00 total=-5\n",                /* negative */
+      "some avg10=0.00 avg60=0.00 avg300=0.00\n",                            /* no total */
+      "some avg10=0.00 avg60=0.00 avg300=0.00 total=-5\n",                   /* negative */
       "some avg10=0.00 avg60=0.00 avg300=0.00 total=99999999999999999999\n", /* overflow */
-      "some avg10=101.00 avg60=0.00 avg300=0.00 total=1\n",               /* > 100 % */
-      "some avg10=0.00 avg10=0.00 avg60=0.00 avg300=0.00 total=1\n",      /* twice */
-      "full avg10=0.00 avg60=0.00 avg300=0.00 total=1\n",                 /* no some */
+      "some avg10=101.00 avg60=0.00 avg300=0.00 total=1\n",                  /* > 100 % */
+      "some avg10=0.00 avg10=0.00 avg60=0.00 avg300=0.00 total=1\n",         /* twice */
+      "full avg10=0.00 avg60=0.00 avg300=0.00 total=1\n",                    /* no some */
       "some avg10=x avg60=0.00 avg300=0.00 total=1\n",
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -214,8 +211,9 @@ static void test_decide(void **state) {
   assert_true(agent_lat_wants_bpf(AGENT_LAT_BPF));
   assert_int_equal(agent_lat_decide(AGENT_LAT_BPF, NULL, &mode, &why, &err), 0);
   assert_int_equal(mode, AGENT_LAT_MODE_BPF);
-  assert_int_equal(agent_lat_decide(AGENT_LAT_BPF, "cannot load the BPF program: Operation not "
-                                                   "permitted",
+  assert_int_equal(agent_lat_decide(AGENT_LAT_BPF,
+                                    "cannot load the BPF program: Operation not "
+                                    "permitted",
                                     &mode, &why, &err),
                    -1);
   assert_string_equal(err->msg,
@@ -241,12 +239,57 @@ static void test_decide(void **state) {
   assert_string_equal(agent_lat_mode_name(AGENT_LAT_MODE_BPF), "bpf");
 }
 
+/* The window's snapshot of the map: every key read is found with its
+ * value, a key not read is not, whatever the number of entries (the
+ * index grows and is rebuilt), consecutive ids (inodes) included. */
+static void test_snap(void **state) {
+  (void)state;
+  struct agent_lat_snap s = {0};
+  assert_null(agent_lat_snap_find(&s, 7)); /* never indexed */
+  for (size_t n = 0; n <= 3000; n += n < 10 ? 1 : 997) {
+    agent_lat_snap_reserve(&s, n);
+    assert_true(s.cap >= n);
+    for (size_t i = 0; i < n; i++) {
+      s.keys[i] = 4000 + i;
+      memset(&s.vals[i], 0, sizeof(s.vals[i]));
+      s.vals[i].rios = i;
+    }
+    s.n = n;
+    agent_lat_snap_index(&s);
+    assert_true(s.valid);
+    assert_true(s.nslots >= 2 * n);
+    for (size_t i = 0; i < n; i++) {
+      const struct blklat_val *v = agent_lat_snap_find(&s, 4000 + i);
+      assert_non_null(v);
+      assert_int_equal(v->rios, i);
+    }
+    assert_null(agent_lat_snap_find(&s, 3999));
+    assert_null(agent_lat_snap_find(&s, 4000 + n));
+    assert_null(agent_lat_snap_find(&s, 0));
+  }
+  /* a key read twice (the map changed between two batches) keeps its
+   * first value */
+  s.keys[0] = s.keys[1] = 42;
+  s.vals[0].rios = 1;
+  s.vals[1].rios = 2;
+  s.n = 2;
+  agent_lat_snap_index(&s);
+  assert_int_equal(agent_lat_snap_find(&s, 42)->rios, 1);
+  agent_lat_snap_free(&s);
+  assert_null(agent_lat_snap_find(&s, 42));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_buckets),          cmocka_unit_test(test_window_empty),
-      cmocka_unit_test(test_window_one_bucket), cmocka_unit_test(test_window_tail),
-      cmocka_unit_test(test_window_overflow),  cmocka_unit_test(test_window_restarted),
-      cmocka_unit_test(test_pressure_window),  cmocka_unit_test(test_decide),
+      cmocka_unit_test(test_buckets),
+      cmocka_unit_test(test_window_empty),
+      cmocka_unit_test(test_window_one_bucket),
+      cmocka_unit_test(test_window_tail),
+      cmocka_unit_test(test_window_overflow),
+      cmocka_unit_test(test_window_restarted),
+      cmocka_unit_test(test_pressure_window),
+      cmocka_unit_test(test_decide),
+      cmocka_unit_test(test_snap),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,8 @@
 /* The metrics endpoint: exposition text for a known state, the HTTP
  * request-head parser on good and malformed input, the address rules. */
 #include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -739,7 +742,7 @@ static void test_per_peer_limit(void **state) {
   struct iob_loop *loop = NULL;
   assert_int_equal(iob_loop_new(&loop, &err), 0);
   struct agent_metrics_server *srv = NULL;
-  assert_int_equal(agent_metrics_server_open(loop, spec, render_x, NULL, &srv, &err), 0);
+  assert_int_equal(agent_metrics_server_open(loop, spec, 0, render_x, NULL, &srv, &err), 0);
   struct stat st;
   assert_int_equal(stat(path, &st), 0);
   assert_int_equal(st.st_mode & 0777, 0600);
@@ -812,15 +815,136 @@ static void test_per_peer_limit(void **state) {
   rmdir(dir);
 }
 
+/* connect(2) to PATH as uid 65534 with primary group GID and no others:
+ * 0 when it connects, else the errno. */
+static int connect_as(const char *path, gid_t gid) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(65534) < 0)
+      _exit(200);
+    int fd = connect_to(path);
+    _exit(fd >= 0 ? 0 : errno & 0x7f);
+  }
+  int wst = 0;
+  assert_int_equal(waitpid(pid, &wst, 0), pid);
+  assert_true(WIFEXITED(wst));
+  return WEXITSTATUS(wst);
+}
+
+/* metrics_group: the socket 0660 and its own directory 0750, both of the
+ * group (made so from the kubelet's 0755 root:root); a member connects,
+ * another non-root uid does not; a directory others can write, a TCP
+ * endpoint, are refused. */
+static void test_group_socket(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  gid_t group = geteuid() == 0 ? 4242 : getegid();
+  char dir[] = "/tmp/metgroup.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char sub[96], path[128], spec[160];
+  snprintf(sub, sizeof(sub), "%s/metrics", dir);
+  snprintf(path, sizeof(path), "%s/m.sock", sub);
+  snprintf(spec, sizeof(spec), "unix:%s", path);
+  assert_int_equal(chmod(dir, 0755), 0);
+  assert_int_equal(mkdir(sub, 0755), 0);
+  assert_int_equal(chmod(sub, 0755), 0); /* what a kubelet's DirectoryOrCreate makes */
+  struct iob_loop *loop = NULL;
+  assert_int_equal(iob_loop_new(&loop, &err), 0);
+  struct agent_metrics_server *srv = NULL;
+  if (agent_metrics_server_open(loop, spec, (unsigned)group, render_x, NULL, &srv, &err) < 0)
+    fail_msg("%s", err->msg);
+  assert_int_equal(agent_metrics_server_group(srv), group);
+  struct stat st;
+  assert_int_equal(lstat(path, &st), 0);
+  assert_true(S_ISSOCK(st.st_mode));
+  assert_int_equal(st.st_mode & 07777, 0660);
+  assert_int_equal(st.st_gid, group);
+  assert_int_equal(st.st_uid, geteuid());
+  assert_int_equal(stat(sub, &st), 0);
+  assert_int_equal(st.st_mode & 07777, 0750);
+  assert_int_equal(st.st_gid, group);
+  if (geteuid() == 0) {
+    assert_int_equal(connect_as(path, group), 0);
+    assert_int_equal(connect_as(path, 4243), EACCES);
+    pump(loop, 3);
+  }
+  agent_metrics_server_free(srv);
+  srv = NULL;
+  assert_int_equal(lstat(path, &st), -1);
+  /* group-writable: someone else may have put a socket there */
+  assert_int_equal(chmod(sub, 0770), 0);
+  assert_int_equal(
+      agent_metrics_server_open(loop, spec, (unsigned)group, render_x, NULL, &srv, &err), -1);
+  assert_non_null(strstr(err->msg, "writable by nobody else"));
+  iob_error_release(&err);
+  assert_int_equal(
+      agent_metrics_server_open(loop, "127.0.0.1:9", (unsigned)group, render_x, NULL, &srv, &err),
+      -1);
+  assert_non_null(strstr(err->msg, "needs metrics = unix:PATH"));
+  iob_loop_free(loop);
+  rmdir(sub);
+  rmdir(dir);
+}
+
+/* Root without CAP_CHOWN and outside the group cannot give the socket's
+ * directory to it: the agent does not start, and says what it needs (the
+ * DaemonSet puts it in the group with supplementalGroups). */
+static void test_group_without_chown(void **state) {
+  (void)state;
+  if (geteuid() != 0)
+    fail_msg("needs root: it drops CAP_CHOWN in a child");
+  char dir[] = "/tmp/metchown.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char spec[96];
+  snprintf(spec, sizeof(spec), "unix:%s/metrics/m.sock", dir);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct d[2];
+    if (setgroups(0, NULL) < 0 || syscall(SYS_capget, &h, d) < 0)
+      _exit(2);
+    d[0].effective &= ~(1u << CAP_CHOWN);
+    if (syscall(SYS_capset, &h, d) < 0)
+      _exit(3);
+    struct iob_loop *loop = NULL;
+    struct iob_error *err = NULL;
+    struct agent_metrics_server *srv = NULL;
+    if (iob_loop_new(&loop, &err) < 0)
+      _exit(4);
+    if (agent_metrics_server_open(loop, spec, 4244, render_x, NULL, &srv, &err) == 0)
+      _exit(5);
+    _exit(strstr(err->msg, "must be in the group, or have CAP_CHOWN") ? 0 : 6);
+  }
+  int wst = 0;
+  assert_int_equal(waitpid(pid, &wst, 0), pid);
+  assert_true(WIFEXITED(wst));
+  assert_int_equal(WEXITSTATUS(wst), 0);
+  char sub[96];
+  snprintf(sub, sizeof(sub), "%s/metrics", dir);
+  rmdir(sub);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_render_golden),     cmocka_unit_test(test_render_latency),
-      cmocka_unit_test(test_view_count),        cmocka_unit_test(test_parse_good),
-      cmocka_unit_test(test_parse_malformed),   cmocka_unit_test(test_addr),
-      cmocka_unit_test(test_admission_reasons), cmocka_unit_test(test_peer_key),
-      cmocka_unit_test(test_per_peer_limit),    cmocka_unit_test(test_render_pod_series),
-      cmocka_unit_test(test_label_escaping),    cmocka_unit_test(test_expo_check_rejects),
-      cmocka_unit_test(test_headroom),          cmocka_unit_test(test_render_headroom),
+      cmocka_unit_test(test_render_golden),
+      cmocka_unit_test(test_render_latency),
+      cmocka_unit_test(test_view_count),
+      cmocka_unit_test(test_parse_good),
+      cmocka_unit_test(test_parse_malformed),
+      cmocka_unit_test(test_addr),
+      cmocka_unit_test(test_admission_reasons),
+      cmocka_unit_test(test_peer_key),
+      cmocka_unit_test(test_per_peer_limit),
+      cmocka_unit_test(test_group_socket),
+      cmocka_unit_test(test_group_without_chown),
+      cmocka_unit_test(test_render_pod_series),
+      cmocka_unit_test(test_label_escaping),
+      cmocka_unit_test(test_expo_check_rejects),
+      cmocka_unit_test(test_headroom),
+      cmocka_unit_test(test_render_headroom),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

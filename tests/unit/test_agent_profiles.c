@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -212,6 +213,80 @@ static void test_namespaces(void **state) {
   agent_profiles_release(&p);
 }
 
+/* A learned latency objective is kept per workload (issue #22) beside the
+ * profiles, in "objectives", and loads back; malformed ones are refused. */
+static void test_objectives(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_profiles p;
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  struct agent_profile_update u = {.cls = "rand-write", .confidence = 1, .solo_s = 10};
+  assert_int_equal(agent_profiles_learn(&p, "team-a", "pg", &u, &err), 0);
+  assert_int_equal(agent_profiles_learn_objective(&p, "team-a", "pg", 1234.5, false, &err), 0);
+  /* a workload without a profile yet gets one */
+  assert_int_equal(agent_profiles_learn_objective(&p, "", "redis", 0.05, true, &err), 0);
+  assert_string_equal(agent_profiles_get(&p, "", "redis")->cls, "unknown");
+  /* invalid objectives are refused */
+  assert_int_equal(agent_profiles_learn_objective(&p, "", "x", 0, false, &err), -1);
+  iob_error_release(&err);
+  assert_int_equal(agent_profiles_learn_objective(&p, "", "x", NAN, false, &err), -1);
+  iob_error_release(&err);
+  assert_int_equal(agent_profiles_learn_objective(&p, "", "x", 1.5, true, &err), -1);
+  iob_error_release(&err);
+  assert_int_equal(agent_profiles_learn_objective(&p, "", "", 10, false, &err), -1);
+  iob_error_release(&err);
+  assert_int_equal(agent_profiles_save(&p, &err), 0);
+  agent_profiles_release(&p);
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  assert_int_equal(agent_profiles_load(&p, &err), 0);
+  assert_int_equal(p.n, 2);
+  const struct agent_profile *e = agent_profiles_get(&p, "team-a", "pg");
+  assert_true(e->lat_target == 1234.5 && !e->lat_approx && e->solo_s == 10);
+  e = agent_profiles_get(&p, "", "redis");
+  assert_true(e->lat_target == 0.05 && e->lat_approx);
+  /* learned again: replaced, not averaged */
+  assert_int_equal(agent_profiles_learn_objective(&p, "team-a", "pg", 900, false, &err), 0);
+  assert_true(agent_profiles_get(&p, "team-a", "pg")->lat_target == 900);
+  agent_profiles_release(&p);
+  /* a file without objectives (an older agent's) loads with none */
+  write_file("profiles.json", "{\"version\": 1, \"profiles\": {\"pg\": {\"class\": "
+                              "\"rand-write\", \"confidence\": 1, \"solo_s\": 4, "
+                              "\"solo_bps\": 0, \"runs\": 2, \"updated\": 1}}}");
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  assert_int_equal(agent_profiles_load(&p, &err), 0);
+  assert_true(agent_profiles_get(&p, "", "pg")->lat_target == 0);
+  agent_profiles_release(&p);
+}
+
+static void test_objectives_corrupt(void **state) {
+  (void)state;
+  const char *head = "{\"version\": 1, \"profiles\": {}, \"objectives\": ";
+  const struct {
+    const char *objs, *msg;
+  } bad[] = {
+      {"{}]", "cannot parse"},
+      {"{}}", "'objectives' is not an array"},
+      {"[1]}", "objective 0"},
+      {"[{\"namespace\": \"\", \"key\": \"k\", \"lat_target\": 5}]}", "objective 0"},
+      {"[{\"namespace\": \"\", \"key\": \"k\", \"lat_target\": 5, \"approx\": false, "
+       "\"x\": 1}]}",
+       "objective 0"},
+      {"[{\"namespace\": \"\", \"key\": \"k\", \"lat_target\": -5, \"approx\": false}]}",
+       "invalid latency objective"},
+      {"[{\"namespace\": \"\", \"key\": \"k\", \"lat_target\": 2, \"approx\": true}]}",
+       "invalid latency objective"},
+      {"[{\"namespace\": \"\", \"key\": \"\", \"lat_target\": 2, \"approx\": false}]}",
+       "no workload key"},
+      {"[{\"namespace\": \"\", \"key\": \"k\", \"lat_target\": \"5ms\", \"approx\": false}]}",
+       "objective 0"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    char text[1024];
+    snprintf(text, sizeof(text), "%s%s", head, bad[i].objs);
+    check_corrupt(text, bad[i].msg);
+  }
+}
+
 static void test_parse_limits(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
@@ -373,6 +448,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
       cmocka_unit_test_setup_teardown(test_corrupt, setup, teardown),
       cmocka_unit_test_setup_teardown(test_namespaces, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_objectives, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_objectives_corrupt, setup, teardown),
       cmocka_unit_test_setup_teardown(test_eviction, setup, teardown),
       cmocka_unit_test_setup_teardown(test_eviction_per_namespace, setup, teardown),
       cmocka_unit_test(test_parse_limits),

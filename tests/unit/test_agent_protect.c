@@ -452,7 +452,7 @@ static void test_budget_releases_hold(void **state) {
   agent_protect_update(&adm.prot, &o, 1);
   assert_true(adm.prot.short_);
   struct agent_ctr *w = reg(&adm, "w", "seq-write", 1000);
-  w->solo_s = 10; /* as a learned profile would say */
+  w->solo_s = 10;                                          /* as a learned profile would say */
   struct agent_ctr *u = reg(&adm, "u", "seq-write", 1000); /* runtime not learned */
   agent_adm_admit(&adm, w, 0, 0, 1000);
   agent_adm_admit(&adm, u, 0, 0, 1000);
@@ -581,17 +581,245 @@ static void test_budget(void **state) {
   assert_false(agent_protect_over_budget(1.5, 0, 1000, 10, 0)); /* clock before arrival */
 }
 
+/* The concurrency lever against recorded windows: caps fail at the floor,
+ * then batch containers are frozen one step at a time; the objective met
+ * thaws them one a window before the cap rises again. */
+static void test_freeze_when_caps_fail(void **state) {
+  (void)state;
+  struct agent_protect_cfg cfg;
+  agent_protect_cfg_default(&cfg);
+  assert_true(cfg.freeze && cfg.freeze_after == PROTECT_FREEZE_AFTER);
+  struct agent_protect p;
+  agent_protect_init(&p, &cfg);
+  p.batch_n = 4;
+  /* recorded: a qd1 writer's p99 (us) beside four sequential writers, its
+   * objective 2000 us */
+  static const double missed[] = {9000, 8800, 9100, 8700, 9300, 9000, 8900, 9200,
+                                  9100, 9000, 8800, 9000, 9100, 8900, 9000};
+  struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1, .lat_target = 2000};
+  p.batch_bps = 400 * MiB;
+  unsigned w = 0, first_freeze = 0;
+  for (; w < sizeof(missed) / sizeof(missed[0]); w++) {
+    db.lat = missed[w];
+    agent_protect_update(&p, &db, 1);
+    if (p.io_limit && !first_freeze)
+      first_freeze = w + 1;
+    if (p.level_bps > cfg.cap_floor_bps)
+      assert_int_equal(p.io_limit, 0); /* the caps first */
+  }
+  /* 400 -> 200 -> 100 -> 50 -> 25 after 4 windows: within 2x the floor;
+   * then three misses there (the cap at its floor from window 5 on) */
+  assert_int_equal(first_freeze, 4 + PROTECT_FREEZE_AFTER);
+  /* 3 at first, then one fewer every 3 misses, never below 1 */
+  assert_int_equal(p.io_limit, 1);
+  for (int i = 0; i < 10; i++)
+    agent_protect_update(&p, &db, 1);
+  assert_int_equal(p.io_limit, PROTECT_FREEZE_MIN);
+  assert_true(p.level_bps == cfg.cap_floor_bps);
+  /* met between 0.8 and 1 of the target: K stays */
+  for (int i = 0; i < 5; i++) {
+    db.lat = 1900;
+    agent_protect_update(&p, &db, 1);
+    assert_int_equal(p.io_limit, 1);
+  }
+  /* met with slack: one more every 3 windows; the cap stays at its floor
+   * while any is frozen; then nothing frozen and the cap rises */
+  db.lat = 900;
+  unsigned seen[8] = {0};
+  for (int i = 0; i < 9; i++) {
+    agent_protect_update(&p, &db, 1);
+    seen[i % 8] = p.io_limit;
+    assert_true(p.level_bps == cfg.cap_floor_bps);
+  }
+  assert_int_equal(seen[1], 1);
+  assert_int_equal(seen[2], 2);
+  assert_int_equal(seen[5], 3);
+  assert_int_equal(p.io_limit, 0); /* 4 of 4: no limit */
+  agent_protect_update(&p, &db, 1);
+  assert_true(p.level_bps > cfg.cap_floor_bps);
+  /* noisy windows: a lucky one takes one miss back, it does not undo
+   * them (leaky count) */
+  p.level_bps = cfg.cap_floor_bps;
+  static const double noisy[] = {9000, 9000, 900, 9000, 9000};
+  for (size_t i = 0; i < sizeof(noisy) / sizeof(noisy[0]); i++) {
+    db.lat = noisy[i];
+    agent_protect_update(&p, &db, 1);
+    p.level_bps = cfg.cap_floor_bps; /* (the cap rising on slack aside) */
+  }
+  assert_int_equal(p.io_limit, 3);
+  /* the batch shrinks (jobs ended or reached their budget): a limit not
+   * below their number is no limit */
+  p.batch_n = 3;
+  db.lat = 1900;
+  agent_protect_update(&p, &db, 1);
+  assert_int_equal(p.io_limit, 0);
+}
+
+/* No protected container doing I/O, none at all, none under the lever, a
+ * share-judged victim, or the lever turned off: nothing frozen. */
+static void test_freeze_nothing_protected(void **state) {
+  (void)state;
+  struct agent_protect_cfg cfg;
+  agent_protect_cfg_default(&cfg);
+  cfg.freeze_after = 1;
+  struct agent_protect p;
+  agent_protect_init(&p, &cfg);
+  p.batch_n = 3;
+  struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1, .lat = 50, .lat_target = 5};
+  for (int i = 0; i < 5; i++)
+    agent_protect_update(&p, &db, 1);
+  assert_int_equal(p.io_limit, 1);
+  /* idle: the limit holds for a few windows (a starved victim looks
+   * idle too), then goes */
+  db.idle = true;
+  for (int i = 1; i < PROTECT_FREEZE_IDLE; i++) {
+    agent_protect_update(&p, &db, 1);
+    assert_int_equal(p.io_limit, 1);
+  }
+  agent_protect_update(&p, &db, 1);
+  assert_int_equal(p.io_limit, 0);
+  db.idle = false;
+  for (int i = 0; i < 5; i++)
+    agent_protect_update(&p, &db, 1);
+  assert_true(p.io_limit > 0);
+  agent_protect_update(&p, NULL, 0);
+  assert_int_equal(p.io_limit, 0);
+  for (int i = 0; i < 5; i++)
+    agent_protect_update(&p, &db, 1);
+  assert_true(p.io_limit > 0);
+  p.batch_n = 0; /* every batch container past its budget */
+  agent_protect_update(&p, &db, 1);
+  assert_int_equal(p.io_limit, 0);
+  /* judged by share: never frozen */
+  p.batch_n = 3;
+  struct agent_protect_obs old = {.id = "old", .share = 0.1, .stall = -1, .lat = -1};
+  for (int i = 0; i < 10; i++)
+    agent_protect_update(&p, &old, 1);
+  assert_int_equal(p.io_limit, 0);
+  /* protect_freeze = false */
+  cfg.freeze = false;
+  agent_protect_init(&p, &cfg);
+  p.batch_n = 3;
+  for (int i = 0; i < 10; i++)
+    agent_protect_update(&p, &db, 1);
+  assert_int_equal(p.io_limit, 0);
+  assert_true(p.level_bps == cfg.cap_floor_bps && p.short_);
+}
+
+static size_t frozen_set(const struct agent_freeze_cand *c, size_t n, char *out) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (c[i].frozen)
+      out[k++] = c[i].id[0];
+  out[k] = '\0';
+  return k;
+}
+
+/* Which ones: the longest-running frozen last, rotation after a quantum so
+ * that none starves. */
+static void test_freeze_pick_rotation(void **state) {
+  (void)state;
+  struct agent_freeze_cand c[3] = {
+      {.id = "a", .since_ms = 1000}, {.id = "b", .since_ms = 3000}, {.id = "c", .since_ms = 2000}};
+  char s[8];
+  /* no limit: none */
+  assert_int_equal(agent_protect_freeze_pick(c, 3, 0), 0);
+  /* two may run: the most recently started (b) is frozen */
+  assert_int_equal(agent_protect_freeze_pick(c, 3, 2), 1);
+  frozen_set(c, 3, s);
+  assert_string_equal(s, "b");
+  /* one: c too, a (the longest-running) keeps running */
+  agent_protect_freeze_pick(c, 3, 1);
+  frozen_set(c, 3, s);
+  assert_string_equal(s, "bc");
+  /* rotation: each frozen one runs within a few quanta, nobody starves */
+  unsigned ran[3] = {0};
+  for (int w = 0; w < 60; w++) {
+    agent_protect_freeze_pick(c, 3, 1);
+    size_t running = 0;
+    for (int i = 0; i < 3; i++) {
+      ran[i] += !c[i].frozen;
+      running += !c[i].frozen;
+      assert_true(!c[i].frozen || c[i].windows <= 2 * PROTECT_FREEZE_QUANTUM + 2);
+    }
+    assert_int_equal(running, 1);
+  }
+  for (int i = 0; i < 3; i++)
+    assert_true(ran[i] >= 15);
+  /* a thaw step: the longest frozen runs first */
+  for (int i = 0; i < 3; i++)
+    c[i] = (struct agent_freeze_cand){.id = c[i].id, .since_ms = c[i].since_ms};
+  c[1].frozen = c[2].frozen = true;
+  c[1].windows = 2;
+  c[2].windows = 4;
+  c[0].windows = 6;
+  agent_protect_freeze_pick(c, 3, 2);
+  frozen_set(c, 3, s);
+  assert_string_equal(s, "b");
+  assert_int_equal(c[2].windows, 1);
+  assert_int_equal(c[1].windows, 3);
+  /* the limit lifted: everyone thawed */
+  assert_int_equal(agent_protect_freeze_pick(c, 3, 0), 0);
+  frozen_set(c, 3, s);
+  assert_string_equal(s, "");
+}
+
+/* Who the concurrency lever may freeze: running batch containers short of
+ * their budget, never a protected or service container; a frozen job's
+ * time counts against its budget, and at it the job is out for good. */
+static void test_freeze_candidates_budget(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
+  struct agent_ctr *db = reg(&adm, "db", "latency", 0);
+  struct agent_ctr *w = reg(&adm, "w", "seq-write", 0);
+  struct agent_ctr *r = reg(&adm, "r", "seq-read", 0);
+  agent_adm_admit(&adm, db, 0, 0, 0);
+  agent_adm_admit(&adm, w, 0, 0, 0);
+  agent_adm_admit(&adm, r, 0, 0, 0);
+  run_until(&adm, 0);
+  assert_int_equal(w->state, AGENT_RUNNING);
+  w->solo_s = 10;
+  assert_false(agent_ctr_freeze_candidate(&adm, db, 1000)); /* protected */
+  assert_true(agent_ctr_freeze_candidate(&adm, w, 1000));
+  assert_false(agent_ctr_freeze_candidate(&adm, r, 1000)); /* a reader: scope writers */
+  adm.prot.cfg.scope = AGENT_PROTECT_ALL;
+  assert_true(agent_ctr_freeze_candidate(&adm, r, 1000));
+  r->kind = AGENT_KIND_SERVICE;
+  assert_false(agent_ctr_freeze_candidate(&adm, r, 1000)); /* a service: never */
+  /* frozen from 1 s: no progress, so at 5 s waited + 10 s left = 1.5 x 10 s */
+  w->frozen = true;
+  w->solo_equiv_s = 0;
+  assert_true(agent_ctr_freeze_candidate(&adm, w, 4999));
+  assert_false(agent_ctr_freeze_candidate(&adm, w, 5000));
+  /* thawed for good once done with */
+  w->frozen = false;
+  w->freeze_done = true;
+  assert_false(agent_ctr_freeze_candidate(&adm, w, 1000));
+  agent_adm_release(&adm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_aimd),           cmocka_unit_test(test_objective),
-      cmocka_unit_test(test_objective_idle), cmocka_unit_test(test_learn_objective),
+      cmocka_unit_test(test_aimd),
+      cmocka_unit_test(test_objective),
+      cmocka_unit_test(test_objective_idle),
+      cmocka_unit_test(test_learn_objective),
       cmocka_unit_test(test_budget),
       cmocka_unit_test(test_budget_releases_hold),
       cmocka_unit_test(test_objective_admission),
       cmocka_unit_test(test_pressure),
-      cmocka_unit_test(test_objective_drops_share_cap),         cmocka_unit_test(test_holds_while_short),
-      cmocka_unit_test(test_hold_at_floor),  cmocka_unit_test(test_share_signals),
+      cmocka_unit_test(test_objective_drops_share_cap),
+      cmocka_unit_test(test_holds_while_short),
+      cmocka_unit_test(test_hold_at_floor),
+      cmocka_unit_test(test_share_signals),
       cmocka_unit_test(test_writers_scope),
+      cmocka_unit_test(test_freeze_when_caps_fail),
+      cmocka_unit_test(test_freeze_nothing_protected),
+      cmocka_unit_test(test_freeze_pick_rotation),
+      cmocka_unit_test(test_freeze_candidates_budget),
   };
   return cmocka_run_group_tests_name("agent_protect", tests, NULL, NULL);
 }

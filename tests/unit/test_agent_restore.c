@@ -159,6 +159,49 @@ static void test_cpu_whole_cgroup(void **state) {
   rm_rf(t.dir);
 }
 
+/* The freezer's files (agent/freeze.c): one value per cgroup, put back
+ * apart from CPU weights, and a crashed agent's freeze is thawed by the
+ * next one's replay. */
+static void test_freeze_files(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  char v1[256], v2[256], cpu[256];
+  snprintf(v1, sizeof(v1), "%s/freezer.state", t.cg);
+  snprintf(v2, sizeof(v2), "%s/cgroup.freeze", t.cg);
+  snprintf(cpu, sizeof(cpu), "%s/cpu.weight", t.cg);
+  put(cpu, "1");
+  put(v1, "FROZEN");
+  put(v2, "1");
+  assert_int_equal(agent_restore_remember(&r, cpu, 0, 0, "100", "1", 0, &err), 0);
+  assert_int_equal(agent_restore_remember(&r, v1, 0, 0, "THAWED", "FROZEN", 0, &err), 0);
+  assert_int_equal(agent_restore_remember(&r, v2, 0, 0, "0", "1", 0, &err), 0);
+  /* CPU leaves the freezer alone, and the freezer the CPU weight */
+  assert_int_equal(agent_restore_dir(&r, t.cg, AGENT_RESTORE_FREEZE), 2);
+  cleanup_free char *a = slurp(v1), *b = slurp(v2), *c = slurp(cpu);
+  assert_string_equal(a, "THAWED");
+  assert_string_equal(b, "0");
+  assert_string_equal(c, "1");
+  assert_int_equal(r.n, 1);
+  /* a crash with a container frozen (v1 still FREEZING: what the agent
+   * wrote all the same): the next agent thaws it */
+  put(v1, "FREEZING");
+  assert_int_equal(agent_restore_remember(&r, v1, 0, 0, "THAWED", "FROZEN", 0, &err), 0);
+  struct agent_restore next;
+  assert_int_equal(agent_restore_init(&next, t.dir, NULL, &err), 0);
+  assert_int_equal(agent_restore_replay(&next, &err), 2);
+  cleanup_free char *d = slurp(v1);
+  /* (a regular file is not truncated as cgroupfs is: "THAWED" over
+   * "FREEZING") */
+  assert_int_equal(strncmp(d, "THAWED", 6), 0);
+  agent_restore_release(&next);
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
 static void test_vanished_and_symlink(void **state) {
   (void)state;
   struct tmp t;
@@ -711,6 +754,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_remember_and_restore),
       cmocka_unit_test(test_cpu_whole_cgroup),
+      cmocka_unit_test(test_freeze_files),
       cmocka_unit_test(test_vanished_and_symlink),
       cmocka_unit_test(test_journal_unwritable),
       cmocka_unit_test(test_remember_not_utf8),
