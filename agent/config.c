@@ -47,6 +47,8 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->protect_freeze_after = pc.freeze_after;
   cfg->profiles_per_namespace = AGENT_PROFILES_PER_NS_DEFAULT;
   cfg->protect_batch_budget = pc.batch_budget;
+  cfg->cri_poll_ms = 10000;
+  cfg->cri_timeout_ms = 2000;
 }
 
 const char *agent_sampler_pref_name(int pref) {
@@ -71,7 +73,8 @@ void agent_config_release(struct agent_config *cfg) {
   free(cfg->detector_file);
   free(cfg->metrics);
   free(cfg->trust_declared);
-  cfg->metrics = cfg->trust_declared = NULL;
+  free(cfg->cri_endpoint);
+  cfg->metrics = cfg->trust_declared = cfg->cri_endpoint = NULL;
   cfg->socket_path = cfg->state_dir = cfg->matrix_file = cfg->cgroup_root = NULL;
   cfg->detector_file = NULL;
 }
@@ -355,6 +358,27 @@ static int conf_trust(const struct iob_conf_key *k, const char *v, void *field, 
   return 0;
 }
 
+/* "auto" (NULL), "off" (""), or unix:///PATH kept as PATH. */
+static int conf_cri_endpoint(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  char **dst = field;
+  char *out;
+  /* The path as cri_endpoint_path (cri/cri.h) takes it: absolute, and
+   * short enough for sun_path. */
+  if (strcmp(v, "auto") == 0)
+    out = NULL;
+  else if (strcmp(v, "off") == 0)
+    out = xstrdup("");
+  else if (strncmp(v, "unix:///", 8) == 0 && strlen(v + 7) < 108)
+    out = xstrdup(v + 7);
+  else
+    return -1;
+  free(*dst);
+  *dst = out;
+  return 0;
+}
+
 bool agent_config_trusts(const struct agent_config *cfg, const char *ns) {
   const char *list = cfg->trust_declared;
   if (list == NULL)
@@ -417,6 +441,12 @@ static const struct iob_conf_key keys[] = {
      "a duration up to 1m (e.g. 2s, 0)"},
     {"trust_declared", conf_trust, F(trust_declared), 0, 0,
      "'all', 'none' or a comma-separated list of namespaces"},
+    {"cri_endpoint", conf_cri_endpoint, F(cri_endpoint), 0, 0,
+     "'auto', 'off' or unix:///PATH (at most 107 bytes)"},
+    {"cri_poll", conf_duration, F(cri_poll_ms), 500, 3600 * 1000,
+     "a duration from 500ms to 1h (e.g. 10s)"},
+    {"cri_timeout", conf_duration, F(cri_timeout_ms), 10, 60 * 1000,
+     "a duration from 10ms to 1m (e.g. 2s)"},
     {"profiles_per_namespace", conf_uint, F(profiles_per_namespace), 1, AGENT_PROFILES_MAX,
      "an integer from 1 to 4096"},
 };
@@ -432,6 +462,7 @@ static void dup_config(struct agent_config *dst, const struct agent_config *src)
   *dst = *src;
   dst->metrics = dup_or_null(src->metrics);
   dst->trust_declared = dup_or_null(src->trust_declared);
+  dst->cri_endpoint = dup_or_null(src->cri_endpoint);
   dst->socket_path = dup_or_null(src->socket_path);
   dst->state_dir = dup_or_null(src->state_dir);
   dst->matrix_file = dup_or_null(src->matrix_file);

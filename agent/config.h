@@ -105,6 +105,14 @@
  *                                               4096): a namespace whose workload keys
  *                                               change every run evicts only its own
  *                                               oldest (agent/profiles.h)
+ *   cri_endpoint     = auto | off | unix:///PATH  the node's CRI (agent/podmeta.h),
+ *                                               for pods' names, uids and labels:
+ *                                               auto = the first of
+ *                                               /run/containerd/containerd.sock and
+ *                                               /run/crio/crio.sock that answers the
+ *                                               CRI (none: nothing, quietly)
+ *   cri_poll         = 10s                     how often the CRI is listed
+ *   cri_timeout      = 2s                      bound on each CRI call
  *   debug            = false
  *
  * Keys given here win over the same settings in the matrix file, which is
@@ -171,6 +179,10 @@ struct agent_config {
    * namespaces as ",ns1,ns2," (agent_config_trusts). */
   char *trust_declared;
   unsigned profiles_per_namespace; /* agent_profiles.per_ns_max */
+  /* cri_endpoint: NULL = auto (the default), "" = off, else the socket's
+   * path; cri_poll and cri_timeout in ms (agent/podmeta.h). */
+  char *cri_endpoint;
+  uint64_t cri_poll_ms, cri_timeout_ms;
   bool debug;
 };
 

@@ -133,6 +133,14 @@ void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
                         iob_now_ms());
 }
 
+static void pod_meta_changed(struct agent_ctr *c, void *user) {
+  struct agent_daemon *d = user;
+  iob_debug("'%s' is %s/%s%s%s in Kubernetes' terms (%zu labels)", c->id, c->pod_namespace,
+            c->pod_name, c->container_name && *c->container_name ? "/" : "",
+            c->container_name ? c->container_name : "", c->n_pod_labels);
+  agent_daemon_pod_meta_changed(d, c);
+}
+
 void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *c) {
   (void)d;
   (void)c; /* the pod rules (issue #25) come here */
@@ -448,6 +456,7 @@ static bool sharing_disk(const struct agent_adm *adm) {
 static void on_sample_timer(struct iob_loop *loop, void *data) {
   struct agent_daemon *d = data;
   static uint64_t last_save;
+  agent_podmeta_fill_new(&d->podmeta); /* registered since the last CRI poll */
   agent_sampler_run(&d->sampler);
   agent_headroom_window(&d->headroom, d->adm.list, (double)d->cfg.sample_period_ms / 1000.0);
   protect_step(d);
@@ -649,6 +658,10 @@ static void reload(struct agent_daemon *d) {
   d->cfg.metrics_group = nc.metrics_group;
   /* For declarations from now on; what was declared keeps its standing. */
   take_str(&d->cfg.trust_declared, &nc.trust_declared);
+  take_str(&d->cfg.cri_endpoint, &nc.cri_endpoint);
+  d->cfg.cri_poll_ms = nc.cri_poll_ms;
+  d->cfg.cri_timeout_ms = nc.cri_timeout_ms;
+  agent_podmeta_configure(&d->podmeta, &d->cfg);
   d->cfg.sample_period_ms = nc.sample_period_ms;
   d->cfg.batch_window_ms = nc.batch_window_ms;
   d->cfg.max_hold_ms = nc.max_hold_ms;
@@ -735,6 +748,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   d->cfg.detector_file = cfg->detector_file ? xstrdup(cfg->detector_file) : NULL;
   d->cfg.metrics = cfg->metrics ? xstrdup(cfg->metrics) : NULL;
   d->cfg.trust_declared = cfg->trust_declared ? xstrdup(cfg->trust_declared) : NULL;
+  d->cfg.cri_endpoint = cfg->cri_endpoint ? xstrdup(cfg->cri_endpoint) : NULL;
   /* Before anything is loaded from the state directory, and before the
    * socket: a second agent on the same state directory stops here, even
    * one on another socket. */
@@ -801,6 +815,8 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   if (open_metrics(d, d->cfg.metrics, d->cfg.metrics_group, &d->metrics_server, err) < 0)
     return -1;
   d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
+  agent_podmeta_init(&d->podmeta, d->loop, &d->adm, pod_meta_changed, d);
+  agent_podmeta_configure(&d->podmeta, &d->cfg);
   char cap[64];
   iob_info("listening on '%s'; policy %s, %s, matrix %s, sampler %s, "
            "%zu profiles from '%s'%s%s",
@@ -838,7 +854,8 @@ void agent_daemon_release(struct agent_daemon *d) {
   agent_restore_release(&d->restore);
   agent_metrics_server_free(d->metrics_server); /* unlinks a unix socket */
   d->metrics_server = NULL;
-  agent_server_release(&d->server); /* unlinks the socket */
+  agent_server_release(&d->server);   /* unlinks the socket */
+  agent_podmeta_release(&d->podmeta); /* a poll in flight is left to end alone */
   if (d->loop) {
     if (d->plan_timer)
       iob_timer_cancel(d->loop, d->plan_timer);

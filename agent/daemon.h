@@ -9,6 +9,8 @@
  *   sampler.c   io.stat (or /proc/PID/io) deltas -> rates -> class
  *   weights.c   io.weight / io.bfq.weight where something enforces them
  *   profiles.c  learned classes and solo durations by workload key
+ *   podmeta.c   pods' names, uids and labels from the node's CRI (cri/),
+ *               polled on a thread
  *   daemon.c    setup, timers, signals, learning on exit, shutdown, and
  *               the ops the parts above call back through */
 #ifndef IOB_AGENT_DAEMON_H
@@ -22,6 +24,7 @@
 #include "agent/headroom.h"
 #include "agent/metrics.h"
 #include "agent/penalties.h"
+#include "agent/podmeta.h"
 #include "agent/profiles.h"
 #include "agent/restore.h"
 #include "agent/sampler.h"
@@ -69,6 +72,8 @@ struct agent_daemon {
   /* STATE_DIR/iobatchd.lock (agent/lock.h), held while we run; -1: not
    * held (headless, or another agent has it: nothing is saved then). */
   int lock_fd;
+  /* Pods' names, uids and labels from the node's CRI (agent/podmeta.h). */
+  struct agent_podmeta podmeta;
 };
 
 int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,

@@ -9,7 +9,7 @@ agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c a
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
 agent_SRCS := agent/admission.c agent/lock.c agent/penalties.c agent/caps.c agent/freeze.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
-	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c agent/headroom.c
+	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c agent/podmeta.c agent/headroom.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
 # The block I/O latency program (agent/bpf/blklat.bpf.c): CO-RE, compiled
@@ -35,7 +35,7 @@ LDLIBS += -lbpf -lelf -lz
 agentclient_SRCS := agent/client.c agent/register.c
 $(eval $(call lib,agentclient,$(agentclient_SRCS)))
 
-AGENT_LIBS := agent agentcore wcd batch ttrpc cg2 proto common
+AGENT_LIBS := agent agentcore wcd batch ttrpc cri cg2 proto common
 PROGRAMS += bin/iobatchd
 INSTALL_PROGRAMS += bin/iobatchd
 $(eval $(call prog,bin/iobatchd,agent/main.c,$(AGENT_LIBS)))
@@ -59,6 +59,7 @@ $(eval $(call fuzzer,fuzz_agent_metrics,tests/fuzz/fuzz_agent_metrics.c,agent ag
 $(eval $(call unit,test_agent_latency,tests/unit/test_agent_latency.c,agentcore cg2 common))
 $(eval $(call fuzzer,fuzz_agent_latency,tests/fuzz/fuzz_agent_latency.c,agentcore cg2 common))
 $(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agentcore batch common))
+$(eval $(call unit,test_agent_podmeta,tests/unit/test_agent_podmeta.c,$(AGENT_LIBS)))
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
 	tests/integration/agent-containers.sh tests/integration/agent-plan.sh \

@@ -416,6 +416,12 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
     s->pod_name = c->pod_name;
     s->pod_namespace = c->pod_namespace;
     s->container_name = c->container_name;
+    s->pod_uid = c->pod_uid ? c->pod_uid : (char *)"";
+    s->pod_labels = c->pod_labels;
+    s->n_pod_labels = c->n_pod_labels;
+    s->pod_meta_source = c->pod_uid && *c->pod_uid     ? (char *)"cri"
+                         : c->pod_name && *c->pod_name ? (char *)"annotations"
+                                                       : (char *)"";
     if (c->state == AGENT_PENDING)
       s->admit_by_ms = c->deadline_ms > now ? c->deadline_ms - now : 0;
     s->waits_for = describe_wait(d, c, now);
@@ -473,6 +479,8 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   r.sampler = (char *)agent_sampler_name(&d->sampler);
   r.latency_source = (char *)agent_lat_mode_name(d->sampler.lat.mode);
   r.latency_note = d->sampler.lat.why ? d->sampler.lat.why : "";
+  r.cri = (char *)agent_podmeta_note(&d->podmeta);
+  r.cri_polls = d->podmeta.polls;
   r.plans = d->adm.plans;
   r.admissions = d->adm.admissions;
   r.forced_admissions = d->adm.forced_admissions;

@@ -411,6 +411,14 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "lat_quiet_windows", json_integer(c->lat_quiet_windows));
     json_object_set_new(o, "frozen", json_boolean(c->frozen));
     json_object_set_new(o, "frozen_ms", json_integer((json_int_t)c->frozen_ms));
+    /* issue #25: Kubernetes' view from the node's CRI */
+    json_object_set_new(o, "pod_uid", json_string(c->pod_uid ? c->pod_uid : ""));
+    json_t *labels = json_array();
+    for (size_t i = 0; i < c->n_pod_labels; i++)
+      json_array_append_new(labels, json_string(c->pod_labels[i]));
+    json_object_set_new(o, "pod_labels", labels);
+    json_object_set_new(o, "pod_meta_source",
+                        json_string(c->pod_meta_source ? c->pod_meta_source : ""));
   }
   return o;
 }
@@ -441,6 +449,9 @@ static json_t *to_json(const status_resp *r) {
     json_object_set_new(o, "protect_batch_io_limit", json_integer(r->protect_batch_io_limit));
     json_object_set_new(o, "protect_frozen", json_integer(r->protect_frozen));
     json_object_set_new(o, "protect_freeze_batch", json_integer(r->protect_freeze_batch));
+    /* issue #25: where pod names come from */
+    json_object_set_new(o, "cri", json_string(r->cri ? r->cri : ""));
+    json_object_set_new(o, "cri_polls", json_integer((json_int_t)r->cri_polls));
   }
   return o;
 }

@@ -2,8 +2,9 @@
 # .proto files are compiled with protoc-c at build time into proto/gen/
 # (not committed).  Everything that includes a generated header waits for
 # the stamp (see the order-only prerequisite on $(B)/%.o).
-# proto/cri/ is the CRI subset the Python test client compiles itself.
-PROTO_FILES := $(shell find proto -name '*.proto' -not -path 'proto/gen/*' -not -path 'proto/cri/*' | sort)
+# proto/cri/ is the CRI subset cri/ reads and the Python test client
+# compiles itself.
+PROTO_FILES := $(shell find proto -name '*.proto' -not -path 'proto/gen/*' | sort)
 PROTO_GEN_C := $(patsubst proto/%.proto,proto/gen/%.pb-c.c,$(PROTO_FILES))
 PROTO_STAMP := proto/gen/.stamp
 

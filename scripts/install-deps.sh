@@ -9,6 +9,7 @@ PKGS=(
   libcgroup-dev # bench/libcgroup.sh only: why cgroupv2/ does not use it (docs/DESIGN.md)
   clang libclang-rt-14-dev llvm clang-format shellcheck # shellcheck: tests/shellcheck.sh
   libbpf-dev bpftool libelf-dev zlib1g-dev # iobatchd's latency program (agent/bpf/)
+  libnghttp2-dev # iobatchd's CRI client (cri/): gRPC over HTTP/2, linked statically too
   containerd runc crun fio busybox-static util-linux procps psmisc kmod iproute2 tmux
   qemu-system-x86 qemu-utils cpio gzip e2fsprogs
   hyperfine gnuplot-nox python3 jq curl podman

@@ -55,18 +55,19 @@ class Cri:
         self.img = stubs.ImageServiceStub(self.chan)
         self.timeout = timeout
 
-    def sandbox_config(self, name, annotations=None, namespace="iobtest"):
+    def sandbox_config(self, name, annotations=None, namespace="iobtest", labels=None):
         pb = self.pb
         # No CNI here: the pod shares the node's network namespace.
         ns = pb.NamespaceOption(network=pb.NODE, pid=pb.POD, ipc=pb.POD)
         return pb.PodSandboxConfig(
             metadata=pb.PodSandboxMetadata(name=name, uid=str(uuid.uuid4()), namespace=namespace),
             annotations=annotations or {},
+            labels=labels or {},
             linux=pb.LinuxPodSandboxConfig(
                 security_context=pb.LinuxSandboxSecurityContext(namespace_options=ns)))
 
-    def run_pod(self, handler, name, annotations=None, namespace="iobtest"):
-        cfg = self.sandbox_config(name, annotations, namespace)
+    def run_pod(self, handler, name, annotations=None, namespace="iobtest", labels=None):
+        cfg = self.sandbox_config(name, annotations, namespace, labels)
         r = self.rt.RunPodSandbox(self.pb.RunPodSandboxRequest(config=cfg, runtime_handler=handler),
                                   timeout=self.timeout)
         return r.pod_sandbox_id, cfg
@@ -194,7 +195,8 @@ def cmd_create(cri, a):
     """One pod (sandbox) and one container in it, created, not started:
     what the kubelet has done before StartContainer."""
     ann = dict(kv.split("=", 1) for kv in a.annotation)
-    pod, cfg = cri.run_pod(a.handler, a.name, ann, a.namespace)
+    labels = dict(kv.split("=", 1) for kv in a.label)
+    pod, cfg = cri.run_pod(a.handler, a.name, ann, a.namespace, labels)
     cid = cri.create(pod, cfg, a.container, a.image, a.command or ["/bin/sleep", "3600"])
     emit(pod=a.name, pod_id=pod, container_id=cid)
 
@@ -252,6 +254,7 @@ def main():
     p.add_argument("--container", default="main", help="the container's name")
     p.add_argument("--namespace", default="iobtest", help="the pod's namespace")
     p.add_argument("--annotation", action="append", default=[], help="a pod annotation K=V")
+    p.add_argument("--label", action="append", default=[], help="a pod label K=V")
     p.add_argument("command", nargs="*")
     p = sub.add_parser("start")
     p.add_argument("container_id")

@@ -226,6 +226,48 @@ static void test_trust(void **state) {
   }
 }
 
+/* cri_endpoint: auto (the default, NULL), off (""), or unix:///PATH kept
+ * as PATH; cri_poll and cri_timeout are bounded durations. */
+static void test_cri(void **state) {
+  (void)state;
+  struct agent_config c;
+  agent_config_default(&c);
+  assert_null(c.cri_endpoint);
+  assert_int_equal(c.cri_poll_ms, 10000);
+  assert_int_equal(c.cri_timeout_ms, 2000);
+  parse_ok(&c, "cri_endpoint = off\ncri_poll = 3s\ncri_timeout = 250ms\n");
+  assert_string_equal(c.cri_endpoint, "");
+  assert_int_equal(c.cri_poll_ms, 3000);
+  assert_int_equal(c.cri_timeout_ms, 250);
+  agent_config_release(&c);
+  agent_config_default(&c);
+  parse_ok(&c, "cri_endpoint = unix:///run/k3s/containerd/containerd.sock\n");
+  assert_string_equal(c.cri_endpoint, "/run/k3s/containerd/containerd.sock");
+  agent_config_release(&c);
+  agent_config_default(&c);
+  parse_ok(&c, "cri_endpoint = auto\n");
+  assert_null(c.cri_endpoint);
+  agent_config_release(&c);
+  const char *want = "expected 'auto', 'off' or unix:///PATH (at most 107 bytes)";
+  char longp[200] = "unix:///";
+  memset(longp + 8, 'a', 120);
+  const char *bad[] = {"unix://run/x.sock", "/run/x.sock", "tcp://127.0.0.1:1", "unix://",
+                       "Auto", longp};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    char text[256], msg[512];
+    snprintf(text, sizeof(text), "cri_endpoint = %s", bad[i]);
+    snprintf(msg, sizeof(msg), "'t.conf' line 1: invalid value '%s' for 'cri_endpoint': %s",
+             bad[i], want);
+    parse_err(text, msg);
+  }
+  parse_err("cri_poll = 100ms", "'t.conf' line 1: invalid value '100ms' for 'cri_poll': expected a "
+                                "duration from 500ms to 1h (e.g. 10s)");
+  parse_err("cri_timeout = 0", "'t.conf' line 1: invalid value '0' for 'cri_timeout': expected a "
+                               "duration from 10ms to 1m (e.g. 2s)");
+  parse_err("cri_endpoint = off\ncri_endpoint = auto",
+            "'t.conf' line 2: key 'cri_endpoint' given twice");
+}
+
 static void test_limits(void **state) {
   (void)state;
   struct agent_config c;
@@ -357,7 +399,7 @@ int main(void) {
       cmocka_unit_test(test_durations),     cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_limits),        cmocka_unit_test(test_load),
       cmocka_unit_test(test_protect_keys),  cmocka_unit_test(test_trust),
-      cmocka_unit_test(test_metrics_group),
+      cmocka_unit_test(test_metrics_group), cmocka_unit_test(test_cri),
   };
   return cmocka_run_group_tests_name("agent_config", tests, NULL, NULL);
 }
