@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agent/penalties.h"
+#include "client/annotations.h"
 #include "common/cleanup.h"
 #include "common/xalloc.h"
 
@@ -236,13 +237,10 @@ static int check_info(const struct agent_ctr_info *in, struct iob_error **err) {
   if (in->cgroup && *in->cgroup && (in->cgroup[0] != '/' || strstr(in->cgroup, "..")))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "invalid cgroup path '%s': must be absolute, without '..'", in->cgroup);
-  enum batch_class declared;
+  enum batch_class declared; /* io.iobatch.class, as the shim and the hook parse it */
   if (in->declared_class && *in->declared_class &&
-      batch_class_parse(in->declared_class, &declared) < 0)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "unknown class '%s' (expected seq-read, rand-read, seq-write, "
-                          "rand-write, mixed, idle, unknown or latency)",
-                          in->declared_class);
+      iob_ann_class_parse(in->declared_class, &declared, err) < 0)
+    return -1;
   return 0;
 }
 
@@ -391,6 +389,14 @@ void agent_adm_detach(struct agent_adm *adm, struct agent_ctr *c, uint64_t now) 
   /* Re-plan even with nothing pending: the weights of the rest change. */
   if (adm->n > 0)
     schedule_plan(adm, now);
+}
+
+bool agent_ctr_holdable(const struct agent_ctr *c) {
+  static const char *const waits[] = {"shim", "hook", "admit", "iobatchctl"};
+  for (size_t i = 0; c->source && i < sizeof(waits) / sizeof(waits[0]); i++)
+    if (strcmp(c->source, waits[i]) == 0)
+      return true;
+  return false;
 }
 
 const char *agent_ctr_tenant(const struct agent_ctr *c) {

@@ -83,6 +83,10 @@ struct agent_ctr {
   char *pod_uid;
   char qos[12];
   char rule[64];
+  /* The rule matched by label in a namespace trust_declared does not
+   * trust: what it grants (protection, a latency target, kind service)
+   * was not applied. */
+  bool rule_untrusted;
   uint32_t pid;
   enum agent_state state;
   enum agent_kind kind;
@@ -242,6 +246,12 @@ bool agent_adm_observe_start(struct agent_adm *adm, double s);
  * would let it skip a hold or a cap, and is planned as unknown (a probe,
  * measured within a sample or two). */
 enum batch_class agent_ctr_plan_class(const struct agent_ctr *c);
+
+/* Whether ctr can be held: it asks to start and waits for the answer
+ * (registered by the shim, the hooks.d hook, or iobatchctl acting as
+ * one).  A container found under the kubelet's cgroup tree (source
+ * "kubepods") runs already: it is capped and weighted, never held. */
+bool agent_ctr_holdable(const struct agent_ctr *c);
 
 /* A batch container: what protection caps and holds (a job, not
  * protected, that does or may do I/O). */

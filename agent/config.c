@@ -43,7 +43,7 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->protect_hold_at_floor = pc.hold_at_floor;
   cfg->protect_gap_ms = UINT64_MAX;
   cfg->protect_cpu = true;
-  cfg->protect_freeze = pc.freeze;
+  cfg->protect_freeze = AGENT_FREEZE_AUTO;
   cfg->protect_freeze_after = pc.freeze_after;
   cfg->profiles_per_namespace = AGENT_PROFILES_PER_NS_DEFAULT;
   cfg->protect_batch_budget = pc.batch_budget;
@@ -73,6 +73,12 @@ void agent_config_release(struct agent_config *cfg) {
   free(cfg->detector_file);
   free(cfg->metrics);
   free(cfg->trust_declared);
+  free(cfg->kubepods_root);
+  free(cfg->pod_rules.v);
+  cfg->pod_rules.v = NULL;
+  cfg->pod_rules.n = 0;
+  cfg->kubepods_root = NULL;
+  cfg->metrics = cfg->trust_declared = NULL;
   free(cfg->cri_endpoint);
   cfg->metrics = cfg->trust_declared = cfg->cri_endpoint = NULL;
   cfg->socket_path = cfg->state_dir = cfg->matrix_file = cfg->cgroup_root = NULL;
@@ -219,6 +225,19 @@ static int conf_protect(const struct iob_conf_key *k, const char *v, void *field
   if (pick(v, "declared", "detected", &yes) < 0)
     return -1;
   *(bool *)field = yes;
+  return 0;
+}
+
+static int conf_freeze(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  bool b;
+  if (strcmp(v, "auto") == 0)
+    *(int *)field = AGENT_FREEZE_AUTO;
+  else if (parse_bool(v, &b) == 0)
+    *(int *)field = b;
+  else
+    return -1;
   return 0;
 }
 
@@ -392,6 +411,32 @@ bool agent_config_trusts(const struct agent_config *cfg, const char *ns) {
   return false;
 }
 
+static int conf_kubepods(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  int off;
+  if (pick(v, "auto", "off", &off) < 0)
+    return -1;
+  *(bool *)field = off;
+  return 0;
+}
+
+/* One more rule, after the ones before it (order decides). */
+static int add_pod_rule(struct agent_config *c, const char *v, char *why, size_t why_len) {
+  struct agent_pod_rules *rs = &c->pod_rules;
+  struct agent_pod_rule r;
+  if (rs->n == AGENT_POD_RULES_MAX)
+    return snprintf(why, why_len, "more than %d rules", AGENT_POD_RULES_MAX), -1;
+  if (agent_pod_rule_parse(v, &r, why, why_len) < 0)
+    return -1;
+  for (size_t i = 0; i < rs->n; i++)
+    if (strcmp(rs->v[i].name, r.name) == 0)
+      return snprintf(why, why_len, "a rule named '%s' is given already", r.name), -1;
+  rs->v = xrealloc(rs->v, (rs->n + 1) * sizeof(rs->v[0]));
+  rs->v[rs->n++] = r;
+  return 0;
+}
+
 #define F(f) offsetof(struct agent_config, f)
 #define PATH "an absolute path"
 static const struct iob_conf_key keys[] = {
@@ -434,7 +479,7 @@ static const struct iob_conf_key keys[] = {
     {"protect_batch_budget", conf_double, F(protect_batch_budget), 0, 100,
      "a number from 0 (no budget) to 100"},
     {"protect_cpu", conf_bool, F(protect_cpu), 0, 0, "true or false"},
-    {"protect_freeze", conf_bool, F(protect_freeze), 0, 0, "true or false"},
+    {"protect_freeze", conf_freeze, F(protect_freeze), 0, 0, "auto, true or false"},
     {"protect_freeze_after", conf_uint, F(protect_freeze_after), 1, 100, "1 to 100 windows"},
     {"protect_hold", conf_protect_hold, F(protect_hold_at_floor), 0, 0, "'short' or 'floor'"},
     {"protect_gap", conf_duration, F(protect_gap_ms), 0, 60 * 1000,
@@ -449,6 +494,10 @@ static const struct iob_conf_key keys[] = {
      "a duration from 10ms to 1m (e.g. 2s)"},
     {"profiles_per_namespace", conf_uint, F(profiles_per_namespace), 1, AGENT_PROFILES_MAX,
      "an integer from 1 to 4096"},
+    {"kubepods", conf_kubepods, F(kubepods_off), 0, 0, "'auto' or 'off'"},
+    {"kubepods_root", conf_path, F(kubepods_root), 0, 0, PATH},
+    /* repeatable: parse_line adds each (add_pod_rule) */
+    {"pod_rule", NULL, F(pod_rules), 0, 0, "NAME: SELECTORS -> EFFECTS"},
 };
 #undef PATH
 #undef F
@@ -468,6 +517,12 @@ static void dup_config(struct agent_config *dst, const struct agent_config *src)
   dst->matrix_file = dup_or_null(src->matrix_file);
   dst->cgroup_root = dup_or_null(src->cgroup_root);
   dst->detector_file = dup_or_null(src->detector_file);
+  dst->kubepods_root = dup_or_null(src->kubepods_root);
+  dst->pod_rules.v = NULL;
+  if (src->pod_rules.n) {
+    dst->pod_rules.v = xmalloc(src->pod_rules.n * sizeof(src->pod_rules.v[0]));
+    memcpy(dst->pod_rules.v, src->pod_rules.v, src->pod_rules.n * sizeof(src->pod_rules.v[0]));
+  }
 }
 
 static int parse_line(struct agent_config *c, bool seen[NKEYS], const char *name, unsigned lineno,
@@ -483,13 +538,23 @@ static int parse_line(struct agent_config *c, bool seen[NKEYS], const char *name
   if (k < 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' line %u: unknown key '%s'", name,
                           lineno, key);
-  if (seen[k])
+  if (seen[k] && keys[k].parse != NULL)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' line %u: key '%s' given twice",
                           name, lineno, key);
+  /* A file's pod_rule lines replace those parsed before it, as one value. */
+  if (keys[k].parse == NULL && !seen[k])
+    c->pod_rules.n = 0;
   seen[k] = true;
   if (*val == '\0')
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' line %u: '%s' has no value", name,
                           lineno, key);
+  if (keys[k].parse == NULL) {
+    char why[256];
+    if (add_pod_rule(c, val, why, sizeof(why)) < 0)
+      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' line %u: invalid %s '%s': %s",
+                            name, lineno, key, val, why);
+    return 0;
+  }
   if (iob_conf_set(&keys[k], val, c, NULL) < 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "'%s' line %u: invalid value '%s' for '%s': expected %s", name, lineno,

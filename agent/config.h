@@ -81,11 +81,14 @@
  *   protect_gap      = 2s                      batch containers start this far apart
  *                                               while protecting (default: two
  *                                               sample periods; 0: no spacing)
- *   protect_freeze   = true | false            the concurrency lever: while a
+ *   protect_freeze   = auto | true | false     the concurrency lever: while a
  *                                               protected container misses its
  *                                               objective with the cap at its floor,
  *                                               freeze all but K batch containers
- *                                               (agent/protect.h, agent/freeze.c)
+ *                                               (agent/protect.h, agent/freeze.c);
+ *                                               auto: only with cgroup v2's freezer
+ *                                               (a task frozen by v1's freezer.state
+ *                                               cannot die, so a kill would wait)
  *   protect_freeze_after = 3                   windows missed at the floor before
  *                                               each step down of K
  *   protect_cpu      = true | false            while protecting, batch containers
@@ -105,6 +108,17 @@
  *                                               4096): a namespace whose workload keys
  *                                               change every run evicts only its own
  *                                               oldest (agent/profiles.h)
+ *   kubepods         = auto | off             discover and sample every container under
+ *                                               the kubelet's cgroup tree (kubepods/ or
+ *                                               kubepods.slice/, agent/kubepods.h); auto:
+ *                                               when the tree exists.  They are capped and
+ *                                               weighted, never held
+ *   kubepods_root    = /                       the kubelet's --cgroup-root (the cgroup
+ *                                               the kubepods tree is under)
+ *   pod_rule         = NAME: [namespace=NS] [qos=QOS] [label:K=V...] -> [kind=K]
+ *                      [class=C] [latency-target=D]   repeatable; first match decides
+ *                                               (agent/podrules.h; a rule by label
+ *                                               protects only in trusted namespaces)
  *   cri_endpoint     = auto | off | unix:///PATH  the node's CRI (agent/podmeta.h),
  *                                               for pods' names, uids and labels:
  *                                               auto = the first of
@@ -125,7 +139,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/api.h" /* AGENT_DEFAULT_SOCKET */
+#include "agent/podrules.h"
+#include "client/api.h" /* AGENT_DEFAULT_SOCKET */
 #include "common/error.h"
 
 #define AGENT_CONFIG_MAX_BYTES (64 * 1024)
@@ -142,6 +157,9 @@ enum agent_sampler_pref {
 };
 /* "auto", "io.stat", "procfs"; "invalid" otherwise. */
 const char *agent_sampler_pref_name(int pref);
+
+/* protect_freeze = auto: on where containers sit under cgroup v2's freezer. */
+#define AGENT_FREEZE_AUTO (-1)
 
 struct agent_config {
   char *socket_path;
@@ -173,12 +191,22 @@ struct agent_config {
   bool protect_hold_at_floor;    /* protect_hold = floor */
   uint64_t protect_gap_ms;       /* UINT64_MAX: two sample periods */
   bool protect_cpu;              /* batch containers at the least CPU weight while protecting */
-  bool protect_freeze;           /* the concurrency lever (freezing batch containers) */
+  int protect_freeze;            /* the concurrency lever: AGENT_FREEZE_AUTO, 0 off, 1 on */
   unsigned protect_freeze_after; /* windows missed at the cap floor per step */
   /* trust_declared: NULL = all (the default), "" = none, else the
    * namespaces as ",ns1,ns2," (agent_config_trusts). */
   char *trust_declared;
   unsigned profiles_per_namespace; /* agent_profiles.per_ns_max */
+  /* kubepods = auto | off: discover the containers under the kubelet's
+   * cgroup tree (agent/kubepods.h); kubepods_root: the kubelet's
+   * --cgroup-root under which kubepods/ or kubepods.slice/ is (NULL: "/"). */
+  bool kubepods_off;
+  char *kubepods_root;
+  /* pod_rule lines, in order (agent/podrules.h). */
+  struct agent_pod_rules {
+    struct agent_pod_rule *v;
+    size_t n;
+  } pod_rules;
   /* cri_endpoint: NULL = auto (the default), "" = off, else the socket's
    * path; cri_poll and cri_timeout in ms (agent/podmeta.h). */
   char *cri_endpoint;

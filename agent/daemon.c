@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "agent/lock.h"
@@ -26,7 +28,7 @@
 #define EXIT_SAVE_DELAY_MS 500
 /* After a restart the agent plans nothing for this long (deadlines aside):
  * its state is soft, and the shims of running containers register them
- * again within a few of their 200 ms retries (agent/client.c); admitting a
+ * again within a few of their 200 ms retries (client/client.c); admitting a
  * pending container before that would put it beside the very containers
  * it conflicts with.  A restart is told from a first start by the mark
  * "<socket>.live" (next to the socket, so a reboot clears it): made at
@@ -80,6 +82,14 @@ static void state_changed(void *user) {
 }
 
 static const struct agent_server_ops server_ops = {.changed = state_changed, .remove = remove_ctr};
+
+/* A watched pid ended with no exit reported (agent/pidwatch.h). */
+static void pid_ended(void *user, struct agent_ctr *c) {
+  agent_daemon_remove(user, c, "exited", iob_now_ms());
+  agent_daemon_changed(user);
+}
+
+static const struct agent_pidwatch_ops pidwatch_ops = {.ended = pid_ended};
 
 static void sampler_learn(const struct agent_ctr *c, const struct agent_profile_update *u,
                           void *user) {
@@ -141,9 +151,120 @@ static void pod_meta_changed(struct agent_ctr *c, void *user) {
   agent_daemon_pod_meta_changed(d, c);
 }
 
+/* The pod rules (agent/podrules.h): the first that matches what is known
+ * of c's pod (namespace and labels from the CRI, the QoS class from its
+ * cgroup path) decides its kind, class and latency target.  Applied again
+ * at each change (a re-registration, new labels); what a rule that no
+ * longer matches set stays until measured otherwise. */
 void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *c) {
-  (void)d;
-  (void)c; /* the pod rules (issue #25) come here */
+  const struct agent_pod_rules *rs = &d->cfg.pod_rules;
+  struct agent_pod_view v = {
+      .ns = c->pod_namespace, .qos = c->qos, .labels = c->pod_labels, .n_labels = c->n_pod_labels};
+  int i = agent_pod_rules_match(rs->v, rs->n, &v);
+  if (i < 0) {
+    if (c->rule[0])
+      iob_info("'%s': pod rule '%s' no longer matches", c->id, c->rule);
+    c->rule[0] = '\0';
+    c->rule_untrusted = false;
+    return;
+  }
+  const struct agent_pod_rule *r = &rs->v[i];
+  bool changed = strcmp(c->rule, r->name) != 0;
+  bool trusted = agent_pod_rule_trusted(r, agent_adm_trusted(&d->adm, c));
+  snprintf(c->rule, sizeof(c->rule), "%s", r->name);
+  c->rule_untrusted = !trusted && agent_pod_rule_protects(r);
+  uint64_t now = iob_now_ms();
+  if (r->kind[0])
+    agent_ctr_set_kind(c, r->kind, false, trusted);
+  if (r->cls[0])
+    agent_adm_declare(&d->adm, c, r->cls, trusted, now);
+  if (r->lat_target_us && trusted)
+    c->lat_target_declared_us = r->lat_target_us;
+  if (changed)
+    iob_info("'%s' (pod %s/%s, %s): pod rule '%s'%s", c->id,
+             c->pod_namespace && *c->pod_namespace ? c->pod_namespace : "?",
+             c->pod_name && *c->pod_name ? c->pod_name : "?", c->qos[0] ? c->qos : "qos unknown",
+             r->name,
+             c->rule_untrusted ? ": matched by label in an untrusted namespace, protection not "
+                                 "granted"
+                               : "");
+  agent_adm_schedule(&d->adm, now); /* its kind or class may change the plan */
+}
+
+/* The kubelet's cgroup tree (agent/kubepods.h): what a walk finds is
+ * registered (source "kubepods", running: it never asks to start, so it
+ * is never held), and what it no longer finds leaves. */
+#define KUBEPODS_NS "k8s.io" /* containerd's CRI namespace: a shim's registration merges */
+
+static struct agent_ctr *find_id(const struct agent_daemon *d, const char *id) {
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
+    if (strcmp(c->id, id) == 0)
+      return c;
+  return NULL;
+}
+
+static bool kp_known(const char *id, void *user) {
+  return find_id(user, id) != NULL;
+}
+
+static bool from_kubepods(const struct agent_ctr *c) {
+  return c->source && strcmp(c->source, "kubepods") == 0;
+}
+
+static int found_cmp(const void *a, const void *b) {
+  return strcmp(((const struct agent_kp_found *)a)->id, ((const struct agent_kp_found *)b)->id);
+}
+
+static void kubepods_add(struct agent_daemon *d, const struct agent_kp_found *f, uint64_t now) {
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_ctr_info in = {.id = f->id,
+                              .ns = KUBEPODS_NS,
+                              .source = "kubepods",
+                              .cgroup = d->kubepods.v2 ? f->cgroup : NULL,
+                              .pid = (uint32_t)f->pid,
+                              .running = true};
+  struct agent_ctr *c = NULL;
+  if (agent_adm_register(&d->adm, &in, now, &c, &err) < 0) {
+    iob_warn("'%s' under the kubelet's cgroup tree not sampled: %s", f->id, err->msg);
+    return;
+  }
+  d->metrics.registrations++;
+  free(c->pod_uid);
+  c->pod_uid = xstrdup(f->pod_uid);
+  snprintf(c->qos, sizeof(c->qos), "%s", f->qos);
+  agent_caps_bind(d, c); /* its cap and CPU weight targets, from its pid, once */
+  agent_daemon_pod_meta_changed(d, c);
+  agent_sampler_add(&d->sampler, c, &(struct cg2_sample){0});
+  iob_info("found '%s' under the kubelet's cgroup tree ('%s', pod %s, %s, pid %d): sampled, "
+           "never held",
+           c->id, f->cgroup, f->pod_uid, f->qos, (int)f->pid);
+}
+
+static void kubepods_sync(struct agent_daemon *d, uint64_t now) {
+  if (!d->kubepods_on || !agent_kubepods_due(&d->kubepods))
+    return;
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_kp_found *found = NULL;
+  size_t n = 0;
+  if (agent_kubepods_walk(&d->kubepods, AGENT_MAX_CONTAINERS, kp_known, d, &found, &n, &err) < 0) {
+    iob_warn("kubelet cgroup tree not walked: %s", err->msg);
+    return;
+  }
+  qsort(found, n, sizeof(found[0]), found_cmp);
+  struct agent_ctr *next;
+  for (struct agent_ctr *c = d->adm.list; c; c = next) {
+    next = c->next;
+    struct agent_kp_found key;
+    snprintf(key.id, sizeof(key.id), "%s", c->id);
+    if (from_kubepods(c) && bsearch(&key, found, n, sizeof(found[0]), found_cmp) == NULL) {
+      iob_info("'%s' is gone: its cgroup left the kubelet's tree", c->id);
+      agent_daemon_remove(d, c, "cgroup removed", now);
+    }
+  }
+  for (size_t i = 0; i < n; i++)
+    if (found[i].pid > 0 && find_id(d, found[i].id) == NULL)
+      kubepods_add(d, &found[i], now);
+  agent_kp_found_free(found, n);
 }
 
 /* What a finished run teaches: its class, its solo duration and its solo
@@ -191,7 +312,7 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   agent_freeze_forget(d, c); /* thawed, if the lever froze it */
   agent_caps_forget(d, c);   /* put back what its cap replaced, if its cgroup is there */
   agent_api_forget_hook_weight(d, c);
-  agent_pidwatch_forget(d, c);
+  agent_pidwatch_forget(&d->pidwatch, c);
   agent_ctr_free(c);
   /* The last one leaves no plan behind (nothing to plan), and so no
    * weights pass: put back what was written for it now. */
@@ -264,6 +385,15 @@ static void save_penalties(struct agent_daemon *d) {
     iob_warn("measured penalties not saved: %s", err->msg);
 }
 
+/* Whether containers here are frozen through cgroup v2's cgroup.freeze:
+ * the unified hierarchy is mounted at the cgroup root (no v1 freezer
+ * hierarchy beside it).  A task frozen by v1's freezer.state cannot act on
+ * a SIGKILL until thawed, so `protect_freeze = auto` stays off there. */
+static bool freezer_v2(void) {
+  struct statfs sf;
+  return statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
 /* The protection settings of d->cfg into the admission state (at start
  * and on reload; the level in force is kept). */
 static void protect_settings(struct agent_daemon *d) {
@@ -278,7 +408,7 @@ static void protect_settings(struct agent_daemon *d) {
   pc->cut = d->cfg.protect_cut;
   pc->hold_at_floor = d->cfg.protect_hold_at_floor;
   pc->batch_budget = d->cfg.protect_batch_budget;
-  pc->freeze = d->cfg.protect_freeze;
+  pc->freeze = d->cfg.protect_freeze == AGENT_FREEZE_AUTO ? freezer_v2() : d->cfg.protect_freeze;
   pc->freeze_after = d->cfg.protect_freeze_after;
   d->adm.protect_gap_ms =
       d->cfg.protect_gap_ms == UINT64_MAX ? 2 * d->cfg.sample_period_ms : d->cfg.protect_gap_ms;
@@ -456,6 +586,7 @@ static bool sharing_disk(const struct agent_adm *adm) {
 static void on_sample_timer(struct iob_loop *loop, void *data) {
   struct agent_daemon *d = data;
   static uint64_t last_save;
+  kubepods_sync(d, iob_now_ms());
   agent_podmeta_fill_new(&d->podmeta); /* registered since the last CRI poll */
   agent_sampler_run(&d->sampler);
   agent_headroom_window(&d->headroom, d->adm.list, (double)d->cfg.sample_period_ms / 1000.0);
@@ -658,6 +789,15 @@ static void reload(struct agent_daemon *d) {
   d->cfg.metrics_group = nc.metrics_group;
   /* For declarations from now on; what was declared keeps its standing. */
   take_str(&d->cfg.trust_declared, &nc.trust_declared);
+  /* Pod rules: applied again to every container (kubepods and
+   * kubepods_root take a restart). */
+  struct agent_pod_rules rules = d->cfg.pod_rules;
+  d->cfg.pod_rules = nc.pod_rules;
+  nc.pod_rules = rules;
+  if (nc.kubepods_off != d->cfg.kubepods_off ||
+      (nc.kubepods_root == NULL) != (d->cfg.kubepods_root == NULL) ||
+      (nc.kubepods_root && strcmp(nc.kubepods_root, d->cfg.kubepods_root) != 0))
+    iob_warn("reload: kubepods and kubepods_root take a restart");
   take_str(&d->cfg.cri_endpoint, &nc.cri_endpoint);
   d->cfg.cri_poll_ms = nc.cri_poll_ms;
   d->cfg.cri_timeout_ms = nc.cri_timeout_ms;
@@ -700,6 +840,8 @@ static void reload(struct agent_daemon *d) {
   char cap[64];
   iob_info("configuration reloaded: policy %s, %s, matrix %s", batch_policy_name(d->bcfg.policy),
            concurrency_note(&d->bcfg, cap, sizeof(cap)), d->matrix_source);
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
+    agent_daemon_pod_meta_changed(d, c);
   /* What was held under the old settings may start under the new ones. */
   agent_adm_schedule(&d->adm, iob_now_ms());
   agent_daemon_changed(d);
@@ -748,6 +890,12 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   d->cfg.detector_file = cfg->detector_file ? xstrdup(cfg->detector_file) : NULL;
   d->cfg.metrics = cfg->metrics ? xstrdup(cfg->metrics) : NULL;
   d->cfg.trust_declared = cfg->trust_declared ? xstrdup(cfg->trust_declared) : NULL;
+  d->cfg.kubepods_root = cfg->kubepods_root ? xstrdup(cfg->kubepods_root) : NULL;
+  d->cfg.pod_rules.v = NULL;
+  if (cfg->pod_rules.n) {
+    d->cfg.pod_rules.v = xmalloc(cfg->pod_rules.n * sizeof(cfg->pod_rules.v[0]));
+    memcpy(d->cfg.pod_rules.v, cfg->pod_rules.v, cfg->pod_rules.n * sizeof(cfg->pod_rules.v[0]));
+  }
   d->cfg.cri_endpoint = cfg->cri_endpoint ? xstrdup(cfg->cri_endpoint) : NULL;
   /* Before anything is loaded from the state directory, and before the
    * socket: a second agent on the same state directory stops here, even
@@ -794,8 +942,13 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   const struct agent_sampler_env env = sampler_env(d);
   if (agent_sampler_init(&d->sampler, &d->cfg, &env, err) < 0)
     return -1;
+  if (!d->cfg.kubepods_off) {
+    agent_kubepods_init(&d->kubepods, NULL, d->cfg.kubepods_root);
+    d->kubepods_on = true;
+  }
   if (iob_loop_new(&d->loop, err) < 0)
     return -1;
+  agent_pidwatch_init(&d->pidwatch, d->loop, &pidwatch_ops, d);
   if (setup_signals(d, err) < 0)
     return -1;
   if (mkdir_parent(d->cfg.socket_path, err) < 0 ||
@@ -842,7 +995,7 @@ void agent_daemon_release(struct agent_daemon *d) {
    * tells a shim to re-register with the next agent or fail open. */
   for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
     agent_server_abort(d, c, "agent stopping");
-    agent_pidwatch_forget(d, c);
+    agent_pidwatch_forget(&d->pidwatch, c);
   }
   save_profiles(d);
   save_penalties(d);
@@ -871,6 +1024,8 @@ void agent_daemon_release(struct agent_daemon *d) {
   agent_profiles_release(&d->profiles);
   agent_penalties_release(&d->penalties);
   agent_sampler_release(&d->sampler);
+  if (d->kubepods_on)
+    agent_kubepods_release(&d->kubepods);
   if (d->sigfd >= 0)
     close(d->sigfd);
   agent_config_release(&d->cfg);

@@ -22,8 +22,10 @@
 #include "agent/admission.h"
 #include "agent/config.h"
 #include "agent/headroom.h"
+#include "agent/kubepods.h"
 #include "agent/metrics.h"
 #include "agent/penalties.h"
+#include "agent/pidwatch.h"
 #include "agent/podmeta.h"
 #include "agent/profiles.h"
 #include "agent/restore.h"
@@ -38,7 +40,7 @@
 struct ttrpc_call;
 struct iob_timer;
 
-#include "agent/api.h"
+#include "client/api.h"
 #include "iobatch/agent.pb-c.h"
 
 struct agent_daemon {
@@ -56,6 +58,7 @@ struct agent_daemon {
   /* Values of the cgroup files weights.c and caps.c wrote, to put back
    * (journal STATE_DIR/restore.json; none when headless). */
   struct agent_restore restore;
+  struct agent_pidwatch pidwatch; /* agent/pidwatch.h: given the loop and pidwatch_ops */
   struct iob_timer *plan_timer;
   uint64_t plan_timer_at;
   struct iob_timer *sample_timer;
@@ -68,7 +71,11 @@ struct agent_daemon {
   struct agent_metrics metrics;   /* counters for the metrics endpoint */
   struct agent_headroom headroom; /* the node's I/O headroom, each sampling window */
   struct agent_metrics_server *metrics_server; /* NULL: config key 'metrics' not set */
-  bool headless;                               /* agent_daemon_init_headless: state not saved */
+  /* Containers under the kubelet's cgroup tree (kubepods = auto), found
+   * each sampling window it is due (agent/kubepods.h). */
+  struct agent_kubepods kubepods;
+  bool kubepods_on;
+  bool headless; /* agent_daemon_init_headless: state not saved */
   /* STATE_DIR/iobatchd.lock (agent/lock.h), held while we run; -1: not
    * held (headless, or another agent has it: nothing is saved then). */
   int lock_fd;
@@ -101,17 +108,6 @@ void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *ctr);
 /* What Kubernetes says of ctr changed (its pod names, labels or QoS class,
  * from the CRI or the cgroup path): apply the config's pod rules again. */
 void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *ctr);
-
-/* plan_async.c: solve a Plan request on a thread, reply from the loop. */
-int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call,
-                     const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
-                     struct iob_error **err);
-
-/* pidwatch.c: end ctr as if Exited when its registered pid exits (a
- * pidfd on the loop), for containers whose exit nobody reports (the hook
- * alone, its poststop not run).  Nothing on kernels without pidfd_open. */
-void agent_pidwatch(struct agent_daemon *d, struct agent_ctr *ctr);
-void agent_pidwatch_forget(struct agent_daemon *d, struct agent_ctr *ctr);
 
 /* caps.c: the protection cap level (d->adm.prot.level_bps) on every
  * running batch container, written where it changed (cgroup v2 io.max or

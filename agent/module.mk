@@ -1,15 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-# iobatchd (agent/).  libagentcore: config, profiles, the offline plan and
-# protection's arithmetic (protect.c)
-# (plain C; no dependency but common, jansson and, for the plan, the
-# batcher), what iobatchctl links.  libagent: the admission state machine,
+# iobatchd (agent/).  libagentcore: config, profiles and protection's
+# arithmetic (protect.c) (plain C; no dependency but common, jansson and
+# the batcher), what iobatchctl links.  libagent: the admission state machine,
 # the sampler, weights, the ttrpc server and the daemon around them.
-# libagentclient: what the shim links to talk to the agent.
-agentcore_SRCS := agent/config.c agent/profiles.c agent/plan.c agent/protect.c agent/lathist.c agent/trust.c
+agentcore_SRCS := agent/config.c agent/profiles.c agent/protect.c agent/lathist.c agent/podrules.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
 agent_SRCS := agent/admission.c agent/lock.c agent/penalties.c agent/caps.c agent/freeze.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
-	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c agent/podmeta.c agent/headroom.c
+	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c agent/podmeta.c agent/kubepods.c agent/headroom.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
 # The block I/O latency program (agent/bpf/blklat.bpf.c): CO-RE, compiled
@@ -32,9 +30,6 @@ $(B)/agent/latency.o: $(B)/agent/bpf/blklat.skel.h
 $(B)/agent/latency.o: ALL_CFLAGS += -I$(B)
 LDLIBS += -lbpf -lelf -lz
 
-agentclient_SRCS := agent/client.c agent/register.c
-$(eval $(call lib,agentclient,$(agentclient_SRCS)))
-
 AGENT_LIBS := agent agentcore wcd batch ttrpc cri cg2 proto common
 PROGRAMS += bin/iobatchd
 INSTALL_PROGRAMS += bin/iobatchd
@@ -45,7 +40,6 @@ $(eval $(call unit,test_agent_profiles,tests/unit/test_agent_profiles.c,agentcor
 $(eval $(call unit,test_agent_admission,tests/unit/test_agent_admission.c,$(AGENT_LIBS)))
 $(eval $(call unit,test_agent_weighttree,tests/unit/test_agent_weighttree.c,agent common))
 $(eval $(call unit,test_agent_sampler,tests/unit/test_agent_sampler.c,agent agentcore wcd batch cg2 common))
-$(eval $(call unit,test_agent_client,tests/unit/test_agent_client.c,agentclient ttrpc proto common))
 $(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore batch common))
 $(eval $(call fuzzer,fuzz_agent_profiles,tests/fuzz/fuzz_agent_profiles.c,agentcore common))
 $(eval $(call unit,test_agent_protect,tests/unit/test_agent_protect.c,agent agentcore batch common))
@@ -58,9 +52,10 @@ $(eval $(call unit,test_agent_metrics,tests/unit/test_agent_metrics.c,agent agen
 $(eval $(call fuzzer,fuzz_agent_metrics,tests/fuzz/fuzz_agent_metrics.c,agent agentcore batch common))
 $(eval $(call unit,test_agent_latency,tests/unit/test_agent_latency.c,agentcore cg2 common))
 $(eval $(call fuzzer,fuzz_agent_latency,tests/fuzz/fuzz_agent_latency.c,agentcore cg2 common))
-$(eval $(call fuzzer,fuzz_agent_plan_jobs,tests/fuzz/fuzz_agent_plan_jobs.c,agentcore batch common))
 $(eval $(call unit,test_agent_podmeta,tests/unit/test_agent_podmeta.c,$(AGENT_LIBS)))
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
 	tests/integration/agent-containers.sh tests/integration/agent-plan.sh \
 	tests/integration/agent-weights.sh tests/integration/agent-metrics.sh tests/integration/agent-metrics-group.sh
+$(eval $(call unit,test_agent_kubepods,tests/unit/test_agent_kubepods.c,$(AGENT_LIBS)))
+$(eval $(call fuzzer,fuzz_agent_kubepods,tests/fuzz/fuzz_agent_kubepods.c,agent agentcore batch cg2 common))

@@ -12,15 +12,14 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "agent/daemon.h"
-#include "agent/requests.h"
+#include "agent/plan_async.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
 
 struct plan_run {
-  struct agent_daemon *d;
+  struct agent_plan_async *pa;
   struct ttrpc_call *call; /* NULL once the caller went away */
   struct batch_config cfg;
   Iobatch__Agent__V1__PlanRequest *req; /* our copy */
@@ -30,13 +29,9 @@ struct plan_run {
   pthread_t th;
 };
 
-/* The run in progress (at most one).  Left to the process's end if the
- * agent stops meanwhile: the thread touches only its own copies. */
-static struct plan_run *running;
-
-static void *solve(void *arg) {
+static void *solve_thread(void *arg) {
   struct plan_run *r = arg;
-  (void)agent_api_plan_solve(&r->cfg, r->req, &r->resp, &r->err);
+  (void)r->pa->solve(&r->cfg, r->req, &r->resp, &r->err);
   uint64_t one = 1;
   while (write(r->efd, &one, sizeof(one)) < 0 && errno == EINTR)
     ;
@@ -47,7 +42,7 @@ static void run_free(struct plan_run *r) {
   if (r->req)
     protobuf_c_message_free_unpacked(&r->req->base, NULL);
   if (r->resp)
-    agent_api_plan_free(r->resp);
+    r->pa->free_resp(r->resp);
   iob_error_release(&r->err);
   if (r->efd >= 0)
     close(r->efd);
@@ -77,19 +72,24 @@ static void on_done(struct iob_loop *loop, int fd, uint32_t events, void *data) 
     else
       ttrpc_call_fail(r->call, IOB_CODE_INTERNAL, "plan failed");
   }
-  running = NULL;
+  r->pa->running = NULL;
   run_free(r);
 }
 
-int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call,
-                     const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
-                     struct iob_error **err) {
-  if (running)
+void agent_plan_async_init(struct agent_plan_async *pa, struct iob_loop *loop,
+                           agent_plan_solve_fn solve, agent_plan_free_fn free_resp) {
+  *pa = (struct agent_plan_async){.loop = loop, .solve = solve, .free_resp = free_resp};
+}
+
+int agent_plan_async_start(struct agent_plan_async *pa, struct ttrpc_call *call,
+                           const struct batch_config *cfg,
+                           const Iobatch__Agent__V1__PlanRequest *req, struct iob_error **err) {
+  if (pa->running)
     return iob_error_code(err, IOB_CODE_UNAVAILABLE,
                           "another plan is being computed; try again when it is done");
   struct plan_run *r = xcalloc(1, sizeof(*r));
   r->efd = -1;
-  r->d = d;
+  r->pa = pa;
   r->cfg = *cfg;
   size_t len = protobuf_c_message_get_packed_size(&req->base);
   uint8_t *buf = xmalloc(len + 1);
@@ -106,18 +106,18 @@ int agent_plan_async(struct agent_daemon *d, struct ttrpc_call *call,
     run_free(r);
     return iob_error(err, e, "cannot start the plan: eventfd");
   }
-  if (iob_loop_add(d->loop, r->efd, EPOLLIN, on_done, r, err) < 0) {
+  if (iob_loop_add(pa->loop, r->efd, EPOLLIN, on_done, r, err) < 0) {
     run_free(r);
     return -1;
   }
-  int e = pthread_create(&r->th, NULL, solve, r);
+  int e = pthread_create(&r->th, NULL, solve_thread, r);
   if (e != 0) {
-    iob_loop_del(d->loop, r->efd);
+    iob_loop_del(pa->loop, r->efd);
     run_free(r);
     return iob_error(err, e, "cannot start the plan's thread");
   }
   r->call = call;
   ttrpc_call_on_cancel(call, on_cancel, r);
-  running = r;
+  pa->running = r;
   return 0;
 }

@@ -155,7 +155,11 @@ void agent_podmeta_fill_new(struct agent_podmeta *pm) {
   if (pm->meta.n == 0 || pm->adm == NULL)
     return;
   for (struct agent_ctr *c = pm->adm->list; c; c = c->next)
-    if ((c->pod_uid == NULL || *c->pod_uid == '\0') && agent_podmeta_fill(pm, c) && pm->changed)
+    /* (a container found under the kubelet's tree has its uid from its
+     * cgroup path, agent/kubepods.h, and no names yet) */
+    if ((c->pod_uid == NULL || *c->pod_uid == '\0' || c->pod_name == NULL ||
+         *c->pod_name == '\0') &&
+        agent_podmeta_fill(pm, c) && pm->changed)
       pm->changed(c, pm->user);
 }
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/plan.h"
+#include "batcher/jobfile.h"
 #include "agent/requests.h"
 #include "cgroupv2/sample.h"
 #include "common/cleanup.h"
@@ -144,6 +144,15 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
       .running = req->running,
       .kind_from_runtime = from_runtime(req->kind_source),
   };
+  /* Found under the kubelet's cgroup tree before its shim or hook
+   * registered it (an agent restart) in another namespace: theirs is the
+   * entry that counts (it can be held). */
+  for (struct agent_ctr *o = d->adm.list; o; o = o->next)
+    if (o->source && strcmp(o->source, "kubepods") == 0 && req->id && strcmp(o->id, req->id) == 0 &&
+        req->namespace_ && strcmp(o->ns, req->namespace_) != 0) {
+      agent_daemon_remove(d, o, "registered by its runtime", now);
+      break;
+    }
   bool fresh = agent_adm_find(&d->adm, req->namespace_, req->id) == NULL;
   struct agent_ctr *c = NULL;
   if (agent_adm_register(&d->adm, &in, now, &c, err) < 0) {
@@ -153,10 +162,11 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   d->metrics.registrations += fresh;
   report_kind(c);
   declare_lat_target(d, c, req->latency_target_us);
-  agent_pidwatch(d, c);
+  agent_pidwatch_add(&d->pidwatch, c);
   agent_caps_bind(d, c);
   if (fresh || c->class_source == AGENT_CLASS_NONE)
     agent_daemon_apply_profile(d, c);
+  agent_daemon_pod_meta_changed(d, c); /* the pod rules, over the profile */
   struct cg2_sample base = {0};
   const Iobatch__Agent__V1__IOSample *b = req->baseline;
   int src = b && b->source && *b->source ? cg2_source_from_name(b->source) : CG2_SOURCE_NONE;
@@ -259,6 +269,8 @@ void agent_api_status_release(Iobatch__Agent__V1__StatusResponse *r) {
     free(r->containers[i]->reason);
     if (r->containers[i]->waits_for != protobuf_c_empty_string)
       free(r->containers[i]->waits_for);
+    if (r->containers[i]->rule != protobuf_c_empty_string)
+      free(r->containers[i]->rule);
     free(r->containers[i]);
   }
   free(r->containers);
@@ -267,6 +279,8 @@ void agent_api_status_release(Iobatch__Agent__V1__StatusResponse *r) {
   free(r->penalties);
   if (r->io_pressure_reason != protobuf_c_empty_string)
     free(r->io_pressure_reason);
+  if (r->kubepods != protobuf_c_empty_string)
+    free(r->kubepods);
 }
 
 static char *describe_reason(const struct agent_ctr *c) {
@@ -413,13 +427,20 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
     s->declared_trusted = c->declared[0] && !c->declared_untrusted;
     s->declared_kind = c->declared_kind;
     s->declared_kind_trusted = c->declared_kind[0] && !c->kind_untrusted;
+    s->holdable = agent_ctr_holdable(c);
+    s->rule = c->rule_untrusted ? xasprintf("%s (matched by label in an untrusted namespace: no "
+                                            "protection granted)",
+                                            c->rule)
+                                : xstrdup(c->rule);
+    s->qos = c->qos;
     s->pod_name = c->pod_name;
     s->pod_namespace = c->pod_namespace;
     s->container_name = c->container_name;
     s->pod_uid = c->pod_uid ? c->pod_uid : (char *)"";
     s->pod_labels = c->pod_labels;
     s->n_pod_labels = c->n_pod_labels;
-    s->pod_meta_source = c->pod_uid && *c->pod_uid     ? (char *)"cri"
+    /* a uid alone is the kubelet tree's (agent/kubepods.h), not the CRI's */
+    s->pod_meta_source = c->pod_uid && *c->pod_uid && c->pod_name && *c->pod_name ? (char *)"cri"
                          : c->pod_name && *c->pod_name ? (char *)"annotations"
                                                        : (char *)"";
     if (c->state == AGENT_PENDING)
@@ -479,6 +500,7 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   r.sampler = (char *)agent_sampler_name(&d->sampler);
   r.latency_source = (char *)agent_lat_mode_name(d->sampler.lat.mode);
   r.latency_note = d->sampler.lat.why ? d->sampler.lat.why : "";
+  r.kubepods = d->kubepods_on ? agent_kubepods_describe(&d->kubepods) : xstrdup("off");
   r.cri = (char *)agent_podmeta_note(&d->podmeta);
   r.cri_polls = d->podmeta.polls;
   r.plans = d->adm.plans;
@@ -504,7 +526,7 @@ void agent_api_plan_free(Iobatch__Agent__V1__PlanResponse *r) {
 }
 
 /* The plan as a PlanResponse; the names arrays move from p to it. */
-static void plan_response(struct agent_plan *p, Iobatch__Agent__V1__PlanResponse **out) {
+static void plan_response(struct batch_jobfile_plan *p, Iobatch__Agent__V1__PlanResponse **out) {
   Iobatch__Agent__V1__PlanResponse *r = xcalloc(1, sizeof(*r));
   iobatch__agent__v1__plan_response__init(r);
   r->objective = p->objective;
@@ -543,19 +565,19 @@ int agent_api_plan_check(struct agent_daemon *d, const Iobatch__Agent__V1__PlanR
 int agent_api_plan_solve(const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,
                          Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
   /* The count comes from the request: checked before the copy it sizes. */
-  if (req->n_jobs > AGENT_PLAN_MAX_JOBS)
+  if (req->n_jobs > BATCH_JOBFILE_MAX_JOBS)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "too many jobs: %zu, at most %d",
-                          req->n_jobs, AGENT_PLAN_MAX_JOBS);
-  cleanup_free struct agent_plan_job *jobs = xcalloc(req->n_jobs + 1, sizeof(*jobs));
+                          req->n_jobs, BATCH_JOBFILE_MAX_JOBS);
+  cleanup_free struct batch_jobfile_job *jobs = xcalloc(req->n_jobs + 1, sizeof(*jobs));
   for (size_t i = 0; i < req->n_jobs; i++)
-    jobs[i] = (struct agent_plan_job){.name = req->jobs[i]->name,
-                                      .cls = req->jobs[i]->class_,
-                                      .solo_s = req->jobs[i]->solo_seconds};
-  struct agent_plan p;
-  if (agent_plan_solve(cfg, jobs, req->n_jobs, &p, err) < 0)
+    jobs[i] = (struct batch_jobfile_job){.name = req->jobs[i]->name,
+                                         .cls = req->jobs[i]->class_,
+                                         .solo_s = req->jobs[i]->solo_seconds};
+  struct batch_jobfile_plan p;
+  if (batch_jobfile_solve(cfg, jobs, req->n_jobs, &p, err) < 0)
     return -1;
   plan_response(&p, out);
-  agent_plan_release(&p);
+  batch_jobfile_plan_release(&p);
   return 0;
 }
 

@@ -50,7 +50,7 @@ void agent_api_status_release(Iobatch__Agent__V1__StatusResponse *r);
  * *cfg, or an error. */
 int agent_api_plan_check(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *req,
                          struct batch_config *cfg, struct iob_error **err);
-/* The offline plan of req's jobs with cfg (agent/plan.h); touches nothing
+/* The offline plan of req's jobs with cfg (batcher/jobfile.h); touches nothing
  * but its arguments (agent/plan_async.c runs it on a thread).  *out's names
  * point into req; free it with agent_api_plan_free. */
 int agent_api_plan_solve(const struct batch_config *cfg, const Iobatch__Agent__V1__PlanRequest *req,

@@ -162,7 +162,7 @@ static void on_plan(struct ttrpc_call *call, const ProtobufCMessage *m, void *us
   struct batch_config cfg;
   if (agent_api_plan_check(d, (const void *)m, &cfg, &err) < 0 ||
       /* Solved off the loop (agent/plan_async.c): admissions go on meanwhile. */
-      agent_plan_async(d, call, &cfg, (const void *)m, &err) < 0)
+      agent_plan_async_start(&s->plan, call, &cfg, (const void *)m, &err) < 0)
     ttrpc_call_fail_error(call, &err);
 }
 
@@ -189,7 +189,7 @@ static int check_socket_dir(const char *path, struct iob_error **err) {
   return r < 0 ? -1 : 0;
 }
 
-/* Liveness (agent/client.h): answered from the loop, so an answer means
+/* Liveness (client/client.h): answered from the loop, so an answer means
  * the loop runs. */
 static void on_ping(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
   (void)m;
@@ -214,6 +214,7 @@ int agent_server_setup(struct agent_server *s, struct iob_loop *loop, const char
       {"Ping", &google__protobuf__empty__descriptor, on_ping},
   };
   *s = (struct agent_server){.state = state, .ops = ops, .user = user};
+  agent_plan_async_init(&s->plan, loop, agent_api_plan_solve, agent_api_plan_free);
   if (ttrpc_server_new(loop, &s->ttrpc, err) < 0)
     return -1;
   for (size_t i = 0; i < IOB_ARRAY_SIZE(methods); i++)

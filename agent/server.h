@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "agent/admission.h"
+#include "agent/plan_async.h"
 #include "common/error.h"
 #include "common/loop.h"
 
@@ -27,7 +28,8 @@ struct agent_server_ops {
 
 struct agent_server {
   struct ttrpc_server *ttrpc;
-  struct agent_daemon *state; /* what the request steps work on (agent/requests.h) */
+  struct agent_plan_async plan; /* the Plan RPC's thread (agent/plan_async.h) */
+  struct agent_daemon *state;   /* what the request steps work on (agent/requests.h) */
   const struct agent_server_ops *ops;
   void *user;
 };

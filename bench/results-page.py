@@ -299,6 +299,18 @@ def table_agent_overhead(name):
     return "\n\n".join(out)
 
 
+def table_kubepods_overhead(name):
+    d = load(name)
+    walk = re.compile(r"(\d+) walks .*over (\d+) directories in ([0-9.]+) ms")
+
+    def last_walk(r):
+        m = walk.search(r["kubepods_at_end"])
+        return f"{m.group(2)} dirs, {m.group(3)} ms ({m.group(1)} walks)" if m else "–"
+    return table(["containers found", "CPU % of a core (1 Hz)", "RSS KiB", "last walk"],
+                 [[r["found"], fmt(r["cpu_percent"]), r["rss_kib"], last_walk(r)] for r in d["runs"]],
+                 ["---:", "---:", "---:", "---"])
+
+
 def table_plan_cost(name):
     d = load(name)
     rows = [[r["pending"], f"{r['defaults_ms']:.3f}", f"{r['defaults_max_ms']:.3f}",

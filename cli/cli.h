@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* iobatchctl: one file per verb (status.c, plan.c, calibrate.c, ctl.c for
- * the per-container calls, profiles.c); main.c only dispatches, args.c has
- * what the verbs share on the command line.  Each verb takes (argc, argv)
+/* iobatchctl: one file per verb (status.c, plan_verb.c, profiles_verb.c,
+ * calibrate.c, check.c, annotations_verb.c, ctl.c for the per-container calls);
+ * main.c only dispatches, args.c has what the verbs share on the command
+ * line.  Each verb takes (argc, argv)
  * with argv[0] the verb and returns the exit status: 0 ok, 1 failure,
  * 2 usage.  Every verb answers --help (usage on stdout, exit 0). */
 #ifndef IOB_CLI_H
@@ -13,7 +14,7 @@
 #include "common/error.h"
 #include "ttrpc/ttrpc.h"
 
-#include "agent/api.h"
+#include "client/api.h"
 /* The one variable every part reads for the agent's socket (the shim too). */
 #define IOBCTL_SOCKET_ENV "IOBATCH_AGENT_SOCKET"
 
@@ -50,5 +51,6 @@ int iobctl_admit(int argc, char **argv);
 int iobctl_cancel(int argc, char **argv);
 int iobctl_exited(int argc, char **argv);
 int iobctl_check(int argc, char **argv);
+int iobctl_annotations(int argc, char **argv);
 
 #endif

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/client.h"
+#include "client/client.h"
 #include "cli/cli.h"
 #include "common/cleanup.h"
 #include "google/protobuf/empty.pb-c.h"

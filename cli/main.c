@@ -30,6 +30,7 @@ static const struct {
     {"cancel", iobctl_cancel, "withdraw a container's pending admission"},
     {"exited", iobctl_exited, "tell the agent a container exited"},
     {"check", iobctl_check, "node-problem-detector plugin: check io-pressure"},
+    {"annotations", iobctl_annotations, "the io.iobatch.* annotations and their trust rules"},
     {"help", help, "this text, or a command's usage: help COMMAND"},
 };
 

@@ -185,6 +185,8 @@ static void print_summary(const status_resp *r) {
     printf("block I/O latency approximate, from io.pressure (%s)\n\n", or_dash(r->latency_note));
   else
     printf("no block I/O latency (%s)\n\n", or_dash(r->latency_note));
+  if (r->kubepods && *r->kubepods && strcmp(r->kubepods, "off") != 0)
+    printf("kubepods: %s\n\n", r->kubepods);
 }
 
 /* A latency in microseconds as "850us", "12.3ms" or "1.20s"; "~" before
@@ -218,7 +220,9 @@ static void print_table(const status_resp *r, bool wide, bool no_trunc) {
     human_rate(c->read_bps, rd, sizeof(rd));
     human_rate(c->write_bps, wr, sizeof(wr));
     bool pending = !strcmp(c->state, "pending");
-    if (pending || !strcmp(c->state, "running"))
+    if (!c->holdable)
+      snprintf(held, sizeof(held), "never"); /* cannot be held: found, not started by us */
+    else if (pending || !strcmp(c->state, "running"))
       human_ms(c->held_ms, held, sizeof(held));
     else
       snprintf(held, sizeof(held), "-");
@@ -297,6 +301,16 @@ static void print_detail(const ctr_status *c) {
   else
     ROW("Kind", "%s", or_dash(c->kind));
   ROW("State", "%s", c->state);
+  if (c->holdable)
+    ROW("Holdable", "yes (it asks to start: the shim or the hooks.d hook)");
+  else
+    ROW("Holdable", "no: never held (only containers started through the shim or the hooks.d "
+                    "hook can be); capped and weighted");
+  if (c->qos && *c->qos)
+    ROW("QoS", "%s%s%s", c->qos, c->pod_uid && *c->pod_uid ? ", pod uid " : "",
+        c->pod_uid ? c->pod_uid : "");
+  if (c->rule && *c->rule)
+    ROW("Rule", "%s", c->rule);
   bool pending = !strcmp(c->state, "pending");
   human_ms(c->held_ms, t1, sizeof(t1));
   if (pending) {
@@ -409,6 +423,10 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "lat_target", json_real(c->lat_target));
     json_object_set_new(o, "lat_target_source", json_string(or_dash(c->lat_target_source)));
     json_object_set_new(o, "lat_quiet_windows", json_integer(c->lat_quiet_windows));
+    /* issue #25 */
+    json_object_set_new(o, "holdable", json_boolean(c->holdable));
+    json_object_set_new(o, "rule", json_string(c->rule ? c->rule : ""));
+    json_object_set_new(o, "qos", json_string(c->qos ? c->qos : ""));
     json_object_set_new(o, "frozen", json_boolean(c->frozen));
     json_object_set_new(o, "frozen_ms", json_integer((json_int_t)c->frozen_ms));
     /* issue #25: Kubernetes' view from the node's CRI */
@@ -452,6 +470,7 @@ static json_t *to_json(const status_resp *r) {
     /* issue #25: where pod names come from */
     json_object_set_new(o, "cri", json_string(r->cri ? r->cri : ""));
     json_object_set_new(o, "cri_polls", json_integer((json_int_t)r->cri_polls));
+    json_object_set_new(o, "kubepods", json_string(r->kubepods ? r->kubepods : ""));
   }
   return o;
 }

@@ -22,6 +22,7 @@
 
 #include "cgroupv2/sample.h"
 #include "common/error.h"
+#include "client/annotations.h" /* the io.iobatch.* keys: IOB_ANN_* */
 #include "common/oci.h"
 #include "wcd/wcd.h"
 
@@ -31,8 +32,6 @@
 #define HOOK_ANNOTATION_VALUE_MAX (64 * 1024)
 #define HOOK_ARGS_MAX 4096
 
-#define HOOK_ANN_CLASS "io.iobatch.class"
-#define HOOK_ANN_WORKLOAD "io.iobatch.workload"
 #define HOOK_ANN_IMAGE "io.kubernetes.cri.image-name"
 
 /* runc gives a hook no deadline unless the spec sets one; ours stays short
@@ -67,6 +66,8 @@ int hook_state_take_config(struct hook_state *st, const struct iob_oci_config *c
 void hook_state_release(struct hook_state *st);
 /* Annotation value or NULL. */
 const char *hook_annotation(const struct hook_state *st, const char *key);
+/* The same, as an iob_ann_get_fn (ST is the hook_state). */
+const char *hook_annotation_get(void *st, const char *key);
 
 enum hook_stage {
   HOOK_STAGE_AUTO,     /* from the state's status: "stopped" is poststop */

@@ -22,18 +22,14 @@ static int prestart(const struct hook_options *opt, struct hook_state *st, struc
    * and crun put none in the state) and for process.args, the workload key
    * of last resort. */
   if ((!st->have_annotations ||
-       (!hook_annotation(st, HOOK_ANN_WORKLOAD) && !hook_annotation(st, HOOK_ANN_IMAGE))) &&
+       (!hook_annotation(st, IOB_ANN_WORKLOAD) && !hook_annotation(st, HOOK_ANN_IMAGE))) &&
       hook_state_load_bundle(st, err) < 0)
     return 1;
-  /* A declared class we do not know is refused, as the shim refuses it at
-   * Create: the user asked for something that cannot be had. */
-  struct wcd_result decl;
-  if (wcd_resolve(NULL, hook_annotation(st, HOOK_ANN_CLASS), NULL, 0, &decl, err) < 0)
-    return -1;
-  /* So is a latency target that is none. */
-  const char *lat = hook_annotation(st, WCD_ANN_LATENCY_TARGET);
-  uint32_t us;
-  if (lat && *lat && wcd_latency_target_parse(lat, &us, err) < 0)
+  /* A malformed io.iobatch.* annotation (a class we do not know, a latency
+   * target that is none) is refused, as the shim refuses it at Create: the
+   * user asked for something that cannot be had. */
+  struct iob_ann ann;
+  if (iob_ann_parse(hook_annotation_get, st, IOB_ANN_BY_HOOK, &ann, err) < 0)
     return -1;
   struct hook_result res;
   if (hook_run(opt, st, &res, err) < 0)

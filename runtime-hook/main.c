@@ -13,7 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "agent/api.h"
+#include "client/api.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/version.h"

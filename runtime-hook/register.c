@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "agent/client.h"
+#include "client/client.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "google/protobuf/empty.pb-c.h"
@@ -21,7 +21,7 @@
 #include "ttrpc/ttrpc.h"
 #include "wcd/kind.h"
 
-#include "agent/api.h"
+#include "client/api.h"
 
 static int timeout_of(const struct hook_options *opt) {
   return opt->timeout_ms > 0 ? opt->timeout_ms : HOOK_DEFAULT_TIMEOUT_MS;
@@ -42,10 +42,6 @@ static void bundle_namespace(const char *bundle, char *out, size_t n) {
     return;
   memcpy(out, ns, (size_t)(slash - ns));
   out[slash - ns] = '\0';
-}
-
-static const char *state_annotation(void *st, const char *key) {
-  return hook_annotation(st, key);
 }
 
 bool hook_agent_forbidden(const struct hook_options *opt) {
@@ -135,7 +131,7 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
    * under another runtime the agent just does not hear the kind. */
   struct wcd_kind kind;
   cleanup_error struct iob_error *kerr = NULL;
-  if (wcd_kind_from_annotations(state_annotation, (void *)st, &kind, &kerr) < 0)
+  if (wcd_kind_from_annotations(hook_annotation_get, (void *)st, &kind, &kerr) < 0)
     iob_debug("container '%s': %s", st->id, kerr->msg);
   struct agent_container ctr = {.id = st->id,
                                 .ns = ns,

@@ -122,18 +122,19 @@ int hook_weight_write(struct hook_result *res, struct iob_error **err) {
 int hook_run(const struct hook_options *opt, const struct hook_state *st, struct hook_result *res,
              struct iob_error **err) {
   memset(res, 0, sizeof(*res));
-  const char *cls = hook_annotation(st, HOOK_ANN_CLASS);
+  struct iob_ann ann;
+  if (iob_ann_parse(hook_annotation_get, (void *)st, IOB_ANN_BY_HOOK, &ann, err) < 0)
+    return -1;
+  /* No samples yet: only a declared class can be known at birth (a
+   * declared "unknown" declares nothing). */
   struct wcd_result decl;
-  /* No samples yet: only a declared class can be known at birth. */
-  if (wcd_resolve(NULL, cls, NULL, 0, &decl, err) < 0)
+  res->declared = ann.cls_value != BATCH_UNKNOWN;
+  if (wcd_resolve(NULL, res->declared ? ann.cls : NULL, NULL, 0, &decl, err) < 0)
     return -1;
   res->cls = decl.cls;
-  res->declared = cls != NULL;
-  const char *lat = hook_annotation(st, WCD_ANN_LATENCY_TARGET);
-  if (lat && *lat && wcd_latency_target_parse(lat, &res->lat_target_us, err) < 0)
-    return -1;
+  res->lat_target_us = ann.lat_target_us;
   cleanup_error struct iob_error *kerr = NULL;
-  if (wcd_workload_key(hook_annotation(st, HOOK_ANN_WORKLOAD), hook_annotation(st, HOOK_ANN_IMAGE),
+  if (wcd_workload_key(ann.workload, hook_annotation(st, HOOK_ANN_IMAGE),
                        (const char *const *)st->args, st->nargs, &res->workload, &kerr) < 0) {
     if (kerr->code != IOB_CODE_NOT_FOUND)
       return iob_error_code(err, kerr->code, "%s", kerr->msg);

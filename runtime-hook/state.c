@@ -196,3 +196,7 @@ const char *hook_annotation(const struct hook_state *st, const char *key) {
   json_t *v = st->annotations ? json_object_get(st->annotations, key) : NULL;
   return json_is_string(v) ? json_string_value(v) : NULL;
 }
+
+const char *hook_annotation_get(void *st, const char *key) {
+  return hook_annotation(st, key);
+}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The admission hold: Start of an init process asks iobatchd (through
- * libagentclient, agent/client.h) before `runc start`; the reply to Start
+ * libagentclient, client/client.h) before `runc start`; the reply to Start
  * waits while the agent keeps the container pending.  One client per shim
  * daemon, made on first use, connecting only when there is something to
  * say; everything runs on the shim's loop (no threads).
@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/client.h"
-#include "agent/trust.h"
 #include "batcher/class.h"
 #include "cgroupv2/cg2.h"
+#include "client/annotations.h"
+#include "client/client.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -26,11 +26,9 @@
 #include "wcd/kind.h"
 #include "wcd/wcd.h"
 
-/* agent/trust.h lists what each declaration does, trusted or not */
-#define ANN_CLASS AGENT_ANN_CLASS
-#define ANN_WORKLOAD AGENT_ANN_WORKLOAD
+/* The io.iobatch.* keys, their parsers and what each does, trusted or
+ * not, are in client/annotations.h; this one is the CRI's. */
 #define ANN_IMAGE "io.kubernetes.cri.image-name"
-#define ANN_MAX_HOLD AGENT_ANN_MAX_HOLD
 /* Left of a Start's own deadline for `runc start` and the reply. */
 #define START_MARGIN_MS 2000
 
@@ -81,23 +79,11 @@ static const char *annotation_fn(void *cfg, const char *key) {
   return iob_oci_annotation(cfg, key);
 }
 
-static int parse_max_hold(const char *s, uint32_t *out, struct iob_error **err) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (*s < '0' || *s > '9' || *end || errno || v > UINT32_MAX)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "invalid annotation '%s': '%s' is not a number of milliseconds",
-                          ANN_MAX_HOLD, s);
-  *out = (uint32_t)v;
-  return 0;
-}
-
-static char *workload_key(const struct iob_oci_config *cfg) {
+static char *workload_key(const struct iob_oci_config *cfg, const char *workload) {
   char *key = NULL;
   cleanup_error struct iob_error *err = NULL;
-  if (wcd_workload_key(iob_oci_annotation(cfg, ANN_WORKLOAD), iob_oci_annotation(cfg, ANN_IMAGE),
-                       cfg->args, cfg->nargs, &key, &err) < 0)
+  if (wcd_workload_key(workload, iob_oci_annotation(cfg, ANN_IMAGE), cfg->args, cfg->nargs, &key,
+                       &err) < 0)
     return NULL; /* no key: the agent learns nothing about it, that is all */
   return key;
 }
@@ -133,24 +119,18 @@ void shim_ctr_info_release(struct shim_ctr_info *in) {
 int shim_ctr_info_of(const struct iob_oci_config *cfg, struct shim_ctr_info *out,
                      struct iob_error **err) {
   memset(out, 0, sizeof(*out));
-  const char *cls = iob_oci_annotation(cfg, ANN_CLASS);
-  const char *hold = iob_oci_annotation(cfg, ANN_MAX_HOLD);
-  enum batch_class wc;
-  /* The agent refuses a Register with an unknown class: say so at Create. */
-  if (cls && batch_class_parse(cls, &wc) < 0)
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "invalid annotation '%s': unknown class '%s' (expected seq-read, "
-                          "rand-read, seq-write, rand-write, mixed, idle or unknown)",
-                          ANN_CLASS, cls);
-  const char *lat = iob_oci_annotation(cfg, WCD_ANN_LATENCY_TARGET);
-  if ((hold && parse_max_hold(hold, &out->max_hold_ms, err) < 0) ||
-      (lat && *lat && wcd_latency_target_parse(lat, &out->lat_target_us, err) < 0) ||
+  /* A malformed io.iobatch.* annotation fails Create: the agent would
+   * refuse it, or the user asked for something that cannot be had. */
+  struct iob_ann ann;
+  if (iob_ann_parse(annotation_fn, (void *)cfg, IOB_ANN_BY_SHIM, &ann, err) < 0 ||
       kind_load(cfg, out, err) < 0) {
     shim_ctr_info_release(out);
     return -1;
   }
-  out->cls = dup_or_null(cls);
-  out->key = workload_key(cfg);
+  out->max_hold_ms = ann.max_hold_ms;
+  out->lat_target_us = ann.lat_target_us;
+  out->cls = dup_or_null(ann.cls);
+  out->key = workload_key(cfg, ann.workload);
   return 0;
 }
 

@@ -25,7 +25,7 @@
 #include "containerd/types/introspection.pb-c.h"
 #include "google/protobuf/timestamp.pb-c.h"
 #include "shim/manager.h"
-#include "shim/mount.h"
+#include "shim/rootfs.h"
 #include "shim/runc.h"
 #include "shim/shim.h"
 #include "shim/spawn.h"

@@ -25,7 +25,7 @@ struct shim_options {
    * else its default) and whether a Start the agent cannot be asked about
    * fails instead of starting at once.  IobatchAgentTimeoutMs: how long the
    * agent may stay silent before a Start goes on without it (0: the
-   * client's default, agent/client.h). */
+   * client's default, client/client.h). */
   char *agent_socket;
   bool fail_closed;
   uint32_t agent_timeout_ms;

@@ -15,7 +15,7 @@
 #include "common/loop.h"
 #include "shim/admission.h"
 #include "shim/io.h"
-#include "shim/mount.h"
+#include "shim/rootfs.h"
 #include "shim/options.h"
 #include "shim/runc.h"
 #include "shim/shim.h"

@@ -32,11 +32,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/annotations.h"
+
 #define CRI_TYPE "io.kubernetes.cri.container-type"
 #define CRIO_TYPE "io.kubernetes.cri-o.ContainerType"
 #define TYPE_SANDBOX "sandbox"
-
-static const char *const kinds[] = {"job", "service", "sandbox"};
 
 /* containerd's key first, then the kubelet's label as CRI-O passes it. */
 static const char *const pod_name_keys[] = {"io.kubernetes.cri.sandbox-name",
@@ -75,54 +75,22 @@ int wcd_kind_from_annotations(wcd_annotation_fn get, void *ctx, struct wcd_kind 
   out->pod_name = name(get, ctx, pod_name_keys);
   out->pod_namespace = name(get, ctx, pod_ns_keys);
   out->container_name = name(get, ctx, ctr_name_keys);
-  const char *k = value(get, ctx, WCD_ANN_KIND);
+  const char *k = value(get, ctx, IOB_ANN_KIND);
   if (k) {
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]) && out->kind == NULL; i++)
-      if (strcmp(k, kinds[i]) == 0)
-        out->kind = kinds[i];
-    if (out->kind == NULL)
-      return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                            "invalid annotation '%s': unknown kind '%.64s' (expected job, "
-                            "service or sandbox)",
-                            WCD_ANN_KIND, k);
-    out->source = WCD_ANN_KIND;
+    if (iob_ann_kind_parse(k, &out->kind, err) < 0)
+      return -1;
+    out->source = IOB_ANN_KIND;
   }
   /* The CRI's sandbox wins (wcd/kind.h says why). */
   static const char *const types[] = {CRI_TYPE, CRIO_TYPE};
   for (size_t i = 0; i < 2; i++) {
     const char *t = value(get, ctx, types[i]);
     if (t && strcmp(t, TYPE_SANDBOX) == 0) {
-      out->kind = kinds[2];
+      out->kind = TYPE_SANDBOX;
       out->source = types[i];
       out->runtime = true;
       break;
     }
   }
-  return 0;
-}
-
-int wcd_latency_target_parse(const char *s, uint32_t *us, struct iob_error **err) {
-  /* digits, at most one '.', then a unit; nothing else (no sign, no
-   * exponent, no spaces) */
-  size_t n = 0, dots = 0, digits = 0;
-  for (; s[n] && (s[n] == '.' || (s[n] >= '0' && s[n] <= '9')); n++) {
-    dots += s[n] == '.';
-    digits += s[n] != '.';
-  }
-  const char *unit = s + n;
-  double mult = !strcmp(unit, "us") ? 1 : !strcmp(unit, "ms") ? 1e3 : !strcmp(unit, "s") ? 1e6 : 0;
-  char num[32];
-  double v = 0;
-  if (digits > 0 && dots <= 1 && n < sizeof(num) && mult > 0) {
-    memcpy(num, s, n);
-    num[n] = '\0';
-    v = strtod(num, NULL) * mult;
-  }
-  if (!(v >= 1 && v <= WCD_LATENCY_TARGET_MAX_US))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "invalid annotation '%s': '%.64s' is not a latency from 1us to 60s "
-                          "(e.g. 5ms, 500us)",
-                          WCD_ANN_LATENCY_TARGET, s);
-  *us = (uint32_t)(v + 0.5);
   return 0;
 }

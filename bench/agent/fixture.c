@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/client.h"
+#include "client/client.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
 
-#include "agent/api.h"
+#include "client/api.h"
 #define MAX_FIXTURES 100000
 #define TIMEOUT_MS 10000
 

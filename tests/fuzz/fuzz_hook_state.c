@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (st.pid < 0 || (st.pid == 0 && !stopped) || st.bundle[0] != '/' ||
       strchr(st.id, '/') != NULL)
     __builtin_trap();
-  const char *c = hook_annotation(&st, HOOK_ANN_CLASS);
+  const char *c = hook_annotation(&st, IOB_ANN_CLASS);
   enum batch_class cls;
   if (c)
     (void)batch_class_parse(c, &cls);

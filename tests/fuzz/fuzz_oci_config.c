@@ -27,7 +27,7 @@ static void hook_take(const struct iob_oci_config *cfg) {
   memset(&st, 0, sizeof(st));
   st.annotations = json_object();
   if (hook_state_take_config(&st, cfg, &err) == 0) {
-    const char *c = hook_annotation(&st, HOOK_ANN_CLASS);
+    const char *c = hook_annotation(&st, IOB_ANN_CLASS);
     enum batch_class cls;
     if (c)
       (void)batch_class_parse(c, &cls);

@@ -7,7 +7,7 @@
  *   2  a containerd.runc.v1.Options payload of a Create's options Any
  *   3  config.json annotations checked at Create (shim_ctr_info_parse)
  *   4  config.json given to the createRuntime hook injection (shim/hookinject.c)
- *   5  rootfs mount options of a Create, NUL-separated (shim/mount.c)
+ *   5  rootfs mount options of a Create, NUL-separated (shim/rootfs.c)
  * runtimeoptions.v1.Options (a path the shim opens) is not fed here: the
  * fuzzer must not open arbitrary paths; its file content is case 0. */
 #include <stddef.h>
@@ -18,7 +18,7 @@
 #include "common/cleanup.h"
 #include "shim/admission.h"
 #include "shim/hookinject.h"
-#include "shim/mount.h"
+#include "shim/rootfs.h"
 #include "shim/options.h"
 #include "tests/fuzz/fuzz_util.h"
 

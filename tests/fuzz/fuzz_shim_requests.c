@@ -17,7 +17,7 @@
 
 #include "common/cleanup.h"
 #include "containerd/task/v2/shim.pb-c.h"
-#include "shim/mount.h"
+#include "shim/rootfs.h"
 #include "shim/options.h"
 #include "shim/requests.h"
 #include "shim/uri.h"

@@ -3,7 +3,9 @@
 # shellcheck disable=SC2034  # AGENT_RC, RT are read by the suites that source this file
 # Helpers for the agent's integration tests (source after lib.sh).
 #   agent_start [extra config lines]   iobatchd on $IOB_T/agent.sock, state in $IOB_T/state
-#                                      (sampling every $AGENT_SAMPLE_PERIOD, 250ms unless set)
+#                                      (sampling every $AGENT_SAMPLE_PERIOD, 250ms unless set;
+#                                      kubepods = off unless the lines set it or
+#                                      AGENT_KUBEPODS=default)
 #   agent_stop                         SIGTERM, wait; sets AGENT_RC
 #   ctl ARGS...                        iobatchctl against that agent
 #   agent_field ID FIELD               one field of one container from status --json
@@ -26,11 +28,19 @@ chmod 755 "$IOB_T/ctl-bin/iobatchctl"
 PATH=$IOB_T/ctl-bin:$PATH
 
 agent_start() {
+  # Not the host's own kubelet tree (issue #25): containers other tests
+  # start there (CRI pods) would be sampled and capped beside this test's.
+  # A test that sets kubepods or kubepods_root itself, or AGENT_KUBEPODS=default
+  # (the agent's default, auto), gets what it asks for.
+  local kp="kubepods = off"
+  case "${1:-}" in *kubepods*) kp="" ;; esac
+  [ "${AGENT_KUBEPODS:-}" = default ] && kp=""
   cat >"$IOB_T/agent.conf" <<CONF
 socket = $AGENT_SOCK
 state_dir = $AGENT_STATE
 sample_period = ${AGENT_SAMPLE_PERIOD:-250ms}
 batch_window = 100ms
+$kp
 ${1:-}
 CONF
   iobatchd -c "$IOB_T/agent.conf" -d >>"$AGENT_LOG" 2>&1 &

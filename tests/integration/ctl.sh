@@ -17,7 +17,7 @@ CTL=$IOB_B/bin/iobatchctl # the binary itself: the tests set the environment
 out=$("$CTL" --help 2>"$IOB_T/err"); rc=$?
 is "$rc:$(wc -c <"$IOB_T/err")" "0:0" "iobatchctl --help: exit 0, nothing on stderr"
 cmds=$(awk '/^Commands:/ { f = 1; next } /^$/ { f = 0 } f { print $1 }' <<<"$out" | tr '\n' ' ')
-is "$cmds" "status plan profiles calibrate register admit cancel exited check help " \
+is "$cmds" "status plan profiles calibrate register admit cancel exited check annotations help " \
   "--help lists the commands one per line after 'Commands:' (what completion reads)"
 bad=""
 for c in $cmds; do

@@ -77,7 +77,7 @@ mkspec c-bad prestart '{"io.iobatch.class":"turbo"}' '["/bin/sh","-c","echo RAN"
 run c-bad
 rc=$?
 [ "$rc" -ne 0 ]; _tap_report $? "bad class: ctr run fails (rc $rc)"
-grep -q "invalid annotation 'io.iobatch.class': 'turbo'" "$IOB_T/c-bad.out"; _tap_report $? "the hook's error reaches the user"
+grep -q "invalid annotation 'io.iobatch.class': unknown class 'turbo'" "$IOB_T/c-bad.out"; _tap_report $? "the hook's error reaches the user"
 ! grep -q RAN "$IOB_T/c-bad.out"; _tap_report $? "the container process never ran"
 [ ! -e "$REC/c-bad.json" ]; _tap_report $? "no record for the refused container"
 

@@ -26,6 +26,7 @@ CONF="latency_source = bpf
 protect_cap_start = 1G
 protect_cap_floor = 1G
 protect_freeze_after = 2
+protect_freeze = true
 max_hold = 1s"
 iob_stack_up "$CONF"
 is "$(ctl status --json | jq -r .latency_source)" "bpf" "latency from the block layer (BPF)"

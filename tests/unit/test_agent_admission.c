@@ -20,7 +20,7 @@
 #include "agent/daemon.h"
 #include "agent/profiles.h"
 #include "agent/requests.h"
-#include "agent/trust.h"
+#include "client/annotations.h"
 #include "common/cleanup.h"
 #include "common/xalloc.h"
 #include "iobatch/agent.pb-c.h"
@@ -279,8 +279,9 @@ static void test_register_rules(void **state) {
   in.id = "a";
   in.declared_class = "fast";
   assert_int_equal(agent_adm_register(&adm, &in, 0, NULL, &err), -1);
-  assert_string_equal(err->msg, "unknown class 'fast' (expected seq-read, rand-read, seq-write, "
-                                "rand-write, mixed, idle, unknown or latency)");
+  assert_string_equal(err->msg, "invalid annotation 'io.iobatch.class': unknown class 'fast' "
+                                "(expected seq-read, rand-read, seq-write, rand-write, mixed, "
+                                "idle, unknown or latency)");
   in.declared_class = NULL;
   in.cgroup = "/a/../../etc";
   assert_int_equal(agent_adm_register(&adm, &in, 0, NULL, &err), -1);
@@ -709,7 +710,7 @@ static void test_trust_max_hold(void **state) {
   agent_adm_release(&adm);
 }
 
-/* ---- the trust table (agent/trust.h): every row's rule, checked ---- */
+/* ---- the trust table (client/annotations.h): every row's rule, checked ---- */
 
 static bool writing(enum batch_class c) {
   return c == BATCH_SEQ_WRITE || c == BATCH_RAND_WRITE || c == BATCH_MIXED;
@@ -904,26 +905,24 @@ static void test_trust_hook_weight(void **state) {
 
 static void test_trust_table(void **state) {
   (void)state;
-  /* every io.iobatch.* key the shim, the hook and wcd parse has a row */
-  const char *parsed[] = {HOOK_ANN_CLASS,         HOOK_ANN_WORKLOAD,  WCD_ANN_KIND,
-                          WCD_ANN_LATENCY_TARGET, AGENT_ANN_MAX_HOLD, AGENT_ANN_CLASS,
-                          AGENT_ANN_WORKLOAD};
-  for (size_t i = 0; i < sizeof(parsed) / sizeof(parsed[0]); i++) {
+  /* every io.iobatch.* key has a row (test_client_annotations checks it
+   * too: this test is about the rules) */
+  for (size_t i = 0; i < iob_ann_defs_len; i++) {
     bool found = false;
-    for (size_t r = 0; r < agent_trust_table_len; r++)
-      found |= strcmp(agent_trust_table[r].key, parsed[i]) == 0;
+    for (size_t r = 0; r < iob_ann_trust_table_len; r++)
+      found |= strcmp(iob_ann_trust_table[r].key, iob_ann_defs[i].key) == 0;
     if (!found)
-      fail_msg("'%s' is parsed but has no row in agent_trust_table", parsed[i]);
+      fail_msg("'%s' is parsed but has no row in iob_ann_trust_table", iob_ann_defs[i].key);
   }
   /* every row: its rule, on the state machine */
-  for (size_t r = 0; r < agent_trust_table_len; r++) {
-    const struct agent_trust_rule *row = &agent_trust_table[r];
+  for (size_t r = 0; r < iob_ann_trust_table_len; r++) {
+    const struct iob_ann_trust *row = &iob_ann_trust_table[r];
     assert_true(*row->values && *row->trusted && *row->untrusted);
     struct agent_adm adm;
     setup_trust(&adm);
-    if (strcmp(row->key, AGENT_ANN_CLASS) == 0 && strcmp(row->values, "latency") == 0) {
+    if (strcmp(row->key, IOB_ANN_CLASS) == 0 && strcmp(row->values, "latency") == 0) {
       check_latency_row(&adm);
-    } else if (strcmp(row->key, AGENT_ANN_CLASS) == 0) {
+    } else if (strcmp(row->key, IOB_ANN_CLASS) == 0) {
       char vals[256];
       snprintf(vals, sizeof(vals), "%s", row->values);
       size_t n = 0;
@@ -936,13 +935,13 @@ static void test_trust_table(void **state) {
         n++;
       }
       assert_int_equal(n, 7);
-    } else if (strcmp(row->key, AGENT_ANN_KIND) == 0) {
+    } else if (strcmp(row->key, IOB_ANN_KIND) == 0) {
       check_kind_row(&adm);
-    } else if (strcmp(row->key, AGENT_ANN_MAX_HOLD) == 0) {
+    } else if (strcmp(row->key, IOB_ANN_MAX_HOLD) == 0) {
       check_max_hold_row(&adm);
-    } else if (strcmp(row->key, AGENT_ANN_WORKLOAD) == 0) {
+    } else if (strcmp(row->key, IOB_ANN_WORKLOAD) == 0) {
       check_workload_row();
-    } else if (strcmp(row->key, AGENT_ANN_LATENCY_TARGET) == 0) {
+    } else if (strcmp(row->key, IOB_ANN_LATENCY_TARGET) == 0) {
       check_latency_target_row();
     } else {
       fail_msg("row '%s' (%s) has no check", row->key, row->values);

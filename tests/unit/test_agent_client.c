@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "agent/client.h"
+#include "client/client.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "iobatch/agent.pb-c.h"

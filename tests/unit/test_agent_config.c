@@ -226,6 +226,71 @@ static void test_trust(void **state) {
   }
 }
 
+/* kubepods, kubepods_root and pod_rule (issue #25): pod_rule repeats, in
+ * order; a malformed one says why; a second file's rules replace. */
+static void test_kubepods_keys(void **state) {
+  (void)state;
+  struct agent_config c;
+  agent_config_default(&c);
+  assert_false(c.kubepods_off); /* auto: on when the tree exists */
+  assert_null(c.kubepods_root);
+  assert_int_equal(c.pod_rules.n, 0);
+  parse_ok(&c, "kubepods = off\nkubepods_root = /k8s\n"
+               "pod_rule = db: namespace=db label:tier=db -> class=latency latency-target=5ms\n"
+               "pod_rule = be: qos=besteffort -> class=seq-write\n");
+  assert_true(c.kubepods_off);
+  assert_string_equal(c.kubepods_root, "/k8s");
+  assert_int_equal(c.pod_rules.n, 2);
+  assert_string_equal(c.pod_rules.v[0].name, "db");
+  assert_int_equal(c.pod_rules.v[0].lat_target_us, 5000);
+  assert_string_equal(c.pod_rules.v[1].name, "be");
+  parse_ok(&c, "kubepods = auto\npod_rule = all: -> kind=job\n");
+  assert_false(c.kubepods_off);
+  assert_int_equal(c.pod_rules.n, 1);
+  assert_string_equal(c.pod_rules.v[0].name, "all");
+  parse_ok(&c, "debug = true\n"); /* no pod_rule line: the rules stay */
+  assert_int_equal(c.pod_rules.n, 1);
+  agent_config_release(&c);
+  parse_err("kubepods = on", "'t.conf' line 1: invalid value 'on' for 'kubepods': expected "
+                             "'auto' or 'off'");
+  parse_err("kubepods = off\nkubepods = off", "'t.conf' line 2: key 'kubepods' given twice");
+  parse_err("kubepods_root = k8s", "'t.conf' line 1: invalid value 'k8s' for 'kubepods_root': "
+                                   "expected an absolute path");
+  parse_err("pod_rule = db namespace=db", "'t.conf' line 1: invalid pod_rule 'db namespace=db': "
+                                          "expected 'NAME: SELECTORS -> EFFECTS'");
+  parse_err("pod_rule = a: -> kind=job\npod_rule = a: qos=burstable -> kind=service",
+            "'t.conf' line 2: invalid pod_rule 'a: qos=burstable -> kind=service': a rule named "
+            "'a' is given already");
+  parse_err("pod_rule =", "'t.conf' line 1: 'pod_rule' has no value");
+  char text[AGENT_CONFIG_MAX_BYTES], *p = text;
+  for (int i = 0; i <= AGENT_POD_RULES_MAX; i++)
+    p += sprintf(p, "pod_rule = r%d: -> kind=job\n", i);
+  char want[128];
+  snprintf(want, sizeof(want),
+           "'t.conf' line %d: invalid pod_rule 'r%d: -> kind=job': more than %d rules",
+           AGENT_POD_RULES_MAX + 1, AGENT_POD_RULES_MAX, AGENT_POD_RULES_MAX);
+  parse_err(text, want);
+}
+
+/* protect_freeze: auto (the default: on under cgroup v2's freezer only),
+ * true or false; anything else is refused, naming the choices. */
+static void test_protect_freeze(void **state) {
+  (void)state;
+  struct agent_config c;
+  agent_config_default(&c);
+  assert_int_equal(c.protect_freeze, AGENT_FREEZE_AUTO);
+  parse_ok(&c, "protect_freeze = true\n");
+  assert_int_equal(c.protect_freeze, 1);
+  parse_ok(&c, "protect_freeze = false\n");
+  assert_int_equal(c.protect_freeze, 0);
+  parse_ok(&c, "protect_freeze = auto\n");
+  assert_int_equal(c.protect_freeze, AGENT_FREEZE_AUTO);
+  agent_config_release(&c);
+  parse_err(
+      "protect_freeze = v2",
+      "'t.conf' line 1: invalid value 'v2' for 'protect_freeze': expected auto, true or false");
+}
+
 /* cri_endpoint: auto (the default, NULL), off (""), or unix:///PATH kept
  * as PATH; cri_poll and cri_timeout are bounded durations. */
 static void test_cri(void **state) {
@@ -251,13 +316,13 @@ static void test_cri(void **state) {
   const char *want = "expected 'auto', 'off' or unix:///PATH (at most 107 bytes)";
   char longp[200] = "unix:///";
   memset(longp + 8, 'a', 120);
-  const char *bad[] = {"unix://run/x.sock", "/run/x.sock", "tcp://127.0.0.1:1", "unix://",
-                       "Auto", longp};
+  const char *bad[] = {"unix://run/x.sock", "/run/x.sock", "tcp://127.0.0.1:1",
+                       "unix://",           "Auto",        longp};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     char text[256], msg[512];
     snprintf(text, sizeof(text), "cri_endpoint = %s", bad[i]);
-    snprintf(msg, sizeof(msg), "'t.conf' line 1: invalid value '%s' for 'cri_endpoint': %s",
-             bad[i], want);
+    snprintf(msg, sizeof(msg), "'t.conf' line 1: invalid value '%s' for 'cri_endpoint': %s", bad[i],
+             want);
     parse_err(text, msg);
   }
   parse_err("cri_poll = 100ms", "'t.conf' line 1: invalid value '100ms' for 'cri_poll': expected a "
@@ -395,11 +460,12 @@ static void test_metrics_group(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_defaults),      cmocka_unit_test(test_full),
-      cmocka_unit_test(test_durations),     cmocka_unit_test(test_malformed),
-      cmocka_unit_test(test_limits),        cmocka_unit_test(test_load),
-      cmocka_unit_test(test_protect_keys),  cmocka_unit_test(test_trust),
-      cmocka_unit_test(test_metrics_group), cmocka_unit_test(test_cri),
+      cmocka_unit_test(test_defaults),       cmocka_unit_test(test_full),
+      cmocka_unit_test(test_durations),      cmocka_unit_test(test_malformed),
+      cmocka_unit_test(test_limits),         cmocka_unit_test(test_load),
+      cmocka_unit_test(test_protect_keys),   cmocka_unit_test(test_trust),
+      cmocka_unit_test(test_metrics_group),  cmocka_unit_test(test_cri),
+      cmocka_unit_test(test_protect_freeze), cmocka_unit_test(test_kubepods_keys),
   };
   return cmocka_run_group_tests_name("agent_config", tests, NULL, NULL);
 }

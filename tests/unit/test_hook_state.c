@@ -39,14 +39,14 @@ static void test_state_ok(void **state) {
   assert_int_equal(st.pid, 4242);
   assert_string_equal(st.bundle, "/run/containerd/b/abc");
   assert_true(st.have_annotations);
-  assert_string_equal(hook_annotation(&st, HOOK_ANN_CLASS), "rand-write");
-  assert_null(hook_annotation(&st, HOOK_ANN_WORKLOAD));
+  assert_string_equal(hook_annotation(&st, IOB_ANN_CLASS), "rand-write");
+  assert_null(hook_annotation(&st, IOB_ANN_WORKLOAD));
   hook_state_release(&st);
   /* no annotations: an empty object, to be filled from config.json */
   t = "{\"ociVersion\":\"1.0.2\",\"id\":\"a\",\"pid\":1,\"bundle\":\"/b\"}";
   assert_int_equal(parse(t, &st, &err), 0);
   assert_false(st.have_annotations);
-  assert_null(hook_annotation(&st, HOOK_ANN_CLASS));
+  assert_null(hook_annotation(&st, IOB_ANN_CLASS));
   hook_state_release(&st);
 }
 
@@ -172,7 +172,7 @@ static void test_bundle_config(void **state) {
   load("{\"process\":{\"args\":[\"fio\",\"--bs=4k\"]},\"annotations\":{\"io.iobatch.class\":"
        "\"seq-read\",\"io.kubernetes.cri.image-name\":\"img:1\"}}",
        NULL, &st);
-  assert_string_equal(hook_annotation(&st, HOOK_ANN_CLASS), "seq-read");
+  assert_string_equal(hook_annotation(&st, IOB_ANN_CLASS), "seq-read");
   assert_int_equal(st.nargs, 2);
   assert_string_equal(st.args[1], "--bs=4k");
   assert_null(st.args[2]);
@@ -271,7 +271,7 @@ static void test_run_v2_fixture(void **state) {
       "\"annotations\":{\"io.iobatch.class\":\"fast\"}}";
   assert_int_equal(parse(t, &st, &err), 0);
   assert_int_equal(hook_run(&opt, &st, &res, &err), -1);
-  assert_non_null(strstr(err->msg, "invalid annotation 'io.iobatch.class': 'fast'"));
+  assert_non_null(strstr(err->msg, "invalid annotation 'io.iobatch.class': unknown class 'fast'"));
   hook_state_release(&st);
   /* a pid that does not exist */
   t = "{\"ociVersion\":\"1\",\"id\":\"c1\",\"pid\":31337,\"bundle\":\"/b\"}";

@@ -4,7 +4,7 @@
  * bytes fails to decode (the ttrpc server answers INVALID_ARGUMENT then);
  * decoded requests with bad fields are refused by the checks the handlers
  * use (shim_validate_*, shim_uri_parse, shim_mount_parse_options,
- * agent_plan_solve), and iobatchctl plan's job file (agent_plan_parse_jobs).  Register's field checks are in test_agent_admission. */
+ * batch_jobfile_solve), and iobatchctl plan's job file (batch_jobfile_parse).  Register's field checks are in test_agent_admission. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,12 +16,12 @@
 
 #include <cmocka.h>
 
-#include "agent/plan.h"
+#include "batcher/jobfile.h"
 #include "batcher/batcher.h"
 #include "common/cleanup.h"
 #include "containerd/task/v2/shim.pb-c.h"
 #include "iobatch/agent.pb-c.h"
-#include "shim/mount.h"
+#include "shim/rootfs.h"
 #include "shim/requests.h"
 #include "shim/uri.h"
 #include "shim/validate.h"
@@ -245,8 +245,8 @@ static void test_plan_request_refused(void **state) {
   (void)state;
   struct batch_config cfg;
   batch_config_default(&cfg);
-  struct agent_plan_job jobs[2] = {{0}, {0}};
-  struct agent_plan_job *a = &jobs[0], *b = &jobs[1];
+  struct batch_jobfile_job jobs[2] = {{0}, {0}};
+  struct batch_jobfile_job *a = &jobs[0], *b = &jobs[1];
   static const struct {
     const char *na, *ca, *nb, *cb, *want;
   } bad[] = {
@@ -262,17 +262,17 @@ static void test_plan_request_refused(void **state) {
     b->cls = (char *)bad[i].cb;
     b->solo_s = i == 0 ? NAN : -1;
     cleanup_error struct iob_error *err = NULL;
-    struct agent_plan r;
-    if (agent_plan_solve(&cfg, jobs, 2, &r, &err) != -1) {
-      agent_plan_release(&r);
+    struct batch_jobfile_plan r;
+    if (batch_jobfile_solve(&cfg, jobs, 2, &r, &err) != -1) {
+      batch_jobfile_plan_release(&r);
       fail_msg("plan #%zu accepted", i);
     }
     assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
     assert_non_null(strstr(err->msg, bad[i].want));
   }
   cleanup_error struct iob_error *err = NULL;
-  struct agent_plan r;
-  assert_int_equal(agent_plan_solve(&cfg, jobs, 0, &r, &err), -1);
+  struct batch_jobfile_plan r;
+  assert_int_equal(batch_jobfile_solve(&cfg, jobs, 0, &r, &err), -1);
 }
 
 /* `iobatchctl plan`'s job file (text or JSON), the same jobs as a Plan. */
@@ -299,9 +299,9 @@ static void test_plan_jobs_file_malformed(void **state) {
   };
   for (size_t i = 0; i < IOB_ARRAY_SIZE(bad); i++) {
     cleanup_error struct iob_error *err = NULL;
-    struct agent_plan_jobs j;
-    if (agent_plan_parse_jobs("jobs", bad[i].text, strlen(bad[i].text), &j, &err) != -1) {
-      agent_plan_jobs_release(&j);
+    struct batch_jobfile j;
+    if (batch_jobfile_parse("jobs", bad[i].text, strlen(bad[i].text), &j, &err) != -1) {
+      batch_jobfile_release(&j);
       fail_msg("accepted job file #%zu '%s'", i, bad[i].text);
     }
     assert_int_equal(err->code, IOB_CODE_INVALID_ARGUMENT);
@@ -311,32 +311,32 @@ static void test_plan_jobs_file_malformed(void **state) {
     assert_int_equal(j.n, 0);
   }
   cleanup_error struct iob_error *err = NULL;
-  struct agent_plan_jobs j;
+  struct batch_jobfile j;
   static const char nul[] = "a seq-write\0b seq-read\n";
-  assert_int_equal(agent_plan_parse_jobs("jobs", nul, sizeof(nul) - 1, &j, &err), -1);
+  assert_int_equal(batch_jobfile_parse("jobs", nul, sizeof(nul) - 1, &j, &err), -1);
   assert_non_null(strstr(err->msg, "NUL"));
   iob_error_release(&err);
-  /* A name longer than AGENT_PLAN_NAME_MAX, more jobs than AGENT_PLAN_MAX_JOBS,
-   * a file larger than AGENT_PLAN_FILE_MAX. */
-  char longname[AGENT_PLAN_NAME_MAX + 32];
-  memset(longname, 'n', AGENT_PLAN_NAME_MAX + 1);
-  strcpy(longname + AGENT_PLAN_NAME_MAX + 1, " seq-write\n");
-  assert_int_equal(agent_plan_parse_jobs("jobs", longname, strlen(longname), &j, &err), -1);
+  /* A name longer than BATCH_JOBFILE_NAME_MAX, more jobs than BATCH_JOBFILE_MAX_JOBS,
+   * a file larger than BATCH_JOBFILE_SIZE_MAX. */
+  char longname[BATCH_JOBFILE_NAME_MAX + 32];
+  memset(longname, 'n', BATCH_JOBFILE_NAME_MAX + 1);
+  strcpy(longname + BATCH_JOBFILE_NAME_MAX + 1, " seq-write\n");
+  assert_int_equal(batch_jobfile_parse("jobs", longname, strlen(longname), &j, &err), -1);
   assert_non_null(strstr(err->msg, "too long"));
   iob_error_release(&err);
-  size_t cap = (AGENT_PLAN_MAX_JOBS + 1) * 20;
+  size_t cap = (BATCH_JOBFILE_MAX_JOBS + 1) * 20;
   cleanup_free char *many = malloc(cap);
   assert_non_null(many);
   size_t len = 0;
-  for (int k = 0; k <= AGENT_PLAN_MAX_JOBS; k++)
+  for (int k = 0; k <= BATCH_JOBFILE_MAX_JOBS; k++)
     len += (size_t)snprintf(many + len, cap - len, "j%d idle\n", k);
-  assert_int_equal(agent_plan_parse_jobs("jobs", many, len, &j, &err), -1);
+  assert_int_equal(batch_jobfile_parse("jobs", many, len, &j, &err), -1);
   assert_non_null(strstr(err->msg, "too many jobs"));
   iob_error_release(&err);
-  cleanup_free char *big = malloc(AGENT_PLAN_FILE_MAX + 2);
+  cleanup_free char *big = malloc(BATCH_JOBFILE_SIZE_MAX + 2);
   assert_non_null(big);
-  memset(big, '#', AGENT_PLAN_FILE_MAX + 1);
-  assert_int_equal(agent_plan_parse_jobs("jobs", big, AGENT_PLAN_FILE_MAX + 1, &j, &err), -1);
+  memset(big, '#', BATCH_JOBFILE_SIZE_MAX + 1);
+  assert_int_equal(batch_jobfile_parse("jobs", big, BATCH_JOBFILE_SIZE_MAX + 1, &j, &err), -1);
   assert_non_null(strstr(err->msg, "too large"));
 }
 

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "client/annotations.h"
 #include "common/cleanup.h"
 #include "containerd/runc/options.pb-c.h"
 #include "google/protobuf/any.pb-c.h"
@@ -299,13 +300,13 @@ static void test_latency_target_values(void **state) {
   for (size_t i = 0; i < IOB_ARRAY_SIZE(good); i++) {
     cleanup_error struct iob_error *err = NULL;
     uint32_t us = 0;
-    if (wcd_latency_target_parse(good[i].v, &us, &err) < 0)
+    if (iob_ann_latency_target_parse(good[i].v, &us, &err) < 0)
       fail_msg("'%s' refused: %s", good[i].v, err->msg);
     assert_int_equal(us, good[i].us);
   }
   cleanup_error struct iob_error *err = NULL;
   uint32_t us = 7;
-  assert_int_equal(wcd_latency_target_parse("5 ms", &us, &err), -1);
+  assert_int_equal(iob_ann_latency_target_parse("5 ms", &us, &err), -1);
   assert_int_equal(us, 7); /* left alone */
   assert_string_equal(err->msg, "invalid annotation 'io.iobatch.latency-target': '5 ms' is not a "
                                 "latency from 1us to 60s (e.g. 5ms, 500us)");

@@ -19,7 +19,7 @@
 #include "google/protobuf/any.pb-c.h"
 #include "shim/args.h"
 #include "shim/manager.h"
-#include "shim/mount.h"
+#include "shim/rootfs.h"
 #include "shim/reaper.h"
 #include "shim/runc.h"
 #include "shim/spawn.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "agent/plan.h"
+#include "batcher/jobfile.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -11,7 +11,7 @@
 #include "common/cleanup.h"
 #include "common/xalloc.h"
 
-void agent_plan_release(struct agent_plan *p) {
+void batch_jobfile_plan_release(struct batch_jobfile_plan *p) {
   for (size_t b = 0; p->batches && b < p->n_batches; b++)
     free(p->batches[b].names); /* the names belong to the jobs */
   free(p->batches);
@@ -19,15 +19,15 @@ void agent_plan_release(struct agent_plan *p) {
   p->n_batches = 0;
 }
 
-static void build(const struct batch_config *cfg, const struct agent_plan_job *jobs, size_t n,
+static void build(const struct batch_config *cfg, const struct batch_jobfile_job *jobs, size_t n,
                   const enum batch_class *cls, const struct batch_solution *sol,
-                  struct agent_plan *p) {
+                  struct batch_jobfile_plan *p) {
   p->batches = xcalloc(sol->nz + 1, sizeof(*p->batches));
   p->n_batches = sol->nz;
   for (unsigned b = 0; b < sol->nz; b++)
     p->batches[b].names = xcalloc(n + 1, sizeof(char *));
   for (size_t i = 0; i < n; i++) {
-    struct agent_plan_batch *pb = &p->batches[sol->batch_of[i]];
+    struct batch_jobfile_batch *pb = &p->batches[sol->batch_of[i]];
     /* the pair cost of i with every earlier member of its batch */
     for (size_t k = 0; k < pb->n_names; k++) {
       size_t j = 0;
@@ -39,14 +39,14 @@ static void build(const struct batch_config *cfg, const struct agent_plan_job *j
   }
 }
 
-int agent_plan_solve(const struct batch_config *cfg, const struct agent_plan_job *jobs, size_t n,
-                     struct agent_plan *out, struct iob_error **err) {
+int batch_jobfile_solve(const struct batch_config *cfg, const struct batch_jobfile_job *jobs,
+                        size_t n, struct batch_jobfile_plan *out, struct iob_error **err) {
   memset(out, 0, sizeof(*out));
   if (n == 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "no jobs to plan");
-  if (n > AGENT_PLAN_MAX_JOBS)
+  if (n > BATCH_JOBFILE_MAX_JOBS)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "too many jobs: %zu, at most %d", n,
-                          AGENT_PLAN_MAX_JOBS);
+                          BATCH_JOBFILE_MAX_JOBS);
   cleanup_free enum batch_class *cls = xcalloc(n, sizeof(*cls));
   for (size_t i = 0; i < n; i++) {
     if (jobs[i].name == NULL || jobs[i].name[0] == '\0')
@@ -75,7 +75,7 @@ int agent_plan_solve(const struct batch_config *cfg, const struct agent_plan_job
 
 /* ---- job files ---- */
 
-void agent_plan_jobs_release(struct agent_plan_jobs *j) {
+void batch_jobfile_release(struct batch_jobfile *j) {
   for (size_t i = 0; i < j->n; i++) {
     free(j->v[i].name);
     free(j->v[i].cls);
@@ -85,14 +85,14 @@ void agent_plan_jobs_release(struct agent_plan_jobs *j) {
   j->n = 0;
 }
 
-static int add_job(struct agent_plan_jobs *j, const char *name, const char *cls, double solo,
+static int add_job(struct batch_jobfile *j, const char *name, const char *cls, double solo,
                    struct iob_error **err) {
-  if (j->n >= AGENT_PLAN_MAX_JOBS)
+  if (j->n >= BATCH_JOBFILE_MAX_JOBS)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "too many jobs (at most %d)",
-                          AGENT_PLAN_MAX_JOBS);
-  if (strlen(name) > AGENT_PLAN_NAME_MAX)
+                          BATCH_JOBFILE_MAX_JOBS);
+  if (strlen(name) > BATCH_JOBFILE_NAME_MAX)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "job name too long (at most %d bytes)",
-                          AGENT_PLAN_NAME_MAX);
+                          BATCH_JOBFILE_NAME_MAX);
   if (batch_class_from_name(cls) < 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "unknown class '%s' (expected seq-read, rand-read, seq-write, "
@@ -103,12 +103,12 @@ static int add_job(struct agent_plan_jobs *j, const char *name, const char *cls,
   if (j->n % 64 == 0)
     j->v = xrealloc(j->v, (j->n + 64) * sizeof(*j->v));
   j->v[j->n++] =
-      (struct agent_plan_job){.name = xstrdup(name), .cls = xstrdup(cls), .solo_s = solo};
+      (struct batch_jobfile_job){.name = xstrdup(name), .cls = xstrdup(cls), .solo_s = solo};
   return 0;
 }
 
 /* "name class [solo_seconds]" per line; '#' comments. */
-static int parse_text(const char *path, char *buf, struct agent_plan_jobs *j,
+static int parse_text(const char *path, char *buf, struct batch_jobfile *j,
                       struct iob_error **err) {
   unsigned lineno = 0;
   char *save = NULL;
@@ -147,7 +147,7 @@ static int parse_text(const char *path, char *buf, struct agent_plan_jobs *j,
 
 /* [{"name": "a", "class": "seq-write", "solo_seconds": 30}, ...] or
  * {"jobs": [...]} */
-static int parse_json(const char *path, const char *buf, size_t len, struct agent_plan_jobs *j,
+static int parse_json(const char *path, const char *buf, size_t len, struct batch_jobfile *j,
                       struct iob_error **err) {
   json_error_t je;
   json_auto_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
@@ -173,13 +173,13 @@ static int parse_json(const char *path, const char *buf, size_t len, struct agen
   return 0;
 }
 
-int agent_plan_parse_jobs(const char *name, const char *buf, size_t len, struct agent_plan_jobs *j,
-                          struct iob_error **err) {
+int batch_jobfile_parse(const char *name, const char *buf, size_t len, struct batch_jobfile *j,
+                        struct iob_error **err) {
   memset(j, 0, sizeof(*j));
-  if (len > AGENT_PLAN_FILE_MAX)
+  if (len > BATCH_JOBFILE_SIZE_MAX)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "'%s' is too large: %zu bytes, at most %d", name, len,
-                          AGENT_PLAN_FILE_MAX);
+                          BATCH_JOBFILE_SIZE_MAX);
   if (memchr(buf, '\0', len))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' contains a NUL byte", name);
   size_t i = 0;
@@ -195,6 +195,6 @@ int agent_plan_parse_jobs(const char *name, const char *buf, size_t len, struct 
     free(copy);
   }
   if (r < 0)
-    agent_plan_jobs_release(j);
+    batch_jobfile_release(j);
   return r;
 }

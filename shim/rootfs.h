@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The rootfs mounts containerd hands to Create. */
-#ifndef SHIM_MOUNT_H
-#define SHIM_MOUNT_H
+#ifndef SHIM_ROOTFS_H
+#define SHIM_ROOTFS_H
 
 #include <stddef.h>
 

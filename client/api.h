@@ -4,8 +4,8 @@
  * AGENT_DEFAULT_SOCKET is where iobatchd listens unless configured
  * otherwise, and where the shim, the hook and iobatchctl look for it when
  * told no other path. */
-#ifndef IOB_AGENT_API_H
-#define IOB_AGENT_API_H
+#ifndef IOB_CLIENT_API_H
+#define IOB_CLIENT_API_H
 
 #define AGENT_SERVICE "iobatch.agent.v1.Agent"
 #define AGENT_DEFAULT_SOCKET "/run/iobatch/iobatchd.sock"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The one place a RegisterRequest is filled (agent/client.h): the shim's
+/* The one place a RegisterRequest is filled (client/client.h): the shim's
  * client, the hook, iobatchctl and the bench fixture all send this. */
-#include "agent/client.h"
+#include "client/client.h"
 
 static char *str(const char *s) {
   return (char *)(s ? s : "");

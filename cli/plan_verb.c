@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/plan.h"
+#include "batcher/jobfile.h"
 #include "iobatch/agent.pb-c.h"
 #include "cli/cli.h"
 #include "common/cleanup.h"
@@ -23,7 +23,7 @@ static int read_input(const char *path, char **buf, size_t *len, struct iob_erro
   cleanup_close int fd = strcmp(path, "-") == 0 ? dup(0) : open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return iob_error(err, errno, "cannot open '%s'", path);
-  return iob_read_fd(fd, path, AGENT_PLAN_FILE_MAX, buf, len, err);
+  return iob_read_fd(fd, path, BATCH_JOBFILE_SIZE_MAX, buf, len, err);
 }
 
 static int load_matrix(struct batch_config *cfg, const char *path, struct iob_error **err) {
@@ -34,11 +34,11 @@ static int load_matrix(struct batch_config *cfg, const char *path, struct iob_er
   return batch_config_parse(cfg, path, buf, len, err);
 }
 
-static void print_plan(const struct agent_plan *r, const struct agent_plan_jobs *j) {
+static void print_plan(const struct batch_jobfile_plan *r, const struct batch_jobfile *j) {
   double makespan = 0;
   bool all_solo = true;
   for (size_t b = 0; b < r->n_batches; b++) {
-    const struct agent_plan_batch *pb = &r->batches[b];
+    const struct batch_jobfile_batch *pb = &r->batches[b];
     double longest = 0;
     printf("batch %zu:", b + 1);
     for (size_t k = 0; k < pb->n_names; k++) {
@@ -60,7 +60,7 @@ static void print_plan(const struct agent_plan *r, const struct agent_plan_jobs 
     printf("batches one after another: %.1f s (longest solo job per batch, summed)\n", makespan);
 }
 
-static void print_json(const struct agent_plan *r) {
+static void print_json(const struct batch_jobfile_plan *r) {
   json_auto_t *batches = json_array();
   for (size_t b = 0; b < r->n_batches; b++) {
     json_t *names = json_array();
@@ -78,13 +78,13 @@ static void print_json(const struct agent_plan *r) {
 }
 
 /* The agent's answer as a plan; its names stay in r. */
-static void from_response(const Iobatch__Agent__V1__PlanResponse *r, struct agent_plan *p) {
+static void from_response(const Iobatch__Agent__V1__PlanResponse *r, struct batch_jobfile_plan *p) {
   memset(p, 0, sizeof(*p));
   p->batches = xcalloc(r->n_batches + 1, sizeof(*p->batches));
   for (size_t b = 0; b < r->n_batches; b++)
-    p->batches[b] = (struct agent_plan_batch){.names = r->batches[b]->names,
-                                              .n_names = r->batches[b]->n_names,
-                                              .penalty = r->batches[b]->penalty};
+    p->batches[b] = (struct batch_jobfile_batch){.names = r->batches[b]->names,
+                                                 .n_names = r->batches[b]->n_names,
+                                                 .penalty = r->batches[b]->penalty};
   p->n_batches = r->n_batches;
   p->objective = r->objective;
   p->optimal = r->optimal;
@@ -92,7 +92,7 @@ static void from_response(const Iobatch__Agent__V1__PlanResponse *r, struct agen
 }
 
 /* The same question to the running agent: its matrix and settings. */
-static int ask_agent(const struct agent_plan_jobs *j, unsigned cap, double alpha,
+static int ask_agent(const struct batch_jobfile *j, unsigned cap, double alpha,
                      Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
   cleanup_free Iobatch__Agent__V1__PlanJob *pj = xcalloc(j->n + 1, sizeof(*pj));
   cleanup_free Iobatch__Agent__V1__PlanJob **pv = xcalloc(j->n + 1, sizeof(*pv));
@@ -205,16 +205,16 @@ static int run(int argc, char **argv, struct iob_error **err) {
   size_t len = 0;
   if (read_input(path, &buf, &len, err) < 0)
     return -1;
-  struct agent_plan_jobs j = {0};
-  int r = agent_plan_parse_jobs(path, buf, len, &j, err);
+  struct batch_jobfile j = {0};
+  int r = batch_jobfile_parse(path, buf, len, &j, err);
   Iobatch__Agent__V1__PlanResponse *resp = NULL;
-  struct agent_plan plan = {0};
+  struct batch_jobfile_plan plan = {0};
   if (r == 0 && agent) {
     r = ask_agent(&j, (unsigned)cap, alpha, &resp, err);
     if (r == 0)
       from_response(resp, &plan);
   } else if (r == 0) {
-    r = agent_plan_solve(&cfg, j.v, j.n, &plan, err);
+    r = batch_jobfile_solve(&cfg, j.v, j.n, &plan, err);
   }
   if (r == 0) {
     if (json)
@@ -227,9 +227,9 @@ static int run(int argc, char **argv, struct iob_error **err) {
     free(plan.batches);
     protobuf_c_message_free_unpacked(&resp->base, NULL);
   } else {
-    agent_plan_release(&plan);
+    batch_jobfile_plan_release(&plan);
   }
-  agent_plan_jobs_release(&j);
+  batch_jobfile_release(&j);
   return r;
 }
 

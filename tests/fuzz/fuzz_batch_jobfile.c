@@ -3,15 +3,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/plan.h"
+#include "batcher/jobfile.h"
 #include "common/cleanup.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  struct agent_plan_jobs j;
+  struct batch_jobfile j;
   cleanup_error struct iob_error *err = NULL;
-  if (agent_plan_parse_jobs("fuzz.jobs", (const char *)data, size, &j, &err) == 0)
-    agent_plan_jobs_release(&j);
+  if (batch_jobfile_parse("fuzz.jobs", (const char *)data, size, &j, &err) == 0)
+    batch_jobfile_release(&j);
   return 0;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "agent/client.h"
+#include "client/client.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
 
-#include "agent/api.h"
+#include "client/api.h"
 #define RETRY_EVERY_MS 200
 
 struct ctr_copy {

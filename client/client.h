@@ -60,13 +60,13 @@
  *
  *   agent_client_free(ac);   // pending admits complete with "client closed"
  */
-#ifndef IOB_AGENT_CLIENT_H
-#define IOB_AGENT_CLIENT_H
+#ifndef IOB_CLIENT_CLIENT_H
+#define IOB_CLIENT_CLIENT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/api.h" /* AGENT_DEFAULT_SOCKET */
+#include "client/api.h" /* AGENT_DEFAULT_SOCKET */
 #include "common/error.h"
 #include "common/loop.h"
 #include "iobatch/agent.pb-c.h"

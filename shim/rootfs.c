@@ -11,7 +11,7 @@
 
 #include "common/cleanup.h"
 #include "common/xalloc.h"
-#include "shim/mount.h"
+#include "shim/rootfs.h"
 
 struct opt {
   const char *name;

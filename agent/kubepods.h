@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Every container under the kubelet's cgroup tree (issue #25), whatever
+ * runtime started it.  The two layouts of the kubelet's cgroup drivers
+ * (pkg/kubelet/cm/cgroup_manager_linux.go, qos_container_manager_linux.go):
+ *
+ *   cgroupfs: kubepods/pod<uid>/<id>                      Guaranteed
+ *             kubepods/{burstable,besteffort}/pod<uid>/<id>
+ *   systemd:  kubepods.slice/kubepods-pod<uid>.slice/<scope>          Guaranteed
+ *             kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<uid>.slice/<scope>
+ *             <scope>: cri-containerd-<id>.scope, crio-<id>.scope, docker-<id>.scope;
+ *             the uid's '-' are '_' there (systemd's slice separator is '-')
+ *
+ * under the kubelet's --cgroup-root ("/" by default) of every hierarchy:
+ * the cgroup2 mount on a v2 host, each v1 hierarchy on a v1 or hybrid one
+ * (this walks pids, else memory, blkio, cpu; the sampler then finds each
+ * container's own blkio and v2 cgroups from its pid, agent/sampler.c).
+ *
+ * Rescans: inotify on the tree's top, QoS and pod directories (cgroupfs
+ * reports mkdir and rmdir as IN_CREATE / IN_DELETE, though it keeps no
+ * directory mtime) marks the tree changed, and a window walks it only
+ * then, when a container found last time had no process yet (for at most
+ * AGENT_KP_RESCAN_WINDOWS windows after an event), and every
+ * AGENT_KP_FULL_WINDOWS windows; without inotify (no watch left), every
+ * AGENT_KP_RESCAN_WINDOWS windows.  A walk reads directories only, and
+ * two small files (cgroup.procs, /proc/PID/comm) of a container not seen
+ * before.  No file-level state: all of it is in struct agent_kubepods. */
+#ifndef IOB_AGENT_KUBEPODS_H
+#define IOB_AGENT_KUBEPODS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+
+#define AGENT_KP_UID_MAX 65 /* a UUID (36) or a static pod's hash (32), with room */
+#define AGENT_KP_ID_MAX 129 /* a CRI id is 64 hex digits */
+#define AGENT_KP_RESCAN_WINDOWS 5
+#define AGENT_KP_FULL_WINDOWS 60
+
+enum agent_kp_level {
+  AGENT_KP_ROOT = 0,  /* kubepods, kubepods.slice */
+  AGENT_KP_QOS,       /* the burstable or besteffort level */
+  AGENT_KP_POD,       /* a pod */
+  AGENT_KP_CONTAINER, /* a container of a pod */
+  AGENT_KP_OTHER,     /* something else in a pod (crio-conmon-<id>.scope): not a container */
+};
+
+enum agent_kp_driver {
+  AGENT_KP_CGROUPFS = 0,
+  AGENT_KP_SYSTEMD,
+};
+
+struct agent_kp_path {
+  enum agent_kp_level level;
+  enum agent_kp_driver driver;
+  char qos[12];                   /* "guaranteed", "burstable", "besteffort"; "" at the root */
+  char pod_uid[AGENT_KP_UID_MAX]; /* with '-' (systemd's '_' turned back) */
+  char id[AGENT_KP_ID_MAX];
+};
+
+/* What REL ("kubepods/burstable/pod<uid>/<id>", relative to the kubelet's
+ * cgroup root, no leading '/') is.  Returns < 0 when it is no part of
+ * either layout. */
+int agent_kp_parse(const char *rel, struct agent_kp_path *out);
+
+/* A container found by a walk. */
+struct agent_kp_found {
+  char id[AGENT_KP_ID_MAX];
+  char qos[12];
+  char pod_uid[AGENT_KP_UID_MAX];
+  pid_t pid;    /* one of its processes */
+  char *cgroup; /* its path in the walked hierarchy ("/kubepods/..."); malloc'd */
+};
+void agent_kp_found_free(struct agent_kp_found *f, size_t n);
+
+struct agent_kubepods {
+  char *proc;       /* prefix of /proc and the mounts (tests); "" the real system */
+  char *root;       /* the kubelet's --cgroup-root, "" for "/" */
+  char *mount;      /* the hierarchy walked, NULL: no tree found yet */
+  char *top;        /* mount + root: where kubepods/ and kubepods.slice/ are */
+  bool v2;          /* mount is the cgroup2 one: found paths are v2 cgroups */
+  bool systemd;     /* the last walk found kubepods.slice/ */
+  int ino_fd;       /* -1: no inotify (periodic walks) */
+  bool dirty;       /* the tree changed since the last walk */
+  bool retry;       /* the last walk found a container without a process yet */
+  unsigned retries; /* walks for that alone since the last event */
+  unsigned since;   /* windows since the last walk (or since the tree was looked for) */
+  /* Pod sandboxes (comm "pause") seen: not containers to sample, and not
+   * looked at again while they are there. */
+  char (*sandboxes)[AGENT_KP_ID_MAX];
+  size_t n_sandboxes;
+  /* For status: what walks cost. */
+  uint64_t walks, last_walk_us, last_dirs, last_found;
+};
+
+/* Where to look: ROOT the kubelet's --cgroup-root (NULL: "/"), PROC a
+ * prefix of /proc and the mounts (NULL: none).  Never fails: the tree is
+ * looked for at each agent_kubepods_due until it exists. */
+void agent_kubepods_init(struct agent_kubepods *kp, const char *proc, const char *root);
+void agent_kubepods_release(struct agent_kubepods *kp);
+/* Once per sampling window: whether the tree is there and a walk is due
+ * (inotify events drained, counters advanced). */
+bool agent_kubepods_due(struct agent_kubepods *kp);
+/* Every container of the tree with a process, sandboxes left out; one
+ * for which KNOWN(id) (may be NULL) says true is listed without reading
+ * anything of it (pid 0).  *OUT is malloc'd (agent_kp_found_free).  At
+ * most MAX are returned. */
+int agent_kubepods_walk(struct agent_kubepods *kp, size_t max,
+                        bool (*known)(const char *id, void *user), void *user,
+                        struct agent_kp_found **out, size_t *n, struct iob_error **err);
+/* Walk MOUNT (a hierarchy, or a fixture tree) if it has the tree under
+ * the kubelet's root; V2: its paths are cgroup2 paths.  The agent finds
+ * its hierarchy itself (agent_kubepods_due); tests name one. */
+bool agent_kubepods_use(struct agent_kubepods *kp, const char *mount, bool v2);
+/* "cgroupfs tree '/sys/fs/cgroup/pids/kubepods', inotify: 3 walks, last
+ * 0.2 ms over 7 directories" (or why none), for status. */
+char *agent_kubepods_describe(const struct agent_kubepods *kp);
+
+#endif

@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The kubelet's cgroup tree (agent/kubepods.c: the path parser of both
+ * drivers, malformed paths, a walk over a fixture tree) and the pod rules
+ * (agent/podrules.c, and their application by the daemon: order, trust by
+ * label against by namespace, QoS). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/daemon.h"
+#include "agent/kubepods.h"
+#include "agent/podrules.h"
+#include "agent/requests.h"
+#include "common/cleanup.h"
+#include "common/xalloc.h"
+
+#define UID "6d2f6f3e-1111-4c2b-9c55-0a1b2c3d4e5f"
+#define UID_ "6d2f6f3e_1111_4c2b_9c55_0a1b2c3d4e5f"
+#define CID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+static void parses(const char *rel, enum agent_kp_level level, enum agent_kp_driver driver,
+                   const char *qos, const char *uid, const char *id) {
+  struct agent_kp_path p;
+  if (agent_kp_parse(rel, &p) < 0)
+    fail_msg("'%s' refused", rel);
+  if (p.level != level || p.driver != driver || strcmp(p.qos, qos) != 0 ||
+      strcmp(p.pod_uid, uid) != 0 || strcmp(p.id, id) != 0)
+    fail_msg("'%s': level %d driver %d qos '%s' uid '%s' id '%s'", rel, p.level, p.driver, p.qos,
+             p.pod_uid, p.id);
+}
+
+static void refused(const char *rel) {
+  struct agent_kp_path p;
+  if (agent_kp_parse(rel, &p) == 0)
+    fail_msg("'%s' parsed (level %d)", rel, p.level);
+}
+
+static void test_parse_cgroupfs(void **state) {
+  (void)state;
+  parses("kubepods", AGENT_KP_ROOT, AGENT_KP_CGROUPFS, "", "", "");
+  parses("kubepods/burstable", AGENT_KP_QOS, AGENT_KP_CGROUPFS, "burstable", "", "");
+  parses("kubepods/besteffort", AGENT_KP_QOS, AGENT_KP_CGROUPFS, "besteffort", "", "");
+  parses("kubepods/burstable/pod" UID, AGENT_KP_POD, AGENT_KP_CGROUPFS, "burstable", UID, "");
+  parses("kubepods/burstable/pod" UID "/" CID, AGENT_KP_CONTAINER, AGENT_KP_CGROUPFS, "burstable",
+         UID, CID);
+  parses("kubepods/besteffort/pod" UID "/" CID, AGENT_KP_CONTAINER, AGENT_KP_CGROUPFS, "besteffort",
+         UID, CID);
+  /* Guaranteed pods sit right under kubepods */
+  parses("kubepods/pod" UID, AGENT_KP_POD, AGENT_KP_CGROUPFS, "guaranteed", UID, "");
+  parses("kubepods/pod" UID "/" CID, AGENT_KP_CONTAINER, AGENT_KP_CGROUPFS, "guaranteed", UID, CID);
+  /* a static pod's uid is a hash; runc ids may be names */
+  parses("kubepods/podf1e2d3c4b5a697887766554433221100/web-1", AGENT_KP_CONTAINER,
+         AGENT_KP_CGROUPFS, "guaranteed", "f1e2d3c4b5a697887766554433221100", "web-1");
+}
+
+static void test_parse_systemd(void **state) {
+  (void)state;
+  parses("kubepods.slice", AGENT_KP_ROOT, AGENT_KP_SYSTEMD, "", "", "");
+  parses("kubepods.slice/kubepods-burstable.slice", AGENT_KP_QOS, AGENT_KP_SYSTEMD, "burstable", "",
+         "");
+  parses("kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_ ".slice",
+         AGENT_KP_POD, AGENT_KP_SYSTEMD, "besteffort", UID, "");
+  parses("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_
+         ".slice/cri-containerd-" CID ".scope",
+         AGENT_KP_CONTAINER, AGENT_KP_SYSTEMD, "burstable", UID, CID);
+  parses("kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_ ".slice/crio-" CID
+         ".scope",
+         AGENT_KP_CONTAINER, AGENT_KP_SYSTEMD, "besteffort", UID, CID);
+  parses("kubepods.slice/kubepods-pod" UID_ ".slice", AGENT_KP_POD, AGENT_KP_SYSTEMD, "guaranteed",
+         UID, "");
+  parses("kubepods.slice/kubepods-pod" UID_ ".slice/docker-" CID ".scope", AGENT_KP_CONTAINER,
+         AGENT_KP_SYSTEMD, "guaranteed", UID, CID);
+  /* CRI-O's monitor has a scope of its own in the pod: not a container */
+  parses("kubepods.slice/kubepods-pod" UID_ ".slice/crio-conmon-" CID ".scope", AGENT_KP_OTHER,
+         AGENT_KP_SYSTEMD, "guaranteed", UID, "");
+}
+
+static void test_parse_malformed(void **state) {
+  (void)state;
+  static const char *const bad[] = {
+      "",
+      "/kubepods",
+      "kubepods/",
+      "kubepods//pod" UID,
+      "Kubepods",
+      "kubepods-x",
+      "system.slice",
+      "kubepods/guaranteed",             /* no such QoS level in cgroupfs */
+      "kubepods/burstable/" UID,         /* no "pod" */
+      "kubepods/burstable/pod",          /* no uid */
+      "kubepods/burstable/pod-abc",      /* uid starts with '-' */
+      "kubepods/burstable/pod" UID "/.", /* not an id */
+      "kubepods/burstable/pod" UID "/..",
+      "kubepods/burstable/pod" UID "/-x",
+      "kubepods/burstable/pod" UID "/a b",
+      "kubepods/burstable/pod" UID "/" CID "/sub",
+      "kubepods/pod" UID "/" CID "/sub",
+      "kubepods/pod" UID_,                          /* '_' is systemd's spelling */
+      "kubepods/burstable/pod" UID "/" CID CID "x", /* id too long */
+      "kubepods.slice/kubepods-pod" UID ".slice",   /* '-' in a systemd uid */
+      "kubepods.slice/kubepods-burstable.slice/kubepods-besteffort-pod" UID_ ".slice",
+      "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod.slice",
+      "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_,
+      "kubepods.slice/kubepods-guaranteed.slice",
+      "kubepods.slice/kubepods-pod" UID_ ".slice/" CID,
+      "kubepods.slice/kubepods-pod" UID_ ".slice/cri-containerd-.scope",
+      "kubepods.slice/kubepods-pod" UID_ ".slice/cri-containerd-" CID,
+      "kubepods.slice/kubepods-pod" UID_ ".slice/runc-" CID ".scope",
+      "kubepods.slice/kubepods-pod" UID_ ".slice/crio-" CID ".scope/x",
+      "kubepods.slice/kubepods-pod" UID_ ".slice/.scope",
+      "kubepods/a/b/c/d/e/f",
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    refused(bad[i]);
+  char big[2048];
+  memset(big, 'a', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  memcpy(big, "kubepods/", 9);
+  refused(big);
+}
+
+/* A fixture tree: MOUNT/r/kubepods... with cgroup.procs files, and a
+ * /proc of PROC with each pid's comm. */
+static void mkfile(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void mkctr(const char *base, const char *proc, const char *rel, int pid, const char *comm) {
+  char path[1024], cmd[1200];
+  snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s'", base, rel);
+  assert_int_equal(system(cmd), 0);
+  snprintf(path, sizeof(path), "%s/%s/cgroup.procs", base, rel);
+  char pids[32] = "";
+  if (pid)
+    snprintf(pids, sizeof(pids), "%d\n%d\n", pid, pid + 1);
+  mkfile(path, pids);
+  if (comm) {
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s/proc/%d'", proc, pid);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof(path), "%s/proc/%d/comm", proc, pid);
+    mkfile(path, comm);
+  }
+}
+
+static const struct agent_kp_found *find(const struct agent_kp_found *f, size_t n, const char *id) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(f[i].id, id) == 0)
+      return &f[i];
+  return NULL;
+}
+
+static bool known_k1(const char *id, void *user) {
+  (void)user;
+  return strcmp(id, "k1") == 0;
+}
+
+static void test_walk(void **state) {
+  (void)state;
+  char dir[] = "/tmp/kp-walk.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char mount[256], proc[256], base[300];
+  snprintf(mount, sizeof(mount), "%s/mnt", dir);
+  snprintf(proc, sizeof(proc), "%s/p", dir);
+  snprintf(base, sizeof(base), "%s/r", mount);
+  mkctr(base, proc, "kubepods/pod" UID "/g1", 100, "fio\n");
+  mkctr(base, proc, "kubepods/burstable/pod" UID "/b1", 200, "postgres\n");
+  mkctr(base, proc, "kubepods/burstable/pod" UID "/sandbox", 300, "pause\n");
+  mkctr(base, proc, "kubepods/burstable/pod" UID "/starting", 400, "runc:[2:INIT]\n");
+  mkctr(base, proc, "kubepods/besteffort/pod" UID "/empty", 0, NULL);
+  mkctr(base, proc, "kubepods/besteffort/pod" UID "/k1", 500, "dd\n");
+  mkctr(base, proc, "kubepods/besteffort/notapod/x1", 600, "dd\n");
+  mkctr(base, proc,
+        "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_
+        ".slice/cri-containerd-s1.scope",
+        700, "dd\n");
+  mkctr(base, proc, "kubepods.slice/kubepods-pod" UID_ ".slice/crio-conmon-c1.scope", 800,
+        "conmon\n");
+
+  struct agent_kubepods kp;
+  agent_kubepods_init(&kp, proc, "/r/");
+  assert_false(agent_kubepods_use(&kp, dir, false)); /* no tree right under it */
+  assert_true(agent_kubepods_use(&kp, mount, false));
+  assert_true(agent_kubepods_due(&kp)); /* a tree found is walked at once */
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_kp_found *f = NULL;
+  size_t n = 0;
+  assert_int_equal(agent_kubepods_walk(&kp, 100, known_k1, NULL, &f, &n, &err), 0);
+  assert_int_equal(n, 4);
+  const struct agent_kp_found *g1 = find(f, n, "g1"), *b1 = find(f, n, "b1"),
+                              *k1 = find(f, n, "k1"), *s1 = find(f, n, "s1");
+  assert_non_null(g1);
+  assert_non_null(b1);
+  assert_non_null(k1);
+  assert_non_null(s1);
+  assert_string_equal(g1->qos, "guaranteed");
+  assert_string_equal(g1->pod_uid, UID);
+  assert_int_equal(g1->pid, 100);
+  assert_string_equal(g1->cgroup, "/r/kubepods/pod" UID "/g1");
+  assert_string_equal(b1->qos, "burstable");
+  assert_int_equal(b1->pid, 200);
+  assert_int_equal(k1->pid, 0); /* known: nothing read */
+  assert_string_equal(s1->qos, "besteffort");
+  assert_string_equal(s1->pod_uid, UID);
+  assert_int_equal(s1->pid, 700);
+  assert_int_equal(kp.n_sandboxes, 1);
+  /* a container without a process yet, or still runc's init: the next
+   * window walks again */
+  assert_true(kp.retry);
+  assert_true(agent_kubepods_due(&kp));
+  agent_kp_found_free(f, n);
+  /* ... but not for ever: a cgroup left empty waits for an event */
+  for (int i = 1; i < AGENT_KP_RESCAN_WINDOWS; i++) {
+    assert_int_equal(agent_kubepods_walk(&kp, 100, NULL, NULL, &f, &n, &err), 0);
+    agent_kp_found_free(f, n);
+    assert_true(agent_kubepods_due(&kp));
+  }
+  assert_int_equal(agent_kubepods_walk(&kp, 100, NULL, NULL, &f, &n, &err), 0);
+  agent_kp_found_free(f, n);
+  assert_false(agent_kubepods_due(&kp));
+  cleanup_free char *desc = agent_kubepods_describe(&kp);
+  assert_non_null(strstr(desc, "4 containers, 1 sandboxes"));
+
+  /* the empty one gets its process; the sandbox leaves */
+  mkctr(base, proc, "kubepods/besteffort/pod" UID "/empty", 900, "sh\n");
+  char cmd[600];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s/kubepods/burstable/pod" UID "/sandbox'", base);
+  assert_int_equal(system(cmd), 0);
+  assert_int_equal(agent_kubepods_walk(&kp, 100, NULL, NULL, &f, &n, &err), 0);
+  assert_non_null(find(f, n, "empty"));
+  assert_int_equal(kp.n_sandboxes, 0);
+  agent_kp_found_free(f, n);
+  /* at most MAX */
+  assert_int_equal(agent_kubepods_walk(&kp, 2, NULL, NULL, &f, &n, &err), 0);
+  assert_int_equal(n, 2);
+  agent_kp_found_free(f, n);
+  /* the tree goes: looked for again */
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+  assert_int_equal(system(cmd), 0);
+  assert_int_equal(agent_kubepods_walk(&kp, 100, NULL, NULL, &f, &n, &err), 0);
+  assert_int_equal(n, 0);
+  assert_null(kp.top);
+  agent_kubepods_release(&kp);
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* Rules: parse, and errors. */
+static void rule_ok(const char *text, struct agent_pod_rule *r) {
+  char why[256];
+  if (agent_pod_rule_parse(text, r, why, sizeof(why)) < 0)
+    fail_msg("'%s': %s", text, why);
+}
+
+static void rule_bad(const char *text, const char *want) {
+  struct agent_pod_rule r;
+  char why[256] = "";
+  assert_int_equal(agent_pod_rule_parse(text, &r, why, sizeof(why)), -1);
+  if (strcmp(why, want) != 0)
+    fail_msg("'%s': got '%s', want '%s'", text, why, want);
+}
+
+static void test_rule_parse(void **state) {
+  (void)state;
+  struct agent_pod_rule r;
+  rule_ok("db: namespace=db label:tier=db qos=Burstable -> kind=service class=latency "
+          "latency-target=5ms",
+          &r);
+  assert_string_equal(r.name, "db");
+  assert_string_equal(r.ns, "db");
+  assert_string_equal(r.qos, "burstable");
+  assert_int_equal(r.n_labels, 1);
+  assert_string_equal(r.labels[0], "tier=db");
+  assert_string_equal(r.kind, "service");
+  assert_string_equal(r.cls, "latency");
+  assert_int_equal(r.lat_target_us, 5000);
+  assert_true(agent_pod_rule_by_label(&r));
+  assert_true(agent_pod_rule_protects(&r));
+  rule_ok("be:qos=besteffort->class=seq-write", &r);
+  assert_string_equal(r.qos, "besteffort");
+  assert_string_equal(r.cls, "seq-write");
+  assert_false(agent_pod_rule_protects(&r));
+  rule_ok("all: -> kind=job", &r); /* no selector: every pod */
+  rule_ok("l: label:app.kubernetes.io/name=pg label:x= -> latency-target=250us", &r);
+  assert_int_equal(r.n_labels, 2);
+  assert_int_equal(r.lat_target_us, 250);
+  rule_bad("db namespace=db -> class=latency", "expected 'NAME: SELECTORS -> EFFECTS'");
+  rule_bad("db: namespace=db", "expected 'NAME: SELECTORS -> EFFECTS'");
+  rule_bad("db -> x: namespace=db", "expected 'NAME: SELECTORS -> EFFECTS'");
+  rule_bad(": qos=burstable -> kind=job", "bad rule name: 1 to 63 of a-z, A-Z, 0-9, '.', '_', '-'");
+  rule_bad("a b: qos=burstable -> kind=job",
+           "bad rule name: 1 to 63 of a-z, A-Z, 0-9, '.', '_', '-'");
+  rule_bad("x: qos=burstable ->", "no effect: kind=, class= or latency-target=");
+  rule_bad("x: qos=gold -> kind=job", "bad qos 'gold': guaranteed, burstable or besteffort");
+  rule_bad("x: qos=burstable qos=besteffort -> kind=job", "qos given twice");
+  rule_bad("x: namespace=a namespace=b -> kind=job", "namespace given twice");
+  rule_bad("x: namespace=a/b -> kind=job", "bad namespace 'a/b'");
+  rule_bad("x: namespace= -> kind=job", "bad namespace ''");
+  rule_bad("x: pod=a -> kind=job", "unknown selector 'pod=a': namespace=, qos= or label:");
+  rule_bad("x: label:tier -> kind=job", "bad label selector 'tier': label:KEY=VALUE");
+  rule_bad("x: label:=db -> kind=job", "bad label selector '=db': label:KEY=VALUE");
+  rule_bad("x: label:a/=db -> kind=job", "bad label selector 'a/=db': label:KEY=VALUE");
+  rule_bad("x: label:t=a,b -> kind=job", "bad label selector 't=a,b': label:KEY=VALUE");
+  rule_bad("x: -> kind=sandbox", "bad kind 'sandbox': job or service");
+  rule_bad("x: -> class=fast", "bad class 'fast'");
+  rule_bad("x: -> class=idle class=idle", "class given twice");
+  rule_bad("x: -> latency-target=5", "bad latency-target '5': 1us to 10s (e.g. 5ms)");
+  rule_bad("x: -> latency-target=11s", "bad latency-target '11s': 1us to 10s (e.g. 5ms)");
+  rule_bad("x: -> latency-target=0ms", "bad latency-target '0ms': 1us to 10s (e.g. 5ms)");
+  rule_bad("x: -> latency-target=-1ms", "bad latency-target '-1ms': 1us to 10s (e.g. 5ms)");
+  rule_bad("x: -> priority=1", "unknown effect 'priority=1': kind=, class= or latency-target=");
+  rule_bad("x: -> kind=job -> class=idle", "'->' given twice");
+  rule_bad("x: label:a=1 label:a=2 label:a=3 label:a=4 label:a=5 label:a=6 label:a=7 label:a=8 "
+           "label:a=9 -> kind=job",
+           "more than 8 labels");
+}
+
+/* Order, QoS, labels. */
+static void test_rule_match(void **state) {
+  (void)state;
+  struct agent_pod_rule rs[4];
+  rule_ok("db: namespace=db label:tier=db -> class=latency", &rs[0]);
+  rule_ok("db-any: namespace=db -> class=rand-read", &rs[1]);
+  rule_ok("be: qos=besteffort -> class=seq-write", &rs[2]);
+  rule_ok("rest: -> kind=job", &rs[3]);
+  char *labels[] = {(char *)"app=pg", (char *)"tier=db"};
+  struct agent_pod_view v = {.ns = "db", .qos = "besteffort", .labels = labels, .n_labels = 2};
+  assert_int_equal(agent_pod_rules_match(rs, 4, &v), 0); /* first match decides */
+  v.n_labels = 1;
+  assert_int_equal(agent_pod_rules_match(rs, 4, &v), 1);
+  v.ns = "web";
+  assert_int_equal(agent_pod_rules_match(rs, 4, &v), 2);
+  v.qos = "burstable";
+  assert_int_equal(agent_pod_rules_match(rs, 4, &v), 3);
+  assert_int_equal(agent_pod_rules_match(rs, 3, &v), -1);
+  v.ns = NULL; /* not known yet (no CRI): only rules without a namespace */
+  v.qos = "besteffort";
+  assert_int_equal(agent_pod_rules_match(rs, 4, &v), 2);
+  v.qos = "";
+  assert_int_equal(agent_pod_rules_match(rs, 3, &v), -1);
+  /* trust: by namespace or QoS, always; by label, only when trusted */
+  assert_true(agent_pod_rule_trusted(&rs[1], false));
+  assert_true(agent_pod_rule_trusted(&rs[2], false));
+  assert_false(agent_pod_rule_trusted(&rs[0], false));
+  assert_true(agent_pod_rule_trusted(&rs[0], true));
+}
+
+/* The rules as the daemon applies them (agent_daemon_pod_meta_changed),
+ * on a headless daemon with trust_declared = db. */
+struct rig {
+  char dir[32];
+  struct agent_daemon d;
+};
+
+static void rig_up(struct rig *g, const char *rules) {
+  snprintf(g->dir, sizeof(g->dir), "/tmp/kp-rules.XXXXXX");
+  assert_non_null(mkdtemp(g->dir));
+  struct agent_config cfg;
+  agent_config_default(&cfg);
+  cleanup_error struct iob_error *err = NULL;
+  if (agent_config_parse(&cfg, "t.conf", rules, strlen(rules), &err) < 0)
+    fail_msg("%s", err->msg);
+  cfg.state_dir = xstrdup(g->dir);
+  assert_int_equal(agent_daemon_init_headless(&g->d, &cfg, &err), 0);
+  agent_config_release(&cfg);
+}
+
+static void rig_down(struct rig *g) {
+  agent_daemon_release(&g->d);
+  char cmd[64];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g->dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* A container of pod namespace NS registered by a shim, then the CRI
+ * helper's labels and the QoS from its cgroup. */
+static struct agent_ctr *pod(struct rig *g, const char *id, const char *ns, const char *qos,
+                             const char *label) {
+  Iobatch__Agent__V1__RegisterRequest r = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
+  r.id = (char *)id;
+  r.namespace_ = (char *)"k8s.io";
+  r.pod_namespace = (char *)ns;
+  r.source = (char *)"shim";
+  Iobatch__Agent__V1__RegisterResponse resp;
+  cleanup_error struct iob_error *err = NULL;
+  if (agent_api_register(&g->d, &r, 1000, &resp, &err) < 0)
+    fail_msg("register %s: %s", id, err->msg);
+  struct agent_ctr *c = agent_adm_find(&g->d.adm, "k8s.io", id);
+  assert_non_null(c);
+  snprintf(c->qos, sizeof(c->qos), "%s", qos);
+  if (label) {
+    c->pod_labels = xcalloc(1, sizeof(char *));
+    c->pod_labels[0] = xstrdup(label);
+    c->n_pod_labels = 1;
+  }
+  agent_daemon_pod_meta_changed(&g->d, c);
+  return c;
+}
+
+static void test_rule_apply(void **state) {
+  (void)state;
+  struct rig g;
+  rig_up(&g, "trust_declared = db\n"
+             "pod_rule = db: label:tier=db -> class=latency latency-target=5ms kind=service\n"
+             "pod_rule = kube: namespace=kube-system -> class=latency\n"
+             "pod_rule = be: qos=besteffort -> class=seq-write\n");
+  /* by label, in a trusted namespace: protected, its target, a service */
+  struct agent_ctr *c = pod(&g, "pg", "db", "burstable", "tier=db");
+  assert_string_equal(c->rule, "db");
+  assert_true(c->protect);
+  assert_int_equal(c->lat_target_declared_us, 5000);
+  assert_int_equal(c->kind, AGENT_KIND_SERVICE);
+  assert_false(c->rule_untrusted);
+  /* the same label in a namespace not trusted: the rule decides (first
+   * match) but grants nothing */
+  c = pod(&g, "fake", "team-a", "besteffort", "tier=db");
+  assert_string_equal(c->rule, "db");
+  assert_false(c->protect);
+  assert_int_equal(c->lat_target_declared_us, 0);
+  assert_int_equal(c->kind, AGENT_KIND_JOB);
+  assert_true(c->rule_untrusted);
+  assert_int_equal(c->class_source, AGENT_CLASS_NONE); /* "latency" is no class hint */
+  /* by namespace: trust is the namespace's own, not trust_declared's */
+  c = pod(&g, "dns", "kube-system", "guaranteed", NULL);
+  assert_string_equal(c->rule, "kube");
+  assert_true(c->protect);
+  assert_false(c->rule_untrusted);
+  /* by QoS */
+  c = pod(&g, "batch", "team-a", "besteffort", NULL);
+  assert_string_equal(c->rule, "be");
+  assert_int_equal(c->cls, BATCH_SEQ_WRITE);
+  assert_int_equal(c->class_source, AGENT_CLASS_DECLARED);
+  /* none matches */
+  c = pod(&g, "web", "team-a", "burstable", NULL);
+  assert_string_equal(c->rule, "");
+  /* the Status reply names the rule and says what can be held */
+  Iobatch__Agent__V1__StatusResponse st;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_api_status(&g.d, 2000, &st, &err), 0);
+  size_t seen = 0;
+  for (size_t i = 0; i < st.n_containers; i++) {
+    const Iobatch__Agent__V1__ContainerStatus *s = st.containers[i];
+    assert_true(s->holdable); /* all registered by a shim */
+    if (strcmp(s->id, "pg") == 0)
+      seen += strcmp(s->rule, "db") == 0 && strcmp(s->qos, "burstable") == 0;
+    if (strcmp(s->id, "fake") == 0)
+      seen += strstr(s->rule, "db (matched by label in an untrusted namespace") == s->rule;
+  }
+  assert_int_equal(seen, 2);
+  assert_string_equal(st.kubepods, "off"); /* headless: no tree walked */
+  agent_api_status_release(&st);
+  rig_down(&g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_parse_cgroupfs),  cmocka_unit_test(test_parse_systemd),
+      cmocka_unit_test(test_parse_malformed), cmocka_unit_test(test_walk),
+      cmocka_unit_test(test_rule_parse),      cmocka_unit_test(test_rule_match),
+      cmocka_unit_test(test_rule_apply),
+  };
+  return cmocka_run_group_tests_name("agent_kubepods", tests, NULL, NULL);
+}
