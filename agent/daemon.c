@@ -589,6 +589,7 @@ static void on_sample_timer(struct iob_loop *loop, void *data) {
   kubepods_sync(d, iob_now_ms());
   agent_podmeta_fill_new(&d->podmeta); /* registered since the last CRI poll */
   agent_sampler_run(&d->sampler);
+  agent_headroom_window(&d->headroom, d->adm.list, (double)d->cfg.sample_period_ms / 1000.0);
   protect_step(d);
   uint64_t now = iob_now_ms();
   /* New rates move the weights (measured slowdowns close the loop) and the
@@ -692,7 +693,9 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
   struct agent_metrics_view v = {.policy = batch_policy_name(d->bcfg.policy),
                                  .matrix = d->matrix_source,
                                  .sampler = agent_sampler_name(&d->sampler),
-                                 .latency_source = agent_lat_mode_name(d->sampler.lat.mode)};
+                                 .latency_source = agent_lat_mode_name(d->sampler.lat.mode),
+                                 .prot = &d->adm.prot,
+                                 .headroom = &d->headroom};
   agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }
@@ -878,6 +881,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   memset(d, 0, sizeof(*d));
   d->sigfd = -1;
   d->lock_fd = -1;
+  agent_headroom_init(&d->headroom);
   d->cfg = *cfg;
   d->cfg.socket_path = xstrdup(cfg->socket_path ? cfg->socket_path : AGENT_DEFAULT_SOCKET);
   d->cfg.state_dir = xstrdup(cfg->state_dir ? cfg->state_dir : AGENT_DEFAULT_STATE_DIR);

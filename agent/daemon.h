@@ -21,6 +21,7 @@
 
 #include "agent/admission.h"
 #include "agent/config.h"
+#include "agent/headroom.h"
 #include "agent/kubepods.h"
 #include "agent/metrics.h"
 #include "agent/penalties.h"
@@ -66,8 +67,9 @@ struct agent_daemon {
   int sigfd;
   bool stopping;
   int exit_signal;
-  char *live_mark;              /* "<socket>.live" while we run, or stopped leaving containers */
-  struct agent_metrics metrics; /* counters for the metrics endpoint */
+  char *live_mark;                /* "<socket>.live" while we run, or stopped leaving containers */
+  struct agent_metrics metrics;   /* counters for the metrics endpoint */
+  struct agent_headroom headroom; /* the node's I/O headroom, each sampling window */
   struct agent_metrics_server *metrics_server; /* NULL: config key 'metrics' not set */
   /* Containers under the kubelet's cgroup tree (kubepods = auto), found
    * each sampling window it is due (agent/kubepods.h). */

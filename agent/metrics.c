@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "agent/admission.h"
+#include "agent/headroom.h"
+#include "agent/protect.h"
 #include "common/version.h"
 #include "common/xalloc.h"
 
@@ -64,6 +66,7 @@ void agent_metrics_planned(struct agent_metrics *m, uint64_t ns) {
 void agent_metrics_view_count(struct agent_metrics_view *v, const struct agent_ctr *list,
                               uint64_t now_ms) {
   v->list = list;
+  v->now_ms = now_ms;
   for (const struct agent_ctr *c = list; c; c = c->next) {
     unsigned cls = (unsigned)c->cls < BATCH_NCLASS ? (unsigned)c->cls : BATCH_UNKNOWN;
     if (c->state == AGENT_PENDING) {
@@ -121,17 +124,49 @@ void agent_metrics_admitted(struct agent_metrics *m, const struct agent_ctr *c,
   m->wait_sum_ms += waited_ms;
 }
 
-/* Label values escape backslash, double quote and newline (format 0.0.4). */
-static void put_label(FILE *f, const char *s) {
-  for (; s && *s; s++) {
-    if (*s == '\\')
+/* The length of the valid UTF-8 sequence at P (no overlong forms, no
+ * surrogates, nothing past U+10FFFF), 0 when P does not start one. */
+static size_t utf8_seq(const unsigned char *p) {
+  unsigned c = p[0];
+  size_t n = c < 0x80                 ? 0
+             : c >= 0xc2 && c <= 0xdf ? 1
+             : c >= 0xe0 && c <= 0xef ? 2
+             : c >= 0xf0 && c <= 0xf4 ? 3
+                                      : 9;
+  if (n == 9)
+    return 0;
+  unsigned cp = n == 0 ? c : c & (0x3fu >> n);
+  for (size_t i = 1; i <= n; i++) {
+    if ((p[i] & 0xc0) != 0x80) /* the NUL that ends the string too */
+      return 0;
+    cp = cp << 6 | (p[i] & 0x3fu);
+  }
+  if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+      (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+    return 0;
+  return n + 1;
+}
+
+void agent_metrics_put_label(FILE *f, const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (p && *p) {
+    size_t n = utf8_seq(p);
+    if (n == 0) {
+      fputs("\xef\xbf\xbd", f); /* U+FFFD REPLACEMENT CHARACTER */
+      p++;
+    } else if (*p == '\\') {
       fputs("\\\\", f);
-    else if (*s == '"')
+      p++;
+    } else if (*p == '"') {
       fputs("\\\"", f);
-    else if (*s == '\n')
+      p++;
+    } else if (*p == '\n') {
       fputs("\\n", f);
-    else
-      fputc(*s, f);
+      p++;
+    } else {
+      fwrite(p, 1, n, f);
+      p += n;
+    }
   }
 }
 
@@ -139,24 +174,51 @@ static void header(FILE *f, const char *name, const char *type, const char *help
   fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* {namespace="..",id="..",LABELS} of container c */
-static void ctr_labels(FILE *f, const struct agent_ctr *c, const char *more) {
+/* The labels that name container c in every per-container series:
+ * Kubernetes' names (issue #25; "" when not known), its id and the
+ * runtime's namespace (containerd's), which keep series of containers
+ * without pod names apart. */
+static void ctr_name_labels(FILE *f, const struct agent_ctr *c) {
   fputs("{namespace=\"", f);
-  put_label(f, c->ns);
+  agent_metrics_put_label(f, c->pod_namespace);
+  fputs("\",pod=\"", f);
+  agent_metrics_put_label(f, c->pod_name);
+  fputs("\",container=\"", f);
+  agent_metrics_put_label(f, c->container_name);
   fputs("\",id=\"", f);
-  put_label(f, c->id);
-  fprintf(f, "\",approx=\"%s\"%s}", c->lat_approx ? "true" : "false", more);
+  agent_metrics_put_label(f, c->id);
+  fputs("\",runtime_namespace=\"", f);
+  agent_metrics_put_label(f, c->ns);
+  fputc('"', f);
 }
 
-/* Each container's block I/O latency in its last sample window. */
+/* NAME{names of c,MORE} (MORE: "" or ",k=\"v\"..."), no value */
+static void ctr_series(FILE *f, const char *name, const struct agent_ctr *c, const char *more) {
+  fputs(name, f);
+  ctr_name_labels(f, c);
+  fprintf(f, "%s}", more);
+}
+
+/* ... with the approx label of the latency series */
+static void ctr_labels(FILE *f, const struct agent_ctr *c, const char *more) {
+  ctr_name_labels(f, c);
+  fprintf(f, ",approx=\"%s\"%s}", c->lat_approx ? "true" : "false", more);
+}
+
+/* Each container's block I/O latency in its last sample window: a
+ * summary (quantiles over a sliding window, as client libraries' summaries
+ * are; no _sum or _count, which would have to be cumulative), so that its
+ * quantile label is what Prometheus' conventions allow (promtool check
+ * metrics).  It was typed gauge before issue #25; name and labels are
+ * unchanged but for the container's names. */
 static void render_latency(FILE *f, const struct agent_metrics_view *v) {
   header(f, "iobatch_latency_source_info", "gauge",
          "Where per-container block I/O latency comes from: bpf (the block layer), pressure "
          "(io.pressure, approximate) or off.");
   fputs("iobatch_latency_source_info{source=\"", f);
-  put_label(f, v->latency_source);
+  agent_metrics_put_label(f, v->latency_source);
   fputs("\"} 1\n", f);
-  header(f, "iobatch_container_io_latency_seconds", "gauge",
+  header(f, "iobatch_container_io_latency_seconds", "summary",
          "Block I/O latency of a container's requests in the last sample window, by quantile "
          "(approx=\"true\": stall time per request from io.pressure).");
   for (const struct agent_ctr *c = v->list; c; c = c->next)
@@ -176,6 +238,139 @@ static void render_latency(FILE *f, const struct agent_metrics_view *v) {
       ctr_labels(f, c, "");
       fprintf(f, " %llu\n", (unsigned long long)c->lat_count);
     }
+}
+
+/* Per-container series (issue #25): what the container is, its rates in
+ * the last sample window, how long it was held, the cap on it and its
+ * protection.  Only what is known is shown: a cap where one is in force,
+ * a latency target where one is. */
+static void render_ctr_state(FILE *f, const struct agent_metrics_view *v) {
+  header(f, "iobatch_container_info", "gauge",
+         "1 for each container the agent knows; its state, kind, class and QoS class as labels.");
+  for (const struct agent_ctr *c = v->list; c; c = c->next) {
+    unsigned cls = (unsigned)c->cls < BATCH_NCLASS ? (unsigned)c->cls : BATCH_UNKNOWN;
+    fputs("iobatch_container_info", f);
+    ctr_name_labels(f, c);
+    fprintf(f, ",state=\"%s\",kind=\"%s\",class=\"%s\",class_source=\"%s\",qos=\"",
+            agent_state_name(c->state), agent_kind_name(c->kind),
+            batch_class_name((enum batch_class)cls), agent_class_source_name(c->class_source));
+    agent_metrics_put_label(f, c->qos);
+    fputs("\"} 1\n", f);
+  }
+  header(f, "iobatch_container_held_seconds", "gauge",
+         "How long a container was held before it started (pending: so far).");
+  for (const struct agent_ctr *c = v->list; c; c = c->next) {
+    uint64_t end = c->state == AGENT_PENDING ? v->now_ms : c->admitted_ms;
+    if (c->state == AGENT_CREATED || c->arrival_ms == 0)
+      continue;
+    uint64_t held = end > c->arrival_ms ? end - c->arrival_ms : 0;
+    ctr_series(f, "iobatch_container_held_seconds", c, "");
+    fprintf(f, " %llu.%03llu\n", (unsigned long long)(held / 1000),
+            (unsigned long long)(held % 1000));
+  }
+}
+
+static void render_ctr_rates(FILE *f, const struct agent_metrics_view *v) {
+  header(f, "iobatch_container_io_bytes_per_second", "gauge",
+         "Bytes a container read or wrote per second in the last sample window.");
+  for (const struct agent_ctr *c = v->list; c; c = c->next) {
+    ctr_series(f, "iobatch_container_io_bytes_per_second", c, ",op=\"read\"");
+    fprintf(f, " %.0f\n", c->read_bps);
+    ctr_series(f, "iobatch_container_io_bytes_per_second", c, ",op=\"write\"");
+    fprintf(f, " %.0f\n", c->write_bps);
+  }
+  header(f, "iobatch_container_io_operations_per_second", "gauge",
+         "Read or write operations a container completed per second in the last sample window.");
+  for (const struct agent_ctr *c = v->list; c; c = c->next) {
+    ctr_series(f, "iobatch_container_io_operations_per_second", c, ",op=\"read\"");
+    fprintf(f, " %.1f\n", c->read_iops);
+    ctr_series(f, "iobatch_container_io_operations_per_second", c, ",op=\"write\"");
+    fprintf(f, " %.1f\n", c->write_iops);
+  }
+  header(f, "iobatch_container_io_cap_bytes_per_second", "gauge",
+         "The bytes/s cap protection wrote for a batch container (io.max or blkio.throttle); "
+         "only containers capped now.");
+  for (const struct agent_ctr *c = v->list; c; c = c->next)
+    if (c->cap_bps > 0) {
+      ctr_series(f, "iobatch_container_io_cap_bytes_per_second", c, "");
+      fprintf(f, " %.0f\n", c->cap_bps);
+    }
+}
+
+static void render_ctr_protection(FILE *f, const struct agent_metrics_view *v) {
+  header(f, "iobatch_container_protected", "gauge",
+         "1 when batch containers yield to this one (latency-sensitive), else 0.");
+  for (const struct agent_ctr *c = v->list; c; c = c->next) {
+    ctr_series(f, "iobatch_container_protected", c, "");
+    fprintf(f, " %d\n", c->protect ? 1 : 0);
+  }
+  header(f, "iobatch_container_io_latency_target_seconds", "gauge",
+         "A protected container's p99 block I/O latency objective in force, declared or "
+         "learned (source).");
+  for (const struct agent_ctr *c = v->list; c; c = c->next)
+    if (c->protect && c->lat_target > 0 && !c->lat_approx) {
+      fputs("iobatch_container_io_latency_target_seconds", f);
+      ctr_name_labels(f, c);
+      fprintf(f, ",source=\"%s\"} %.6f\n", agent_lat_target_source_name(c->lat_target_source),
+              c->lat_target / 1e6);
+    }
+  header(f, "iobatch_container_io_stall_target_ratio", "gauge",
+         "A protected container's objective where latency is approximate: the share of time "
+         "its tasks may stall on I/O (io.pressure some).");
+  for (const struct agent_ctr *c = v->list; c; c = c->next)
+    if (c->protect && c->lat_target > 0 && c->lat_approx) {
+      fputs("iobatch_container_io_stall_target_ratio", f);
+      ctr_name_labels(f, c);
+      fprintf(f, ",source=\"%s\"} %.6f\n", agent_lat_target_source_name(c->lat_target_source),
+              c->lat_target);
+    }
+  header(f, "iobatch_container_io_stall_ratio", "gauge",
+         "The share of the last sample window in which some of a container's tasks stalled on "
+         "I/O (io.pressure some), where latency is approximate.");
+  for (const struct agent_ctr *c = v->list; c; c = c->next)
+    if (c->lat_valid && c->lat_approx && c->lat_stall >= 0) {
+      ctr_series(f, "iobatch_container_io_stall_ratio", c, "");
+      fprintf(f, " %.6f\n", c->lat_stall);
+    }
+}
+
+/* The protection controller and the node's I/O headroom. */
+static void render_node(FILE *f, const struct agent_metrics_view *v) {
+  if (v->prot) {
+    header(f, "iobatch_protection_cap_bytes_per_second", "gauge",
+           "The bytes/s cap protection puts on each batch container now (0: none).");
+    fprintf(f, "iobatch_protection_cap_bytes_per_second %.0f\n", v->prot->level_bps);
+    header(f, "iobatch_io_pressure", "gauge",
+           "1 while protected containers miss their objective (iobatchctl check io-pressure), "
+           "else 0.");
+    fprintf(f, "iobatch_io_pressure %d\n", v->prot->pressure ? 1 : 0);
+  }
+  const struct agent_headroom *h = v->headroom;
+  if (h == NULL)
+    return;
+  header(f, "iobatch_node_io_bytes_per_second", "gauge",
+         "Bytes/s of every container the agent samples in the last sample window.");
+  fprintf(f, "iobatch_node_io_bytes_per_second %.0f\n", h->bps);
+  header(f, "iobatch_node_io_capacity_bytes_per_second", "gauge",
+         "The disk's measured capacity by class: the most bytes/s seen while only that class "
+         "did I/O, decayed (docs/DESIGN.md); classes never measured are absent.");
+  for (int k = 0; k < BATCH_NCLASS; k++)
+    if (h->cap_bps[k] > 0)
+      fprintf(f, "iobatch_node_io_capacity_bytes_per_second{class=\"%s\"} %.0f\n",
+              batch_class_name((enum batch_class)k), h->cap_bps[k]);
+  header(f, "iobatch_node_io_headroom_ratio", "gauge",
+         "Share (0 to 1) of the disk's measured capacity left unused in the last sample window; "
+         "NaN when unknown (iobatch_node_io_headroom_unknown says why).");
+  if (h->reason == AGENT_HEADROOM_KNOWN)
+    fprintf(f, "iobatch_node_io_headroom_ratio %.4f\n", h->ratio);
+  else
+    fputs("iobatch_node_io_headroom_ratio NaN\n", f);
+  header(f, "iobatch_node_io_headroom_unknown", "gauge",
+         "1 while the headroom is unknown, with the reason: no_window, no_capacity or "
+         "unmeasured_class.");
+  if (h->reason != AGENT_HEADROOM_KNOWN)
+    fprintf(f, "iobatch_node_io_headroom_unknown{reason=\"%s\"} 1\n",
+            agent_headroom_reason_name(h->reason));
 }
 
 int agent_metrics_render(const struct agent_metrics *m, const struct agent_metrics_view *v,
@@ -241,20 +436,24 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
             (unsigned long long)m->weight_writes[w]);
   header(f, "iobatch_info", "gauge", "The agent's policy, matrix source and sampler.");
   fputs("iobatch_info{policy=\"", f);
-  put_label(f, v->policy);
+  agent_metrics_put_label(f, v->policy);
   fputs("\",matrix=\"", f);
-  put_label(f, v->matrix);
+  agent_metrics_put_label(f, v->matrix);
   fputs("\",sampler=\"", f);
-  put_label(f, v->sampler);
+  agent_metrics_put_label(f, v->sampler);
   fputs("\"} 1\n", f);
   header(f, "iobatch_build_info", "gauge", "1; the version and git revision of iobatchd.");
   fputs("iobatch_build_info{version=\"", f);
-  put_label(f, iob_version);
+  agent_metrics_put_label(f, iob_version);
   fputs("\",revision=\"", f);
-  put_label(f, iob_git_rev);
+  agent_metrics_put_label(f, iob_git_rev);
   fputs("\"} 1\n", f);
   if (v->latency_source)
     render_latency(f, v);
+  render_ctr_state(f, v);
+  render_ctr_rates(f, v);
+  render_ctr_protection(f, v);
+  render_node(f, v);
   if (ferror(f) || fclose(f) != 0)
     iob_oom();
   *out = buf;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "batcher/batcher.h"
 #include "common/error.h"
@@ -68,6 +69,8 @@ struct agent_metrics {
  * time it was pending, observed for every container that could have been
  * held (not one registered running, not a sandbox). */
 struct agent_ctr;
+struct agent_protect;
+struct agent_headroom;
 void agent_metrics_admitted(struct agent_metrics *m, const struct agent_ctr *c, uint64_t waited_ms);
 
 /* A batcher run took ns nanoseconds (agent_metrics_now_ns before and after
@@ -85,11 +88,23 @@ struct agent_metrics_view {
    * whose last window is shown (agent_ctr.lat_valid). */
   const char *latency_source;
   const struct agent_ctr *list;
+  uint64_t now_ms; /* the scrape's time: how long pending containers have been held */
+  /* The protection controller's state (cap level, I/O pressure) and the
+   * node's I/O headroom (agent/headroom.h); NULL: not rendered. */
+  const struct agent_protect *prot;
+  const struct agent_headroom *headroom;
 };
 
-/* Count the containers of the admission list into *v at now_ms. */
+/* Count the containers of the admission list into *v at now_ms (and
+ * keep both for the per-container series). */
 void agent_metrics_view_count(struct agent_metrics_view *v, const struct agent_ctr *list,
                               uint64_t now_ms);
+
+/* A label value as the text format 0.0.4 wants it: backslash, double
+ * quote and line feed escaped, and (label values must be UTF-8) every byte
+ * that does not start a valid UTF-8 sequence written as U+FFFD: tenant
+ * strings never break the format. */
+void agent_metrics_put_label(FILE *f, const char *s);
 
 /* The exposition text into a malloc'ed *out; returns 0 (out of memory
  * aborts, common/xalloc.h). */

@@ -7,7 +7,7 @@ agentcore_SRCS := agent/config.c agent/profiles.c agent/protect.c agent/lathist.
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
 agent_SRCS := agent/admission.c agent/lock.c agent/penalties.c agent/caps.c agent/freeze.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
-	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c agent/podmeta.c agent/kubepods.c
+	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c agent/podmeta.c agent/kubepods.c agent/headroom.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 
 # The block I/O latency program (agent/bpf/blklat.bpf.c): CO-RE, compiled
@@ -48,8 +48,8 @@ $(eval $(call unit,test_agent_lock,tests/unit/test_agent_lock.c,agent common))
 $(eval $(call fuzzer,fuzz_agent_restore,tests/fuzz/fuzz_agent_restore.c,agent cg2 common))
 $(eval $(call unit,test_agent_penalties,tests/unit/test_agent_penalties.c,agent batch common))
 $(eval $(call fuzzer,fuzz_agent_penalties,tests/fuzz/fuzz_agent_penalties.c,agent batch common))
-$(eval $(call unit,test_agent_metrics,tests/unit/test_agent_metrics.c,agent batch common))
-$(eval $(call fuzzer,fuzz_agent_metrics,tests/fuzz/fuzz_agent_metrics.c,agent batch common))
+$(eval $(call unit,test_agent_metrics,tests/unit/test_agent_metrics.c,agent agentcore batch common))
+$(eval $(call fuzzer,fuzz_agent_metrics,tests/fuzz/fuzz_agent_metrics.c,agent agentcore batch common))
 $(eval $(call unit,test_agent_latency,tests/unit/test_agent_latency.c,agentcore cg2 common))
 $(eval $(call fuzzer,fuzz_agent_latency,tests/fuzz/fuzz_agent_latency.c,agentcore cg2 common))
 $(eval $(call unit,test_agent_podmeta,tests/unit/test_agent_podmeta.c,$(AGENT_LIBS)))

@@ -18,6 +18,7 @@ PKGS=(
   python3-grpcio python3-grpc-tools # the CRI client of tests/integration/cri-pods.sh
   file binutils # tests/integration/static.sh (file, readelf)
   postgresql-15 postgresql-client-15
+  prometheus # its promtool: tests/integration/k8s-monitoring.sh (the server is kept from running, below)
 )
 missing=()
 for p in "${PKGS[@]}"; do
@@ -26,7 +27,25 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || { echo "install-deps: need root to install: ${missing[*]}" >&2; exit 1; }
   export DEBIAN_FRONTEND=noninteractive
+  # Only promtool of Debian's prometheus is wanted: its postinst would
+  # start the server (and enable it for the next boot).  A policy-rc.d
+  # refuses that start for this install (one already there is left alone:
+  # container images ship one that refuses every start), and the unit is
+  # disabled and stopped afterwards.
+  new_prom=no
+  [[ " ${missing[*]} " == *" prometheus "* ]] && new_prom=yes
+  own_policy=no
+  if [ "$new_prom" = yes ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\n[ "$1" = prometheus ] && exit 101\nexit 0\n' >/usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    own_policy=yes
+  fi
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+  [ "$own_policy" = no ] || rm -f /usr/sbin/policy-rc.d
+  if [ "$new_prom" = yes ]; then
+    systemctl disable prometheus.service >/dev/null 2>&1 || true
+    if [ -d /run/systemd/system ]; then systemctl stop prometheus.service >/dev/null 2>&1 || true; fi
+  fi
 fi
 echo "install-deps: all ${#PKGS[@]} packages present"

@@ -19,5 +19,6 @@ INTEG_TESTS += tests/integration/hook-pidfd.sh
 INTEG_TESTS += tests/integration/shim-hungrunc.sh
 INTEG_TESTS += tests/integration/protect-slo.sh tests/integration/protect-freeze.sh
 INTEG_TESTS += tests/integration/npd-config.sh
+INTEG_TESTS += tests/integration/k8s-monitoring.sh tests/integration/pod-metrics.sh
 INTEG_TESTS += tests/integration/static.sh
 INTEG_TESTS += tests/integration/kubepods.sh

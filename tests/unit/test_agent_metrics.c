@@ -24,10 +24,13 @@
 #include <cmocka.h>
 
 #include "agent/admission.h"
+#include "agent/headroom.h"
+#include "agent/protect.h"
 #include "agent/metrics.h"
 #include "agent/metrics_server.h"
 #include "common/cleanup.h"
 #include "common/version.h"
+#include "tests/fuzz/expo_check.h"
 
 static const char golden[] =
     "# HELP iobatch_containers Containers known to the agent by state and class.\n"
@@ -150,7 +153,14 @@ static void test_render_golden(void **state) {
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(agent_metrics_render(&m, &v, &out, &len, &err), 0);
   assert_int_equal(len, strlen(out));
-  assert_string_equal(out, want);
+  /* Then the per-container families, which without containers have
+   * their HELP and TYPE lines only. */
+  assert_true(len > strlen(want));
+  assert_memory_equal(out, want, strlen(want));
+  for (const char *l = out + strlen(want); *l; l = strchr(l, '\n') + 1)
+    assert_true(strncmp(l, "# HELP iobatch_container_", 24) == 0 ||
+                strncmp(l, "# TYPE iobatch_container_", 24) == 0);
+  assert_true(expo_check(out, len) > 0);
 }
 
 /* Per-container latency (issue #22): one line per quantile and one of
@@ -179,24 +189,309 @@ static void test_render_latency(void **state) {
       "# HELP iobatch_container_io_latency_seconds Block I/O latency of a container's requests "
       "in the last sample window, by quantile (approx=\"true\": stall time per request from "
       "io.pressure).\n"
-      "# TYPE iobatch_container_io_latency_seconds gauge\n"
-      "iobatch_container_io_latency_seconds{namespace=\"k8s.io\",id=\"d\\\"b\",approx=\"false\","
-      "quantile=\"0.5\"} 0.000055\n"
-      "iobatch_container_io_latency_seconds{namespace=\"k8s.io\",id=\"d\\\"b\",approx=\"false\","
-      "quantile=\"0.99\"} 0.002048\n"
-      "iobatch_container_io_latency_seconds{namespace=\"default\",id=\"idle\",approx=\"false\","
-      "quantile=\"0.5\"} 0.000000\n"
-      "iobatch_container_io_latency_seconds{namespace=\"default\",id=\"idle\",approx=\"false\","
-      "quantile=\"0.99\"} 0.000000\n"
+      "# TYPE iobatch_container_io_latency_seconds summary\n"
+      "iobatch_container_io_latency_seconds{namespace=\"\",pod=\"\",container=\"\",id=\"d\\\"b\","
+      "runtime_namespace=\"k8s.io\",approx=\"false\",quantile=\"0.5\"} 0.000055\n"
+      "iobatch_container_io_latency_seconds{namespace=\"\",pod=\"\",container=\"\",id=\"d\\\"b\","
+      "runtime_namespace=\"k8s.io\",approx=\"false\",quantile=\"0.99\"} 0.002048\n"
+      "iobatch_container_io_latency_seconds{namespace=\"\",pod=\"\",container=\"\",id=\"idle\","
+      "runtime_namespace=\"default\",approx=\"false\",quantile=\"0.5\"} 0.000000\n"
+      "iobatch_container_io_latency_seconds{namespace=\"\",pod=\"\",container=\"\",id=\"idle\","
+      "runtime_namespace=\"default\",approx=\"false\",quantile=\"0.99\"} 0.000000\n"
       "# HELP iobatch_container_io_requests Block I/O requests a container completed in the last "
       "sample window.\n"
       "# TYPE iobatch_container_io_requests gauge\n"
-      "iobatch_container_io_requests{namespace=\"k8s.io\",id=\"d\\\"b\",approx=\"false\"} 1234\n"
-      "iobatch_container_io_requests{namespace=\"default\",id=\"idle\",approx=\"false\"} 0\n";
+      "iobatch_container_io_requests{namespace=\"\",pod=\"\",container=\"\",id=\"d\\\"b\","
+      "runtime_namespace=\"k8s.io\",approx=\"false\"} 1234\n"
+      "iobatch_container_io_requests{namespace=\"\",pod=\"\",container=\"\",id=\"idle\","
+      "runtime_namespace=\"default\",approx=\"false\"} 0\n"
+      "# HELP iobatch_container_info ";
   const char *at = strstr(out, "iobatch_latency_source_info{");
   assert_non_null(at);
-  assert_string_equal(at, want);
-  assert_null(strstr(out, "id=\"new\""));
+  assert_memory_equal(at, want, strlen(want));
+  assert_null(strstr(out, "iobatch_container_io_latency_seconds{namespace=\"\",pod=\"\","
+                          "container=\"\",id=\"new\""));
+  assert_true(expo_check(out, len) > 0);
+}
+
+/* render V into a malloc'ed string (and check it reads as the format) */
+static char *render(const struct agent_metrics_view *v) {
+  struct agent_metrics m = {0};
+  char *out = NULL;
+  size_t len = 0;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_metrics_render(&m, v, &out, &len, &err), 0);
+  long n = expo_check(out, len);
+  if (n < 0)
+    fprintf(stderr, "bad exposition line %ld:\n%s", -1 - n, out);
+  assert_true(n > 0);
+  return out;
+}
+
+static void has(const char *out, const char *line) {
+  if (strstr(out, line) == NULL)
+    fail_msg("missing: %s\nin:\n%s", line, out);
+}
+
+/* Per-pod series (issue #25): Kubernetes' names as labels beside the id
+ * and the runtime's namespace; rates, held time, cap, protection. */
+static void test_render_pod_series(void **state) {
+  (void)state;
+  struct agent_ctr db = {.ns = "k8s.io",
+                         .id = "c1",
+                         .pod_namespace = "db",
+                         .pod_name = "pg-0",
+                         .container_name = "postgres",
+                         .qos = "guaranteed",
+                         .state = AGENT_RUNNING,
+                         .kind = AGENT_KIND_SERVICE,
+                         .cls = BATCH_RAND_READ,
+                         .class_source = AGENT_CLASS_DETECTED,
+                         .arrival_ms = 1000,
+                         .admitted_ms = 1000,
+                         .read_bps = 4096000,
+                         .read_iops = 1000,
+                         .protect = true,
+                         .lat_target = 5000,
+                         .lat_target_source = AGENT_LAT_TARGET_DECLARED,
+                         .lat_valid = true,
+                         .lat_count = 10,
+                         .lat_p50_us = 800,
+                         .lat_p99_us = 7500};
+  struct agent_ctr etl = {.ns = "k8s.io",
+                          .id = "c2",
+                          .pod_namespace = "batch",
+                          .pod_name = "etl-7",
+                          .container_name = "load",
+                          .state = AGENT_RUNNING,
+                          .cls = BATCH_SEQ_WRITE,
+                          .class_source = AGENT_CLASS_DECLARED,
+                          .arrival_ms = 2000,
+                          .admitted_ms = 4500,
+                          .write_bps = 50e6,
+                          .write_iops = 50,
+                          .cap_bps = 20e6,
+                          .next = &db};
+  struct agent_ctr held = {.ns = "default",
+                           .id = "h",
+                           .pod_namespace = "",
+                           .pod_name = "",
+                           .container_name = "",
+                           .state = AGENT_PENDING,
+                           .cls = BATCH_RAND_WRITE,
+                           .arrival_ms = 9000,
+                           .next = &etl};
+  struct agent_ctr approx = {.ns = "k8s.io",
+                             .id = "c3",
+                             .pod_namespace = "web",
+                             .pod_name = "w",
+                             .container_name = "nginx",
+                             .state = AGENT_RUNNING,
+                             .protect = true,
+                             .lat_approx = true,
+                             .lat_valid = true,
+                             .lat_stall = 0.25,
+                             .lat_target = 0.1,
+                             .lat_target_source = AGENT_LAT_TARGET_LEARNED,
+                             .next = &held};
+  struct agent_metrics_view v = {.policy = "p", .matrix = "m", .sampler = "s"};
+  agent_metrics_view_count(&v, &approx, 12345);
+  v.latency_source = "bpf";
+  cleanup_free char *out = render(&v);
+  const char *pg = "{namespace=\"db\",pod=\"pg-0\",container=\"postgres\",id=\"c1\","
+                   "runtime_namespace=\"k8s.io\"";
+  const char *etl_l = "{namespace=\"batch\",pod=\"etl-7\",container=\"load\",id=\"c2\","
+                      "runtime_namespace=\"k8s.io\"";
+  char line[512];
+  snprintf(line, sizeof(line),
+           "iobatch_container_info%s,state=\"running\",kind=\"service\",class=\"rand-read\","
+           "class_source=\"detected\",qos=\"guaranteed\"} 1\n",
+           pg);
+  has(out, line);
+  snprintf(line, sizeof(line), "iobatch_container_io_bytes_per_second%s,op=\"read\"} 4096000\n",
+           pg);
+  has(out, line);
+  snprintf(line, sizeof(line), "iobatch_container_io_bytes_per_second%s,op=\"write\"} 50000000\n",
+           etl_l);
+  has(out, line);
+  snprintf(line, sizeof(line), "iobatch_container_io_operations_per_second%s,op=\"read\"} 1000.0\n",
+           pg);
+  has(out, line);
+  snprintf(line, sizeof(line),
+           "iobatch_container_io_latency_seconds%s,approx=\"false\",quantile=\"0.99\"} 0.007500\n",
+           pg);
+  has(out, line);
+  /* held 2.5 s before it started; the pending one 3.345 s so far */
+  snprintf(line, sizeof(line), "iobatch_container_held_seconds%s} 2.500\n", etl_l);
+  has(out, line);
+  has(out, "iobatch_container_held_seconds{namespace=\"\",pod=\"\",container=\"\",id=\"h\","
+           "runtime_namespace=\"default\"} 3.345\n");
+  snprintf(line, sizeof(line), "iobatch_container_io_cap_bytes_per_second%s} 20000000\n", etl_l);
+  has(out, line);
+  assert_int_equal(strstr(out, "iobatch_container_io_cap_bytes_per_second{namespace=\"db\"") ==
+                       NULL,
+                   true); /* no cap on it: no series */
+  snprintf(line, sizeof(line), "iobatch_container_protected%s} 1\n", pg);
+  has(out, line);
+  snprintf(line, sizeof(line), "iobatch_container_protected%s} 0\n", etl_l);
+  has(out, line);
+  snprintf(line, sizeof(line),
+           "iobatch_container_io_latency_target_seconds%s,source=\"declared\"} 0.005000\n", pg);
+  has(out, line);
+  has(out, "iobatch_container_io_stall_target_ratio{namespace=\"web\",pod=\"w\",container="
+           "\"nginx\",id=\"c3\",runtime_namespace=\"k8s.io\",source=\"learned\"} 0.100000\n");
+  has(out, "iobatch_container_io_stall_ratio{namespace=\"web\",pod=\"w\",container=\"nginx\","
+           "id=\"c3\",runtime_namespace=\"k8s.io\"} 0.250000\n");
+  assert_null(strstr(out, "iobatch_container_io_latency_target_seconds{namespace=\"web\""));
+}
+
+/* Tenant strings never break the format: quotes, backslashes and
+ * newlines escaped; bytes that are not UTF-8 (a stray continuation byte,
+ * a cut sequence, an overlong '/', a surrogate, a lead byte past
+ * U+10FFFF) become U+FFFD; valid multi-byte characters pass. */
+static void test_label_escaping(void **state) {
+  (void)state;
+  struct agent_ctr c = {.ns = "n\\s",
+                        .id = "i\"d",
+                        .pod_namespace = "a\nb",
+                        .pod_name = "\xff"
+                                    "x\xc3",
+                        .container_name = "\xc0\xaf\xed\xa0\x80\xf5\x80\x80\x80"
+                                          "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",
+                        .qos = "",
+                        .state = AGENT_RUNNING};
+  struct agent_metrics_view v = {.policy = "p", .matrix = "m", .sampler = "s"};
+  agent_metrics_view_count(&v, &c, 0);
+  cleanup_free char *out = render(&v);
+  const char *r = "\xef\xbf\xbd";
+  char want[512];
+  snprintf(
+      want, sizeof(want),
+      "iobatch_container_protected{namespace=\"a\\nb\",pod=\"%sx%s\",container=\"%s%s%s%s%s%s"
+      "%s%s%s\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\",id=\"i\\\"d\",runtime_namespace=\"n\\\\s\"}"
+      " 0\n",
+      r, r, r, r, r, r, r, r, r, r, r);
+  has(out, want);
+  /* and directly, byte for byte */
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  agent_metrics_put_label(f, "q\"b\\n\nt\tr\r\xe2\x82");
+  agent_metrics_put_label(f, NULL);
+  fclose(f);
+  assert_string_equal(buf, "q\\\"b\\\\n\\nt\tr\r\xef\xbf\xbd\xef\xbf\xbd");
+  free(buf);
+}
+
+/* Broken exposition text is caught by the reader the tests use (so that
+ * its "ok" above means something). */
+static void test_expo_check_rejects(void **state) {
+  (void)state;
+  static const char *const bad[] = {
+      "# TYPE a gauge\na{x=\"1\n",         /* unterminated value */
+      "# TYPE a gauge\na{x=\"\\q\"} 1\n",  /* unknown escape */
+      "# TYPE a gauge\na{x=\"\xff\"} 1\n", /* not UTF-8 */
+      "# TYPE a gauge\nb 1\n",             /* not the TYPE'd family */
+      "# TYPE a gauge\na 1 2 x\n",         /* junk value */
+      "# TYPE a gauge\na{x=\"1\",} 1",     /* no final newline */
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    assert_true(expo_check(bad[i], strlen(bad[i])) < 0);
+  const char *good = "# HELP a x\n# TYPE a gauge\na{x=\"\\\"\\\\\\n\"} NaN\na 1.5\n";
+  assert_int_equal(expo_check(good, strlen(good)), 2);
+}
+
+static struct agent_ctr io_ctr(const char *id, enum batch_class cls, double bps,
+                               struct agent_ctr *next) {
+  struct agent_ctr c = {.id = (char *)id, .cls = cls, .io_now = bps > 0, .next = next};
+  c.write_bps = bps;
+  return c;
+}
+
+/* The node's headroom: capacity per class from windows in which only that
+ * class did I/O, use as the sum of rate / capacity, unknown until then. */
+static void test_headroom(void **state) {
+  (void)state;
+  struct agent_headroom h;
+  agent_headroom_init(&h);
+  assert_int_equal(h.reason, AGENT_HEADROOM_NO_WINDOW);
+  agent_headroom_window(&h, NULL, 1);
+  assert_int_equal(h.reason, AGENT_HEADROOM_NO_CAPACITY);
+  /* one class: it teaches seq-write's capacity, and is all of it */
+  struct agent_ctr a = io_ctr("a", BATCH_SEQ_WRITE, 60e6, NULL);
+  struct agent_ctr b = io_ctr("b", BATCH_SEQ_WRITE, 40e6, &a);
+  agent_headroom_window(&h, &b, 1);
+  assert_int_equal(h.reason, AGENT_HEADROOM_KNOWN);
+  assert_true(h.cap_bps[BATCH_SEQ_WRITE] > 99.99e6);
+  assert_true(h.ratio < 1e-6);
+  /* half of it */
+  b = io_ctr("b", BATCH_SEQ_WRITE, 0, &a);
+  a.write_bps = 50e6;
+  agent_headroom_window(&h, &b, 1);
+  assert_true(h.ratio > 0.499 && h.ratio < 0.501);
+  assert_true(h.bps > 49.9e6 && h.bps < 50.1e6);
+  /* an unmeasured class beside it: unknown */
+  struct agent_ctr r = io_ctr("r", BATCH_RAND_WRITE, 1e6, &a);
+  agent_headroom_window(&h, &r, 1);
+  assert_int_equal(h.reason, AGENT_HEADROOM_UNMEASURED);
+  struct agent_ctr u = io_ctr("u", BATCH_UNKNOWN, 1e6, NULL);
+  agent_headroom_window(&h, &u, 1);
+  assert_int_equal(h.reason, AGENT_HEADROOM_UNMEASURED);
+  assert_true(h.cap_bps[BATCH_UNKNOWN] == 0);
+  /* rand-write measured alone (10 MB/s); then 25 MB/s of seq-write and
+   * 2.5 MB/s of rand-write use a quarter each */
+  r = io_ctr("r", BATCH_RAND_WRITE, 10e6, NULL);
+  agent_headroom_window(&h, &r, 1);
+  assert_true(h.cap_bps[BATCH_RAND_WRITE] > 9.99e6);
+  r = io_ctr("r", BATCH_RAND_WRITE, 2.5e6, &a);
+  a.write_bps = 25e6;
+  agent_headroom_window(&h, &r, 1);
+  assert_int_equal(h.reason, AGENT_HEADROOM_KNOWN);
+  assert_true(h.ratio > 0.499 && h.ratio < 0.501);
+  /* a mixed window never raises a capacity, and use is capped at 1 */
+  r.write_bps = 30e6;
+  agent_headroom_window(&h, &r, 1);
+  assert_true(h.cap_bps[BATCH_RAND_WRITE] < 10.01e6);
+  assert_true(h.ratio == 0);
+  /* an idle-class trickle counts at the largest capacity */
+  struct agent_ctr i = io_ctr("i", BATCH_IDLE, 1e6, NULL);
+  agent_headroom_window(&h, &i, 1);
+  assert_int_equal(h.reason, AGENT_HEADROOM_KNOWN);
+  assert_true(h.ratio > 0.98 && h.ratio < 0.995);
+  /* nothing doing I/O: all of it; capacities decay by their half-life */
+  double before = h.cap_bps[BATCH_SEQ_WRITE];
+  agent_headroom_window(&h, NULL, AGENT_HEADROOM_HALF_LIFE_S);
+  assert_true(h.ratio == 1);
+  assert_true(h.cap_bps[BATCH_SEQ_WRITE] > before * 0.4999 &&
+              h.cap_bps[BATCH_SEQ_WRITE] < before * 0.5001);
+}
+
+/* ... and as served: NaN and a reason while unknown, a number in [0, 1]
+ * and the capacities once known; the protection controller's state. */
+static void test_render_headroom(void **state) {
+  (void)state;
+  struct agent_headroom h;
+  agent_headroom_init(&h);
+  struct agent_protect p = {.level_bps = 12e6, .pressure = true};
+  struct agent_metrics_view v = {.policy = "p", .matrix = "m", .sampler = "s", .prot = &p};
+  v.headroom = &h;
+  char *out = render(&v);
+  has(out, "\niobatch_node_io_headroom_ratio NaN\n");
+  has(out, "\niobatch_node_io_headroom_unknown{reason=\"no_window\"} 1\n");
+  has(out, "\niobatch_protection_cap_bytes_per_second 12000000\n");
+  has(out, "\niobatch_io_pressure 1\n");
+  assert_null(strstr(out, "iobatch_node_io_capacity_bytes_per_second{"));
+  free(out);
+  struct agent_ctr a = io_ctr("a", BATCH_SEQ_READ, 80e6, NULL);
+  agent_headroom_window(&h, &a, 0); /* 0 s: no decay, round numbers */
+  a.write_bps = 20e6;
+  agent_headroom_window(&h, &a, 0);
+  out = render(&v);
+  has(out, "\niobatch_node_io_headroom_ratio 0.7500\n");
+  has(out, "\niobatch_node_io_capacity_bytes_per_second{class=\"seq-read\"} 80000000\n");
+  has(out, "\niobatch_node_io_bytes_per_second 20000000\n");
+  assert_null(strstr(out, "iobatch_node_io_headroom_unknown{"));
+  free(out);
 }
 
 /* Every admit reason of the batcher has its own label value (a reason
@@ -634,12 +929,22 @@ static void test_group_without_chown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_render_golden),       cmocka_unit_test(test_render_latency),
-      cmocka_unit_test(test_view_count),          cmocka_unit_test(test_parse_good),
-      cmocka_unit_test(test_parse_malformed),     cmocka_unit_test(test_addr),
-      cmocka_unit_test(test_admission_reasons),   cmocka_unit_test(test_peer_key),
-      cmocka_unit_test(test_per_peer_limit),      cmocka_unit_test(test_group_socket),
+      cmocka_unit_test(test_render_golden),
+      cmocka_unit_test(test_render_latency),
+      cmocka_unit_test(test_view_count),
+      cmocka_unit_test(test_parse_good),
+      cmocka_unit_test(test_parse_malformed),
+      cmocka_unit_test(test_addr),
+      cmocka_unit_test(test_admission_reasons),
+      cmocka_unit_test(test_peer_key),
+      cmocka_unit_test(test_per_peer_limit),
+      cmocka_unit_test(test_group_socket),
       cmocka_unit_test(test_group_without_chown),
+      cmocka_unit_test(test_render_pod_series),
+      cmocka_unit_test(test_label_escaping),
+      cmocka_unit_test(test_expo_check_rejects),
+      cmocka_unit_test(test_headroom),
+      cmocka_unit_test(test_render_headroom),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
