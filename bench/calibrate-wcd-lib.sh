@@ -28,7 +28,7 @@ wcd_env() {
 # on a hybrid host so runc-like tools see it too); the probe samples it every
 # 100 ms until it is empty.  fio keeps the job process alive 0.5 s after its
 # I/O (exec_postrun) because /proc/PID/io counts vanish when a process exits:
-# a trap of the procfs source, see cgroupv2/CALIBRATION.md.
+# a trap of the procfs source, see wcd/CALIBRATION.md.
 wcd_fio() {
   local name=$1 out=$2; shift 2
   local cg=$WCD_V2/$name

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* cgroup v2: where the hierarchy is mounted, which cgroup a pid is in, which
+/* libcg2 (cgroupv2/): cgroup v2 first, and v1 and hybrid hosts too (v1
+ * blkio, throttle, cpu and freezer files beside v2's); every name is cg2_.
+ *
+ * This header: where the hierarchy is mounted, which cgroup a pid is in, which
  * pids a cgroup holds.
  *
  * Every reader takes a `root` prefix that is put in front of the absolute

@@ -15,7 +15,7 @@
 #define WCD_CONFIG_MAX (64 * 1024)
 #define WCD_LINE_MAX 1024
 
-/* Defaults: see cgroupv2/CALIBRATION.md.  16 KiB / 128 KiB are the edges of the
+/* Defaults: see wcd/CALIBRATION.md.  16 KiB / 128 KiB are the edges of the
  * ambiguous zone in docs/reference/cgroup-v2-io.md (128 KiB = default readahead, so
  * buffered sequential reads land at or above it); 64 KiB/s is below what a
  * shell or a logger writes back. */

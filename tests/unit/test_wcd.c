@@ -90,7 +90,7 @@ static void test_pure_classes(void **state) {
 }
 
 /* The defaults against the average request sizes the calibration measured
- * (cgroupv2/CALIBRATION.md): host procfs runs and VM io.stat runs, where
+ * (wcd/CALIBRATION.md): host procfs runs and VM io.stat runs, where
  * 1 MiB requests arrive as 341-512 KiB bios. */
 static void test_defaults_against_calibration(void **state) {
   (void)state;
