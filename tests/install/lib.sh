@@ -33,7 +33,7 @@ INST_SUITE=${INST_SUITE:-bookworm}
 # per run, serves both)
 INST_BASE_PKGS=(podman uidmap kubernetes-client socat bash-static containernetworking-plugins
   systemd systemd-sysv dbus containerd runc busybox-static
-  libjansson4 libprotobuf-c1 libseccomp2 libbpf1 libelf1 zlib1g)
+  libjansson4 libprotobuf-c1 libseccomp2 libbpf1 libelf1 zlib1g libnghttp2-14)
 INST_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 inst_root() {
