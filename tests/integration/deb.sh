@@ -137,7 +137,7 @@ complete_words() { # words...: what completion offers for the last one
     _iobatchctl iobatchctl "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}"; echo "${COMPREPLY[*]}"' \
     _ "$R/usr/share/bash-completion/completions/iobatchctl" "$@"
 }
-is "$(complete_words iobatchctl '')" "status plan profiles calibrate register admit cancel exited check help" \
+is "$(complete_words iobatchctl '')" "status plan profiles calibrate register admit cancel exited check annotations help" \
   "completion: the commands"
 is "$(complete_words iobatchctl --socket /x pl)" "plan" "completion: a command after --socket PATH"
 is "$(complete_words iobatchctl plan --c)" "--cap" "completion: plan's options"
