@@ -22,11 +22,16 @@
 . "$(dirname "$0")/agent-lib.sh"
 tap_plan 13
 iob_need containerd ctr runc fio jq
+# protect_freeze = auto (the default) freezes only under cgroup v2's
+# freezer: the VM runs this suite with the default; a v1 or hybrid host
+# asks for it.
+FREEZE=
+[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || FREEZE="protect_freeze = true"
 CONF="latency_source = bpf
 protect_cap_start = 1G
 protect_cap_floor = 1G
 protect_freeze_after = 2
-protect_freeze = true
+$FREEZE
 max_hold = 1s"
 iob_stack_up "$CONF"
 is "$(ctl status --json | jq -r .latency_source)" "bpf" "latency from the block layer (BPF)"
