@@ -19,12 +19,12 @@
 #   - cri_endpoint = off: no poll, nothing said.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-tap_plan 23
+tap_plan 24
 
 IMAGE=iobatch.test/busybox:1
 PY=/usr/bin/python3
 HOOK=$IOB_B/bin/iobatch-hook
-iob_need containerd ctr runc jq tar sha256sum
+iob_need containerd ctr runc jq tar sha256sum curl
 $PY -c 'import grpc, grpc_tools' 2>/dev/null ||
   bail "python3-grpcio and python3-grpc-tools are not installed (scripts/install-deps.sh)"
 for b in bin/containerd-shim-iobatch-v2 bin/iobatch-hook tests/cri-list; do
@@ -128,6 +128,7 @@ make_image
 agent_conf "cri_endpoint = unix://$IOB_SOCK
 cri_poll = 500ms
 cri_timeout = 5s
+metrics = unix:$IOB_T/metrics.sock
 trust_declared = shop
 pod_rule = shop-db: namespace=shop label:tier=db -> class=latency
 pod_rule = data-latency: label:team=data -> class=latency"
@@ -206,6 +207,9 @@ is "$(field "$ETL" 'pod_namespace + "/" + .pod_name + "/" + .container_name')" "
   "namespace, pod and container name"
 is "$(field "$ETL" 'pod_labels | map(select(startswith("io.") | not)) | join(",")')" "team=data" \
   "and its pod's labels"
+scrape() { curl -sS --max-time 10 --unix-socket "$IOB_T/metrics.sock" http://x/metrics; }
+like "$(scrape | grep -a "id=\"$ETL\"" | head -1)" 'namespace="batch",pod="etl-0",container="etl"' \
+  "the metrics label its series with the names from the CRI"
 is "$(field "$ETL" protected)" "false" \
   "a label rule in an untrusted namespace does not protect (rule '$(field "$ETL" rule)')"
 
