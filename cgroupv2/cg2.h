@@ -61,6 +61,9 @@ int cg2_read_file(const char *path, size_t max, char **buf, size_t *len, struct 
 /* Write BUF to an existing file in one write(2), as cgroup files require. */
 int cg2_write_file(const char *path, const char *buf, struct iob_error **err);
 
+/* ROOT + MOUNT + CG + "/" + NAME when CG is not the hierarchy's root and
+ * the file exists, else NULL (a container's own file in one hierarchy). */
+char *cg2_file_in(const char *root, const char *mount, const char *cg, const char *name);
 /* "ROOT" + "PATH" (PATH absolute); ROOT may be NULL or "". */
 char *cg2_join(const char *root, const char *path);
 

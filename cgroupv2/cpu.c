@@ -17,18 +17,6 @@ void cg2_cpu_target_release(struct cg2_cpu_target *t) {
   t->mech = CG2_CPU_NONE;
 }
 
-/* ROOT + MOUNT + CG + "/" + NAME when CG is not the root and the file
- * exists. */
-static char *file_in(const char *root, const char *mount, const char *cg, const char *name) {
-  if (strcmp(cg, "/") == 0)
-    return NULL;
-  char *f = xasprintf("%s%s%s/%s", root ? root : "", mount, cg, name);
-  if (access(f, F_OK) == 0)
-    return f;
-  free(f);
-  return NULL;
-}
-
 int cg2_cpu_target_resolve(const char *root, pid_t pid, struct cg2_cpu_target *t,
                            struct iob_error **err) {
   t->mech = CG2_CPU_NONE;
@@ -41,7 +29,7 @@ int cg2_cpu_target_resolve(const char *root, pid_t pid, struct cg2_cpu_target *t
       cg2_mount_release(&m);
       return -1;
     }
-    t->file = file_in(root, m.path, cg, "cpu.weight");
+    t->file = cg2_file_in(root, m.path, cg, "cpu.weight");
     cg2_mount_release(&m);
     if (t->file) {
       t->mech = CG2_CPU_V2_WEIGHT;
@@ -52,7 +40,7 @@ int cg2_cpu_target_resolve(const char *root, pid_t pid, struct cg2_cpu_target *t
   cleanup_free char *mnt = NULL, *cg = NULL;
   if (cg2_v1_mount_find(root, "cpu", &mnt, &e) == 0 &&
       cg2_pid_cgroup_v1(root, pid, "cpu", &cg, &e) == 0) {
-    t->file = file_in(root, mnt, cg, "cpu.shares");
+    t->file = cg2_file_in(root, mnt, cg, "cpu.shares");
     if (t->file)
       t->mech = CG2_CPU_V1_SHARES;
   }

@@ -17,18 +17,6 @@ void cg2_freeze_target_release(struct cg2_freeze_target *t) {
   t->mech = CG2_FREEZE_NONE;
 }
 
-/* ROOT + MOUNT + CG + "/" + NAME when CG is not the root and the file
- * exists. */
-static char *file_in(const char *root, const char *mount, const char *cg, const char *name) {
-  if (strcmp(cg, "/") == 0)
-    return NULL;
-  char *f = xasprintf("%s%s%s/%s", root ? root : "", mount, cg, name);
-  if (access(f, F_OK) == 0)
-    return f;
-  free(f);
-  return NULL;
-}
-
 int cg2_freeze_target_resolve(const char *root, pid_t pid, struct cg2_freeze_target *t,
                               struct iob_error **err) {
   t->mech = CG2_FREEZE_NONE;
@@ -37,7 +25,7 @@ int cg2_freeze_target_resolve(const char *root, pid_t pid, struct cg2_freeze_tar
   cleanup_free char *mnt = NULL, *cg1 = NULL;
   if (cg2_v1_mount_find(root, "freezer", &mnt, &e) == 0 &&
       cg2_pid_cgroup_v1(root, pid, "freezer", &cg1, &e) == 0) {
-    t->file = file_in(root, mnt, cg1, "freezer.state");
+    t->file = cg2_file_in(root, mnt, cg1, "freezer.state");
     if (t->file) {
       t->mech = CG2_FREEZE_V1_STATE;
       return 0;
@@ -52,7 +40,7 @@ int cg2_freeze_target_resolve(const char *root, pid_t pid, struct cg2_freeze_tar
     cg2_mount_release(&m);
     return -1;
   }
-  t->file = file_in(root, m.path, cg, "cgroup.freeze");
+  t->file = cg2_file_in(root, m.path, cg, "cgroup.freeze");
   cg2_mount_release(&m);
   if (t->file)
     t->mech = CG2_FREEZE_V2_FREEZE;

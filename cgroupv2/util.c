@@ -12,6 +12,16 @@
 #include "common/file.h"
 #include "common/xalloc.h"
 
+char *cg2_file_in(const char *root, const char *mount, const char *cg, const char *name) {
+  if (strcmp(cg, "/") == 0)
+    return NULL;
+  char *f = xasprintf("%s%s%s/%s", root ? root : "", mount, cg, name);
+  if (access(f, F_OK) == 0)
+    return f;
+  free(f);
+  return NULL;
+}
+
 char *cg2_join(const char *root, const char *path) {
   return xasprintf("%s%s", root ? root : "", path);
 }
