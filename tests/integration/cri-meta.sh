@@ -36,69 +36,8 @@ CRI="$PY $(dirname "$0")/cri_client.py --socket $IOB_SOCK --gen $IOB_T/gen"
 RT=io.containerd.iobatch.v2
 K8S="ctr --address $IOB_SOCK -n k8s.io"
 
-# containerd with its CRI plugin, runc and iobatch handlers (cri-pods.sh).
-cri_containerd_start() {
-  mkdir -p "$IOB_T/root" "$IOB_T/state" "$IOB_T/cni/bin" "$IOB_T/cni/conf"
-  cat >"$IOB_T/config.toml" <<TOML
-version = 2
-root = "$IOB_T/root"
-state = "$IOB_T/state"
-[grpc]
-  address = "$IOB_SOCK"
-[ttrpc]
-  address = "$IOB_SOCK.ttrpc"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$IMAGE"
-  restrict_oom_score_adj = true
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$IOB_T/cni/bin"
-    conf_dir = "$IOB_T/cni/conf"
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "native"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.iobatch]
-      runtime_type = "$RT"
-      pod_annotations = ["io.iobatch.*"]
-TOML
-  containerd --config "$IOB_T/config.toml" >>"$IOB_T/containerd.log" 2>&1 &
-  IOB_CONTAINERD_PID=$!
-  at_exit "cri_containerd_stop"
-  wait_for 10 'ctr --address "$IOB_SOCK" version >/dev/null 2>&1'
-}
-
-cri_containerd_stop() {
-  local t pids m
-  timeout 120 $CRI down >/dev/null 2>&1
-  for t in $($K8S task ls -q 2>/dev/null); do $K8S task kill -s KILL "$t" >/dev/null 2>&1; done
-  sleep 0.2
-  for t in $($K8S task ls -q 2>/dev/null); do $K8S task delete -f "$t" >/dev/null 2>&1; done
-  kill "$IOB_CONTAINERD_PID" 2>/dev/null
-  wait "$IOB_CONTAINERD_PID" 2>/dev/null
-  pids=$(pgrep -f -- "-address $IOB_SOCK( |\$)")
-  [ -z "$pids" ] || kill -KILL $pids 2>/dev/null
-  for m in $(awk -v t="$IOB_T" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
-    umount -l "$m" 2>/dev/null
-  done
-}
-
-make_image() { # a docker archive of the busybox-static rootfs
-  local d=$IOB_T/img layer cfg
-  mkdir -p "$d"
-  tar --numeric-owner -C "$R" -cf "$d/layer.tar" .
-  layer=$(sha256sum "$d/layer.tar" | cut -d' ' -f1)
-  jq -n --arg d "sha256:$layer" '{architecture: "amd64", os: "linux",
-    config: {Cmd: ["/bin/sleep", "2147483647"], Env: ["PATH=/bin"]},
-    rootfs: {type: "layers", diff_ids: [$d]}}' >"$d/config.json"
-  cfg=$(sha256sum "$d/config.json" | cut -d' ' -f1)
-  mv "$d/config.json" "$d/$cfg.json"
-  jq -n --arg c "$cfg.json" --arg t "$IMAGE" '[{Config: $c, RepoTags: [$t], Layers: ["layer.tar"]}]' \
-    >"$d/manifest.json"
-  tar -C "$d" -cf "$IOB_T/image.tar" manifest.json "$cfg.json" layer.tar
-}
+CRI_CTR=$K8S
+. "$(dirname "$0")/cri-lib.sh"
 
 # The agent's config with the CRI keys given; SIGHUP rereads it.
 agent_conf() {
