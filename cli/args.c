@@ -7,6 +7,10 @@
 
 #include "cli/cli.h"
 
+/* Set by main.c from --socket or the environment; read by every verb that
+ * talks to the agent (ctl.c). */
+const char *iobctl_socket;
+
 int iobctl_output_parse(const char *verb, const char *value, bool allow_wide,
                         enum iobctl_output *out) {
   if (strcmp(value, "table") == 0)

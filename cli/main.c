@@ -9,8 +9,6 @@
 #include "common/log.h"
 #include "common/version.h"
 
-const char *iobctl_socket;
-
 static int help(int argc, char **argv);
 
 /* `iobatchctl --help` prints this table between "Commands:" and the next
