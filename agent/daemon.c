@@ -17,6 +17,7 @@
 
 #include "agent/lock.h"
 #include "agent/metrics_server.h"
+#include "agent/requests.h"
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/log.h"
@@ -90,6 +91,13 @@ static void pid_ended(void *user, struct agent_ctr *c) {
 }
 
 static const struct agent_pidwatch_ops pidwatch_ops = {.ended = pid_ended};
+
+/* What the request steps (agent/requests.c) ask of the daemon and the
+ * server. */
+static const struct agent_api_ops api_ops = {.remove = agent_daemon_remove,
+                                             .apply_profile = agent_daemon_apply_profile,
+                                             .pod_meta_changed = agent_daemon_pod_meta_changed,
+                                             .supersede = agent_server_supersede};
 
 static void sampler_learn(const struct agent_ctr *c, const struct agent_profile_update *u,
                           void *user) {
@@ -879,6 +887,7 @@ static void mark_live(struct agent_daemon *d) {
 static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bool lock,
                       struct iob_error **err) {
   memset(d, 0, sizeof(*d));
+  d->api_ops = &api_ops;
   d->sigfd = -1;
   d->lock_fd = -1;
   agent_headroom_init(&d->headroom);

@@ -39,6 +39,7 @@
 
 struct ttrpc_call;
 struct iob_timer;
+struct agent_api_ops;
 
 #include "client/api.h"
 #include "iobatch/agent.pb-c.h"
@@ -49,6 +50,8 @@ struct agent_daemon {
   char matrix_source[4200]; /* "defaults" or the matrix file's path */
   struct iob_loop *loop;
   struct agent_server server; /* agent/server.h: given server_ops */
+  /* What the request steps (agent/requests.h) call back through. */
+  const struct agent_api_ops *api_ops;
   struct agent_adm adm;
   struct agent_profiles profiles;
   bool profiles_dirty;

@@ -150,7 +150,7 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   for (struct agent_ctr *o = d->adm.list; o; o = o->next)
     if (o->source && strcmp(o->source, "kubepods") == 0 && req->id && strcmp(o->id, req->id) == 0 &&
         req->namespace_ && strcmp(o->ns, req->namespace_) != 0) {
-      agent_daemon_remove(d, o, "registered by its runtime", now);
+      d->api_ops->remove(d, o, "registered by its runtime", now);
       break;
     }
   bool fresh = agent_adm_find(&d->adm, req->namespace_, req->id) == NULL;
@@ -165,8 +165,8 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   agent_pidwatch_add(&d->pidwatch, c);
   agent_caps_bind(d, c);
   if (fresh || c->class_source == AGENT_CLASS_NONE)
-    agent_daemon_apply_profile(d, c);
-  agent_daemon_pod_meta_changed(d, c); /* the pod rules, over the profile */
+    d->api_ops->apply_profile(d, c);
+  d->api_ops->pod_meta_changed(d, c); /* the pod rules, over the profile */
   struct cg2_sample base = {0};
   const Iobatch__Agent__V1__IOSample *b = req->baseline;
   int src = b && b->source && *b->source ? cg2_source_from_name(b->source) : CG2_SOURCE_NONE;
@@ -207,7 +207,7 @@ int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitReque
       return -1;
     }
     d->metrics.registrations++;
-    agent_daemon_apply_profile(d, c);
+    d->api_ops->apply_profile(d, c);
   } else if (req->kind && *req->kind && agent_kind_from_name(req->kind) < 0) {
     d->metrics.refused_admit++;
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
@@ -227,7 +227,7 @@ int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitReque
   declare_lat_target(d, c, req->latency_target_us);
   /* A retry (say, a shim that reconnected): the newest call is the one
    * somebody still waits on. */
-  agent_server_supersede(d, c);
+  d->api_ops->supersede(d, c);
   if (cap_ms) {
     uint64_t margin = (cap_ms > now ? cap_ms - now : 0) / 10;
     cap_ms -= margin < CALLER_MARGIN_MS ? margin : CALLER_MARGIN_MS;
@@ -247,7 +247,7 @@ bool agent_api_cancel(struct agent_daemon *d, const Iobatch__Agent__V1__CancelRe
     return false;
   iob_info("cancelled '%s' (%s)", c->id, agent_state_name(c->state));
   d->metrics.cancellations++;
-  agent_daemon_remove(d, c, "cancelled", now);
+  d->api_ops->remove(d, c, "cancelled", now);
   return true;
 }
 
@@ -258,7 +258,7 @@ bool agent_api_exited(struct agent_daemon *d, const Iobatch__Agent__V1__ExitedRe
     return false;
   iob_info("'%s' exited with status %u after %llu ms", c->id, req->exit_status,
            (unsigned long long)(c->admitted_ms ? now - c->admitted_ms : 0));
-  agent_daemon_remove(d, c, "exited", now);
+  d->api_ops->remove(d, c, "exited", now);
   return true;
 }
 

@@ -16,6 +16,22 @@
 #include "common/error.h"
 #include "iobatch/agent.pb-c.h"
 
+/* What a step asks of its owner: the daemon gives these in
+ * d->api_ops (agent_daemon_init, _init_headless), so that requests.c
+ * calls nothing in daemon.c or server.c (no circle: daemon.c and
+ * server.c call in here, never the other way; tests/cycles.sh). */
+struct agent_api_ops {
+  /* A container leaves (agent_daemon_remove): learn, answer, free. */
+  void (*remove)(struct agent_daemon *d, struct agent_ctr *c, const char *why, uint64_t now);
+  /* What the profile of c's workload key says (agent_daemon_apply_profile). */
+  void (*apply_profile)(struct agent_daemon *d, struct agent_ctr *c);
+  /* The pod rules again (agent_daemon_pod_meta_changed). */
+  void (*pod_meta_changed)(struct agent_daemon *d, struct agent_ctr *c);
+  /* Fail c's older pending Admit: a newer one replaces it
+   * (agent_server_supersede). */
+  void (*supersede)(struct agent_daemon *d, struct agent_ctr *c);
+};
+
 /* Register (or refresh) a container; *out's strings are static. */
 int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__RegisterRequest *req,
                        uint64_t now, Iobatch__Agent__V1__RegisterResponse *out,
@@ -59,5 +75,9 @@ int agent_api_plan_solve(const struct batch_config *cfg, const Iobatch__Agent__V
 int agent_api_plan(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *req,
                    Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err);
 void agent_api_plan_free(Iobatch__Agent__V1__PlanResponse *r);
+
+/* Put back the hook's first io.weight of CTR (journalled at its
+ * Register), if its cgroup is still the one the hook saw. */
+void agent_api_forget_hook_weight(struct agent_daemon *d, const struct agent_ctr *ctr);
 
 #endif
