@@ -27,12 +27,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/daemon.h"
+#include "agent/caps.h"
+
+#include "agent/restore.h"
 #include "cgroupv2/blkio.h"
 #include "cgroupv2/cpu.h"
 #include "cgroupv2/iostat.h"
 #include "cgroupv2/throttle.h"
 #include "common/cleanup.h"
+#include "common/loop.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 
@@ -43,12 +46,17 @@ struct cap_state {
   char why[160];                   /* why the throttle target could not be resolved */
   unsigned long long ino, cpu_ino; /* of t.cgdir and of cpu.file's directory */
   bool resolved, warned;
-  bool have_orig; /* orig[] read and remembered in d->restore */
+  bool have_orig; /* orig[] read and remembered in ac->restore */
   size_t norig;   /* disks of t whose orig[] is read */
   struct cg2_throttle_limits orig[CG2_THROTTLE_MAX_DEVS];
   struct cg2_cpu_target cpu;
   bool cpu_resolved, cpu_low, cpu_warned;
 };
+
+void agent_caps_init(struct agent_caps *ac, struct agent_adm *adm, struct agent_restore *restore,
+                     const char *root) {
+  *ac = (struct agent_caps){.adm = adm, .restore = restore, .root = root};
+}
 
 static struct cap_state *state_of(struct agent_ctr *c);
 static void dir_of(const char *file, char *out, size_t size);
@@ -73,7 +81,7 @@ static uint64_t lower(uint64_t orig, uint64_t cap) {
 /* Before each write of cap V: the first time, read what the container's
  * files hold for each disk and remember it with the directory's inode;
  * every time, journal what is written (one journal write for all). */
-static int journal(struct agent_daemon *d, struct cap_state *st, uint64_t v,
+static int journal(struct agent_caps *ac, struct cap_state *st, uint64_t v,
                    struct iob_error **err) {
   const struct cg2_throttle_target *t = &st->t;
   struct agent_restore_entry e[CG2_THROTTLE_MAX_DEVS * 4];
@@ -110,7 +118,7 @@ static int journal(struct agent_daemon *d, struct cap_state *st, uint64_t v,
       snprintf(files[n], sizeof(files[n]), "%s/%s", t->cgdir, v1_files[k]);
     }
   }
-  if (agent_restore_remember_n(&d->restore, e, n, err) < 0)
+  if (agent_restore_remember_n(ac->restore, e, n, err) < 0)
     return -1;
   st->have_orig = true;
   st->norig = t->ndev;
@@ -141,15 +149,14 @@ static bool still_bound(struct cap_state *st, const struct agent_ctr *c, const c
   return false;
 }
 
-void agent_caps_bind(struct agent_daemon *d, struct agent_ctr *c) {
-  (void)d;
+void agent_caps_bind(struct agent_caps *ac, struct agent_ctr *c) {
   if (c->pid == 0 || (c->cap_state && ((struct cap_state *)c->cap_state)->bound))
     return;
   struct cap_state *st = state_of(c);
   st->bound = true;
   cleanup_error struct iob_error *err = NULL;
   st->resolved = true;
-  if (cg2_throttle_target_resolve(NULL, (pid_t)c->pid, c->bundle, &st->t, &err) < 0 ||
+  if (cg2_throttle_target_resolve(ac->root, (pid_t)c->pid, c->bundle, &st->t, &err) < 0 ||
       (st->t.mech != CG2_THROTTLE_NONE && (st->ino = ino_of(st->t.cgdir)) == 0)) {
     snprintf(st->why, sizeof(st->why), "%s", err ? err->msg : "its cgroup is gone");
     cg2_throttle_target_release(&st->t);
@@ -157,7 +164,7 @@ void agent_caps_bind(struct agent_daemon *d, struct agent_ctr *c) {
   }
   iob_error_release(&err);
   st->cpu_resolved = true;
-  if (cg2_cpu_target_resolve(NULL, (pid_t)c->pid, &st->cpu, &err) < 0 ||
+  if (cg2_cpu_target_resolve(ac->root, (pid_t)c->pid, &st->cpu, &err) < 0 ||
       st->cpu.mech == CG2_CPU_NONE) {
     iob_debug("no CPU weight for '%s': %s", c->id,
               err ? err->msg : "no cpu.weight or cpu.shares for its cgroup");
@@ -176,7 +183,7 @@ void agent_caps_bind(struct agent_daemon *d, struct agent_ctr *c) {
 /* Disks the container has done I/O on since it registered (a volume on
  * another disk than its root file system), from the bound directory's
  * statistics: never from its pid. */
-static void add_disks(struct cap_state *st) {
+static void add_disks(const struct agent_caps *ac, struct cap_state *st) {
   struct cg2_iostat s = {0};
   cleanup_error struct iob_error *e = NULL;
   int rc = st->t.mech == CG2_THROTTLE_V2_IOMAX ? cg2_iostat_read(st->t.cgdir, &s, &e)
@@ -184,7 +191,7 @@ static void add_disks(struct cap_state *st) {
   for (size_t i = 0; rc == 0 && i < s.n; i++) {
     const struct cg2_io_counters *c = &s.dev[i].c;
     if ((c->rbytes || c->wbytes || c->rios || c->wios) &&
-        cg2_throttle_target_add_dev(NULL, &st->t, s.dev[i].major, s.dev[i].minor, &e) < 0)
+        cg2_throttle_target_add_dev(ac->root, &st->t, s.dev[i].major, s.dev[i].minor, &e) < 0)
       iob_error_release(&e); /* a device that is not a disk: not capped */
   }
   cg2_iostat_release(&s);
@@ -203,9 +210,9 @@ static int write_caps(const struct cap_state *st, uint64_t v, struct iob_error *
 
 /* Another container capped through the same directory (a cgroup shared by
  * two registered containers): its cap stays until it is lifted too. */
-static bool dir_capped_elsewhere(struct agent_daemon *d, const struct agent_ctr *c,
+static bool dir_capped_elsewhere(struct agent_caps *ac, const struct agent_ctr *c,
                                  const char *dir) {
-  for (struct agent_ctr *o = d->adm.list; o; o = o->next) {
+  for (struct agent_ctr *o = ac->adm->list; o; o = o->next) {
     const struct cap_state *os = o->cap_state;
     if (o != c && os && os->have_orig && os->t.cgdir && strcmp(os->t.cgdir, dir) == 0)
       return true;
@@ -214,13 +221,13 @@ static bool dir_capped_elsewhere(struct agent_daemon *d, const struct agent_ctr 
 }
 
 /* Put back what was there before the first cap. */
-static void lift(struct agent_daemon *d, struct agent_ctr *c, struct cap_state *st) {
+static void lift(struct agent_caps *ac, struct agent_ctr *c, struct cap_state *st) {
   if (!st->have_orig)
     return;
   st->have_orig = false;
   st->norig = 0;
-  if (!dir_capped_elsewhere(d, c, st->t.cgdir))
-    agent_restore_dir(&d->restore, st->t.cgdir, AGENT_RESTORE_CAPS);
+  if (!dir_capped_elsewhere(ac, c, st->t.cgdir))
+    agent_restore_dir(ac->restore, st->t.cgdir, AGENT_RESTORE_CAPS);
 }
 
 static struct cap_state *state_of(struct agent_ctr *c) {
@@ -241,8 +248,8 @@ static void dir_of(const char *file, char *out, size_t size) {
 
 /* Another container lowered through the same file (two registered
  * containers in one cgroup): it stays low until that one is back too. */
-static bool cpu_low_elsewhere(struct agent_daemon *d, const struct agent_ctr *c, const char *file) {
-  for (struct agent_ctr *o = d->adm.list; o; o = o->next) {
+static bool cpu_low_elsewhere(struct agent_caps *ac, const struct agent_ctr *c, const char *file) {
+  for (struct agent_ctr *o = ac->adm->list; o; o = o->next) {
     const struct cap_state *os = o->cap_state;
     if (o != c && os && os->cpu_low && os->cpu.file && strcmp(os->cpu.file, file) == 0)
       return true;
@@ -250,25 +257,25 @@ static bool cpu_low_elsewhere(struct agent_daemon *d, const struct agent_ctr *c,
   return false;
 }
 
-static void cpu_back(struct agent_daemon *d, struct agent_ctr *c, struct cap_state *st) {
+static void cpu_back(struct agent_caps *ac, struct agent_ctr *c, struct cap_state *st) {
   if (!st->cpu_low)
     return;
   st->cpu_low = false;
-  if (cpu_low_elsewhere(d, c, st->cpu.file))
+  if (cpu_low_elsewhere(ac, c, st->cpu.file))
     return;
   char dir[AGENT_RESTORE_PATH_MAX];
   dir_of(st->cpu.file, dir, sizeof(dir));
-  agent_restore_dir(&d->restore, dir, AGENT_RESTORE_CPU);
+  agent_restore_dir(ac->restore, dir, AGENT_RESTORE_CPU);
   iob_debug("CPU weight of '%s' put back", c->id);
 }
 
 /* The least CPU weight for C while LOW, what it had otherwise. */
-static void set_cpu(struct agent_daemon *d, struct agent_ctr *c, bool low) {
+static void set_cpu(struct agent_caps *ac, struct agent_ctr *c, bool low) {
   struct cap_state *st = low ? state_of(c) : c->cap_state;
   if (st == NULL || st->cpu_low == low)
     return;
   if (!low) {
-    cpu_back(d, c, st);
+    cpu_back(ac, c, st);
     return;
   }
   cleanup_error struct iob_error *err = NULL;
@@ -285,14 +292,14 @@ static void set_cpu(struct agent_daemon *d, struct agent_ctr *c, bool low) {
   if (cg2_cpu_get(&st->cpu, &now, &err) < 0 ||
       (snprintf(value, sizeof(value), "%llu", (unsigned long long)now),
        snprintf(written, sizeof(written), "%llu", (unsigned long long)(now > least ? least : now)),
-       agent_restore_remember(&d->restore, st->cpu.file, 0, 0, value, written, st->cpu_ino, &err) <
+       agent_restore_remember(ac->restore, st->cpu.file, 0, 0, value, written, st->cpu_ino, &err) <
            0) ||
       (now > least && cg2_cpu_set(&st->cpu, least, &err) < 0)) {
     /* The container may have just exited: its cgroup is gone. */
     if (err->errno_ != ENOENT && !st->cpu_warned)
       iob_warn("cannot lower the CPU weight of '%s': %s", c->id, err->msg);
     st->cpu_warned = true;
-    if (agent_restore_has(&d->restore, st->cpu.file, 0, 0))
+    if (agent_restore_has(ac->restore, st->cpu.file, 0, 0))
       st->cpu_low = true; /* remembered: put back with the rest */
     return;
   }
@@ -301,21 +308,21 @@ static void set_cpu(struct agent_daemon *d, struct agent_ctr *c, bool low) {
             (unsigned long long)(now > least ? least : now), cg2_cpu_mech_name(st->cpu.mech));
 }
 
-void agent_caps_forget(struct agent_daemon *d, struct agent_ctr *c) {
+void agent_caps_forget(struct agent_caps *ac, struct agent_ctr *c) {
   struct cap_state *st = c->cap_state;
   if (st == NULL)
     return;
   /* Its cgroup is usually gone by now (nothing to write then), but a
    * container may leave its agent entry before its cgroup goes. */
-  lift(d, c, st);
-  cpu_back(d, c, st);
+  lift(ac, c, st);
+  cpu_back(ac, c, st);
   cg2_throttle_target_release(&st->t);
   cg2_cpu_target_release(&st->cpu);
   free(st);
   c->cap_state = NULL;
 }
 
-static void set_cap(struct agent_daemon *d, struct agent_ctr *c, double bps) {
+static void set_cap(struct agent_caps *ac, struct agent_ctr *c, double bps) {
   if (c->cap_bps == bps)
     return;
   struct cap_state *st = state_of(c);
@@ -331,7 +338,7 @@ static void set_cap(struct agent_daemon *d, struct agent_ctr *c, double bps) {
   }
   if (st->resolved && st->t.mech != CG2_THROTTLE_NONE && bps > 0 &&
       still_bound(st, c, st->t.cgdir, st->ino))
-    add_disks(st);
+    add_disks(ac, st);
   if (!st->resolved || st->t.mech == CG2_THROTTLE_NONE || st->t.ndev == 0) {
     if (bps > 0 && !st->warned)
       iob_warn("cannot cap '%s': no io.max or blkio.throttle for its cgroup, or no disk found",
@@ -342,14 +349,14 @@ static void set_cap(struct agent_daemon *d, struct agent_ctr *c, double bps) {
   }
   uint64_t v = (uint64_t)bps;
   if (v == 0) {
-    lift(d, c, st);
+    lift(ac, c, st);
     iob_debug("cap on '%s' lifted", c->id);
     c->cap_bps = 0;
     return;
   }
   if (!still_bound(st, c, st->t.cgdir, st->ino))
     return;
-  if (journal(d, st, v, &err) < 0) {
+  if (journal(ac, st, v, &err) < 0) {
     /* Not written: a cap that could not be put back after a crash would
      * outlive the agent. */
     if (err->errno_ != ENOENT && !st->warned)
@@ -369,30 +376,30 @@ static void set_cap(struct agent_daemon *d, struct agent_ctr *c, double bps) {
   c->cap_bps = bps;
 }
 
-void agent_caps_apply(struct agent_daemon *d) {
-  double level = d->adm.prot.level_bps;
+void agent_caps_apply(struct agent_caps *ac) {
+  double level = ac->adm->prot.level_bps;
   uint64_t now = iob_now_ms();
-  bool limiting = agent_protect_limiting(&d->adm.prot);
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
+  bool limiting = agent_protect_limiting(&ac->adm->prot);
+  for (struct agent_ctr *c = ac->adm->list; c; c = c->next) {
     bool running = c->state == AGENT_RUNNING;
-    bool over = running && agent_ctr_over_budget(&d->adm, c, now);
+    bool over = running && agent_ctr_over_budget(ac->adm, c, now);
     if (over && limiting && !c->budget_logged) {
       iob_info("'%s' reached its budget (%.1f x its %.0f s alone): no longer capped or slowed",
-               c->id, d->adm.prot.cfg.batch_budget, c->solo_s);
+               c->id, ac->adm->prot.cfg.batch_budget, c->solo_s);
       c->budget_logged = true;
     }
-    bool capped = running && !over && agent_ctr_protect_target(&d->adm, c);
-    set_cap(d, c, capped && level > 0 ? level : 0);
+    bool capped = running && !over && agent_ctr_protect_target(ac->adm, c);
+    set_cap(ac, c, capped && level > 0 ? level : 0);
     /* CPU weight: every batch container (readers too) while protection
      * limits, except those past their budget. */
-    set_cpu(d, c, d->cfg.protect_cpu && limiting && running && !over && agent_ctr_is_batch(c));
+    set_cpu(ac, c, ac->cpu && limiting && running && !over && agent_ctr_is_batch(c));
   }
 }
 
-void agent_caps_release(struct agent_daemon *d) {
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
-    set_cap(d, c, 0);
-    set_cpu(d, c, false);
-    agent_caps_forget(d, c);
+void agent_caps_release(struct agent_caps *ac) {
+  for (struct agent_ctr *c = ac->adm->list; c; c = c->next) {
+    set_cap(ac, c, 0);
+    set_cpu(ac, c, false);
+    agent_caps_forget(ac, c);
   }
 }

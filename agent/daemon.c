@@ -62,7 +62,7 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
    * weight): capped from the start. */
   if ((d->adm.prot.level_bps > 0 || (d->cfg.protect_cpu && agent_protect_limiting(&d->adm.prot))) &&
       agent_ctr_is_batch(c))
-    agent_caps_apply(d);
+    agent_caps_apply(&d->caps);
 }
 
 static bool trusts(const char *ns, void *user) {
@@ -240,7 +240,7 @@ static void kubepods_add(struct agent_daemon *d, const struct agent_kp_found *f,
   free(c->pod_uid);
   c->pod_uid = xstrdup(f->pod_uid);
   snprintf(c->qos, sizeof(c->qos), "%s", f->qos);
-  agent_caps_bind(d, c); /* its cap and CPU weight targets, from its pid, once */
+  agent_caps_bind(&d->caps, c); /* its cap and CPU weight targets, from its pid, once */
   agent_daemon_pod_meta_changed(d, c);
   agent_sampler_add(&d->sampler, c, &(struct cg2_sample){0});
   iob_info("found '%s' under the kubelet's cgroup tree ('%s', pod %s, %s, pid %d): sampled, "
@@ -317,8 +317,8 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   learn(d, c, now);
   agent_server_answer(d, c, false, why);
   agent_sampler_forget(c);
-  agent_freeze_forget(d, c); /* thawed, if the lever froze it */
-  agent_caps_forget(d, c);   /* put back what its cap replaced, if its cgroup is there */
+  agent_freeze_forget(&d->freezer, c); /* thawed, if the lever froze it */
+  agent_caps_forget(&d->caps, c);      /* put back what its cap replaced, if its cgroup is there */
   agent_api_forget_hook_weight(d, c);
   agent_pidwatch_forget(&d->pidwatch, c);
   agent_ctr_free(c);
@@ -420,6 +420,7 @@ static void protect_settings(struct agent_daemon *d) {
   pc->freeze_after = d->cfg.protect_freeze_after;
   d->adm.protect_gap_ms =
       d->cfg.protect_gap_ms == UINT64_MAX ? 2 * d->cfg.sample_period_ms : d->cfg.protect_gap_ms;
+  d->caps.cpu = d->cfg.protect_cpu;
 }
 
 /* Protection (agent/protect.h): the protected containers' last windows
@@ -531,7 +532,7 @@ static void protect_step(struct agent_daemon *d) {
   struct agent_protect *p = &d->adm.prot;
   uint64_t now = iob_now_ms();
   p->batch_bps = batch_bps;
-  p->batch_n = agent_freeze_candidates(d, now);
+  p->batch_n = agent_freeze_candidates(&d->freezer, now);
   unsigned limit_before = p->io_limit;
   bool was_short = p->short_;
   double level_before = p->level_bps;
@@ -576,8 +577,8 @@ static void protect_step(struct agent_daemon *d) {
              k == 0 || !p->active ? "no protected container"
              : p->idle_windows    ? "no protected container did I/O"
                                   : "the objective is met");
-  agent_caps_apply(d);
-  agent_freeze_apply(d, now);
+  agent_caps_apply(&d->caps);
+  agent_freeze_apply(&d->freezer, now);
   /* Held batch containers may start once the victims have slack. */
   if (!p->short_ && was_short)
     agent_adm_schedule(&d->adm, iob_now_ms());
@@ -914,6 +915,8 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   if (batch_settings(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
     return -1;
   agent_adm_init(&d->adm, &d->bcfg, d->cfg.batch_window_ms, d->cfg.max_hold_ms, &adm_ops, d);
+  agent_caps_init(&d->caps, &d->adm, &d->restore, NULL);
+  agent_freezer_init(&d->freezer, &d->adm, &d->restore, NULL);
   if (agent_profiles_init(&d->profiles, d->cfg.state_dir, err) < 0)
     return -1;
   d->profiles.per_ns_max = d->cfg.profiles_per_namespace;
@@ -1008,8 +1011,8 @@ void agent_daemon_release(struct agent_daemon *d) {
   }
   save_profiles(d);
   save_penalties(d);
-  agent_freeze_release(d);
-  agent_caps_release(d);
+  agent_freeze_release(&d->freezer);
+  agent_caps_release(&d->caps);
   agent_weights_release(&d->weights);
   agent_restore_dir(&d->restore, NULL,
                     AGENT_RESTORE_ALL); /* anything left: a stopped agent leaves nothing */

@@ -20,6 +20,8 @@
 #include <stdint.h>
 
 #include "agent/admission.h"
+#include "agent/caps.h"
+#include "agent/freeze.h"
 #include "agent/config.h"
 #include "agent/headroom.h"
 #include "agent/kubepods.h"
@@ -61,6 +63,8 @@ struct agent_daemon {
   /* Values of the cgroup files weights.c and caps.c wrote, to put back
    * (journal STATE_DIR/restore.json; none when headless). */
   struct agent_restore restore;
+  struct agent_caps caps;         /* agent/caps.h: given adm and restore */
+  struct agent_freezer freezer;   /* agent/freeze.h: given adm and restore */
   struct agent_pidwatch pidwatch; /* agent/pidwatch.h: given the loop and pidwatch_ops */
   struct iob_timer *plan_timer;
   uint64_t plan_timer_at;
@@ -111,38 +115,5 @@ void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *ctr);
 /* What Kubernetes says of ctr changed (its pod names, labels or QoS class,
  * from the CRI or the cgroup path): apply the config's pod rules again. */
 void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *ctr);
-
-/* caps.c: the protection cap level (d->adm.prot.level_bps) on every
- * running batch container, written where it changed (cgroup v2 io.max or
- * v1 blkio.throttle, cgroupv2/throttle.h); lifted from containers that are
- * not batch or not running, and from all when the level is 0. */
-void agent_caps_apply(struct agent_daemon *d);
-/* Lift every cap written, putting back what was there before (at exit: a
- * stopped agent leaves no cap behind). */
-void agent_caps_release(struct agent_daemon *d);
-/* Put back what ctr's files held before its first cap (a vanished cgroup
- * needs nothing) and drop what caps.c keeps for it (it leaves). */
-void agent_caps_forget(struct agent_daemon *d, struct agent_ctr *ctr);
-/* caps.c: resolve CTR's cap and CPU weight targets once, from its pid at
- * registration, to directories and their inodes (nothing without a pid;
- * nothing again once done). */
-void agent_caps_bind(struct agent_daemon *d, struct agent_ctr *ctr);
-/* requests.c: put back the hook's first io.weight of CTR (journalled at
- * its Register), if its cgroup is still the one the hook saw. */
-void agent_api_forget_hook_weight(struct agent_daemon *d, const struct agent_ctr *ctr);
-
-/* freeze.c: the concurrency lever (agent/protect.h, io_limit): freeze all
- * but io_limit of the batch containers under it (agent_protect_freeze_pick
- * says which), thaw the others, and thaw for good any past its budget;
- * nothing frozen while io_limit is 0 (protect_freeze off, no protected
- * container doing I/O).  Each freeze is journalled first
- * (agent/restore.h): a crashed agent's successor thaws it. */
-void agent_freeze_apply(struct agent_daemon *d, uint64_t now);
-/* How many batch containers the lever may act on now. */
-unsigned agent_freeze_candidates(struct agent_daemon *d, uint64_t now);
-/* Thaw ctr if frozen and drop what freeze.c keeps for it (it leaves). */
-void agent_freeze_forget(struct agent_daemon *d, struct agent_ctr *ctr);
-/* Thaw everything (the agent stops). */
-void agent_freeze_release(struct agent_daemon *d);
 
 #endif

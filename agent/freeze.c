@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The concurrency lever (issue #22): batch containers frozen so that at
- * most d->adm.prot.io_limit of them do I/O at once (agent/protect.h
+ * most adm->prot.io_limit of them do I/O at once (agent/protect.h
  * decides the limit and agent_protect_freeze_pick which ones; here it is
  * written, cgroupv2/freeze.h).  What the freezer file held is journalled
  * (agent/restore.h, AGENT_RESTORE_FREEZE) before the first freeze, and put
@@ -16,9 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/daemon.h"
+#include "agent/freeze.h"
+
+#include "agent/restore.h"
 #include "cgroupv2/freeze.h"
 #include "common/cleanup.h"
+#include "common/loop.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 
@@ -26,6 +29,11 @@ struct freeze_state {
   struct cg2_freeze_target t;
   bool resolved;
 };
+
+void agent_freezer_init(struct agent_freezer *f, struct agent_adm *adm,
+                        struct agent_restore *restore, const char *root) {
+  *f = (struct agent_freezer){.adm = adm, .restore = restore, .root = root};
+}
 
 static struct freeze_state *state_of(struct agent_ctr *c) {
   if (c->freeze_state == NULL)
@@ -40,13 +48,13 @@ static void dir_of(const char *file, char *out, size_t size) {
   snprintf(out, size, "%.*s", (int)n, file);
 }
 
-static void thaw(struct agent_daemon *d, struct agent_ctr *c, uint64_t now, const char *why) {
+static void thaw(struct agent_freezer *f, struct agent_ctr *c, uint64_t now, const char *why) {
   struct freeze_state *st = c->freeze_state;
   if (!c->frozen || st == NULL)
     return;
   char dir[AGENT_RESTORE_PATH_MAX];
   dir_of(st->t.file, dir, sizeof(dir));
-  agent_restore_dir(&d->restore, dir, AGENT_RESTORE_FREEZE);
+  agent_restore_dir(f->restore, dir, AGENT_RESTORE_FREEZE);
   c->frozen = false;
   if (now > c->frozen_since_ms)
     c->frozen_ms += now - c->frozen_since_ms;
@@ -55,24 +63,24 @@ static void thaw(struct agent_daemon *d, struct agent_ctr *c, uint64_t now, cons
 }
 
 /* Another registered container that may not be frozen in C's cgroup. */
-static bool shares_cgroup(struct agent_daemon *d, const struct agent_ctr *c, uint64_t now) {
+static bool shares_cgroup(struct agent_freezer *f, const struct agent_ctr *c, uint64_t now) {
   if (c->cgroup == NULL || c->cgroup[0] == '\0')
     return false;
-  for (struct agent_ctr *o = d->adm.list; o; o = o->next)
+  for (struct agent_ctr *o = f->adm->list; o; o = o->next)
     if (o != c && o->cgroup && strcmp(o->cgroup, c->cgroup) == 0 &&
-        !agent_ctr_freeze_candidate(&d->adm, o, now))
+        !agent_ctr_freeze_candidate(f->adm, o, now))
       return true;
   return false;
 }
 
 /* Freeze C; false when it cannot be (freeze_done is set then: not tried
  * again). */
-static bool freeze(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
+static bool freeze(struct agent_freezer *f, struct agent_ctr *c, uint64_t now) {
   struct freeze_state *st = state_of(c);
   cleanup_error struct iob_error *err = NULL;
   if (!st->resolved) {
     st->resolved = true;
-    if (c->pid == 0 || cg2_freeze_target_resolve(NULL, (pid_t)c->pid, &st->t, &err) < 0 ||
+    if (c->pid == 0 || cg2_freeze_target_resolve(f->root, (pid_t)c->pid, &st->t, &err) < 0 ||
         st->t.mech == CG2_FREEZE_NONE) {
       iob_warn("cannot freeze '%s': %s", c->id,
                err ? err->msg : "no freezer.state or cgroup.freeze for its cgroup");
@@ -81,7 +89,7 @@ static bool freeze(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
     }
   }
   bool already = false;
-  if (shares_cgroup(d, c, now) || cg2_freeze_get(&st->t, &already, &err) < 0 || already) {
+  if (shares_cgroup(f, c, now) || cg2_freeze_get(&st->t, &already, &err) < 0 || already) {
     iob_info("'%s' is not frozen by the agent: %s", c->id,
              err       ? err->msg
              : already ? "it is frozen already (by someone else)"
@@ -89,7 +97,7 @@ static bool freeze(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
     c->freeze_done = true;
     return false;
   }
-  if (agent_restore_remember(&d->restore, st->t.file, 0, 0, cg2_freeze_word(st->t.mech, false),
+  if (agent_restore_remember(f->restore, st->t.file, 0, 0, cg2_freeze_word(st->t.mech, false),
                              cg2_freeze_word(st->t.mech, true), 0, &err) < 0 ||
       cg2_freeze_set(&st->t, true, &err) < 0) {
     /* The container may have just exited: its cgroup is gone. */
@@ -97,36 +105,36 @@ static bool freeze(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
       iob_warn("cannot freeze '%s': %s", c->id, err->msg);
     char dir[AGENT_RESTORE_PATH_MAX];
     dir_of(st->t.file, dir, sizeof(dir));
-    agent_restore_dir(&d->restore, dir, AGENT_RESTORE_FREEZE);
+    agent_restore_dir(f->restore, dir, AGENT_RESTORE_FREEZE);
     c->freeze_done = true;
     return false;
   }
   c->frozen = true;
   c->frozen_since_ms = now;
   iob_info("froze '%s' (%s): batch containers doing I/O at once limited to %u", c->id,
-           cg2_freeze_mech_name(st->t.mech), d->adm.prot.io_limit);
+           cg2_freeze_mech_name(st->t.mech), f->adm->prot.io_limit);
   return true;
 }
 
-unsigned agent_freeze_candidates(struct agent_daemon *d, uint64_t now) {
+unsigned agent_freeze_candidates(struct agent_freezer *f, uint64_t now) {
   unsigned n = 0;
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
-    n += agent_ctr_freeze_candidate(&d->adm, c, now);
+  for (struct agent_ctr *c = f->adm->list; c; c = c->next)
+    n += agent_ctr_freeze_candidate(f->adm, c, now);
   return n;
 }
 
-void agent_freeze_apply(struct agent_daemon *d, uint64_t now) {
-  unsigned limit = d->adm.prot.active ? d->adm.prot.io_limit : 0;
+void agent_freeze_apply(struct agent_freezer *f, uint64_t now) {
+  unsigned limit = f->adm->prot.active ? f->adm->prot.io_limit : 0;
   size_t n = 0;
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
-    if (agent_ctr_freeze_candidate(&d->adm, c, now)) {
+  for (struct agent_ctr *c = f->adm->list; c; c = c->next) {
+    if (agent_ctr_freeze_candidate(f->adm, c, now)) {
       n++;
       continue;
     }
     if (c->frozen) {
-      bool over = agent_ctr_over_budget(&d->adm, c, now) || c->state != AGENT_RUNNING;
+      bool over = agent_ctr_over_budget(f->adm, c, now) || c->state != AGENT_RUNNING;
       c->freeze_done = c->freeze_done || over;
-      thaw(d, c, now, over ? "it reached its budget: never frozen again" : "no longer batch");
+      thaw(f, c, now, over ? "it reached its budget: never frozen again" : "no longer batch");
     }
     c->freeze_windows = 0;
   }
@@ -135,8 +143,8 @@ void agent_freeze_apply(struct agent_daemon *d, uint64_t now) {
   cleanup_free struct agent_freeze_cand *v = xcalloc(n, sizeof(*v));
   cleanup_free struct agent_ctr **who = xcalloc(n, sizeof(*who));
   size_t k = 0;
-  for (struct agent_ctr *c = d->adm.list; c && k < n; c = c->next)
-    if (agent_ctr_freeze_candidate(&d->adm, c, now)) {
+  for (struct agent_ctr *c = f->adm->list; c && k < n; c = c->next)
+    if (agent_ctr_freeze_candidate(f->adm, c, now)) {
       who[k] = c;
       v[k++] = (struct agent_freeze_cand){.id = c->id,
                                           .since_ms = c->admitted_ms,
@@ -148,23 +156,23 @@ void agent_freeze_apply(struct agent_daemon *d, uint64_t now) {
     struct agent_ctr *c = who[i];
     c->freeze_windows = v[i].windows;
     if (v[i].frozen && !c->frozen)
-      freeze(d, c, now);
+      freeze(f, c, now);
     else if (!v[i].frozen && c->frozen)
-      thaw(d, c, now, limit ? "its turn" : "the limit is lifted");
+      thaw(f, c, now, limit ? "its turn" : "the limit is lifted");
   }
 }
 
-void agent_freeze_forget(struct agent_daemon *d, struct agent_ctr *c) {
+void agent_freeze_forget(struct agent_freezer *f, struct agent_ctr *c) {
   struct freeze_state *st = c->freeze_state;
   if (st == NULL)
     return;
-  thaw(d, c, iob_now_ms(), "it leaves");
+  thaw(f, c, iob_now_ms(), "it leaves");
   cg2_freeze_target_release(&st->t);
   free(st);
   c->freeze_state = NULL;
 }
 
-void agent_freeze_release(struct agent_daemon *d) {
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
-    agent_freeze_forget(d, c);
+void agent_freeze_release(struct agent_freezer *f) {
+  for (struct agent_ctr *c = f->adm->list; c; c = c->next)
+    agent_freeze_forget(f, c);
 }
