@@ -65,24 +65,36 @@ const char *agent_sampler_pref_name(int pref) {
   return "invalid";
 }
 
+/* Every string of struct agent_config, listed once: agent_config_copy
+ * duplicates them and agent_config_release frees them. */
+static char **str_field(struct agent_config *cfg, size_t i) {
+  char **const f[] = {&cfg->socket_path,    &cfg->state_dir,     &cfg->matrix_file,
+                      &cfg->cgroup_root,    &cfg->detector_file, &cfg->metrics,
+                      &cfg->trust_declared, &cfg->kubepods_root, &cfg->cri_endpoint};
+  return i < sizeof(f) / sizeof(f[0]) ? f[i] : NULL;
+}
+
 void agent_config_release(struct agent_config *cfg) {
-  free(cfg->socket_path);
-  free(cfg->state_dir);
-  free(cfg->matrix_file);
-  free(cfg->cgroup_root);
-  free(cfg->detector_file);
-  free(cfg->metrics);
-  free(cfg->trust_declared);
-  free(cfg->kubepods_root);
+  char **f;
+  for (size_t i = 0; (f = str_field(cfg, i)) != NULL; i++) {
+    free(*f);
+    *f = NULL;
+  }
   free(cfg->pod_rules.v);
   cfg->pod_rules.v = NULL;
   cfg->pod_rules.n = 0;
-  cfg->kubepods_root = NULL;
-  cfg->metrics = cfg->trust_declared = NULL;
-  free(cfg->cri_endpoint);
-  cfg->metrics = cfg->trust_declared = cfg->cri_endpoint = NULL;
-  cfg->socket_path = cfg->state_dir = cfg->matrix_file = cfg->cgroup_root = NULL;
-  cfg->detector_file = NULL;
+}
+
+void agent_config_copy(struct agent_config *dst, const struct agent_config *src) {
+  *dst = *src;
+  char **f;
+  for (size_t i = 0; (f = str_field(dst, i)) != NULL; i++)
+    *f = *f ? xstrdup(*f) : NULL;
+  dst->pod_rules.v = NULL;
+  if (src->pod_rules.n) {
+    dst->pod_rules.v = xmalloc(src->pod_rules.n * sizeof(src->pod_rules.v[0]));
+    memcpy(dst->pod_rules.v, src->pod_rules.v, src->pod_rules.n * sizeof(src->pod_rules.v[0]));
+  }
 }
 
 int agent_parse_duration(const char *s, uint64_t *ms) {
@@ -503,28 +515,6 @@ static const struct iob_conf_key keys[] = {
 #undef F
 #define NKEYS IOB_ARRAY_SIZE(keys)
 
-static char *dup_or_null(const char *s) {
-  return s ? xstrdup(s) : NULL;
-}
-
-static void dup_config(struct agent_config *dst, const struct agent_config *src) {
-  *dst = *src;
-  dst->metrics = dup_or_null(src->metrics);
-  dst->trust_declared = dup_or_null(src->trust_declared);
-  dst->cri_endpoint = dup_or_null(src->cri_endpoint);
-  dst->socket_path = dup_or_null(src->socket_path);
-  dst->state_dir = dup_or_null(src->state_dir);
-  dst->matrix_file = dup_or_null(src->matrix_file);
-  dst->cgroup_root = dup_or_null(src->cgroup_root);
-  dst->detector_file = dup_or_null(src->detector_file);
-  dst->kubepods_root = dup_or_null(src->kubepods_root);
-  dst->pod_rules.v = NULL;
-  if (src->pod_rules.n) {
-    dst->pod_rules.v = xmalloc(src->pod_rules.n * sizeof(src->pod_rules.v[0]));
-    memcpy(dst->pod_rules.v, src->pod_rules.v, src->pod_rules.n * sizeof(src->pod_rules.v[0]));
-  }
-}
-
 static int parse_line(struct agent_config *c, bool seen[NKEYS], const char *name, unsigned lineno,
                       char *line, struct iob_error **err) {
   char *key = NULL, *val = NULL;
@@ -571,7 +561,7 @@ int agent_config_parse(struct agent_config *cfg, const char *name, const char *b
   if (memchr(buf, '\0', len) != NULL)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' contains a NUL byte", name);
   struct agent_config tmp;
-  dup_config(&tmp, cfg);
+  agent_config_copy(&tmp, cfg);
   bool seen[NKEYS] = {false};
   char line[AGENT_CONFIG_MAX_LINE + 1];
   unsigned lineno = 0;

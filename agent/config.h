@@ -216,6 +216,8 @@ struct agent_config {
 
 void agent_config_default(struct agent_config *cfg);
 void agent_config_release(struct agent_config *cfg);
+/* *dst = a deep copy of *src (its strings and pod rules its own). */
+void agent_config_copy(struct agent_config *dst, const struct agent_config *src);
 
 /* Parse the contents of a config file over *cfg (name is for messages:
  * "'iobatchd.conf' line 3: unknown key 'foo'").  On error *cfg is

@@ -762,98 +762,99 @@ static int reload_metrics(struct agent_daemon *d, const char *spec, unsigned gro
   return 0;
 }
 
-static void take_str(char **dst, char **src) {
-  free(*dst);
-  *dst = *src;
-  *src = NULL;
+/* The configuration in force (d->cfg, and the batcher settings d->bcfg
+ * read with it from matrix_source) given to each part that takes some of
+ * it: at start (agent_daemon_init, _init_headless) and at each reload
+ * alike, so that a value reloaded acts as it does from the start.  W: the
+ * detector's thresholds read with it (NULL: what the sampler read at its
+ * init).  Nothing here can fail: what can was done before. */
+static void apply_config(struct agent_daemon *d, const struct wcd_config *w) {
+  d->adm.bcfg = d->bcfg;
+  d->adm.batch_window_ms = d->cfg.batch_window_ms;
+  d->adm.default_hold_ms = d->cfg.max_hold_ms;
+  /* a lower cap evicts as profiles are next learned */
+  d->profiles.per_ns_max = d->cfg.profiles_per_namespace;
+  protect_settings(d);
+  if (w)
+    d->sampler.wcd = *w;
+  d->sampler.protect_detected = d->cfg.protect_detected;
+  d->sampler.protect_signal = d->cfg.protect_signal;
+  agent_podmeta_configure(&d->podmeta, &d->cfg);
+  if (!d->headless)
+    iob_log_init("iobatchd", d->cfg.debug);
+  /* Pod rules: applied again to every container; what was declared keeps
+   * its standing (trust_declared is for declarations from now on). */
+  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
+    agent_daemon_pod_meta_changed(d, c);
+}
+
+static bool str_differs(const char *a, const char *b) {
+  return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
+}
+
+static void keep_str(char **next, const char *running) {
+  free(*next);
+  *next = running ? xstrdup(running) : NULL;
+}
+
+/* What cannot change at runtime, kept in NEXT from the running RUN: the
+ * socket and the state directory (moving them under running shims would
+ * strand them), the kubelet's tree, and what the sampler chose at start. */
+static void keep_restart_only(struct agent_config *next, const struct agent_config *run) {
+  if (next->socket_path && strcmp(next->socket_path, run->socket_path) != 0)
+    iob_warn("reload: a new socket path takes a restart; still on '%s'", run->socket_path);
+  if (next->state_dir && strcmp(next->state_dir, run->state_dir) != 0)
+    iob_warn("reload: a new state_dir takes a restart; still on '%s'", run->state_dir);
+  if (next->kubepods_off != run->kubepods_off ||
+      str_differs(next->kubepods_root, run->kubepods_root))
+    iob_warn("reload: kubepods and kubepods_root take a restart");
+  if (next->sampler != run->sampler || next->latency_source != run->latency_source ||
+      str_differs(next->cgroup_root, run->cgroup_root))
+    iob_warn("reload: sampler, latency_source and cgroup_root take a restart");
+  keep_str(&next->socket_path, run->socket_path);
+  keep_str(&next->state_dir, run->state_dir);
+  keep_str(&next->kubepods_root, run->kubepods_root);
+  keep_str(&next->cgroup_root, run->cgroup_root);
+  next->kubepods_off = run->kubepods_off;
+  next->sampler = run->sampler;
+  next->latency_source = run->latency_source;
 }
 
 /* SIGHUP: read the configuration again.  Everything is parsed before
- * anything is applied, so a broken file leaves the daemon as it was.  The
- * socket and the state directory stay: moving them under running shims
- * would strand them. */
-static void reload(struct agent_daemon *d) {
-  cleanup_error struct iob_error *err = NULL;
+ * anything is applied, so a broken file leaves the daemon as it was. */
+int agent_daemon_reload(struct agent_daemon *d, struct iob_error **err) {
   struct agent_config nc;
   struct batch_config nb;
   struct wcd_config nw;
   char source[sizeof(d->matrix_source)];
   agent_config_default(&nc);
   wcd_config_default(&nw);
-  if (agent_config_from_options(&nc, &d->opts, &err) < 0 ||
-      batch_settings(&nc, &nb, source, sizeof(source), &err) < 0 ||
-      (nc.detector_file && wcd_config_load(nc.detector_file, &nw, &err) < 0) ||
-      reload_metrics(d, nc.metrics, nc.metrics_group, &err) < 0) {
-    iob_err("reload failed, the running configuration stays: %s", err->msg);
+  if (agent_config_from_options(&nc, &d->opts, err) < 0 ||
+      batch_settings(&nc, &nb, source, sizeof(source), err) < 0 ||
+      (nc.detector_file && wcd_config_load(nc.detector_file, &nw, err) < 0) ||
+      reload_metrics(d, nc.metrics, nc.metrics_group, err) < 0) {
     agent_config_release(&nc);
-    return;
+    return -1;
   }
-  if (nc.socket_path && strcmp(nc.socket_path, d->cfg.socket_path) != 0)
-    iob_warn("reload: a new socket path takes a restart; still on '%s'", d->cfg.socket_path);
-  if (nc.state_dir && strcmp(nc.state_dir, d->cfg.state_dir) != 0)
-    iob_warn("reload: a new state_dir takes a restart; still on '%s'", d->cfg.state_dir);
-  take_str(&d->cfg.matrix_file, &nc.matrix_file);
-  take_str(&d->cfg.detector_file, &nc.detector_file);
-  take_str(&d->cfg.metrics, &nc.metrics);
-  d->cfg.metrics_group = nc.metrics_group;
-  /* For declarations from now on; what was declared keeps its standing. */
-  take_str(&d->cfg.trust_declared, &nc.trust_declared);
-  /* Pod rules: applied again to every container (kubepods and
-   * kubepods_root take a restart). */
-  struct agent_pod_rules rules = d->cfg.pod_rules;
-  d->cfg.pod_rules = nc.pod_rules;
-  nc.pod_rules = rules;
-  if (nc.kubepods_off != d->cfg.kubepods_off ||
-      (nc.kubepods_root == NULL) != (d->cfg.kubepods_root == NULL) ||
-      (nc.kubepods_root && strcmp(nc.kubepods_root, d->cfg.kubepods_root) != 0))
-    iob_warn("reload: kubepods and kubepods_root take a restart");
-  take_str(&d->cfg.cri_endpoint, &nc.cri_endpoint);
-  d->cfg.cri_poll_ms = nc.cri_poll_ms;
-  d->cfg.cri_timeout_ms = nc.cri_timeout_ms;
-  agent_podmeta_configure(&d->podmeta, &d->cfg);
-  d->cfg.sample_period_ms = nc.sample_period_ms;
-  d->cfg.batch_window_ms = nc.batch_window_ms;
-  d->cfg.max_hold_ms = nc.max_hold_ms;
-  d->cfg.max_concurrency = nc.max_concurrency;
-  /* a lower cap evicts as profiles are next learned */
-  d->cfg.profiles_per_namespace = nc.profiles_per_namespace;
-  d->profiles.per_ns_max = nc.profiles_per_namespace;
-  d->cfg.policy = nc.policy;
-  d->cfg.alpha = nc.alpha;
-  d->cfg.fairness = nc.fairness;
+  keep_restart_only(&nc, &d->cfg);
+  agent_config_release(&d->cfg);
+  d->cfg = nc; /* its strings move */
   d->bcfg = nb;
-  d->adm.bcfg = nb;
-  d->adm.batch_window_ms = nc.batch_window_ms;
-  d->adm.default_hold_ms = nc.max_hold_ms;
-  d->cfg.protect_detected = nc.protect_detected;
-  d->cfg.protect_share = nc.protect_share;
-  d->cfg.protect_signal = nc.protect_signal;
-  d->cfg.protect_scope = nc.protect_scope;
-  d->cfg.protect_cap_start = nc.protect_cap_start;
-  d->cfg.protect_cap_floor = nc.protect_cap_floor;
-  d->cfg.protect_raise = nc.protect_raise;
-  d->cfg.protect_cut = nc.protect_cut;
-  d->cfg.protect_gap_ms = nc.protect_gap_ms;
-  d->cfg.protect_hold_at_floor = nc.protect_hold_at_floor;
-  d->cfg.protect_batch_budget = nc.protect_batch_budget;
-  d->cfg.protect_objective = nc.protect_objective;
-  d->cfg.protect_freeze = nc.protect_freeze;
-  d->cfg.protect_freeze_after = nc.protect_freeze_after;
-  protect_settings(d);
-  d->sampler.wcd = nw;
-  d->sampler.protect_detected = nc.protect_detected;
-  d->sampler.protect_signal = nc.protect_signal;
   snprintf(d->matrix_source, sizeof(d->matrix_source), "%s", source);
-  iob_log_init("iobatchd", nc.debug);
-  agent_config_release(&nc);
+  apply_config(d, &nw);
   char cap[64];
   iob_info("configuration reloaded: policy %s, %s, matrix %s", batch_policy_name(d->bcfg.policy),
            concurrency_note(&d->bcfg, cap, sizeof(cap)), d->matrix_source);
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
-    agent_daemon_pod_meta_changed(d, c);
   /* What was held under the old settings may start under the new ones. */
   agent_adm_schedule(&d->adm, iob_now_ms());
   agent_daemon_changed(d);
+  return 0;
+}
+
+static void reload(struct agent_daemon *d) {
+  cleanup_error struct iob_error *err = NULL;
+  if (agent_daemon_reload(d, &err) < 0)
+    iob_err("reload failed, the running configuration stays: %s", err->msg);
 }
 
 static int mkdir_parent(const char *path, struct iob_error **err) {
@@ -892,21 +893,11 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   d->sigfd = -1;
   d->lock_fd = -1;
   agent_headroom_init(&d->headroom);
-  d->cfg = *cfg;
-  d->cfg.socket_path = xstrdup(cfg->socket_path ? cfg->socket_path : AGENT_DEFAULT_SOCKET);
-  d->cfg.state_dir = xstrdup(cfg->state_dir ? cfg->state_dir : AGENT_DEFAULT_STATE_DIR);
-  d->cfg.matrix_file = cfg->matrix_file ? xstrdup(cfg->matrix_file) : NULL;
-  d->cfg.cgroup_root = cfg->cgroup_root ? xstrdup(cfg->cgroup_root) : NULL;
-  d->cfg.detector_file = cfg->detector_file ? xstrdup(cfg->detector_file) : NULL;
-  d->cfg.metrics = cfg->metrics ? xstrdup(cfg->metrics) : NULL;
-  d->cfg.trust_declared = cfg->trust_declared ? xstrdup(cfg->trust_declared) : NULL;
-  d->cfg.kubepods_root = cfg->kubepods_root ? xstrdup(cfg->kubepods_root) : NULL;
-  d->cfg.pod_rules.v = NULL;
-  if (cfg->pod_rules.n) {
-    d->cfg.pod_rules.v = xmalloc(cfg->pod_rules.n * sizeof(cfg->pod_rules.v[0]));
-    memcpy(d->cfg.pod_rules.v, cfg->pod_rules.v, cfg->pod_rules.n * sizeof(cfg->pod_rules.v[0]));
-  }
-  d->cfg.cri_endpoint = cfg->cri_endpoint ? xstrdup(cfg->cri_endpoint) : NULL;
+  agent_config_copy(&d->cfg, cfg);
+  if (d->cfg.socket_path == NULL)
+    d->cfg.socket_path = xstrdup(AGENT_DEFAULT_SOCKET);
+  if (d->cfg.state_dir == NULL)
+    d->cfg.state_dir = xstrdup(AGENT_DEFAULT_STATE_DIR);
   /* Before anything is loaded from the state directory, and before the
    * socket: a second agent on the same state directory stops here, even
    * one on another socket. */
@@ -923,7 +914,6 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   if (agent_penalties_init(&d->penalties, d->cfg.state_dir, err) < 0)
     return -1;
   d->adm.pen = &d->penalties;
-  protect_settings(d);
   agent_weights_init(&d->weights, &d->sampler, &d->restore, &d->metrics);
   cleanup_error struct iob_error *penerr = NULL;
   if (agent_penalties_load(&d->penalties, &penerr) < 0)
@@ -943,6 +933,7 @@ int agent_daemon_init_headless(struct agent_daemon *d, const struct agent_config
   d->headless = true;
   const struct agent_sampler_env env = sampler_env(d);
   agent_sampler_init_headless(&d->sampler, &d->cfg, &env);
+  apply_config(d, NULL);
   return 0;
 }
 
@@ -981,7 +972,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
   agent_podmeta_init(&d->podmeta, d->loop, &d->adm, pod_meta_changed, d);
-  agent_podmeta_configure(&d->podmeta, &d->cfg);
+  apply_config(d, NULL);
   char cap[64];
   iob_info("listening on '%s'; policy %s, %s, matrix %s, sampler %s, "
            "%zu profiles from '%s'%s%s",

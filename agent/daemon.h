@@ -101,6 +101,10 @@ int agent_daemon_init_headless(struct agent_daemon *d, const struct agent_config
 /* Serve until SIGTERM/SIGINT; the socket is unlinked on the way out. */
 int agent_daemon_run(struct agent_daemon *d, struct iob_error **err);
 void agent_daemon_release(struct agent_daemon *d);
+/* SIGHUP's work: read the configuration again (d->opts) and apply it as
+ * at start; what takes a restart stays, with a warning.  On error nothing
+ * changed. */
+int agent_daemon_reload(struct agent_daemon *d, struct iob_error **err);
 
 /* After anything that may change the plan: run due plans, write weights,
  * re-arm the plan timer. */
