@@ -115,9 +115,9 @@ bool agent_ctr_protect_limited(const struct agent_adm *adm, const struct agent_c
 
 bool agent_ctr_freeze_candidate(const struct agent_adm *adm, const struct agent_ctr *c,
                                 uint64_t now) {
-  if (c->state != AGENT_RUNNING || c->protect || c->kind != AGENT_KIND_JOB || c->freeze_done)
+  if (c->state != AGENT_RUNNING || c->protect || c->kind != AGENT_KIND_JOB || c->freeze.done)
     return false;
-  if (c->frozen) {
+  if (c->freeze.frozen) {
     double done = c->solo_s > 0 ? c->solo_equiv_s / c->solo_s : 0;
     return !agent_protect_over_budget(adm->prot.cfg.batch_budget, now, c->arrival_ms, c->solo_s,
                                       done);

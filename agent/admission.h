@@ -68,31 +68,21 @@ struct agent_ctr_info {
   bool kind_from_runtime; /* kind_source RUNTIME: the CRI's type; else io.iobatch.kind */
 };
 
+/* A container, as every part of the agent sees it.  Grouped by the part
+ * that writes each field (others read them): nested where one file owns
+ * them (caps, freeze), in sections named by their owners otherwise. */
 struct agent_ctr {
+  /* --- admission.c: who it is, its state and the batcher's view --- */
   struct agent_ctr *next;
   uint64_t handle; /* unique for the daemon's lifetime */
   char *id, *ns, *workload_key, *cgroup, *bundle, *source;
-  char *pod_name, *pod_namespace, *container_name; /* "" when not known */
-  /* Kubernetes' view (issue #25), NULL/empty when not known: the pod's
-   * labels as "key=value" strings (filled from the node's CRI), the pod's
-   * uid and QoS class ("guaranteed", "burstable", "besteffort", from the
-   * cgroup path; "" unknown), and the rule that decided its kind/class
-   * (agent config; "" none). */
-  char **pod_labels;
-  size_t n_pod_labels;
-  char *pod_uid;
-  char qos[12];
-  char rule[64];
-  /* The rule matched by label in a namespace trust_declared does not
-   * trust: what it grants (protection, a latency target, kind service)
-   * was not applied. */
-  bool rule_untrusted;
   uint32_t pid;
   enum agent_state state;
   enum agent_kind kind;
   /* What io.iobatch.kind said ("" none, or the kind is the runtime's), and
    * whether its namespace is trusted; kind_ignored: it said service or
-   * sandbox untrusted, and the container is a job (kind_logged: said once). */
+   * sandbox untrusted, and the container is a job (kind_logged: said once,
+   * by requests.c). */
   char declared_kind[8];
   bool kind_untrusted, kind_ignored, kind_logged;
 
@@ -114,15 +104,37 @@ struct agent_ctr {
   uint64_t registered_ms, arrival_ms, admitted_ms, deadline_ms;
   uint32_t max_hold_ms; /* io.iobatch.max-hold-ms as declared (0: none) */
   /* hold_ignored: it was declared from an untrusted namespace and not used
-   * (agent_adm_hold_ms); hold_logged: said once. */
+   * (agent_adm_hold_ms); hold_logged: said once (requests.c). */
   bool hold_ignored, hold_logged;
   int reason;                  /* enum batch_reason of the last decision, -1 none */
   char conflict[AGENT_ID_MAX]; /* id of the container it conflicts with */
   bool forced;                 /* admitted at its deadline */
   bool shared;                 /* ran beside another container doing I/O at some point */
+  double solo_s, solo_bps;     /* from the learned profile (0: unknown; daemon.c) */
+  unsigned weight;             /* what batch_weights asks for (100 = default) */
+  /* Latency-sensitive (declared io.iobatch.class=latency, or detected):
+   * batch containers yield to it (agent/protect.h).  Planned as a service. */
+  bool protect;
+  bool protect_declared; /* by a trusted declaration */
 
-  double solo_s, solo_bps; /* from the learned profile (0: unknown) */
-  /* Rates of the last sampling window (the sampler fills them). */
+  /* --- Kubernetes' view (issue #25): podmeta.c (names and labels, from
+   * the node's CRI, or the annotations at Register), kubepods.c (uid and
+   * QoS class, from the cgroup path), daemon.c (the pod rule).  NULL or
+   * empty when not known: the pod's labels as "key=value" strings, its uid
+   * and QoS class ("guaranteed", "burstable", "besteffort"; "" unknown),
+   * and the rule that decided its kind/class (agent config; "" none). --- */
+  char *pod_name, *pod_namespace, *container_name; /* "" when not known */
+  char **pod_labels;
+  size_t n_pod_labels;
+  char *pod_uid;
+  char qos[12];
+  char rule[64];
+  /* The rule matched by label in a namespace trust_declared does not
+   * trust: what it grants (protection, a latency target, kind service)
+   * was not applied. */
+  bool rule_untrusted;
+
+  /* --- sampler.c: the last sampling window --- */
   double read_bps, write_bps, read_iops, write_iops;
   double bytes_run; /* bytes moved since admission (learned throughput) */
   /* Solo-seconds of work done since admission: each sampling window adds
@@ -130,64 +142,74 @@ struct agent_ctr {
    * without a learned rate, predicted while it shared the disk; equal to
    * the elapsed time when it ran alone.  What a shared run teaches. */
   double solo_equiv_s;
-  bool io_now;   /* did I/O in the last sampling window */
-  bool first_io; /* did I/O in some window since its admission */
-  /* Latency-sensitive (declared io.iobatch.class=latency, or detected):
-   * batch containers yield to it (agent/protect.h).  Planned as a service. */
-  bool protect;
-  bool protect_declared; /* by a trusted declaration */
-  double alone_bps;      /* its rate in windows with no other I/O (running average) */
-  double alone_var;      /* ... and its running variance */
-  double share;          /* rate / alone_bps in the last shared window, -1 unknown */
-  double cap_bps;        /* batch: the cap last written for it, 0 none */
-  bool budget_logged;    /* batch: 'reached its budget' said once */
-  /* Batch: frozen by the concurrency lever (agent/freeze.c), windows in a
-   * row in its present state (frozen or not, while the lever acts), time
-   * frozen in all and since when (0: not frozen); freeze_done: past its
-   * budget or not freezable, never frozen again. */
-  bool frozen, freeze_done;
-  unsigned freeze_windows;
-  uint64_t frozen_ms, frozen_since_ms;
-  void *freeze_state; /* agent/freeze.c's */
-  /* Protected: the share of time some of its tasks stalled on I/O
-   * (io.pressure "some") in the last window and in windows alone (running
-   * average); < 0 unknown. */
+  bool io_now;         /* did I/O in the last sampling window */
+  bool first_io;       /* did I/O in some window since its admission */
+  uint64_t corun_with; /* handle of its only I/O neighbour at the last sample, 0 none */
+  /* Protected: its pace alone and against it (agent/protect.h). */
+  double alone_bps; /* its rate in windows with no other I/O (running average) */
+  double alone_var; /* ... and its running variance */
+  double share;     /* rate / alone_bps in the last shared window, -1 unknown */
+  /* The share of time some of its tasks stalled on I/O (io.pressure
+   * "some") in the last window and in windows alone (running average);
+   * < 0 unknown. */
   double stall, stall_alone;
-  /* Its block I/O latency in the last window (agent/latency.h), once
-   * lat_valid: requests completed and their p50 and p99 from the BPF
-   * histogram, or with lat_approx from io.pressure (agent/sampler.c:
-   * requests counted by the sampler, p50 = p99 = stall time per request)
-   * and lat_stall (the window's stall share, < 0 unknown). */
-  bool lat_valid, lat_approx;
-  uint64_t lat_count, lat_windows; /* lat_windows: windows measured so far */
-  double lat_p50_us, lat_p99_us, lat_stall;
-  /* Protected: its latency objective (agent/protect.h), in its signal's
-   * unit: the p99 in us, or with lat_approx the stall share.  Declared
-   * (lat_target_declared_us, io.iobatch.latency-target, trusted
-   * namespaces only; 0 none) or learned from its quiet windows
-   * (lat_learn; lat_learn_approx: it holds stall shares). */
-  struct agent_protect_learn lat_learn;
-  bool lat_learn_approx;
-  double lat_target_declared_us;
-  bool lat_target_ignored; /* declared untrusted: said once */
-  double lat_target;       /* in force; 0 none yet (protection by share) */
-  /* The objective its workload's profile kept (agent/profiles.h), in
-   * force until it learns its own; 0 none.  lat_learned_saved: its own
-   * learned one went into the profile. */
-  double lat_profile_target;
-  bool lat_profile_approx, lat_learned_saved;
-  int lat_target_source; /* enum agent_lat_target_source */
-  uint64_t corun_with;   /* handle of its only I/O neighbour at the last sample, 0 none */
+  void *sampler_state; /* the sampler's per-container state */
 
-  unsigned weight;         /* what batch_weights asks for (100 = default) */
+  /* --- block I/O latency: measured by sampler.c, the objective set by
+   * daemon.c's protection step (requests.c: a declared target) --- */
+  struct agent_ctr_lat {
+    /* The last window (agent/latency.h), once valid: requests completed
+     * and their p50 and p99 from the BPF histogram, or with approx from
+     * io.pressure (agent/sampler.c: requests counted by the sampler, p50 =
+     * p99 = stall time per request) and stall (the window's stall share,
+     * < 0 unknown). */
+    bool valid, approx;
+    uint64_t count, windows; /* windows: windows measured so far */
+    double p50_us, p99_us, stall;
+    /* Protected: its latency objective (agent/protect.h), in its
+     * signal's unit: the p99 in us, or with approx the stall share.
+     * Declared (target_declared_us, io.iobatch.latency-target, trusted
+     * namespaces only; 0 none) or learned from its quiet windows (learn;
+     * learn_approx: it holds stall shares). */
+    struct agent_protect_learn learn;
+    bool learn_approx;
+    double target_declared_us;
+    bool target_ignored; /* declared untrusted: said once */
+    double target;       /* in force; 0 none yet (protection by share) */
+    /* The objective its workload's profile kept (agent/profiles.h), in
+     * force until it learns its own; 0 none.  learned_saved: its own
+     * learned one went into the profile. */
+    double profile_target;
+    bool profile_approx, learned_saved;
+    int target_source; /* enum agent_lat_target_source */
+  } lat;
+
+  /* --- caps.c (agent/caps.h): a batch container's cap --- */
+  struct agent_ctr_caps {
+    double bps;         /* the cap last written for it, 0 none */
+    bool budget_logged; /* 'reached its budget' said once */
+    void *state;        /* caps.c's (its throttle and CPU targets) */
+  } caps;
+
+  /* --- freeze.c: the concurrency lever on a batch container --- */
+  struct agent_ctr_freeze {
+    /* Frozen, windows in a row in its present state (frozen or not,
+     * while the lever acts), time frozen in all and since when (0: not
+     * frozen); done: past its budget or not freezable, never frozen
+     * again. */
+    bool frozen, done;
+    unsigned windows;
+    uint64_t frozen_ms, since_ms;
+    void *state; /* freeze.c's */
+  } freeze;
+
+  /* --- weights.c: what was written (weight above is what is asked) --- */
   unsigned weight_written; /* what was last written (0: nothing yet) */
   bool weight_effective;   /* a mechanism (iocost/BFQ) enforces it */
   char weight_note[128];   /* why a weight is not effective, for Status */
 
-  void *waiter;        /* the owner's pending Admit call */
-  void *sampler_state; /* the sampler's per-container state */
-  void *cap_state;     /* caps.c's per-container state (its throttle target) */
-  void *pid_watch;     /* pidwatch.c: the pidfd that ends it when its pid exits */
+  void *waiter;    /* server.c: the pending Admit call */
+  void *pid_watch; /* pidwatch.c: the pidfd that ends it when its pid exits */
 };
 
 struct agent_adm;

@@ -150,7 +150,7 @@ static bool still_bound(struct cap_state *st, const struct agent_ctr *c, const c
 }
 
 void agent_caps_bind(struct agent_caps *ac, struct agent_ctr *c) {
-  if (c->pid == 0 || (c->cap_state && ((struct cap_state *)c->cap_state)->bound))
+  if (c->pid == 0 || (c->caps.state && ((struct cap_state *)c->caps.state)->bound))
     return;
   struct cap_state *st = state_of(c);
   st->bound = true;
@@ -213,7 +213,7 @@ static int write_caps(const struct cap_state *st, uint64_t v, struct iob_error *
 static bool dir_capped_elsewhere(struct agent_caps *ac, const struct agent_ctr *c,
                                  const char *dir) {
   for (struct agent_ctr *o = ac->adm->list; o; o = o->next) {
-    const struct cap_state *os = o->cap_state;
+    const struct cap_state *os = o->caps.state;
     if (o != c && os && os->have_orig && os->t.cgdir && strcmp(os->t.cgdir, dir) == 0)
       return true;
   }
@@ -231,10 +231,10 @@ static void lift(struct agent_caps *ac, struct agent_ctr *c, struct cap_state *s
 }
 
 static struct cap_state *state_of(struct agent_ctr *c) {
-  struct cap_state *st = c->cap_state;
+  struct cap_state *st = c->caps.state;
   if (st == NULL) {
     st = xcalloc(1, sizeof(*st));
-    c->cap_state = st;
+    c->caps.state = st;
   }
   return st;
 }
@@ -250,7 +250,7 @@ static void dir_of(const char *file, char *out, size_t size) {
  * containers in one cgroup): it stays low until that one is back too. */
 static bool cpu_low_elsewhere(struct agent_caps *ac, const struct agent_ctr *c, const char *file) {
   for (struct agent_ctr *o = ac->adm->list; o; o = o->next) {
-    const struct cap_state *os = o->cap_state;
+    const struct cap_state *os = o->caps.state;
     if (o != c && os && os->cpu_low && os->cpu.file && strcmp(os->cpu.file, file) == 0)
       return true;
   }
@@ -271,7 +271,7 @@ static void cpu_back(struct agent_caps *ac, struct agent_ctr *c, struct cap_stat
 
 /* The least CPU weight for C while LOW, what it had otherwise. */
 static void set_cpu(struct agent_caps *ac, struct agent_ctr *c, bool low) {
-  struct cap_state *st = low ? state_of(c) : c->cap_state;
+  struct cap_state *st = low ? state_of(c) : c->caps.state;
   if (st == NULL || st->cpu_low == low)
     return;
   if (!low) {
@@ -309,7 +309,7 @@ static void set_cpu(struct agent_caps *ac, struct agent_ctr *c, bool low) {
 }
 
 void agent_caps_forget(struct agent_caps *ac, struct agent_ctr *c) {
-  struct cap_state *st = c->cap_state;
+  struct cap_state *st = c->caps.state;
   if (st == NULL)
     return;
   /* Its cgroup is usually gone by now (nothing to write then), but a
@@ -319,11 +319,11 @@ void agent_caps_forget(struct agent_caps *ac, struct agent_ctr *c) {
   cg2_throttle_target_release(&st->t);
   cg2_cpu_target_release(&st->cpu);
   free(st);
-  c->cap_state = NULL;
+  c->caps.state = NULL;
 }
 
 static void set_cap(struct agent_caps *ac, struct agent_ctr *c, double bps) {
-  if (c->cap_bps == bps)
+  if (c->caps.bps == bps)
     return;
   struct cap_state *st = state_of(c);
   cleanup_error struct iob_error *err = NULL;
@@ -344,14 +344,14 @@ static void set_cap(struct agent_caps *ac, struct agent_ctr *c, double bps) {
       iob_warn("cannot cap '%s': no io.max or blkio.throttle for its cgroup, or no disk found",
                c->id);
     st->warned = st->warned || bps > 0;
-    c->cap_bps = st->resolved ? bps : 0;
+    c->caps.bps = st->resolved ? bps : 0;
     return;
   }
   uint64_t v = (uint64_t)bps;
   if (v == 0) {
     lift(ac, c, st);
     iob_debug("cap on '%s' lifted", c->id);
-    c->cap_bps = 0;
+    c->caps.bps = 0;
     return;
   }
   if (!still_bound(st, c, st->t.cgdir, st->ino))
@@ -373,7 +373,7 @@ static void set_cap(struct agent_caps *ac, struct agent_ctr *c, double bps) {
   }
   iob_debug("capped '%s' at %.1f MiB/s (%s)", c->id, bps / (1024 * 1024),
             cg2_throttle_mech_name(st->t.mech));
-  c->cap_bps = bps;
+  c->caps.bps = bps;
 }
 
 void agent_caps_apply(struct agent_caps *ac) {
@@ -383,10 +383,10 @@ void agent_caps_apply(struct agent_caps *ac) {
   for (struct agent_ctr *c = ac->adm->list; c; c = c->next) {
     bool running = c->state == AGENT_RUNNING;
     bool over = running && agent_ctr_over_budget(ac->adm, c, now);
-    if (over && limiting && !c->budget_logged) {
+    if (over && limiting && !c->caps.budget_logged) {
       iob_info("'%s' reached its budget (%.1f x its %.0f s alone): no longer capped or slowed",
                c->id, ac->adm->prot.cfg.batch_budget, c->solo_s);
-      c->budget_logged = true;
+      c->caps.budget_logged = true;
     }
     bool capped = running && !over && agent_ctr_protect_target(ac->adm, c);
     set_cap(ac, c, capped && level > 0 ? level : 0);

@@ -143,8 +143,8 @@ void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
     return;
   c->solo_s = p->solo_s;
   c->solo_bps = p->solo_bps;
-  c->lat_profile_target = p->lat_target;
-  c->lat_profile_approx = p->lat_approx;
+  c->lat.profile_target = p->lat_target;
+  c->lat.profile_approx = p->lat_approx;
   int cls = batch_class_from_name(p->cls);
   if (cls >= 0 && c->class_source != AGENT_CLASS_DECLARED)
     agent_adm_set_class(&d->adm, c, (enum batch_class)cls, p->confidence, AGENT_CLASS_PROFILE,
@@ -187,7 +187,7 @@ void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *c) 
   if (r->cls[0])
     agent_adm_declare(&d->adm, c, r->cls, trusted, now);
   if (r->lat_target_us && trusted)
-    c->lat_target_declared_us = r->lat_target_us;
+    c->lat.target_declared_us = r->lat_target_us;
   if (changed)
     iob_info("'%s' (pod %s/%s, %s): pod rule '%s'%s", c->id,
              c->pod_namespace && *c->pod_namespace ? c->pod_namespace : "?",
@@ -429,64 +429,64 @@ static void protect_settings(struct agent_daemon *d) {
 /* A protected container's latency in the last window, in its objective's
  * unit (admission.h): < 0 unknown. */
 static double lat_signal(const struct agent_ctr *c) {
-  if (!c->lat_valid)
+  if (!c->lat.valid)
     return -1;
-  return c->lat_approx ? c->lat_stall : c->lat_p99_us;
+  return c->lat.approx ? c->lat.stall : c->lat.p99_us;
 }
 
 /* Its objective: declared (a p99, so only with the block layer's
  * latency), else learned from the windows in which it did I/O and no
  * batch container did (BATCH_IO false). */
 static void lat_objective(struct agent_ctr *c, bool batch_io, int which) {
-  if (c->lat_valid && c->lat_learn_approx != c->lat_approx) {
+  if (c->lat.valid && c->lat.learn_approx != c->lat.approx) {
     /* The signal changed its unit: what was learned does not apply. */
-    memset(&c->lat_learn, 0, sizeof(c->lat_learn));
-    c->lat_learn_approx = c->lat_approx;
+    memset(&c->lat.learn, 0, sizeof(c->lat.learn));
+    c->lat.learn_approx = c->lat.approx;
   }
   double lat = lat_signal(c);
   if (!batch_io && c->io_now && lat >= 0)
-    agent_protect_learn_add(&c->lat_learn, lat);
-  double before = c->lat_target;
+    agent_protect_learn_add(&c->lat.learn, lat);
+  double before = c->lat.target;
   if (which == AGENT_PROTECT_OBJECTIVE_OFF) {
-    c->lat_target = 0;
-    c->lat_target_source = AGENT_LAT_TARGET_NONE;
-  } else if (c->lat_target_declared_us > 0 && c->lat_valid && !c->lat_approx) {
-    c->lat_target = c->lat_target_declared_us;
-    c->lat_target_source = AGENT_LAT_TARGET_DECLARED;
+    c->lat.target = 0;
+    c->lat.target_source = AGENT_LAT_TARGET_NONE;
+  } else if (c->lat.target_declared_us > 0 && c->lat.valid && !c->lat.approx) {
+    c->lat.target = c->lat.target_declared_us;
+    c->lat.target_source = AGENT_LAT_TARGET_DECLARED;
   } else if (which == AGENT_PROTECT_OBJECTIVE_DECLARED) {
-    c->lat_target = 0;
-    c->lat_target_source = AGENT_LAT_TARGET_NONE;
+    c->lat.target = 0;
+    c->lat.target_source = AGENT_LAT_TARGET_NONE;
   } else {
-    double t = agent_protect_learn_target(&c->lat_learn);
-    if (t > 0 && c->lat_learn_approx && t < PROTECT_LEARN_STALL_MIN)
+    double t = agent_protect_learn_target(&c->lat.learn);
+    if (t > 0 && c->lat.learn_approx && t < PROTECT_LEARN_STALL_MIN)
       t = PROTECT_LEARN_STALL_MIN;
-    c->lat_target = t;
-    c->lat_target_source = t > 0 ? AGENT_LAT_TARGET_LEARNED : AGENT_LAT_TARGET_NONE;
+    c->lat.target = t;
+    c->lat.target_source = t > 0 ? AGENT_LAT_TARGET_LEARNED : AGENT_LAT_TARGET_NONE;
     /* Not learned yet: what its workload learned before, in the same
      * unit (issue #22: no 10 quiet windows again). */
-    if (t == 0 && c->lat_profile_target > 0 && c->lat_valid &&
-        c->lat_profile_approx == c->lat_approx) {
-      c->lat_target = c->lat_profile_target;
-      c->lat_target_source = AGENT_LAT_TARGET_PROFILE;
+    if (t == 0 && c->lat.profile_target > 0 && c->lat.valid &&
+        c->lat.profile_approx == c->lat.approx) {
+      c->lat.target = c->lat.profile_target;
+      c->lat.target_source = AGENT_LAT_TARGET_PROFILE;
     }
   }
-  if (c->lat_target > 0 && before == 0)
+  if (c->lat.target > 0 && before == 0)
     iob_info("'%s' has a latency objective (%s): %s %.*f%s", c->id,
-             agent_lat_target_source_name(c->lat_target_source),
-             c->lat_learn_approx ? "an I/O stall share of" : "a block I/O p99 of",
-             c->lat_learn_approx ? 3 : 0, c->lat_target, c->lat_learn_approx ? "" : " us");
+             agent_lat_target_source_name(c->lat.target_source),
+             c->lat.learn_approx ? "an I/O stall share of" : "a block I/O p99 of",
+             c->lat.learn_approx ? 3 : 0, c->lat.target, c->lat.learn_approx ? "" : " us");
 }
 
 /* A container's own learned objective goes into its workload's profile,
  * written soon (a crash must not lose it). */
 static void keep_objective(struct agent_daemon *d, struct agent_ctr *c) {
-  if (c->lat_target_source != AGENT_LAT_TARGET_LEARNED || c->lat_learned_saved)
+  if (c->lat.target_source != AGENT_LAT_TARGET_LEARNED || c->lat.learned_saved)
     return;
-  c->lat_learned_saved = true;
+  c->lat.learned_saved = true;
   cleanup_error struct iob_error *err = NULL;
   if (c->workload_key == NULL || c->workload_key[0] == '\0' ||
       agent_profiles_learn_objective(&d->profiles, agent_ctr_tenant(c), c->workload_key,
-                                     c->lat_target, c->lat_learn_approx, &err) < 0)
+                                     c->lat.target, c->lat.learn_approx, &err) < 0)
     return;
   d->profiles_dirty = true;
   if (d->save_timer == NULL && !d->stopping && d->loop)
@@ -498,7 +498,7 @@ static void keep_objective(struct agent_daemon *d, struct agent_ctr *c) {
  * few requests a window is below the rate that counts as I/O, and must
  * not look idle: that would lift every limit on what starves it). */
 static bool protected_busy(const struct agent_ctr *c) {
-  return c->io_now || (c->lat_valid && !c->lat_approx && c->lat_count > 0);
+  return c->io_now || (c->lat.valid && !c->lat.approx && c->lat.count > 0);
 }
 
 static void protect_step(struct agent_daemon *d) {
@@ -526,7 +526,7 @@ static void protect_step(struct agent_daemon *d) {
                                             .share = c->share,
                                             .stall = -1,
                                             .lat = lat_signal(c),
-                                            .lat_target = c->lat_target,
+                                            .lat_target = c->lat.target,
                                             .idle = !protected_busy(c)};
     }
   struct agent_protect *p = &d->adm.prot;

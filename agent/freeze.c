@@ -36,9 +36,9 @@ void agent_freezer_init(struct agent_freezer *f, struct agent_adm *adm,
 }
 
 static struct freeze_state *state_of(struct agent_ctr *c) {
-  if (c->freeze_state == NULL)
-    c->freeze_state = xcalloc(1, sizeof(struct freeze_state));
-  return c->freeze_state;
+  if (c->freeze.state == NULL)
+    c->freeze.state = xcalloc(1, sizeof(struct freeze_state));
+  return c->freeze.state;
 }
 
 /* The directory of a cgroup file, as agent_restore_dir takes it. */
@@ -49,17 +49,18 @@ static void dir_of(const char *file, char *out, size_t size) {
 }
 
 static void thaw(struct agent_freezer *f, struct agent_ctr *c, uint64_t now, const char *why) {
-  struct freeze_state *st = c->freeze_state;
-  if (!c->frozen || st == NULL)
+  struct freeze_state *st = c->freeze.state;
+  if (!c->freeze.frozen || st == NULL)
     return;
   char dir[AGENT_RESTORE_PATH_MAX];
   dir_of(st->t.file, dir, sizeof(dir));
   agent_restore_dir(f->restore, dir, AGENT_RESTORE_FREEZE);
-  c->frozen = false;
-  if (now > c->frozen_since_ms)
-    c->frozen_ms += now - c->frozen_since_ms;
-  c->frozen_since_ms = 0;
-  iob_info("thawed '%s' (%s; frozen %.1f s in all)", c->id, why, (double)c->frozen_ms / 1000);
+  c->freeze.frozen = false;
+  if (now > c->freeze.since_ms)
+    c->freeze.frozen_ms += now - c->freeze.since_ms;
+  c->freeze.since_ms = 0;
+  iob_info("thawed '%s' (%s; frozen %.1f s in all)", c->id, why,
+           (double)c->freeze.frozen_ms / 1000);
 }
 
 /* Another registered container that may not be frozen in C's cgroup. */
@@ -84,7 +85,7 @@ static bool freeze(struct agent_freezer *f, struct agent_ctr *c, uint64_t now) {
         st->t.mech == CG2_FREEZE_NONE) {
       iob_warn("cannot freeze '%s': %s", c->id,
                err ? err->msg : "no freezer.state or cgroup.freeze for its cgroup");
-      c->freeze_done = true;
+      c->freeze.done = true;
       return false;
     }
   }
@@ -94,7 +95,7 @@ static bool freeze(struct agent_freezer *f, struct agent_ctr *c, uint64_t now) {
              err       ? err->msg
              : already ? "it is frozen already (by someone else)"
                        : "its cgroup holds a container that may not be frozen");
-    c->freeze_done = true;
+    c->freeze.done = true;
     return false;
   }
   if (agent_restore_remember(f->restore, st->t.file, 0, 0, cg2_freeze_word(st->t.mech, false),
@@ -106,11 +107,11 @@ static bool freeze(struct agent_freezer *f, struct agent_ctr *c, uint64_t now) {
     char dir[AGENT_RESTORE_PATH_MAX];
     dir_of(st->t.file, dir, sizeof(dir));
     agent_restore_dir(f->restore, dir, AGENT_RESTORE_FREEZE);
-    c->freeze_done = true;
+    c->freeze.done = true;
     return false;
   }
-  c->frozen = true;
-  c->frozen_since_ms = now;
+  c->freeze.frozen = true;
+  c->freeze.since_ms = now;
   iob_info("froze '%s' (%s): batch containers doing I/O at once limited to %u", c->id,
            cg2_freeze_mech_name(st->t.mech), f->adm->prot.io_limit);
   return true;
@@ -131,12 +132,12 @@ void agent_freeze_apply(struct agent_freezer *f, uint64_t now) {
       n++;
       continue;
     }
-    if (c->frozen) {
+    if (c->freeze.frozen) {
       bool over = agent_ctr_over_budget(f->adm, c, now) || c->state != AGENT_RUNNING;
-      c->freeze_done = c->freeze_done || over;
+      c->freeze.done = c->freeze.done || over;
       thaw(f, c, now, over ? "it reached its budget: never frozen again" : "no longer batch");
     }
-    c->freeze_windows = 0;
+    c->freeze.windows = 0;
   }
   if (n == 0)
     return;
@@ -148,28 +149,28 @@ void agent_freeze_apply(struct agent_freezer *f, uint64_t now) {
       who[k] = c;
       v[k++] = (struct agent_freeze_cand){.id = c->id,
                                           .since_ms = c->admitted_ms,
-                                          .frozen = c->frozen,
-                                          .windows = c->freeze_windows};
+                                          .frozen = c->freeze.frozen,
+                                          .windows = c->freeze.windows};
     }
   agent_protect_freeze_pick(v, k, limit);
   for (size_t i = 0; i < k; i++) {
     struct agent_ctr *c = who[i];
-    c->freeze_windows = v[i].windows;
-    if (v[i].frozen && !c->frozen)
+    c->freeze.windows = v[i].windows;
+    if (v[i].frozen && !c->freeze.frozen)
       freeze(f, c, now);
-    else if (!v[i].frozen && c->frozen)
+    else if (!v[i].frozen && c->freeze.frozen)
       thaw(f, c, now, limit ? "its turn" : "the limit is lifted");
   }
 }
 
 void agent_freeze_forget(struct agent_freezer *f, struct agent_ctr *c) {
-  struct freeze_state *st = c->freeze_state;
+  struct freeze_state *st = c->freeze.state;
   if (st == NULL)
     return;
   thaw(f, c, iob_now_ms(), "it leaves");
   cg2_freeze_target_release(&st->t);
   free(st);
-  c->freeze_state = NULL;
+  c->freeze.state = NULL;
 }
 
 void agent_freeze_release(struct agent_freezer *f) {

@@ -202,7 +202,7 @@ static void ctr_series(FILE *f, const char *name, const struct agent_ctr *c, con
 /* ... with the approx label of the latency series */
 static void ctr_labels(FILE *f, const struct agent_ctr *c, const char *more) {
   ctr_name_labels(f, c);
-  fprintf(f, ",approx=\"%s\"%s}", c->lat_approx ? "true" : "false", more);
+  fprintf(f, ",approx=\"%s\"%s}", c->lat.approx ? "true" : "false", more);
 }
 
 /* Each container's block I/O latency in its last sample window: a
@@ -222,21 +222,21 @@ static void render_latency(FILE *f, const struct agent_metrics_view *v) {
          "Block I/O latency of a container's requests in the last sample window, by quantile "
          "(approx=\"true\": stall time per request from io.pressure).");
   for (const struct agent_ctr *c = v->list; c; c = c->next)
-    if (c->lat_valid) {
+    if (c->lat.valid) {
       fputs("iobatch_container_io_latency_seconds", f);
       ctr_labels(f, c, ",quantile=\"0.5\"");
-      fprintf(f, " %.6f\n", c->lat_p50_us / 1e6);
+      fprintf(f, " %.6f\n", c->lat.p50_us / 1e6);
       fputs("iobatch_container_io_latency_seconds", f);
       ctr_labels(f, c, ",quantile=\"0.99\"");
-      fprintf(f, " %.6f\n", c->lat_p99_us / 1e6);
+      fprintf(f, " %.6f\n", c->lat.p99_us / 1e6);
     }
   header(f, "iobatch_container_io_requests", "gauge",
          "Block I/O requests a container completed in the last sample window.");
   for (const struct agent_ctr *c = v->list; c; c = c->next)
-    if (c->lat_valid) {
+    if (c->lat.valid) {
       fputs("iobatch_container_io_requests", f);
       ctr_labels(f, c, "");
-      fprintf(f, " %llu\n", (unsigned long long)c->lat_count);
+      fprintf(f, " %llu\n", (unsigned long long)c->lat.count);
     }
 }
 
@@ -291,9 +291,9 @@ static void render_ctr_rates(FILE *f, const struct agent_metrics_view *v) {
          "The bytes/s cap protection wrote for a batch container (io.max or blkio.throttle); "
          "only containers capped now.");
   for (const struct agent_ctr *c = v->list; c; c = c->next)
-    if (c->cap_bps > 0) {
+    if (c->caps.bps > 0) {
       ctr_series(f, "iobatch_container_io_cap_bytes_per_second", c, "");
-      fprintf(f, " %.0f\n", c->cap_bps);
+      fprintf(f, " %.0f\n", c->caps.bps);
     }
 }
 
@@ -308,29 +308,29 @@ static void render_ctr_protection(FILE *f, const struct agent_metrics_view *v) {
          "A protected container's p99 block I/O latency objective in force, declared or "
          "learned (source).");
   for (const struct agent_ctr *c = v->list; c; c = c->next)
-    if (c->protect && c->lat_target > 0 && !c->lat_approx) {
+    if (c->protect && c->lat.target > 0 && !c->lat.approx) {
       fputs("iobatch_container_io_latency_target_seconds", f);
       ctr_name_labels(f, c);
-      fprintf(f, ",source=\"%s\"} %.6f\n", agent_lat_target_source_name(c->lat_target_source),
-              c->lat_target / 1e6);
+      fprintf(f, ",source=\"%s\"} %.6f\n", agent_lat_target_source_name(c->lat.target_source),
+              c->lat.target / 1e6);
     }
   header(f, "iobatch_container_io_stall_target_ratio", "gauge",
          "A protected container's objective where latency is approximate: the share of time "
          "its tasks may stall on I/O (io.pressure some).");
   for (const struct agent_ctr *c = v->list; c; c = c->next)
-    if (c->protect && c->lat_target > 0 && c->lat_approx) {
+    if (c->protect && c->lat.target > 0 && c->lat.approx) {
       fputs("iobatch_container_io_stall_target_ratio", f);
       ctr_name_labels(f, c);
-      fprintf(f, ",source=\"%s\"} %.6f\n", agent_lat_target_source_name(c->lat_target_source),
-              c->lat_target);
+      fprintf(f, ",source=\"%s\"} %.6f\n", agent_lat_target_source_name(c->lat.target_source),
+              c->lat.target);
     }
   header(f, "iobatch_container_io_stall_ratio", "gauge",
          "The share of the last sample window in which some of a container's tasks stalled on "
          "I/O (io.pressure some), where latency is approximate.");
   for (const struct agent_ctr *c = v->list; c; c = c->next)
-    if (c->lat_valid && c->lat_approx && c->lat_stall >= 0) {
+    if (c->lat.valid && c->lat.approx && c->lat.stall >= 0) {
       ctr_series(f, "iobatch_container_io_stall_ratio", c, "");
-      fprintf(f, " %.6f\n", c->lat_stall);
+      fprintf(f, " %.6f\n", c->lat.stall);
     }
 }
 

@@ -85,7 +85,7 @@ struct agent_metrics_view {
   const char *policy, *matrix, *sampler;
   /* Per-container block I/O latency (issue #22): where it comes from
    * ("bpf", "pressure", "off"; NULL: not rendered) and the containers
-   * whose last window is shown (agent_ctr.lat_valid). */
+   * whose last window is shown (agent_ctr.lat.valid). */
   const char *latency_source;
   const struct agent_ctr *list;
   uint64_t now_ms; /* the scrape's time: how long pending containers have been held */

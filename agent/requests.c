@@ -64,17 +64,17 @@ static void report_hold(struct agent_ctr *c) {
  * the container's objective (agent/protect.h); any other's is ignored,
  * said once, and the objective is learned. */
 static void declare_lat_target(struct agent_daemon *d, struct agent_ctr *c, uint32_t us) {
-  if (us == 0 || c->lat_target_declared_us == us)
+  if (us == 0 || c->lat.target_declared_us == us)
     return;
   if (!agent_adm_trusted(&d->adm, c)) {
-    if (!c->lat_target_ignored)
+    if (!c->lat.target_ignored)
       iob_info("'%s' declared a latency target of %u us (namespace '%s', not trusted by "
                "trust_declared): ignored, its objective is learned",
                c->id, us, c->ns);
-    c->lat_target_ignored = true;
+    c->lat.target_ignored = true;
     return;
   }
-  c->lat_target_declared_us = us;
+  c->lat.target_declared_us = us;
   iob_info("'%s' declared a latency target of %u us", c->id, us);
 }
 
@@ -405,24 +405,24 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
     s->kind = (char *)agent_kind_name(c->kind);
     s->protected_ = c->protect;
     s->share = c->protect ? c->share : -1;
-    s->io_lat_valid = c->lat_valid;
-    s->io_lat_approx = c->lat_approx;
-    s->io_lat_count = c->lat_count;
-    s->io_lat_windows = c->lat_windows;
-    s->io_lat_p50_us = c->lat_p50_us;
-    s->io_lat_p99_us = c->lat_p99_us;
-    s->io_stall_share = c->lat_valid && c->lat_approx ? c->lat_stall : -1;
+    s->io_lat_valid = c->lat.valid;
+    s->io_lat_approx = c->lat.approx;
+    s->io_lat_count = c->lat.count;
+    s->io_lat_windows = c->lat.windows;
+    s->io_lat_p50_us = c->lat.p50_us;
+    s->io_lat_p99_us = c->lat.p99_us;
+    s->io_stall_share = c->lat.valid && c->lat.approx ? c->lat.stall : -1;
     if (c->protect) {
-      s->lat_target = c->lat_target;
-      s->lat_target_source = (char *)agent_lat_target_source_name(c->lat_target_source);
-      s->lat_quiet_windows = c->lat_learn.seen;
+      s->lat_target = c->lat.target;
+      s->lat_target_source = (char *)agent_lat_target_source_name(c->lat.target_source);
+      s->lat_quiet_windows = c->lat.learn.seen;
     } else {
       s->lat_target_source = (char *)"";
     }
-    s->cap_bps = (uint64_t)c->cap_bps;
-    s->frozen = c->frozen;
-    s->frozen_ms =
-        c->frozen_ms + (c->frozen && now > c->frozen_since_ms ? now - c->frozen_since_ms : 0);
+    s->cap_bps = (uint64_t)c->caps.bps;
+    s->frozen = c->freeze.frozen;
+    s->frozen_ms = c->freeze.frozen_ms +
+                   (c->freeze.frozen && now > c->freeze.since_ms ? now - c->freeze.since_ms : 0);
     s->declared_class = c->declared;
     s->declared_trusted = c->declared[0] && !c->declared_untrusted;
     s->declared_kind = c->declared_kind;
@@ -461,7 +461,7 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   r.protect_batch_io_limit = d->adm.prot.active ? d->adm.prot.io_limit : 0;
   r.protect_freeze_batch = d->adm.prot.batch_n;
   for (struct agent_ctr *c = d->adm.list; c; c = c->next)
-    r.protect_frozen += c->frozen;
+    r.protect_frozen += c->freeze.frozen;
   r.protect_objective = d->adm.prot.active && d->adm.prot.objective;
   r.protect_lat_ratio = r.protect_objective ? d->adm.prot.worst_lat_ratio : 0;
   r.protect_victim = d->adm.prot.active ? d->adm.prot.victim : (char *)"";

@@ -315,13 +315,13 @@ static void latency_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sst
   if (memcmp(now.hist, st->lat_prev.hist, sizeof(now.hist)) != 0)
     agent_lathist_window(now.hist, st->lat_prev.hist, AGENT_LAT_BUCKETS, &w);
   st->lat_prev = now;
-  c->lat_valid = true;
-  c->lat_windows++;
-  c->lat_approx = false;
-  c->lat_count = w.count;
-  c->lat_p50_us = w.p50_us;
-  c->lat_p99_us = w.p99_us;
-  c->lat_stall = -1;
+  c->lat.valid = true;
+  c->lat.windows++;
+  c->lat.approx = false;
+  c->lat.count = w.count;
+  c->lat.p50_us = w.p50_us;
+  c->lat.p99_us = w.p99_us;
+  c->lat.stall = -1;
 }
 
 /* The window's latency approximated from io.pressure
@@ -334,16 +334,16 @@ static void latency_pressure(struct agent_ctr *c, const struct sstate *st,
   if (!a->has_pressure || !b->has_pressure || b->t_ns <= a->t_ns ||
       agent_lat_pressure_window(a->pressure.some.total, b->pressure.some.total, dl->rios + dl->wios,
                                 b->t_ns - a->t_ns, &w, &stall) < 0) {
-    c->lat_valid = false;
+    c->lat.valid = false;
     return;
   }
-  c->lat_valid = true;
-  c->lat_windows++;
-  c->lat_approx = true;
-  c->lat_count = w.count;
-  c->lat_p50_us = w.p50_us;
-  c->lat_p99_us = w.p99_us;
-  c->lat_stall = stall;
+  c->lat.valid = true;
+  c->lat.windows++;
+  c->lat.approx = true;
+  c->lat.count = w.count;
+  c->lat.p50_us = w.p50_us;
+  c->lat.p99_us = w.p99_us;
+  c->lat.stall = stall;
 }
 
 static void latency_window(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,

@@ -38,9 +38,9 @@ static void render_names(const uint8_t *data, size_t size) {
                         .container_name = f[4],
                         .state = AGENT_RUNNING,
                         .protect = true,
-                        .lat_valid = true,
-                        .lat_target = 1000,
-                        .cap_bps = 1};
+                        .lat.valid = true,
+                        .lat.target = 1000,
+                        .caps.bps = 1};
   snprintf(c.qos, sizeof(c.qos), "%s", f[5]);
   struct agent_metrics m = {0};
   struct agent_metrics_view v = {.policy = f[5], .matrix = f[0], .sampler = f[1]};

@@ -818,8 +818,8 @@ static void check_latency_target_row(void) {
       fail_msg("register %s: %s", tenants[i], err->msg);
     struct agent_ctr *c = agent_adm_find(&d.adm, "k8s.io", tenants[i]);
     assert_non_null(c);
-    assert_int_equal(c->lat_target_declared_us, i ? 2000 : 0);
-    assert_int_equal(c->lat_target_ignored, i == 0);
+    assert_int_equal(c->lat.target_declared_us, i ? 2000 : 0);
+    assert_int_equal(c->lat.target_ignored, i == 0);
   }
   agent_daemon_release(&d);
   char cmd[128];

@@ -418,7 +418,7 @@ static void test_rule_apply(void **state) {
   struct agent_ctr *c = pod(&g, "pg", "db", "burstable", "tier=db");
   assert_string_equal(c->rule, "db");
   assert_true(c->protect);
-  assert_int_equal(c->lat_target_declared_us, 5000);
+  assert_int_equal(c->lat.target_declared_us, 5000);
   assert_int_equal(c->kind, AGENT_KIND_SERVICE);
   assert_false(c->rule_untrusted);
   /* the same label in a namespace not trusted: the rule decides (first
@@ -426,7 +426,7 @@ static void test_rule_apply(void **state) {
   c = pod(&g, "fake", "team-a", "besteffort", "tier=db");
   assert_string_equal(c->rule, "db");
   assert_false(c->protect);
-  assert_int_equal(c->lat_target_declared_us, 0);
+  assert_int_equal(c->lat.target_declared_us, 0);
   assert_int_equal(c->kind, AGENT_KIND_JOB);
   assert_true(c->rule_untrusted);
   assert_int_equal(c->class_source, AGENT_CLASS_NONE); /* "latency" is no class hint */

@@ -168,13 +168,13 @@ static void test_render_golden(void **state) {
 static void test_render_latency(void **state) {
   (void)state;
   struct agent_metrics m = {0};
-  struct agent_ctr idle = {.ns = "default", .id = "idle", .lat_valid = true};
+  struct agent_ctr idle = {.ns = "default", .id = "idle", .lat.valid = true};
   struct agent_ctr db = {.ns = "k8s.io",
                          .id = "d\"b",
-                         .lat_valid = true,
-                         .lat_count = 1234,
-                         .lat_p50_us = 54.5,
-                         .lat_p99_us = 2048,
+                         .lat.valid = true,
+                         .lat.count = 1234,
+                         .lat.p50_us = 54.5,
+                         .lat.p99_us = 2048,
                          .next = &idle};
   struct agent_ctr fresh = {.ns = "default", .id = "new", .next = &db}; /* no window yet */
   struct agent_metrics_view v = {.policy = "predictive", .matrix = "defaults", .sampler = "x"};
@@ -252,12 +252,12 @@ static void test_render_pod_series(void **state) {
                          .read_bps = 4096000,
                          .read_iops = 1000,
                          .protect = true,
-                         .lat_target = 5000,
-                         .lat_target_source = AGENT_LAT_TARGET_DECLARED,
-                         .lat_valid = true,
-                         .lat_count = 10,
-                         .lat_p50_us = 800,
-                         .lat_p99_us = 7500};
+                         .lat.target = 5000,
+                         .lat.target_source = AGENT_LAT_TARGET_DECLARED,
+                         .lat.valid = true,
+                         .lat.count = 10,
+                         .lat.p50_us = 800,
+                         .lat.p99_us = 7500};
   struct agent_ctr etl = {.ns = "k8s.io",
                           .id = "c2",
                           .pod_namespace = "batch",
@@ -270,7 +270,7 @@ static void test_render_pod_series(void **state) {
                           .admitted_ms = 4500,
                           .write_bps = 50e6,
                           .write_iops = 50,
-                          .cap_bps = 20e6,
+                          .caps.bps = 20e6,
                           .next = &db};
   struct agent_ctr held = {.ns = "default",
                            .id = "h",
@@ -288,11 +288,11 @@ static void test_render_pod_series(void **state) {
                              .container_name = "nginx",
                              .state = AGENT_RUNNING,
                              .protect = true,
-                             .lat_approx = true,
-                             .lat_valid = true,
-                             .lat_stall = 0.25,
-                             .lat_target = 0.1,
-                             .lat_target_source = AGENT_LAT_TARGET_LEARNED,
+                             .lat.approx = true,
+                             .lat.valid = true,
+                             .lat.stall = 0.25,
+                             .lat.target = 0.1,
+                             .lat.target_source = AGENT_LAT_TARGET_LEARNED,
                              .next = &held};
   struct agent_metrics_view v = {.policy = "p", .matrix = "m", .sampler = "s"};
   agent_metrics_view_count(&v, &approx, 12345);

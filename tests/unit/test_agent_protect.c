@@ -790,13 +790,13 @@ static void test_freeze_candidates_budget(void **state) {
   r->kind = AGENT_KIND_SERVICE;
   assert_false(agent_ctr_freeze_candidate(&adm, r, 1000)); /* a service: never */
   /* frozen from 1 s: no progress, so at 5 s waited + 10 s left = 1.5 x 10 s */
-  w->frozen = true;
+  w->freeze.frozen = true;
   w->solo_equiv_s = 0;
   assert_true(agent_ctr_freeze_candidate(&adm, w, 4999));
   assert_false(agent_ctr_freeze_candidate(&adm, w, 5000));
   /* thawed for good once done with */
-  w->frozen = false;
-  w->freeze_done = true;
+  w->freeze.frozen = false;
+  w->freeze.done = true;
   assert_false(agent_ctr_freeze_candidate(&adm, w, 1000));
   agent_adm_release(&adm);
 }
