@@ -344,7 +344,9 @@ static void set_cap(struct agent_caps *ac, struct agent_ctr *c, double bps) {
       iob_warn("cannot cap '%s': no io.max or blkio.throttle for its cgroup, or no disk found",
                c->id);
     st->warned = st->warned || bps > 0;
-    c->caps.bps = st->resolved ? bps : 0;
+    /* Nothing was written: no cap to show (status, metrics), and a disk
+     * found later is capped at the next apply. */
+    c->caps.bps = 0;
     return;
   }
   uint64_t v = (uint64_t)bps;

@@ -26,7 +26,9 @@ void agent_caps_init(struct agent_caps *ac, struct agent_adm *adm, struct agent_
                      const char *root);
 /* The cap level on every running batch container, written where it
  * changed; lifted from containers that are not batch or not running, and
- * from all when the level is 0. */
+ * from all when the level is 0.  A container nothing can cap here (no
+ * io.max or blkio.throttle, or no disk found) gets no cap: its cap_bps
+ * stays 0. */
 void agent_caps_apply(struct agent_caps *ac);
 /* Lift every cap written, putting back what was there before (at exit: a
  * stopped agent leaves no cap behind). */

@@ -53,6 +53,7 @@ $(eval $(call fuzzer,fuzz_agent_metrics,tests/fuzz/fuzz_agent_metrics.c,agent ag
 $(eval $(call unit,test_agent_latency,tests/unit/test_agent_latency.c,agentcore cg2 common))
 $(eval $(call fuzzer,fuzz_agent_latency,tests/fuzz/fuzz_agent_latency.c,agentcore cg2 common))
 $(eval $(call unit,test_agent_podmeta,tests/unit/test_agent_podmeta.c,$(AGENT_LIBS)))
+$(eval $(call unit,test_agent_caps,tests/unit/test_agent_caps.c,$(AGENT_LIBS)))
 $(eval $(call unit,test_agent_daemon,tests/unit/test_agent_daemon.c,$(AGENT_LIBS)))
 
 INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
