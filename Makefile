@@ -174,6 +174,8 @@ check-install: all
 
 # The format check runs with the tests (tests/fmt-check.sh).
 INTEG_TESTS += tests/fmt-check.sh tests/spdx-check.sh tests/shellcheck.sh
+# No circle of C files (scripts/file-cycles.py over the objects of $(B)).
+INTEG_TESTS += tests/cycles.sh
 
 # CI: unit tests under sanitizers, then the plain build's full suite; one
 # runner invocation so the last line is the summary of everything.

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Circles of C files: sets of object files that call each other's
+functions (a strongly connected component of "uses a symbol defined in"),
+read from `nm` of the objects of a build tree.  The agent is a hub with
+narrow parts (docs/ARCHITECTURE.md, "The agent's parts"): calls go one
+way, and a part reaches its owner only through a function pointer it was
+given, which nm does not see as a use.
+
+    scripts/file-cycles.py [BUILD_DIR]      (default: build)
+    scripts/file-cycles.py --graph DIR [BUILD_DIR]   who calls whom in DIR
+
+Each directory of objects (agent, cli, shim, ...) is checked on its own,
+then the whole tree outside tests/ and bench/ together (a circle through
+two folders), with the symbols defined in exactly one object.  Prints each
+circle with the symbols each file takes from the others, and exits 1 if
+there is one; 2 if there are no objects to read."""
+import collections
+import os
+import subprocess
+import sys
+
+DEFINED = set("TDBRCGSVW")
+
+
+def read_objects(build):
+    objs = []
+    for top, dirs, files in os.walk(build):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(".o") and not f.endswith(".bpf.o"):
+                objs.append(os.path.join(top, f))
+    return objs
+
+
+def symbols(obj):
+    out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
+    defs, uses = set(), set()
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 3 and p[1] in DEFINED:
+            defs.add(p[2])
+        elif len(p) == 2 and p[0] == "U":
+            uses.add(p[1])
+    return defs, uses
+
+
+def graph(names, table):
+    """Edges a -> b (with the symbols) where a uses what only b defines."""
+    owner = collections.defaultdict(list)
+    for n in names:
+        for s in table[n][0]:
+            owner[s].append(n)
+    g = {n: collections.defaultdict(set) for n in names}
+    for n in names:
+        for s in table[n][1]:
+            o = owner.get(s)
+            if o and len(o) == 1 and o[0] != n:
+                g[n][o[0]].add(s)
+    return g
+
+
+def circles(g):
+    """Tarjan's strongly connected components of more than one node."""
+    index, low, stack, on, res, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(g[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                res.append(sorted(comp))
+
+    sys.setrecursionlimit(100000)
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return res
+
+
+def report(scope, g, found):
+    for comp in found:
+        print(f"circle in {scope}: {' '.join(c + '.c' for c in comp)}")
+        for a in comp:
+            for b in sorted(x for x in g[a] if x in comp):
+                syms = sorted(g[a][b])
+                more = f" (+{len(syms) - 4} more)" if len(syms) > 4 else ""
+                print(f"  {a}.c -> {b}.c: {', '.join(syms[:4])}{more}")
+
+
+def print_graph(build, d):
+    names = [os.path.relpath(o, build)[:-2] for o in read_objects(os.path.join(build, d))]
+    names = [n for n in names if os.path.dirname(n) == d]
+    table = {n: symbols(os.path.join(build, n + ".o")) for n in names}
+    g = graph(names, table)
+    for n in sorted(g):
+        print(f"{os.path.basename(n)}.c -> {' '.join(sorted(os.path.basename(x) for x in g[n]))}")
+    return 0
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--graph":
+        return print_graph(sys.argv[3] if len(sys.argv) > 3 else "build", sys.argv[2])
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    objs = read_objects(build)
+    if not objs:
+        print(f"file-cycles: no object files under '{build}' (build first: make)", file=sys.stderr)
+        return 2
+    table = {}
+    for o in objs:
+        name = os.path.relpath(o, build)[:-2]
+        table[name] = symbols(o)
+    bydir = collections.defaultdict(list)
+    for n in table:
+        bydir[os.path.dirname(n)].append(n)
+    total = 0
+    for d in sorted(bydir):
+        g = graph(bydir[d], table)
+        found = circles(g)
+        report(d or ".", g, found)
+        total += len(found)
+    tree = [n for n in table if not n.startswith(("tests/", "bench/"))]
+    g = graph(tree, table)
+    # Circles within one directory were reported above.
+    found = [c for c in circles(g) if len({os.path.dirname(n) for n in c}) > 1]
+    report("the tree", g, found)
+    total += len(found)
+    print(f"file-cycles: {total} circles among {len(table)} object files in {len(bydir)} directories")
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
