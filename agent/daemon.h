@@ -8,11 +8,15 @@
  *   admission.c who waits and who runs; asks the batcher
  *   sampler.c   io.stat (or /proc/PID/io) deltas -> rates -> class
  *   weights.c   io.weight / io.bfq.weight where something enforces them
+ *   caps.c      protection's caps and CPU weight (caps.h)
+ *   freeze.c    protection's concurrency lever (freeze.h)
  *   profiles.c  learned classes and solo durations by workload key
  *   podmeta.c   pods' names, uids and labels from the node's CRI (cri/),
  *               polled on a thread
- *   daemon.c    setup, timers, signals, learning on exit, shutdown, and
- *               the ops the parts above call back through */
+ *   daemon.c    the hub: setup, timers, signals, the configuration (one
+ *               apply_config for start and reload), learning on exit,
+ *               shutdown, and the ops the parts above call back through;
+ *               no part calls into daemon.c (tests/cycles.sh) */
 #ifndef IOB_AGENT_DAEMON_H
 #define IOB_AGENT_DAEMON_H
 
