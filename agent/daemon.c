@@ -594,7 +594,6 @@ static bool sharing_disk(const struct agent_adm *adm) {
 
 static void on_sample_timer(struct iob_loop *loop, void *data) {
   struct agent_daemon *d = data;
-  static uint64_t last_save;
   kubepods_sync(d, iob_now_ms());
   agent_podmeta_fill_new(&d->podmeta); /* registered since the last CRI poll */
   agent_sampler_run(&d->sampler);
@@ -613,10 +612,10 @@ static void on_sample_timer(struct iob_loop *loop, void *data) {
   expire_created(d, now);
   /* Put-backs that failed for a passing reason (agent/restore.h). */
   agent_restore_retry(&d->restore);
-  if (now - last_save >= PROFILE_SAVE_PERIOD_MS) {
+  if (now - d->last_save_ms >= PROFILE_SAVE_PERIOD_MS) {
     save_profiles(d);
     save_penalties(d);
-    last_save = now;
+    d->last_save_ms = now;
   }
   agent_daemon_changed(d);
   d->sample_timer = iob_loop_timer(loop, d->cfg.sample_period_ms, on_sample_timer, d);

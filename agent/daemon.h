@@ -74,6 +74,7 @@ struct agent_daemon {
   uint64_t plan_timer_at;
   struct iob_timer *sample_timer;
   struct iob_timer *save_timer; /* profiles learnt at an exit, written soon after */
+  uint64_t last_save_ms;        /* profiles and penalties last saved by the sample timer */
   struct agent_options opts;    /* to read the configuration again on SIGHUP */
   int sigfd;
   bool stopping;
