@@ -33,16 +33,22 @@ def read_objects(build):
     return objs
 
 
-def symbols(obj):
-    out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
-    defs, uses = set(), set()
-    for line in out.splitlines():
-        p = line.split()
-        if len(p) == 3 and p[1] in DEFINED:
-            defs.add(p[2])
-        elif len(p) == 2 and p[0] == "U":
-            uses.add(p[1])
-    return defs, uses
+def symbols(objs):
+    """{object: (defined, used)} from one nm run over OBJS."""
+    table = {o: (set(), set()) for o in objs}
+    for i in range(0, len(objs), 500):
+        chunk = objs[i:i + 500]
+        out = subprocess.run(["nm", "-A"] + chunk, capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            obj, _, rest = line.partition(":")
+            p = rest.split()
+            if obj not in table:
+                continue
+            if len(p) == 3 and p[1] in DEFINED:
+                table[obj][0].add(p[2])
+            elif len(p) == 2 and p[0] == "U":
+                table[obj][1].add(p[1])
+    return table
 
 
 def graph(names, table):
@@ -106,7 +112,8 @@ def report(scope, g, found):
 def print_graph(build, d):
     names = [os.path.relpath(o, build)[:-2] for o in read_objects(os.path.join(build, d))]
     names = [n for n in names if os.path.dirname(n) == d]
-    table = {n: symbols(os.path.join(build, n + ".o")) for n in names}
+    syms = symbols([os.path.join(build, n + ".o") for n in names])
+    table = {n: syms[os.path.join(build, n + ".o")] for n in names}
     g = graph(names, table)
     for n in sorted(g):
         print(f"{os.path.basename(n)}.c -> {' '.join(sorted(os.path.basename(x) for x in g[n]))}")
@@ -121,10 +128,7 @@ def main():
     if not objs:
         print(f"file-cycles: no object files under '{build}' (build first: make)", file=sys.stderr)
         return 2
-    table = {}
-    for o in objs:
-        name = os.path.relpath(o, build)[:-2]
-        table[name] = symbols(o)
+    table = {os.path.relpath(o, build)[:-2]: t for o, t in symbols(objs).items()}
     bydir = collections.defaultdict(list)
     for n in table:
         bydir[os.path.dirname(n)].append(n)
