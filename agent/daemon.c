@@ -889,6 +889,10 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
                       struct iob_error **err) {
   memset(d, 0, sizeof(*d));
   d->api_ops = &api_ops;
+  /* First: agent_daemon_release lifts caps and thaws through these, even
+   * after an init that failed here (a second agent on the state dir). */
+  agent_caps_init(&d->caps, &d->adm, &d->restore, NULL);
+  agent_freezer_init(&d->freezer, &d->adm, &d->restore, NULL);
   d->sigfd = -1;
   d->lock_fd = -1;
   agent_headroom_init(&d->headroom);
@@ -905,8 +909,6 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   if (batch_settings(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
     return -1;
   agent_adm_init(&d->adm, &d->bcfg, d->cfg.batch_window_ms, d->cfg.max_hold_ms, &adm_ops, d);
-  agent_caps_init(&d->caps, &d->adm, &d->restore, NULL);
-  agent_freezer_init(&d->freezer, &d->adm, &d->restore, NULL);
   if (agent_profiles_init(&d->profiles, d->cfg.state_dir, err) < 0)
     return -1;
   d->profiles.per_ns_max = d->cfg.profiles_per_namespace;
