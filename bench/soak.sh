@@ -97,7 +97,7 @@ for f in containerd-shim-iobatch-v2 iobatchd iobatchctl iobatch-hook; do
   [ -x "$BIN/$f" ] || { echo "soak: build first: '$BIN/$f' missing" >&2; exit 1; }
 done
 
-source tests/integration/lib.sh # EXIT trap runs every at_exit in reverse
+source tests/integration/lib/common.sh # EXIT trap runs every at_exit in reverse
 trap 'exit 130' INT TERM
 NS=soak${IOB_T##*.}
 AGENT_SOCK=$IOB_T/agent.sock

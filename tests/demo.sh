@@ -38,8 +38,8 @@
 # ("na" when part 1 did not run).
 set -u
 cd "$(dirname "$0")/.." || exit 1
-. tests/integration/lib.sh
-. tests/integration/agent-lib.sh
+. tests/integration/lib/common.sh
+. tests/integration/lib/agent.sh
 
 SEQ_SIZE=${DEMO_SEQ_SIZE:-2G}
 RAND_SIZE=${DEMO_RAND_SIZE:-96M}

@@ -16,8 +16,8 @@
 #   - with the default matrix and policy, a random reader beside a running
 #     random writer is admitted at once;
 #   - nothing is left behind.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/agent-lib.sh"
+. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/agent.sh"
 tap_plan 36
 
 iob_need containerd ctr runc fio jq

@@ -13,8 +13,8 @@
 #   - a held container survives an agent restart;
 #   - without the agent containers start at once (fail open);
 #   - nothing is left behind (shims, mounts, sockets).
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/agent-lib.sh"
+. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/agent.sh"
 tap_plan 32
 
 iob_need containerd ctr runc fio jq

@@ -8,13 +8,13 @@
 # listed.  The agent's sampling period is longer than the test, so an
 # empty cgroup cannot be what ends the entry; the agent's log line says
 # which did.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/agent-lib.sh"
+. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/agent.sh"
 tap_plan 8
 iob_need runc jq
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "build first: $HOOK"
-# agent-lib's agent_start samples every 250 ms; this one (nearly) never.
+# lib/agent.sh's agent_start samples every 250 ms; this one (nearly) never.
 cat >"$IOB_T/agent.conf" <<CONF
 socket = $AGENT_SOCK
 state_dir = $AGENT_STATE

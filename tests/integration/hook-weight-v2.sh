@@ -9,8 +9,8 @@
 # must read back.  Issue #23: the hook writes it only once the agent (a
 # private one here) journalled it; the agent puts it back when it stops,
 # and from a namespace trust_declared does not trust it is never written.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/agent-lib.sh"
+. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/agent.sh"
 tap_plan 15
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "no $HOOK (build first)"

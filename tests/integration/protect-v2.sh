@@ -20,8 +20,8 @@
 # tests/vm/guest/integration.list).  On a hybrid host it bails out, which
 # counts as a failure, so it is not in INTEG_TESTS: protect.sh covers
 # protection (held starts, v1 caps) there.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/agent-lib.sh"
+. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/agent.sh"
 tap_plan 14
 iob_need containerd ctr runc fio jq
 V2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)

@@ -6,7 +6,7 @@
 #   iob_rootfs_busybox DIR # a rootfs with busybox-static
 # Everything the test started is torn down by the EXIT trap.
 set -u
-IOB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+IOB_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 IOB_B=${B:-build}
 case "$IOB_B" in /*) ;; *) IOB_B=$IOB_TOP/$IOB_B ;; esac
 export PATH="$IOB_B/bin:$PATH"

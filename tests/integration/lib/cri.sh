@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # containerd with its CRI plugin, for the suites that drive it as a kubelet
-# would (cri-pods.sh, cri-meta.sh).  Source after lib.sh, with IOB_SOCK,
+# would (cri-pods.sh, cri-meta.sh).  Source after lib/common.sh, with IOB_SOCK,
 # CRI (cri_client.py), RT (the iobatch runtime type), IMAGE, R (a rootfs)
 # and CRI_CTR (ctr for the namespace whose tasks are cleaned up) set; NS,
 # when set, is the test's own containerd namespace (runc's state dir for it

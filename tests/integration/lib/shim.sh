@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# Helpers shared by the shim-*.sh tests (source after lib.sh).
+# shellcheck shell=bash
+# Helpers shared by the shim-*.sh tests (source after lib/common.sh).
 # shellcheck disable=SC2034  # these are read by the scripts that source this file
 RT=io.containerd.iobatch.v2
 

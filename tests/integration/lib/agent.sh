@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # AGENT_RC, RT are read by the suites that source this file
-# Helpers for the agent's integration tests (source after lib.sh).
+# Helpers for the agent's integration tests (source after lib/common.sh).
 #   agent_start [extra config lines]   iobatchd on $IOB_T/agent.sock, state in $IOB_T/state
 #                                      (sampling every $AGENT_SAMPLE_PERIOD, 250ms unless set;
 #                                      kubepods = off unless the lines set it or
@@ -87,7 +87,7 @@ wait_for() {
 # containerd; a namespace of the test's own in NS and CTR (runc's state,
 # /run/containerd/runc/NS, is shared by every containerd on the machine);
 # the runtime in RT; a busybox rootfs in R with each BINARY and its
-# libraries; the helpers of admission-lib.sh.
+# libraries; the helpers of lib/admission.sh.
 iob_stack_ctr() {
   local b p
   iob_containerd_start || bail "containerd did not start"
@@ -100,7 +100,7 @@ iob_stack_ctr() {
     p=$(command -v "$b") || bail "$b is not installed (scripts/install-deps.sh)"
     iob_rootfs_add_binary "$R" "$p"
   done
-  . "$IOB_TOP/tests/integration/admission-lib.sh"
+  . "$IOB_TOP/tests/integration/lib/admission.sh"
 }
 
 # iob_stack_up AGENT_CONF: the stack of most end-to-end tests: iobatchd

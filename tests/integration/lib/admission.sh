@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Helpers of the end-to-end tests through containerd, sourced by
-# iob_stack_ctr (agent-lib.sh) once IOB_SOCK, NS, IOB_T and CTR are set.
+# iob_stack_ctr (lib/agent.sh) once IOB_SOCK, NS, IOB_T and CTR are set.
 
 # Shim daemons of this containerd (their argv[0] may be /proc/self/exe).
 our_shims() { pgrep -f -- "-address $IOB_SOCK( |\$)" | wc -l; }
