@@ -58,7 +58,7 @@ inst_root
 inst_boot deb
 G=/proc/$INST_PID/root
 SOCK=$G/run/containerd/containerd.sock
-CRI="$PY $IOB_TOP/tests/integration/cri_client.py --socket $SOCK --gen $IOB_T/gen --timeout 60"
+CRI="$PY $IOB_TOP/tests/tools/cri_client.py --socket $SOCK --gen $IOB_T/gen --timeout 60"
 
 T0=$SECONDS
 step() { diag "$(($SECONDS - T0))s: $*"; }

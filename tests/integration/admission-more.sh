@@ -27,7 +27,7 @@ START=$IOB_B/tests/shim-start
 
 # The paper policy and admission.sh's matrix: two seq-writes run together,
 # a rand-write beside either is held.
-cp "$(dirname "$0")/hold-matrix.conf" "$IOB_T/matrix.conf"
+cp "$IOB_TOP/tests/fixtures/batch/hold-matrix.conf" "$IOB_T/matrix.conf"
 PAPER="policy = paper
 alpha = 0.6
 matrix = $IOB_T/matrix.conf

@@ -18,7 +18,7 @@
 tap_plan 11
 iob_need containerd ctr runc fio jq
 [ -x "$IOB_B/bin/iobatch-hook" ] || bail "build first: $IOB_B/bin/iobatch-hook"
-cp "$(dirname "$0")/hold-matrix.conf" "$IOB_T/matrix.conf"
+cp "$IOB_TOP/tests/fixtures/batch/hold-matrix.conf" "$IOB_T/matrix.conf"
 # Learned profiles, as a node that ran these workloads before knows them:
 # a 10 s random writer, 8 s and 20 s sequential writers.
 mkdir -p "$AGENT_STATE"

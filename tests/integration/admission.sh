@@ -23,7 +23,7 @@ iob_need containerd ctr runc fio jq
 # A deterministic hold: the paper policy with alpha 0.6 and the default
 # matrix except that sequential streams do not count against each other,
 # so two seq-writes run together and a rand-write beside either is held.
-cp "$(dirname "$0")/hold-matrix.conf" "$IOB_T/matrix.conf"
+cp "$IOB_TOP/tests/fixtures/batch/hold-matrix.conf" "$IOB_T/matrix.conf"
 agent_start "policy = paper
 alpha = 0.6
 matrix = $IOB_T/matrix.conf

@@ -129,7 +129,7 @@ kill $FULLPID 2>/dev/null
 # 3. kill -9 of the agent while it holds a Start.  The paper policy and
 # admission.sh's matrix: a rand-write beside a running seq-write is held.
 agent_stop
-cp "$(dirname "$0")/hold-matrix.conf" "$IOB_T/matrix.conf"
+cp "$IOB_TOP/tests/fixtures/batch/hold-matrix.conf" "$IOB_T/matrix.conf"
 PAPER="policy = paper
 alpha = 0.6
 matrix = $IOB_T/matrix.conf

@@ -32,7 +32,7 @@ for b in bin/containerd-shim-iobatch-v2 bin/iobatch-hook tests/cri-list; do
 done
 
 IOB_SOCK=$IOB_T/containerd.sock
-CRI="$PY $(dirname "$0")/cri_client.py --socket $IOB_SOCK --gen $IOB_T/gen"
+CRI="$PY $IOB_TOP/tests/tools/cri_client.py --socket $IOB_SOCK --gen $IOB_T/gen"
 RT=io.containerd.iobatch.v2
 K8S="ctr --address $IOB_SOCK -n k8s.io"
 

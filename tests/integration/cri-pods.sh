@@ -54,7 +54,7 @@ wait_for 10 '[ -S "$AGENT_SOCK" ] && iobatchctl status >/dev/null 2>&1' || bail 
 # The shims find the agent through containerd's environment.
 export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
 IOB_SOCK=$IOB_T/containerd.sock
-CRI="$PY $(dirname "$0")/cri_client.py --socket $IOB_SOCK --gen $IOB_T/gen"
+CRI="$PY $IOB_TOP/tests/tools/cri_client.py --socket $IOB_SOCK --gen $IOB_T/gen"
 NS=iob${IOB_T##*.}
 CTR=$(iob_ctr "$NS")
 RT=io.containerd.iobatch.v2

@@ -21,7 +21,7 @@ HOOK=$IOB_B/bin/iobatch-hook
 
 # The paper policy and admission.sh's matrix: a rand-write beside a running
 # seq-write is held.
-cp "$(dirname "$0")/hold-matrix.conf" "$IOB_T/matrix.conf"
+cp "$IOB_TOP/tests/fixtures/batch/hold-matrix.conf" "$IOB_T/matrix.conf"
 agent_start "policy = paper
 alpha = 0.6
 matrix = $IOB_T/matrix.conf

@@ -194,7 +194,10 @@ make_root() {
   # run in the VM too.
   cp -r "$TOP"/tests/integration/. "$root/iobatch/tests/integration/"
   # What the suites read from the source tree (shim-options.sh runs the
-  # shipped runtime options).
+  # shipped runtime options; the admission suites hold with
+  # tests/fixtures/batch/hold-matrix.conf).
+  mkdir -p "$root/iobatch/tests/fixtures"
+  cp -r "$TOP"/tests/fixtures/batch "$root/iobatch/tests/fixtures/"
   mkdir -p "$root/iobatch/packaging/containerd"
   cp "$TOP"/packaging/containerd/*.toml "$root/iobatch/packaging/containerd/"
   mkdir -p "$root/iobatch/bench"
