@@ -24,7 +24,7 @@ $(B)/man/%.8: packaging/man/%.8.scd
 # One hooks.d file, rendered for where the hook is:
 # $(call hooks_json,HOOK_PATH,OUT) writes packaging/hooks.d/iobatch.json.in
 # with @HOOK_PATH@ replaced, mode 0644.  $(B)/hooks/iobatch.json points
-# at this build's hook (tests/integration/podman-hooks.sh uses it); make
+# at this build's hook (tests/integration/hook/podman-hooks.sh uses it); make
 # install (and so the .deb) at LIBEXECDIR's.
 HOOKS_JSON_IN := packaging/hooks.d/iobatch.json.in
 define hooks_json

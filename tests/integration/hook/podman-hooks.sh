@@ -12,8 +12,8 @@
 #     hook exits 0 and prints nothing;
 #   - the agent gone: the container still runs (fail open), the hook's one
 #     line says why.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 15
 iob_need podman runc jq setpriv
 HOOK=$IOB_B/bin/iobatch-hook

@@ -4,7 +4,7 @@
 # this hybrid host, io.stat where the v2 io controller exists) must report
 # fio's own byte count within 10%, and the detector must tell a 1 MiB
 # sequential writer from a 4 KiB random writer.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 . "$IOB_TOP/bench/calibrate-wcd-lib.sh"
 tap_plan 8
 WCD_PROBE=$IOB_B/bin/wcd-probe

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # iobatch-hook registers a container with a real iobatchd over ttrpc (under
 # its seccomp filter); an absent or dead agent does not fail the hook.
-source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/../lib/common.sh"
 tap_plan 6
 "$IOB_B/bin/iobatchd" --socket "$IOB_T/a.sock" --state-dir "$IOB_T/state" >"$IOB_T/agent.log" 2>&1 &
 AGENT=$!

@@ -4,7 +4,7 @@
 # its own (issue #23, item 14): a socket another uid listens on (someone
 # who could write the socket's directory, or took the path first) is
 # refused before anything is sent: the hook fails open, saying why.
-source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/../lib/common.sh"
 tap_plan 4
 iob_need socat setpriv
 # a directory nobody (65534) can write, reachable by everyone

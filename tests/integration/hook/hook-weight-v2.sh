@@ -2,15 +2,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # Needs a pure cgroup v2 host with the io controller and a disk that can
 # switch to bfq (the VM of tests/vm; on a hybrid host like the development
-# machines it bails out, which counts as a failure, so it is not in
-# INTEG_TESTS there).  The hook's enforcement check must report nothing,
+# machines it bails out, which counts as a failure, so make check leaves
+# it out, as every *-v2.sh: tests/integration/module.mk).  The hook's enforcement check must report nothing,
 # then bfq, then iocost as each is switched on for the disk under the test,
 # write the class's weight only where it can take effect, and the weight
 # must read back.  Issue #23: the hook writes it only once the agent (a
 # private one here) journalled it; the agent puts it back when it stops,
 # and from a namespace trust_declared does not trust it is never written.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 15
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "no $HOOK (build first)"

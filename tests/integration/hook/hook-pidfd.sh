@@ -8,8 +8,8 @@
 # listed.  The agent's sampling period is longer than the test, so an
 # empty cgroup cannot be what ends the entry; the agent's log line says
 # which did.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 8
 iob_need runc jq
 HOOK=$IOB_B/bin/iobatch-hook

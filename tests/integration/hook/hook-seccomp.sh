@@ -6,7 +6,7 @@
 # input gets a one-line error and a non-zero exit; our own failures (no
 # agent, a pid we cannot resolve, input over our limits) one line and exit
 # 0 (fail open), or 1 with --fail-closed.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 tap_plan 19
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "no $HOOK (build first)"

@@ -7,7 +7,7 @@
 # bad class (the create fails), and the fallback sampler on the container's
 # cgroup reports fio's bytes within 10%.  Also through runc alone, without
 # containerd, with the hook listed in config.json.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 tap_plan 19
 HOOK=$IOB_B/bin/iobatch-hook
 PROBE=$IOB_B/bin/wcd-probe
