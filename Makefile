@@ -197,7 +197,7 @@ fuzz-build: $(addprefix $(B)/,$(FUZZERS))
 # libjansson/libprotobuf-c/libseccomp archives of Debian's -dev packages),
 # in their own tree: no shared library, so they run on nodes whose glibc is
 # older than the build host's (the DaemonSet's image carries these;
-# tests/integration/static.sh).  No NSS lookups are linked in (no getpw*,
+# tests/integration/packaging/static.sh).  No NSS lookups are linked in (no getpw*,
 # getaddrinfo), which a static glibc could not serve.
 STATIC_B := build-static
 .PHONY: static

@@ -83,6 +83,3 @@ deb:
 	@test -f $(DEB_FILE) && echo "  DEB     $(DEB_FILE)"
 deb-lint: deb
 	lintian --info --display-info --fail-on error,warning $(DEB_DIR)/*.changes
-
-INTEG_TESTS += tests/integration/deb.sh tests/integration/containerd-config.sh
-INTEG_TESTS += tests/integration/k8s-install.sh tests/integration/k8s-manifests.sh

@@ -35,7 +35,7 @@ IMAGE=iobatch.test/busybox:1
 PAUSE=registry.k8s.io/pause:3.6
 
 # ---- the package
-# make check-all has just built it (tests/integration/deb.sh): that one is
+# make check-all has just built it (tests/integration/packaging/deb.sh): that one is
 # used when no file of the tree is newer.
 DEB=${IOBATCH_DEB:-}
 fresh() { # DEB: no tracked or new file of the tree is newer than DEB

@@ -10,7 +10,7 @@
 # load, or of an unknown version is used unchanged with one
 # line saying why; one in a newer version than this containerd reads is
 # used unchanged too.  The admin's file is never written.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 tap_plan 29
 iob_need containerd python3 sha256sum
 GEN=$IOB_TOP/packaging/containerd/containerd-config

@@ -7,7 +7,7 @@
 # capability bounding set with a NOTIFY_SOCKET listener: READY=1 arrives
 # once the socket listens, STOPPING=1 and a clean exit at SIGTERM.
 # IOBATCH_DEB=FILE uses a prebuilt package instead of running make deb.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 tap_plan 41
 
 for t in dpkg-deb dpkg-buildpackage lintian scdoc systemd-analyze setpriv python3 man; do
@@ -190,7 +190,7 @@ is "$?" "0" "iobatchctl status answers"
 
 # ---- the packaged shim and hook under a private containerd, asking the
 # packaged agent, with the shipped runtime options file
-. "$(dirname "$0")/lib/shim.sh"
+. "$(dirname "$0")/../lib/shim.sh"
 PATH="$R/usr/bin:${PATH#"$IOB_B/bin:"}"
 hash -r
 is "$(command -v containerd-shim-iobatch-v2)" "$R/usr/bin/containerd-shim-iobatch-v2" \

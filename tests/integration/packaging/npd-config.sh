@@ -11,7 +11,7 @@
 # answers with one line of at most max_output_length and an exit status of
 # the protocol (0 OK, 1 NonOK, 2 Unknown). node-problem-detector itself is
 # not packaged in Debian 12: its loader is not run here.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 tap_plan 6
 iob_need python3
 CFG=$IOB_TOP/packaging/kubernetes/iobatch-npd.json

@@ -7,7 +7,7 @@
 # directory: no libc, no ld.so, no /proc), printing what the normal build
 # prints (but for the git revision).  The contrast: the normal, dynamically linked build cannot start
 # there, so the empty root does show a missing library.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 PROGS="iobatchd iobatchctl iobatch-hook containerd-shim-iobatch-v2"
 tap_plan 13
 

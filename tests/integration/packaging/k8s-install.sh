@@ -17,7 +17,7 @@
 # --version are stubs on PATH that only log their arguments (labelling,
 # restarting and the node's binary are what a fake root cannot show;
 # tests/install/daemonset.sh runs it on a booted system).
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 tap_plan 56
 
 INSTALL=$IOB_TOP/packaging/kubernetes/install.sh

@@ -6,7 +6,7 @@
 # the RuntimeClass's node label, RBAC names, mounts, probes, metrics path;
 # and the least-privilege policy (validate.py; packaging/kubernetes/
 # README.md): copies that break each rule must fail it.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 tap_plan 20
 PY=/usr/bin/python3
 $PY -c 'import yaml, kubernetes' 2>/dev/null || bail "python3-yaml and python3-kubernetes are needed (scripts/install-deps.sh)"

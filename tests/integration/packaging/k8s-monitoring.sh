@@ -11,8 +11,8 @@
 # alerts fire on the series they are about and not on NaN headroom.  The
 # scrape itself passes promtool check metrics (the text format's parser
 # and Prometheus' naming lint).
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 12
 
 iob_need promtool curl

@@ -6,7 +6,7 @@
 # tree) or "unknown".  The shim's -v keeps the runc shim's Version/Revision
 # block after that line.  The Makefile's revision: git describe's in this
 # checkout, "unknown" outside any git tree and inside someone else's.
-source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/../lib/common.sh"
 tap_plan 15
 
 want_ver=$(cat "$IOB_TOP/VERSION")
