@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""A small CRI client for tests/integration/cri-pods.sh: speaks
+"""A small CRI client for tests/integration/e2e/cri-pods.sh: speaks
 runtime.v1 (proto/cri/api.proto, compiled here with grpc_tools) to a
 containerd CRI socket, as the kubelet would.
 

@@ -20,5 +20,5 @@ $(eval $(call prog,tests/shim-call,tests/tools/shim_call.c,ttrpc proto common))
 PROGRAMS += tests/cg-throttle
 $(eval $(call prog,tests/cg-throttle,tests/tools/cg_throttle.c,cg2 common))
 # cri_client.py: a CRI client in Python (gRPC runtime.v1, as the kubelet
-# speaks it) for tests/integration/cri-pods.sh, cri-meta.sh and
+# speaks it) for tests/integration/e2e/cri-pods.sh, cri-meta.sh and
 # tests/install/; it compiles proto/cri/api.proto itself.

@@ -22,8 +22,8 @@
 # image running `sleep` (the real pause image cannot be pulled here).
 # Pods share the node's network (no CNI on these machines).
 # CRI_PODS (4), CRI_REPS (5) and CRI_CTR_REPS (5) change the sizes.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 26
 
 N=${CRI_PODS:-4}
@@ -60,7 +60,7 @@ CTR=$(iob_ctr "$NS")
 RT=io.containerd.iobatch.v2
 
 CRI_CTR=$CTR
-. "$(dirname "$0")/lib/cri.sh"
+. "$(dirname "$0")/../lib/cri.sh"
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio_below() { awk -v a="$1" -v b="$2" -v m="$3" 'BEGIN { exit !(a > 0 && b > 0 && a / b < m) }'; }

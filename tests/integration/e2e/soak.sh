@@ -10,7 +10,7 @@
 # (bench/soak.sh's header).  Those are client_fifos, at most three per
 # kind-9 lifecycle; any other FIFO left (leaked_fifos) means a process ctr
 # could not delete: a shim that refused or lost it.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 tap_plan 14
 iob_need containerd ctr runc jq
 S=$IOB_T/out/soak/summary.json
