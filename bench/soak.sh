@@ -156,7 +156,7 @@ R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"
 
 # build_oci_tar OUT: a busybox image as a one-layer OCI layout tarball (as
-# tests/integration/shim-overlay.sh).
+# tests/integration/shim/shim-overlay.sh).
 build_oci_tar() {
   local w=$IOB_T/oci rootfs=$IOB_T/oci-rootfs
   mkdir -p "$w/blobs/sha256"

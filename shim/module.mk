@@ -15,8 +15,3 @@ $(eval $(call unit,test_shim_hookinject,tests/unit/test_shim_hookinject.c,shim p
 $(eval $(call fuzzer,fuzz_shim_bootstrap,tests/fuzz/fuzz_shim_bootstrap.c,shim ttrpc proto common))
 $(eval $(call fuzzer,fuzz_shim_uri,tests/fuzz/fuzz_shim_uri.c,shim ttrpc proto common))
 
-INTEG_TESTS += tests/integration/shim-run.sh tests/integration/shim-task.sh tests/integration/shim-tty.sh \
-	tests/integration/shim-many.sh tests/integration/shim-restart.sh tests/integration/shim-crun.sh \
-	tests/integration/shim-overlay.sh tests/integration/shim-group.sh tests/integration/shim-options.sh \
-	tests/integration/shim-slowhook.sh
-INTEG_TESTS += tests/integration/admission.sh

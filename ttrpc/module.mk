@@ -9,7 +9,6 @@ $(eval $(call unit,test_ttrpc_server,tests/unit/test_ttrpc_server.c,ttrpc proto 
 $(eval $(call fuzzer,fuzz_ttrpc_frame,tests/fuzz/fuzz_ttrpc_frame.c,ttrpc proto common))
 $(eval $(call fuzzer,fuzz_ttrpc_server,tests/fuzz/fuzz_ttrpc_server.c,ttrpc proto common))
 
-# Interoperability with containerd (tests/integration/ttrpc-events.sh; its
+# Interoperability with containerd (tests/integration/shim/ttrpc-events.sh; its
 # tool, the only user of containerd's protos here, is in tests/tools/).
-INTEG_TESTS += tests/integration/ttrpc-events.sh
 $(eval $(call fuzzer,fuzz_ttrpc_client,tests/fuzz/fuzz_ttrpc_client.c,ttrpc proto common))

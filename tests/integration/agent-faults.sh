@@ -127,7 +127,7 @@ $CTR task delete -f b2 >/dev/null 2>&1 && $CTR container delete b2 >/dev/null 2>
 kill $FULLPID 2>/dev/null
 
 # 3. kill -9 of the agent while it holds a Start.  The paper policy and
-# admission.sh's matrix: a rand-write beside a running seq-write is held.
+# admission-hold.sh's matrix: a rand-write beside a running seq-write is held.
 agent_stop
 cp "$IOB_TOP/tests/fixtures/batch/hold-matrix.conf" "$IOB_T/matrix.conf"
 PAPER="policy = paper

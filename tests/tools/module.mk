@@ -4,15 +4,15 @@
 # (tests/vm/build.sh).
 #
 # ttrpc-publish: our ttrpc client against containerd's ttrpc server, with
-# containerd's event protos (tests/integration/ttrpc-events.sh).
+# containerd's event protos (tests/integration/shim/ttrpc-events.sh).
 PROGRAMS += tests/ttrpc-publish
 $(eval $(call prog,tests/ttrpc-publish,tests/tools/ttrpc_publish.c,ttrpc proto common))
 
 # shim-start: a Task.Start with a deadline (ttrpc timeout_nano) straight to
-# a shim (tests/integration/admission-more.sh).
+# a shim (tests/integration/shim/admission-options.sh).
 PROGRAMS += tests/shim-start
 $(eval $(call prog,tests/shim-start,tests/tools/shim_start.c,ttrpc proto common))
-# shim-call: one Task RPC straight to a shim (tests/integration/shim-slowhook.sh).
+# shim-call: one Task RPC straight to a shim (tests/integration/shim/shim-slowhook.sh).
 PROGRAMS += tests/shim-call
 $(eval $(call prog,tests/shim-call,tests/tools/shim_call.c,ttrpc proto common))
 # cg-throttle: cgroupv2/throttle.h on a container's cgroup

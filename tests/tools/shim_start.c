@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Test tool for tests/integration/admission-more.sh: a Start sent straight
- * to a shim's task socket with a deadline (ttrpc timeout_nano), the way
- * containerd and the kubelet put one on it, which `ctr` cannot do.
+/* Test tool for tests/integration/shim/admission-options.sh: a Start sent
+ * straight to a shim's task socket with a deadline (ttrpc timeout_nano), the
+ * way containerd and the kubelet put one on it, which `ctr` cannot do.
  *
  *   shim-start ADDRESS CONTAINER_ID TIMEOUT_MS
  *       Task.Start(id) with timeout_nano = TIMEOUT_MS; prints "pid N" and

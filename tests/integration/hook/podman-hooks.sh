@@ -19,7 +19,7 @@ iob_need podman runc jq setpriv
 HOOK=$IOB_B/bin/iobatch-hook
 [ -x "$HOOK" ] || bail "build first: $HOOK"
 
-# The paper policy and admission.sh's matrix: a rand-write beside a running
+# The paper policy and admission-hold.sh's matrix: a rand-write beside a running
 # seq-write is held.
 cp "$IOB_TOP/tests/fixtures/batch/hold-matrix.conf" "$IOB_T/matrix.conf"
 agent_start "policy = paper

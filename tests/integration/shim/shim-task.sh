@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # A detached container through containerd-shim-iobatch-v2: ctr task
 # ls/ps/pause/resume/metrics/exec/kill/delete, exec exit codes, errors.
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/shim.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/shim.sh"
 tap_plan 28
 
 shim_containerd_start || bail "containerd did not start"

@@ -4,7 +4,7 @@
 # a private containerd's .ttrpc socket the way a shim does (Events/Forward)
 # and see it in `ctr events`; check containerd's status codes for unknown
 # services and methods arrive intact.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 
 PUB=$IOB_B/tests/ttrpc-publish
 tap_plan 8

@@ -14,8 +14,8 @@
 #     the container; the held ctr run returns, the task deletes;
 #   - nothing left: no runc, no sleeper, no shim, no mount.
 # Proved by order and by process ids, not by a clock.
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/shim.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/shim.sh"
 tap_plan 17
 
 CALL=$IOB_B/tests/shim-call

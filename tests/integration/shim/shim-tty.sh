@@ -3,8 +3,8 @@
 # Terminals through containerd-shim-iobatch-v2: ctr run -t under script(1),
 # output through the pty, the initial size and a resize (ResizePty), and a
 # terminal exec.
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/shim.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/shim.sh"
 tap_plan 7
 
 iob_need script

@@ -3,8 +3,8 @@
 # containerd killed with -9 while containers run on containerd-shim-iobatch-v2
 # and restarted: tasks are still there, exec and kill work, and the exit of a
 # container that ended meanwhile is reported.
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/shim.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/shim.sh"
 tap_plan 11
 
 shim_containerd_start "${SHIM_CONTAINERD_EXTRA:-}" || bail "containerd did not start"

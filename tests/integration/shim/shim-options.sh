@@ -5,8 +5,8 @@
 # ShimCgroup, SystemdCgroup, each against a control run without it; the
 # shipped packaging/containerd/runtime-options.toml, and a misspelt key
 # warned about in the shim log.
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/shim.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/shim.sh"
 tap_plan 30
 
 [ -r /proc/keys ] || bail "/proc/keys is needed (CONFIG_KEYS)"

@@ -13,8 +13,8 @@
 #   - a held container survives an agent restart;
 #   - without the agent containers start at once (fail open);
 #   - nothing is left behind (shims, mounts, sockets).
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 32
 
 iob_need containerd ctr runc fio jq
@@ -167,7 +167,7 @@ like "$st" "^(pending|running)$" "after an agent restart the held container is r
 [[ "$st" =~ ^(pending|running)$ ]] ||
   { cat "$IOB_T/r5.out"; grep -h "r5\|lost\|back\|listening\|runc\|hook" "$IOB_T/containerd.log" "$AGENT_LOG" | tail -40; } | sed 's/^/# /' 
 # s5's shim registers it again as running at once, so r5 may stay held
-# beside it (admission-more.sh checks that): end s5.
+# beside it (admission-options.sh checks that): end s5.
 cleanup_ctr s5
 wait_for 60 '[ -e "$IOB_T/r5.rc" ]'
 is "$(cat "$IOB_T/r5.rc" 2>/dev/null)" "0" "and started, not lost"

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # 50 containers at once through containerd-shim-iobatch-v2, then deleted:
 # no shim processes, mounts, FIFOs, sockets or cgroups may remain.
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/shim.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/shim.sh"
 tap_plan 8
 N=${SHIM_MANY:-50}
 

@@ -8,8 +8,8 @@
 # containerd's answer for a deleted process.  Proved by order, not by a
 # clock: the sleeper writes a marker when it is done, and the marker must
 # (or must not) be there when an answer arrives.
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/shim.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/shim.sh"
 tap_plan 22
 
 CALL=$IOB_B/tests/shim-call

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Grouping (one shim per pod, as the runc shim does), the log URIs, and OOM
 # events.
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/shim.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/shim.sh"
 tap_plan 13
 
 shim_containerd_start || bail "containerd did not start"

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # ctr run --rm through containerd-shim-iobatch-v2: stdout, exit codes, the
 # binary contract (start/delete/-info/-v), and nothing left behind.
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/shim.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/shim.sh"
 tap_plan 18
 
 shim_containerd_start || bail "containerd did not start"

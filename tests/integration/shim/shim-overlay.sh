@@ -4,8 +4,8 @@
 # shim an overlay mount in Create, which the shim mounts onto the bundle's
 # rootfs (and unmounts on Delete).  The image is a one-layer OCI tarball
 # built here from busybox.
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/shim.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/shim.sh"
 tap_plan 7
 
 shim_containerd_start || bail "containerd did not start"

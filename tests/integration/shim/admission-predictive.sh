@@ -13,8 +13,8 @@
 #     goes before a younger sequential writer, which waits behind it;
 #   - with the shipped defaults (no matrix file, nothing measured) nothing
 #     is held at all.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 11
 iob_need containerd ctr runc fio jq
 [ -x "$IOB_B/bin/iobatch-hook" ] || bail "build first: $IOB_B/bin/iobatch-hook"

@@ -16,8 +16,8 @@
 #   - with the default matrix and policy, a random reader beside a running
 #     random writer is admitted at once;
 #   - nothing is left behind.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 36
 
 iob_need containerd ctr runc fio jq
@@ -25,7 +25,7 @@ START=$IOB_B/tests/shim-start
 [ -x "$START" ] || bail "build first: $START"
 [ -x "$IOB_B/bin/iobatch-hook" ] || bail "build first: $IOB_B/bin/iobatch-hook"
 
-# The paper policy and admission.sh's matrix: two seq-writes run together,
+# The paper policy and admission-hold.sh's matrix: two seq-writes run together,
 # a rand-write beside either is held.
 cp "$IOB_TOP/tests/fixtures/batch/hold-matrix.conf" "$IOB_T/matrix.conf"
 PAPER="policy = paper

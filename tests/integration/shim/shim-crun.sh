@@ -8,7 +8,7 @@
 # supported"); there the suite is skipped (see README, "Using the shim") and
 # runs in the cgroup v2 VM instead.
 dir=$(cd "$(dirname "$0")" && pwd)
-source "$dir/lib/common.sh"
+source "$dir/../lib/common.sh"
 
 suites=(shim-run shim-task shim-tty shim-restart)
 if ! command -v crun >/dev/null; then
