@@ -54,8 +54,5 @@ $(eval $(call unit,test_agent_latency,tests/unit/test_agent_latency.c,agentcore 
 $(eval $(call fuzzer,fuzz_agent_latency,tests/fuzz/fuzz_agent_latency.c,agentcore cg2 common))
 $(eval $(call unit,test_agent_podmeta,tests/unit/test_agent_podmeta.c,$(AGENT_LIBS)))
 
-INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
-	tests/integration/agent-containers.sh tests/integration/agent-plan.sh \
-	tests/integration/agent-weights.sh tests/integration/agent-metrics.sh tests/integration/agent-metrics-group.sh
 $(eval $(call unit,test_agent_kubepods,tests/unit/test_agent_kubepods.c,$(AGENT_LIBS)))
 $(eval $(call fuzzer,fuzz_agent_kubepods,tests/fuzz/fuzz_agent_kubepods.c,agent agentcore batch cg2 common))

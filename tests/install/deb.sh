@@ -7,7 +7,7 @@
 #     `systemctl restart containerd`;
 #   - iobatchd.service is active (Type=notify), its socket directory 0700;
 #   - containerd runs on the config the drop-in generates and serves the
-#     CRI handler `iobatch`: a pod through the CRI (tests/integration/
+#     CRI handler `iobatch`: a pod through the CRI (tests/tools/
 #     cri_client.py, on the host, against the guest's socket) runs and
 #     `iobatchctl status` names its pod and container;
 #   - podman with the packaged hooks.d file: the container is `running`
@@ -171,7 +171,7 @@ ok "deb: and the agent no longer lists it (poststop)" wait_for 20 '[ -z "$(liste
 # A rootless podman, same hooks.d file: its user cannot reach the root-only
 # socket; the hook runs and exits 0, the container runs as without iobatch.
 # (podman shows a hook's output only when it fails, so that the hook itself
-# prints nothing is checked in tests/integration/podman-hooks.sh.)
+# prints nothing is checked in tests/integration/hook/podman-hooks.sh.)
 inst_exec useradd -m -s /bin/sh rl >/dev/null 2>&1
 cp -a "$R" "$G/home/rl/rootfs" && inst_exec chown -R rl: /home/rl/rootfs
 rlrun() { inst_exec su -l rl -c "podman $* run --rm --network none --rootfs /home/rl/rootfs /bin/echo hi" 2>&1; }

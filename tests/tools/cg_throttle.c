@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* cg-throttle: the cgroupv2/throttle.h API from the shell, for
- * tests/integration/throttle.sh.
+ * tests/integration/agent/throttle.sh.
  *
  *   cg-throttle resolve PID [BUNDLE]           "MECH CGDIR MAJ:MIN..."
  *   cg-throttle set PID RBPS WBPS RIOPS WIOPS  caps (0: none) on every disk

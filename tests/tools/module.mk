@@ -16,7 +16,7 @@ $(eval $(call prog,tests/shim-start,tests/tools/shim_start.c,ttrpc proto common)
 PROGRAMS += tests/shim-call
 $(eval $(call prog,tests/shim-call,tests/tools/shim_call.c,ttrpc proto common))
 # cg-throttle: cgroupv2/throttle.h on a container's cgroup
-# (tests/integration/throttle.sh).
+# (tests/integration/agent/throttle.sh).
 PROGRAMS += tests/cg-throttle
 $(eval $(call prog,tests/cg-throttle,tests/tools/cg_throttle.c,cg2 common))
 # cri_client.py: a CRI client in Python (gRPC runtime.v1, as the kubelet

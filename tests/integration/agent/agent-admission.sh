@@ -7,8 +7,8 @@
 # survive a restart; SIGHUP reloads the configuration (and keeps it when
 # the file is broken); a corrupt profile file is kept aside; bad config is
 # refused with file and line; SIGTERM removes the socket.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 32
 
 # Two jobs tie under the paper objective at alpha = 0.5 (the batcher then

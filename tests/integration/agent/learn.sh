@@ -7,8 +7,8 @@
 # STATE_DIR/penalties.json and shows it in `iobatchctl status`; from then
 # on that measurement, not the built-in guess, decides (the fourth arrival
 # is judged by a forecast, no longer admitted as "no conflict").
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 7
 iob_need containerd ctr runc fio jq
 iob_stack_up "max_hold = 60s"

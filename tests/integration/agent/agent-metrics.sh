@@ -7,8 +7,8 @@
 # stalls neither the API nor other scrapes; SIGHUP moves the endpoint (and
 # keeps it on a bad value); a non-loopback address is refused at start;
 # SIGTERM removes the socket and closes the port.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 52
 
 iob_need curl

@@ -26,8 +26,8 @@
 #     finds latency-sensitive (QD1 4 KiB random reads), does not make the
 #     container protected (protect = declared): today's agent protected
 #     it, capping every batch writer on the node.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 20
 iob_need containerd ctr runc jq curl fio
 NS2=iobt${IOB_T##*.} # trusted

@@ -7,7 +7,7 @@
 # Rates come from the mechanism's own counters (blkio.throttle.
 # io_service_bytes or io.stat), and the checks are ratios within this run:
 # capped below 1.5x the cap, uncapped above the cap.
-. "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/../lib/common.sh"
 tap_plan 8
 TOOL=$IOB_B/tests/cg-throttle
 [ -x "$TOOL" ] || bail "build first: $TOOL"

@@ -9,8 +9,8 @@
 # root:root); a non-root uid in the group scrapes, one outside it cannot
 # connect; neither can open the API socket; the metrics directory may not
 # be the API socket's; SIGHUP takes the group away (0600, root only).
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 13
 
 iob_need curl setpriv socat

@@ -9,8 +9,8 @@
 #   - so does one on the same socket;
 #   - the first one keeps serving;
 #   - once the first has stopped, the state directory is free again.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 7
 iob_need jq
 agent_start || bail "iobatchd did not start"

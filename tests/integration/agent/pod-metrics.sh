@@ -17,8 +17,8 @@
 #     that is not UTF-8 is refused at Register.
 # The checks wait for the agent's own account (status, the metrics), never
 # the clock.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 17
 iob_need containerd ctr runc fio jq curl promtool
 MSOCK=$IOB_T/metrics.sock

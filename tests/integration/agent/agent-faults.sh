@@ -20,8 +20,8 @@
 #     task stays created; restarted, containerd finds it created and a new
 #     Start is held and admitted as any other.
 # Timeouts here only catch a hang (the 60 s watchdog); nothing is timed.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 45
 
 iob_need containerd ctr runc jq python3

@@ -13,8 +13,8 @@
 #   - with the victim gone the cap is lifted;
 #   - iobatchctl check io-pressure (node-problem-detector) says 0, 1, 0, 2.
 # Every check reads the agent's own account of its windows, never the clock.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 13
 iob_need containerd ctr runc fio jq
 # The budget needs a learned runtime alone, which these time-based jobs do

@@ -7,8 +7,8 @@
 # O_DIRECT dd writer in a real cgroup: its write rate shows in status; its
 # cgroup removed: counted as an exit, found through the program's report
 # (not the sampler's periodic look); the agent exits cleanly.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 6
 
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)

@@ -5,8 +5,8 @@
 # hybrid host through the procfs fallback sampler, which status names);
 # rates show up in status; a cgroup that vanishes counts as an exit; what
 # was learnt classifies the next run of the workload before it does I/O.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 17
 
 iob_need fio

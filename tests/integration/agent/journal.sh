@@ -23,8 +23,8 @@
 if [ -z "${IOB_JOURNAL_PIDNS:-}" ]; then
   IOB_JOURNAL_PIDNS=1 exec unshare --pid --fork --mount-proc "$0" "$@"
 fi
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 10
 iob_need jq unshare
 [ "$(id -u)" -eq 0 ] || bail "needs root"

@@ -13,8 +13,8 @@
 #     old profiles.json is kept whole;
 #   - a corrupted profiles.json: kept aside as profiles.json.bad-<time>,
 #     the agent starts with no profiles.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 24
 iob_need jq
 HOOK=$IOB_B/bin/iobatch-hook

@@ -18,8 +18,8 @@
 # Then the agent's default configuration (no kubepods keys) on the host's
 # own /kubepods tree lists a container plain runc started there.
 # The checks read the agent's status (windows), not the clock.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 16
 iob_need runc fio jq
 [ "$(id -u)" -eq 0 ] || bail "needs root to create cgroups"

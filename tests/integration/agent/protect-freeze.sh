@@ -18,8 +18,8 @@
 #   - with the victim gone nothing is frozen.
 # Every check reads the agent's status (its windows), never the clock:
 # wait_for's seconds only bound how long a broken agent is waited for.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 13
 iob_need containerd ctr runc fio jq
 # protect_freeze = auto (the default) freezes only under cgroup v2's

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # iobatchctl plan: offline batches from a job file (text and JSON), the same
 # answer from the agent's Plan RPC, and clear errors for bad input.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 15
 
 cat >"$IOB_T/jobs.txt" <<'JOBS'

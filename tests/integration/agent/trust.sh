@@ -21,8 +21,8 @@
 #     starts at once;
 #   - the same kind=service from a namespace trust_declared lists is a
 #     service: it starts at once beside the writer.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 25
 iob_need containerd ctr runc fio jq
 NS2=iobt${IOB_T##*.} # trusted

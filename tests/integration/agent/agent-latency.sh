@@ -11,8 +11,8 @@
 #   - with latency_source = pressure (io.pressure), marked approximate.
 # Everything is counted in the agent's own windows (io_lat_windows), never
 # timed by the test; wait_for's clock only bounds a hang.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 20
 iob_need containerd ctr runc fio jq curl
 MSOCK=$IOB_T/metrics.sock

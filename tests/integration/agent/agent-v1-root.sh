@@ -8,8 +8,8 @@
 # the container's own writer does.  On a host without v1 blkio (the cgroup
 # v2 VM) the processes get v2 cgroups of their own and are still registered
 # as "/".
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 7
 
 [ "$(id -u)" -eq 0 ] || bail "needs root to create cgroups"

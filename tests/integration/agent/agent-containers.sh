@@ -5,8 +5,8 @@
 # with the init pid.  The agent finds the cgroup from the pid, samples it
 # (procfs fallback on this hybrid host), classifies the workloads, notices
 # the task's deletion as an exit, and knows the workload on its next run.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 12
 
 iob_need fio containerd

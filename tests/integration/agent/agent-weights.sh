@@ -9,8 +9,8 @@
 # compete among siblings, so the agent writes them on the pod cgroups.
 # What the agent wrote goes back (issue #14): at SIGTERM, and on a cgroup
 # where no running container competes any more.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 
 iob_need fio
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)

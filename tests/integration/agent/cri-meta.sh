@@ -17,8 +17,8 @@
 #   - an endpoint that accepts and never answers: one log line however
 #     many polls fail, and the agent answers while a call hangs;
 #   - cri_endpoint = off: no poll, nothing said.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 24
 
 IMAGE=iobatch.test/busybox:1
@@ -37,7 +37,7 @@ RT=io.containerd.iobatch.v2
 K8S="ctr --address $IOB_SOCK -n k8s.io"
 
 CRI_CTR=$K8S
-. "$(dirname "$0")/lib/cri.sh"
+. "$(dirname "$0")/../lib/cri.sh"
 
 # The agent's config with the CRI keys given; SIGHUP rereads it.
 agent_conf() {

@@ -15,8 +15,8 @@
 # sample while the victim has slack) stays set for over a minute; each
 # check reads the files, and (c) checks the journal that only a set cap
 # leaves, so none of them can pass because the cap went away by itself.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 15
 iob_need containerd ctr runc jq
 [ "$(id -u)" -eq 0 ] || bail "needs root"

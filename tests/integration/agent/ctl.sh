@@ -7,8 +7,8 @@
 # IDs (cut with an ellipsis only on a terminal too narrow), how long a
 # container is held, when it is admitted at the latest and what it waits
 # for, and `status ID` by id or unique prefix.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 iob_need jq script
 tap_plan 53
 CTL=$IOB_B/bin/iobatchctl # the binary itself: the tests set the environment

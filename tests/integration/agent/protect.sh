@@ -14,8 +14,8 @@
 # The victim's slowdown beside a buffered writer is what bench/pairs.sh
 # measured (2.78x for a QD1 reader); the checks read the agent's own
 # account, not the clock.
-. "$(dirname "$0")/lib/common.sh"
-. "$(dirname "$0")/lib/agent.sh"
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
 tap_plan 12
 iob_need containerd ctr runc fio jq
 # Protection by share (its rate alone): no latency objective, which the
