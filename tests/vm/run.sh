@@ -85,7 +85,7 @@ suite_path() {
   case "$t" in
   "" | /* | *..* | lib/* | */*/*) ;;
   */*) [ -f "$SUITE_DIR/$t" ] && [[ "$t" == *.sh ]] && m=("$t") ;;
-  *) for p in "$SUITE_DIR/$t" "$SUITE_DIR"/*/"$t"; do
+  *) for p in "$SUITE_DIR"/*/"$t"; do
       [ -f "$p" ] && [[ "$p" == *.sh && "$p" != "$SUITE_DIR"/lib/* ]] && m+=("${p#"$SUITE_DIR"/}")
     done ;;
   esac
