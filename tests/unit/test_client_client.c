@@ -587,7 +587,7 @@ static void test_holding_agent_is_waited_for(void **state) {
 }
 
 int main(void) {
-  iob_log_init("test_agent_client", 0);
+  iob_log_init("test_client_client", 0);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_no_agent_fails_open, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_agent_fails_closed, setup, teardown),
