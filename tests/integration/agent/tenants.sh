@@ -54,7 +54,7 @@ held_run() {
   shift 2
   for x in "$@"; do a+=(--annotation "$x"); done
   ($c run -d --runtime $RT "${a[@]}" --rootfs "$R" "$id" /bin/sleep 600 >"$IOB_T/$id.out" 2>&1
-    echo $? >"$IOB_T/$id.rc") &
+    echo $? >"$IOB_T/$id.rc.tmp" && mv "$IOB_T/$id.rc.tmp" "$IOB_T/$id.rc") &
 }
 held_run "$CTR" ushort io.iobatch.max-hold-ms=1 io.iobatch.class=seq-write
 ok "max-hold-ms=1 from an untrusted namespace: held behind the writer" \

@@ -38,15 +38,18 @@ cat >"$IOB_T/logger.sh" <<'SH'
 #!/bin/sh
 # $1 $2: "dir" and the output directory (from the URI query).
 # Closing fd 5 (EOF on the ready pipe) tells the shim the logger is ready.
+# Each stream is copied to a .tmp file, renamed once it ended: the test
+# reads a file only when it is whole (the shim SIGTERMs this shell when it
+# lets the logger go; the copies go on in their own processes).
 exec 5>&-
-cat <&3 >"$2/$CONTAINER_ID.out" &
-cat <&4 >"$2/$CONTAINER_ID.err" &
+(cat <&3 >"$2/$CONTAINER_ID.out.tmp" && mv "$2/$CONTAINER_ID.out.tmp" "$2/$CONTAINER_ID.out") &
+(cat <&4 >"$2/$CONTAINER_ID.err.tmp" && mv "$2/$CONTAINER_ID.err.tmp" "$2/$CONTAINER_ID.err") &
 wait
 SH
 chmod +x "$IOB_T/logger.sh"
 timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS --rm --log-uri "binary://$IOB_T/logger.sh?dir=$IOB_T/logs" --rootfs "$R" b1 \
   /bin/sh -c 'echo to-logger; echo err-logger >&2' >/dev/null 2>&1
-for i in $(seq 1 30); do [ -s "$IOB_T/logs/b1.err" ] && break; sleep 0.1; done
+for i in $(seq 1 300); do [ -e "$IOB_T/logs/b1.out" ] && [ -e "$IOB_T/logs/b1.err" ] && break; sleep 0.1; done
 is "$(cat "$IOB_T/logs/b1.out" 2>/dev/null)" "to-logger" "binary:// logger gets stdout on fd 3"
 is "$(cat "$IOB_T/logs/b1.err" 2>/dev/null)" "err-logger" "binary:// logger gets stderr on fd 4"
 # OOM: a 32 MiB container that wants more; the shim publishes /tasks/oom.

@@ -36,7 +36,7 @@ hang() {
 #!/bin/sh
 case " \$* " in *" $1 "*)
   sleep 1000000 &
-  echo \$! >"$M/$1.pid"
+  echo \$! >"$M/$1.pid.tmp" && mv "$M/$1.pid.tmp" "$M/$1.pid"
   wait ;;
 esac
 exec runc "\$@"
@@ -67,7 +67,7 @@ SHIM=$(ours)
 timeout -s KILL 120 $CTR run --runtime $RT --runtime-config-path "$IOB_T/hang-create.toml" -d $POD \
   --rootfs "$R" b /bin/sleep 600 >"$IOB_T/b.out" 2>&1 &
 CTRB=$!
-ok "B's runc create hangs" wait_for 30 '[ -s "$M/create.pid" ]'
+ok "B's runc create hangs" wait_for 30 '[ -e "$M/create.pid" ]'
 SLEEPER=$(cat "$M/create.pid")
 like "$($CALL "$SOCK" state a)" "^status 2 " "State on A is answered while B's create hangs"
 like "$($CALL "$SOCK" state b)" "code=5 container not created" "State on B: not created yet (NotFound)"
@@ -86,7 +86,7 @@ ok "the name is free again: B runs with plain runc" timeout 30 $CTR run --runtim
 timeout -s KILL 120 $CTR run --runtime $RT --runtime-config-path "$IOB_T/hang-start.toml" -d $POD \
   --rootfs "$R" c /bin/sleep 600 >"$IOB_T/c.out" 2>&1 &
 CTRC=$!
-ok "C's runc start hangs" wait_for 30 '[ -s "$M/start.pid" ]'
+ok "C's runc start hangs" wait_for 30 '[ -e "$M/start.pid" ]'
 # shellcheck disable=SC2034  # read in a wait_for string below
 SLEEPER=$(cat "$M/start.pid")
 is "$(state_of c)" "CREATED" "C is created, its start in flight"
