@@ -62,7 +62,7 @@ done
 # the two writers share a batch, a random writer beside them waits.
 # (Started for part 2, after part 1; containerd finds the agent's socket
 # through IOBATCH_AGENT_SOCKET, whichever agent serves it.)
-cp "$(dirname "$0")/fixtures/batch/hold-matrix.conf" "$IOB_T/matrix.conf"
+cp "$IOB_TOP/tests/fixtures/batch/hold-matrix.conf" "$IOB_T/matrix.conf"
 export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
 iob_containerd_start >/dev/null || die "containerd did not start"
 NS=demo${IOB_T##*.}
