@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
-# Helpers of bench/agent-overhead.sh (sourced after tests/integration/lib.sh).
+# Helpers of bench/agent-overhead.sh (sourced after tests/integration/lib/common.sh).
 AGENT_PID=
 AGENT_SOCK=
 AGENT_DIR=
