@@ -143,10 +143,11 @@ struct agent_ctr {
   bool budget_logged;    /* batch: 'reached its budget' said once */
   /* Batch: frozen by the concurrency lever (agent/freeze.c), windows in a
    * row in its present state (frozen or not, while the lever acts), time
-   * frozen in all and since when (0: not frozen); freeze_done: past its
-   * budget or not freezable, never frozen again. */
+   * frozen in all and since when (0: not frozen), times frozen (freeze
+   * events); freeze_done: past its budget or not freezable, never frozen
+   * again. */
   bool frozen, freeze_done;
-  unsigned freeze_windows;
+  unsigned freeze_windows, freezes;
   uint64_t frozen_ms, frozen_since_ms;
   void *freeze_state; /* agent/freeze.c's */
   /* Protected: the share of time some of its tasks stalled on I/O

@@ -102,6 +102,7 @@ static bool freeze(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
     return false;
   }
   c->frozen = true;
+  c->freezes++;
   c->frozen_since_ms = now;
   iob_info("froze '%s' (%s): batch containers doing I/O at once limited to %u", c->id,
            cg2_freeze_mech_name(st->t.mech), d->adm.prot.io_limit);

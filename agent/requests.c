@@ -421,6 +421,7 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
     }
     s->cap_bps = (uint64_t)c->cap_bps;
     s->frozen = c->frozen;
+    s->freezes = c->freezes;
     s->frozen_ms =
         c->frozen_ms + (c->frozen && now > c->frozen_since_ms ? now - c->frozen_since_ms : 0);
     s->declared_class = c->declared;
