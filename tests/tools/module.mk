@@ -7,3 +7,8 @@
 # containerd's event protos (tests/integration/ttrpc-events.sh).
 PROGRAMS += tests/ttrpc-publish
 $(eval $(call prog,tests/ttrpc-publish,tests/tools/ttrpc_publish.c,ttrpc proto common))
+
+# blklat-cmp: io.stat and the agent's BPF program's map read together per
+# window for the same cgroups (bench/sampler-v2.sh, run in tests/vm).
+PROGRAMS += tests/blklat-cmp
+$(eval $(call prog,tests/blklat-cmp,tests/tools/blklat_cmp.c,agent agentcore cg2 common))
