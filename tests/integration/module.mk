@@ -14,6 +14,7 @@ INTEG_TESTS += tests/integration/weights-restore.sh tests/integration/trust.sh t
 INTEG_TESTS += tests/integration/tenants.sh tests/integration/agent-lock.sh tests/integration/hook-owner.sh
 INTEG_TESTS += tests/integration/version.sh
 INTEG_TESTS += tests/integration/ctl.sh tests/integration/agent-latency.sh tests/integration/agent-sampler-bpf.sh
+INTEG_TESTS += tests/integration/agent-sampler-auto.sh
 INTEG_TESTS += tests/integration/soak.sh
 INTEG_TESTS += tests/integration/hook-pidfd.sh
 INTEG_TESTS += tests/integration/shim-hungrunc.sh
