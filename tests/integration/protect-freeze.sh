@@ -98,7 +98,7 @@ at_exit thaw_all
 $CTR run -d --runtime $RT --annotation io.iobatch.class=latency --rootfs "$R" victim \
   /usr/bin/fio --name=v --filename=/data/victim --rw=randwrite --bs=4k --size=256M \
   --time_based --runtime=600 --direct=1 --ioengine=psync --iodepth=1 >/dev/null 2>&1
-wait_for 20 '[ "$(state victim)" == RUNNING ]' || bail "the victim did not start"
+wait_for 60 '[ "$(state victim)" == RUNNING ]' || bail "the victim did not start"
 ok "the victim's objective is learned from its quiet windows" \
   wait_for 60 '[ "$(agent_field victim lat_target_source)" == learned ]'
 diag "learned: p99 $(agent_field victim lat_target) us"
@@ -106,7 +106,7 @@ for w in $WRITERS; do
   $CTR run -d --runtime $RT --annotation io.iobatch.class=seq-write --rootfs "$R" "$w" \
     /usr/bin/fio --name=w --filename="/data/$w" --rw=write --bs=1M --size=256M --direct=1 \
     --ioengine=libaio --iodepth=4 --time_based --runtime=600 >/dev/null 2>&1
-  wait_for 30 '[ "$(state '"$w"')" == RUNNING ] && [ -n "$(agent_field '"$w"' pid)" ]' ||
+  wait_for 90 '[ "$(state '"$w"')" == RUNNING ] && [ -n "$(agent_field '"$w"' pid)" ]' ||
     bail "$w did not start"
   FRZ[$w]=$(frz "$w")
   [ -e "${FRZ[$w]}" ] || bail "no freezer file for $w (${FRZ[$w]})"
@@ -119,6 +119,20 @@ st() {
 }
 limited() {
   st lim && jq -e '.protect_batch_io_limit > 0 and .protect_frozen > 0' "$IOB_T/lim.json" >/dev/null
+}
+# engaged: the lever limits writers now (status), waited for.  An agent
+# whose lever has let go (its victim met its objective for a while: under
+# the VM's emulation that lasted minutes) is started again, at most twice:
+# a new agent judges by the victim's objective at once and freezes soon.
+engaged() {
+  local t
+  for t in 1 2 3; do
+    wait_for 60 limited && return 0
+    diag "the lever let go of the writers for 60 s (agent $t); the agent starts again"
+    agent_stop
+    agent_start "$CONF" || bail "iobatchd did not start again"
+  done
+  return 1
 }
 # freezes: the writers' freeze events so far, as status counts them
 freezes() {
@@ -150,15 +164,25 @@ held() {
   HW=$w HF=$f HK=$kf
 }
 HW="" HF="" HK=""
+# held_while_engaged [CONDITION]: a sandwich that holds (and CONDITION),
+# taken while the lever is engaged (engaged: at most three agents)
+held_while_engaged() {
+  local t
+  for t in 1 2 3; do
+    engaged || return 1
+    wait_for 60 "held ${1:+&& $1}" && return 0
+  done
+  return 1
+}
 # The file asks for frozen once the agent wrote it: the first sandwich
 # decides.  The kernel's word may lag the request (a task freezes when it
 # returns from its request), so that one is waited for.
-wait_for 60 held
+held_while_engaged ""
 is "${HW:-no writer held frozen}:$HF" "$HW:1" \
   "the freezer file of a writer status shows frozen all along says frozen"
 diag "${HW:-none}: $(cat "${FRZ[${HW:-none}]:-/dev/null}" 2>/dev/null)"
 ok "and the kernel reports its tasks frozen (cgroup.events frozen 1, or FROZEN)" \
-  wait_for 60 'held && [ "$HK" = 1 ]'
+  held_while_engaged '[ "$HK" = 1 ]'
 diag "${HW:-none}: kernel says frozen=${HK:-?}"
 met() {
   st met && jq -e '.protect_objective and .protect_lat_ratio > 0 and .protect_lat_ratio <= 1
@@ -182,7 +206,7 @@ diag "frozen ms: $(jq -c '[.containers[] | select(.id | startswith("w")) | {(.id
 # three times.
 n=0 j=""
 for try in 1 2 3; do
-  wait_for 90 limited || bail "no writer frozen again"
+  engaged || bail "the lever did not engage (three agents)"
   kill -9 "$AGENT_PID"
   wait "$AGENT_PID" 2>/dev/null
   n=0
@@ -200,16 +224,26 @@ is "$(grep -c "restored '[^']*freezer.state' 0:0 to 'THAWED' (left by an agent t
 # new agent (writers running, no quiet window) judges by it at once.
 ok "the new agent takes the victim's objective from its workload's profile" \
   wait_for 60 '[ "$(agent_field victim lat_target_source)" == profile ]'
-# SIGTERM with writers frozen: nothing stays frozen.
+# SIGTERM with writers frozen: nothing stays frozen.  Whether any was
+# frozen at the stop is what the stopping agent logs (its thaws); a stop
+# that found none is tried again, at most three times.
 ok "the new agent freezes writers again (its own freeze events)" wait_for 90 '[ "$(freezes)" -ge 1 ]'
-wait_for 90 limited || bail "no writer frozen at the stop"
-agent_stop
+k=0
+for try in 1 2 3; do
+  engaged || bail "the lever did not engage (three agents)"
+  l0=$(wc -l <"$AGENT_LOG")
+  agent_stop
+  k=$(tail -n +"$((l0 + 1))" "$AGENT_LOG" | grep -c "thawed '[^']*' (it leaves;")
+  [ "$k" -eq 0 ] || break
+  diag "stop $try: nothing frozen at the stop; again"
+  agent_start "$CONF" || bail "iobatchd did not start again"
+done
 n=0
 for w in $WRITERS; do n=$((n + $(frozen_file "$w"))); done
-is "$n/$AGENT_RC/$(test -e "$AGENT_STATE/restore.json" && echo journal || echo none)" "0/0/none" \
-  "a stopped agent leaves no writer frozen and no journal"
+is "$n/$AGENT_RC/$(test -e "$AGENT_STATE/restore.json" && echo journal || echo none)/$((k > 0))" \
+  "0/0/none/1" "a stopped agent leaves no writer frozen and no journal ($k thawed as it stopped)"
 agent_start "$CONF" || bail "iobatchd did not start again"
-wait_for 90 limited || bail "no writer frozen again"
+engaged || bail "the lever did not engage (three agents)"
 cleanup_ctr victim
 ok "with the victim gone nothing is frozen" wait_for 60 'st gone && jq -e ".protect_frozen == 0 and .protect_batch_io_limit == 0" "$IOB_T/gone.json" >/dev/null && [ "$(frozen_file w1)$(frozen_file w2)$(frozen_file w3)$(frozen_file w4)" == 0000 ]'
 is "$(cat "$IOB_T/victim-frozen" 2>/dev/null | wc -l)" "0" "the victim was never frozen (every status read)"
