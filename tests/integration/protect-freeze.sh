@@ -102,15 +102,22 @@ wait_for 60 '[ "$(state victim)" == RUNNING ]' || bail "the victim did not start
 ok "the victim's objective is learned from its quiet windows" \
   wait_for 60 '[ "$(agent_field victim lat_target_source)" == learned ]'
 diag "learned: p99 $(agent_field victim lat_target) us"
+# The writers start their I/O together once all four run (/data/go): the
+# lever may freeze a container that is still starting (its cgroup holds
+# runc's init), and in the VM a writer frozen before runc had started it
+# never became RUNNING while the others' I/O kept the lever engaged.
+rm -f "$R/data/go"
 for w in $WRITERS; do
   $CTR run -d --runtime $RT --annotation io.iobatch.class=seq-write --rootfs "$R" "$w" \
-    /usr/bin/fio --name=w --filename="/data/$w" --rw=write --bs=1M --size=256M --direct=1 \
+    /bin/sh -c 'while [ ! -e /data/go ]; do sleep 0.2; done; exec /usr/bin/fio "$@"' sh \
+    --name=w --filename="/data/$w" --rw=write --bs=1M --size=256M --direct=1 \
     --ioengine=libaio --iodepth=4 --time_based --runtime=600 >/dev/null 2>&1
   wait_for 90 '[ "$(state '"$w"')" == RUNNING ] && [ -n "$(agent_field '"$w"' pid)" ]' ||
     bail "$w did not start"
   FRZ[$w]=$(frz "$w")
   [ -e "${FRZ[$w]}" ] || bail "no freezer file for $w (${FRZ[$w]})"
 done
+touch "$R/data/go"
 # st NAME: the status, saved as NAME.json; the victim is never frozen
 st() {
   ctl status --json >"$IOB_T/$1.json" 2>/dev/null || return 1
