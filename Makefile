@@ -138,7 +138,31 @@ $(call prog,tests/fuzz/$(1),$(2) tests/fuzz/driver.c,$(3))
 endif
 endef
 
-include $(sort $(wildcard */module.mk tests/*/module.mk))
+# The libraries a test links, by the second word of its name.
+# tests/unit/test_PREFIX_FILE.c tests FILE.c of the folder whose library is
+# PREFIX, and tests/fuzz/fuzz_PREFIX_WHAT.c fuzzes a parser there (agent:
+# agent/, batch: batcher/, cg2: cgroupv2/, client: client/, common: common/,
+# cri: cri/, hook: runtime-hook/, shim: shim/, ttrpc: ttrpc/, wcd: wcd/);
+# each links that folder's library and what it needs, in link order.
+# tests/unit/module.mk and tests/fuzz/module.mk register them all.
+TEST_LIBS_agent = $(AGENT_LIBS)
+TEST_LIBS_batch = batch common
+TEST_LIBS_cg2 = cg2 common
+TEST_LIBS_client = agentclient batch ttrpc proto common
+TEST_LIBS_common = common
+TEST_LIBS_cri = cri proto common
+TEST_LIBS_hook = hook agentclient wcd batch cg2 ttrpc proto common
+TEST_LIBS_shim = shim agentclient wcd batch cg2 ttrpc proto common
+TEST_LIBS_ttrpc = ttrpc proto common
+TEST_LIBS_wcd = wcd batch cg2 common
+test_prefix = $(word 2,$(subst _, ,$(basename $(notdir $(1)))))
+# $(call test_libs,PATH): the libraries of the test or fuzz target PATH.
+test_libs = $(or $(TEST_LIBS_$(call test_prefix,$(1))),$(error $(1): no TEST_LIBS_$(call test_prefix,$(1)) \
+	for the prefix of its name (Makefile)))
+
+# The folders first, then tests/: what a test's registration reads (the
+# libraries, AGENT_LIBS, explicit registrations) is defined before it.
+include $(sort $(wildcard */module.mk)) $(sort $(wildcard tests/*/module.mk))
 
 all: $(addprefix $(B)/,$(PROGRAMS) $(UNIT_TESTS))
 
@@ -197,7 +221,7 @@ fuzz-build: $(addprefix $(B)/,$(FUZZERS))
 # libjansson/libprotobuf-c/libseccomp archives of Debian's -dev packages),
 # in their own tree: no shared library, so they run on nodes whose glibc is
 # older than the build host's (the DaemonSet's image carries these;
-# tests/integration/static.sh).  No NSS lookups are linked in (no getpw*,
+# tests/integration/packaging/static.sh).  No NSS lookups are linked in (no getpw*,
 # getaddrinfo), which a static glibc could not serve.
 STATIC_B := build-static
 .PHONY: static

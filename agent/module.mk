@@ -34,28 +34,3 @@ AGENT_LIBS := agent agentcore wcd batch ttrpc cri cg2 proto common
 PROGRAMS += bin/iobatchd
 INSTALL_PROGRAMS += bin/iobatchd
 $(eval $(call prog,bin/iobatchd,agent/main.c,$(AGENT_LIBS)))
-
-$(eval $(call unit,test_agent_config,tests/unit/test_agent_config.c,agentcore batch common))
-$(eval $(call unit,test_agent_profiles,tests/unit/test_agent_profiles.c,agentcore common))
-$(eval $(call unit,test_agent_admission,tests/unit/test_agent_admission.c,$(AGENT_LIBS)))
-$(eval $(call unit,test_agent_weighttree,tests/unit/test_agent_weighttree.c,agent common))
-$(eval $(call unit,test_agent_sampler,tests/unit/test_agent_sampler.c,agent agentcore wcd batch cg2 common))
-$(eval $(call fuzzer,fuzz_agent_config,tests/fuzz/fuzz_agent_config.c,agentcore batch common))
-$(eval $(call fuzzer,fuzz_agent_profiles,tests/fuzz/fuzz_agent_profiles.c,agentcore common))
-$(eval $(call unit,test_agent_protect,tests/unit/test_agent_protect.c,agent agentcore batch common))
-$(eval $(call unit,test_agent_restore,tests/unit/test_agent_restore.c,agent cg2 common))
-$(eval $(call unit,test_agent_lock,tests/unit/test_agent_lock.c,agent common))
-$(eval $(call fuzzer,fuzz_agent_restore,tests/fuzz/fuzz_agent_restore.c,agent cg2 common))
-$(eval $(call unit,test_agent_penalties,tests/unit/test_agent_penalties.c,agent batch common))
-$(eval $(call fuzzer,fuzz_agent_penalties,tests/fuzz/fuzz_agent_penalties.c,agent batch common))
-$(eval $(call unit,test_agent_metrics,tests/unit/test_agent_metrics.c,agent agentcore batch common))
-$(eval $(call fuzzer,fuzz_agent_metrics,tests/fuzz/fuzz_agent_metrics.c,agent agentcore batch common))
-$(eval $(call unit,test_agent_latency,tests/unit/test_agent_latency.c,agentcore cg2 common))
-$(eval $(call fuzzer,fuzz_agent_latency,tests/fuzz/fuzz_agent_latency.c,agentcore cg2 common))
-$(eval $(call unit,test_agent_podmeta,tests/unit/test_agent_podmeta.c,$(AGENT_LIBS)))
-
-INTEG_TESTS += tests/integration/agent-admission.sh tests/integration/agent-sampler.sh \
-	tests/integration/agent-containers.sh tests/integration/agent-plan.sh \
-	tests/integration/agent-weights.sh tests/integration/agent-metrics.sh tests/integration/agent-metrics-group.sh
-$(eval $(call unit,test_agent_kubepods,tests/unit/test_agent_kubepods.c,$(AGENT_LIBS)))
-$(eval $(call fuzzer,fuzz_agent_kubepods,tests/fuzz/fuzz_agent_kubepods.c,agent agentcore batch cg2 common))

@@ -5,10 +5,6 @@
 batch_SRCS := batcher/class.c batcher/config.c batcher/solve.c batcher/plan.c batcher/jobfile.c \
 	client/annotations.c
 $(eval $(call lib,batch,$(batch_SRCS)))
-$(eval $(call unit,test_batch,tests/unit/test_batch.c,batch common))
-$(eval $(call unit,test_batch_plan,tests/unit/test_batch_plan.c,batch common))
-$(eval $(call fuzzer,fuzz_batch_config,tests/fuzz/fuzz_batch_config.c,batch common))
-$(eval $(call fuzzer,fuzz_batch_jobfile,tests/fuzz/fuzz_batch_jobfile.c,batch common))
 # The solver benchmark (bench/solver.sh runs it).
 $(eval $(call prog,bench/solver/batch-bench,bench/solver/main.c,batch common))
 # The planner's cost per plan (bench/plan-cost.sh runs it).

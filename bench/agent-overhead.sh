@@ -53,7 +53,7 @@ SHIM=$TOP/$B/bin/containerd-shim-iobatch-v2
 CTL=$TOP/$B/bin/iobatchctl
 [ "$(id -u)" = 0 ] || { echo "agent-overhead: must run as root" >&2; exit 1; }
 command -v jq >/dev/null || { echo "agent-overhead: 'jq' not found" >&2; exit 1; }
-source tests/integration/lib.sh # EXIT trap runs every at_exit in reverse
+source tests/integration/lib/common.sh # EXIT trap runs every at_exit in reverse
 trap 'exit 130' INT TERM
 source bench/agent/lib.sh
 START=$(date -u +%FT%TZ)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
-# Shared by bench/calibrate-wcd.sh and tests/integration/hook-fio.sh: run one
+# Shared by bench/calibrate-wcd.sh and tests/integration/hook/hook-fio.sh: run one
 # fio job inside a fresh cgroup and sample that cgroup with wcd-probe.
 #
 #   wcd_env                      # sets WCD_V2 (cgroup2 mount), WCD_SOURCE

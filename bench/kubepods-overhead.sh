@@ -25,7 +25,7 @@ AGENT=$TOP/$B/bin/iobatchd
 CTL=$TOP/$B/bin/iobatchctl
 [ "$(id -u)" = 0 ] || { echo "kubepods-overhead: must run as root" >&2; exit 1; }
 command -v jq >/dev/null || { echo "kubepods-overhead: 'jq' not found" >&2; exit 1; }
-source tests/integration/lib.sh # EXIT trap runs every at_exit in reverse
+source tests/integration/lib/common.sh # EXIT trap runs every at_exit in reverse
 trap 'exit 130' INT TERM
 source bench/agent/lib.sh
 START=$(date -u +%FT%TZ)

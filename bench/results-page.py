@@ -161,6 +161,21 @@ def table_service(name):
                   "batch makespan (vs all at once)", "transactions lost"], rows)
 
 
+def table_service_slo(name):
+    d = load(name)
+    s = d["solo"]
+    rows = [["service alone", fmt(s["late_pct"], ".1f"), fmt(s["p99_ms"], ".1f"), "", "", ""]]
+    for mode, m in d["modes"].items():
+        if m.get("late_pct") is None:
+            rows.append([service_label(mode), "no result", "", "", "", ""])
+            continue
+        rows.append([service_label(mode), fmt(m["late_pct"], ".1f"), fmt(m.get("p99_ms"), ".1f"),
+                     fmt(m.get("excess_late_vs_all")), fmt(m.get("batch_makespan_s"), ".1f"),
+                     fmt(m.get("makespan_vs_all"))])
+    return table(["mode", "missed %", "p99 ms", "excess misses vs all at once",
+                  "batch makespan s", "vs all at once"], rows)
+
+
 def table_service_cpu(name):
     d = load(name)
     rows = []

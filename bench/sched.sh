@@ -49,7 +49,7 @@ for t in fio ctr containerd jq; do
 done
 [ "$(id -u)" = 0 ] || { echo "sched: must run as root (containerd, runc)" >&2; exit 1; }
 
-source tests/integration/lib.sh # EXIT trap runs every at_exit in reverse
+source tests/integration/lib/common.sh # EXIT trap runs every at_exit in reverse
 trap 'exit 130' INT TERM
 source bench/sched/iobatch.sh
 

@@ -27,8 +27,8 @@ SAMPLE=${SAMPLE:-1s}
 OUT_DIR=${OUT_DIR:-bench/results/service-attrib}
 SCRATCH_PARENT=${SCRATCH_PARENT:-/var/tmp}
 [ "$(id -u)" = 0 ] || { echo "service-attrib: must run as root" >&2; exit 1; }
-source tests/integration/lib.sh
-source tests/integration/agent-lib.sh
+source tests/integration/lib/common.sh
+source tests/integration/lib/agent.sh
 source bench/service/pg.sh
 pg_find
 SCR=$(mktemp -d "$SCRATCH_PARENT/iob-attr.XXXXXX")

@@ -99,7 +99,7 @@ for t in fio ctr containerd jq awk runuser; do
 done
 [ "$(id -u)" = 0 ] || { echo "service: must run as root (containerd, runc)" >&2; exit 1; }
 
-source tests/integration/lib.sh
+source tests/integration/lib/common.sh
 trap 'exit 130' INT TERM
 source bench/sched/iobatch.sh
 source bench/service/pg.sh

@@ -15,7 +15,7 @@ REPS=${REPS:-20}
 IDLE_SECONDS=${IDLE_SECONDS:-60}
 B=${B:-build}
 [ -x "$B/bin/containerd-shim-iobatch-v2" ] || { echo "shim-cost: build the shim first (make)" >&2; exit 1; }
-source tests/integration/lib.sh
+source tests/integration/lib/common.sh
 iob_containerd_start
 ROOTFS=$IOB_T/rootfs
 iob_rootfs_busybox "$ROOTFS"

@@ -97,7 +97,7 @@ for f in containerd-shim-iobatch-v2 iobatchd iobatchctl iobatch-hook; do
   [ -x "$BIN/$f" ] || { echo "soak: build first: '$BIN/$f' missing" >&2; exit 1; }
 done
 
-source tests/integration/lib.sh # EXIT trap runs every at_exit in reverse
+source tests/integration/lib/common.sh # EXIT trap runs every at_exit in reverse
 trap 'exit 130' INT TERM
 NS=soak${IOB_T##*.}
 AGENT_SOCK=$IOB_T/agent.sock
@@ -156,7 +156,7 @@ R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"
 
 # build_oci_tar OUT: a busybox image as a one-layer OCI layout tarball (as
-# tests/integration/shim-overlay.sh).
+# tests/integration/shim/shim-overlay.sh).
 build_oci_tar() {
   local w=$IOB_T/oci rootfs=$IOB_T/oci-rootfs
   mkdir -p "$w/blobs/sha256"

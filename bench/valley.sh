@@ -48,7 +48,7 @@ for t in fio ctr containerd jq; do
 done
 [ "$(id -u)" = 0 ] || { echo "valley: must run as root" >&2; exit 1; }
 
-source tests/integration/lib.sh
+source tests/integration/lib/common.sh
 trap 'exit 130' INT TERM
 source bench/sched/iobatch.sh
 

@@ -8,11 +8,7 @@ $(eval $(call lib,cri,$(cri_SRCS)))
 $(B)/proto/gen/cri/api.pb-c.o: GEN_CFLAGS += -Ulinux
 LDLIBS += $(shell pkg-config --libs libnghttp2 2>/dev/null || echo -lnghttp2)
 
-$(eval $(call unit,test_cri_grpc,tests/unit/test_cri_grpc.c,cri proto common))
-$(eval $(call fuzzer,fuzz_cri_response,tests/fuzz/fuzz_cri_response.c,cri proto common))
-
 # cri-list: the CRI client alone, what the agent would learn from an
-# endpoint (tests/integration/cri-meta.sh).
+# endpoint (tests/integration/agent/cri-meta.sh).
 PROGRAMS += tests/cri-list
 $(eval $(call prog,tests/cri-list,tests/tools/cri_list.c,cri proto common))
-INTEG_TESTS += tests/integration/cri-meta.sh

@@ -24,7 +24,7 @@ $(B)/man/%.8: packaging/man/%.8.scd
 # One hooks.d file, rendered for where the hook is:
 # $(call hooks_json,HOOK_PATH,OUT) writes packaging/hooks.d/iobatch.json.in
 # with @HOOK_PATH@ replaced, mode 0644.  $(B)/hooks/iobatch.json points
-# at this build's hook (tests/integration/podman-hooks.sh uses it); make
+# at this build's hook (tests/integration/hook/podman-hooks.sh uses it); make
 # install (and so the .deb) at LIBEXECDIR's.
 HOOKS_JSON_IN := packaging/hooks.d/iobatch.json.in
 define hooks_json
@@ -83,6 +83,3 @@ deb:
 	@test -f $(DEB_FILE) && echo "  DEB     $(DEB_FILE)"
 deb-lint: deb
 	lintian --info --display-info --fail-on error,warning $(DEB_DIR)/*.changes
-
-INTEG_TESTS += tests/integration/deb.sh tests/integration/containerd-config.sh
-INTEG_TESTS += tests/integration/k8s-install.sh tests/integration/k8s-manifests.sh

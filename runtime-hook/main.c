@@ -95,7 +95,7 @@ static int hook_main(const struct hook_options *opt, int selftest) {
   }
   if (selftest == 1) {
     /* Test-only: a harmless syscall that is not on the list must kill us
-     * with SIGSYS (tests/integration/hook-seccomp.sh). */
+     * with SIGSYS (tests/integration/hook/hook-seccomp.sh). */
     syscall(SYS_unshare, 0);
     fprintf(stderr, "%s: seccomp self-test: forbidden syscall was not stopped\n", prog);
     return 1;

@@ -5,7 +5,3 @@ $(eval $(call lib,hook,$(hook_SRCS)))
 PROGRAMS += bin/iobatch-hook
 INSTALL_PROGRAMS += bin/iobatch-hook
 $(eval $(call prog,bin/iobatch-hook,runtime-hook/main.c,hook agentclient wcd batch cg2 ttrpc proto common))
-$(eval $(call unit,test_hook_state,tests/unit/test_hook_state.c,hook agentclient wcd batch cg2 ttrpc proto common))
-INTEG_TESTS += tests/integration/hook-seccomp.sh
-$(eval $(call fuzzer,fuzz_hook_state,tests/fuzz/fuzz_hook_state.c,hook agentclient wcd batch cg2 ttrpc proto common))
-INTEG_TESTS += tests/integration/hook-fio.sh tests/integration/hook-container.sh tests/integration/hook-agent.sh

@@ -15,10 +15,10 @@ PKGS=(
   hyperfine gnuplot-nox python3 jq curl podman
   debhelper dpkg-dev fakeroot lintian scdoc systemd bash-completion man-db python3-yaml python3-kubernetes
   mmdebstrap systemd-container # tests/install: a booted Debian 12 root (systemd-nspawn)
-  python3-grpcio python3-grpc-tools # the CRI client of tests/integration/cri-pods.sh
-  file binutils # tests/integration/static.sh (file, readelf)
+  python3-grpcio python3-grpc-tools # the CRI client of tests/integration/e2e/cri-pods.sh
+  file binutils # tests/integration/packaging/static.sh (file, readelf)
   postgresql-15 postgresql-client-15
-  prometheus # its promtool: tests/integration/k8s-monitoring.sh (the server is kept from running, below)
+  prometheus # its promtool: tests/integration/packaging/k8s-monitoring.sh (the server is kept from running, below)
 )
 missing=()
 for p in "${PKGS[@]}"; do

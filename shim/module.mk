@@ -8,15 +8,3 @@ $(eval $(call lib,shim,$(shim_SRCS)))
 $(eval $(call prog,bin/containerd-shim-iobatch-v2,shim/main.c,shim agentclient wcd batch cg2 ttrpc proto common))
 PROGRAMS += bin/containerd-shim-iobatch-v2
 INSTALL_PROGRAMS += bin/containerd-shim-iobatch-v2
-
-$(eval $(call unit,test_shim,tests/unit/test_shim.c,shim ttrpc proto common))
-$(eval $(call unit,test_shim_service,tests/unit/test_shim_service.c,shim agentclient wcd batch cg2 ttrpc proto common))
-$(eval $(call unit,test_shim_hookinject,tests/unit/test_shim_hookinject.c,shim proto common))
-$(eval $(call fuzzer,fuzz_shim_bootstrap,tests/fuzz/fuzz_shim_bootstrap.c,shim ttrpc proto common))
-$(eval $(call fuzzer,fuzz_shim_uri,tests/fuzz/fuzz_shim_uri.c,shim ttrpc proto common))
-
-INTEG_TESTS += tests/integration/shim-run.sh tests/integration/shim-task.sh tests/integration/shim-tty.sh \
-	tests/integration/shim-many.sh tests/integration/shim-restart.sh tests/integration/shim-crun.sh \
-	tests/integration/shim-overlay.sh tests/integration/shim-group.sh tests/integration/shim-options.sh \
-	tests/integration/shim-slowhook.sh
-INTEG_TESTS += tests/integration/admission.sh

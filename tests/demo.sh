@@ -38,8 +38,8 @@
 # ("na" when part 1 did not run).
 set -u
 cd "$(dirname "$0")/.." || exit 1
-. tests/integration/lib.sh
-. tests/integration/agent-lib.sh
+. tests/integration/lib/common.sh
+. tests/integration/lib/agent.sh
 
 SEQ_SIZE=${DEMO_SEQ_SIZE:-2G}
 RAND_SIZE=${DEMO_RAND_SIZE:-96M}
@@ -62,7 +62,7 @@ done
 # the two writers share a batch, a random writer beside them waits.
 # (Started for part 2, after part 1; containerd finds the agent's socket
 # through IOBATCH_AGENT_SOCKET, whichever agent serves it.)
-cp "$(dirname "$0")/integration/hold-matrix.conf" "$IOB_T/matrix.conf"
+cp "$IOB_TOP/tests/fixtures/batch/hold-matrix.conf" "$IOB_T/matrix.conf"
 export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
 iob_containerd_start >/dev/null || die "containerd did not start"
 NS=demo${IOB_T##*.}

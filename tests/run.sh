@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Run test programs that speak TAP (cmocka with CMOCKA_MESSAGE_OUTPUT=TAP,
-# or shell tests using tests/integration/lib.sh) and print one summary line:
+# or shell tests using tests/integration/lib/common.sh) and print one summary line:
 #   N passed, N failed
 # A program that crashes, times out or exits non-zero without a "not ok"
 # line counts as one failure.  Exit status is 0 only when nothing failed.

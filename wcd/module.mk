@@ -4,8 +4,6 @@
 # the classes (batcher/class.h).
 wcd_SRCS := $(filter-out wcd/probe.c,$(wildcard wcd/*.c))
 $(eval $(call lib,wcd,$(wcd_SRCS)))
-$(eval $(call unit,test_wcd,tests/unit/test_wcd.c,wcd batch cg2 common))
-$(eval $(call fuzzer,fuzz_wcd_config,tests/fuzz/fuzz_wcd_config.c,wcd batch cg2 common))
 # wcd-probe: test and calibration helper, built with the programs, not installed.
 PROGRAMS += bin/wcd-probe
 $(eval $(call prog,bin/wcd-probe,wcd/probe.c,wcd batch cg2 common))

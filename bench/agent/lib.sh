@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
-# Helpers of bench/agent-overhead.sh (sourced after tests/integration/lib.sh).
+# Helpers of bench/agent-overhead.sh (sourced after tests/integration/lib/common.sh).
 AGENT_PID=
 AGENT_SOCK=
 AGENT_DIR=
@@ -51,8 +51,13 @@ agent_start() {
   # The socket's directory: 0700, as the agent wants it (agent/server.c).
   install -d -m 0700 "$AGENT_DIR" "$AGENT_DIR/state"
   AGENT_SOCK=$AGENT_DIR/agent.sock
-  printf 'socket = %s\nstate_dir = %s\n%s\n' "$AGENT_SOCK" "$AGENT_DIR/state" \
-    "$AGENT_CONF_EXTRA" >"$AGENT_DIR/iobatchd.conf"
+  # The host's own kubelet tree (if any) is not part of what is measured:
+  # kubepods = off unless the caller sets a kubepods key (a key given twice
+  # is an error).
+  local kp="kubepods = off"
+  case $AGENT_CONF_EXTRA in *kubepods*) kp= ;; esac
+  printf 'socket = %s\nstate_dir = %s\n%s\n%s\n' "$AGENT_SOCK" "$AGENT_DIR/state" \
+    "$kp" "$AGENT_CONF_EXTRA" >"$AGENT_DIR/iobatchd.conf"
   "$AGENT" --config "$AGENT_DIR/iobatchd.conf" >>"$AGENT_DIR/agent.log" 2>&1 &
   AGENT_PID=$!
   at_exit "agent_stop"

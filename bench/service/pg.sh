@@ -3,7 +3,7 @@
 # shellcheck disable=SC2034  # PGB_* are read by the scripts that source this file
 # PostgreSQL 15 from Debian as a containerised service, and pgbench against
 # it (sourced by bench/service.sh and tests/demo.sh, after
-# tests/integration/lib.sh and iob_containerd_start, so that $CTR and
+# tests/integration/lib/common.sh and iob_containerd_start, so that $CTR and
 # $IOB_T exist).
 #
 # The container's rootfs is busybox-static plus the host's /usr bind-mounted

@@ -7,7 +7,7 @@
 # sanitizer report or a target without a corpus (or a corpus without a
 # target) fails.  `make check-asan` covers ASan on its own via B.
 set -u
-. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/../integration/lib/common.sh"
 cd "$IOB_TOP" || exit 1
 dirs=("$IOB_B")
 if [ -n "${ASAN_B:-}" ]; then

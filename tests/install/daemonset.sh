@@ -24,7 +24,7 @@
 #     one TCP listener is the proxy, not root; the service-account token
 #     is in the installer only; the CRI socket is in the agent, read-only;
 #   - with RESTART_CONTAINERD=true (and a test ConfigMap: the paper policy
-#     and tests/integration/hold-matrix.conf, a deterministic hold):
+#     and tests/fixtures/batch/hold-matrix.conf, a deterministic hold):
 #     containerd restarts, then the installer tries the label; a pod with
 #     runtimeClassName iobatch runs and the agent names its namespace, pod
 #     and container; of two conflicting batch pods the second is held in
@@ -206,9 +206,9 @@ like "$(pexec iobatchd -- sh -c 'test -S /run/containerd/containerd.sock && grep
 
 # ---- 2. RESTART_CONTAINERD=true, as an admin sets it after the log above
 # (the DaemonSet rolls: the pod goes, a new one comes).  Test ConfigMap:
-# the paper policy with tests/integration/hold-matrix.conf (a random
+# the paper policy with tests/fixtures/batch/hold-matrix.conf (a random
 # writer beside a sequential one is held).
-$PY - "$K/iobatch-deploy.yaml" "$IOB_TOP/tests/integration/hold-matrix.conf" >"$IOB_T/deploy2.yaml" <<'PY'
+$PY - "$K/iobatch-deploy.yaml" "$IOB_TOP/tests/fixtures/batch/hold-matrix.conf" >"$IOB_T/deploy2.yaml" <<'PY'
 import sys, yaml
 docs = list(yaml.safe_load_all(open(sys.argv[1])))
 for d in docs:

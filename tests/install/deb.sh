@@ -7,7 +7,7 @@
 #     `systemctl restart containerd`;
 #   - iobatchd.service is active (Type=notify), its socket directory 0700;
 #   - containerd runs on the config the drop-in generates and serves the
-#     CRI handler `iobatch`: a pod through the CRI (tests/integration/
+#     CRI handler `iobatch`: a pod through the CRI (tests/tools/
 #     cri_client.py, on the host, against the guest's socket) runs and
 #     `iobatchctl status` names its pod and container;
 #   - podman with the packaged hooks.d file: the container is `running`
@@ -35,7 +35,7 @@ IMAGE=iobatch.test/busybox:1
 PAUSE=registry.k8s.io/pause:3.6
 
 # ---- the package
-# make check-all has just built it (tests/integration/deb.sh): that one is
+# make check-all has just built it (tests/integration/packaging/deb.sh): that one is
 # used when no file of the tree is newer.
 DEB=${IOBATCH_DEB:-}
 fresh() { # DEB: no tracked or new file of the tree is newer than DEB
@@ -58,7 +58,7 @@ inst_root
 inst_boot deb
 G=/proc/$INST_PID/root
 SOCK=$G/run/containerd/containerd.sock
-CRI="$PY $IOB_TOP/tests/integration/cri_client.py --socket $SOCK --gen $IOB_T/gen --timeout 60"
+CRI="$PY $IOB_TOP/tests/tools/cri_client.py --socket $SOCK --gen $IOB_T/gen --timeout 60"
 
 T0=$SECONDS
 step() { diag "$(($SECONDS - T0))s: $*"; }
@@ -171,7 +171,7 @@ ok "deb: and the agent no longer lists it (poststop)" wait_for 20 '[ -z "$(liste
 # A rootless podman, same hooks.d file: its user cannot reach the root-only
 # socket; the hook runs and exits 0, the container runs as without iobatch.
 # (podman shows a hook's output only when it fails, so that the hook itself
-# prints nothing is checked in tests/integration/podman-hooks.sh.)
+# prints nothing is checked in tests/integration/hook/podman-hooks.sh.)
 inst_exec useradd -m -s /bin/sh rl >/dev/null 2>&1
 cp -a "$R" "$G/home/rl/rootfs" && inst_exec chown -R rl: /home/rl/rootfs
 rlrun() { inst_exec su -l rl -c "podman $* run --rm --network none --rootfs /home/rl/rootfs /bin/echo hi" 2>&1; }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """Run the pods of Kubernetes manifests the way a kubelet runs them, through
-a containerd's CRI (runtime.v1, tests/integration/cri_client.py), for
+a containerd's CRI (runtime.v1, tests/tools/cri_client.py), for
 tests/install/daemonset.sh.  No API server: the manifests are read from
 files, and what the kubelet would get from the API server (a DaemonSet's
 pod template, a ConfigMap's data, the RuntimeClass's handler) is taken
@@ -48,7 +48,7 @@ import uuid
 
 import yaml
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import cri_client  # noqa: E402
 
 RUNTIME_REQUEST_TIMEOUT = 120  # kubelet --runtime-request-timeout default (2m)

@@ -3,7 +3,7 @@
 # Helpers for the install tests (bash): a Debian 12 root with systemd as
 # PID 1, booted with systemd-nspawn, that the tests install iobatch into as
 # an operator would.  Source it after nothing else (it sources
-# tests/integration/lib.sh: TAP, at_exit, bail, IOB_T, IOB_B).
+# tests/integration/lib/common.sh: TAP, at_exit, bail, IOB_T, IOB_B).
 #
 #   inst_root [EXTRA_PKGS...]  build (once, cached under $IOB_B/install/) a
 #                              Debian 12 root tarball with mmdebstrap; sets
@@ -23,7 +23,7 @@
 # stop runc's container init; inside, the read-only v1 cgroup hierarchies
 # nspawn mounts are replaced with writable ones so runc can make cgroups.
 # The guest shares the host's network (no CNI: pods use the node network).
-. "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../integration/lib/common.sh"
 
 INST_SUITE=${INST_SUITE:-bookworm}
 # What every root has: systemd as PID 1, containerd 1.6 and runc from

@@ -4,9 +4,24 @@
 # (tests/vm/build.sh).
 #
 # ttrpc-publish: our ttrpc client against containerd's ttrpc server, with
-# containerd's event protos (tests/integration/ttrpc-events.sh).
+# containerd's event protos (tests/integration/shim/ttrpc-events.sh).
 PROGRAMS += tests/ttrpc-publish
 $(eval $(call prog,tests/ttrpc-publish,tests/tools/ttrpc_publish.c,ttrpc proto common))
+
+# shim-start: a Task.Start with a deadline (ttrpc timeout_nano) straight to
+# a shim (tests/integration/shim/admission-options.sh).
+PROGRAMS += tests/shim-start
+$(eval $(call prog,tests/shim-start,tests/tools/shim_start.c,ttrpc proto common))
+# shim-call: one Task RPC straight to a shim (tests/integration/shim/shim-slowhook.sh).
+PROGRAMS += tests/shim-call
+$(eval $(call prog,tests/shim-call,tests/tools/shim_call.c,ttrpc proto common))
+# cg-throttle: cgroupv2/throttle.h on a container's cgroup
+# (tests/integration/agent/throttle.sh).
+PROGRAMS += tests/cg-throttle
+$(eval $(call prog,tests/cg-throttle,tests/tools/cg_throttle.c,cg2 common))
+# cri_client.py: a CRI client in Python (gRPC runtime.v1, as the kubelet
+# speaks it) for tests/integration/e2e/cri-pods.sh, cri-meta.sh and
+# tests/install/; it compiles proto/cri/api.proto itself.
 
 # blklat-cmp: io.stat and the agent's BPF program's map read together per
 # window for the same cgroups (bench/sampler-v2.sh, run in tests/vm).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Test tool for the interoperability test (tests/integration/ttrpc-events.sh):
+/* Test tool for the interoperability test (tests/integration/shim/ttrpc-events.sh):
  * our ttrpc client against containerd's ttrpc server.
  *
  *   ttrpc-publish ADDRESS exit NAMESPACE CONTAINER_ID PID STATUS [async]

@@ -1,6 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-# Malformed-input tests of the parsers of outside input (tests/fuzz/README.md
-# lists every parser with its unit test and fuzz target).
-$(eval $(call unit,test_parse_shim,tests/unit/test_parse_shim.c,shim agentclient wcd batch cg2 ttrpc proto common))
-$(eval $(call unit,test_parse_requests,tests/unit/test_parse_requests.c,agentcore batch shim ttrpc proto common))
+# The cmocka unit tests.  Every tests/unit/test_PREFIX_FILE.c tests FILE.c
+# of the folder whose library PREFIX names, and links TEST_LIBS_PREFIX
+# (Makefile).  The exceptions are registered first, with libraries of their
+# own, and the wildcard leaves them out.
+#
+# test_shipped_configs: every configuration file the project ships, read
+# by the parser that reads it on a node (the agent's, the detector's, the
+# batcher's, the shim's runtime options).
 $(eval $(call unit,test_shipped_configs,tests/unit/test_shipped_configs.c,shim agent agentcore wcd batch cg2 ttrpc proto common))
+
+UNIT_SRCS := $(filter-out $(addsuffix .c,$(UNIT_TESTS)),$(sort $(wildcard tests/unit/test_*.c)))
+$(foreach s,$(UNIT_SRCS),$(eval $(call unit,$(basename $(notdir $(s))),$(s),$(call test_libs,$(s)))))

@@ -184,7 +184,7 @@ static void test_shipped_configs(void **state) {
   /* The runtime options, the agent's example, containerd's two configs and
    * the measured matrix at least (the conf.d drop-in is gone: packaging/
    * containerd/containerd-config writes the handler, tests/integration/
-   * containerd-config.sh checks it); and the uncommenting did something. */
+   * packaging/containerd-config.sh checks it); and the uncommenting did something. */
   assert_true(checked >= 5);
   assert_true(uncommented_lines >= 2);
 }

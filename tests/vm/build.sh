@@ -149,7 +149,7 @@ make_root() {
   done
   ldd "$(readlink -f "$(command -v busybox)")" >/dev/null 2>&1 &&
     die "'$(command -v busybox)' is dynamically linked; install busybox-static"
-  copy_file "$root" "$(readlink -f "$(command -v ldd)")" # used by lib.sh
+  copy_file "$root" "$(readlink -f "$(command -v ldd)")" # used by lib/common.sh
   for p in $(busybox --list-full); do
     [ -e "$root/$p" ] || [ -L "$root/$p" ] || ln -s /usr/bin/busybox "$root/$p"
   done
@@ -192,9 +192,12 @@ make_root() {
   fi
   # The host integration suites: guest/integration.list names those that
   # run in the VM too.
-  cp "$TOP"/tests/integration/* "$root/iobatch/tests/integration/"
+  cp -r "$TOP"/tests/integration/. "$root/iobatch/tests/integration/"
   # What the suites read from the source tree (shim-options.sh runs the
-  # shipped runtime options).
+  # shipped runtime options; the admission suites hold with
+  # tests/fixtures/batch/hold-matrix.conf).
+  mkdir -p "$root/iobatch/tests/fixtures"
+  cp -r "$TOP"/tests/fixtures/batch "$root/iobatch/tests/fixtures/"
   mkdir -p "$root/iobatch/packaging/containerd"
   cp "$TOP"/packaging/containerd/*.toml "$root/iobatch/packaging/containerd/"
   mkdir -p "$root/iobatch/bench"

@@ -14,7 +14,8 @@
 # the last run to finish is copied to tests/vm/cache/serial.log.
 #
 # Environment: VM_ONLY (run only these sections: guest t-*.sh names and/or
-# tests/integration suite names, e.g. "t-shim.sh shim-group.sh"; default:
+# tests/integration suites by base name or path, e.g. "t-shim.sh
+# shim-group.sh agent/agent-sampler.sh"; default:
 # every t-*.sh and every guest/integration.list entry), VM_TIMEOUT (whole VM,
 # s, default 1080), VM_TEST_TIMEOUT (each guest test, s, default 420), VM_SMP
 # (2), VM_MEM (MiB, 2048), VM_CPU (qemu -cpu, max), B (build).
@@ -70,28 +71,47 @@ bail_tap() {
 command -v qemu-system-x86_64 >/dev/null || bail_tap "qemu-system-x86_64 not found (run scripts/install-deps.sh)"
 
 # The sections the guest runs after init, and in which order: GUEST_TESTS
-# (t-*.sh) then SUITES (tests/integration names).  VM_ONLY picks a subset;
-# a name that is neither is an error, not an empty run.
+# (t-*.sh) then SUITES (paths under tests/integration/, DIR/NAME.sh).
+# VM_ONLY picks a subset; a name that is neither is an error, not an empty
+# run.
 GUEST_TESTS=()
 SUITES=()
+SUITE_DIR=$TOP/tests/integration
+# suite_path NAME: the suite NAME names, as DIR/NAME.sh under
+# tests/integration/ (its path there, or its base name: the base names of
+# the suites are unique); "integration/" before either is allowed.
+suite_path() {
+  local t=${1#integration/} p m=()
+  case "$t" in
+  "" | /* | *..* | lib/* | */*/*) ;;
+  */*) [ -f "$SUITE_DIR/$t" ] && [[ "$t" == *.sh ]] && m=("$t") ;;
+  *) for p in "$SUITE_DIR"/*/"$t"; do
+      [ -f "$p" ] && [[ "$p" == *.sh && "$p" != "$SUITE_DIR"/lib/* ]] && m+=("${p#"$SUITE_DIR"/}")
+    done ;;
+  esac
+  [ ${#m[@]} -eq 1 ] || return 1
+  echo "${m[0]}"
+}
 if [ -n "${VM_ONLY:-}" ]; then
   for t in $VM_ONLY; do
-    t=${t#integration/}
     case "$t" in
-    */* | "") bail_tap "VM_ONLY: '$t' is not a test name" ;;
     t-*.sh) [ -f "$VMDIR/guest/$t" ] || bail_tap "VM_ONLY: no guest test tests/vm/guest/$t"
       GUEST_TESTS+=("$t") ;;
-    *) [ -f "$TOP/tests/integration/$t" ] || bail_tap "VM_ONLY: no suite tests/integration/$t"
-      SUITES+=("$t") ;;
+    *) p=$(suite_path "$t") || bail_tap "VM_ONLY: '$t' names no one suite under tests/integration/"
+      SUITES+=("$p") ;;
     esac
   done
-  only=("${GUEST_TESTS[@]}" "${SUITES[@]}")
-  ONLY=$(IFS=,; echo "${only[*]}")
 else
   for t in "$VMDIR"/guest/t-*.sh; do GUEST_TESTS+=("$(basename "$t")"); done
-  for t in $(sed 's/#.*//' "$VMDIR/guest/integration.list"); do SUITES+=("$t"); done
-  ONLY=
+  for t in $(sed 's/#.*//' "$VMDIR/guest/integration.list"); do
+    p=$(suite_path "$t") || bail_tap "guest/integration.list: '$t' names no one suite under tests/integration/"
+    SUITES+=("$p")
+  done
 fi
+# The guest is always told what to run (iobatch.only), with the suites'
+# paths resolved here.
+only=("${GUEST_TESTS[@]}" "${SUITES[@]}")
+ONLY=$(IFS=,; echo "${only[*]}")
 
 t0=$(date +%s.%N)
 if ! "$VMDIR/build.sh" "$WORK" >"$WORK/build.log" 2>&1; then
@@ -104,8 +124,8 @@ NONCE=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
 # cryptomgr.notests: the kernel's crypto self-tests are slow under TCG, and
 # once one hung a vCPU for the whole run (soft lockup in cryptomgr_test).
 APPEND="console=ttyS0 quiet loglevel=1 panic=1 cryptomgr.notests iobatch.nonce=$NONCE iobatch.test_timeout=$VM_TEST_TIMEOUT"
-# guest/init runs only these (comma-separated) when given.
-[ -z "$ONLY" ] || APPEND+=" iobatch.only=$ONLY"
+# guest/init runs these (comma-separated), in this order.
+APPEND+=" iobatch.only=$ONLY"
 # A guest that shows no sign of life (/init's UP marker) within
 # VM_BOOT_TIMEOUT seconds hung in the emulated kernel's boot: boot it once
 # more instead of waiting out VM_TIMEOUT.  A hang after UP is a test result.

@@ -2,11 +2,11 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # these are read by the scripts that source this file
 # Helpers for the tests that run inside the test VM (bash).  A guest test
-# sources this file; it brings tests/integration/lib.sh (TAP, at_exit).
+# sources this file; it brings tests/integration/lib/common.sh (TAP, at_exit).
 # The VM's containerd is already running (started by /init); containers are
 # made with ctr --rootfs from busybox rootfs directories on the NVMe disk.
-# shellcheck source=../../integration/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../../integration/lib.sh"
+# shellcheck source=../../integration/lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../integration/lib/common.sh"
 
 CTR="ctr --namespace iobvm"
 # ctr --rootfs gives the process no PATH (no image config to take it from).

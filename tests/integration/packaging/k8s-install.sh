@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# packaging/kubernetes/install.sh against fake host roots: containerd 1.6
+# (handler appended to a Debian-style config.toml, checked with the real
+# containerd's `config dump`), 2.x (conf.d drop-in + imports line, with and
+# without an imports line or a config.toml), each run twice to show that
+# nothing changes the second time; restart only when asked and something
+# its configuration changed (not for new binaries); the node is labelled
+# only once a containerd runs that started after the change (a fake /proc
+# says when); the containerd version is the node's own (`containerd
+# --version`), not the API server's; uninstall takes the label off first,
+# restores config.toml byte for byte and leaves the root as it was; it
+# never deletes a config.toml the admin changed since the installer wrote
+# it (only our lines go), nor an edited drop-in or the admin's runtime
+# options; it is a no-op on a node without our files; no API server: the
+# install logs it and goes on.  kubectl, systemctl and containerd
+# --version are stubs on PATH that only log their arguments (labelling,
+# restarting and the node's binary are what a fake root cannot show;
+# tests/install/daemonset.sh runs it on a booted system).
+. "$(dirname "$0")/../lib/common.sh"
+tap_plan 56
+
+INSTALL=$IOB_TOP/packaging/kubernetes/install.sh
+STUBS=$IOB_T/stubs
+mkdir -p "$STUBS"
+# Each call logs whether the binaries were still on the host at that moment.
+for s in kubectl systemctl containerd; do
+  cat >"$STUBS/$s" <<STUB
+#!/bin/sh
+echo "$s \$* (binaries: \$([ -e "\$HOST_ROOT/opt/iobatch" ] && echo present || echo gone))" >>"$IOB_T/calls"
+case "$s \$*" in
+  "containerd --version") echo "containerd github.com/containerd/containerd \${FAKE_CONTAINERD_VERSION:-1.6.20~ds1} 1.6.20~ds1-1+deb12u3" ;;
+  kubectl*) [ -z "\${NO_API_SERVER:-}" ] || { echo "The connection to the server localhost:8080 was refused" >&2; exit 1; } ;;
+  "systemctl restart containerd") # the fake /proc's containerd starts anew
+    echo "4242 (containerd) S\$(printf ' 0%.0s' \$(seq 4 21)) \$(( (\$(date +%s) + 1) * \$(getconf CLK_TCK) )) 0 0" >"\$PROC/4242/stat" ;;
+esac
+STUB
+  chmod +x "$STUBS/$s"
+done
+SRC=$IOB_T/src
+mkdir -p "$SRC/bin"
+for p in iobatchd iobatchctl iobatch-hook containerd-shim-iobatch-v2; do cp "$IOB_B/bin/$p" "$SRC/bin/" || bail "build first: $p"; done
+cp "$IOB_TOP/packaging/containerd/runtime-options.toml" "$SRC/"
+
+# fake_proc EPOCH: a host /proc whose containerd started at EPOCH
+PROC=$IOB_T/proc
+fake_proc() {
+  rm -rf "$PROC"
+  mkdir -p "$PROC/4242"
+  echo "btime 0" >"$PROC/stat"
+  echo containerd >"$PROC/4242/comm"
+  echo "4242 (containerd) S$(printf ' 0%.0s' $(seq 4 21)) $(($1 * $(getconf CLK_TCK))) 0 0" >"$PROC/4242/stat"
+}
+fake_proc 1
+run() { # ROOT MODE [VAR=VALUE...]
+  local root=$1 mode=$2; shift 2
+  env PATH="$STUBS:$PATH" HOST_ROOT="$root" IOBATCH_SRC="$SRC" NODE_NAME=node-1 PROC="$PROC" \
+    HOST_EXEC=env SYSTEMCTL=systemctl "$@" "$INSTALL" "$mode" 2>>"$IOB_T/install.log"
+}
+tree_sum() { (cd "$1" && find . -type f -o -type l | sort | while read -r f; do
+  if [ -L "$f" ]; then echo "$f -> $(readlink "$f")"; else echo "$f $(md5sum <"$f")"; fi; done) | md5sum; }
+# tree_list ROOT: every file, link and directory with its mode and content
+# (/run is not compared: the kubelet's hostPath and the agent's socket)
+tree_list() { (cd "$1" && find . -path ./run -prune -o -print | sort | while read -r f; do
+  if [ -L "$f" ]; then echo "$f -> $(readlink "$f")"; elif [ -d "$f" ]; then echo "$f $(stat -c %a "$f")/";
+  else echo "$f $(stat -c %a "$f") $(md5sum <"$f")"; fi; done); }
+toml() { /usr/bin/python3 -c 'import sys, tomllib, json; c = tomllib.load(open(sys.argv[1], "rb")); print(json.dumps(eval(sys.argv[2], {"c": c})))' "$@"; }
+calls() { cat "$IOB_T/calls" 2>/dev/null; : >"$IOB_T/calls"; }
+
+# ---- containerd 1.6, Debian's config.toml (its own CRI table)
+A=$IOB_T/a
+mkdir -p "$A/etc/containerd" "$A/usr/local/bin" "$A/opt" "$A/var/lib"
+# Debian 12's /etc/containerd/config.toml (containerd 1.6.20~ds1-1+deb12u3), as shipped
+cat >"$A/etc/containerd/config.toml" <<'TOML'
+version = 2
+
+[plugins]
+  [plugins."io.containerd.grpc.v1.cri"]
+    [plugins."io.containerd.grpc.v1.cri".cni]
+      bin_dir = "/usr/lib/cni"
+      conf_dir = "/etc/cni/net.d"
+  [plugins."io.containerd.internal.v1.opt"]
+    path = "/var/lib/containerd/opt"
+TOML
+orig=$IOB_T/a-orig.toml
+cp "$A/etc/containerd/config.toml" "$orig"
+tree_list "$A" >"$IOB_T/a-before"
+mkdir -p "$A/run/iobatch" && chmod 755 "$A/run/iobatch" # as the kubelet's DirectoryOrCreate makes it
+run "$A" install
+is "$?" "0" "1.6: install"
+is "$(stat -c %a "$A/run/iobatch")" "700" "1.6: the agent's socket directory made 0700"
+c=$(cat "$IOB_T/calls")
+like "$c" "containerd --version" "1.6: the containerd version is asked of the node's containerd"
+[[ "$c" != *"kubectl get"* ]]
+is "$?" "0" "1.6: and not of the API server"
+ok "1.6: binaries on the host" test -x "$A/opt/iobatch/bin/iobatchd" -a -x "$A/opt/iobatch/bin/iobatch-hook" \
+  -a -x "$A/opt/iobatch/bin/containerd-shim-iobatch-v2" -a -x "$A/opt/iobatch/bin/iobatchctl"
+is "$(readlink "$A/usr/local/bin/containerd-shim-iobatch-v2")" "/opt/iobatch/bin/containerd-shim-iobatch-v2" \
+  "1.6: shim linked into /usr/local/bin"
+ok "1.6: runtime options written" cmp -s "$A/etc/iobatch/runtime-options.toml" "$SRC/runtime-options.toml"
+ok "1.6: no drop-in (1.6 would replace the CRI table with it)" test ! -e "$A/etc/containerd/conf.d/iobatch.toml"
+is "$(head -c "$(stat -c %s "$orig")" "$A/etc/containerd/config.toml" | md5sum)" "$(md5sum <"$orig")" \
+  "1.6: config.toml keeps what it had"
+containerd --config "$A/etc/containerd/config.toml" config dump >"$IOB_T/dump" 2>"$IOB_T/dump.err"
+is "$?" "0" "1.6: containerd 1.6 reads the result (config dump)"
+cri='c["plugins"]["io.containerd.grpc.v1.cri"]'
+is "$(toml "$IOB_T/dump" "[${cri}['containerd']['runtimes']['iobatch'][k] for k in ('runtime_type', 'options')]")" \
+  '["io.containerd.iobatch.v2", {"ConfigPath": "/etc/iobatch/runtime-options.toml"}]' \
+  "1.6: handler iobatch with its ConfigPath in the merged config"
+is "$(toml "$IOB_T/dump" "${cri}['cni']['bin_dir']")" "$(toml "$orig" "${cri}['cni']['bin_dir']")" \
+  "1.6: config.toml's own CRI settings survive (cni bin_dir)"
+is "$(toml "$IOB_T/dump" "${cri}['containerd']['runtimes'][${cri}['containerd']['default_runtime_name']]['runtime_type']")" \
+  '"io.containerd.runc.v2"' "1.6: the default runtime (runc) is still defined (else the CRI plugin does not load)"
+# Why not a drop-in on 1.6: an imported file replaces the whole CRI table.
+sed "1a imports = [\"$IOB_T/imported.toml\"]" "$orig" >"$IOB_T/importing.toml"
+cp "$IOB_TOP/packaging/containerd/config-v2.toml" "$IOB_T/imported.toml"
+containerd --config "$IOB_T/importing.toml" config dump >"$IOB_T/dump2" 2>/dev/null
+isnt_bin_dir=$(toml "$IOB_T/dump2" "${cri}['cni']['bin_dir'] != $(toml "$orig" "${cri}['cni']['bin_dir']")")
+is "$isnt_bin_dir" "true" "1.6: (why no drop-in) importing the handler instead loses config.toml's cni bin_dir"
+c=$(calls)
+[[ "$c" != *"label --overwrite"* && "$c" != *"systemctl "* ]]
+is "$?" "0" "1.6: not asked to restart: no restart, and no label while containerd runs the old config"
+like "$(tail -2 "$IOB_T/install.log")" "restart" "1.6: the log says to restart containerd"
+s1=$(tree_sum "$A")
+fake_proc $(($(date +%s) + 5))
+run "$A" install
+is "$?:$(tree_sum "$A")" "0:$s1" "1.6: second run changes nothing"
+c=$(calls)
+like "$c" "kubectl label --overwrite node node-1 iobatch.io/runtime=true" \
+  "1.6: containerd restarted since (by hand): the second run labels the node"
+[[ "$c" != *"systemctl "* ]]
+is "$?" "0" "1.6: nothing restarted (not asked)"
+run "$A" install RESTART_CONTAINERD=true
+[[ "$(calls)" != *"systemctl "* ]]
+is "$?" "0" "1.6: asked, but nothing changed and containerd runs this configuration: no restart"
+fake_proc 1
+run "$A" install RESTART_CONTAINERD=true
+like "$(calls)" "systemctl restart containerd.*kubectl label --overwrite node node-1" \
+  "1.6: asked on a later run while containerd still runs the old configuration: restarted, then labelled"
+mkdir -p "$A/var/lib/iobatch" && echo '{}' >"$A/var/lib/iobatch/profiles.json" # the agent's state
+run "$A" uninstall
+is "$?" "0" "1.6: uninstall"
+ok "1.6: config.toml restored byte for byte" cmp "$orig" "$A/etc/containerd/config.toml"
+ok "1.6: binaries and link removed" test ! -e "$A/opt/iobatch" -a ! -L "$A/usr/local/bin/containerd-shim-iobatch-v2"
+like "$(calls)" "^kubectl label node node-1 iobatch.io/runtime- \(binaries: present\)" \
+  "1.6: the label is taken off first, while the binaries are still there"
+is "$(tree_list "$A" | diff "$IOB_T/a-before" - | head -5)" "" \
+  "1.6: uninstall leaves the root as it was (every path, mode and checksum; not /run)"
+s1=$(tree_list "$A" | md5sum)
+run "$A" uninstall
+is "$?:$(tree_list "$A" | md5sum)" "0:$s1" "uninstall on a node without iobatch's files: exit 0, nothing changes"
+like "$(tail -1 "$IOB_T/install.log")" "nothing of iobatch on this node" "and it says so"
+calls >/dev/null
+
+# A config.toml with runtimes of its own keeps them and gets no second runc.
+H=$IOB_T/h
+mkdir -p "$H/etc/containerd"
+printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n  default_runtime_name = "crun"\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.crun]\n  runtime_type = "io.containerd.runc.v2"\n' >"$H/etc/containerd/config.toml"
+run "$H" install
+containerd --config "$H/etc/containerd/config.toml" config dump >"$IOB_T/dump3" 2>&1
+is "$(toml "$IOB_T/dump3" "sorted(${cri}['containerd']['runtimes'])")" '["crun", "iobatch"]' \
+  "1.6: a config.toml with its own runtimes: ours added, no runc of ours"
+
+# ---- containerd 2.1, config.toml version 3 without imports; restart asked
+B=$IOB_T/b
+mkdir -p "$B/etc/containerd"
+printf 'version = 3\n\n[plugins."io.containerd.cri.v1.images"]\n  snapshotter = "overlayfs"\n' >"$B/etc/containerd/config.toml"
+cp "$B/etc/containerd/config.toml" "$IOB_T/b-orig.toml"
+run "$B" install FAKE_CONTAINERD_VERSION=2.1.4 RESTART_CONTAINERD=true
+is "$?" "0" "2.1: install"
+is "$(toml "$B/etc/containerd/config.toml" 'c["imports"]')" '["/etc/containerd/conf.d/iobatch.toml"]' \
+  "2.1: config.toml imports the drop-in"
+is "$(toml "$B/etc/containerd/config.toml" 'c["plugins"]["io.containerd.cri.v1.images"]["snapshotter"]')" '"overlayfs"' \
+  "2.1: and keeps its tables"
+is "$(toml "$B/etc/containerd/conf.d/iobatch.toml" '[c["version"], c["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["runtimes"]["iobatch"]["runtime_type"]]')" \
+  '[3, "io.containerd.iobatch.v2"]' "2.1: drop-in (version 3) registers io.containerd.iobatch.v2"
+c=$(calls)
+is "$(grep -c 'systemctl restart containerd' <<<"$c")" "1" "2.1: asked and changed: containerd restarted once"
+like "$c" "systemctl restart containerd.*kubectl label --overwrite node node-1" "2.1: then the node is labelled"
+s1=$(tree_sum "$B")
+run "$B" install FAKE_CONTAINERD_VERSION=v2.1.4 RESTART_CONTAINERD=true
+is "$(tree_sum "$B"):$(calls | grep -c 'systemctl ')" "$s1:0" "2.1: second run: no change, no restart"
+printf 'x' >>"$SRC/bin/iobatchctl"
+run "$B" install FAKE_CONTAINERD_VERSION=v2.1.4 RESTART_CONTAINERD=true
+is "$(cmp -s "$SRC/bin/iobatchctl" "$B/opt/iobatch/bin/iobatchctl" && echo copied):$(calls | grep -c 'systemctl ')" \
+  "copied:0" "2.1: a new binary is copied without restarting containerd"
+run "$B" uninstall FAKE_CONTAINERD_VERSION=v2.1.4
+ok "2.1: uninstall restores config.toml" cmp "$IOB_T/b-orig.toml" "$B/etc/containerd/config.toml"
+ok "2.1: drop-in removed, and conf.d, which the installer made" test ! -e "$B/etc/containerd/conf.d"
+
+# ---- an existing imports line; the conf.d glob; no config.toml
+C=$IOB_T/c
+mkdir -p "$C/etc/containerd"
+printf 'version = 3\nimports = ["/etc/containerd/site.toml"]\n' >"$C/etc/containerd/config.toml"
+cp "$C/etc/containerd/config.toml" "$IOB_T/c-orig.toml"
+run "$C" install CONTAINERD_VERSION=2.0.0
+run "$C" install CONTAINERD_VERSION=2.0.0
+is "$(toml "$C/etc/containerd/config.toml" 'c["imports"]')" '["/etc/containerd/site.toml", "/etc/containerd/conf.d/iobatch.toml"]' \
+  "imports line: our file appended once"
+run "$C" uninstall CONTAINERD_VERSION=2.0.0
+ok "imports line: uninstall restores it" cmp "$IOB_T/c-orig.toml" "$C/etc/containerd/config.toml"
+D=$IOB_T/d
+mkdir -p "$D/etc/containerd"
+printf 'version = 3\nimports = ["/etc/containerd/conf.d/*.toml"]\n' >"$D/etc/containerd/config.toml"
+cp "$D/etc/containerd/config.toml" "$IOB_T/d-orig.toml"
+run "$D" install CONTAINERD_VERSION=2.2.0
+ok "conf.d glob already imported (2.2 default config): config.toml untouched" cmp "$IOB_T/d-orig.toml" "$D/etc/containerd/config.toml"
+E=$IOB_T/e
+mkdir -p "$E"
+run "$E" install CONTAINERD_VERSION=2.2.0
+is "$(toml "$E/etc/containerd/config.toml" '[c["version"], c["imports"]]')" '[3, ["/etc/containerd/conf.d/iobatch.toml"]]' \
+  "no config.toml: one is created importing the drop-in"
+run "$E" uninstall CONTAINERD_VERSION=2.2.0
+ok "no config.toml: uninstall removes the one it created" test ! -e "$E/etc/containerd/config.toml"
+
+# ---- safe uninstall: what the admin changed stays
+run "$E" install CONTAINERD_VERSION=2.2.0
+printf '\n[plugins."io.containerd.cri.v1.images"]\n  snapshotter = "native"\n' >>"$E/etc/containerd/config.toml"
+printf '# the admin was here\n' >>"$E/etc/containerd/conf.d/iobatch.toml"
+printf 'IobatchFailClosed = true\n' >"$E/etc/iobatch/runtime-options.toml"
+run "$E" uninstall CONTAINERD_VERSION=2.2.0
+is "$(cat "$E/etc/containerd/config.toml" 2>&1)" "$(printf 'version = 3\n\n[plugins."io.containerd.cri.v1.images"]\n  snapshotter = "native"')" \
+  "created, then edited by the admin: kept, only the installer's imports line removed"
+like "$(cat "$IOB_T/install.log")" "config.toml was created by install.sh but changed since" "and the log says why it is kept"
+ok "an edited drop-in is kept (nothing imports it any more)" grep -q 'the admin was here' "$E/etc/containerd/conf.d/iobatch.toml"
+ok "the admin's runtime options are kept" grep -q IobatchFailClosed "$E/etc/iobatch/runtime-options.toml"
+ok "the installer's mark is gone" test ! -e "$E/etc/containerd/.config.toml.created-by-iobatch"
+F=$IOB_T/f
+mkdir -p "$F/etc/containerd" "$F/usr/local/bin"
+run "$F" install
+mkdir -p "$F/var/lib/iobatch"
+echo '{}' >"$F/var/lib/iobatch/penalties.json"
+echo 'mine' >"$F/var/lib/iobatch/notes.txt"
+run "$F" uninstall
+is "$(ls -A "$F/var/lib/iobatch" | paste -sd' ')" "notes.txt" "/var/lib/iobatch with a file that is not the agent's: only the agent's state goes"
+run "$F" install
+mkdir -p "$F/var/lib/iobatch" && echo '{}' >"$F/var/lib/iobatch/profiles.json"
+run "$F" uninstall KEEP_STATE=true
+ok "KEEP_STATE=true keeps the agent's state" test -f "$F/var/lib/iobatch/profiles.json"
+
+# ---- a node with the .deb's files and none of install.sh's: untouched
+J=$IOB_T/j
+mkdir -p "$J/etc/iobatch" "$J/var/lib/iobatch" "$J/etc/containerd"
+cp "$SRC/runtime-options.toml" "$J/etc/iobatch/"
+echo '{}' >"$J/var/lib/iobatch/profiles.json"
+cp "$orig" "$J/etc/containerd/config.toml"
+tree_list "$J" >"$IOB_T/j-before"
+run "$J" uninstall
+is "$(tree_list "$J" | diff "$IOB_T/j-before" - | head -5)" "" \
+  "a node with the .deb's runtime options and agent state, not installed by install.sh: uninstall leaves them"
+
+# ---- no API server: the install logs it and goes on
+G=$IOB_T/g
+mkdir -p "$G/etc/containerd" "$G/usr/local/bin"
+: >"$IOB_T/install.log"
+calls >/dev/null
+run "$G" install RESTART_CONTAINERD=true NO_API_SERVER=1
+is "$?" "0" "no API server: install still exits 0"
+ok "no API server: the handler is registered anyway" grep -q 'runtimes.iobatch\]' "$G/etc/containerd/config.toml"
+like "$(cat "$IOB_T/install.log")" "cannot label node node-1 iobatch.io/runtime=true \(no API server answered\?\).*refused; going on" \
+  "no API server: the log says the node is not labelled"
+run "$G" uninstall NO_API_SERVER=1
+is "$?:$(ls "$G/opt" 2>&1)" "0:" "no API server: uninstall still removes everything"
+
+[ "$_tap_failed" -eq 0 ] || sed 's/^/# install.sh: /' "$IOB_T/install.log"
+tap_done
