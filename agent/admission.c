@@ -122,6 +122,11 @@ bool agent_ctr_freeze_candidate(const struct agent_adm *adm, const struct agent_
     return !agent_protect_over_budget(adm->prot.cfg.batch_budget, now, c->arrival_ms, c->solo_s,
                                       done);
   }
+  /* Not before its first I/O: until then runc may still be starting it,
+   * and a frozen init never reads the exec FIFO, so Start would wait for
+   * a thaw (seen in the VM). */
+  if (!c->first_io)
+    return false;
   return agent_ctr_protect_limited(adm, c, now);
 }
 

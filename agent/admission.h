@@ -195,10 +195,10 @@ struct agent_ctr {
   struct agent_ctr_freeze {
     /* Frozen, windows in a row in its present state (frozen or not,
      * while the lever acts), time frozen in all and since when (0: not
-     * frozen); done: past its budget or not freezable, never frozen
-     * again. */
+     * frozen), times frozen (freeze events); done: past its budget or
+     * not freezable, never frozen again. */
     bool frozen, done;
-    unsigned windows;
+    unsigned windows, freezes;
     uint64_t frozen_ms, since_ms;
     void *state; /* freeze.c's */
   } freeze;

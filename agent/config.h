@@ -18,9 +18,13 @@
  *   detector         = /etc/iobatch/wcd.conf     detector thresholds (wcd_config_parse)
  *   cgroup_root      = /sys/fs/cgroup           where registered cgroup paths live
  *                                               (default: the cgroup2 mount)
- *   sampler          = auto | io.stat | procfs | bpf  what each sample reads: auto = io.stat
- *                                               where the cgroup2 root has the io
- *                                               controller, else /proc/PID/io of the
+ *   sampler          = auto | io.stat | procfs | bpf  what each sample reads: auto = bpf
+ *                                               where the cgroup2 root has the io and
+ *                                               memory controllers (writeback charged
+ *                                               to the writer's cgroup) and the BPF
+ *                                               program is loaded, else io.stat where
+ *                                               it has io (saying why not bpf), else
+ *                                               v1 blkio or /proc/PID/io of the
  *                                               cgroup's processes; io.stat forces it
  *                                               (a cgroup without io.stat then
  *                                               cannot be sampled: fixtures, tests);

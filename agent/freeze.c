@@ -111,6 +111,7 @@ static bool freeze(struct agent_freezer *f, struct agent_ctr *c, uint64_t now) {
     return false;
   }
   c->freeze.frozen = true;
+  c->freeze.freezes++;
   c->freeze.since_ms = now;
   iob_info("froze '%s' (%s): batch containers doing I/O at once limited to %u", c->id,
            cg2_freeze_mech_name(st->t.mech), f->adm->prot.io_limit);

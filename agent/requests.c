@@ -421,6 +421,7 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
     }
     s->cap_bps = (uint64_t)c->caps.bps;
     s->frozen = c->freeze.frozen;
+    s->freezes = c->freeze.freezes;
     s->frozen_ms = c->freeze.frozen_ms +
                    (c->freeze.frozen && now > c->freeze.since_ms ? now - c->freeze.since_ms : 0);
     s->declared_class = c->declared;

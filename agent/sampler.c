@@ -91,6 +91,47 @@ void agent_sampler_init_headless(struct agent_sampler *s, const struct agent_con
   wcd_config_default(&s->wcd);
 }
 
+bool agent_sampler_auto_bpf(bool writeback_v2, bool fixture, int lat_mode, const char *lat_why,
+                            char **why) {
+  if (fixture) {
+    *why = xstrdup("cgroup_root is set (fixture cgroups: no block I/O of their own)");
+    return false;
+  }
+  if (!writeback_v2) {
+    *why = xstrdup("the io and memory controllers are not both in cgroup v2 here (a v1 or "
+                   "hybrid host charges buffered writeback to the root cgroup, not the writer's)");
+    return false;
+  }
+  if (lat_mode != AGENT_LAT_MODE_BPF) {
+    *why = xasprintf("the BPF program is not loaded: %s", lat_why ? lat_why : "unknown");
+    return false;
+  }
+  *why = xstrdup("cgroup v2 charges buffered writeback to the writer's cgroup: the block "
+                 "layer's counts per cgroup are io.stat's");
+  return true;
+}
+
+/* sampler = auto: the BPF map on cgroup v2 where the program loaded; the
+ * files (as chosen above) elsewhere.  The log says which and why; on
+ * cgroup v2 status does too (the name). */
+static void sampler_auto(struct agent_sampler *s, const struct agent_config *cfg) {
+  cleanup_free char *why = NULL;
+  const char *lat_why = s->lat.why;
+  s->bpf_counters =
+      agent_sampler_auto_bpf(s->writeback_v2, cfg->cgroup_root != NULL, s->lat.mode, lat_why, &why);
+  if (s->bpf_counters) {
+    s->name = xasprintf("bpf (block-layer bytes and requests from the latency program's map; "
+                        "auto: %s)",
+                        why);
+    iob_info("sampler = auto: bpf, bytes and requests from the BPF program's map (%s)", why);
+  } else if (s->writeback_v2 && cfg->cgroup_root == NULL) {
+    s->name = xasprintf("%s (auto: not bpf: %s)", cg2_source_name(s->source), why);
+    iob_warn("sampler = auto: %s, not bpf: %s", cg2_source_name(s->source), why);
+  } else {
+    iob_info("sampler = auto: %s, not bpf: %s", agent_sampler_name(s), why);
+  }
+}
+
 int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
                        const struct agent_sampler_env *env, struct iob_error **err) {
   agent_sampler_init_headless(s, cfg, env);
@@ -101,6 +142,7 @@ int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
   if (cg2_mount_find(NULL, &m, &merr) == 0) {
     s->has_mount = true;
     s->has_io = m.has_io;
+    s->writeback_v2 = m.has_io && m.has_memory;
   }
   const char *root = cfg->cgroup_root ? cfg->cgroup_root : m.path;
   if (root)
@@ -147,6 +189,8 @@ int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
   else if (cfg->sampler == AGENT_SAMPLER_BPF)
     iob_warn("sampler = bpf needs the BPF latency program, which is not loaded: sampling %s",
              agent_sampler_name(s));
+  else if (cfg->sampler == AGENT_SAMPLER_AUTO)
+    sampler_auto(s, cfg);
   if (s->lat.mode == AGENT_LAT_MODE_BPF)
     iob_info("block I/O latency per container from BPF (block_rq_issue/block_rq_complete)");
   else if (s->lat.mode == AGENT_LAT_MODE_PRESSURE)
@@ -161,12 +205,16 @@ void agent_sampler_release(struct agent_sampler *s) {
   agent_latency_close(&s->lat);
   free(s->lat.why);
   s->lat.why = NULL;
+  free(s->name);
+  s->name = NULL;
   free(s->cgroup_root);
   free(s->blkio_mount);
   s->cgroup_root = s->blkio_mount = NULL;
 }
 
 const char *agent_sampler_name(const struct agent_sampler *s) {
+  if (s->name)
+    return s->name;
   if (s->bpf_counters)
     return "bpf (block-layer bytes and requests from the latency program's map)";
   if (s->source == CG2_SOURCE_IOSTAT)
@@ -576,12 +624,13 @@ void agent_sampler_add(struct agent_sampler *s, struct agent_ctr *c,
    * as ours.  One that says another (the agent's sampler forced, or v1
    * blkio not active here) is not a baseline for our counters. */
   struct cg2_sample smp = *base;
+  enum cg2_source own = s->bpf_counters ? CG2_SOURCE_BPF : st->source;
   if (smp.source == CG2_SOURCE_NONE)
     smp.source = st->source;
-  if (smp.t_ns != 0 && smp.source != st->source)
+  if (smp.t_ns != 0 && smp.source != own)
     iob_debug("'%s': baseline from %s, sampled with %s: not used", c->id,
-              cg2_source_name(smp.source), cg2_source_name(st->source));
-  if (smp.t_ns == 0 || smp.t_ns > (uint64_t)iob_now_ms() * 1000000u || smp.source != st->source) {
+              cg2_source_name(smp.source), cg2_source_name(own));
+  if (smp.t_ns == 0 || smp.t_ns > (uint64_t)iob_now_ms() * 1000000u || smp.source != own) {
     set_now(s);
     (void)sample_one(s, c);
     return;

@@ -64,6 +64,11 @@ struct agent_sampler {
    * its map (CG2_SOURCE_BPF), no file is read; `source` stays the file
    * source that finds each container's cgroup directory. */
   bool bpf_counters;
+  /* The cgroup2 root has the io and memory controllers: buffered
+   * writeback is charged to the cgroup that dirtied the pages, so the
+   * BPF map counts what io.stat does (bench/results/sampler-v2.md). */
+  bool writeback_v2;
+  char *name;      /* agent_sampler_name when sampler = auto said why, or NULL */
   uint64_t round;  /* windows sampled */
   uint64_t now_ns; /* CLOCK_MONOTONIC at the start of this window */
   struct agent_sampler_env env;
@@ -77,6 +82,14 @@ void agent_sampler_init_headless(struct agent_sampler *s, const struct agent_con
                                  const struct agent_sampler_env *env);
 void agent_sampler_release(struct agent_sampler *s);
 const char *agent_sampler_name(const struct agent_sampler *s);
+/* sampler = auto's choice: the BPF program's map (true) where buffered
+ * writeback is charged to the writer's cgroup (writeback_v2: the cgroup2
+ * root has io and memory) and the program is loaded (lat_mode, enum
+ * agent_lat_mode; lat_why: why it is not), never for fixture cgroups
+ * (cgroup_root set); else the cgroup files.  *why (allocated) says why,
+ * for the log and, on cgroup v2, status. */
+bool agent_sampler_auto_bpf(bool writeback_v2, bool fixture, int lat_mode, const char *lat_why,
+                            char **why);
 /* Sample every registered container once; classify the running ones;
  * end the vanished (ops->gone); account the window. */
 void agent_sampler_run(struct agent_sampler *s);

@@ -381,6 +381,24 @@ def table_libcgroup(name):
             f"{m['libcgroup_mapping_kb']['pss']} KB PSS.")
 
 
+def table_sampler_v2(name):
+    d = load(name)
+    rows = []
+    for case, c in d["cases"].items():
+        ib = c["iostat"]["rbytes"] + c["iostat"]["wbytes"]
+        bb = c["bpf"]["rbytes"] + c["bpf"]["wbytes"]
+        ii = c["iostat"]["rios"] + c["iostat"]["wios"]
+        bi = c["bpf"]["rios"] + c["bpf"]["wios"]
+        rows.append([f"{case}: {c['workload']}", ib, bb, fmt(c["bytes_diff_pct"], "+.3f") + "%",
+                     ii, bi, c["busy_windows"],
+                     "–" if c["window_diff_pct_median"] is None else
+                     f"{fmt(c['window_diff_pct_median'], '+.2f')}%, {fmt(c['window_diff_pct_max_abs'], '.2f')}%"])
+    return table(["workload (its own cgroup)", "io.stat bytes", "BPF bytes", "BPF − io.stat",
+                  "io.stat ios", "BPF requests", "windows with ≥ 1 MiB",
+                  "per window: median, largest difference (absolute)"], rows,
+                 ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---"])
+
+
 def table_wcd(name):
     d = load(name)
     rows = [[r["name"], r["detector"], f"{r['correct']} of {r['total']} ({r['correct'] / r['total']:.0%})",

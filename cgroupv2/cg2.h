@@ -27,6 +27,10 @@ struct cg2_mount {
   char *path; /* mount point as the caller's mount namespace sees it */
   int hybrid; /* 1 when cgroup v1 hierarchies are mounted as well */
   int has_io; /* 1 when "io" is in the root's cgroup.controllers */
+  /* 1 when "memory" is too: with both, the kernel charges buffered
+   * writeback to the cgroup that dirtied the pages (cgroup writeback),
+   * not to the root as under v1. */
+  int has_memory;
 };
 
 /* Find the cgroup2 mount in ROOT/proc/self/mountinfo.  On a hybrid host the

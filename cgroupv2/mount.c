@@ -90,8 +90,9 @@ int cg2_mount_find(const char *root, struct cg2_mount *out, struct iob_error **e
   cleanup_free char *ctl = NULL;
   cleanup_error struct iob_error *ignored = NULL;
   /* Without a readable cgroup.controllers we cannot claim io is there. */
-  out->has_io =
-      cg2_read_file(ctl_path, CG2_FILE_MAX, &ctl, NULL, &ignored) == 0 && has_token(ctl, "io");
+  int read = cg2_read_file(ctl_path, CG2_FILE_MAX, &ctl, NULL, &ignored) == 0;
+  out->has_io = read && has_token(ctl, "io");
+  out->has_memory = read && has_token(ctl, "memory");
   out->hybrid = v1;
   out->path = steal_ptr(&best);
   return 0;

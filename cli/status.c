@@ -373,8 +373,8 @@ static void print_detail(const ctr_status *c) {
   else if (c->protected_)
     ROW("Protected", "yes");
   if (c->frozen || c->frozen_ms)
-    ROW("Frozen", "%s (%.1f s in all, by the concurrency lever)", c->frozen ? "yes" : "no",
-        (double)c->frozen_ms / 1000);
+    ROW("Frozen", "%s (%u times, %.1f s in all, by the concurrency lever)",
+        c->frozen ? "yes" : "no", c->freezes, (double)c->frozen_ms / 1000);
   if (c->cap_bps)
     ROW("Capped at", "%.1f MiB/s (protecting a latency-sensitive container)",
         (double)c->cap_bps / (1024 * 1024));
@@ -429,6 +429,7 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "qos", json_string(c->qos ? c->qos : ""));
     json_object_set_new(o, "frozen", json_boolean(c->frozen));
     json_object_set_new(o, "frozen_ms", json_integer((json_int_t)c->frozen_ms));
+    json_object_set_new(o, "freezes", json_integer(c->freezes));
     /* issue #25: Kubernetes' view from the node's CRI */
     json_object_set_new(o, "pod_uid", json_string(c->pod_uid ? c->pod_uid : ""));
     json_t *labels = json_array();

@@ -22,3 +22,8 @@ $(eval $(call prog,tests/cg-throttle,tests/tools/cg_throttle.c,cg2 common))
 # cri_client.py: a CRI client in Python (gRPC runtime.v1, as the kubelet
 # speaks it) for tests/integration/e2e/cri-pods.sh, cri-meta.sh and
 # tests/install/; it compiles proto/cri/api.proto itself.
+
+# blklat-cmp: io.stat and the agent's BPF program's map read together per
+# window for the same cgroups (bench/sampler-v2.sh, run in tests/vm).
+PROGRAMS += tests/blklat-cmp
+$(eval $(call prog,tests/blklat-cmp,tests/tools/blklat_cmp.c,agent agentcore cg2 common))

@@ -782,6 +782,9 @@ static void test_freeze_candidates_budget(void **state) {
   run_until(&adm, 0);
   assert_int_equal(w->state, AGENT_RUNNING);
   w->solo_s = 10;
+  /* not before its first I/O: runc may still be starting it */
+  assert_false(agent_ctr_freeze_candidate(&adm, w, 1000));
+  w->first_io = r->first_io = true;
   assert_false(agent_ctr_freeze_candidate(&adm, db, 1000)); /* protected */
   assert_true(agent_ctr_freeze_candidate(&adm, w, 1000));
   assert_false(agent_ctr_freeze_candidate(&adm, r, 1000)); /* a reader: scope writers */

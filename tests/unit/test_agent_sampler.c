@@ -181,10 +181,40 @@ static void test_headless_reads_nothing(void **state) {
   release_owner(&o, &s);
 }
 
+/* sampler = auto picks the BPF map only where cgroup v2 charges
+ * writeback to the writer and the program is loaded; it says why in every
+ * case. */
+static void test_auto_picks_bpf_on_cgroup_v2(void **state) {
+  (void)state;
+  struct {
+    bool v2, fixture;
+    int mode;
+    const char *lat_why;
+    bool bpf;
+    const char *why;
+  } cases[] = {
+      {true, false, AGENT_LAT_MODE_BPF, NULL, true, "cgroup v2 charges buffered writeback"},
+      {false, false, AGENT_LAT_MODE_BPF, NULL, false, "charges buffered writeback to the root"},
+      {true, false, AGENT_LAT_MODE_PRESSURE, "latency_source = pressure", false,
+       "the BPF program is not loaded: latency_source = pressure"},
+      {true, false, AGENT_LAT_MODE_OFF, NULL, false, "not loaded: unknown"},
+      {true, true, AGENT_LAT_MODE_BPF, NULL, false, "cgroup_root is set"},
+      {false, false, AGENT_LAT_MODE_PRESSURE, "no kernel BTF", false, "root cgroup"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    cleanup_free char *why = NULL;
+    bool bpf = agent_sampler_auto_bpf(cases[i].v2, cases[i].fixture, cases[i].mode,
+                                      cases[i].lat_why, &why);
+    if (bpf != cases[i].bpf || why == NULL || strstr(why, cases[i].why) == NULL)
+      fail_msg("case %zu: %s, '%s'", i, bpf ? "bpf" : "files", why ? why : "(null)");
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vanished_cgroup_is_gone),
       cmocka_unit_test(test_headless_reads_nothing),
+      cmocka_unit_test(test_auto_picks_bpf_on_cgroup_v2),
   };
   return cmocka_run_group_tests(tests, make_root, remove_root);
 }

@@ -46,6 +46,7 @@ static void test_mount_pure_v2(void **state) {
   assert_string_equal(m.path, "/sys/fs/cgroup");
   assert_false(m.hybrid);
   assert_true(m.has_io);
+  assert_true(m.has_memory); /* writeback charged to the writer's cgroup */
   cg2_mount_release(&m);
 }
 
@@ -58,6 +59,7 @@ static void test_mount_hybrid(void **state) {
   assert_string_equal(m.path, "/sys/fs/cgroup/unified");
   assert_true(m.hybrid);
   assert_false(m.has_io); /* only hugetlb in cgroup.controllers */
+  assert_false(m.has_memory);
   cg2_mount_release(&m);
   cleanup_free char *v1 = NULL;
   assert_int_equal(cg2_v1_mount_find(root, "pids", &v1, &err), 0);

@@ -31,7 +31,11 @@ run_in() {
 }
 
 sampler=$(ctl status --json | jq -r .sampler)
-if [ -n "$(grep -w io "$CG2/cgroup.controllers" 2>/dev/null)" ]; then
+if grep -qw io "$CG2/cgroup.controllers" 2>/dev/null && grep -qw memory "$CG2/cgroup.controllers"; then
+  # writeback charged to the writer's cgroup: auto takes the BPF map
+  # (agent-sampler-auto.sh)
+  like "$sampler" "^bpf .*auto: " "sampler is auto's bpf on a cgroup v2 io and memory host"
+elif grep -qw io "$CG2/cgroup.controllers" 2>/dev/null; then
   is "$sampler" "io.stat" "sampler is io.stat on a cgroup v2 io host"
 elif [ -n "$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)blkio(,|$)/ { print $5; exit }' /proc/self/mountinfo)" ]; then
   # the containers below are registered by v2 path without a pid: those

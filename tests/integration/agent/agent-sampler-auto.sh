@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# sampler = auto (the default, issue #22): where the cgroup2 root has the
+# io and memory controllers (pure cgroup v2: the VM), the kernel charges
+# buffered writeback to the cgroup that dirtied the pages, the BPF
+# program's map counts what io.stat does (bench/results/sampler-v2.md),
+# and auto takes bytes and requests from the map; where it does not (this
+# hybrid host: writeback is charged to the root), auto keeps the files.
+#   - status names auto's choice, and the log says it and why;
+#   - a buffered writer (no fsync: the kernel writes its pages back) shows
+#     a write rate in status: on v2 from the map, through writeback
+#     charged to its cgroup;
+#   - on v2 with the program not loaded (latency_source = pressure) auto
+#     falls back to io.stat and says so in status and the log (a warning);
+#     elsewhere it stays with the files for the same reason as before;
+#   - the agent exits cleanly.
+# The writer's rate is waited for in the agent's windows (a bound on a
+# hang, not a threshold).
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/agent.sh"
+tap_plan 7
+
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+[ -n "$CG2" ] || bail "no cgroup2 mount"
+V2=0
+grep -qw io "$CG2/cgroup.controllers" && grep -qw memory "$CG2/cgroup.controllers" && V2=1
+diag "cgroup2 at $CG2: $(cat "$CG2/cgroup.controllers"); writeback charged to the writer: $V2"
+agent_start || bail "iobatchd did not start"
+sampler=$(ctl status --json | jq -r .sampler)
+if [ $V2 = 1 ]; then
+  like "$sampler" "^bpf \(.*auto: cgroup v2 charges buffered writeback to the writer's cgroup" \
+    "v2: status names bpf, auto's choice, and why"
+  like "$(grep 'sampler = auto' "$AGENT_LOG")" \
+    "sampler = auto: bpf, bytes and requests from the BPF program's map \(cgroup v2 charges" \
+    "v2: the log says auto chose bpf, and why"
+else
+  like "$sampler" "^(blkio-v1|procfs|io\.stat)" "hybrid/v1: status names a file sampler, not bpf"
+  like "$(grep 'sampler = auto' "$AGENT_LOG")" \
+    "sampler = auto: .*, not bpf: the io and memory controllers are not both in cgroup v2 here" \
+    "hybrid/v1: the log says why not bpf (writeback is charged to the root)"
+fi
+diag "sampler: $sampler"
+
+DATA=$IOB_T/data
+mkdir -p "$DATA"
+cg=iobt-agent-auto-$$
+mkdir -p "$CG2/$cg"
+at_exit "cg_remove '$CG2/$cg'"
+ctl register wb --cgroup "/$cg" >/dev/null
+ctl admit wb >/dev/null
+# Buffered, no fsync: 256 MiB rewritten over and over; the kernel's
+# flusher writes the pages back (balance_dirty_pages throttles the writer
+# to it).
+sh -c 'echo $$ >"$1/cgroup.procs" && while :; do dd if=/dev/zero of="$2" bs=1M count=256 2>/dev/null; done' \
+  sh "$CG2/$cg" "$DATA/wb" >/dev/null 2>&1 &
+p=$!
+at_exit "kill $p 2>/dev/null"
+wait_for 60 'awk -v w="$(agent_field wb write_bps)" "BEGIN { exit !(w > 65536) }"'
+is "$?" "0" "a buffered writer's write rate shows in status ($(agent_field wb write_bps) B/s, $sampler)"
+kill "$p"
+wait "$p" 2>/dev/null
+cg_remove "$CG2/$cg"
+rm -f "$DATA/wb"
+agent_stop
+is "$AGENT_RC" "0" "clean exit"
+
+# The program not loaded: auto falls back.
+: >"$AGENT_LOG"
+agent_start "latency_source = pressure" || bail "iobatchd did not start"
+sampler=$(ctl status --json | jq -r .sampler)
+if [ $V2 = 1 ]; then
+  is "$sampler" "io.stat (auto: not bpf: the BPF program is not loaded: latency_source = pressure)" \
+    "v2 without the program: status says io.stat, and why not bpf"
+  like "$(grep 'sampler = auto' "$AGENT_LOG")" \
+    "level=warning msg=.sampler = auto: io.stat, not bpf: the BPF program is not loaded: latency_source = pressure" \
+    "v2 without the program: a warning in the log says so"
+else
+  like "$sampler" "^(blkio-v1|procfs|io\.stat)" "hybrid/v1 without the program: still a file sampler"
+  like "$(grep 'sampler = auto' "$AGENT_LOG")" "not bpf: the io and memory controllers are not both" \
+    "hybrid/v1 without the program: the log gives the host's reason first"
+fi
+agent_stop
+is "$AGENT_RC" "0" "clean exit"
+tap_done
