@@ -155,7 +155,7 @@ is "$(field "$ETL" protected)" "false" \
 # 5. Plain runc with the hook, no CRI: its id and no names.
 RUNC="runc --root $IOB_T/runc"
 CG=iobcrimeta${IOB_T##*.}
-at_exit "rmdir /sys/fs/cgroup/$CG/plain1 /sys/fs/cgroup/$CG 2>/dev/null"
+at_exit "iob_cgroup_rmdir_empty $CG" # in every hierarchy of a v1 host
 b=$IOB_T/b-plain1
 mkdir -p "$b"
 (cd "$b" && runc spec)

@@ -63,6 +63,8 @@ cri_containerd_stop() {
     umount -l "$m" 2>/dev/null
   done
   [ -z "${NS:-}" ] || rmdir "/run/containerd/runc/$NS" 2>/dev/null # runc's, our namespace only
+  # ctr names a container's cgroup parent after the namespace (/NS/ID)
+  [ -z "${NS:-}" ] || iob_cgroup_rmdir_empty "$NS"
 }
 
 # A docker archive of a busybox-static rootfs, `sleep` by default.
