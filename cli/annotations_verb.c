@@ -71,10 +71,9 @@ static int print_json(void) {
 }
 
 int iobctl_annotations(int argc, char **argv) {
-  enum { O_JSON = 256, O_KEYS };
+  enum { O_KEYS = IOBCTL_OPT_VERB };
   static const struct option opts[] = {
-      {"output", required_argument, NULL, 'o'},
-      {"json", no_argument, NULL, O_JSON},
+      IOBCTL_OUTPUT_OPTIONS,
       {"keys", no_argument, NULL, O_KEYS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
@@ -85,14 +84,13 @@ int iobctl_annotations(int argc, char **argv) {
   opterr = 0;
   int o;
   while ((o = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
-    switch (o) {
-    case 'o':
-      if (iobctl_output_parse("annotations", optarg, false, &out) < 0)
+    int r = iobctl_output_opt("annotations", o, optarg, false, &out);
+    if (r != 0) {
+      if (r < 0)
         return 2;
-      break;
-    case O_JSON:
-      out = IOBCTL_OUT_JSON;
-      break;
+      continue;
+    }
+    switch (o) {
     case O_KEYS:
       keys = true;
       break;

@@ -27,6 +27,17 @@ int iobctl_output_parse(const char *verb, const char *value, bool allow_wide,
   return 0;
 }
 
+int iobctl_output_opt(const char *verb, int o, const char *arg, bool allow_wide,
+                      enum iobctl_output *out) {
+  if (o == IOBCTL_OPT_JSON) {
+    *out = IOBCTL_OUT_JSON;
+    return 1;
+  }
+  if (o != 'o')
+    return 0;
+  return iobctl_output_parse(verb, arg, allow_wide, out) < 0 ? -1 : 1;
+}
+
 int iobctl_usage_fail(const char *verb, const char *fmt, ...) {
   va_list ap;
   fprintf(stderr, "iobatchctl %s: ", verb);

@@ -35,6 +35,17 @@ enum iobctl_output { IOBCTL_OUT_TABLE, IOBCTL_OUT_WIDE, IOBCTL_OUT_JSON };
  * columns (allow_wide). */
 int iobctl_output_parse(const char *verb, const char *value, bool allow_wide,
                         enum iobctl_output *out);
+/* The getopt_long entries every verb with a table takes: -o/--output and
+ * --json (IOBCTL_OPT_JSON; a verb's own long-only options start above it). */
+enum { IOBCTL_OPT_JSON = 256, IOBCTL_OPT_VERB };
+#define IOBCTL_OUTPUT_OPTIONS                                                                      \
+  {"output", required_argument, NULL, 'o'}, {                                                      \
+    "json", no_argument, NULL, IOBCTL_OPT_JSON                                                     \
+  }
+/* One getopt_long result O (with OPTARG) if it is -o or --json: sets *OUT
+ * and returns 1, or -1 (printed) on a bad -o value; 0 for any other. */
+int iobctl_output_opt(const char *verb, int o, const char *arg, bool allow_wide,
+                      enum iobctl_output *out);
 /* After getopt_long returned '?' or ':' (optstring starting with ':'):
  * print "iobatchctl VERB: unknown argument '--x'" (or the missing value)
  * and the hint to --help on stderr; returns 2. */

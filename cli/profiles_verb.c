@@ -37,10 +37,9 @@ static void print_profiles(const char *ns, json_t *profs) {
 }
 
 int iobctl_profiles(int argc, char **argv) {
-  enum { O_JSON = 256, O_DIR };
+  enum { O_DIR = IOBCTL_OPT_VERB };
   static const struct option opts[] = {
-      {"output", required_argument, NULL, 'o'},
-      {"json", no_argument, NULL, O_JSON},
+      IOBCTL_OUTPUT_OPTIONS,
       {"state-dir", required_argument, NULL, O_DIR},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
@@ -51,14 +50,13 @@ int iobctl_profiles(int argc, char **argv) {
   opterr = 0;
   int o;
   while ((o = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
-    switch (o) {
-    case 'o':
-      if (iobctl_output_parse("profiles", optarg, false, &out) < 0)
+    int r = iobctl_output_opt("profiles", o, optarg, false, &out);
+    if (r != 0) {
+      if (r < 0)
         return 2;
-      break;
-    case O_JSON:
-      out = IOBCTL_OUT_JSON;
-      break;
+      continue;
+    }
+    switch (o) {
     case O_DIR:
       dir = optarg;
       break;

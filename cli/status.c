@@ -580,10 +580,9 @@ static void escape_strings(ProtobufCMessage *m, bool controls) {
 }
 
 int iobctl_status(int argc, char **argv) {
-  enum { O_JSON = 256, O_NOTRUNC };
+  enum { O_NOTRUNC = IOBCTL_OPT_VERB };
   static const struct option opts[] = {
-      {"output", required_argument, NULL, 'o'},
-      {"json", no_argument, NULL, O_JSON},
+      IOBCTL_OUTPUT_OPTIONS,
       {"no-trunc", no_argument, NULL, O_NOTRUNC},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
@@ -594,14 +593,13 @@ int iobctl_status(int argc, char **argv) {
   opterr = 0;
   int o;
   while ((o = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
-    switch (o) {
-    case 'o':
-      if (iobctl_output_parse("status", optarg, true, &out) < 0)
+    int r = iobctl_output_opt("status", o, optarg, true, &out);
+    if (r != 0) {
+      if (r < 0)
         return 2;
-      break;
-    case O_JSON:
-      out = IOBCTL_OUT_JSON;
-      break;
+      continue;
+    }
+    switch (o) {
     case O_NOTRUNC:
       no_trunc = true;
       break;
