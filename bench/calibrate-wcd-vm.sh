@@ -18,16 +18,9 @@ B=${B:-build}
 case "$B" in /*) ;; *) B=$TOP/$B ;; esac
 [ -x "$B/bin/wcd-probe" ] || { echo "calibrate-wcd-vm: build $B/bin/wcd-probe first" >&2; exit 1; }
 [ -x "$TOP/tests/vm/run.sh" ] || { echo "calibrate-wcd-vm: no tests/vm/run.sh" >&2; exit 1; }
-T=$(mktemp -d /tmp/wcdvm.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-mkdir -p "$T/tests" "$T/bench" "$T/packaging"
-tar -C "$TOP/tests" --exclude=vm/cache -cf - vm integration | tar -C "$T/tests" -xf -
-# what tests/vm/build.sh copies from the tree besides tests/ and bench/
-cp -r "$TOP/packaging/containerd" "$T/packaging/"
-cp "$TOP"/bench/*-lib.sh "$T/bench/"
-G=$T/tests/vm/guest
-rm -f "$G"/t-*.sh
-: >"$G/integration.list" # no host suites in this VM run
+# shellcheck source=bench/vm-scratch.sh
+. "$TOP/bench/vm-scratch.sh"
+vm_scratch wcdvm
 cp "$TOP/bench/calibrate-wcd.sh" "$TOP/bench/calibrate-wcd-lib.sh" "$G/"
 cat >"$G/t-wcd-calibrate.sh" <<GUEST
 #!/usr/bin/env bash

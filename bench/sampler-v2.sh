@@ -30,15 +30,9 @@ B=${B:-build}
 case "$B" in /*) ;; *) B=$TOP/$B ;; esac
 OUT=${OUT:-$TOP/bench/results/sampler-v2.json}
 [ -x "$B/tests/blklat-cmp" ] || { echo "sampler-v2: build $B/tests/blklat-cmp first (make)" >&2; exit 1; }
-T=$(mktemp -d /tmp/smpv2.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-mkdir -p "$T/tests" "$T/bench" "$T/packaging"
-tar -C "$TOP/tests" --exclude=vm/cache -cf - vm integration | tar -C "$T/tests" -xf -
-cp -r "$TOP/packaging/containerd" "$T/packaging/"
-cp "$TOP"/bench/*-lib.sh "$T/bench/"
-G=$T/tests/vm/guest
-rm -f "$G"/t-*.sh
-: >"$G/integration.list" # no host suites in this VM run
+# shellcheck source=bench/vm-scratch.sh
+. "$TOP/bench/vm-scratch.sh"
+vm_scratch smpv2
 cat >"$G/t-sampler-v2.sh" <<GUEST
 #!/usr/bin/env bash
 # guest: io.stat and the BPF map of the same cgroups, window by window
