@@ -16,18 +16,12 @@ agent_start || bail "iobatchd did not start"
 DATA=$IOB_T/data
 mkdir -p "$DATA"
 
-# mk_cg NAME: a fresh cgroup, removed at exit (called in this shell, not
-# in a $(...) subshell, so that the at_exit registration sticks)
-mk_cg() {
-  mkdir -p "$CG2/$1"
-  at_exit "cg_remove '$CG2/$1'"
-}
-
-# run_in CGROUP_NAME CMD...: start CMD inside that cgroup, echo its pid
+# mk_cg NAME, run_in NAME CMD...: lib/agent.sh's cg_make and cg_run under $CG2
+mk_cg() { cg_make "$CG2/$1"; }
 run_in() {
-  local cg=$CG2/$1; shift
-  sh -c "echo \$\$ > '$cg/cgroup.procs' && exec \"\$@\"" sh "$@" >/dev/null 2>&1 &
-  echo $!
+  local cg=$CG2/$1
+  shift
+  cg_run "$cg" "$@"
 }
 
 sampler=$(ctl status --json | jq -r .sampler)

@@ -25,17 +25,11 @@ at_exit "rm -rf '$DATA'"
 CTR=$HIER/iobt-v1root-ctr-$$ NOISE=$HIER/iobt-v1root-noise-$$
 mkdir -p "$CTR" "$NOISE"
 at_exit "cg_remove '$CTR'; cg_remove '$NOISE'"
-# run_in DIR CMD...: CMD in that cgroup (only that hierarchy), echo its pid
-run_in() {
-  local cg=$1; shift
-  sh -c "echo \$\$ > '$cg/cgroup.procs' && exec \"\$@\"" sh "$@" >/dev/null 2>&1 &
-  echo $!
-}
 
 agent_start || bail "iobatchd did not start"
 diag "sampler: $(ctl status --json | jq -r .sampler)"
 
-ctr_pid=$(run_in "$CTR" sleep 600)
+ctr_pid=$(cg_run "$CTR" sleep 600)
 at_exit "kill $ctr_pid 2>/dev/null"
 wait_for 5 'grep -q "^$ctr_pid\$" "$CTR/cgroup.procs"'
 if [ -n "$BLKIO" ]; then
@@ -48,7 +42,7 @@ like "$out" "^registered v1root" "registered with cgroup '/' and its pid"
 
 # Noise: a direct writer in another cgroup, registered the same way so
 # that its rate is measured by the same sampler in the same windows.
-noise_pid=$(run_in "$NOISE" dd if=/dev/zero of="$DATA/noise" bs=1M count=100000 oflag=direct)
+noise_pid=$(cg_run "$NOISE" dd if=/dev/zero of="$DATA/noise" bs=1M count=100000 oflag=direct)
 at_exit "kill $noise_pid 2>/dev/null"
 ctl register noise --cgroup / --pid "$noise_pid" --running >/dev/null
 wait_for 15 'awk -v w="$(agent_field noise write_bps)" "BEGIN { exit !(w > 65536) }"'
@@ -67,7 +61,7 @@ _tap_report $? "the root's I/O is not the container's: at most $cb B/s against t
 
 # The container's own writer shows up.
 kill "$noise_pid" 2>/dev/null
-own=$(run_in "$CTR" dd if=/dev/zero of="$DATA/own" bs=1M count=100000 oflag=direct)
+own=$(cg_run "$CTR" dd if=/dev/zero of="$DATA/own" bs=1M count=100000 oflag=direct)
 at_exit "kill $own 2>/dev/null"
 wait_for 15 'awk -v w="$(agent_field v1root write_bps)" "BEGIN { exit !(w > 65536) }"'
 is "$?" "0" "the container's own writer is measured ($(agent_field v1root write_bps) B/s)"

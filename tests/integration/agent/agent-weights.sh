@@ -21,13 +21,12 @@ if [ $HAS_IO = 1 ]; then tap_plan 14; else tap_plan 6; fi
 DATA=$IOB_T/data
 mkdir -p "$DATA"
 
-mk_cg() {
-  mkdir -p "$CG2/$1"
-  at_exit "cg_remove '$CG2/$1'"
-}
+# mk_cg NAME, run_in NAME CMD...: lib/agent.sh's cg_make and cg_run under $CG2
+mk_cg() { cg_make "$CG2/$1"; }
 run_in() {
-  local cg=$CG2/$1; shift
-  sh -c "echo \$\$ > '$cg/cgroup.procs' && exec \"\$@\"" sh "$@" >/dev/null 2>&1 &
+  local cg=$CG2/$1
+  shift
+  cg_run "$cg" "$@" >/dev/null
 }
 # seq_writer CGROUP FILE / rand_writer CGROUP FILE: a minute of O_DIRECT
 # writes from inside that cgroup.

@@ -123,3 +123,19 @@ cg_remove() {
     sleep 0.05
   done
 }
+
+# cg_make DIR: a fresh cgroup, removed at exit (call it in this shell, not
+# in a $(...) subshell, so that the at_exit registration sticks)
+cg_make() {
+  mkdir -p "$1"
+  at_exit "cg_remove '$1'"
+}
+
+# cg_run DIR CMD...: start CMD in the cgroup DIR (that hierarchy's only),
+# echo its pid
+cg_run() {
+  local cg=$1
+  shift
+  sh -c "echo \$\$ > '$cg/cgroup.procs' && exec \"\$@\"" sh "$@" >/dev/null 2>&1 &
+  echo $!
+}
