@@ -11,6 +11,8 @@ PKGS=(
   libbpf-dev bpftool libelf-dev zlib1g-dev # iobatchd's latency program (agent/bpf/)
   libnghttp2-dev # iobatchd's CRI client (cri/): gRPC over HTTP/2, linked statically too
   containerd runc crun fio busybox-static util-linux procps psmisc kmod iproute2 tmux
+  socat # tests: agent-metrics-group.sh, hook-owner.sh (a unix-socket peer)
+  fuse3 libfuse3-dev # simdisk/: the emulated disk (a FUSE file behind a loop device)
   qemu-system-x86 qemu-utils cpio gzip e2fsprogs
   hyperfine gnuplot-nox python3 jq curl podman
   debhelper dpkg-dev fakeroot lintian scdoc systemd bash-completion man-db python3-yaml python3-kubernetes
