@@ -198,6 +198,8 @@ check-install: all
 
 # The format check runs with the tests (tests/fmt-check.sh).
 INTEG_TESTS += tests/fmt-check.sh tests/spdx-check.sh tests/shellcheck.sh
+# Every tool a suite, a bench or the demo needs comes from install-deps.sh.
+INTEG_TESTS += tests/deps-check.sh
 # No circle of C files (scripts/file-cycles.py over the objects of $(B)).
 INTEG_TESTS += tests/cycles.sh
 

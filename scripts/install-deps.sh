@@ -15,6 +15,7 @@ PKGS=(
   fuse3 libfuse3-dev # simdisk/: the emulated disk (a FUSE file behind a loop device)
   qemu-system-x86 qemu-utils cpio gzip e2fsprogs
   hyperfine gnuplot-nox python3 jq curl podman
+  valgrind # bench/agent-overhead.sh PROFILE=callgrind
   debhelper dpkg-dev fakeroot lintian scdoc systemd bash-completion man-db python3-yaml python3-kubernetes
   mmdebstrap systemd-container # tests/install: a booted Debian 12 root (systemd-nspawn)
   python3-grpcio python3-grpc-tools # the CRI client of tests/integration/e2e/cri-pods.sh
