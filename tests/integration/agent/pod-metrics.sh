@@ -56,6 +56,11 @@ V='namespace="db",pod="pg-0",container="postgres",id="victim",runtime_namespace=
 wait_for 20 '[ "$(metric "iobatch_container_protected{$V}")" == 1 ]' ||
   diag "$(scrape | grep -a 'id="victim"' | head -5; ctl status --json | jq -c '.containers[]')"
 is "$(metric "iobatch_container_protected{$V}")" "1" "protected, under its pod's names"
+# A declared objective is a p99, in force once the agent measures this
+# container's p99 (not the stall share it falls back to): after its first
+# window with block-layer latency, not at Register as protection is.
+wait_for 20 '[ -n "$(metric "iobatch_container_io_latency_target_seconds{$V,source=\"declared\"}")" ]' ||
+  diag "$(scrape | grep -a 'id="victim"' | grep -a latency)"
 is "$(metric "iobatch_container_io_latency_target_seconds{$V,source=\"declared\"}")" "0.000050" \
   "its declared objective (50 us)"
 # Alone, its windows teach rand-read's capacity (once its class is measured).
