@@ -170,14 +170,15 @@ int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
    * fixture cgroup root (cgroup_root set) keeps the procfs rule. */
   if (cfg->sampler != AGENT_SAMPLER_IOSTAT && cfg->sampler != AGENT_SAMPLER_PROCFS && !s->has_io &&
       cfg->cgroup_root == NULL) {
-    cleanup_free char *mnt = NULL;
+    cleanup_free char *mnt = NULL, *added = NULL;
     cleanup_error struct iob_error *e = NULL;
     size_t n = 0;
     if (cg2_v1_mount_find(NULL, "blkio", &mnt, &e) == 0 &&
-        cg2_blkio_activate_all(NULL, mnt, &n, &e) == 0 && n > 0) {
+        cg2_blkio_activate_all(NULL, mnt, &n, &added, &e) == 0 && n > 0) {
       s->source = CG2_SOURCE_BLKIO_V1;
       s->blkio_mount = steal_ptr(&mnt);
-      iob_info("sampling v1 blkio statistics under '%s' (%zu disks count)", s->blkio_mount, n);
+      iob_info("sampling v1 blkio statistics under '%s' (%zu disks count%s%s)", s->blkio_mount, n,
+               added ? "; activated now: " : "", added ? added : "");
     } else if (e) {
       iob_info("no v1 blkio statistics (%s): procfs sampler", e->msg);
     }
@@ -786,8 +787,25 @@ static void window_begin(struct agent_sampler *s) {
     mark_gone(s);
 }
 
+/* blk-throttle counts only on disks it is active on, and the agent made it
+ * active on the disks there were at start: a disk attached later (a loop
+ * device, a hot-plugged volume) is looked for every SWEEP_WINDOWS windows,
+ * or its I/O would count for nobody. */
+static void blkio_new_disks(struct agent_sampler *s) {
+  if (s->blkio_mount == NULL || s->round % SWEEP_WINDOWS != SWEEP_WINDOWS - 1)
+    return;
+  cleanup_free char *added = NULL;
+  cleanup_error struct iob_error *err = NULL;
+  size_t n = 0;
+  if (cg2_blkio_activate_all(NULL, s->blkio_mount, &n, &added, &err) < 0)
+    iob_debug("v1 blkio: %s", err->msg);
+  else if (added)
+    iob_info("v1 blkio statistics now count on %s too (%zu disks in all)", added, n);
+}
+
 void agent_sampler_run(struct agent_sampler *s) {
   struct agent_ctr *next;
+  blkio_new_disks(s);
   window_begin(s);
   for (struct agent_ctr *c = s->env.adm->list; c; c = next) {
     next = c->next;

@@ -229,8 +229,10 @@ int cg2_blkio_activate(const char *root, const char *mount, unsigned major, unsi
   return 0;
 }
 
-int cg2_blkio_activate_all(const char *root, const char *mount, size_t *n_active,
+int cg2_blkio_activate_all(const char *root, const char *mount, size_t *n_active, char **added,
                            struct iob_error **err) {
+  if (added)
+    *added = NULL;
   cleanup_free char *dir = cg2_join(root, "/sys/block");
   DIR *d = opendir(dir);
   if (d == NULL)
@@ -258,8 +260,16 @@ int cg2_blkio_activate_all(const char *root, const char *mount, size_t *n_active
     if (cg2_parse_devno(dtxt, dl, &maj, &min) < 0 || cg2_parse_u64(stxt, sl, &sectors) < 0 ||
         sectors == 0)
       continue;
-    if (cg2_blkio_activate(root, mount, maj, min, NULL, &e2) == 0)
-      cnt++;
+    int done = 0;
+    if (cg2_blkio_activate(root, mount, maj, min, &done, &e2) < 0)
+      continue;
+    cnt++;
+    if (done && added) {
+      char *more =
+          xasprintf("%s%s%s %u:%u", *added ? *added : "", *added ? ", " : "", e->d_name, maj, min);
+      free(*added);
+      *added = more;
+    }
   }
   closedir(d);
   if (n_active)

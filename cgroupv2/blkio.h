@@ -72,8 +72,11 @@ int cg2_blkio_activate(const char *root, const char *mount, unsigned major, unsi
 
 /* cg2_blkio_activate for every whole disk of non-zero size in
  * ROOT/sys/block.  *n_active gets how many disks count now; a disk that
- * refuses (some virtual ones) is skipped, not an error. */
-int cg2_blkio_activate_all(const char *root, const char *mount, size_t *n_active,
+ * refuses (some virtual ones) is skipped, not an error.  *added (may be
+ * NULL) gets the disks this call activated, "NAME MAJ:MIN" joined by ", "
+ * (a disk attached since the last call: a loop device, a hot-plugged
+ * volume), or NULL when none; the caller frees it. */
+int cg2_blkio_activate_all(const char *root, const char *mount, size_t *n_active, char **added,
                            struct iob_error **err);
 
 #endif

@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
     cleanup_free char *mnt = NULL;
     size_t n = 0;
     if (cg2_v1_mount_find(NULL, "blkio", &mnt, &e) < 0 ||
-        cg2_blkio_activate_all(NULL, mnt, &n, &e) < 0) {
+        cg2_blkio_activate_all(NULL, mnt, &n, NULL, &e) < 0) {
       iob_error_print("cg-throttle", &e);
       return 1;
     }

@@ -248,8 +248,24 @@ static void test_activate(void **state) {
   put_text(root, "/sys/block/junk/dev", "x\n");
   put_text(root, "/sys/block/junk/size", "1\n");
   size_t n = 9;
-  assert_int_equal(cg2_blkio_activate_all(root, mnt, &n, &err), 0);
+  cleanup_free char *added = NULL;
+  assert_int_equal(cg2_blkio_activate_all(root, mnt, &n, &added, &err), 0);
   assert_int_equal(n, 1);
+  assert_string_equal(added, "vda 254:0");
+  /* a disk attached later (a loop device over an emulated disk) is the one
+   * a later call adds; vda, which counts now, is left alone */
+  put_text(root, "/sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes",
+           "254:0 Read 0\n254:0 Total 0\nTotal 0\n");
+  put_text(root, "/sys/block/loop1/dev", "7:1\n");
+  put_text(root, "/sys/block/loop1/size", "1048576\n");
+  put_text(root, "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device", "");
+  free(added);
+  added = NULL;
+  assert_int_equal(cg2_blkio_activate_all(root, mnt, &n, &added, &err), 0);
+  assert_int_equal(n, 2);
+  assert_string_equal(added, "loop1 7:1");
+  cleanup_free char *w4 = get(root, "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device");
+  assert_string_equal(w4, "7:1 0");
   /* a malformed root statistics file is an error, and nothing is written */
   put_text(root, "/sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes", "garbage\n");
   put_text(root, "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device", "");
