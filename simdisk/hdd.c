@@ -57,6 +57,10 @@ struct hdd {
   size_t ndirty;
   uint64_t dirty_bytes;
 
+  struct sd_heap done;  /* answered, waiting for their time */
+  int64_t iface_free;   /* the host link is busy until then */
+  int64_t last_arrival; /* of a host command: idle time starts there */
+
   bool busy;
   struct sd_req *cur; /* NULL while destaging */
   struct extent cur_destage;
@@ -260,7 +264,7 @@ static enum kind classify(struct hdd *h, size_t i, int64_t ts, int64_t *cost) {
   case SD_TRIM:
     return K_NOW;
   case SD_FLUSH:
-    return dirty_before(h, h->qseq[i]) ? K_NONE : K_NOW;
+    return dirty_before(h, h->qseq[i]) || (h->busy && h->cur == NULL) ? K_NONE : K_NOW;
   case SD_READ:
     for (int s = 0; s < HDD_SEGMENTS; s++)
       if (h->seg[s].valid && h->seg[s].lo <= r->off && r->off + r->len <= seg_hi(h, s, ts))
@@ -399,9 +403,10 @@ static bool start_next(struct hdd *h, int64_t ts) {
       best = i, best_kind = kd, best_cost = c;
     }
   }
-  /* destage now when a command waits for room or for a flush; otherwise
-   * only once the host has left the drive idle (hdd_complete) */
-  if (h->ndirty > 0 && blocked) {
+  /* destage now when a command waits for room or for a flush, or the
+   * cache is half full; otherwise once the host has left the drive idle
+   * (hdd_complete) */
+  if (h->ndirty > 0 && (blocked || h->dirty_bytes >= HDD_WCACHE_BYTES / 2)) {
     start_destage(h, ts);
     return true;
   }
@@ -420,49 +425,101 @@ static void hdd_submit(struct sd_model *m, struct sd_req *r) {
   }
   h->q[h->nq] = r;
   h->qseq[h->nq++] = ++h->seq;
+  if (r->arrival > h->last_arrival)
+    h->last_arrival = r->arrival;
+}
+
+/* What the cache answers needs no mechanism: hits, writes into the write
+ * cache, trims, flushes with nothing dirty before them go over the host
+ * link as they arrive, also while the head is busy elsewhere. */
+static bool serve_instant(struct hdd *h, int64_t now) {
+  bool any = false;
+  for (size_t i = 0; i < h->nq && i < HDD_NCQ;) {
+    struct sd_req *r = h->q[i];
+    if (r->arrival > now)
+      break;
+    int64_t t = r->arrival > h->iface_free ? r->arrival : h->iface_free, cost;
+    enum kind kd = classify(h, i, t, &cost);
+    if (kd != K_HIT && kd != K_CACHEW && kd != K_NOW) {
+      i++;
+      continue;
+    }
+    uint64_t seq = h->qseq[i];
+    q_remove(h, i);
+    r->done = t;
+    if (kd == K_NOW && r->op == SD_TRIM)
+      seg_invalidate(h, r->off, r->len, t);
+    if (kd == K_HIT)
+      h->st.cache_hits++;
+    if (kd == K_CACHEW) {
+      seg_invalidate(h, r->off, r->len, t);
+      dirty_add(h, r->off, r->len, seq);
+    }
+    if (kd != K_NOW) {
+      r->done = t + (int64_t)((double)r->len / HDD_IFACE_RATE * 1e9);
+      h->iface_free = r->done;
+    }
+    sd_heap_push(&h->done, r);
+    any = true;
+  }
+  return any;
+}
+
+static int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
 }
 
 static struct sd_req *hdd_complete(struct sd_model *m, int64_t now, int64_t *next) {
   struct hdd *h = (struct hdd *)m;
   for (;;) {
+    int64_t hn;
+    struct sd_req *r = sd_heap_pop_due(&h->done, now, &hn);
+    if (r)
+      return r;
+    if (serve_instant(h, now))
+      continue;
     if (h->busy) {
       if (h->cur_done > now) {
-        *next = h->cur_done;
+        *next = min64(hn, h->cur_done);
         return NULL;
       }
       h->busy = false;
       h->busy_until = h->cur_done;
       if (h->cur) {
-        struct sd_req *r = h->cur;
-        r->done = h->cur_done;
+        h->cur->done = h->cur_done;
+        sd_heap_push(&h->done, h->cur);
         h->cur = NULL;
-        return r;
+      } else {
+        h->dirty_bytes -= h->cur_destage.len;
       }
-      h->dirty_bytes -= h->cur_destage.len;
       continue;
     }
-    int64_t ts = h->busy_until;
-    if (h->nq > 0 && h->q[0]->arrival > ts)
-      ts = h->q[0]->arrival;
     if (h->nq == 0) {
       if (h->ndirty == 0) {
-        *next = SD_NEVER;
+        *next = hn;
         return NULL;
       }
-      int64_t t = h->busy_until + HDD_IDLE_NS;
+      /* past the high-water mark destaging goes on back to back (the
+       * next extent starts where the last ended: no rotation lost) */
+      int64_t t = h->busy_until;
+      if (h->dirty_bytes < HDD_WCACHE_BYTES / 2)
+        t = (h->last_arrival > t ? h->last_arrival : t) + HDD_IDLE_NS;
       if (t > now) {
-        *next = t;
+        *next = min64(hn, t);
         return NULL;
       }
       start_destage(h, t);
       continue;
     }
-    if (ts > now) { /* only when a request arrived "after now": wait for it */
-      *next = ts;
+    int64_t ts = h->busy_until;
+    if (h->q[0]->arrival > ts)
+      ts = h->q[0]->arrival;
+    if (ts > now) { /* a request that arrived "after now": wait for it */
+      *next = min64(hn, ts);
       return NULL;
     }
     if (!start_next(h, ts)) {
-      *next = SD_NEVER;
+      *next = hn;
       return NULL;
     }
   }
@@ -473,6 +530,7 @@ static void hdd_destroy(struct sd_model *m) {
   free(h->q);
   free(h->qseq);
   free(h->dirty);
+  sd_heap_free(&h->done);
   free(h);
 }
 

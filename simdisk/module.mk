@@ -5,7 +5,6 @@
 # FUSE, for the unit test (tests/unit/test_simdisk_model.c).
 simdisk_LIB_SRCS := simdisk/opts.c simdisk/model.c simdisk/hdd.c simdisk/ssd.c
 $(eval $(call lib,simdisk,$(simdisk_LIB_SRCS)))
-TEST_LIBS_simdisk = simdisk common
 
 FUSE3_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
 FUSE3_LIBS := $(shell pkg-config --libs fuse3 2>/dev/null)
