@@ -40,14 +40,31 @@ down() {
   if [ -n "$loop" ] && [ -n "$fuse" ] &&
     [ "$(losetup -n -O BACK-FILE "$loop" 2>/dev/null | sed 's/ *$//')" = "$fuse/disk" ]; then
     losetup -d "$loop" || { echo "simdisk.sh: cannot detach '$loop'" >&2; rc=1; }
-    # the detach is asynchronous: the file stays open until it is done
+    # the detach waits for the last opener of the device (autoclear)
     for _ in $(seq 1 50); do
       losetup -n -O BACK-FILE "$loop" 2>/dev/null | grep -q . || break
       sleep 0.1
     done
+    if losetup -n -O BACK-FILE "$loop" 2>/dev/null | grep -q .; then
+      rc=1
+      # a mount namespace made while the ext4 was mounted (a container
+      # started meanwhile) keeps a copy of that mount, and the device
+      if [ -e "/sys/fs/ext4/${loop#/dev/}" ]; then
+        echo "simdisk.sh: '$loop' stays until its ext4, still mounted in another mount namespace, is unmounted there (it then detaches itself)" >&2
+      else
+        echo "simdisk.sh: '$loop' is still open; it detaches itself when closed" >&2
+      fi
+    fi
   fi
   if [ -n "$fuse" ] && is_mounted "$fuse"; then
-    umount "$fuse" || { echo "simdisk.sh: cannot unmount '$fuse'" >&2; rc=1; }
+    for _ in $(seq 1 20); do
+      umount "$fuse" 2>/dev/null && break
+      sleep 0.1
+    done
+    # still busy: the loop device above; detach the mount, the daemon goes
+    if is_mounted "$fuse"; then
+      umount -l "$fuse" || { echo "simdisk.sh: cannot unmount '$fuse'" >&2; rc=1; }
+    fi
   fi
   # the daemon ends by itself when its mount goes; a stuck one is stopped
   if [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = simdisk ]; then
@@ -66,9 +83,11 @@ down() {
 }
 
 up() {
-  local model=$1 dir=$2 fs=1 pid loop sysb
+  local model=$1 dir=$2 fs=1 pid loop sysb a opts=()
   shift 2
-  if [ "${1:-}" = --no-fs ]; then fs=0; shift; fi
+  for a in "$@"; do
+    if [ "$a" = --no-fs ]; then fs=0; else opts+=("$a"); fi
+  done
   [ -x "$SIMDISK" ] || die "cannot run '$SIMDISK': build it first (make)"
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
@@ -77,7 +96,7 @@ up() {
   : >"$dir/simdisk.state"
   trap 'down "$dir" >/dev/null 2>&1 || true' ERR
   trap 'down "$dir" >/dev/null 2>&1 || true; exit 1' INT TERM
-  "$SIMDISK" -f -m "$model" --stats "$dir/stats" "$@" "$dir/fuse" </dev/null >"$dir/simdisk.log" 2>&1 &
+  "$SIMDISK" -f -m "$model" --stats "$dir/stats" "${opts[@]}" "$dir/fuse" </dev/null >"$dir/simdisk.log" 2>&1 &
   pid=$!
   echo "pid=$pid" >>"$dir/simdisk.state"
   echo "fuse=$dir/fuse" >>"$dir/simdisk.state"

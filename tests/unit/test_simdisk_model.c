@@ -394,11 +394,16 @@ static void test_model_sizes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_seek_curve),     cmocka_unit_test(test_zones),
-      cmocka_unit_test(test_hdd_sequential), cmocka_unit_test(test_hdd_random),
-      cmocka_unit_test(test_hdd_write_cache), cmocka_unit_test(test_pass),
-      cmocka_unit_test(test_ssd_gc),         cmocka_unit_test(test_ssd_small),
-      cmocka_unit_test(test_opts),           cmocka_unit_test(test_model_sizes),
+      cmocka_unit_test(test_seek_curve),
+      cmocka_unit_test(test_zones),
+      cmocka_unit_test(test_hdd_sequential),
+      cmocka_unit_test(test_hdd_random),
+      cmocka_unit_test(test_hdd_write_cache),
+      cmocka_unit_test(test_pass),
+      cmocka_unit_test(test_ssd_gc),
+      cmocka_unit_test(test_ssd_small),
+      cmocka_unit_test(test_opts),
+      cmocka_unit_test(test_model_sizes),
   };
   return cmocka_run_group_tests_name("simdisk", tests, NULL, NULL);
 }
