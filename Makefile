@@ -142,7 +142,8 @@ endef
 # tests/unit/test_PREFIX_FILE.c tests FILE.c of the folder whose library is
 # PREFIX, and tests/fuzz/fuzz_PREFIX_WHAT.c fuzzes a parser there (agent:
 # agent/, batch: batcher/, cg2: cgroupv2/, client: client/, common: common/,
-# cri: cri/, hook: runtime-hook/, shim: shim/, ttrpc: ttrpc/, wcd: wcd/);
+# cri: cri/, hook: runtime-hook/, shim: shim/, simdisk: simdisk/, ttrpc: ttrpc/,
+# wcd: wcd/);
 # each links that folder's library and what it needs, in link order.
 # tests/unit/module.mk and tests/fuzz/module.mk register them all.
 TEST_LIBS_agent = $(AGENT_LIBS)
@@ -153,6 +154,7 @@ TEST_LIBS_common = common
 TEST_LIBS_cri = cri proto common
 TEST_LIBS_hook = hook agentclient wcd batch cg2 ttrpc proto common
 TEST_LIBS_shim = shim agentclient wcd batch cg2 ttrpc proto common
+TEST_LIBS_simdisk = simdisk common
 TEST_LIBS_ttrpc = ttrpc proto common
 TEST_LIBS_wcd = wcd batch cg2 common
 test_prefix = $(word 2,$(subst _, ,$(basename $(notdir $(1)))))
