@@ -6,6 +6,8 @@
 #   make bench          every benchmark, one after another
 #   make bench-sched | bench-calibrate | bench-agent | bench-shim | bench-solver | bench-profiles
 #   make bench-pairs    (not in `make bench`: a probe of fio pairs, bench/pairs.sh)
+#   make bench-simdisk  (not in `make bench`: the emulated disk's calibration,
+#                        bench/simdisk-calibrate.sh; root, a quiet machine)
 
 # Runs `iobatchctl calibrate` (cli/calibrate.c) before the CLI dispatches it.
 $(eval $(call prog,bench/iobctl-calibrate,bench/calibrate/main.c cli/calibrate.c,batch common))
@@ -31,6 +33,9 @@ bench-solver: all
 	B=$(B) bench/solver.sh
 bench-pairs:
 	bench/pairs.sh
+.PHONY: bench-simdisk
+bench-simdisk: all
+	B=$(B) bench/simdisk-calibrate.sh
 bench-profiles: all
 	B=$(B) bench/profiles-rss.sh
 bench-libcgroup: $(B)/bench/iob-libcgroup

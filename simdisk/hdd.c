@@ -26,7 +26,8 @@ struct seg {
 
 struct extent {
   uint64_t off, len;
-  uint64_t seq; /* the request that made it dirty (flush ordering) */
+  uint64_t seq;  /* the request that made it dirty (flush ordering) */
+  int64_t ready; /* when its last byte was in the cache */
 };
 
 enum kind { K_NONE, K_HIT, K_CONT, K_CACHEW, K_MECH, K_DESTAGE, K_NOW };
@@ -225,7 +226,7 @@ static int seg_victim(struct hdd *h) {
 
 /* ---- the write cache ---- */
 
-static void dirty_add(struct hdd *h, uint64_t off, uint64_t len, uint64_t seq) {
+static void dirty_add(struct hdd *h, uint64_t off, uint64_t len, uint64_t seq, int64_t ready) {
   h->dirty_bytes += len;
   size_t lo = h->ndirty > SCAN_DIRTY ? h->ndirty - SCAN_DIRTY : 0;
   for (size_t i = h->ndirty; i-- > lo;) {
@@ -233,10 +234,11 @@ static void dirty_add(struct hdd *h, uint64_t off, uint64_t len, uint64_t seq) {
     if (e->off + e->len == off && e->len + len <= MAX_EXTENT) {
       e->len += len;
       e->seq = seq;
+      e->ready = ready;
       return;
     }
   }
-  h->dirty[h->ndirty++] = (struct extent){off, len, seq};
+  h->dirty[h->ndirty++] = (struct extent){off, len, seq, ready};
 }
 
 static bool flush_pending_before(const struct hdd *h, uint64_t seq) {
@@ -301,7 +303,17 @@ static void start_destage(struct hdd *h, int64_t ts) {
   size_t best = 0;
   int64_t best_cost = SD_NEVER;
   size_t n = h->ndirty < SCAN_DIRTY ? h->ndirty : SCAN_DIRTY;
+  /* never write back what reaches the cache only later (the model may
+   * decide with ts in the past) */
+  int64_t first = SD_NEVER;
+  for (size_t i = 0; i < n; i++)
+    if (h->dirty[i].ready < first)
+      first = h->dirty[i].ready;
+  if (ts < first)
+    ts = first;
   for (size_t i = 0; i < n; i++) {
+    if (h->dirty[i].ready > ts)
+      continue;
     int64_t c = position_ns(h, ts, h->dirty[i].off, true);
     if (c < best_cost) {
       best_cost = c;
@@ -350,8 +362,8 @@ static void start_host(struct hdd *h, size_t i, enum kind kd, int64_t ts, int64_
   }
   case K_CACHEW:
     seg_invalidate(h, r->off, r->len, ts);
-    dirty_add(h, r->off, r->len, seq);
     h->cur_done = ts + (int64_t)((double)r->len / HDD_IFACE_RATE * 1e9);
+    dirty_add(h, r->off, r->len, seq, h->cur_done);
     break;
   case K_MECH: {
     ra_freeze(h, ts);
@@ -451,13 +463,13 @@ static bool serve_instant(struct hdd *h, int64_t now) {
       seg_invalidate(h, r->off, r->len, t);
     if (kd == K_HIT)
       h->st.cache_hits++;
-    if (kd == K_CACHEW) {
-      seg_invalidate(h, r->off, r->len, t);
-      dirty_add(h, r->off, r->len, seq);
-    }
     if (kd != K_NOW) {
       r->done = t + (int64_t)((double)r->len / HDD_IFACE_RATE * 1e9);
       h->iface_free = r->done;
+    }
+    if (kd == K_CACHEW) {
+      seg_invalidate(h, r->off, r->len, t);
+      dirty_add(h, r->off, r->len, seq, r->done);
     }
     sd_heap_push(&h->done, r);
     any = true;

@@ -27,7 +27,7 @@
 /* Tracks across the stroke: only where the sqrt curve starts (a one-track
  * seek); the data sheet does not give it, a 2 TB drive has a few 100k. */
 #define HDD_CYLINDERS 100000
-/* NCQ: SATA's 32 tags (SATA 3.x, 13.6). */
+/* NCQ: SATA's 32 tags (SATA 3.x). */
 #define HDD_NCQ 32
 /* The cache: read segments and the write cache share the 64 MB; the split
  * and the segment count are this model's choice (README.md). */
