@@ -48,8 +48,19 @@ void agent_penalties_observe(struct agent_penalties *pen, enum batch_class victi
   if (slowdown > AGENT_PEN_MAX_SLOWDOWN)
     slowdown = AGENT_PEN_MAX_SLOWDOWN;
   struct agent_pen_pair *e = &pen->p[victim][neighbour];
-  e->slowdown =
-      e->samples == 0 ? slowdown : e->slowdown + PEN_LEARN_RATE * (slowdown - e->slowdown);
+  /* Averaged as the share of its solo rate the victim got (1/slowdown),
+   * not as slowdowns: what decides a makespan is the bytes it moved over
+   * the co-run.  A disk that serves the two by turns (an HDD's queue
+   * drained stream by stream) gives windows of 1x and 100x; the pair
+   * then took as long as one after the other (a slowdown of 2 each),
+   * which the mean of the ratios (about 50) would call a large penalty. */
+  if (e->samples == 0)
+    e->slowdown = slowdown;
+  else {
+    double share = 1 / e->slowdown;
+    share += PEN_LEARN_RATE * (1 / slowdown - share);
+    e->slowdown = 1 / share;
+  }
   if (e->samples < PEN_MAX_SAMPLES)
     e->samples++;
   if (new_corun && e->coruns < PEN_MAX_SAMPLES)

@@ -31,7 +31,7 @@
 #define AGENT_PEN_MAX_SLOWDOWN 100 /* a sample above is clamped */
 
 struct agent_pen_pair {
-  double slowdown; /* running average of solo rate / shared rate; 0: none */
+  double slowdown; /* 1 / running average of shared rate / solo rate; 0: none */
   uint32_t samples, coruns;
 };
 

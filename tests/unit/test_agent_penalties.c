@@ -58,6 +58,27 @@ static void test_learn_and_apply(void **state) {
   agent_penalties_release(&pen);
 }
 
+/* A neighbour that takes the disk by turns (an HDD serving one stream's
+ * queue, then the other's) leaves the pair's makespan as it was: the
+ * victim moves half its solo bytes over the co-run, so the slowdown that
+ * decides holding is 2, not the mean of its windows' ratios (1x and 100x
+ * by turns: about 50). */
+static void test_unfair_sharing(void **state) {
+  (void)state;
+  struct agent_penalties pen;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_penalties_init(&pen, NULL, &err), 0);
+  for (int i = 0; i < 200; i++)
+    agent_penalties_observe(&pen, BATCH_SEQ_READ, BATCH_SEQ_READ, i % 2 ? 100 : 1, i < 3);
+  double s = pen.p[BATCH_SEQ_READ][BATCH_SEQ_READ].slowdown;
+  assert_true(s > 1.5 && s < 3);
+  /* steady sharing: the same as before */
+  for (int i = 0; i < 200; i++)
+    agent_penalties_observe(&pen, BATCH_RAND_READ, BATCH_SEQ_READ, 4, i < 3);
+  assert_true(fabs(pen.p[BATCH_RAND_READ][BATCH_SEQ_READ].slowdown - 4) < 1e-9);
+  agent_penalties_release(&pen);
+}
+
 static void test_file(void **state) {
   (void)state;
   char dir[] = "/tmp/iob-pen-XXXXXX";
@@ -138,6 +159,7 @@ static void test_malformed(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_learn_and_apply),
+      cmocka_unit_test(test_unfair_sharing),
       cmocka_unit_test(test_file),
       cmocka_unit_test(test_malformed),
   };
