@@ -23,6 +23,12 @@
 #   PROC=/proc                  the host's /proc (the pod has hostPID)
 #   KEEP_STATE=false            uninstall: true keeps the agent's state
 #                               (/var/lib/iobatch: learned profiles, penalties)
+# Paths on the host are resolved as the host resolves them: a link's
+# absolute target is the host's, so it is read under HOST_ROOT; a link
+# that climbs above the host's / or loops is refused.  A file the installer
+# edits is edited where its links lead, keeps its mode and its owner, and
+# a link stays a link.
+#
 # Idempotent: a second run changes nothing and restarts nothing.  The node
 # is labelled only once containerd runs with the handler: restarted here,
 # or started after its configuration last changed; else the log says to
@@ -71,32 +77,103 @@ STATE_FILES="profiles.json penalties.json restore.json iobatchd.lock"
 BEGIN_MARK="# BEGIN iobatch (install.sh; 'install.sh uninstall' removes this block)"
 END_MARK="# END iobatch"
 IMPORT_TAG="# added by iobatch"
+SYMLOOP_MAX=40 # the kernel's limit on links followed in one lookup
 
 changed=0      # anything written
 conf_changed=0 # containerd's configuration written
 restarted=0
 log() { echo "iobatch-install: $*" >&2; }
 die() { log "$*"; exit 1; }
-h() { echo "$HOST_ROOT$1"; }
 
-# put SRC DST MODE: copy unless identical; atomic (a running shim keeps its
-# inode).  cp + chmod: busybox, the image's userland, has no install(1).
-put() {
-  if [ -f "$2" ] && cmp -s "$1" "$2" && [ "$(stat -c %a "$2")" = "$3" ]; then return 0; fi
-  mkdir -p "$(dirname "$2")"
-  rm -f "$2.iobatch-new"
-  cp "$1" "$2.iobatch-new"
-  chmod "$3" "$2.iobatch-new"
-  mv -f "$2.iobatch-new" "$2"
-  log "wrote ${2#"$HOST_ROOT"}"
+# real PATH: the host's PATH with every link in it followed as the host
+# follows it, in REPLY (a host path).  The host's / is HOST_ROOT here, so an
+# absolute target is looked up under it; ".." above the host's / and loops
+# are refused, naming PATH.  No subshell: the refusal ends the installer.
+real() {
+  local want=$1 got="" rest=${1#/} comp link hops=0
+  while [ -n "$rest" ]; do
+    comp=${rest%%/*}
+    if [ "$comp" = "$rest" ]; then rest=""; else rest=${rest#*/}; fi
+    case $comp in
+      "" | .) continue ;;
+      ..)
+        [ -n "$got" ] || die "cannot resolve '$want': a link in it leaves the host's root (${link:-..})"
+        got=${got%/*}
+        continue ;;
+    esac
+    if [ -L "$HOST_ROOT$got/$comp" ]; then
+      hops=$((hops + 1))
+      [ "$hops" -le "$SYMLOOP_MAX" ] || die "cannot resolve '$want': its links loop ($got/$comp)"
+      link=$(readlink "$HOST_ROOT$got/$comp")
+      case $link in /*) got="" ;; esac
+      rest=${link#/}${rest:+/$rest}
+    else
+      got=$got/$comp
+    fi
+  done
+  REPLY=${got:-/}
+}
+# hr VAR PATH: VAR = where the host's PATH really is, under HOST_ROOT.
+hr() {
+  real "$2"
+  printf -v "$1" '%s' "$HOST_ROOT$REPLY"
+}
+# hr_link VAR PATH: the same for PATH's directory only; PATH itself may be
+# a link, one of ours (the shim's) or one to keep.
+hr_link() {
+  real "$(dirname "$2")"
+  printf -v "$1" '%s' "$HOST_ROOT${REPLY%/}/$(basename "$2")"
+}
+is_link() {
+  local _l
+  hr_link _l "$1"
+  [ -L "$_l" ]
+}
+
+# write_file SRC NAME REAL MODE OWNER: REAL (NAME resolved) gets SRC's
+# bytes, MODE and OWNER (empty: ours), unless it has them already.
+# Through a new file next to it renamed over it: atomic (a running shim
+# keeps its inode, containerd never reads half a config).  cp + chmod:
+# busybox, the image's userland, has no install(1).
+write_file() {
+  local src=$1 name=$2 dst=$3 mode=$4 owner=$5 new=$3.iobatch-new cur
+  if [ -e "$dst" ] && [ ! -f "$dst" ]; then die "cannot write '$name': '${dst#"$HOST_ROOT"}' is not a regular file"; fi
+  if [ -f "$dst" ] && cmp -s "$src" "$dst"; then
+    cur=$(stat -c '%a %u:%g' "$dst")
+    if [ "${cur% *}" = "$mode" ] && { [ -z "$owner" ] || [ "${cur#* }" = "$owner" ]; }; then return 0; fi
+  fi
+  [ -d "${dst%/*}" ] || mkdir -p "${dst%/*}"
+  if [ -e "$new" ] || [ -L "$new" ]; then rm -f "$new"; fi
+  cp "$src" "$new"
+  [ -z "$owner" ] || chown "$owner" "$new"
+  chmod "$mode" "$new" # after chown, which clears the set-id bits
+  mv -f "$new" "$dst"
+  if [ "${dst#"$HOST_ROOT"}" = "$name" ]; then log "wrote $name"; else log "wrote $name (at ${dst#"$HOST_ROOT"})"; fi
   changed=1
 }
-# write_text DST MODE <<<text
+# put SRC DST MODE: the installer's own files (binaries): MODE, root's.
+put() {
+  local r
+  hr r "$2"
+  write_file "$1" "$2" "$r" "$3" ""
+}
+# edit SRC DST: a file that may be the admin's too keeps the mode
+# and owner it has (a new one: 0644, root's).
+edit() {
+  local r mode=644 owner="" cur
+  hr r "$2"
+  if [ -e "$r" ]; then
+    cur=$(stat -c '%a %u:%g' "$r")
+    mode=${cur% *} owner=${cur#* }
+  fi
+  write_file "$1" "$2" "$r" "$mode" "$owner"
+}
+# write_text DST <<<text
 write_text() {
   local tmp
   tmp=$(mktemp)
   cat >"$tmp"
-  put "$tmp" "$1" "$2"
+  edit "$tmp" "$1"
   rm -f "$tmp"
 }
 
@@ -132,9 +209,12 @@ containerd_major() {
   echo "${v%%.*}"
 }
 
-# created FILE: remember that the installer created FILE, and what it wrote.
+# created: remember that the installer created config.toml, and what it wrote.
 created() {
-  sha256sum <"$1" | cut -d' ' -f1 >"$(h $CREATED_MARK)"
+  local conf mark
+  hr conf "$CONF"
+  hr mark "$CREATED_MARK"
+  sha256sum <"$conf" | cut -d' ' -f1 >"$mark"
 }
 
 dropin_v3() {
@@ -181,21 +261,22 @@ TOML
 
 # containerd 2.x: the drop-in, and config.toml importing it.
 configure_v2plus() {
-  local conf tmp
-  conf=$(h $CONF)
+  local conf confd tmp
   # conf.d made here goes again on uninstall (a marker says so; containerd
   # imports only *.toml from it).
-  if [ ! -d "$(dirname "$(h $DROPIN)")" ]; then
-    mkdir -p "$(dirname "$(h $DROPIN)")"
-    : >"$(dirname "$(h $DROPIN)")/$CONFD_MARK"
+  hr confd "$(dirname "$DROPIN")"
+  if [ ! -d "$confd" ]; then
+    mkdir -p "$confd"
+    : >"$confd/$CONFD_MARK"
   fi
-  write_text "$(h $DROPIN)" 644 < <(dropin_v3)
-  if [ ! -f "$conf" ]; then
-    mkdir -p "$(dirname "$conf")"
-    write_text "$conf" 644 < <(printf 'version = 3\nimports = ["%s"]  %s\n' "$DROPIN" "$IMPORT_TAG")
-    created "$conf"
+  write_text "$DROPIN" < <(dropin_v3)
+  hr conf "$CONF"
+  if [ ! -e "$conf" ]; then
+    write_text "$CONF" < <(printf 'version = 3\nimports = ["%s"]  %s\n' "$DROPIN" "$IMPORT_TAG")
+    created
     return
   fi
+  [ -f "$conf" ] || die "cannot edit '$CONF': not a regular file"
   # Already imported: our file, or the conf.d glob.
   if grep -Eq '^[[:space:]]*imports[[:space:]]*=.*("/etc/containerd/conf\.d/\*\.toml"|"'"$DROPIN"'")' "$conf"; then
     return
@@ -213,20 +294,20 @@ configure_v2plus() {
   else
     { printf 'imports = ["%s"]  %s\n' "$DROPIN" "$IMPORT_TAG"; cat "$conf"; } >"$tmp"
   fi
-  put "$tmp" "$conf" "$(stat -c %a "$conf")"
+  edit "$tmp" "$CONF"
   rm -f "$tmp"
 }
 
 # containerd 1.6/1.7: the handler inside config.toml (version 2).
 configure_v1() {
   local conf
-  conf=$(h $CONF)
-  if [ ! -f "$conf" ]; then
-    mkdir -p "$(dirname "$conf")"
-    write_text "$conf" 644 < <(echo "version = 2"; echo; block_v2 with-runc)
-    created "$conf"
+  hr conf "$CONF"
+  if [ ! -e "$conf" ]; then
+    write_text "$CONF" < <(echo "version = 2"; echo; block_v2 with-runc)
+    created
     return
   fi
+  [ -f "$conf" ] || die "cannot edit '$CONF': not a regular file"
   grep -qxF "$BEGIN_MARK" "$conf" && return 0
   grep -Eq '^[[:space:]]*version[[:space:]]*=[[:space:]]*2' "$conf" ||
     die "$CONF is not 'version = 2'; merge packaging/containerd/config-v2.toml by hand"
@@ -238,34 +319,37 @@ configure_v1() {
   grep -Eq '^[[:space:]]*\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.' "$conf" && runc=""
   tmp=$(mktemp)
   { cat "$conf"; block_v2 $runc; } >"$tmp"
-  put "$tmp" "$conf" "$(stat -c %a "$conf")"
+  edit "$tmp" "$CONF"
   rm -f "$tmp"
 }
 
 install_files() {
-  local f
+  local f link opts run
   [ -x "$IOBATCH_SRC/bin/$SHIM" ] || die "no $IOBATCH_SRC/bin/$SHIM"
-  for f in "$IOBATCH_SRC"/bin/*; do put "$f" "$(h $DEST/bin/"$(basename "$f")")" 755; done
+  for f in "$IOBATCH_SRC"/bin/*; do put "$f" "$DEST/bin/$(basename "$f")" 755; done
   if [ -d "$IOBATCH_SRC/lib" ]; then
-    for f in "$IOBATCH_SRC"/lib/*; do put "$f" "$(h $DEST/lib/"$(basename "$f")")" 644; done
+    for f in "$IOBATCH_SRC"/lib/*; do put "$f" "$DEST/lib/$(basename "$f")" 644; done
   fi
   # containerd looks the shim up on its PATH; the shim finds iobatch-hook
   # next to its real path (/opt/iobatch/bin).
-  if [ "$(readlink "$(h $SHIM_LINK)" 2>/dev/null)" != "$DEST/bin/$SHIM" ]; then
-    mkdir -p "$(h /usr/local/bin)"
-    ln -sfn "$DEST/bin/$SHIM" "$(h $SHIM_LINK)"
+  hr_link link "$SHIM_LINK"
+  if [ "$(readlink "$link" 2>/dev/null)" != "$DEST/bin/$SHIM" ]; then
+    mkdir -p "$(dirname "$link")"
+    ln -sfn "$DEST/bin/$SHIM" "$link"
     log "linked $SHIM_LINK"
     changed=1
   fi
   # The admin's copy wins: written only when absent.
-  if [ ! -f "$(h $OPTIONS)" ] && [ -f "$IOBATCH_SRC/runtime-options.toml" ]; then
-    put "$IOBATCH_SRC/runtime-options.toml" "$(h $OPTIONS)" 644
+  hr opts "$OPTIONS"
+  if [ ! -e "$opts" ] && [ -f "$IOBATCH_SRC/runtime-options.toml" ]; then
+    edit "$IOBATCH_SRC/runtime-options.toml" "$OPTIONS"
   fi
   # The kubelet made the hostPath 0755 (DirectoryOrCreate); iobatchd wants
   # its socket directory root's and 0700.
-  mkdir -p "$(h $RUN_DIR)"
-  if [ "$(stat -c %a "$(h $RUN_DIR)")" != 700 ]; then
-    chmod 0700 "$(h $RUN_DIR)"
+  hr run "$RUN_DIR"
+  mkdir -p "$run"
+  if [ "$(stat -c %a "$run")" != 700 ]; then
+    chmod 0700 "$run"
     log "made $RUN_DIR 0700"
   fi
 }
@@ -275,10 +359,12 @@ install_files() {
 # containerd runs that started after it last changed (an earlier run wrote
 # it without RESTART_CONTAINERD; the admin then sets it to true).
 restart_containerd() {
-  local why=""
+  local why="" conf dropin
+  hr conf "$CONF"
+  hr dropin "$DROPIN"
   if [ "$conf_changed" = 1 ]; then
     why="containerd's configuration changed"
-  elif [ "${1:-}" = install ] && ! containerd_newer_than "$(h $CONF)" "$(h $DROPIN)"; then
+  elif [ "${1:-}" = install ] && ! containerd_newer_than "$conf" "$dropin"; then
     why="containerd runs a configuration older than the handler's"
   fi
   [ -n "$why" ] || return 0
@@ -337,7 +423,10 @@ label_node() {
 }
 
 do_install() {
-  local major before
+  local major before conf dropin
+  # A link that cannot be followed stops the installer before it writes.
+  hr conf "$CONF"
+  hr dropin "$DROPIN"
   install_files
   major=$(containerd_major)
   before=$changed
@@ -346,7 +435,9 @@ do_install() {
   conf_changed=$changed
   changed=$((before | changed))
   restart_containerd install
-  if [ "$restarted" = 1 ] || containerd_newer_than "$(h $CONF)" "$(h $DROPIN)"; then
+  hr conf "$CONF"
+  hr dropin "$DROPIN"
+  if [ "$restarted" = 1 ] || containerd_newer_than "$conf" "$dropin"; then
     log "containerd serves the handler iobatch"
     label_node true
   else
@@ -364,11 +455,12 @@ strip_ours() {
 
 uninstall_config() {
   local conf mark tmp want
-  conf=$(h $CONF)
-  mark=$(h $CREATED_MARK)
+  hr conf "$CONF"
+  hr mark "$CREATED_MARK"
   if [ -f "$mark" ] && [ -f "$conf" ]; then
     want=$(cat "$mark")
-    if [ -n "$want" ] && [ "$(sha256sum <"$conf" | cut -d' ' -f1)" = "$want" ]; then
+    # What the installer created is a file, not a link: a link is the admin's.
+    if [ -n "$want" ] && ! is_link "$CONF" && [ "$(sha256sum <"$conf" | cut -d' ' -f1)" = "$want" ]; then
       rm -f "$conf" "$mark"
       log "removed $CONF (created by install.sh, unchanged since)"
       changed=1
@@ -380,18 +472,19 @@ uninstall_config() {
   [ -f "$conf" ] || return 0
   tmp=$(mktemp)
   strip_ours "$conf" >"$tmp"
-  cmp -s "$tmp" "$conf" || put "$tmp" "$conf" "$(stat -c %a "$conf")"
+  cmp -s "$tmp" "$conf" || edit "$tmp" "$CONF"
   rm -f "$tmp"
 }
 
 uninstall_dropin() {
-  local tmp d
-  d=$(dirname "$(h $DROPIN)")
-  if [ -e "$(h $DROPIN)" ]; then
+  local tmp d f
+  hr d "$(dirname "$DROPIN")"
+  hr f "$DROPIN"
+  if [ -e "$f" ]; then
     tmp=$(mktemp)
     dropin_v3 >"$tmp"
-    if cmp -s "$tmp" "$(h $DROPIN)"; then
-      rm -f "$(h $DROPIN)"
+    if cmp -s "$tmp" "$f"; then
+      rm -f "$f"
       changed=1
     else
       log "$DROPIN is not the text install.sh writes (edited?): kept; nothing imports it any more"
@@ -407,41 +500,47 @@ uninstall_dropin() {
 
 # The runtime options go when they are the ones the installer copied.
 uninstall_options() {
-  [ -f "$(h $OPTIONS)" ] || return 0
-  if [ -f "$IOBATCH_SRC/runtime-options.toml" ] && cmp -s "$IOBATCH_SRC/runtime-options.toml" "$(h $OPTIONS)"; then
-    rm -f "$(h $OPTIONS)"
-    rmdir "$(dirname "$(h $OPTIONS)")" 2>/dev/null || true
+  local f
+  hr f "$OPTIONS"
+  [ -f "$f" ] || return 0
+  if [ -f "$IOBATCH_SRC/runtime-options.toml" ] && cmp -s "$IOBATCH_SRC/runtime-options.toml" "$f"; then
+    rm -f "$f"
+    rmdir "$(dirname "$f")" 2>/dev/null || true
     changed=1
   else
     log "$OPTIONS kept: not the file install.sh copies (the admin's)"
   fi
 }
 
-# The agent's state: its files, then the directory if nothing else is in it.
+# The agent's state: its files (a link among them goes, not its target),
+# then the directory if nothing else is in it.
 uninstall_state() {
-  local f left
-  [ -d "$(h $STATE_DIR)" ] || return 0
+  local f left d
+  hr d "$STATE_DIR"
+  [ -d "$d" ] || return 0
   if [ "$KEEP_STATE" = true ]; then
     log "$STATE_DIR kept (KEEP_STATE=true)"
     return 0
   fi
   for f in $STATE_FILES; do
-    if [ -e "$(h $STATE_DIR)/$f" ]; then rm -f "$(h $STATE_DIR)/$f"; changed=1; fi
+    if [ -e "$d/$f" ] || [ -L "$d/$f" ]; then rm -f "$d/$f"; changed=1; fi
   done
-  if rmdir "$(h $STATE_DIR)" 2>/dev/null; then
+  if rmdir "$d" 2>/dev/null; then
     changed=1
   else
-    left=$(ls -A "$(h $STATE_DIR)" | head -5 | tr '\n' ' ')
+    left=$(ls -A "$d" | head -5 | tr '\n' ' ')
     log "$STATE_DIR kept: holds files that are not the agent's state ($left)"
   fi
 }
 
 do_uninstall() {
-  local ours=0
+  local ours=0 dest conf link
+  hr dest "$DEST"
+  hr conf "$CONF"
+  hr_link link "$SHIM_LINK"
   # The runtime options and the agent's state are also what the .deb
   # installs and its agent keeps: they go only where install.sh installed.
-  if [ -d "$(h $DEST)" ] || [ -L "$(h $SHIM_LINK)" ] || [ -e "$(h $CREATED_MARK)" ] ||
-    grep -qxF "$BEGIN_MARK" "$(h $CONF)" 2>/dev/null; then
+  if [ -d "$dest" ] || [ -L "$link" ] || is_created || grep -qxF "$BEGIN_MARK" "$conf" 2>/dev/null; then
     ours=1
   fi
   # First: no new pod is scheduled here once the handler starts going.
@@ -450,8 +549,14 @@ do_uninstall() {
   uninstall_dropin
   conf_changed=$changed
   if [ "$ours" = 1 ]; then uninstall_options; fi
-  if [ -L "$(h $SHIM_LINK)" ]; then rm -f "$(h $SHIM_LINK)"; changed=1; fi
-  if [ -d "$(h $DEST)" ]; then rm -rf "$(h $DEST)"; changed=1; fi
+  if [ -L "$link" ]; then rm -f "$link"; changed=1; fi
+  # /opt/iobatch a link: the admin's; what the installer put in it goes.
+  if is_link "$DEST"; then
+    if [ -e "$dest/bin" ] || [ -e "$dest/lib" ]; then rm -rf "${dest:?}/bin" "${dest:?}/lib"; changed=1; fi
+  elif [ -d "$dest" ]; then
+    rm -rf "$dest"
+    changed=1
+  fi
   if [ "$ours" = 1 ]; then uninstall_state; fi
   restart_containerd
   if [ "$changed" = 0 ]; then
@@ -459,6 +564,11 @@ do_uninstall() {
   else
     log "uninstalled"
   fi
+}
+is_created() {
+  local m
+  hr m "$CREATED_MARK"
+  [ -e "$m" ]
 }
 
 case "${1:-}" in

@@ -13,12 +13,16 @@
 # never deletes a config.toml the admin changed since the installer wrote
 # it (only our lines go), nor an edited drop-in or the admin's runtime
 # options; it is a no-op on a node without our files; no API server: the
-# install logs it and goes on.  kubectl, systemctl and containerd
-# --version are stubs on PATH that only log their arguments (labelling,
-# restarting and the node's binary are what a fake root cannot show;
-# tests/install/daemonset.sh runs it on a booted system).
+# install logs it and goes on.  Links: config.toml a relative or an
+# absolute link (the host's, read under HOST_ROOT), /etc/containerd a link:
+# the target is edited, keeps its mode and owner, the link stays; a link
+# out of the host's root or a loop is refused.  Mode 0640 and owner
+# 123:456 survive install and uninstall.  kubectl, systemctl and
+# containerd --version are stubs on PATH that only log their arguments
+# (labelling, restarting and the node's binary are what a fake root cannot
+# show; tests/install/daemonset.sh runs it on a booted system).
 . "$(dirname "$0")/../lib/common.sh"
-tap_plan 56
+tap_plan 76
 
 INSTALL=$IOB_TOP/packaging/kubernetes/install.sh
 STUBS=$IOB_T/stubs
@@ -59,11 +63,11 @@ run() { # ROOT MODE [VAR=VALUE...]
 }
 tree_sum() { (cd "$1" && find . -type f -o -type l | sort | while read -r f; do
   if [ -L "$f" ]; then echo "$f -> $(readlink "$f")"; else echo "$f $(md5sum <"$f")"; fi; done) | md5sum; }
-# tree_list ROOT: every file, link and directory with its mode and content
+# tree_list ROOT: every file, link and directory with its mode, owner and content
 # (/run is not compared: the kubelet's hostPath and the agent's socket)
 tree_list() { (cd "$1" && find . -path ./run -prune -o -print | sort | while read -r f; do
-  if [ -L "$f" ]; then echo "$f -> $(readlink "$f")"; elif [ -d "$f" ]; then echo "$f $(stat -c %a "$f")/";
-  else echo "$f $(stat -c %a "$f") $(md5sum <"$f")"; fi; done); }
+  if [ -L "$f" ]; then echo "$f -> $(readlink "$f")"; elif [ -d "$f" ]; then echo "$f $(stat -c '%a %u:%g' "$f")/";
+  else echo "$f $(stat -c '%a %u:%g' "$f") $(md5sum <"$f")"; fi; done); }
 toml() { /usr/bin/python3 -c 'import sys, tomllib, json; c = tomllib.load(open(sys.argv[1], "rb")); print(json.dumps(eval(sys.argv[2], {"c": c})))' "$@"; }
 calls() { cat "$IOB_T/calls" 2>/dev/null; : >"$IOB_T/calls"; }
 
@@ -261,6 +265,86 @@ like "$(cat "$IOB_T/install.log")" "cannot label node node-1 iobatch.io/runtime=
   "no API server: the log says the node is not labelled"
 run "$G" uninstall NO_API_SERVER=1
 is "$?:$(ls "$G/opt" 2>&1)" "0:" "no API server: uninstall still removes everything"
+
+# ---- links: followed as the host follows them, the target edited in place
+# (bytes, mode and owner kept), the link left a link
+own() { stat -c '%a %u:%g' "$1"; }
+BEGIN_LINE="# BEGIN iobatch (install.sh; 'install.sh uninstall' removes this block)"
+K=$IOB_T/k
+mkdir -p "$K/etc/containerd" "$K/srv/etc"
+cp "$orig" "$K/srv/etc/containerd.toml"
+chown 123:456 "$K/srv/etc/containerd.toml" && chmod 640 "$K/srv/etc/containerd.toml"
+ln -s ../../srv/etc/containerd.toml "$K/etc/containerd/config.toml"
+run "$K" install
+is "$?:$(readlink "$K/etc/containerd/config.toml")" "0:../../srv/etc/containerd.toml" \
+  "relative link: install, and config.toml stays the link it was"
+ok "relative link: its target gets the handler" grep -qxF "$BEGIN_LINE" "$K/srv/etc/containerd.toml"
+is "$(own "$K/srv/etc/containerd.toml")" "640 123:456" "relative link: the target keeps its mode and owner (not the link's 777)"
+run "$K" uninstall
+is "$?:$(readlink "$K/etc/containerd/config.toml"):$(own "$K/srv/etc/containerd.toml")" \
+  "0:../../srv/etc/containerd.toml:640 123:456" "relative link: uninstall keeps the link, the mode and the owner"
+ok "relative link: uninstall restores the target byte for byte" cmp "$orig" "$K/srv/etc/containerd.toml"
+
+L=$IOB_T/l
+mkdir -p "$L/etc/containerd" "$L/srv/etc" "$L/usr/local/bin" "$L/opt"
+cp "$orig" "$L/srv/etc/containerd.toml"
+ln -s /srv/etc/containerd.toml "$L/etc/containerd/config.toml"
+tree_list "$L" >"$IOB_T/l-before"
+run "$L" install
+is "$?:$(readlink "$L/etc/containerd/config.toml")" "0:/srv/etc/containerd.toml" \
+  "absolute link (its target is under HOST_ROOT): install, and the link stays"
+is "$(head -c "$(stat -c %s "$orig")" "$L/srv/etc/containerd.toml" | md5sum):$(grep -cxF "$BEGIN_LINE" "$L/srv/etc/containerd.toml")" \
+  "$(md5sum <"$orig"):1" "absolute link: the target keeps the admin's settings and gets the handler (no bare config)"
+run "$L" uninstall
+is "$(tree_list "$L" | diff "$IOB_T/l-before" - | head -5)" "" \
+  "absolute link: uninstall keeps config.toml and restores its target (every path, mode, owner, checksum)"
+
+# /etc/containerd itself a link out of the way (2.x: the drop-in, conf.d,
+# config.toml and the created-mark all go through it).  The target is
+# absolute: outside HOST_ROOT it names a directory of this machine, which
+# is removed if an installer wrote there.
+outside=/srv/$(basename "$IOB_T")
+at_exit "rm -rf '$outside'"
+M=$IOB_T/m
+mkdir -p "$M$outside/containerd" "$M/etc" "$M/usr/local/bin" "$M/opt"
+printf 'version = 3\n' >"$M$outside/containerd/config.toml"
+chown 123:456 "$M$outside/containerd/config.toml" && chmod 640 "$M$outside/containerd/config.toml"
+ln -s "$outside/containerd" "$M/etc/containerd"
+tree_list "$M" >"$IOB_T/m-before"
+run "$M" install CONTAINERD_VERSION=2.1.4
+is "$?:$(toml "$M$outside/containerd/config.toml" 'c["imports"]'):$(own "$M$outside/containerd/config.toml")" \
+  '0:["/etc/containerd/conf.d/iobatch.toml"]:640 123:456' "/etc/containerd a link: config.toml edited through it, mode and owner kept"
+ok "/etc/containerd a link: the drop-in is in its target, under HOST_ROOT" test -f "$M$outside/containerd/conf.d/iobatch.toml"
+ok "/etc/containerd a link: nothing written outside HOST_ROOT" test ! -e "$outside"
+run "$M" uninstall CONTAINERD_VERSION=2.1.4
+is "$(tree_list "$M" | diff "$IOB_T/m-before" - | head -5)" "" \
+  "/etc/containerd a link: uninstall leaves the root as it was"
+
+N=$IOB_T/n
+mkdir -p "$N/etc/containerd"
+ln -s ../../../../../../../../../../etc/iobatch-escape.toml "$N/etc/containerd/config.toml"
+run "$N" install
+is "$?:$(readlink "$N/etc/containerd/config.toml")" "1:../../../../../../../../../../etc/iobatch-escape.toml" \
+  "a link that leaves the host's root: refused, left alone"
+like "$(tail -1 "$IOB_T/install.log")" "/etc/containerd/config.toml.*leaves the host's root" "and the error names the path"
+ln -sfn config.toml "$N/etc/containerd/config.toml"
+run "$N" install
+is "$?:$(readlink "$N/etc/containerd/config.toml")" "1:config.toml" "a link that loops: refused, left alone"
+like "$(tail -1 "$IOB_T/install.log")" "/etc/containerd/config.toml.*loop" "and the error names the path"
+
+# ---- mode and owner of a regular config.toml (1.6: our block; 2.x: our import)
+for v in 1.6.20 2.1.4; do
+  O=$IOB_T/o-$v
+  mkdir -p "$O/etc/containerd"
+  if [ "$v" = 1.6.20 ]; then cp "$orig" "$O/etc/containerd/config.toml"; else cp "$IOB_T/b-orig.toml" "$O/etc/containerd/config.toml"; fi
+  chown 123:456 "$O/etc/containerd/config.toml" && chmod 640 "$O/etc/containerd/config.toml"
+  cp -p "$O/etc/containerd/config.toml" "$IOB_T/o-orig"
+  run "$O" install CONTAINERD_VERSION=$v
+  is "$?:$(own "$O/etc/containerd/config.toml")" "0:640 123:456" "$v: install keeps config.toml's mode 0640 and owner 123:456"
+  run "$O" uninstall CONTAINERD_VERSION=$v
+  is "$(own "$O/etc/containerd/config.toml"):$(cmp "$IOB_T/o-orig" "$O/etc/containerd/config.toml" && echo same)" \
+    "640 123:456:same" "$v: uninstall keeps them too, and the bytes"
+done
 
 [ "$_tap_failed" -eq 0 ] || sed 's/^/# install.sh: /' "$IOB_T/install.log"
 tap_done
