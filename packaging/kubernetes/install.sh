@@ -27,7 +27,11 @@
 # absolute target is the host's, so it is read under HOST_ROOT; a link
 # that climbs above the host's / or loops is refused.  A file the installer
 # edits is edited where its links lead, keeps its mode and its owner, and
-# a link stays a link.
+# a link stays a link.  An edited containerd configuration is loaded by the
+# node's containerd (`config dump`) before it replaces the live one.
+# containerd's process is containerd.service's MainPID, else the one that
+# listens on /run/containerd/containerd.sock in PID 1's mount namespace;
+# never a process found by its name, which any tenant can choose.
 #
 # Idempotent: a second run changes nothing and restarts nothing.  The node
 # is labelled only once containerd runs with the handler: restarted here,
@@ -49,7 +53,12 @@
 # `containerd config default` writes does).  1.6/1.7 let an imported file
 # replace config.toml's whole CRI table, so there the handler is appended to
 # config.toml itself between two marker lines (kata-deploy edits config.toml
-# for containerd < 2.0 too).
+# for containerd < 2.0 too).  Every edit has an exact inverse, so that
+# uninstall gives back the bytes that were there: the block is whole lines
+# after the last one (a file without a final newline gets one, and the END
+# line says so); our drop-in goes first in an imports array ('"...", '
+# right after its "[", a trailing comma being valid TOML), or a line of its
+# own at the top of the file.
 set -euo pipefail
 
 HOST_ROOT=${HOST_ROOT:-/host}
@@ -76,7 +85,10 @@ STATE_DIR=/var/lib/iobatch   # the agent's state_dir (iobatch-deploy.yaml)
 STATE_FILES="profiles.json penalties.json restore.json iobatchd.lock"
 BEGIN_MARK="# BEGIN iobatch (install.sh; 'install.sh uninstall' removes this block)"
 END_MARK="# END iobatch"
+END_MARK_NOEOL="# END iobatch (the line above this block ended the file, without a newline)"
 IMPORT_TAG="# added by iobatch"
+IMPORT_LINE="imports = [\"$DROPIN\"]  $IMPORT_TAG"
+CTRD_SOCK=/run/containerd/containerd.sock
 SYMLOOP_MAX=40 # the kernel's limit on links followed in one lookup
 
 changed=0      # anything written
@@ -130,13 +142,14 @@ is_link() {
   [ -L "$_l" ]
 }
 
-# write_file SRC NAME REAL MODE OWNER: REAL (NAME resolved) gets SRC's
-# bytes, MODE and OWNER (empty: ours), unless it has them already.
+# write_file SRC NAME REAL MODE OWNER [CHECK]: REAL (NAME resolved) gets
+# SRC's bytes, MODE and OWNER (empty: ours), unless it has them already.
 # Through a new file next to it renamed over it: atomic (a running shim
-# keeps its inode, containerd never reads half a config).  cp + chmod:
-# busybox, the image's userland, has no install(1).
+# keeps its inode, containerd never reads half a config).  CHECK, given,
+# must accept the new file (its host path) before it replaces REAL.  cp +
+# chmod: busybox, the image's userland, has no install(1).
 write_file() {
-  local src=$1 name=$2 dst=$3 mode=$4 owner=$5 new=$3.iobatch-new cur
+  local src=$1 name=$2 dst=$3 mode=$4 owner=$5 check=${6:-} new=$3.iobatch-new cur
   if [ -e "$dst" ] && [ ! -f "$dst" ]; then die "cannot write '$name': '${dst#"$HOST_ROOT"}' is not a regular file"; fi
   if [ -f "$dst" ] && cmp -s "$src" "$dst"; then
     cur=$(stat -c '%a %u:%g' "$dst")
@@ -147,6 +160,10 @@ write_file() {
   cp "$src" "$new"
   [ -z "$owner" ] || chown "$owner" "$new"
   chmod "$mode" "$new" # after chown, which clears the set-id bits
+  if [ -n "$check" ] && ! "$check" "${new#"$HOST_ROOT"}"; then
+    rm -f "$new"
+    die "not writing '$name': the node's containerd cannot load it (left as it was)"
+  fi
   mv -f "$new" "$dst"
   if [ "${dst#"$HOST_ROOT"}" = "$name" ]; then log "wrote $name"; else log "wrote $name (at ${dst#"$HOST_ROOT"})"; fi
   changed=1
@@ -157,7 +174,7 @@ put() {
   hr r "$2"
   write_file "$1" "$2" "$r" "$3" ""
 }
-# edit SRC DST: a file that may be the admin's too keeps the mode
+# edit SRC DST [CHECK]: a file that may be the admin's too keeps the mode
 # and owner it has (a new one: 0644, root's).
 edit() {
   local r mode=644 owner="" cur
@@ -166,26 +183,73 @@ edit() {
     cur=$(stat -c '%a %u:%g' "$r")
     mode=${cur% *} owner=${cur#* }
   fi
-  write_file "$1" "$2" "$r" "$mode" "$owner"
+  write_file "$1" "$2" "$r" "$mode" "$owner" "${3:-}"
 }
-# write_text DST <<<text
+# write_text DST [CHECK] <<<text
 write_text() {
   local tmp
   tmp=$(mktemp)
   cat >"$tmp"
-  edit "$tmp" "$1"
+  edit "$tmp" "$1" "${2:-}"
   rm -f "$tmp"
 }
 
-# The binary of the running containerd, as the host names it ("" if none).
-containerd_exe() {
-  local p exe
-  for p in "$PROC"/[0-9]*; do
-    [ "$(cat "$p/comm" 2>/dev/null)" = containerd ] || continue
-    exe=$(readlink "$p/exe" 2>/dev/null) || continue
-    case $exe in */containerd) echo "$exe"; return 0 ;; esac # not "... (deleted)"
-  done
-  echo ""
+# containerd_find: CTRD_PID, the node's containerd ("" if none found):
+# containerd.service's MainPID, else the process that listens on its
+# socket in PID 1's mount namespace (/proc/1/net/unix names the socket's
+# inode, /proc/PID/fd the process holding it; a tenant's containerd, in
+# docker-in-docker or kind, has a socket of that path too, but in its own
+# mount namespace).  CTRD_EXE: its binary as the host names it, else
+# "containerd" on the host's PATH.
+CTRD_PID="" CTRD_EXE=""
+containerd_find() {
+  local pid ino mnt p
+  pid=$($SYSTEMCTL show -p MainPID containerd.service 2>/dev/null | sed -n 's/^MainPID=//p') || pid=""
+  if [ -n "$pid" ] && [ "$pid" != 0 ] && [ -d "$PROC/$pid" ]; then
+    CTRD_PID=$pid
+  else
+    mnt=$(readlink "$PROC/1/ns/mnt" 2>/dev/null) || mnt=""
+    # One ls for every process: with several directories (there are
+    # always: PID 1's, the kernel threads') it heads each one "DIR/:".
+    for ino in $(awk -v s="$CTRD_SOCK" '$8 == s { print $7 }' "$PROC/1/net/unix" 2>/dev/null); do
+      for p in $(ls -l "$PROC"/[0-9]*/fd/ 2>/dev/null | awk -v want="-> socket:[$ino]" '
+          /:$/ { n = split($0, a, "/"); pid = a[n - 2] }
+          substr($0, length($0) - length(want) + 1) == want { print pid }' | sort -u); do
+        if [ -n "$mnt" ] && [ "$(readlink "$PROC/$p/ns/mnt" 2>/dev/null)" = "$mnt" ]; then
+          CTRD_PID=$p
+          break 2
+        fi
+      done
+    done
+  fi
+  if [ -z "$CTRD_PID" ]; then
+    log "cannot find the node's containerd (no MainPID of containerd.service, nothing in the host's mount namespace listens on $CTRD_SOCK): taken as not running"
+  fi
+  CTRD_EXE=$(readlink "$PROC/$CTRD_PID/exe" 2>/dev/null) || CTRD_EXE=""
+  [ -n "$CTRD_PID" ] || CTRD_EXE=""
+  case $CTRD_EXE in */containerd) ;; *) CTRD_EXE=containerd ;; esac # not "... (deleted)"
+}
+# host_containerd ARGS...: the node's containerd binary, run on the host
+host_containerd() {
+  PATH=$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin $HOST_EXEC "$CTRD_EXE" "$@"
+}
+
+# containerd_check FILE: the node's containerd loads FILE (a host path),
+# when that binary can be run at all (CTRD_RUNS; else said once).
+CTRD_RUNS=""
+containerd_check() {
+  local out
+  if [ -z "$CTRD_RUNS" ]; then
+    if host_containerd --version >/dev/null 2>&1; then CTRD_RUNS=yes; else
+      CTRD_RUNS=no
+      log "cannot run the node's containerd ($CTRD_EXE through '$HOST_EXEC'): its configuration is written unchecked"
+    fi
+  fi
+  [ "$CTRD_RUNS" = yes ] || return 0
+  if ! out=$(host_containerd --config "$1" config dump 2>&1 >/dev/null); then
+    log "$CTRD_EXE --config $1 config dump: ${out//$'\n'/ }"
+    return 1
+  fi
 }
 
 # The node's containerd version, from the node itself: `containerd
@@ -193,15 +257,14 @@ containerd_exe() {
 # "containerd containerd.io v2.1.4 ...") of the running binary, else of the
 # one on the host's PATH.
 containerd_major() {
-  local v=${CONTAINERD_VERSION:-} exe out w
+  local v=${CONTAINERD_VERSION:-} out w
   if [ -z "$v" ]; then
-    exe=$(containerd_exe)
-    out=$(PATH=$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin $HOST_EXEC "${exe:-containerd}" --version 2>&1) ||
-      die "cannot run the node's containerd --version (${exe:-containerd} through '$HOST_EXEC'): $out; set CONTAINERD_VERSION"
+    out=$(host_containerd --version 2>&1) ||
+      die "cannot run the node's containerd --version ($CTRD_EXE through '$HOST_EXEC'): $out; set CONTAINERD_VERSION"
     for w in $out; do
       if [[ "$w" =~ ^v?[0-9]+\.[0-9]+ ]]; then v=$w; break; fi
     done
-    log "the node's containerd: ${exe:-containerd} says '$out'"
+    log "the node's containerd: $CTRD_EXE says '$out'"
   fi
   v=${v#containerd://}
   v=${v#v}
@@ -231,32 +294,39 @@ version = 3
 TOML
 }
 
-# block_v2 [with-runc]: containerd 1.6/1.7 decode a runtimes table over the
+# block_v2 with-runc|"" END: containerd 1.6/1.7 decode a runtimes table over the
 # built-in one, not into it: a config.toml that names no runtime of its own
 # loses the default "runc" once it names "iobatch", and the CRI plugin then
 # refuses to load ("no corresponding runtime configured in
 # containerd.runtimes for default_runtime_name"; seen on Debian 12's
 # containerd 1.6.20, tests/install/daemonset.sh).  Such a file gets runc
-# back, as containerd's default defines it, inside our block.
+# back, as containerd's default defines it, inside our block.  END is the
+# last line (END_MARK, or END_MARK_NOEOL after a file without a final newline).
 block_v2() {
-  cat <<TOML
-$BEGIN_MARK
-TOML
-  if [ "${1:-}" = with-runc ]; then
-    cat <<'TOML'
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-  runtime_type = "io.containerd.runc.v2"
-TOML
-  fi
-  cat <<TOML
-[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.iobatch]
-  runtime_type = "io.containerd.iobatch.v2"
-  pod_annotations = ["io.iobatch.*"]
-  container_annotations = ["io.iobatch.*"]
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.iobatch.options]
-    ConfigPath = "/etc/iobatch/runtime-options.toml"
-$END_MARK
-TOML
+  local cri='[plugins."io.containerd.grpc.v1.cri".containerd.runtimes'
+  printf '%s\n' "$BEGIN_MARK"
+  [ "$1" != with-runc ] || printf '%s\n' "$cri.runc]" '  runtime_type = "io.containerd.runc.v2"'
+  printf '%s\n' "$cri.iobatch]" '  runtime_type = "io.containerd.iobatch.v2"' \
+    '  pod_annotations = ["io.iobatch.*"]' '  container_annotations = ["io.iobatch.*"]' \
+    "  $cri.iobatch.options]" '    ConfigPath = "/etc/iobatch/runtime-options.toml"' "$2"
+}
+
+# has_block FILE: FILE holds our block, BEGIN to END, whole.
+has_block() {
+  awk -v b="$BEGIN_MARK" -v e="$END_MARK" -v e2="$END_MARK_NOEOL" '
+    $0 == b { open = 1 } open && ($0 == e || $0 == e2) { found = 1; exit } END { exit !found }' "$1"
+}
+# ends_open FILE: FILE is not empty and has no final newline.
+ends_open() { [ -n "$(tail -c 1 "$1")" ]; }
+# AWK_OUT: awk functions that print each line but the last at once, and
+# the last (in END) with a newline only if the input had one (awk itself
+# ends every line with one): out(LINE), out_end(NEWLINE).
+AWK_OUT='
+  function out(s) { if (have) print prev; prev = s; have = 1 }
+  function out_end(nl) { if (have) printf "%s%s", prev, nl ? "\n" : "" }'
+# top_imports FILE: the top-level imports line (before any table), if any.
+top_imports() {
+  awk '/^[ \t]*\[/ { exit } /^[ \t]*imports[ \t]*=/ { print; exit }' "$1"
 }
 
 # containerd 2.x: the drop-in, and config.toml importing it.
@@ -269,58 +339,69 @@ configure_v2plus() {
     mkdir -p "$confd"
     : >"$confd/$CONFD_MARK"
   fi
-  write_text "$DROPIN" < <(dropin_v3)
+  write_text "$DROPIN" containerd_check < <(dropin_v3)
   hr conf "$CONF"
   if [ ! -e "$conf" ]; then
-    write_text "$CONF" < <(printf 'version = 3\nimports = ["%s"]  %s\n' "$DROPIN" "$IMPORT_TAG")
+    write_text "$CONF" containerd_check < <(printf 'version = 3\n%s\n' "$IMPORT_LINE")
     created
     return
   fi
   [ -f "$conf" ] || die "cannot edit '$CONF': not a regular file"
-  # Already imported: our file, or the conf.d glob.
-  if grep -Eq '^[[:space:]]*imports[[:space:]]*=.*("/etc/containerd/conf\.d/\*\.toml"|"'"$DROPIN"'")' "$conf"; then
-    return
-  fi
   tmp=$(mktemp)
-  if grep -Eq '^[[:space:]]*imports[[:space:]]*=' "$conf"; then
-    grep -Eq '^[[:space:]]*imports[[:space:]]*=[[:space:]]*\[.*\]' "$conf" ||
-      die "$CONF: an imports array over several lines; add \"$DROPIN\" to it by hand"
-    # Append our file to the one-line array and tag the line.
-    sed -E '0,/^[[:space:]]*imports[[:space:]]*=/s|^([[:space:]]*imports[[:space:]]*=[[:space:]]*\[)(.*)\][[:space:]]*(#.*)?$|\1\2, "'"$DROPIN"'"]  '"$IMPORT_TAG"'|' "$conf" |
-      sed -E "/$IMPORT_TAG\$/s|\[, \"|[\"|" >"$tmp"
-  elif grep -Eq '^[[:space:]]*version[[:space:]]*=' "$conf"; then
-    # Top-level keys must come before the first table: right after version.
-    sed -E '0,/^[[:space:]]*version[[:space:]]*=/s|^([[:space:]]*version[[:space:]]*=.*)$|\1\nimports = ["'"$DROPIN"'"]  '"$IMPORT_TAG"'|' "$conf" >"$tmp"
-  else
-    { printf 'imports = ["%s"]  %s\n' "$DROPIN" "$IMPORT_TAG"; cat "$conf"; } >"$tmp"
-  fi
-  edit "$tmp" "$CONF"
+  if v2_edit "$conf" "$tmp"; then edit "$tmp" "$CONF" containerd_check; fi
   rm -f "$tmp"
+}
+# v2_edit IN OUT: OUT is IN importing the drop-in; 2: IN imports it already.
+v2_edit() {
+  local line noeol=0
+  line=$(top_imports "$1")
+  # Already imported: our file, or the conf.d glob.
+  case $line in *'"/etc/containerd/conf.d/*.toml"'* | *"\"$DROPIN\""*) return 2 ;; esac
+  if [ -z "$line" ]; then
+    # Line 1 is always top level (top-level keys come before the first table).
+    { printf '%s\n' "$IMPORT_LINE"; cat "$1"; } >"$2"
+    return 0
+  fi
+  if ends_open "$1"; then noeol=1; fi
+  awk -v ours="\"$DROPIN\", " -v noeol=$noeol "$AWK_OUT"'
+    done || /^[ \t]*\[/ { done = 1; out($0); next }
+    match($0, /^[ \t]*imports[ \t]*=[ \t]*\[/) { $0 = substr($0, 1, RLENGTH) ours substr($0, RLENGTH + 1); done = 1 }
+    { out($0) }
+    END { out_end(!noeol) }' "$1" >"$2"
+  cmp -s "$1" "$2" && die "cannot add \"$DROPIN\" to $CONF's imports: not an array ($line)"
+  return 0
 }
 
 # containerd 1.6/1.7: the handler inside config.toml (version 2).
 configure_v1() {
-  local conf
+  local conf tmp
   hr conf "$CONF"
   if [ ! -e "$conf" ]; then
-    write_text "$CONF" < <(echo "version = 2"; echo; block_v2 with-runc)
+    write_text "$CONF" containerd_check < <(echo "version = 2"; echo; block_v2 with-runc "$END_MARK")
     created
     return
   fi
   [ -f "$conf" ] || die "cannot edit '$CONF': not a regular file"
-  grep -qxF "$BEGIN_MARK" "$conf" && return 0
-  grep -Eq '^[[:space:]]*version[[:space:]]*=[[:space:]]*2' "$conf" ||
-    die "$CONF is not 'version = 2'; merge packaging/containerd/config-v2.toml by hand"
-  if grep -Fq 'containerd.runtimes.iobatch]' "$conf"; then
-    log "$CONF already defines runtimes.iobatch; left alone"
-    return 0
-  fi
-  local tmp runc=with-runc
-  grep -Eq '^[[:space:]]*\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.' "$conf" && runc=""
   tmp=$(mktemp)
-  { cat "$conf"; block_v2 $runc; } >"$tmp"
-  edit "$tmp" "$CONF"
+  if v1_edit "$conf" "$tmp"; then edit "$tmp" "$CONF" containerd_check; fi
   rm -f "$tmp"
+}
+# v1_edit IN OUT: OUT is IN with our block; 2: nothing to add.
+v1_edit() {
+  local runc=with-runc
+  has_block "$1" && return 2
+  grep -Eq '^[[:space:]]*version[[:space:]]*=[[:space:]]*2' "$1" ||
+    die "$CONF is not 'version = 2'; merge packaging/containerd/config-v2.toml by hand"
+  if grep -Fq 'containerd.runtimes.iobatch]' "$1"; then
+    log "$CONF already defines runtimes.iobatch; left alone"
+    return 2
+  fi
+  grep -Eq '^[[:space:]]*\[plugins\."io\.containerd\.grpc\.v1\.cri"\.containerd\.runtimes\.' "$1" && runc=""
+  if ends_open "$1"; then
+    { cat "$1"; echo; block_v2 "$runc" "$END_MARK_NOEOL"; } >"$2"
+  else
+    { cat "$1"; block_v2 "$runc" "$END_MARK"; } >"$2"
+  fi
 }
 
 install_files() {
@@ -377,10 +458,11 @@ restart_containerd() {
   fi
 }
 
-# Does a containerd process run that started after FILES last changed?
+# Does the node's containerd (CTRD_PID) run, started after FILES last changed?
 # Start time: btime (/proc/stat) + field 22 of /proc/PID/stat in clock ticks.
 containerd_newer_than() {
-  local newest=0 f m btime tck p start
+  local newest=0 f m btime tck start
+  [ -n "$CTRD_PID" ] || return 1
   for f in "$@"; do
     [ -e "$f" ] || continue
     m=$(stat -c %Y "$f")
@@ -389,14 +471,10 @@ containerd_newer_than() {
   btime=$(awk '$1 == "btime" { print $2 }' "$PROC/stat" 2>/dev/null) || return 1
   [ -n "$btime" ] || return 1
   tck=$(getconf CLK_TCK 2>/dev/null) || tck=100 # USER_HZ; busybox has no getconf
-  for p in "$PROC"/[0-9]*; do
-    [ "$(cat "$p/comm" 2>/dev/null)" = containerd ] || continue
-    # fields after "(comm) ": state is field 3, starttime field 22
-    start=$(sed 's/^.*) //' "$p/stat" 2>/dev/null | awk '{ print $20 }')
-    [ -n "$start" ] || continue
-    [ $((btime + start / tck)) -ge "$newest" ] && return 0
-  done
-  return 1
+  # fields after "(comm) ": state is field 3, starttime field 22
+  start=$(sed 's/^.*) //' "$PROC/$CTRD_PID/stat" 2>/dev/null | awk '{ print $20 }')
+  [ -n "$start" ] || return 1
+  [ $((btime + start / tck)) -ge "$newest" ]
 }
 
 # label_node VALUE, or "-" to remove.  The one API call: when no API server
@@ -428,6 +506,7 @@ do_install() {
   hr conf "$CONF"
   hr dropin "$DROPIN"
   install_files
+  containerd_find
   major=$(containerd_major)
   before=$changed
   changed=0
@@ -446,11 +525,37 @@ do_install() {
   log "installed (changed=$changed)"
 }
 
-# strip_ours FILE: FILE without our block and our entry in a tagged
-# imports line (written to stdout).
+# strip_ours FILE OUT: FILE without what configure_* added, the exact
+# inverse of each edit: a whole block (BEGIN to END, the last BEGIN before
+# an END: a lone marker-like line of the admin's stays), our line, our
+# entry first in the top-level imports array; and a line the installer's
+# earlier versions tagged.  The last line has a newline if FILE's had one,
+# and not if it was the END of a block that says it added one.
 strip_ours() {
-  sed "/^$(printf '%s' "$BEGIN_MARK" | sed 's/[][\/.*^$]/\\&/g')\$/,/^$END_MARK\$/d" "$1" |
-    sed -E "/$IMPORT_TAG\$/{ s|, \"$DROPIN\"||; s|\"$DROPIN\"(, ?)?||; s|[[:space:]]*$IMPORT_TAG\$||; /^[[:space:]]*imports[[:space:]]*=[[:space:]]*\[\][[:space:]]*$/d; }"
+  local noeol=0
+  if ends_open "$1"; then noeol=1; fi
+  awk -v b="$BEGIN_MARK" -v e="$END_MARK" -v e2="$END_MARK_NOEOL" -v line="$IMPORT_LINE" \
+    -v ours="\"$DROPIN\", " -v q="\"$DROPIN\"" -v tag="$IMPORT_TAG" -v noeol=$noeol "$AWK_OUT"'
+    function cut(s, w, i) { i = index(s, w); return i ? substr(s, 1, i - 1) substr(s, i + length(w)) : s }
+    function emit(s) {
+      if (s == line) return
+      if (!top && s ~ /^[ \t]*\[/) top = 1
+      if (!top && match(s, /^[ \t]*imports[ \t]*=[ \t]*\[/) && substr(s, RLENGTH + 1, length(ours)) == ours)
+        s = substr(s, 1, RLENGTH) substr(s, RLENGTH + 1 + length(ours))
+      if (length(s) > length(tag) && substr(s, length(s) - length(tag) + 1) == tag && index(s, q)) {
+        s = cut(cut(cut(s, ", " q), q ", "), q)
+        sub(/[ \t]*# added by iobatch$/, "", s)
+        if (s ~ /^[ \t]*imports[ \t]*=[ \t]*\[\][ \t]*$/) return
+      }
+      out(s)
+    }
+    # Lines after a BEGIN wait for its END; without one, they stay as they are.
+    function flush(i) { for (i = 0; i < n; i++) emit(held[i]); n = 0 }
+    n && ($0 == e || $0 == e2) { n = 0; cutnl = ($0 == e2); last = NR; next }
+    $0 == b { flush(); held[n++] = $0; next }
+    n { held[n++] = $0; next }
+    { emit($0) }
+    END { flush(); out_end(!noeol && !(last == NR && cutnl)) }' "$1" >"$2"
 }
 
 uninstall_config() {
@@ -471,7 +576,7 @@ uninstall_config() {
   if [ -f "$mark" ]; then rm -f "$mark"; changed=1; fi
   [ -f "$conf" ] || return 0
   tmp=$(mktemp)
-  strip_ours "$conf" >"$tmp"
+  strip_ours "$conf" "$tmp"
   cmp -s "$tmp" "$conf" || edit "$tmp" "$CONF"
   rm -f "$tmp"
 }
@@ -540,7 +645,7 @@ do_uninstall() {
   hr_link link "$SHIM_LINK"
   # The runtime options and the agent's state are also what the .deb
   # installs and its agent keeps: they go only where install.sh installed.
-  if [ -d "$dest" ] || [ -L "$link" ] || is_created || grep -qxF "$BEGIN_MARK" "$conf" 2>/dev/null; then
+  if [ -d "$dest" ] || [ -L "$link" ] || is_created || { [ -f "$conf" ] && has_block "$conf"; }; then
     ours=1
   fi
   # First: no new pod is scheduled here once the handler starts going.
