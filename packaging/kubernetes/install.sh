@@ -676,6 +676,8 @@ is_created() {
   [ -e "$m" ]
 }
 
+# Sourced (tests/integration/packaging/k8s-install-fuzz.sh): the functions only.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 case "${1:-}" in
   install) do_install ;;
   uninstall) do_uninstall ;;
