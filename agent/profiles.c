@@ -368,14 +368,95 @@ int agent_profiles_load(struct agent_profiles *p, struct iob_error **err) {
   return 0;
 }
 
+/* ---- a file the next load accepts ----
+ * Load refuses more than AGENT_PROFILES_MAX_BYTES, and what a save writes
+ * grows with the keys as jansson escapes them (a control character as
+ * \u00XX: 6 bytes), a key with an objective twice: 3 namespaces of 512
+ * keys of 1024 control characters are 9.7 MB without objectives.  So a
+ * save counts an upper bound of each profile's bytes and, when the sum is
+ * over the limit, leaves profiles out of the file (not out of memory). */
+#define ENTRY_FIXED 512 /* a profile's and its objective's names, numbers, indentation */
+#define FILE_FIXED 256  /* version, the top-level names and braces */
+
+/* A string as JSON: quoted, escaped. */
+static size_t json_len(const char *s) {
+  size_t n = 2;
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    n += c < 0x20 ? 6 : (c == '"' || c == '\\') ? 2 : 1;
+  }
+  return n;
+}
+
+/* The namespace is counted with each of its profiles: an upper bound. */
+static size_t entry_bytes(const struct agent_profile *e) {
+  size_t n = ENTRY_FIXED + json_len(e->key) + json_len(e->ns);
+  if (e->lat_target > 0)
+    n += json_len(e->key) + json_len(e->ns);
+  return n;
+}
+
+static int cmp_ns_updated(const void *a, const void *b) {
+  const struct agent_profile *x = *(const struct agent_profile *const *)a;
+  const struct agent_profile *y = *(const struct agent_profile *const *)b;
+  int c = strcmp(x->ns, y->ns);
+  if (c != 0)
+    return c;
+  return (x->updated > y->updated) - (x->updated < y->updated);
+}
+
+struct ns_bytes {
+  size_t next, end; /* into the sorted profiles: the oldest not left out yet */
+  size_t bytes;
+};
+
+/* Which profiles a save leaves out (NULL: none): while the file would be
+ * over the limit, the least recently updated profile of the namespace
+ * that holds the most bytes, as add() evicts (one namespace's long keys
+ * never push another's profiles out while that one holds fewer bytes). */
+static bool *left_out(const struct agent_profiles *p) {
+  size_t total = FILE_FIXED;
+  for (size_t i = 0; i < p->n; i++)
+    total += entry_bytes(&p->v[i]);
+  if (total <= AGENT_PROFILES_MAX_BYTES)
+    return NULL;
+  const struct agent_profile **by = xmalloc(p->n * sizeof(*by));
+  for (size_t i = 0; i < p->n; i++)
+    by[i] = &p->v[i];
+  qsort(by, p->n, sizeof(*by), cmp_ns_updated);
+  struct ns_bytes *g = xmalloc(p->n * sizeof(*g));
+  size_t ng = 0;
+  for (size_t i = 0; i < p->n; i++) {
+    if (i == 0 || strcmp(by[i]->ns, by[i - 1]->ns) != 0)
+      g[ng++] = (struct ns_bytes){.next = i, .end = i, .bytes = 0};
+    g[ng - 1].end = i + 1;
+    g[ng - 1].bytes += entry_bytes(by[i]);
+  }
+  bool *out = xcalloc(p->n, sizeof(*out));
+  while (total > AGENT_PROFILES_MAX_BYTES) {
+    size_t big = 0;
+    for (size_t k = 1; k < ng; k++)
+      if (g[k].bytes > g[big].bytes)
+        big = k;
+    const struct agent_profile *e = by[g[big].next++];
+    size_t b = entry_bytes(e);
+    out[e - p->v] = true;
+    g[big].bytes -= b;
+    total -= b;
+  }
+  free(g);
+  free(by);
+  return out;
+}
+
 /* The "objectives" array into ROOT, when any is learned. */
-static int objectives_to_json(const struct agent_profiles *p, json_t *root) {
+static int objectives_to_json(const struct agent_profiles *p, const bool *skip, json_t *root) {
   cleanup_json json_t *objs = json_array();
   if (objs == NULL)
     return -1;
   for (size_t i = 0; i < p->n; i++) {
     const struct agent_profile *e = &p->v[i];
-    if (!(e->lat_target > 0))
+    if (!(e->lat_target > 0) || (skip && skip[i]))
       continue;
     json_t *o = json_pack("{s:s, s:s, s:f, s:b}", "namespace", e->ns, "key", e->key, "lat_target",
                           e->lat_target, "approx", (int)e->lat_approx);
@@ -387,7 +468,8 @@ static int objectives_to_json(const struct agent_profiles *p, json_t *root) {
   return json_object_set(root, "objectives", objs);
 }
 
-static json_t *to_json(const struct agent_profiles *p) {
+/* The store as the file's JSON, but for the profiles SKIP (NULL: none) names. */
+static json_t *to_json(const struct agent_profiles *p, const bool *skip) {
   cleanup_json json_t *profs = json_object();
   cleanup_json json_t *nss = json_object();
   if (profs == NULL || nss == NULL)
@@ -395,6 +477,8 @@ static json_t *to_json(const struct agent_profiles *p) {
   for (size_t i = 0; i < p->n; i++) {
     const struct agent_profile *e = &p->v[i];
     json_t *into = profs;
+    if (skip && skip[i])
+      continue;
     if (*e->ns) {
       into = json_object_get(nss, e->ns);
       if (into == NULL && (json_object_set_new(nss, e->ns, json_object()) < 0 ||
@@ -411,7 +495,7 @@ static json_t *to_json(const struct agent_profiles *p) {
       json_object_size(nss) == 0
           ? json_pack("{s:i, s:O}", "version", 1, "profiles", profs)
           : json_pack("{s:i, s:O, s:O}", "version", 1, "profiles", profs, "namespaces", nss);
-  if (root == NULL || objectives_to_json(p, root) < 0) {
+  if (root == NULL || objectives_to_json(p, skip, root) < 0) {
     json_decref(root);
     return NULL;
   }
@@ -419,7 +503,8 @@ static json_t *to_json(const struct agent_profiles *p) {
 }
 
 int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err) {
-  cleanup_json json_t *root = to_json(p);
+  cleanup_free bool *skip = left_out(p);
+  cleanup_json json_t *root = to_json(p, skip);
   /* Not out of memory alone: jansson refuses a key that is not UTF-8, and
    * namespaces and workload keys come from requests (protobuf-c does not
    * check the strings it decodes). */

@@ -75,7 +75,10 @@ int agent_profiles_load(struct agent_profiles *p, struct iob_error **err);
 int agent_profiles_parse(struct agent_profiles *p, const char *name, const char *buf, size_t len,
                          struct iob_error **err);
 
-/* Replace the file atomically with the current store. */
+/* Replace the file atomically with the current store.  The file never
+ * exceeds AGENT_PROFILES_MAX_BYTES, which load accepts: when the store
+ * would, the least recently updated profiles of the namespace holding the
+ * most bytes are left out of it (they stay in memory). */
 int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err);
 
 /* The profile of KEY in namespace NS (NULL taken as ""), or NULL. */

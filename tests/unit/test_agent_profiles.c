@@ -390,6 +390,59 @@ static void test_eviction_per_namespace(void **state) {
   agent_profiles_release(&p);
 }
 
+/* What save writes, load reads: keys of control characters are escaped
+ * (\u0001: 6 bytes each), and a key with an objective is written twice.
+ * 512 such keys of 1024 bytes in each of 3 namespaces are far more than
+ * the load limit; save leaves out the least recently updated profiles of
+ * the namespace holding the most bytes, and the file loads. */
+static void test_save_bounded(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_profiles p, q;
+  const char *nss[] = {"ns-a", "ns-b", "ns-c"};
+  char key[AGENT_PROFILE_KEY_MAX + 1];
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  p.per_ns_max = AGENT_PROFILES_PER_NS_DEFAULT;
+  for (int n = 0; n < 3; n++)
+    for (int i = 0; i < AGENT_PROFILES_PER_NS_DEFAULT; i++) {
+      memset(key, 0x01, AGENT_PROFILE_KEY_MAX);
+      key[AGENT_PROFILE_KEY_MAX] = '\0';
+      key[0] = (char)(1 + i % 31);
+      key[1] = (char)(1 + i / 31);
+      assert_int_equal(agent_profiles_learn_objective(&p, nss[n], key, 1000, false, &err), 0);
+      learn_at(&p, nss[n], key, i);
+    }
+  assert_int_equal(p.n, 3 * AGENT_PROFILES_PER_NS_DEFAULT);
+  assert_int_equal(agent_profiles_save(&p, &err), 0);
+  struct stat st;
+  assert_int_equal(stat(p.path, &st), 0);
+  assert_true(st.st_size <= AGENT_PROFILES_MAX_BYTES);
+  assert_int_equal(agent_profiles_init(&q, dir, &err), 0);
+  assert_int_equal(agent_profiles_load(&q, &err), 0);
+  assert_int_equal(count_files(AGENT_PROFILES_FILE ".bad"), 0);
+  /* each namespace keeps its newest, about a third of what fits */
+  for (int n = 0; n < 3; n++) {
+    size_t k = in_ns(&q, nss[n]);
+    assert_true(k > 0 && k + 1 >= q.n / 3 && k <= q.n / 3 + 1);
+    int newest = AGENT_PROFILES_PER_NS_DEFAULT - 1;
+    key[0] = (char)(1 + newest % 31);
+    key[1] = (char)(1 + newest / 31);
+    const struct agent_profile *e = agent_profiles_get(&q, nss[n], key);
+    assert_non_null(e);
+    assert_true(e->lat_target == 1000);
+    key[0] = key[1] = 1; /* i = 0, the oldest */
+    assert_null(agent_profiles_get(&q, nss[n], key));
+  }
+  /* what fits is saved whole */
+  assert_int_equal(agent_profiles_save(&q, &err), 0);
+  agent_profiles_release(&p);
+  assert_int_equal(agent_profiles_init(&p, dir, &err), 0);
+  assert_int_equal(agent_profiles_load(&p, &err), 0);
+  assert_int_equal(p.n, q.n);
+  agent_profiles_release(&p);
+  agent_profiles_release(&q);
+}
+
 static void test_unwritable(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
@@ -453,6 +506,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_eviction, setup, teardown),
       cmocka_unit_test_setup_teardown(test_eviction_per_namespace, setup, teardown),
       cmocka_unit_test(test_parse_limits),
+      cmocka_unit_test_setup_teardown(test_save_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
       cmocka_unit_test_setup_teardown(test_save_never_follows, setup, teardown),
   };

@@ -13,23 +13,41 @@
 # never deletes a config.toml the admin changed since the installer wrote
 # it (only our lines go), nor an edited drop-in or the admin's runtime
 # options; it is a no-op on a node without our files; no API server: the
-# install logs it and goes on.  kubectl, systemctl and containerd
-# --version are stubs on PATH that only log their arguments (labelling,
-# restarting and the node's binary are what a fake root cannot show;
-# tests/install/daemonset.sh runs it on a booted system).
+# install logs it and goes on.  Links: config.toml a relative or an
+# absolute link (the host's, read under HOST_ROOT), /etc/containerd a link:
+# the target is edited, keeps its mode and owner, the link stays; a link
+# out of the host's root or a loop is refused.  Mode 0640 and owner
+# 123:456 survive install and uninstall; a file without a final newline
+# comes back byte for byte; an edit the node's containerd cannot load
+# (`config dump` fails) leaves config.toml alone and fails; a decoy process
+# named containerd is neither run nor taken for the node's containerd
+# (containerd.service's MainPID, else the socket's listener in PID 1's
+# mount namespace).  kubectl, systemctl and containerd are stubs on PATH
+# that only log their arguments (labelling, restarting and the node's
+# binary are what a fake root cannot show; tests/install/daemonset.sh
+# runs it on a booted system).
 . "$(dirname "$0")/../lib/common.sh"
-tap_plan 56
+tap_plan 91
 
 INSTALL=$IOB_TOP/packaging/kubernetes/install.sh
 STUBS=$IOB_T/stubs
 mkdir -p "$STUBS"
 # Each call logs whether the binaries were still on the host at that moment.
+# `systemctl show -p MainPID` (containerd's process, FAKE_MAINPID) is not
+# logged: it asks, it changes nothing.  `containerd --config FILE config
+# dump` reads FILE on the fake host (HOST_EXEC=env does not enter it) and
+# fails when FAKE_DUMP_FAIL is set, as it does on a config it cannot load.
 for s in kubectl systemctl containerd; do
   cat >"$STUBS/$s" <<STUB
 #!/bin/sh
+case "$s \$*" in "systemctl show -p MainPID containerd.service") echo "MainPID=\${FAKE_MAINPID-4242}"; exit 0 ;; esac
 echo "$s \$* (binaries: \$([ -e "\$HOST_ROOT/opt/iobatch" ] && echo present || echo gone))" >>"$IOB_T/calls"
 case "$s \$*" in
   "containerd --version") echo "containerd github.com/containerd/containerd \${FAKE_CONTAINERD_VERSION:-1.6.20~ds1} 1.6.20~ds1-1+deb12u3" ;;
+  "containerd --config "*" config dump")
+    [ -f "\$HOST_ROOT\$2" ] || { echo "containerd: open \$2: no such file or directory" >&2; exit 1; }
+    [ -z "\${FAKE_DUMP_FAIL:-}" ] || { echo "containerd: failed to load TOML from \$2: toml: line 3: expected '.' or '=', but got '!'" >&2; exit 1; }
+    cat "\$HOST_ROOT\$2" ;;
   kubectl*) [ -z "\${NO_API_SERVER:-}" ] || { echo "The connection to the server localhost:8080 was refused" >&2; exit 1; } ;;
   "systemctl restart containerd") # the fake /proc's containerd starts anew
     echo "4242 (containerd) S\$(printf ' 0%.0s' \$(seq 4 21)) \$(( (\$(date +%s) + 1) * \$(getconf CLK_TCK) )) 0 0" >"\$PROC/4242/stat" ;;
@@ -37,19 +55,43 @@ esac
 STUB
   chmod +x "$STUBS/$s"
 done
+# A tenant's process named containerd (docker-in-docker, kind): another
+# binary, in its own mount namespace, with a socket of the same path.
+mkdir -p "$IOB_T/evil"
+cat >"$IOB_T/evil/containerd" <<STUB
+#!/bin/sh
+echo "evil containerd \$*" >>"$IOB_T/calls"
+echo "containerd github.com/containerd/containerd v2.1.4 evil"
+STUB
+chmod +x "$IOB_T/evil/containerd"
 SRC=$IOB_T/src
 mkdir -p "$SRC/bin"
 for p in iobatchd iobatchctl iobatch-hook containerd-shim-iobatch-v2; do cp "$IOB_B/bin/$p" "$SRC/bin/" || bail "build first: $p"; done
 cp "$IOB_TOP/packaging/containerd/runtime-options.toml" "$SRC/"
 
-# fake_proc EPOCH: a host /proc whose containerd started at EPOCH
+# fake_proc EPOCH [DECOY_EPOCH]: a host /proc whose containerd (PID 4242,
+# containerd.service's MainPID, listening on /run/containerd/containerd.sock
+# in PID 1's mount namespace) started at EPOCH; with DECOY_EPOCH also a
+# decoy (PID 1000, comm containerd, another binary and mount namespace,
+# its own socket of the same path) started then.
 PROC=$IOB_T/proc
+fake_proc_pid() { # PID EPOCH EXE MNTNS SOCKET_INODE
+  mkdir -p "$PROC/$1/ns" "$PROC/$1/fd"
+  echo containerd >"$PROC/$1/comm"
+  echo "$1 (containerd) S$(printf ' 0%.0s' $(seq 4 21)) $(($2 * $(getconf CLK_TCK))) 0 0" >"$PROC/$1/stat"
+  ln -s "$3" "$PROC/$1/exe"
+  ln -s "mnt:[$4]" "$PROC/$1/ns/mnt"
+  ln -s "socket:[$5]" "$PROC/$1/fd/7"
+  printf '0000000000000000: 00000002 00000000 00010000 0001 01 %s /run/containerd/containerd.sock\n' "$5" >>"$PROC/1/net/unix"
+}
 fake_proc() {
   rm -rf "$PROC"
-  mkdir -p "$PROC/4242"
+  mkdir -p "$PROC/1/ns" "$PROC/1/net" "$PROC/1/fd"
   echo "btime 0" >"$PROC/stat"
-  echo containerd >"$PROC/4242/comm"
-  echo "4242 (containerd) S$(printf ' 0%.0s' $(seq 4 21)) $(($1 * $(getconf CLK_TCK))) 0 0" >"$PROC/4242/stat"
+  ln -s "mnt:[4026531841]" "$PROC/1/ns/mnt"
+  echo "Num       RefCount Protocol Flags    Type St Inode Path" >"$PROC/1/net/unix"
+  [ -z "${2:-}" ] || fake_proc_pid 1000 "$2" "$IOB_T/evil/containerd" 4026532999 31338
+  fake_proc_pid 4242 "$1" "$STUBS/containerd" 4026531841 31337
 }
 fake_proc 1
 run() { # ROOT MODE [VAR=VALUE...]
@@ -59,11 +101,11 @@ run() { # ROOT MODE [VAR=VALUE...]
 }
 tree_sum() { (cd "$1" && find . -type f -o -type l | sort | while read -r f; do
   if [ -L "$f" ]; then echo "$f -> $(readlink "$f")"; else echo "$f $(md5sum <"$f")"; fi; done) | md5sum; }
-# tree_list ROOT: every file, link and directory with its mode and content
+# tree_list ROOT: every file, link and directory with its mode, owner and content
 # (/run is not compared: the kubelet's hostPath and the agent's socket)
 tree_list() { (cd "$1" && find . -path ./run -prune -o -print | sort | while read -r f; do
-  if [ -L "$f" ]; then echo "$f -> $(readlink "$f")"; elif [ -d "$f" ]; then echo "$f $(stat -c %a "$f")/";
-  else echo "$f $(stat -c %a "$f") $(md5sum <"$f")"; fi; done); }
+  if [ -L "$f" ]; then echo "$f -> $(readlink "$f")"; elif [ -d "$f" ]; then echo "$f $(stat -c '%a %u:%g' "$f")/";
+  else echo "$f $(stat -c '%a %u:%g' "$f") $(md5sum <"$f")"; fi; done); }
 toml() { /usr/bin/python3 -c 'import sys, tomllib, json; c = tomllib.load(open(sys.argv[1], "rb")); print(json.dumps(eval(sys.argv[2], {"c": c})))' "$@"; }
 calls() { cat "$IOB_T/calls" 2>/dev/null; : >"$IOB_T/calls"; }
 
@@ -195,8 +237,8 @@ printf 'version = 3\nimports = ["/etc/containerd/site.toml"]\n' >"$C/etc/contain
 cp "$C/etc/containerd/config.toml" "$IOB_T/c-orig.toml"
 run "$C" install CONTAINERD_VERSION=2.0.0
 run "$C" install CONTAINERD_VERSION=2.0.0
-is "$(toml "$C/etc/containerd/config.toml" 'c["imports"]')" '["/etc/containerd/site.toml", "/etc/containerd/conf.d/iobatch.toml"]' \
-  "imports line: our file appended once"
+is "$(toml "$C/etc/containerd/config.toml" 'c["imports"]')" '["/etc/containerd/conf.d/iobatch.toml", "/etc/containerd/site.toml"]' \
+  "imports line: our file added once, first (the admin's imports win over it)"
 run "$C" uninstall CONTAINERD_VERSION=2.0.0
 ok "imports line: uninstall restores it" cmp "$IOB_T/c-orig.toml" "$C/etc/containerd/config.toml"
 D=$IOB_T/d
@@ -261,6 +303,145 @@ like "$(cat "$IOB_T/install.log")" "cannot label node node-1 iobatch.io/runtime=
   "no API server: the log says the node is not labelled"
 run "$G" uninstall NO_API_SERVER=1
 is "$?:$(ls "$G/opt" 2>&1)" "0:" "no API server: uninstall still removes everything"
+
+# ---- links: followed as the host follows them, the target edited in place
+# (bytes, mode and owner kept), the link left a link
+own() { stat -c '%a %u:%g' "$1"; }
+BEGIN_LINE="# BEGIN iobatch (install.sh; 'install.sh uninstall' removes this block)"
+K=$IOB_T/k
+mkdir -p "$K/etc/containerd" "$K/srv/etc"
+cp "$orig" "$K/srv/etc/containerd.toml"
+chown 123:456 "$K/srv/etc/containerd.toml" && chmod 640 "$K/srv/etc/containerd.toml"
+ln -s ../../srv/etc/containerd.toml "$K/etc/containerd/config.toml"
+run "$K" install
+is "$?:$(readlink "$K/etc/containerd/config.toml")" "0:../../srv/etc/containerd.toml" \
+  "relative link: install, and config.toml stays the link it was"
+ok "relative link: its target gets the handler" grep -qxF "$BEGIN_LINE" "$K/srv/etc/containerd.toml"
+is "$(own "$K/srv/etc/containerd.toml")" "640 123:456" "relative link: the target keeps its mode and owner (not the link's 777)"
+run "$K" uninstall
+is "$?:$(readlink "$K/etc/containerd/config.toml"):$(own "$K/srv/etc/containerd.toml")" \
+  "0:../../srv/etc/containerd.toml:640 123:456" "relative link: uninstall keeps the link, the mode and the owner"
+ok "relative link: uninstall restores the target byte for byte" cmp "$orig" "$K/srv/etc/containerd.toml"
+
+L=$IOB_T/l
+mkdir -p "$L/etc/containerd" "$L/srv/etc" "$L/usr/local/bin" "$L/opt"
+cp "$orig" "$L/srv/etc/containerd.toml"
+ln -s /srv/etc/containerd.toml "$L/etc/containerd/config.toml"
+tree_list "$L" >"$IOB_T/l-before"
+run "$L" install
+is "$?:$(readlink "$L/etc/containerd/config.toml")" "0:/srv/etc/containerd.toml" \
+  "absolute link (its target is under HOST_ROOT): install, and the link stays"
+is "$(head -c "$(stat -c %s "$orig")" "$L/srv/etc/containerd.toml" | md5sum):$(grep -cxF "$BEGIN_LINE" "$L/srv/etc/containerd.toml")" \
+  "$(md5sum <"$orig"):1" "absolute link: the target keeps the admin's settings and gets the handler (no bare config)"
+run "$L" uninstall
+is "$(tree_list "$L" | diff "$IOB_T/l-before" - | head -5)" "" \
+  "absolute link: uninstall keeps config.toml and restores its target (every path, mode, owner, checksum)"
+
+# /etc/containerd itself a link out of the way (2.x: the drop-in, conf.d,
+# config.toml and the created-mark all go through it).  The target is
+# absolute: outside HOST_ROOT it names a directory of this machine, which
+# is removed if an installer wrote there.
+outside=/srv/$(basename "$IOB_T")
+at_exit "rm -rf '$outside'"
+M=$IOB_T/m
+mkdir -p "$M$outside/containerd" "$M/etc" "$M/usr/local/bin" "$M/opt"
+printf 'version = 3\n' >"$M$outside/containerd/config.toml"
+chown 123:456 "$M$outside/containerd/config.toml" && chmod 640 "$M$outside/containerd/config.toml"
+ln -s "$outside/containerd" "$M/etc/containerd"
+tree_list "$M" >"$IOB_T/m-before"
+run "$M" install CONTAINERD_VERSION=2.1.4
+is "$?:$(toml "$M$outside/containerd/config.toml" 'c["imports"]'):$(own "$M$outside/containerd/config.toml")" \
+  '0:["/etc/containerd/conf.d/iobatch.toml"]:640 123:456' "/etc/containerd a link: config.toml edited through it, mode and owner kept"
+ok "/etc/containerd a link: the drop-in is in its target, under HOST_ROOT" test -f "$M$outside/containerd/conf.d/iobatch.toml"
+ok "/etc/containerd a link: nothing written outside HOST_ROOT" test ! -e "$outside"
+run "$M" uninstall CONTAINERD_VERSION=2.1.4
+is "$(tree_list "$M" | diff "$IOB_T/m-before" - | head -5)" "" \
+  "/etc/containerd a link: uninstall leaves the root as it was"
+
+N=$IOB_T/n
+mkdir -p "$N/etc/containerd"
+ln -s ../../../../../../../../../../etc/iobatch-escape.toml "$N/etc/containerd/config.toml"
+run "$N" install
+is "$?:$(readlink "$N/etc/containerd/config.toml")" "1:../../../../../../../../../../etc/iobatch-escape.toml" \
+  "a link that leaves the host's root: refused, left alone"
+like "$(tail -1 "$IOB_T/install.log")" "/etc/containerd/config.toml.*leaves the host's root" "and the error names the path"
+ln -sfn config.toml "$N/etc/containerd/config.toml"
+run "$N" install
+is "$?:$(readlink "$N/etc/containerd/config.toml")" "1:config.toml" "a link that loops: refused, left alone"
+like "$(tail -1 "$IOB_T/install.log")" "/etc/containerd/config.toml.*loop" "and the error names the path"
+
+# ---- mode and owner of a regular config.toml (1.6: our block; 2.x: our import)
+for v in 1.6.20 2.1.4; do
+  O=$IOB_T/o-$v
+  mkdir -p "$O/etc/containerd"
+  if [ "$v" = 1.6.20 ]; then cp "$orig" "$O/etc/containerd/config.toml"; else cp "$IOB_T/b-orig.toml" "$O/etc/containerd/config.toml"; fi
+  chown 123:456 "$O/etc/containerd/config.toml" && chmod 640 "$O/etc/containerd/config.toml"
+  cp -p "$O/etc/containerd/config.toml" "$IOB_T/o-orig"
+  run "$O" install CONTAINERD_VERSION=$v
+  is "$?:$(own "$O/etc/containerd/config.toml")" "0:640 123:456" "$v: install keeps config.toml's mode 0640 and owner 123:456"
+  run "$O" uninstall CONTAINERD_VERSION=$v
+  is "$(own "$O/etc/containerd/config.toml"):$(cmp "$IOB_T/o-orig" "$O/etc/containerd/config.toml" && echo same)" \
+    "640 123:456:same" "$v: uninstall keeps them too, and the bytes"
+done
+
+# ---- a config.toml without a final newline round-trips byte for byte
+P=$IOB_T/p
+mkdir -p "$P/etc/containerd"
+printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri".cni]\n  bin_dir = "/usr/lib/cni"' >"$P/etc/containerd/config.toml"
+cp "$P/etc/containerd/config.toml" "$IOB_T/p-orig"
+run "$P" install
+is "$?:$(grep -cxF "$BEGIN_LINE" "$P/etc/containerd/config.toml")" "0:1" \
+  "no final newline (1.6): the BEGIN marker is a line of its own"
+run "$P" uninstall
+ok "no final newline (1.6): uninstall restores the bytes, the missing newline too" cmp "$IOB_T/p-orig" "$P/etc/containerd/config.toml"
+printf 'version = 3' >"$P/etc/containerd/config.toml"
+run "$P" install CONTAINERD_VERSION=2.1.4
+is "$?:$(toml "$P/etc/containerd/config.toml" 'c["imports"]')" '0:["/etc/containerd/conf.d/iobatch.toml"]' \
+  "no final newline (2.x): the drop-in is imported"
+run "$P" uninstall CONTAINERD_VERSION=2.1.4
+is "$(od -c "$P/etc/containerd/config.toml" | head -2)" "$(printf 'version = 3' | od -c | head -2)" \
+  "no final newline (2.x): uninstall restores the bytes"
+
+# ---- the edited config is checked by the host's containerd first
+Q=$IOB_T/q
+mkdir -p "$Q/etc/containerd"
+cp "$orig" "$Q/etc/containerd/config.toml"
+calls >/dev/null
+run "$Q" install FAKE_DUMP_FAIL=1
+is "$?" "1" "containerd cannot load the edited config: install fails"
+ok "and config.toml is left as it was" cmp "$orig" "$Q/etc/containerd/config.toml"
+like "$(tail -3 "$IOB_T/install.log")" "config dump.*failed to load TOML" "and the error says why"
+is "$(ls -A "$Q/etc/containerd")" "config.toml" "and nothing of the candidate is left"
+run "$Q" install
+like "$(calls)" "containerd --config /etc/containerd/config.toml.* config dump" \
+  "the check runs on the host's path of the edited file, next to config.toml"
+
+# ---- a decoy process named containerd is not taken for the node's
+R=$IOB_T/r
+mkdir -p "$R/etc/containerd"
+cp "$orig" "$R/etc/containerd/config.toml"
+fake_proc 1 $(($(date +%s) + 60))
+calls >/dev/null
+run "$R" install
+c=$(calls)
+[[ "$c" != *"evil"* ]]
+is "$?" "0" "decoy containerd: its binary is not run (the version is asked of containerd.service's)"
+[[ "$c" != *"label --overwrite"* ]]
+is "$?" "0" "decoy containerd, newer than the config: the node is not labelled (containerd.service's is older)"
+run "$R" install FAKE_MAINPID=0
+c=$(calls)
+[[ "$c" != *"evil"* && "$c" != *"label --overwrite"* ]]
+is "$?" "0" "no containerd.service: the socket's listener in the host's mount namespace is found, not the decoy"
+fake_proc $(($(date +%s) + 60)) 1
+run "$R" install FAKE_MAINPID=0
+like "$(calls)" "kubectl label --overwrite node node-1" "no containerd.service: the socket's listener, newer, gets the node labelled"
+rm -f "$PROC/1/net/unix"
+: >"$IOB_T/install.log"
+run "$R" install FAKE_MAINPID=0
+[[ "$(calls)" != *"label --overwrite"* ]]
+is "$?" "0" "neither containerd.service nor the socket: not labelled"
+like "$(cat "$IOB_T/install.log")" "cannot find the node's containerd" "and the log says so"
+fake_proc 1
 
 [ "$_tap_failed" -eq 0 ] || sed 's/^/# install.sh: /' "$IOB_T/install.log"
 tap_done
