@@ -15,6 +15,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "agent/fdlimit.h"
 #include "agent/lock.h"
 #include "agent/metrics_server.h"
 #include "agent/requests.h"
@@ -704,6 +705,7 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
                                  .latency_source = agent_lat_mode_name(d->sampler.lat.mode),
                                  .prot = &d->adm.prot,
                                  .headroom = &d->headroom};
+  agent_fd_usage(&v.open_fds, &v.fd_limit);
   agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/fdlimit.h"
 #include "batcher/jobfile.h"
 #include "agent/requests.h"
 #include "cgroupv2/sample.h"
@@ -509,6 +510,7 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   r.forced_admissions = d->adm.forced_admissions;
   r.profiles = (uint32_t)d->profiles.n;
   r.batch_window_ms = d->cfg.batch_window_ms;
+  agent_fd_usage(&r.open_fds, &r.fd_limit);
   *out = r;
   return 0;
 }

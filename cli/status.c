@@ -179,6 +179,9 @@ static void print_summary(const status_resp *r) {
   printf("plans %llu, admissions %llu (%llu at their deadline), %u learned profiles\n",
          (unsigned long long)r->plans, (unsigned long long)r->admissions,
          (unsigned long long)r->forced_admissions, r->profiles);
+  if (r->fd_limit)
+    printf("open fds %llu of %llu\n", (unsigned long long)r->open_fds,
+           (unsigned long long)r->fd_limit);
   if (r->latency_source && !strcmp(r->latency_source, "bpf"))
     printf("block I/O latency from BPF\n\n");
   else if (r->latency_source && !strcmp(r->latency_source, "pressure"))
@@ -472,6 +475,8 @@ static json_t *to_json(const status_resp *r) {
     json_object_set_new(o, "cri", json_string(r->cri ? r->cri : ""));
     json_object_set_new(o, "cri_polls", json_integer((json_int_t)r->cri_polls));
     json_object_set_new(o, "kubepods", json_string(r->kubepods ? r->kubepods : ""));
+    json_object_set_new(o, "open_fds", json_integer((json_int_t)r->open_fds));
+    json_object_set_new(o, "fd_limit", json_integer((json_int_t)r->fd_limit));
   }
   return o;
 }
