@@ -242,6 +242,7 @@ static void kubepods_add(struct agent_daemon *d, const struct agent_kp_found *f,
   c->pod_uid = xstrdup(f->pod_uid);
   snprintf(c->qos, sizeof(c->qos), "%s", f->qos);
   agent_caps_bind(&d->caps, c); /* its cap and CPU weight targets, from its pid, once */
+  agent_freeze_bind(&d->freezer, c);
   agent_daemon_pod_meta_changed(d, c);
   agent_sampler_add(&d->sampler, c, &(struct cg2_sample){0});
   iob_info("found '%s' under the kubelet's cgroup tree ('%s', pod %s, %s, pid %d): sampled, "
