@@ -477,6 +477,7 @@ static json_t *to_json(const status_resp *r) {
     json_object_set_new(o, "kubepods", json_string(r->kubepods ? r->kubepods : ""));
     json_object_set_new(o, "open_fds", json_integer((json_int_t)r->open_fds));
     json_object_set_new(o, "fd_limit", json_integer((json_int_t)r->fd_limit));
+    json_object_set_new(o, "pod_labels_left_out", json_integer(r->pod_labels_left_out));
   }
   return o;
 }
@@ -545,9 +546,9 @@ static const ctr_status *find(const status_resp *r, const char *arg) {
   return NULL;
 }
 
-static int fetch(status_resp **out) {
+static int fetch(status_resp **out, bool labels) {
   cleanup_error struct iob_error *err = NULL;
-  if (iobctl_status_fetch(out, 10000, &err) < 0) {
+  if (iobctl_status_fetch(out, labels, 10000, &err) < 0) {
     iob_error_print("iobatchctl status", &err);
     return -1;
   }
@@ -619,7 +620,9 @@ int iobctl_status(int argc, char **argv) {
     return iobctl_usage_fail("status", "unexpected argument '%s'", argv[optind + 1]);
   const char *id = optind < argc ? argv[optind] : NULL;
   status_resp *s = NULL;
-  if (fetch(&s) < 0)
+  /* Labels only where they are shown (JSON): the table is what the
+   * DaemonSet's probes ask for, every few seconds. */
+  if (fetch(&s, out == IOBCTL_OUT_JSON) < 0)
     return 1;
   escape_strings(&s->base, out != IOBCTL_OUT_JSON);
   int rc = 0;

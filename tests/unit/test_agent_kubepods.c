@@ -446,7 +446,7 @@ static void test_rule_apply(void **state) {
   /* the Status reply names the rule and says what can be held */
   Iobatch__Agent__V1__StatusResponse st;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_api_status(&g.d, 2000, &st, &err), 0);
+  assert_int_equal(agent_api_status(&g.d, NULL, 2000, &st, &err), 0);
   size_t seen = 0;
   for (size_t i = 0; i < st.n_containers; i++) {
     const Iobatch__Agent__V1__ContainerStatus *s = st.containers[i];
