@@ -951,6 +951,8 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   if (!d->cfg.kubepods_off) {
     agent_kubepods_init(&d->kubepods, NULL, d->cfg.kubepods_root);
+    d->kubepods.cri_kind = agent_podmeta_kp_kind; /* sandboxes by the CRI's ids */
+    d->kubepods.cri_user = &d->podmeta;
     d->kubepods_on = true;
   }
   if (iob_loop_new(&d->loop, err) < 0)

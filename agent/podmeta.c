@@ -322,6 +322,14 @@ void agent_podmeta_configure(struct agent_podmeta *pm, const struct agent_config
     arm(pm, 0);
 }
 
+enum agent_kp_cri agent_podmeta_kp_kind(const char *id, void *user) {
+  const struct agent_podmeta *pm = user;
+  const struct cri_meta *m = id ? cri_meta_find(&pm->meta, id) : NULL;
+  if (m)
+    return m->container_name ? AGENT_KP_CRI_CONTAINER : AGENT_KP_CRI_SANDBOX;
+  return pm->in_use ? AGENT_KP_CRI_UNLISTED : AGENT_KP_CRI_DOWN;
+}
+
 const char *agent_podmeta_note(const struct agent_podmeta *pm) {
   if (pm->endpoint && *pm->endpoint == '\0')
     return "off";

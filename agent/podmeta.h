@@ -28,6 +28,7 @@
 
 #include "agent/admission.h"
 #include "agent/config.h"
+#include "agent/kubepods.h"
 #include "common/loop.h"
 #include "cri/cri.h"
 
@@ -61,6 +62,11 @@ bool agent_podmeta_fill(struct agent_podmeta *pm, struct agent_ctr *ctr);
 /* The same for every container not filled yet (each sampling period:
  * cheap, a lookup each). */
 void agent_podmeta_fill_new(struct agent_podmeta *pm);
+/* What the CRI's listings say ID is, for agent_kubepods.cri_kind (USER:
+ * the struct agent_podmeta).  An id listed once keeps its kind (a sandbox
+ * id is never a container's) while the CRI is not reachable; without a
+ * listing, or with none since the last poll failed, AGENT_KP_CRI_DOWN. */
+enum agent_kp_cri agent_podmeta_kp_kind(const char *id, void *user);
 /* "off", "none found", the endpoint in use, or its last error. */
 const char *agent_podmeta_note(const struct agent_podmeta *pm);
 void agent_podmeta_release(struct agent_podmeta *pm);
