@@ -15,6 +15,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "agent/fdlimit.h"
 #include "agent/lock.h"
 #include "agent/metrics_server.h"
 #include "agent/requests.h"
@@ -241,6 +242,7 @@ static void kubepods_add(struct agent_daemon *d, const struct agent_kp_found *f,
   c->pod_uid = xstrdup(f->pod_uid);
   snprintf(c->qos, sizeof(c->qos), "%s", f->qos);
   agent_caps_bind(&d->caps, c); /* its cap and CPU weight targets, from its pid, once */
+  agent_freeze_bind(&d->freezer, c);
   agent_daemon_pod_meta_changed(d, c);
   agent_sampler_add(&d->sampler, c, &(struct cg2_sample){0});
   iob_info("found '%s' under the kubelet's cgroup tree ('%s', pod %s, %s, pid %d): sampled, "
@@ -704,6 +706,7 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
                                  .latency_source = agent_lat_mode_name(d->sampler.lat.mode),
                                  .prot = &d->adm.prot,
                                  .headroom = &d->headroom};
+  agent_fd_usage(&v.open_fds, &v.fd_limit);
   agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }
@@ -948,6 +951,8 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   if (!d->cfg.kubepods_off) {
     agent_kubepods_init(&d->kubepods, NULL, d->cfg.kubepods_root);
+    d->kubepods.cri_kind = agent_podmeta_kp_kind; /* sandboxes by the CRI's ids */
+    d->kubepods.cri_user = &d->podmeta;
     d->kubepods_on = true;
   }
   if (iob_loop_new(&d->loop, err) < 0)

@@ -10,11 +10,20 @@
  * Never frozen: a protected or service container, one past its budget (a
  * frozen job's time counts against it: at the budget it is thawed for
  * good), one frozen by someone else (docker pause), one whose cgroup a
- * container that may not be frozen shares. */
+ * container that may not be frozen shares.
+ *
+ * The target is resolved once, when the container registers with its pid
+ * (agent_freeze_bind, as caps.c binds its targets), to a file and the
+ * inode of its directory; before each freeze the inode is checked.  A pid
+ * looked up later may be another process's (reused), and a cgroup path
+ * may be another cgroup by then (removed and made again for a new
+ * container with the same id): either would freeze a container the lever
+ * never chose.  Such a container is never frozen, with one log line. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent/freeze.h"
 
@@ -27,7 +36,9 @@
 
 struct freeze_state {
   struct cg2_freeze_target t;
-  bool resolved;
+  bool bound;             /* agent_freeze_bind ran with a pid */
+  unsigned long long ino; /* of t.file's directory at registration (0: no target) */
+  char why[160];          /* why there is no target */
 };
 
 void agent_freezer_init(struct agent_freezer *f, struct agent_adm *adm,
@@ -74,20 +85,60 @@ static bool shares_cgroup(struct agent_freezer *f, const struct agent_ctr *c, ui
   return false;
 }
 
+static unsigned long long dir_ino(const char *file) {
+  char dir[AGENT_RESTORE_PATH_MAX];
+  dir_of(file, dir, sizeof(dir));
+  struct stat sb;
+  return stat(dir, &sb) == 0 ? (unsigned long long)sb.st_ino : 0;
+}
+
+void agent_freeze_bind(struct agent_freezer *f, struct agent_ctr *c) {
+  if (c->pid == 0 || (c->freeze.state && ((struct freeze_state *)c->freeze.state)->bound))
+    return;
+  struct freeze_state *st = state_of(c);
+  cleanup_error struct iob_error *err = NULL;
+  st->bound = true;
+  if (cg2_freeze_target_resolve(f->root, (pid_t)c->pid, &st->t, &err) < 0 ||
+      st->t.mech == CG2_FREEZE_NONE || (st->ino = dir_ino(st->t.file)) == 0) {
+    snprintf(st->why, sizeof(st->why), "%s",
+             err                             ? err->msg
+             : st->t.mech == CG2_FREEZE_NONE ? "no freezer.state or cgroup.freeze for its cgroup"
+                                             : "its cgroup is gone");
+    cg2_freeze_target_release(&st->t);
+    st->t.mech = CG2_FREEZE_NONE;
+    st->ino = 0;
+  }
+}
+
+/* Whether C's freeze target is still the cgroup bound at registration; a
+ * gone one fails quietly (the container exited). */
+static bool still_bound(const struct freeze_state *st, const struct agent_ctr *c) {
+  unsigned long long now = dir_ino(st->t.file);
+  if (now == st->ino)
+    return true;
+  char dir[AGENT_RESTORE_PATH_MAX];
+  dir_of(st->t.file, dir, sizeof(dir));
+  if (now != 0)
+    iob_warn("'%s': its cgroup '%s' is another one than at registration (inode %llu, was %llu: "
+             "recreated): never frozen",
+             c->id, dir, now, st->ino);
+  return false;
+}
+
 /* Freeze C; false when it cannot be (freeze_done is set then: not tried
  * again). */
 static bool freeze(struct agent_freezer *f, struct agent_ctr *c, uint64_t now) {
   struct freeze_state *st = state_of(c);
   cleanup_error struct iob_error *err = NULL;
-  if (!st->resolved) {
-    st->resolved = true;
-    if (c->pid == 0 || cg2_freeze_target_resolve(f->root, (pid_t)c->pid, &st->t, &err) < 0 ||
-        st->t.mech == CG2_FREEZE_NONE) {
-      iob_warn("cannot freeze '%s': %s", c->id,
-               err ? err->msg : "no freezer.state or cgroup.freeze for its cgroup");
-      c->freeze.done = true;
-      return false;
-    }
+  if (!st->bound || st->t.mech == CG2_FREEZE_NONE) {
+    iob_warn("cannot freeze '%s': %s", c->id,
+             st->bound ? st->why : "no pid at registration to find its cgroup by");
+    c->freeze.done = true;
+    return false;
+  }
+  if (!still_bound(st, c)) {
+    c->freeze.done = true;
+    return false;
   }
   bool already = false;
   if (shares_cgroup(f, c, now) || cg2_freeze_get(&st->t, &already, &err) < 0 || already) {
@@ -99,7 +150,7 @@ static bool freeze(struct agent_freezer *f, struct agent_ctr *c, uint64_t now) {
     return false;
   }
   if (agent_restore_remember(f->restore, st->t.file, 0, 0, cg2_freeze_word(st->t.mech, false),
-                             cg2_freeze_word(st->t.mech, true), 0, &err) < 0 ||
+                             cg2_freeze_word(st->t.mech, true), st->ino, &err) < 0 ||
       cg2_freeze_set(&st->t, true, &err) < 0) {
     /* The container may have just exited: its cgroup is gone. */
     if (err->errno_ != ENOENT)

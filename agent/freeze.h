@@ -23,6 +23,10 @@ struct agent_freezer {
 
 void agent_freezer_init(struct agent_freezer *f, struct agent_adm *adm,
                         struct agent_restore *restore, const char *root);
+/* Resolve CTR's freeze target once, from its pid at registration, to a
+ * file and the inode of its directory (nothing without a pid; nothing
+ * again once done): a freeze writes there only while it is that inode. */
+void agent_freeze_bind(struct agent_freezer *f, struct agent_ctr *ctr);
 /* Freeze all but io_limit of the batch containers under the lever, thaw
  * the others, and thaw for good any past its budget; nothing frozen while
  * io_limit is 0 (protect_freeze off, no protected container doing I/O). */

@@ -226,6 +226,7 @@ void agent_kubepods_release(struct agent_kubepods *kp) {
   free(kp->proc);
   free(kp->root);
   free(kp->sandboxes);
+  free(kp->starting);
   if (kp->ino_fd >= 0)
     close(kp->ino_fd);
   memset(kp, 0, sizeof(*kp));
@@ -295,6 +296,7 @@ static void drain(struct agent_kubepods *kp) {
 
 bool agent_kubepods_due(struct agent_kubepods *kp) {
   kp->since++;
+  kp->windows++;
   if (kp->top == NULL) {
     if (kp->since < AGENT_KP_RESCAN_WINDOWS)
       return false;
@@ -347,28 +349,38 @@ static pid_t first_pid(const char *dir) {
   return end != buf && (*end == '\n' || *end == '\0') && v > 0 ? (pid_t)v : 0;
 }
 
-enum { PROC_CONTAINER = 0, PROC_SANDBOX, PROC_STARTING };
+enum { PROC_CONTAINER = 0, PROC_PAUSE, PROC_STARTING, PROC_GONE };
 
-/* What PID runs: a pod sandbox's pause program (comm "pause"), the
- * runtime's init that has not exec'd the container's process yet
- * (runc's and crun's "runc:[2:INIT]", look again next window), or the
- * container's own. */
+/* The runtimes' own names for a container's first process before it
+ * exec's the container's: runc's (libcontainer/nsenter/nsexec.c names its
+ * stages) and crun's (it does not rename its child). */
+static const char *const init_comms[] = {"runc", "runc:[0:PARENT]", "runc:[1:CHILD]",
+                                         "runc:[2:INIT]", "crun"};
+
+/* What PID's comm says: "pause" (a sandbox's, if the CRI agrees), the
+ * runtime's init (starting), or the container's own process.  Only ever a
+ * hint: the tenant names its processes. */
 static int proc_kind(const struct agent_kubepods *kp, pid_t pid) {
   cleanup_free char *path = xasprintf("%s/proc/%d/comm", kp->proc, (int)pid);
   cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
   char buf[32];
   if (fd < 0)
-    return PROC_STARTING; /* exited meanwhile: the next walk sees */
+    return PROC_GONE; /* exited meanwhile: the next walk sees */
   ssize_t r = read(fd, buf, sizeof(buf) - 1);
   if (r <= 0)
-    return PROC_STARTING;
+    return PROC_GONE;
   buf[r] = '\0';
   buf[strcspn(buf, "\n")] = '\0';
   if (strcmp(buf, "pause") == 0)
-    return PROC_SANDBOX;
-  if (strncmp(buf, "runc:", 5) == 0 || strncmp(buf, "crun", 4) == 0)
-    return PROC_STARTING;
+    return PROC_PAUSE;
+  for (size_t i = 0; i < IOB_ARRAY_SIZE(init_comms); i++)
+    if (strcmp(buf, init_comms[i]) == 0)
+      return PROC_STARTING;
   return PROC_CONTAINER;
+}
+
+static enum agent_kp_cri cri_kind(const struct agent_kubepods *kp, const char *id) {
+  return kp->cri_kind ? kp->cri_kind(id, kp->cri_user) : AGENT_KP_CRI_DOWN;
 }
 
 static bool known_sandbox(const struct agent_kubepods *kp, const char *id) {
@@ -387,8 +399,30 @@ struct walk {
   size_t n, cap;
   char (*sandboxes)[AGENT_KP_ID_MAX]; /* those seen in this walk */
   size_t n_sandboxes;
+  struct agent_kp_starting *starting; /* those not taken yet in this walk */
+  size_t n_starting;
   uint64_t dirs;
 };
+
+/* Whether ID may wait another window before it is taken as a container
+ * (first seen waiting less than AGENT_KP_STARTING_WINDOWS ago). */
+static bool may_wait(struct walk *w, const char *id) {
+  const struct agent_kubepods *kp = w->kp;
+  uint64_t since = kp->windows;
+  for (size_t i = 0; i < kp->n_starting; i++)
+    if (strcmp(kp->starting[i].id, id) == 0) {
+      since = kp->starting[i].since;
+      break;
+    }
+  if (kp->windows - since >= AGENT_KP_STARTING_WINDOWS || w->n_starting >= AGENT_KP_STARTING_MAX)
+    return false;
+  w->starting = xrealloc(w->starting, (w->n_starting + 1) * sizeof(w->starting[0]));
+  struct agent_kp_starting *e = &w->starting[w->n_starting++];
+  snprintf(e->id, sizeof(e->id), "%s", id);
+  e->since = since;
+  w->kp->retry = true;
+  return true;
+}
 
 static void add_sandbox(struct walk *w, const char *id) {
   w->sandboxes = xrealloc(w->sandboxes, (w->n_sandboxes + 1) * sizeof(w->sandboxes[0]));
@@ -397,7 +431,11 @@ static void add_sandbox(struct walk *w, const char *id) {
 
 static void container(struct walk *w, const char *dir, const char *rel,
                       const struct agent_kp_path *p) {
-  if (known_sandbox(w->kp, p->id)) {
+  /* The CRI's word first, even for an id known already (taken as a
+   * container while the CRI had not listed it: leaving the walk's list
+   * removes it). */
+  enum agent_kp_cri cri = cri_kind(w->kp, p->id);
+  if (known_sandbox(w->kp, p->id) || cri == AGENT_KP_CRI_SANDBOX) {
     add_sandbox(w, p->id);
     return;
   }
@@ -409,14 +447,16 @@ static void container(struct walk *w, const char *dir, const char *rel,
     return;
   }
   int kind = pid ? proc_kind(w->kp, pid) : PROC_CONTAINER;
-  if (kind == PROC_SANDBOX) {
-    add_sandbox(w, p->id);
-    return;
-  }
-  if (kind == PROC_STARTING) {
+  if (kind == PROC_GONE) {
     w->kp->retry = true;
     return;
   }
+  /* "pause" the CRI has not listed (yet): a sandbox made since the last
+   * poll, or a tenant's process of that name; the CRI tells within the
+   * bound.  A listed container is a container whatever it is called. */
+  bool wait = kind == PROC_STARTING || (kind == PROC_PAUSE && cri != AGENT_KP_CRI_CONTAINER);
+  if (wait && may_wait(w, p->id))
+    return;
   if (w->n == w->max)
     return;
   if (w->n == w->cap) {
@@ -489,6 +529,7 @@ int agent_kubepods_walk(struct agent_kubepods *kp, size_t max,
     if (walk_dir(&w, dir, tops[i], err) < 0) {
       agent_kp_found_free(w.found, w.n);
       free(w.sandboxes);
+      free(w.starting);
       return -1;
     }
   }
@@ -497,6 +538,9 @@ int agent_kubepods_walk(struct agent_kubepods *kp, size_t max,
   free(kp->sandboxes);
   kp->sandboxes = w.sandboxes;
   kp->n_sandboxes = w.n_sandboxes;
+  free(kp->starting);
+  kp->starting = w.starting;
+  kp->n_starting = w.n_starting;
   kp->walks++;
   kp->last_walk_us = now_us() - t0;
   kp->last_dirs = w.dirs;
@@ -510,11 +554,18 @@ char *agent_kubepods_describe(const struct agent_kubepods *kp) {
   if (kp->top == NULL)
     return xasprintf("no kubelet cgroup tree under '%s/' (looked for every %d windows)",
                      *kp->root ? kp->root : "", AGENT_KP_RESCAN_WINDOWS);
+  char cri[200] = "";
+  if (cri_kind(kp, NULL) == AGENT_KP_CRI_DOWN)
+    snprintf(cri, sizeof(cri),
+             "; no CRI reachable: pod sandboxes are not told apart (a process called 'pause' "
+             "waits %d windows, then counts as a container)",
+             AGENT_KP_STARTING_WINDOWS);
   return xasprintf(
-      "%s tree '%s/kubepods%s' (%s): %llu containers, %zu sandboxes; %llu walks (%s), the last "
-      "over %llu directories in %.2f ms",
+      "%s tree '%s/kubepods%s' (%s): %llu containers, %zu sandboxes, %zu starting; %llu walks "
+      "(%s), the last over %llu directories in %.2f ms%s",
       kp->systemd ? "systemd" : "cgroupfs", kp->top, kp->systemd ? ".slice" : "",
       kp->v2 ? "cgroup v2" : "cgroup v1", (unsigned long long)kp->last_found, kp->n_sandboxes,
-      (unsigned long long)kp->walks, kp->ino_fd >= 0 ? "on inotify events" : "periodic",
-      (unsigned long long)kp->last_dirs, (double)kp->last_walk_us / 1000.0);
+      kp->n_starting, (unsigned long long)kp->walks,
+      kp->ino_fd >= 0 ? "on inotify events" : "periodic", (unsigned long long)kp->last_dirs,
+      (double)kp->last_walk_us / 1000.0, cri);
 }

@@ -23,7 +23,17 @@
  * AGENT_KP_FULL_WINDOWS windows; without inotify (no watch left), every
  * AGENT_KP_RESCAN_WINDOWS windows.  A walk reads directories only, and
  * two small files (cgroup.procs, /proc/PID/comm) of a container not seen
- * before.  No file-level state: all of it is in struct agent_kubepods. */
+ * before.  No file-level state: all of it is in struct agent_kubepods.
+ *
+ * Pod sandboxes are told by the node's CRI (its ListPodSandbox ids,
+ * agent/podmeta.h), never by what their process is called: a tenant names
+ * its processes.  An id the CRI has not listed (not polled since it was
+ * made, or no CRI reachable) whose process is called "pause" waits, as a
+ * container still starting does, at most AGENT_KP_STARTING_WINDOWS
+ * windows; then it is a container.  Starting means the runtime's init
+ * has not exec'd the container's process yet: comm exactly runc's
+ * ("runc", "runc:[0:PARENT]", "runc:[1:CHILD]", "runc:[2:INIT]") or
+ * crun's ("crun"), within the same bound. */
 #ifndef IOB_AGENT_KUBEPODS_H
 #define IOB_AGENT_KUBEPODS_H
 
@@ -38,6 +48,16 @@
 #define AGENT_KP_ID_MAX 129 /* a CRI id is 64 hex digits */
 #define AGENT_KP_RESCAN_WINDOWS 5
 #define AGENT_KP_FULL_WINDOWS 60
+#define AGENT_KP_STARTING_WINDOWS 30 /* beyond a cri_poll of 10 s at 250 ms windows */
+#define AGENT_KP_STARTING_MAX 4096   /* ids remembered as starting */
+
+/* What the node's CRI says an id is (agent_kubepods.cri_kind). */
+enum agent_kp_cri {
+  AGENT_KP_CRI_DOWN = 0,  /* no listing: no CRI reachable, or not polled yet */
+  AGENT_KP_CRI_UNLISTED,  /* the last listing does not have it */
+  AGENT_KP_CRI_SANDBOX,   /* a pod sandbox (ListPodSandbox) */
+  AGENT_KP_CRI_CONTAINER, /* a container (ListContainers) */
+};
 
 enum agent_kp_level {
   AGENT_KP_ROOT = 0,  /* kubepods, kubepods.slice */
@@ -87,10 +107,23 @@ struct agent_kubepods {
   bool retry;       /* the last walk found a container without a process yet */
   unsigned retries; /* walks for that alone since the last event */
   unsigned since;   /* windows since the last walk (or since the tree was looked for) */
-  /* Pod sandboxes (comm "pause") seen: not containers to sample, and not
+  /* Pod sandboxes (by the CRI) seen: not containers to sample, and not
    * looked at again while they are there. */
   char (*sandboxes)[AGENT_KP_ID_MAX];
   size_t n_sandboxes;
+  /* Ids not taken yet (starting, or "pause" the CRI has not listed) and
+   * the window each was first seen in. */
+  struct agent_kp_starting {
+    char id[AGENT_KP_ID_MAX];
+    uint64_t since;
+  } * starting;
+  size_t n_starting;
+  uint64_t windows; /* agent_kubepods_due calls */
+  /* What the CRI says of an id (NULL: whether there is a listing at all,
+   * AGENT_KP_CRI_DOWN or not);
+   * cri_kind NULL: no CRI, every id DOWN. */
+  enum agent_kp_cri (*cri_kind)(const char *id, void *user);
+  void *cri_user;
   /* For status: what walks cost. */
   uint64_t walks, last_walk_us, last_dirs, last_found;
 };

@@ -8,6 +8,7 @@
 
 #include "agent/config.h"
 #include "agent/daemon.h"
+#include "agent/fdlimit.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/sdnotify.h"
@@ -74,6 +75,30 @@ static void notify(const char *state) {
     iob_warn("%s", err->msg);
 }
 
+/* Before anything is opened: a container costs the agent file descriptors
+ * (agent/fdlimit.h), and the default soft limit of 1024 runs out long
+ * before AGENT_MAX_CONTAINERS.  A hard limit below the need is run with,
+ * and said. */
+static void raise_fd_limit(void) {
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_fdlimit l;
+  if (agent_fdlimit_raise(&l, &err) < 0) {
+    iob_warn("%s", err->msg);
+    return;
+  }
+  if (l.short_)
+    iob_warn("open file limit %llu is below the %d that %d containers need: registrations "
+             "fail from about %llu containers on (raise LimitNOFILE= or the runtime's "
+             "RLIMIT_NOFILE)",
+             (unsigned long long)l.hard, AGENT_FDS_NEEDED, AGENT_MAX_CONTAINERS,
+             (unsigned long long)(l.hard > AGENT_FDS_SPARE
+                                      ? (l.hard - AGENT_FDS_SPARE) / AGENT_FDS_PER_CTR
+                                      : 0));
+  else if (l.soft != l.was)
+    iob_info("open file limit raised from %llu to %llu", (unsigned long long)l.was,
+             (unsigned long long)l.soft);
+}
+
 int main(int argc, char **argv) {
   cleanup_error struct iob_error *err = NULL;
   struct agent_config cfg;
@@ -86,6 +111,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   iob_log_init("iobatchd", cfg.debug);
+  raise_fd_limit();
   struct agent_daemon d;
   int r = agent_daemon_init(&d, &cfg, &opts, &err);
   agent_config_release(&cfg);

@@ -448,6 +448,13 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
   fputs("\",revision=\"", f);
   agent_metrics_put_label(f, iob_git_rev);
   fputs("\"} 1\n", f);
+  if (v->fd_limit) {
+    header(f, "iobatch_agent_open_fds", "gauge", "File descriptors the agent has open.");
+    fprintf(f, "iobatch_agent_open_fds %llu\n", (unsigned long long)v->open_fds);
+    header(f, "iobatch_agent_max_fds", "gauge",
+           "The agent's soft limit on open file descriptors (RLIMIT_NOFILE).");
+    fprintf(f, "iobatch_agent_max_fds %llu\n", (unsigned long long)v->fd_limit);
+  }
   if (v->latency_source)
     render_latency(f, v);
   render_ctr_state(f, v);

@@ -93,6 +93,9 @@ struct agent_metrics_view {
    * node's I/O headroom (agent/headroom.h); NULL: not rendered. */
   const struct agent_protect *prot;
   const struct agent_headroom *headroom;
+  /* The agent's open file descriptors and its soft RLIMIT_NOFILE
+   * (agent/fdlimit.h); fd_limit 0: not rendered. */
+  uint64_t open_fds, fd_limit;
 };
 
 /* Count the containers of the admission list into *v at now_ms (and

@@ -22,6 +22,8 @@ struct podmeta_run {
   pthread_t th;
   char *endpoint; /* NULL: auto */
   unsigned timeout_ms;
+  char **label_keys; /* a copy of the podmeta's */
+  size_t n_label_keys;
   /* results */
   bool none; /* auto found no socket: nothing to say */
   char *in_use;
@@ -31,11 +33,18 @@ struct podmeta_run {
 
 static const char *const auto_paths[] = {CRI_CONTAINERD_SOCKET, CRI_CRIO_SOCKET};
 
+static void free_keys(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
 static void run_free(struct podmeta_run *r) {
   if (r->efd >= 0)
     close(r->efd);
   pthread_mutex_destroy(&r->mu);
   free(r->endpoint);
+  free_keys(r->label_keys, r->n_label_keys);
   free(r->in_use);
   cri_meta_list_release(&r->meta);
   iob_error_release(&r->err);
@@ -50,8 +59,9 @@ static int poll_endpoint(struct podmeta_run *r, const char *path, struct iob_err
   if (cri_client_open(path, r->timeout_ms, &c, err) < 0)
     return -1;
   int rc = cri_client_version(c, &v, err);
+  struct cri_label_keys keep = {.v = (const char *const *)r->label_keys, .n = r->n_label_keys};
   if (rc == 0)
-    rc = cri_meta_list_read(c, &r->meta, err);
+    rc = cri_meta_list_read(c, &keep, &r->meta, err);
   if (rc == 0)
     r->in_use = xasprintf("unix://%s (%.64s %.64s, %s)", path, v->runtime_name, v->runtime_version,
                           cri_client_api(c));
@@ -228,6 +238,9 @@ static void start(struct agent_podmeta *pm) {
   pthread_mutex_init(&r->mu, NULL);
   r->endpoint = pm->endpoint ? xstrdup(pm->endpoint) : NULL;
   r->timeout_ms = (unsigned)pm->timeout_ms;
+  r->label_keys = xcalloc(pm->n_label_keys + 1, sizeof(*r->label_keys));
+  for (size_t i = 0; i < pm->n_label_keys; i++)
+    r->label_keys[r->n_label_keys++] = xstrdup(pm->label_keys[i]);
   r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   cleanup_error struct iob_error *err = NULL;
   if (r->efd < 0 || iob_loop_add(pm->loop, r->efd, EPOLLIN, on_done, pm, &err) < 0) {
@@ -265,8 +278,38 @@ void agent_podmeta_init(struct agent_podmeta *pm, struct iob_loop *loop, struct 
   pm->endpoint = xstrdup(""); /* off until configured */
 }
 
+static int cmp_key(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The keys of the labels CFG's pod rules name ("key=value" each). */
+static void rule_keys(struct agent_podmeta *pm, const struct agent_config *cfg) {
+  free_keys(pm->label_keys, pm->n_label_keys);
+  size_t max = cfg->pod_rules.n * AGENT_POD_RULE_LABELS;
+  pm->label_keys = xcalloc(max + 1, sizeof(*pm->label_keys));
+  pm->n_label_keys = 0;
+  for (size_t i = 0; i < cfg->pod_rules.n; i++) {
+    const struct agent_pod_rule *r = &cfg->pod_rules.v[i];
+    for (size_t k = 0; k < r->n_labels && k < AGENT_POD_RULE_LABELS; k++) {
+      const char *eq = strchr(r->labels[k], '=');
+      size_t len = eq ? (size_t)(eq - r->labels[k]) : strlen(r->labels[k]);
+      pm->label_keys[pm->n_label_keys++] = xstrndup(r->labels[k], len);
+    }
+  }
+  qsort(pm->label_keys, pm->n_label_keys, sizeof(*pm->label_keys), cmp_key);
+  size_t n = 0;
+  for (size_t i = 0; i < pm->n_label_keys; i++) {
+    if (n > 0 && strcmp(pm->label_keys[n - 1], pm->label_keys[i]) == 0)
+      free(pm->label_keys[i]);
+    else
+      pm->label_keys[n++] = pm->label_keys[i];
+  }
+  pm->n_label_keys = n;
+}
+
 void agent_podmeta_configure(struct agent_podmeta *pm, const struct agent_config *cfg) {
   bool was_off = pm->endpoint && *pm->endpoint == '\0';
+  rule_keys(pm, cfg);
   free(pm->endpoint);
   pm->endpoint = cfg->cri_endpoint ? xstrdup(cfg->cri_endpoint) : NULL;
   pm->poll_ms = cfg->cri_poll_ms;
@@ -277,6 +320,14 @@ void agent_podmeta_configure(struct agent_podmeta *pm, const struct agent_config
   pm->last_err = NULL;
   if (pm->loop && pm->run == NULL)
     arm(pm, 0);
+}
+
+enum agent_kp_cri agent_podmeta_kp_kind(const char *id, void *user) {
+  const struct agent_podmeta *pm = user;
+  const struct cri_meta *m = id ? cri_meta_find(&pm->meta, id) : NULL;
+  if (m)
+    return m->container_name ? AGENT_KP_CRI_CONTAINER : AGENT_KP_CRI_SANDBOX;
+  return pm->in_use ? AGENT_KP_CRI_UNLISTED : AGENT_KP_CRI_DOWN;
 }
 
 const char *agent_podmeta_note(const struct agent_podmeta *pm) {
@@ -313,5 +364,8 @@ void agent_podmeta_release(struct agent_podmeta *pm) {
   free(pm->in_use);
   free(pm->last_err);
   cri_meta_list_release(&pm->meta);
+  free_keys(pm->label_keys, pm->n_label_keys);
+  pm->label_keys = NULL;
+  pm->n_label_keys = 0;
   pm->endpoint = pm->in_use = pm->last_err = NULL;
 }

@@ -15,7 +15,12 @@
  *
  * Off Kubernetes nothing changes: cri_endpoint = auto finds no socket and
  * says nothing; an endpoint that fails is said once per distinct error,
- * and once when it answers again. */
+ * and once when it answers again.
+ *
+ * Labels: only those whose key a pod_rule names are kept (the rules are
+ * all that reads them), at most CRI_META_LABELS_MAX per pod and each
+ * shorter than CRI_META_LABEL_MAX (cri/cri.h): a pod's labels are the
+ * tenant's to write, and each of its containers keeps a copy. */
 #ifndef IOB_AGENT_PODMETA_H
 #define IOB_AGENT_PODMETA_H
 
@@ -23,6 +28,7 @@
 
 #include "agent/admission.h"
 #include "agent/config.h"
+#include "agent/kubepods.h"
 #include "common/loop.h"
 #include "cri/cri.h"
 
@@ -40,13 +46,15 @@ struct agent_podmeta {
   char *in_use;              /* "unix:///path (containerd 1.6.20, runtime.v1)"; NULL none */
   char *last_err;            /* the failure said last (said once) */
   struct cri_meta_list meta; /* the last listing, for containers that come later */
+  char **label_keys;         /* the label keys the pod rules name, sorted, unique */
+  size_t n_label_keys;
   uint64_t polls, failures;
 };
 
 void agent_podmeta_init(struct agent_podmeta *pm, struct iob_loop *loop, struct agent_adm *adm,
                         void (*changed)(struct agent_ctr *c, void *user), void *user);
-/* Take cri_endpoint, cri_poll and cri_timeout from cfg (at start and on
- * SIGHUP) and poll soon. */
+/* Take cri_endpoint, cri_poll, cri_timeout and the label keys of the pod
+ * rules from cfg (at start and on SIGHUP) and poll soon. */
 void agent_podmeta_configure(struct agent_podmeta *pm, const struct agent_config *cfg);
 /* Fill ctr from the last listing (a container registered between polls);
  * true when anything changed. */
@@ -54,6 +62,11 @@ bool agent_podmeta_fill(struct agent_podmeta *pm, struct agent_ctr *ctr);
 /* The same for every container not filled yet (each sampling period:
  * cheap, a lookup each). */
 void agent_podmeta_fill_new(struct agent_podmeta *pm);
+/* What the CRI's listings say ID is, for agent_kubepods.cri_kind (USER:
+ * the struct agent_podmeta).  An id listed once keeps its kind (a sandbox
+ * id is never a container's) while the CRI is not reachable; without a
+ * listing, or with none since the last poll failed, AGENT_KP_CRI_DOWN. */
+enum agent_kp_cri agent_podmeta_kp_kind(const char *id, void *user);
 /* "off", "none found", the endpoint in use, or its last error. */
 const char *agent_podmeta_note(const struct agent_podmeta *pm);
 void agent_podmeta_release(struct agent_podmeta *pm);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/fdlimit.h"
 #include "batcher/jobfile.h"
 #include "agent/requests.h"
 #include "cgroupv2/sample.h"
@@ -164,6 +165,7 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   declare_lat_target(d, c, req->latency_target_us);
   agent_pidwatch_add(&d->pidwatch, c);
   agent_caps_bind(&d->caps, c);
+  agent_freeze_bind(&d->freezer, c);
   if (fresh || c->class_source == AGENT_CLASS_NONE)
     d->api_ops->apply_profile(d, c);
   d->api_ops->pod_meta_changed(d, c); /* the pod rules, over the profile */
@@ -371,10 +373,31 @@ static char *describe_wait(const struct agent_daemon *d, const struct agent_ctr 
   return s;
 }
 
-int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__StatusResponse *out,
+/* C's pod labels into S when asked for and *BUDGET bytes allow. */
+static void status_labels(const struct agent_ctr *c, bool asked, size_t *budget,
+                          Iobatch__Agent__V1__ContainerStatus *s,
+                          Iobatch__Agent__V1__StatusResponse *r) {
+  if (!asked || c->n_pod_labels == 0)
+    return;
+  size_t bytes = 0;
+  for (size_t i = 0; i < c->n_pod_labels; i++)
+    bytes += strlen(c->pod_labels[i]) + 4; /* tag, length and slack */
+  if (bytes > *budget) {
+    r->pod_labels_left_out++;
+    return;
+  }
+  *budget -= bytes;
+  s->pod_labels = c->pod_labels;
+  s->n_pod_labels = c->n_pod_labels;
+}
+
+int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusRequest *req,
+                     uint64_t now, Iobatch__Agent__V1__StatusResponse *out,
                      struct iob_error **err) {
   (void)err; /* cannot fail (out of memory aborts); kept for its callers */
   Iobatch__Agent__V1__StatusResponse r = IOBATCH__AGENT__V1__STATUS_RESPONSE__INIT;
+  bool labels = req && req->pod_labels;
+  size_t label_budget = AGENT_STATUS_LABEL_BYTES;
   r.containers = xcalloc(d->adm.n + 1, sizeof(*r.containers));
   for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
     Iobatch__Agent__V1__ContainerStatus *s = xcalloc(1, sizeof(*s));
@@ -438,8 +461,7 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
     s->pod_namespace = c->pod_namespace;
     s->container_name = c->container_name;
     s->pod_uid = c->pod_uid ? c->pod_uid : (char *)"";
-    s->pod_labels = c->pod_labels;
-    s->n_pod_labels = c->n_pod_labels;
+    status_labels(c, labels, &label_budget, s, &r);
     /* a uid alone is the kubelet tree's (agent/kubepods.h), not the CRI's */
     s->pod_meta_source = c->pod_uid && *c->pod_uid && c->pod_name && *c->pod_name ? (char *)"cri"
                          : c->pod_name && *c->pod_name ? (char *)"annotations"
@@ -509,6 +531,7 @@ int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__S
   r.forced_admissions = d->adm.forced_admissions;
   r.profiles = (uint32_t)d->profiles.n;
   r.batch_window_ms = d->cfg.batch_window_ms;
+  agent_fd_usage(&r.open_fds, &r.fd_limit);
   *out = r;
   return 0;
 }

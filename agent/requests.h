@@ -56,10 +56,14 @@ bool agent_api_exited(struct agent_daemon *d, const Iobatch__Agent__V1__ExitedRe
                       uint64_t now);
 
 /* Status: *out borrows the daemon's strings; free what it allocated with
- * agent_api_status_release (before the daemon changes).  Returns 0 (out of
- * memory aborts, common/xalloc.h). */
-int agent_api_status(struct agent_daemon *d, uint64_t now, Iobatch__Agent__V1__StatusResponse *out,
-                     struct iob_error **err);
+ * agent_api_status_release (before the daemon changes).  Pod labels only
+ * when REQ asks for them (NULL: the defaults), at most
+ * AGENT_STATUS_LABEL_BYTES of them: a Status reply must fit a ttrpc frame
+ * (4 MiB) whatever tenants put in their labels.  Returns 0 (out of memory
+ * aborts, common/xalloc.h). */
+#define AGENT_STATUS_LABEL_BYTES (1u << 20)
+int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusRequest *req,
+                     uint64_t now, Iobatch__Agent__V1__StatusResponse *out, struct iob_error **err);
 void agent_api_status_release(Iobatch__Agent__V1__StatusResponse *r);
 
 /* Plan's checks: the agent's batcher settings with req's cap and alpha in

@@ -143,11 +143,11 @@ static void on_exited(struct ttrpc_call *call, const ProtobufCMessage *m, void *
 }
 
 static void on_status(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
-  (void)m;
   struct agent_server *s = user;
   cleanup_error struct iob_error *err = NULL;
   Iobatch__Agent__V1__StatusResponse r;
-  if (agent_api_status(s->state, now_ms(), &r, &err) < 0) {
+  if (agent_api_status(s->state, (const Iobatch__Agent__V1__StatusRequest *)m, now_ms(), &r, &err) <
+      0) {
     ttrpc_call_fail_error(call, &err);
     return;
   }

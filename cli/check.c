@@ -36,7 +36,7 @@ static void usage(FILE *f) {
 static int io_pressure(unsigned max_held_s) {
   cleanup_error struct iob_error *err = NULL;
   Iobatch__Agent__V1__StatusResponse *st = NULL;
-  if (iobctl_status_fetch(&st, 5000, &err) < 0) {
+  if (iobctl_status_fetch(&st, false, 5000, &err) < 0) {
     printf("unknown: %.70s\n", err->msg);
     return CHECK_UNKNOWN;
   }

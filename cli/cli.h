@@ -23,10 +23,12 @@
 extern const char *iobctl_socket;
 
 int iobctl_connect(struct ttrpc_client **out, struct iob_error **err);
-/* The agent's Status, asked with a timeout of timeout_ms (status, check). */
+/* The agent's Status, asked with a timeout of timeout_ms (status, check);
+ * with the pods' labels when LABELS (left out otherwise: they can be
+ * large, and the liveness probe asks for status every few seconds). */
 struct Iobatch__Agent__V1__StatusResponse;
-int iobctl_status_fetch(struct Iobatch__Agent__V1__StatusResponse **out, int timeout_ms,
-                        struct iob_error **err);
+int iobctl_status_fetch(struct Iobatch__Agent__V1__StatusResponse **out, bool labels,
+                        int timeout_ms, struct iob_error **err);
 
 /* -o / --output: table (the default), wide (more columns) or json. */
 enum iobctl_output { IOBCTL_OUT_TABLE, IOBCTL_OUT_WIDE, IOBCTL_OUT_JSON };

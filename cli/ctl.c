@@ -21,12 +21,13 @@ int iobctl_connect(struct ttrpc_client **out, struct iob_error **err) {
   return 0;
 }
 
-int iobctl_status_fetch(Iobatch__Agent__V1__StatusResponse **out, int timeout_ms,
+int iobctl_status_fetch(Iobatch__Agent__V1__StatusResponse **out, bool labels, int timeout_ms,
                         struct iob_error **err) {
   struct ttrpc_client *c = NULL;
   if (iobctl_connect(&c, err) < 0)
     return -1;
   Iobatch__Agent__V1__StatusRequest req = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
+  req.pod_labels = labels;
   ProtobufCMessage *resp = NULL;
   int r = ttrpc_client_call(c, AGENT_SERVICE, "Status", &req.base,
                             &iobatch__agent__v1__status_response__descriptor, &resp, timeout_ms,

@@ -179,6 +179,9 @@ static void print_summary(const status_resp *r) {
   printf("plans %llu, admissions %llu (%llu at their deadline), %u learned profiles\n",
          (unsigned long long)r->plans, (unsigned long long)r->admissions,
          (unsigned long long)r->forced_admissions, r->profiles);
+  if (r->fd_limit)
+    printf("open fds %llu of %llu\n", (unsigned long long)r->open_fds,
+           (unsigned long long)r->fd_limit);
   if (r->latency_source && !strcmp(r->latency_source, "bpf"))
     printf("block I/O latency from BPF\n\n");
   else if (r->latency_source && !strcmp(r->latency_source, "pressure"))
@@ -472,6 +475,9 @@ static json_t *to_json(const status_resp *r) {
     json_object_set_new(o, "cri", json_string(r->cri ? r->cri : ""));
     json_object_set_new(o, "cri_polls", json_integer((json_int_t)r->cri_polls));
     json_object_set_new(o, "kubepods", json_string(r->kubepods ? r->kubepods : ""));
+    json_object_set_new(o, "open_fds", json_integer((json_int_t)r->open_fds));
+    json_object_set_new(o, "fd_limit", json_integer((json_int_t)r->fd_limit));
+    json_object_set_new(o, "pod_labels_left_out", json_integer(r->pod_labels_left_out));
   }
   return o;
 }
@@ -540,9 +546,9 @@ static const ctr_status *find(const status_resp *r, const char *arg) {
   return NULL;
 }
 
-static int fetch(status_resp **out) {
+static int fetch(status_resp **out, bool labels) {
   cleanup_error struct iob_error *err = NULL;
-  if (iobctl_status_fetch(out, 10000, &err) < 0) {
+  if (iobctl_status_fetch(out, labels, 10000, &err) < 0) {
     iob_error_print("iobatchctl status", &err);
     return -1;
   }
@@ -614,7 +620,9 @@ int iobctl_status(int argc, char **argv) {
     return iobctl_usage_fail("status", "unexpected argument '%s'", argv[optind + 1]);
   const char *id = optind < argc ? argv[optind] : NULL;
   status_resp *s = NULL;
-  if (fetch(&s) < 0)
+  /* Labels only where they are shown (JSON): the table is what the
+   * DaemonSet's probes ask for, every few seconds. */
+  if (fetch(&s, out == IOBCTL_OUT_JSON) < 0)
     return 1;
   escape_strings(&s->base, out != IOBCTL_OUT_JSON);
   int rc = 0;

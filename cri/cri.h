@@ -57,9 +57,23 @@ int cri_client_call(struct cri_client *c, const char *method, const ProtobufCMes
                     const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **out,
                     struct iob_error **err);
 
+/* Which pod labels a listing keeps.  A pod may carry megabytes of labels
+ * (the API server bounds each value, not their number) and every one of
+ * its containers would get a copy: only labels whose key is in KEYS[0..N)
+ * (sorted by strcmp; the agent's are the keys its pod rules name) are
+ * kept, at most CRI_META_LABELS_MAX per pod (the first in key order), each
+ * "key=value" shorter than CRI_META_LABEL_MAX bytes (a longer one is
+ * dropped: no pod rule can name it, agent/podrules.h). */
+#define CRI_META_LABELS_MAX 16
+#define CRI_META_LABEL_MAX 320
+struct cri_label_keys {
+  const char *const *v;
+  size_t n;
+};
+
 /* What iobatchd wants to know of a container (or of a pod sandbox: then
- * container_name is NULL): its pod's names, uid and labels ("key=value",
- * sorted). */
+ * container_name is NULL): its pod's names, uid and the labels kept
+ * ("key=value", sorted). */
 struct cri_meta {
   char *id;
   char *pod_namespace, *pod_name, *pod_uid;
@@ -73,12 +87,14 @@ struct cri_meta_list {
   size_t n;
 };
 
-/* ListPodSandbox and ListContainers, joined by sandbox id. */
-int cri_meta_list_read(struct cri_client *c, struct cri_meta_list *out, struct iob_error **err);
+/* ListPodSandbox and ListContainers, joined by sandbox id; the labels
+ * KEEP names (NULL: any key, within the same bounds; a tool's listing). */
+int cri_meta_list_read(struct cri_client *c, const struct cri_label_keys *keep,
+                       struct cri_meta_list *out, struct iob_error **err);
 /* The join alone (what cri_meta_list_read does with the two answers). */
 void cri_meta_list_build(const Runtime__V1__ListPodSandboxResponse *pods,
                          const Runtime__V1__ListContainersResponse *ctrs,
-                         struct cri_meta_list *out);
+                         const struct cri_label_keys *keep, struct cri_meta_list *out);
 const struct cri_meta *cri_meta_find(const struct cri_meta_list *l, const char *id);
 void cri_meta_list_release(struct cri_meta_list *l);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* What iobatchd keeps of the CRI's listings: per container (and per pod
  * sandbox) id, its pod's namespace, name, uid and labels. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,16 +20,54 @@ static int cmp_meta(const void *a, const void *b) {
   return strcmp(((const struct cri_meta *)a)->id, ((const struct cri_meta *)b)->id);
 }
 
-static void fill_pod(struct cri_meta *m, const Runtime__V1__PodSandbox *p) {
+typedef Runtime__V1__PodSandbox__LabelsEntry label_entry;
+
+static int cmp_entry(const void *a, const void *b) {
+  const label_entry *x = *(const label_entry *const *)a, *y = *(const label_entry *const *)b;
+  int r = strcmp(x->key, y->key);
+  return r ? r : strcmp(x->value ? x->value : "", y->value ? y->value : "");
+}
+
+/* Whether entry E is one KEEP names, and small enough. */
+static bool keeps(const struct cri_label_keys *keep, const label_entry *e) {
+  if (e == NULL || e->key == NULL || *e->key == '\0')
+    return false;
+  size_t klen = strnlen(e->key, CRI_META_LABEL_MAX);
+  size_t vlen = e->value ? strnlen(e->value, CRI_META_LABEL_MAX) : 0;
+  if (klen + 1 + vlen >= CRI_META_LABEL_MAX)
+    return false;
+  if (keep == NULL)
+    return true;
+  const char *k = e->key;
+  return keep->n && bsearch(&k, keep->v, keep->n, sizeof(*keep->v), cmp_str) != NULL;
+}
+
+/* P's labels that KEEP names, at most CRI_META_LABELS_MAX of them: the
+ * first by key (and value: a map may repeat a key on the wire). */
+static void fill_labels(struct cri_meta *m, const Runtime__V1__PodSandbox *p,
+                        const struct cri_label_keys *keep) {
+  const label_entry **v = xcalloc(p->n_labels + 1, sizeof(*v));
+  size_t n = 0;
+  for (size_t i = 0; i < p->n_labels; i++)
+    if (keeps(keep, p->labels[i]))
+      v[n++] = p->labels[i];
+  qsort(v, n, sizeof(*v), cmp_entry);
+  if (n > CRI_META_LABELS_MAX)
+    n = CRI_META_LABELS_MAX;
+  m->labels = xcalloc(n + 1, sizeof(*m->labels));
+  for (size_t i = 0; i < n; i++)
+    m->labels[m->n_labels++] = xasprintf("%s=%s", v[i]->key, v[i]->value ? v[i]->value : "");
+  free(v);
+  qsort(m->labels, m->n_labels, sizeof(*m->labels), cmp_str);
+}
+
+static void fill_pod(struct cri_meta *m, const Runtime__V1__PodSandbox *p,
+                     const struct cri_label_keys *keep) {
   const Runtime__V1__PodSandboxMetadata *md = p->metadata;
   m->pod_namespace = dup_s(md ? md->namespace_ : NULL);
   m->pod_name = dup_s(md ? md->name : NULL);
   m->pod_uid = dup_s(md ? md->uid : NULL);
-  m->labels = xcalloc(p->n_labels + 1, sizeof(*m->labels));
-  for (size_t i = 0; i < p->n_labels; i++)
-    m->labels[m->n_labels++] = xasprintf("%s=%s", p->labels[i]->key ? p->labels[i]->key : "",
-                                         p->labels[i]->value ? p->labels[i]->value : "");
-  qsort(m->labels, m->n_labels, sizeof(*m->labels), cmp_str);
+  fill_labels(m, p, keep);
 }
 
 static int cmp_pod(const void *a, const void *b) {
@@ -46,7 +85,7 @@ static const Runtime__V1__PodSandbox *pod_of(const Runtime__V1__PodSandbox **idx
 
 void cri_meta_list_build(const Runtime__V1__ListPodSandboxResponse *pods,
                          const Runtime__V1__ListContainersResponse *ctrs,
-                         struct cri_meta_list *out) {
+                         const struct cri_label_keys *keep, struct cri_meta_list *out) {
   size_t np = pods ? pods->n_items : 0, nc = ctrs ? ctrs->n_containers : 0;
   if (np > CRI_LIST_MAX)
     np = CRI_LIST_MAX;
@@ -63,7 +102,7 @@ void cri_meta_list_build(const Runtime__V1__ListPodSandboxResponse *pods,
     idx[ni++] = p;
     struct cri_meta *m = &out->v[out->n++];
     m->id = xstrdup(p->id);
-    fill_pod(m, p);
+    fill_pod(m, p, keep);
   }
   qsort(idx, ni, sizeof(*idx), cmp_pod);
   for (size_t i = 0; i < nc; i++) {
@@ -73,7 +112,7 @@ void cri_meta_list_build(const Runtime__V1__ListPodSandboxResponse *pods,
       continue; /* a container of a pod removed between the two listings */
     struct cri_meta *m = &out->v[out->n++];
     m->id = xstrdup(c->id);
-    fill_pod(m, p);
+    fill_pod(m, p, keep);
     m->container_name = dup_s(c->metadata ? c->metadata->name : NULL);
   }
   free(idx);
@@ -106,7 +145,8 @@ void cri_meta_list_release(struct cri_meta_list *l) {
   l->n = 0;
 }
 
-int cri_meta_list_read(struct cri_client *c, struct cri_meta_list *out, struct iob_error **err) {
+int cri_meta_list_read(struct cri_client *c, const struct cri_label_keys *keep,
+                       struct cri_meta_list *out, struct iob_error **err) {
   Runtime__V1__ListPodSandboxRequest preq = RUNTIME__V1__LIST_POD_SANDBOX_REQUEST__INIT;
   Runtime__V1__ListContainersRequest creq = RUNTIME__V1__LIST_CONTAINERS_REQUEST__INIT;
   ProtobufCMessage *pods = NULL, *ctrs = NULL;
@@ -121,7 +161,7 @@ int cri_meta_list_read(struct cri_client *c, struct cri_meta_list *out, struct i
     return -1;
   }
   cri_meta_list_build((Runtime__V1__ListPodSandboxResponse *)pods,
-                      (Runtime__V1__ListContainersResponse *)ctrs, out);
+                      (Runtime__V1__ListContainersResponse *)ctrs, keep, out);
   protobuf_c_message_free_unpacked(pods, NULL);
   protobuf_c_message_free_unpacked(ctrs, NULL);
   return 0;

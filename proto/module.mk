@@ -6,6 +6,7 @@
 # compiles itself.
 PROTO_FILES := $(shell find proto -name '*.proto' -not -path 'proto/gen/*' | sort)
 PROTO_GEN_C := $(patsubst proto/%.proto,proto/gen/%.pb-c.c,$(PROTO_FILES))
+PROTO_GEN_H := $(patsubst proto/%.proto,proto/gen/%.pb-c.h,$(PROTO_FILES))
 PROTO_STAMP := proto/gen/.stamp
 
 $(PROTO_STAMP): $(PROTO_FILES)
@@ -14,7 +15,12 @@ $(PROTO_STAMP): $(PROTO_FILES)
 	$(Q)$(PROTOC_C) -Iproto --c_out=proto/gen $(patsubst proto/%,%,$(PROTO_FILES))
 	@touch $@
 
-$(PROTO_GEN_C): $(PROTO_STAMP)
+# An empty recipe, not none: make then takes the files as remade after the
+# stamp's recipe ran and looks at their times again, and what includes or
+# compiles them is rebuilt in the same run (without it, under -j, objects
+# compared against the times read before protoc-c ran stayed stale until
+# a second make).
+$(PROTO_GEN_C) $(PROTO_GEN_H): $(PROTO_STAMP) ;
 
 $(B)/proto/gen/%.pb-c.o: proto/gen/%.pb-c.c | $(PROTO_STAMP)
 	@mkdir -p $(@D)

@@ -57,10 +57,11 @@ static void on_plan(struct agent_daemon *d, const Iobatch__Agent__V1__PlanReques
     agent_api_plan_free(resp);
 }
 
-static void on_status(struct agent_daemon *d, uint64_t now) {
+static void on_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusRequest *req,
+                      uint64_t now) {
   cleanup_error struct iob_error *err = NULL;
   Iobatch__Agent__V1__StatusResponse r;
-  if (agent_api_status(d, now, &r, &err) < 0)
+  if (agent_api_status(d, req, now, &r, &err) < 0)
     return;
   /* What the server does with it: pack it. */
   size_t n = protobuf_c_message_get_packed_size(&r.base);
@@ -142,7 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       Iobatch__Agent__V1__StatusRequest *r =
           iobatch__agent__v1__status_request__unpack(NULL, len, p);
       if (r)
-        on_status(&d, now);
+        on_status(&d, r, now);
       iobatch__agent__v1__status_request__free_unpacked(r, NULL);
       break;
     }

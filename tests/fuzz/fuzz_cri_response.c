@@ -48,13 +48,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                              &runtime__v1__list_containers_response__descriptor, &ctrs, &e2);
   if ((r1 < 0) != (pods == NULL) || (r2 < 0) != (ctrs == NULL) || (r1 < 0 && e1 == NULL))
     abort();
-  struct cri_meta_list l = {0};
-  cri_meta_list_build((Runtime__V1__ListPodSandboxResponse *)pods,
-                      (Runtime__V1__ListContainersResponse *)ctrs, &l);
-  for (size_t i = 0; i < l.n; i++)
-    if (cri_meta_find(&l, l.v[i].id) == NULL)
-      abort();
-  cri_meta_list_release(&l);
+  /* Once with the keys a pod rule might name and once with any key: the
+   * labels kept stay within their bounds either way. */
+  static const char *const keys[] = {"app", "team", "tier"};
+  const struct cri_label_keys some = {.v = keys, .n = 3};
+  for (int pass = 0; pass < 2; pass++) {
+    struct cri_meta_list l = {0};
+    cri_meta_list_build((Runtime__V1__ListPodSandboxResponse *)pods,
+                        (Runtime__V1__ListContainersResponse *)ctrs, pass ? NULL : &some, &l);
+    for (size_t i = 0; i < l.n; i++) {
+      if (cri_meta_find(&l, l.v[i].id) == NULL || l.v[i].n_labels > CRI_META_LABELS_MAX)
+        abort();
+      for (size_t k = 0; k < l.v[i].n_labels; k++)
+        if (strlen(l.v[i].labels[k]) >= CRI_META_LABEL_MAX ||
+            (!pass && strncmp(l.v[i].labels[k], "app=", 4) &&
+             strncmp(l.v[i].labels[k], "team=", 5) && strncmp(l.v[i].labels[k], "tier=", 5)))
+          abort();
+    }
+    cri_meta_list_release(&l);
+  }
   if (pods)
     protobuf_c_message_free_unpacked(pods, NULL);
   if (ctrs)

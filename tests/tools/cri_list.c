@@ -24,7 +24,7 @@ static int list(const char *endpoint, unsigned timeout_ms, struct iob_error **er
   struct cri_meta_list l = {0};
   if (cri_client_open(endpoint, timeout_ms, &c, err) < 0)
     return -1;
-  if (cri_client_version(c, &v, err) < 0 || cri_meta_list_read(c, &l, err) < 0) {
+  if (cri_client_version(c, &v, err) < 0 || cri_meta_list_read(c, NULL, &l, err) < 0) {
     if (v)
       protobuf_c_message_free_unpacked(&v->base, NULL);
     cri_client_free(c);

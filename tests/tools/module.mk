@@ -22,6 +22,8 @@ $(eval $(call prog,tests/cg-throttle,tests/tools/cg_throttle.c,cg2 common))
 # cri_client.py: a CRI client in Python (gRPC runtime.v1, as the kubelet
 # speaks it) for tests/integration/e2e/cri-pods.sh, cri-meta.sh and
 # tests/install/; it compiles proto/cri/api.proto itself.
+# cri_fake.py: a CRI that only lists sandboxes and containers it is told
+# of (tests/integration/agent/kubepods.sh).
 
 # blklat-cmp: io.stat and the agent's BPF program's map read together per
 # window for the same cgroups (bench/sampler-v2.sh, run in tests/vm).

@@ -1263,7 +1263,7 @@ static void test_trust_kind_wire(void **state) {
   assert_int_equal(agent_api_admit(&d, &a, 1200, 0, &c, &err), 1);
   /* Status: the declaration, not trusted, beside the kind it has */
   Iobatch__Agent__V1__StatusResponse st;
-  assert_int_equal(agent_api_status(&d, 1300, &st, &err), 0);
+  assert_int_equal(agent_api_status(&d, NULL, 1300, &st, &err), 0);
   int seen = 0;
   for (size_t i = 0; i < st.n_containers; i++) {
     const Iobatch__Agent__V1__ContainerStatus *s = st.containers[i];

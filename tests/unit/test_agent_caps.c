@@ -105,7 +105,7 @@ static struct agent_ctr *capped_writer(struct env *e) {
 static uint64_t status_cap(struct env *e) {
   cleanup_error struct iob_error *err = NULL;
   Iobatch__Agent__V1__StatusResponse r;
-  assert_int_equal(agent_api_status(&e->d, 2000, &r, &err), 0);
+  assert_int_equal(agent_api_status(&e->d, NULL, 2000, &r, &err), 0);
   assert_int_equal(r.n_containers, 1);
   uint64_t cap = r.containers[0]->cap_bps;
   agent_api_status_release(&r);

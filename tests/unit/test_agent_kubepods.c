@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The kubelet's cgroup tree (agent/kubepods.c: the path parser of both
- * drivers, malformed paths, a walk over a fixture tree) and the pod rules
+ * drivers, malformed paths, a walk over a fixture tree; sandboxes by the
+ * CRI's ids, not by a process's name; starting by the runtimes' exact
+ * init names, for a bounded time) and the pod rules
  * (agent/podrules.c, and their application by the daemon: order, trust by
  * label against by namespace, QoS). */
 #include <errno.h>
@@ -165,6 +167,21 @@ static bool known_k1(const char *id, void *user) {
   return strcmp(id, "k1") == 0;
 }
 
+/* The CRI of the fixtures: "sandbox" and "psb" are pod sandboxes, ids
+ * starting with "n" it has not listed, the rest containers; none at all
+ * (DOWN) while cri_down. */
+static bool cri_down;
+static enum agent_kp_cri fixture_cri(const char *id, void *user) {
+  (void)user;
+  if (cri_down)
+    return AGENT_KP_CRI_DOWN;
+  if (id == NULL || id[0] == 'n')
+    return AGENT_KP_CRI_UNLISTED;
+  if (strcmp(id, "sandbox") == 0 || strcmp(id, "psb") == 0)
+    return AGENT_KP_CRI_SANDBOX;
+  return AGENT_KP_CRI_CONTAINER;
+}
+
 static void test_walk(void **state) {
   (void)state;
   char dir[] = "/tmp/kp-walk.XXXXXX";
@@ -189,6 +206,7 @@ static void test_walk(void **state) {
 
   struct agent_kubepods kp;
   agent_kubepods_init(&kp, proc, "/r/");
+  kp.cri_kind = fixture_cri;
   assert_false(agent_kubepods_use(&kp, dir, false)); /* no tree right under it */
   assert_true(agent_kubepods_use(&kp, mount, false));
   assert_true(agent_kubepods_due(&kp)); /* a tree found is walked at once */
@@ -229,7 +247,8 @@ static void test_walk(void **state) {
   agent_kp_found_free(f, n);
   assert_false(agent_kubepods_due(&kp));
   cleanup_free char *desc = agent_kubepods_describe(&kp);
-  assert_non_null(strstr(desc, "4 containers, 1 sandboxes"));
+  assert_non_null(strstr(desc, "4 containers, 1 sandboxes, 1 starting"));
+  assert_null(strstr(desc, "no CRI"));
 
   /* the empty one gets its process; the sandbox leaves */
   mkctr(base, proc, "kubepods/besteffort/pod" UID "/empty", 900, "sh\n");
@@ -253,6 +272,125 @@ static void test_walk(void **state) {
   agent_kubepods_release(&kp);
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
   assert_int_equal(system(cmd), 0);
+}
+
+/* A fixture tree of one pod under DIR with the given containers (id,
+ * pid, comm), walked once as the agent's first window does. */
+struct kp_env {
+  char dir[32], mount[64], proc[64], base[80];
+  struct agent_kubepods kp;
+  char taken[8][AGENT_KP_ID_MAX]; /* found by a walk: the daemon knows them */
+  size_t n_taken;
+};
+
+static bool env_known(const char *id, void *user) {
+  const struct kp_env *e = user;
+  for (size_t i = 0; i < e->n_taken; i++)
+    if (strcmp(e->taken[i], id) == 0)
+      return true;
+  return false;
+}
+
+static void kp_env(struct kp_env *e) {
+  memset(e, 0, sizeof(*e));
+  snprintf(e->dir, sizeof(e->dir), "/tmp/kp-tn.XXXXXX");
+  assert_non_null(mkdtemp(e->dir));
+  snprintf(e->mount, sizeof(e->mount), "%s/mnt", e->dir);
+  snprintf(e->proc, sizeof(e->proc), "%s/p", e->dir);
+  snprintf(e->base, sizeof(e->base), "%s/r", e->mount);
+  mkctr(e->base, e->proc, "kubepods/besteffort/pod" UID "/psb", 100, "pause\n");
+  agent_kubepods_init(&e->kp, e->proc, "/r/");
+  e->kp.cri_kind = fixture_cri;
+  assert_true(agent_kubepods_use(&e->kp, e->mount, false));
+}
+
+static void kp_env_done(struct kp_env *e) {
+  agent_kubepods_release(&e->kp);
+  char cmd[64];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* Walk after WINDOWS more windows; whether ID was found. */
+static bool found_after(struct kp_env *e, int windows, const char *id) {
+  for (int i = 0; i < windows; i++)
+    (void)agent_kubepods_due(&e->kp);
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_kp_found *f = NULL;
+  size_t n = 0;
+  assert_int_equal(agent_kubepods_walk(&e->kp, 100, env_known, e, &f, &n, &err), 0);
+  bool there = find(f, n, id) != NULL;
+  for (size_t i = 0; i < n; i++)
+    if (!env_known(f[i].id, e) && e->n_taken < 8)
+      snprintf(e->taken[e->n_taken++], AGENT_KP_ID_MAX, "%s", f[i].id);
+  agent_kp_found_free(f, n);
+  return there;
+}
+
+/* A tenant names its process "pause": its container is a container (the
+ * CRI lists it so), sampled at once; the pod's real sandbox (the CRI's
+ * ListPodSandbox id) is not, whatever runs in it. */
+static void test_pause_not_sandbox(void **state) {
+  (void)state;
+  cri_down = false;
+  struct kp_env e;
+  kp_env(&e);
+  mkctr(e.base, e.proc, "kubepods/besteffort/pod" UID "/job", 200, "pause\n");
+  assert_true(found_after(&e, 1, "job"));
+  assert_false(found_after(&e, 0, "psb"));
+  assert_int_equal(e.kp.n_sandboxes, 1);
+  /* a sandbox whose process is not called pause is still a sandbox */
+  mkctr(e.base, e.proc, "kubepods/besteffort/pod" UID "/psb", 300, "sleep\n");
+  assert_false(found_after(&e, 0, "psb"));
+  /* one the CRI has not listed waits, but not for ever */
+  mkctr(e.base, e.proc, "kubepods/besteffort/pod" UID "/new", 400, "pause\n");
+  assert_false(found_after(&e, 1, "new"));
+  assert_true(e.kp.retry);
+  assert_false(found_after(&e, AGENT_KP_STARTING_WINDOWS - 1, "new"));
+  assert_true(found_after(&e, 1, "new"));
+  kp_env_done(&e);
+}
+
+/* Without a CRI nothing is a sandbox by its name alone, and status says
+ * why sandboxes are not told apart. */
+static void test_no_cri(void **state) {
+  (void)state;
+  cri_down = true;
+  struct kp_env e;
+  kp_env(&e);
+  assert_false(found_after(&e, 1, "psb"));
+  assert_int_equal(e.kp.n_sandboxes, 0);
+  assert_true(found_after(&e, AGENT_KP_STARTING_WINDOWS, "psb"));
+  cleanup_free char *desc = agent_kubepods_describe(&e.kp);
+  assert_non_null(strstr(desc, "no CRI reachable: pod sandboxes are not told apart"));
+  cri_down = false;
+  kp_env_done(&e);
+}
+
+/* Starting is the runtimes' init by its exact name, for a bounded time:
+ * "crunch" or "runc:x" is a container at once; "runc:[2:INIT]" waits
+ * AGENT_KP_STARTING_WINDOWS windows at most (a tenant can name its process
+ * that too), and a walk is due each window meanwhile only for the rescan
+ * bound. */
+static void test_starting_bounded(void **state) {
+  (void)state;
+  cri_down = false;
+  struct kp_env e;
+  kp_env(&e);
+  mkctr(e.base, e.proc, "kubepods/besteffort/pod" UID "/crunch", 200, "crunch\n");
+  mkctr(e.base, e.proc, "kubepods/besteffort/pod" UID "/runcx", 300, "runc:x\n");
+  mkctr(e.base, e.proc, "kubepods/besteffort/pod" UID "/init", 400, "runc:[2:INIT]\n");
+  mkctr(e.base, e.proc, "kubepods/besteffort/pod" UID "/crun", 500, "crun\n");
+  assert_true(found_after(&e, 1, "crunch"));
+  assert_true(found_after(&e, 0, "runcx"));
+  assert_false(found_after(&e, 0, "init"));
+  assert_false(found_after(&e, 0, "crun"));
+  assert_true(e.kp.retry);
+  assert_false(found_after(&e, AGENT_KP_STARTING_WINDOWS - 1, "init"));
+  assert_true(found_after(&e, 1, "init"));
+  assert_true(found_after(&e, 0, "crun"));
+  assert_false(e.kp.retry); /* nothing left waiting: no walk forced */
+  kp_env_done(&e);
 }
 
 /* Rules: parse, and errors. */
@@ -446,7 +584,7 @@ static void test_rule_apply(void **state) {
   /* the Status reply names the rule and says what can be held */
   Iobatch__Agent__V1__StatusResponse st;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_api_status(&g.d, 2000, &st, &err), 0);
+  assert_int_equal(agent_api_status(&g.d, NULL, 2000, &st, &err), 0);
   size_t seen = 0;
   for (size_t i = 0; i < st.n_containers; i++) {
     const Iobatch__Agent__V1__ContainerStatus *s = st.containers[i];
@@ -467,7 +605,8 @@ int main(void) {
       cmocka_unit_test(test_parse_cgroupfs),  cmocka_unit_test(test_parse_systemd),
       cmocka_unit_test(test_parse_malformed), cmocka_unit_test(test_walk),
       cmocka_unit_test(test_rule_parse),      cmocka_unit_test(test_rule_match),
-      cmocka_unit_test(test_rule_apply),
+      cmocka_unit_test(test_rule_apply),      cmocka_unit_test(test_pause_not_sandbox),
+      cmocka_unit_test(test_no_cri),          cmocka_unit_test(test_starting_bounded),
   };
   return cmocka_run_group_tests_name("agent_kubepods", tests, NULL, NULL);
 }

@@ -198,7 +198,7 @@ static void test_meta_join(void **state) {
   cr.containers = cs;
   cr.n_containers = 2;
   struct cri_meta_list l = {0};
-  cri_meta_list_build(&pr, &cr, &l);
+  cri_meta_list_build(&pr, &cr, NULL, &l);
   assert_int_equal(l.n, 3);
   const struct cri_meta *m = cri_meta_find(&l, "c1");
   assert_non_null(m);

@@ -12,7 +12,10 @@
 #     (kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod<uid>.slice/
 #     cri-containerd-<id>.scope), a direct writer: detected seq-write and
 #     capped to protect the reader;
-#   - a Burstable pod's sandbox (its process is "pause"): not listed;
+#   - a Burstable pod's sandbox: not listed, as the node's CRI (a fake that
+#     only lists, tests/tools/cri_fake.py) names it a sandbox; a tenant's
+#     container whose process is called "pause", and one called "crunch",
+#     are listed (a process's name decides nothing: agent/kubepods.h);
 #   - none can be held (status: HELD "never", "Holdable: no"); a container
 #     removed (runc delete) leaves status.
 # Then the agent's default configuration (no kubepods keys) on the host's
@@ -20,8 +23,10 @@
 # The checks read the agent's status (windows), not the clock.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/agent.sh"
-tap_plan 16
+tap_plan 20
 iob_need runc fio jq
+PY=/usr/bin/python3
+$PY -c 'import grpc, grpc_tools' 2>/dev/null || bail "needs python3-grpcio and python3-grpc-tools"
 [ "$(id -u)" -eq 0 ] || bail "needs root to create cgroups"
 
 KROOT=/iobkp-$$ # the kubelet's --cgroup-root of this test
@@ -29,6 +34,7 @@ R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"
 iob_rootfs_add_binary "$R" "$(command -v fio)"
 cp "$(command -v sleep)" "$R/pause" # a sandbox's process: comm "pause"
+cp "$(command -v sleep)" "$R/crunch"
 iob_rootfs_add_binary "$R" "$(command -v sleep)"
 RUNC="runc --root $IOB_T/runc"
 
@@ -61,13 +67,22 @@ at_exit "tree_remove $KROOT"
 G_UID=6d2f6f3e-1111-4c2b-9c55-0a1b2c3d4e5f
 B_UID=9a8b7c6d-2222-4e3f-8a9b-1c2d3e4f5a6b
 S_UID=0f1e2d3c-3333-4b5a-9687-a1b2c3d4e5f6
-VIC=vic$$ WRI=wri$$ SBX=sbx$$
+VIC=vic$$ WRI=wri$$ SBX=sbx$$ TEN=ten$$ CRU=cru$$
+# The node's CRI: SBX is the sandbox of pod S_UID, TEN and CRU its
+# containers; it has not listed VIC and WRI (their pods were made since
+# its last poll, say): their processes are neither "pause" nor an init.
+$PY "$IOB_TOP/tests/tools/cri_fake.py" --socket "$IOB_T/cri.sock" --gen "$IOB_T/gen" \
+  --sandbox "$SBX:$S_UID" --container "$TEN:$SBX" --container "$CRU:$SBX" >"$IOB_T/cri.log" 2>&1 &
+CRIPID=$!
+at_exit "kill $CRIPID 2>/dev/null"
+wait_for 60 '[ -S "$IOB_T/cri.sock" ]' || bail "the fake CRI did not start: $(cat "$IOB_T/cri.log")"
 WRI_CG=$KROOT/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${B_UID//-/_}.slice/cri-containerd-$WRI.scope
 
 fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=256M --direct=1 \
   >/dev/null 2>&1 || bail "cannot prepare the victim's file"
 # Protection by share (its rate alone), as protect.sh: no objective to learn.
 agent_start "kubepods_root = $KROOT
+cri_endpoint = unix://$IOB_T/cri.sock
 protect_objective = off
 pod_rule = guaranteed-latency: qos=guaranteed -> class=latency
 pod_rule = never-matches: namespace=db label:tier=db -> class=latency" || bail "iobatchd did not start"
@@ -87,6 +102,17 @@ wait_for 30 'awk -v r="$(agent_field "$VIC" read_bps)" "BEGIN { exit !(r > 0) }"
 is "$?" "0" "it is sampled ($(agent_field "$VIC" read_bps) B/s read)"
 is "$(ctl status --json | jq -r --arg s "$SBX" '[.containers[] | select(.id == $s)] | length')" "0" \
   "a pod's sandbox (pause) is not listed"
+run_ctr "$TEN" "$KROOT/kubepods/burstable/pod$S_UID/$TEN" /pause 600 ||
+  bail "runc did not start the tenant's 'pause': $(cat "$IOB_T/$TEN.out")"
+run_ctr "$CRU" "$KROOT/kubepods/burstable/pod$S_UID/$CRU" /crunch 600 ||
+  bail "runc did not start 'crunch': $(cat "$IOB_T/$CRU.out")"
+wait_for 30 '[ "$(agent_field "$TEN" state)" = running ]'
+is "$(agent_field "$TEN" state)/$(agent_field "$TEN" kind)" "running/job" \
+  "a tenant's container whose process is called 'pause' is a container (the CRI lists it so)"
+wait_for 30 '[ "$(agent_field "$CRU" state)" = running ]'
+is "$(agent_field "$CRU" state)" "running" "one whose process is called 'crunch' is not taken for crun's init"
+$RUNC delete -f "$TEN" >/dev/null 2>&1
+$RUNC delete -f "$CRU" >/dev/null 2>&1
 
 sleep 3 # the reader's rate alone, over a dozen 250 ms windows
 run_ctr "$WRI" "$WRI_CG" /usr/bin/fio --name=w --filename=/data/w --rw=write --bs=1M --size=4G \
@@ -108,6 +134,10 @@ like "$(grep -F "$WRI" "$IOB_T/st.txt")" " never " "iobatchctl status: HELD says
 like "$(ctl status "$WRI")" "Holdable: +no" "iobatchctl status ID: not holdable"
 like "$(ctl status "$VIC")" "Rule: +guaranteed-latency" "iobatchctl status ID names the rule"
 like "$(ctl status --json | jq -r .kubepods)" "tree '.*$KROOT/kubepods" "status names the tree walked"
+is "$(ctl status --json | jq -r --arg s "$SBX" '[.containers[] | select(.id == $s)] | length')" "0" \
+  "the sandbox is still not listed, past the bound a name would wait (the CRI's word)"
+unlike_cri=$(ctl status --json | jq -r .kubepods)
+ok "status does not say the CRI is unreachable" test "${unlike_cri/no CRI reachable/}" = "$unlike_cri"
 # Sampled windows counted, the writer never held: it ran all along.
 is "$(agent_field "$WRI" state)" "running" "the capped writer still runs (never held)"
 
