@@ -65,8 +65,8 @@ static void sample(struct agent_ctr *c, double rate) {
 
 /* A job slowed by sharing the disk alone spends nothing: a 10 s job
  * (100 MiB/s alone) runs at 40 MiB/s beside a service for 60 windows,
- * uncapped or under a cap it never reaches; the old budget (turnaround
- * against 1.5 x its time alone) had let it go after 5 s. */
+ * uncapped or under a cap it never reaches: its turnaround passes 1.5 x
+ * its time alone, and protection has added nothing to it. */
 static void test_sharing_spends_nothing(void **state) {
   (void)state;
   struct agent_adm adm;
@@ -98,8 +98,8 @@ static void test_sharing_spends_nothing(void **state) {
 
 /* A capped job spends only what the cap added: a 20 s job got 80 MiB/s
  * beside the service, then a cap of 20 MiB/s holds it there: each window
- * costs it 3/4 of a window, so its 10 s bound is reached in the 14th
- * capped window, not at 10 s of turnaround past its time alone. */
+ * costs it 3/4 of a window (1 - 19.5 / 80), so its 10 s bound is reached
+ * in the 14th capped window. */
 static void test_cap_spends_what_it_adds(void **state) {
   (void)state;
   struct agent_adm adm;
@@ -275,8 +275,7 @@ static void step(struct agent_adm *adm, uint64_t now, struct agent_protect_obs *
  * (the cap at its floor, jobs frozen, new ones held): every batch job ends
  * free after its bound, whatever it knows of the job: a learned one (20 s
  * alone: 10 s), one of unknown runtime (60 s), and one that arrives while
- * the service misses and is held.  The old budget never freed a job of
- * unknown runtime. */
+ * the service misses and is held. */
 static void test_endless_service_releases_all(void **state) {
   (void)state;
   struct agent_adm adm;
