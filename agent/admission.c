@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/budget.h"
 #include "agent/penalties.h"
 #include "client/annotations.h"
 #include "common/cleanup.h"
@@ -104,8 +105,21 @@ bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ct
 bool agent_ctr_over_budget(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now) {
   if (!agent_ctr_is_batch(c))
     return false;
-  double done = c->solo_s > 0 ? c->solo_equiv_s / c->solo_s : 0;
-  return agent_protect_over_budget(adm->prot.cfg.batch_budget, now, c->arrival_ms, c->solo_s, done);
+  return agent_budget_spent(&adm->prot.cfg, c, now);
+}
+
+/* C's expected runtime, for its budget (agent/budget.h). */
+static void budget_expect(const struct agent_adm *adm, struct agent_ctr *c, uint64_t now) {
+  agent_budget_expect(c, &adm->prot.cfg, adm->profiles, agent_ctr_tenant(c),
+                      (int)agent_ctr_plan_class(c), now);
+}
+
+void agent_adm_budget_window(struct agent_adm *adm, uint64_t now, double window_s) {
+  for (struct agent_ctr *c = adm->list; c; c = c->next)
+    if (agent_ctr_is_batch(c)) {
+      budget_expect(adm, c, now);
+      agent_budget_window(c, &adm->prot.cfg, now, window_s);
+    }
 }
 
 bool agent_ctr_protect_limited(const struct agent_adm *adm, const struct agent_ctr *c,
@@ -117,11 +131,8 @@ bool agent_ctr_freeze_candidate(const struct agent_adm *adm, const struct agent_
                                 uint64_t now) {
   if (c->state != AGENT_RUNNING || c->protect || c->kind != AGENT_KIND_JOB || c->freeze.done)
     return false;
-  if (c->freeze.frozen) {
-    double done = c->solo_s > 0 ? c->solo_equiv_s / c->solo_s : 0;
-    return !agent_protect_over_budget(adm->prot.cfg.batch_budget, now, c->arrival_ms, c->solo_s,
-                                      done);
-  }
+  if (c->freeze.frozen)
+    return !agent_budget_spent(&adm->prot.cfg, c, now);
   /* Not before its first I/O: until then runc may still be starting it,
    * and a frozen init never reads the exec FIFO, so Start would wait for
    * a thaw (seen in the VM). */
@@ -578,6 +589,8 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
   size_t k = 0;
   for (struct agent_ctr *c = adm->list; c; c = c->next)
     if ((c->state == AGENT_PENDING || c->state == AGENT_RUNNING) && c->kind != AGENT_KIND_SANDBOX) {
+      if (c->state == AGENT_PENDING)
+        budget_expect(adm, c, now); /* its bound, before the first sample */
       v[k] = c;
       agent_adm_job(adm, c, now, &jobs[k]);
       k++;
@@ -625,9 +638,9 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
           w = now + 1; /* the next one in line: right after this one */
         else if (!adm->prot.short_ && next < w)
           w = next;
-        /* ... and no later than it reaches its budget */
-        uint64_t b = agent_protect_budget_at(adm->prot.cfg.batch_budget, c->arrival_ms, c->solo_s,
-                                             c->solo_s > 0 ? c->solo_equiv_s / c->solo_s : 0);
+        /* ... and no later than it reaches its budget (held, its debt
+         * grows a second a second) */
+        uint64_t b = agent_budget_at(&adm->prot.cfg, c, now);
         if (b < w)
           w = b > now ? b : now + 1;
         if (w < protect_wake)
@@ -636,6 +649,7 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
         adm->protect_last_ms = now;
       }
     }
+    agent_budget_hold(c, now, !d[i].admit && d[i].reason == BATCH_HOLD_PROTECT);
     c->reason = (int)d[i].reason;
     c->conflict[0] = '\0';
     if (d[i].conflict >= 0 && (size_t)d[i].conflict < n)

@@ -191,6 +191,24 @@ struct agent_ctr {
     void *state;        /* caps.c's (its throttle and CPU targets) */
   } caps;
 
+  /* --- budget.c (agent/budget.h): what protection added to a batch job
+   * (agent/protect.h, its protection debt) and its bound --- */
+  struct agent_ctr_budget {
+    double held_s;          /* held by protection, holds that ended */
+    uint64_t held_since_ms; /* held by protection now since, 0 not */
+    double capped_s;        /* what its caps took, summed over windows */
+    /* Its rate in windows it did I/O uncapped and not frozen (running
+     * average; 0 none yet): what a cap is measured against. */
+    double ref_bps;
+    /* Its expected runtime (s; 0 unknown) and where it came from (enum
+     * agent_budget_source), for the class typical: the class and the
+     * profiles' generation it was looked up at. */
+    double expected_s;
+    int source, cls;
+    uint64_t gen;
+    bool spent; /* reached its bound: free from protection for good */
+  } budget;
+
   /* --- freeze.c: the concurrency lever on a batch container --- */
   struct agent_ctr_freeze {
     /* Frozen, windows in a row in its present state (frozen or not,
@@ -222,9 +240,13 @@ struct agent_adm_ops {
 };
 
 struct agent_penalties;
+struct agent_profiles;
 struct agent_adm {
   struct batch_config bcfg;
   const struct agent_penalties *pen; /* measured pairs applied before each plan; may be NULL */
+  /* Learned profiles, for a job's expected runtime when its own profile
+   * has none (agent/budget.h); may be NULL. */
+  const struct agent_profiles *profiles;
   uint64_t batch_window_ms;
   uint64_t default_hold_ms;
   struct agent_ctr *list; /* in registration order */
@@ -281,12 +303,12 @@ bool agent_ctr_is_batch(const struct agent_ctr *c);
 /* A batch container protection caps and holds: every one with scope
  * `all`, else those that write or may write (not a reader). */
 bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ctr *c);
-/* A batch container past its budget at NOW (protect_batch_budget,
- * agent_protect_over_budget): protection neither caps, holds nor lowers
- * its CPU weight any more. */
+/* A batch container whose protection debt has reached its bound at NOW
+ * (agent/budget.h, agent_budget_spent): protection neither caps, holds,
+ * freezes nor lowers its CPU weight any more. */
 bool agent_ctr_over_budget(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now);
-/* ... and not past its budget at NOW (protect_batch_budget,
- * agent_protect_over_budget): the containers protection caps and holds. */
+/* ... and not past its budget at NOW: the containers protection caps and
+ * holds (agent_ctr_protect_limited). */
 /* A batch container the concurrency lever may freeze at NOW: running, a
  * job that protection limits (agent_ctr_protect_limited; frozen already:
  * whatever its class looks like while frozen), never a protected or
@@ -295,6 +317,11 @@ bool agent_ctr_freeze_candidate(const struct agent_adm *adm, const struct agent_
                                 uint64_t now);
 bool agent_ctr_protect_limited(const struct agent_adm *adm, const struct agent_ctr *c,
                                uint64_t now);
+
+/* A sampling window of WINDOW_S seconds ended at NOW: each batch job's
+ * expected runtime is looked up again and its window priced into its
+ * protection debt (agent/budget.h), before the caps and the freezer act. */
+void agent_adm_budget_window(struct agent_adm *adm, uint64_t now, double window_s);
 
 void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
                     uint64_t batch_window_ms, uint64_t default_hold_ms,

@@ -29,6 +29,7 @@
 
 #include "agent/caps.h"
 
+#include "agent/budget.h"
 #include "agent/restore.h"
 #include "cgroupv2/blkio.h"
 #include "cgroupv2/cpu.h"
@@ -386,8 +387,10 @@ void agent_caps_apply(struct agent_caps *ac) {
     bool running = c->state == AGENT_RUNNING;
     bool over = running && agent_ctr_over_budget(ac->adm, c, now);
     if (over && limiting && !c->caps.budget_logged) {
-      iob_info("'%s' reached its budget (%.1f x its %.0f s alone): no longer capped or slowed",
-               c->id, ac->adm->prot.cfg.batch_budget, c->solo_s);
+      iob_info("'%s' reached its budget: protection added %.1f s to it (its bound %.1f s, "
+               "runtime %s): no longer capped, frozen, held or slowed",
+               c->id, agent_budget_debt(c, now), agent_budget_bound(&ac->adm->prot.cfg, c),
+               agent_budget_source_name(c->budget.source));
       c->caps.budget_logged = true;
     }
     bool capped = running && !over && agent_ctr_protect_target(ac->adm, c);

@@ -47,6 +47,7 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->protect_freeze_after = pc.freeze_after;
   cfg->profiles_per_namespace = AGENT_PROFILES_PER_NS_DEFAULT;
   cfg->protect_batch_budget = pc.batch_budget;
+  cfg->protect_unknown_delay_ms = (uint64_t)(pc.unknown_delay_s * 1000);
   cfg->cri_poll_ms = 10000;
   cfg->cri_timeout_ms = 2000;
 }
@@ -490,6 +491,8 @@ static const struct iob_conf_key keys[] = {
     {"protect_cut", conf_double, F(protect_cut), 0.05, 1, "a number from 0.05 to 1"},
     {"protect_batch_budget", conf_double, F(protect_batch_budget), 0, 100,
      "a number from 0 (no budget) to 100"},
+    {"protect_unknown_delay", conf_duration, F(protect_unknown_delay_ms), 0, 24.0 * 3600 * 1000,
+     "a duration up to 24h (e.g. 60s, 5m)"},
     {"protect_cpu", conf_bool, F(protect_cpu), 0, 0, "true or false"},
     {"protect_freeze", conf_freeze, F(protect_freeze), 0, 0, "auto, true or false"},
     {"protect_freeze_after", conf_uint, F(protect_freeze_after), 1, 100, "1 to 100 windows"},

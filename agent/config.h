@@ -74,10 +74,18 @@
  *   protect_objective = auto | declared | off  latency objectives: declared, else
  *                                               learned; declared only; none
  *                                               (protection by share alone)
- *   protect_batch_budget = 1.5                 a batch container whose turnaround
- *                                               (held time included) would pass
- *                                               this x its runtime alone is no
- *                                               longer capped or held (0: none)
+ *   protect_batch_budget = 1.5                 protection may add (this - 1) x a
+ *                                               batch job's expected runtime to its
+ *                                               run: time held by protection, frozen,
+ *                                               and lost under a cap (agent/protect.h,
+ *                                               its protection debt); past that it
+ *                                               runs free for good (0: no bound)
+ *   protect_unknown_delay = 60s                what protection may add to a job whose
+ *                                               runtime is unknown (no profile, no
+ *                                               typical runtime of its class): long
+ *                                               enough for the levers to act, short
+ *                                               enough that a new job loses at most a
+ *                                               minute (PROTECT_UNKNOWN_DELAY_S)
  *   protect_hold     = floor | short           hold new batch containers only while
  *                                               a victim is short with the cap at its
  *                                               floor (the last resort), or whenever
@@ -190,13 +198,14 @@ struct agent_config {
   int protect_scope;     /* enum agent_protect_scope (agent/protect.h) */
   uint64_t protect_cap_start, protect_cap_floor; /* bytes/s */
   double protect_raise, protect_cut;
-  double protect_batch_budget;   /* x its runtime alone; 0: none */
-  int protect_objective;         /* enum agent_protect_objective (agent/protect.h) */
-  bool protect_hold_at_floor;    /* protect_hold = floor */
-  uint64_t protect_gap_ms;       /* UINT64_MAX: two sample periods */
-  bool protect_cpu;              /* batch containers at the least CPU weight while protecting */
-  int protect_freeze;            /* the concurrency lever: AGENT_FREEZE_AUTO, 0 off, 1 on */
-  unsigned protect_freeze_after; /* windows missed at the cap floor per step */
+  double protect_batch_budget;       /* x its expected runtime; 0: none */
+  uint64_t protect_unknown_delay_ms; /* the bound of a job of unknown runtime */
+  int protect_objective;             /* enum agent_protect_objective (agent/protect.h) */
+  bool protect_hold_at_floor;        /* protect_hold = floor */
+  uint64_t protect_gap_ms;           /* UINT64_MAX: two sample periods */
+  bool protect_cpu;                  /* batch containers at the least CPU weight while protecting */
+  int protect_freeze;                /* the concurrency lever: AGENT_FREEZE_AUTO, 0 off, 1 on */
+  unsigned protect_freeze_after;     /* windows missed at the cap floor per step */
   /* trust_declared: NULL = all (the default), "" = none, else the
    * namespaces as ",ns1,ns2," (agent_config_trusts). */
   char *trust_declared;

@@ -418,6 +418,7 @@ static void protect_settings(struct agent_daemon *d) {
   pc->cut = d->cfg.protect_cut;
   pc->hold_at_floor = d->cfg.protect_hold_at_floor;
   pc->batch_budget = d->cfg.protect_batch_budget;
+  pc->unknown_delay_s = (double)d->cfg.protect_unknown_delay_ms / 1000;
   pc->freeze = d->cfg.protect_freeze == AGENT_FREEZE_AUTO ? freezer_v2() : d->cfg.protect_freeze;
   pc->freeze_after = d->cfg.protect_freeze_after;
   d->adm.protect_gap_ms =
@@ -533,6 +534,7 @@ static void protect_step(struct agent_daemon *d) {
     }
   struct agent_protect *p = &d->adm.prot;
   uint64_t now = iob_now_ms();
+  agent_adm_budget_window(&d->adm, now, (double)d->cfg.sample_period_ms / 1000);
   p->batch_bps = batch_bps;
   p->batch_n = agent_freeze_candidates(&d->freezer, now);
   unsigned limit_before = p->io_limit;
@@ -918,6 +920,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   if (agent_penalties_init(&d->penalties, d->cfg.state_dir, err) < 0)
     return -1;
   d->adm.pen = &d->penalties;
+  d->adm.profiles = &d->profiles;
   agent_weights_init(&d->weights, &d->sampler, &d->restore, &d->metrics);
   cleanup_error struct iob_error *penerr = NULL;
   if (agent_penalties_load(&d->penalties, &penerr) < 0)

@@ -4,12 +4,14 @@
 #include "agent/metrics.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "agent/admission.h"
+#include "agent/budget.h"
 #include "agent/headroom.h"
 #include "agent/protect.h"
 #include "common/version.h"
@@ -334,6 +336,32 @@ static void render_ctr_protection(FILE *f, const struct agent_metrics_view *v) {
     }
 }
 
+/* Each batch job's protection debt and bound (agent/protect.h, the
+ * batch's budget): what protection added to its run so far and what it may
+ * add in all; a job without a bound (protect_batch_budget = 0) has no
+ * budget series. */
+static void render_ctr_budget(FILE *f, const struct agent_metrics_view *v) {
+  header(f, "iobatch_container_protection_debt_seconds", "gauge",
+         "Seconds protection added to a batch job's run: held by protection, frozen, and lost "
+         "under a cap that bound it.");
+  for (const struct agent_ctr *c = v->list; c; c = c->next)
+    if (agent_ctr_is_batch(c) && c->state != AGENT_CREATED) {
+      ctr_series(f, "iobatch_container_protection_debt_seconds", c, "");
+      fprintf(f, " %.3f\n", agent_budget_debt(c, v->now_ms));
+    }
+  header(f, "iobatch_container_protection_budget_seconds", "gauge",
+         "Seconds protection may add to a batch job's run before it runs free (source: where its "
+         "expected runtime came from: profile, class or unknown).");
+  for (const struct agent_ctr *c = v->list; c; c = c->next) {
+    double bound = agent_budget_bound(&v->prot->cfg, c);
+    if (!agent_ctr_is_batch(c) || c->state == AGENT_CREATED || isinf(bound))
+      continue;
+    fputs("iobatch_container_protection_budget_seconds", f);
+    ctr_name_labels(f, c);
+    fprintf(f, ",source=\"%s\"} %.3f\n", agent_budget_source_name(c->budget.source), bound);
+  }
+}
+
 /* The protection controller and the node's I/O headroom. */
 static void render_node(FILE *f, const struct agent_metrics_view *v) {
   if (v->prot) {
@@ -460,6 +488,8 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
   render_ctr_state(f, v);
   render_ctr_rates(f, v);
   render_ctr_protection(f, v);
+  if (v->prot)
+    render_ctr_budget(f, v);
   render_node(f, v);
   if (ferror(f) || fclose(f) != 0)
     iob_oom();

@@ -39,6 +39,7 @@ static void clear(struct agent_profiles *p) {
   free(p->v);
   p->v = NULL;
   p->n = p->cap = 0;
+  p->gen++;
 }
 
 void agent_profiles_release(struct agent_profiles *p) {
@@ -65,6 +66,24 @@ const struct agent_profile *agent_profiles_get(const struct agent_profiles *p, c
   return find(p, ns, key);
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double agent_profiles_class_typical(const struct agent_profiles *p, const char *ns,
+                                    const char *cls) {
+  cleanup_free double *v = xcalloc(p->n + 1, sizeof(*v));
+  size_t k = 0;
+  for (size_t i = 0; i < p->n; i++)
+    if (p->v[i].solo_s > 0 && strcmp(p->v[i].cls, cls) == 0 && strcmp(p->v[i].ns, nz(ns)) == 0)
+      v[k++] = p->v[i].solo_s;
+  if (k == 0)
+    return 0;
+  qsort(v, k, sizeof(*v), cmp_double);
+  return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
 static size_t count_ns(const struct agent_profiles *p, const char *ns) {
   size_t k = 0;
   for (size_t i = 0; i < p->n; i++)
@@ -83,6 +102,7 @@ static void evict_oldest(struct agent_profiles *p, const char *ns) {
   free(p->v[old].ns);
   free(p->v[old].key);
   p->v[old] = p->v[--p->n];
+  p->gen++;
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -169,11 +189,14 @@ int agent_profiles_learn(struct agent_profiles *p, const char *ns, const char *k
   struct agent_profile *e = find(p, ns, key);
   if (e == NULL)
     e = add(p, ns, key);
+  double was_s = e->solo_s;
   if (u->cls && *u->cls) {
+    p->gen += strcmp(e->cls, u->cls) != 0;
     snprintf(e->cls, sizeof(e->cls), "%s", u->cls);
     e->confidence = u->confidence;
   }
   e->solo_s = avg(e->solo_s, u->solo_s);
+  p->gen += e->solo_s != was_s;
   e->solo_bps = avg(e->solo_bps, u->solo_bps);
   if (u->run_finished)
     e->runs++;

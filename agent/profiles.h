@@ -58,6 +58,10 @@ struct agent_profiles {
    * when that one is full; when the whole store is full, of the namespace
    * that holds the most. */
   size_t per_ns_max;
+  /* Bumped whenever a profile's class or runtime may have changed (a
+   * learn that changed them, a load, an eviction): a class's typical
+   * runtime looked up at an older generation may be stale. */
+  uint64_t gen;
 };
 
 /* Set the store up empty for STATE_DIR (created with 0700 if missing). */
@@ -84,6 +88,14 @@ int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err);
 /* The profile of KEY in namespace NS (NULL taken as ""), or NULL. */
 const struct agent_profile *agent_profiles_get(const struct agent_profiles *p, const char *ns,
                                                const char *key);
+
+/* The typical runtime alone (s) of a job of class CLS (a class name) in
+ * namespace NS (NULL taken as ""): the median solo_s of NS's profiles of
+ * that class that know one, 0 when none does.  What a job of a workload
+ * never seen is expected to take (agent/budget.h).  By namespace, as the
+ * profiles are: one tenant's runs do not set another's budget. */
+double agent_profiles_class_typical(const struct agent_profiles *p, const char *ns,
+                                    const char *cls);
 
 /* What one run (or one confident sample) taught.  cls NULL or "" keeps the
  * class; solo_s/solo_bps 0 keep the old values; known ones are averaged

@@ -21,6 +21,7 @@ void agent_protect_cfg_default(struct agent_protect_cfg *cfg) {
   cfg->scope = AGENT_PROTECT_WRITERS;
   cfg->hold_at_floor = true;
   cfg->batch_budget = 1.5;
+  cfg->unknown_delay_s = PROTECT_UNKNOWN_DELAY_S;
   cfg->freeze = true;
   cfg->freeze_after = PROTECT_FREEZE_AFTER;
 }
@@ -269,21 +270,31 @@ double agent_protect_learn_target(const struct agent_protect_learn *l) {
   return PROTECT_LEARN_FACTOR * med;
 }
 
-bool agent_protect_over_budget(double budget, uint64_t now_ms, uint64_t arrival_ms, double solo_s,
-                               double done) {
-  if (!(budget > 0) || !(solo_s > 0))
-    return false;
-  done = done < 0 ? 0 : done > 1 ? 1 : done;
-  double waited_s = now_ms > arrival_ms ? (double)(now_ms - arrival_ms) / 1000 : 0;
-  return waited_s + solo_s * (1 - done) >= budget * solo_s;
+double agent_protect_budget_s(double budget, double expected_s, double unknown_s) {
+  if (!(budget > 0))
+    return INFINITY;
+  if (expected_s > 0)
+    return budget > 1 ? (budget - 1) * expected_s : 0;
+  return unknown_s > 0 ? unknown_s : 0;
 }
 
-uint64_t agent_protect_budget_at(double budget, uint64_t arrival_ms, double solo_s, double done) {
-  if (!(budget > 0) || !(solo_s > 0))
+double agent_protect_cap_debt(double window_s, double rate, double cap, double ref) {
+  if (!(window_s > 0) || !(cap > 0) || !(rate >= PROTECT_CAP_BINDS * cap))
+    return 0;
+  if (!(ref > 0))
+    return window_s;
+  return rate < ref ? window_s * (1 - rate / ref) : 0;
+}
+
+bool agent_protect_over_budget(double debt_s, double bound_s) {
+  return debt_s >= bound_s;
+}
+
+uint64_t agent_protect_budget_at(uint64_t now_ms, double debt_s, double bound_s) {
+  if (isinf(bound_s) || isnan(bound_s))
     return UINT64_MAX;
-  done = done < 0 ? 0 : done > 1 ? 1 : done;
-  double wait_s = budget * solo_s - solo_s * (1 - done);
-  return arrival_ms + (uint64_t)(wait_s > 0 ? ceil(wait_s * 1000) : 0);
+  double left = bound_s - debt_s;
+  return now_ms + (uint64_t)(left > 0 ? ceil(left * 1000) : 0);
 }
 
 const char *agent_lat_target_source_name(int source) {

@@ -47,9 +47,12 @@ struct agent_protect_cfg {
    * victim is still short (holding as the last resort), rather than
    * whenever a victim is short (default: true). */
   bool hold_at_floor;
-  /* protect_batch_budget: a batch container whose turnaround would pass
-   * this x its runtime alone is no longer capped or held (1.5; 0: none). */
+  /* protect_batch_budget: protection may add (batch_budget - 1) x a
+   * batch job's expected runtime to its run, and unknown_delay_s
+   * (protect_unknown_delay) to one of unknown runtime; past that it runs
+   * free (agent_protect_budget_s; 1.5 and 60 s; budget 0: no bound). */
   double batch_budget;
+  double unknown_delay_s;
   /* The concurrency lever (protect_freeze, issue #22): see
    * PROTECT_FREEZE_AFTER below.  freeze_after: windows missing at the cap
    * floor before it acts (and between two further steps down). */
@@ -222,17 +225,56 @@ void agent_protect_learn_add(struct agent_protect_learn *l, double lat);
 /* The objective learned so far; 0 until PROTECT_LEARN_WINDOWS windows. */
 double agent_protect_learn_target(const struct agent_protect_learn *l);
 
-/* The batch's budget (protect_batch_budget, issue #22): a batch container
- * that arrived at ARRIVAL_MS, whose learned runtime alone is SOLO_S and
- * that has done DONE (0..1) of its learned work, has reached its budget
- * when even running alone from NOW_MS on it would end later than BUDGET x
- * its runtime alone after it arrived (held time included).  Then the
- * controller gives way: it is no longer capped or held.  Unknown runtime
- * (SOLO_S <= 0) or no budget (BUDGET <= 0): never. */
-bool agent_protect_over_budget(double budget, uint64_t now_ms, uint64_t arrival_ms, double solo_s,
-                               double done);
-/* When it will be (at its progress DONE): UINT64_MAX never. */
-uint64_t agent_protect_budget_at(double budget, uint64_t arrival_ms, double solo_s, double done);
+/* The batch's budget (protect_batch_budget, protect_unknown_delay): what
+ * protection may add to a batch job's run, and when it has added that.
+ *
+ * A job's protection debt is the time protection alone added to it:
+ *   - held: the time it was pending with a hold whose reason is protection
+ *     (BATCH_HOLD_PROTECT: the batcher admitted it and protection held it
+ *     back); a hold the batcher decides is batching, not protection;
+ *   - frozen: the time the concurrency lever kept it frozen;
+ *   - capped: for each sampling window in which its cap bound (its rate at
+ *     least PROTECT_CAP_BINDS x the cap), window_len x (1 - rate / ref),
+ *     ref being the rate it was getting before the cap: the running
+ *     average of its rates in windows it did I/O uncapped (sharing the
+ *     disk included), else its learned rate alone; with neither the whole
+ *     window (agent_protect_cap_debt).  In a window the cap did not bind
+ *     something else (its own pace, the disk it shares) set its rate, and
+ *     the cap added nothing.
+ * Sharing the disk alone adds nothing: an unprotected node would have run
+ * the job as slowly.  The CPU weight protection lowers is not counted: it
+ * takes only CPU the protected container uses, and a job at its bound
+ * gets it back with the rest.
+ *
+ * Its bound: (budget - 1) x its expected runtime, the runtime alone of its
+ * workload's profile, else the typical runtime of its class (the median of
+ * its namespace's profiles of that class, agent/profiles.h); unknown,
+ * protect_unknown_delay seconds.  A job whose debt reaches its bound runs
+ * free for good: protection never caps, freezes, holds or lowers its CPU
+ * weight again (agent/budget.h keeps that once reached). */
+#define PROTECT_CAP_BINDS 0.9
+/* protect_unknown_delay's default (s).  Long enough for the levers to act
+ * on a miss: with 1 s windows a cut from the first cap reaches the floor
+ * in two or three windows, and each step of the concurrency lever takes
+ * protect_freeze_after (3) misses at the floor, so walking the whole ladder
+ * and back takes some tens of seconds, as does a service's burst (a
+ * checkpoint, a compaction).  Short enough that a job the agent knows
+ * nothing of loses at most a minute to protection: what the default budget
+ * (1.5) lets protection add to a two-minute job. */
+#define PROTECT_UNKNOWN_DELAY_S 60.0
+/* Its bound in seconds: BUDGET <= 0 (or not a number): none (INFINITY);
+ * EXPECTED_S > 0: (BUDGET - 1) x EXPECTED_S, 0 for a budget at most 1
+ * (protection may add nothing); else UNKNOWN_S. */
+double agent_protect_budget_s(double budget, double expected_s, double unknown_s);
+/* What one window of WINDOW_S seconds under a cap of CAP bytes/s (0: none)
+ * added, the job moving RATE bytes/s in it, REF (<= 0: unknown) the rate
+ * it was getting before the cap (see above). */
+double agent_protect_cap_debt(double window_s, double rate, double cap, double ref);
+/* Whether a debt of DEBT_S has reached a bound of BOUND_S. */
+bool agent_protect_over_budget(double debt_s, double bound_s);
+/* When a debt of DEBT_S at NOW_MS, growing one second a second (a hold or
+ * a freeze), reaches BOUND_S: UINT64_MAX never. */
+uint64_t agent_protect_budget_at(uint64_t now_ms, double debt_s, double bound_s);
 /* One batch container under the concurrency lever. */
 struct agent_freeze_cand {
   const char *id;

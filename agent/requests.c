@@ -9,6 +9,7 @@
 
 #include "agent/fdlimit.h"
 #include "batcher/jobfile.h"
+#include "agent/budget.h"
 #include "agent/requests.h"
 #include "cgroupv2/sample.h"
 #include "common/cleanup.h"
@@ -391,6 +392,24 @@ static void status_labels(const struct agent_ctr *c, bool asked, size_t *budget,
   s->n_pod_labels = c->n_pod_labels;
 }
 
+/* A batch job's protection debt and bound (agent/budget.h); the rest of
+ * the containers have none. */
+static void status_budget(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now,
+                          Iobatch__Agent__V1__ContainerStatus *s) {
+  s->protection_budget_s = -1;
+  if (!agent_ctr_is_batch(c))
+    return;
+  double bound = agent_budget_bound(&adm->prot.cfg, c);
+  s->protection_debt_s = agent_budget_debt(c, now);
+  s->protection_budget_s = isinf(bound) ? -1 : bound;
+  s->budget_source = (char *)agent_budget_source_name(c->budget.source);
+  s->budget_spent = agent_ctr_over_budget(adm, c, now);
+  s->protection_held_s = c->budget.held_s;
+  if (c->budget.held_since_ms && now > c->budget.held_since_ms)
+    s->protection_held_s += (double)(now - c->budget.held_since_ms) / 1000;
+  s->protection_capped_s = c->budget.capped_s;
+}
+
 int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusRequest *req,
                      uint64_t now, Iobatch__Agent__V1__StatusResponse *out,
                      struct iob_error **err) {
@@ -466,6 +485,7 @@ int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusReq
     s->pod_meta_source = c->pod_uid && *c->pod_uid && c->pod_name && *c->pod_name ? (char *)"cri"
                          : c->pod_name && *c->pod_name ? (char *)"annotations"
                                                        : (char *)"";
+    status_budget(&d->adm, c, now, s);
     if (c->state == AGENT_PENDING)
       s->admit_by_ms = c->deadline_ms > now ? c->deadline_ms - now : 0;
     s->waits_for = describe_wait(d, c, now);

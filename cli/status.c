@@ -204,6 +204,37 @@ static void human_us(double us, bool approx, char *buf, size_t n) {
     snprintf(buf, n, "%s%.2fs", a, us / 1000000);
 }
 
+/* C's protection debt against its bound (agent/protect.h), in words. */
+static void budget_text(const ctr_status *c, char *buf, size_t n) {
+  if (c->protection_budget_s < 0)
+    snprintf(buf, n, "%.1f s added by protection (no bound: protect_batch_budget = 0)",
+             c->protection_debt_s);
+  else if (c->budget_spent)
+    snprintf(buf, n, "%.1f s added by protection of %.1f s (runtime: %s): spent, runs free",
+             c->protection_debt_s, c->protection_budget_s, or_dash(c->budget_source));
+  else
+    snprintf(buf, n, "%.1f s added by protection of %.1f s (runtime: %s), %.1f s left",
+             c->protection_debt_s, c->protection_budget_s, or_dash(c->budget_source),
+             c->protection_budget_s - c->protection_debt_s);
+}
+
+/* The batch jobs protection has added time to, and what it may still add. */
+static void print_budgets(const status_resp *r) {
+  bool head = false;
+  for (size_t i = 0; i < r->n_containers; i++) {
+    const ctr_status *c = r->containers[i];
+    if (c->budget_source == NULL || c->budget_source[0] == '\0' ||
+        (c->protection_debt_s <= 0 && !c->budget_spent))
+      continue;
+    if (!head)
+      printf("\nprotection's budget (time it added to batch jobs, and what it may add):\n");
+    head = true;
+    char b[256];
+    budget_text(c, b, sizeof(b));
+    printf("  %s: %s\n", ctr_name(c), b);
+  }
+}
+
 static void print_table(const status_resp *r, bool wide, bool no_trunc) {
   print_summary(r);
   struct table t = {.ncols = wide ? 18 : 12, .id_col = 3};
@@ -276,6 +307,7 @@ static void print_table(const status_resp *r, bool wide, bool no_trunc) {
   if (r->protect_batch_io_limit || r->protect_frozen)
     printf("\nbatch containers doing I/O at once: at most %u of %u (%u frozen)\n",
            r->protect_batch_io_limit, r->protect_freeze_batch, r->protect_frozen);
+  print_budgets(r);
   if (r->n_penalties)
     printf("\nmeasured penalties (victim beside neighbour: slowdown; evidence from %d co-runs):\n",
            3);
@@ -378,6 +410,14 @@ static void print_detail(const ctr_status *c) {
   if (c->frozen || c->frozen_ms)
     ROW("Frozen", "%s (%u times, %.1f s in all, by the concurrency lever)",
         c->frozen ? "yes" : "no", c->freezes, (double)c->frozen_ms / 1000);
+  if (c->budget_source && c->budget_source[0]) {
+    char bt[256];
+    budget_text(c, bt, sizeof(bt));
+    ROW("Protection", "%s", bt);
+    if (c->protection_debt_s > 0)
+      ROW("Its debt", "held %.1f s, frozen %.1f s, capped %.1f s", c->protection_held_s,
+          (double)c->frozen_ms / 1000, c->protection_capped_s);
+  }
   if (c->cap_bps)
     ROW("Capped at", "%.1f MiB/s (protecting a latency-sensitive container)",
         (double)c->cap_bps / (1024 * 1024));
@@ -433,6 +473,18 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "frozen", json_boolean(c->frozen));
     json_object_set_new(o, "frozen_ms", json_integer((json_int_t)c->frozen_ms));
     json_object_set_new(o, "freezes", json_integer(c->freezes));
+    /* the batch's budget (agent/protect.h); budget_s -1: no bound */
+    json_object_set_new(o, "protection_debt_s", json_real(c->protection_debt_s));
+    json_object_set_new(o, "protection_budget_s", json_real(c->protection_budget_s));
+    json_object_set_new(o, "protection_left_s",
+                        json_real(c->protection_budget_s < 0 ? -1
+                                  : c->protection_budget_s > c->protection_debt_s
+                                      ? c->protection_budget_s - c->protection_debt_s
+                                      : 0));
+    json_object_set_new(o, "protection_held_s", json_real(c->protection_held_s));
+    json_object_set_new(o, "protection_capped_s", json_real(c->protection_capped_s));
+    json_object_set_new(o, "budget_source", json_string(c->budget_source ? c->budget_source : ""));
+    json_object_set_new(o, "budget_spent", json_boolean(c->budget_spent));
     /* issue #25: Kubernetes' view from the node's CRI */
     json_object_set_new(o, "pod_uid", json_string(c->pod_uid ? c->pod_uid : ""));
     json_t *labels = json_array();

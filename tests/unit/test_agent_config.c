@@ -395,11 +395,13 @@ static void test_protect_keys(void **state) {
   assert_true(c.protect_gap_ms == UINT64_MAX); /* two sample periods */
   assert_true(c.protect_cpu);
   assert_true(c.protect_batch_budget == 1.5);
+  assert_true(c.protect_unknown_delay_ms == 60000);
   parse_ok(&c, "protect_signal = pressure\nprotect_scope = all\nprotect_cap_start = 100M\n"
                "protect_cap_floor = 512K\nprotect_raise = 1.5\nprotect_cut = 0.8\n"
                "protect_gap = 0\nprotect_cpu = false\nprotect_batch_budget = 0\n"
-               "protect_objective = declared\n");
+               "protect_objective = declared\nprotect_unknown_delay = 5m\n");
   assert_int_equal(c.protect_objective, AGENT_PROTECT_OBJECTIVE_DECLARED);
+  assert_true(c.protect_unknown_delay_ms == 300000);
   assert_true(c.protect_batch_budget == 0);
   assert_false(c.protect_cpu);
   assert_int_equal(c.protect_signal, AGENT_PROTECT_SIGNAL_PRESSURE);
@@ -421,6 +423,9 @@ static void test_protect_keys(void **state) {
   parse_err("protect_batch_budget = -1",
             "'t.conf' line 1: invalid value '-1' for 'protect_batch_budget': expected a number "
             "from 0 (no budget) to 100");
+  parse_err("protect_unknown_delay = 2d",
+            "'t.conf' line 1: invalid value '2d' for 'protect_unknown_delay': expected a duration "
+            "up to 24h (e.g. 60s, 5m)");
   parse_err("protect_cut = 2", "'t.conf' line 1: invalid value '2' for 'protect_cut': expected "
                                "a number from 0.05 to 1");
   parse_err("protect_cap_floor = 1K",

@@ -31,6 +31,7 @@ static const char CONF[] = "sample_period = 700ms\n"
                            "protect_raise = 1.5\n"
                            "protect_cut = 0.4\n"
                            "protect_batch_budget = 4\n"
+                           "protect_unknown_delay = 90s\n"
                            "protect_gap = 3s\n"
                            "protect_cpu = false\n"
                            "protect_freeze = true\n"
@@ -102,6 +103,7 @@ static void same_applied(const struct agent_daemon *a, const struct agent_daemon
   assert_true(pa->raise == pb->raise);
   assert_true(pa->cut == pb->cut);
   assert_true(pa->batch_budget == pb->batch_budget);
+  assert_true(pa->unknown_delay_s == pb->unknown_delay_s && pa->unknown_delay_s == 90);
   assert_int_equal(pa->freeze, pb->freeze);
   assert_int_equal(pa->freeze_after, pb->freeze_after);
   assert_int_equal(a->caps.cpu, b->caps.cpu);

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "agent/admission.h"
+#include "agent/budget.h"
 #include "agent/headroom.h"
 #include "agent/protect.h"
 #include "agent/metrics.h"
@@ -271,6 +272,9 @@ static void test_render_pod_series(void **state) {
                           .write_bps = 50e6,
                           .write_iops = 50,
                           .caps.bps = 20e6,
+                          .solo_s = 20,
+                          .budget.capped_s = 2.5,
+                          .budget.source = AGENT_BUDGET_PROFILE,
                           .next = &db};
   struct agent_ctr held = {.ns = "default",
                            .id = "h",
@@ -297,6 +301,11 @@ static void test_render_pod_series(void **state) {
   struct agent_metrics_view v = {.policy = "p", .matrix = "m", .sampler = "s"};
   agent_metrics_view_count(&v, &approx, 12345);
   v.latency_source = "bpf";
+  struct agent_protect prot;
+  struct agent_protect_cfg pcfg;
+  agent_protect_cfg_default(&pcfg);
+  agent_protect_init(&prot, &pcfg);
+  v.prot = &prot;
   cleanup_free char *out = render(&v);
   const char *pg = "{namespace=\"db\",pod=\"pg-0\",container=\"postgres\",id=\"c1\","
                    "runtime_namespace=\"k8s.io\"";
@@ -331,6 +340,15 @@ static void test_render_pod_series(void **state) {
   assert_int_equal(strstr(out, "iobatch_container_io_cap_bytes_per_second{namespace=\"db\"") ==
                        NULL,
                    true); /* no cap on it: no series */
+  /* the batch job's protection debt and its bound (0.5 x its 20 s); the
+   * protected one and the service have none */
+  snprintf(line, sizeof(line), "iobatch_container_protection_debt_seconds%s} 2.500\n", etl_l);
+  has(out, line);
+  snprintf(line, sizeof(line),
+           "iobatch_container_protection_budget_seconds%s,source=\"profile\"} 10.000\n", etl_l);
+  has(out, line);
+  assert_null(strstr(out, "iobatch_container_protection_debt_seconds{namespace=\"db\""));
+  assert_null(strstr(out, "iobatch_container_protection_budget_seconds{namespace=\"web\""));
   snprintf(line, sizeof(line), "iobatch_container_protected%s} 1\n", pg);
   has(out, line);
   snprintf(line, sizeof(line), "iobatch_container_protected%s} 0\n", etl_l);

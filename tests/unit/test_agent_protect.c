@@ -437,7 +437,8 @@ static void test_learn_objective(void **state) {
 }
 
 /* A batch container held for protection starts when it reaches its
- * budget, though the victim is still short: 1.5 x its 10 s alone. */
+ * budget, though the victim is still short: protection may add 0.5 x its
+ * 10 s alone, 5 s of holding. */
 static void test_budget_releases_hold(void **state) {
   (void)state;
   struct agent_adm adm;
@@ -463,9 +464,14 @@ static void test_budget_releases_hold(void **state) {
   assert_int_equal(w->state, AGENT_RUNNING);
   assert_true(agent_ctr_over_budget(&adm, w, 6000));
   assert_false(agent_ctr_protect_limited(&adm, w, 6000));
-  /* no runtime learned: no budget; still held */
+  /* no runtime learned: bounded by protect_unknown_delay (60 s held) */
   assert_int_equal(u->state, AGENT_PENDING);
   assert_false(agent_ctr_over_budget(&adm, u, 6000));
+  run_until(&adm, 60999);
+  assert_int_equal(u->state, AGENT_PENDING);
+  run_until(&adm, 61000);
+  assert_int_equal(u->state, AGENT_RUNNING);
+  assert_true(agent_ctr_over_budget(&adm, u, 61000));
   /* budget 0: none */
   adm.prot.cfg.batch_budget = 0;
   assert_false(agent_ctr_over_budget(&adm, w, 60000));
@@ -563,22 +569,32 @@ static void test_pressure(void **state) {
   assert_false(p.pressure);
 }
 
+/* The budget's arithmetic (agent/protect.h): the bound, and what a
+ * window under a cap adds. */
 static void test_budget(void **state) {
   (void)state;
-  /* a 10 s job with budget 1.5 */
-  assert_false(agent_protect_over_budget(1.5, 1000, 1000, 10, 0)); /* just arrived */
-  assert_false(agent_protect_over_budget(1.5, 5000, 1000, 10, 0)); /* held 4 s: 14 s */
-  assert_true(agent_protect_over_budget(1.5, 6000, 1000, 10, 0));  /* held 5 s: 15 s */
-  /* running slowly: 12 s in, half done: 12 + 5 >= 15 */
-  assert_true(agent_protect_over_budget(1.5, 13000, 1000, 10, 0.5));
-  assert_false(agent_protect_over_budget(1.5, 8000, 1000, 10, 0.5)); /* 7 + 5 < 15 */
-  /* progress past its learned work counts as done */
-  assert_true(agent_protect_over_budget(1.5, 16000, 1000, 10, 3));
-  /* unknown runtime or no budget: never */
-  assert_false(agent_protect_over_budget(1.5, 1000000, 0, 0, 0));
-  assert_false(agent_protect_over_budget(0, 1000000, 0, 10, 0));
-  assert_false(agent_protect_over_budget(NAN, 1000000, 0, 10, 0));
-  assert_false(agent_protect_over_budget(1.5, 0, 1000, 10, 0)); /* clock before arrival */
+  /* a 10 s job with budget 1.5: protection may add 5 s */
+  assert_true(agent_protect_budget_s(1.5, 10, 60) == 5);
+  assert_true(agent_protect_budget_s(1.5, 0, 60) == 60); /* unknown: protect_unknown_delay */
+  assert_true(agent_protect_budget_s(1, 10, 60) == 0);   /* protection may add nothing */
+  assert_true(isinf(agent_protect_budget_s(0, 10, 60))); /* no budget */
+  assert_true(isinf(agent_protect_budget_s(NAN, 10, 60)));
+  assert_false(agent_protect_over_budget(4.9, 5));
+  assert_true(agent_protect_over_budget(5, 5));
+  assert_false(agent_protect_over_budget(1e9, INFINITY));
+  /* held from 1 s with 1 s of debt: at its bound 4 s later */
+  assert_int_equal(agent_protect_budget_at(1000, 1, 5), 5000);
+  assert_int_equal(agent_protect_budget_at(1000, 7, 5), 1000); /* past it already */
+  assert_true(agent_protect_budget_at(1000, 0, INFINITY) == UINT64_MAX);
+  /* a cap that binds at 20 MiB/s on a job that got 80: 3/4 of the window */
+  assert_true(fabs(agent_protect_cap_debt(1, 20 * MiB, 20 * MiB, 80 * MiB) - 0.75) < 1e-9);
+  /* not binding (its own pace, or the disk it shares): nothing */
+  assert_true(agent_protect_cap_debt(1, 10 * MiB, 20 * MiB, 80 * MiB) == 0);
+  /* a cap above what it was getting: nothing */
+  assert_true(agent_protect_cap_debt(1, 19 * MiB, 20 * MiB, 18 * MiB) == 0);
+  /* binding with no reference: the whole window */
+  assert_true(agent_protect_cap_debt(2, 20 * MiB, 20 * MiB, 0) == 2);
+  assert_true(agent_protect_cap_debt(1, 20 * MiB, 0, 80 * MiB) == 0); /* no cap */
 }
 
 /* The concurrency lever against recorded windows: caps fail at the floor,
@@ -766,7 +782,7 @@ static void test_freeze_pick_rotation(void **state) {
 
 /* Who the concurrency lever may freeze: running batch containers short of
  * their budget, never a protected or service container; a frozen job's
- * time counts against its budget, and at it the job is out for good. */
+ * time is protection debt, and at its bound the job is out for good. */
 static void test_freeze_candidates_budget(void **state) {
   (void)state;
   struct agent_adm adm;
@@ -792,11 +808,11 @@ static void test_freeze_candidates_budget(void **state) {
   assert_true(agent_ctr_freeze_candidate(&adm, r, 1000));
   r->kind = AGENT_KIND_SERVICE;
   assert_false(agent_ctr_freeze_candidate(&adm, r, 1000)); /* a service: never */
-  /* frozen from 1 s: no progress, so at 5 s waited + 10 s left = 1.5 x 10 s */
+  /* frozen from 1 s: 5 s frozen is the 0.5 x 10 s protection may add */
   w->freeze.frozen = true;
-  w->solo_equiv_s = 0;
-  assert_true(agent_ctr_freeze_candidate(&adm, w, 4999));
-  assert_false(agent_ctr_freeze_candidate(&adm, w, 5000));
+  w->freeze.since_ms = 1000;
+  assert_true(agent_ctr_freeze_candidate(&adm, w, 5999));
+  assert_false(agent_ctr_freeze_candidate(&adm, w, 6000));
   /* thawed for good once done with */
   w->freeze.frozen = false;
   w->freeze.done = true;

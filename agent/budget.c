@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "agent/budget.h"
+
+#include <math.h>
+
+#include "agent/admission.h"
+#include "agent/profiles.h"
+#include "agent/protect.h"
+
+/* Weight of a new window in the reference rate: the last few windows
+ * before a cap say what it was getting, one odd window does not. */
+#define REF_RATE 0.5
+
+const char *agent_budget_source_name(int source) {
+  switch (source) {
+  case AGENT_BUDGET_PROFILE:
+    return "profile";
+  case AGENT_BUDGET_CLASS:
+    return "class";
+  }
+  return "unknown";
+}
+
+double agent_budget_debt(const struct agent_ctr *c, uint64_t now) {
+  double held = c->budget.held_s;
+  if (c->budget.held_since_ms && now > c->budget.held_since_ms)
+    held += (double)(now - c->budget.held_since_ms) / 1000;
+  uint64_t frozen = c->freeze.frozen_ms;
+  if (c->freeze.frozen && c->freeze.since_ms && now > c->freeze.since_ms)
+    frozen += now - c->freeze.since_ms;
+  return held + (double)frozen / 1000 + c->budget.capped_s;
+}
+
+/* Its expected runtime: its own profile's, else what was looked up. */
+static double expected_s(const struct agent_ctr *c) {
+  return c->solo_s > 0 ? c->solo_s : c->budget.expected_s;
+}
+
+double agent_budget_bound(const struct agent_protect_cfg *cfg, const struct agent_ctr *c) {
+  return agent_protect_budget_s(cfg->batch_budget, expected_s(c), cfg->unknown_delay_s);
+}
+
+bool agent_budget_spent(const struct agent_protect_cfg *cfg, const struct agent_ctr *c,
+                        uint64_t now) {
+  /* No budget at all (0) frees nobody, not even one marked before. */
+  if (!(cfg->batch_budget > 0))
+    return false;
+  return c->budget.spent ||
+         agent_protect_over_budget(agent_budget_debt(c, now), agent_budget_bound(cfg, c));
+}
+
+uint64_t agent_budget_at(const struct agent_protect_cfg *cfg, const struct agent_ctr *c,
+                         uint64_t now) {
+  if (!(cfg->batch_budget > 0))
+    return UINT64_MAX;
+  if (c->budget.spent)
+    return now;
+  return agent_protect_budget_at(now, agent_budget_debt(c, now), agent_budget_bound(cfg, c));
+}
+
+void agent_budget_expect(struct agent_ctr *c, const struct agent_protect_cfg *cfg,
+                         const struct agent_profiles *profiles, const char *ns, int cls,
+                         uint64_t now) {
+  /* Spent under the bound it had: a longer one learned since does not
+   * put protection back on a job it let go. */
+  if (agent_budget_spent(cfg, c, now))
+    c->budget.spent = true;
+  if (c->solo_s > 0) {
+    c->budget.expected_s = c->solo_s;
+    c->budget.source = AGENT_BUDGET_PROFILE;
+    return;
+  }
+  uint64_t gen = profiles ? profiles->gen + 1 : 0;
+  if (c->budget.source != AGENT_BUDGET_PROFILE && c->budget.gen == gen && c->budget.cls == cls)
+    return;
+  c->budget.gen = gen;
+  c->budget.cls = cls;
+  double t =
+      profiles ? agent_profiles_class_typical(profiles, ns, batch_class_name((enum batch_class)cls))
+               : 0;
+  c->budget.expected_s = t;
+  c->budget.source = t > 0 ? AGENT_BUDGET_CLASS : AGENT_BUDGET_UNKNOWN;
+}
+
+void agent_budget_hold(struct agent_ctr *c, uint64_t now, bool by_protection) {
+  if (by_protection && c->budget.held_since_ms == 0) {
+    c->budget.held_since_ms = now ? now : 1;
+    return;
+  }
+  if (!by_protection && c->budget.held_since_ms) {
+    if (now > c->budget.held_since_ms)
+      c->budget.held_s += (double)(now - c->budget.held_since_ms) / 1000;
+    c->budget.held_since_ms = 0;
+  }
+}
+
+void agent_budget_window(struct agent_ctr *c, const struct agent_protect_cfg *cfg, uint64_t now,
+                         double window_s) {
+  if (c->state != AGENT_RUNNING || c->freeze.frozen)
+    return; /* a frozen window is counted as frozen time */
+  double rate = c->read_bps + c->write_bps;
+  if (c->caps.bps > 0) {
+    double ref = c->budget.ref_bps > 0 ? c->budget.ref_bps : c->solo_bps;
+    c->budget.capped_s += agent_protect_cap_debt(window_s, rate, c->caps.bps, ref);
+  } else if (c->io_now && rate > 0) {
+    double r = c->budget.ref_bps;
+    c->budget.ref_bps = r > 0 ? r + REF_RATE * (rate - r) : rate;
+  }
+  if (agent_budget_spent(cfg, c, now))
+    c->budget.spent = true;
+}
