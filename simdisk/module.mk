@@ -3,7 +3,7 @@
 # of the product: built by `make all` (so CI builds it), never installed.
 # The models and the option parser are a library of their own, without
 # FUSE, for the unit test (tests/unit/test_simdisk_model.c).
-simdisk_LIB_SRCS := simdisk/opts.c simdisk/model.c simdisk/hdd.c simdisk/ssd.c
+simdisk_LIB_SRCS := simdisk/opts.c simdisk/model.c simdisk/heap.c simdisk/hdd.c simdisk/ssd.c
 $(eval $(call lib,simdisk,$(simdisk_LIB_SRCS)))
 
 FUSE3_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
