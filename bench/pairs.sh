@@ -9,15 +9,25 @@
 # (and the CPU fio itself needs) from container start costs.  Repeats are
 # interleaved; medians of same-repeat ratios.
 #
+# DISK=hdd|ssd|pass runs it on an emulated disk (bench/disk-lib.sh) and
+# sizes each job to FIT_S (3) seconds alone there, on a file of BENCH_SPAN.
+#
 # Usage: bench/pairs.sh            env: REPEATS=3 PAIRS="name ..." (default all)
-#        SCRATCH_PARENT=/var/tmp OUT_DIR=bench/results (writes pairs.{json,md})
+#        DISK=host SCRATCH_PARENT=/var/tmp
+#        OUT_DIR=bench/results (writes pairs.{json,md}; pairs-DISK.* off host)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+TOP=$PWD
 REPEATS=${REPEATS:-3}
 OUT_DIR=${OUT_DIR:-bench/results}
-SCRATCH_PARENT=${SCRATCH_PARENT:-/var/tmp}
 command -v fio >/dev/null || { echo "pairs: fio not found" >&2; exit 1; }
 command -v jq >/dev/null || { echo "pairs: jq not found" >&2; exit 1; }
+source tests/integration/lib/common.sh # at_exit, IOB_T
+trap 'exit 130' INT TERM
+source bench/disk-lib.sh
+bench_disk_up 8G
+OUT=pairs
+[ "$DISK" = host ] || OUT=pairs-$DISK
 
 # job name -> fio arguments (each a fixed amount of work, ~2-5 s alone here)
 declare -A JOB=(
@@ -54,9 +64,23 @@ for p in "${PAIRS[@]}"; do
 done
 
 SCR=$(mktemp -d "$SCRATCH_PARENT/iob-pairs.XXXXXX")
-trap 'rm -rf "$SCR"' EXIT
-trap 'exit 130' INT TERM
+at_exit "rm -rf '$SCR'"
 RAW=$SCR/raw.jsonl
+# Off the host disk: each job's work fitted to the disk (--size=SPAN
+# --io_size=what it moves alone in FIT_S seconds).
+if [ "$DISK" != host ]; then
+  for j in "${!JOB[@]}"; do
+    a=${JOB[$j]/--size=*M/}
+    # a buffered writer's pace is its writeback's: fitted as a direct one
+    fit=${a/--direct=0/--direct=1 --iodepth=8}
+    fit=${fit/--ioengine=psync --direct=1 --iodepth=8/--ioengine=libaio --direct=1 --iodepth=8}
+    fit=${fit/--end_fsync=1/}
+    read -r -a fit_args <<<"$fit"
+    m=$(bench_fit_mib "${FIT_S:-3}" "${fit_args[@]}")
+    JOB[$j]="$a --size=$BENCH_SPAN --io_size=${m}M"
+    echo "pairs: $j: ${JOB[$j]}"
+  done
+fi
 : >"$RAW"
 
 # run_fio NAME FILE OUT: one job in the foreground, fio's JSON to OUT
@@ -67,9 +91,9 @@ run_fio() {
 # lay every file out once so that writers overwrite in place
 for j in "${!JOB[@]}"; do
   for k in 1 2; do
-    sz=$(grep -o -- '--size=[0-9]*M' <<<"${JOB[$j]}" | grep -o '[0-9]*')
+    sz=$(grep -o -- '--size=[0-9]*[MG]' <<<"${JOB[$j]}" | cut -d= -f2)
     fio --name=layout --filename="$SCR/$j-$k.dat" --rw=write --bs=1M --direct=1 \
-      --ioengine=libaio --iodepth=8 --size="${sz}M" >/dev/null
+      --ioengine=libaio --iodepth=8 --size="$sz" >/dev/null
   done
 done
 sync
@@ -104,26 +128,28 @@ done
 
 mkdir -p "$OUT_DIR"
 jq -s --arg date "$(date -u +%FT%TZ)" --arg host "$(hostname)" --arg kernel "$(uname -r)" \
+  --arg disk "$DISK_DESC" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \
   --argjson repeats "$REPEATS" --argjson jobs "$(for j in "${!JOB[@]}"; do jq -nc --arg j "$j" --arg a "${JOB[$j]}" '{($j): $a}'; done | jq -sc add)" '
   def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
     else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-  {date: $date, host: $host, kernel: $kernel, repeats: $repeats, jobs: $jobs, raw: .,
+  {date: $date, host: $host, kernel: $kernel, disk: $disk, load_average: $load,
+   repeats: $repeats, jobs: $jobs, raw: .,
    pairs: (group_by(.pair) | map({pair: .[0].pair, a: .[0].a, b: .[0].b,
      solo_a_s: (map(.solo_a_ms) | median / 1000), solo_b_s: (map(.solo_b_ms) | median / 1000),
      co_s: (map(.co_ms) | median / 1000), ratio: (map(.ratio) | median),
      slow_a: (map(.slow_a) | median), slow_b: (map(.slow_b) | median),
-     cpu_solo_a: (map(.cpu_solo_a) | median), cpu_solo_b: (map(.cpu_solo_b) | median)}))}' "$RAW" >"$OUT_DIR/pairs.json"
+     cpu_solo_a: (map(.cpu_solo_a) | median), cpu_solo_b: (map(.cpu_solo_b) | median)}))}' "$RAW" >"$OUT_DIR/$OUT.json"
 {
   echo "# Pair probe: does serialising a pair pay on this disk? (\`bench/pairs.sh\`)"
   echo
-  jq -r '"Run \(.date) on \(.host), kernel \(.kernel), median of \(.repeats) repeats. ratio = co-run makespan / (solo A + solo B): < 1 co-running is faster, > 1 holding one of them (running them one after the other) is faster."' "$OUT_DIR/pairs.json"
+  jq -r '"Run \(.date) on \(.host), kernel \(.kernel), disk \(.disk), load average \(.load_average), median of \(.repeats) repeats. ratio = co-run makespan / (solo A + solo B): < 1 co-running is faster, > 1 holding one of them (running them one after the other) is faster."' "$OUT_DIR/$OUT.json"
   echo
   echo "| pair | A | B | solo A s | solo B s | together s | ratio | A slowed | B slowed | fio CPU % alone A / B |"
   echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
-  jq -r '.pairs[] | "| \(.pair) | \(.a) | \(.b) | \(.solo_a_s) | \(.solo_b_s) | \(.co_s) | \(.ratio * 100 | round / 100) | \(.slow_a * 100 | round / 100) | \(.slow_b * 100 | round / 100) | \(.cpu_solo_a | round) / \(.cpu_solo_b | round) |"' "$OUT_DIR/pairs.json"
+  jq -r '.pairs[] | "| \(.pair) | \(.a) | \(.b) | \(.solo_a_s) | \(.solo_b_s) | \(.co_s) | \(.ratio * 100 | round / 100) | \(.slow_a * 100 | round / 100) | \(.slow_b * 100 | round / 100) | \(.cpu_solo_a | round) / \(.cpu_solo_b | round) |"' "$OUT_DIR/$OUT.json"
   echo
   echo "Jobs (fio arguments):"
   echo
-  jq -r '.jobs | to_entries[] | "- \(.key): `\(.value)`"' "$OUT_DIR/pairs.json"
-} >"$OUT_DIR/pairs.md"
-echo "pairs: wrote $OUT_DIR/pairs.json and pairs.md"
+  jq -r '.jobs | to_entries[] | "- \(.key): `\(.value)`"' "$OUT_DIR/$OUT.json"
+} >"$OUT_DIR/$OUT.md"
+echo "pairs: wrote $OUT_DIR/$OUT.json and $OUT.md"

@@ -22,6 +22,9 @@
 # Usage: bench/sched.sh
 #   env: REPEATS=3 SCALE=1 (job sizes) MIXES="hetero-writers ..."
 #        MODES="all serial iobatch paper" SCRATCH_PARENT=/var/tmp B=build
+#        DISK=host|hdd|ssd|pass (bench/disk-lib.sh: off the host, an emulated
+#        disk, and each class's work fitted to JOB_S (5) seconds alone there,
+#        times SCALE, on a file of BENCH_SPAN)
 #        OUT_DIR=bench/results WARMUP=1 (iobatch learns solo profiles first)
 #        IOB_MATRIX=FILE (the agent's `matrix`, e.g. a calibrated one)
 #        AGENT_LOG_DIR=DIR (keep the agent logs of the iobatch modes)
@@ -52,6 +55,9 @@ done
 source tests/integration/lib/common.sh # EXIT trap runs every at_exit in reverse
 trap 'exit 130' INT TERM
 source bench/sched/iobatch.sh
+source bench/disk-lib.sh
+bench_disk_up 12G
+bench_size_jobs "${JOB_S:-5}"
 
 # ---- scratch dir on the host disk (not tmpfs), enough free space --------
 mkdir -p "$SCRATCH_PARENT"
@@ -69,14 +75,14 @@ for m in "${MIXES[@]}"; do
   done
 done
 need_mib=0
-for c in "${CLASSES[@]}"; do need_mib=$((need_mib + NINST[$c] * $(job_mib "$c"))); done
+for c in "${CLASSES[@]}"; do need_mib=$((need_mib + NINST[$c] * $(LAYOUT_MIB "$c"))); done
 avail_mib=$(($(stat -f -c '%a * %S' "$SCR") / 1048576))
 if [ "$avail_mib" -lt $((need_mib + 4096)) ]; then
   echo "sched: need $((need_mib + 4096)) MiB free under '$SCRATCH_PARENT', have $avail_mib" >&2
   exit 1
 fi
-DISK=$(df --output=source "$SCR" | tail -1)
-echo "sched: scratch $SCR on $DISK ($fstype), $need_mib MiB of fio files"
+DISK_SRC=$(df --output=source "$SCR" | tail -1)
+echo "sched: scratch $SCR on $DISK_SRC ($fstype, $DISK_DESC), $need_mib MiB of fio files"
 
 # ---- containerd, rootfs with fio --------------------------------------
 iob_containerd_start "$(iobatch_containerd_toml)"
@@ -92,7 +98,7 @@ RAW=$IOB_T/raw.jsonl
 for c in "${CLASSES[@]}"; do
   for k in $(seq 1 "${NINST[$c]}"); do
     fio --name=layout --filename="$SCR/$c-$k.dat" --rw=write --bs=1M --direct=1 \
-      --ioengine=libaio --iodepth=8 --size="$(job_mib "$c")M" >/dev/null
+      --ioengine=libaio --iodepth=8 --size="$(LAYOUT_MIB "$c")M" >/dev/null
   done
 done
 sync
@@ -106,13 +112,13 @@ run_job() {
   if [ "$rt" != io.containerd.runc.v2 ]; then
     extra=(--annotation "io.iobatch.class=$c" --annotation "io.iobatch.workload=bench-fio-$c")
   fi
-  # shellcheck disable=SC2086
+  # shellcheck disable=SC2086,SC2046
   $CTR run --rm --null-io --runtime "$rt" "${extra[@]}" \
     --mount "type=bind,src=$SCR,dst=/data,options=rbind:rw" \
     --mount "type=bind,src=$IOB_T/out,dst=/out,options=rbind:rw" \
     --rootfs "$ROOTFS" "$id" \
     /usr/bin/fio --name="$c" --filename="/data/$c-$k.dat" --direct=1 --ioengine=libaio \
-    ${JOB_ARGS[$c]} --size="$(job_mib "$c")M" \
+    ${JOB_ARGS[$c]} $(SIZE_ARGS "$c") \
     --output-format=json --output="/out/$id.json" \
     >"$IOB_T/out/$id.log" 2>&1 || rc=$?
   echo "$(date +%s%N) $rc" >"$IOB_T/out/$id.end"
@@ -247,11 +253,11 @@ mkdir -p "$OUT_DIR"
 status_json=$(for m in $MODES; do jq -nc --arg m "$m" --arg s "${MODE_STATUS[$m]}" '{($m): $s}'; done | jq -sc 'add')
 mixes_json=$(for m in "${MIXES[@]}"; do jq -nc --arg m "$m" --arg j "${MIX_JOBS[$m]}" '{name: $m, jobs: ($j | split(" "))}'; done | jq -sc .)
 spec_json=$(for c in "${CLASSES[@]}"; do
-  jq -nc --arg c "$c" --arg a "${JOB_ARGS[$c]} --size=$(job_mib "$c")M --direct=1 --ioengine=libaio" '{($c): $a}'
+  jq -nc --arg c "$c" --arg a "${JOB_ARGS[$c]} $(SIZE_ARGS "$c") --direct=1 --ioengine=libaio" '{($c): $a}'
 done | jq -sc 'add')
 jq -s --arg cmd "$CMDLINE" --arg date "$START" --arg host "$(hostname)" \
-  --arg kernel "$(uname -r)" --arg disk "$DISK" \
-  --arg sched "$(xargs <"/sys/block/$(basename "$DISK")/queue/scheduler" 2>/dev/null || echo unknown)" \
+  --arg kernel "$(uname -r)" --arg disk "$DISK_SRC ($DISK_DESC)" \
+  --arg sched "$(xargs <"/sys/block/$(basename "${DISK_DEV:-$DISK_SRC}")/queue/scheduler" 2>/dev/null || echo unknown)" \
   --argjson repeats "$REPEATS" --argjson scale "$SCALE" --argjson elapsed "$ELAPSED" \
   --argjson status "$status_json" --argjson mixes "$mixes_json" --argjson spec "$spec_json" \
   --arg agent "$(iobatch_describe)" \

@@ -103,6 +103,9 @@ source tests/integration/lib/common.sh
 trap 'exit 130' INT TERM
 source bench/sched/iobatch.sh
 source bench/service/pg.sh
+source bench/disk-lib.sh
+bench_disk_up 12G
+bench_size_jobs "${JOB_S:-5}"
 why=$(pg_find) || { echo "service: $why" >&2; exit 1; }
 pg_find
 
@@ -116,11 +119,11 @@ at_exit "rm -rf '$SCR'"
 declare -A NINST=()
 for c in "${BATCH_JOBS[@]}"; do NINST[$c]=$((${NINST[$c]:-0} + 1)); done
 need_mib=2048
-for c in "${!NINST[@]}"; do need_mib=$((need_mib + NINST[$c] * $(job_mib "$c"))); done
+for c in "${!NINST[@]}"; do need_mib=$((need_mib + NINST[$c] * $(LAYOUT_MIB "$c"))); done
 avail_mib=$(($(stat -f -c '%a * %S' "$SCR") / 1048576))
 [ "$avail_mib" -ge $((need_mib + 4096)) ] || { echo "service: need $((need_mib + 4096)) MiB free under '$SCRATCH_PARENT', have $avail_mib" >&2; exit 1; }
-DISK=$(df --output=source "$SCR" | tail -1)
-echo "service: scratch $SCR on $DISK ($fstype); postgres from $PG_BIN; load $(cut -d' ' -f1-3 /proc/loadavg)"
+DISK_SRC=$(df --output=source "$SCR" | tail -1)
+echo "service: scratch $SCR on $DISK_SRC ($fstype, $DISK_DESC); postgres from $PG_BIN; load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 iob_containerd_start "$(iobatch_containerd_toml)"
 FIO_ROOTFS=$IOB_T/fio-rootfs
@@ -137,7 +140,7 @@ SOCK=$IOB_T/pgsock
 for c in "${!NINST[@]}"; do
   for k in $(seq 1 "${NINST[$c]}"); do
     fio --name=layout --filename="$SCR/$c-$k.dat" --rw=write --bs=1M --direct=1 \
-      --ioengine=libaio --iodepth=8 --size="$(job_mib "$c")M" >/dev/null
+      --ioengine=libaio --iodepth=8 --size="$(LAYOUT_MIB "$c")M" >/dev/null
   done
 done
 sync
@@ -150,13 +153,13 @@ run_job() { # ID CLASS INSTANCE RUNTIME
     extra=(--annotation "io.iobatch.class=$c" --annotation "io.iobatch.workload=bench-fio-$c"
       --annotation "io.iobatch.kind=job")
   fi
-  # shellcheck disable=SC2086
+  # shellcheck disable=SC2086,SC2046
   $CTR run --rm --null-io --runtime "$rt" "${extra[@]}" \
     --mount "type=bind,src=$SCR,dst=/data,options=rbind:rw" \
     --mount "type=bind,src=$OUT,dst=/out,options=rbind:rw" \
     --rootfs "$FIO_ROOTFS" "$id" \
     /usr/bin/fio --name="$c" --filename="/data/$c-$k.dat" --direct=1 --ioengine=libaio \
-    ${JOB_ARGS[$c]} --size="$(job_mib "$c")M" \
+    ${JOB_ARGS[$c]} $(SIZE_ARGS "$c") \
     --output-format=json --output="/out/$id.json" \
     >"$OUT/$id.log" 2>&1 || rc=$?
   echo "$(date +%s%N) $rc" >"$OUT/$id.end"
@@ -395,7 +398,7 @@ cp "$RAW" "$OUT_DIR/raw.jsonl"
 [ ! -f "$IOB_T/agent-iobatch/agent.log" ] || grep -E "admitted|held|pending|protect|throttl|latency|cap" "$IOB_T/agent-iobatch/agent.log" >"$OUT_DIR/iobatch-agent-log.txt" || true
 status_json=$(for m in solo $MODES; do jq -nc --arg m "$m" --arg s "${MODE_STATUS[$m]}" '{($m): $s}'; done | jq -sc 'add')
 jq -s --arg cmd "$CMDLINE" --arg date "$START" --arg host "$(hostname)" --arg kernel "$(uname -r)" \
-  --arg disk "$DISK" --arg pg "$("$PG_BIN/postgres" --version)" --argjson repeats "$REPEATS" \
+  --arg disk "$DISK_SRC ($DISK_DESC)" --arg pg "$("$PG_BIN/postgres" --version)" --argjson repeats "$REPEATS" \
   --argjson duration "$DURATION" --argjson arrive "$ARRIVE" --argjson pgscale "$PG_SCALE" \
   --argjson clients "$PG_CLIENTS" --arg batch "${BATCH_JOBS[*]}" --arg scale "$SCALE" \
   --argjson elapsed "$ELAPSED" --argjson status "$status_json" --arg svcclass "$SVC_CLASS_NOTE" \

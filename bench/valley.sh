@@ -51,6 +51,8 @@ done
 source tests/integration/lib/common.sh
 trap 'exit 130' INT TERM
 source bench/sched/iobatch.sh
+source bench/disk-lib.sh
+bench_disk_up 12G
 
 mkdir -p "$OUT_DIR"
 START=$(date -u +%FT%TZ)
@@ -96,8 +98,8 @@ case $(stat -f -c %T "$SCRATCH_PARENT") in tmpfs | ramfs) not_possible "'$SCRATC
 SCR=$(mktemp -d "$SCRATCH_PARENT/iob-valley.XXXXXX")
 at_exit "rm -rf '$SCR'"
 MAXN=$(tr ' ' '\n' <<<"$READERS" | sort -n | tail -1)
-DISK=$(df --output=source "$SCR" | tail -1)
-echo "valley: $MEMCG memory limit ${LIMIT_MIB} MiB on $MEMDIR; $MAXN files of ${FILE_MIB} MiB in $SCR on $DISK; load $(cut -d' ' -f1-3 /proc/loadavg)"
+DISK_SRC=$(df --output=source "$SCR" | tail -1)
+echo "valley: $MEMCG memory limit ${LIMIT_MIB} MiB on $MEMDIR; $MAXN files of ${FILE_MIB} MiB in $SCR on $DISK_SRC ($DISK_DESC); load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 iob_containerd_start "$(iobatch_containerd_toml)"
 ROOTFS=$IOB_T/rootfs
@@ -210,7 +212,7 @@ ELAPSED=$(($(date +%s) - T_START))
 
 status_json=$(for m in $MODES; do jq -nc --arg m "$m" --arg s "${MODE_STATUS[$m]}" '{($m): $s}'; done | jq -sc 'add')
 jq -s --arg cmd "$CMDLINE" --arg date "$START" --arg host "$(hostname)" --arg kernel "$(uname -r)" \
-  --arg disk "$DISK" --arg memcg "$MEMCG" --argjson limit "$LIMIT_MIB" --argjson file "$FILE_MIB" \
+  --arg disk "$DISK_SRC ($DISK_DESC)" --arg memcg "$MEMCG" --argjson limit "$LIMIT_MIB" --argjson file "$FILE_MIB" \
   --argjson passes "$PASSES" --arg bs "$BS" --argjson repeats "$REPEATS" --argjson elapsed "$ELAPSED" \
   --argjson status "$status_json" '
   def median: map(select(. != null)) | sort | if length == 0 then null

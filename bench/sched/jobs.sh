@@ -39,10 +39,14 @@ job_mib() { awk -v m="${JOB_MIB[$1]}" -v s="$SCALE" 'BEGIN { printf "%d", m * s 
 #  read-vs-write: read-heavy beside write-heavy (the paper: fine; docs/DESIGN.md:
 #    not on these machines).
 #  every-class: sequential/random x read/write, two of each.
-MIXES_ALL=(hetero-writers homo-seq-write read-vs-write every-class)
+#  paper-mix: the paper's shape with eight containers: three sequential
+#    writers, three random writers, a sequential and a random reader
+#    (bench/mix.sh runs the same set with a learning curve).
+MIXES_ALL=(hetero-writers homo-seq-write read-vs-write every-class paper-mix)
 declare -A MIX_JOBS=(
   [hetero-writers]="seq-write seq-write rand-write rand-write"
   [homo-seq-write]="seq-write seq-write seq-write"
   [read-vs-write]="seq-read rand-read seq-write rand-write"
   [every-class]="seq-write rand-write seq-read rand-read seq-write rand-write seq-read rand-read"
+  [paper-mix]="seq-write rand-write seq-write rand-write seq-write rand-write seq-read rand-read"
 )
