@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Every tool a test, a benchmark or the demo asks for comes from a package
 # that scripts/install-deps.sh installs: named in its PKGS, pulled in by
-# one of them (Depends, Pre-Depends), or Essential.  A tool that is only
+# one of them (Depends, Pre-Depends), or on every Debian system (Essential
+# or of priority required).  A tool that is only
 # on the machine by chance passes `iob_need` here and fails on a fresh one,
 # so a green run here would hide it: this check finds it first.
 #
@@ -31,7 +32,9 @@ allowed() {
     apt-cache depends --recurse --installed --no-recommends --no-suggests --no-conflicts \
       --no-breaks --no-replaces --no-enhances "${PKGS[@]}" 2>/dev/null |
       sed -n 's/^ *|\{0,1\}\(Pre\)\{0,1\}Depends: \([^<> ]*\)$/\2/p; s/^\([a-z0-9][^ ]*\)$/\1/p'
-    dpkg-query -W -f='${Package} ${Essential}\n' | awk '$2 == "yes" { print $1 }'
+    # Essential, or of priority required: on every Debian system (what
+    # debootstrap and mmdebstrap's minbase install)
+    dpkg-query -W -f='${Package} ${Essential} ${Priority}\n' | awk '$2 == "yes" || $3 == "required" { print $1 }'
   } | sed 's/:.*//' | sort -u
 }
 
