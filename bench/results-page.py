@@ -235,6 +235,41 @@ def table_pairs(name):
                  ["---", "---:", "---:", "---:"])
 
 
+def table_simdisk_mix(name):
+    """bench/mix.sh's summary: one row per disk (and style)."""
+    d = load(name)
+    rows = []
+    for key in sorted(d):
+        r = d[key]
+        a = r.get("all_s")
+
+        def vs(v):
+            return "–" if v is None or not a else f"{v:.1f} s (×{v / a:.2f})"
+        rows.append([f"{key}: {r.get('device', '')}", f"{a:.1f} s" if a else "–",
+                     vs(r.get("serial_s")), vs(r.get("plan_s")), vs(r.get("iobatch_warm_s")),
+                     " ".join(fmt(x) for x in r.get("iobatch_fresh_runs_vs_all") or []),
+                     fmt(r.get("held")), r.get("load_average_start", "–"),
+                     f"{r.get('date', '')}, commit {r.get('commit', '')}, {r.get('repeats')} repeats"])
+    return table(["disk", "all at once", "one after another", "class plan", "iobatch warmed",
+                  "fresh runs 1, 2, 3 (× all)", "held (warm)", "load average", "run"], rows,
+                 ["---", "---:", "---:", "---:", "---:", "---", "---:", "---", "---"])
+
+
+def table_simdisk_calibration(name):
+    """bench/simdisk-calibrate.sh: each run's rate beside the model's own numbers."""
+    d = load(name)
+    rows = []
+    for r in d.get("runs", []):
+        res = r.get("result") or r
+        rows.append([r.get("name"), fmt(res.get("MBps") if isinstance(res, dict) else None),
+                     fmt(res.get("iops") if isinstance(res, dict) else None),
+                     fmt(r.get("daemon_cpu_percent"))])
+    for p in d.get("pairs", []):
+        rows.append([p.get("name") + " (together / one after the other)",
+                     fmt(p.get("ratio_together_over_serial")), "", ""])
+    return table(["run", "MB/s", "IOPS", "daemon CPU %"], rows, ["---", "---:", "---:", "---:"])
+
+
 def table_valley(name):
     d = load(name)
     rows = []
