@@ -14,12 +14,15 @@ $(PROTO_STAMP): $(PROTO_FILES)
 	@echo "  PROTOC  proto/*.proto"
 	$(Q)$(PROTOC_C) -Iproto --c_out=proto/gen $(patsubst proto/%,%,$(PROTO_FILES))
 	@touch $@
+	@touch -r $@ $(PROTO_GEN_C) $(PROTO_GEN_H)
 
 # An empty recipe, not none: make then takes the files as remade after the
 # stamp's recipe ran and looks at their times again, and what includes or
 # compiles them is rebuilt in the same run (without it, under -j, objects
 # compared against the times read before protoc-c ran stayed stale until
-# a second make).
+# a second make).  The generated files take the stamp's time: were they
+# older, every later make would take them as out of date and rebuild all
+# that includes them.
 $(PROTO_GEN_C) $(PROTO_GEN_H): $(PROTO_STAMP) ;
 
 $(B)/proto/gen/%.pb-c.o: proto/gen/%.pb-c.c | $(PROTO_STAMP)

@@ -79,7 +79,9 @@ static uint64_t xorshift(void) {
 
 static int64_t run(struct sd_model *m, struct stream *s, int ns, int qd, uint64_t len,
                    uint64_t total, uint64_t size, int64_t think, int64_t t0) {
-  struct sd_req *r = calloc((size_t)(ns * qd), sizeof(*r));
+  /* counts from the callers' literals; unsigned for the allocations */
+  size_t nstreams = ns > 0 ? (size_t)ns : 0, nreqs = nstreams * (qd > 0 ? (size_t)qd : 0);
+  struct sd_req *r = calloc(nreqs + 1, sizeof(*r));
   int left = 0;
   int64_t now = t0;
   for (int i = 0; i < ns; i++) {
@@ -94,7 +96,7 @@ static int64_t run(struct sd_model *m, struct stream *s, int ns, int qd, uint64_
     sd_model_submit(m, &r[i]);
     left++;
   }
-  uint64_t *issued = calloc((size_t)ns, sizeof(*issued));
+  uint64_t *issued = calloc(nstreams + 1, sizeof(*issued));
   for (int i = 0; i < ns; i++)
     issued[i] = (uint64_t)qd * len;
   while (left > 0) {
