@@ -45,7 +45,6 @@ trap 'exit 130' INT TERM
 source bench/disk-lib.sh
 source bench/sched/iobatch.sh
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
-CMDLINE=$(for v in DISK STYLE REPEATS FRESH_RUNS WARM_RUNS SOLO_S; do printf '%s=%s ' "$v" "${!v}"; done)bench/mix.sh
 
 # class -> fio arguments (size added per disk).  STYLE=deep (default):
 # libaio at queue depth 8 (sequential, 1 MiB) and 32 (random, 4 KiB), as
@@ -75,6 +74,7 @@ qd1)
   ;;
 *) echo "mix: STYLE='$STYLE': deep or qd1" >&2; exit 2 ;;
 esac
+CMDLINE=$(for v in DISK STYLE REPEATS FRESH_RUNS WARM_RUNS SOLO_S; do printf '%s=%s ' "$v" "${!v:-}"; done)bench/mix.sh
 CLASSES=(seq-write rand-write seq-read rand-read)
 JOBS=(seq-write rand-write seq-write rand-write seq-write rand-write seq-read rand-read)
 # the hand-made plan: batches of job indexes, one after another

@@ -256,18 +256,20 @@ def table_simdisk_mix(name):
 
 
 def table_simdisk_calibration(name):
-    """bench/simdisk-calibrate.sh: each run's rate beside the model's own numbers."""
+    """bench/simdisk-calibrate.sh: each run's rate, with the daemon's CPU use."""
     d = load(name)
     rows = []
     for r in d.get("runs", []):
-        res = r.get("result") or r
-        rows.append([r.get("name"), fmt(res.get("MBps") if isinstance(res, dict) else None),
-                     fmt(res.get("iops") if isinstance(res, dict) else None),
-                     fmt(r.get("daemon_cpu_percent"))])
+        j = (r.get("jobs") or [{}])[0]
+        rd, wr = j.get("read") or {}, j.get("write") or {}
+        side = rd if (rd.get("kib") or 0) >= (wr.get("kib") or 0) else wr
+        rows.append([r.get("name"), fmt(side.get("MBps"), ".1f"), fmt(side.get("iops"), ".0f"),
+                     fmt(side.get("lat_mean_us"), ".0f"), fmt(r.get("daemon_cpu_percent"), ".1f")])
     for p in d.get("pairs", []):
-        rows.append([p.get("name") + " (together / one after the other)",
-                     fmt(p.get("ratio_together_over_serial")), "", ""])
-    return table(["run", "MB/s", "IOPS", "daemon CPU %"], rows, ["---", "---:", "---:", "---:"])
+        rows.append([f"pair {p.get('name')}: together / one after the other",
+                     fmt(p.get("ratio_together_over_serial"), ".2f"), "", "", ""])
+    return table(["run", "MB/s", "IOPS", "mean latency us", "daemon CPU % of a core"], rows,
+                 ["---", "---:", "---:", "---:", "---:"])
 
 
 def table_valley(name):
@@ -475,7 +477,8 @@ def expand1(directive):
 def result_files():
     out = []
     for root, dirs, files in os.walk(RESULTS):
-        dirs.sort()
+        # a benchmark's logs beside its results (bench/mix.sh's logs-KEY/)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("logs-"))
         for f in sorted(files):
             if f.endswith(".json"):
                 out.append(os.path.relpath(os.path.join(root, f), RESULTS))
