@@ -181,6 +181,7 @@ static void test_status_size(void **state) {
   struct agent_daemon d;
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(agent_daemon_init_headless(&d, &cfg, &err), 0);
+  agent_podmeta_release(&d.podmeta); /* what the daemon's init configured */
   agent_podmeta_init(&d.podmeta, NULL, &d.adm, NULL, NULL);
   static const char rules[] = "pod_rule = db: label:tier=db -> class=latency\n";
   struct agent_config rcfg;
