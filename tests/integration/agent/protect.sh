@@ -20,8 +20,12 @@ tap_plan 12
 iob_need containerd ctr runc fio jq
 # Protection by share (its rate alone): no latency objective, which the
 # victim would learn in its first quiet windows (protect-slo.sh tests those).
+# No batch budget: the held writer must start because the victim has
+# slack again, not because its budget (a few seconds of its class's
+# runtime) ran out first; test_agent_budget and protect-slo.sh test that.
 iob_stack_up "max_hold = 120s
-protect_objective = off"
+protect_objective = off
+protect_batch_budget = 0"
 # The victim's file, written once before anything runs.
 fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=256M --direct=1 \
   >/dev/null 2>&1 || bail "cannot prepare the victim's file"
