@@ -165,8 +165,7 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   report_kind(c);
   declare_lat_target(d, c, req->latency_target_us);
   agent_pidwatch_add(&d->pidwatch, c);
-  agent_caps_bind(&d->caps, c);
-  agent_freeze_bind(&d->freezer, c);
+  agent_protection_bind(&d->protect, c);
   if (fresh || c->class_source == AGENT_CLASS_NONE)
     d->api_ops->apply_profile(d, c);
   d->api_ops->pod_meta_changed(d, c); /* the pod rules, over the profile */
