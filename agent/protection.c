@@ -223,6 +223,39 @@ bool agent_protection_window(struct agent_protection *p, uint64_t now, double wi
   return !ctl->short_ && was_short;
 }
 
+void agent_protection_observe(struct agent_ctr *c, int signal, double rate, double stall,
+                              size_t nb) {
+  if (c->alone_bps <= 0 && c->solo_bps > 0)
+    c->alone_bps = c->solo_bps;
+  double rshare = -1;
+  c->stall = stall;
+  c->share = -1;
+  if (c->io_now && nb == 0) {
+    /* running mean and variance of its rate alone */
+    if (c->alone_bps > 0) {
+      double dev = rate - c->alone_bps;
+      c->alone_var = 0.7 * (c->alone_var + 0.3 * dev * dev);
+    }
+    c->alone_bps = c->alone_bps > 0 ? c->alone_bps + 0.3 * (rate - c->alone_bps) : rate;
+    if (stall >= 0)
+      c->stall_alone =
+          c->stall_alone >= 0 ? c->stall_alone + 0.3 * (stall - c->stall_alone) : stall;
+    return;
+  }
+  if (nb == 0)
+    return;
+  if (c->alone_bps > 0)
+    rshare = rate / c->alone_bps;
+  double cv = c->alone_bps > 0 && c->alone_var > 0 ? sqrt(c->alone_var) / c->alone_bps : -1;
+  c->share = agent_protect_share(signal, rshare, cv, stall, c->stall_alone);
+  iob_debug("protect '%s': rate %.1f MiB/s (alone %.1f, cv %.2f: share %.2f), io stall %.0f%% "
+            "(alone %.0f%%: share %.2f) -> %.2f, %zu neighbours doing I/O",
+            c->id, rate / (1024 * 1024), c->alone_bps / (1024 * 1024), cv, rshare, stall * 100,
+            c->stall_alone * 100,
+            agent_protect_share(AGENT_PROTECT_SIGNAL_PRESSURE, rshare, cv, stall, c->stall_alone),
+            c->share, nb);
+}
+
 void agent_protection_admitted(struct agent_protection *p, struct agent_ctr *c) {
   const struct agent_protect *ctl = &p->adm->prot;
   if ((ctl->level_bps > 0 || (p->caps.cpu && agent_protect_limiting(ctl))) && agent_ctr_is_batch(c))

@@ -72,6 +72,14 @@ void agent_protection_configure(struct agent_protection *p, const struct agent_c
  * caller plans again). */
 bool agent_protection_window(struct agent_protection *p, uint64_t now, double window_s);
 
+/* A protected container's last window, from the sampler's raw facts: its
+ * I/O rate RATE (bytes/s), its io.pressure stall share STALL (< 0
+ * unknown) and NB, how many others did I/O in it.  Alone (NB 0) the
+ * window teaches its pace alone; shared, its share of that pace
+ * (c->share, by SIGNAL, enum agent_protect_signal). */
+void agent_protection_observe(struct agent_ctr *c, int signal, double rate, double stall,
+                              size_t nb);
+
 /* C was admitted: capped (and its CPU weight lowered) from the start while
  * protection limits batch containers. */
 void agent_protection_admitted(struct agent_protection *p, struct agent_ctr *c);
