@@ -516,7 +516,7 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
                                  .matrix = d->matrix_source,
                                  .sampler = agent_sampler_name(&d->sampler),
                                  .latency_source = agent_lat_mode_name(d->sampler.lat.mode),
-                                 .prot = &d->adm.prot,
+                                 .prot = &d->protect,
                                  .headroom = &d->headroom};
   agent_fd_usage(&v.open_fds, &v.fd_limit);
   agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
@@ -729,7 +729,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   if (agent_penalties_init(&d->penalties, d->cfg.state_dir, err) < 0)
     return -1;
   d->adm.pen = &d->penalties;
-  d->adm.profiles = &d->profiles;
+  d->adm.protection = &d->protect; /* the plan asks it before each start */
   agent_weights_init(&d->weights, &d->sampler, &d->restore, &d->metrics);
   cleanup_error struct iob_error *penerr = NULL;
   if (agent_penalties_load(&d->penalties, &penerr) < 0)

@@ -9,7 +9,9 @@
 #include <string.h>
 #include <sys/statfs.h>
 
+#include "agent/budget.h"
 #include "agent/profiles.h"
+#include "common/loop.h"
 #include "agent/protect.h"
 #include "common/cleanup.h"
 #include "common/log.h"
@@ -19,8 +21,66 @@ void agent_protection_init(struct agent_protection *p, struct agent_adm *adm,
                            struct agent_restore *restore, struct agent_profiles *profiles,
                            const char *root, const struct agent_protection_ops *ops, void *user) {
   *p = (struct agent_protection){.adm = adm, .profiles = profiles, .ops = ops, .user = user};
+  struct agent_protect_cfg pc;
+  agent_protect_cfg_default(&pc);
+  agent_protect_init(&p->ctl, &pc);
   agent_caps_init(&p->caps, adm, restore, root);
   agent_freezer_init(&p->freezer, adm, restore, root);
+}
+
+bool agent_ctr_is_batch(const struct agent_ctr *c) {
+  return c->kind == AGENT_KIND_JOB && !c->protect && agent_ctr_plan_class(c) != BATCH_IDLE;
+}
+
+bool agent_ctr_protect_target(const struct agent_protection *p, const struct agent_ctr *c) {
+  if (!agent_ctr_is_batch(c))
+    return false;
+  if (p->ctl.cfg.scope == AGENT_PROTECT_ALL)
+    return true;
+  /* Readers (declared, learned or detected) run free; unknown and mixed
+   * containers may write. */
+  enum batch_class cls = agent_ctr_plan_class(c);
+  return cls != BATCH_SEQ_READ && cls != BATCH_RAND_READ;
+}
+
+bool agent_ctr_over_budget(const struct agent_protection *p, const struct agent_ctr *c,
+                           uint64_t now) {
+  if (!agent_ctr_is_batch(c))
+    return false;
+  return agent_budget_spent(&p->ctl.cfg, c, now);
+}
+
+bool agent_ctr_protect_limited(const struct agent_protection *p, const struct agent_ctr *c,
+                               uint64_t now) {
+  return agent_ctr_protect_target(p, c) && !agent_ctr_over_budget(p, c, now);
+}
+
+bool agent_ctr_freeze_candidate(const struct agent_protection *p, const struct agent_ctr *c,
+                                uint64_t now) {
+  if (c->state != AGENT_RUNNING || c->protect || c->kind != AGENT_KIND_JOB || c->freeze.done)
+    return false;
+  if (c->freeze.frozen)
+    return !agent_budget_spent(&p->ctl.cfg, c, now);
+  /* Not before its first I/O: until then runc may still be starting it,
+   * and a frozen init never reads the exec FIFO, so Start would wait for
+   * a thaw (seen in the VM). */
+  if (!c->first_io)
+    return false;
+  return agent_ctr_protect_limited(p, c, now);
+}
+
+/* C's expected runtime, for its budget (agent/budget.h). */
+static void budget_expect(const struct agent_protection *p, struct agent_ctr *c, uint64_t now) {
+  agent_budget_expect(c, &p->ctl.cfg, p->profiles, agent_ctr_tenant(c),
+                      (int)agent_ctr_plan_class(c), now);
+}
+
+void agent_protection_budget_window(struct agent_protection *p, uint64_t now, double window_s) {
+  for (struct agent_ctr *c = p->adm->list; c; c = c->next)
+    if (agent_ctr_is_batch(c)) {
+      budget_expect(p, c, now);
+      agent_budget_window(c, &p->ctl.cfg, now, window_s);
+    }
 }
 
 /* Whether containers here are frozen through cgroup v2's cgroup.freeze:
@@ -33,7 +93,7 @@ static bool freezer_v2(void) {
 }
 
 void agent_protection_configure(struct agent_protection *p, const struct agent_config *cfg) {
-  struct agent_protect_cfg *pc = &p->adm->prot.cfg;
+  struct agent_protect_cfg *pc = &p->ctl.cfg;
   pc->min_share = cfg->protect_share;
   pc->scope = cfg->protect_scope;
   pc->cap_start_bps = (double)cfg->protect_cap_start;
@@ -47,8 +107,7 @@ void agent_protection_configure(struct agent_protection *p, const struct agent_c
   pc->unknown_delay_s = (double)cfg->protect_unknown_delay_ms / 1000;
   pc->freeze = cfg->protect_freeze == AGENT_FREEZE_AUTO ? freezer_v2() : cfg->protect_freeze;
   pc->freeze_after = cfg->protect_freeze_after;
-  p->adm->protect_gap_ms =
-      cfg->protect_gap_ms == UINT64_MAX ? 2 * cfg->sample_period_ms : cfg->protect_gap_ms;
+  p->gap_ms = cfg->protect_gap_ms == UINT64_MAX ? 2 * cfg->sample_period_ms : cfg->protect_gap_ms;
   p->caps.cpu = cfg->protect_cpu;
   p->objective = cfg->protect_objective;
 }
@@ -173,11 +232,64 @@ static void log_update(const struct agent_protect *p, size_t k, bool was_short, 
                                   : "the objective is met");
 }
 
+void agent_protection_caps(struct agent_protection *p, uint64_t now) {
+  double level = p->ctl.level_bps;
+  bool limiting = agent_protect_limiting(&p->ctl);
+  for (struct agent_ctr *c = p->adm->list; c; c = c->next) {
+    bool running = c->state == AGENT_RUNNING;
+    bool over = running && agent_ctr_over_budget(p, c, now);
+    if (over && limiting && !c->caps.budget_logged) {
+      iob_info("'%s' reached its budget: protection added %.1f s to it (its bound %.1f s, "
+               "runtime %s): no longer capped, frozen, held or slowed",
+               c->id, agent_budget_debt(c, now), agent_budget_bound(&p->ctl.cfg, c),
+               agent_budget_source_name(c->budget.source));
+      c->caps.budget_logged = true;
+    }
+    bool capped = running && !over && agent_ctr_protect_target(p, c);
+    /* CPU weight: every batch container (readers too) while protection
+     * limits, except those past their budget. */
+    agent_caps_set(&p->caps, c, capped && level > 0 ? level : 0,
+                   p->caps.cpu && limiting && running && !over && agent_ctr_is_batch(c));
+  }
+}
+
+/* How many batch containers the concurrency lever may act on now. */
+static unsigned freeze_candidates(const struct agent_protection *p, uint64_t now) {
+  unsigned n = 0;
+  for (struct agent_ctr *c = p->adm->list; c; c = c->next)
+    n += agent_ctr_freeze_candidate(p, c, now);
+  return n;
+}
+
+void agent_protection_freeze(struct agent_protection *p, uint64_t now) {
+  unsigned limit = p->ctl.active ? p->ctl.io_limit : 0;
+  size_t n = 0;
+  for (struct agent_ctr *c = p->adm->list; c; c = c->next) {
+    if (agent_ctr_freeze_candidate(p, c, now)) {
+      n++;
+      continue;
+    }
+    if (c->freeze.frozen) {
+      bool over = agent_ctr_over_budget(p, c, now) || c->state != AGENT_RUNNING;
+      c->freeze.done = c->freeze.done || over;
+      agent_freeze_thaw(&p->freezer, c, now,
+                        over ? "it reached its budget: never frozen again" : "no longer batch");
+    }
+    c->freeze.windows = 0;
+  }
+  cleanup_free struct agent_ctr **who = xcalloc(n + 1, sizeof(*who));
+  size_t k = 0;
+  for (struct agent_ctr *c = p->adm->list; c && k < n; c = c->next)
+    if (agent_ctr_freeze_candidate(p, c, now))
+      who[k++] = c;
+  agent_freeze_set(&p->freezer, who, k, limit, now);
+}
+
 /* The levers, after the controller's update: caps and CPU weight, then
  * the freezer. */
 static void apply_levers(struct agent_protection *p, uint64_t now) {
-  agent_caps_apply(&p->caps);
-  agent_freeze_apply(&p->freezer, now);
+  agent_protection_caps(p, now);
+  agent_protection_freeze(p, now);
 }
 
 bool agent_protection_window(struct agent_protection *p, uint64_t now, double window_s) {
@@ -192,7 +304,7 @@ bool agent_protection_window(struct agent_protection *p, uint64_t now, double wi
     if (!c->protect && agent_ctr_is_batch(c) && c->io_now) {
       batch_io = true;
       double r = c->read_bps + c->write_bps;
-      if (agent_ctr_protect_target(adm, c) && r > batch_bps)
+      if (agent_ctr_protect_target(p, c) && r > batch_bps)
         batch_bps = r;
     }
   }
@@ -209,10 +321,10 @@ bool agent_protection_window(struct agent_protection *p, uint64_t now, double wi
                                             .lat_target = c->lat.target,
                                             .idle = !protected_busy(c)};
     }
-  struct agent_protect *ctl = &adm->prot;
-  agent_adm_budget_window(adm, now, window_s);
+  struct agent_protect *ctl = &p->ctl;
+  agent_protection_budget_window(p, now, window_s);
   ctl->batch_bps = batch_bps;
-  ctl->batch_n = agent_freeze_candidates(&p->freezer, now);
+  ctl->batch_n = freeze_candidates(p, now);
   unsigned limit_before = ctl->io_limit;
   bool was_short = ctl->short_;
   double level_before = ctl->level_bps;
@@ -257,9 +369,100 @@ void agent_protection_observe(struct agent_ctr *c, int signal, double rate, doub
 }
 
 void agent_protection_admitted(struct agent_protection *p, struct agent_ctr *c) {
-  const struct agent_protect *ctl = &p->adm->prot;
+  const struct agent_protect *ctl = &p->ctl;
   if ((ctl->level_bps > 0 || (p->caps.cpu && agent_protect_limiting(ctl))) && agent_ctr_is_batch(c))
-    agent_caps_apply(&p->caps);
+    agent_protection_caps(p, iob_now_ms());
+}
+
+/* Whether pending container C, which the batcher would start at NOW, is
+ * held; *UNTIL: when to ask again.  FIRST: it is the oldest of those
+ * protection limits. */
+static bool hold(struct agent_protection *p, struct agent_ctr *c, bool first, uint64_t now,
+                 uint64_t *until) {
+  const struct agent_protect *ctl = &p->ctl;
+  /* Protecting: none while a victim is short of its target, and one at a
+   * time otherwise (oldest first: the plan's FIFO order). */
+  uint64_t next = p->last_ms + p->gap_ms;
+  bool spaced = p->last_ms == 0 || now >= next;
+  /* By a latency objective only the miss holds (at the floor cap): one
+   * that is met costs the batch no spacing either. */
+  bool spacing = !ctl->objective && (!spaced || !first);
+  if (!ctl->short_ && !spacing) {
+    p->last_ms = now;
+    return false;
+  }
+  p->holds++;
+  uint64_t w = c->deadline_ms;
+  if (!ctl->short_ && spaced)
+    w = now + 1; /* the next one in line: right after this one */
+  else if (!ctl->short_ && next < w)
+    w = next;
+  /* ... and no later than it reaches its budget (held, its debt grows a
+   * second a second) */
+  uint64_t b = agent_budget_at(&ctl->cfg, c, now);
+  if (b < w)
+    w = b > now ? b : now + 1;
+  *until = w;
+  return true;
+}
+
+const char *agent_protection_ask(struct agent_protection *p, struct agent_protect_q *q, size_t n,
+                                 uint64_t now) {
+  for (size_t i = 0; i < n; i++)
+    budget_expect(p, q[i].c, now); /* its bound, before the first sample */
+  /* The oldest batch container the plan admits: the one that may start
+   * while protecting. */
+  long first = -1;
+  for (size_t i = 0; i < n; i++)
+    if (q[i].admit && agent_ctr_protect_limited(p, q[i].c, now) &&
+        (first < 0 || q[i].c->arrival_ms < q[first].c->arrival_ms))
+      first = (long)i;
+  for (size_t i = 0; i < n; i++) {
+    struct agent_protect_q *a = &q[i];
+    a->hold = false;
+    a->until_ms = UINT64_MAX;
+    /* A victim short of its target: no new batch container, unless its
+     * max hold or fairness bound forces it in. */
+    if (a->admit && agent_ctr_protect_limited(p, a->c, now) && !a->forced && p->ctl.active)
+      a->hold = hold(p, a->c, (long)i == first, now, &a->until_ms);
+    agent_budget_hold(a->c, now, a->hold);
+  }
+  return p->ctl.victim;
+}
+
+void agent_protection_view(const struct agent_protection *p, struct agent_protection_view *v) {
+  const struct agent_protect *ctl = &p->ctl;
+  *v = (struct agent_protection_view){.active = ctl->active,
+                                      .objective = ctl->active && ctl->objective,
+                                      .holding = ctl->short_,
+                                      .pressure = ctl->pressure,
+                                      .missed = ctl->missed,
+                                      .ok_windows = ctl->ok_windows,
+                                      .level_bps = ctl->level_bps,
+                                      .worst_lat_ratio =
+                                          ctl->active && ctl->objective ? ctl->worst_lat_ratio : 0,
+                                      .io_limit = ctl->active ? ctl->io_limit : 0,
+                                      .batch_n = ctl->batch_n,
+                                      .victim = ctl->active ? ctl->victim : "",
+                                      .holds = p->holds};
+  for (const struct agent_ctr *c = p->adm ? p->adm->list : NULL; c; c = c->next)
+    v->frozen += c->freeze.frozen;
+}
+
+void agent_protection_debt(const struct agent_protection *p, const struct agent_ctr *c,
+                           uint64_t now, struct agent_protection_debt *out) {
+  *out = (struct agent_protection_debt){.bound_s = INFINITY, .source = ""};
+  if (!agent_ctr_is_batch(c))
+    return;
+  out->batch = true;
+  out->debt_s = agent_budget_debt(c, now);
+  out->bound_s = agent_budget_bound(&p->ctl.cfg, c);
+  out->source = agent_budget_source_name(c->budget.source);
+  out->spent = agent_ctr_over_budget(p, c, now);
+  out->held_s = c->budget.held_s;
+  if (c->budget.held_since_ms && now > c->budget.held_since_ms)
+    out->held_s += (double)(now - c->budget.held_since_ms) / 1000;
+  out->capped_s = c->budget.capped_s;
 }
 
 void agent_protection_bind(struct agent_protection *p, struct agent_ctr *c) {

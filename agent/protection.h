@@ -35,6 +35,7 @@
 #include "agent/caps.h"
 #include "agent/config.h"
 #include "agent/freeze.h"
+#include "agent/protect.h"
 
 struct agent_profiles;
 struct agent_restore;
@@ -46,17 +47,26 @@ struct agent_protection_ops {
 };
 
 struct agent_protection {
-  struct agent_adm *adm;           /* the containers (adm->list) and the controller's state */
-  struct agent_profiles *profiles; /* learned objectives go there */
+  struct agent_protect ctl;        /* the controller: the victims' slack and the batch cap level */
+  struct agent_adm *adm;           /* the containers (adm->list) */
+  struct agent_profiles *profiles; /* learned objectives go there; expected runtimes */
   struct agent_caps caps;          /* lever: the cap and the CPU weight */
   struct agent_freezer freezer;    /* lever: the cgroup freezer */
   int objective;                   /* protect_objective (enum agent_protect_objective) */
+  /* While protecting, batch containers start one at a time, this far
+   * apart, so that each one's effect on the victims is measured before the
+   * next (protect_gap; by default two sampling periods). */
+  uint64_t gap_ms;
+  uint64_t last_ms; /* when the last batch container started while protecting */
+  uint64_t holds;   /* admissions held back to protect a victim */
   const struct agent_protection_ops *ops;
   void *user;
 };
 
-/* ADM, RESTORE and PROFILES outlive the part; ROOT prefixes /proc and the
- * mounts (NULL on a real system).  Nothing is written until a window. */
+/* ADM, RESTORE and PROFILES (either may be NULL: nothing written,
+ * nothing learned) outlive the part; ROOT prefixes /proc and the mounts
+ * (NULL on a real system).  The controller starts with the defaults of
+ * agent_protect_cfg_default; nothing is written until a window. */
 void agent_protection_init(struct agent_protection *p, struct agent_adm *adm,
                            struct agent_restore *restore, struct agent_profiles *profiles,
                            const char *root, const struct agent_protection_ops *ops, void *user);
@@ -79,6 +89,86 @@ bool agent_protection_window(struct agent_protection *p, uint64_t now, double wi
  * (c->share, by SIGNAL, enum agent_protect_signal). */
 void agent_protection_observe(struct agent_ctr *c, int signal, double rate, double stall,
                               size_t nb);
+
+/* The plan's question about one pending container (agent_protection_ask). */
+struct agent_protect_q {
+  struct agent_ctr *c;
+  bool admit;        /* in: the batcher would start it now */
+  bool forced;       /* in: ... because its max hold or fairness bound came */
+  bool hold;         /* out: protection holds it back */
+  uint64_t until_ms; /* out, held: when to ask again (its turn, its deadline or its budget) */
+};
+/* The plan asks, for each of the N pending containers Q at NOW (in the
+ * plan's order): may it start now, and until when must it wait.  While a
+ * protected container runs, a batch container protection limits that the
+ * batcher would start is held while a victim is short of its target and,
+ * judged by share, started one at a time gap_ms apart (the oldest first);
+ * never one the batcher forces in, nor one past its budget, which is
+ * counted here as well (held by protection, its debt grows).  Returns the
+ * victim the held ones wait for (for their conflict). */
+const char *agent_protection_ask(struct agent_protection *p, struct agent_protect_q *q, size_t n,
+                                 uint64_t now);
+
+/* What status and metrics show of protection (agent_protection_view). */
+struct agent_protection_view {
+  bool active;    /* a protected container runs */
+  bool objective; /* judged by a latency objective */
+  bool holding;   /* new batch containers are held */
+  /* I/O pressure (iobatchctl check io-pressure): a victim missed its
+   * objective (or was short of its rate alone) for windows in a row;
+   * missed: in the last one; ok_windows: windows in a row without. */
+  bool pressure, missed;
+  unsigned ok_windows;
+  double level_bps;       /* the cap on each batch container; 0 none */
+  double worst_lat_ratio; /* the worst victim's latency / its objective; 0 none */
+  unsigned io_limit;      /* batch containers that may do I/O at once; 0 no limit */
+  unsigned batch_n;       /* batch containers under the concurrency lever */
+  unsigned frozen;        /* ... frozen now */
+  const char *victim;     /* the victim furthest from its target; "" none */
+  uint64_t holds;         /* admissions held back so far */
+};
+void agent_protection_view(const struct agent_protection *p, struct agent_protection_view *v);
+
+/* A batch job's protection debt and its bound at NOW. */
+struct agent_protection_debt {
+  bool batch;    /* a batch container: the rest is meaningful */
+  double debt_s; /* what protection added to its run: held, frozen, capped */
+  double held_s, capped_s;
+  double bound_s;     /* what it may add; INFINITY: no bound (protect_batch_budget 0) */
+  const char *source; /* where its expected runtime came from (enum agent_budget_source) */
+  bool spent;         /* it reached its bound: free from protection for good */
+};
+void agent_protection_debt(const struct agent_protection *p, const struct agent_ctr *c,
+                           uint64_t now, struct agent_protection_debt *out);
+
+/* Which containers protection acts on (the levers and the plan's question
+ * ask these; status and the tests too):
+ *   - a batch container: a job, not protected, that does or may do I/O;
+ *   - a target: a batch container it caps and holds, every one with scope
+ *     `all`, else those that write or may write (not a reader);
+ *   - over budget at NOW: a batch container whose protection debt reached
+ *     its bound (agent/budget.h): never capped, held, frozen or slowed
+ *     again;
+ *   - limited: a target not over budget;
+ *   - a freeze candidate: running, a job protection limits (frozen
+ *     already: whatever its class looks like while frozen), never a
+ *     protected or service container, not done with freezing. */
+bool agent_ctr_is_batch(const struct agent_ctr *c);
+bool agent_ctr_protect_target(const struct agent_protection *p, const struct agent_ctr *c);
+bool agent_ctr_over_budget(const struct agent_protection *p, const struct agent_ctr *c,
+                           uint64_t now);
+bool agent_ctr_protect_limited(const struct agent_protection *p, const struct agent_ctr *c,
+                               uint64_t now);
+bool agent_ctr_freeze_candidate(const struct agent_protection *p, const struct agent_ctr *c,
+                                uint64_t now);
+
+/* The steps of agent_protection_window, for tests that drive one alone:
+ * each batch job's expected runtime looked up again and the window
+ * priced into its debt; the cap level and CPU weight written on every
+ * container; the freezer set to the controller's io_limit. */
+void agent_protection_budget_window(struct agent_protection *p, uint64_t now, double window_s);
+void agent_protection_caps(struct agent_protection *p, uint64_t now);
+void agent_protection_freeze(struct agent_protection *p, uint64_t now);
 
 /* C was admitted: capped (and its CPU weight lowered) from the start while
  * protection limits batch containers. */

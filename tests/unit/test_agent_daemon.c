@@ -94,9 +94,9 @@ static void same_applied(const struct agent_daemon *a, const struct agent_daemon
   assert_true(a->adm.bcfg.fairness == b->adm.bcfg.fairness);
   assert_int_equal(a->adm.batch_window_ms, b->adm.batch_window_ms);
   assert_int_equal(a->adm.default_hold_ms, b->adm.default_hold_ms);
-  assert_int_equal(a->adm.protect_gap_ms, b->adm.protect_gap_ms);
+  assert_int_equal(a->protect.gap_ms, b->protect.gap_ms);
   /* protection, caps, the sampler */
-  const struct agent_protect_cfg *pa = &a->adm.prot.cfg, *pb = &b->adm.prot.cfg;
+  const struct agent_protect_cfg *pa = &a->protect.ctl.cfg, *pb = &b->protect.ctl.cfg;
   assert_true(pa->min_share == pb->min_share);
   assert_true(pa->cap_start_bps == pb->cap_start_bps);
   assert_true(pa->cap_floor_bps == pb->cap_floor_bps);
@@ -136,7 +136,7 @@ static void test_reload_as_start(void **state) {
   same_applied(&a, &b);
   assert_int_equal(a.adm.batch_window_ms, 450);
   assert_int_equal(a.adm.default_hold_ms, 42000);
-  assert_int_equal(a.adm.protect_gap_ms, 3000);
+  assert_int_equal(a.protect.gap_ms, 3000);
   assert_false(a.protect.caps.cpu);
   assert_int_equal(a.profiles.per_ns_max, 7);
   agent_daemon_release(&a);
