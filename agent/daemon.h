@@ -8,8 +8,8 @@
  *   admission.c who waits and who runs; asks the batcher
  *   sampler.c   io.stat (or /proc/PID/io) deltas -> rates -> class
  *   weights.c   io.weight / io.bfq.weight where something enforces them
- *   caps.c      protection's caps and CPU weight (caps.h)
- *   freeze.c    protection's concurrency lever (freeze.h)
+ *   protection.c protection: objectives, controller, levers (caps.c,
+ *               freeze.c), the plan's hold (protection.h)
  *   profiles.c  learned classes and solo durations by workload key
  *   podmeta.c   pods' names, uids and labels from the node's CRI (cri/),
  *               polled on a thread

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-# iobatchd (agent/).  libagentcore: config, profiles and protection's
-# arithmetic (protect.c) (plain C; no dependency but common, jansson and
-# the batcher), what iobatchctl links.  libagent: the admission state machine,
-# the sampler, weights, the ttrpc server and the daemon around them.
+# iobatchd (agent/).  libagentcore: config, profiles, protection's
+# arithmetic (protect.c), latency histograms (lathist.c) and pod rules
+# (podrules.c) (plain C; no dependency but common, jansson and the
+# batcher), what iobatchctl links.  libagent: the admission state machine,
+# the sampler, weights, protection and its levers (protection.c), the
+# ttrpc server and the daemon around them.
 agentcore_SRCS := agent/config.c agent/profiles.c agent/protect.c agent/lathist.c agent/podrules.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
