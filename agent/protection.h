@@ -63,21 +63,22 @@ struct agent_protection {
   void *user;
 };
 
-/* ADM, RESTORE and PROFILES (either may be NULL: nothing written,
- * nothing learned) outlive the part; ROOT prefixes /proc and the mounts
+/* ADM, RESTORE and PROFILES outlive the part; RESTORE and PROFILES may be
+ * NULL (nothing journalled, nothing learned), and ADM too for a part that
+ * is only asked whom it targets.  ROOT prefixes /proc and the mounts
  * (NULL on a real system).  The controller starts with the defaults of
  * agent_protect_cfg_default; nothing is written until a window. */
 void agent_protection_init(struct agent_protection *p, struct agent_adm *adm,
                            struct agent_restore *restore, struct agent_profiles *profiles,
                            const char *root, const struct agent_protection_ops *ops, void *user);
 /* The protection settings of CFG (at start and on reload; the level in
- * force is kept).  SAMPLE_PERIOD_MS: the default gap between two batch
- * containers started while protecting is two of them. */
+ * force is kept).  With protect_gap unset, batch containers started while
+ * protecting are two of CFG's sample periods apart. */
 void agent_protection_configure(struct agent_protection *p, const struct agent_config *cfg);
 
 /* A sampling window of WINDOW_S seconds ended at NOW (the sampler has
- * measured every container): each protected container's objective, the
- * controller's update, each batch job's budget, then the levers.  Returns
+ * measured every container): each protected container's objective,
+ * each batch job's budget, the controller's update, then the levers.  Returns
  * true when batch containers held by protection may start now (the
  * caller plans again). */
 bool agent_protection_window(struct agent_protection *p, uint64_t now, double window_s);
