@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/budget.h"
 #include "agent/penalties.h"
+#include "agent/protection.h"
 #include "client/annotations.h"
 #include "common/cleanup.h"
 #include "common/xalloc.h"
@@ -75,70 +75,6 @@ void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
   adm->next_handle = 1;
   adm->plan_due_ms = UINT64_MAX;
   adm->wake_ms = UINT64_MAX;
-  struct agent_protect_cfg pc;
-  agent_protect_cfg_default(&pc);
-  agent_protect_init(&adm->prot, &pc);
-}
-
-enum batch_class agent_ctr_plan_class(const struct agent_ctr *c) {
-  if (c->class_source != AGENT_CLASS_HINT)
-    return c->cls;
-  bool writes = c->cls == BATCH_SEQ_WRITE || c->cls == BATCH_RAND_WRITE || c->cls == BATCH_MIXED;
-  return writes ? c->cls : BATCH_UNKNOWN;
-}
-
-bool agent_ctr_is_batch(const struct agent_ctr *c) {
-  return c->kind == AGENT_KIND_JOB && !c->protect && agent_ctr_plan_class(c) != BATCH_IDLE;
-}
-
-bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ctr *c) {
-  if (!agent_ctr_is_batch(c))
-    return false;
-  if (adm->prot.cfg.scope == AGENT_PROTECT_ALL)
-    return true;
-  /* Readers (declared, learned or detected) run free; unknown and mixed
-   * containers may write. */
-  enum batch_class cls = agent_ctr_plan_class(c);
-  return cls != BATCH_SEQ_READ && cls != BATCH_RAND_READ;
-}
-
-bool agent_ctr_over_budget(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now) {
-  if (!agent_ctr_is_batch(c))
-    return false;
-  return agent_budget_spent(&adm->prot.cfg, c, now);
-}
-
-/* C's expected runtime, for its budget (agent/budget.h). */
-static void budget_expect(const struct agent_adm *adm, struct agent_ctr *c, uint64_t now) {
-  agent_budget_expect(c, &adm->prot.cfg, adm->profiles, agent_ctr_tenant(c),
-                      (int)agent_ctr_plan_class(c), now);
-}
-
-void agent_adm_budget_window(struct agent_adm *adm, uint64_t now, double window_s) {
-  for (struct agent_ctr *c = adm->list; c; c = c->next)
-    if (agent_ctr_is_batch(c)) {
-      budget_expect(adm, c, now);
-      agent_budget_window(c, &adm->prot.cfg, now, window_s);
-    }
-}
-
-bool agent_ctr_protect_limited(const struct agent_adm *adm, const struct agent_ctr *c,
-                               uint64_t now) {
-  return agent_ctr_protect_target(adm, c) && !agent_ctr_over_budget(adm, c, now);
-}
-
-bool agent_ctr_freeze_candidate(const struct agent_adm *adm, const struct agent_ctr *c,
-                                uint64_t now) {
-  if (c->state != AGENT_RUNNING || c->protect || c->kind != AGENT_KIND_JOB || c->freeze.done)
-    return false;
-  if (c->freeze.frozen)
-    return !agent_budget_spent(&adm->prot.cfg, c, now);
-  /* Not before its first I/O: until then runc may still be starting it,
-   * and a frozen init never reads the exec FIFO, so Start would wait for
-   * a thaw (seen in the VM). */
-  if (!c->first_io)
-    return false;
-  return agent_ctr_protect_limited(adm, c, now);
 }
 
 void agent_ctr_free(struct agent_ctr *c) {
@@ -415,10 +351,6 @@ bool agent_ctr_holdable(const struct agent_ctr *c) {
   return false;
 }
 
-const char *agent_ctr_tenant(const struct agent_ctr *c) {
-  return c->pod_namespace && *c->pod_namespace ? c->pod_namespace : nz(c->ns);
-}
-
 bool agent_adm_trusted(const struct agent_adm *adm, const struct agent_ctr *c) {
   if (adm->ops == NULL || adm->ops->trusts == NULL)
     return true;
@@ -589,8 +521,6 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
   size_t k = 0;
   for (struct agent_ctr *c = adm->list; c; c = c->next)
     if ((c->state == AGENT_PENDING || c->state == AGENT_RUNNING) && c->kind != AGENT_KIND_SANDBOX) {
-      if (c->state == AGENT_PENDING)
-        budget_expect(adm, c, now); /* its bound, before the first sample */
       v[k] = c;
       agent_adm_job(adm, c, now, &jobs[k]);
       k++;
@@ -606,56 +536,35 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
     return -1;
   adm->plans++;
   adm->wake_ms = UINT64_MAX;
-  uint64_t protect_wake = UINT64_MAX; /* max holds of those protection holds */
-  /* The oldest batch container the plan admits: the one that may start
-   * while protecting. */
-  long first = -1;
+  uint64_t protect_wake = UINT64_MAX; /* the earliest end of a protection hold */
+  cleanup_free struct agent_protect_q *q = xcalloc(n + 1, sizeof(*q));
+  size_t nq = 0;
   for (size_t i = 0; i < n; i++)
-    if (d[i].admit && v[i]->state == AGENT_PENDING && agent_ctr_protect_limited(adm, v[i], now) &&
-        (first < 0 || v[i]->arrival_ms < v[first]->arrival_ms))
-      first = (long)i;
-  for (size_t i = 0; i < n; i++) {
+    if (v[i]->state == AGENT_PENDING)
+      q[nq++] = (struct agent_protect_q){.c = v[i],
+                                         .admit = d[i].admit,
+                                         .forced = d[i].reason == BATCH_ADMIT_DEADLINE ||
+                                                   d[i].reason == BATCH_ADMIT_WAITED};
+  /* Protection may hold what the batcher would start (a victim short of
+   * its target, or batch containers started one at a time). */
+  const char *victim = adm->protection ? agent_protection_ask(adm->protection, q, nq, now) : "";
+  for (size_t i = 0, j = 0; i < n; i++) {
     struct agent_ctr *c = v[i];
     if (c->state == AGENT_RUNNING)
       continue;
-    /* A victim short of its target: no new batch container, unless its
-     * max hold or fairness bound forces it in. */
-    bool forced = d[i].reason == BATCH_ADMIT_DEADLINE || d[i].reason == BATCH_ADMIT_WAITED;
-    if (d[i].admit && agent_ctr_protect_limited(adm, c, now) && !forced && adm->prot.active) {
-      /* Protecting: none while a victim is short of its target, and one
-       * at a time otherwise (oldest first: the plan's FIFO order). */
-      uint64_t next = adm->protect_last_ms + adm->protect_gap_ms;
-      bool spaced = adm->protect_last_ms == 0 || now >= next;
-      /* By a latency objective only the miss holds (at the floor cap):
-       * one that is met costs the batch no spacing either. */
-      bool spacing = !adm->prot.objective && (!spaced || (long)i != first);
-      if (adm->prot.short_ || spacing) {
-        d[i].admit = false;
-        d[i].reason = BATCH_HOLD_PROTECT;
-        adm->protect_holds++;
-        uint64_t w = c->deadline_ms;
-        if (!adm->prot.short_ && spaced)
-          w = now + 1; /* the next one in line: right after this one */
-        else if (!adm->prot.short_ && next < w)
-          w = next;
-        /* ... and no later than it reaches its budget (held, its debt
-         * grows a second a second) */
-        uint64_t b = agent_budget_at(&adm->prot.cfg, c, now);
-        if (b < w)
-          w = b > now ? b : now + 1;
-        if (w < protect_wake)
-          protect_wake = w;
-      } else {
-        adm->protect_last_ms = now;
-      }
+    const struct agent_protect_q *a = &q[j++];
+    if (a->hold) {
+      d[i].admit = false;
+      d[i].reason = BATCH_HOLD_PROTECT;
+      if (a->until_ms < protect_wake)
+        protect_wake = a->until_ms;
     }
-    agent_budget_hold(c, now, !d[i].admit && d[i].reason == BATCH_HOLD_PROTECT);
     c->reason = (int)d[i].reason;
     c->conflict[0] = '\0';
     if (d[i].conflict >= 0 && (size_t)d[i].conflict < n)
       snprintf(c->conflict, sizeof(c->conflict), "%s", v[d[i].conflict]->id);
     if (d[i].reason == BATCH_HOLD_PROTECT)
-      snprintf(c->conflict, sizeof(c->conflict), "%s", adm->prot.victim);
+      snprintf(c->conflict, sizeof(c->conflict), "%s", victim);
     if (d[i].admit) {
       c->forced = d[i].reason == BATCH_ADMIT_DEADLINE;
       adm->forced_admissions += c->forced;

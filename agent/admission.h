@@ -241,12 +241,10 @@ struct agent_adm_ops {
 
 struct agent_penalties;
 struct agent_profiles;
+struct agent_protection;
 struct agent_adm {
   struct batch_config bcfg;
   const struct agent_penalties *pen; /* measured pairs applied before each plan; may be NULL */
-  /* Learned profiles, for a job's expected runtime when its own profile
-   * has none (agent/budget.h); may be NULL. */
-  const struct agent_profiles *profiles;
   uint64_t batch_window_ms;
   uint64_t default_hold_ms;
   struct agent_ctr *list; /* in registration order */
@@ -259,13 +257,9 @@ struct agent_adm {
   uint64_t admissions, forced_admissions;
   const struct agent_adm_ops *ops;
   void *user;
-  struct agent_protect prot; /* the victims' slack and the batch cap level */
-  /* While protecting, batch containers start one at a time, this far
-   * apart, so that each one's effect on the victims is measured before the
-   * next (the daemon sets it to two sampling periods). */
-  uint64_t protect_gap_ms;
-  uint64_t protect_last_ms; /* when the last batch container started while protecting */
-  uint64_t protect_holds;   /* admissions held back to protect a victim */
+  /* Asked by each plan about the pending containers the batcher would
+   * start (agent_protection_ask); NULL: protection holds nothing. */
+  struct agent_protection *protection;
   /* Measured start path: seconds from an admission to the container's
    * first I/O (the shim starts it, runc creates the process, the program
    * opens its files), a running average over start_n containers.  Once
@@ -283,7 +277,7 @@ struct agent_adm {
  * when this observation makes the measured start path count. */
 bool agent_adm_observe_start(struct agent_adm *adm, double s);
 
-/* The class plans and protection go by: the class, except that a hint
+/* The class plans and protection go by (agent/ctr.c): the class, except that a hint
  * (an untrusted io.iobatch.class, AGENT_CLASS_HINT) counts only when it
  * is a writing class (seq-write, rand-write, mixed), which can only get
  * the container itself held or capped; a hint of idle, a reader or unknown
@@ -296,32 +290,6 @@ enum batch_class agent_ctr_plan_class(const struct agent_ctr *c);
  * one).  A container found under the kubelet's cgroup tree (source
  * "kubepods") runs already: it is capped and weighted, never held. */
 bool agent_ctr_holdable(const struct agent_ctr *c);
-
-/* A batch container: what protection caps and holds (a job, not
- * protected, that does or may do I/O). */
-bool agent_ctr_is_batch(const struct agent_ctr *c);
-/* A batch container protection caps and holds: every one with scope
- * `all`, else those that write or may write (not a reader). */
-bool agent_ctr_protect_target(const struct agent_adm *adm, const struct agent_ctr *c);
-/* A batch container whose protection debt has reached its bound at NOW
- * (agent/budget.h, agent_budget_spent): protection neither caps, holds,
- * freezes nor lowers its CPU weight any more. */
-bool agent_ctr_over_budget(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now);
-/* ... and not past its budget at NOW: the containers protection caps and
- * holds (agent_ctr_protect_limited). */
-/* A batch container the concurrency lever may freeze at NOW: running, a
- * job that protection limits (agent_ctr_protect_limited; frozen already:
- * whatever its class looks like while frozen), never a protected or
- * service container, not done with freezing (freeze_done). */
-bool agent_ctr_freeze_candidate(const struct agent_adm *adm, const struct agent_ctr *c,
-                                uint64_t now);
-bool agent_ctr_protect_limited(const struct agent_adm *adm, const struct agent_ctr *c,
-                               uint64_t now);
-
-/* A sampling window of WINDOW_S seconds ended at NOW: each batch job's
- * expected runtime is looked up again and its window priced into its
- * protection debt (agent/budget.h), before the caps and the freezer act. */
-void agent_adm_budget_window(struct agent_adm *adm, uint64_t now, double window_s);
 
 void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
                     uint64_t batch_window_ms, uint64_t default_hold_ms,
@@ -371,7 +339,7 @@ void agent_adm_detach(struct agent_adm *adm, struct agent_ctr *ctr, uint64_t now
 void agent_ctr_free(struct agent_ctr *ctr);
 
 /* The namespace a container's declarations and profiles belong to: its
- * pod's namespace when known, else its containerd namespace. */
+ * pod's namespace when known, else its containerd namespace (agent/ctr.c). */
 const char *agent_ctr_tenant(const struct agent_ctr *ctr);
 /* Whether ctr's declarations are trusted (ops->trusts on its tenant). */
 bool agent_adm_trusted(const struct agent_adm *adm, const struct agent_ctr *ctr);

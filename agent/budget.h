@@ -4,10 +4,10 @@
  * below the rate it was getting), its bound (protect_batch_budget x its
  * expected runtime, or protect_unknown_delay), and the mark that it
  * reached it, which never goes: from then on protection leaves it alone
- * (agent_ctr_over_budget).  No I/O, and nothing called back: the
- * admission state (agent/admission.c) hands each job over, once per sample
- * before the caps and the freezer act (agent_adm_budget_window), and at
- * each plan with protection's holds. */
+ * (agent_ctr_over_budget).  No I/O, and nothing called back: protection
+ * (agent/protection.c) hands each job over, once per sample before the
+ * caps and the freezer act (agent_protection_budget_window), and at each
+ * plan with its holds (agent_protection_ask). */
 #ifndef IOB_AGENT_BUDGET_H
 #define IOB_AGENT_BUDGET_H
 
@@ -45,12 +45,12 @@ uint64_t agent_budget_at(const struct agent_protect_cfg *cfg, const struct agent
 void agent_budget_expect(struct agent_ctr *c, const struct agent_protect_cfg *cfg,
                          const struct agent_profiles *profiles, const char *ns, int cls,
                          uint64_t now);
-/* The plan decided about pending C at NOW: held by protection or not. */
+/* Protection answered the plan about pending C at NOW: held by it or not. */
 void agent_budget_hold(struct agent_ctr *c, uint64_t now, bool by_protection);
 /* A sampling window of WINDOW_S seconds ended at NOW for running batch job
  * C: its rates (sampler.c) against the cap it ran under (caps.c) add to
- * its debt, and it is marked spent at its bound.  The admission state
- * calls it for each (agent_adm_budget_window). */
+ * its debt, and it is marked spent at its bound.  Protection calls it for
+ * each (agent_protection_budget_window). */
 void agent_budget_window(struct agent_ctr *c, const struct agent_protect_cfg *cfg, uint64_t now,
                          double window_s);
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Protection caps on batch containers (agent/protect.h decides the level;
- * here it is written): cgroup v2 io.max or v1 blkio.throttle, whichever
+/* Protection caps on batch containers (agent/protection.c decides the
+ * level and whom it binds; here it is written): cgroup v2 io.max or v1 blkio.throttle, whichever
  * cgroupv2/throttle.h finds for the container, on the disks its I/O goes
  * to.  Read and write bytes/s are capped alike.
  *
@@ -29,7 +29,6 @@
 
 #include "agent/caps.h"
 
-#include "agent/budget.h"
 #include "agent/restore.h"
 #include "cgroupv2/blkio.h"
 #include "cgroupv2/cpu.h"
@@ -379,26 +378,9 @@ static void set_cap(struct agent_caps *ac, struct agent_ctr *c, double bps) {
   c->caps.bps = bps;
 }
 
-void agent_caps_apply(struct agent_caps *ac) {
-  double level = ac->adm->prot.level_bps;
-  uint64_t now = iob_now_ms();
-  bool limiting = agent_protect_limiting(&ac->adm->prot);
-  for (struct agent_ctr *c = ac->adm->list; c; c = c->next) {
-    bool running = c->state == AGENT_RUNNING;
-    bool over = running && agent_ctr_over_budget(ac->adm, c, now);
-    if (over && limiting && !c->caps.budget_logged) {
-      iob_info("'%s' reached its budget: protection added %.1f s to it (its bound %.1f s, "
-               "runtime %s): no longer capped, frozen, held or slowed",
-               c->id, agent_budget_debt(c, now), agent_budget_bound(&ac->adm->prot.cfg, c),
-               agent_budget_source_name(c->budget.source));
-      c->caps.budget_logged = true;
-    }
-    bool capped = running && !over && agent_ctr_protect_target(ac->adm, c);
-    set_cap(ac, c, capped && level > 0 ? level : 0);
-    /* CPU weight: every batch container (readers too) while protection
-     * limits, except those past their budget. */
-    set_cpu(ac, c, ac->cpu && limiting && running && !over && agent_ctr_is_batch(c));
-  }
+void agent_caps_set(struct agent_caps *ac, struct agent_ctr *c, double bps, bool cpu_low) {
+  set_cap(ac, c, bps);
+  set_cpu(ac, c, cpu_low);
 }
 
 void agent_caps_release(struct agent_caps *ac) {

@@ -3,16 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "agent/fdlimit.h"
@@ -59,11 +56,7 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
              (unsigned long long)held, why);
   agent_metrics_admitted(&d->metrics, c, held);
   agent_server_answer(d, c, true, why);
-  /* Admitted while protection caps batch containers (or lowers their CPU
-   * weight): capped from the start. */
-  if ((d->adm.prot.level_bps > 0 || (d->cfg.protect_cpu && agent_protect_limiting(&d->adm.prot))) &&
-      agent_ctr_is_batch(c))
-    agent_caps_apply(&d->caps);
+  agent_protection_admitted(&d->protect, c);
 }
 
 static bool trusts(const char *ns, void *user) {
@@ -136,6 +129,17 @@ static void on_save_timer(struct iob_loop *loop, void *data) {
   save_profiles(d);
   save_penalties(d); /* what the run that just ended measured, too */
 }
+
+/* A protected container's learned objective went into its profile:
+ * written soon, as after an exit. */
+static void objective_learned(void *user) {
+  struct agent_daemon *d = user;
+  d->profiles_dirty = true;
+  if (d->save_timer == NULL && !d->stopping && d->loop)
+    d->save_timer = iob_loop_timer(d->loop, EXIT_SAVE_DELAY_MS, on_save_timer, d);
+}
+
+static const struct agent_protection_ops protection_ops = {.learned = objective_learned};
 
 void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
   const struct agent_profile *p =
@@ -241,8 +245,7 @@ static void kubepods_add(struct agent_daemon *d, const struct agent_kp_found *f,
   free(c->pod_uid);
   c->pod_uid = xstrdup(f->pod_uid);
   snprintf(c->qos, sizeof(c->qos), "%s", f->qos);
-  agent_caps_bind(&d->caps, c); /* its cap and CPU weight targets, from its pid, once */
-  agent_freeze_bind(&d->freezer, c);
+  agent_protection_bind(&d->protect, c); /* its lever targets, from its pid, once */
   agent_daemon_pod_meta_changed(d, c);
   agent_sampler_add(&d->sampler, c, &(struct cg2_sample){0});
   iob_info("found '%s' under the kubelet's cgroup tree ('%s', pod %s, %s, pid %d): sampled, "
@@ -319,8 +322,7 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   learn(d, c, now);
   agent_server_answer(d, c, false, why);
   agent_sampler_forget(c);
-  agent_freeze_forget(&d->freezer, c); /* thawed, if the lever froze it */
-  agent_caps_forget(&d->caps, c);      /* put back what its cap replaced, if its cgroup is there */
+  agent_protection_forget(&d->protect, c);
   agent_api_forget_hook_weight(d, c);
   agent_pidwatch_forget(&d->pidwatch, c);
   agent_ctr_free(c);
@@ -395,199 +397,6 @@ static void save_penalties(struct agent_daemon *d) {
     iob_warn("measured penalties not saved: %s", err->msg);
 }
 
-/* Whether containers here are frozen through cgroup v2's cgroup.freeze:
- * the unified hierarchy is mounted at the cgroup root (no v1 freezer
- * hierarchy beside it).  A task frozen by v1's freezer.state cannot act on
- * a SIGKILL until thawed, so `protect_freeze = auto` stays off there. */
-static bool freezer_v2(void) {
-  struct statfs sf;
-  return statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
-}
-
-/* The protection settings of d->cfg into the admission state (at start
- * and on reload; the level in force is kept). */
-static void protect_settings(struct agent_daemon *d) {
-  struct agent_protect_cfg *pc = &d->adm.prot.cfg;
-  pc->min_share = d->cfg.protect_share;
-  pc->scope = d->cfg.protect_scope;
-  pc->cap_start_bps = (double)d->cfg.protect_cap_start;
-  pc->cap_floor_bps = (double)d->cfg.protect_cap_floor;
-  if (pc->cap_floor_bps > pc->cap_start_bps)
-    pc->cap_floor_bps = pc->cap_start_bps;
-  pc->raise = d->cfg.protect_raise;
-  pc->cut = d->cfg.protect_cut;
-  pc->hold_at_floor = d->cfg.protect_hold_at_floor;
-  pc->batch_budget = d->cfg.protect_batch_budget;
-  pc->unknown_delay_s = (double)d->cfg.protect_unknown_delay_ms / 1000;
-  pc->freeze = d->cfg.protect_freeze == AGENT_FREEZE_AUTO ? freezer_v2() : d->cfg.protect_freeze;
-  pc->freeze_after = d->cfg.protect_freeze_after;
-  d->adm.protect_gap_ms =
-      d->cfg.protect_gap_ms == UINT64_MAX ? 2 * d->cfg.sample_period_ms : d->cfg.protect_gap_ms;
-  d->caps.cpu = d->cfg.protect_cpu;
-}
-
-/* Protection (agent/protect.h): the protected containers' last windows
- * move the cap level on batch containers; the caps are rewritten where
- * they changed, and lifted when nothing is protected any more. */
-/* A protected container's latency in the last window, in its objective's
- * unit (admission.h): < 0 unknown. */
-static double lat_signal(const struct agent_ctr *c) {
-  if (!c->lat.valid)
-    return -1;
-  return c->lat.approx ? c->lat.stall : c->lat.p99_us;
-}
-
-/* Its objective: declared (a p99, so only with the block layer's
- * latency), else learned from the windows in which it did I/O and no
- * batch container did (BATCH_IO false). */
-static void lat_objective(struct agent_ctr *c, bool batch_io, int which) {
-  if (c->lat.valid && c->lat.learn_approx != c->lat.approx) {
-    /* The signal changed its unit: what was learned does not apply. */
-    memset(&c->lat.learn, 0, sizeof(c->lat.learn));
-    c->lat.learn_approx = c->lat.approx;
-  }
-  double lat = lat_signal(c);
-  if (!batch_io && c->io_now && lat >= 0)
-    agent_protect_learn_add(&c->lat.learn, lat);
-  double before = c->lat.target;
-  if (which == AGENT_PROTECT_OBJECTIVE_OFF) {
-    c->lat.target = 0;
-    c->lat.target_source = AGENT_LAT_TARGET_NONE;
-  } else if (c->lat.target_declared_us > 0 && c->lat.valid && !c->lat.approx) {
-    c->lat.target = c->lat.target_declared_us;
-    c->lat.target_source = AGENT_LAT_TARGET_DECLARED;
-  } else if (which == AGENT_PROTECT_OBJECTIVE_DECLARED) {
-    c->lat.target = 0;
-    c->lat.target_source = AGENT_LAT_TARGET_NONE;
-  } else {
-    double t = agent_protect_learn_target(&c->lat.learn);
-    if (t > 0 && c->lat.learn_approx && t < PROTECT_LEARN_STALL_MIN)
-      t = PROTECT_LEARN_STALL_MIN;
-    c->lat.target = t;
-    c->lat.target_source = t > 0 ? AGENT_LAT_TARGET_LEARNED : AGENT_LAT_TARGET_NONE;
-    /* Not learned yet: what its workload learned before, in the same
-     * unit (issue #22: no 10 quiet windows again). */
-    if (t == 0 && c->lat.profile_target > 0 && c->lat.valid &&
-        c->lat.profile_approx == c->lat.approx) {
-      c->lat.target = c->lat.profile_target;
-      c->lat.target_source = AGENT_LAT_TARGET_PROFILE;
-    }
-  }
-  if (c->lat.target > 0 && before == 0)
-    iob_info("'%s' has a latency objective (%s): %s %.*f%s", c->id,
-             agent_lat_target_source_name(c->lat.target_source),
-             c->lat.learn_approx ? "an I/O stall share of" : "a block I/O p99 of",
-             c->lat.learn_approx ? 3 : 0, c->lat.target, c->lat.learn_approx ? "" : " us");
-}
-
-/* A container's own learned objective goes into its workload's profile,
- * written soon (a crash must not lose it). */
-static void keep_objective(struct agent_daemon *d, struct agent_ctr *c) {
-  if (c->lat.target_source != AGENT_LAT_TARGET_LEARNED || c->lat.learned_saved)
-    return;
-  c->lat.learned_saved = true;
-  cleanup_error struct iob_error *err = NULL;
-  if (c->workload_key == NULL || c->workload_key[0] == '\0' ||
-      agent_profiles_learn_objective(&d->profiles, agent_ctr_tenant(c), c->workload_key,
-                                     c->lat.target, c->lat.learn_approx, &err) < 0)
-    return;
-  d->profiles_dirty = true;
-  if (d->save_timer == NULL && !d->stopping && d->loop)
-    d->save_timer = iob_loop_timer(d->loop, EXIT_SAVE_DELAY_MS, on_save_timer, d);
-}
-
-/* Did a protected container do I/O in the window: by its rate, or by the
- * requests the block layer completed for it (a victim starved down to a
- * few requests a window is below the rate that counts as I/O, and must
- * not look idle: that would lift every limit on what starves it). */
-static bool protected_busy(const struct agent_ctr *c) {
-  return c->io_now || (c->lat.valid && !c->lat.approx && c->lat.count > 0);
-}
-
-static void protect_step(struct agent_daemon *d) {
-  size_t n = 0;
-  bool batch_io = false;
-  double batch_bps = 0;
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
-    if (c->state != AGENT_RUNNING)
-      continue;
-    n += c->protect;
-    if (!c->protect && agent_ctr_is_batch(c) && c->io_now) {
-      batch_io = true;
-      double r = c->read_bps + c->write_bps;
-      if (agent_ctr_protect_target(&d->adm, c) && r > batch_bps)
-        batch_bps = r;
-    }
-  }
-  cleanup_free struct agent_protect_obs *obs = xcalloc(n + 1, sizeof(*obs));
-  size_t k = 0;
-  for (struct agent_ctr *c = d->adm.list; c && k < n; c = c->next)
-    if (c->protect && c->state == AGENT_RUNNING) {
-      lat_objective(c, batch_io, d->cfg.protect_objective);
-      keep_objective(d, c);
-      obs[k++] = (struct agent_protect_obs){.id = c->id,
-                                            .share = c->share,
-                                            .stall = -1,
-                                            .lat = lat_signal(c),
-                                            .lat_target = c->lat.target,
-                                            .idle = !protected_busy(c)};
-    }
-  struct agent_protect *p = &d->adm.prot;
-  uint64_t now = iob_now_ms();
-  agent_adm_budget_window(&d->adm, now, (double)d->cfg.sample_period_ms / 1000);
-  p->batch_bps = batch_bps;
-  p->batch_n = agent_freeze_candidates(&d->freezer, now);
-  unsigned limit_before = p->io_limit;
-  bool was_short = p->short_;
-  double level_before = p->level_bps;
-  agent_protect_update(p, obs, k);
-  if (k > 0 && p->objective)
-    iob_debug("protect: worst latency %.2f x its objective ('%s'), %s, batch cap %.1f MiB/s",
-              p->worst_lat_ratio, p->victim, p->short_ ? "holding" : "not holding",
-              p->level_bps / (1024 * 1024));
-  else if (k > 0)
-    iob_debug("protect: worst share %.2f ('%s'), %s, batch cap %.1f MiB/s", p->worst_share,
-              p->victim, p->short_ ? "holding" : "not holding", p->level_bps / (1024 * 1024));
-  if (p->objective && p->level_bps > 0 && level_before == 0)
-    iob_info("protecting '%s': its latency at %.2f x its objective; batch containers capped at "
-             "%.1f MiB/s",
-             p->victim, p->worst_lat_ratio, p->level_bps / (1024 * 1024));
-  else if (p->objective && p->level_bps == 0 && level_before > 0)
-    iob_info("'%s' meets its latency objective: batch containers run uncapped", p->victim);
-  if (p->short_ && !was_short && p->objective)
-    iob_info("protecting '%s': its latency at %.2f x its objective with batch containers at the "
-             "floor cap (%.1f MiB/s): new ones held",
-             p->victim, p->worst_lat_ratio, p->level_bps / (1024 * 1024));
-  else if (p->short_ && !was_short)
-    iob_info("protecting '%s': at %.2f of its rate alone (target %.2f); batch containers capped "
-             "at %.1f MiB/s and new ones held",
-             p->victim, p->worst_share, p->cfg.min_share, p->level_bps / (1024 * 1024));
-  else if (!p->short_ && was_short && k == 0)
-    iob_info("no protected container runs any more: batch containers may start");
-  else if (!p->short_ && was_short && p->worst_share >= 0)
-    iob_info("'%s' has slack again (%.2f of its rate alone): batch containers may start", p->victim,
-             p->worst_share);
-  else if (!p->short_ && was_short)
-    iob_info("'%s' has slack again: batch containers may start", p->victim);
-  if (p->io_limit && !limit_before)
-    iob_info("protecting '%s': its latency at %.2f x its objective with batch containers at the "
-             "floor cap for %u windows: at most %u of %u do I/O at once (the others frozen)",
-             p->victim, p->worst_lat_ratio, p->cfg.freeze_after, p->io_limit, p->batch_n);
-  else if (p->io_limit != limit_before && p->io_limit)
-    iob_info("protecting '%s': at most %u of %u batch containers do I/O at once", p->victim,
-             p->io_limit, p->batch_n);
-  else if (limit_before && !p->io_limit)
-    iob_info("batch containers may all do I/O again (%s)",
-             k == 0 || !p->active ? "no protected container"
-             : p->idle_windows    ? "no protected container did I/O"
-                                  : "the objective is met");
-  agent_caps_apply(&d->caps);
-  agent_freeze_apply(&d->freezer, now);
-  /* Held batch containers may start once the victims have slack. */
-  if (!p->short_ && was_short)
-    agent_adm_schedule(&d->adm, iob_now_ms());
-}
-
 /* More than one running container did I/O in the last window. */
 static bool sharing_disk(const struct agent_adm *adm) {
   unsigned n = 0;
@@ -602,7 +411,8 @@ static void on_sample_timer(struct iob_loop *loop, void *data) {
   agent_podmeta_fill_new(&d->podmeta); /* registered since the last CRI poll */
   agent_sampler_run(&d->sampler);
   agent_headroom_window(&d->headroom, d->adm.list, (double)d->cfg.sample_period_ms / 1000.0);
-  protect_step(d);
+  if (agent_protection_window(&d->protect, iob_now_ms(), (double)d->cfg.sample_period_ms / 1000))
+    agent_adm_schedule(&d->adm, iob_now_ms());
   uint64_t now = iob_now_ms();
   /* New rates move the weights (measured slowdowns close the loop) and the
    * forecasts of the predictive policy: plan again while containers share
@@ -706,7 +516,7 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
                                  .matrix = d->matrix_source,
                                  .sampler = agent_sampler_name(&d->sampler),
                                  .latency_source = agent_lat_mode_name(d->sampler.lat.mode),
-                                 .prot = &d->adm.prot,
+                                 .prot = &d->protect,
                                  .headroom = &d->headroom};
   agent_fd_usage(&v.open_fds, &v.fd_limit);
   agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
@@ -778,7 +588,7 @@ static void apply_config(struct agent_daemon *d, const struct wcd_config *w) {
   d->adm.default_hold_ms = d->cfg.max_hold_ms;
   /* a lower cap evicts as profiles are next learned */
   d->profiles.per_ns_max = d->cfg.profiles_per_namespace;
-  protect_settings(d);
+  agent_protection_configure(&d->protect, &d->cfg);
   if (w)
     d->sampler.wcd = *w;
   d->sampler.protect_detected = d->cfg.protect_detected;
@@ -896,8 +706,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   d->api_ops = &api_ops;
   /* First: agent_daemon_release lifts caps and thaws through these, even
    * after an init that failed here (a second agent on the state dir). */
-  agent_caps_init(&d->caps, &d->adm, &d->restore, NULL);
-  agent_freezer_init(&d->freezer, &d->adm, &d->restore, NULL);
+  agent_protection_init(&d->protect, &d->adm, &d->restore, &d->profiles, NULL, &protection_ops, d);
   d->sigfd = -1;
   d->lock_fd = -1;
   agent_headroom_init(&d->headroom);
@@ -920,7 +729,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   if (agent_penalties_init(&d->penalties, d->cfg.state_dir, err) < 0)
     return -1;
   d->adm.pen = &d->penalties;
-  d->adm.profiles = &d->profiles;
+  d->adm.protection = &d->protect; /* the plan asks it before each start */
   agent_weights_init(&d->weights, &d->sampler, &d->restore, &d->metrics);
   cleanup_error struct iob_error *penerr = NULL;
   if (agent_penalties_load(&d->penalties, &penerr) < 0)
@@ -1011,8 +820,7 @@ void agent_daemon_release(struct agent_daemon *d) {
   }
   save_profiles(d);
   save_penalties(d);
-  agent_freeze_release(&d->freezer);
-  agent_caps_release(&d->caps);
+  agent_protection_release(&d->protect);
   agent_weights_release(&d->weights);
   agent_restore_dir(&d->restore, NULL,
                     AGENT_RESTORE_ALL); /* anything left: a stopped agent leaves nothing */

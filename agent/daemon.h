@@ -8,8 +8,8 @@
  *   admission.c who waits and who runs; asks the batcher
  *   sampler.c   io.stat (or /proc/PID/io) deltas -> rates -> class
  *   weights.c   io.weight / io.bfq.weight where something enforces them
- *   caps.c      protection's caps and CPU weight (caps.h)
- *   freeze.c    protection's concurrency lever (freeze.h)
+ *   protection.c protection: objectives, controller, levers (caps.c,
+ *               freeze.c), the plan's hold (protection.h)
  *   profiles.c  learned classes and solo durations by workload key
  *   podmeta.c   pods' names, uids and labels from the node's CRI (cri/),
  *               polled on a thread
@@ -24,8 +24,6 @@
 #include <stdint.h>
 
 #include "agent/admission.h"
-#include "agent/caps.h"
-#include "agent/freeze.h"
 #include "agent/config.h"
 #include "agent/headroom.h"
 #include "agent/kubepods.h"
@@ -34,6 +32,7 @@
 #include "agent/pidwatch.h"
 #include "agent/podmeta.h"
 #include "agent/profiles.h"
+#include "agent/protection.h"
 #include "agent/restore.h"
 #include "agent/sampler.h"
 #include "agent/server.h"
@@ -67,8 +66,9 @@ struct agent_daemon {
   /* Values of the cgroup files weights.c and caps.c wrote, to put back
    * (journal STATE_DIR/restore.json; none when headless). */
   struct agent_restore restore;
-  struct agent_caps caps;         /* agent/caps.h: given adm and restore */
-  struct agent_freezer freezer;   /* agent/freeze.h: given adm and restore */
+  /* Protection and its levers (agent/protection.h): given adm, restore,
+   * profiles and protection_ops. */
+  struct agent_protection protect;
   struct agent_pidwatch pidwatch; /* agent/pidwatch.h: given the loop and pidwatch_ops */
   struct iob_timer *plan_timer;
   uint64_t plan_timer_at;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The concurrency lever (issue #22): batch containers frozen so that at
- * most adm->prot.io_limit of them do I/O at once (agent/protect.h
- * decides the limit and agent_protect_freeze_pick which ones; here it is
- * written, cgroupv2/freeze.h).  What the freezer file held is journalled
+/* The concurrency lever: batch containers frozen so that at most a limit
+ * of them do I/O at once (agent/protection.c decides the limit and the
+ * candidates, agent_protect_freeze_pick which ones; here it is written,
+ * cgroupv2/freeze.h).  What the freezer file held is journalled
  * (agent/restore.h, AGENT_RESTORE_FREEZE) before the first freeze, and put
  * back on thaw, when the container leaves and when the agent stops; a
  * crashed agent's successor replays the journal at start and thaws.
@@ -74,13 +74,21 @@ static void thaw(struct agent_freezer *f, struct agent_ctr *c, uint64_t now, con
            (double)c->freeze.frozen_ms / 1000);
 }
 
+/* Whether O is one of the N candidates WHO that may still be frozen. */
+static bool may_freeze(struct agent_ctr *const *who, size_t n, const struct agent_ctr *o) {
+  for (size_t i = 0; i < n; i++)
+    if (who[i] == o)
+      return !o->freeze.done;
+  return false;
+}
+
 /* Another registered container that may not be frozen in C's cgroup. */
-static bool shares_cgroup(struct agent_freezer *f, const struct agent_ctr *c, uint64_t now) {
+static bool shares_cgroup(struct agent_freezer *f, const struct agent_ctr *c,
+                          struct agent_ctr *const *who, size_t n) {
   if (c->cgroup == NULL || c->cgroup[0] == '\0')
     return false;
   for (struct agent_ctr *o = f->adm->list; o; o = o->next)
-    if (o != c && o->cgroup && strcmp(o->cgroup, c->cgroup) == 0 &&
-        !agent_ctr_freeze_candidate(f->adm, o, now))
+    if (o != c && o->cgroup && strcmp(o->cgroup, c->cgroup) == 0 && !may_freeze(who, n, o))
       return true;
   return false;
 }
@@ -127,7 +135,8 @@ static bool still_bound(const struct freeze_state *st, const struct agent_ctr *c
 
 /* Freeze C; false when it cannot be (freeze_done is set then: not tried
  * again). */
-static bool freeze(struct agent_freezer *f, struct agent_ctr *c, uint64_t now) {
+static bool freeze(struct agent_freezer *f, struct agent_ctr *c, struct agent_ctr *const *who,
+                   size_t n, unsigned limit, uint64_t now) {
   struct freeze_state *st = state_of(c);
   cleanup_error struct iob_error *err = NULL;
   if (!st->bound || st->t.mech == CG2_FREEZE_NONE) {
@@ -141,7 +150,7 @@ static bool freeze(struct agent_freezer *f, struct agent_ctr *c, uint64_t now) {
     return false;
   }
   bool already = false;
-  if (shares_cgroup(f, c, now) || cg2_freeze_get(&st->t, &already, &err) < 0 || already) {
+  if (shares_cgroup(f, c, who, n) || cg2_freeze_get(&st->t, &already, &err) < 0 || already) {
     iob_info("'%s' is not frozen by the agent: %s", c->id,
              err       ? err->msg
              : already ? "it is frozen already (by someone else)"
@@ -165,54 +174,34 @@ static bool freeze(struct agent_freezer *f, struct agent_ctr *c, uint64_t now) {
   c->freeze.freezes++;
   c->freeze.since_ms = now;
   iob_info("froze '%s' (%s): batch containers doing I/O at once limited to %u", c->id,
-           cg2_freeze_mech_name(st->t.mech), f->adm->prot.io_limit);
+           cg2_freeze_mech_name(st->t.mech), limit);
   return true;
 }
 
-unsigned agent_freeze_candidates(struct agent_freezer *f, uint64_t now) {
-  unsigned n = 0;
-  for (struct agent_ctr *c = f->adm->list; c; c = c->next)
-    n += agent_ctr_freeze_candidate(f->adm, c, now);
-  return n;
-}
-
-void agent_freeze_apply(struct agent_freezer *f, uint64_t now) {
-  unsigned limit = f->adm->prot.active ? f->adm->prot.io_limit : 0;
-  size_t n = 0;
-  for (struct agent_ctr *c = f->adm->list; c; c = c->next) {
-    if (agent_ctr_freeze_candidate(f->adm, c, now)) {
-      n++;
-      continue;
-    }
-    if (c->freeze.frozen) {
-      bool over = agent_ctr_over_budget(f->adm, c, now) || c->state != AGENT_RUNNING;
-      c->freeze.done = c->freeze.done || over;
-      thaw(f, c, now, over ? "it reached its budget: never frozen again" : "no longer batch");
-    }
-    c->freeze.windows = 0;
-  }
+void agent_freeze_set(struct agent_freezer *f, struct agent_ctr *const *who, size_t n,
+                      unsigned limit, uint64_t now) {
   if (n == 0)
     return;
   cleanup_free struct agent_freeze_cand *v = xcalloc(n, sizeof(*v));
-  cleanup_free struct agent_ctr **who = xcalloc(n, sizeof(*who));
-  size_t k = 0;
-  for (struct agent_ctr *c = f->adm->list; c && k < n; c = c->next)
-    if (agent_ctr_freeze_candidate(f->adm, c, now)) {
-      who[k] = c;
-      v[k++] = (struct agent_freeze_cand){.id = c->id,
-                                          .since_ms = c->admitted_ms,
-                                          .frozen = c->freeze.frozen,
-                                          .windows = c->freeze.windows};
-    }
-  agent_protect_freeze_pick(v, k, limit);
-  for (size_t i = 0; i < k; i++) {
+  for (size_t i = 0; i < n; i++)
+    v[i] = (struct agent_freeze_cand){.id = who[i]->id,
+                                      .since_ms = who[i]->admitted_ms,
+                                      .frozen = who[i]->freeze.frozen,
+                                      .windows = who[i]->freeze.windows};
+  agent_protect_freeze_pick(v, n, limit);
+  for (size_t i = 0; i < n; i++) {
     struct agent_ctr *c = who[i];
     c->freeze.windows = v[i].windows;
     if (v[i].frozen && !c->freeze.frozen)
-      freeze(f, c, now);
+      freeze(f, c, who, n, limit, now);
     else if (!v[i].frozen && c->freeze.frozen)
       thaw(f, c, now, limit ? "its turn" : "the limit is lifted");
   }
+}
+
+void agent_freeze_thaw(struct agent_freezer *f, struct agent_ctr *c, uint64_t now,
+                       const char *why) {
+  thaw(f, c, now, why);
 }
 
 void agent_freeze_forget(struct agent_freezer *f, struct agent_ctr *c) {

@@ -11,9 +11,8 @@
 #include <time.h>
 
 #include "agent/admission.h"
-#include "agent/budget.h"
 #include "agent/headroom.h"
-#include "agent/protect.h"
+#include "agent/protection.h"
 #include "common/version.h"
 #include "common/xalloc.h"
 
@@ -344,34 +343,38 @@ static void render_ctr_budget(FILE *f, const struct agent_metrics_view *v) {
   header(f, "iobatch_container_protection_debt_seconds", "gauge",
          "Seconds protection added to a batch job's run: held by protection, frozen, and lost "
          "under a cap that bound it.");
+  struct agent_protection_debt b;
   for (const struct agent_ctr *c = v->list; c; c = c->next)
     if (agent_ctr_is_batch(c) && c->state != AGENT_CREATED) {
+      agent_protection_debt(v->prot, c, v->now_ms, &b);
       ctr_series(f, "iobatch_container_protection_debt_seconds", c, "");
-      fprintf(f, " %.3f\n", agent_budget_debt(c, v->now_ms));
+      fprintf(f, " %.3f\n", b.debt_s);
     }
   header(f, "iobatch_container_protection_budget_seconds", "gauge",
          "Seconds protection may add to a batch job's run before it runs free (source: where its "
          "expected runtime came from: profile, class or unknown).");
   for (const struct agent_ctr *c = v->list; c; c = c->next) {
-    double bound = agent_budget_bound(&v->prot->cfg, c);
-    if (!agent_ctr_is_batch(c) || c->state == AGENT_CREATED || isinf(bound))
+    agent_protection_debt(v->prot, c, v->now_ms, &b);
+    if (!b.batch || c->state == AGENT_CREATED || isinf(b.bound_s))
       continue;
     fputs("iobatch_container_protection_budget_seconds", f);
     ctr_name_labels(f, c);
-    fprintf(f, ",source=\"%s\"} %.3f\n", agent_budget_source_name(c->budget.source), bound);
+    fprintf(f, ",source=\"%s\"} %.3f\n", b.source, b.bound_s);
   }
 }
 
 /* The protection controller and the node's I/O headroom. */
 static void render_node(FILE *f, const struct agent_metrics_view *v) {
   if (v->prot) {
+    struct agent_protection_view pv;
+    agent_protection_view(v->prot, &pv);
     header(f, "iobatch_protection_cap_bytes_per_second", "gauge",
            "The bytes/s cap protection puts on each batch container now (0: none).");
-    fprintf(f, "iobatch_protection_cap_bytes_per_second %.0f\n", v->prot->level_bps);
+    fprintf(f, "iobatch_protection_cap_bytes_per_second %.0f\n", pv.level_bps);
     header(f, "iobatch_io_pressure", "gauge",
            "1 while protected containers miss their objective (iobatchctl check io-pressure), "
            "else 0.");
-    fprintf(f, "iobatch_io_pressure %d\n", v->prot->pressure ? 1 : 0);
+    fprintf(f, "iobatch_io_pressure %d\n", pv.pressure ? 1 : 0);
   }
   const struct agent_headroom *h = v->headroom;
   if (h == NULL)

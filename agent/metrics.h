@@ -69,7 +69,7 @@ struct agent_metrics {
  * time it was pending, observed for every container that could have been
  * held (not one registered running, not a sandbox). */
 struct agent_ctr;
-struct agent_protect;
+struct agent_protection;
 struct agent_headroom;
 void agent_metrics_admitted(struct agent_metrics *m, const struct agent_ctr *c, uint64_t waited_ms);
 
@@ -89,9 +89,9 @@ struct agent_metrics_view {
   const char *latency_source;
   const struct agent_ctr *list;
   uint64_t now_ms; /* the scrape's time: how long pending containers have been held */
-  /* The protection controller's state (cap level, I/O pressure) and the
-   * node's I/O headroom (agent/headroom.h); NULL: not rendered. */
-  const struct agent_protect *prot;
+  /* Protection (agent/protection.h: its view, each batch job's debt) and
+   * the node's I/O headroom (agent/headroom.h); NULL: not rendered. */
+  const struct agent_protection *prot;
   const struct agent_headroom *headroom;
   /* The agent's open file descriptors and its soft RLIMIT_NOFILE
    * (agent/fdlimit.h); fd_limit 0: not rendered. */

@@ -9,7 +9,6 @@
 
 #include "agent/fdlimit.h"
 #include "batcher/jobfile.h"
-#include "agent/budget.h"
 #include "agent/requests.h"
 #include "cgroupv2/sample.h"
 #include "common/cleanup.h"
@@ -165,8 +164,7 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   report_kind(c);
   declare_lat_target(d, c, req->latency_target_us);
   agent_pidwatch_add(&d->pidwatch, c);
-  agent_caps_bind(&d->caps, c);
-  agent_freeze_bind(&d->freezer, c);
+  agent_protection_bind(&d->protect, c);
   if (fresh || c->class_source == AGENT_CLASS_NONE)
     d->api_ops->apply_profile(d, c);
   d->api_ops->pod_meta_changed(d, c); /* the pod rules, over the profile */
@@ -350,7 +348,7 @@ static char *describe_wait(const struct agent_daemon *d, const struct agent_ctr 
     s = xasprintf("the next plan (this one ran out of its forecast budget)");
     break;
   case BATCH_HOLD_PROTECT:
-    if (d->adm.prot.objective)
+    if (d->protect.ctl.objective)
       s = c->conflict[0] ? xasprintf("the latency-sensitive %s to get back under its latency "
                                      "objective (the batch cap is at its floor)",
                                      who)
@@ -394,20 +392,19 @@ static void status_labels(const struct agent_ctr *c, bool asked, size_t *budget,
 
 /* A batch job's protection debt and bound (agent/budget.h); the rest of
  * the containers have none. */
-static void status_budget(const struct agent_adm *adm, const struct agent_ctr *c, uint64_t now,
+static void status_budget(const struct agent_protection *p, const struct agent_ctr *c, uint64_t now,
                           Iobatch__Agent__V1__ContainerStatus *s) {
   s->protection_budget_s = -1;
-  if (!agent_ctr_is_batch(c))
+  struct agent_protection_debt b;
+  agent_protection_debt(p, c, now, &b);
+  if (!b.batch)
     return;
-  double bound = agent_budget_bound(&adm->prot.cfg, c);
-  s->protection_debt_s = agent_budget_debt(c, now);
-  s->protection_budget_s = isinf(bound) ? -1 : bound;
-  s->budget_source = (char *)agent_budget_source_name(c->budget.source);
-  s->budget_spent = agent_ctr_over_budget(adm, c, now);
-  s->protection_held_s = c->budget.held_s;
-  if (c->budget.held_since_ms && now > c->budget.held_since_ms)
-    s->protection_held_s += (double)(now - c->budget.held_since_ms) / 1000;
-  s->protection_capped_s = c->budget.capped_s;
+  s->protection_debt_s = b.debt_s;
+  s->protection_budget_s = isinf(b.bound_s) ? -1 : b.bound_s;
+  s->budget_source = (char *)b.source;
+  s->budget_spent = b.spent;
+  s->protection_held_s = b.held_s;
+  s->protection_capped_s = b.capped_s;
 }
 
 int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusRequest *req,
@@ -485,7 +482,7 @@ int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusReq
     s->pod_meta_source = c->pod_uid && *c->pod_uid && c->pod_name && *c->pod_name ? (char *)"cri"
                          : c->pod_name && *c->pod_name ? (char *)"annotations"
                                                        : (char *)"";
-    status_budget(&d->adm, c, now, s);
+    status_budget(&d->protect, c, now, s);
     if (c->state == AGENT_PENDING)
       s->admit_by_ms = c->deadline_ms > now ? c->deadline_ms - now : 0;
     s->waits_for = describe_wait(d, c, now);
@@ -499,25 +496,24 @@ int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusReq
       s->work_left_s = isfinite(left) && j.running ? left : 0;
     }
   }
-  r.protect_cap_bps = (uint64_t)d->adm.prot.level_bps;
-  r.protect_holding = d->adm.prot.short_;
-  r.protect_batch_io_limit = d->adm.prot.active ? d->adm.prot.io_limit : 0;
-  r.protect_freeze_batch = d->adm.prot.batch_n;
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
-    r.protect_frozen += c->freeze.frozen;
-  r.protect_objective = d->adm.prot.active && d->adm.prot.objective;
-  r.protect_lat_ratio = r.protect_objective ? d->adm.prot.worst_lat_ratio : 0;
-  r.protect_victim = d->adm.prot.active ? d->adm.prot.victim : (char *)"";
-  r.io_pressure = d->adm.prot.pressure;
+  struct agent_protection_view pv;
+  agent_protection_view(&d->protect, &pv);
+  r.protect_cap_bps = (uint64_t)pv.level_bps;
+  r.protect_holding = pv.holding;
+  r.protect_batch_io_limit = pv.io_limit;
+  r.protect_freeze_batch = pv.batch_n;
+  r.protect_frozen = pv.frozen;
+  r.protect_objective = pv.objective;
+  r.protect_lat_ratio = pv.worst_lat_ratio;
+  r.protect_victim = (char *)pv.victim;
+  r.io_pressure = pv.pressure;
   if (r.io_pressure)
     r.io_pressure_reason =
-        d->adm.prot.objective
-            ? (d->adm.prot.missed
-                   ? xasprintf("'%.64s' misses its latency objective (%.1fx)", d->adm.prot.victim,
-                               d->adm.prot.worst_lat_ratio)
-                   : xasprintf("'%.64s' recovering: %u of %d windows without a miss",
-                               d->adm.prot.victim, d->adm.prot.ok_windows, PROTECT_PRESSURE_OFF))
-            : xasprintf("'%.64s' is short of its rate alone", d->adm.prot.victim);
+        pv.objective ? (pv.missed ? xasprintf("'%.64s' misses its latency objective (%.1fx)",
+                                              pv.victim, pv.worst_lat_ratio)
+                                  : xasprintf("'%.64s' recovering: %u of %d windows without a miss",
+                                              pv.victim, pv.ok_windows, PROTECT_PRESSURE_OFF))
+                     : xasprintf("'%.64s' is short of its rate alone", pv.victim);
   r.penalties = xcalloc(BATCH_NCLASS * BATCH_NCLASS + 1, sizeof(*r.penalties));
   for (int v = 0; v < BATCH_NCLASS; v++)
     for (int n = 0; n < BATCH_NCLASS; n++) {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "agent/protection.h"
 #include "agent/sampler.h"
 #include "cgroupv2/blkio.h"
 #include "cgroupv2/cg2.h"
@@ -673,40 +674,12 @@ static double window_stall(const struct sstate *st) {
   return s > 1 ? 1 : s;
 }
 
-/* A protected container's slack in the last window (c->share, by
- * agent_protect_share), against its windows alone (no neighbour doing
- * I/O): its rate and io.pressure stall alone are running averages. */
+/* A protected container's slack in the last window: the sampler's facts
+ * (its rate, its io.pressure stall, its neighbours doing I/O) judged by
+ * protection (agent/protection.h). */
 static void protect_share(struct agent_sampler *s, struct agent_ctr *c, const struct sstate *st,
                           double rate, size_t nb) {
-  if (c->alone_bps <= 0 && c->solo_bps > 0)
-    c->alone_bps = c->solo_bps;
-  double stall = window_stall(st), rshare = -1;
-  c->stall = stall;
-  c->share = -1;
-  if (c->io_now && nb == 0) {
-    /* running mean and variance of its rate alone */
-    if (c->alone_bps > 0) {
-      double dev = rate - c->alone_bps;
-      c->alone_var = 0.7 * (c->alone_var + 0.3 * dev * dev);
-    }
-    c->alone_bps = c->alone_bps > 0 ? c->alone_bps + 0.3 * (rate - c->alone_bps) : rate;
-    if (stall >= 0)
-      c->stall_alone =
-          c->stall_alone >= 0 ? c->stall_alone + 0.3 * (stall - c->stall_alone) : stall;
-    return;
-  }
-  if (nb == 0)
-    return;
-  if (c->alone_bps > 0)
-    rshare = rate / c->alone_bps;
-  double cv = c->alone_bps > 0 && c->alone_var > 0 ? sqrt(c->alone_var) / c->alone_bps : -1;
-  c->share = agent_protect_share(s->protect_signal, rshare, cv, stall, c->stall_alone);
-  iob_debug("protect '%s': rate %.1f MiB/s (alone %.1f, cv %.2f: share %.2f), io stall %.0f%% "
-            "(alone %.0f%%: share %.2f) -> %.2f, %zu neighbours doing I/O",
-            c->id, rate / (1024 * 1024), c->alone_bps / (1024 * 1024), cv, rshare, stall * 100,
-            c->stall_alone * 100,
-            agent_protect_share(AGENT_PROTECT_SIGNAL_PRESSURE, rshare, cv, stall, c->stall_alone),
-            c->share, nb);
+  agent_protection_observe(c, s->protect_signal, rate, window_stall(st), nb);
 }
 
 /* What the last window teaches about running containers that shared the

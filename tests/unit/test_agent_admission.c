@@ -19,6 +19,7 @@
 #include "agent/config.h"
 #include "agent/daemon.h"
 #include "agent/profiles.h"
+#include "agent/protection.h"
 #include "agent/requests.h"
 #include "client/annotations.h"
 #include "common/cleanup.h"
@@ -606,6 +607,13 @@ static void test_trust_namespace(void **state) {
   agent_adm_release(&adm);
 }
 
+/* Protection with its defaults (agent/protection.h): whom it targets. */
+static const struct agent_protection *prot_defaults(void) {
+  static struct agent_protection p;
+  agent_protection_init(&p, NULL, NULL, NULL, NULL, NULL, NULL);
+  return &p;
+}
+
 /* Declared idle from an untrusted namespace: shown as idle (the hint
  * stands until measured) but planned as unknown: admitted as a probe, not
  * as a container that does no I/O, and a batch container for protection
@@ -625,7 +633,7 @@ static void test_trust_idle_hint_reclassified(void **state) {
   assert_int_equal(c->reason, BATCH_ADMIT_PROBE);
   assert_int_equal(agent_ctr_plan_class(c), BATCH_UNKNOWN);
   assert_true(agent_ctr_is_batch(c));
-  assert_true(agent_ctr_protect_target(&adm, c));
+  assert_true(agent_ctr_protect_target(prot_defaults(), c));
   unsigned what = agent_adm_measured(&adm, c, BATCH_SEQ_WRITE, 0.9, false, false, 1000);
   assert_int_equal(what, AGENT_MEASURED_OVERRULED);
   assert_int_equal(c->cls, BATCH_SEQ_WRITE);
@@ -664,7 +672,7 @@ static void test_trust_plan_class(void **state) {
     struct agent_ctr *u = reg_in(&adm, id, "k8s.io", "team-a", hints[i].cls, false, 0);
     assert_int_equal(u->class_source, AGENT_CLASS_HINT);
     assert_int_equal(agent_ctr_plan_class(u), hints[i].plan);
-    assert_true(agent_ctr_protect_target(&adm, u));
+    assert_true(agent_ctr_protect_target(prot_defaults(), u));
     snprintf(id, sizeof(id), "t%zu", i);
     struct agent_ctr *t = reg_in(&adm, id, "k8s.io", "kube-system", hints[i].cls, false, 0);
     assert_int_equal(agent_ctr_plan_class(t), t->cls);
@@ -724,7 +732,7 @@ static void check_class_row(struct agent_adm *adm, const char *value) {
   assert_int_equal(u->class_source, AGENT_CLASS_HINT); /* a hint, shown by status */
   assert_string_equal(u->declared, value);
   assert_int_equal(agent_ctr_plan_class(u), writing(cls) ? cls : BATCH_UNKNOWN);
-  assert_true(agent_ctr_protect_target(adm, u));
+  assert_true(agent_ctr_protect_target(prot_defaults(), u));
   agent_adm_measured(adm, u, BATCH_SEQ_READ, 0.9, false, false, 10); /* the measurement wins */
   assert_int_equal(u->cls, BATCH_SEQ_READ);
   assert_int_equal(u->class_source, AGENT_CLASS_DETECTED);

@@ -3,8 +3,8 @@
  * windows: what sharing the disk costs is not protection's, what a cap,
  * a freeze or a protection hold adds is, and every batch job ends free of
  * protection at its bound, however long the service it yields to runs.
- * The windows are what the daemon's sample step sees (agent/daemon.c): the
- * sampler's rates, then agent_adm_budget_window, then the controller
+ * The windows are what protection's window step sees (agent/protection.c): the
+ * sampler's rates, then agent_protection_budget_window, then the controller
  * (agent/protect.c), then the caps and the freezer, simulated here as
  * caps.c and freeze.c decide them (no cgroup is written). */
 #include <math.h>
@@ -19,7 +19,7 @@
 #include "agent/admission.h"
 #include "agent/budget.h"
 #include "agent/profiles.h"
-#include "agent/protect.h"
+#include "agent/protection.h"
 #include "common/cleanup.h"
 
 #define MiB (1024.0 * 1024)
@@ -27,10 +27,16 @@
 
 static const struct agent_adm_ops ops = {0};
 
+/* Protection (agent/protection.h) on the test's admission state: the
+ * plan asks it, the windows below drive it. */
+static struct agent_protection prot;
+
 static void adm_setup(struct agent_adm *adm) {
   struct batch_config cfg;
   batch_config_default(&cfg);
   agent_adm_init(adm, &cfg, 0, 24 * 3600 * 1000, &ops, NULL);
+  agent_protection_init(&prot, adm, NULL, NULL, NULL, NULL, NULL);
+  adm->protection = &prot;
 }
 
 static struct agent_ctr *reg(struct agent_adm *adm, const char *id, const char *cls, uint64_t now) {
@@ -86,13 +92,13 @@ static void test_sharing_spends_nothing(void **state) {
     w->caps.bps = i < 30 ? 0 : 64 * MiB;
     sample(w, 40 * MiB);
     w->solo_equiv_s += 0.4; /* as the sampler counts its progress */
-    agent_adm_budget_window(&adm, now, WINDOW_MS / 1000.0);
-    assert_false(agent_ctr_over_budget(&adm, w, now));
+    agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
+    assert_false(agent_ctr_over_budget(&prot, w, now));
   }
   assert_true(agent_budget_debt(w, now) == 0);
-  assert_true(agent_budget_bound(&adm.prot.cfg, w) == 5);
+  assert_true(agent_budget_bound(&prot.ctl.cfg, w) == 5);
   assert_int_equal(w->budget.source, AGENT_BUDGET_PROFILE);
-  assert_true(agent_ctr_protect_limited(&adm, w, now));
+  assert_true(agent_ctr_protect_limited(&prot, w, now));
   agent_adm_release(&adm);
 }
 
@@ -113,33 +119,33 @@ static void test_cap_spends_what_it_adds(void **state) {
   for (int i = 0; i < 5; i++) { /* sharing, uncapped: the reference */
     now += WINDOW_MS;
     sample(w, 80 * MiB);
-    agent_adm_budget_window(&adm, now, WINDOW_MS / 1000.0);
+    agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
   }
   assert_true(agent_budget_debt(w, now) == 0);
   w->caps.bps = 20 * MiB;
   for (int i = 1; i <= 13; i++) {
     now += WINDOW_MS;
     sample(w, 19.5 * MiB); /* at the cap (io.max lets a little less through) */
-    agent_adm_budget_window(&adm, now, WINDOW_MS / 1000.0);
-    assert_false(agent_ctr_over_budget(&adm, w, now));
+    agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
+    assert_false(agent_ctr_over_budget(&prot, w, now));
   }
   double debt = agent_budget_debt(w, now);
   assert_true(fabs(debt - 13 * (1 - 19.5 / 80)) < 1e-6);
   /* a window the cap does not bind (a pause in its I/O) adds nothing */
   now += WINDOW_MS;
   sample(w, 2 * MiB);
-  agent_adm_budget_window(&adm, now, WINDOW_MS / 1000.0);
+  agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
   assert_true(agent_budget_debt(w, now) == debt);
   now += WINDOW_MS;
   sample(w, 19.5 * MiB);
-  agent_adm_budget_window(&adm, now, WINDOW_MS / 1000.0);
-  assert_true(agent_ctr_over_budget(&adm, w, now));
-  assert_false(agent_ctr_protect_limited(&adm, w, now));
+  agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
+  assert_true(agent_ctr_over_budget(&prot, w, now));
+  assert_false(agent_ctr_protect_limited(&prot, w, now));
   assert_true(w->budget.spent);
   /* a longer runtime learned since does not put it back under protection */
   w->solo_s = 200;
-  agent_adm_budget_window(&adm, now + WINDOW_MS, WINDOW_MS / 1000.0);
-  assert_true(agent_ctr_over_budget(&adm, w, now + WINDOW_MS));
+  agent_protection_budget_window(&prot, now + WINDOW_MS, WINDOW_MS / 1000.0);
+  assert_true(agent_ctr_over_budget(&prot, w, now + WINDOW_MS));
   agent_adm_release(&adm);
 }
 
@@ -152,13 +158,13 @@ static void test_unknown_job_bounded(void **state) {
   (void)state;
   struct agent_adm adm;
   adm_setup(&adm);
-  adm.prot.cfg.hold_at_floor = false;
+  prot.ctl.cfg.hold_at_floor = false;
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
   agent_adm_admit(&adm, db, 0, 0, 0);
   run_until(&adm, 0);
   struct agent_protect_obs o = {.id = "db", .share = -1, .stall = -1, .lat = 20, .lat_target = 5};
-  agent_protect_update(&adm.prot, &o, 1);
-  assert_true(adm.prot.short_);
+  agent_protect_update(&prot.ctl, &o, 1);
+  assert_true(prot.ctl.short_);
   struct agent_ctr *u = reg(&adm, "u", "seq-write", 1000);
   agent_adm_admit(&adm, u, 0, 0, 1000);
   run_until(&adm, 60999);
@@ -167,24 +173,24 @@ static void test_unknown_job_bounded(void **state) {
   assert_true(fabs(agent_budget_debt(u, 60999) - 59.999) < 1e-6);
   run_until(&adm, 61000);
   assert_int_equal(u->state, AGENT_RUNNING);
-  assert_true(agent_ctr_over_budget(&adm, u, 61000));
+  assert_true(agent_ctr_over_budget(&prot, u, 61000));
   assert_int_equal(u->budget.source, AGENT_BUDGET_UNKNOWN);
 
   /* capped from its start (no window uncapped): whole windows */
   struct agent_ctr *v = reg(&adm, "v", "seq-write", 61000);
   agent_adm_admit(&adm, v, 0, 0, 61000);
-  adm.prot.short_ = false;
+  prot.ctl.short_ = false;
   run_until(&adm, 61000);
   assert_int_equal(v->state, AGENT_RUNNING);
   v->caps.bps = 16 * MiB;
   uint64_t now = 61000;
   for (int i = 1; i <= 60; i++) {
-    assert_false(agent_ctr_over_budget(&adm, v, now));
+    assert_false(agent_ctr_over_budget(&prot, v, now));
     now += WINDOW_MS;
     sample(v, 16 * MiB);
-    agent_adm_budget_window(&adm, now, WINDOW_MS / 1000.0);
+    agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
   }
-  assert_true(agent_ctr_over_budget(&adm, v, now));
+  assert_true(agent_ctr_over_budget(&prot, v, now));
 
   /* its class's typical runtime in its namespace: the median of 10, 30
    * and 50 s; another namespace's profiles do not count */
@@ -200,17 +206,17 @@ static void test_unknown_job_bounded(void **state) {
   }
   struct agent_profile_update other = {.cls = "seq-write", .confidence = 1, .solo_s = 1000};
   assert_int_equal(agent_profiles_learn(&prof, "tenant-b", "k9", &other, &err), 0);
-  adm.profiles = &prof;
+  prot.profiles = &prof;
   struct agent_ctr *t = reg(&adm, "t", "seq-write", now);
-  agent_adm_budget_window(&adm, now, WINDOW_MS / 1000.0);
+  agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
   assert_int_equal(t->budget.source, AGENT_BUDGET_CLASS);
-  assert_true(agent_budget_bound(&adm.prot.cfg, t) == 15);
+  assert_true(agent_budget_bound(&prot.ctl.cfg, t) == 15);
   /* a profile learned since moves it */
   struct agent_profile_update more = {.cls = "seq-write", .confidence = 1, .solo_s = 70};
   assert_int_equal(agent_profiles_learn(&prof, "default", "k3", &more, &err), 0);
-  agent_adm_budget_window(&adm, now, WINDOW_MS / 1000.0);
-  assert_true(agent_budget_bound(&adm.prot.cfg, t) == 20); /* median 40 */
-  adm.profiles = NULL;
+  agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
+  assert_true(agent_budget_bound(&prot.ctl.cfg, t) == 20); /* median 40 */
+  prot.profiles = NULL;
   agent_profiles_release(&prof);
   agent_adm_release(&adm);
 }
@@ -224,17 +230,17 @@ static void step(struct agent_adm *adm, uint64_t now, struct agent_protect_obs *
       double r = c->freeze.frozen ? 0 : 60 * MiB;
       sample(c, c->caps.bps > 0 && c->caps.bps < r ? c->caps.bps : r);
     }
-  agent_adm_budget_window(adm, now, WINDOW_MS / 1000.0);
-  struct agent_protect *p = &adm->prot;
+  agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
+  struct agent_protect *p = &prot.ctl;
   unsigned n = 0;
   for (struct agent_ctr *c = adm->list; c; c = c->next)
-    n += agent_ctr_freeze_candidate(adm, c, now);
+    n += agent_ctr_freeze_candidate(&prot, c, now);
   p->batch_n = n;
   p->batch_bps = 60 * MiB;
   agent_protect_update(p, db, 1);
   /* caps.c */
   for (struct agent_ctr *c = adm->list; c; c = c->next) {
-    bool capped = c->state == AGENT_RUNNING && agent_ctr_protect_limited(adm, c, now);
+    bool capped = c->state == AGENT_RUNNING && agent_ctr_protect_limited(&prot, c, now);
     c->caps.bps = capped && p->level_bps > 0 ? p->level_bps : 0;
   }
   /* freeze.c */
@@ -242,7 +248,7 @@ static void step(struct agent_adm *adm, uint64_t now, struct agent_protect_obs *
   struct agent_ctr *who[8];
   size_t k = 0;
   for (struct agent_ctr *c = adm->list; c; c = c->next) {
-    if (k < 8 && agent_ctr_freeze_candidate(adm, c, now)) {
+    if (k < 8 && agent_ctr_freeze_candidate(&prot, c, now)) {
       who[k] = c;
       cand[k++] = (struct agent_freeze_cand){.id = c->id,
                                              .since_ms = c->admitted_ms,
@@ -280,7 +286,7 @@ static void test_endless_service_releases_all(void **state) {
   (void)state;
   struct agent_adm adm;
   adm_setup(&adm);
-  adm.prot.cfg.hold_at_floor = false;
+  prot.ctl.cfg.hold_at_floor = false;
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
   struct agent_ctr *a = reg(&adm, "a", "seq-write", 0);
   struct agent_ctr *b = reg(&adm, "b", "seq-write", 0);
@@ -312,21 +318,21 @@ static void test_endless_service_releases_all(void **state) {
         continue;
       frozen_seen = frozen_seen || c->freeze.frozen;
       held_seen = held_seen || c->reason == BATCH_HOLD_PROTECT;
-      if (free_at[j] == 0 && agent_ctr_over_budget(&adm, c, now)) {
+      if (free_at[j] == 0 && agent_ctr_over_budget(&prot, c, now)) {
         free_at[j] = now;
         /* at its bound, not long past it (a window's worth) */
-        double debt = agent_budget_debt(c, now), bound = agent_budget_bound(&adm.prot.cfg, c);
+        double debt = agent_budget_debt(c, now), bound = agent_budget_bound(&prot.ctl.cfg, c);
         assert_true(debt >= bound && debt <= bound + 1.001);
       }
       if (free_at[j]) { /* free from then on */
-        assert_false(agent_ctr_protect_limited(&adm, c, now));
+        assert_false(agent_ctr_protect_limited(&prot, c, now));
         assert_true(c->caps.bps == 0 || now == free_at[j]);
         assert_false(c->freeze.frozen && now > free_at[j]);
-        assert_false(agent_ctr_freeze_candidate(&adm, c, now));
+        assert_false(agent_ctr_freeze_candidate(&prot, c, now));
       }
     }
   }
-  assert_true(adm.prot.level_bps > 0 && adm.prot.missed); /* it never stopped missing */
+  assert_true(prot.ctl.level_bps > 0 && prot.ctl.missed); /* it never stopped missing */
   assert_true(frozen_seen && held_seen);
   for (int j = 0; j < 3; j++)
     assert_true(free_at[j] > 0);

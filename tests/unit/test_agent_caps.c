@@ -75,7 +75,7 @@ static void start(struct env *e) {
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(agent_daemon_init_headless(&e->d, &cfg, &err), 0);
   assert_int_equal(agent_restore_init(&e->d.restore, e->state, NULL, &err), 0);
-  e->d.caps.root = e->root;
+  e->d.protect.caps.root = e->root;
 }
 
 /* A running batch writer registered with pid 30, and the protection
@@ -95,9 +95,9 @@ static struct agent_ctr *capped_writer(struct env *e) {
   struct agent_ctr *c = agent_adm_find(&e->d.adm, "default", "w");
   assert_non_null(c);
   assert_int_equal(c->state, AGENT_RUNNING);
-  e->d.adm.prot.active = true;
-  e->d.adm.prot.level_bps = LEVEL;
-  agent_caps_apply(&e->d.caps);
+  e->d.protect.ctl.active = true;
+  e->d.protect.ctl.level_bps = LEVEL;
+  agent_protection_caps(&e->d.protect, iob_now_ms());
   return c;
 }
 
@@ -146,7 +146,7 @@ static void test_no_mechanism_no_cap(void **state) {
   cleanup_free char *w = get(e.root, "/sys/fs/cgroup/k/ctr/io.max");
   assert_null(w);
   /* Applied again (every sampling window): still none. */
-  agent_caps_apply(&e.d.caps);
+  agent_protection_caps(&e.d.protect, iob_now_ms());
   assert_true(c->caps.bps == 0);
   stop(&e);
 }

@@ -94,9 +94,9 @@ static void same_applied(const struct agent_daemon *a, const struct agent_daemon
   assert_true(a->adm.bcfg.fairness == b->adm.bcfg.fairness);
   assert_int_equal(a->adm.batch_window_ms, b->adm.batch_window_ms);
   assert_int_equal(a->adm.default_hold_ms, b->adm.default_hold_ms);
-  assert_int_equal(a->adm.protect_gap_ms, b->adm.protect_gap_ms);
+  assert_int_equal(a->protect.gap_ms, b->protect.gap_ms);
   /* protection, caps, the sampler */
-  const struct agent_protect_cfg *pa = &a->adm.prot.cfg, *pb = &b->adm.prot.cfg;
+  const struct agent_protect_cfg *pa = &a->protect.ctl.cfg, *pb = &b->protect.ctl.cfg;
   assert_true(pa->min_share == pb->min_share);
   assert_true(pa->cap_start_bps == pb->cap_start_bps);
   assert_true(pa->cap_floor_bps == pb->cap_floor_bps);
@@ -106,7 +106,7 @@ static void same_applied(const struct agent_daemon *a, const struct agent_daemon
   assert_true(pa->unknown_delay_s == pb->unknown_delay_s && pa->unknown_delay_s == 90);
   assert_int_equal(pa->freeze, pb->freeze);
   assert_int_equal(pa->freeze_after, pb->freeze_after);
-  assert_int_equal(a->caps.cpu, b->caps.cpu);
+  assert_int_equal(a->protect.caps.cpu, b->protect.caps.cpu);
   assert_int_equal(a->sampler.protect_detected, b->sampler.protect_detected);
   /* declarations, profiles, pods */
   assert_string_equal(a->cfg.trust_declared, b->cfg.trust_declared);
@@ -128,7 +128,7 @@ static void test_reload_as_start(void **state) {
   /* The defaults differ from the file: the comparison below means
    * something. */
   assert_int_not_equal(a.adm.batch_window_ms, b.adm.batch_window_ms);
-  assert_int_not_equal(a.caps.cpu, b.caps.cpu);
+  assert_int_not_equal(a.protect.caps.cpu, b.protect.caps.cpu);
   assert_int_not_equal(a.profiles.per_ns_max, b.profiles.per_ns_max);
   cleanup_error struct iob_error *err = NULL;
   if (agent_daemon_reload(&a, &err) < 0)
@@ -136,8 +136,8 @@ static void test_reload_as_start(void **state) {
   same_applied(&a, &b);
   assert_int_equal(a.adm.batch_window_ms, 450);
   assert_int_equal(a.adm.default_hold_ms, 42000);
-  assert_int_equal(a.adm.protect_gap_ms, 3000);
-  assert_false(a.caps.cpu);
+  assert_int_equal(a.protect.gap_ms, 3000);
+  assert_false(a.protect.caps.cpu);
   assert_int_equal(a.profiles.per_ns_max, 7);
   agent_daemon_release(&a);
   agent_daemon_release(&b);

@@ -84,7 +84,7 @@ static void start(struct env *e) {
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(agent_daemon_init_headless(&e->d, &cfg, &err), 0);
   assert_int_equal(agent_restore_init(&e->d.restore, e->state, NULL, &err), 0);
-  e->d.freezer.root = e->root;
+  e->d.protect.freezer.root = e->root;
 }
 
 static struct agent_ctr *writer(struct env *e, const char *id, uint32_t pid) {
@@ -108,9 +108,9 @@ static struct agent_ctr *writer(struct env *e, const char *id, uint32_t pid) {
 
 /* The lever on, one batch container doing I/O at a time. */
 static void lever(struct env *e) {
-  e->d.adm.prot.active = true;
-  e->d.adm.prot.io_limit = 1;
-  agent_freeze_apply(&e->d.freezer, 2000);
+  e->d.protect.ctl.active = true;
+  e->d.protect.ctl.io_limit = 1;
+  agent_protection_freeze(&e->d.protect, 2000);
 }
 
 static void stop(struct env *e) {

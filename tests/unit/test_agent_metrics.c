@@ -26,7 +26,7 @@
 #include "agent/admission.h"
 #include "agent/budget.h"
 #include "agent/headroom.h"
-#include "agent/protect.h"
+#include "agent/protection.h"
 #include "agent/metrics.h"
 #include "agent/metrics_server.h"
 #include "common/cleanup.h"
@@ -301,10 +301,8 @@ static void test_render_pod_series(void **state) {
   struct agent_metrics_view v = {.policy = "p", .matrix = "m", .sampler = "s"};
   agent_metrics_view_count(&v, &approx, 12345);
   v.latency_source = "bpf";
-  struct agent_protect prot;
-  struct agent_protect_cfg pcfg;
-  agent_protect_cfg_default(&pcfg);
-  agent_protect_init(&prot, &pcfg);
+  struct agent_protection prot; /* the defaults: no cap, no pressure */
+  agent_protection_init(&prot, NULL, NULL, NULL, NULL, NULL, NULL);
   v.prot = &prot;
   cleanup_free char *out = render(&v);
   const char *pg = "{namespace=\"db\",pod=\"pg-0\",container=\"postgres\",id=\"c1\","
@@ -490,7 +488,7 @@ static void test_render_headroom(void **state) {
   (void)state;
   struct agent_headroom h;
   agent_headroom_init(&h);
-  struct agent_protect p = {.level_bps = 12e6, .pressure = true};
+  struct agent_protection p = {.ctl = {.level_bps = 12e6, .pressure = true}};
   struct agent_metrics_view v = {.policy = "p", .matrix = "m", .sampler = "s", .prot = &p};
   v.headroom = &h;
   char *out = render(&v);

@@ -14,6 +14,7 @@
 
 #include "agent/admission.h"
 #include "agent/protect.h"
+#include "agent/protection.h"
 #include "common/cleanup.h"
 
 #define MiB (1024.0 * 1024)
@@ -68,6 +69,10 @@ static void test_aimd(void **state) {
   assert_true(p.level_bps == 0 && !p.short_ && !p.active);
 }
 
+/* Protection (agent/protection.h) on each test's admission state: the
+ * plan asks it whether a batch container may start. */
+static struct agent_protection prot;
+
 static int n_admitted;
 static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) {
   (void)adm;
@@ -104,8 +109,10 @@ static void test_holds_while_short(void **state) {
   struct batch_config cfg;
   batch_config_default(&cfg);
   agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
-  adm.prot.cfg.scope = AGENT_PROTECT_ALL; /* readers too (test_writers_scope: the default) */
-  adm.prot.cfg.hold_at_floor = false;     /* hold whenever short (test_hold_at_floor) */
+  agent_protection_init(&prot, &adm, NULL, NULL, NULL, NULL, NULL);
+  adm.protection = &prot;
+  prot.ctl.cfg.scope = AGENT_PROTECT_ALL; /* readers too (test_writers_scope: the default) */
+  prot.ctl.cfg.hold_at_floor = false;     /* hold whenever short (test_hold_at_floor) */
   /* a declared latency container: protected, planned as a service */
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
   assert_true(db->protect && db->protect_declared);
@@ -116,7 +123,7 @@ static void test_holds_while_short(void **state) {
   assert_int_equal(db->reason, BATCH_ADMIT_SERVICE);
   /* within target: a batch writer starts (capped, by the daemon) */
   struct agent_protect_obs o = {.id = "db", .share = 0.9, .stall = -1};
-  agent_protect_update(&adm.prot, &o, 1);
+  agent_protect_update(&prot.ctl, &o, 1);
   struct agent_ctr *w1 = reg(&adm, "w1", "seq-write", 10);
   agent_adm_admit(&adm, w1, 0, 0, 10);
   run_until(&adm, 10);
@@ -125,7 +132,7 @@ static void test_holds_while_short(void **state) {
   assert_false(agent_ctr_is_batch(db));
   /* the victim falls short: the next two batch containers are held */
   o.share = 0.5;
-  agent_protect_update(&adm.prot, &o, 1);
+  agent_protect_update(&prot.ctl, &o, 1);
   struct agent_ctr *w2 = reg(&adm, "w2", "seq-write", 20);
   agent_adm_admit(&adm, w2, 0, 0, 20);
   struct agent_ctr *w3 = reg(&adm, "w3", "rand-read", 30);
@@ -135,7 +142,7 @@ static void test_holds_while_short(void **state) {
   assert_int_equal(w2->reason, BATCH_HOLD_PROTECT);
   assert_string_equal(w2->conflict, "db");
   assert_int_equal(w3->state, AGENT_PENDING);
-  assert_true(adm.protect_holds >= 2);
+  assert_true(prot.holds >= 2);
   /* a probe (unknown) is a batch container too: held */
   struct agent_ctr *u = reg(&adm, "u", NULL, 40);
   agent_adm_admit(&adm, u, 0, 0, 40);
@@ -146,11 +153,11 @@ static void test_holds_while_short(void **state) {
   assert_true(db->weight == 10000 && w1->weight <= 100);
   /* slack again, two windows in a row: the held ones start, oldest first */
   o.share = 0.95;
-  agent_protect_update(&adm.prot, &o, 1);
-  agent_protect_update(&adm.prot, &o, 1);
+  agent_protect_update(&prot.ctl, &o, 1);
+  agent_protect_update(&prot.ctl, &o, 1);
   /* ... one at a time, protect_gap_ms apart, so that each one's effect on
    * the victim is measured before the next */
-  adm.protect_gap_ms = 500;
+  prot.gap_ms = 500;
   agent_adm_schedule(&adm, 2000);
   run_until(&adm, 2000);
   assert_int_equal(w2->state, AGENT_RUNNING);
@@ -166,7 +173,7 @@ static void test_holds_while_short(void **state) {
   assert_true(w2->admitted_ms < w3->admitted_ms && w3->admitted_ms < u->admitted_ms);
   /* at its max hold a batch container starts even while the victim is short */
   o.share = 0.5;
-  agent_protect_update(&adm.prot, &o, 1);
+  agent_protect_update(&prot.ctl, &o, 1);
   struct agent_ctr *w4 = reg(&adm, "w4", "seq-write", 3000);
   agent_adm_admit(&adm, w4, 5000, 0, 3000);
   run_until(&adm, 7999);
@@ -272,17 +279,19 @@ static void test_writers_scope(void **state) {
   struct batch_config cfg;
   batch_config_default(&cfg);
   agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
-  assert_int_equal(adm.prot.cfg.scope, AGENT_PROTECT_WRITERS);
-  adm.prot.cfg.hold_at_floor = false;
-  adm.protect_gap_ms = 2000;
+  agent_protection_init(&prot, &adm, NULL, NULL, NULL, NULL, NULL);
+  adm.protection = &prot;
+  assert_int_equal(prot.ctl.cfg.scope, AGENT_PROTECT_WRITERS);
+  prot.ctl.cfg.hold_at_floor = false;
+  prot.gap_ms = 2000;
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
   agent_adm_admit(&adm, db, 0, 0, 0);
   run_until(&adm, 0);
   assert_int_equal(db->state, AGENT_RUNNING);
   struct agent_protect_obs o = {.id = "db", .share = 0.5, .stall = -1};
-  agent_protect_update(&adm.prot, &o, 1);
-  agent_protect_update(&adm.prot, &o, 1);
-  assert_true(adm.prot.short_);
+  agent_protect_update(&prot.ctl, &o, 1);
+  agent_protect_update(&prot.ctl, &o, 1);
+  assert_true(prot.ctl.short_);
   struct agent_ctr *w = reg(&adm, "w", "seq-write", 10);
   struct agent_ctr *rw = reg(&adm, "rw", "rand-write", 10);
   struct agent_ctr *sr = reg(&adm, "sr", "seq-read", 10);
@@ -297,19 +306,19 @@ static void test_writers_scope(void **state) {
   /* the readers start at once, together, while the victim is short */
   assert_int_equal(sr->state, AGENT_RUNNING);
   assert_int_equal(rr->state, AGENT_RUNNING);
-  assert_false(agent_ctr_protect_target(&adm, sr));
-  assert_false(agent_ctr_protect_target(&adm, rr));
+  assert_false(agent_ctr_protect_target(&prot, sr));
+  assert_false(agent_ctr_protect_target(&prot, rr));
   /* the writers and the unknown one are held */
   assert_int_equal(w->state, AGENT_PENDING);
   assert_int_equal(w->reason, BATCH_HOLD_PROTECT);
   assert_int_equal(rw->state, AGENT_PENDING);
   assert_int_equal(u->state, AGENT_PENDING);
-  assert_true(agent_ctr_protect_target(&adm, w) && agent_ctr_protect_target(&adm, u));
-  assert_false(agent_ctr_protect_target(&adm, db));
+  assert_true(agent_ctr_protect_target(&prot, w) && agent_ctr_protect_target(&prot, u));
+  assert_false(agent_ctr_protect_target(&prot, db));
   /* slack: the writers start one at a time, protect_gap_ms apart */
   o.share = 0.95;
-  agent_protect_update(&adm.prot, &o, 1);
-  agent_protect_update(&adm.prot, &o, 1);
+  agent_protect_update(&prot.ctl, &o, 1);
+  agent_protect_update(&prot.ctl, &o, 1);
   agent_adm_schedule(&adm, 1000);
   run_until(&adm, 1000);
   assert_int_equal(w->state, AGENT_RUNNING);
@@ -319,7 +328,7 @@ static void test_writers_scope(void **state) {
   run_until(&adm, 3000);
   assert_int_equal(rw->state, AGENT_RUNNING);
   /* a gap of 0: no spacing */
-  adm.protect_gap_ms = 0;
+  prot.gap_ms = 0;
   agent_adm_schedule(&adm, 3001);
   run_until(&adm, 3001);
   assert_int_equal(u->state, AGENT_RUNNING);
@@ -445,13 +454,15 @@ static void test_budget_releases_hold(void **state) {
   struct batch_config cfg;
   batch_config_default(&cfg);
   agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
-  adm.prot.cfg.hold_at_floor = false;
+  agent_protection_init(&prot, &adm, NULL, NULL, NULL, NULL, NULL);
+  adm.protection = &prot;
+  prot.ctl.cfg.hold_at_floor = false;
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
   agent_adm_admit(&adm, db, 0, 0, 0);
   run_until(&adm, 0);
   struct agent_protect_obs o = {.id = "db", .share = -1, .stall = -1, .lat = 20, .lat_target = 5};
-  agent_protect_update(&adm.prot, &o, 1);
-  assert_true(adm.prot.short_);
+  agent_protect_update(&prot.ctl, &o, 1);
+  assert_true(prot.ctl.short_);
   struct agent_ctr *w = reg(&adm, "w", "seq-write", 1000);
   w->solo_s = 10;                                          /* as a learned profile would say */
   struct agent_ctr *u = reg(&adm, "u", "seq-write", 1000); /* runtime not learned */
@@ -462,19 +473,19 @@ static void test_budget_releases_hold(void **state) {
   assert_int_equal(w->reason, BATCH_HOLD_PROTECT);
   run_until(&adm, 6000); /* 5 s held + 10 s alone = 1.5 x 10 s */
   assert_int_equal(w->state, AGENT_RUNNING);
-  assert_true(agent_ctr_over_budget(&adm, w, 6000));
-  assert_false(agent_ctr_protect_limited(&adm, w, 6000));
+  assert_true(agent_ctr_over_budget(&prot, w, 6000));
+  assert_false(agent_ctr_protect_limited(&prot, w, 6000));
   /* no runtime learned: bounded by protect_unknown_delay (60 s held) */
   assert_int_equal(u->state, AGENT_PENDING);
-  assert_false(agent_ctr_over_budget(&adm, u, 6000));
+  assert_false(agent_ctr_over_budget(&prot, u, 6000));
   run_until(&adm, 60999);
   assert_int_equal(u->state, AGENT_PENDING);
   run_until(&adm, 61000);
   assert_int_equal(u->state, AGENT_RUNNING);
-  assert_true(agent_ctr_over_budget(&adm, u, 61000));
+  assert_true(agent_ctr_over_budget(&prot, u, 61000));
   /* budget 0: none */
-  adm.prot.cfg.batch_budget = 0;
-  assert_false(agent_ctr_over_budget(&adm, w, 60000));
+  prot.ctl.cfg.batch_budget = 0;
+  assert_false(agent_ctr_over_budget(&prot, w, 60000));
   agent_adm_release(&adm);
 }
 
@@ -486,13 +497,15 @@ static void test_objective_admission(void **state) {
   struct batch_config cfg;
   batch_config_default(&cfg);
   agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
-  adm.protect_gap_ms = 2000;
+  agent_protection_init(&prot, &adm, NULL, NULL, NULL, NULL, NULL);
+  adm.protection = &prot;
+  prot.gap_ms = 2000;
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
   agent_adm_admit(&adm, db, 0, 0, 0);
   run_until(&adm, 0);
   struct agent_protect_obs o = {.id = "db", .share = -1, .stall = -1, .lat = 2, .lat_target = 5};
-  agent_protect_update(&adm.prot, &o, 1);
-  assert_true(adm.prot.objective && !adm.prot.short_);
+  agent_protect_update(&prot.ctl, &o, 1);
+  assert_true(prot.ctl.objective && !prot.ctl.short_);
   struct agent_ctr *w[3];
   for (int i = 0; i < 3; i++) {
     char id[16];
@@ -505,9 +518,9 @@ static void test_objective_admission(void **state) {
     assert_int_equal(w[i]->state, AGENT_RUNNING);
   /* missing at the floor: the next one is held */
   o.lat = 50;
-  for (int i = 0; i < 10 && !adm.prot.short_; i++)
-    agent_protect_update(&adm.prot, &o, 1);
-  assert_true(adm.prot.short_);
+  for (int i = 0; i < 10 && !prot.ctl.short_; i++)
+    agent_protect_update(&prot.ctl, &o, 1);
+  assert_true(prot.ctl.short_);
   struct agent_ctr *late = reg(&adm, "late", "seq-write", 30);
   agent_adm_admit(&adm, late, 0, 0, 30);
   run_until(&adm, 1000);
@@ -789,6 +802,8 @@ static void test_freeze_candidates_budget(void **state) {
   struct batch_config cfg;
   batch_config_default(&cfg);
   agent_adm_init(&adm, &cfg, 0, 300000, &ops, NULL);
+  agent_protection_init(&prot, &adm, NULL, NULL, NULL, NULL, NULL);
+  adm.protection = &prot;
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
   struct agent_ctr *w = reg(&adm, "w", "seq-write", 0);
   struct agent_ctr *r = reg(&adm, "r", "seq-read", 0);
@@ -799,24 +814,24 @@ static void test_freeze_candidates_budget(void **state) {
   assert_int_equal(w->state, AGENT_RUNNING);
   w->solo_s = 10;
   /* not before its first I/O: runc may still be starting it */
-  assert_false(agent_ctr_freeze_candidate(&adm, w, 1000));
+  assert_false(agent_ctr_freeze_candidate(&prot, w, 1000));
   w->first_io = r->first_io = true;
-  assert_false(agent_ctr_freeze_candidate(&adm, db, 1000)); /* protected */
-  assert_true(agent_ctr_freeze_candidate(&adm, w, 1000));
-  assert_false(agent_ctr_freeze_candidate(&adm, r, 1000)); /* a reader: scope writers */
-  adm.prot.cfg.scope = AGENT_PROTECT_ALL;
-  assert_true(agent_ctr_freeze_candidate(&adm, r, 1000));
+  assert_false(agent_ctr_freeze_candidate(&prot, db, 1000)); /* protected */
+  assert_true(agent_ctr_freeze_candidate(&prot, w, 1000));
+  assert_false(agent_ctr_freeze_candidate(&prot, r, 1000)); /* a reader: scope writers */
+  prot.ctl.cfg.scope = AGENT_PROTECT_ALL;
+  assert_true(agent_ctr_freeze_candidate(&prot, r, 1000));
   r->kind = AGENT_KIND_SERVICE;
-  assert_false(agent_ctr_freeze_candidate(&adm, r, 1000)); /* a service: never */
+  assert_false(agent_ctr_freeze_candidate(&prot, r, 1000)); /* a service: never */
   /* frozen from 1 s: 5 s frozen is the 0.5 x 10 s protection may add */
   w->freeze.frozen = true;
   w->freeze.since_ms = 1000;
-  assert_true(agent_ctr_freeze_candidate(&adm, w, 5999));
-  assert_false(agent_ctr_freeze_candidate(&adm, w, 6000));
+  assert_true(agent_ctr_freeze_candidate(&prot, w, 5999));
+  assert_false(agent_ctr_freeze_candidate(&prot, w, 6000));
   /* thawed for good once done with */
   w->freeze.frozen = false;
   w->freeze.done = true;
-  assert_false(agent_ctr_freeze_candidate(&adm, w, 1000));
+  assert_false(agent_ctr_freeze_candidate(&prot, w, 1000));
   agent_adm_release(&adm);
 }
 
