@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/lathist.h"
 #include "agent/protect.h"
 #include "batcher/batcher.h"
 #include "common/error.h"
@@ -66,6 +67,12 @@ struct agent_ctr_info {
   uint32_t max_hold_ms;   /* 0: the agent's default */
   bool running;           /* re-registration of a container already started */
   bool kind_from_runtime; /* kind_source RUNTIME: the CRI's type; else io.iobatch.kind */
+};
+
+/* Bytes and operations read and written, summed over sampling windows
+ * (agent_io_total_add, agent/sampler.h). */
+struct agent_io_total {
+  uint64_t rbytes, wbytes, rios, wios;
 };
 
 /* A container, as every part of the agent sees it.  Grouped by the part
@@ -136,6 +143,9 @@ struct agent_ctr {
 
   /* --- sampler.c: the last sampling window --- */
   double read_bps, write_bps, read_iops, write_iops;
+  /* Bytes and operations since it was registered, the metrics' counters
+   * (agent_io_total_add): they never go down. */
+  struct agent_io_total io_total;
   double bytes_run; /* bytes moved since admission (learned throughput) */
   /* Solo-seconds of work done since admission: each sampling window adds
    * its length divided by the slowdown measured (solo rate / rate) or,
@@ -166,6 +176,8 @@ struct agent_ctr {
     bool valid, approx;
     uint64_t count, windows; /* windows: windows measured so far */
     double p50_us, p99_us, stall;
+    /* Every window since it was registered, for the metrics. */
+    struct agent_lat_hist hist;
     /* Protected: its latency objective (agent/protect.h), in its
      * signal's unit: the p99 in us, or with approx the stall share.
      * Declared (target_declared_us, io.iobatch.latency-target, trusted

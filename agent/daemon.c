@@ -517,7 +517,8 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
                                  .sampler = agent_sampler_name(&d->sampler),
                                  .latency_source = agent_lat_mode_name(d->sampler.lat.mode),
                                  .prot = &d->protect,
-                                 .headroom = &d->headroom};
+                                 .headroom = &d->headroom,
+                                 .node_io = &d->sampler.node_io};
   agent_fd_usage(&v.open_fds, &v.fd_limit);
   agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
   return agent_metrics_render(&d->metrics, &v, out, len, err);

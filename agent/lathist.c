@@ -83,6 +83,50 @@ void agent_lathist_window(const uint64_t *now, const uint64_t *before, size_t n,
   out->p99_us = agent_lathist_quantile(d, n, total, 0.99, &out->overflow);
 }
 
+uint64_t agent_lat_hist_le_us(unsigned i) {
+  return 32ull << i;
+}
+
+/* The bucket of a bin whose requests took less than hi us (the program
+ * truncates to whole us, so a bin [lo, hi) holds [lo, hi) exactly): the
+ * first whose bound is at least hi. */
+static unsigned hist_bucket_below(uint64_t hi) {
+  unsigned i = 0;
+  while (i < AGENT_LAT_HIST_BUCKETS && hi > agent_lat_hist_le_us(i))
+    i++;
+  return i;
+}
+
+void agent_lat_hist_add_window(struct agent_lat_hist *h, const uint64_t *now,
+                               const uint64_t *before, size_t n) {
+  bool restarted = false;
+  if (n > AGENT_LAT_BUCKETS)
+    n = AGENT_LAT_BUCKETS;
+  for (size_t b = 0; before && b < n; b++)
+    restarted |= now[b] < before[b];
+  for (size_t b = 0; b < n; b++) {
+    uint64_t d = before && !restarted ? now[b] - before[b] : now[b];
+    if (d == 0)
+      continue;
+    uint64_t lo = agent_lathist_lower((unsigned)b), hi = agent_lathist_upper((unsigned)b);
+    bool open = hi == UINT64_MAX || b == n - 1;
+    h->bucket[open ? AGENT_LAT_HIST_BUCKETS : hist_bucket_below(hi)] += d;
+    h->count += d;
+    h->sum_us += (double)d * (open ? (double)lo : ((double)lo + (double)hi) / 2);
+  }
+}
+
+void agent_lat_hist_observe(struct agent_lat_hist *h, double us, uint64_t n) {
+  if (n == 0 || !(us >= 0))
+    return;
+  unsigned i = 0;
+  while (i < AGENT_LAT_HIST_BUCKETS && us > (double)agent_lat_hist_le_us(i))
+    i++;
+  h->bucket[i] += n;
+  h->count += n;
+  h->sum_us += us * (double)n;
+}
+
 int agent_lat_pressure_window(uint64_t some_a, uint64_t some_b, uint64_t ios, uint64_t dt_ns,
                               struct agent_lat_window *out, double *stall) {
   if (some_b < some_a || dt_ns == 0)

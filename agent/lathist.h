@@ -45,6 +45,30 @@ void agent_lathist_window(const uint64_t *now, const uint64_t *before, size_t n,
 double agent_lathist_quantile(const uint64_t *h, size_t n, uint64_t total, double q,
                               bool *overflow);
 
+/* A container's latency as a Prometheus histogram, cumulative since it
+ * was registered.  The upper bounds are 2^5 to 2^24 us (32 us to 16.8 s,
+ * doubling: the log2 buckets block I/O tools such as bcc's biolatency
+ * print), which covers 50 us to 10 s and are bin boundaries of the BPF
+ * program's histogram: every bin falls wholly in one bucket, and the
+ * counts are exact. */
+#define AGENT_LAT_HIST_BUCKETS 20
+struct agent_lat_hist {
+  uint64_t bucket[AGENT_LAT_HIST_BUCKETS + 1]; /* per bucket, not cumulative; the last: +Inf */
+  uint64_t count;
+  double sum_us;
+};
+/* The upper bound of bucket i (i < AGENT_LAT_HIST_BUCKETS), in us. */
+uint64_t agent_lat_hist_le_us(unsigned i);
+/* Add the window between two readings of the BPF histogram (n bins; the
+ * rule of agent_lathist_window for a bin that went down).  The program
+ * keeps no sum: each request adds its bin's midpoint (its lower bound in
+ * the last, open bin), which is within an eighth of an octave of it. */
+void agent_lat_hist_add_window(struct agent_lat_hist *h, const uint64_t *now,
+                               const uint64_t *before, size_t n);
+/* Add n requests of us microseconds each (the io.pressure approximation:
+ * the window's stall time per request). */
+void agent_lat_hist_observe(struct agent_lat_hist *h, double us, uint64_t n);
+
 /* The io.pressure approximation of a window (latency_source = pressure,
  * or BPF not loaded): some_a and some_b the "some" stall totals (us) at
  * its start and end, ios the requests the sampler counted in it, dt_ns

@@ -176,7 +176,7 @@ static void header(FILE *f, const char *name, const char *type, const char *help
 }
 
 /* The labels that name container c in every per-container series:
- * Kubernetes' names (issue #25; "" when not known), its id and the
+ * Kubernetes' names ("" when not known), its id and the
  * runtime's namespace (containerd's), which keep series of containers
  * without pod names apart. */
 static void ctr_name_labels(FILE *f, const struct agent_ctr *c) {
@@ -200,18 +200,43 @@ static void ctr_series(FILE *f, const char *name, const struct agent_ctr *c, con
   fprintf(f, "%s}", more);
 }
 
-/* ... with the approx label of the latency series */
-static void ctr_labels(FILE *f, const struct agent_ctr *c, const char *more) {
-  ctr_name_labels(f, c);
-  fprintf(f, ",approx=\"%s\"%s}", c->lat.approx ? "true" : "false", more);
+/* A count of requests or bytes as the text format writes it. */
+static void put_u64(FILE *f, uint64_t n) {
+  fprintf(f, " %llu\n", (unsigned long long)n);
 }
 
-/* Each container's block I/O latency in its last sample window: a
- * summary (quantiles over a sliding window, as client libraries' summaries
- * are; no _sum or _count, which would have to be cumulative), so that its
- * quantile label is what Prometheus' conventions allow (promtool check
- * metrics).  It was typed gauge before issue #25; name and labels are
- * unchanged but for the container's names. */
+/* Whole microseconds as seconds, exactly (no float rounding in le). */
+static void put_us_as_s(FILE *f, uint64_t us) {
+  fprintf(f, "%llu.%06llu", (unsigned long long)(us / 1000000), (unsigned long long)(us % 1000000));
+}
+
+/* One container's latency histogram: cumulative _bucket lines, +Inf
+ * equal to _count, as the text format wants them. */
+static void ctr_latency_hist(FILE *f, const struct agent_ctr *c, bool approx) {
+  const struct agent_lat_hist *h = &c->lat.hist;
+  const char *lab = approx ? ",approx=\"true\"" : ",approx=\"false\"";
+  uint64_t cum = 0;
+  for (unsigned i = 0; i <= AGENT_LAT_HIST_BUCKETS; i++) {
+    cum += h->bucket[i];
+    fputs("iobatch_container_io_latency_seconds_bucket", f);
+    ctr_name_labels(f, c);
+    fprintf(f, "%s,le=\"", lab);
+    if (i < AGENT_LAT_HIST_BUCKETS)
+      put_us_as_s(f, agent_lat_hist_le_us(i));
+    else
+      fputs("+Inf", f);
+    fputs("\"}", f);
+    put_u64(f, i < AGENT_LAT_HIST_BUCKETS ? cum : h->count);
+  }
+  ctr_series(f, "iobatch_container_io_latency_seconds_sum", c, lab);
+  fprintf(f, " %.6f\n", h->sum_us / 1e6);
+  ctr_series(f, "iobatch_container_io_latency_seconds_count", c, lab);
+  put_u64(f, h->count);
+}
+
+/* Each container's block I/O latency since it was registered, as a
+ * histogram: unlike quantiles of one window, its buckets add up across
+ * containers and nodes and rate() gives any window's distribution. */
 static void render_latency(FILE *f, const struct agent_metrics_view *v) {
   header(f, "iobatch_latency_source_info", "gauge",
          "Where per-container block I/O latency comes from: bpf (the block layer), pressure "
@@ -219,32 +244,19 @@ static void render_latency(FILE *f, const struct agent_metrics_view *v) {
   fputs("iobatch_latency_source_info{source=\"", f);
   agent_metrics_put_label(f, v->latency_source);
   fputs("\"} 1\n", f);
-  header(f, "iobatch_container_io_latency_seconds", "summary",
-         "Block I/O latency of a container's requests in the last sample window, by quantile "
-         "(approx=\"true\": stall time per request from io.pressure).");
-  for (const struct agent_ctr *c = v->list; c; c = c->next)
-    if (c->lat.valid) {
-      fputs("iobatch_container_io_latency_seconds", f);
-      ctr_labels(f, c, ",quantile=\"0.5\"");
-      fprintf(f, " %.6f\n", c->lat.p50_us / 1e6);
-      fputs("iobatch_container_io_latency_seconds", f);
-      ctr_labels(f, c, ",quantile=\"0.99\"");
-      fprintf(f, " %.6f\n", c->lat.p99_us / 1e6);
-    }
-  header(f, "iobatch_container_io_requests", "gauge",
-         "Block I/O requests a container completed in the last sample window.");
-  for (const struct agent_ctr *c = v->list; c; c = c->next)
-    if (c->lat.valid) {
-      fputs("iobatch_container_io_requests", f);
-      ctr_labels(f, c, "");
-      fprintf(f, " %llu\n", (unsigned long long)c->lat.count);
-    }
+  bool on = strcmp(v->latency_source, "off") != 0;
+  bool approx = strcmp(v->latency_source, "pressure") == 0;
+  header(f, "iobatch_container_io_latency_seconds", "histogram",
+         "Block I/O latency of a container's requests since it was registered; _count is its "
+         "requests. approx=\"true\": each sample window's io.pressure stall time per request, "
+         "not a per-request time. With bpf, _sum adds each request's bucket midpoint.");
+  for (const struct agent_ctr *c = v->list; on && c; c = c->next)
+    ctr_latency_hist(f, c, approx);
 }
 
-/* Per-container series (issue #25): what the container is, its rates in
- * the last sample window, how long it was held, the cap on it and its
- * protection.  Only what is known is shown: a cap where one is in force,
- * a latency target where one is. */
+/* Per-container series: what the container is and how long it was held
+ * (then its I/O, latency and protection below).  Only what is known is
+ * shown: a cap where one is in force, a latency target where one is. */
 static void render_ctr_state(FILE *f, const struct agent_metrics_view *v) {
   header(f, "iobatch_container_info", "gauge",
          "1 for each container the agent knows; its state, kind, class and QoS class as labels.");
@@ -271,26 +283,31 @@ static void render_ctr_state(FILE *f, const struct agent_metrics_view *v) {
   }
 }
 
-static void render_ctr_rates(FILE *f, const struct agent_metrics_view *v) {
-  header(f, "iobatch_container_io_bytes_per_second", "gauge",
-         "Bytes a container read or wrote per second in the last sample window.");
+/* Counters since the container was registered (agent_io_total_add):
+ * rate() of them is its throughput over any window a query picks; and
+ * the cap on it now. */
+static void render_ctr_io(FILE *f, const struct agent_metrics_view *v) {
+  header(f, "iobatch_container_io_bytes_total", "counter",
+         "Bytes a container read or wrote (op) since it was registered, as the sampler counts "
+         "them.");
   for (const struct agent_ctr *c = v->list; c; c = c->next) {
-    ctr_series(f, "iobatch_container_io_bytes_per_second", c, ",op=\"read\"");
-    fprintf(f, " %.0f\n", c->read_bps);
-    ctr_series(f, "iobatch_container_io_bytes_per_second", c, ",op=\"write\"");
-    fprintf(f, " %.0f\n", c->write_bps);
+    ctr_series(f, "iobatch_container_io_bytes_total", c, ",op=\"read\"");
+    put_u64(f, c->io_total.rbytes);
+    ctr_series(f, "iobatch_container_io_bytes_total", c, ",op=\"write\"");
+    put_u64(f, c->io_total.wbytes);
   }
-  header(f, "iobatch_container_io_operations_per_second", "gauge",
-         "Read or write operations a container completed per second in the last sample window.");
+  header(f, "iobatch_container_io_operations_total", "counter",
+         "Read or write operations (op) a container completed since it was registered, as the "
+         "sampler counts them.");
   for (const struct agent_ctr *c = v->list; c; c = c->next) {
-    ctr_series(f, "iobatch_container_io_operations_per_second", c, ",op=\"read\"");
-    fprintf(f, " %.1f\n", c->read_iops);
-    ctr_series(f, "iobatch_container_io_operations_per_second", c, ",op=\"write\"");
-    fprintf(f, " %.1f\n", c->write_iops);
+    ctr_series(f, "iobatch_container_io_operations_total", c, ",op=\"read\"");
+    put_u64(f, c->io_total.rios);
+    ctr_series(f, "iobatch_container_io_operations_total", c, ",op=\"write\"");
+    put_u64(f, c->io_total.wios);
   }
   header(f, "iobatch_container_io_cap_bytes_per_second", "gauge",
-         "The bytes/s cap protection wrote for a batch container (io.max or blkio.throttle); "
-         "only containers capped now.");
+         "A limit, not a measured rate: the bytes/s cap protection wrote for a batch container "
+         "(io.max or blkio.throttle); only containers capped now.");
   for (const struct agent_ctr *c = v->list; c; c = c->next)
     if (c->caps.bps > 0) {
       ctr_series(f, "iobatch_container_io_cap_bytes_per_second", c, "");
@@ -326,8 +343,8 @@ static void render_ctr_protection(FILE *f, const struct agent_metrics_view *v) {
               c->lat.target);
     }
   header(f, "iobatch_container_io_stall_ratio", "gauge",
-         "The share of the last sample window in which some of a container's tasks stalled on "
-         "I/O (io.pressure some), where latency is approximate.");
+         "A ratio (0 to 1): the share of the last sample window in which some of a container's "
+         "tasks stalled on I/O (io.pressure some), where latency is approximate.");
   for (const struct agent_ctr *c = v->list; c; c = c->next)
     if (c->lat.valid && c->lat.approx && c->lat.stall >= 0) {
       ctr_series(f, "iobatch_container_io_stall_ratio", c, "");
@@ -363,13 +380,33 @@ static void render_ctr_budget(FILE *f, const struct agent_metrics_view *v) {
   }
 }
 
+/* The node's counters: every container's windows since the agent
+ * started, those of containers gone too. */
+static void render_node_io(FILE *f, const struct agent_io_total *t) {
+  header(f, "iobatch_node_io_bytes_total", "counter",
+         "Bytes the containers on this node read or wrote (op) since the agent started, as the "
+         "sampler counts them.");
+  fputs("iobatch_node_io_bytes_total{op=\"read\"}", f);
+  put_u64(f, t->rbytes);
+  fputs("iobatch_node_io_bytes_total{op=\"write\"}", f);
+  put_u64(f, t->wbytes);
+  header(f, "iobatch_node_io_operations_total", "counter",
+         "Read or write operations (op) the containers on this node completed since the agent "
+         "started, as the sampler counts them.");
+  fputs("iobatch_node_io_operations_total{op=\"read\"}", f);
+  put_u64(f, t->rios);
+  fputs("iobatch_node_io_operations_total{op=\"write\"}", f);
+  put_u64(f, t->wios);
+}
+
 /* The protection controller and the node's I/O headroom. */
 static void render_node(FILE *f, const struct agent_metrics_view *v) {
   if (v->prot) {
     struct agent_protection_view pv;
     agent_protection_view(v->prot, &pv);
     header(f, "iobatch_protection_cap_bytes_per_second", "gauge",
-           "The bytes/s cap protection puts on each batch container now (0: none).");
+           "A limit, not a measured rate: the bytes/s cap protection puts on each batch "
+           "container now (0: none).");
     fprintf(f, "iobatch_protection_cap_bytes_per_second %.0f\n", pv.level_bps);
     header(f, "iobatch_io_pressure", "gauge",
            "1 while protected containers miss their objective (iobatchctl check io-pressure), "
@@ -379,18 +416,17 @@ static void render_node(FILE *f, const struct agent_metrics_view *v) {
   const struct agent_headroom *h = v->headroom;
   if (h == NULL)
     return;
-  header(f, "iobatch_node_io_bytes_per_second", "gauge",
-         "Bytes/s of every container the agent samples in the last sample window.");
-  fprintf(f, "iobatch_node_io_bytes_per_second %.0f\n", h->bps);
   header(f, "iobatch_node_io_capacity_bytes_per_second", "gauge",
-         "The disk's measured capacity by class: the most bytes/s seen while only that class "
-         "did I/O, decayed (docs/DESIGN.md); classes never measured are absent.");
+         "An estimate, not the present rate: the disk's capacity by class, the most bytes/s seen "
+         "while only that class did I/O, decayed (docs/DESIGN.md); classes never measured are "
+         "absent.");
   for (int k = 0; k < BATCH_NCLASS; k++)
     if (h->cap_bps[k] > 0)
       fprintf(f, "iobatch_node_io_capacity_bytes_per_second{class=\"%s\"} %.0f\n",
               batch_class_name((enum batch_class)k), h->cap_bps[k]);
   header(f, "iobatch_node_io_headroom_ratio", "gauge",
-         "Share (0 to 1) of the disk's measured capacity left unused in the last sample window; "
+         "A ratio (0 to 1): the share of the disk's measured capacity left unused in the last "
+         "sample window; "
          "NaN when unknown (iobatch_node_io_headroom_unknown says why).");
   if (h->reason == AGENT_HEADROOM_KNOWN)
     fprintf(f, "iobatch_node_io_headroom_ratio %.4f\n", h->ratio);
@@ -489,10 +525,12 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
   if (v->latency_source)
     render_latency(f, v);
   render_ctr_state(f, v);
-  render_ctr_rates(f, v);
+  render_ctr_io(f, v);
   render_ctr_protection(f, v);
   if (v->prot)
     render_ctr_budget(f, v);
+  if (v->node_io)
+    render_node_io(f, v->node_io);
   render_node(f, v);
   if (ferror(f) || fclose(f) != 0)
     iob_oom();

@@ -71,6 +71,7 @@ struct agent_metrics {
 struct agent_ctr;
 struct agent_protection;
 struct agent_headroom;
+struct agent_io_total;
 void agent_metrics_admitted(struct agent_metrics *m, const struct agent_ctr *c, uint64_t waited_ms);
 
 /* A batcher run took ns nanoseconds (agent_metrics_now_ns before and after
@@ -83,9 +84,9 @@ struct agent_metrics_view {
   uint64_t pending[BATCH_NCLASS], running[BATCH_NCLASS];
   uint64_t pending_oldest_ms; /* how long the oldest pending one has waited, 0: none */
   const char *policy, *matrix, *sampler;
-  /* Per-container block I/O latency (issue #22): where it comes from
-   * ("bpf", "pressure", "off"; NULL: not rendered) and the containers
-   * whose last window is shown (agent_ctr.lat.valid). */
+  /* Per-container block I/O latency: where it comes from ("bpf",
+   * "pressure", "off"; NULL: not rendered), and the containers whose
+   * histograms (agent_ctr.lat.hist) are shown unless it is "off". */
   const char *latency_source;
   const struct agent_ctr *list;
   uint64_t now_ms; /* the scrape's time: how long pending containers have been held */
@@ -93,6 +94,8 @@ struct agent_metrics_view {
    * the node's I/O headroom (agent/headroom.h); NULL: not rendered. */
   const struct agent_protection *prot;
   const struct agent_headroom *headroom;
+  /* The node's I/O counters (agent_sampler.node_io); NULL: not rendered. */
+  const struct agent_io_total *node_io;
   /* The agent's open file descriptors and its soft RLIMIT_NOFILE
    * (agent/fdlimit.h); fd_limit 0: not rendered. */
   uint64_t open_fds, fd_limit;

@@ -81,6 +81,15 @@ struct sstate {
  * within this many windows. */
 #define SWEEP_WINDOWS 32
 
+void agent_io_total_add(struct agent_io_total *t, const struct cg2_io_counters *d, bool reset) {
+  if (reset)
+    return;
+  t->rbytes += d->rbytes;
+  t->wbytes += d->wbytes;
+  t->rios += d->rios;
+  t->wios += d->wios;
+}
+
 void agent_sampler_init_headless(struct agent_sampler *s, const struct agent_config *cfg,
                                  const struct agent_sampler_env *env) {
   memset(s, 0, sizeof(s[0]));
@@ -362,8 +371,10 @@ static void latency_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sst
   struct agent_lat_window w = {0};
   /* Most containers complete no request in most windows: nothing to
    * compute (the window of an unchanged histogram is empty). */
-  if (memcmp(now.hist, st->lat_prev.hist, sizeof(now.hist)) != 0)
+  if (memcmp(now.hist, st->lat_prev.hist, sizeof(now.hist)) != 0) {
     agent_lathist_window(now.hist, st->lat_prev.hist, AGENT_LAT_BUCKETS, &w);
+    agent_lat_hist_add_window(&c->lat.hist, now.hist, st->lat_prev.hist, AGENT_LAT_BUCKETS);
+  }
   st->lat_prev = now;
   c->lat.valid = true;
   c->lat.windows++;
@@ -375,9 +386,11 @@ static void latency_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sst
 }
 
 /* The window's latency approximated from io.pressure
- * (agent_lat_pressure_window), with the requests the sampler counted. */
+ * (agent_lat_pressure_window), with the requests the sampler counted;
+ * reset: those counters went down, and the window adds nothing to the
+ * histogram (as to the totals). */
 static void latency_pressure(struct agent_ctr *c, const struct sstate *st,
-                             const struct cg2_io_counters *dl) {
+                             const struct cg2_io_counters *dl, bool reset) {
   const struct cg2_sample *a = &st->ring[st->n - 2], *b = &st->ring[st->n - 1];
   struct agent_lat_window w;
   double stall;
@@ -387,6 +400,8 @@ static void latency_pressure(struct agent_ctr *c, const struct sstate *st,
     c->lat.valid = false;
     return;
   }
+  if (!reset)
+    agent_lat_hist_observe(&c->lat.hist, w.p50_us, w.count);
   c->lat.valid = true;
   c->lat.windows++;
   c->lat.approx = true;
@@ -397,11 +412,12 @@ static void latency_pressure(struct agent_ctr *c, const struct sstate *st,
 }
 
 static void latency_window(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
-                           const struct cg2_io_counters *dl, const struct blklat_val *val) {
+                           const struct cg2_io_counters *dl, bool reset,
+                           const struct blklat_val *val) {
   if (s->lat.mode == AGENT_LAT_MODE_BPF)
     latency_bpf(s, c, st, val);
   else if (s->lat.mode == AGENT_LAT_MODE_PRESSURE)
-    latency_pressure(c, st, dl);
+    latency_pressure(c, st, dl, reset);
 }
 
 static void set_now(struct agent_sampler *s) {
@@ -521,14 +537,18 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   const struct cg2_sample *a = &st->ring[st->n - 2], *b = &st->ring[st->n - 1];
   struct cg2_io_counters dl;
   double dt;
-  if (cg2_sample_delta(a, b, &dl, &dt, &err) < 0) {
+  int reset = cg2_sample_delta(a, b, &dl, &dt, &err);
+  if (reset < 0) {
     /* Counters of two sources are never diffed (nor classified together):
-     * the window starts anew with this sample. */
+     * the window starts anew with this sample, and adds nothing to the
+     * totals. */
     iob_debug("'%s': %s; window restarted", c->id, err->msg);
     st->ring[0] = *b;
     st->n = 1;
     return 0;
   }
+  agent_io_total_add(&c->io_total, &dl, reset > 0);
+  agent_io_total_add(&s->node_io, &dl, reset > 0);
   if (dt <= 0)
     return 0;
   c->read_bps = (double)dl.rbytes / dt;
@@ -538,7 +558,7 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   c->io_now =
       c->read_bps + c->write_bps >= IO_ACTIVE_BPS || c->read_iops + c->write_iops >= IO_ACTIVE_IOPS;
   st->last_dt = dt;
-  latency_window(s, c, st, &dl, s->bpf_counters ? &val : NULL);
+  latency_window(s, c, st, &dl, reset > 0, s->bpf_counters ? &val : NULL);
   if (c->state == AGENT_RUNNING)
     c->bytes_run += (double)(dl.rbytes + dl.wbytes);
   /* The start path's length, from containers this agent admitted by a plan

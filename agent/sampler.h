@@ -68,11 +68,19 @@ struct agent_sampler {
    * writeback is charged to the cgroup that dirtied the pages, so the
    * BPF map counts what io.stat does (bench/results/sampler-v2.md). */
   bool writeback_v2;
-  char *name;      /* agent_sampler_name when sampler = auto said why, or NULL */
-  uint64_t round;  /* windows sampled */
+  char *name;     /* agent_sampler_name when sampler = auto said why, or NULL */
+  uint64_t round; /* windows sampled */
+  /* Every container's windows since the agent started, the node's
+   * counters in the metrics: a container that leaves takes nothing away. */
+  struct agent_io_total node_io;
   uint64_t now_ns; /* CLOCK_MONOTONIC at the start of this window */
   struct agent_sampler_env env;
 };
+
+/* Add a window's increase d to t; nothing when reset (the counters went
+ * down: a cgroup made anew, or procfs' sum losing an exited process, so
+ * what they show now is not all new), so that t never goes down. */
+void agent_io_total_add(struct agent_io_total *t, const struct cg2_io_counters *d, bool reset);
 
 int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
                        const struct agent_sampler_env *env, struct iob_error **err);

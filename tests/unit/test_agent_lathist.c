@@ -135,6 +135,66 @@ static void test_window_restarted(void **state) {
   assert_int_equal(w.count, 7);
 }
 
+/* The Prometheus histogram: bounds 2^5 .. 2^24 us; every bin of the
+ * program's falls wholly in one bucket (its requests all took at most
+ * that bucket's bound, and more than the one before's), the open last
+ * bin in +Inf; the sum adds midpoints. */
+static void test_hist_bins(void **state) {
+  (void)state;
+  assert_int_equal(agent_lat_hist_le_us(0), 32);
+  assert_int_equal(agent_lat_hist_le_us(AGENT_LAT_HIST_BUCKETS - 1), 16777216);
+  for (unsigned b = 0; b < N; b++) {
+    uint64_t one[N] = {0};
+    one[b] = 1;
+    struct agent_lat_hist h = {0};
+    agent_lat_hist_add_window(&h, one, NULL, N);
+    assert_int_equal(h.count, 1);
+    unsigned i = 0;
+    while (h.bucket[i] == 0)
+      i++;
+    uint64_t lo = agent_lathist_lower(b), hi = agent_lathist_upper(b);
+    if (i == AGENT_LAT_HIST_BUCKETS) {
+      assert_true(hi == UINT64_MAX || hi > agent_lat_hist_le_us(i - 1));
+      continue;
+    }
+    /* [lo, hi) whole us: at most hi, more than the bound before */
+    assert_true(hi <= agent_lat_hist_le_us(i));
+    assert_true(i == 0 || lo >= agent_lat_hist_le_us(i - 1));
+    assert_true(h.sum_us == ((double)lo + (double)hi) / 2);
+  }
+}
+
+/* Windows add up; a window whose bins went down (the entry made anew)
+ * adds the new counts, never takes any away. */
+static void test_hist_windows(void **state) {
+  (void)state;
+  uint64_t a[N] = {0}, b[N] = {0}, c[N] = {0};
+  a[agent_lathist_bucket(100)] = 5;
+  b[agent_lathist_bucket(100)] = 7;
+  b[agent_lathist_bucket(3000)] = 1;
+  c[agent_lathist_bucket(100)] = 1;
+  struct agent_lat_hist h = {0};
+  agent_lat_hist_add_window(&h, a, NULL, N);
+  agent_lat_hist_add_window(&h, b, a, N);
+  assert_int_equal(h.count, 8);
+  agent_lat_hist_add_window(&h, c, b, N);
+  assert_int_equal(h.count, 9);
+  assert_int_equal(h.bucket[2], 8); /* 96-111 us: le 128 us */
+  assert_int_equal(h.bucket[7], 1); /* 2560-3071 us: le 4096 us */
+  /* the io.pressure approximation: n requests of the same time; a bound
+   * itself is in its bucket (le is inclusive) */
+  struct agent_lat_hist p = {0};
+  agent_lat_hist_observe(&p, 32, 4);
+  agent_lat_hist_observe(&p, 32.5, 1);
+  agent_lat_hist_observe(&p, 1e9, 2);
+  agent_lat_hist_observe(&p, 50, 0);
+  assert_int_equal(p.bucket[0], 4);
+  assert_int_equal(p.bucket[1], 1);
+  assert_int_equal(p.bucket[AGENT_LAT_HIST_BUCKETS], 2);
+  assert_int_equal(p.count, 7);
+  assert_true(p.sum_us == 4 * 32 + 32.5 + 2e9);
+}
+
 /* The fallback end to end from the io.pressure texts: the parser refuses
  * what is malformed, and the approximation refuses totals that went back. */
 static void test_pressure_window(void **state) {
@@ -287,6 +347,8 @@ int main(void) {
       cmocka_unit_test(test_window_tail),
       cmocka_unit_test(test_window_overflow),
       cmocka_unit_test(test_window_restarted),
+      cmocka_unit_test(test_hist_bins),
+      cmocka_unit_test(test_hist_windows),
       cmocka_unit_test(test_pressure_window),
       cmocka_unit_test(test_decide),
       cmocka_unit_test(test_snap),

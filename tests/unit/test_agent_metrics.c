@@ -27,8 +27,10 @@
 #include "agent/budget.h"
 #include "agent/headroom.h"
 #include "agent/protection.h"
+#include "agent/sampler.h"
 #include "agent/metrics.h"
 #include "agent/metrics_server.h"
+#include "cgroupv2/iostat.h"
 #include "common/cleanup.h"
 #include "common/version.h"
 #include "tests/fuzz/expo_check.h"
@@ -164,57 +166,6 @@ static void test_render_golden(void **state) {
   assert_true(expo_check(out, len) > 0);
 }
 
-/* Per-container latency (issue #22): one line per quantile and one of
- * requests for each container with a measured window; none for the rest. */
-static void test_render_latency(void **state) {
-  (void)state;
-  struct agent_metrics m = {0};
-  struct agent_ctr idle = {.ns = "default", .id = "idle", .lat.valid = true};
-  struct agent_ctr db = {.ns = "k8s.io",
-                         .id = "d\"b",
-                         .lat.valid = true,
-                         .lat.count = 1234,
-                         .lat.p50_us = 54.5,
-                         .lat.p99_us = 2048,
-                         .next = &idle};
-  struct agent_ctr fresh = {.ns = "default", .id = "new", .next = &db}; /* no window yet */
-  struct agent_metrics_view v = {.policy = "predictive", .matrix = "defaults", .sampler = "x"};
-  agent_metrics_view_count(&v, &fresh, 0);
-  v.latency_source = "bpf";
-  cleanup_free char *out = NULL;
-  size_t len = 0;
-  cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_metrics_render(&m, &v, &out, &len, &err), 0);
-  const char *want =
-      "iobatch_latency_source_info{source=\"bpf\"} 1\n"
-      "# HELP iobatch_container_io_latency_seconds Block I/O latency of a container's requests "
-      "in the last sample window, by quantile (approx=\"true\": stall time per request from "
-      "io.pressure).\n"
-      "# TYPE iobatch_container_io_latency_seconds summary\n"
-      "iobatch_container_io_latency_seconds{namespace=\"\",pod=\"\",container=\"\",id=\"d\\\"b\","
-      "runtime_namespace=\"k8s.io\",approx=\"false\",quantile=\"0.5\"} 0.000055\n"
-      "iobatch_container_io_latency_seconds{namespace=\"\",pod=\"\",container=\"\",id=\"d\\\"b\","
-      "runtime_namespace=\"k8s.io\",approx=\"false\",quantile=\"0.99\"} 0.002048\n"
-      "iobatch_container_io_latency_seconds{namespace=\"\",pod=\"\",container=\"\",id=\"idle\","
-      "runtime_namespace=\"default\",approx=\"false\",quantile=\"0.5\"} 0.000000\n"
-      "iobatch_container_io_latency_seconds{namespace=\"\",pod=\"\",container=\"\",id=\"idle\","
-      "runtime_namespace=\"default\",approx=\"false\",quantile=\"0.99\"} 0.000000\n"
-      "# HELP iobatch_container_io_requests Block I/O requests a container completed in the last "
-      "sample window.\n"
-      "# TYPE iobatch_container_io_requests gauge\n"
-      "iobatch_container_io_requests{namespace=\"\",pod=\"\",container=\"\",id=\"d\\\"b\","
-      "runtime_namespace=\"k8s.io\",approx=\"false\"} 1234\n"
-      "iobatch_container_io_requests{namespace=\"\",pod=\"\",container=\"\",id=\"idle\","
-      "runtime_namespace=\"default\",approx=\"false\"} 0\n"
-      "# HELP iobatch_container_info ";
-  const char *at = strstr(out, "iobatch_latency_source_info{");
-  assert_non_null(at);
-  assert_memory_equal(at, want, strlen(want));
-  assert_null(strstr(out, "iobatch_container_io_latency_seconds{namespace=\"\",pod=\"\","
-                          "container=\"\",id=\"new\""));
-  assert_true(expo_check(out, len) > 0);
-}
-
 /* render V into a malloc'ed string (and check it reads as the format) */
 static char *render(const struct agent_metrics_view *v) {
   struct agent_metrics m = {0};
@@ -234,8 +185,90 @@ static void has(const char *out, const char *line) {
     fail_msg("missing: %s\nin:\n%s", line, out);
 }
 
-/* Per-pod series (issue #25): Kubernetes' names as labels beside the id
- * and the runtime's namespace; rates, held time, cap, protection. */
+/* Per-container latency: a histogram for every container once the
+ * latency source is on, whether or not it completed requests yet; its
+ * buckets are cumulative, end with +Inf equal to _count, and their le are
+ * the exact bounds 2^5 .. 2^24 us. */
+static void test_render_latency(void **state) {
+  (void)state;
+  struct agent_metrics m = {0};
+  struct agent_ctr db = {.ns = "k8s.io", .id = "d\"b"};
+  /* 3 requests in 40-47 us (le 0.000064), 1 in 112-127 us (le 0.000128),
+   * 2 beyond the last bound (+Inf only) */
+  uint64_t bins[AGENT_LAT_BUCKETS] = {0};
+  bins[agent_lathist_bucket(40)] = 3;
+  bins[agent_lathist_bucket(120)] = 1;
+  bins[AGENT_LAT_BUCKETS - 1] = 2;
+  agent_lat_hist_add_window(&db.lat.hist, bins, NULL, AGENT_LAT_BUCKETS);
+  struct agent_ctr fresh = {.ns = "default", .id = "new", .next = &db}; /* no request yet */
+  struct agent_metrics_view v = {.policy = "predictive", .matrix = "defaults", .sampler = "x"};
+  agent_metrics_view_count(&v, &fresh, 0);
+  v.latency_source = "bpf";
+  cleanup_free char *out = NULL;
+  size_t len = 0;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_metrics_render(&m, &v, &out, &len, &err), 0);
+  static const char *const le[] = {
+      "0.000032", "0.000064", "0.000128", "0.000256", "0.000512", "0.001024",  "0.002048",
+      "0.004096", "0.008192", "0.016384", "0.032768", "0.065536", "0.131072",  "0.262144",
+      "0.524288", "1.048576", "2.097152", "4.194304", "8.388608", "16.777216", "+Inf"};
+  static const unsigned long long cum[] = {0, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+                                           4, 4, 4, 4, 4, 4, 4, 4, 4, 6};
+  const char *l = "{namespace=\"\",pod=\"\",container=\"\",id=\"d\\\"b\",runtime_namespace="
+                  "\"k8s.io\",approx=\"false\"";
+  cleanup_free char *want = NULL;
+  char *w = NULL;
+  size_t wn = 0;
+  FILE *f = open_memstream(&w, &wn);
+  fputs("# HELP iobatch_container_io_latency_seconds Block I/O latency of a container's "
+        "requests since it was registered; _count is its requests. approx=\"true\": each sample "
+        "window's io.pressure stall time per request, not a per-request time. With bpf, _sum "
+        "adds each request's bucket midpoint.\n"
+        "# TYPE iobatch_container_io_latency_seconds histogram\n",
+        f);
+  for (size_t i = 0; i < sizeof(le) / sizeof(le[0]); i++)
+    fprintf(f,
+            "iobatch_container_io_latency_seconds_bucket{namespace=\"\",pod=\"\",container=\"\","
+            "id=\"new\",runtime_namespace=\"default\",approx=\"false\",le=\"%s\"} 0\n",
+            le[i]);
+  fputs("iobatch_container_io_latency_seconds_sum{namespace=\"\",pod=\"\",container=\"\",id="
+        "\"new\",runtime_namespace=\"default\",approx=\"false\"} 0.000000\n"
+        "iobatch_container_io_latency_seconds_count{namespace=\"\",pod=\"\",container=\"\",id="
+        "\"new\",runtime_namespace=\"default\",approx=\"false\"} 0\n",
+        f);
+  for (size_t i = 0; i < sizeof(le) / sizeof(le[0]); i++)
+    fprintf(f, "iobatch_container_io_latency_seconds_bucket%s,le=\"%s\"} %llu\n", l, le[i], cum[i]);
+  /* midpoints: 3 x 44 + 1 x 120 us, and the open bin's lower bound twice */
+  double sum_us = 3 * 44.0 + 120 + 2.0 * (double)agent_lathist_lower(AGENT_LAT_BUCKETS - 1);
+  fprintf(f, "iobatch_container_io_latency_seconds_sum%s} %.6f\n", l, sum_us / 1e6);
+  fprintf(f, "iobatch_container_io_latency_seconds_count%s} 6\n", l);
+  fputs("# HELP iobatch_container_info ", f);
+  fclose(f);
+  want = w;
+  const char *at = strstr(out, "# HELP iobatch_container_io_latency_seconds ");
+  assert_non_null(at);
+  if (strncmp(at, want, strlen(want)) != 0)
+    fail_msg("want:\n%s\ngot:\n%.*s", want, (int)strlen(want), at);
+  has(out, "iobatch_latency_source_info{source=\"bpf\"} 1\n");
+  assert_true(expo_check(out, len) > 0);
+  free(out);
+  out = NULL;
+  /* off: the family is announced, no container has a histogram */
+  v.latency_source = "off";
+  assert_int_equal(agent_metrics_render(&m, &v, &out, &len, &err), 0);
+  assert_null(strstr(out, "iobatch_container_io_latency_seconds_bucket"));
+  free(out);
+  out = NULL;
+  /* pressure: approx="true" on every series */
+  v.latency_source = "pressure";
+  assert_int_equal(agent_metrics_render(&m, &v, &out, &len, &err), 0);
+  has(out, "iobatch_container_io_latency_seconds_count{namespace=\"\",pod=\"\",container=\"\","
+           "id=\"new\",runtime_namespace=\"default\",approx=\"true\"} 0\n");
+  assert_null(strstr(out, "approx=\"false\""));
+}
+
+/* Per-pod series: Kubernetes' names as labels beside the id and the
+ * runtime's namespace; I/O counters, held time, cap, protection. */
 static void test_render_pod_series(void **state) {
   (void)state;
   struct agent_ctr db = {.ns = "k8s.io",
@@ -252,13 +285,15 @@ static void test_render_pod_series(void **state) {
                          .admitted_ms = 1000,
                          .read_bps = 4096000,
                          .read_iops = 1000,
+                         .io_total = {.rbytes = 40960000, .rios = 10000},
                          .protect = true,
                          .lat.target = 5000,
                          .lat.target_source = AGENT_LAT_TARGET_DECLARED,
                          .lat.valid = true,
                          .lat.count = 10,
                          .lat.p50_us = 800,
-                         .lat.p99_us = 7500};
+                         .lat.p99_us = 7500,
+                         .lat.hist = {.bucket = {[8] = 10}, .count = 10, .sum_us = 9000}};
   struct agent_ctr etl = {.ns = "k8s.io",
                           .id = "c2",
                           .pod_namespace = "batch",
@@ -271,6 +306,7 @@ static void test_render_pod_series(void **state) {
                           .admitted_ms = 4500,
                           .write_bps = 50e6,
                           .write_iops = 50,
+                          .io_total = {.wbytes = 5000000000ull, .wios = 5000},
                           .caps.bps = 20e6,
                           .solo_s = 20,
                           .budget.capped_s = 2.5,
@@ -315,18 +351,29 @@ static void test_render_pod_series(void **state) {
            "class_source=\"detected\",qos=\"guaranteed\"} 1\n",
            pg);
   has(out, line);
-  snprintf(line, sizeof(line), "iobatch_container_io_bytes_per_second%s,op=\"read\"} 4096000\n",
-           pg);
+  snprintf(line, sizeof(line), "iobatch_container_io_bytes_total%s,op=\"read\"} 40960000\n", pg);
   has(out, line);
-  snprintf(line, sizeof(line), "iobatch_container_io_bytes_per_second%s,op=\"write\"} 50000000\n",
+  snprintf(line, sizeof(line), "iobatch_container_io_bytes_total%s,op=\"write\"} 0\n", pg);
+  has(out, line);
+  snprintf(line, sizeof(line), "iobatch_container_io_bytes_total%s,op=\"write\"} 5000000000\n",
            etl_l);
   has(out, line);
-  snprintf(line, sizeof(line), "iobatch_container_io_operations_per_second%s,op=\"read\"} 1000.0\n",
+  snprintf(line, sizeof(line), "iobatch_container_io_operations_total%s,op=\"read\"} 10000\n", pg);
+  has(out, line);
+  snprintf(line, sizeof(line), "iobatch_container_io_operations_total%s,op=\"write\"} 5000\n",
+           etl_l);
+  has(out, line);
+  /* 10 requests in 4.096-8.192 ms: below le 0.004096 none, 10 from 0.008192 */
+  snprintf(line, sizeof(line),
+           "iobatch_container_io_latency_seconds_bucket%s,approx=\"false\",le=\"0.004096\"} 0\n",
            pg);
   has(out, line);
   snprintf(line, sizeof(line),
-           "iobatch_container_io_latency_seconds%s,approx=\"false\",quantile=\"0.99\"} 0.007500\n",
+           "iobatch_container_io_latency_seconds_bucket%s,approx=\"false\",le=\"0.008192\"} 10\n",
            pg);
+  has(out, line);
+  snprintf(line, sizeof(line),
+           "iobatch_container_io_latency_seconds_sum%s,approx=\"false\"} 0.009000\n", pg);
   has(out, line);
   /* held 2.5 s before it started; the pending one 3.345 s so far */
   snprintf(line, sizeof(line), "iobatch_container_held_seconds%s} 2.500\n", etl_l);
@@ -359,6 +406,133 @@ static void test_render_pod_series(void **state) {
   has(out, "iobatch_container_io_stall_ratio{namespace=\"web\",pod=\"w\",container=\"nginx\","
            "id=\"c3\",runtime_namespace=\"k8s.io\"} 0.250000\n");
   assert_null(strstr(out, "iobatch_container_io_latency_target_seconds{namespace=\"web\""));
+}
+
+/* The samples of a scrape: each line's series (name and labels) and
+ * value, comments left out. */
+struct samples {
+  size_t n;
+  struct {
+    char series[320];
+    double v;
+  } s[256];
+};
+
+static void parse_samples(const char *out, struct samples *ss) {
+  ss->n = 0;
+  for (const char *l = out; *l; l = strchr(l, '\n') + 1) {
+    const char *nl = strchr(l, '\n'), *sp = nl;
+    assert_non_null(nl);
+    if (*l == '#')
+      continue;
+    while (sp > l && sp[-1] != ' ')
+      sp--;
+    assert_true(sp > l && ss->n < sizeof(ss->s) / sizeof(ss->s[0]));
+    assert_true((size_t)(sp - 1 - l) < sizeof(ss->s[0].series));
+    snprintf(ss->s[ss->n].series, sizeof(ss->s[0].series), "%.*s", (int)(sp - 1 - l), l);
+    ss->s[ss->n].v = strtod(sp, NULL);
+    ss->n++;
+  }
+}
+
+static bool is_counter_like(const char *series) {
+  return strstr(series, "_total{") || strstr(series, "_bucket{") || strstr(series, "_sum{") ||
+         strstr(series, "_count{");
+}
+
+/* Within one scrape: each histogram's buckets rise with le, and its +Inf
+ * bucket is its _count. */
+static void check_histograms(const struct samples *ss) {
+  double last = 0;
+  for (size_t i = 0; i < ss->n; i++) {
+    const char *b = strstr(ss->s[i].series, "_bucket{");
+    if (b == NULL)
+      continue;
+    bool first = strstr(ss->s[i].series, ",le=\"0.000032\"}") != NULL;
+    if (!first && ss->s[i].v < last)
+      fail_msg("bucket below the one before it: %s", ss->s[i].series);
+    last = ss->s[i].v;
+    if (strstr(ss->s[i].series, ",le=\"+Inf\"}") == NULL)
+      continue;
+    /* name_count{same labels but le} */
+    char want[320];
+    const char *le = strstr(ss->s[i].series, ",le=");
+    snprintf(want, sizeof(want), "%.*s_count%.*s}", (int)(b - ss->s[i].series), ss->s[i].series,
+             (int)(le - b - 7), b + 7);
+    bool found = false;
+    for (size_t j = 0; j < ss->n; j++)
+      if (strcmp(ss->s[j].series, want) == 0) {
+        found = true;
+        assert_true(ss->s[j].v == ss->s[i].v);
+      }
+    if (!found)
+      fail_msg("no %s", want);
+  }
+}
+
+/* Counters never go down from one scrape to the next, whatever the
+ * sampler's counters do: a window whose io.stat went down (the cgroup
+ * made anew) adds nothing, nor does a BPF histogram entry made anew take
+ * anything away; the node's counters keep what a container did after it
+ * is gone.  Checked on the text served, window after window. */
+static void test_counters_monotonic(void **state) {
+  (void)state;
+  /* what the cgroup's io.stat shows at each sample: up, down (made anew),
+   * up again */
+  static const struct cg2_io_counters reads[] = {
+      {0, 0, 0, 0, 0, 0},
+      {1 << 20, 4096, 256, 1, 0, 0},
+      {3 << 20, 8192, 768, 2, 0, 0},
+      {4096, 0, 1, 0, 0, 0},
+      {1 << 20, 4096, 256, 1, 0, 0},
+      {1 << 20, 4096, 256, 1, 0, 0},
+      {5 << 20, 1 << 20, 1280, 256, 0, 0},
+  };
+  size_t nw = sizeof(reads) / sizeof(reads[0]);
+  struct agent_ctr gone = {.ns = "k8s.io", .id = "gone"};
+  struct agent_ctr c = {.ns = "k8s.io", .id = "c", .next = &gone};
+  struct agent_io_total node = {0};
+  uint64_t bins[2][AGENT_LAT_BUCKETS] = {{0}};
+  struct samples before, now;
+  before.n = 0;
+  for (size_t w = 1; w < nw; w++) {
+    struct cg2_io_counters d;
+    int reset = cg2_counters_delta(&reads[w - 1], &reads[w], &d);
+    agent_io_total_add(&c.io_total, &d, reset > 0);
+    agent_io_total_add(&node, &d, reset > 0);
+    /* "gone" does the same for two windows, then leaves */
+    c.next = w < 3 ? &gone : NULL;
+    if (w < 3) {
+      agent_io_total_add(&gone.io_total, &d, reset > 0);
+      agent_io_total_add(&node, &d, reset > 0);
+    }
+    /* the latency map: requests each window, its entry made anew at 4 */
+    memcpy(bins[0], bins[1], sizeof(bins[0]));
+    if (w == 4)
+      memset(bins[1], 0, sizeof(bins[1]));
+    bins[1][agent_lathist_bucket(100 * w)] += w;
+    bins[1][agent_lathist_bucket(20000 * w)] += 1;
+    agent_lat_hist_add_window(&c.lat.hist, bins[1], bins[0], AGENT_LAT_BUCKETS);
+    struct agent_metrics_view v = {.policy = "p", .matrix = "m", .sampler = "s"};
+    v.latency_source = "bpf";
+    v.node_io = &node;
+    agent_metrics_view_count(&v, &c, 0);
+    cleanup_free char *out = render(&v);
+    parse_samples(out, &now);
+    check_histograms(&now);
+    for (size_t i = 0; i < now.n; i++)
+      for (size_t j = 0; j < before.n; j++)
+        if (strcmp(now.s[i].series, before.s[j].series) == 0 && is_counter_like(now.s[i].series) &&
+            now.s[i].v < before.s[j].v)
+          fail_msg("window %zu: %s went down from %g to %g", w, now.s[i].series, before.s[j].v,
+                   now.s[i].v);
+    before = now;
+  }
+  /* what was counted: every window but the one that went down */
+  assert_int_equal(c.io_total.rbytes, (3u << 20) + (1u << 20) - 4096 + (4u << 20));
+  assert_int_equal(c.io_total.wios, 2 + 1 + 255);
+  assert_int_equal(node.rbytes, c.io_total.rbytes + (3u << 20));
+  assert_true(before.n > 40); /* the last scrape had them all */
 }
 
 /* Tenant strings never break the format: quotes, backslashes and
@@ -505,7 +679,7 @@ static void test_render_headroom(void **state) {
   out = render(&v);
   has(out, "\niobatch_node_io_headroom_ratio 0.7500\n");
   has(out, "\niobatch_node_io_capacity_bytes_per_second{class=\"seq-read\"} 80000000\n");
-  has(out, "\niobatch_node_io_bytes_per_second 20000000\n");
+  assert_null(strstr(out, "iobatch_node_io_bytes_total")); /* no node_io in the view */
   assert_null(strstr(out, "iobatch_node_io_headroom_unknown{"));
   free(out);
 }
@@ -947,6 +1121,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_render_golden),
       cmocka_unit_test(test_render_latency),
+      cmocka_unit_test(test_counters_monotonic),
       cmocka_unit_test(test_view_count),
       cmocka_unit_test(test_parse_good),
       cmocka_unit_test(test_parse_malformed),

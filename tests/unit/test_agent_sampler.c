@@ -166,6 +166,44 @@ static void test_vanished_cgroup_is_gone(void **state) {
   rmctr("b");
 }
 
+/* The totals the metrics' counters show, from real io.stat files: each
+ * window's increase is added, a window whose counters went down (the
+ * cgroup made anew) adds nothing, and the node's totals keep what a
+ * container did after it is gone. */
+static void test_totals_never_go_down(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  mkctr("a");
+  mkctr("b");
+  setup_owner(&o, &s, false);
+  struct agent_ctr *a = reg(&o, "a", "/a");
+  struct agent_ctr *b = reg(&o, "b", "/b");
+  const struct cg2_sample none = {0};
+  agent_sampler_add(&s, a, &none);
+  agent_sampler_add(&s, b, &none);
+  static const unsigned long long reads[] = {1 << 20, 3 << 20, 1 << 12, 1 << 20};
+  uint64_t last = 0;
+  for (size_t w = 0; w < sizeof(reads) / sizeof(reads[0]); w++) {
+    iostat("a", reads[w]);
+    if (w == 0)
+      iostat("b", 2 << 20);
+    if (w == 1)
+      rmctr("b");
+    agent_sampler_run(&s);
+    assert_true(a->io_total.rbytes >= last);
+    last = a->io_total.rbytes;
+  }
+  assert_int_equal(o.gone, 1);
+  /* 1 MiB, 2 MiB, nothing (went down), 1 MiB - 4 KiB; in requests of 4 KiB */
+  assert_int_equal(a->io_total.rbytes, (4u << 20) - 4096);
+  assert_int_equal(a->io_total.rios, 1023);
+  assert_int_equal(a->io_total.wbytes, 0);
+  assert_int_equal(s.node_io.rbytes, a->io_total.rbytes + (2u << 20));
+  release_owner(&o, &s);
+  rmctr("a");
+}
+
 /* Headless (the fuzzer's daemon): no container's cgroup is known, nothing
  * is read and nothing ends. */
 static void test_headless_reads_nothing(void **state) {
@@ -213,6 +251,7 @@ static void test_auto_picks_bpf_on_cgroup_v2(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vanished_cgroup_is_gone),
+      cmocka_unit_test(test_totals_never_go_down),
       cmocka_unit_test(test_headless_reads_nothing),
       cmocka_unit_test(test_auto_picks_bpf_on_cgroup_v2),
   };

@@ -7,13 +7,14 @@
 # I/O starts, and an idle container a count of 0:
 #   - with latency_source = bpf (agent/bpf/blklat.bpf.c on the block
 #     tracepoints; the agent does not start if it cannot load), and in the
-#     metrics;
-#   - with latency_source = pressure (io.pressure), marked approximate.
+#     metrics' histogram;
+#   - with latency_source = pressure (io.pressure), marked approximate
+#     (status and the metrics).
 # Everything is counted in the agent's own windows (io_lat_windows), never
 # timed by the test; wait_for's clock only bounds a hang.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/agent.sh"
-tap_plan 20
+tap_plan 21
 iob_need containerd ctr runc fio jq curl
 MSOCK=$IOB_T/metrics.sock
 iob_stack_up "latency_source = bpf
@@ -65,22 +66,31 @@ is "$(agent_field reader1 io_lat_approx)" "false" "bpf: not marked approximate"
 d=$(ctl status reader1)
 like "$(grep '^I/O latency:' <<<"$d")" "p50 .*, p99 .*, [0-9]+ requests" "bpf: iobatchctl status shows p50, p99 and the count"
 m=$(curl -sS --max-time 10 --unix-socket "$MSOCK" http://x/metrics)
-like "$(grep '^iobatch_container_io_requests{.*id="reader1"' <<<"$m")" ' [1-9][0-9]*$' "bpf: the metrics count the reader's requests"
-like "$(grep '^iobatch_container_io_latency_seconds{.*id="reader1".*quantile="0.99"' <<<"$m")" \
-  'approx="false".* [0-9.]+$' "bpf: and its p99"
+like "$(grep '^iobatch_container_io_latency_seconds_count{.*id="reader1"' <<<"$m")" \
+  'approx="false"\} [1-9][0-9]*$' "bpf: the metrics' latency histogram counts the reader's requests"
+# the reader's histogram: buckets cumulative, +Inf its _count, and a _sum
+series=$(grep '^iobatch_container_io_latency_seconds_\(bucket\|count\|sum\){.*id="reader1"' <<<"$m")
+hist=$(awk '/_bucket\{/ { if ($2 < last) bad = 1; last = $2; inf = $2 }
+  /_count\{/ { n = $2 } /_sum\{/ { s = $2 }
+  END { print (bad ? "falling" : "rising") ":" (inf == n ? "inf=count" : inf "!=" n) ":" (s > 0 ? "sum" : "nosum") }' <<<"$series")
+is "$hist" "rising:inf=count:sum" "bpf: its buckets rise to +Inf, which is its _count, and it has a _sum"
 cleanup_ctr reader1
 cleanup_ctr idle1
 agent_stop
 
 # pressure: the same with io.pressure, marked approximate
 : >"$AGENT_LOG"
-agent_start "latency_source = pressure" || bail "iobatchd did not start"
+agent_start "latency_source = pressure
+metrics = unix:$MSOCK" || bail "iobatchd did not start"
 like "$(grep 'block I/O latency' "$AGENT_LOG")" "approximated from io.pressure, not BPF: latency_source = pressure" \
   "pressure: one line at start says why not BPF"
 run_pair 2
 check 2 pressure
 is "$(agent_field reader2 io_lat_approx)" "true" "pressure: marked approximate"
 like "$(ctl status | sed -n 1,5p | grep "^block I/O latency")" "^block I/O latency approximate, from io.pressure" "pressure: status says so in its summary"
+m=$(curl -sS --max-time 10 --unix-socket "$MSOCK" http://x/metrics)
+like "$(grep '^iobatch_container_io_latency_seconds_count{.*id="reader2"' <<<"$m")" \
+  'approx="true"\} [1-9][0-9]*$' "pressure: the metrics' histogram counts its requests, marked approximate"
 cleanup_ctr reader2
 cleanup_ctr idle2
 rm -f "$R"/data/*

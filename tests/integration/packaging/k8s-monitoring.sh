@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # packaging/kubernetes/iobatch-dashboard.json and iobatch-alerts.yaml
-# against the agent that serves the metrics (issue #25, item 4): an
-# iobatchd is started and scraped, and every metric name the dashboard's
-# queries and the alert rules select (tests/k8s/promql.py) must be one it
-# serves (its TYPE lines; a histogram's _bucket, _sum, _count); a copy of
-# the dashboard with a misspelt metric must fail that.  The dashboard's
+# against the agent that serves the metrics: an iobatchd is started and
+# scraped, and every metric name the dashboard's queries and the alert
+# rules select (tests/k8s/promql.py) must be one it serves (its TYPE
+# lines; a histogram's _bucket, _sum, _count); a copy of the dashboard
+# with a misspelt metric must fail that.  The I/O counters and latency
+# histograms have samples for a container from its Register on.  The dashboard's
 # queries parse as PromQL and the alert rules parse (promtool check rules,
 # Debian's prometheus package); promtool test rules shows that the main
 # alerts fire on the series they are about and not on NaN headroom.  The
@@ -13,7 +14,7 @@
 # and Prometheus' naming lint).
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/agent.sh"
-tap_plan 12
+tap_plan 13
 
 iob_need promtool curl
 PY=/usr/bin/python3
@@ -35,6 +36,21 @@ awk '$1 == "#" && $2 == "TYPE" { print $3; if ($4 == "histogram") { print $3 "_b
 n=$(wc -l <"$IOB_T/served")
 [ "$n" -ge 30 ]
 is "$?" "0" "the agent serves $n metric names"
+# The counters and the histogram the dashboard takes rates of have
+# samples from registration on, before any I/O (0), so that rate() sees
+# a container's first window; the node's counters too.
+want='iobatch_container_io_bytes_total op="read"
+iobatch_container_io_bytes_total op="write"
+iobatch_container_io_operations_total op="read"
+iobatch_container_io_operations_total op="write"
+iobatch_container_io_latency_seconds_bucket le="+Inf"
+iobatch_container_io_latency_seconds_sum approx=
+iobatch_container_io_latency_seconds_count approx='
+got=$(while read -r name label; do
+  grep -c "^$name{.*id=\"mon1\".*$label" "$IOB_T/scrape"
+done <<<"$want" | tr '\n' ' ')
+n=$(grep -c '^iobatch_node_io_\(bytes\|operations\)_total{op="\(read\|write\)"} [0-9]*$' "$IOB_T/scrape")
+is "$got$n" "1 1 1 1 1 1 1 4" "the per-container counters and histogram have samples from Register on, the node's counters too"
 # missing FILE: the names FILE's queries select that the agent does not serve
 missing() {
   $PY "$PROMQL" names "$1" >"$IOB_T/used" || return 1
@@ -60,6 +76,10 @@ like "$out" "SUCCESS: 8 rules found" "the alert rules parse (promtool check rule
 sed 's/expr: iobatch_io_pressure == 1/expr: iobatch_io_pressure ==/' "$IOB_T/rules.yaml" >"$IOB_T/bad-rules.yaml"
 promtool check rules "$IOB_T/bad-rules.yaml" >/dev/null 2>&1
 is "$?" "1" "a broken rule fails promtool check rules"
+# The latency histograms: db/pg-0 completes 100 requests a minute, all
+# between 8.192 and 16.384 ms (p99 16.3 ms by histogram_quantile's
+# interpolation, above its 5 ms objective); web/w 100 a minute, all under
+# 1.024 ms (below its own).
 cat >"$IOB_T/rules.test.yaml" <<'TEST'
 rule_files: [rules.yaml]
 evaluation_interval: 1m
@@ -76,12 +96,28 @@ tests:
         values: 'NaN+0x40'
       - series: 'iobatch_node_io_headroom_ratio{instance="n3"}'
         values: '0.5x40'
-      - series: 'iobatch_container_io_latency_seconds{instance="n1",namespace="db",pod="pg-0",container="postgres",id="c1",runtime_namespace="k8s.io",approx="false",quantile="0.99"}'
-        values: '0.012x20'
+      - series: 'iobatch_container_io_latency_seconds_bucket{instance="n1",namespace="db",pod="pg-0",container="postgres",id="c1",runtime_namespace="k8s.io",approx="false",le="0.000032"}'
+        values: '0x20'
+      - series: 'iobatch_container_io_latency_seconds_bucket{instance="n1",namespace="db",pod="pg-0",container="postgres",id="c1",runtime_namespace="k8s.io",approx="false",le="0.001024"}'
+        values: '0x20'
+      - series: 'iobatch_container_io_latency_seconds_bucket{instance="n1",namespace="db",pod="pg-0",container="postgres",id="c1",runtime_namespace="k8s.io",approx="false",le="0.008192"}'
+        values: '0x20'
+      - series: 'iobatch_container_io_latency_seconds_bucket{instance="n1",namespace="db",pod="pg-0",container="postgres",id="c1",runtime_namespace="k8s.io",approx="false",le="0.016384"}'
+        values: '0+100x20'
+      - series: 'iobatch_container_io_latency_seconds_bucket{instance="n1",namespace="db",pod="pg-0",container="postgres",id="c1",runtime_namespace="k8s.io",approx="false",le="+Inf"}'
+        values: '0+100x20'
+      - series: 'iobatch_container_io_latency_seconds_bucket{instance="n1",namespace="web",pod="w",container="nginx",id="c2",runtime_namespace="k8s.io",approx="false",le="0.000032"}'
+        values: '0x20'
+      - series: 'iobatch_container_io_latency_seconds_bucket{instance="n1",namespace="web",pod="w",container="nginx",id="c2",runtime_namespace="k8s.io",approx="false",le="0.001024"}'
+        values: '0+100x20'
+      - series: 'iobatch_container_io_latency_seconds_bucket{instance="n1",namespace="web",pod="w",container="nginx",id="c2",runtime_namespace="k8s.io",approx="false",le="0.008192"}'
+        values: '0+100x20'
+      - series: 'iobatch_container_io_latency_seconds_bucket{instance="n1",namespace="web",pod="w",container="nginx",id="c2",runtime_namespace="k8s.io",approx="false",le="0.016384"}'
+        values: '0+100x20'
+      - series: 'iobatch_container_io_latency_seconds_bucket{instance="n1",namespace="web",pod="w",container="nginx",id="c2",runtime_namespace="k8s.io",approx="false",le="+Inf"}'
+        values: '0+100x20'
       - series: 'iobatch_container_io_latency_target_seconds{instance="n1",namespace="db",pod="pg-0",container="postgres",id="c1",runtime_namespace="k8s.io",source="declared"}'
         values: '0.005x20'
-      - series: 'iobatch_container_io_latency_seconds{instance="n1",namespace="web",pod="w",container="nginx",id="c2",runtime_namespace="k8s.io",approx="false",quantile="0.99"}'
-        values: '0.001x20'
       - series: 'iobatch_container_io_latency_target_seconds{instance="n1",namespace="web",pod="w",container="nginx",id="c2",runtime_namespace="k8s.io",source="learned"}'
         values: '0.005x20'
       - series: 'iobatch_build_info{instance="n1",version="1",revision="x"}'
@@ -107,8 +143,8 @@ tests:
             exp_annotations:
               summary: "db/pg-0/postgres: p99 I/O latency above its objective"
               description: >-
-                The container's p99 block I/O latency has been above the objective iobatchd
-                protects for 10 minutes (12ms now).
+                The container's p99 block I/O latency (over 5 minutes) has been above the
+                objective iobatchd protects for 10 minutes (16.3ms now).
       - eval_time: 35m
         alertname: IobatchNodeIOHeadroomLow
         exp_alerts:
