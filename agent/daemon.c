@@ -116,14 +116,19 @@ static struct agent_sampler_env sampler_env(struct agent_daemon *d) {
       .adm = &d->adm, .pen = &d->penalties, .ops = &sampler_ops, .user = d};
 }
 
+/* Encoded here, written and fsynced by the state writer's thread
+ * (agent/statesave.h), which also logs a failed write. */
 static void save_profiles(struct agent_daemon *d) {
   cleanup_error struct iob_error *err = NULL;
   if (!d->profiles_dirty || d->headless || d->lock_fd < 0)
     return;
-  if (agent_profiles_save(&d->profiles, &err) < 0) {
+  char *text;
+  size_t len;
+  if (agent_profiles_encode(&d->profiles, &text, &len, &err) < 0) {
     iob_warn("profiles not saved: %s", err->msg);
     return;
   }
+  agent_statesave_put(&d->statesave, d->profiles.path, "profiles", text, len);
   d->profiles_dirty = false;
 }
 
@@ -388,11 +393,12 @@ static void expire_created(struct agent_daemon *d, uint64_t now) {
 }
 
 static void save_penalties(struct agent_daemon *d) {
-  cleanup_error struct iob_error *err = NULL;
-  if (d->headless || d->lock_fd < 0)
+  struct agent_penalties *pen = &d->penalties;
+  if (d->headless || d->lock_fd < 0 || pen->path == NULL || !pen->dirty)
     return;
-  if (agent_penalties_save(&d->penalties, &err) < 0)
-    iob_warn("measured penalties not saved: %s", err->msg);
+  char *text = agent_penalties_encode(pen);
+  agent_statesave_put(&d->statesave, pen->path, "measured penalties", text, strlen(text));
+  pen->dirty = false;
 }
 
 /* Whether containers here are frozen through cgroup v2's cgroup.freeze:
@@ -898,6 +904,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
    * after an init that failed here (a second agent on the state dir). */
   agent_caps_init(&d->caps, &d->adm, &d->restore, NULL);
   agent_freezer_init(&d->freezer, &d->adm, &d->restore, NULL);
+  agent_statesave_init(&d->statesave);
   d->sigfd = -1;
   d->lock_fd = -1;
   agent_headroom_init(&d->headroom);
@@ -1011,6 +1018,7 @@ void agent_daemon_release(struct agent_daemon *d) {
   }
   save_profiles(d);
   save_penalties(d);
+  agent_statesave_release(&d->statesave); /* written before the lock goes */
   agent_freeze_release(&d->freezer);
   agent_caps_release(&d->caps);
   agent_weights_release(&d->weights);
