@@ -81,7 +81,12 @@ void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
 }
 
 enum batch_class agent_ctr_plan_class(const struct agent_ctr *c) {
-  if (c->class_source != AGENT_CLASS_HINT)
+  /* An untrusted namespace teaches its own profiles: an idle profile
+   * trained under a key would let a writer run under it unplanned and
+   * unprotected against, so it is a hint too. */
+  bool hint = c->class_source == AGENT_CLASS_HINT ||
+              (c->class_source == AGENT_CLASS_PROFILE && c->profile_untrusted);
+  if (!hint)
     return c->cls;
   bool writes = c->cls == BATCH_SEQ_WRITE || c->cls == BATCH_RAND_WRITE || c->cls == BATCH_MIXED;
   return writes ? c->cls : BATCH_UNKNOWN;
@@ -507,6 +512,8 @@ void agent_adm_set_class(struct agent_adm *adm, struct agent_ctr *c, enum batch_
   c->cls = cls;
   c->confidence = confidence;
   c->class_source = src;
+  if (src == AGENT_CLASS_PROFILE)
+    c->profile_untrusted = !agent_adm_trusted(adm, c);
   if (changed && c->state != AGENT_CREATED)
     schedule_plan(adm, now);
 }

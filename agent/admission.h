@@ -94,6 +94,7 @@ struct agent_ctr {
    * measurement disagreed (logged once). */
   char declared[16];
   bool declared_untrusted;
+  bool profile_untrusted; /* class_source PROFILE, taught by an untrusted namespace */
   bool overruled;
   /* The last class detected in this run that says something about the
    * workload (not idle, not unknown): what a finished run teaches.  The

@@ -174,7 +174,8 @@ void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *c) 
   const struct agent_pod_rules *rs = &d->cfg.pod_rules;
   struct agent_pod_view v = {
       .ns = c->pod_namespace, .qos = c->qos, .labels = c->pod_labels, .n_labels = c->n_pod_labels};
-  int i = agent_pod_rules_match(rs->v, rs->n, &v);
+  bool ns_trusted = agent_adm_trusted(&d->adm, c);
+  int i = agent_pod_rules_match_trust(rs->v, rs->n, &v, ns_trusted);
   if (i < 0) {
     if (c->rule[0])
       iob_info("'%s': pod rule '%s' no longer matches", c->id, c->rule);
@@ -184,7 +185,7 @@ void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *c) 
   }
   const struct agent_pod_rule *r = &rs->v[i];
   bool changed = strcmp(c->rule, r->name) != 0;
-  bool trusted = agent_pod_rule_trusted(r, agent_adm_trusted(&d->adm, c));
+  bool trusted = agent_pod_rule_trusted(r, ns_trusted);
   snprintf(c->rule, sizeof(c->rule), "%s", r->name);
   c->rule_untrusted = !trusted && agent_pod_rule_protects(r);
   uint64_t now = iob_now_ms();
@@ -199,7 +200,8 @@ void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *c) 
              c->pod_namespace && *c->pod_namespace ? c->pod_namespace : "?",
              c->pod_name && *c->pod_name ? c->pod_name : "?", c->qos[0] ? c->qos : "qos unknown",
              r->name,
-             c->rule_untrusted ? ": matched by label in an untrusted namespace, protection not "
+             c->rule_untrusted ? ": matched by label or QoS class in an untrusted namespace, "
+                                 "protection not "
                                  "granted"
                                : "");
   agent_adm_schedule(&d->adm, now); /* its kind or class may change the plan */
