@@ -5,6 +5,7 @@
  * out in whatever order handlers produce them.  Protocol behaviour follows
  * containerd/ttrpc server.go and services.go. */
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -308,9 +309,15 @@ uint64_t ttrpc_call_conn_id(const struct ttrpc_call *call) {
 }
 
 bool ttrpc_server_conn_open(const struct ttrpc_server *s, uint64_t id) {
-  for (const struct ttrpc_conn *c = s->conns; c; c = c->next)
-    if (c->serial == id)
-      return true;
+  for (const struct ttrpc_conn *c = s->conns; c; c = c->next) {
+    if (c->serial != id)
+      continue;
+    /* A peer that has exited may not be read to its end yet (its EOF
+     * waits in the same epoll batch as the next caller's request): the
+     * socket says so already. */
+    struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
+    return !(poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
+  }
   return false;
 }
 
