@@ -439,6 +439,8 @@ void agent_adm_set_class(struct agent_adm *adm, struct agent_ctr *c, enum batch_
   c->cls = cls;
   c->confidence = confidence;
   c->class_source = src;
+  if (src == AGENT_CLASS_PROFILE)
+    c->profile_untrusted = !agent_adm_trusted(adm, c);
   if (changed && c->state != AGENT_CREATED)
     schedule_plan(adm, now);
 }

@@ -101,6 +101,7 @@ struct agent_ctr {
    * measurement disagreed (logged once). */
   char declared[16];
   bool declared_untrusted;
+  bool profile_untrusted; /* class_source PROFILE, taught by an untrusted namespace */
   bool overruled;
   /* The last class detected in this run that says something about the
    * workload (not idle, not unknown): what a finished run teaches.  The
@@ -238,7 +239,12 @@ struct agent_ctr {
   bool weight_effective;   /* a mechanism (iocost/BFQ) enforces it */
   char weight_note[128];   /* why a weight is not effective, for Status */
 
-  void *waiter;    /* server.c: the pending Admit call */
+  void *waiter; /* server.c: the pending Admit call */
+  /* server.c: the connection that registered or admitted it last
+   * (ttrpc_call_conn_id, 0: none, e.g. found by the kubepods walk) and
+   * its peer's pid, for the refusal's message. */
+  uint64_t owner_conn;
+  int owner_pid;
   void *pid_watch; /* pidwatch.c: the pidfd that ends it when its pid exits */
 };
 

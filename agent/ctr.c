@@ -5,7 +5,12 @@
 #include "agent/admission.h"
 
 enum batch_class agent_ctr_plan_class(const struct agent_ctr *c) {
-  if (c->class_source != AGENT_CLASS_HINT)
+  /* An untrusted namespace teaches its own profiles: an idle profile
+   * trained under a key would let a writer run under it unplanned and
+   * unprotected against, so it is a hint too. */
+  bool hint = c->class_source == AGENT_CLASS_HINT ||
+              (c->class_source == AGENT_CLASS_PROFILE && c->profile_untrusted);
+  if (!hint)
     return c->cls;
   bool writes = c->cls == BATCH_SEQ_WRITE || c->cls == BATCH_RAND_WRITE || c->cls == BATCH_MIXED;
   return writes ? c->cls : BATCH_UNKNOWN;

@@ -109,14 +109,19 @@ static struct agent_sampler_env sampler_env(struct agent_daemon *d) {
       .adm = &d->adm, .pen = &d->penalties, .ops = &sampler_ops, .user = d};
 }
 
+/* Encoded here, written and fsynced by the state writer's thread
+ * (agent/statesave.h), which also logs a failed write. */
 static void save_profiles(struct agent_daemon *d) {
   cleanup_error struct iob_error *err = NULL;
   if (!d->profiles_dirty || d->headless || d->lock_fd < 0)
     return;
-  if (agent_profiles_save(&d->profiles, &err) < 0) {
+  char *text;
+  size_t len;
+  if (agent_profiles_encode(&d->profiles, &text, &len, &err) < 0) {
     iob_warn("profiles not saved: %s", err->msg);
     return;
   }
+  agent_statesave_put(&d->statesave, d->profiles.path, "profiles", text, len);
   d->profiles_dirty = false;
 }
 
@@ -173,7 +178,8 @@ void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *c) 
   const struct agent_pod_rules *rs = &d->cfg.pod_rules;
   struct agent_pod_view v = {
       .ns = c->pod_namespace, .qos = c->qos, .labels = c->pod_labels, .n_labels = c->n_pod_labels};
-  int i = agent_pod_rules_match(rs->v, rs->n, &v);
+  bool ns_trusted = agent_adm_trusted(&d->adm, c);
+  int i = agent_pod_rules_match_trust(rs->v, rs->n, &v, ns_trusted);
   if (i < 0) {
     if (c->rule[0])
       iob_info("'%s': pod rule '%s' no longer matches", c->id, c->rule);
@@ -183,7 +189,7 @@ void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *c) 
   }
   const struct agent_pod_rule *r = &rs->v[i];
   bool changed = strcmp(c->rule, r->name) != 0;
-  bool trusted = agent_pod_rule_trusted(r, agent_adm_trusted(&d->adm, c));
+  bool trusted = agent_pod_rule_trusted(r, ns_trusted);
   snprintf(c->rule, sizeof(c->rule), "%s", r->name);
   c->rule_untrusted = !trusted && agent_pod_rule_protects(r);
   uint64_t now = iob_now_ms();
@@ -198,7 +204,8 @@ void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *c) 
              c->pod_namespace && *c->pod_namespace ? c->pod_namespace : "?",
              c->pod_name && *c->pod_name ? c->pod_name : "?", c->qos[0] ? c->qos : "qos unknown",
              r->name,
-             c->rule_untrusted ? ": matched by label in an untrusted namespace, protection not "
+             c->rule_untrusted ? ": matched by label or QoS class in an untrusted namespace, "
+                                 "protection not "
                                  "granted"
                                : "");
   agent_adm_schedule(&d->adm, now); /* its kind or class may change the plan */
@@ -390,11 +397,12 @@ static void expire_created(struct agent_daemon *d, uint64_t now) {
 }
 
 static void save_penalties(struct agent_daemon *d) {
-  cleanup_error struct iob_error *err = NULL;
-  if (d->headless || d->lock_fd < 0)
+  struct agent_penalties *pen = &d->penalties;
+  if (d->headless || d->lock_fd < 0 || pen->path == NULL || !pen->dirty)
     return;
-  if (agent_penalties_save(&d->penalties, &err) < 0)
-    iob_warn("measured penalties not saved: %s", err->msg);
+  char *text = agent_penalties_encode(pen);
+  agent_statesave_put(&d->statesave, pen->path, "measured penalties", text, strlen(text));
+  pen->dirty = false;
 }
 
 /* More than one running container did I/O in the last window. */
@@ -708,6 +716,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   /* First: agent_daemon_release lifts caps and thaws through these, even
    * after an init that failed here (a second agent on the state dir). */
   agent_protection_init(&d->protect, &d->adm, &d->restore, &d->profiles, NULL, &protection_ops, d);
+  agent_statesave_init(&d->statesave);
   d->sigfd = -1;
   d->lock_fd = -1;
   agent_headroom_init(&d->headroom);
@@ -821,6 +830,7 @@ void agent_daemon_release(struct agent_daemon *d) {
   }
   save_profiles(d);
   save_penalties(d);
+  agent_statesave_release(&d->statesave); /* written before the lock goes */
   agent_protection_release(&d->protect);
   agent_weights_release(&d->weights);
   agent_restore_dir(&d->restore, NULL,

@@ -36,6 +36,7 @@
 #include "agent/restore.h"
 #include "agent/sampler.h"
 #include "agent/server.h"
+#include "agent/statesave.h"
 #include "agent/weights.h"
 #include "batcher/batcher.h"
 #include "common/error.h"
@@ -60,6 +61,7 @@ struct agent_daemon {
   struct agent_adm adm;
   struct agent_profiles profiles;
   bool profiles_dirty;
+  struct agent_statesave statesave; /* profiles and penalties, written off the loop */
   struct agent_penalties penalties; /* measured online, STATE_DIR/penalties.json */
   struct agent_sampler sampler;     /* agent/sampler.h: given adm, penalties and sampler_ops */
   struct agent_weights weights;     /* agent/weights.h: given sampler, restore and metrics */

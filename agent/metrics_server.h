@@ -21,7 +21,7 @@
  * was accepted is closed: a scraper sends its request at once. */
 #define AGENT_METRICS_HEAD_MS 1000
 #define AGENT_METRICS_PEER_MAX 64
-#define AGENT_METRICS_TIMEOUT_MS 5000 /* a connection's whole life */
+#define AGENT_METRICS_TIMEOUT_MS 5000 /* from the request: time to take the reply */
 /* Past the limits (all connections, or one peer's) a new connection
  * closes the oldest one, of that peer or of anyone, that is still waiting
  * for its request head, rather than being turned away: on TCP every local

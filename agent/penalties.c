@@ -160,9 +160,7 @@ int agent_penalties_load(struct agent_penalties *pen, struct iob_error **err) {
   return iob_state_set_aside(pen->path, cause->msg, "starting with no measured penalties", err);
 }
 
-int agent_penalties_save(struct agent_penalties *pen, struct iob_error **err) {
-  if (pen->path == NULL || !pen->dirty)
-    return 0;
+char *agent_penalties_encode(const struct agent_penalties *pen) {
   /* Class names and finite slowdowns (agent_penalties_observe, from_json):
    * jansson fails here only when out of memory. */
   cleanup_json json_t *pairs = json_array();
@@ -183,9 +181,16 @@ int agent_penalties_save(struct agent_penalties *pen, struct iob_error **err) {
   cleanup_json json_t *root = json_pack("{s:i, s:O}", "version", 1, "pairs", pairs);
   if (root == NULL)
     iob_oom();
-  cleanup_free char *text = json_dumps(root, JSON_INDENT(1));
+  char *text = json_dumps(root, JSON_INDENT(1));
   if (text == NULL)
     iob_oom();
+  return text;
+}
+
+int agent_penalties_save(struct agent_penalties *pen, struct iob_error **err) {
+  if (pen->path == NULL || !pen->dirty)
+    return 0;
+  cleanup_free char *text = agent_penalties_encode(pen);
   if (iob_write_file_atomic(pen->path, text, strlen(text), 0600, err) < 0)
     return -1;
   pen->dirty = false;

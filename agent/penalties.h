@@ -54,6 +54,9 @@ int agent_penalties_parse(struct agent_penalties *pen, const char *name, const c
  * store stays empty and usable). */
 int agent_penalties_load(struct agent_penalties *pen, struct iob_error **err);
 int agent_penalties_save(struct agent_penalties *pen, struct iob_error **err);
+/* The text save writes, which the caller frees: for a writer off the
+ * agent's loop (agent/statesave.h). */
+char *agent_penalties_encode(const struct agent_penalties *pen);
 
 /* One sample: `victim` ran at 1/slowdown of its solo rate beside one
  * `neighbour`; new_corun says this pair of containers was not seen

@@ -194,10 +194,21 @@ static bool matches(const struct agent_pod_rule *r, const struct agent_pod_view 
 
 int agent_pod_rules_match(const struct agent_pod_rule *rules, size_t n,
                           const struct agent_pod_view *view) {
-  for (size_t i = 0; i < n; i++)
-    if (matches(&rules[i], view))
+  return agent_pod_rules_match_trust(rules, n, view, true);
+}
+
+int agent_pod_rules_match_trust(const struct agent_pod_rule *rules, size_t n,
+                                const struct agent_pod_view *view, bool ns_trusted) {
+  int first = -1;
+  for (size_t i = 0; i < n; i++) {
+    if (!matches(&rules[i], view))
+      continue;
+    if (ns_trusted || !agent_pod_rule_tenant_selected(&rules[i]))
       return (int)i;
-  return -1;
+    if (first < 0)
+      first = (int)i;
+  }
+  return first;
 }
 
 bool agent_pod_rule_by_label(const struct agent_pod_rule *r) {
@@ -208,6 +219,10 @@ bool agent_pod_rule_protects(const struct agent_pod_rule *r) {
   return strcmp(r->cls, "latency") == 0 || strcmp(r->kind, "service") == 0 || r->lat_target_us > 0;
 }
 
+bool agent_pod_rule_tenant_selected(const struct agent_pod_rule *r) {
+  return agent_pod_rule_by_label(r) || r->qos[0] != '\0';
+}
+
 bool agent_pod_rule_trusted(const struct agent_pod_rule *r, bool ns_trusted) {
-  return !agent_pod_rule_by_label(r) || ns_trusted;
+  return !agent_pod_rule_tenant_selected(r) || ns_trusted;
 }

@@ -10,11 +10,16 @@
  * ms or s; at most 10 s).  Rules apply in order and the first that matches
  * decides; the container records its name (agent_ctr.rule).
  *
- * Trust: labels are the tenant's to write, namespaces are not.  A rule that
- * matches by label grants protection (class latency, kind service, a
- * latency target) only in namespaces trust_declared trusts; elsewhere those
- * effects are ignored (agent_pod_rule_trusted) and a class it sets is a
- * hint, as an untrusted io.iobatch.class is (agent/trust.h). */
+ * Trust: labels and the QoS class are the tenant's to set (a pod is
+ * Guaranteed when its requests equal its limits), namespaces are not.  A
+ * rule that selects by label or QoS grants protection (class latency, kind
+ * service, a latency target) only in namespaces trust_declared trusts;
+ * elsewhere those effects are ignored (agent_pod_rule_trusted) and a class
+ * it sets is a hint, as an untrusted io.iobatch.class is (agent/trust.h).
+ * Only a rule by namespace alone is the administrator's word everywhere,
+ * and in an untrusted namespace it wins over an earlier tenant-selected
+ * rule that also matches (agent_pod_rules_match_trust): otherwise a label
+ * would take a pod out of the rule written for its namespace. */
 #ifndef IOB_AGENT_PODRULES_H
 #define IOB_AGENT_PODRULES_H
 
@@ -56,15 +61,22 @@ int agent_pod_rule_parse(const char *value, struct agent_pod_rule *out, char *wh
 /* The index of the first rule of RULES[0..N) that VIEW matches, or -1. */
 int agent_pod_rules_match(const struct agent_pod_rule *rules, size_t n,
                           const struct agent_pod_view *view);
+/* The same for a pod whose namespace is NS_TRUSTED or not: when not, the
+ * first matching rule that is not tenant-selected, else the first match. */
+int agent_pod_rules_match_trust(const struct agent_pod_rule *rules, size_t n,
+                                const struct agent_pod_view *view, bool ns_trusted);
 
-/* Whether R selects by label (its grants then depend on trust). */
+/* Whether R selects by label. */
 bool agent_pod_rule_by_label(const struct agent_pod_rule *r);
+/* Whether R selects by something the tenant sets (a label or the QoS
+ * class): its grants then depend on trust. */
+bool agent_pod_rule_tenant_selected(const struct agent_pod_rule *r);
 /* Whether R grants protection: class latency, kind service or a latency
  * target. */
 bool agent_pod_rule_protects(const struct agent_pod_rule *r);
 /* Whether R's effects stand for a container of namespace NS_TRUSTED (what
  * trust_declared says of its pod's namespace): always for a rule by
- * namespace and QoS only; for a rule by label, only when trusted. */
+ * namespace alone; for a rule by label or QoS, only when trusted. */
 bool agent_pod_rule_trusted(const struct agent_pod_rule *r, bool ns_trusted);
 
 #endif

@@ -525,7 +525,8 @@ static json_t *to_json(const struct agent_profiles *p, const bool *skip) {
   return root;
 }
 
-int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err) {
+int agent_profiles_encode(const struct agent_profiles *p, char **text, size_t *len,
+                          struct iob_error **err) {
   cleanup_free bool *skip = left_out(p);
   cleanup_json json_t *root = to_json(p, skip);
   /* Not out of memory alone: jansson refuses a key that is not UTF-8, and
@@ -535,13 +536,24 @@ int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err) 
     return iob_error_code(err, IOB_CODE_INTERNAL,
                           "cannot encode profiles: a namespace or workload key is not UTF-8, "
                           "or out of memory");
-  cleanup_free char *text = json_dumps(root, JSON_INDENT(1) | JSON_SORT_KEYS);
-  if (text == NULL)
+  cleanup_free char *dump = json_dumps(root, JSON_INDENT(1) | JSON_SORT_KEYS);
+  if (dump == NULL)
     iob_oom();
   /* The text ends with a newline, as the file always has. */
-  size_t len = strlen(text);
-  cleanup_free char *buf = xmalloc(len + 2);
-  memcpy(buf, text, len);
-  buf[len] = '\n';
-  return iob_write_file_atomic(p->path, buf, len + 1, 0600, err);
+  size_t n = strlen(dump);
+  char *buf = xmalloc(n + 2);
+  memcpy(buf, dump, n);
+  buf[n] = '\n';
+  buf[n + 1] = '\0';
+  *text = buf;
+  *len = n + 1;
+  return 0;
+}
+
+int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err) {
+  cleanup_free char *text = NULL;
+  size_t len;
+  if (agent_profiles_encode(p, &text, &len, err) < 0)
+    return -1;
+  return iob_write_file_atomic(p->path, text, len, 0600, err);
 }

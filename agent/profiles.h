@@ -12,7 +12,9 @@
  *
  * Persisted as JSON in STATE_DIR/profiles.json with an atomic replace
  * (write a temporary file, fsync, rename, fsync the directory): a crash
- * leaves the old file or the new one, never half of one. */
+ * leaves the old file or the new one, never half of one.  The daemon
+ * encodes on its loop and leaves the write and its fsyncs to a thread
+ * (agent/statesave.h). */
 #ifndef IOB_AGENT_PROFILES_H
 #define IOB_AGENT_PROFILES_H
 
@@ -84,6 +86,11 @@ int agent_profiles_parse(struct agent_profiles *p, const char *name, const char 
  * would, the least recently updated profiles of the namespace holding the
  * most bytes are left out of it (they stay in memory). */
 int agent_profiles_save(const struct agent_profiles *p, struct iob_error **err);
+/* The text save writes (*TEXT NUL-terminated, *LEN bytes without the NUL;
+ * the caller frees it): for a writer off the agent's loop
+ * (agent/statesave.h). */
+int agent_profiles_encode(const struct agent_profiles *p, char **text, size_t *len,
+                          struct iob_error **err);
 
 /* The profile of KEY in namespace NS (NULL taken as ""), or NULL. */
 const struct agent_profile *agent_profiles_get(const struct agent_profiles *p, const char *ns,

@@ -468,10 +468,11 @@ int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusReq
     s->declared_kind = c->declared_kind;
     s->declared_kind_trusted = c->declared_kind[0] && !c->kind_untrusted;
     s->holdable = agent_ctr_holdable(c);
-    s->rule = c->rule_untrusted ? xasprintf("%s (matched by label in an untrusted namespace: no "
-                                            "protection granted)",
-                                            c->rule)
-                                : xstrdup(c->rule);
+    s->rule = c->rule_untrusted
+                  ? xasprintf("%s (matched by label or QoS class in an untrusted namespace: no "
+                              "protection granted)",
+                              c->rule)
+                  : xstrdup(c->rule);
     s->qos = c->qos;
     s->pod_name = c->pod_name;
     s->pod_namespace = c->pod_namespace;

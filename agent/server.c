@@ -88,17 +88,61 @@ void agent_server_supersede(struct agent_daemon *d, struct agent_ctr *c) {
   free(old);
 }
 
+/* Every peer of the socket is root (the ttrpc server takes our uid and
+ * gid only), and a root DaemonSet that mounts /run is a peer too: the
+ * uid says nothing about whose container it is.  So a container's calls
+ * are bound to the connection that registered or admitted it.  While that
+ * connection is open (a shim keeps its own for its life) no other may
+ * register, admit, cancel it or report its exit; once it has closed (the
+ * hook's prestart, a shim that reconnects, iobatchctl) the next caller
+ * takes it over, which the hook's poststop and a restarted shim need.
+ * Returns 0 when CALL may speak for (NS, ID). */
+static int check_owner(struct agent_server *s, struct ttrpc_call *call, const char *what,
+                       const char *ns, const char *id, struct iob_error **err) {
+  struct agent_ctr *c = agent_adm_find(&s->state->adm, ns, id);
+  uint64_t me = ttrpc_call_conn_id(call);
+  if (c == NULL || c->owner_conn == 0 || c->owner_conn == me ||
+      !ttrpc_server_conn_open(s->ttrpc, c->owner_conn))
+    return 0;
+  return iob_error_code(err, IOB_CODE_PERMISSION_DENIED,
+                        "%s of '%s' (namespace '%s') refused: it was registered by another "
+                        "connection (pid %d), which is still open, and only that caller may "
+                        "register, admit, cancel it or report its exit (from pid %d)",
+                        what, c->id, c->ns, c->owner_pid, ttrpc_call_peer_pid(call));
+}
+
+static void set_owner(struct agent_ctr *c, struct ttrpc_call *call) {
+  c->owner_conn = ttrpc_call_conn_id(call);
+  c->owner_pid = ttrpc_call_peer_pid(call);
+}
+
+/* Refuse CALL when check_owner does; logged here, the boundary. */
+static bool refused(struct agent_server *s, struct ttrpc_call *call, const char *what,
+                    const char *ns, const char *id) {
+  cleanup_error struct iob_error *err = NULL;
+  if (check_owner(s, call, what, ns, id, &err) == 0)
+    return false;
+  iob_warn("%s", err->msg);
+  ttrpc_call_fail_error(call, &err);
+  return true;
+}
+
 static void on_register(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
   struct agent_server *s = user;
   struct agent_daemon *d = s->state;
   const Iobatch__Agent__V1__RegisterRequest *req = (const void *)m;
   cleanup_error struct iob_error *err = NULL;
   Iobatch__Agent__V1__RegisterResponse resp;
+  if (refused(s, call, "register", req->namespace_, req->id))
+    return;
   if (agent_api_register(d, req, now_ms(), &resp, &err) < 0) {
     iob_warn("register '%s' refused: %s", req->id, err->msg);
     ttrpc_call_fail_error(call, &err);
     return;
   }
+  struct agent_ctr *c = agent_adm_find(&d->adm, req->namespace_, req->id);
+  if (c)
+    set_owner(c, call);
   ttrpc_call_reply(call, &resp.base);
   s->ops->changed(s->user);
 }
@@ -110,11 +154,14 @@ static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *u
   cleanup_error struct iob_error *err = NULL;
   uint64_t now = now_ms();
   struct agent_ctr *c = NULL;
+  if (refused(s, call, "admit", req->namespace_, req->id))
+    return;
   int r = agent_api_admit(d, req, now, ttrpc_call_deadline_ms(call), &c, &err);
   if (r < 0) {
     ttrpc_call_fail_error(call, &err);
     return;
   }
+  set_owner(c, call);
   if (r == 1) {
     reply_admit(call, c, true, "already running", now);
     return;
@@ -130,14 +177,20 @@ static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *u
 
 static void on_cancel(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
   struct agent_server *s = user;
-  if (agent_api_cancel(s->state, (const void *)m, now_ms()))
+  const Iobatch__Agent__V1__CancelRequest *req = (const void *)m;
+  if (refused(s, call, "cancel", req->namespace_, req->id))
+    return;
+  if (agent_api_cancel(s->state, req, now_ms()))
     s->ops->changed(s->user);
   ttrpc_call_reply(call, NULL);
 }
 
 static void on_exited(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
   struct agent_server *s = user;
-  if (agent_api_exited(s->state, (const void *)m, now_ms()))
+  const Iobatch__Agent__V1__ExitedRequest *req = (const void *)m;
+  if (refused(s, call, "exit report", req->namespace_, req->id))
+    return;
+  if (agent_api_exited(s->state, req, now_ms()))
     s->ops->changed(s->user);
   ttrpc_call_reply(call, NULL);
 }

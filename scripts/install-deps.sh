@@ -12,6 +12,7 @@ PKGS=(
   libnghttp2-dev # iobatchd's CRI client (cri/): gRPC over HTTP/2, linked statically too
   containerd runc crun fio busybox-static util-linux procps psmisc kmod iproute2 tmux
   socat # tests: agent-metrics-group.sh, hook-owner.sh (a unix-socket peer)
+  strace # tests: agent-statesave.sh (which thread fsyncs)
   fuse3 libfuse3-dev # simdisk/: the emulated disk (a FUSE file behind a loop device)
   qemu-system-x86 qemu-utils cpio gzip e2fsprogs
   hyperfine gnuplot-nox python3 jq curl podman

@@ -6,9 +6,10 @@
  * say; everything runs on the shim's loop (no threads).
  *
  * Fail open: an agent that cannot be asked admits at once (the client logs
- * one warning naming the socket and why).  Fail closed (IobatchFailClosed
- * in the runtime options): Start fails with that reason instead and the
- * task stays CREATED. */
+ * one warning naming the socket and why), and so does an agent's "not
+ * admitted" that this shim did not ask for.  Fail closed
+ * (IobatchFailClosed in the runtime options): Start fails with that reason
+ * instead and the task stays CREATED. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -240,8 +241,17 @@ static void on_admit(void *user, const struct agent_admission *a) {
                    h->id);
   else if (!a->admitted && a->no_agent)
     iob_error_code(&err, IOB_CODE_UNAVAILABLE, "'%s' not started: %s", h->id, a->reason);
+  else if (!a->admitted && !fail_closed)
+    /* The agent holds, it never refuses: a "no" this shim did not cause
+     * (its own Kill or Delete is h->cancelled) came from another caller,
+     * a Cancel or a newer Admit for this id.  Fail open means that such a
+     * word cannot keep a container from starting; only fail closed
+     * trusts it. */
+    iob_warn("'%s' starts although the agent did not admit it: %s (fail open)", h->id,
+             a->reason ? a->reason : "refused");
   else if (!a->admitted)
-    iob_error_code(&err, IOB_CODE_FAILED_PRECONDITION, "the agent did not admit '%s': %s", h->id,
+    iob_error_code(&err, IOB_CODE_FAILED_PRECONDITION,
+                   "the agent did not admit '%s': %s (fail closed)", h->id,
                    a->reason ? a->reason : "refused");
   shim_admission_fn fn = h->fn;
   void *data = h->data;

@@ -5,6 +5,7 @@
  * out in whatever order handlers produce them.  Protocol behaviour follows
  * containerd/ttrpc server.go and services.go. */
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,6 +58,7 @@ struct ttrpc_conn {
   struct ttrpc_server *s;
   int fd;
   int peer_pid;
+  uint64_t serial; /* ttrpc_call_conn_id */
   struct ttrpc_reader rd;
   struct ttrpc_outq outq;
   uint32_t last_id;
@@ -74,6 +76,7 @@ struct ttrpc_call {
   struct ttrpc_conn *conn; /* NULL once the connection has closed */
   uint32_t id;
   int peer_pid;
+  uint64_t conn_serial;
   Ttrpc__Request *req;
   ProtobufCMessage *msg;
   uint64_t deadline_ms;
@@ -87,6 +90,7 @@ struct ttrpc_server {
   struct ttrpc_listener *listeners;
   struct ttrpc_conn *conns;
   size_t n_conns;
+  uint64_t last_serial;       /* of the newest connection; never reused */
   struct ttrpc_call *orphans; /* unanswered calls of closed connections */
   int extra_uid;
   int extra_gid;
@@ -300,6 +304,23 @@ int ttrpc_call_peer_pid(const struct ttrpc_call *call) {
   return call->peer_pid;
 }
 
+uint64_t ttrpc_call_conn_id(const struct ttrpc_call *call) {
+  return call->conn_serial;
+}
+
+bool ttrpc_server_conn_open(const struct ttrpc_server *s, uint64_t id) {
+  for (const struct ttrpc_conn *c = s->conns; c; c = c->next) {
+    if (c->serial != id)
+      continue;
+    /* A peer that has exited may not be read to its end yet (its EOF
+     * waits in the same epoll batch as the next caller's request): the
+     * socket says so already. */
+    struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
+    return !(poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
+  }
+  return false;
+}
+
 bool ttrpc_call_connected(const struct ttrpc_call *call) {
   return call->conn != NULL;
 }
@@ -368,6 +389,7 @@ static void handle_request(struct ttrpc_conn *c, uint32_t id, const uint8_t *p, 
   call->conn = c;
   call->id = id;
   call->peer_pid = c->peer_pid;
+  call->conn_serial = c->serial;
   call->req = req;
   call->msg = msg;
   if (req->timeout_nano > 0)
@@ -532,6 +554,7 @@ static int conn_new(struct ttrpc_server *s, int fd, struct iob_error **err) {
   c->s = s;
   c->fd = cfd;
   c->peer_pid = cr.pid;
+  c->serial = ++s->last_serial;
   c->events = EPOLLIN;
   ttrpc_reader_init(&c->rd);
   if (iob_loop_add(s->loop, cfd, EPOLLIN, on_conn, c, err) < 0) {

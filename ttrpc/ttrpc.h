@@ -92,6 +92,12 @@ const char *ttrpc_call_metadata(const struct ttrpc_call *call, const char *key);
 uint64_t ttrpc_call_deadline_ms(const struct ttrpc_call *call);
 /* Peer credentials of the connection the call came on. */
 int ttrpc_call_peer_pid(const struct ttrpc_call *call);
+/* The connection a call came on, by a number the server never gives to
+ * another connection (a pointer could be reused after a close), and
+ * whether that connection is still open: for a server that lets only
+ * the caller that made a thing speak for it while that caller is there. */
+uint64_t ttrpc_call_conn_id(const struct ttrpc_call *call);
+bool ttrpc_server_conn_open(const struct ttrpc_server *s, uint64_t id);
 bool ttrpc_call_connected(const struct ttrpc_call *call);
 void ttrpc_call_on_cancel(struct ttrpc_call *call, ttrpc_cancel_fn fn, void *data);
 

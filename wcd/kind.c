@@ -38,13 +38,32 @@
 #define CRIO_TYPE "io.kubernetes.cri-o.ContainerType"
 #define TYPE_SANDBOX "sandbox"
 
-/* containerd's key first, then the kubelet's label as CRI-O passes it. */
-static const char *const pod_name_keys[] = {"io.kubernetes.cri.sandbox-name",
-                                            "io.kubernetes.pod.name"};
-static const char *const pod_ns_keys[] = {"io.kubernetes.cri.sandbox-namespace",
-                                          "io.kubernetes.pod.namespace"};
-static const char *const ctr_name_keys[] = {"io.kubernetes.cri.container-name",
-                                            "io.kubernetes.container.name"};
+/* Where the names are, by who made config.json.  containerd's CRI plugin
+ * writes its own keys, and a pod's annotations reach config.json there only
+ * through the handler's pod_annotations patterns ("io.iobatch.*").  CRI-O
+ * never writes containerd's keys, but it copies a pod's annotations into
+ * its sandbox's config.json (sandbox_run: every kubeAnnotation, then its
+ * own keys over them), so under CRI-O a containerd key is the tenant's
+ * word, a namespace of its choosing ("kube-system").  There the names come
+ * from CRI-O's own keys and the kubelet's labels (io.kubernetes.pod.*,
+ * which the kubelet writes over the pod's labels of the same name, and
+ * which CRI-O adds after the annotations).  Neither CRI (ctr, nerdctl,
+ * podman): whoever made the container wrote all of them; containerd's
+ * first. */
+#define MAX_KEYS 2
+static const char *const containerd_pod_name[MAX_KEYS] = {"io.kubernetes.cri.sandbox-name"};
+static const char *const containerd_pod_ns[MAX_KEYS] = {"io.kubernetes.cri.sandbox-namespace"};
+static const char *const containerd_ctr_name[MAX_KEYS] = {"io.kubernetes.cri.container-name"};
+static const char *const crio_pod_name[MAX_KEYS] = {"io.kubernetes.pod.name"};
+static const char *const crio_pod_ns[MAX_KEYS] = {"io.kubernetes.pod.namespace",
+                                                  "io.kubernetes.cri-o.Namespace"};
+static const char *const crio_ctr_name[MAX_KEYS] = {"io.kubernetes.container.name"};
+static const char *const any_pod_name[MAX_KEYS] = {"io.kubernetes.cri.sandbox-name",
+                                                   "io.kubernetes.pod.name"};
+static const char *const any_pod_ns[MAX_KEYS] = {"io.kubernetes.cri.sandbox-namespace",
+                                                 "io.kubernetes.pod.namespace"};
+static const char *const any_ctr_name[MAX_KEYS] = {"io.kubernetes.cri.container-name",
+                                                   "io.kubernetes.container.name"};
 
 static const char *value(wcd_annotation_fn get, void *ctx, const char *key) {
   const char *v = get(ctx, key);
@@ -60,8 +79,8 @@ static int name_ok(const char *s) {
   return 1;
 }
 
-static const char *name(wcd_annotation_fn get, void *ctx, const char *const keys[2]) {
-  for (int i = 0; i < 2; i++) {
+static const char *name(wcd_annotation_fn get, void *ctx, const char *const keys[MAX_KEYS]) {
+  for (int i = 0; i < MAX_KEYS && keys[i]; i++) {
     const char *v = value(get, ctx, keys[i]);
     if (v && name_ok(v))
       return v;
@@ -72,9 +91,19 @@ static const char *name(wcd_annotation_fn get, void *ctx, const char *const keys
 int wcd_kind_from_annotations(wcd_annotation_fn get, void *ctx, struct wcd_kind *out,
                               struct iob_error **err) {
   memset(out, 0, sizeof(*out));
-  out->pod_name = name(get, ctx, pod_name_keys);
-  out->pod_namespace = name(get, ctx, pod_ns_keys);
-  out->container_name = name(get, ctx, ctr_name_keys);
+  if (value(get, ctx, CRIO_TYPE)) {
+    out->pod_name = name(get, ctx, crio_pod_name);
+    out->pod_namespace = name(get, ctx, crio_pod_ns);
+    out->container_name = name(get, ctx, crio_ctr_name);
+  } else if (value(get, ctx, CRI_TYPE)) {
+    out->pod_name = name(get, ctx, containerd_pod_name);
+    out->pod_namespace = name(get, ctx, containerd_pod_ns);
+    out->container_name = name(get, ctx, containerd_ctr_name);
+  } else {
+    out->pod_name = name(get, ctx, any_pod_name);
+    out->pod_namespace = name(get, ctx, any_pod_ns);
+    out->container_name = name(get, ctx, any_ctr_name);
+  }
   const char *k = value(get, ctx, IOB_ANN_KIND);
   if (k) {
     if (iob_ann_kind_parse(k, &out->kind, err) < 0)

@@ -39,6 +39,7 @@ KINDS = {
     ("v1", "Pod"): client.V1Pod,
     ("apps/v1", "DaemonSet"): client.V1DaemonSet,
     ("node.k8s.io/v1", "RuntimeClass"): client.V1RuntimeClass,
+    ("networking.k8s.io/v1", "NetworkPolicy"): client.V1NetworkPolicy,
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): client.V1ClusterRole,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): client.V1ClusterRoleBinding,
 }

@@ -683,6 +683,33 @@ static void test_trust_plan_class(void **state) {
   agent_adm_release(&adm);
 }
 
+/* A profile is taught by the namespace's own runs: an untrusted tenant can
+ * train an idle profile under a key, then run a heavy writer under it.  So
+ * from an untrusted namespace a profile's class goes through the same
+ * filter as its declaration (only a writer's class stands until this
+ * run is measured); from a trusted one it stands. */
+static void test_trust_profile_class(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_trust(&adm);
+  struct agent_ctr *u = reg_in(&adm, "u", "k8s.io", "team-a", NULL, false, 0);
+  agent_adm_set_class(&adm, u, BATCH_IDLE, 0.95, AGENT_CLASS_PROFILE, 0);
+  assert_int_equal(u->class_source, AGENT_CLASS_PROFILE);
+  assert_int_equal(agent_ctr_plan_class(u), BATCH_UNKNOWN);
+  assert_true(agent_ctr_is_batch(u));
+  assert_true(agent_ctr_protect_target(prot_defaults(), u));
+  struct agent_ctr *w = reg_in(&adm, "w", "k8s.io", "team-a", NULL, false, 0);
+  agent_adm_set_class(&adm, w, BATCH_SEQ_WRITE, 0.95, AGENT_CLASS_PROFILE, 0);
+  assert_int_equal(agent_ctr_plan_class(w), BATCH_SEQ_WRITE);
+  struct agent_ctr *t = reg_in(&adm, "t", "k8s.io", "kube-system", NULL, false, 0);
+  agent_adm_set_class(&adm, t, BATCH_IDLE, 0.95, AGENT_CLASS_PROFILE, 0);
+  assert_int_equal(agent_ctr_plan_class(t), BATCH_IDLE);
+  /* this run measured: the measurement counts as it is */
+  agent_adm_measured(&adm, u, BATCH_IDLE, 0.9, false, false, 10);
+  assert_int_equal(agent_ctr_plan_class(u), BATCH_IDLE);
+  agent_adm_release(&adm);
+}
+
 /* io.iobatch.max-hold-ms (issue #23): untrusted, ignored (the agent's
  * default); trusted, taken but never below AGENT_MIN_HOLD_MS nor the
  * batch window, nor above the default when that is lower still. */
@@ -1312,6 +1339,7 @@ int main(void) {
       cmocka_unit_test(test_trust_rand_hint_weight),
       cmocka_unit_test(test_trust_latency),
       cmocka_unit_test(test_trust_plan_class),
+      cmocka_unit_test(test_trust_profile_class),
       cmocka_unit_test(test_trust_table),
       cmocka_unit_test(test_trust_max_hold),
       cmocka_unit_test(test_trust_kind_service),

@@ -486,9 +486,9 @@ static void test_rule_match(void **state) {
   assert_int_equal(agent_pod_rules_match(rs, 4, &v), 2);
   v.qos = "";
   assert_int_equal(agent_pod_rules_match(rs, 3, &v), -1);
-  /* trust: by namespace or QoS, always; by label, only when trusted */
+  /* trust: by namespace alone, always; by label or QoS, only when trusted */
   assert_true(agent_pod_rule_trusted(&rs[1], false));
-  assert_true(agent_pod_rule_trusted(&rs[2], false));
+  assert_false(agent_pod_rule_trusted(&rs[2], false));
   assert_false(agent_pod_rule_trusted(&rs[0], false));
   assert_true(agent_pod_rule_trusted(&rs[0], true));
 }
@@ -545,6 +545,38 @@ static struct agent_ctr *pod(struct rig *g, const char *id, const char *ns, cons
   return c;
 }
 
+/* What a tenant sets (its labels, its QoS class) must not take its pod
+ * out of a rule the administrator wrote by namespace: in a namespace not
+ * trusted, a rule by namespace alone that matches wins over an earlier
+ * rule by label or QoS; and a QoS rule grants no protection there. */
+static void test_rule_tenant_cannot_shadow(void **state) {
+  (void)state;
+  struct rig g;
+  rig_up(&g, "trust_declared = db\n"
+             "pod_rule = quiet: label:app=quiet -> class=idle\n"
+             "pod_rule = gold: qos=guaranteed -> class=latency\n"
+             "pod_rule = team: namespace=team-a -> class=seq-write\n");
+  struct agent_ctr *c = pod(&g, "w1", "team-a", "burstable", "app=quiet");
+  assert_string_equal(c->rule, "team");
+  assert_int_equal(c->cls, BATCH_SEQ_WRITE);
+  assert_int_equal(c->class_source, AGENT_CLASS_DECLARED);
+  c = pod(&g, "w2", "team-a", "guaranteed", NULL);
+  assert_string_equal(c->rule, "team");
+  assert_false(c->protect);
+  /* no admin rule matches: the tenant's rule decides, granting nothing */
+  c = pod(&g, "w3", "team-b", "guaranteed", NULL);
+  assert_string_equal(c->rule, "gold");
+  assert_false(c->protect);
+  assert_true(c->rule_untrusted);
+  /* trusted: first match, as written */
+  c = pod(&g, "d1", "db", "guaranteed", "app=quiet");
+  assert_string_equal(c->rule, "quiet");
+  c = pod(&g, "d2", "db", "guaranteed", NULL);
+  assert_string_equal(c->rule, "gold");
+  assert_true(c->protect);
+  rig_down(&g);
+}
+
 static void test_rule_apply(void **state) {
   (void)state;
   struct rig g;
@@ -573,10 +605,13 @@ static void test_rule_apply(void **state) {
   assert_string_equal(c->rule, "kube");
   assert_true(c->protect);
   assert_false(c->rule_untrusted);
-  /* by QoS */
+  /* by QoS: the tenant sets its QoS class (requests = limits), so in a
+   * namespace not trusted the rule's class is a hint, as by label */
   c = pod(&g, "batch", "team-a", "besteffort", NULL);
   assert_string_equal(c->rule, "be");
   assert_int_equal(c->cls, BATCH_SEQ_WRITE);
+  assert_int_equal(c->class_source, AGENT_CLASS_HINT);
+  c = pod(&g, "batch2", "db", "besteffort", NULL);
   assert_int_equal(c->class_source, AGENT_CLASS_DECLARED);
   /* none matches */
   c = pod(&g, "web", "team-a", "burstable", NULL);
@@ -592,7 +627,8 @@ static void test_rule_apply(void **state) {
     if (strcmp(s->id, "pg") == 0)
       seen += strcmp(s->rule, "db") == 0 && strcmp(s->qos, "burstable") == 0;
     if (strcmp(s->id, "fake") == 0)
-      seen += strstr(s->rule, "db (matched by label in an untrusted namespace") == s->rule;
+      seen +=
+          strstr(s->rule, "db (matched by label or QoS class in an untrusted namespace") == s->rule;
   }
   assert_int_equal(seen, 2);
   assert_string_equal(st.kubepods, "off"); /* headless: no tree walked */
@@ -602,11 +638,12 @@ static void test_rule_apply(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parse_cgroupfs),  cmocka_unit_test(test_parse_systemd),
-      cmocka_unit_test(test_parse_malformed), cmocka_unit_test(test_walk),
-      cmocka_unit_test(test_rule_parse),      cmocka_unit_test(test_rule_match),
-      cmocka_unit_test(test_rule_apply),      cmocka_unit_test(test_pause_not_sandbox),
-      cmocka_unit_test(test_no_cri),          cmocka_unit_test(test_starting_bounded),
+      cmocka_unit_test(test_parse_cgroupfs),    cmocka_unit_test(test_parse_systemd),
+      cmocka_unit_test(test_parse_malformed),   cmocka_unit_test(test_walk),
+      cmocka_unit_test(test_rule_parse),        cmocka_unit_test(test_rule_match),
+      cmocka_unit_test(test_rule_apply),        cmocka_unit_test(test_rule_tenant_cannot_shadow),
+      cmocka_unit_test(test_pause_not_sandbox), cmocka_unit_test(test_no_cri),
+      cmocka_unit_test(test_starting_bounded),
   };
   return cmocka_run_group_tests_name("agent_kubepods", tests, NULL, NULL);
 }

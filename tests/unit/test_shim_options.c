@@ -427,6 +427,24 @@ static void test_ctr_info_kind(void **state) {
       {"{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"container\","
        "\"io.kubernetes.pod.name\":\"db-1\",\"io.kubernetes.container.name\":\"pg\"}}",
        NULL, "db-1", NULL, "pg"},
+      /* CRI-O never sets containerd's keys, and it copies a pod's own
+       * annotations into the sandbox's config.json: one there is the
+       * tenant's, and CRI-O's own keys are read instead */
+      {"{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"sandbox\","
+       "\"io.kubernetes.cri.sandbox-namespace\":\"kube-system\","
+       "\"io.kubernetes.cri.sandbox-name\":\"fake\",\"io.kubernetes.cri-o.Namespace\":"
+       "\"team-a\",\"io.kubernetes.pod.name\":\"db-1\",\"io.kubernetes.pod.namespace\":"
+       "\"team-a\"}}",
+       "sandbox", "db-1", "team-a", NULL},
+      {"{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"container\","
+       "\"io.kubernetes.cri.sandbox-namespace\":\"kube-system\","
+       "\"io.kubernetes.cri.container-name\":\"x\",\"io.kubernetes.pod.namespace\":"
+       "\"team-a\",\"io.kubernetes.container.name\":\"pg\"}}",
+       NULL, NULL, "team-a", "pg"},
+      /* CRI-O's sandbox namespace key, when the kubelet's label is not there */
+      {"{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"sandbox\","
+       "\"io.kubernetes.cri-o.Namespace\":\"team-b\"}}",
+       "sandbox", NULL, "team-b", NULL},
       /* containerd's keys win over the kubelet's labels */
       {"{\"annotations\":{\"io.kubernetes.cri.sandbox-name\":\"a\",\"io.kubernetes.pod.name\":"
        "\"b\"}}",

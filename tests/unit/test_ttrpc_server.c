@@ -45,6 +45,7 @@ struct fixture {
   uint64_t last_deadline;
   struct ttrpc_call *kept[1100]; /* Keep: no cancel callback */
   int n_kept;
+  uint64_t last_conn; /* ttrpc_call_conn_id of the last Echo */
 };
 
 /* Echo: reply with the request, container_id replaced by the namespace
@@ -56,8 +57,10 @@ static void h_echo(struct ttrpc_call *call, const ProtobufCMessage *req, void *u
   const char *ns = ttrpc_call_metadata(call, "containerd-namespace-ttrpc");
   out.container_id = (char *)(ns ? ns : in->container_id);
   out.pid = in->pid;
-  if (fx)
+  if (fx) {
     fx->last_deadline = ttrpc_call_deadline_ms(call);
+    fx->last_conn = ttrpc_call_conn_id(call);
+  }
   ttrpc_call_reply(call, &out.base);
 }
 
@@ -295,6 +298,24 @@ static void test_echo_split_reads(void **state) {
   assert_int_equal(got->pid, 7);
   containerd__events__task_start__free_unpacked(got, NULL);
   echo(fx, 3, 8);
+}
+
+/* A connection's id names it while it is open, and a peer that has gone
+ * closes it at once, before the loop has read the end of its stream: a
+ * caller that exits and another that connects right after (a hook, then
+ * its shim) must not find the first one still holding what it made. */
+static void test_conn_id_open_until_peer_closes(void **state) {
+  struct fixture *fx = *state;
+  echo(fx, 1, 7);
+  uint64_t id = fx->last_conn;
+  assert_true(id != 0);
+  assert_true(ttrpc_server_conn_open(fx->srv, id));
+  assert_false(ttrpc_server_conn_open(fx->srv, id + 1));
+  close(fx->fd);
+  fx->fd = -1;
+  assert_false(ttrpc_server_conn_open(fx->srv, id));
+  pump(fx, 10);
+  assert_false(ttrpc_server_conn_open(fx->srv, id));
 }
 
 static void test_deferred_replies_reverse_order(void **state) {
@@ -1029,6 +1050,7 @@ static void test_peer_credentials(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_echo_split_reads, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conn_id_open_until_peer_closes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deferred_replies_reverse_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unknown_service_and_method, setup, teardown),
       cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),

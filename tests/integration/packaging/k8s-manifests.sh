@@ -7,7 +7,7 @@
 # and the least-privilege policy (validate.py; packaging/kubernetes/
 # README.md): copies that break each rule must fail it.
 . "$(dirname "$0")/../lib/common.sh"
-tap_plan 20
+tap_plan 21
 PY=/usr/bin/python3
 $PY -c 'import yaml, kubernetes' 2>/dev/null || bail "python3-yaml and python3-kubernetes are needed (scripts/install-deps.sh)"
 K=$IOB_TOP/packaging/kubernetes
@@ -88,6 +88,11 @@ check "metrics: the proxy connects to the socket the agent's config names, runs 
   '("UNIX-CONNECT:" + '"$conf"'["metrics"][5:]) in ctr["metrics-proxy"]["command"] and ctr["metrics-proxy"]["securityContext"]["runAsGroup"] == int('"$conf"'["metrics_group"]) in pod["securityContext"]["supplementalGroups"] and [(m["mountPath"], next(v["hostPath"]["path"] for v in pod["volumes"] if v["name"] == m["name"])) for m in ctr["metrics-proxy"]["volumeMounts"]] == [('"$conf"'["metrics"][5:].rsplit("/", 1)[0],) * 2] and '"$conf"'["metrics"][5:].rsplit("/", 1)[0] != '"$conf"'["socket"].rsplit("/", 1)[0]'
 check "metrics Service selects the pods, targets the named port, has scrape annotations" \
   'd[("Service", "iobatch-metrics")]["spec"]["selector"].items() <= ds["spec"]["template"]["metadata"]["labels"].items() and d[("Service", "iobatch-metrics")]["spec"]["ports"][0]["targetPort"] in [p["name"] for p in ctr["metrics-proxy"]["ports"]] and d[("Service", "iobatch-metrics")]["metadata"]["annotations"]["prometheus.io/scrape"] == "true"'
+# Through the socat proxy every network client is one metrics peer (uid
+# 65532), so the agent's per-peer limit cannot tell a scraper from any pod:
+# the policy in iobatch-deploy.yaml lets only the scraper reach the port.
+check "metrics NetworkPolicy: selects the DaemonSet's pods, Ingress only from a selector (not everyone) to the metrics port" \
+  'any(k == "NetworkPolicy" and p["metadata"]["namespace"] == ds["metadata"]["namespace"] and p["spec"]["podSelector"]["matchLabels"].items() <= ds["spec"]["template"]["metadata"]["labels"].items() and p["spec"]["policyTypes"] == ["Ingress"] and len(p["spec"]["ingress"]) > 0 and all(r.get("from") and all(f.get("namespaceSelector") or f.get("podSelector") for f in r["from"]) and [q["port"] for q in r["ports"]] == ["metrics"] for r in p["spec"]["ingress"]) for (k, n), p in d.items())'
 check "cleanup DaemonSet runs install.sh uninstall" \
   '"install.sh uninstall" in " ".join(d[("DaemonSet", "iobatch-cleanup")]["spec"]["template"]["spec"]["containers"][0]["command"])'
 check "cleanup DaemonSet visits every node, labelled or not: no nodeSelector or affinity, every taint tolerated" \
