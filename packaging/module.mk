@@ -6,9 +6,10 @@
 #   /usr/libexec/iobatch/{containerd-shim-iobatch-v2,iobatch-hook} with
 #   /usr/bin/containerd-shim-iobatch-v2 -> ../libexec/iobatch/... (containerd
 #   finds the shim on PATH; the shim finds the hook next to its real path),
-#   /usr/libexec/iobatch/containerd-config and its drop-in
-#   /lib/systemd/system/containerd.service.d/iobatch.conf (containerd runs
-#   on /run/iobatch-containerd/config.toml: config.toml plus the handler).
+#   /usr/libexec/iobatch/containerd-{start,config} and their drop-in
+#   /lib/systemd/system/containerd.service.d/zz-iobatch.conf (containerd runs
+#   its unit's own command on /run/iobatch-containerd/config.toml: its
+#   config plus the handler).
 # The unit and the drop-in name /usr/sbin and /usr/libexec/iobatch; another
 # PREFIX rewrites those paths as it installs them.
 MAN_PAGES := iobatchd iobatchctl iobatch-hook containerd-shim-iobatch-v2
@@ -48,14 +49,15 @@ install: programs man
 	install -m 0755 $(B)/bin/iobatchctl $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(B)/bin/iobatchd $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(B)/bin/containerd-shim-iobatch-v2 $(B)/bin/iobatch-hook \
-		packaging/containerd/containerd-config $(DESTDIR)$(LIBEXECDIR)/
+		packaging/containerd/containerd-config packaging/containerd/containerd-start \
+		$(DESTDIR)$(LIBEXECDIR)/
 	ln -sfn $(shell realpath -m --relative-to=$(BINDIR) $(LIBEXECDIR))/containerd-shim-iobatch-v2 \
 		$(DESTDIR)$(BINDIR)/containerd-shim-iobatch-v2
 	$(INSTALL_PATHS) packaging/systemd/iobatchd.service >$(DESTDIR)$(SYSTEMDUNITDIR)/iobatchd.service
-	$(INSTALL_PATHS) packaging/containerd/containerd.service.d/iobatch.conf \
-		>$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d/iobatch.conf
+	$(INSTALL_PATHS) packaging/containerd/containerd.service.d/zz-iobatch.conf \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d/zz-iobatch.conf
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/iobatchd.service \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d/iobatch.conf
+		$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d/zz-iobatch.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/iobatch/iobatchd.conf ] || \
 		install -m 0644 agent/iobatchd.conf.example $(DESTDIR)$(SYSCONFDIR)/iobatch/iobatchd.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/iobatch/runtime-options.toml ] || \

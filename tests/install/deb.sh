@@ -24,7 +24,7 @@
 # IOBATCH_DEB=FILE uses a prebuilt package instead of running make deb; a
 # $B-pkg package newer than every file of the tree is used as it is.
 . "$(dirname "$0")/lib.sh"
-tap_plan 36
+tap_plan 39
 iob_need jq tar sha256sum dpkg-deb
 PY=/usr/bin/python3
 $PY -c 'import grpc, grpc_tools' 2>/dev/null ||
@@ -104,6 +104,22 @@ like "$(inst_exec journalctl -b -u containerd --no-pager -o cat 2>&1 | grep 'con
   "deb: the generator's line in containerd's journal"
 ok "deb: /etc/containerd/config.toml is not touched" \
   cmp -s <(grep ' /etc/containerd/config.toml$' "$IOB_T/before") <(inst_exec sha256sum /etc/containerd/config.toml)
+# An admin's override (what `systemctl edit containerd` writes): containerd
+# in /usr/local/bin with a flag of its own.  The drop-in runs that command,
+# on the generated config; then the override goes again.
+inst_exec sh -c 'cp -p /usr/bin/containerd /usr/local/bin/containerd &&
+  mkdir -p /etc/systemd/system/containerd.service.d &&
+  printf "[Service]\nExecStart=\nExecStart=/usr/local/bin/containerd --log-level debug\n" \
+    >/etc/systemd/system/containerd.service.d/override.conf &&
+  systemctl daemon-reload && systemctl restart containerd'
+is "$?:$(inst_exec systemctl is-active containerd)" "0:active" "deb: an admin override with /usr/local/bin/containerd starts"
+main=$(inst_exec systemctl show -p MainPID --value containerd)
+is "$(tr '\0' ' ' <"$G/proc/$main/cmdline" 2>/dev/null)" \
+  "/usr/local/bin/containerd --config /run/iobatch-containerd/config.toml --log-level debug " \
+  "deb: the override's binary and flags, on the generated config"
+inst_exec sh -c 'rm -rf /etc/systemd/system/containerd.service.d /usr/local/bin/containerd &&
+  systemctl daemon-reload && systemctl restart containerd'
+is "$?:$(inst_exec systemctl is-active containerd)" "0:active" "deb: the override removed, containerd restarted"
 
 step "installed"
 # ---- a pod with runtime handler iobatch, through the CRI

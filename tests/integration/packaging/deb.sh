@@ -37,7 +37,8 @@ want=(
   /usr/libexec/iobatch/containerd-shim-iobatch-v2 /usr/libexec/iobatch/iobatch-hook
   /usr/bin/containerd-shim-iobatch-v2 /lib/systemd/system/iobatchd.service
   /etc/iobatch/iobatchd.conf /etc/iobatch/runtime-options.toml
-  /lib/systemd/system/containerd.service.d/iobatch.conf /usr/libexec/iobatch/containerd-config
+  /lib/systemd/system/containerd.service.d/zz-iobatch.conf /usr/libexec/iobatch/containerd-config
+  /usr/libexec/iobatch/containerd-start
   /usr/share/containers/oci/hooks.d/iobatch.json /usr/share/bash-completion/completions/iobatchctl
   /usr/share/man/man8/iobatchd.8.gz /usr/share/man/man8/iobatchctl.8.gz
   /usr/share/man/man8/iobatch-hook.8.gz /usr/share/man/man8/containerd-shim-iobatch-v2.8.gz
@@ -85,11 +86,12 @@ assert "prestart" in h["stages"], h
 assert h.get("when", {}).get("always") or h.get("when", {}).get("annotations"), h
 PY
 is "$?" "0" "hooks.d JSON: version 1.0.0, hook.path is the installed hook, prestart"
-dropin=$R/lib/systemd/system/containerd.service.d/iobatch.conf
-is "$(sed -n 's/^\(ExecStart[A-Za-z]*\)=/\1 /p' "$dropin" | tr '\n' '|')" \
-  "ExecStartPre /usr/libexec/iobatch/containerd-config|ExecStart |ExecStart /usr/bin/containerd --config /run/iobatch-containerd/config.toml|" \
-  "containerd drop-in: generate the config, then containerd on it"
-ok "the drop-in's generator is in the package, executable" test -x "$R/usr/libexec/iobatch/containerd-config"
+dropin=$R/lib/systemd/system/containerd.service.d/zz-iobatch.conf
+is "$(sed -n 's/^\(Exec[A-Za-z]*\)=/\1 /p' "$dropin" | tr '\n' '|')" \
+  "ExecStart |ExecStart /usr/libexec/iobatch/containerd-start|" \
+  "containerd drop-in: no ExecStartPre, the unit's own command through containerd-start"
+ok "the drop-in's starter and generator are in the package, executable" \
+  test -x "$R/usr/libexec/iobatch/containerd-config" -a -x "$R/usr/libexec/iobatch/containerd-start"
 CONTAINERD=/nonexistent IOBATCH_RUNTIME_OPTIONS=/etc/iobatch/runtime-options.toml \
   "$R/usr/libexec/iobatch/containerd-config" /nonexistent "$IOB_T/gen.toml" 2>/dev/null
 py <<PY
