@@ -26,7 +26,9 @@ $(B)/man/%.8: packaging/man/%.8.scd
 # $(call hooks_json,HOOK_PATH,OUT) writes packaging/hooks.d/iobatch.json.in
 # with @HOOK_PATH@ replaced, mode 0644.  $(B)/hooks/iobatch.json points
 # at this build's hook (tests/integration/hook/podman-hooks.sh uses it); make
-# install (and so the .deb) at LIBEXECDIR's.
+# install (and so the .deb) at LIBEXECDIR's, as 50-iobatch.json: hooks run
+# in the order of their file names (oci-hooks(5)), and a middle prefix
+# leaves room on both sides for the admin's.
 HOOKS_JSON_IN := packaging/hooks.d/iobatch.json.in
 define hooks_json
 	@mkdir -p $(dir $(2))
@@ -62,7 +64,7 @@ install: programs man
 		install -m 0644 agent/iobatchd.conf.example $(DESTDIR)$(SYSCONFDIR)/iobatch/iobatchd.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/iobatch/runtime-options.toml ] || \
 		install -m 0644 packaging/containerd/runtime-options.toml $(DESTDIR)$(SYSCONFDIR)/iobatch/
-	$(call hooks_json,$(LIBEXECDIR)/iobatch-hook,$(DESTDIR)$(HOOKSDIR)/iobatch.json)
+	$(call hooks_json,$(LIBEXECDIR)/iobatch-hook,$(DESTDIR)$(HOOKSDIR)/50-iobatch.json)
 	install -m 0644 packaging/bash-completion/iobatchctl $(DESTDIR)$(DATADIR)/bash-completion/completions/
 	install -m 0644 $(MAN_OUT) $(DESTDIR)$(MANDIR)/man8/
 

@@ -191,7 +191,7 @@ ok "deb: and the agent no longer lists it (poststop)" wait_for 20 '[ -z "$(liste
 inst_exec useradd -m -s /bin/sh rl >/dev/null 2>&1
 cp -a "$R" "$G/home/rl/rootfs" && inst_exec chown -R rl: /home/rl/rootfs
 rlrun() { inst_exec su -l rl -c "podman $* run --rm --network none --rootfs /home/rl/rootfs /bin/echo hi" 2>&1; }
-like "$(rlrun --log-level=debug | grep -i 'iobatch.json')" "iobatch\.json" \
+like "$(rlrun --log-level=debug | grep -i 'iobatch.json')" "50-iobatch\.json" \
   "deb: rootless podman applies the packaged hooks.d file too"
 is "$(rlrun)" "hi" "deb: rootless podman: the container runs unaffected, nothing but its output"
 step "podman done"
