@@ -9,6 +9,7 @@
 #include "agent/config.h"
 #include "agent/daemon.h"
 #include "agent/fdlimit.h"
+#include "agent/restore.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/sdnotify.h"
@@ -16,14 +17,19 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: iobatchd [-c CONFIG] [--socket PATH] [--state-dir DIR] [--debug]\n"
+          "usage: iobatchd [-c CONFIG] [--socket PATH] [--state-dir DIR] [--debug] "
+          "[--restore-only]\n"
           "  -c, --config FILE    configuration (default %s; absent is fine)\n"
           "      --socket PATH    override 'socket'\n"
           "      --state-dir DIR  override 'state_dir'\n"
           "  -d, --debug          debug log lines\n"
+          "      --restore-only   put back what the restore journal holds (caps, weights,\n"
+          "                       freezes) and exit: 0 nothing left, 1 values kept in it\n"
           "      --version        print the version and exit\n",
           AGENT_DEFAULT_CONFIG);
 }
+
+static bool restore_only;
 
 static int parse_args(int argc, char **argv, struct agent_options *o, struct iob_error **err) {
   static const struct option opts[] = {
@@ -33,6 +39,7 @@ static int parse_args(int argc, char **argv, struct agent_options *o, struct iob
       {"debug", no_argument, NULL, 'd'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
+      {"restore-only", no_argument, NULL, 'R'},
       {NULL, 0, NULL, 0},
   };
   int opt;
@@ -53,6 +60,9 @@ static int parse_args(int argc, char **argv, struct agent_options *o, struct iob
     case 'h':
       usage(stdout);
       exit(0);
+    case 'R':
+      restore_only = true;
+      break;
     case 'V':
       exit(iob_version_print("iobatchd") < 0 ? 1 : 0);
     default:
@@ -99,10 +109,34 @@ static void raise_fd_limit(void) {
              (unsigned long long)l.soft);
 }
 
+/* iobatchd --restore-only, run by uninstall (install.sh, the package's
+ * prerm) once no agent runs: an agent that did not stop (OOM, a crash
+ * loop) leaves caps, cpu.weight 1 and frozen cgroups that nothing else
+ * would ever put back.  Retries wait 200 ms, then twice as long, five
+ * times: a cgroup being torn down or thawed by another writer settles in
+ * that time.  Exit 0 only when the journal is gone. */
+static int run_restore_only(const struct agent_config *cfg) {
+  cleanup_error struct iob_error *err = NULL;
+  size_t restored = 0;
+  int left = agent_restore_only(cfg->state_dir, NULL, 5, 200, &restored, &err);
+  if (left < 0) {
+    iob_error_print("iobatchd", &err);
+    return 1;
+  }
+  if (left > 0) {
+    iob_warn("restore-only: %zu values put back, %d not: kept in '%s/%s'", restored, left,
+             cfg->state_dir, AGENT_RESTORE_FILE);
+    return 1;
+  }
+  iob_info("restore-only: %zu values put back, nothing left to restore", restored);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   cleanup_error struct iob_error *err = NULL;
   struct agent_config cfg;
   struct agent_options opts = {0};
+  int r;
   agent_config_default(&cfg);
   iob_log_init("iobatchd", 0);
   if (parse_args(argc, argv, &opts, &err) < 0 || agent_config_from_options(&cfg, &opts, &err) < 0) {
@@ -111,9 +145,14 @@ int main(int argc, char **argv) {
     return 2;
   }
   iob_log_init("iobatchd", cfg.debug);
+  if (restore_only) {
+    r = run_restore_only(&cfg);
+    agent_config_release(&cfg);
+    return r;
+  }
   raise_fd_limit();
   struct agent_daemon d;
-  int r = agent_daemon_init(&d, &cfg, &opts, &err);
+  r = agent_daemon_init(&d, &cfg, &opts, &err);
   agent_config_release(&cfg);
   if (r == 0) {
     char status[4200];

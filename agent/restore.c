@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/lock.h"
 #include "cgroupv2/cg2.h"
 #include "cgroupv2/weight.h"
 #include "common/cleanup.h"
@@ -207,7 +208,8 @@ static int from_json(struct agent_restore *r, json_t *root, const char *name,
     if (v2 && (!value_ok(written) || (*prev && !value_ok(prev))))
       return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': entry %zu: invalid written value", name,
                             i);
-    if (tries < 0 || tries >= AGENT_RESTORE_TRIES)
+    if (tries < 0 || tries > AGENT_RESTORE_TRIES_MAX ||
+        (tries >= AGENT_RESTORE_TRIES && !(file_ok(file) && is_freeze(file))))
       return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': entry %zu: invalid 'tries'", name, i);
     if (!file_ok(file))
       return iob_error_code(err, IOB_CODE_DATA_LOSS,
@@ -600,6 +602,33 @@ static enum outcome restore_one(const struct agent_restore_entry *e, bool replay
   return RESTORED;
 }
 
+/* After a failed put-back of E: whether to keep it, counting the try.  A
+ * thaw is never given up (a container left frozen stays down for good),
+ * but past AGENT_RESTORE_TRIES it waits twice as many retries each time,
+ * up to AGENT_RESTORE_BACKOFF_MAX, so that a cgroup that cannot be thawed
+ * costs a write now and then, not one per window.  Restore-only keeps
+ * everything, its count held below the limit the journal accepts. */
+static bool keep_trying(const struct agent_restore *r, struct agent_restore_entry *e) {
+  if (is_freeze(e->file)) {
+    if (e->tries < AGENT_RESTORE_TRIES_MAX)
+      e->tries++;
+    if (e->tries == AGENT_RESTORE_TRIES)
+      iob_warn("'%s': not thawed after %d tries: tried again on fewer windows (at least every "
+               "%d), never given up",
+               e->file, AGENT_RESTORE_TRIES, AGENT_RESTORE_BACKOFF_MAX + 1);
+    if (e->tries >= AGENT_RESTORE_TRIES) {
+      unsigned shift = e->tries - AGENT_RESTORE_TRIES;
+      e->wait = shift >= 6 ? AGENT_RESTORE_BACKOFF_MAX : 1u << shift;
+    }
+    return true;
+  }
+  if (e->tries + 1 < AGENT_RESTORE_TRIES) {
+    e->tries++;
+    return true;
+  }
+  return r->keep_failed;
+}
+
 static size_t restore_where(struct agent_restore *r, const char *dir,
                             enum agent_restore_files which, bool replay, bool failed_only) {
   size_t done = 0, k = 0;
@@ -610,10 +639,15 @@ static size_t restore_where(struct agent_restore *r, const char *dir,
       r->v[k++] = *e;
       continue;
     }
+    if (failed_only && e->wait > 0) {
+      e->wait--;
+      r->v[k++] = *e;
+      continue;
+    }
     changed = true;
     enum outcome o = restore_one(e, replay);
     done += o == RESTORED;
-    if (o == FAILED && ++e->tries < AGENT_RESTORE_TRIES) {
+    if (o == FAILED && keep_trying(r, e)) {
       r->v[k++] = *e;
       continue;
     }
@@ -683,4 +717,53 @@ int agent_restore_replay(struct agent_restore *r, struct iob_error **err) {
              "values changed since, or the writes failed (%zu kept to try again)",
              r->path, n - done, n, r->n);
   return (int)done;
+}
+
+static void wait_ms(unsigned ms) {
+  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+    ;
+}
+
+int agent_restore_only(const char *state_dir, const char *boot_id_file, unsigned passes,
+                       unsigned first_wait_ms, size_t *restored, struct iob_error **err) {
+  if (restored)
+    *restored = 0;
+  struct stat sb;
+  if (stat(state_dir, &sb) < 0) {
+    if (errno != ENOENT)
+      return iob_error(err, errno, "cannot stat '%s'", state_dir);
+    iob_info("no state directory '%s': nothing to restore", state_dir);
+    return 0;
+  }
+  /* The journal is a running agent's own: it puts its values back when it
+   * stops, and a second writer would drop what it adds meanwhile. */
+  cleanup_close int lock = -1;
+  if (agent_lock_state_dir(state_dir, &lock, err) < 0)
+    return -1;
+  struct agent_restore r;
+  if (agent_restore_init(&r, state_dir, boot_id_file, err) < 0)
+    return -1;
+  r.keep_failed = true;
+  int done = agent_restore_replay(&r, err);
+  if (done < 0) {
+    agent_restore_release(&r);
+    return -1;
+  }
+  size_t total = (size_t)done;
+  unsigned ms = first_wait_ms;
+  for (unsigned i = 0; i < passes && r.n > 0; i++, ms *= 2) {
+    wait_ms(ms);
+    for (size_t k = 0; k < r.n; k++)
+      r.v[k].wait = 0;
+    total += agent_restore_retry(&r);
+  }
+  for (size_t k = 0; k < r.n; k++)
+    iob_warn("not restored: '%s' %u:%u to '%s' (kept in '%s')", r.v[k].file, r.v[k].major,
+             r.v[k].minor, r.v[k].value, r.path);
+  int left = (int)r.n;
+  agent_restore_release(&r);
+  if (restored)
+    *restored = total;
+  return left;
 }

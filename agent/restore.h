@@ -29,7 +29,8 @@
  * agent wrote (a value changed since, by runc update or the kubelet, is
  * left alone).  A put-back that failed for another reason than a gone
  * cgroup is kept and retried (agent_restore_retry), AGENT_RESTORE_TRIES
- * times in all, across restarts ("tries").  A version-1 journal (no
+ * times in all, across restarts ("tries"); a thaw is never given up, only
+ * tried less often.  A version-1 journal (no
  * inode, no written value) left by an older agent is replayed once as that
  * agent would have, and the journal is rewritten as version 2.
  *
@@ -57,6 +58,12 @@
 #define AGENT_RESTORE_MAX_BYTES (4u << 20)
 
 #define AGENT_RESTORE_TRIES 5 /* put-backs tried before an entry is given up */
+/* A thaw is never given up (a frozen container left frozen is down for
+ * good): after AGENT_RESTORE_TRIES it is tried on fewer windows, the wait
+ * doubling up to AGENT_RESTORE_BACKOFF_MAX windows; its count of tries
+ * stops at AGENT_RESTORE_TRIES_MAX. */
+#define AGENT_RESTORE_BACKOFF_MAX 64
+#define AGENT_RESTORE_TRIES_MAX 1000000
 
 struct agent_restore_entry {
   char *file; /* absolute path of the cgroup file */
@@ -66,6 +73,7 @@ struct agent_restore_entry {
   char prev[AGENT_RESTORE_VALUE_MAX];    /* what it wrote before that ("": nothing) */
   unsigned long long ino;                /* the cgroup directory's inode (0: a version-1 entry) */
   unsigned tries;                        /* put-backs that failed so far */
+  unsigned wait; /* retries to let pass before the next (a thaw's backoff; not journalled) */
 };
 
 #define AGENT_RESTORE_BOOT_ID "/proc/sys/kernel/random/boot_id"
@@ -77,6 +85,10 @@ struct agent_restore {
   char boot_id[40];
   struct agent_restore_entry *v;
   size_t n, cap;
+  /* Nothing is given up: a put-back that keeps failing stays in the
+   * journal (iobatchd --restore-only, which must not lose what it could
+   * not put back). */
+  bool keep_failed;
 };
 
 /* Empty, with the journal in STATE_DIR (NULL: none), for the boot whose
@@ -151,6 +163,19 @@ size_t agent_restore_retry(struct agent_restore *r);
  * both is returned; the caller logs it and goes on.  Returns the number
  * of files written. */
 int agent_restore_replay(struct agent_restore *r, struct iob_error **err);
+
+/* iobatchd --restore-only: with no agent running on STATE_DIR (its lock
+ * is taken; a running agent is an error naming its pid), replay the
+ * journal as agent_restore_replay does, then try what failed again up to
+ * PASSES more times, waiting FIRST_WAIT_MS and twice as long each time,
+ * and give nothing up: what could not be put back stays in the journal,
+ * one log line each.  No STATE_DIR or no journal: nothing to do.  Returns
+ * the number of values still journalled (0: the journal is gone), or -1
+ * and *err when the journal cannot be read (a malformed one is set aside,
+ * agent_restore_replay) or the directory cannot be locked.  *RESTORED (if
+ * not NULL) gets the number of files written. */
+int agent_restore_only(const char *state_dir, const char *boot_id_file, unsigned passes,
+                       unsigned first_wait_ms, size_t *restored, struct iob_error **err);
 
 /* The hook's first weight (runtime-hook/run.c), before the hook writes
  * it: "default WEIGHT" in DIR's io.weight (when WAS, its default line

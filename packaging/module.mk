@@ -6,9 +6,10 @@
 #   /usr/libexec/iobatch/{containerd-shim-iobatch-v2,iobatch-hook} with
 #   /usr/bin/containerd-shim-iobatch-v2 -> ../libexec/iobatch/... (containerd
 #   finds the shim on PATH; the shim finds the hook next to its real path),
-#   /usr/libexec/iobatch/containerd-config and its drop-in
-#   /lib/systemd/system/containerd.service.d/iobatch.conf (containerd runs
-#   on /run/iobatch-containerd/config.toml: config.toml plus the handler).
+#   /usr/libexec/iobatch/containerd-{start,config} and their drop-in
+#   /lib/systemd/system/containerd.service.d/zz-iobatch.conf (containerd runs
+#   its unit's own command on /run/iobatch-containerd/config.toml: its
+#   config plus the handler).
 # The unit and the drop-in name /usr/sbin and /usr/libexec/iobatch; another
 # PREFIX rewrites those paths as it installs them.
 MAN_PAGES := iobatchd iobatchctl iobatch-hook containerd-shim-iobatch-v2
@@ -25,7 +26,9 @@ $(B)/man/%.8: packaging/man/%.8.scd
 # $(call hooks_json,HOOK_PATH,OUT) writes packaging/hooks.d/iobatch.json.in
 # with @HOOK_PATH@ replaced, mode 0644.  $(B)/hooks/iobatch.json points
 # at this build's hook (tests/integration/hook/podman-hooks.sh uses it); make
-# install (and so the .deb) at LIBEXECDIR's.
+# install (and so the .deb) at LIBEXECDIR's, as 50-iobatch.json: hooks run
+# in the order of their file names (oci-hooks(5)), and a middle prefix
+# leaves room on both sides for the admin's.
 HOOKS_JSON_IN := packaging/hooks.d/iobatch.json.in
 define hooks_json
 	@mkdir -p $(dir $(2))
@@ -48,19 +51,20 @@ install: programs man
 	install -m 0755 $(B)/bin/iobatchctl $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(B)/bin/iobatchd $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(B)/bin/containerd-shim-iobatch-v2 $(B)/bin/iobatch-hook \
-		packaging/containerd/containerd-config $(DESTDIR)$(LIBEXECDIR)/
+		packaging/containerd/containerd-config packaging/containerd/containerd-start \
+		$(DESTDIR)$(LIBEXECDIR)/
 	ln -sfn $(shell realpath -m --relative-to=$(BINDIR) $(LIBEXECDIR))/containerd-shim-iobatch-v2 \
 		$(DESTDIR)$(BINDIR)/containerd-shim-iobatch-v2
 	$(INSTALL_PATHS) packaging/systemd/iobatchd.service >$(DESTDIR)$(SYSTEMDUNITDIR)/iobatchd.service
-	$(INSTALL_PATHS) packaging/containerd/containerd.service.d/iobatch.conf \
-		>$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d/iobatch.conf
+	$(INSTALL_PATHS) packaging/containerd/containerd.service.d/zz-iobatch.conf \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d/zz-iobatch.conf
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/iobatchd.service \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d/iobatch.conf
+		$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d/zz-iobatch.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/iobatch/iobatchd.conf ] || \
 		install -m 0644 agent/iobatchd.conf.example $(DESTDIR)$(SYSCONFDIR)/iobatch/iobatchd.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/iobatch/runtime-options.toml ] || \
 		install -m 0644 packaging/containerd/runtime-options.toml $(DESTDIR)$(SYSCONFDIR)/iobatch/
-	$(call hooks_json,$(LIBEXECDIR)/iobatch-hook,$(DESTDIR)$(HOOKSDIR)/iobatch.json)
+	$(call hooks_json,$(LIBEXECDIR)/iobatch-hook,$(DESTDIR)$(HOOKSDIR)/50-iobatch.json)
 	install -m 0644 packaging/bash-completion/iobatchctl $(DESTDIR)$(DATADIR)/bash-completion/completions/
 	install -m 0644 $(MAN_OUT) $(DESTDIR)$(MANDIR)/man8/
 

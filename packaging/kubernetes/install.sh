@@ -23,6 +23,9 @@
 #   PROC=/proc                  the host's /proc (the pod has hostPID)
 #   KEEP_STATE=false            uninstall: true keeps the agent's state
 #                               (/var/lib/iobatch: learned profiles, penalties)
+# Uninstall first puts back what the agent's restore journal holds
+# (`iobatchd --restore-only` on the host); a journal it could not empty
+# stays, with /opt/iobatch, and uninstall exits 1 saying so.
 # Paths on the host are resolved as the host resolves them: a link's
 # absolute target is the host's, so it is read under HOST_ROOT; a link
 # that climbs above the host's / or loops is refused.  A file the installer
@@ -617,8 +620,39 @@ uninstall_options() {
   fi
 }
 
+# The restore journal: what an agent that did not stop (killed, out of
+# memory, a crash loop) left on containers' cgroups: caps, cpu.weight 1,
+# frozen containers.  Nothing but the agent puts that back, so before its
+# binary goes it runs once more, on the host (its cgroupfs, its paths), as
+# `iobatchd --restore-only`: it writes back what it can, removes the
+# journal when nothing is left, and says what it could not put back.  A
+# journal that still holds entries is never deleted, and the binary that
+# can replay it stays with it (restore_kept: the next uninstall, the
+# cleanup pod's restart, tries again).
+restore_kept=0
+restore_state() {
+  local d agent rc
+  hr d "$STATE_DIR"
+  [ -e "$d/restore.json" ] || [ -L "$d/restore.json" ] || return 0
+  hr agent "$DEST/bin/iobatchd"
+  if [ ! -x "$agent" ]; then
+    log "$STATE_DIR/restore.json kept: no $DEST/bin/iobatchd on the host to put back what it holds"
+    restore_kept=1
+    return 0
+  fi
+  log "putting back what $STATE_DIR/restore.json holds ($DEST/bin/iobatchd --restore-only)"
+  rc=0
+  $HOST_EXEC "$DEST/bin/iobatchd" --state-dir "$STATE_DIR" --restore-only || rc=$?
+  changed=1
+  if [ -e "$d/restore.json" ] || [ -L "$d/restore.json" ]; then
+    log "$STATE_DIR/restore.json kept: iobatchd --restore-only (exit status $rc) could not put back every value it holds (above); $DEST/bin kept to try again"
+    restore_kept=1
+  fi
+}
+
 # The agent's state: its files (a link among them goes, not its target),
-# then the directory if nothing else is in it.
+# then the directory if nothing else is in it.  A restore journal that
+# holds entries stays (restore_state).
 uninstall_state() {
   local f left d
   hr d "$STATE_DIR"
@@ -628,6 +662,7 @@ uninstall_state() {
     return 0
   fi
   for f in $STATE_FILES; do
+    [ "$f" != restore.json ] || [ "$restore_kept" = 0 ] || continue
     if [ -e "$d/$f" ] || [ -L "$d/$f" ]; then rm -f "$d/$f"; changed=1; fi
   done
   if rmdir "$d" 2>/dev/null; then
@@ -654,9 +689,12 @@ do_uninstall() {
   uninstall_dropin
   conf_changed=$changed
   if [ "$ours" = 1 ]; then uninstall_options; fi
+  if [ "$ours" = 1 ]; then restore_state; fi
   if [ -L "$link" ]; then rm -f "$link"; changed=1; fi
   # /opt/iobatch a link: the admin's; what the installer put in it goes.
-  if is_link "$DEST"; then
+  if [ "$restore_kept" = 1 ]; then
+    : # the agent that can still put back the journal's values stays
+  elif is_link "$DEST"; then
     if [ -e "$dest/bin" ] || [ -e "$dest/lib" ]; then rm -rf "${dest:?}/bin" "${dest:?}/lib"; changed=1; fi
   elif [ -d "$dest" ]; then
     rm -rf "$dest"
@@ -664,7 +702,9 @@ do_uninstall() {
   fi
   if [ "$ours" = 1 ]; then uninstall_state; fi
   restart_containerd
-  if [ "$changed" = 0 ]; then
+  if [ "$restore_kept" = 1 ]; then
+    die "uninstalled but for $DEST and $STATE_DIR/restore.json: containers may still be capped or frozen; run 'install.sh uninstall' again"
+  elif [ "$changed" = 0 ]; then
     log "nothing of iobatch on this node: nothing changed"
   else
     log "uninstalled"

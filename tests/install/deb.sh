@@ -24,7 +24,7 @@
 # IOBATCH_DEB=FILE uses a prebuilt package instead of running make deb; a
 # $B-pkg package newer than every file of the tree is used as it is.
 . "$(dirname "$0")/lib.sh"
-tap_plan 32
+tap_plan 39
 iob_need jq tar sha256sum dpkg-deb
 PY=/usr/bin/python3
 $PY -c 'import grpc, grpc_tools' 2>/dev/null ||
@@ -104,6 +104,22 @@ like "$(inst_exec journalctl -b -u containerd --no-pager -o cat 2>&1 | grep 'con
   "deb: the generator's line in containerd's journal"
 ok "deb: /etc/containerd/config.toml is not touched" \
   cmp -s <(grep ' /etc/containerd/config.toml$' "$IOB_T/before") <(inst_exec sha256sum /etc/containerd/config.toml)
+# An admin's override (what `systemctl edit containerd` writes): containerd
+# in /usr/local/bin with a flag of its own.  The drop-in runs that command,
+# on the generated config; then the override goes again.
+inst_exec sh -c 'cp -p /usr/bin/containerd /usr/local/bin/containerd &&
+  mkdir -p /etc/systemd/system/containerd.service.d &&
+  printf "[Service]\nExecStart=\nExecStart=/usr/local/bin/containerd --log-level debug\n" \
+    >/etc/systemd/system/containerd.service.d/override.conf &&
+  systemctl daemon-reload && systemctl restart containerd'
+is "$?:$(inst_exec systemctl is-active containerd)" "0:active" "deb: an admin override with /usr/local/bin/containerd starts"
+main=$(inst_exec systemctl show -p MainPID --value containerd)
+is "$(tr '\0' ' ' <"$G/proc/$main/cmdline" 2>/dev/null)" \
+  "/usr/local/bin/containerd --config /run/iobatch-containerd/config.toml --log-level debug " \
+  "deb: the override's binary and flags, on the generated config"
+inst_exec sh -c 'rm -rf /etc/systemd/system/containerd.service.d /usr/local/bin/containerd &&
+  systemctl daemon-reload && systemctl restart containerd'
+is "$?:$(inst_exec systemctl is-active containerd)" "0:active" "deb: the override removed, containerd restarted"
 
 step "installed"
 # ---- a pod with runtime handler iobatch, through the CRI
@@ -175,7 +191,7 @@ ok "deb: and the agent no longer lists it (poststop)" wait_for 20 '[ -z "$(liste
 inst_exec useradd -m -s /bin/sh rl >/dev/null 2>&1
 cp -a "$R" "$G/home/rl/rootfs" && inst_exec chown -R rl: /home/rl/rootfs
 rlrun() { inst_exec su -l rl -c "podman $* run --rm --network none --rootfs /home/rl/rootfs /bin/echo hi" 2>&1; }
-like "$(rlrun --log-level=debug | grep -i 'iobatch.json')" "iobatch\.json" \
+like "$(rlrun --log-level=debug | grep -i 'iobatch.json')" "50-iobatch\.json" \
   "deb: rootless podman applies the packaged hooks.d file too"
 is "$(rlrun)" "hi" "deb: rootless podman: the container runs unaffected, nothing but its output"
 step "podman done"
@@ -226,10 +242,30 @@ step "agent stopped"
 # ---- uninstall: pods first (a drained node), purge, the documented step
 $CRI down >"$IOB_T/down.json" 2>&1
 is "$(jq -s '[.[] | select(.not_removed)] | length' "$IOB_T/down.json" 2>&1)" "0" "deb: the pods are removed"
+# An agent that did not stop (killed, out of memory) left its journal: a
+# frozen container and a CPU weight, on a fake cgroup directory, and a
+# freeze that cannot be put back (a directory where the file is: EISDIR).
+# The prerm's `iobatchd --restore-only` puts back what it can; the purge
+# keeps the journal with what it could not.
+inst_exec sh -c 'set -e; d=/root/cg/pod1/ctr1; mkdir -p $d/bad; echo 1 >$d/cgroup.freeze; echo 1 >$d/cpu.weight
+  mkdir $d/bad/cgroup.freeze; i=$(stat -c %i $d); b=$(stat -c %i $d/bad)
+  printf "{\"version\": 2, \"entries\": [%s, %s, %s]}\n" \
+    "{\"file\": \"$d/cgroup.freeze\", \"dev\": \"0:0\", \"value\": \"0\", \"ino\": $i, \"written\": \"1\"}" \
+    "{\"file\": \"$d/cpu.weight\", \"dev\": \"0:0\", \"value\": \"100\", \"ino\": $i, \"written\": \"1\"}" \
+    "{\"file\": \"$d/bad/cgroup.freeze\", \"dev\": \"0:0\", \"value\": \"0\", \"ino\": $b, \"written\": \"1\"}" \
+    >/var/lib/iobatch/restore.json'
 inst_exec apt-get purge -y iobatch >"$IOB_T/purge.log" 2>&1
 rc=$?
 [ $rc -eq 0 ] || sed 's/^/# apt: /' "$IOB_T/purge.log" | tail -20
 is "$rc" 0 "deb: apt-get purge iobatch"
+is "$(inst_exec sh -c 'head -c1 /root/cg/pod1/ctr1/cgroup.freeze; head -c3 /root/cg/pod1/ctr1/cpu.weight')" "0100" \
+  "deb: purge (prerm) thaws what a killed agent left frozen and puts back its CPU weight"
+like "$(cat "$IOB_T/purge.log")" "restored '/root/cg/pod1/ctr1/cgroup.freeze' 0:0 to '0'" "deb: and says what it put back"
+is "$(ls -A "$G/var/lib/iobatch"; jq -r '.entries[].file' "$G/var/lib/iobatch/restore.json")" \
+  "$(printf 'restore.json\n/root/cg/pod1/ctr1/bad/cgroup.freeze')" \
+  "deb: purge keeps the journal with the value it could not put back, and nothing else"
+like "$(cat "$IOB_T/purge.log")" "restore.json kept" "deb: and says so"
+inst_exec rm -rf /var/lib/iobatch /root/cg
 inst_exec systemctl restart containerd
 is "$?:$(inst_exec systemctl is-active containerd)" "0:active" "deb: systemctl restart containerd after the purge"
 main=$(inst_exec systemctl show -p MainPID --value containerd)

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "agent/lock.h"
 #include "agent/restore.h"
 #include "common/cleanup.h"
 #include "common/file.h"
@@ -750,6 +751,140 @@ static void test_malformed(void **state) {
   agent_restore_release(&r);
 }
 
+/* A journal whose cgroup.freeze entry cannot be put back: a directory
+ * where the file is (reading it fails with EISDIR, a passing failure). */
+static void frozen_unwritable(struct agent_restore *r, struct tmp *t, char *freeze, size_t size) {
+  cleanup_error struct iob_error *err = NULL;
+  snprintf(freeze, size, "%s/cgroup.freeze", t->cg);
+  put(freeze, "1");
+  assert_int_equal(agent_restore_remember(r, freeze, 0, 0, "0", "1", 0, &err), 0);
+  assert_int_equal(unlink(freeze), 0);
+  assert_int_equal(mkdir(freeze, 0700), 0);
+}
+
+/* A thaw is never given up: past AGENT_RESTORE_TRIES it is tried on
+ * fewer windows, kept in the journal (which a restart still reads), and
+ * done once the file takes it. */
+static void test_thaw_never_given_up(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  char freeze[256];
+  frozen_unwritable(&r, &t, freeze, sizeof(freeze));
+  assert_int_equal(agent_restore_dir(&r, NULL, AGENT_RESTORE_ALL), 0);
+  for (int i = 0; i < 40 * AGENT_RESTORE_TRIES; i++) {
+    assert_int_equal(agent_restore_retry(&r), 0);
+    assert_int_equal(r.n, 1);
+  }
+  /* fewer tries than windows: the backoff */
+  assert_true(r.v[0].tries > AGENT_RESTORE_TRIES);
+  assert_true(r.v[0].tries < 40 * AGENT_RESTORE_TRIES);
+  assert_int_equal(access(r.path, F_OK), 0);
+  /* a restart reads it back and tries again */
+  agent_restore_release(&r);
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  assert_int_equal(agent_restore_replay(&r, &err), 0);
+  assert_int_equal(r.n, 1);
+  assert_true(r.v[0].tries > AGENT_RESTORE_TRIES);
+  /* mended: thawed within the longest wait */
+  assert_int_equal(rmdir(freeze), 0);
+  put(freeze, "1");
+  size_t done = 0;
+  for (int i = 0; i <= AGENT_RESTORE_BACKOFF_MAX && done == 0; i++)
+    done = agent_restore_retry(&r);
+  assert_int_equal(done, 1);
+  assert_starts(freeze, "0");
+  assert_int_equal(r.n, 0);
+  assert_int_equal(access(r.path, F_OK), -1);
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
+/* iobatchd --restore-only: an agent that did not stop left a cap, a CPU
+ * weight and a freeze; all are put back and the journal goes.  What cannot
+ * be put back stays journalled (nothing given up, a cap past
+ * AGENT_RESTORE_TRIES too) and is counted. */
+static void test_restore_only(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  char cpu[256], freeze[256];
+  snprintf(cpu, sizeof(cpu), "%s/cpu.weight", t.cg);
+  snprintf(freeze, sizeof(freeze), "%s/cgroup.freeze", t.cg);
+  capped(&r, &t);
+  put(cpu, "1");
+  put(freeze, "1");
+  assert_int_equal(agent_restore_remember(&r, cpu, 0, 0, "100", "1", 0, &err), 0);
+  assert_int_equal(agent_restore_remember(&r, freeze, 0, 0, "0", "1", 0, &err), 0);
+  /* the agent dies: nothing put back, the journal stays */
+  agent_restore_release(&r);
+  size_t restored = 99;
+  assert_int_equal(agent_restore_only(t.dir, NULL, 2, 1, &restored, &err), 0);
+  assert_null(err);
+  assert_int_equal(restored, 3);
+  assert_starts(t.file, "8:0 rbps=max wbps=max riops=max wiops=max");
+  assert_starts(cpu, "100");
+  assert_starts(freeze, "0");
+  char journal[256];
+  snprintf(journal, sizeof(journal), "%s/restore.json", t.dir);
+  assert_int_equal(access(journal, F_OK), -1);
+  /* nothing to do: no journal, or no state directory at all */
+  assert_int_equal(agent_restore_only(t.dir, NULL, 2, 1, &restored, &err), 0);
+  assert_int_equal(restored, 0);
+  char none[256];
+  snprintf(none, sizeof(none), "%s/none", t.dir);
+  assert_int_equal(agent_restore_only(none, NULL, 2, 1, &restored, &err), 0);
+  assert_int_equal(access(none, F_OK), -1);
+
+  /* a freeze and a cap that cannot be put back: kept, however many passes */
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  capped(&r, &t);
+  assert_int_equal(unlink(t.file), 0);
+  assert_int_equal(mkdir(t.file, 0700), 0);
+  frozen_unwritable(&r, &t, freeze, sizeof(freeze));
+  agent_restore_release(&r);
+  assert_int_equal(agent_restore_only(t.dir, NULL, AGENT_RESTORE_TRIES + 2, 1, &restored, &err), 2);
+  assert_int_equal(restored, 0);
+  assert_int_equal(access(journal, F_OK), 0);
+  /* run again (a second uninstall) once they can be: done */
+  assert_int_equal(rmdir(t.file), 0);
+  put(t.file, "8:0 rbps=1048576 wbps=1048576 riops=max wiops=max\n");
+  assert_int_equal(rmdir(freeze), 0);
+  put(freeze, "1");
+  assert_int_equal(agent_restore_only(t.dir, NULL, 2, 1, &restored, &err), 0);
+  assert_int_equal(restored, 2);
+  assert_starts(freeze, "0");
+  assert_int_equal(access(journal, F_OK), -1);
+  rm_rf(t.dir);
+}
+
+/* Not while an agent runs on the directory: its journal is its own. */
+static void test_restore_only_agent_running(void **state) {
+  (void)state;
+  struct tmp t;
+  tmp_make(&t);
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_restore_init(&r, t.dir, NULL, &err), 0);
+  capped(&r, &t);
+  cleanup_close int lock = -1;
+  assert_int_equal(agent_lock_state_dir(t.dir, &lock, &err), 0);
+  size_t restored = 0;
+  assert_int_equal(agent_restore_only(t.dir, NULL, 2, 1, &restored, &err), -1);
+  assert_non_null(err);
+  assert_non_null(strstr(err->msg, "iobatchd"));
+  assert_starts(t.file, "8:0 rbps=1048576");
+  assert_int_equal(access(r.path, F_OK), 0);
+  agent_restore_release(&r);
+  rm_rf(t.dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_remember_and_restore),
@@ -770,6 +905,9 @@ int main(void) {
       cmocka_unit_test(test_v1_replayed_then_v2),
       cmocka_unit_test(test_default_line),
       cmocka_unit_test(test_v2_malformed),
+      cmocka_unit_test(test_thaw_never_given_up),
+      cmocka_unit_test(test_restore_only),
+      cmocka_unit_test(test_restore_only_agent_running),
   };
   return cmocka_run_group_tests_name("agent_restore", tests, NULL, NULL);
 }

@@ -8,7 +8,7 @@
 # once the socket listens, STOPPING=1 and a clean exit at SIGTERM.
 # IOBATCH_DEB=FILE uses a prebuilt package instead of running make deb.
 . "$(dirname "$0")/../lib/common.sh"
-tap_plan 41
+tap_plan 42
 
 for t in dpkg-deb dpkg-buildpackage lintian scdoc systemd-analyze setpriv python3 man; do
   command -v "$t" >/dev/null || bail "$t is needed (scripts/install-deps.sh)"
@@ -37,8 +37,9 @@ want=(
   /usr/libexec/iobatch/containerd-shim-iobatch-v2 /usr/libexec/iobatch/iobatch-hook
   /usr/bin/containerd-shim-iobatch-v2 /lib/systemd/system/iobatchd.service
   /etc/iobatch/iobatchd.conf /etc/iobatch/runtime-options.toml
-  /lib/systemd/system/containerd.service.d/iobatch.conf /usr/libexec/iobatch/containerd-config
-  /usr/share/containers/oci/hooks.d/iobatch.json /usr/share/bash-completion/completions/iobatchctl
+  /lib/systemd/system/containerd.service.d/zz-iobatch.conf /usr/libexec/iobatch/containerd-config
+  /usr/libexec/iobatch/containerd-start
+  /usr/share/containers/oci/hooks.d/50-iobatch.json /usr/share/bash-completion/completions/iobatchctl
   /usr/share/man/man8/iobatchd.8.gz /usr/share/man/man8/iobatchctl.8.gz
   /usr/share/man/man8/iobatch-hook.8.gz /usr/share/man/man8/containerd-shim-iobatch-v2.8.gz
 )
@@ -52,6 +53,8 @@ is "$(sort "$IOB_T/control/conffiles" | tr '\n' ' ')" \
 is "$(grep -c '^/etc/containerd' "$IOB_T/list")" "0" \
   "nothing under /etc/containerd (containerd's conffile is the admin's)"
 like "$(dpkg-deb -f "$DEB" Depends)" "libjansson4.*libprotobuf-c1.*libseccomp2" "shlibs dependencies"
+is "$(dpkg-deb -f "$DEB" Recommends)" "containerd (>= 1.6) | containerd.io, runc | crun" \
+  "Recommends: Debian's containerd 1.6 or later, or Docker's containerd.io (which provides it unversioned)"
 
 R=$IOB_T/root
 dpkg-deb -x "$DEB" "$R"
@@ -76,7 +79,7 @@ py() { python3 - "$R"; }
 py <<'PY'
 import json, sys, tomllib
 R = sys.argv[1]
-h = json.load(open(R + "/usr/share/containers/oci/hooks.d/iobatch.json"))
+h = json.load(open(R + "/usr/share/containers/oci/hooks.d/50-iobatch.json"))
 assert h["version"] == "1.0.0", h
 assert h["hook"]["path"] == "/usr/libexec/iobatch/iobatch-hook", h
 assert h["hook"]["args"][0] == "iobatch-hook", h
@@ -85,11 +88,12 @@ assert "prestart" in h["stages"], h
 assert h.get("when", {}).get("always") or h.get("when", {}).get("annotations"), h
 PY
 is "$?" "0" "hooks.d JSON: version 1.0.0, hook.path is the installed hook, prestart"
-dropin=$R/lib/systemd/system/containerd.service.d/iobatch.conf
-is "$(sed -n 's/^\(ExecStart[A-Za-z]*\)=/\1 /p' "$dropin" | tr '\n' '|')" \
-  "ExecStartPre /usr/libexec/iobatch/containerd-config|ExecStart |ExecStart /usr/bin/containerd --config /run/iobatch-containerd/config.toml|" \
-  "containerd drop-in: generate the config, then containerd on it"
-ok "the drop-in's generator is in the package, executable" test -x "$R/usr/libexec/iobatch/containerd-config"
+dropin=$R/lib/systemd/system/containerd.service.d/zz-iobatch.conf
+is "$(sed -n 's/^\(Exec[A-Za-z]*\)=/\1 /p' "$dropin" | tr '\n' '|')" \
+  "ExecStart |ExecStart /usr/libexec/iobatch/containerd-start|" \
+  "containerd drop-in: no ExecStartPre, the unit's own command through containerd-start"
+ok "the drop-in's starter and generator are in the package, executable" \
+  test -x "$R/usr/libexec/iobatch/containerd-config" -a -x "$R/usr/libexec/iobatch/containerd-start"
 CONTAINERD=/nonexistent IOBATCH_RUNTIME_OPTIONS=/etc/iobatch/runtime-options.toml \
   "$R/usr/libexec/iobatch/containerd-config" /nonexistent "$IOB_T/gen.toml" 2>/dev/null
 py <<PY

@@ -27,7 +27,7 @@
 # binary are what a fake root cannot show; tests/install/daemonset.sh
 # runs it on a booted system).
 . "$(dirname "$0")/../lib/common.sh"
-tap_plan 91
+tap_plan 103
 
 INSTALL=$IOB_TOP/packaging/kubernetes/install.sh
 STUBS=$IOB_T/stubs
@@ -279,6 +279,73 @@ run "$F" install
 mkdir -p "$F/var/lib/iobatch" && echo '{}' >"$F/var/lib/iobatch/profiles.json"
 run "$F" uninstall KEEP_STATE=true
 ok "KEEP_STATE=true keeps the agent's state" test -f "$F/var/lib/iobatch/profiles.json"
+
+# ---- an agent that did not stop left caps, cpu.weight 1 and a frozen
+# container: uninstall puts them back with the agent itself (its
+# --restore-only, "on the host": /opt/iobatch and --state-dir under the
+# fake root, the cgroup files where the journal says), and never deletes a
+# journal that still holds entries.
+cat >"$STUBS/hostexec" <<'STUB'
+#!/usr/bin/env bash
+[[ $1 == /opt/iobatch/* ]] || exec "$@"
+a=("$HOST_ROOT$1"); shift
+while [ $# -gt 0 ]; do
+  case $1 in --state-dir) a+=("$1" "$HOST_ROOT$2"); shift 2 ;; *) a+=("$1"); shift ;; esac
+done
+exec "${a[@]}"
+STUB
+chmod +x "$STUBS/hostexec"
+CG=$IOB_T/cg/kubepods/pod1/ctr1
+# crashed JOURNAL_FILE: what a killed agent leaves, for the fake cgroup CG
+crashed() {
+  mkdir -p "$CG"
+  echo "8:0 rbps=1048576 wbps=1048576 riops=max wiops=max" >"$CG/io.max"
+  echo 1 >"$CG/cpu.weight"
+  [ -d "$CG/cgroup.freeze" ] || echo 1 >"$CG/cgroup.freeze"
+  local ino; ino=$(stat -c %i "$CG")
+  cat >"$1" <<JSON
+{"version": 2, "entries": [
+ {"file": "$CG/io.max", "dev": "8:0", "value": "rbps=max wbps=max riops=max wiops=max", "ino": $ino,
+  "written": "rbps=1048576 wbps=1048576 riops=max wiops=max"},
+ {"file": "$CG/cpu.weight", "dev": "0:0", "value": "100", "ino": $ino, "written": "1"},
+ {"file": "$CG/cgroup.freeze", "dev": "0:0", "value": "0", "ino": $ino, "written": "1"}]}
+JSON
+}
+U=$IOB_T/u
+mkdir -p "$U/etc/containerd" "$U/usr/local/bin" "$U/var/lib" "$U/opt"
+cp "$orig" "$U/etc/containerd/config.toml"
+tree_list "$U" >"$IOB_T/u-before"
+run "$U" install
+mkdir -p "$U/var/lib/iobatch" && chmod 700 "$U/var/lib/iobatch"
+crashed "$U/var/lib/iobatch/restore.json"
+: >"$IOB_T/install.log"
+run "$U" uninstall HOST_EXEC="$STUBS/hostexec"
+is "$?" "0" "restore journal: uninstall exits 0"
+is "$(head -c1 "$CG/cgroup.freeze")/$(head -c3 "$CG/cpu.weight")/$(head -c41 "$CG/io.max")" \
+  "0/100/8:0 rbps=max wbps=max riops=max wiops=max" \
+  "restore journal: uninstall thaws the frozen container, puts back cpu.weight and the cap"
+like "$(cat "$IOB_T/install.log")" "restored '$CG/cgroup.freeze' 0:0 to '0'" "and the log names what was put back"
+is "$(tree_list "$U" | diff "$IOB_T/u-before" - | head -5)" "" \
+  "restore journal put back: the journal and everything else of iobatch is gone"
+# A thaw that cannot be done (a directory where cgroup.freeze is: EISDIR)
+run "$U" install
+mkdir -p "$U/var/lib/iobatch" && chmod 700 "$U/var/lib/iobatch"
+rm -f "$CG/cgroup.freeze" && mkdir "$CG/cgroup.freeze"
+crashed "$U/var/lib/iobatch/restore.json"
+: >"$IOB_T/install.log"
+run "$U" uninstall HOST_EXEC="$STUBS/hostexec"
+is "$?" "1" "a thaw that fails: uninstall exits 1"
+ok "the journal is kept with the entry it could not put back" grep -q "$CG/cgroup.freeze" "$U/var/lib/iobatch/restore.json"
+ok "and the agent that can replay it" test -x "$U/opt/iobatch/bin/iobatchd"
+like "$(cat "$IOB_T/install.log")" "restore.json kept: iobatchd --restore-only \(exit status 1\)" "and the log says so"
+like "$(cat "$IOB_T/install.log")" "not restored: '$CG/cgroup.freeze' 0:0 to '0'" "naming the value not put back"
+ok "the handler is gone all the same" cmp "$orig" "$U/etc/containerd/config.toml"
+# mended: the next uninstall (the cleanup pod restarted) finishes
+rmdir "$CG/cgroup.freeze" && echo 1 >"$CG/cgroup.freeze"
+run "$U" uninstall HOST_EXEC="$STUBS/hostexec"
+is "$?/$(head -c1 "$CG/cgroup.freeze")" "0/0" "mended: the next uninstall thaws it and exits 0"
+is "$(tree_list "$U" | diff "$IOB_T/u-before" - | head -5)" "" \
+  "and leaves nothing of iobatch behind"
 
 # ---- a node with the .deb's files and none of install.sh's: untouched
 J=$IOB_T/j
