@@ -219,7 +219,10 @@ struct agent_ctr {
     double expected_s;
     int source, cls;
     uint64_t gen;
-    bool spent; /* reached its bound: free from protection for good */
+    /* Seconds it ran free of protection: its running windows, less what
+     * its caps took of them (frozen windows are debt, not free). */
+    double free_s;
+    bool spent; /* reached a bound that cannot grow: free from protection for good */
   } budget;
 
   /* --- freeze.c: the concurrency lever on a batch container --- */

@@ -36,8 +36,37 @@ static double expected_s(const struct agent_ctr *c) {
   return c->solo_s > 0 ? c->solo_s : c->budget.expected_s;
 }
 
+/* Its bound, and whether it is final: one that can still grow (a job of
+ * unknown runtime that has run free for less than it takes to earn
+ * protect_unknown_delay) does not mark the job spent for good. */
+static double bound(const struct agent_protect_cfg *cfg, const struct agent_ctr *c, bool *final) {
+  double e = expected_s(c);
+  double b = agent_protect_budget_s(cfg->batch_budget, e, cfg->unknown_delay_s);
+  *final = true;
+  if (e > 0 || !isfinite(b))
+    return b;
+  /* Its runtime unknown: protection may add (budget - 1) x the time it
+   * ran free so far, up to protect_unknown_delay in all.  Whatever it
+   * turns out to be, its run then takes at most budget x what it would
+   * have taken unprotected. */
+  double r = cfg->batch_budget > 1 ? (cfg->batch_budget - 1) * c->budget.free_s : 0;
+  if (r >= b)
+    return b;
+  *final = false;
+  return r;
+}
+
 double agent_budget_bound(const struct agent_protect_cfg *cfg, const struct agent_ctr *c) {
-  return agent_protect_budget_s(cfg->batch_budget, expected_s(c), cfg->unknown_delay_s);
+  bool final;
+  return bound(cfg, c, &final);
+}
+
+/* Over its bound for good: the bound cannot grow any more. */
+static bool spent_for_good(const struct agent_protect_cfg *cfg, const struct agent_ctr *c,
+                           uint64_t now) {
+  bool final;
+  double b = bound(cfg, c, &final);
+  return cfg->batch_budget > 0 && final && agent_protect_over_budget(agent_budget_debt(c, now), b);
 }
 
 bool agent_budget_spent(const struct agent_protect_cfg *cfg, const struct agent_ctr *c,
@@ -63,7 +92,7 @@ void agent_budget_expect(struct agent_ctr *c, const struct agent_protect_cfg *cf
                          uint64_t now) {
   /* Spent under the bound it had: a longer one learned since does not
    * put protection back on a job it let go. */
-  if (agent_budget_spent(cfg, c, now))
+  if (spent_for_good(cfg, c, now))
     c->budget.spent = true;
   if (c->solo_s > 0) {
     c->budget.expected_s = c->solo_s;
@@ -98,14 +127,17 @@ void agent_budget_window(struct agent_ctr *c, const struct agent_protect_cfg *cf
                          double window_s) {
   if (c->state != AGENT_RUNNING || c->freeze.frozen)
     return; /* a frozen window is counted as frozen time */
-  double rate = c->read_bps + c->write_bps;
+  double rate = c->read_bps + c->write_bps, added = 0;
   if (c->caps.bps > 0) {
     double ref = c->budget.ref_bps > 0 ? c->budget.ref_bps : c->solo_bps;
-    c->budget.capped_s += agent_protect_cap_debt(window_s, rate, c->caps.bps, ref);
+    added = agent_protect_cap_debt(window_s, rate, c->caps.bps, ref);
+    c->budget.capped_s += added;
   } else if (c->io_now && rate > 0) {
     double r = c->budget.ref_bps;
     c->budget.ref_bps = r > 0 ? r + REF_RATE * (rate - r) : rate;
   }
-  if (agent_budget_spent(cfg, c, now))
+  if (window_s > added)
+    c->budget.free_s += window_s - added;
+  if (spent_for_good(cfg, c, now))
     c->budget.spent = true;
 }

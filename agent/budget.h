@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The batch's budget, per container (agent/protect.h says what it is):
  * each batch job's protection debt (held by protection, frozen, capped
- * below the rate it was getting), its bound (protect_batch_budget x its
- * expected runtime, or protect_unknown_delay), and the mark that it
- * reached it, which never goes: from then on protection leaves it alone
- * (agent_ctr_over_budget).  No I/O, and nothing called back: protection
+ * below the rate it was getting), its bound ((protect_batch_budget - 1) x
+ * its expected runtime; with none known, x the time it has run free so
+ * far, at most protect_unknown_delay), and the mark that it reached a
+ * bound that cannot grow, which never goes: from then on protection
+ * leaves it alone (agent_ctr_over_budget).  No I/O, and nothing called back: protection
  * (agent/protection.c) hands each job over, once per sample before the
  * caps and the freezer act (agent_protection_budget_window), and at each
  * plan with its holds (agent_protection_ask). */

@@ -80,12 +80,11 @@
  *                                               and lost under a cap (agent/protect.h,
  *                                               its protection debt); past that it
  *                                               runs free for good (0: no bound)
- *   protect_unknown_delay = 60s                what protection may add to a job whose
- *                                               runtime is unknown (no profile, no
- *                                               typical runtime of its class): long
- *                                               enough for the levers to act, short
- *                                               enough that a new job loses at most a
- *                                               minute (PROTECT_UNKNOWN_DELAY_S)
+ *   protect_unknown_delay = 60s                the most protection may add to a job
+ *                                               whose runtime is unknown (no profile,
+ *                                               no typical runtime of its class); less
+ *                                               while it has run free less: (budget -
+ *                                               1) x that (PROTECT_UNKNOWN_DELAY_S)
  *   protect_hold     = floor | short           hold new batch containers only while
  *                                               a victim is short with the cap at its
  *                                               floor (the last resort), or whenever

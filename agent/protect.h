@@ -249,11 +249,15 @@ double agent_protect_learn_target(const struct agent_protect_learn *l);
  * Its bound: (budget - 1) x its expected runtime, the runtime alone of its
  * workload's profile, else the typical runtime of its class (the median of
  * its namespace's profiles of that class, agent/profiles.h); unknown,
- * protect_unknown_delay seconds.  A job whose debt reaches its bound runs
- * free for good: protection never caps, freezes, holds or lowers its CPU
- * weight again (agent/budget.h keeps that once reached). */
+ * (budget - 1) x the time it has run free so far, at most
+ * protect_unknown_delay seconds (agent/budget.c).  A job whose debt
+ * reaches a bound that cannot grow any more runs free for good:
+ * protection never caps, freezes, holds or lowers its CPU weight again
+ * (agent/budget.h keeps that once reached); one of unknown runtime under
+ * its growing bound runs free until it has earned more. */
 #define PROTECT_CAP_BINDS 0.9
-/* protect_unknown_delay's default (s).  Long enough for the levers to act
+/* protect_unknown_delay's default (s): the most protection adds to a job
+ * of unknown runtime.  Long enough for the levers to act
  * on a miss: with 1 s windows a cut from the first cap reaches the floor
  * in two or three windows, and each step of the concurrency lever takes
  * protect_freeze_after (3) misses at the floor, so walking the whole ladder

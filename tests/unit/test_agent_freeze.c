@@ -81,6 +81,8 @@ static void start(struct env *e) {
   struct agent_config cfg;
   agent_config_default(&cfg);
   cfg.state_dir = e->state;
+  /* the lever alone: no batch budget (its jobs' runtimes are unknown) */
+  cfg.protect_batch_budget = 0;
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(agent_daemon_init_headless(&e->d, &cfg, &err), 0);
   assert_int_equal(agent_restore_init(&e->d.restore, e->state, NULL, &err), 0);

@@ -98,11 +98,16 @@ static void test_ask(void **state) {
   assert_true(may_start(&e, r, false, 100, &until));
   assert_true(may_start(&e, w, true, 100, &until));
   assert_int_equal(w->budget.held_since_ms, 0);
-  /* with a budget the hold ends when it is spent: 60 s for an unknown job */
+  /* with a budget the hold ends when it is spent: a learned 20 s job may
+   * wait 10 s; one of unknown runtime has earned nothing, so waits not */
   e.prot.ctl.cfg.batch_budget = 1.5;
   w->deadline_ms = 300000;
+  w->solo_s = 20;
   assert_false(may_start(&e, w, false, 1000, &until));
-  assert_int_equal(until, 61000);
+  assert_int_equal(until, 11000);
+  w->solo_s = 0;
+  assert_true(may_start(&e, w, false, 1000, &until));
+  w->solo_s = 20;
   /* the victim the held ones wait for */
   struct agent_protect_q q = {.c = w, .admit = true};
   assert_string_equal(agent_protection_ask(&e.prot, &q, 1, 2000), "db");
@@ -116,6 +121,7 @@ static void test_ask_one_at_a_time(void **state) {
   (void)state;
   struct env e;
   env_init(&e);
+  e.prot.ctl.cfg.batch_budget = 0; /* the spacing alone */
   e.prot.gap_ms = 2000;
   e.prot.ctl.active = true;
   struct agent_ctr *old = ctr(&e, "old", "seq-write", AGENT_PENDING, 10);
@@ -145,6 +151,7 @@ static void test_window(void **state) {
   env_init(&e);
   e.prot.objective = AGENT_PROTECT_OBJECTIVE_OFF; /* by share */
   e.prot.ctl.cfg.hold_at_floor = false;
+  e.prot.ctl.cfg.batch_budget = 0; /* the controller alone */
   struct agent_ctr *db = ctr(&e, "db", "latency", AGENT_RUNNING, 0);
   struct agent_ctr *w = ctr(&e, "w", "seq-write", AGENT_RUNNING, 0);
   struct agent_ctr *p = ctr(&e, "p", "seq-write", AGENT_PENDING, 0);
@@ -181,7 +188,7 @@ static void test_window(void **state) {
   agent_protection_debt(&e.prot, p, 4000, &b);
   assert_true(b.batch && !b.spent);
   assert_true(fabs(b.held_s - 2.0) < 1e-9);
-  assert_true(b.bound_s == 60); /* unknown runtime: protect_unknown_delay */
+  assert_true(isinf(b.bound_s)); /* no budget */
   agent_protection_debt(&e.prot, db, 4000, &b);
   assert_false(b.batch); /* a protected container owes nothing */
   /* the victim leaves: everything lifted */

@@ -17,12 +17,13 @@
 . "$(dirname "$0")/../lib/agent.sh"
 tap_plan 14
 iob_need containerd ctr runc fio jq
-# These time-based jobs have no learned runtime: the budget bounds them by
-# protect_unknown_delay, set far beyond this suite's minutes so that the
-# controller alone decides here (the budget's own tests: test_agent_budget).
+# These time-based jobs have no learned runtime: the budget would let
+# protection add to them only half the time they ran free; with none
+# (protect_batch_budget = 0) the controller alone decides here (the
+# budget's own tests: test_agent_budget).
 iob_stack_up "max_hold = 120s
 latency_source = bpf
-protect_unknown_delay = 10m"
+protect_batch_budget = 0"
 is "$(ctl status --json | jq -r .latency_source)" "bpf" "latency from the block layer (BPF)"
 for f in victim w1; do
   fio --name=prep --filename="$R/data/$f" --rw=write --bs=1M --size=256M --direct=1 \
@@ -73,12 +74,11 @@ diag "then: $(jq -c '{protect_lat_ratio, protect_cap_bps, protect_holding}' "$IO
 is "$(jq -r '.containers[] | select(.id == "w1") | .state' "$IOB_T/met.json")" "running" \
   "the writer runs on meanwhile, capped at $(($(jq -r '.containers[] | select(.id == "w1") | .cap_bps' "$IOB_T/met.json") / 1048576)) MiB/s"
 is "$(jq -r '.protect_victim' "$IOB_T/met.json")" "victim" "status names whom it protects"
-# The writer's budget: the bound of a job of unknown runtime, not reached;
-# its debt the sum of its parts (how much of it the caps took depends on
+# The writer's budget: none (-1), never spent; its debt the sum of its parts (how much of it the caps took depends on
 # whether it ran uncapped first: a job capped from its start counts each
 # window the cap binds whole).
 is "$(jq -r '.containers[] | select(.id == "w1") | "\(.budget_source)/\(.protection_budget_s)/\(.budget_spent)/\((.protection_debt_s - .protection_held_s - .frozen_ms / 1000 - .protection_capped_s) | fabs < 0.01)"' "$IOB_T/met.json")" \
-  "unknown/600/false/true" "status: the writer's protection debt, $(jq -r '.containers[] | select(.id == "w1") | "\(.protection_debt_s) s (held \(.protection_held_s), capped \(.protection_capped_s))"' "$IOB_T/met.json") of its 600 s bound"
+  "unknown/-1/false/true" "status: the writer's protection debt, $(jq -r '.containers[] | select(.id == "w1") | "\(.protection_debt_s) s (held \(.protection_held_s), capped \(.protection_capped_s))"' "$IOB_T/met.json"), with no bound"
 cleanup_ctr victim
 ok "with the victim gone, the writer's cap is lifted" \
   wait_for 30 '[ "$(agent_field w1 cap_bps)" == 0 ] && [ "$(ctl status --json | jq -r .protect_cap_bps)" == 0 ]'
