@@ -189,22 +189,37 @@ static bool known(const struct agent_ioprio_ctr *s, int tid) {
   return false;
 }
 
+static void keep(int **v, size_t *n, size_t *cap, int tid) {
+  if (*n == *cap) {
+    *cap = *cap ? *cap * 2 : 16;
+    *v = xrealloc(*v, *cap * sizeof(**v));
+  }
+  (*v)[(*n)++] = tid;
+}
+
 /* Every thread listed in the cgroup's task list that has the container's
- * old class gets the lever's; those seen before are not asked again. */
+ * old class gets the lever's; those held before are not asked again, and
+ * those no longer listed (exited) are no longer counted. */
 static int hold_tasks(struct agent_ioprio *io, struct agent_ioprio_ctr *s, struct iob_error **err) {
   cleanup_free char *buf = NULL;
   size_t len = 0;
   if (iob_read_file(s->tasks_file, TASKS_MAX_BYTES, &buf, &len, err) < 0)
     return -1;
   int to = given(io);
-  size_t before = s->ntids;
+  cleanup_free int *now_held = NULL;
+  size_t n = 0, cap = 0, fresh = 0;
   for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
     char *end;
     long tid = strtol(l, &end, 10);
     int now;
     cleanup_error struct iob_error *e = NULL;
-    if (*end || tid <= 0 || tid > INT32_MAX || known(s, (int)tid) ||
-        iob_ioprio_get((int)tid, &now, &e) < 0)
+    if (*end || tid <= 0 || tid > INT32_MAX)
+      continue;
+    if (known(s, (int)tid)) {
+      keep(&now_held, &n, &cap, (int)tid);
+      continue;
+    }
+    if (iob_ioprio_get((int)tid, &now, &e) < 0)
       continue; /* exited since the list was read */
     if (!s->held) {
       char was[16], w[16];
@@ -221,15 +236,16 @@ static int hold_tasks(struct agent_ioprio *io, struct agent_ioprio_ctr *s, struc
       continue;
     if (now != to && iob_ioprio_set((int)tid, to, &e) < 0)
       continue;
-    if (s->ntids == s->captids) {
-      s->captids = s->captids ? s->captids * 2 : 16;
-      s->tids = xrealloc(s->tids, s->captids * sizeof(*s->tids));
-    }
-    s->tids[s->ntids++] = (int)tid;
+    keep(&now_held, &n, &cap, (int)tid);
+    fresh++;
   }
-  if (s->ntids > before)
-    iob_debug("'%s': %zu more threads at the I/O priority class %s (%zu in all)", s->c->id,
-              s->ntids - before, agent_ioprio_mode_name(io->mode), s->ntids);
+  free(s->tids);
+  s->tids = steal_ptr(&now_held);
+  s->ntids = n;
+  s->captids = cap;
+  if (fresh)
+    iob_debug("'%s': %zu more threads at the I/O priority class %s (%zu in all)", s->c->id, fresh,
+              agent_ioprio_mode_name(io->mode), s->ntids);
   return 0;
 }
 

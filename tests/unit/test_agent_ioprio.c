@@ -5,8 +5,9 @@
  * real threads of this test in its cgroup.threads, so that the classes set
  * and put back are the kernel's:
  *  - while protection limits, each listed thread gets the idle class, and
- *    a thread listed later gets it at the next window; when protection
- *    ends each has its old class back;
+ *    a thread listed later gets it at the next window, one no longer
+ *    listed is no longer counted; when protection ends each has its old
+ *    class back;
  *  - a thread with a class of its own is left alone;
  *  - with the disk's scheduler `none` nothing is set, and the view says
  *    why;
@@ -202,6 +203,14 @@ static void test_threads_idle_and_back(void **state) {
   assert_int_equal(prio(w[2].tid), IOB_IOPRIO_IDLE);
   agent_protection_view(&e.d.protect, &v);
   assert_int_equal(v.ioprio_tasks, 3);
+  /* one no longer listed (exited): no longer counted */
+  struct worker listed[2] = {w[0], w[2]};
+  threads(&e, listed, 2);
+  window(&e, true);
+  agent_protection_view(&e.d.protect, &v);
+  assert_int_equal(v.ioprio_tasks, 2);
+  threads(&e, w, 3);
+  window(&e, true);
   /* protection ends: every one has its old class back */
   window(&e, false);
   for (int i = 0; i < 3; i++)
