@@ -65,6 +65,18 @@ static void *work(void *arg) {
   return NULL;
 }
 
+/* Never reused within the run: a test that fails leaves its threads
+ * waiting on their worker, which must not be another test's. */
+static struct worker pool[32];
+static size_t pooled;
+
+static struct worker *slots(size_t n) {
+  if (pooled + n > IOB_ARRAY_SIZE(pool))
+    abort();
+  pooled += n;
+  return &pool[pooled - n];
+}
+
 static void worker_start(struct worker *w) {
   memset(w, 0, sizeof(*w));
   pthread_mutex_init(&w->mu, NULL);
@@ -180,7 +192,7 @@ static void stop(struct env *e) {
 
 static void test_threads_idle_and_back(void **state) {
   (void)state;
-  struct worker w[3];
+  struct worker *w = slots(3);
   worker_start(&w[0]);
   worker_start(&w[1]);
   int was = prio(w[0].tid);
@@ -224,7 +236,7 @@ static void test_threads_idle_and_back(void **state) {
 
 static void test_own_class_left_alone(void **state) {
   (void)state;
-  struct worker w[2];
+  struct worker *w = slots(2);
   worker_start(&w[0]);
   worker_start(&w[1]);
   int was = prio(w[0].tid);
@@ -247,54 +259,54 @@ static void test_own_class_left_alone(void **state) {
 
 static void test_scheduler_ignores(void **state) {
   (void)state;
-  struct worker w;
-  worker_start(&w);
-  int was = prio(w.tid);
+  struct worker *w = slots(1);
+  worker_start(w);
+  int was = prio(w->tid);
   struct env e;
   start(&e, "[none] mq-deadline kyber\n", AGENT_IOPRIO_IDLE, false);
-  threads(&e, &w, 1);
+  threads(&e, w, 1);
   window(&e, true);
-  assert_int_equal(prio(w.tid), was);
+  assert_int_equal(prio(w->tid), was);
   struct agent_protection_view v;
   agent_protection_view(&e.d.protect, &v);
   assert_string_equal(v.ioprio, "ready");
   assert_non_null(strstr(v.ioprio_why, "scheduler 'none'"));
   stop(&e);
-  worker_stop(&w);
+  worker_stop(w);
 }
 
 static void test_off(void **state) {
   (void)state;
-  struct worker w;
-  worker_start(&w);
-  int was = prio(w.tid);
+  struct worker *w = slots(1);
+  worker_start(w);
+  int was = prio(w->tid);
   struct env e;
   start(&e, "none [mq-deadline] kyber\n", AGENT_IOPRIO_OFF, false);
-  threads(&e, &w, 1);
+  threads(&e, w, 1);
   window(&e, true);
-  assert_int_equal(prio(w.tid), was);
+  assert_int_equal(prio(w->tid), was);
   struct agent_protection_view v;
   agent_protection_view(&e.d.protect, &v);
   assert_string_equal(v.ioprio, "off");
   stop(&e);
-  worker_stop(&w);
+  worker_stop(w);
 }
 
 static void test_prio_file(void **state) {
   (void)state;
-  struct worker w;
-  worker_start(&w);
-  int was = prio(w.tid);
+  struct worker *w = slots(1);
+  worker_start(w);
+  int was = prio(w->tid);
   struct env e;
   start(&e, "none mq-deadline [bfq]\n", AGENT_IOPRIO_IDLE, true);
-  threads(&e, &w, 1);
+  threads(&e, w, 1);
   window(&e, true);
   /* written in place, as into a cgroup file: a regular file keeps the
    * old text's tail, which the kernel would not print */
   cleanup_free char *on = get(&e, "/sys/fs/cgroup/k/a/io.prio.class");
   assert_memory_equal(on, "idle", 4);
   put(&e, "/sys/fs/cgroup/k/a/io.prio.class", "idle\n");
-  assert_int_equal(prio(w.tid), was); /* the file covers every thread */
+  assert_int_equal(prio(w->tid), was); /* the file covers every thread */
   char journal[64];
   snprintf(journal, sizeof(journal), "%s/restore.json", e.state);
   cleanup_free char *j = NULL;
@@ -307,12 +319,12 @@ static void test_prio_file(void **state) {
   cleanup_free char *off = get(&e, "/sys/fs/cgroup/k/a/io.prio.class");
   assert_memory_equal(off, "no-change", 9);
   stop(&e);
-  worker_stop(&w);
+  worker_stop(w);
 }
 
 static void test_crash_replay(void **state) {
   (void)state;
-  struct worker w[2];
+  struct worker *w = slots(2);
   worker_start(&w[0]);
   worker_start(&w[1]);
   int was = prio(w[0].tid);
