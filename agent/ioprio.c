@@ -40,7 +40,9 @@ struct agent_ioprio_ctr {
   char prio_file[AGENT_RESTORE_PATH_MAX]; /* blk-ioprio's file; "" none */
   bool stale;                             /* its cgroup is another one now: never written */
   bool held;
-  int old; /* the class its tasks had (per-thread path) */
+  bool by_file; /* held through prio_file, not thread by thread */
+  int at;       /* the class it is held at */
+  int old;      /* the class its tasks had (per-thread path) */
   int *tids;
   size_t ntids, captids;
 };
@@ -268,9 +270,15 @@ static void hold(struct agent_ioprio *io, struct agent_ioprio_ctr *s) {
     put_back(io, s);
     return;
   }
+  bool by_file = s->prio_file[0] && io->mode == AGENT_IOPRIO_IDLE;
+  /* protect_ioprio changed on reload: what the old class left is put back
+   * first, or threads at the old one would be neither held nor put back. */
+  if (s->held && (s->by_file != by_file || s->at != given(io)))
+    put_back(io, s);
+  s->by_file = by_file;
+  s->at = given(io);
   cleanup_error struct iob_error *err = NULL;
-  int rc = s->prio_file[0] && io->mode == AGENT_IOPRIO_IDLE ? hold_file(io, s, &err)
-                                                            : hold_tasks(io, s, &err);
+  int rc = by_file ? hold_file(io, s, &err) : hold_tasks(io, s, &err);
   if (rc < 0 && err->errno_ != ENOENT) /* ENOENT: it has just exited */
     snprintf(io->why, sizeof(io->why), "'%s': %s", s->c->id, err->msg);
 }

@@ -9,6 +9,7 @@
  *    listed is no longer counted; when protection ends each has its old
  *    class back;
  *  - a thread with a class of its own is left alone;
+ *  - protect_ioprio changed while held: the new class, the old one back;
  *  - with the disk's scheduler `none` nothing is set, and the view says
  *    why;
  *  - protect_ioprio = off sets nothing;
@@ -257,6 +258,27 @@ static void test_own_class_left_alone(void **state) {
   worker_stop(&w[1]);
 }
 
+/* protect_ioprio changed on reload while held: the new class, and the
+ * old one still put back at the end. */
+static void test_reload(void **state) {
+  (void)state;
+  struct worker *w = slots(1);
+  worker_start(w);
+  int was = prio(w->tid);
+  struct env e;
+  start(&e, "none [mq-deadline] kyber\n", AGENT_IOPRIO_IDLE, false);
+  threads(&e, w, 1);
+  window(&e, true);
+  assert_int_equal(prio(w->tid), IOB_IOPRIO_IDLE);
+  e.d.protect.ioprio.mode = AGENT_IOPRIO_BE7;
+  window(&e, true);
+  assert_int_equal(prio(w->tid), IOB_IOPRIO_BE7);
+  window(&e, false);
+  assert_int_equal(prio(w->tid), was);
+  stop(&e);
+  worker_stop(w);
+}
+
 static void test_scheduler_ignores(void **state) {
   (void)state;
   struct worker *w = slots(1);
@@ -350,6 +372,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_threads_idle_and_back),
       cmocka_unit_test(test_own_class_left_alone),
+      cmocka_unit_test(test_reload),
       cmocka_unit_test(test_scheduler_ignores),
       cmocka_unit_test(test_off),
       cmocka_unit_test(test_prio_file),
