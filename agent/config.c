@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/ioprio.h"
+
 #include "agent/lathist.h"
 #include "agent/profiles.h"
 #include "agent/protect.h"
@@ -43,6 +45,7 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->protect_hold_at_floor = pc.hold_at_floor;
   cfg->protect_gap_ms = UINT64_MAX;
   cfg->protect_cpu = true;
+  cfg->protect_ioprio = AGENT_IOPRIO_IDLE;
   cfg->protect_freeze = AGENT_FREEZE_AUTO;
   cfg->protect_freeze_after = pc.freeze_after;
   cfg->profiles_per_namespace = AGENT_PROFILES_PER_NS_DEFAULT;
@@ -252,6 +255,19 @@ static int conf_freeze(const struct iob_conf_key *k, const char *v, void *field,
   else
     return -1;
   return 0;
+}
+
+static int conf_ioprio(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
+  (void)k;
+  (void)ctx;
+  static const char *const names[] = {
+      [AGENT_IOPRIO_OFF] = "off", [AGENT_IOPRIO_IDLE] = "idle", [AGENT_IOPRIO_BE7] = "be7"};
+  for (int i = 0; i < (int)IOB_ARRAY_SIZE(names); i++)
+    if (strcmp(v, names[i]) == 0) {
+      *(int *)field = i;
+      return 0;
+    }
+  return -1;
 }
 
 static int conf_protect_objective(const struct iob_conf_key *k, const char *v, void *field,
@@ -494,6 +510,7 @@ static const struct iob_conf_key keys[] = {
     {"protect_unknown_delay", conf_duration, F(protect_unknown_delay_ms), 0, 24.0 * 3600 * 1000,
      "a duration up to 24h (e.g. 60s, 5m)"},
     {"protect_cpu", conf_bool, F(protect_cpu), 0, 0, "true or false"},
+    {"protect_ioprio", conf_ioprio, F(protect_ioprio), 0, 0, "idle, be7 or off"},
     {"protect_freeze", conf_freeze, F(protect_freeze), 0, 0, "auto, true or false"},
     {"protect_freeze_after", conf_uint, F(protect_freeze_after), 1, 100, "1 to 100 windows"},
     {"protect_hold", conf_protect_hold, F(protect_hold_at_floor), 0, 0, "'short' or 'floor'"},

@@ -102,6 +102,13 @@
  *                                               cannot die, so a kill would wait)
  *   protect_freeze_after = 3                   windows missed at the floor before
  *                                               each step down of K
+ *   protect_ioprio   = idle | be7 | off        the first lever: while a protected
+ *                                               container misses or nears its
+ *                                               objective, the I/O priority class of
+ *                                               every task of the batch containers
+ *                                               protection limits (agent/ioprio.h),
+ *                                               on disks under mq-deadline or bfq;
+ *                                               the old class put back after
  *   protect_cpu      = true | false            while protecting, batch containers
  *                                               run at the least CPU weight
  *                                               (cpu.weight 1 / cpu.shares 2), put
@@ -203,6 +210,7 @@ struct agent_config {
   bool protect_hold_at_floor;        /* protect_hold = floor */
   uint64_t protect_gap_ms;           /* UINT64_MAX: two sample periods */
   bool protect_cpu;                  /* batch containers at the least CPU weight while protecting */
+  int protect_ioprio;                /* enum agent_ioprio_mode (agent/ioprio.h) */
   int protect_freeze;                /* the concurrency lever: AGENT_FREEZE_AUTO, 0 off, 1 on */
   unsigned protect_freeze_after;     /* windows missed at the cap floor per step */
   /* trust_declared: NULL = all (the default), "" = none, else the

@@ -8,7 +8,7 @@
 agentcore_SRCS := agent/config.c agent/profiles.c agent/protect.c agent/lathist.c agent/podrules.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
-agent_SRCS := agent/admission.c agent/ctr.c agent/budget.c agent/lock.c agent/penalties.c agent/caps.c agent/freeze.c agent/protection.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
+agent_SRCS := agent/admission.c agent/ctr.c agent/budget.c agent/lock.c agent/penalties.c agent/caps.c agent/freeze.c agent/ioprio.c agent/protection.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
 	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c agent/podmeta.c agent/kubepods.c agent/headroom.c agent/fdlimit.c agent/statesave.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 

@@ -26,6 +26,7 @@ void agent_protection_init(struct agent_protection *p, struct agent_adm *adm,
   agent_protect_init(&p->ctl, &pc);
   agent_caps_init(&p->caps, adm, restore, root);
   agent_freezer_init(&p->freezer, adm, restore, root);
+  agent_ioprio_init(&p->ioprio, restore, root);
 }
 
 bool agent_ctr_is_batch(const struct agent_ctr *c) {
@@ -109,6 +110,7 @@ void agent_protection_configure(struct agent_protection *p, const struct agent_c
   pc->freeze_after = cfg->protect_freeze_after;
   p->gap_ms = cfg->protect_gap_ms == UINT64_MAX ? 2 * cfg->sample_period_ms : cfg->protect_gap_ms;
   p->caps.cpu = cfg->protect_cpu;
+  p->ioprio.mode = cfg->protect_ioprio;
   p->objective = cfg->protect_objective;
 }
 
@@ -285,9 +287,24 @@ void agent_protection_freeze(struct agent_protection *p, uint64_t now) {
   agent_freeze_set(&p->freezer, who, k, limit, now);
 }
 
-/* The levers, after the controller's update: caps and CPU weight, then
- * the freezer. */
+void agent_protection_ioprio(struct agent_protection *p, uint64_t now) {
+  bool limiting = agent_protect_limiting(&p->ctl);
+  size_t n = 0;
+  for (struct agent_ctr *c = p->adm->list; c; c = c->next)
+    n++;
+  cleanup_free const struct agent_ctr **who = xcalloc(n + 1, sizeof(*who));
+  size_t k = 0;
+  for (struct agent_ctr *c = p->adm->list; c && limiting; c = c->next)
+    if (c->state == AGENT_RUNNING && agent_ctr_protect_limited(p, c, now))
+      who[k++] = c;
+  agent_ioprio_set(&p->ioprio, who, k);
+}
+
+/* The levers, after the controller's update: the I/O priority first (the
+ * batch loses nothing by it while the victim is idle), caps and CPU
+ * weight, then the freezer. */
 static void apply_levers(struct agent_protection *p, uint64_t now) {
+  agent_protection_ioprio(p, now);
   agent_protection_caps(p, now);
   agent_protection_freeze(p, now);
 }
@@ -447,6 +464,11 @@ void agent_protection_view(const struct agent_protection *p, struct agent_protec
                                       .holds = p->holds};
   for (const struct agent_ctr *c = p->adm ? p->adm->list : NULL; c; c = c->next)
     v->frozen += c->freeze.frozen;
+  const struct agent_ioprio *io = &p->ioprio;
+  v->ioprio = io->mode == AGENT_IOPRIO_OFF ? "off" : io->ctrs ? "on" : "ready";
+  v->ioprio_why = io->mode == AGENT_IOPRIO_OFF ? "protect_ioprio = off" : io->why;
+  v->ioprio_ctrs = io->ctrs;
+  v->ioprio_tasks = io->tasks;
 }
 
 void agent_protection_debt(const struct agent_protection *p, const struct agent_ctr *c,
@@ -466,6 +488,7 @@ void agent_protection_debt(const struct agent_protection *p, const struct agent_
 }
 
 void agent_protection_bind(struct agent_protection *p, struct agent_ctr *c) {
+  agent_ioprio_bind(&p->ioprio, c);
   agent_caps_bind(&p->caps, c);
   agent_freeze_bind(&p->freezer, c);
 }
@@ -473,9 +496,11 @@ void agent_protection_bind(struct agent_protection *p, struct agent_ctr *c) {
 void agent_protection_forget(struct agent_protection *p, struct agent_ctr *c) {
   agent_freeze_forget(&p->freezer, c); /* thawed, if the lever froze it */
   agent_caps_forget(&p->caps, c);      /* put back what its cap replaced, if its cgroup is there */
+  agent_ioprio_forget(&p->ioprio, c);  /* its tasks' old class, if held */
 }
 
 void agent_protection_release(struct agent_protection *p) {
   agent_freeze_release(&p->freezer);
   agent_caps_release(&p->caps);
+  agent_ioprio_release(&p->ioprio);
 }

@@ -22,9 +22,9 @@
  * controller's update (next to apply_levers in protection.c), taken off in
  * forget and release, its settings in agent_protection_configure.  The
  * kernel's I/O priority (ioprio_set on each task of a batch container, or
- * io.prio.class / blkio.prio.class where the kernel has it) is the next
- * one, and the first to pull: it costs the batch nothing while the victim
- * is idle.  Nothing outside this part changes for it. */
+ * io.prio.class / blkio.prio.class where the kernel has it) is such a
+ * one (ioprio.c), and the first to pull: it costs the batch nothing while
+ * the victim is idle. */
 #ifndef IOB_AGENT_PROTECTION_H
 #define IOB_AGENT_PROTECTION_H
 
@@ -35,6 +35,7 @@
 #include "agent/caps.h"
 #include "agent/config.h"
 #include "agent/freeze.h"
+#include "agent/ioprio.h"
 #include "agent/protect.h"
 
 struct agent_profiles;
@@ -52,6 +53,7 @@ struct agent_protection {
   struct agent_profiles *profiles; /* learned objectives go there; expected runtimes */
   struct agent_caps caps;          /* lever: the cap and the CPU weight */
   struct agent_freezer freezer;    /* lever: the cgroup freezer */
+  struct agent_ioprio ioprio;      /* lever: the tasks' I/O priority class (the first pulled) */
   int objective;                   /* protect_objective (enum agent_protect_objective) */
   /* While protecting, batch containers start one at a time, this far
    * apart, so that each one's effect on the victims is measured before the
@@ -125,8 +127,15 @@ struct agent_protection_view {
   unsigned io_limit;      /* batch containers that may do I/O at once; 0 no limit */
   unsigned batch_n;       /* batch containers under the concurrency lever */
   unsigned frozen;        /* ... frozen now */
-  const char *victim;     /* the victim furthest from its target; "" none */
-  uint64_t holds;         /* admissions held back so far */
+  /* The I/O priority lever: "off" (protect_ioprio = off), "ready"
+   * (nothing to hold now), "on" (holding); why: why a batch container
+   * protection limits is not held ("" none: every one is). */
+  const char *ioprio;
+  const char *ioprio_why;
+  unsigned ioprio_ctrs;  /* batch containers held at the class */
+  unsigned ioprio_tasks; /* ... threads held one by one (no blk-ioprio file) */
+  const char *victim;    /* the victim furthest from its target; "" none */
+  uint64_t holds;        /* admissions held back so far */
 };
 void agent_protection_view(const struct agent_protection *p, struct agent_protection_view *v);
 
@@ -165,9 +174,12 @@ bool agent_ctr_freeze_candidate(const struct agent_protection *p, const struct a
 
 /* The steps of agent_protection_window, for tests that drive one alone:
  * each batch job's expected runtime looked up again and the window
- * priced into its debt; the cap level and CPU weight written on every
- * container; the freezer set to the controller's io_limit. */
+ * priced into its debt; the I/O priority class of the batch containers
+ * protection limits while it limits (agent_protect_limiting); the cap
+ * level and CPU weight written on every container; the freezer set to
+ * the controller's io_limit. */
 void agent_protection_budget_window(struct agent_protection *p, uint64_t now, double window_s);
+void agent_protection_ioprio(struct agent_protection *p, uint64_t now);
 void agent_protection_caps(struct agent_protection *p, uint64_t now);
 void agent_protection_freeze(struct agent_protection *p, uint64_t now);
 

@@ -504,6 +504,10 @@ int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusReq
   r.protect_batch_io_limit = pv.io_limit;
   r.protect_freeze_batch = pv.batch_n;
   r.protect_frozen = pv.frozen;
+  r.protect_ioprio = (char *)pv.ioprio;
+  r.protect_ioprio_why = (char *)pv.ioprio_why;
+  r.protect_ioprio_ctrs = pv.ioprio_ctrs;
+  r.protect_ioprio_tasks = pv.ioprio_tasks;
   r.protect_objective = pv.objective;
   r.protect_lat_ratio = pv.worst_lat_ratio;
   r.protect_victim = (char *)pv.victim;

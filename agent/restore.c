@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "cgroupv2/weight.h"
 #include "common/cleanup.h"
 #include "common/file.h"
+#include "common/ioprio.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 
@@ -37,6 +39,12 @@ static const char *const files[] = {
     "cpu.shares",
     "cgroup.freeze", /* agent/freeze.c */
     "freezer.state",
+    "io.prio.class", /* agent/ioprio.c: blk-ioprio's class for the cgroup */
+    "blkio.prio.class",
+    /* agent/ioprio.c's classes of each task: read for the cgroup's threads
+     * and never written (a write would move a task) */
+    "cgroup.threads",
+    "tasks",
 };
 
 /* A file with one value for the whole cgroup, not a line per device: its
@@ -46,9 +54,23 @@ static bool is_freeze(const char *file) {
   return strcmp(base, "cgroup.freeze") == 0 || strcmp(base, "freezer.state") == 0;
 }
 
+static bool prio_file(const char *file) {
+  const char *base = strrchr(file, '/') + 1;
+  return strcmp(base, "io.prio.class") == 0 || strcmp(base, "blkio.prio.class") == 0;
+}
+
+/* An entry for the I/O priority of every task of a cgroup (device 0:0):
+ * its value is the class the tasks had, its written value the one the
+ * agent gave them (common/ioprio.h's words). */
+static bool tasks_file(const char *file) {
+  const char *base = strrchr(file, '/') + 1;
+  return strcmp(base, "cgroup.threads") == 0 || strcmp(base, "tasks") == 0;
+}
+
 static bool whole_cgroup(const char *file) {
   const char *base = strrchr(file, '/') + 1;
-  return strcmp(base, "cpu.weight") == 0 || strcmp(base, "cpu.shares") == 0 || is_freeze(file);
+  return strcmp(base, "cpu.weight") == 0 || strcmp(base, "cpu.shares") == 0 || is_freeze(file) ||
+         prio_file(file);
 }
 
 /* io.weight or io.bfq.weight: with device 0:0, the "default W" line. */
@@ -119,14 +141,14 @@ static bool file_ok(const char *f) {
 }
 
 /* What the kernel prints back and accepts: "default", numbers, "max",
- * "key=value" words, "THAWED". */
+ * "key=value" words, "THAWED", blk-ioprio's "no-change". */
 static bool value_ok(const char *v) {
   size_t n = strlen(v);
   if (n == 0 || n >= AGENT_RESTORE_VALUE_MAX)
     return false;
   for (size_t i = 0; i < n; i++)
     if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') ||
-          (v[i] >= '0' && v[i] <= '9') || v[i] == '=' || v[i] == ' ' || v[i] == '.'))
+          (v[i] >= '0' && v[i] <= '9') || v[i] == '=' || v[i] == ' ' || v[i] == '.' || v[i] == '-'))
       return false;
   return true;
 }
@@ -221,6 +243,13 @@ static int from_json(struct agent_restore *r, json_t *root, const char *name,
     if (!value_ok(value))
       return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': entry %zu: invalid value '%.100s'",
                             name, i, value);
+    int prio;
+    if (tasks_file(file) && (maj || min || iob_ioprio_parse(value, &prio) < 0 ||
+                             (v2 && iob_ioprio_parse(written, &prio) < 0) ||
+                             (*prev && iob_ioprio_parse(prev, &prio) < 0)))
+      return iob_error_code(err, IOB_CODE_DATA_LOSS,
+                            "'%s': entry %zu: invalid I/O priority entry for '%.200s'", name, i,
+                            file);
     if (find(r, file, maj, min))
       return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': entry %zu: '%s' %u:%u twice", name, i,
                             file, maj, min);
@@ -341,9 +370,15 @@ static void undo(struct agent_restore *r, const struct undo *u) {
 }
 
 static int check_new(const struct agent_restore_entry *e, struct iob_error **err) {
+  int prio;
   if (!file_ok(e->file))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "'%s' is not a cgroup file to restore",
                           e->file);
+  if (tasks_file(e->file) && (e->major || e->minor || iob_ioprio_parse(e->value, &prio) < 0 ||
+                              iob_ioprio_parse(e->written, &prio) < 0))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "cannot remember I/O priorities '%.20s' and '%.20s' for '%s'", e->value,
+                          e->written, e->file);
   if (!value_ok(e->value) || !value_ok(e->written))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "cannot remember '%.100s' of '%s'",
                           value_ok(e->value) ? e->written : e->value, e->file);
@@ -506,7 +541,8 @@ static bool is_which(const struct agent_restore_entry *e, enum agent_restore_fil
   const char *base = strrchr(e->file, '/') + 1;
   bool cap = strcmp(base, "io.max") == 0 || strncmp(base, "blkio.throttle.", 15) == 0;
   bool freeze = is_freeze(e->file);
-  bool cpu = whole_cgroup(e->file) && !freeze;
+  bool ioprio = prio_file(e->file) || tasks_file(e->file);
+  bool cpu = whole_cgroup(e->file) && !freeze && !ioprio;
   bool dflt = default_line(e);
   switch (which) {
   case AGENT_RESTORE_ALL:
@@ -519,10 +555,12 @@ static bool is_which(const struct agent_restore_entry *e, enum agent_restore_fil
     return dflt;
   case AGENT_RESTORE_FREEZE:
     return freeze;
+  case AGENT_RESTORE_IOPRIO:
+    return ioprio;
   case AGENT_RESTORE_WEIGHTS:
     break;
   }
-  return !cap && !cpu && !dflt && !freeze;
+  return !cap && !cpu && !dflt && !freeze && !ioprio;
 }
 
 static bool in_dir(const char *file, const char *dir) {
@@ -578,8 +616,48 @@ static enum outcome check(const struct agent_restore_entry *e) {
   return RESTORED;
 }
 
+/* The I/O priority of each task listed in E's file (the cgroup's
+ * threads) that still has the class the agent gave (a class changed since,
+ * by the task or another writer, is left alone) goes back to E's value.
+ * Threads started since inherited the agent's class from their parent:
+ * they go back too. */
+static enum outcome tasks_back(const struct agent_restore_entry *e, bool replay) {
+  int to, given;
+  if (iob_ioprio_parse(e->value, &to) < 0 || iob_ioprio_parse(e->written, &given) < 0)
+    return NOTHING;
+  cleanup_error struct iob_error *err = NULL;
+  unsigned long long ino = agent_restore_dir_ino(e->file, &err);
+  if (ino == 0 || ino != e->ino)
+    return ino == 0 && err->errno_ != ENOENT ? FAILED : NOTHING;
+  cleanup_close int fd = open(e->file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
+  if (fd < 0 || iob_read_fd(fd, e->file, AGENT_RESTORE_MAX_BYTES, &buf, &len, &err) < 0)
+    return fd < 0 && errno == ENOENT ? NOTHING : FAILED;
+  size_t n = 0, back = 0;
+  for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    char *end;
+    long tid = strtol(l, &end, 10);
+    int now;
+    if (*end || tid <= 0 || tid > INT32_MAX || iob_ioprio_get((int)tid, &now, &err) < 0) {
+      iob_error_release(&err); /* exited: nothing to put back */
+      continue;
+    }
+    n++;
+    if (now == given && iob_ioprio_set((int)tid, to, &err) == 0)
+      back++;
+    iob_error_release(&err);
+  }
+  if (replay || back)
+    iob_info("'%s': %zu of %zu threads given back the I/O priority '%s'%s", e->file, back, n,
+             e->value, replay ? " (left by an agent that did not stop)" : "");
+  return RESTORED;
+}
+
 /* Put E back (checked first, unless a version-1 entry). */
 static enum outcome restore_one(const struct agent_restore_entry *e, bool replay) {
+  if (tasks_file(e->file))
+    return tasks_back(e, replay);
   if (e->ino) {
     enum outcome o = check(e);
     if (o != RESTORED)

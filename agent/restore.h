@@ -40,6 +40,15 @@
  *                 "ino": 4242, "written": "rbps=1048576 wbps=1048576 riops=max wiops=max",
  *                 "prev": "rbps=2097152 wbps=2097152 riops=max wiops=max", "tries": 1}]}
  *
+ * I/O priority (agent/ioprio.c): io.prio.class / blkio.prio.class are
+ * one value per cgroup like cpu.weight.  Where the kernel has neither,
+ * the class of each task is set with ioprio_set(2), and one entry keyed
+ * by the cgroup's task list (cgroup.threads on v2, tasks on v1; device
+ * 0:0; that file is read, never written) holds the class the tasks had
+ * and the one the agent gave, in common/ioprio.h's words ("none",
+ * "idle", "be7"): putting it back gives every task listed then that
+ * still has the agent's class the old one.
+ *
  * "prev" and "tries" are optional.  io.weight and io.bfq.weight with device
  * 0:0 are the "default W" line (the hook's first weight, runtime-hook/run.c,
  * journalled by the agent at Register). */
@@ -135,6 +144,8 @@ enum agent_restore_files {
   AGENT_RESTORE_CPU,         /* cpu.weight, cpu.shares (device 0:0: one value) */
   AGENT_RESTORE_HOOK_WEIGHT, /* io.weight, io.bfq.weight "default" (device 0:0) */
   AGENT_RESTORE_FREEZE,      /* cgroup.freeze, freezer.state (0:0; agent/freeze.c) */
+  AGENT_RESTORE_IOPRIO,      /* io.prio.class, blkio.prio.class, and the class of each task
+                                listed in cgroup.threads or tasks (0:0; agent/ioprio.c) */
 };
 
 /* The same for N entries at once (each with its file, device, value,

@@ -219,6 +219,25 @@ static void budget_text(const ctr_status *c, char *buf, size_t n) {
 }
 
 /* The batch jobs protection has added time to, and what it may still add. */
+/* The I/O priority lever: on or off, and why a batch container
+ * protection limits is not held (its disk's scheduler ignores priority). */
+static void print_ioprio(const status_resp *r) {
+  if (r->protect_ioprio == NULL || r->protect_ioprio[0] == '\0')
+    return; /* an agent without the lever */
+  bool off = strcmp(r->protect_ioprio, "off") == 0;
+  printf("\nI/O priority lever: %s", r->protect_ioprio);
+  if (off) {
+    printf(" (%s)\n", or_dash(r->protect_ioprio_why));
+    return;
+  }
+  if (r->protect_ioprio_ctrs)
+    printf(" (%u batch containers held at the low class, %u threads one by one)",
+           r->protect_ioprio_ctrs, r->protect_ioprio_tasks);
+  if (r->protect_ioprio_why && r->protect_ioprio_why[0])
+    printf("; not held: %s", r->protect_ioprio_why);
+  printf("\n");
+}
+
 static void print_budgets(const status_resp *r) {
   bool head = false;
   for (size_t i = 0; i < r->n_containers; i++) {
@@ -307,6 +326,7 @@ static void print_table(const status_resp *r, bool wide, bool no_trunc) {
   if (r->protect_batch_io_limit || r->protect_frozen)
     printf("\nbatch containers doing I/O at once: at most %u of %u (%u frozen)\n",
            r->protect_batch_io_limit, r->protect_freeze_batch, r->protect_frozen);
+  print_ioprio(r);
   print_budgets(r);
   if (r->n_penalties)
     printf("\nmeasured penalties (victim beside neighbour: slowdown; evidence from %d co-runs):\n",
@@ -523,6 +543,11 @@ static json_t *to_json(const status_resp *r) {
     json_object_set_new(o, "protect_batch_io_limit", json_integer(r->protect_batch_io_limit));
     json_object_set_new(o, "protect_frozen", json_integer(r->protect_frozen));
     json_object_set_new(o, "protect_freeze_batch", json_integer(r->protect_freeze_batch));
+    json_object_set_new(o, "protect_ioprio", json_string(or_dash(r->protect_ioprio)));
+    json_object_set_new(o, "protect_ioprio_why",
+                        json_string(r->protect_ioprio_why ? r->protect_ioprio_why : ""));
+    json_object_set_new(o, "protect_ioprio_ctrs", json_integer(r->protect_ioprio_ctrs));
+    json_object_set_new(o, "protect_ioprio_tasks", json_integer(r->protect_ioprio_tasks));
     /* issue #25: where pod names come from */
     json_object_set_new(o, "cri", json_string(r->cri ? r->cri : ""));
     json_object_set_new(o, "cri_polls", json_integer((json_int_t)r->cri_polls));

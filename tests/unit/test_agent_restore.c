@@ -686,6 +686,44 @@ static void test_v2_malformed(void **state) {
 #undef V2
 }
 
+/* The I/O priority entries: blk-ioprio's file is a whole-cgroup value;
+ * a task-list entry is device 0:0 with classes in common/ioprio.h's
+ * words, or the journal is refused (a damaged one must not make the
+ * agent set classes it never saw). */
+static void test_ioprio_malformed(void **state) {
+  (void)state;
+#define TASKS(dev, value, written)                                                                 \
+  "{\"version\": 2, \"entries\": [{\"file\": \"/sys/fs/cgroup/a/cgroup.threads\", \"dev\": \"" dev \
+  "\", \"value\": \"" value "\", \"ino\": 5, \"written\": \"" written "\"}]}"
+  expect_bad(TASKS("8:0", "none", "idle"), "invalid I/O priority entry");
+  expect_bad(TASKS("0:0", "bogus", "idle"), "invalid I/O priority entry");
+  expect_bad(TASKS("0:0", "none", "be8"), "invalid I/O priority entry");
+  expect_bad(TASKS("0:0", "none", "rt"), "invalid I/O priority entry");
+  expect_bad(TASKS("0:0", "12", "idle"), "invalid I/O priority entry");
+  expect_bad("{\"version\": 2, \"entries\": [{\"file\": \"/sys/fs/cgroup/a/cgroup.procs\", "
+             "\"dev\": \"0:0\", \"value\": \"none\", \"ino\": 5, \"written\": \"idle\"}]}",
+             "not a cgroup file the agent writes");
+  struct agent_restore r;
+  cleanup_error struct iob_error *err = NULL;
+  agent_restore_init(&r, NULL, NULL, &err);
+  const char *ok = TASKS("0:0", "be4", "idle");
+  assert_int_equal(agent_restore_parse(&r, "j.json", ok, strlen(ok), &err), 0);
+  assert_int_equal(r.n, 1);
+  const char *file =
+      "{\"version\": 2, \"entries\": [{\"file\": \"/sys/fs/cgroup/a/io.prio.class\", "
+      "\"dev\": \"0:0\", \"value\": \"no-change\", \"ino\": 5, \"written\": "
+      "\"idle\"}]}";
+  assert_int_equal(agent_restore_parse(&r, "j.json", file, strlen(file), &err), 0);
+  assert_string_equal(r.v[0].value, "no-change");
+  /* remembered by the agent: the same rules */
+  struct agent_restore_entry e = {.file = (char *)"/sys/fs/cgroup/a/tasks", .ino = 5};
+  snprintf(e.value, sizeof(e.value), "none");
+  snprintf(e.written, sizeof(e.written), "idle2");
+  assert_int_equal(agent_restore_remember_n(&r, &e, 1, &err), -1);
+  agent_restore_release(&r);
+#undef TASKS
+}
+
 static void expect_bad(const char *text, const char *msg) {
   struct agent_restore r;
   cleanup_error struct iob_error *err = NULL;
@@ -908,6 +946,7 @@ int main(void) {
       cmocka_unit_test(test_thaw_never_given_up),
       cmocka_unit_test(test_restore_only),
       cmocka_unit_test(test_restore_only_agent_running),
+      cmocka_unit_test(test_ioprio_malformed),
   };
   return cmocka_run_group_tests_name("agent_restore", tests, NULL, NULL);
 }
