@@ -46,11 +46,15 @@ struct sstate {
    * window's measurement waits here until the next one shows both still
    * doing I/O, and is kept only if both did I/O in the window before too. */
   bool io_prev, io_cur; /* the container did I/O in the window before / this one */
+  size_t nb_prev;       /* its neighbours doing I/O in the window before */
   struct pend_obs {
     bool set;
-    enum batch_class victim, neighbour;
+    bool cross; /* a neighbour of another tenant was among them */
+    enum batch_class victim;
+    size_t nb;                   /* neighbours doing I/O */
+    uint16_t ncls[BATCH_NCLASS]; /* ... by class */
     double slowdown;
-    uint64_t with; /* the neighbour's handle */
+    uint64_t with; /* the neighbours' signature (neighbours_sig) */
   } pend;
   /* A protected container sampled from a directory without io.pressure
    * (v1 blkio, procfs on a hybrid host): its cgroup2 directory, which has
@@ -660,14 +664,25 @@ void agent_sampler_add(struct agent_sampler *s, struct agent_ctr *c,
   push(st, &smp);
 }
 
+/* A container's solo rate as measured: learned in earlier runs (its
+ * profile), else from its windows alone in this run; 0 unknown. */
+static double solo_rate(const struct agent_ctr *c) {
+  if (c->solo_bps > 0)
+    return c->solo_bps;
+  return c->alone_s > 0 ? c->alone_bytes / c->alone_s : 0;
+}
+
 /* The slowdown of running container c in the last window: measured (solo
- * rate / rate) when its solo rate is learned, else predicted from the
- * classes of its I/O neighbours (matrix, with measured pairs in). */
+ * rate / rate) when its solo rate is known, else predicted from the
+ * classes of its I/O neighbours (matrix, with measured pairs in), and
+ * *guessed says so. */
 static double window_slowdown(const struct batch_config *cfg, struct agent_sampler *s,
-                              const struct agent_ctr *c) {
-  double rate = c->read_bps + c->write_bps;
-  if (c->solo_bps > 0 && rate > 0)
-    return c->solo_bps / rate;
+                              const struct agent_ctr *c, bool *guessed) {
+  double rate = c->read_bps + c->write_bps, solo = solo_rate(c);
+  *guessed = false;
+  if (solo > 0 && rate > 0)
+    return solo / rate;
+  *guessed = true;
   size_t n = 1;
   for (struct agent_ctr *o = s->env.adm->list; o; o = o->next)
     n += o != c && o->state == AGENT_RUNNING && o->io_now;
@@ -702,24 +717,76 @@ static void protect_share(struct agent_sampler *s, struct agent_ctr *c, const st
   agent_protection_observe(c, s->protect_signal, rate, window_stall(st), nb);
 }
 
-/* What the last window teaches about running containers that shared the
- * disk: their solo-equivalent progress (solo_equiv_s, learnt at exit) and,
- * for a container with a learned solo rate beside exactly one other doing
- * I/O, a measured penalty for the pair of classes. */
+/* A container's part in the signature of a set of neighbours: the sum of
+ * its members' parts, so that a set has one signature in any order. */
+static uint64_t sig_part(uint64_t handle) {
+  uint64_t x = handle + 0x9e3779b97f4a7c15u;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+  return (x ^ (x >> 31)) | 1;
+}
+
+/* The window's running containers doing I/O, counted once for all (not
+ * per container: with a thousand that was most of a sample's CPU,
+ * bench/agent-overhead.sh): how many, how many of them did I/O in the
+ * window before too, how many of each class, their signature, and whether
+ * they all belong to one tenant. */
+struct io_set {
+  size_t n, n_interior;
+  size_t ncls[BATCH_NCLASS];
+  uint64_t sig;
+  bool one_tenant;
+};
+
+static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
+  memset(w, 0, sizeof(*w));
+  w->one_tenant = true;
+  const char *tenant = NULL;
+  for (const struct agent_ctr *o = s->env.adm->list; o; o = o->next) {
+    if (o->state != AGENT_RUNNING || !o->io_now)
+      continue;
+    const struct sstate *ost = o->sampler_state;
+    w->n++;
+    w->n_interior += ost && ost->io_prev;
+    if ((unsigned)o->cls < BATCH_NCLASS)
+      w->ncls[o->cls]++;
+    w->sig += sig_part(o->handle);
+    const char *t = agent_ctr_tenant(o);
+    if (tenant == NULL)
+      tenant = t;
+    else if (strcmp(tenant, t) != 0)
+      w->one_tenant = false;
+  }
+}
+
+/* What a window beside others teaches about the pairs of classes: the
+ * victim's slowdown beside NB neighbours, its excess shared among them
+ * as the batcher's model adds it (1 + the sum of the pairs' penalties).
+ * A victim from a namespace whose declarations do not count teaches only
+ * beside another tenant's container: two of a tenant's own containers
+ * make no evidence against others. */
+static void observe(struct agent_sampler *s, const struct agent_ctr *c, const struct pend_obs *p,
+                    bool new_corun) {
+  bool trusted = agent_adm_trusted(s->env.adm, c);
+  if (!trusted && !p->cross)
+    return;
+  double per = 1 + (p->slowdown - 1) / (double)p->nb;
+  for (int k = 0; k < BATCH_NCLASS; k++)
+    if (p->ncls[k] > 0 && batch_class_does_io((enum batch_class)k))
+      agent_penalties_observe(s->env.pen, p->victim, (enum batch_class)k, per, new_corun,
+                              trusted ? NULL : agent_ctr_tenant(c));
+}
+
+/* What the last window teaches about running containers: their windows
+ * alone (a solo rate measured), their solo-equivalent progress
+ * (solo_equiv_s, learnt at exit) and, for a container with a measured
+ * solo rate beside neighbours that did I/O in this window and the one
+ * before, the penalties of its class beside theirs. */
 static void account(struct agent_sampler *s) {
   struct batch_config cfg = s->env.adm->bcfg;
   agent_penalties_apply(s->env.pen, &cfg);
-  /* Running containers doing I/O, counted once (not per container: with
-   * a thousand that was most of a sample's CPU, bench/agent-overhead.sh),
-   * and the first two of them, which name a container's only neighbour. */
-  size_t n_io = 0;
-  struct agent_ctr *io2[2] = {NULL, NULL};
-  for (struct agent_ctr *o = s->env.adm->list; o; o = o->next)
-    if (o->state == AGENT_RUNNING && o->io_now) {
-      if (n_io < 2)
-        io2[n_io] = o;
-      n_io++;
-    }
+  struct io_set w;
+  io_set_count(s, &w);
   for (struct agent_ctr *c = s->env.adm->list; c; c = c->next) {
     struct sstate *st = c->sampler_state;
     if (c->state != AGENT_RUNNING || st == NULL || st->last_dt <= 0)
@@ -727,37 +794,51 @@ static void account(struct agent_sampler *s) {
     double dt = st->last_dt;
     st->last_dt = 0;
     st->io_cur = c->io_now;
-    size_t nb = n_io - (c->io_now ? 1 : 0);
-    struct agent_ctr *only = NULL; /* its one neighbour doing I/O, when nb == 1 */
-    if (nb == 1)
-      only = io2[0] != c ? io2[0] : io2[1];
+    size_t nb = w.n - (c->io_now ? 1 : 0);
+    size_t nb_prev = st->nb_prev;
+    st->nb_prev = nb;
     double rate = c->read_bps + c->write_bps;
     if (c->protect)
       protect_share(s, c, st, rate, nb);
     if (!c->io_now || nb == 0) {
       st->pend.set = false;  /* the window before was its or its neighbours' last */
       c->solo_equiv_s += dt; /* alone (or idle): solo speed by definition */
+      /* Alone through a whole window, and in the one before: no
+       * neighbour's last requests in it, nor its own first. */
+      if (c->io_now && st->io_prev && nb_prev == 0 && rate > 0) {
+        c->alone_s += dt;
+        c->alone_bytes += rate * dt;
+      }
       continue;
     }
     c->shared = true;
-    double sd = window_slowdown(&cfg, s, c);
+    bool guessed;
+    double sd = window_slowdown(&cfg, s, c, &guessed);
+    c->equiv_guessed |= guessed;
     c->solo_equiv_s += dt / (sd > 1 ? sd : 1);
-    /* The window before, measured beside the same neighbour: both still
-     * do I/O now, so it was an interior window for both. */
-    if (st->pend.set && nb == 1 && only->handle == st->pend.with) {
-      agent_penalties_observe(s->env.pen, st->pend.victim, st->pend.neighbour, st->pend.slowdown,
-                              c->corun_with != st->pend.with);
-      c->corun_with = st->pend.with;
+    uint64_t with = w.sig - sig_part(c->handle);
+    /* Its neighbours' own interior: every one of them did I/O in the
+     * window before too. */
+    bool interior = st->io_prev && w.n_interior - 1 == nb;
+    /* The window before, measured beside the same neighbours: all still
+     * do I/O now, so it was an interior window for each. */
+    if (st->pend.set && st->pend.with == with) {
+      observe(s, c, &st->pend, c->corun_with != with);
+      c->corun_with = with;
     }
     st->pend.set = false;
-    struct sstate *ost = only ? only->sampler_state : NULL;
-    if (nb == 1 && c->solo_bps > 0 && batch_class_does_io(c->cls) &&
-        batch_class_does_io(only->cls) && st->io_prev && ost && ost->io_prev)
+    if (!guessed && interior && batch_class_does_io(c->cls)) {
       st->pend = (struct pend_obs){.set = true,
+                                   .cross = !w.one_tenant,
                                    .victim = c->cls,
-                                   .neighbour = only->cls,
+                                   .nb = nb,
                                    .slowdown = sd,
-                                   .with = only->handle};
+                                   .with = with};
+      for (int k = 0; k < BATCH_NCLASS; k++) {
+        size_t m = w.ncls[k] - ((int)c->cls == k ? 1 : 0);
+        st->pend.ncls[k] = m > UINT16_MAX ? UINT16_MAX : (uint16_t)m;
+      }
+    }
   }
   for (struct agent_ctr *c = s->env.adm->list; c; c = c->next) {
     struct sstate *st = c->sampler_state;
