@@ -41,12 +41,19 @@ struct sstate {
   bool seen;      /* the cgroup existed, with processes in it, at some sample */
   double last_dt; /* seconds of the last window with rates, 0: none this round */
   /* Pair penalties come from interior windows only: a window in which a
-   * container starts or stops its I/O (or its neighbour does) is partly
+   * container starts or stops its I/O (or a neighbour does) is partly
    * idle, and its rate would read as a slowdown that is not there.  A
-   * window's measurement waits here until the next one shows both still
-   * doing I/O, and is kept only if both did I/O in the window before too. */
-  bool io_prev, io_cur; /* the container did I/O in the window before / this one */
-  size_t nb_prev;       /* its neighbours doing I/O in the window before */
+   * window's measurement waits in pend until the next one shows the same
+   * neighbours still busy, and is kept only if all were busy in the
+   * window before too. */
+  size_t nb_prev; /* its neighbours doing I/O in the window before */
+  /* Doing I/O as learning counts it: io_now, or any I/O at all in a
+   * window after one it counted in.  A neighbour that trickles along
+   * under the io_now threshold (a random reader beside seven others, a
+   * few requests a second) is still there for whoever shares the disk
+   * with it, and flapping in and out of the set would leave no window
+   * measured beside the same neighbours twice. */
+  bool busy_prev, busy;
   struct pend_obs {
     bool set;
     bool cross; /* a neighbour of another tenant was among them */
@@ -726,13 +733,14 @@ static uint64_t sig_part(uint64_t handle) {
   return (x ^ (x >> 31)) | 1;
 }
 
-/* The window's running containers doing I/O, counted once for all (not
- * per container: with a thousand that was most of a sample's CPU,
- * bench/agent-overhead.sh): how many, how many of them did I/O in the
+/* The window's running containers doing I/O (busy), counted once for all
+ * (not per container: with a thousand that was most of a sample's CPU,
+ * bench/agent-overhead.sh): how many, how many of them were busy in the
  * window before too, how many of each class, their signature, and whether
  * they all belong to one tenant. */
 struct io_set {
   size_t n, n_interior;
+  size_t n_io; /* of them io_now: the neighbours protection counts */
   size_t ncls[BATCH_NCLASS];
   uint64_t sig;
   bool one_tenant;
@@ -743,11 +751,16 @@ static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
   w->one_tenant = true;
   const char *tenant = NULL;
   for (const struct agent_ctr *o = s->env.adm->list; o; o = o->next) {
-    if (o->state != AGENT_RUNNING || !o->io_now)
+    struct sstate *ost = o->sampler_state;
+    if (ost == NULL)
       continue;
-    const struct sstate *ost = o->sampler_state;
+    ost->busy = o->state == AGENT_RUNNING &&
+                (o->io_now || (ost->busy_prev && o->read_bps + o->write_bps > 0));
+    if (!ost->busy)
+      continue;
+    w->n_io += o->io_now;
     w->n++;
-    w->n_interior += ost && ost->io_prev;
+    w->n_interior += ost->busy_prev;
     if ((unsigned)o->cls < BATCH_NCLASS)
       w->ncls[o->cls]++;
     w->sig += sig_part(o->handle);
@@ -757,6 +770,11 @@ static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
     else if (strcmp(tenant, t) != 0)
       w->one_tenant = false;
   }
+}
+
+/* C's neighbours above the io_now threshold. */
+static size_t nb_io(const struct io_set *w, const struct agent_ctr *c) {
+  return w->n_io - (c->io_now && ((struct sstate *)c->sampler_state)->busy ? 1 : 0);
 }
 
 /* What a window beside others teaches about the pairs of classes: the
@@ -793,19 +811,18 @@ static void account(struct agent_sampler *s) {
       continue;
     double dt = st->last_dt;
     st->last_dt = 0;
-    st->io_cur = c->io_now;
-    size_t nb = w.n - (c->io_now ? 1 : 0);
+    size_t nb = w.n - (st->busy ? 1 : 0);
     size_t nb_prev = st->nb_prev;
     st->nb_prev = nb;
     double rate = c->read_bps + c->write_bps;
     if (c->protect)
-      protect_share(s, c, st, rate, nb);
-    if (!c->io_now || nb == 0) {
+      protect_share(s, c, st, rate, nb_io(&w, c));
+    if (!st->busy || nb == 0) {
       st->pend.set = false;  /* the window before was its or its neighbours' last */
       c->solo_equiv_s += dt; /* alone (or idle): solo speed by definition */
       /* Alone through a whole window, and in the one before: no
        * neighbour's last requests in it, nor its own first. */
-      if (c->io_now && st->io_prev && nb_prev == 0 && rate > 0) {
+      if (c->io_now && st->busy_prev && nb_prev == 0 && rate > 0) {
         c->alone_s += dt;
         c->alone_bytes += rate * dt;
       }
@@ -819,7 +836,7 @@ static void account(struct agent_sampler *s) {
     uint64_t with = w.sig - sig_part(c->handle);
     /* Its neighbours' own interior: every one of them did I/O in the
      * window before too. */
-    bool interior = st->io_prev && w.n_interior - 1 == nb;
+    bool interior = st->busy_prev && w.n_interior - 1 == nb;
     /* The window before, measured beside the same neighbours: all still
      * do I/O now, so it was an interior window for each. */
     if (st->pend.set && st->pend.with == with) {
@@ -842,8 +859,9 @@ static void account(struct agent_sampler *s) {
   }
   for (struct agent_ctr *c = s->env.adm->list; c; c = c->next) {
     struct sstate *st = c->sampler_state;
-    if (c->state == AGENT_RUNNING && st)
-      st->io_prev = st->io_cur;
+    if (st == NULL)
+      continue;
+    st->busy_prev = st->busy;
   }
 }
 
