@@ -161,9 +161,8 @@ struct agent_ctr {
    * I/O in the window or the one before, its own I/O under way): its solo
    * rate, measured while it ran. */
   double alone_s, alone_bytes;
-  bool io_now;         /* did I/O in the last sampling window */
-  bool first_io;       /* did I/O in some window since its admission */
-  uint64_t corun_with; /* its I/O neighbours' signature at the last observation, 0 none */
+  bool io_now;   /* did I/O in the last sampling window */
+  bool first_io; /* did I/O in some window since its admission */
   /* Protected: its pace alone and against it (agent/protect.h). */
   double alone_bps; /* its rate in windows with no other I/O (running average) */
   double alone_var; /* ... and its running variance */

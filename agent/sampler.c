@@ -40,29 +40,25 @@ struct sstate {
   bool warned;    /* the "cannot sample" warning was logged once */
   bool seen;      /* the cgroup existed, with processes in it, at some sample */
   double last_dt; /* seconds of the last window with rates, 0: none this round */
-  /* Pair penalties come from interior windows only: a window in which a
-   * container starts or stops its I/O (or a neighbour does) is partly
-   * idle, and its rate would read as a slowdown that is not there.  A
-   * window's measurement waits in pend until the next one shows the same
-   * neighbours still busy, and is kept only if all were busy in the
-   * window before too. */
-  size_t nb_prev; /* its neighbours doing I/O in the window before */
-  /* Doing I/O as learning counts it: io_now, or any I/O at all in a
-   * window after one it counted in.  A neighbour that trickles along
-   * under the io_now threshold (a random reader beside seven others, a
-   * few requests a second) is still there for whoever shares the disk
-   * with it, and flapping in and out of the set would leave no window
-   * measured beside the same neighbours twice. */
-  bool busy_prev, busy;
-  struct pend_obs {
-    bool set;
-    bool cross; /* a neighbour of another tenant was among them */
-    enum batch_class victim;
-    size_t nb;                   /* neighbours doing I/O */
-    uint16_t ncls[BATCH_NCLASS]; /* ... by class */
-    double slowdown;
-    uint64_t with; /* the neighbours' signature (neighbours_sig) */
-  } pend;
+  /* Learning measures co-runs, not windows: a disk that serves its
+   * streams by turns (an HDD's queue, a write cache flushing) gives one
+   * stream a whole window and the next nothing, so a window says little;
+   * the rate over a span in which the same containers did I/O says what
+   * the co-run cost.  A span (epoch) starts when the set of busy
+   * neighbours changes; its first window (the change happened in it) and
+   * its last (the one in which the next change happened) are left out. */
+  bool busy;              /* doing I/O as learning counts it (io_set_count) */
+  unsigned quiet_windows; /* windows in a row without any I/O */
+  struct epoch {
+    bool open;
+    bool cross;                   /* a neighbour of another tenant was among them */
+    uint64_t with;                /* the neighbours' signature (0: none, alone) */
+    size_t nb;                    /* how many */
+    uint16_t ncls[BATCH_NCLASS];  /* ... by class */
+    unsigned windows;             /* windows counted (the first is not) */
+    double bytes, secs;           /* their sums ... */
+    double last_bytes, last_secs; /* ... and the last one's, left out at the end */
+  } ep;
   /* A protected container sampled from a directory without io.pressure
    * (v1 blkio, procfs on a hybrid host): its cgroup2 directory, which has
    * one (PSI needs no controller), read beside each sample. */
@@ -724,6 +720,25 @@ static void protect_share(struct agent_sampler *s, struct agent_ctr *c, const st
   agent_protection_observe(c, s->protect_signal, rate, window_stall(st), nb);
 }
 
+/* A container stays busy, for learning, until this many windows in a row
+ * without any I/O: a stream the disk starves for a window or two is still
+ * there for whoever shares the disk with it. */
+#define QUIET_WINDOWS 3
+/* Windows a co-run must have, its first and last left out, to teach. */
+#define EPOCH_MIN_WINDOWS 2
+
+/* The window's busy containers, counted once for all (not per container:
+ * with a thousand that was most of a sample's CPU, bench/agent-overhead.sh):
+ * how many, how many of each class, their signature, how many did I/O
+ * above the io_now threshold (the neighbours protection counts), and
+ * whether they all belong to one tenant. */
+struct io_set {
+  size_t n, n_io;
+  size_t ncls[BATCH_NCLASS];
+  uint64_t sig;
+  bool one_tenant;
+};
+
 /* A container's part in the signature of a set of neighbours: the sum of
  * its members' parts, so that a set has one signature in any order. */
 static uint64_t sig_part(uint64_t handle) {
@@ -733,19 +748,6 @@ static uint64_t sig_part(uint64_t handle) {
   return (x ^ (x >> 31)) | 1;
 }
 
-/* The window's running containers doing I/O (busy), counted once for all
- * (not per container: with a thousand that was most of a sample's CPU,
- * bench/agent-overhead.sh): how many, how many of them were busy in the
- * window before too, how many of each class, their signature, and whether
- * they all belong to one tenant. */
-struct io_set {
-  size_t n, n_interior;
-  size_t n_io; /* of them io_now: the neighbours protection counts */
-  size_t ncls[BATCH_NCLASS];
-  uint64_t sig;
-  bool one_tenant;
-};
-
 static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
   memset(w, 0, sizeof(*w));
   w->one_tenant = true;
@@ -754,13 +756,18 @@ static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
     struct sstate *ost = o->sampler_state;
     if (ost == NULL)
       continue;
-    ost->busy = o->state == AGENT_RUNNING &&
-                (o->io_now || (ost->busy_prev && o->read_bps + o->write_bps > 0));
+    bool moved = o->read_bps + o->write_bps > 0;
+    if (o->state != AGENT_RUNNING)
+      ost->busy = false;
+    else if (o->io_now)
+      ost->busy = true;
+    else if (ost->busy && !moved && ost->quiet_windows + 1 >= QUIET_WINDOWS)
+      ost->busy = false;
+    ost->quiet_windows = moved ? 0 : ost->quiet_windows + 1;
     if (!ost->busy)
       continue;
     w->n_io += o->io_now;
     w->n++;
-    w->n_interior += ost->busy_prev;
     if ((unsigned)o->cls < BATCH_NCLASS)
       w->ncls[o->cls]++;
     w->sig += sig_part(o->handle);
@@ -772,34 +779,75 @@ static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
   }
 }
 
-/* C's neighbours above the io_now threshold. */
-static size_t nb_io(const struct io_set *w, const struct agent_ctr *c) {
-  return w->n_io - (c->io_now && ((struct sstate *)c->sampler_state)->busy ? 1 : 0);
-}
-
-/* What a window beside others teaches about the pairs of classes: the
- * victim's slowdown beside NB neighbours, its excess shared among them
- * as the batcher's model adds it (1 + the sum of the pairs' penalties).
- * A victim from a namespace whose declarations do not count teaches only
- * beside another tenant's container: two of a tenant's own containers
- * make no evidence against others. */
-static void observe(struct agent_sampler *s, const struct agent_ctr *c, const struct pend_obs *p,
-                    bool new_corun) {
-  bool trusted = agent_adm_trusted(s->env.adm, c);
-  if (!trusted && !p->cross)
+/* What a co-run teaches: alone, the container's solo rate; beside NB
+ * neighbours, with a measured solo rate, the pairs of its class and
+ * theirs, its slowdown's excess shared among them as the batcher's model
+ * adds it (1 + the sum of the pairs' penalties).  A victim from a
+ * namespace whose declarations do not count teaches only beside another
+ * tenant's container: two of a tenant's own containers make no evidence
+ * against others. */
+static void epoch_end(struct agent_sampler *s, struct agent_ctr *c, struct epoch *e) {
+  if (!e->open || e->windows < EPOCH_MIN_WINDOWS + 1)
     return;
-  double per = 1 + (p->slowdown - 1) / (double)p->nb;
+  double bytes = e->bytes - e->last_bytes, secs = e->secs - e->last_secs;
+  if (!(secs > 0) || !(bytes > 0))
+    return;
+  double rate = bytes / secs;
+  if (e->nb == 0)
+    return; /* alone: counted as it went (epoch_window) */
+  double solo = solo_rate(c);
+  if (!(solo > 0) || !batch_class_does_io(c->cls))
+    return;
+  bool trusted = agent_adm_trusted(s->env.adm, c);
+  if (!trusted && !e->cross)
+    return;
+  double sd = solo / rate, per = 1 + (sd - 1) / (double)e->nb;
+  iob_debug("'%s' (%s) beside %zu for %.1f s: %.1f MiB/s, %.2fx slower than alone", c->id,
+            batch_class_name(c->cls), e->nb, secs, rate / (1024 * 1024), sd);
   for (int k = 0; k < BATCH_NCLASS; k++)
-    if (p->ncls[k] > 0 && batch_class_does_io((enum batch_class)k))
-      agent_penalties_observe(s->env.pen, p->victim, (enum batch_class)k, per, new_corun,
+    if (e->ncls[k] > 0 && batch_class_does_io((enum batch_class)k))
+      agent_penalties_observe(s->env.pen, c->cls, (enum batch_class)k, per, true,
                               trusted ? NULL : agent_ctr_tenant(c));
 }
 
-/* What the last window teaches about running containers: their windows
- * alone (a solo rate measured), their solo-equivalent progress
- * (solo_equiv_s, learnt at exit) and, for a container with a measured
- * solo rate beside neighbours that did I/O in this window and the one
- * before, the penalties of its class beside theirs. */
+/* The window in container C's co-run: a new one when its busy neighbours
+ * changed (the last one ends: what it teaches is taken), else one more
+ * window of it. */
+static void epoch_window(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
+                         const struct io_set *w, double dt, double rate) {
+  uint64_t with = w->sig - (st->busy ? sig_part(c->handle) : 0);
+  struct epoch *e = &st->ep;
+  if (!st->busy) {
+    epoch_end(s, c, e);
+    e->open = false;
+    return;
+  }
+  if (!e->open || e->with != with) {
+    epoch_end(s, c, e);
+    *e = (struct epoch){.open = true, .cross = !w->one_tenant, .with = with, .nb = w->n - 1};
+    for (int k = 0; k < BATCH_NCLASS; k++) {
+      size_t m = w->ncls[k] - ((int)c->cls == k ? 1 : 0);
+      e->ncls[k] = m > UINT16_MAX ? UINT16_MAX : (uint16_t)m;
+    }
+    e->windows = 1; /* this one, with the change in it: not counted */
+    return;
+  }
+  /* Alone, the window before is its solo rate now that this one shows it
+   * was not the last (a run's last window is partly idle). */
+  if (e->nb == 0 && e->windows >= 2 && e->last_secs > 0) {
+    c->alone_s += e->last_secs;
+    c->alone_bytes += e->last_bytes;
+  }
+  e->windows++;
+  e->bytes += rate * dt;
+  e->secs += dt;
+  e->last_bytes = rate * dt;
+  e->last_secs = dt;
+}
+
+/* What the last window teaches about running containers: their co-runs
+ * (epoch_window) and their solo-equivalent progress (solo_equiv_s, learnt
+ * at exit). */
 static void account(struct agent_sampler *s) {
   struct batch_config cfg = s->env.adm->bcfg;
   agent_penalties_apply(s->env.pen, &cfg);
@@ -811,21 +859,13 @@ static void account(struct agent_sampler *s) {
       continue;
     double dt = st->last_dt;
     st->last_dt = 0;
-    size_t nb = w.n - (st->busy ? 1 : 0);
-    size_t nb_prev = st->nb_prev;
-    st->nb_prev = nb;
     double rate = c->read_bps + c->write_bps;
+    size_t nb = w.n - (st->busy ? 1 : 0);
     if (c->protect)
-      protect_share(s, c, st, rate, nb_io(&w, c));
-    if (!st->busy || nb == 0) {
-      st->pend.set = false;  /* the window before was its or its neighbours' last */
+      protect_share(s, c, st, rate, w.n_io - (c->io_now ? 1 : 0));
+    epoch_window(s, c, st, &w, dt, rate);
+    if (!c->io_now || nb == 0) {
       c->solo_equiv_s += dt; /* alone (or idle): solo speed by definition */
-      /* Alone through a whole window, and in the one before: no
-       * neighbour's last requests in it, nor its own first. */
-      if (c->io_now && st->busy_prev && nb_prev == 0 && rate > 0) {
-        c->alone_s += dt;
-        c->alone_bytes += rate * dt;
-      }
       continue;
     }
     c->shared = true;
@@ -833,35 +873,6 @@ static void account(struct agent_sampler *s) {
     double sd = window_slowdown(&cfg, s, c, &guessed);
     c->equiv_guessed |= guessed;
     c->solo_equiv_s += dt / (sd > 1 ? sd : 1);
-    uint64_t with = w.sig - sig_part(c->handle);
-    /* Its neighbours' own interior: every one of them did I/O in the
-     * window before too. */
-    bool interior = st->busy_prev && w.n_interior - 1 == nb;
-    /* The window before, measured beside the same neighbours: all still
-     * do I/O now, so it was an interior window for each. */
-    if (st->pend.set && st->pend.with == with) {
-      observe(s, c, &st->pend, c->corun_with != with);
-      c->corun_with = with;
-    }
-    st->pend.set = false;
-    if (!guessed && interior && batch_class_does_io(c->cls)) {
-      st->pend = (struct pend_obs){.set = true,
-                                   .cross = !w.one_tenant,
-                                   .victim = c->cls,
-                                   .nb = nb,
-                                   .slowdown = sd,
-                                   .with = with};
-      for (int k = 0; k < BATCH_NCLASS; k++) {
-        size_t m = w.ncls[k] - ((int)c->cls == k ? 1 : 0);
-        st->pend.ncls[k] = m > UINT16_MAX ? UINT16_MAX : (uint16_t)m;
-      }
-    }
-  }
-  for (struct agent_ctr *c = s->env.adm->list; c; c = c->next) {
-    struct sstate *st = c->sampler_state;
-    if (st == NULL)
-      continue;
-    st->busy_prev = st->busy;
   }
 }
 

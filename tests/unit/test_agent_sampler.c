@@ -287,9 +287,11 @@ static void readers(struct owner *o, struct agent_sampler *s, const char *const 
   }
 }
 
-/* A container with a measured solo rate beside three others teaches the
- * pairs its excess shared among them; one alone, whole windows after its
- * neighbours stopped, measures its solo rate. */
+/* A co-run teaches when it ends: a container with a measured solo rate
+ * beside three others teaches the pairs its excess shared among them,
+ * from the co-run's windows but its first and its last; one alone, from
+ * the window after its neighbours left, measures its solo rate, each
+ * window once the next shows it was not its last. */
 static void test_learns_beside_many_and_alone(void **state) {
   (void)state;
   struct owner o;
@@ -297,37 +299,56 @@ static void test_learns_beside_many_and_alone(void **state) {
   setup_owner(&o, &s, false);
   struct agent_ctr *c[4];
   readers(&o, &s, (const char *const[]){"default", "default", "default", "default"}, c, 4);
-  c[0]->solo_bps = 1; /* set below, from its rate */
   unsigned long long mib[4] = {0, 0, 0, 0};
-  double sd2 = 0;
-  for (int w = 1; w <= 3; w++) {
+  double r[5] = {0};
+  for (int w = 1; w <= 4; w++) {
     for (int i = 0; i < 4; i++)
       mib[i] += 1;
     window(&s, mib, 4);
+    r[w] = c[0]->read_bps;
     if (w == 1)
-      c[0]->solo_bps = 4 * c[0]->read_bps;
-    if (w == 2)
-      sd2 = c[0]->solo_bps / c[0]->read_bps;
+      c[0]->solo_bps = 4 * r[1];
   }
-  enum batch_class v = c[0]->cls;
-  assert_true(batch_class_does_io(v));
-  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, v, c[1]->cls);
+  assert_null(agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls)); /* not ended yet */
+  /* c and d leave: the co-run of four ends */
+  c[2]->state = c[3]->state = AGENT_CREATED;
+  mib[0] += 1, mib[1] += 1;
+  window(&s, mib, 4);
+  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
   assert_non_null(e);
   assert_int_equal(e->samples, 1);
-  /* window 2's slowdown, its excess shared by three */
-  assert_true(fabs(e->slowdown - (1 + (sd2 - 1) / 3)) < 1e-6 * e->slowdown);
-  assert_true(c[1]->alone_s == 0);
-  /* b alone: its first window after the others stopped holds their last
-   * requests, so it counts from the second on */
-  for (int w = 1; w <= 3; w++) {
+  /* windows 2 and 3, 1 MiB each: the harmonic mean of their rates */
+  double rate = 2 / (1 / r[2] + 1 / r[3]), sd = c[0]->solo_bps / rate;
+  assert_true(fabs(e->slowdown - (1 + (sd - 1) / 3)) < 1e-6 * e->slowdown);
+  /* a leaves too: b alone */
+  c[0]->state = AGENT_CREATED;
+  for (int w = 6; w <= 9; w++) {
     mib[1] += 1;
     window(&s, mib, 4);
-    assert_true((c[1]->alone_s > 0) == (w >= 2));
+    assert_true((c[1]->alone_s > 0) == (w >= 8));
   }
   assert_true(fabs(c[1]->alone_bytes - (2u << 20)) < 1e-3 * (1 << 20));
   release_owner(&o, &s);
   for (int i = 0; i < 4; i++)
     rmctr(names[i]);
+}
+
+/* Two containers read side by side for four windows, then the second
+ * leaves; the first's solo rate was trained high. */
+static void tenant_pair(struct owner *o, struct agent_sampler *s, const char *ns0, const char *ns1,
+                        struct agent_ctr **c) {
+  setup_owner(o, s, false);
+  o->adm.ops = &trust_ops;
+  readers(o, s, (const char *const[]){ns0, ns1}, c, 2);
+  c[0]->solo_bps = c[1]->solo_bps = 1e15;
+  unsigned long long mib[2] = {0, 0};
+  for (int w = 1; w <= 4; w++) {
+    mib[0] += 1, mib[1] += 1;
+    window(s, mib, 2);
+  }
+  c[1]->state = AGENT_CREATED;
+  mib[0] += 1;
+  window(s, mib, 2);
 }
 
 /* A tenant whose declarations do not count teaches nothing from its own
@@ -337,16 +358,8 @@ static void test_one_tenant_teaches_nothing(void **state) {
   (void)state;
   struct owner o;
   struct agent_sampler s;
-  setup_owner(&o, &s, false);
-  o.adm.ops = &trust_ops;
   struct agent_ctr *c[2];
-  readers(&o, &s, (const char *const[]){"mallory", "mallory"}, c, 2);
-  unsigned long long mib[2] = {0, 0};
-  for (int w = 1; w <= 4; w++) {
-    mib[0] += 1, mib[1] += 1;
-    window(&s, mib, 2);
-    c[0]->solo_bps = c[1]->solo_bps = 1e15;
-  }
+  tenant_pair(&o, &s, "mallory", "mallory", c);
   for (int v = 0; v < BATCH_NCLASS; v++)
     for (int n = 0; n < BATCH_NCLASS; n++)
       assert_null(agent_penalties_stream(&o.pen, (enum batch_class)v, (enum batch_class)n));
@@ -354,15 +367,7 @@ static void test_one_tenant_teaches_nothing(void **state) {
   for (int i = 0; i < 2; i++)
     rmctr(names[i]);
 
-  setup_owner(&o, &s, false);
-  o.adm.ops = &trust_ops;
-  readers(&o, &s, (const char *const[]){"mallory", "alice"}, c, 2);
-  mib[0] = mib[1] = 0;
-  for (int w = 1; w <= 4; w++) {
-    mib[0] += 1, mib[1] += 1;
-    window(&s, mib, 2);
-    c[0]->solo_bps = c[1]->solo_bps = 1e15;
-  }
+  tenant_pair(&o, &s, "mallory", "alice", c);
   const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
   assert_non_null(e);
   assert_true(e == &o.pen.p[c[0]->cls][c[1]->cls].u);
