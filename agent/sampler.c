@@ -721,9 +721,10 @@ static void protect_share(struct agent_sampler *s, struct agent_ctr *c, const st
 }
 
 /* A container stays busy, for learning, until this many windows in a row
- * without any I/O: a stream the disk starves for a window or two is still
- * there for whoever shares the disk with it. */
-#define QUIET_WINDOWS 3
+ * without any I/O: a stream the disk starves for a few windows (an HDD
+ * serving the nearest requests first) is still there for whoever shares
+ * the disk with it. */
+#define QUIET_WINDOWS 5
 /* Windows a co-run must have, its first and last left out, to teach. */
 #define EPOCH_MIN_WINDOWS 2
 
@@ -790,10 +791,7 @@ static void epoch_end(struct agent_sampler *s, struct agent_ctr *c, struct epoch
   if (!e->open || e->windows < EPOCH_MIN_WINDOWS + 1)
     return;
   double bytes = e->bytes - e->last_bytes, secs = e->secs - e->last_secs;
-  if (!(secs > 0) || !(bytes > 0))
-    return;
-  double rate = bytes / secs;
-  if (e->nb == 0)
+  if (!(secs > 0) || e->nb == 0)
     return; /* alone: counted as it went (epoch_window) */
   double solo = solo_rate(c);
   if (!(solo > 0) || !batch_class_does_io(c->cls))
@@ -801,8 +799,11 @@ static void epoch_end(struct agent_sampler *s, struct agent_ctr *c, struct epoch
   bool trusted = agent_adm_trusted(s->env.adm, c);
   if (!trusted && !e->cross)
     return;
-  double sd = solo / rate, per = 1 + (sd - 1) / (double)e->nb;
-  iob_debug("'%s' (%s) beside %zu for %.1f s: %.1f MiB/s, %.2fx slower than alone", c->id,
+  /* Busy, it moved nothing in the whole span: the disk starved it. */
+  double rate = bytes > 0 ? bytes / secs : 0;
+  double sd = rate > 0 ? solo / rate : AGENT_PEN_MAX_SLOWDOWN;
+  double per = 1 + (sd - 1) / (double)e->nb;
+  iob_debug("'%s' (%s) beside %zu for %.1f s: %.2f MiB/s, %.2fx slower than alone", c->id,
             batch_class_name(c->cls), e->nb, secs, rate / (1024 * 1024), sd);
   for (int k = 0; k < BATCH_NCLASS; k++)
     if (e->ncls[k] > 0 && batch_class_does_io((enum batch_class)k))

@@ -377,6 +377,32 @@ static void test_one_tenant_teaches_nothing(void **state) {
     rmctr(names[i]);
 }
 
+/* A busy container that moves nothing in a whole co-run was starved: the
+ * largest slowdown a sample may have. */
+static void test_starved_is_slowest(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  setup_owner(&o, &s, false);
+  struct agent_ctr *c[2];
+  readers(&o, &s, (const char *const[]){"default", "default"}, c, 2);
+  unsigned long long mib[2] = {1, 1};
+  window(&s, mib, 2);
+  c[0]->solo_bps = 100 * c[0]->read_bps;
+  for (int w = 2; w <= 4; w++) {
+    mib[1] += 1;
+    window(&s, mib, 2);
+  }
+  c[1]->state = AGENT_CREATED;
+  window(&s, mib, 2);
+  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  assert_non_null(e);
+  assert_true(e->slowdown == AGENT_PEN_MAX_SLOWDOWN);
+  release_owner(&o, &s);
+  for (int i = 0; i < 2; i++)
+    rmctr(names[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vanished_cgroup_is_gone),
@@ -385,6 +411,7 @@ int main(void) {
       cmocka_unit_test(test_auto_picks_bpf_on_cgroup_v2),
       cmocka_unit_test(test_learns_beside_many_and_alone),
       cmocka_unit_test(test_one_tenant_teaches_nothing),
+      cmocka_unit_test(test_starved_is_slowest),
   };
   return cmocka_run_group_tests(tests, make_root, remove_root);
 }
