@@ -338,6 +338,7 @@ static void learn(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
 
 void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char *why,
                          uint64_t now) {
+  agent_sampler_finish(&d->sampler, c); /* its last co-run teaches, before learn() */
   agent_adm_detach(&d->adm, c, now);
   learn(d, c, now);
   agent_server_answer(d, c, false, why);

@@ -846,6 +846,14 @@ static void epoch_window(struct agent_sampler *s, struct agent_ctr *c, struct ss
   e->last_secs = dt;
 }
 
+void agent_sampler_finish(struct agent_sampler *s, struct agent_ctr *c) {
+  struct sstate *st = c->sampler_state;
+  if (st == NULL || c->state != AGENT_RUNNING)
+    return;
+  epoch_end(s, c, &st->ep);
+  st->ep.open = false;
+}
+
 /* What the last window teaches about running containers: their co-runs
  * (epoch_window) and their solo-equivalent progress (solo_equiv_s, learnt
  * at exit). */
