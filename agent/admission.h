@@ -153,9 +153,16 @@ struct agent_ctr {
    * without a learned rate, predicted while it shared the disk; equal to
    * the elapsed time when it ran alone.  What a shared run teaches. */
   double solo_equiv_s;
-  bool io_now;         /* did I/O in the last sampling window */
-  bool first_io;       /* did I/O in some window since its admission */
-  uint64_t corun_with; /* handle of its only I/O neighbour at the last sample, 0 none */
+  /* ... and whether some shared window's slowdown was a guess (no solo
+   * rate measured: the matrix's prediction), which a solo rate must not
+   * be learnt from. */
+  bool equiv_guessed;
+  /* Seconds and bytes of its windows alone on the disk (no neighbour doing
+   * I/O in the window or the one before, its own I/O under way): its solo
+   * rate, measured while it ran. */
+  double alone_s, alone_bytes;
+  bool io_now;   /* did I/O in the last sampling window */
+  bool first_io; /* did I/O in some window since its admission */
   /* Protected: its pace alone and against it (agent/protect.h). */
   double alone_bps; /* its rate in windows with no other I/O (running average) */
   double alone_var; /* ... and its running variance */

@@ -289,9 +289,14 @@ static void kubepods_sync(struct agent_daemon *d, uint64_t now) {
 
 /* What a finished run teaches: its class, its solo duration and its solo
  * throughput.  A run that shared the disk with others doing I/O teaches
- * its solo-equivalent seconds (the sampler divided each window by the
+ * the rate of its windows alone when it had some (ALONE_MIN_S), else its
+ * solo-equivalent seconds (the sampler divided each window by the
  * slowdown measured or predicted in it), so busy nodes learn too; idle
- * neighbours do not count as sharing. */
+ * neighbours do not count as sharing.  A throughput from predicted
+ * slowdowns is not taught: it is the matrix's guess, and penalties
+ * measured against it would measure the guess. */
+#define ALONE_MIN_S 2.0 /* windows alone enough to teach a solo rate */
+
 static void learn(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
   if (c->workload_key == NULL || *c->workload_key == '\0' || c->state != AGENT_RUNNING)
     return;
@@ -304,11 +309,19 @@ static void learn(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
     u.confidence = c->run_confidence;
   }
   double secs = (double)(now - c->admitted_ms) / 1000.0;
-  if (c->shared && c->solo_equiv_s > 0 && c->solo_equiv_s < secs)
+  bool rate_known = !c->shared;
+  if (c->shared && c->alone_s >= ALONE_MIN_S && c->alone_bytes > 0 && c->bytes_run > 0) {
+    double alone = c->bytes_run / (c->alone_bytes / c->alone_s);
+    if (alone < secs)
+      secs = alone;
+    rate_known = true;
+  } else if (c->shared && c->solo_equiv_s > 0 && c->solo_equiv_s < secs) {
     secs = c->solo_equiv_s;
+    rate_known = !c->equiv_guessed;
+  }
   if (c->kind == AGENT_KIND_JOB && secs > 0) {
     u.solo_s = secs;
-    if (c->bytes_run > 0)
+    if (c->bytes_run > 0 && rate_known)
       u.solo_bps = c->bytes_run / secs;
   }
   cleanup_error struct iob_error *err = NULL;
@@ -325,6 +338,7 @@ static void learn(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
 
 void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char *why,
                          uint64_t now) {
+  agent_sampler_finish(&d->sampler, c); /* its last co-run teaches, before learn() */
   agent_adm_detach(&d->adm, c, now);
   learn(d, c, now);
   agent_server_answer(d, c, false, why);

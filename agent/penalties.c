@@ -40,14 +40,15 @@ static void clear(struct agent_penalties *pen) {
   memset(pen->p, 0, sizeof(pen->p));
 }
 
-void agent_penalties_observe(struct agent_penalties *pen, enum batch_class victim,
-                             enum batch_class neighbour, double slowdown, bool new_corun) {
-  if (!batch_class_does_io(victim) || !batch_class_does_io(neighbour) || !isfinite(slowdown) ||
-      slowdown <= 0)
-    return;
-  if (slowdown > AGENT_PEN_MAX_SLOWDOWN)
-    slowdown = AGENT_PEN_MAX_SLOWDOWN;
-  struct agent_pen_pair *e = &pen->p[victim][neighbour];
+/* A tenant's name as the pair keeps it: FNV-1a, never 0 (0 is "none"). */
+static uint32_t tenant_hash(const char *t) {
+  uint32_t h = 2166136261u;
+  for (const unsigned char *p = (const unsigned char *)t; *p; p++)
+    h = (h ^ *p) * 16777619u;
+  return h ? h : 1;
+}
+
+static void learn(struct agent_pen_stream *e, double slowdown, bool new_corun) {
   /* Averaged as the share of its solo rate the victim got (1/slowdown),
    * not as slowdowns: what decides a makespan is the bytes it moved over
    * the co-run.  A disk that serves the two by turns (an HDD's queue
@@ -65,14 +66,44 @@ void agent_penalties_observe(struct agent_penalties *pen, enum batch_class victi
     e->samples++;
   if (new_corun && e->coruns < PEN_MAX_SAMPLES)
     e->coruns++;
+}
+
+void agent_penalties_observe(struct agent_penalties *pen, enum batch_class victim,
+                             enum batch_class neighbour, double slowdown, bool new_corun,
+                             const char *untrusted_tenant) {
+  if (!batch_class_does_io(victim) || !batch_class_does_io(neighbour) || !isfinite(slowdown) ||
+      slowdown <= 0)
+    return;
+  if (slowdown > AGENT_PEN_MAX_SLOWDOWN)
+    slowdown = AGENT_PEN_MAX_SLOWDOWN;
+  struct agent_pen_pair *e = &pen->p[victim][neighbour];
+  if (untrusted_tenant == NULL)
+    learn(&e->t, slowdown, new_corun);
+  else {
+    uint32_t h = tenant_hash(untrusted_tenant);
+    if (e->u_tenants[0] == 0)
+      e->u_tenants[0] = h;
+    else if (e->u_tenants[1] == 0 && e->u_tenants[0] != h)
+      e->u_tenants[1] = h;
+    learn(&e->u, slowdown, new_corun);
+  }
   pen->dirty = true;
+}
+
+const struct agent_pen_stream *agent_penalties_stream(const struct agent_penalties *pen,
+                                                      enum batch_class v, enum batch_class n) {
+  if ((unsigned)v >= BATCH_NCLASS || (unsigned)n >= BATCH_NCLASS)
+    return NULL;
+  const struct agent_pen_pair *e = &pen->p[v][n];
+  return e->t.samples ? &e->t : e->u.samples ? &e->u : NULL;
 }
 
 bool agent_penalties_in_use(const struct agent_penalties *pen, enum batch_class v,
                             enum batch_class n) {
-  if ((unsigned)v >= BATCH_NCLASS || (unsigned)n >= BATCH_NCLASS)
+  const struct agent_pen_stream *s = agent_penalties_stream(pen, v, n);
+  if (s == NULL || s->coruns < AGENT_PEN_MIN_CORUNS || !(s->slowdown > 0))
     return false;
-  return pen->p[v][n].coruns >= AGENT_PEN_MIN_CORUNS && pen->p[v][n].slowdown > 0;
+  return s == &pen->p[v][n].t || pen->p[v][n].u_tenants[1] != 0;
 }
 
 void agent_penalties_apply(const struct agent_penalties *pen, struct batch_config *cfg) {
@@ -80,12 +111,29 @@ void agent_penalties_apply(const struct agent_penalties *pen, struct batch_confi
     for (int n = 0; n < BATCH_NCLASS; n++) {
       if (!agent_penalties_in_use(pen, (enum batch_class)v, (enum batch_class)n))
         continue;
-      double extra = pen->p[v][n].slowdown - 1;
+      double extra =
+          agent_penalties_stream(pen, (enum batch_class)v, (enum batch_class)n)->slowdown - 1;
       double s = cfg->slowdown_scale > 0 ? extra / cfg->slowdown_scale : 0;
-      cfg->s[v][n] = s > 0 ? (s < BATCH_PENALTY_MAX ? s : BATCH_PENALTY_MAX) : 0;
+      s = s > 0 ? (s < BATCH_PENALTY_MAX ? s : BATCH_PENALTY_MAX) : 0;
+      /* known without measured: the administrator's matrix said it */
+      bool admin = cfg->known[v][n] && !cfg->measured[v][n];
+      if (admin && s < cfg->s[v][n])
+        continue;
+      cfg->s[v][n] = s;
       cfg->known[v][n] = true;
       cfg->measured[v][n] = true;
     }
+}
+
+static int stream_from(struct agent_pen_stream *e, double sd, json_int_t samples,
+                       json_int_t coruns) {
+  if (samples < 0 || samples > (json_int_t)PEN_MAX_SAMPLES || coruns < 0 || coruns > samples ||
+      (samples == 0 ? sd != 0 : !(sd > 0 && sd <= AGENT_PEN_MAX_SLOWDOWN)))
+    return -1;
+  e->slowdown = sd;
+  e->samples = (uint32_t)samples;
+  e->coruns = (uint32_t)coruns;
+  return 0;
 }
 
 static int from_json(struct agent_penalties *pen, json_t *root, const char *name,
@@ -102,29 +150,36 @@ static int from_json(struct agent_penalties *pen, json_t *root, const char *name
   json_t *v;
   json_array_foreach(pairs, i, v) {
     const char *vc = NULL, *nc = NULL;
-    double sd = 0;
-    json_int_t samples = 0, coruns = 0;
+    double sd = 0, usd = 0;
+    json_int_t samples = 0, coruns = 0, usamples = 0, ucoruns = 0, t0 = 0, t1 = 0;
+    json_t *u = NULL;
     json_error_t je;
-    if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:s, s:F, s:I, s:I}", "victim", &vc, "neighbour",
-                       &nc, "slowdown", &sd, "samples", &samples, "coruns", &coruns) < 0)
+    if (json_unpack_ex(v, &je, JSON_STRICT, "{s:s, s:s, s:F, s:I, s:I, s?o}", "victim", &vc,
+                       "neighbour", &nc, "slowdown", &sd, "samples", &samples, "coruns", &coruns,
+                       "untrusted", &u) < 0)
       return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': pair %zu: %s", name, i, je.text);
+    if (u && json_unpack_ex(u, &je, JSON_STRICT, "{s:F, s:I, s:I, s:[I, I]}", "slowdown", &usd,
+                            "samples", &usamples, "coruns", &ucoruns, "tenants", &t0, &t1) < 0)
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': pair %zu: untrusted: %s", name, i,
+                            je.text);
     int a = batch_class_from_name(vc), b = batch_class_from_name(nc);
     if (a < 0 || b < 0 || !batch_class_does_io((enum batch_class)a) ||
         !batch_class_does_io((enum batch_class)b))
       return iob_error_code(err, IOB_CODE_DATA_LOSS,
                             "'%s': pair %zu: '%.40s' / '%.40s' is not a pair of I/O classes", name,
                             i, vc, nc);
-    if (!(sd > 0 && sd <= AGENT_PEN_MAX_SLOWDOWN) || samples < 1 ||
-        samples > (json_int_t)PEN_MAX_SAMPLES || coruns < 0 || coruns > samples)
-      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': pair %zu (%s, %s) has invalid values",
-                            name, i, vc, nc);
     struct agent_pen_pair *e = &pen->p[a][b];
-    if (e->samples)
+    if (e->t.samples || e->u.samples)
       return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': pair (%s, %s) given twice", name, vc,
                             nc);
-    e->slowdown = sd;
-    e->samples = (uint32_t)samples;
-    e->coruns = (uint32_t)coruns;
+    if (stream_from(&e->t, sd, samples, coruns) < 0 ||
+        (u && (stream_from(&e->u, usd, usamples, ucoruns) < 0 || usamples == 0 || t0 <= 0 ||
+               t0 > (json_int_t)UINT32_MAX || t1 < 0 || t1 > (json_int_t)UINT32_MAX || t1 == t0)) ||
+        (samples == 0 && !u))
+      return iob_error_code(err, IOB_CODE_DATA_LOSS, "'%s': pair %zu (%s, %s) has invalid values",
+                            name, i, vc, nc);
+    e->u_tenants[0] = (uint32_t)t0;
+    e->u_tenants[1] = (uint32_t)t1;
   }
   return 0;
 }
@@ -169,13 +224,22 @@ char *agent_penalties_encode(const struct agent_penalties *pen) {
   for (int v = 0; v < BATCH_NCLASS; v++)
     for (int n = 0; n < BATCH_NCLASS; n++) {
       const struct agent_pen_pair *e = &pen->p[v][n];
-      if (e->samples == 0)
+      if (e->t.samples == 0 && e->u.samples == 0)
         continue;
       json_t *o =
           json_pack("{s:s, s:s, s:f, s:I, s:I}", "victim", batch_class_name((enum batch_class)v),
-                    "neighbour", batch_class_name((enum batch_class)n), "slowdown", e->slowdown,
-                    "samples", (json_int_t)e->samples, "coruns", (json_int_t)e->coruns);
-      if (o == NULL || json_array_append_new(pairs, o) < 0)
+                    "neighbour", batch_class_name((enum batch_class)n), "slowdown", e->t.slowdown,
+                    "samples", (json_int_t)e->t.samples, "coruns", (json_int_t)e->t.coruns);
+      if (o == NULL)
+        iob_oom();
+      if (e->u.samples) {
+        json_t *u = json_pack("{s:f, s:I, s:I, s:[I, I]}", "slowdown", e->u.slowdown, "samples",
+                              (json_int_t)e->u.samples, "coruns", (json_int_t)e->u.coruns,
+                              "tenants", (json_int_t)e->u_tenants[0], (json_int_t)e->u_tenants[1]);
+        if (u == NULL || json_object_set_new(o, "untrusted", u) < 0)
+          iob_oom();
+      }
+      if (json_array_append_new(pairs, o) < 0)
         iob_oom();
     }
   cleanup_json json_t *root = json_pack("{s:i, s:O}", "version", 1, "pairs", pairs);

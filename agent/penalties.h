@@ -2,10 +2,11 @@
 /* Penalties measured online: how much slower a container of one class ran
  * beside a neighbour of another than it runs alone.
  *
- * The sampler measures, for each running container with a learned solo
- * throughput that shares the disk with exactly one other container doing
- * I/O, slowdown = solo rate / current rate, and files it under the pair
- * (its class, the neighbour's class).  A pair seen in at least
+ * The sampler measures, for each running container with a measured solo
+ * throughput that shares the disk with others doing I/O, slowdown = solo
+ * rate / current rate, shares its excess among the neighbours (1 + excess
+ * / neighbours each, the batcher's additive model), and files it under
+ * the pairs (its class, each neighbour's class).  A pair seen in at least
  * AGENT_PEN_MIN_CORUNS distinct co-runs is evidence: before each plan it
  * replaces the matrix entry (agent_penalties_apply), so on a disk where
  * mixing does not hurt the agent stops holding after a few co-runs, and
@@ -14,7 +15,11 @@
  *
  * Persisted as STATE_DIR/penalties.json (atomic replace), e.g.
  *   {"version": 1, "pairs": [{"victim": "rand-write", "neighbour":
- *    "seq-write", "slowdown": 3.2, "samples": 41, "coruns": 4}]} */
+ *    "seq-write", "slowdown": 3.2, "samples": 41, "coruns": 4,
+ *    "untrusted": {"slowdown": 2.9, "samples": 12, "coruns": 3,
+ *                  "tenants": [1234567, 7654321]}}]}
+ * ("untrusted" only when that stream has samples; "slowdown" 0 with
+ * "samples" 0 when only it has). */
 #ifndef IOB_AGENT_PENALTIES_H
 #define IOB_AGENT_PENALTIES_H
 
@@ -30,9 +35,20 @@
 #define AGENT_PEN_MIN_CORUNS 3     /* co-runs before a pair is evidence */
 #define AGENT_PEN_MAX_SLOWDOWN 100 /* a sample above is clamped */
 
-struct agent_pen_pair {
+struct agent_pen_stream {
   double slowdown; /* 1 / running average of shared rate / solo rate; 0: none */
   uint32_t samples, coruns;
+};
+
+/* Two streams per pair, so that no tenant poisons what others learn: t
+ * from victims in namespaces whose declarations count (trust_declared),
+ * u from the others, each beside a container of another tenant.  u is
+ * evidence only when t is not, and only once two tenants taught it
+ * (u_tenants: the first two heard from, by a hash of the name; 0 none):
+ * one namespace alone never makes evidence against the rest. */
+struct agent_pen_pair {
+  struct agent_pen_stream t, u;
+  uint32_t u_tenants[2];
 };
 
 struct agent_penalties {
@@ -59,18 +75,30 @@ int agent_penalties_save(struct agent_penalties *pen, struct iob_error **err);
 char *agent_penalties_encode(const struct agent_penalties *pen);
 
 /* One sample: `victim` ran at 1/slowdown of its solo rate beside one
- * `neighbour`; new_corun says this pair of containers was not seen
- * together before.  Classes that do no I/O and non-finite or non-positive
+ * `neighbour`; new_corun says these containers were not seen together
+ * before.  untrusted_tenant: NULL when the victim's namespace is trusted,
+ * else its name (the caller checked that another tenant's container was
+ * beside it).  Classes that do no I/O and non-finite or non-positive
  * slowdowns are ignored. */
 void agent_penalties_observe(struct agent_penalties *pen, enum batch_class victim,
-                             enum batch_class neighbour, double slowdown, bool new_corun);
+                             enum batch_class neighbour, double slowdown, bool new_corun,
+                             const char *untrusted_tenant);
 
-/* True when the pair is evidence (enough co-runs). */
+/* The stream a pair is shown and used by: the trusted one when it has
+ * samples, else the other (NULL: the pair has none). */
+const struct agent_pen_stream *agent_penalties_stream(const struct agent_penalties *pen,
+                                                      enum batch_class victim,
+                                                      enum batch_class neighbour);
+
+/* True when the pair is evidence (enough co-runs; from two tenants at
+ * least when none is trusted). */
 bool agent_penalties_in_use(const struct agent_penalties *pen, enum batch_class victim,
                             enum batch_class neighbour);
 
 /* Put the measured pairs that are evidence into cfg: s[v][n] =
- * (slowdown - 1) / slowdown_scale (at least 0), known and measured set. */
+ * (slowdown - 1) / slowdown_scale (at least 0), known and measured set.
+ * An entry the administrator's matrix set is never lowered by a
+ * measurement: only a larger penalty replaces it. */
 void agent_penalties_apply(const struct agent_penalties *pen, struct batch_config *cfg);
 
 #endif

@@ -522,8 +522,9 @@ int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusReq
   r.penalties = xcalloc(BATCH_NCLASS * BATCH_NCLASS + 1, sizeof(*r.penalties));
   for (int v = 0; v < BATCH_NCLASS; v++)
     for (int n = 0; n < BATCH_NCLASS; n++) {
-      const struct agent_pen_pair *e = &d->penalties.p[v][n];
-      if (e->samples == 0)
+      const struct agent_pen_stream *e =
+          agent_penalties_stream(&d->penalties, (enum batch_class)v, (enum batch_class)n);
+      if (e == NULL)
         continue;
       Iobatch__Agent__V1__PenaltyPair *pp = xcalloc(1, sizeof(*pp));
       iobatch__agent__v1__penalty_pair__init(pp);

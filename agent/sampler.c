@@ -40,18 +40,25 @@ struct sstate {
   bool warned;    /* the "cannot sample" warning was logged once */
   bool seen;      /* the cgroup existed, with processes in it, at some sample */
   double last_dt; /* seconds of the last window with rates, 0: none this round */
-  /* Pair penalties come from interior windows only: a window in which a
-   * container starts or stops its I/O (or its neighbour does) is partly
-   * idle, and its rate would read as a slowdown that is not there.  A
-   * window's measurement waits here until the next one shows both still
-   * doing I/O, and is kept only if both did I/O in the window before too. */
-  bool io_prev, io_cur; /* the container did I/O in the window before / this one */
-  struct pend_obs {
-    bool set;
-    enum batch_class victim, neighbour;
-    double slowdown;
-    uint64_t with; /* the neighbour's handle */
-  } pend;
+  /* Learning measures co-runs, not windows: a disk that serves its
+   * streams by turns (an HDD's queue, a write cache flushing) gives one
+   * stream a whole window and the next nothing, so a window says little;
+   * the rate over a span in which the same containers did I/O says what
+   * the co-run cost.  A span (epoch) starts when the set of busy
+   * neighbours changes; its first window (the change happened in it) and
+   * its last (the one in which the next change happened) are left out. */
+  bool busy;              /* doing I/O as learning counts it (io_set_count) */
+  unsigned quiet_windows; /* windows in a row without any I/O */
+  struct epoch {
+    bool open;
+    bool cross;                   /* a neighbour of another tenant was among them */
+    uint64_t with;                /* the neighbours' signature (0: none, alone) */
+    size_t nb;                    /* how many */
+    uint16_t ncls[BATCH_NCLASS];  /* ... by class */
+    unsigned windows;             /* windows counted (the first is not) */
+    double bytes, secs;           /* their sums ... */
+    double last_bytes, last_secs; /* ... and the last one's, left out at the end */
+  } ep;
   /* A protected container sampled from a directory without io.pressure
    * (v1 blkio, procfs on a hybrid host): its cgroup2 directory, which has
    * one (PSI needs no controller), read beside each sample. */
@@ -660,14 +667,25 @@ void agent_sampler_add(struct agent_sampler *s, struct agent_ctr *c,
   push(st, &smp);
 }
 
+/* A container's solo rate as measured: learned in earlier runs (its
+ * profile), else from its windows alone in this run; 0 unknown. */
+static double solo_rate(const struct agent_ctr *c) {
+  if (c->solo_bps > 0)
+    return c->solo_bps;
+  return c->alone_s > 0 ? c->alone_bytes / c->alone_s : 0;
+}
+
 /* The slowdown of running container c in the last window: measured (solo
- * rate / rate) when its solo rate is learned, else predicted from the
- * classes of its I/O neighbours (matrix, with measured pairs in). */
+ * rate / rate) when its solo rate is known, else predicted from the
+ * classes of its I/O neighbours (matrix, with measured pairs in), and
+ * *guessed says so. */
 static double window_slowdown(const struct batch_config *cfg, struct agent_sampler *s,
-                              const struct agent_ctr *c) {
-  double rate = c->read_bps + c->write_bps;
-  if (c->solo_bps > 0 && rate > 0)
-    return c->solo_bps / rate;
+                              const struct agent_ctr *c, bool *guessed) {
+  double rate = c->read_bps + c->write_bps, solo = solo_rate(c);
+  *guessed = false;
+  if (solo > 0 && rate > 0)
+    return solo / rate;
+  *guessed = true;
   size_t n = 1;
   for (struct agent_ctr *o = s->env.adm->list; o; o = o->next)
     n += o != c && o->state == AGENT_RUNNING && o->io_now;
@@ -702,67 +720,168 @@ static void protect_share(struct agent_sampler *s, struct agent_ctr *c, const st
   agent_protection_observe(c, s->protect_signal, rate, window_stall(st), nb);
 }
 
-/* What the last window teaches about running containers that shared the
- * disk: their solo-equivalent progress (solo_equiv_s, learnt at exit) and,
- * for a container with a learned solo rate beside exactly one other doing
- * I/O, a measured penalty for the pair of classes. */
+/* A container stays busy, for learning, until this many windows in a row
+ * without any I/O: a stream the disk starves for a few windows (an HDD
+ * serving the nearest requests first) is still there for whoever shares
+ * the disk with it. */
+#define QUIET_WINDOWS 5
+/* Windows a co-run must have, its first and last left out, to teach. */
+#define EPOCH_MIN_WINDOWS 2
+
+/* The window's busy containers, counted once for all (not per container:
+ * with a thousand that was most of a sample's CPU, bench/agent-overhead.sh):
+ * how many, how many of each class, their signature, how many did I/O
+ * above the io_now threshold (the neighbours protection counts), and
+ * whether they all belong to one tenant. */
+struct io_set {
+  size_t n, n_io;
+  size_t ncls[BATCH_NCLASS];
+  uint64_t sig;
+  bool one_tenant;
+};
+
+/* A container's part in the signature of a set of neighbours: the sum of
+ * its members' parts, so that a set has one signature in any order. */
+static uint64_t sig_part(uint64_t handle) {
+  uint64_t x = handle + 0x9e3779b97f4a7c15u;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+  return (x ^ (x >> 31)) | 1;
+}
+
+static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
+  memset(w, 0, sizeof(*w));
+  w->one_tenant = true;
+  const char *tenant = NULL;
+  for (const struct agent_ctr *o = s->env.adm->list; o; o = o->next) {
+    struct sstate *ost = o->sampler_state;
+    if (ost == NULL)
+      continue;
+    bool moved = o->read_bps + o->write_bps > 0;
+    if (o->state != AGENT_RUNNING)
+      ost->busy = false;
+    else if (o->io_now)
+      ost->busy = true;
+    else if (ost->busy && !moved && ost->quiet_windows + 1 >= QUIET_WINDOWS)
+      ost->busy = false;
+    ost->quiet_windows = moved ? 0 : ost->quiet_windows + 1;
+    if (!ost->busy)
+      continue;
+    w->n_io += o->io_now;
+    w->n++;
+    if ((unsigned)o->cls < BATCH_NCLASS)
+      w->ncls[o->cls]++;
+    w->sig += sig_part(o->handle);
+    const char *t = agent_ctr_tenant(o);
+    if (tenant == NULL)
+      tenant = t;
+    else if (strcmp(tenant, t) != 0)
+      w->one_tenant = false;
+  }
+}
+
+/* What a co-run teaches: alone, the container's solo rate; beside NB
+ * neighbours, with a measured solo rate, the pairs of its class and
+ * theirs, its slowdown's excess shared among them as the batcher's model
+ * adds it (1 + the sum of the pairs' penalties).  A victim from a
+ * namespace whose declarations do not count teaches only beside another
+ * tenant's container: two of a tenant's own containers make no evidence
+ * against others. */
+static void epoch_end(struct agent_sampler *s, struct agent_ctr *c, struct epoch *e) {
+  if (!e->open || e->windows < EPOCH_MIN_WINDOWS + 1)
+    return;
+  double bytes = e->bytes - e->last_bytes, secs = e->secs - e->last_secs;
+  if (!(secs > 0) || e->nb == 0)
+    return; /* alone: counted as it went (epoch_window) */
+  double solo = solo_rate(c);
+  if (!(solo > 0) || !batch_class_does_io(c->cls))
+    return;
+  bool trusted = agent_adm_trusted(s->env.adm, c);
+  if (!trusted && !e->cross)
+    return;
+  /* Busy, it moved nothing in the whole span: the disk starved it. */
+  double rate = bytes > 0 ? bytes / secs : 0;
+  double sd = rate > 0 ? solo / rate : AGENT_PEN_MAX_SLOWDOWN;
+  double per = 1 + (sd - 1) / (double)e->nb;
+  iob_debug("'%s' (%s) beside %zu for %.1f s: %.2f MiB/s, %.2fx slower than alone", c->id,
+            batch_class_name(c->cls), e->nb, secs, rate / (1024 * 1024), sd);
+  for (int k = 0; k < BATCH_NCLASS; k++)
+    if (e->ncls[k] > 0 && batch_class_does_io((enum batch_class)k))
+      agent_penalties_observe(s->env.pen, c->cls, (enum batch_class)k, per, true,
+                              trusted ? NULL : agent_ctr_tenant(c));
+}
+
+/* The window in container C's co-run: a new one when its busy neighbours
+ * changed (the last one ends: what it teaches is taken), else one more
+ * window of it. */
+static void epoch_window(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
+                         const struct io_set *w, double dt, double rate) {
+  uint64_t with = w->sig - (st->busy ? sig_part(c->handle) : 0);
+  struct epoch *e = &st->ep;
+  if (!st->busy) {
+    epoch_end(s, c, e);
+    e->open = false;
+    return;
+  }
+  if (!e->open || e->with != with) {
+    epoch_end(s, c, e);
+    *e = (struct epoch){.open = true, .cross = !w->one_tenant, .with = with, .nb = w->n - 1};
+    for (int k = 0; k < BATCH_NCLASS; k++) {
+      size_t m = w->ncls[k] - ((int)c->cls == k ? 1 : 0);
+      e->ncls[k] = m > UINT16_MAX ? UINT16_MAX : (uint16_t)m;
+    }
+    e->windows = 1; /* this one, with the change in it: not counted */
+    return;
+  }
+  /* Alone, the window before is its solo rate now that this one shows it
+   * was not the last (a run's last window is partly idle). */
+  if (e->nb == 0 && e->windows >= 2 && e->last_secs > 0) {
+    c->alone_s += e->last_secs;
+    c->alone_bytes += e->last_bytes;
+  }
+  e->windows++;
+  e->bytes += rate * dt;
+  e->secs += dt;
+  e->last_bytes = rate * dt;
+  e->last_secs = dt;
+}
+
+void agent_sampler_finish(struct agent_sampler *s, struct agent_ctr *c) {
+  struct sstate *st = c->sampler_state;
+  if (st == NULL || c->state != AGENT_RUNNING)
+    return;
+  epoch_end(s, c, &st->ep);
+  st->ep.open = false;
+}
+
+/* What the last window teaches about running containers: their co-runs
+ * (epoch_window) and their solo-equivalent progress (solo_equiv_s, learnt
+ * at exit). */
 static void account(struct agent_sampler *s) {
   struct batch_config cfg = s->env.adm->bcfg;
   agent_penalties_apply(s->env.pen, &cfg);
-  /* Running containers doing I/O, counted once (not per container: with
-   * a thousand that was most of a sample's CPU, bench/agent-overhead.sh),
-   * and the first two of them, which name a container's only neighbour. */
-  size_t n_io = 0;
-  struct agent_ctr *io2[2] = {NULL, NULL};
-  for (struct agent_ctr *o = s->env.adm->list; o; o = o->next)
-    if (o->state == AGENT_RUNNING && o->io_now) {
-      if (n_io < 2)
-        io2[n_io] = o;
-      n_io++;
-    }
+  struct io_set w;
+  io_set_count(s, &w);
   for (struct agent_ctr *c = s->env.adm->list; c; c = c->next) {
     struct sstate *st = c->sampler_state;
     if (c->state != AGENT_RUNNING || st == NULL || st->last_dt <= 0)
       continue;
     double dt = st->last_dt;
     st->last_dt = 0;
-    st->io_cur = c->io_now;
-    size_t nb = n_io - (c->io_now ? 1 : 0);
-    struct agent_ctr *only = NULL; /* its one neighbour doing I/O, when nb == 1 */
-    if (nb == 1)
-      only = io2[0] != c ? io2[0] : io2[1];
     double rate = c->read_bps + c->write_bps;
+    size_t nb = w.n - (st->busy ? 1 : 0);
     if (c->protect)
-      protect_share(s, c, st, rate, nb);
+      protect_share(s, c, st, rate, w.n_io - (c->io_now ? 1 : 0));
+    epoch_window(s, c, st, &w, dt, rate);
     if (!c->io_now || nb == 0) {
-      st->pend.set = false;  /* the window before was its or its neighbours' last */
       c->solo_equiv_s += dt; /* alone (or idle): solo speed by definition */
       continue;
     }
     c->shared = true;
-    double sd = window_slowdown(&cfg, s, c);
+    bool guessed;
+    double sd = window_slowdown(&cfg, s, c, &guessed);
+    c->equiv_guessed |= guessed;
     c->solo_equiv_s += dt / (sd > 1 ? sd : 1);
-    /* The window before, measured beside the same neighbour: both still
-     * do I/O now, so it was an interior window for both. */
-    if (st->pend.set && nb == 1 && only->handle == st->pend.with) {
-      agent_penalties_observe(s->env.pen, st->pend.victim, st->pend.neighbour, st->pend.slowdown,
-                              c->corun_with != st->pend.with);
-      c->corun_with = st->pend.with;
-    }
-    st->pend.set = false;
-    struct sstate *ost = only ? only->sampler_state : NULL;
-    if (nb == 1 && c->solo_bps > 0 && batch_class_does_io(c->cls) &&
-        batch_class_does_io(only->cls) && st->io_prev && ost && ost->io_prev)
-      st->pend = (struct pend_obs){.set = true,
-                                   .victim = c->cls,
-                                   .neighbour = only->cls,
-                                   .slowdown = sd,
-                                   .with = only->handle};
-  }
-  for (struct agent_ctr *c = s->env.adm->list; c; c = c->next) {
-    struct sstate *st = c->sampler_state;
-    if (c->state == AGENT_RUNNING && st)
-      st->io_prev = st->io_cur;
   }
 }
 

@@ -108,6 +108,9 @@ void agent_sampler_run(struct agent_sampler *s);
  * than the agent's. */
 void agent_sampler_add(struct agent_sampler *s, struct agent_ctr *ctr,
                        const struct cg2_sample *base);
+/* ctr leaves: the co-run it was in ends, and teaches what it measured
+ * (its last window, in which it ended, left out). */
+void agent_sampler_finish(struct agent_sampler *s, struct agent_ctr *ctr);
 /* Drop what the sampler keeps for ctr (it leaves). */
 void agent_sampler_forget(struct agent_ctr *ctr);
 /* The container's cgroup directory, NULL when not known. */

@@ -12,7 +12,13 @@
 #   fresh    through io.containerd.iobatch.v2 with a fresh iobatchd (no
 #            profile, no penalty learned), FRESH_RUNS runs in a row on the
 #            same agent state: the learning curve
-#   warm     the same agent after those runs, WARM_RUNS more
+#   warm     the same agent after those runs and a warm-up in which it
+#            saw each class once alone (SOLO_WARMUP=1; not measured):
+#            WARM_RUNS more.  In the mix every job shares the disk from
+#            its first window to its last, so an agent that never saw a
+#            job alone has no solo rate to measure a penalty against
+#            (agent/penalties.h); the warm-up is what a node gives it
+#            whenever a job runs by itself.
 # in each of REPEATS repetitions (a fresh agent each).  Job sizes come from
 # a probe of each class alone on this disk (SOLO_S seconds of work each):
 # the work is fitted to the disk, never the disk to the work.
@@ -24,7 +30,8 @@
 # average; OUT_DIR/KEY.json keeps every run, logs-KEY/ the agent logs.
 #
 # Usage: DISK=hdd bench/mix.sh
-#   env: REPEATS=3 FRESH_RUNS=3 WARM_RUNS=1 SOLO_S=3 DISK_SIZE=6G BENCH_SPAN=512M
+#   env: REPEATS=3 FRESH_RUNS=3 WARM_RUNS=3 SOLO_WARMUP=1 SOLO_S=3 DISK_SIZE=6G BENCH_SPAN=512M
+#        MODES="all serial plan" (the baselines run before the agent's)
 #        OUT_DIR=bench/results/simdisk B=build
 #        IOB_AGENT_CONF="key = value; ..." (more iobatchd.conf lines)
 set -euo pipefail
@@ -32,7 +39,9 @@ cd "$(dirname "$0")/.."
 TOP=$PWD
 REPEATS=${REPEATS:-3}
 FRESH_RUNS=${FRESH_RUNS:-3}
-WARM_RUNS=${WARM_RUNS:-1}
+WARM_RUNS=${WARM_RUNS:-3}
+SOLO_WARMUP=${SOLO_WARMUP:-1}
+MODES=${MODES-all serial plan}
 SOLO_S=${SOLO_S:-3}
 B=${B:-build}
 OUT_DIR=${OUT_DIR:-bench/results/simdisk}
@@ -74,7 +83,7 @@ qd1)
   ;;
 *) echo "mix: STYLE='$STYLE': deep or qd1" >&2; exit 2 ;;
 esac
-CMDLINE=$(for v in DISK STYLE REPEATS FRESH_RUNS WARM_RUNS SOLO_S; do printf '%s=%s ' "$v" "${!v:-}"; done)bench/mix.sh
+CMDLINE=$(for v in DISK STYLE REPEATS FRESH_RUNS WARM_RUNS SOLO_WARMUP SOLO_S MODES; do printf '%s=%s ' "$v" "${!v:-}"; done)bench/mix.sh
 CLASSES=(seq-write rand-write seq-read rand-read)
 JOBS=(seq-write rand-write seq-write rand-write seq-write rand-write seq-read rand-read)
 # the hand-made plan: batches of job indexes, one after another
@@ -179,13 +188,17 @@ START=$(date -u +%FT%TZ)
 KEY=$DISK
 [ "$STYLE" = deep ] || KEY=$DISK-$STYLE
 for rep in $(seq 1 "$REPEATS"); do
-  run_mode "$rep" all
-  run_mode "$rep" serial
-  run_mode "$rep" plan
+  for m in $MODES; do run_mode "$rep" "$m"; done
   # a fresh agent: its own empty state directory each repetition
   rm -rf "$IOB_T/agent-iobatch"
   iobatch_agent_start iobatch || { echo "mix: iobatchd did not start" >&2; exit 1; }
   for r in $(seq 1 "$FRESH_RUNS"); do run_mode "$rep" fresh "$r"; done
+  if [ "$SOLO_WARMUP" = 1 ]; then
+    for c in "${CLASSES[@]}"; do
+      for i in "${!JOBS[@]}"; do [ "${JOBS[$i]}" != "$c" ] || break; done
+      run_job "r$rep-solo-$c" "$i" io.containerd.iobatch.v2 || true
+    done
+  fi
   for r in $(seq 1 "$WARM_RUNS"); do run_mode "$rep" warm "$r"; done
   cp "$IOB_AGENT_DIR/agent.log" "$IOB_T/out/agent-rep$rep.log"
   cp "$IOB_AGENT_DIR/state/penalties.json" "$IOB_T/out/penalties-rep$rep.json" 2>/dev/null || true
@@ -199,12 +212,13 @@ sizes=$(for c in "${CLASSES[@]}"; do jq -nc --arg c "$c" --argjson m "${MIB[$c]}
 jq -s --arg disk "$DISK" --arg desc "$DISK_DESC" --arg date "$START" --arg style "$STYLE" \
   --arg commit "$(git log -1 --format=%h)" --arg load0 "$LOAD0" \
   --arg load1 "$(cut -d' ' -f1-3 /proc/loadavg)" --argjson sizes "$sizes" \
-  --argjson fresh_runs "$FRESH_RUNS" --arg cmd "$CMDLINE" \
+  --argjson fresh_runs "$FRESH_RUNS" --argjson warm_runs "$WARM_RUNS" --arg solo_warmup "$SOLO_WARMUP" --arg cmd "$CMDLINE" \
   --arg jobs "${JOBS[*]}" '
   def med: sort | if length == 0 then null
     elif length % 2 == 1 then .[length / 2 | floor]
     else (.[length / 2 - 1] + .[length / 2]) / 2 end;
   def r3: if . == null then null else (. * 1000 | round) / 1000 end;
+  def ratio($d): if . == null or $d == null or $d == 0 then null else . / $d | r3 end;
   . as $runs
   | ([$runs[] | select(.mode == "all") | .makespan_s] | med) as $all
   | {disk: $disk, style: $style, device: $desc, date: $date, commit: $commit,
@@ -213,11 +227,14 @@ jq -s --arg disk "$DISK" --arg desc "$DISK_DESC" --arg date "$START" --arg style
      all_s: ($all | r3),
      serial_s: ([$runs[] | select(.mode == "serial") | .makespan_s] | med | r3),
      plan_s: ([$runs[] | select(.mode == "plan") | .makespan_s] | med | r3),
-     iobatch_warm_s: ([$runs[] | select(.mode == "warm") | .makespan_s] | med | r3),
-     iobatch_warm_vs_all: (([$runs[] | select(.mode == "warm") | .makespan_s] | med) / $all | r3),
+     iobatch_warm_s: ([$runs[] | select(.mode == "warm" and .run == $warm_runs) | .makespan_s] | med | r3),
+     iobatch_warm_vs_all: ([$runs[] | select(.mode == "warm" and .run == $warm_runs) | .makespan_s] | med | ratio($all)),
      iobatch_fresh_runs_vs_all: [range(1; $fresh_runs + 1) as $k
-       | [$runs[] | select(.mode == "fresh" and .run == $k) | .makespan_s] | med | . / $all | r3],
-     held: ([$runs[] | select(.mode == "warm") | .held] | med),
+       | [$runs[] | select(.mode == "fresh" and .run == $k) | .makespan_s] | med | ratio($all)],
+     iobatch_warm_runs_vs_all: [range(1; $warm_runs + 1) as $k
+       | [$runs[] | select(.mode == "warm" and .run == $k) | .makespan_s] | med | ratio($all)],
+     solo_warmup: ($solo_warmup == "1"),
+     held: ([$runs[] | select(.mode == "warm" and .run == $warm_runs) | .held] | med),
      failed_runs: ([$runs[] | select(.rc != 0)] | length),
      runs: $runs}' "$RAW" >"$OUT_DIR/$KEY.json"
 summary=$OUT_DIR/summary.json

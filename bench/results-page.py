@@ -248,11 +248,13 @@ def table_simdisk_mix(name):
         rows.append([f"{key}: {r.get('device', '')}", f"{a:.1f} s" if a else "–",
                      vs(r.get("serial_s")), vs(r.get("plan_s")), vs(r.get("iobatch_warm_s")),
                      " ".join(fmt(x) for x in r.get("iobatch_fresh_runs_vs_all") or []),
+                     " ".join(fmt(x) for x in r.get("iobatch_warm_runs_vs_all") or []) or "–",
                      fmt(r.get("held")), r.get("load_average_start", "–"),
                      f"{r.get('date', '')}, commit {r.get('commit', '')}, {r.get('repeats')} repeats"])
     return table(["disk", "all at once", "one after another", "class plan", "iobatch warmed",
-                  "fresh runs 1, 2, 3 (× all)", "held (warm)", "load average", "run"], rows,
-                 ["---", "---:", "---:", "---:", "---:", "---", "---:", "---", "---"])
+                  "fresh runs 1, 2, 3 (× all)", "after a solo warm-up: runs 1, 2, 3 (× all)",
+                  "held (warm)", "load average", "run"], rows,
+                 ["---", "---:", "---:", "---:", "---:", "---", "---", "---:", "---", "---"])
 
 
 def table_simdisk_calibration(name):

@@ -31,8 +31,13 @@
 # skipped it or it ended more than the limit after its scheduled start
 # (pg.sh pgb_slo); each mode reports its misses over the whole run
 # (late_pct), p50/p99/p99.9 with the schedule lag, and the batch makespan.
-# Its default modes add iobatch.f256 and iobatch.f512 (protection's caps
-# fixed at 256 and 512 MiB/s) and its results go to bench/results/service-slo.
+# Its default modes add the static levers and the budgets: iobatch.f256 and
+# iobatch.f512 (protection's caps fixed at 256 and 512 MiB/s), ioprio (the
+# batch at once under runc, each fio in the idle I/O class: fio
+# --prioclass=3, ionice -c 3, nothing else), and iobatch.b1.1, .b1.5, .b2,
+# .b3 (iobatch with protect_batch_budget = 1.1, 1.5, 2, 3).  Its results
+# go to bench/results/service-slo, with frontier.png: excess misses against
+# batch makespan, a point per mode (median, range over the repetitions).
 #
 # Writes OUT_DIR/summary.json, summary.md, tps.png (TPS over time per mode,
 # repetition 1) and raw.jsonl.
@@ -46,9 +51,10 @@
 #        IOB_MATRIX=FILE (the agent's matrix) AGENT_LOG_DIR=DIR
 #        IOB_AGENT_CONF="key = value; ..." (more iobatchd.conf lines)
 #   Variants of the iobatch mode, for experiments: a mode iobatch.X (X in
-#   [a-z0-9]) runs like iobatch with the lines of IOB_AGENT_CONF_X added to
-#   the agent's config, e.g. MODES="all iobatch iobatch.b"
-#   IOB_AGENT_CONF_b="protect_scope = all".
+#   [a-z0-9.]) runs like iobatch with the lines of IOB_AGENT_CONF_X (dots
+#   as underscores) added to the agent's config, e.g. MODES="all iobatch
+#   iobatch.s" IOB_AGENT_CONF_s="protect_scope = all"; iobatch.bN without
+#   one sets protect_batch_budget = N.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
@@ -68,7 +74,7 @@ B=${B:-build}
 SCRATCH_PARENT=${SCRATCH_PARENT:-/var/tmp}
 if [ "$SERVICE" = slo ]; then
   OUT_DIR=${OUT_DIR:-bench/results/service-slo}
-  MODES=${MODES:-"all serial iobatch iobatch.f256 iobatch.f512"}
+  MODES=${MODES:-"all serial ioprio iobatch iobatch.f256 iobatch.f512 iobatch.b1.1 iobatch.b1.5 iobatch.b2 iobatch.b3"}
   RATE_FRACTION=${RATE_FRACTION:-0.5}
   LAT_LIMIT_MS=${LAT_LIMIT_MS:-10}
   # fixed caps: protection's cap starts and stays at N (never raised, never
@@ -83,12 +89,17 @@ else
 fi
 SCALE=${SCALE:-0.25}
 source bench/sched/jobs.sh
-iob_mode() { [[ $1 == iobatch || $1 =~ ^iobatch\.[a-z0-9]+$ ]]; }
+iob_mode() { [[ $1 == iobatch || $1 =~ ^iobatch\.[a-z0-9.]+$ ]]; }
 # the agent's extra config lines for MODE
 iob_mode_conf() {
-  local v=
-  [[ $1 != iobatch.* ]] || v=IOB_AGENT_CONF_${1#iobatch.}
-  echo "${IOB_AGENT_CONF:-}${v:+${!v:+; ${!v}}}"
+  local v='' x=''
+  if [[ $1 == iobatch.* ]]; then
+    v=IOB_AGENT_CONF_${1#iobatch.}
+    v=${v//./_}
+    x=${!v:-}
+    [[ -n $x || ! $1 =~ ^iobatch\.b([0-9]+(\.[0-9]+)?)$ ]] || x="protect_batch_budget = ${BASH_REMATCH[1]}"
+  fi
+  echo "${IOB_AGENT_CONF:-}${x:+; $x}"
 }
 read -r -a BATCH_JOBS <<<"${BATCH:-seq-write seq-write seq-read rand-write rand-read}"
 for c in "${BATCH_JOBS[@]}"; do
@@ -146,8 +157,9 @@ done
 sync
 
 # ---- batch jobs (as bench/sched.sh runs them) ----------------------------
-run_job() { # ID CLASS INSTANCE RUNTIME
+run_job() { # ID CLASS INSTANCE RUNTIME [FIO_ARG...]
   local id=$1 c=$2 k=$3 rt=$4 rc=0
+  shift 4
   local -a extra=()
   if [ "$rt" != io.containerd.runc.v2 ]; then
     extra=(--annotation "io.iobatch.class=$c" --annotation "io.iobatch.workload=bench-fio-$c"
@@ -159,7 +171,7 @@ run_job() { # ID CLASS INSTANCE RUNTIME
     --mount "type=bind,src=$OUT,dst=/out,options=rbind:rw" \
     --rootfs "$FIO_ROOTFS" "$id" \
     /usr/bin/fio --name="$c" --filename="/data/$c-$k.dat" --direct=1 --ioengine=libaio \
-    ${JOB_ARGS[$c]} $(SIZE_ARGS "$c") \
+    ${JOB_ARGS[$c]} $(SIZE_ARGS "$c") "$@" \
     --output-format=json --output="/out/$id.json" \
     >"$OUT/$id.log" 2>&1 || rc=$?
   echo "$(date +%s%N) $rc" >"$OUT/$id.end"
@@ -169,7 +181,10 @@ run_job() { # ID CLASS INSTANCE RUNTIME
 # the ids to $OUT/batch-REP-MODE.ids
 run_batch() {
   local mode=$1 rep=$2 rt=io.containerd.runc.v2 i c
+  local -a prio=()
   ! iob_mode "$mode" || rt=io.containerd.iobatch.v2
+  # the idle class, as ionice -c 3 sets it (ioprio_set on the job)
+  [ "$mode" != ioprio ] || prio=(--prioclass=3)
   local -A inst=()
   local -a ids=() ks=() pids=()
   for i in "${!BATCH_JOBS[@]}"; do
@@ -182,7 +197,7 @@ run_batch() {
     for i in "${!BATCH_JOBS[@]}"; do run_job "${ids[$i]}" "${BATCH_JOBS[$i]}" "${ks[$i]}" "$rt"; done
   else
     for i in "${!BATCH_JOBS[@]}"; do
-      run_job "${ids[$i]}" "${BATCH_JOBS[$i]}" "${ks[$i]}" "$rt" &
+      run_job "${ids[$i]}" "${BATCH_JOBS[$i]}" "${ks[$i]}" "$rt" "${prio[@]}" &
       pids+=($!)
     done
     for i in "${pids[@]}"; do wait "$i" || true; done
@@ -322,9 +337,9 @@ RUN_MODES=()
 declare -A MODE_STATUS=([solo]=run)
 for mode in $MODES; do
   case $mode in
-  all | serial) MODE_STATUS[$mode]=run; RUN_MODES+=("$mode") ;;
+  all | serial | ioprio) MODE_STATUS[$mode]=run; RUN_MODES+=("$mode") ;;
   iobatch | iobatch.*)
-    iob_mode "$mode" || { echo "service: mode '$mode': a variant is iobatch.X, X in [a-z0-9]" >&2; exit 2; }
+    iob_mode "$mode" || { echo "service: mode '$mode': a variant is iobatch.X, X in [a-z0-9.]" >&2; exit 2; }
     if why=$(iobatch_unavailable iobatch); then
       MODE_STATUS[$mode]="not run: $why"
       echo "service: mode $mode not run: $why"
@@ -332,7 +347,7 @@ for mode in $MODES; do
       MODE_STATUS[$mode]=run; RUN_MODES+=("$mode")
     fi
     ;;
-  *) echo "service: unknown mode '$mode' (all serial iobatch)" >&2; exit 2 ;;
+  *) echo "service: unknown mode '$mode' (all serial ioprio iobatch iobatch.X)" >&2; exit 2 ;;
   esac
 done
 START=$(date -u +%FT%TZ)
@@ -412,4 +427,4 @@ if [ "$SERVICE" = slo ]; then
   mv "$OUT_DIR/summary.json.new" "$OUT_DIR/summary.json"
 fi
 bench/service/report.sh "$OUT_DIR/summary.json" "$OUT_DIR"
-echo "service: wrote $OUT_DIR/summary.json, summary.md, tps.png in ${ELAPSED}s"
+echo "service: wrote $OUT_DIR/summary.json, summary.md, tps.png$([ "$SERVICE" != slo ] || echo ", frontier.png") in ${ELAPSED}s"

@@ -20,6 +20,13 @@ jq -r '
       (.modes | to_entries[] | select(.value.not_run | not) | .key as $m | .value
        | "| \($m | lbl) | \(.late_pct | f(100)) | \(.p50_ms | f(100)) | \(.p99_ms | f(100)) | \(.p999_ms | f(100)) | \(.excess_late_vs_all | f(100)) | \(.batch_makespan_s | f(100)) | \(.makespan_vs_all | f(100)) | \(.dropped_repeats) |"),
       "\nGoal (reported, not asserted): \(.slo.goal).\n",
+      (if (.frontier // []) | length > 0 then
+        "At each budget, the static levers (serial, ioprio, fixed caps) whose makespan stays within it and that missed fewer:\n",
+        "| budget | excess misses vs all at once | makespan vs all | static levers within the budget that missed fewer |",
+        "|---:|---:|---:|---|",
+        (.frontier[] | "| \(.budget) | \(.excess_late_vs_all | f(100)) | \(.makespan_vs_all | f(100)) | \(if (.beaten_by | length) == 0 then "none" else .beaten_by | join(", ") end) |"),
+        "\n![excess misses against batch makespan, a point per mode](frontier.png)\n"
+       else empty end),
       "The saturating figures below are over the window from the batch arrival to the end of pgbench.\n"
      else empty end),
     "| mode | TPS | vs solo | p50 ms | p99 ms | p99 vs solo | batch makespan s | vs all | batch mean turnaround s | batch ran on after pgbench s |",
@@ -69,3 +76,13 @@ done
 xmax=$(jq -r 'select(.rep == 1) | [(.tps_series | length), (if .batch then ((.batch.jobs | map(.end_ns) | max) - .t0_ns) / 1e9 else 0 end)] | max' "$raw" | sort -n | tail -1)
 title=$(jq -r '"pgbench TPS in a postgres container, batch fio containers arriving at \(.arrive_s) s (repetition 1; \(.date), load \(.load_avg_median))"' "$json")
 gnuplot -e "xmax=${xmax:-60} + 1; dir='$tmp'; arrows='$tmp/arrows.gp'; out='$out/tps.png'; modes='${modes# }'; ttl='$title'" "$here/plot.gp"
+# the rate-limited service: the frontier, a point per mode
+if jq -e '.slo' "$json" >/dev/null; then
+  jq -r '.modes | to_entries[] | select(.value.not_run | not)
+    | select(.value.makespan_vs_all != null and .value.excess_late_vs_all != null)
+    | .value as $v
+    | "\(.key) \($v.makespan_vs_all) \(($v.makespan_vs_all_range // [$v.makespan_vs_all, $v.makespan_vs_all]) | join(" ")) \($v.excess_late_vs_all) \(($v.excess_late_vs_all_range // [$v.excess_late_vs_all, $v.excess_late_vs_all]) | join(" "))"' \
+    "$json" >"$tmp/frontier.dat"
+  title=$(jq -r '"What protection buys and costs: \(.slo.rate) tps asked, \(.slo.latency_limit_ms) ms limit, median of \(.repeats) (\(.date), load \(.load_avg_median), \(.disk))"' "$json")
+  [ ! -s "$tmp/frontier.dat" ] || gnuplot -e "dat='$tmp/frontier.dat'; out='$out/frontier.png'; ttl='$title'" "$here/frontier.gp"
+fi

@@ -4,6 +4,7 @@
  * directory, and an ops table that records what the sampler asks of its
  * owner. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -117,7 +118,7 @@ static int make_root(void **state) {
 static int remove_root(void **state) {
   (void)state;
   char path[256];
-  for (const char *const *c = (const char *const[]){"a", "b", NULL}; *c; c++) {
+  for (const char *const *c = (const char *const[]){"a", "b", "c", "d", NULL}; *c; c++) {
     snprintf(path, sizeof(path), "%s/%s/io.stat", root, *c);
     (void)unlink(path);
     snprintf(path, sizeof(path), "%s/%s", root, *c);
@@ -248,12 +249,169 @@ static void test_auto_picks_bpf_on_cgroup_v2(void **state) {
   }
 }
 
+/* Learning in windows: up to four containers reading; window() gives
+ * each its MiB so far, sleeps a little and samples. */
+static const char *const names[] = {"a", "b", "c", "d"};
+
+static bool trusts_kube_system(const char *ns, void *user) {
+  (void)user;
+  return strcmp(ns, "kube-system") == 0;
+}
+
+static const struct agent_adm_ops trust_ops = {.trusts = trusts_kube_system};
+
+static void window(struct agent_sampler *s, const unsigned long long *mib, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    iostat(names[i], mib[i] << 20);
+  (void)usleep(20000);
+  agent_sampler_run(s);
+}
+
+/* The first N of the four, registered in namespaces NS, running, seq-read
+ * as declared, their baselines taken: in c[]. */
+static void readers(struct owner *o, struct agent_sampler *s, const char *const *ns,
+                    struct agent_ctr **c, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    mkctr(names[i]);
+    cleanup_error struct iob_error *err = NULL;
+    char cg[8];
+    snprintf(cg, sizeof(cg), "/%s", names[i]);
+    struct agent_ctr_info in = {.id = names[i], .ns = ns[i], .cgroup = cg, .source = "test"};
+    if (agent_adm_register(&o->adm, &in, 0, &c[i], &err) < 0)
+      fail_msg("register %s: %s", names[i], err->msg);
+    c[i]->state = AGENT_RUNNING;
+    c[i]->cls = BATCH_SEQ_READ;
+    c[i]->class_source = AGENT_CLASS_DECLARED;
+    const struct cg2_sample none = {0};
+    agent_sampler_add(s, c[i], &none);
+  }
+}
+
+/* A co-run teaches when it ends: a container with a measured solo rate
+ * beside three others teaches the pairs its excess shared among them,
+ * from the co-run's windows but its first and its last; one alone, from
+ * the window after its neighbours left, measures its solo rate, each
+ * window once the next shows it was not its last. */
+static void test_learns_beside_many_and_alone(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  setup_owner(&o, &s, false);
+  struct agent_ctr *c[4];
+  readers(&o, &s, (const char *const[]){"default", "default", "default", "default"}, c, 4);
+  unsigned long long mib[4] = {0, 0, 0, 0};
+  double r[5] = {0};
+  for (int w = 1; w <= 4; w++) {
+    for (int i = 0; i < 4; i++)
+      mib[i] += 1;
+    window(&s, mib, 4);
+    r[w] = c[0]->read_bps;
+    if (w == 1)
+      c[0]->solo_bps = 4 * r[1];
+  }
+  assert_null(agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls)); /* not ended yet */
+  /* c and d leave: the co-run of four ends */
+  c[2]->state = c[3]->state = AGENT_CREATED;
+  mib[0] += 1, mib[1] += 1;
+  window(&s, mib, 4);
+  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  assert_non_null(e);
+  assert_int_equal(e->samples, 1);
+  /* windows 2 and 3, 1 MiB each: the harmonic mean of their rates */
+  double rate = 2 / (1 / r[2] + 1 / r[3]), sd = c[0]->solo_bps / rate;
+  assert_true(fabs(e->slowdown - (1 + (sd - 1) / 3)) < 1e-6 * e->slowdown);
+  /* a leaves too: b alone */
+  c[0]->state = AGENT_CREATED;
+  for (int w = 6; w <= 9; w++) {
+    mib[1] += 1;
+    window(&s, mib, 4);
+    assert_true((c[1]->alone_s > 0) == (w >= 8));
+  }
+  assert_true(fabs(c[1]->alone_bytes - (2u << 20)) < 1e-3 * (1 << 20));
+  release_owner(&o, &s);
+  for (int i = 0; i < 4; i++)
+    rmctr(names[i]);
+}
+
+/* Two containers read side by side for four windows, then the second
+ * leaves; the first's solo rate was trained high. */
+static void tenant_pair(struct owner *o, struct agent_sampler *s, const char *ns0, const char *ns1,
+                        struct agent_ctr **c) {
+  setup_owner(o, s, false);
+  o->adm.ops = &trust_ops;
+  readers(o, s, (const char *const[]){ns0, ns1}, c, 2);
+  c[0]->solo_bps = c[1]->solo_bps = 1e15;
+  unsigned long long mib[2] = {0, 0};
+  for (int w = 1; w <= 4; w++) {
+    mib[0] += 1, mib[1] += 1;
+    window(s, mib, 2);
+  }
+  c[1]->state = AGENT_CREATED;
+  mib[0] += 1;
+  window(s, mib, 2);
+}
+
+/* A tenant whose declarations do not count teaches nothing from its own
+ * containers side by side, however it trained their solo rates; beside
+ * another tenant's container it does (as a note, agent/penalties.h). */
+static void test_one_tenant_teaches_nothing(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  struct agent_ctr *c[2];
+  tenant_pair(&o, &s, "mallory", "mallory", c);
+  for (int v = 0; v < BATCH_NCLASS; v++)
+    for (int n = 0; n < BATCH_NCLASS; n++)
+      assert_null(agent_penalties_stream(&o.pen, (enum batch_class)v, (enum batch_class)n));
+  release_owner(&o, &s);
+  for (int i = 0; i < 2; i++)
+    rmctr(names[i]);
+
+  tenant_pair(&o, &s, "mallory", "alice", c);
+  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  assert_non_null(e);
+  assert_true(e == &o.pen.p[c[0]->cls][c[1]->cls].u);
+  assert_false(agent_penalties_in_use(&o.pen, c[0]->cls, c[1]->cls));
+  release_owner(&o, &s);
+  for (int i = 0; i < 2; i++)
+    rmctr(names[i]);
+}
+
+/* A busy container that moves nothing in a whole co-run was starved: the
+ * largest slowdown a sample may have. */
+static void test_starved_is_slowest(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  setup_owner(&o, &s, false);
+  struct agent_ctr *c[2];
+  readers(&o, &s, (const char *const[]){"default", "default"}, c, 2);
+  unsigned long long mib[2] = {1, 1};
+  window(&s, mib, 2);
+  c[0]->solo_bps = 100 * c[0]->read_bps;
+  for (int w = 2; w <= 4; w++) {
+    mib[1] += 1;
+    window(&s, mib, 2);
+  }
+  c[1]->state = AGENT_CREATED;
+  window(&s, mib, 2);
+  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  assert_non_null(e);
+  assert_true(e->slowdown == AGENT_PEN_MAX_SLOWDOWN);
+  release_owner(&o, &s);
+  for (int i = 0; i < 2; i++)
+    rmctr(names[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vanished_cgroup_is_gone),
       cmocka_unit_test(test_totals_never_go_down),
       cmocka_unit_test(test_headless_reads_nothing),
       cmocka_unit_test(test_auto_picks_bpf_on_cgroup_v2),
+      cmocka_unit_test(test_learns_beside_many_and_alone),
+      cmocka_unit_test(test_one_tenant_teaches_nothing),
+      cmocka_unit_test(test_starved_is_slowest),
   };
   return cmocka_run_group_tests(tests, make_root, remove_root);
 }
