@@ -240,7 +240,10 @@ void agent_protection_caps(struct agent_protection *p, uint64_t now) {
   for (struct agent_ctr *c = p->adm->list; c; c = c->next) {
     bool running = c->state == AGENT_RUNNING;
     bool over = running && agent_ctr_over_budget(p, c, now);
-    if (over && limiting && !c->caps.budget_logged) {
+    /* Said once it is free for good: a job of unknown runtime is over its
+     * growing bound whenever it has not run free long enough, and not for
+     * good. */
+    if (over && limiting && c->budget.spent && !c->caps.budget_logged) {
       iob_info("'%s' reached its budget: protection added %.1f s to it (its bound %.1f s, "
                "runtime %s): no longer capped, frozen, held or slowed",
                c->id, agent_budget_debt(c, now), agent_budget_bound(&p->ctl.cfg, c),
