@@ -124,12 +124,17 @@ void agent_budget_hold(struct agent_ctr *c, uint64_t now, bool by_protection) {
 }
 
 void agent_budget_window(struct agent_ctr *c, const struct agent_protect_cfg *cfg, uint64_t now,
-                         double window_s) {
+                         double window_s, double spare_bps) {
   if (c->state != AGENT_RUNNING || c->freeze.frozen)
     return; /* a frozen window is counted as frozen time */
   double rate = c->read_bps + c->write_bps, added = 0;
   if (c->caps.bps > 0) {
     double ref = c->budget.ref_bps > 0 ? c->budget.ref_bps : c->solo_bps;
+    /* The rate it had before the cap is stale once its neighbours leave:
+     * what the disk has shown it can do and no longer does was its to
+     * take. */
+    if (spare_bps > 0 && rate + spare_bps > ref)
+      ref = rate + spare_bps;
     added = agent_protect_cap_debt(window_s, rate, c->caps.bps, ref);
     c->budget.capped_s += added;
   } else if (c->io_now && rate > 0) {

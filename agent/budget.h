@@ -50,9 +50,11 @@ void agent_budget_expect(struct agent_ctr *c, const struct agent_protect_cfg *cf
 void agent_budget_hold(struct agent_ctr *c, uint64_t now, bool by_protection);
 /* A sampling window of WINDOW_S seconds ended at NOW for running batch job
  * C: its rates (sampler.c) against the cap it ran under (caps.c) add to
- * its debt, and it is marked spent at its bound.  Protection calls it for
- * each (agent_protection_budget_window). */
+ * its debt, and it is marked spent at its bound.  SPARE_BPS is its share
+ * of what the disk was seen to do and did not in the window (0 none):
+ * had it run uncapped it could have had that too.  Protection calls it
+ * for each (agent_protection_budget_window). */
 void agent_budget_window(struct agent_ctr *c, const struct agent_protect_cfg *cfg, uint64_t now,
-                         double window_s);
+                         double window_s, double spare_bps);
 
 #endif

@@ -238,9 +238,11 @@ double agent_protect_learn_target(const struct agent_protect_learn *l);
  *     ref being the rate it was getting before the cap: the running
  *     average of its rates in windows it did I/O uncapped (sharing the
  *     disk included), else its learned rate alone; with neither the whole
- *     window (agent_protect_cap_debt).  In a window the cap did not bind
- *     something else (its own pace, the disk it shares) set its rate, and
- *     the cap added nothing.
+ *     window (agent_protect_cap_debt).  Where the disk does less than
+ *     it was seen to do (its peak aggregate rate, decayed), ref is at
+ *     least its rate plus its share of that spare: a reference taken
+ *     beside neighbours that have left since would price the cap low.  In a window the cap did not
+ * bind something else (its own pace, the disk it shares) set its rate, and the cap added nothing.
  * Sharing the disk alone adds nothing: an unprotected node would have run
  * the job as slowly.  The CPU weight protection lowers is not counted: it
  * takes only CPU the protected container uses, and a job at its bound

@@ -76,11 +76,31 @@ static void budget_expect(const struct agent_protection *p, struct agent_ctr *c,
                       (int)agent_ctr_plan_class(c), now);
 }
 
+/* Whether running job C's cap bound its rate in the last window. */
+static bool cap_binds(const struct agent_ctr *c) {
+  return c->state == AGENT_RUNNING && !c->freeze.frozen && c->caps.bps > 0 &&
+         c->read_bps + c->write_bps >= PROTECT_CAP_BINDS * c->caps.bps;
+}
+
 void agent_protection_budget_window(struct agent_protection *p, uint64_t now, double window_s) {
+  /* The disk's peak aggregate rate, decayed, against the window's: what
+   * it left unused the capped jobs could have had, in equal shares. */
+  double total = 0;
+  int binding = 0;
+  for (const struct agent_ctr *c = p->adm->list; c; c = c->next) {
+    if (c->io_now)
+      total += c->read_bps + c->write_bps;
+    binding += agent_ctr_is_batch(c) && cap_binds(c);
+  }
+  if (window_s > 0)
+    p->peak_bps *= exp2(-window_s / PROTECT_PEAK_HALF_LIFE_S);
+  if (total > p->peak_bps)
+    p->peak_bps = total;
+  double spare = binding ? (p->peak_bps - total) / binding : 0;
   for (struct agent_ctr *c = p->adm->list; c; c = c->next)
     if (agent_ctr_is_batch(c)) {
       budget_expect(p, c, now);
-      agent_budget_window(c, &p->ctl.cfg, now, window_s);
+      agent_budget_window(c, &p->ctl.cfg, now, window_s, cap_binds(c) && spare > 0 ? spare : 0);
     }
 }
 

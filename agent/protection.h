@@ -61,9 +61,15 @@ struct agent_protection {
   uint64_t gap_ms;
   uint64_t last_ms; /* when the last batch container started while protecting */
   uint64_t holds;   /* admissions held back to protect a victim */
+  double peak_bps;  /* the disk's peak aggregate rate, decayed (budget pricing) */
   const struct agent_protection_ops *ops;
   void *user;
 };
+
+/* Half-life (s) of the peak aggregate rate a cap's cost is priced
+ * against: long enough to span a batch job's run, short enough that a
+ * peak another mix of classes reached fades. */
+#define PROTECT_PEAK_HALF_LIFE_S 600.0
 
 /* ADM, RESTORE and PROFILES outlive the part; RESTORE and PROFILES may be
  * NULL (nothing journalled, nothing learned), and ADM too for a part that

@@ -149,6 +149,43 @@ static void test_cap_spends_what_it_adds(void **state) {
   agent_adm_release(&adm);
 }
 
+/* A cap is priced against what the job could have had: beside a service
+ * doing 100 MiB/s it got 80 MiB/s uncapped (the disk's peak, 180 MiB/s),
+ * so a cap holding it at 19.5 MiB/s costs 1 - 19.5 / 80 of each window.
+ * Once the service is idle the disk does 19.5 MiB/s of the 180 it showed:
+ * the cap now costs 1 - 19.5 / 180, not the stale 1 - 19.5 / 80. */
+static void test_cap_priced_against_spare_disk(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  adm_setup(&adm);
+  struct agent_ctr *db = reg(&adm, "db", "latency", 0);
+  struct agent_ctr *w = reg(&adm, "w", "seq-write", 0);
+  w->solo_s = 100;
+  agent_adm_admit(&adm, db, 0, 0, 0);
+  agent_adm_admit(&adm, w, 0, 0, 0);
+  run_until(&adm, 0);
+  uint64_t now = 0;
+  for (int i = 0; i < 5; i++) {
+    now += WINDOW_MS;
+    sample(db, 100 * MiB);
+    sample(w, 80 * MiB);
+    agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
+  }
+  w->caps.bps = 20 * MiB;
+  now += WINDOW_MS;
+  sample(w, 19.5 * MiB);
+  agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
+  double beside = agent_budget_debt(w, now);
+  assert_true(fabs(beside - (1 - 19.5 / 80)) < 1e-3);
+  now += WINDOW_MS;
+  sample(db, 0);
+  sample(w, 19.5 * MiB);
+  agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
+  double peak = 180 * MiB * exp2(-7 / PROTECT_PEAK_HALF_LIFE_S);
+  assert_true(fabs(agent_budget_debt(w, now) - beside - (1 - 19.5 * MiB / peak)) < 1e-3);
+  agent_adm_release(&adm);
+}
+
 /* A job with no profile and no typical runtime of its class may lose to
  * protection (budget - 1) x the time it ran free, up to
  * protect_unknown_delay in all: not held before it starts (it has run
@@ -214,6 +251,7 @@ static void test_unknown_job_bounded(void **state) {
   v->budget.capped_s = 59;
   v->caps.bps = 16 * MiB;
   v->budget.ref_bps = 0;
+  prot.peak_bps = 0; /* nothing to price the cap against: the whole window */
   assert_false(agent_ctr_over_budget(&prot, v, now));
   now += WINDOW_MS;
   sample(v, 16 * MiB);
@@ -381,6 +419,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sharing_spends_nothing),
       cmocka_unit_test(test_cap_spends_what_it_adds),
+      cmocka_unit_test(test_cap_priced_against_spare_disk),
       cmocka_unit_test(test_unknown_job_bounded),
       cmocka_unit_test(test_endless_service_releases_all),
   };
