@@ -873,11 +873,17 @@ static void account(struct agent_sampler *s) {
     if (c->protect)
       protect_share(s, c, st, rate, w.n_io - (c->io_now ? 1 : 0));
     epoch_window(s, c, st, &w, dt, rate);
-    if (!c->io_now || nb == 0) {
-      c->solo_equiv_s += dt; /* alone (or idle): solo speed by definition */
+    if (nb == 0 || (!c->io_now && !st->busy)) {
+      c->solo_equiv_s += dt; /* alone, or idle of its own accord: solo speed by definition */
       continue;
     }
     c->shared = true;
+    /* Busy beside busy neighbours, it moved nothing: a disk that serves
+     * its streams by turns starved it, and it made no progress.  Counted
+     * at solo speed, such windows made its learned rate alone a fraction
+     * of the real one, and every co-run then looked cheap. */
+    if (!c->io_now)
+      continue;
     bool guessed;
     double sd = window_slowdown(&cfg, s, c, &guessed);
     c->equiv_guessed |= guessed;

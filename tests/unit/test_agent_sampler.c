@@ -333,6 +333,33 @@ static void test_learns_beside_many_and_alone(void **state) {
     rmctr(names[i]);
 }
 
+/* A container the disk starves beside a busy neighbour (no bytes in a
+ * window while it is busy) made no progress in that window: only its
+ * windows alone, or idle of its own accord, count at solo speed. */
+static void test_starved_window_no_progress(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  setup_owner(&o, &s, false);
+  struct agent_ctr *c[2];
+  readers(&o, &s, (const char *const[]){"default", "default"}, c, 2);
+  unsigned long long mib[2] = {0, 0};
+  for (int w = 1; w <= 3; w++) { /* both move */
+    mib[0] += 1, mib[1] += 1;
+    window(&s, mib, 2);
+  }
+  double before = c[0]->solo_equiv_s;
+  for (int w = 4; w <= 5; w++) { /* a starved, b moves */
+    mib[1] += 1;
+    window(&s, mib, 2);
+  }
+  assert_true(c[0]->shared);
+  assert_true(c[0]->solo_equiv_s == before);
+  release_owner(&o, &s);
+  for (int i = 0; i < 2; i++)
+    rmctr(names[i]);
+}
+
 /* Two containers read side by side for four windows, then the second
  * leaves; the first's solo rate was trained high. */
 static void tenant_pair(struct owner *o, struct agent_sampler *s, const char *ns0, const char *ns1,
@@ -410,6 +437,7 @@ int main(void) {
       cmocka_unit_test(test_headless_reads_nothing),
       cmocka_unit_test(test_auto_picks_bpf_on_cgroup_v2),
       cmocka_unit_test(test_learns_beside_many_and_alone),
+      cmocka_unit_test(test_starved_window_no_progress),
       cmocka_unit_test(test_one_tenant_teaches_nothing),
       cmocka_unit_test(test_starved_is_slowest),
   };
