@@ -34,6 +34,7 @@
 #        MODES="all serial plan" (the baselines run before the agent's)
 #        OUT_DIR=bench/results/simdisk B=build
 #        IOB_AGENT_CONF="key = value; ..." (more iobatchd.conf lines)
+#        IOB_AGENT_DEBUG=1 (the agent logs what each co-run taught)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD

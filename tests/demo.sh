@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# make demo: iobatch on a private containerd, in two parts.
+# make demo: iobatch on a private containerd, in three parts.
 #
 # Part 1, a latency-sensitive service beside batch jobs (issue #22):
 # PostgreSQL 15 in a container (bench/service/pg.sh) serving a fixed rate:
@@ -18,24 +18,35 @@
 # second: the service's TPS, which batch jobs run and which the agent holds
 # and why; then the agent's admission log.  DEMO_PART1=0 skips it.
 #
-# Part 2, the admission hold with writers only:
-# two sequential writers and two random writers (fio in busybox containers,
-# classes declared with the io.iobatch.class annotation) are started at once
-# through io.containerd.iobatch.v2 with iobatchd running: the random writers
-# wait pending (their Start is held) while the sequential writers run, and
-# are admitted when those exit.  Then the same four jobs are started at once
-# with io.containerd.runc.v2, and the run times and makespans are compared.
-# Everything (containerd, agent, shims, mounts, files) is removed at the end.
+# Part 2, the host disk, where mixing costs nothing: two sequential writers
+# and two random writers (fio in busybox containers, classes declared with
+# the io.iobatch.class annotation) are started at once through
+# io.containerd.iobatch.v2 with iobatchd on its defaults (no penalty matrix,
+# nothing learned), then through io.containerd.runc.v2.  On this disk every
+# pair of jobs runs faster together than one after the other, so the agent
+# has no evidence of a penalty and holds nothing; the demo says how many
+# starts it held and what it learned.
 #
-# DEMO_SEQ_SIZE / DEMO_RAND_SIZE change the job sizes (fio --size);
-# DEMO_ROUNDS=1 skips the second round (the same comparison in reverse order).
+# Part 3, a disk that punishes mixing: the paper-shaped mix (bench/mix.sh,
+# eight fio containers, one request at a time) on the emulated 7200 rpm
+# drive (simdisk/, model "hdd"): all at once through runc, then a fresh
+# agent that sees each class once alone and then runs the mix
+# DEMO_MIX_RUNS (3) times, learning the penalties as it goes.  The last
+# run's makespan against all at once is the result.  DEMO_PART3=0 skips it.
+# Everything (containerd, agent, shims, mounts, loop devices, files) is
+# removed at the end.
+#
+# DEMO_SEQ_SIZE / DEMO_RAND_SIZE change part 2's job sizes (fio --size);
+# DEMO_ROUNDS=1 skips its second round (the same comparison in reverse order).
 #
 # The last line is
-#   demo-result: late_pct=A (all at once B, alone C) makespan_ratio=Y
+#   demo-result: late_pct=A (all at once B, alone C) makespan_ratio=Y host_held=H simdisk_makespan_ratio=S
 # A, B, C = the share of the service's scheduled transactions that missed
 # (percent, over its whole run) under iobatch, all at once through runc and
 # alone; Y = the batch makespan under iobatch / all at once through runc
-# ("na" when part 1 did not run).
+# ("na" when part 1 did not run); H = the starts the agent held on the host
+# disk in part 2; S = the mix's makespan on the emulated HDD under iobatch
+# (last run) / all at once ("na" when part 3 did not run).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . tests/integration/lib/common.sh
@@ -47,8 +58,11 @@ ROUNDS=${DEMO_ROUNDS:-2}
 JOBS=(seq1 seq2 rand1 rand2)
 
 SVC_RESULT="late_pct=na (all at once na, alone na) makespan_ratio=na"
+HOST_RESULT="host_held=na"
+SIM_RESULT="simdisk_makespan_ratio=na"
+result() { echo "demo-result: $SVC_RESULT $HOST_RESULT $SIM_RESULT"; }
 # die MESSAGE: the last line is still the demo-result line
-die() { echo "demo: $*" >&2; echo "demo-result: $SVC_RESULT"; exit 1; }
+die() { echo "demo: $*" >&2; result; exit 1; }
 for c in containerd ctr runc fio jq; do
   command -v $c >/dev/null || die "$c is not installed (scripts/install-deps.sh)"
 done
@@ -57,12 +71,8 @@ for p in iobatchd iobatchctl containerd-shim-iobatch-v2 iobatch-hook; do
 done
 [ "$(id -u)" -eq 0 ] || die "must run as root (containerd, runc)"
 
-# The paper's objective (policy = paper, alpha 0.6) with the default penalty
-# matrix, except that sequential streams do not count against each other:
-# the two writers share a batch, a random writer beside them waits.
-# (Started for part 2, after part 1; containerd finds the agent's socket
-# through IOBATCH_AGENT_SOCKET, whichever agent serves it.)
-cp "$IOB_TOP/tests/fixtures/batch/hold-matrix.conf" "$IOB_T/matrix.conf"
+# containerd finds the agent's socket through IOBATCH_AGENT_SOCKET,
+# whichever agent (part 1's, part 2's) serves it.
 export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
 iob_containerd_start >/dev/null || die "containerd did not start"
 NS=demo${IOB_T##*.}
@@ -97,7 +107,7 @@ launch() {
 }
 LAUNCHED=()
 
-declare -A CREATED ADMITTED FINISHED STATE EXIT PENDING
+declare -A CREATED=() ADMITTED=() FINISHED=() STATE=() EXIT=() PENDING=()
 # watch PREFIX: poll ctr task ls and the agent until every job of this run
 # has stopped; print each change on the timeline.
 watch_run() {
@@ -370,17 +380,15 @@ if [ "${DEMO_PART1:-1}" = 1 ]; then
   AGENT_STATE=$IOB_T/agentstate
 fi
 
-agent_start "policy = paper
-alpha = 0.6
-matrix = $IOB_T/matrix.conf
-max_hold = 120s" >/dev/null || die "iobatchd did not start (log: $AGENT_LOG)"
-echo "=================== part 2: the admission hold, writers only"
+agent_start "" >/dev/null || die "iobatchd did not start (log: $AGENT_LOG)"
+echo "=================== part 2: the host disk, where mixing costs nothing"
 echo
-echo "iobatch demo: 2 sequential writers (fio write, bs 1M, $SEQ_SIZE each) and 2 random"
-echo "writers (fio randwrite, bs 4k, $RAND_SIZE each), O_DIRECT, started at once."
-echo "Agent: iobatchd, policy paper (alpha 0.6); sampler: $(ctl status --json | jq -r .sampler)."
+echo "2 sequential writers (fio write, bs 1M, $SEQ_SIZE each) and 2 random writers"
+echo "(fio randwrite, bs 4k, $RAND_SIZE each), O_DIRECT, started at once."
+echo "Agent: iobatchd on its defaults (no penalty matrix, nothing learned);"
+echo "sampler: $(ctl status --json | jq -r .sampler)."
 echo
-echo "== 1. through io.containerd.iobatch.v2 (the agent holds conflicting starts)"
+echo "== 1. through io.containerd.iobatch.v2"
 run io.containerd.iobatch.v2 iob || die "the iobatch run failed"
 echo
 echo "== 2. the same jobs through io.containerd.runc.v2 (all at once)"
@@ -422,12 +430,57 @@ if [ "$ROUNDS" -ge 2 ]; then
     for job in "${JOBS[@]}"; do [ "${EXIT[$pre-$job]}" -eq 0 ] || fail=1; done
   done
 fi
-for job in rand1 rand2; do
-  printf '  %s: %ss from start to finish with iobatch (held, then alone), %ss beside the writers\n' \
-    "$job" "$(secs $((FINISHED[iob-$job] - CREATED[iob-$job])))" \
-    "$(secs $((FINISHED[runc-$job] - CREATED[runc-$job])))"
-done
 [ $fail -eq 0 ] || die "a job did not exit with status 0"
-[ -n "${PENDING[iob-rand1]:-}" ] && [ -n "${PENDING[iob-rand2]:-}" ] ||
-  die "the agent did not hold the random writers (agent log: $AGENT_LOG)"
-echo "demo-result: $SVC_RESULT"
+held=${#PENDING[@]}
+HOST_RESULT="host_held=$held"
+if [ "$held" -eq 0 ]; then
+  echo "  iobatch held nothing: on this disk every pair of jobs runs faster together"
+  echo "  than one after the other, so the agent has no evidence that mixing costs"
+  echo "  anything here, and with no evidence it admits."
+else
+  echo "  iobatch held $held start(s) on a disk where mixing costs nothing; the agent's"
+  echo "  reasons are in its log ($AGENT_LOG)."
+fi
+pen=$AGENT_STATE/penalties.json
+if [ -s "$pen" ]; then
+  echo "  What it learned of this disk (slowdown of each class beside another):"
+  jq -r '.pairs[] | "    \(.victim) beside \(.neighbour): x\(.slowdown * 100 | round / 100) (\(.samples) samples)"' "$pen" 2>/dev/null
+fi
+echo
+agent_stop 2>/dev/null
+
+if [ "${DEMO_PART3:-1}" = 1 ]; then
+  echo "=================== part 3: a disk that punishes mixing (emulated HDD)"
+  echo
+  echo "simdisk (simdisk/README.md) serves a RAM-backed file as a block device whose"
+  echo "requests complete when a model of a 7200 rpm drive says: seeks, rotation, zones,"
+  echo "a segmented cache.  On it, streams that share the disk make its head travel:"
+  echo "mixing costs time.  The paper-shaped mix (bench/mix.sh: 3 sequential writers,"
+  echo "3 random writers, a sequential and a random reader, one request at a time)"
+  echo "runs all at once through runc, then through iobatch with a fresh agent: it sees"
+  echo "each class once alone, then learns from each run of the mix what beside what costs."
+  echo
+  mix_out=$IOB_T/mix
+  mkdir -p "$mix_out"
+  (
+    DISK=hdd STYLE=qd1 REPEATS=1 FRESH_RUNS=0 SOLO_WARMUP=1 WARM_RUNS="${DEMO_MIX_RUNS:-3}" \
+      MODES=all OUT_DIR="$mix_out" B="$IOB_B" bench/mix.sh >"$mix_out/log" 2>&1
+    echo $? >"$mix_out/rc"
+  ) &
+  # its progress, as it goes
+  tail -n +1 -F --pid=$! "$mix_out/log" 2>/dev/null | grep --line-buffered -E '^mix: (disk|rep)' | sed -u 's/^mix: /  /'
+  if [ "$(cat "$mix_out/rc" 2>/dev/null)" = 0 ]; then
+    r=$(jq -r '.iobatch_warm_vs_all // "na"' "$mix_out/hdd-qd1.json" 2>/dev/null)
+    runs=$(jq -r '.iobatch_warm_runs_vs_all | map(tostring) | join(", ")' "$mix_out/hdd-qd1.json" 2>/dev/null)
+    SIM_RESULT="simdisk_makespan_ratio=${r:-na}"
+    echo
+    echo "  makespan under iobatch / all at once, runs 1.. of the agent: ${runs:-na}"
+    echo "  containers it held in the last run: $(jq -r '.held // "na"' "$mix_out/hdd-qd1.json" 2>/dev/null)"
+    echo "  (bench/results/simdisk/ has the same mix with serial and a hand-made plan)"
+  else
+    echo "demo: part 3 did not complete:" >&2
+    tail -5 "$mix_out/log" >&2
+  fi
+  echo
+fi
+result

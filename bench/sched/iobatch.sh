@@ -4,9 +4,11 @@
 # The iobatch modes of bench/sched.sh (sourced): availability, the agent's
 # lifecycle.  Until the shim asks the agent, the modes are reported as
 # "not run" with the reason (never with made-up numbers).
-IOB_SHIM=$TOP/$B/bin/containerd-shim-iobatch-v2
-IOB_AGENT=$TOP/$B/bin/iobatchd
-IOB_HOOK=$TOP/$B/bin/iobatch-hook
+# B: the build directory, relative to the checkout or absolute
+case $B in /*) IOB_BIN=$B/bin ;; *) IOB_BIN=$TOP/$B/bin ;; esac
+IOB_SHIM=$IOB_BIN/containerd-shim-iobatch-v2
+IOB_AGENT=$IOB_BIN/iobatchd
+IOB_HOOK=$IOB_BIN/iobatch-hook
 # A private agent socket; the shim finds it through IOBATCH_AGENT_SOCKET in
 # its environment, which it inherits from our containerd (shim/admission.c).
 IOB_AGENT_SOCK=${IOB_AGENT_SOCK:-$IOB_T/iobatchd.sock}
@@ -38,7 +40,7 @@ iobatch_unavailable() {
     echo "the shim does not ask the agent yet (shim/admission.c admits every container at once)"
     return 0
   fi
-  if [ -S "$IOB_AGENT_SOCK" ] && "$TOP/$B/bin/iobatchctl" --socket "$IOB_AGENT_SOCK" status >/dev/null 2>&1; then
+  if [ -S "$IOB_AGENT_SOCK" ] && "$IOB_BIN/iobatchctl" --socket "$IOB_AGENT_SOCK" status >/dev/null 2>&1; then
     echo "another iobatchd already serves '$IOB_AGENT_SOCK'"
     return 0
   fi
@@ -78,7 +80,8 @@ iobatch_agent_start() {
     # IOB_AGENT_CONF="key = value; key = value": more iobatchd.conf lines
     [ -z "${IOB_AGENT_CONF:-}" ] || tr ';' '\n' <<<"$IOB_AGENT_CONF" | sed 's/^ *//'
   } >"$IOB_AGENT_DIR/iobatchd.conf"
-  "$IOB_AGENT" -c "$IOB_AGENT_DIR/iobatchd.conf" >>"$IOB_AGENT_DIR/agent.log" 2>&1 &
+  # IOB_AGENT_DEBUG=1: the agent's debug lines (what each co-run taught)
+  "$IOB_AGENT" -c "$IOB_AGENT_DIR/iobatchd.conf" ${IOB_AGENT_DEBUG:+--debug} >>"$IOB_AGENT_DIR/agent.log" 2>&1 &
   IOB_AGENT_PID=$!
   at_exit "iobatch_agent_stop"
   for _ in $(seq 1 100); do
