@@ -366,7 +366,8 @@ static bool ns_name_ok(const char *s, size_t n) {
 /* "all" (NULL), "none" (""), or a comma list, kept as ",a,b,". */
 static int conf_trust(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
   (void)k;
-  (void)ctx;
+  struct agent_config *cfg = ctx;
+  cfg->trust_declared_set = true;
   char **dst = field;
   char *out = NULL;
   if (strcmp(v, "all") == 0) {
@@ -438,6 +439,15 @@ bool agent_config_trusts(const struct agent_config *cfg, const char *ns) {
     if (p > list && p[-1] == ',' && p[n] == ',')
       return true;
   return false;
+}
+
+const char *agent_config_trust_notice(const struct agent_config *cfg) {
+  if (cfg->trust_declared_set)
+    return NULL;
+  return "trust_declared is not set: the io.iobatch.class, .kind and .max-hold-ms of every "
+         "namespace are taken as said (the built-in default, all); where tenants start pods, "
+         "set trust_declared = kube-system (what the package and the DaemonSet ship), or all "
+         "to keep this and say so";
 }
 
 static int conf_kubepods(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
@@ -565,7 +575,7 @@ static int parse_line(struct agent_config *c, bool seen[NKEYS], const char *name
                             name, lineno, key, val, why);
     return 0;
   }
-  if (iob_conf_set(&keys[k], val, c, NULL) < 0)
+  if (iob_conf_set(&keys[k], val, c, c) < 0)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "'%s' line %u: invalid value '%s' for '%s': expected %s", name, lineno,
                           val, key, keys[k].expect);

@@ -216,6 +216,7 @@ struct agent_config {
   /* trust_declared: NULL = all (the default), "" = none, else the
    * namespaces as ",ns1,ns2," (agent_config_trusts). */
   char *trust_declared;
+  bool trust_declared_set;         /* the key was in a file: no notice at start */
   unsigned profiles_per_namespace; /* agent_profiles.per_ns_max */
   /* kubepods = auto | off: discover the containers under the kubelet's
    * cgroup tree (agent/kubepods.h); kubepods_root: the kubelet's
@@ -263,6 +264,10 @@ struct agent_options {
 int agent_config_from_options(struct agent_config *cfg, const struct agent_options *o,
                               struct iob_error **err);
 
+/* The warning iobatchd logs at start when no file set trust_declared (an
+ * upgrade that kept an older, edited iobatchd.conf runs trusting every
+ * namespace): NULL when one did. */
+const char *agent_config_trust_notice(const struct agent_config *cfg);
 /* Whether a class or kind declared by a container of namespace NS (its
  * pod's namespace, else its containerd namespace) is trusted. */
 bool agent_config_trusts(const struct agent_config *cfg, const char *ns);

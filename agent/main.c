@@ -145,6 +145,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   iob_log_init("iobatchd", cfg.debug);
+  const char *trust_notice = agent_config_trust_notice(&cfg);
+  if (trust_notice && !restore_only)
+    iob_warn("%s", trust_notice);
   if (restore_only) {
     r = run_restore_only(&cfg);
     agent_config_release(&cfg);

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "cgroupv2/cg2.h"
 #include "cgroupv2/sample.h"
 #include "common/error.h"
 #include "client/annotations.h" /* the io.iobatch.* keys: IOB_ANN_* */
@@ -86,6 +87,20 @@ struct hook_options {
                       (hooks.d engines, which have no shim to hold the start) */
   int fail_closed; /* internal errors exit 1 instead of 0 */
   enum hook_stage stage;
+  /* Set by main for confinement (hook_confine); unset in unit tests. */
+  int confined;             /* enter the Landlock domain once the baseline is taken */
+  int landlock_abi;         /* what the kernel reports; 0: none */
+  const char *cg_mount;     /* the cgroup2 mount, the only place written to (and the record) */
+  struct hook_agent *agent; /* connected before confinement; NULL: connect on use */
+};
+
+/* The agent connection made before confinement (hook_agent_preconnect):
+ * the client, or why there is none, for the first hook_register or
+ * hook_exited to take. */
+struct ttrpc_client;
+struct hook_agent {
+  struct ttrpc_client *c;
+  struct iob_error *err;
 };
 
 /* The whole hook on one state JSON.  Returns 0 when everything was done,
@@ -112,6 +127,8 @@ struct hook_result {
   unsigned long long cgdir_ino;
   int weight_journalled;  /* the agent journalled it: it may be written */
   uint32_t lat_target_us; /* io.iobatch.latency-target; 0: none */
+  struct cg2_mount mount; /* the cgroup2 mount found */
+  int sampled;            /* a baseline was taken (not: no cgroup of its own) */
 };
 
 /* Resolve, sample, and for a declared class the weight to write and what
@@ -120,6 +137,15 @@ struct hook_result {
  * failure RES holds nothing. */
 int hook_run(const struct hook_options *opt, const struct hook_state *st, struct hook_result *res,
              struct iob_error **err);
+/* hook_run in two steps, so that confinement can come between them: the
+ * cgroup and the baseline, from the pid alone (Landlock would refuse
+ * /proc/PID/io, see hook_landlock_apply); then the declaration, the
+ * workload key and the weight.  On failure of hook_sample RES holds
+ * nothing; of hook_classify, what the sample put there. */
+int hook_sample(const struct hook_options *opt, const struct hook_state *st,
+                struct hook_result *res, struct iob_error **err);
+int hook_classify(const struct hook_options *opt, const struct hook_state *st,
+                  struct hook_result *res, struct iob_error **err);
 void hook_result_release(struct hook_result *res);
 /* Write RES's weight (issue #23): only after the agent answered Register
  * with hook_weight_journalled, which it does for a class declared in a
@@ -152,15 +178,30 @@ int hook_exited(const struct hook_options *opt, const struct hook_state *st,
  * says nothing (hooks.d applies the same file to every user's containers). */
 bool hook_agent_forbidden(const struct hook_options *opt);
 
-/* Confine the process: first keep only the capabilities the hook needs
- * (HOOK_CAPS_KEPT: it reads /proc/PID files of container processes of
- * other uids and writes cgroup files; everything else, CAP_SYS_ADMIN and
- * CAP_CHOWN among them, leaves the effective, permitted, inheritable,
- * ambient and bounding sets), then allow only the syscalls it makes, with
- * sockets of AF_UNIX only; anything else kills it with SIGSYS. */
-int hook_seccomp_install(struct iob_error **err);
+/* Confinement, in this order: connect to the agent (hook_agent_preconnect);
+ * keep only the capabilities the hook needs (hook_caps_drop: it reads
+ * /proc/PID and cgroup files of other uids; everything else,
+ * CAP_DAC_OVERRIDE, CAP_SYS_ADMIN and CAP_CHOWN among them, leaves the
+ * effective, permitted, inheritable, ambient and bounding sets); seccomp
+ * allows only the syscalls it makes, with no socket and no connect
+ * (hook_seccomp_install), anything else kills it with SIGSYS (main.c).
+ * Then, once the state is read and the baseline taken, Landlock denies
+ * writes but beneath the cgroup mount and the record directory and reads
+ * but beneath /proc, /sys, the cgroup mount, the bundle and the record
+ * directory (hook_landlock_apply, run.c). */
+void hook_agent_preconnect(const struct hook_options *opt, struct hook_agent *a);
+void hook_agent_release(struct hook_agent *a);
+int hook_caps_drop(struct iob_error **err);
+/* The Landlock ABI the kernel reports, 0 when it has none. */
+int hook_landlock_abi(void);
+/* No-op with ABI 0. */
+int hook_landlock_apply(const struct hook_options *opt, int abi, const char *bundle,
+                        struct iob_error **err);
+/* One line saying which confinement is in force (--debug). */
+void hook_confinement_describe(const struct hook_options *opt, int abi, char *buf, size_t n);
+int hook_seccomp_install(const struct hook_options *opt, struct iob_error **err);
 /* CapEff after confinement, as /proc/self/status prints it. */
-#define HOOK_CAPS_KEPT_HEX "0000000000080006"
+#define HOOK_CAPS_KEPT_HEX "0000000000080004"
 
 /* io.weight for a class at container birth (0: leave it alone). */
 unsigned hook_class_weight(enum batch_class c);

@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "client/api.h"
+#include "cgroupv2/cg2.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/version.h"
@@ -83,16 +85,59 @@ static int read_stdin(char **out, size_t *len, struct iob_error **err) {
   return 0;
 }
 
-/* Returns the exit status. */
-static int hook_main(const struct hook_options *opt, int selftest) {
+/* hook.h "Confinement": what is opened before, then what narrows. */
+static int hook_confine(struct hook_options *opt, struct hook_agent *agent,
+                        struct iob_error **err) {
+  hook_agent_preconnect(opt, agent);
+  opt->agent = agent;
+  struct cg2_mount m = {0};
+  cleanup_error struct iob_error *merr = NULL;
+  /* No cgroup2 mount: nothing may be written but the record, and hook_run
+   * says why later. */
+  if (cg2_mount_find(opt->root, &m, &merr) == 0)
+    opt->cg_mount = steal_ptr(&m.path);
+  cg2_mount_release(&m);
+  opt->landlock_abi = hook_landlock_abi();
+  opt->confined = 1;
+  if (hook_caps_drop(err) < 0)
+    return -1;
+  /* Explicit, though libseccomp sets it too: Landlock needs it later. */
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return iob_error(err, errno, "cannot set no_new_privs");
+  if (hook_seccomp_install(opt, err) < 0)
+    return -1;
+  char what[512];
+  hook_confinement_describe(opt, opt->landlock_abi, what, sizeof(what));
+  iob_debug("confinement: %s; seccomp allow-list without socket or connect (the agent's socket "
+            "connected before); capabilities kept: dac_read_search, sys_ptrace",
+            what);
+  return 0;
+}
+
+/* Test-only (tests/integration/hook/hook-confine.sh): after the real work,
+ * what a parser bug could try next.  Prints how each attempt ended. */
+static void selftest_escape(const char *path) {
+  int w = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  int we = errno;
+  int r = open(path, O_RDONLY | O_CLOEXEC);
+  int re = errno;
+  fprintf(stderr, "%s: selftest: open '%s' for writing: %s; for reading: %s\n", prog, path,
+          w < 0 ? strerror(we) : "allowed", r < 0 ? strerror(re) : "allowed");
+}
+
+/* ... and a connection to another unix socket (containerd's, say): no
+ * socket() at all is allowed, so SIGSYS. */
+static void selftest_connect(const char *path) {
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int r = fd < 0 ? -1 : connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+  fprintf(stderr, "%s: selftest: connect to '%s': %s\n", prog, path,
+          r < 0 ? strerror(errno) : "allowed");
+}
+
+static int hook_main_confined(const struct hook_options *opt, int selftest, const char *escape) {
   cleanup_error struct iob_error *err = NULL;
-  if (hook_seccomp_install(&err) < 0) {
-    /* Our own failure: the container goes on without iobatch, as for any
-     * other of them, unless told to fail closed. */
-    fprintf(stderr, "%s: %s; the container goes on without iobatch (%s)\n", prog, err->msg,
-            opt->fail_closed ? "fail closed" : "fail open");
-    return opt->fail_closed ? 1 : 0;
-  }
   if (selftest == 1) {
     /* Test-only: a harmless syscall that is not on the list must kill us
      * with SIGSYS (tests/integration/hook/hook-seccomp.sh). */
@@ -126,6 +171,10 @@ static int hook_main(const struct hook_options *opt, int selftest) {
     rc = err->errno_ == EFBIG ? 1 : -1;
   else
     rc = hook_invoke(opt, buf, len, &err);
+  if (escape && selftest == 4)
+    selftest_connect(escape);
+  else if (escape)
+    selftest_escape(escape);
   if (rc == 0)
     return 0;
   if (rc < 0 || opt->fail_closed) {
@@ -134,6 +183,25 @@ static int hook_main(const struct hook_options *opt, int selftest) {
   }
   fprintf(stderr, "%s: %s; the container goes on without iobatch (fail open)\n", prog, err->msg);
   return 0;
+}
+
+/* Returns the exit status. */
+static int hook_main(struct hook_options *opt, int selftest, const char *escape) {
+  cleanup_error struct iob_error *err = NULL;
+  struct hook_agent agent = {0};
+  int ret = hook_confine(opt, &agent, &err);
+  if (ret < 0) {
+    /* Our own failure: the container goes on without iobatch, as for any
+     * other of them, unless told to fail closed. */
+    fprintf(stderr, "%s: %s; the container goes on without iobatch (%s)\n", prog, err->msg,
+            opt->fail_closed ? "fail closed" : "fail open");
+    ret = opt->fail_closed ? 1 : 0;
+  } else {
+    ret = hook_main_confined(opt, selftest, escape);
+  }
+  hook_agent_release(&agent);
+  free((char *)opt->cg_mount);
+  return ret;
 }
 
 int main(int argc, char **argv) {
@@ -151,10 +219,13 @@ int main(int argc, char **argv) {
       {"selftest-seccomp", no_argument, NULL, 'X'},
       {"selftest-socket", no_argument, NULL, 'Y'},
       {"selftest-caps", no_argument, NULL, 'Z'},
+      {"selftest-escape", required_argument, NULL, 'E'},
+      {"selftest-connect", required_argument, NULL, 'C'},
       {NULL, 0, NULL, 0},
   };
   struct hook_options opt = {.socket = AGENT_DEFAULT_SOCKET};
   int selftest = 0, c;
+  const char *escape = NULL;
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     switch (c) {
     case 'd':
@@ -192,6 +263,13 @@ int main(int argc, char **argv) {
     case 'Z':
       selftest = 3;
       break;
+    case 'E':
+      escape = optarg;
+      break;
+    case 'C':
+      escape = optarg;
+      selftest = 4;
+      break;
     case 'h':
       usage(stdout);
       return 0;
@@ -223,5 +301,5 @@ int main(int argc, char **argv) {
     return 2;
   }
   iob_log_init(prog, opt.debug);
-  return hook_main(&opt, selftest);
+  return hook_main(&opt, selftest, escape);
 }

@@ -49,8 +49,8 @@ bool hook_agent_forbidden(const struct hook_options *opt) {
   return stat(opt->socket, &sb) < 0 && (errno == EACCES || errno == EPERM);
 }
 
-static int agent_connect(const struct hook_options *opt, struct ttrpc_client **out,
-                         struct iob_error **err) {
+static int agent_dial(const struct hook_options *opt, struct ttrpc_client **out,
+                      struct iob_error **err) {
   const char *socket_path = opt->socket;
   if (strlen(socket_path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "invalid agent socket '%s'", socket_path);
@@ -67,6 +67,39 @@ static int agent_connect(const struct hook_options *opt, struct ttrpc_client **o
     return iob_error_code(err, IOB_CODE_UNAVAILABLE, "agent socket '%s': %s", socket_path,
                           cerr->msg);
   }
+  return 0;
+}
+
+void hook_agent_preconnect(const struct hook_options *opt, struct hook_agent *a) {
+  memset(a, 0, sizeof(*a));
+  /* A user the agent's directory shuts out has nothing to connect to
+   * (hook_invoke says nothing then). */
+  if (hook_agent_forbidden(opt))
+    return;
+  if (agent_dial(opt, &a->c, &a->err) < 0)
+    a->c = NULL;
+}
+
+void hook_agent_release(struct hook_agent *a) {
+  if (a->c)
+    ttrpc_client_free(a->c);
+  iob_error_release(&a->err);
+}
+
+/* The connection made before confinement, else (unit tests) a new one.
+ * The caller frees the client. */
+static int agent_connect(const struct hook_options *opt, struct ttrpc_client **out,
+                         struct iob_error **err) {
+  struct hook_agent *a = opt->agent;
+  if (a == NULL)
+    return agent_dial(opt, out, err);
+  if (a->err) {
+    *err = steal_ptr(&a->err);
+    return -1;
+  }
+  if (a->c == NULL)
+    return iob_error_code(err, IOB_CODE_UNAVAILABLE, "no agent connection left for this hook");
+  *out = steal_ptr(&a->c);
   return 0;
 }
 

@@ -119,9 +119,38 @@ int hook_weight_write(struct hook_result *res, struct iob_error **err) {
   return 0;
 }
 
-int hook_run(const struct hook_options *opt, const struct hook_state *st, struct hook_result *res,
-             struct iob_error **err) {
+int hook_sample(const struct hook_options *opt, const struct hook_state *st,
+                struct hook_result *res, struct iob_error **err) {
   memset(res, 0, sizeof(*res));
+  if (cg2_mount_find(opt->root, &res->mount, err) < 0)
+    return -1;
+  enum cg2_source src = CG2_SOURCE_NONE;
+  int rc = resolve(opt, st, &res->mount, res, &src, err);
+  if (rc < 0 && (*err)->code == IOB_CODE_NOT_FOUND && res->cgroup) {
+    /* No cgroup of its own (a process in the v2 root on a pure v2 host,
+     * say): nothing to take a baseline from, but the agent still hears of
+     * it (it samples nothing it cannot attribute). */
+    iob_debug("container '%s': %s; registered without a baseline", st->id, (*err)->msg);
+    iob_error_release(err);
+    free(res->cgdir);
+    res->cgdir = xstrdup("");
+    return 0;
+  }
+  if (rc == 0)
+    rc = cg2_sample_take(opt->root, res->cgdir, src, &res->baseline, err);
+  if (rc < 0) {
+    hook_result_release(res);
+    return -1;
+  }
+  res->sampled = 1;
+  iob_debug("container '%s' pid %d: cgroup '%s', sampling '%s' from %s%s", st->id, (int)st->pid,
+            res->cgroup, res->cgdir, cg2_source_name(src),
+            cg2_source_ops(src)->lower_fidelity ? " (lower fidelity)" : "");
+  return 0;
+}
+
+int hook_classify(const struct hook_options *opt, const struct hook_state *st,
+                  struct hook_result *res, struct iob_error **err) {
   struct iob_ann ann;
   if (iob_ann_parse(hook_annotation_get, (void *)st, IOB_ANN_BY_HOOK, &ann, err) < 0)
     return -1;
@@ -140,42 +169,32 @@ int hook_run(const struct hook_options *opt, const struct hook_state *st, struct
       return iob_error_code(err, kerr->code, "%s", kerr->msg);
     iob_debug("container '%s' has no workload key: %s", st->id, kerr->msg);
   }
-  struct cg2_mount m;
-  if (cg2_mount_find(opt->root, &m, err) < 0) {
+  if (res->sampled && res->declared)
+    return plan_weight(opt, &res->mount, res, err);
+  return 0;
+}
+
+int hook_run(const struct hook_options *opt, const struct hook_state *st, struct hook_result *res,
+             struct iob_error **err) {
+  /* An invalid declaration is refused before anything is looked at. */
+  struct iob_ann ann;
+  memset(res, 0, sizeof(*res));
+  if (iob_ann_parse(hook_annotation_get, (void *)st, IOB_ANN_BY_HOOK, &ann, err) < 0)
+    return -1;
+  if (hook_sample(opt, st, res, err) < 0)
+    return -1;
+  if (hook_classify(opt, st, res, err) < 0) {
     hook_result_release(res);
     return -1;
   }
-  enum cg2_source src = CG2_SOURCE_NONE;
-  int rc = resolve(opt, st, &m, res, &src, err);
-  bool sample = rc == 0;
-  if (rc < 0 && (*err)->code == IOB_CODE_NOT_FOUND && res->cgroup) {
-    /* No cgroup of its own (a process in the v2 root on a pure v2 host,
-     * say): nothing to take a baseline from, but the agent still hears of
-     * it (it samples nothing it cannot attribute). */
-    iob_debug("container '%s': %s; registered without a baseline", st->id, (*err)->msg);
-    iob_error_release(err);
-    free(res->cgdir);
-    res->cgdir = xstrdup("");
-    rc = 0;
-  }
-  if (sample)
-    rc = cg2_sample_take(opt->root, res->cgdir, src, &res->baseline, err);
-  if (rc == 0 && sample)
-    iob_debug("container '%s' pid %d: cgroup '%s', sampling '%s' from %s%s", st->id, (int)st->pid,
-              res->cgroup, res->cgdir, cg2_source_name(src),
-              cg2_source_ops(src)->lower_fidelity ? " (lower fidelity)" : "");
-  if (rc == 0 && sample && res->declared)
-    rc = plan_weight(opt, &m, res, err);
-  cg2_mount_release(&m);
-  if (rc < 0)
-    hook_result_release(res);
-  return rc;
+  return 0;
 }
 
 void hook_result_release(struct hook_result *res) {
   free(res->cgroup);
   free(res->cgdir);
   free(res->workload);
+  cg2_mount_release(&res->mount);
   memset(res, 0, sizeof(*res));
 }
 

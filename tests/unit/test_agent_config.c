@@ -214,6 +214,20 @@ static void test_trust(void **state) {
   agent_config_default(&c);
   parse_ok(&c, "trust_declared = all\n");
   assert_true(agent_config_trusts(&c, "anything"));
+  assert_null(agent_config_trust_notice(&c)); /* said: no warning */
+  agent_config_release(&c);
+  /* absent (an older conffile kept by an upgrade): all, and a warning at
+   * start that names the key and the shipped value */
+  agent_config_default(&c);
+  assert_non_null(agent_config_trust_notice(&c));
+  parse_ok(&c, "socket = /run/x.sock\n");
+  assert_true(agent_config_trusts(&c, "team-a"));
+  const char *notice = agent_config_trust_notice(&c);
+  assert_non_null(notice);
+  assert_non_null(strstr(notice, "trust_declared is not set"));
+  assert_non_null(strstr(notice, "trust_declared = kube-system"));
+  parse_ok(&c, "trust_declared = none\n");
+  assert_null(agent_config_trust_notice(&c));
   agent_config_release(&c);
   const char *want = "expected 'all', 'none' or a comma-separated list of namespaces";
   const char *bad[] = {"kube system", ",", "a,,b", "a,", "all,x", "x,none", "x/y", "a;b"};

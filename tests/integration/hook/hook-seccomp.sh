@@ -17,12 +17,12 @@ is "$rc" "$((128 + 31))" "forbidden syscall after the filter: killed by SIGSYS (
 is "$(cat "$IOB_T/err")" "" "killed before it could print anything"
 { (exec "$HOOK" --selftest-socket 2>"$IOB_T/err"); rc=$?; } 2>/dev/null
 is "$rc" "$((128 + 31))" "an AF_INET socket after the filter: killed by SIGSYS (exit $rc)"
-# capabilities after confinement: CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and
+# capabilities after confinement: CAP_DAC_READ_SEARCH and
 # CAP_SYS_PTRACE (runtime-hook/hook.h HOOK_CAPS_KEPT_HEX), in the effective,
 # permitted and bounding sets alike; this shell has them all
 caps=$("$HOOK" --selftest-caps 2>&1)
-kept=0000000000080006 # HOOK_CAPS_KEPT_HEX (runtime-hook/hook.h; the VM has no source tree)
-is "$(awk '$1 == "CapEff:" { print $2 }' <<<"$caps")" "$kept" "effective capabilities: the three it needs ($kept)"
+kept=0000000000080004 # HOOK_CAPS_KEPT_HEX (runtime-hook/hook.h; the VM has no source tree)
+is "$(awk '$1 == "CapEff:" { print $2 }' <<<"$caps")" "$kept" "effective capabilities: the two it needs ($kept)"
 is "$(awk '$1 == "CapPrm:" || $1 == "CapBnd:" { print $2 }' <<<"$caps" | sort -u)" "$kept" \
   "permitted and bounding sets: the same, nothing to regain"
 
