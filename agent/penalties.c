@@ -48,7 +48,7 @@ static uint32_t tenant_hash(const char *t) {
   return h ? h : 1;
 }
 
-static void learn(struct agent_pen_stream *e, double slowdown, bool new_corun) {
+static void learn(struct agent_pen_stream *e, double slowdown, double weight, bool new_corun) {
   /* Averaged as the share of its solo rate the victim got (1/slowdown),
    * not as slowdowns: what decides a makespan is the bytes it moved over
    * the co-run.  A disk that serves the two by turns (an HDD's queue
@@ -59,7 +59,7 @@ static void learn(struct agent_pen_stream *e, double slowdown, bool new_corun) {
     e->slowdown = slowdown;
   else {
     double share = 1 / e->slowdown;
-    share += PEN_LEARN_RATE * (1 / slowdown - share);
+    share += PEN_LEARN_RATE * weight * (1 / slowdown - share);
     e->slowdown = 1 / share;
   }
   if (e->samples < PEN_MAX_SAMPLES)
@@ -71,21 +71,29 @@ static void learn(struct agent_pen_stream *e, double slowdown, bool new_corun) {
 void agent_penalties_observe(struct agent_penalties *pen, enum batch_class victim,
                              enum batch_class neighbour, double slowdown, bool new_corun,
                              const char *untrusted_tenant) {
+  agent_penalties_observe_share(pen, victim, neighbour, slowdown, 1, new_corun, untrusted_tenant);
+}
+
+void agent_penalties_observe_share(struct agent_penalties *pen, enum batch_class victim,
+                                   enum batch_class neighbour, double slowdown, double weight,
+                                   bool new_corun, const char *untrusted_tenant) {
   if (!batch_class_does_io(victim) || !batch_class_does_io(neighbour) || !isfinite(slowdown) ||
-      slowdown <= 0)
+      slowdown <= 0 || !(weight > 0))
     return;
+  if (weight > 1)
+    weight = 1;
   if (slowdown > AGENT_PEN_MAX_SLOWDOWN)
     slowdown = AGENT_PEN_MAX_SLOWDOWN;
   struct agent_pen_pair *e = &pen->p[victim][neighbour];
   if (untrusted_tenant == NULL)
-    learn(&e->t, slowdown, new_corun);
+    learn(&e->t, slowdown, weight, new_corun);
   else {
     uint32_t h = tenant_hash(untrusted_tenant);
     if (e->u_tenants[0] == 0)
       e->u_tenants[0] = h;
     else if (e->u_tenants[1] == 0 && e->u_tenants[0] != h)
       e->u_tenants[1] = h;
-    learn(&e->u, slowdown, new_corun);
+    learn(&e->u, slowdown, weight, new_corun);
   }
   pen->dirty = true;
 }

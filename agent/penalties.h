@@ -83,6 +83,13 @@ char *agent_penalties_encode(const struct agent_penalties *pen);
 void agent_penalties_observe(struct agent_penalties *pen, enum batch_class victim,
                              enum batch_class neighbour, double slowdown, bool new_corun,
                              const char *untrusted_tenant);
+/* The same, from a co-run beside several neighbours whose slowdown's
+ * excess was shared among them: WEIGHT (0 to 1; 1/neighbours) is how much
+ * the sample says of this pair, and how far it moves what was learned.  A
+ * co-run of two measures the pair; one of eight, its eighth of a sum. */
+void agent_penalties_observe_share(struct agent_penalties *pen, enum batch_class victim,
+                                   enum batch_class neighbour, double slowdown, double weight,
+                                   bool new_corun, const char *untrusted_tenant);
 
 /* The stream a pair is shown and used by: the trusted one when it has
  * samples, else the other (NULL: the pair has none). */

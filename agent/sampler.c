@@ -807,8 +807,8 @@ static void epoch_end(struct agent_sampler *s, struct agent_ctr *c, struct epoch
             batch_class_name(c->cls), e->nb, secs, rate / (1024 * 1024), sd);
   for (int k = 0; k < BATCH_NCLASS; k++)
     if (e->ncls[k] > 0 && batch_class_does_io((enum batch_class)k))
-      agent_penalties_observe(s->env.pen, c->cls, (enum batch_class)k, per, true,
-                              trusted ? NULL : agent_ctr_tenant(c));
+      agent_penalties_observe_share(s->env.pen, c->cls, (enum batch_class)k, per, 1 / (double)e->nb,
+                                    true, trusted ? NULL : agent_ctr_tenant(c));
 }
 
 /* The window in container C's co-run: a new one when its busy neighbours

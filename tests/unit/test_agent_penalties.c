@@ -63,6 +63,27 @@ static void test_learn_and_apply(void **state) {
  * victim moves half its solo bytes over the co-run, so the slowdown that
  * decides holding is 2, not the mean of its windows' ratios (1x and 100x
  * by turns: about 50). */
+/* A sample from a co-run beside four neighbours says a quarter as much
+ * of each pair as one beside one: from 2x, a pair measured at 4x moves
+ * the share it got (1/slowdown) by 0.2 x the gap, a quarter-weight
+ * sample by 0.05 x; a weight of 0 or less teaches nothing. */
+static void test_weighted_share(void **state) {
+  (void)state;
+  struct agent_penalties pen;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_penalties_init(&pen, NULL, &err), 0);
+  const enum batch_class v = BATCH_SEQ_WRITE, a = BATCH_RAND_WRITE, b = BATCH_SEQ_READ;
+  agent_penalties_observe(&pen, v, a, 2, true, NULL);
+  agent_penalties_observe_share(&pen, v, b, 2, 0.25, true, NULL);
+  agent_penalties_observe_share(&pen, v, a, 4, 1, true, NULL);
+  agent_penalties_observe_share(&pen, v, b, 4, 0.25, true, NULL);
+  assert_true(fabs(pen.p[v][a].t.slowdown - 1 / (0.5 + 0.2 * (0.25 - 0.5))) < 1e-9);
+  assert_true(fabs(pen.p[v][b].t.slowdown - 1 / (0.5 + 0.05 * (0.25 - 0.5))) < 1e-9);
+  agent_penalties_observe_share(&pen, v, b, 100, 0, true, NULL);
+  assert_int_equal(pen.p[v][b].t.samples, 2);
+  agent_penalties_release(&pen);
+}
+
 static void test_unfair_sharing(void **state) {
   (void)state;
   struct agent_penalties pen;
@@ -285,6 +306,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_learn_and_apply),
       cmocka_unit_test(test_unfair_sharing),
+      cmocka_unit_test(test_weighted_share),
       cmocka_unit_test(test_file),
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_untrusted_tenants),
