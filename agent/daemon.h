@@ -77,6 +77,10 @@ struct agent_daemon {
   struct iob_timer *sample_timer;
   struct iob_timer *save_timer; /* profiles learnt at an exit, written soon after */
   uint64_t last_save_ms;        /* profiles and penalties last saved by the sample timer */
+  /* Idle windows (no container: daemon.c, idle_window): the first after
+   * a full one was taken, and the seconds of those since. */
+  bool idle_settled;
+  double idle_s;
   struct agent_options opts;    /* to read the configuration again on SIGHUP */
   int sigfd;
   bool stopping;
