@@ -281,6 +281,9 @@ struct agent_adm {
   uint64_t plan_due_ms; /* UINT64_MAX: no plan scheduled */
   uint64_t wake_ms;     /* earliest deadline of a held container, UINT64_MAX: none */
   uint64_t settle_ms;   /* no plan before this, deadlines aside (agent_adm_settle) */
+  /* The end of the batch window of the last arrival or admission by a
+   * plan: an arrival before it is planned then, not at once. */
+  uint64_t window_end_ms;
   uint64_t plans;       /* how many times the batcher ran */
   uint64_t admissions, forced_admissions;
   const struct agent_adm_ops *ops;
@@ -339,8 +342,10 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *info,
 /* The container asks to start.  Returns 1 when it is already running or is
  * a pod sandbox (admitted at once, never planned: the caller answers at
  * once), 0 when it is pending now: it is planned after
- * the batch window (at once when nothing else is pending: the window
- * gathers arrivals that come together, a lone one needs no company), and
+ * the batch window (at once when nothing else is pending, starting or
+ * arrived within the window: the window gathers arrivals that come
+ * together, a lone one needs no company; within the window of another's
+ * arrival or admission, when that window ends), and
  * admitted at the latest at min(now + max hold,
  * cap_ms) (cap_ms 0: no cap), the caller's own deadline. */
 int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *ctr, uint32_t max_hold_ms,
