@@ -5,10 +5,11 @@
 # container sampled, so no cgroup file read), in status and in the
 # metrics alike; once a container registers the windows are full again
 # and sample it, and when it leaves they are idle again.  Windows are
-# counted by the agent's own counters, never by the clock.
+# counted by the agent's own counters, never by the clock.  A lone Admit
+# on the idle agent is admitted without waiting for the batch window.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/agent.sh"
-tap_plan 14
+tap_plan 16
 
 iob_need curl jq
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
@@ -64,6 +65,13 @@ windows_past 6
 is "$(st windows_full)" "$full" "once it left, no full window"
 is "$(st sampler_passes) $(st sampler_samples)" "$passes $samples" \
   "and no sampler pass nor sample"
+
+# An idle node starts at once: an Admit with nothing pending, starting or
+# arrived within the batch window (100 ms here) waits for no window.
+ctl register lone --class seq-write >/dev/null
+like "$(ctl admit lone)" "^lone admitted" "a lone Admit on an idle agent is admitted"
+grep -q "admitted 'lone' (seq-write) after 0 ms" "$AGENT_LOG"
+is "$?" "0" "in the loop turn it arrived in: held 0 ms, no batch window"
 agent_stop
 is "$AGENT_RC" "0" "the agent stops cleanly"
 tap_done
