@@ -281,9 +281,6 @@ struct agent_adm {
   uint64_t plan_due_ms; /* UINT64_MAX: no plan scheduled */
   uint64_t wake_ms;     /* earliest deadline of a held container, UINT64_MAX: none */
   uint64_t settle_ms;   /* no plan before this, deadlines aside (agent_adm_settle) */
-  /* The end of the batch window of the last arrival or admission by a
-   * plan: an arrival before it is planned then, not at once. */
-  uint64_t window_end_ms;
   uint64_t plans;       /* how many times the batcher ran */
   uint64_t admissions, forced_admissions;
   const struct agent_adm_ops *ops;
@@ -299,6 +296,9 @@ struct agent_adm {
    * on a node whose starts are slow, holding pays less. */
   double start_s;
   uint32_t start_n;
+  /* The end of the batch window of the last arrival or admission by a
+   * plan: an arrival before it is planned then, not at once. */
+  uint64_t window_end_ms;
 };
 
 #define AGENT_START_MIN_SAMPLES 3

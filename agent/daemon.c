@@ -847,11 +847,10 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     return -1;
   /* The tree's events wake the loop, rather than every window reading
    * them. */
-  if (d->kubepods_on && agent_kubepods_fd(&d->kubepods) >= 0 &&
-      iob_loop_add(d->loop, agent_kubepods_fd(&d->kubepods), EPOLLIN, on_kubepods_event, d,
-                   err) < 0)
+  int kfd = d->kubepods_on ? agent_kubepods_fd(&d->kubepods) : -1;
+  if (kfd >= 0 && iob_loop_add(d->loop, kfd, EPOLLIN, on_kubepods_event, d, err) < 0)
     return -1;
-  d->kubepods.ino_watched = d->kubepods_on && agent_kubepods_fd(&d->kubepods) >= 0;
+  d->kubepods.ino_watched = kfd >= 0;
   agent_pidwatch_init(&d->pidwatch, d->loop, &pidwatch_ops, d);
   if (setup_signals(d, err) < 0)
     return -1;

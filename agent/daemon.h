@@ -77,10 +77,6 @@ struct agent_daemon {
   struct iob_timer *sample_timer;
   struct iob_timer *save_timer; /* profiles learnt at an exit, written soon after */
   uint64_t last_save_ms;        /* profiles and penalties last saved by the sample timer */
-  /* Idle windows (no container: daemon.c, idle_window): the first after
-   * a full one was taken, and the seconds of those since. */
-  bool idle_settled;
-  double idle_s;
   struct agent_options opts;    /* to read the configuration again on SIGHUP */
   int sigfd;
   bool stopping;
@@ -99,6 +95,10 @@ struct agent_daemon {
   int lock_fd;
   /* Pods' names, uids and labels from the node's CRI (agent/podmeta.h). */
   struct agent_podmeta podmeta;
+  /* Idle windows (no container: daemon.c, idle_window): the first after
+   * a full one was taken, and the seconds of those since. */
+  bool idle_settled;
+  double idle_s;
 };
 
 int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,

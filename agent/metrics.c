@@ -507,7 +507,8 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
           (unsigned long long)m->windows_idle);
   fprintf(f, "iobatch_agent_windows_total{work=\"full\"} %llu\n",
           (unsigned long long)m->windows_full);
-  header(f, "iobatch_sampler_passes_total", "counter", "Passes of the sampler over the containers.");
+  header(f, "iobatch_sampler_passes_total", "counter",
+         "Passes of the sampler over the containers.");
   fprintf(f, "iobatch_sampler_passes_total %llu\n", (unsigned long long)v->sampler_passes);
   header(f, "iobatch_sampler_samples_total", "counter",
          "Containers sampled: each a read of its cgroup's counters (or of the BPF map).");
