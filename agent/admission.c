@@ -205,6 +205,12 @@ static void update_str(char **dst, const char *src) {
   *dst = xstrdup(nz(src));
 }
 
+/* An arrival or an admission at NOW: the batch window runs from it. */
+static void open_window(struct agent_adm *adm, uint64_t now) {
+  if (now + adm->batch_window_ms > adm->window_end_ms)
+    adm->window_end_ms = now + adm->batch_window_ms;
+}
+
 static void mark_running(struct agent_adm *adm, struct agent_ctr *c, uint64_t now) {
   c->state = AGENT_RUNNING;
   c->admitted_ms = now;
@@ -296,12 +302,20 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *c, uint32_t max_hol
   if (cap_ms && cap_ms < c->deadline_ms)
     c->deadline_ms = cap_ms < now ? now : cap_ms;
   /* The batch window gathers arrivals that come together, so that the plan
-   * chooses among them; an arrival with nothing else pending has nobody to
-   * be chosen against (what runs stays pinned either way): planned at once,
-   * it starts at once on an idle node or beside containers it does not
-   * conflict with.  Arrivals while it waits gather in the window. */
-  bool alone = agent_adm_count(adm, AGENT_PENDING) == 1;
-  schedule_plan(adm, alone ? now : now + adm->batch_window_ms);
+   * chooses among them.  An arrival with nothing else pending, starting or
+   * arrived within the window has nobody to be chosen against (what runs
+   * stays pinned either way): planned at once, it starts at once on an
+   * idle node or beside containers it does not conflict with.  One that
+   * comes within the window of another's arrival or admission is planned
+   * when that window ends, with whatever else came in it; arrivals while
+   * others wait gather in the window. */
+  uint64_t at = now;
+  if (agent_adm_count(adm, AGENT_PENDING) > 1)
+    at = now + adm->batch_window_ms;
+  else if (now < adm->window_end_ms)
+    at = adm->window_end_ms;
+  open_window(adm, now);
+  schedule_plan(adm, at);
   if (c->deadline_ms < adm->plan_due_ms)
     adm->plan_due_ms = c->deadline_ms; /* even while settling */
   return 0;
@@ -571,6 +585,7 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
       c->forced = d[i].reason == BATCH_ADMIT_DEADLINE;
       adm->forced_admissions += c->forced;
       mark_running(adm, c, now);
+      open_window(adm, now); /* starting: a new arrival may be planned with it */
     }
   }
   /* The batcher's wake (the earliest spread max hold or fairness bound of

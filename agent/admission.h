@@ -296,6 +296,9 @@ struct agent_adm {
    * on a node whose starts are slow, holding pays less. */
   double start_s;
   uint32_t start_n;
+  /* The end of the batch window of the last arrival or admission by a
+   * plan: an arrival before it is planned then, not at once. */
+  uint64_t window_end_ms;
 };
 
 #define AGENT_START_MIN_SAMPLES 3
@@ -339,8 +342,10 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *info,
 /* The container asks to start.  Returns 1 when it is already running or is
  * a pod sandbox (admitted at once, never planned: the caller answers at
  * once), 0 when it is pending now: it is planned after
- * the batch window (at once when nothing else is pending: the window
- * gathers arrivals that come together, a lone one needs no company), and
+ * the batch window (at once when nothing else is pending, starting or
+ * arrived within the window: the window gathers arrivals that come
+ * together, a lone one needs no company; within the window of another's
+ * arrival or admission, when that window ends), and
  * admitted at the latest at min(now + max hold,
  * cap_ms) (cap_ms 0: no cap), the caller's own deadline. */
 int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *ctr, uint32_t max_hold_ms,

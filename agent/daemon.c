@@ -427,13 +427,48 @@ static bool sharing_disk(const struct agent_adm *adm) {
   return n > 1;
 }
 
-static void on_sample_timer(struct iob_loop *loop, void *data) {
-  struct agent_daemon *d = data;
-  kubepods_sync(d, iob_now_ms());
+/* Profiles and penalties learnt since the last save (a few times a
+ * minute at most). */
+static void save_due(struct agent_daemon *d, uint64_t now) {
+  if (now - d->last_save_ms >= PROFILE_SAVE_PERIOD_MS) {
+    save_profiles(d);
+    save_penalties(d);
+    d->last_save_ms = now;
+  }
+}
+
+/* A window with no container registered or found: nothing to sample,
+ * classify, weigh or plan, and a registration or an Admit plans by
+ * itself (agent_daemon_changed).  The first such window after a full one
+ * (or the first of all) still takes the node's gauges to what an empty
+ * node shows (headroom, protection: each converges in one window with
+ * nobody there and stays); later ones only count, and the headroom's
+ * decay over them is taken at the next full window. */
+static void idle_window(struct agent_daemon *d, uint64_t now) {
+  double win = (double)d->cfg.sample_period_ms / 1000.0;
+  d->metrics.windows_idle++;
+  agent_sampler_idle(&d->sampler);
+  if (!d->idle_settled) {
+    agent_headroom_window(&d->headroom, NULL, win);
+    agent_protection_window(&d->protect, now, win);
+    d->idle_settled = true;
+  } else {
+    d->idle_s += win;
+  }
+  /* Put-backs of containers that left may still wait (agent/restore.h). */
+  agent_restore_retry(&d->restore);
+  save_due(d, now);
+}
+
+static void full_window(struct agent_daemon *d) {
+  double win = (double)d->cfg.sample_period_ms / 1000.0;
+  d->metrics.windows_full++;
   agent_podmeta_fill_new(&d->podmeta); /* registered since the last CRI poll */
   agent_sampler_run(&d->sampler);
-  agent_headroom_window(&d->headroom, d->adm.list, (double)d->cfg.sample_period_ms / 1000.0);
-  if (agent_protection_window(&d->protect, iob_now_ms(), (double)d->cfg.sample_period_ms / 1000))
+  agent_headroom_window(&d->headroom, d->adm.list, win + d->idle_s);
+  d->idle_s = 0;
+  d->idle_settled = false;
+  if (agent_protection_window(&d->protect, iob_now_ms(), win))
     agent_adm_schedule(&d->adm, iob_now_ms());
   uint64_t now = iob_now_ms();
   /* New rates move the weights (measured slowdowns close the loop) and the
@@ -448,13 +483,28 @@ static void on_sample_timer(struct iob_loop *loop, void *data) {
   expire_created(d, now);
   /* Put-backs that failed for a passing reason (agent/restore.h). */
   agent_restore_retry(&d->restore);
-  if (now - d->last_save_ms >= PROFILE_SAVE_PERIOD_MS) {
-    save_profiles(d);
-    save_penalties(d);
-    d->last_save_ms = now;
-  }
+  save_due(d, now);
   agent_daemon_changed(d);
+}
+
+static void on_sample_timer(struct iob_loop *loop, void *data) {
+  struct agent_daemon *d = data;
+  uint64_t now = iob_now_ms();
+  kubepods_sync(d, now); /* what it finds makes the window a full one */
+  if (d->adm.list == NULL)
+    idle_window(d, now);
+  else
+    full_window(d);
   d->sample_timer = iob_loop_timer(loop, d->cfg.sample_period_ms, on_sample_timer, d);
+}
+
+/* The kubelet's tree changed: drained here, walked at the next window. */
+static void on_kubepods_event(struct iob_loop *loop, int fd, uint32_t events, void *data) {
+  (void)loop;
+  (void)fd;
+  (void)events;
+  struct agent_daemon *d = data;
+  agent_kubepods_events(&d->kubepods);
 }
 
 static void on_signal(struct iob_loop *loop, int fd, uint32_t events, void *data) {
@@ -542,6 +592,8 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
                                  .headroom = &d->headroom,
                                  .node_io = &d->sampler.node_io};
   agent_fd_usage(&v.open_fds, &v.fd_limit);
+  v.sampler_passes = d->sampler.round;
+  v.sampler_samples = d->sampler.samples;
   agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }
@@ -793,6 +845,12 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   }
   if (iob_loop_new(&d->loop, err) < 0)
     return -1;
+  /* The tree's events wake the loop, rather than every window reading
+   * them. */
+  int kfd = d->kubepods_on ? agent_kubepods_fd(&d->kubepods) : -1;
+  if (kfd >= 0 && iob_loop_add(d->loop, kfd, EPOLLIN, on_kubepods_event, d, err) < 0)
+    return -1;
+  d->kubepods.ino_watched = kfd >= 0;
   agent_pidwatch_init(&d->pidwatch, d->loop, &pidwatch_ops, d);
   if (setup_signals(d, err) < 0)
     return -1;

@@ -95,6 +95,10 @@ struct agent_daemon {
   int lock_fd;
   /* Pods' names, uids and labels from the node's CRI (agent/podmeta.h). */
   struct agent_podmeta podmeta;
+  /* Idle windows (no container: daemon.c, idle_window): the first after
+   * a full one was taken, and the seconds of those since. */
+  bool idle_settled;
+  double idle_s;
 };
 
 int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,

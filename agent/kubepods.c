@@ -282,6 +282,11 @@ bool agent_kubepods_use(struct agent_kubepods *kp, const char *mount, bool v2) {
   return use_mount(kp, mount, v2);
 }
 
+/* Whether walks follow inotify events (else they are periodic). */
+static bool on_events(const struct agent_kubepods *kp) {
+  return kp->ino_fd >= 0 && !kp->ino_lost;
+}
+
 static void drain(struct agent_kubepods *kp) {
   char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
   for (;;) {
@@ -305,9 +310,9 @@ bool agent_kubepods_due(struct agent_kubepods *kp) {
     if (kp->top == NULL)
       return false;
   }
-  if (kp->ino_fd >= 0)
+  if (kp->ino_fd >= 0 && !kp->ino_watched)
     drain(kp);
-  if (kp->ino_fd < 0)
+  if (!on_events(kp))
     return kp->dirty || kp->since >= AGENT_KP_RESCAN_WINDOWS;
   /* A container without a process is looked at again the next windows,
    * but not for ever: a cgroup left empty (a runtime that does not remove
@@ -323,14 +328,22 @@ bool agent_kubepods_due(struct agent_kubepods *kp) {
 /* A directory's changes from now on mark the tree changed.  Out of
  * watches (fs.inotify.max_user_watches): periodic walks from now on. */
 static void watch(struct agent_kubepods *kp, const char *dir) {
-  if (kp->ino_fd < 0)
+  if (!on_events(kp))
     return;
+  /* The descriptor stays open: the owner's loop may be watching it. */
   if (inotify_add_watch(kp->ino_fd, dir,
                         IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR) < 0 &&
-      errno != ENOENT) {
-    close(kp->ino_fd);
-    kp->ino_fd = -1;
-  }
+      errno != ENOENT)
+    kp->ino_lost = true;
+}
+
+int agent_kubepods_fd(const struct agent_kubepods *kp) {
+  return kp->ino_fd;
+}
+
+void agent_kubepods_events(struct agent_kubepods *kp) {
+  if (kp->ino_fd >= 0)
+    drain(kp);
 }
 
 /* The first pid of DIR/cgroup.procs, 0 none (empty, or gone). */
@@ -566,6 +579,6 @@ char *agent_kubepods_describe(const struct agent_kubepods *kp) {
       kp->systemd ? "systemd" : "cgroupfs", kp->top, kp->systemd ? ".slice" : "",
       kp->v2 ? "cgroup v2" : "cgroup v1", (unsigned long long)kp->last_found, kp->n_sandboxes,
       kp->n_starting, (unsigned long long)kp->walks,
-      kp->ino_fd >= 0 ? "on inotify events" : "periodic", (unsigned long long)kp->last_dirs,
+      on_events(kp) ? "on inotify events" : "periodic", (unsigned long long)kp->last_dirs,
       (double)kp->last_walk_us / 1000.0, cri);
 }

@@ -103,6 +103,8 @@ struct agent_kubepods {
   bool v2;          /* mount is the cgroup2 one: found paths are v2 cgroups */
   bool systemd;     /* the last walk found kubepods.slice/ */
   int ino_fd;       /* -1: no inotify (periodic walks) */
+  bool ino_lost;    /* out of inotify watches: periodic walks (ino_fd stays open) */
+  bool ino_watched; /* the owner reads ino_fd's events (agent_kubepods_events) */
   bool dirty;       /* the tree changed since the last walk */
   bool retry;       /* the last walk found a container without a process yet */
   unsigned retries; /* walks for that alone since the last event */
@@ -134,8 +136,14 @@ struct agent_kubepods {
 void agent_kubepods_init(struct agent_kubepods *kp, const char *proc, const char *root);
 void agent_kubepods_release(struct agent_kubepods *kp);
 /* Once per sampling window: whether the tree is there and a walk is due
- * (inotify events drained, counters advanced). */
+ * (inotify events drained unless ino_watched, counters advanced). */
 bool agent_kubepods_due(struct agent_kubepods *kp);
+/* The inotify descriptor (-1: none), for an owner that sleeps until the
+ * tree changes rather than reading it each window: it sets ino_watched
+ * and calls agent_kubepods_events when the descriptor is readable (the
+ * events mark the tree changed; the walk is still the next window's). */
+int agent_kubepods_fd(const struct agent_kubepods *kp);
+void agent_kubepods_events(struct agent_kubepods *kp);
 /* Every container of the tree with a process, sandboxes left out; one
  * for which KNOWN(id) (may be NULL) says true is listed without reading
  * anything of it (pid 0).  *OUT is malloc'd (agent_kp_found_free).  At

@@ -501,6 +501,18 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
   for (int w = 0; w < AGENT_WEIGHT_N; w++)
     fprintf(f, "iobatch_weight_writes_total{result=\"%s\"} %llu\n", weight_names[w],
             (unsigned long long)m->weight_writes[w]);
+  header(f, "iobatch_agent_windows_total", "counter",
+         "Sampling windows, by work: idle (nothing registered or found, nothing done) or full.");
+  fprintf(f, "iobatch_agent_windows_total{work=\"idle\"} %llu\n",
+          (unsigned long long)m->windows_idle);
+  fprintf(f, "iobatch_agent_windows_total{work=\"full\"} %llu\n",
+          (unsigned long long)m->windows_full);
+  header(f, "iobatch_sampler_passes_total", "counter",
+         "Passes of the sampler over the containers.");
+  fprintf(f, "iobatch_sampler_passes_total %llu\n", (unsigned long long)v->sampler_passes);
+  header(f, "iobatch_sampler_samples_total", "counter",
+         "Containers sampled: each a read of its cgroup's counters (or of the BPF map).");
+  fprintf(f, "iobatch_sampler_samples_total %llu\n", (unsigned long long)v->sampler_samples);
   header(f, "iobatch_info", "gauge", "The agent's policy, matrix source and sampler.");
   fputs("iobatch_info{policy=\"", f);
   agent_metrics_put_label(f, v->policy);

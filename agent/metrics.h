@@ -62,6 +62,9 @@ struct agent_metrics {
   uint64_t weight_writes[AGENT_WEIGHT_N];
   uint64_t plan_bucket[AGENT_METRICS_PLAN_BUCKETS]; /* per bucket, not cumulative */
   uint64_t plan_count, plan_sum_ns;
+  /* Sampling windows: idle ones found no container registered or under
+   * the kubelet's tree and did nothing else (no sampler pass, no plan). */
+  uint64_t windows_idle, windows_full;
 };
 
 /* Count the admission of c (struct agent_ctr, agent/admission.h: its
@@ -99,6 +102,9 @@ struct agent_metrics_view {
   /* The agent's open file descriptors and its soft RLIMIT_NOFILE
    * (agent/fdlimit.h); fd_limit 0: not rendered. */
   uint64_t open_fds, fd_limit;
+  /* The sampler's passes and the containers they sampled (agent_sampler
+   * round and samples). */
+  uint64_t sampler_passes, sampler_samples;
 };
 
 /* Count the containers of the admission list into *v at now_ms (and

@@ -548,6 +548,10 @@ int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusReq
   r.kubepods = d->kubepods_on ? agent_kubepods_describe(&d->kubepods) : xstrdup("off");
   r.cri = (char *)agent_podmeta_note(&d->podmeta);
   r.cri_polls = d->podmeta.polls;
+  r.windows_idle = d->metrics.windows_idle;
+  r.windows_full = d->metrics.windows_full;
+  r.sampler_passes = d->sampler.round;
+  r.sampler_samples = d->sampler.samples;
   r.plans = d->adm.plans;
   r.admissions = d->adm.admissions;
   r.forced_admissions = d->adm.forced_admissions;

@@ -514,6 +514,7 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   cleanup_error struct iob_error *err = NULL;
   struct cg2_sample smp;
   struct blklat_val val;
+  s->samples++;
   if (s->bpf_counters) {
     int r = sample_bpf(s, c, st, &smp, &val);
     if (r != 0)
@@ -908,9 +909,12 @@ static void window_begin(struct agent_sampler *s) {
 /* blk-throttle counts only on disks it is active on, and the agent made it
  * active on the disks there were at start: a disk attached later (a loop
  * device, a hot-plugged volume) is looked for every SWEEP_WINDOWS windows,
- * or its I/O would count for nobody. */
+ * and at the first pass after idle windows (which count no round), or its
+ * I/O would count for nobody. */
 static void blkio_new_disks(struct agent_sampler *s) {
-  if (s->blkio_mount == NULL || s->round % SWEEP_WINDOWS != SWEEP_WINDOWS - 1)
+  bool resumed = s->resumed;
+  s->resumed = false;
+  if (s->blkio_mount == NULL || (!resumed && s->round % SWEEP_WINDOWS != SWEEP_WINDOWS - 1))
     return;
   cleanup_free char *added = NULL;
   cleanup_error struct iob_error *err = NULL;
@@ -919,6 +923,10 @@ static void blkio_new_disks(struct agent_sampler *s) {
     iob_debug("v1 blkio: %s", err->msg);
   else if (added)
     iob_info("v1 blkio statistics now count on %s too (%zu disks in all)", added, n);
+}
+
+void agent_sampler_idle(struct agent_sampler *s) {
+  s->resumed = true;
 }
 
 void agent_sampler_run(struct agent_sampler *s) {

@@ -69,7 +69,11 @@ struct agent_sampler {
    * BPF map counts what io.stat does (bench/results/sampler-v2.md). */
   bool writeback_v2;
   char *name;     /* agent_sampler_name when sampler = auto said why, or NULL */
-  uint64_t round; /* windows sampled */
+  uint64_t round; /* windows sampled (passes of agent_sampler_run) */
+  /* Containers sampled, in those passes and at registration: each a read
+   * of its cgroup's counter files (or of the BPF program's map). */
+  uint64_t samples;
+  bool resumed; /* agent_sampler_idle was called since the last pass */
   /* Every container's windows since the agent started, the node's
    * counters in the metrics: a container that leaves takes nothing away. */
   struct agent_io_total node_io;
@@ -101,6 +105,9 @@ bool agent_sampler_auto_bpf(bool writeback_v2, bool fixture, int lat_mode, const
 /* Sample every registered container once; classify the running ones;
  * end the vanished (ops->gone); account the window. */
 void agent_sampler_run(struct agent_sampler *s);
+/* A window with nothing registered: no pass.  The next pass looks for
+ * disks attached meanwhile (v1 blkio) at once. */
+void agent_sampler_idle(struct agent_sampler *s);
 /* Start sampling a container that just registered (again: nothing): the
  * caller's own sample as the baseline (the hook takes one before the
  * workload runs; t_ns 0: none; source CG2_SOURCE_NONE: not said, an older

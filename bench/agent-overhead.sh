@@ -15,6 +15,13 @@
 #     the program keys them by the fixture's directory; on a hybrid host
 #     all share the stand-in's blkio cgroup, so one) and the window's
 #     batched read copies them all, as it would real ones.
+#     REAL=1: real cgroups instead of the fixtures: each container a
+#     cgroup in every hierarchy the sampler reads (the cgroup2 mount, and
+#     the v1 blkio one where there is one) holding a process of its own
+#     that writes 4 KiB with O_DIRECT every REAL_IO_S seconds (to a file
+#     under REAL_DIR, which must take O_DIRECT: not tmpfs) so that the
+#     block layer charges it; registered by pid and cgroup, running, and
+#     no `cgroup_root`.  Its rows say "real": true.
 #     PROFILE=callgrind: also an instruction profile of the agent over
 #     PROFILE_WINDOWS samples of PROFILE_COUNT fixtures, for each of
 #     SAMPLERS (valgrind; user space only: a system call counts as one
@@ -28,6 +35,7 @@
 # cannot run is reported as "not run: <reason>".
 # Usage: bench/agent-overhead.sh   (env: COUNTS="0 100 1000" WINDOW=60 REPS=20
 #                                   SAMPLERS="auto/off io.stat/off auto/bpf bpf/bpf"
+#                                   REAL=1 REAL_DIR=/var/tmp REAL_IO_S=1
 #                                   B=build
 #                                   OUT_DIR=bench/results
 #                                   PROFILE=callgrind PROFILE_COUNT=200
@@ -44,7 +52,10 @@ OUT_DIR=${OUT_DIR:-bench/results}
 PROFILE=${PROFILE:-}
 PROFILE_COUNT=${PROFILE_COUNT:-200}
 PROFILE_WINDOWS=${PROFILE_WINDOWS:-10}
-CMDLINE=$(for v in COUNTS WINDOW REPS SAMPLERS; do
+REAL=${REAL:-0}
+REAL_DIR=${REAL_DIR:-/var/tmp}
+REAL_IO_S=${REAL_IO_S:-1}
+CMDLINE=$(for v in COUNTS WINDOW REPS SAMPLERS REAL; do
   [ -z "${!v:-}" ] || printf '%s="%s" ' "$v" "${!v}"
 done)"bench/agent-overhead.sh $*"
 AGENT=$TOP/$B/bin/iobatchd
@@ -89,13 +100,21 @@ else
    for cfg in $SAMPLERS; do
     smp=${cfg%%/*} lat=off
     [ "$cfg" = "$smp" ] || lat=${cfg#*/}
-    root=$IOB_T/cg-$n
-    [ -d "$root" ] || fixture_tree "$root" "$n" "$SLEEPER"
-    agent_start "$IOB_T/agent-$n-$smp-$lat" "sample_period = 1s
+    if [ "$REAL" = 1 ]; then
+      [ -n "${REAL_PIDS[$n]:-}" ] || real_tree "$n"
+      agent_start "$IOB_T/agent-$n-$smp-$lat" "sample_period = 1s
+sampler = $smp
+latency_source = $lat"
+      real_register "$AGENT_SOCK" "$n"
+    else
+      root=$IOB_T/cg-$n
+      [ -d "$root" ] || fixture_tree "$root" "$n" "$SLEEPER"
+      agent_start "$IOB_T/agent-$n-$smp-$lat" "sample_period = 1s
 sampler = $smp
 latency_source = $lat
 cgroup_root = $root"
-    if [ "$n" -gt 0 ]; then "$FIXTURE" register "$AGENT_SOCK" "$n" "$SLEEPER"; fi
+      if [ "$n" -gt 0 ]; then "$FIXTURE" register "$AGENT_SOCK" "$n" "$SLEEPER"; fi
+    fi
     read -r known sampler < <("$FIXTURE" status "$AGENT_SOCK")
     latency=$("$CTL" --socket "$AGENT_SOCK" status --json | jq -r .latency_source)
     sleep 3 # first samples, baselines
@@ -104,18 +123,21 @@ cgroup_root = $root"
     t1=$(proc_ticks "$AGENT_PID")
     read -r known_end _ < <("$FIXTURE" status "$AGENT_SOCK")
     rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$AGENT_PID/status")
+    # with REAL=1: how many wrote in the last window, as the agent saw it
+    with_io=$("$CTL" --socket "$AGENT_SOCK" status --json | jq '[.containers[] | select(.write_bps > 0)] | length')
     agent_stop
     cpu_ms=$(((t1 - t0) * 1000 / HZ))
     rows+=("$(jq -nc --argjson n "$n" --argjson known "$known" --argjson known_end "$known_end" \
       --arg sampler "$sampler" --argjson cpu_ms "$cpu_ms" --argjson window "$WINDOW" \
       --argjson rss "$rss" --argjson hz "$HZ" --arg pref "$smp" --arg lat "$lat" \
-      --arg latency "$latency" \
-      '{cgroups: $n, registered: $known, registered_at_end: $known_end, sampler: $sampler,
+      --arg latency "$latency" --argjson real "$([ "$REAL" = 1 ] && echo true || echo false)" \
+      --argjson with_io "$with_io" \
+      '{cgroups: $n, real: $real, writing_in_last_window: $with_io, registered: $known, registered_at_end: $known_end, sampler: $sampler,
         sampler_option: $pref, latency_source_option: $lat, latency_source: $latency,
         window_s: $window, cpu_ms: $cpu_ms, cpu_percent: ($cpu_ms / $window / 10),
         cpu_us_per_cgroup_sample: (if $n > 0 then $cpu_ms * 1000 / $window / $n else null end),
         rss_kib: $rss, tick_ms: (1000 / $hz)}')")
-    echo "agent-overhead: $n cgroups ($known registered, $known_end at the end, $sampler, latency $latency): ${cpu_ms} ms CPU in ${WINDOW} s, RSS ${rss} KiB"
+    echo "agent-overhead: $n $([ "$REAL" = 1 ] && echo real || echo fixture) cgroups ($known registered, $known_end at the end, $sampler, latency $latency): ${cpu_ms} ms CPU in ${WINDOW} s, RSS ${rss} KiB"
    done
   done
   sampling_json=$(printf '%s\n' "${rows[@]}" | jq -sc '{status: "run", runs: .}')

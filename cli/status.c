@@ -551,6 +551,10 @@ static json_t *to_json(const status_resp *r) {
     /* issue #25: where pod names come from */
     json_object_set_new(o, "cri", json_string(r->cri ? r->cri : ""));
     json_object_set_new(o, "cri_polls", json_integer((json_int_t)r->cri_polls));
+    json_object_set_new(o, "windows_idle", json_integer((json_int_t)r->windows_idle));
+    json_object_set_new(o, "windows_full", json_integer((json_int_t)r->windows_full));
+    json_object_set_new(o, "sampler_passes", json_integer((json_int_t)r->sampler_passes));
+    json_object_set_new(o, "sampler_samples", json_integer((json_int_t)r->sampler_samples));
     json_object_set_new(o, "kubepods", json_string(r->kubepods ? r->kubepods : ""));
     json_object_set_new(o, "open_fds", json_integer((json_int_t)r->open_fds));
     json_object_set_new(o, "fd_limit", json_integer((json_int_t)r->fd_limit));

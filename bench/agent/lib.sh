@@ -44,6 +44,76 @@ fixture_tree() {
   done
 }
 
+# real_tree N: N real cgroups for REAL=1, "iob-bench-<pid>/real-N-K" in
+# the cgroup2 hierarchy and in the v1 blkio one where there is one (what
+# the sampler reads on a hybrid host), each holding a shell of its own
+# that writes 4 KiB with O_DIRECT to a file under REAL_DIR every REAL_IO_S
+# seconds (its dd children stay in its cgroups: the block layer charges
+# them there).  Their pids go to REAL_PIDS[N] and their cgroup2 paths
+# (relative to the mount) to REAL_CGS[N]; all is killed and removed at
+# exit.
+declare -A REAL_PIDS=() REAL_CGS=()
+real_tree() {
+  local n=$1 cg2 blkio top k rel d pid pids="" cgs="" dirs=()
+  cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+  [ -n "$cg2" ] || { echo "agent-overhead: REAL=1 needs a cgroup2 mount" >&2; exit 1; }
+  blkio=$(awk '$8 == "cgroup" && $NF ~ /(^|,)blkio(,|$)/ { print $5; exit }' /proc/self/mountinfo)
+  top=iob-bench-$$
+  mkdir -p "$REAL_DIR/$top"
+  at_exit "rm -rf '$REAL_DIR/$top'"
+  # (the EXIT trap runs these in reverse: the parents go after their children)
+  at_exit "rmdir '$cg2/$top' ${blkio:+'$blkio/$top'}"
+  for k in $(seq 1 "$n"); do
+    rel=/$top/real-$n-$k
+    dirs=("$cg2$rel")
+    [ -z "$blkio" ] || dirs+=("$blkio$rel")
+    mkdir -p "${dirs[@]}"
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    sh -c 'f=$1 s=$2; shift 2
+      for d in "$@"; do echo $$ >"$d/cgroup.procs" || exit 1; done
+      while :; do
+        dd if=/dev/zero of="$f" bs=4k count=1 oflag=direct conv=notrunc status=none
+        sleep "$s"
+      done' sh "$REAL_DIR/$top/f-$n-$k" "$REAL_IO_S" "${dirs[@]}" >/dev/null 2>&1 &
+    pid=$!
+    at_exit "real_remove $pid ${dirs[*]}"
+    pids+="$pid " cgs+="$rel "
+  done
+  REAL_PIDS[$n]=${pids:- }
+  REAL_CGS[$n]=$cgs
+}
+
+# real_remove PID DIR...: kill a real cgroup's process (and its dd), wait
+# until its cgroups are empty, remove them.
+real_remove() {
+  local pid=$1 d
+  shift
+  kill "$pid" 2>/dev/null || true
+  for d in "$@"; do
+    for _ in $(seq 1 100); do
+      [ -n "$(cat "$d/cgroup.procs" 2>/dev/null)" ] || break # cgroupfs files have no size
+      xargs -r kill -9 <"$d/cgroup.procs" 2>/dev/null || true
+      sleep 0.05
+    done
+    rmdir "$d" 2>/dev/null || true
+  done
+}
+
+# real_register SOCK N: register the real cgroups of real_tree N with the
+# agent as running containers (by pid and cgroup, as the shim does).
+real_register() {
+  local sock=$1 n=$2 k=0 pid cg
+  local -a pids cgs
+  read -ra pids <<<"${REAL_PIDS[$n]}"
+  read -ra cgs <<<"${REAL_CGS[$n]:-}"
+  for pid in "${pids[@]}"; do
+    cg=${cgs[$k]}
+    k=$((k + 1))
+    "$CTL" --socket "$sock" register "real-$k" --ns iobench --class seq-read --cgroup "$cg" \
+      --pid "$pid" --running --key bench-real >/dev/null
+  done
+}
+
 # agent_start DIR "extra config lines": iobatchd on a private socket and
 # state dir; sets AGENT_PID and AGENT_SOCK.
 agent_start() {

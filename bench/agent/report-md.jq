@@ -5,10 +5,10 @@ def f2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
 "Command: `\(.command)`; \(.date) on `\(.host)`, kernel \(.kernel), load average \(.loadavg) (other work on the machine shows here). Agent: \(.agent).\n",
 "## iobatchd sampling N registered cgroups at 1 Hz\n",
 (if .sampling.status != "run" then .sampling.status + "\n" else
-  "Fixture cgroup directories under a temp root (`cgroup_root`), registered as running containers; CPU = utime+stime of iobatchd over the window (clock tick \(.sampling.runs[0].tick_ms) ms).\n",
+  "Fixture cgroup directories under a temp root (`cgroup_root`), or (REAL=1, rows marked real) real cgroups each holding a process that writes 4 KiB with O_DIRECT every second or so, registered as running containers; CPU = utime+stime of iobatchd over the window (clock tick \(.sampling.runs[0].tick_ms) ms).\n",
   "| cgroups | still registered at end | sampler option | sampler | latency_source (running) | window s | CPU ms | CPU % of one core | µs CPU per cgroup sample | RSS KiB |",
   "|---:|---:|---|---|---|---:|---:|---:|---:|---:|",
-  (.sampling.runs[] | "| \(.cgroups) | \(.registered_at_end) | \(.sampler_option // "auto") | \(.sampler) | \(.latency_source_option // "–") (\(.latency_source // "–")) | \(.window_s) | \(.cpu_ms) | \(.cpu_percent | f2) | \(.cpu_us_per_cgroup_sample | f2) | \(.rss_kib) |"),
+  (.sampling.runs[] | "| \(.cgroups)\(if .real then " real" else "" end) | \(.registered_at_end) | \(.sampler_option // "auto") | \(.sampler) | \(.latency_source_option // "–") (\(.latency_source // "–")) | \(.window_s) | \(.cpu_ms) | \(.cpu_percent | f2) | \(.cpu_us_per_cgroup_sample | f2) | \(.rss_kib) |"),
   "",
   "latency_source: `off` reads files only; `bpf` adds one lookup in the BPF latency program's map per container and window; sampler `bpf` reads no file at all (bytes and requests from the same map, one stat of the cgroup directory to notice it gone).  The fixtures are not cgroups the block layer charges, so the map holds no entry for them: each lookup misses, which costs the same system call as a hit.\n",
   "Sampler: the agent's `sampler` option for the run (`auto` picks io.stat only where the cgroup2 root has the io controller, else /proc/PID/io of every pid in cgroup.procs; `io.stat` forces the io.stat path, which on a host without the io controller only fixture cgroups can serve) and what the agent reported running. Every sample of a file sampler also reads io.pressure (the bpf sampler reads no file).\n"

@@ -202,7 +202,7 @@ static void test_no_conflict_admitted_at_once(void **state) {
 }
 
 /* Arrivals together: the first (nothing else pending) is planned at once,
- * the others gather in the batch window (and are held when they conflict
+ * the others gather in its batch window (and are held when they conflict
  * with the first). */
 static void test_idle_first_arrival(void **state) {
   (void)state;
@@ -216,8 +216,12 @@ static void test_idle_first_arrival(void **state) {
   assert_int_equal(s1->state, AGENT_RUNNING);
   agent_adm_admit(&adm, r1, 0, 0, 1);
   agent_adm_admit(&adm, r2, 0, 0, 1);
-  assert_int_equal(agent_adm_next_wake(&adm), 1);
-  run_until(&adm, 1);
+  /* within the window of s1's arrival: planned when it ends */
+  assert_int_equal(agent_adm_next_wake(&adm), 200);
+  run_until(&adm, 199);
+  assert_int_equal(adm.plans, 1);
+  run_until(&adm, 200);
+  assert_int_equal(adm.plans, 2);
   assert_int_equal(r1->state, AGENT_PENDING);
   assert_int_equal(r2->state, AGENT_PENDING);
   /* an arrival while others are pending gathers in the window */
@@ -232,6 +236,75 @@ static void test_idle_first_arrival(void **state) {
   agent_ctr_free(s1);
   run_until(&adm, 2000);
   assert_int_equal(n_admitted, 4);
+  agent_adm_release(&adm);
+}
+
+/* The batch window is waited only when there is company: a lone arrival
+ * on an idle agent is decided at once; a second one within the window of
+ * the first's arrival is planned with what else comes in that window,
+ * when it ends; so is one within the window of an admission (a container
+ * starting); one with nothing pending, starting or recent is decided at
+ * once again. */
+static void test_window_only_with_company(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_adm(&adm, BATCH_POLICY_PREDICTIVE, 200);
+  struct agent_ctr *a = reg(&adm, "a", "seq-read", 0);
+  struct agent_ctr *b = reg(&adm, "b", "seq-read", 0);
+  struct agent_ctr *c = reg(&adm, "c", "seq-read", 0);
+  agent_adm_admit(&adm, a, 0, 0, 1000);
+  assert_int_equal(agent_adm_next_wake(&adm), 1000);
+  run_until(&adm, 1000);
+  assert_int_equal(a->state, AGENT_RUNNING);
+  assert_int_equal(a->admitted_ms, 1000);
+  assert_int_equal(adm.plans, 1);
+  /* b arrives 50 ms into a's window: it batches with what comes */
+  agent_adm_admit(&adm, b, 0, 0, 1050);
+  assert_int_equal(agent_adm_next_wake(&adm), 1200);
+  run_until(&adm, 1199);
+  assert_int_equal(b->state, AGENT_PENDING);
+  assert_int_equal(adm.plans, 1);
+  agent_adm_admit(&adm, c, 0, 0, 1100);
+  assert_int_equal(agent_adm_next_wake(&adm), 1200);
+  run_until(&adm, 1200);
+  /* one plan decided both */
+  assert_int_equal(adm.plans, 2);
+  assert_int_not_equal(b->reason, -1);
+  assert_int_not_equal(c->reason, -1);
+  assert_int_equal(b->state, AGENT_RUNNING);
+  assert_int_equal(c->state, AGENT_RUNNING);
+  assert_int_equal(b->admitted_ms, 1200);
+  /* long after: alone again, decided at once */
+  struct agent_ctr *d = reg(&adm, "d", "seq-read", 5000);
+  agent_adm_admit(&adm, d, 0, 0, 5000);
+  assert_int_equal(agent_adm_next_wake(&adm), 5000);
+  run_until(&adm, 5000);
+  assert_int_equal(d->state, AGENT_RUNNING);
+  assert_int_equal(d->admitted_ms, 5000);
+  agent_adm_release(&adm);
+}
+
+/* A container admitted by a plan (here when its conflict exits) is
+ * starting for a window: an arrival then is planned at the window's end. */
+static void test_window_after_admission(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  setup_adm(&adm, BATCH_POLICY_PAPER, 200);
+  struct agent_ctr *sw = reg(&adm, "sw", "seq-write", 0);
+  struct agent_ctr *rw = reg(&adm, "rw", "rand-write", 0);
+  agent_adm_admit(&adm, sw, 0, 0, 0);
+  run_until(&adm, 0);
+  agent_adm_admit(&adm, rw, 0, 0, 1000);
+  run_until(&adm, 1000);
+  assert_int_equal(rw->state, AGENT_PENDING); /* held beside the writer */
+  agent_adm_detach(&adm, sw, 3000);
+  agent_ctr_free(sw);
+  run_until(&adm, 3000);
+  assert_int_equal(rw->state, AGENT_RUNNING);
+  assert_int_equal(rw->admitted_ms, 3000);
+  struct agent_ctr *sr = reg(&adm, "sr", "seq-read", 3050);
+  agent_adm_admit(&adm, sr, 0, 0, 3050);
+  assert_int_equal(agent_adm_next_wake(&adm), 3200);
   agent_adm_release(&adm);
 }
 
@@ -398,45 +471,47 @@ static void test_sandbox_service_probe(void **state) {
   char id[32];
   for (int i = 0; i < 6; i++) {
     snprintf(id, sizeof(id), "idle%d", i);
-    struct agent_ctr *c = reg(&adm, id, "idle", 0);
-    assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 0), 0);
-    run_until(&adm, 10);
+    /* a second apart: each alone, not in another's batch window */
+    uint64_t t = (uint64_t)i * 1000;
+    struct agent_ctr *c = reg(&adm, id, "idle", t);
+    assert_int_equal(agent_adm_admit(&adm, c, 0, 0, t), 0);
+    run_until(&adm, t);
     assert_int_equal(c->state, AGENT_RUNNING);
   }
   for (int i = 0; i < 2; i++) {
     snprintf(id, sizeof(id), "pause%d", i);
     struct agent_ctr_info in = {.id = id, .ns = "k8s.io", .kind = "sandbox", .source = "shim"};
     struct agent_ctr *c = NULL;
-    assert_int_equal(agent_adm_register(&adm, &in, 20, &c, &err), 0);
+    assert_int_equal(agent_adm_register(&adm, &in, 10000, &c, &err), 0);
     assert_int_equal(c->kind, AGENT_KIND_SANDBOX);
     /* answered at once: no plan, no batch window */
-    assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 20), 1);
+    assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 10000), 1);
     assert_int_equal(c->state, AGENT_RUNNING);
   }
   assert_int_equal(n_admitted, 8);
   /* an unknown newcomer: a probe, admitted by the first plan */
-  struct agent_ctr *u = reg(&adm, "new", NULL, 30);
-  assert_int_equal(agent_adm_admit(&adm, u, 0, 0, 30), 0);
-  run_until(&adm, 30);
+  struct agent_ctr *u = reg(&adm, "new", NULL, 11000);
+  assert_int_equal(agent_adm_admit(&adm, u, 0, 0, 11000), 0);
+  run_until(&adm, 11000);
   assert_int_equal(u->state, AGENT_RUNNING);
   assert_int_equal(u->reason, BATCH_ADMIT_PROBE);
   /* a declared service beside a running seq writer, even under the paper
    * policy's objective: never held */
   adm.bcfg.policy = BATCH_POLICY_PAPER;
-  struct agent_ctr *w = reg(&adm, "writer", "seq-write", 40);
-  agent_adm_admit(&adm, w, 0, 0, 40);
-  run_until(&adm, 40);
+  struct agent_ctr *w = reg(&adm, "writer", "seq-write", 12000);
+  agent_adm_admit(&adm, w, 0, 0, 12000);
+  run_until(&adm, 12000);
   struct agent_ctr_info si = {
       .id = "db", .ns = "default", .kind = "service", .declared_class = "rand-write"};
   struct agent_ctr *db = NULL;
-  assert_int_equal(agent_adm_register(&adm, &si, 50, &db, &err), 0);
-  agent_adm_admit(&adm, db, 0, 0, 50);
-  run_until(&adm, 50);
+  assert_int_equal(agent_adm_register(&adm, &si, 13000, &db, &err), 0);
+  agent_adm_admit(&adm, db, 0, 0, 13000);
+  run_until(&adm, 13000);
   assert_int_equal(db->state, AGENT_RUNNING);
   assert_int_equal(db->reason, BATCH_ADMIT_SERVICE);
   /* an unknown kind is refused, naming it */
   struct agent_ctr_info bad = {.id = "x", .kind = "daemonset"};
-  assert_int_equal(agent_adm_register(&adm, &bad, 60, NULL, &err), -1);
+  assert_int_equal(agent_adm_register(&adm, &bad, 14000, NULL, &err), -1);
   assert_non_null(strstr(err->msg, "unknown kind 'daemonset'"));
   agent_adm_release(&adm);
 }
@@ -1327,6 +1402,8 @@ int main(void) {
       cmocka_unit_test(test_cancel_pending),
       cmocka_unit_test(test_no_conflict_admitted_at_once),
       cmocka_unit_test(test_idle_first_arrival),
+      cmocka_unit_test(test_window_only_with_company),
+      cmocka_unit_test(test_window_after_admission),
       cmocka_unit_test(test_settle),
       cmocka_unit_test(test_register_rules),
       cmocka_unit_test(test_capacity_fifo),

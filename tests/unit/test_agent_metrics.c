@@ -119,6 +119,18 @@ static const char golden[] =
     "iobatch_weight_writes_total{result=\"written\"} 0\n"
     "iobatch_weight_writes_total{result=\"not_enforced\"} 5\n"
     "iobatch_weight_writes_total{result=\"error\"} 0\n"
+    "# HELP iobatch_agent_windows_total Sampling windows, by work: idle (nothing registered or "
+    "found, nothing done) or full.\n"
+    "# TYPE iobatch_agent_windows_total counter\n"
+    "iobatch_agent_windows_total{work=\"idle\"} 7\n"
+    "iobatch_agent_windows_total{work=\"full\"} 2\n"
+    "# HELP iobatch_sampler_passes_total Passes of the sampler over the containers.\n"
+    "# TYPE iobatch_sampler_passes_total counter\n"
+    "iobatch_sampler_passes_total 2\n"
+    "# HELP iobatch_sampler_samples_total Containers sampled: each a read of its cgroup's "
+    "counters (or of the BPF map).\n"
+    "# TYPE iobatch_sampler_samples_total counter\n"
+    "iobatch_sampler_samples_total 5\n"
     "# HELP iobatch_info The agent's policy, matrix source and sampler.\n"
     "# TYPE iobatch_info gauge\n"
     "iobatch_info{policy=\"predictive\",matrix=\"/etc/a\\\"b\\\\c\\nd\",sampler=\"procfs\"} 1\n"
@@ -139,6 +151,8 @@ static void test_render_golden(void **state) {
   m.registrations = 9;
   m.refused_register = 2;
   m.weight_writes[AGENT_WEIGHT_NOT_ENFORCED] = 5;
+  m.windows_idle = 7;
+  m.windows_full = 2;
   agent_metrics_planned(&m, 100000);     /* 0.1 ms: le 0.0001 (inclusive) */
   agent_metrics_planned(&m, 700000);     /* le 0.001 */
   agent_metrics_planned(&m, 2000000000); /* 2 s: +Inf only */
@@ -148,6 +162,8 @@ static void test_render_golden(void **state) {
   v.running[BATCH_SEQ_READ] = 1;
   v.running[BATCH_UNKNOWN] = 3;
   v.pending_oldest_ms = 61234;
+  v.sampler_passes = 2;
+  v.sampler_samples = 5;
   cleanup_free char *want = NULL;
   /* The build's own version and revision (common/version.h). */
   assert_true(asprintf(&want, golden, iob_version, iob_git_rev) > 0);
