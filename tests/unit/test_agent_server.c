@@ -118,9 +118,8 @@ static void done(void *user, ProtobufCMessage *resp, struct iob_error *err) {
   }
 }
 
-static void call(struct ttrpc_client *c, const char *method,
-                 const ProtobufCMessage *req, const ProtobufCMessageDescriptor *resp_desc,
-                 struct answer *a) {
+static void call(struct ttrpc_client *c, const char *method, const ProtobufCMessage *req,
+                 const ProtobufCMessageDescriptor *resp_desc, struct answer *a) {
   *a = (struct answer){0};
   cleanup_error struct iob_error *err = NULL;
   if (ttrpc_client_call_async(c, AGENT_SERVICE, method, req, resp_desc, 5000, NULL, 0, done, a,

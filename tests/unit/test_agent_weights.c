@@ -7,9 +7,9 @@
  *    again writes nothing; another weight is written; release puts back;
  *  - iocost disabled for it: nothing written, "neither iocost nor bfq";
  *  - no I/O yet, a device that does not exist, a malformed io.cost.qos
- *    line, no io controller, a cgroup without io.stat, an unknown cgroup,
- *    a container not running:
- *    never in effect, each saying why. */
+ *    line, no io controller, a cgroup without io.stat, an unknown cgroup:
+ *    never in effect, each saying why; a container not running is not
+ *    looked at. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -142,8 +142,9 @@ static void io_on(struct env *e, unsigned maj, unsigned min) {
 
 static void iocost(struct env *e, bool on) {
   char line[160];
-  snprintf(line, sizeof(line), "%u:%u enable=%d ctrl=auto rpct=0.00 rlat=250000 wpct=0.00 "
-                               "wlat=250000 min=1.00 max=10000.00\n",
+  snprintf(line, sizeof(line),
+           "%u:%u enable=%d ctrl=auto rpct=0.00 rlat=250000 wpct=0.00 "
+           "wlat=250000 min=1.00 max=10000.00\n",
            e->maj, e->min, on ? 1 : 0);
   put(e, "/io.cost.qos", line);
 }
