@@ -13,7 +13,8 @@
 #   make fmt             clang-format the tree
 #   make fmt-check       list the C files clang-format would change
 #   make docs            write bench/RESULTS.md from bench/results/
-#   make docs-check      fail when bench/RESULTS.md is stale
+#   make docs-check      fail when bench/RESULTS.md is stale or the agent's
+#                        config keys and their documentation disagree
 
 # V=1 shows whole command lines.
 ifeq ($(V),1)
@@ -254,12 +255,15 @@ fmt-check:
 
 # bench/RESULTS.md is generated from bench/results/ and bench/RESULTS.md.in
 # by bench/results-page.py; the check runs with the tests
-# (tests/docs-check.sh), so CI fails on a stale page.
+# (tests/docs-check.sh), so CI fails on a stale page.  The same check
+# holds the agent's config keys (agent/config.c) and the documents that
+# list them (agent/iobatchd.conf.example, agent/README.md) to each other:
+# scripts/config-keys-check.py.  Both run, so one failure hides no other.
 .PHONY: docs docs-check
 docs:
 	bench/results-page.py
 docs-check:
-	@bench/results-page.py --check
+	@rc=0; bench/results-page.py --check || rc=1; scripts/config-keys-check.py || rc=1; exit $$rc
 INTEG_TESTS += tests/docs-check.sh
 
 .PHONY: clean

@@ -125,7 +125,7 @@ struct agent_ctr {
   bool protect;
   bool protect_declared; /* by a trusted declaration */
 
-  /* --- Kubernetes' view (issue #25): podmeta.c (names and labels, from
+  /* --- Kubernetes' view: podmeta.c (names and labels, from
    * the node's CRI, or the annotations at Register), kubepods.c (uid and
    * QoS class, from the cgroup path), daemon.c (the pod rule).  NULL or
    * empty when not known: the pod's labels as "key=value" strings, its uid
@@ -355,7 +355,7 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *ctr, uint32_t max_h
  * unless the agent's own max_hold is: a hold that ends before the batch
  * window's plan and the first sample of what runs (sample_period, 1 s by
  * default) is no deadline but a way around the planner and the
- * protection hold (issue #23). */
+ * protection hold. */
 #define AGENT_MIN_HOLD_MS 1000
 /* The hold of a container that declared io.iobatch.max-hold-ms DECLARED
  * (0: none): the agent's default when none, or when its namespace is not
@@ -398,9 +398,10 @@ enum {
  * declaration (the caller does not measure those): the class becomes CLS
  * (AGENT_CLASS_DETECTED).  It protects the container when it looks
  * latency-sensitive, PROTECT_DETECTED (protect = detected) and it is a
- * job; an untrusted declared latency adds nothing (issue #23).  A
- * container protected by measurement loses it at the first measurement
- * of I/O that is not latency-like.  Returns AGENT_MEASURED_* flags. */
+ * job; an untrusted declared latency adds nothing (it would let a tenant
+ * throttle everyone else).  A container protected by measurement loses it
+ * at the first measurement of I/O that is not latency-like.  Returns
+ * AGENT_MEASURED_* flags. */
 unsigned agent_adm_measured(struct agent_adm *adm, struct agent_ctr *ctr, enum batch_class cls,
                             double confidence, bool latency_like, bool protect_detected,
                             uint64_t now);

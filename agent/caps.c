@@ -20,7 +20,7 @@
  * pid (agent_caps_bind), to a directory and its inode; before each write
  * the inode is checked, and a container whose cgroup is another one now
  * (recreated, or its pid reused elsewhere before the agent first looked)
- * gets no write any more, with one log line naming it (issue #23). */
+ * gets no write any more, with one log line naming it. */
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>

@@ -1,22 +1,42 @@
 // SPDX-License-Identifier: Apache-2.0
 /* iobatchd: the pieces of the daemon and how they meet on one event loop
  * (docs/ARCHITECTURE.md, "The agent's parts": who owns what, and the ops
- * each part calls back through).
+ * each part calls back through).  Every file of agent/ but main.c:
  *
- *   server.c    ttrpc API (Register, Admit, Cancel, Exited, Status, Plan)
- *   requests.c  each request's decoded step
- *   admission.c who waits and who runs; asks the batcher
- *   sampler.c   io.stat (or /proc/PID/io) deltas -> rates -> class
- *   weights.c   io.weight / io.bfq.weight where something enforces them
- *   protection.c protection: objectives, controller, levers (caps.c,
- *               freeze.c), the plan's hold (protection.h)
- *   profiles.c  learned classes and solo durations by workload key
- *   podmeta.c   pods' names, uids and labels from the node's CRI (cri/),
- *               polled on a thread
- *   daemon.c    the hub: setup, timers, signals, the configuration (one
- *               apply_config for start and reload), learning on exit,
- *               shutdown, and the ops the parts above call back through;
- *               no part calls into daemon.c (tests/cycles.sh) */
+ *   server.c     ttrpc API (Register, Admit, Cancel, Exited, Status, Plan)
+ *   plan_async.c the Plan RPC solved on a thread, answered from the loop
+ *   requests.c   each request's decoded step
+ *   admission.c  who waits and who runs; asks the batcher
+ *   ctr.c        a container's tenant and plan class, read by every part
+ *   pidwatch.c   a pidfd per registered pid: the container ends with it
+ *   sampler.c    io.stat, v1 blkio, /proc/PID/io or the BPF map: deltas
+ *                -> rates -> class
+ *   latency.c    per-container block I/O latency (BPF or io.pressure);
+ *                lathist.c its histograms' arithmetic
+ *   weights.c    io.weight / io.bfq.weight where something enforces them;
+ *                weighttree.c where they must be written
+ *   protection.c protection: objectives, controller, the plan's hold, and
+ *                its levers (caps.c, freeze.c, ioprio.c); protect.c its
+ *                arithmetic, budget.c the batch's budget per container
+ *   restore.c    the journal of what weights, caps, freezes and I/O
+ *                priorities replaced, put back at exit or after a crash
+ *   profiles.c   learned classes and solo durations by workload key
+ *   penalties.c  slowdowns per class pair measured online
+ *   statesave.c  profiles.json and penalties.json written off the loop
+ *   headroom.c   the node's measured I/O headroom each window
+ *   kubepods.c   the containers under the kubelet's cgroup tree
+ *   podmeta.c    pods' names, uids and labels from the node's CRI (cri/),
+ *                polled on a thread
+ *   podrules.c   pod_rule lines: parser and matcher
+ *   metrics.c    the counters and the Prometheus text; metrics_server.c
+ *                the endpoint
+ *   config.c     iobatchd.conf
+ *   lock.c       one agent per state directory
+ *   fdlimit.c    RLIMIT_NOFILE raised to fit at start, open fds counted
+ *   daemon.c     the hub: setup, timers, signals, the configuration (one
+ *                apply_config for start and reload), learning on exit,
+ *                shutdown, and the ops the parts above call back through;
+ *                no part calls into daemon.c (tests/cycles.sh) */
 #ifndef IOB_AGENT_DAEMON_H
 #define IOB_AGENT_DAEMON_H
 

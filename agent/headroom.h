@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The node's measured I/O headroom (issue #25, item 5): the share, 0 to
+/* The node's measured I/O headroom: the share, 0 to
  * 1, of the disk's measured capacity that the containers the agent
  * samples left unused in the last sampling window, for a scheduler or
  * descheduler that places batch pods where the disk has room.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Every container under the kubelet's cgroup tree (issue #25), whatever
+/* Every container under the kubelet's cgroup tree, whatever
  * runtime started it.  The two layouts of the kubelet's cgroup drivers
  * (pkg/kubelet/cm/cgroup_manager_linux.go, qos_container_manager_linux.go):
  *

@@ -82,8 +82,8 @@ int agent_lat_pressure_window(uint64_t some_a, uint64_t some_b, uint64_t ios, ui
 /* One reading of the BPF program's whole map (agent_latency_snapshot):
  * n entries, keys[i] -> vals[i], and an index for agent_lat_snap_find.
  * Read once per window with one batched lookup instead of one system
- * call per container (issue #22: at 1000 containers the lookups were most
- * of the agent's CPU).  The buffers grow to the largest map seen and are
+ * call per container (at 1000 containers, one lookup each is most of the
+ * agent's CPU).  The buffers grow to the largest map seen and are
  * kept: no allocation per window once they have. */
 struct agent_lat_snap {
   size_t n, cap;

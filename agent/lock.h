@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* One agent per state directory (issue #23): two agents sharing one would
+/* One agent per state directory: two agents sharing one would
  * each overwrite restore.json with only their own entries and record the
  * other's caps as "originals". */
 #ifndef IOB_AGENT_LOCK_H

@@ -459,7 +459,7 @@ static void on_accept(struct iob_loop *loop, int fd, uint32_t events, void *data
 }
 
 /* The directory of a unix metrics socket.  Without a group: made 0700
- * when missing, as before (the API socket's rule, agent/server.c).  With
+ * when missing, the API socket's rule (agent/server.c).  With
  * GROUP: a directory of its own, root's, made (or changed to) 0750 and of
  * GROUP through an O_NOFOLLOW descriptor, so that members of GROUP reach
  * the socket and nothing else of the agent's.  One that others can write,

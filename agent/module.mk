@@ -1,10 +1,22 @@
 # SPDX-License-Identifier: Apache-2.0
-# iobatchd (agent/).  libagentcore: config, profiles, protection's
-# arithmetic (protect.c), latency histograms (lathist.c) and pod rules
-# (podrules.c) (plain C; no dependency but common, jansson and the
-# batcher), what iobatchctl links.  libagent: the admission state machine,
-# the sampler, weights, protection and its levers (protection.c), the
-# ttrpc server and the daemon around them.
+# iobatchd (agent/).  libagentcore: the parts with no I/O of their own
+# and no dependency but common, jansson and the batcher, which iobatchctl
+# links too: the config parser (config.c), learned profiles (profiles.c),
+# protection's arithmetic (protect.c), the latency histograms (lathist.c)
+# and pod rules (podrules.c).  libagent: everything else of the daemon
+# (agent/README.md has a line for each):
+#   the API      server.c, plan_async.c (the Plan RPC on a thread),
+#                requests.c
+#   admission    admission.c, ctr.c, pidwatch.c, penalties.c
+#   sampling     sampler.c, latency.c (and its BPF program below),
+#                headroom.c
+#   weights      weights.c, weighttree.c
+#   protection   protection.c, budget.c, and its levers caps.c,
+#                freeze.c, ioprio.c; restore.c journals what they replace
+#   Kubernetes   kubepods.c, podmeta.c (over cri/)
+#   the daemon   daemon.c, lock.c, fdlimit.c, statesave.c, metrics.c,
+#                metrics_server.c
+# main.c alone is the program.
 agentcore_SRCS := agent/config.c agent/profiles.c agent/protect.c agent/lathist.c agent/podrules.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 

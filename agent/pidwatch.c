@@ -79,7 +79,7 @@ void agent_pidwatch_add(struct agent_pidwatch *pw, struct agent_ctr *c) {
   if (fd < 0) {
     if (errno == ENOSYS || errno == EPERM) {
       /* An old kernel, or a seccomp profile that refuses it: entries end
-       * by Exited, poststop, the sampler or expiry, as before. */
+       * by Exited, poststop, the sampler or expiry, as with no watch. */
       pw->unsupported = true;
       iob_warn("cannot watch container pids (pidfd_open: %s): a container without a shim "
                "ends by its poststop, an empty cgroup or expiry",

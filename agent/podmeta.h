@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Kubernetes' names for the containers the agent knows (issue #25 item
- * 2): every cri_poll the node's CRI is listed (cri/cri.h: ListPodSandbox
+/* Kubernetes' names for the containers the agent knows: every
+ * cri_poll the node's CRI is listed (cri/cri.h: ListPodSandbox
  * and ListContainers; containerd 1.6's CRI has no container events), and
  * each container (or pod sandbox) whose id the CRI knows gets its pod's
  * namespace, name, uid and labels and its container name; the daemon is

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Pod rules (issue #25): policy from what the cluster already says.  One
+/* Pod rules: policy from what the cluster already says.  One
  * rule per `pod_rule` line of iobatchd.conf (repeatable; also from the
  * DaemonSet's ConfigMap):
  *

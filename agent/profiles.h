@@ -28,7 +28,8 @@
 #define AGENT_PROFILES_MAX 4096 /* profiles kept; the oldest go first */
 /* Profiles kept per namespace (config profiles_per_namespace): a tenant
  * whose workload keys change every run (a date, a random suffix) evicts
- * its own oldest profiles, never another namespace's (issue #23). */
+ * its own oldest profiles, never another namespace's, so that one tenant cannot push out what the
+ * agent learned of the others. */
 #define AGENT_PROFILES_PER_NS_DEFAULT 512
 #define AGENT_PROFILE_KEY_MAX 1024 /* bytes of a workload key */
 #define AGENT_PROFILE_NS_MAX 255   /* bytes of a namespace (AGENT_ID_MAX - 1) */
@@ -43,7 +44,7 @@ struct agent_profile {
   double solo_bps;   /* learned solo throughput (read + write bytes/s), 0 = not known */
   unsigned runs;     /* how many runs taught this profile */
   /* The latency objective a protected container of this workload learned
-   * (agent/protect.h, issue #22): a block I/O p99 in us, or with lat_approx
+   * (agent/protect.h): a block I/O p99 in us, or with lat_approx
    * an io.pressure stall share; 0 none.  The next container of the
    * workload starts with it instead of learning again. */
   double lat_target;

@@ -88,7 +88,7 @@ static char *v2_dir(struct agent_daemon *d, const struct agent_ctr *c) {
   return xasprintf("%s%s", d->sampler.cgroup_root, c->cgroup);
 }
 
-/* The hook's first io.weight (issue #23): journalled, so that the agent
+/* The hook's first io.weight: journalled, so that the agent
  * puts it back, from a namespace trust_declared trusts only (an untrusted
  * declaration is a hint: the hook writes no weight for it).  True: the
  * hook may write it. */

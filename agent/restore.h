@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* What the agent changed in cgroup files, and how to put it back (issue
- * #14: a stopped or crashed agent leaves no weight or cap behind).
+/* What the agent changed in cgroup files, and how to put it back (a
+ * stopped or crashed agent leaves no weight or cap behind).
  *
  * The agent writes per-device lines: io.weight / io.bfq.weight
  * ("MAJ:MIN W"), io.max ("MAJ:MIN rbps=.. wbps=.. riops=.. wiops=..") and
@@ -20,7 +20,7 @@
  * and it is written without fsync (iob_write_file_replace: an fsync here
  * waited seconds behind the very writers a cap holds back).
  *
- * Version 2 (issue #23): an entry also carries the inode of the cgroup
+ * Version 2: an entry also carries the inode of the cgroup
  * directory (stat(2); on v1 that of the file's own hierarchy) and the
  * value the agent wrote (and the one before it: a crash between the
  * journal and the write leaves either in the file).  A value is put back

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The CPU weight of a container's cgroup (issue #12): while a
+/* The CPU weight of a container's cgroup: while a
  * latency-sensitive container runs, the agent gives batch containers the
  * smallest CPU weight, so that they take CPU only when the service leaves
  * it idle.  cgroup v2 cpu.weight (1..10000, default 100) where the cpu

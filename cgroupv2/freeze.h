@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Freezing a container's cgroup (issue #22, the concurrency lever: the
+/* Freezing a container's cgroup (the concurrency lever: the
  * number of batch containers doing I/O at once).  cgroup v1's freezer
  * hierarchy (freezer.state: "THAWED", "FREEZING", "FROZEN"; written
  * "FROZEN" or "THAWED") where it is mounted and the container has its own

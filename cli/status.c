@@ -466,7 +466,7 @@ static json_t *ctr_json(const ctr_status *c) {
       (json_int_t)c->admit_by_ms, "age_ms", (json_int_t)c->age_ms, "waits_for", c->waits_for,
       "open_ended", (int)c->open_ended, "work_left_s", c->work_left_s, "workload_key",
       c->workload_key, "pid", (int)c->pid, "reason", c->reason, "conflict", c->conflict);
-  if (o) { /* issue #12's protection fields */
+  if (o) { /* what protection does to it */
     json_object_set_new(o, "protected", json_boolean(c->protected_));
     json_object_set_new(o, "share", json_real(c->share));
     json_object_set_new(o, "cap_bps", json_integer((json_int_t)c->cap_bps));
@@ -475,7 +475,7 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "declared_trusted", json_boolean(c->declared_trusted));
     json_object_set_new(o, "declared_kind", json_string(c->declared_kind ? c->declared_kind : ""));
     json_object_set_new(o, "declared_kind_trusted", json_boolean(c->declared_kind_trusted));
-    /* issue #22: block I/O latency of the last window */
+    /* block I/O latency of the last window */
     json_object_set_new(o, "io_lat_valid", json_boolean(c->io_lat_valid));
     json_object_set_new(o, "io_lat_approx", json_boolean(c->io_lat_approx));
     json_object_set_new(o, "io_lat_count", json_integer((json_int_t)c->io_lat_count));
@@ -486,7 +486,7 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "lat_target", json_real(c->lat_target));
     json_object_set_new(o, "lat_target_source", json_string(or_dash(c->lat_target_source)));
     json_object_set_new(o, "lat_quiet_windows", json_integer(c->lat_quiet_windows));
-    /* issue #25 */
+    /* pod rules and the concurrency lever (freezing) */
     json_object_set_new(o, "holdable", json_boolean(c->holdable));
     json_object_set_new(o, "rule", json_string(c->rule ? c->rule : ""));
     json_object_set_new(o, "qos", json_string(c->qos ? c->qos : ""));
@@ -505,7 +505,7 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "protection_capped_s", json_real(c->protection_capped_s));
     json_object_set_new(o, "budget_source", json_string(c->budget_source ? c->budget_source : ""));
     json_object_set_new(o, "budget_spent", json_boolean(c->budget_spent));
-    /* issue #25: Kubernetes' view from the node's CRI */
+    /* Kubernetes' view from the node's CRI */
     json_object_set_new(o, "pod_uid", json_string(c->pod_uid ? c->pod_uid : ""));
     json_t *labels = json_array();
     for (size_t i = 0; i < c->n_pod_labels; i++)
@@ -539,7 +539,7 @@ static json_t *to_json(const status_resp *r) {
       (int)r->protect_holding, "latency_source", or_dash(r->latency_source), "latency_note",
       r->latency_note ? r->latency_note : "", "protect_objective", (int)r->protect_objective,
       "protect_lat_ratio", r->protect_lat_ratio, "protect_victim", or_dash(r->protect_victim));
-  if (o) { /* issue #22: the concurrency lever */
+  if (o) { /* the concurrency lever */
     json_object_set_new(o, "protect_batch_io_limit", json_integer(r->protect_batch_io_limit));
     json_object_set_new(o, "protect_frozen", json_integer(r->protect_frozen));
     json_object_set_new(o, "protect_freeze_batch", json_integer(r->protect_freeze_batch));
@@ -548,7 +548,7 @@ static json_t *to_json(const status_resp *r) {
                         json_string(r->protect_ioprio_why ? r->protect_ioprio_why : ""));
     json_object_set_new(o, "protect_ioprio_ctrs", json_integer(r->protect_ioprio_ctrs));
     json_object_set_new(o, "protect_ioprio_tasks", json_integer(r->protect_ioprio_tasks));
-    /* issue #25: where pod names come from */
+    /* where pod names come from */
     json_object_set_new(o, "cri", json_string(r->cri ? r->cri : ""));
     json_object_set_new(o, "cri_polls", json_integer((json_int_t)r->cri_polls));
     json_object_set_new(o, "windows_idle", json_integer((json_int_t)r->windows_idle));

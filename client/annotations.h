@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Every io.iobatch.* annotation, defined once: its key, what it may say,
  * what it means, who reads it, its parser and its bounds, and beside them
- * the trust table (issue #23: what a declaration does from a namespace
+ * the trust table (what a declaration does from a namespace
  * trust_declared trusts and from one it does not).  The shim
  * (config.json), the hook (the OCI state), the detector's kind rule
  * (wcd/kind.c), the agent (the declared class of a Register, the trust

@@ -131,7 +131,7 @@ static struct ttrpc_client *conn(struct agent_client *c, struct iob_error **err)
   if (ttrpc_client_connect_timeout(c->path, 0, &tc, err) < 0)
     return NULL;
   /* Only root's agent (or our own) hears what we run and decides when it
-   * starts: anything else fails open, as an absent agent does (issue #23). */
+   * starts: anything else fails open, as an absent agent does. */
   cleanup_error struct iob_error *uerr = NULL;
   if (ttrpc_client_check_server_uid(tc, &uerr) < 0) {
     ttrpc_client_free(tc);

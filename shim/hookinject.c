@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Create: put iobatch-hook into the bundle's config.json as a prestart
- * hook (issue #5, docs/DESIGN.md), so runc runs it during `runc create`, after
+ * hook (docs/DESIGN.md), so runc runs it during `runc create`, after
  * the container's namespaces and cgroup exist, with the container state on
  * stdin.  runc runs the prestart hooks at the same point and with the same
  * state as createRuntime (runtime-spec config.md: prestart is deprecated

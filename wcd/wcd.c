@@ -189,7 +189,7 @@ int wcd_workload_key(const char *workload, const char *image, const char *const 
      * stable from one run of the same workload to the next.  It is cut
      * before a character, never inside one: the agent refuses a key that
      * is not UTF-8 (a protobuf string must be), and a refused Register
-     * leaves the container unplanned (issue #23).  config.json is JSON, so
+     * leaves the container unplanned.  config.json is JSON, so
      * its args are UTF-8: a continuation byte at the cut means the cut is
      * inside a character. */
     bool cut = l > WCD_KEY_MAX - o;

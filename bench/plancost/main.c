@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The planner's cost per plan (issue #11, finding 8): batch_plan with R
+/* The planner's cost per plan: batch_plan with R
  * running and N pending jobs of mixed classes, N = 10 ... 1000, under the
  * shipped defaults (no evidence: nothing is held) and with every pair
  * counted as evidence (hold_on = matrix: the forecasts run), CPU time per

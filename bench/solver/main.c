@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* batch-bench: the batcher's solvers measured (issue 7, section 3).
+/* batch-bench: the batcher's solvers measured.
  *
  *   batch-bench JSON_OUT MD_OUT [--quick]
  *

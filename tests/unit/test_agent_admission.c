@@ -456,7 +456,7 @@ static void test_capacity_fifo(void **state) {
   agent_adm_release(&adm);
 }
 
-/* Issue #11 at the agent: a pod sandbox is admitted at once and never
+/* Admission that never holds up a node, at the agent: a pod sandbox is admitted at once and never
  * planned; a service and an unknown container are never held; a new
  * container beside six idle ones and two sandboxes starts at once (the
  * default configuration: nothing is evidence, no cap). */
@@ -550,8 +550,8 @@ static void test_progress(void **state) {
 
 /* Two sequential writers whose measured pair slowdown (2.4x each) makes
  * holding the second one pay when a start costs the built-in 0.25 s, and
- * not once the agent has measured that its starts take 3 s (issue #11: on
- * this host a held container's start path made holding lose). */
+ * not once the agent has measured that its starts take 3 s (a start
+ * path that slow makes holding lose). */
 static void hold_second_writer(struct agent_adm *adm, int starts_measured, double start_s) {
   struct batch_config cfg;
   batch_config_default(&cfg);
@@ -615,7 +615,7 @@ static void test_start_path_measured(void **state) {
   agent_adm_release(&adm);
 }
 
-/* ---- trust_declared (issue #14): whose io.iobatch.class counts ---- */
+/* ---- trust_declared: whose io.iobatch.class counts ---- */
 
 /* Only kube-system is trusted (what ops->trusts says for the daemon's
  * trust_declared = kube-system). */
@@ -692,7 +692,7 @@ static const struct agent_protection *prot_defaults(void) {
 /* Declared idle from an untrusted namespace: shown as idle (the hint
  * stands until measured) but planned as unknown: admitted as a probe, not
  * as a container that does no I/O, and a batch container for protection
- * from the start (issue #23); reclassified by the first measurement,
+ * from the start; reclassified by the first measurement,
  * reported once. */
 static void test_trust_idle_hint_reclassified(void **state) {
   (void)state;
@@ -726,7 +726,7 @@ static void test_trust_idle_hint_reclassified(void **state) {
   agent_adm_release(&adm);
 }
 
-/* What plans and protection go by (issue #23): a hint counts only as a
+/* What plans and protection go by: a hint counts only as a
  * writing class; idle, readers and unknown are planned as unknown.  A
  * trusted declaration, a profile and a measurement count as they are. */
 static void test_trust_plan_class(void **state) {
@@ -785,7 +785,7 @@ static void test_trust_profile_class(void **state) {
   agent_adm_release(&adm);
 }
 
-/* io.iobatch.max-hold-ms (issue #23): untrusted, ignored (the agent's
+/* io.iobatch.max-hold-ms: untrusted, ignored (the agent's
  * default); trusted, taken but never below AGENT_MIN_HOLD_MS nor the
  * batch window, nor above the default when that is lower still. */
 static void test_trust_max_hold(void **state) {
@@ -937,7 +937,7 @@ static void check_latency_target_row(void) {
   assert_int_equal(system(cmd), 0);
 }
 
-/* Issue #23 item 4: the hook's first io.weight is journalled by the agent
+/* The hook's first io.weight is journalled by the agent
  * at Register, for a class declared in a trusted namespace only, and only
  * for the directory the hook saw; the hook writes nothing otherwise. */
 static void test_trust_hook_weight(void **state) {
@@ -1116,7 +1116,7 @@ static void test_trust_latency(void **state) {
   assert_false(u->protect);
   assert_int_equal(agent_adm_measured(&adm, u, BATCH_SEQ_WRITE, 0.9, false, false, 2000), 0);
   /* latency-like, protect = declared: the untrusted declaration does not
-   * protect it (issue #23: it would throttle everyone else) */
+   * protect it (it would throttle everyone else) */
   assert_int_equal(agent_adm_measured(&adm, u, BATCH_RAND_READ, 0.9, true, false, 3000), 0);
   assert_false(u->protect);
   assert_true(agent_ctr_is_batch(u));

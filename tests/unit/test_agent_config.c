@@ -240,7 +240,7 @@ static void test_trust(void **state) {
   }
 }
 
-/* kubepods, kubepods_root and pod_rule (issue #25): pod_rule repeats, in
+/* kubepods, kubepods_root and pod_rule: pod_rule repeats, in
  * order; a malformed one says why; a second file's rules replace. */
 static void test_kubepods_keys(void **state) {
   (void)state;

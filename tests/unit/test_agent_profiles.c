@@ -213,7 +213,7 @@ static void test_namespaces(void **state) {
   agent_profiles_release(&p);
 }
 
-/* A learned latency objective is kept per workload (issue #22) beside the
+/* A learned latency objective is kept per workload beside the
  * profiles, in "objectives", and loads back; malformed ones are refused. */
 static void test_objectives(void **state) {
   (void)state;
@@ -341,7 +341,7 @@ static void learn_at(struct agent_profiles *p, const char *ns, const char *key, 
   e->updated = t;
 }
 
-/* issue #23: a namespace's volatile keys evict only its own oldest
+/* A namespace's volatile keys evict only its own oldest
  * profiles; a full store evicts from the namespace that holds the most. */
 static void test_eviction_per_namespace(void **state) {
   (void)state;

@@ -393,7 +393,7 @@ static void test_replay_malformed_kept(void **state) {
   rm_rf(t.dir);
 }
 
-/* ---- version 2 (issue #23): the cgroup's inode and the value written ---- */
+/* ---- version 2: the cgroup's inode and the value written ---- */
 
 static unsigned long long ino_of(const char *path) {
   struct stat sb;

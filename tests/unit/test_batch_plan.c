@@ -50,7 +50,7 @@ static struct batch_config config(enum batch_policy p) {
   return c;
 }
 
-/* The issue's scenario: two sequential writers run, a random writer
+/* The motivating scenario: two sequential writers run, a random writer
  * arrives.  The paper's objective holds it. */
 static void test_paper_holds_rand_writer(void **state) {
   (void)state;
@@ -618,7 +618,7 @@ static void test_paper_vs_brute_force(void **state) {
 }
 
 
-/* ---- issue #11: admission that never holds up a node ---- */
+/* ---- admission that never holds up a node ---- */
 
 /* The shipped defaults: no evidence, no cap. */
 static struct batch_config shipped(void) {
@@ -656,7 +656,7 @@ static void test_defaults_hold_nothing(void **state) {
   c.measured[BATCH_RAND_WRITE][BATCH_SEQ_WRITE] = true;
   plan(&c, j, 2, d, NULL);
   assert_true(d[1].admit);
-  /* hold_on = matrix brings the old behaviour back */
+  /* hold_on = matrix: the built-in matrix is evidence, the pair is held */
   struct batch_config o = shipped();
   const char *h = "hold_on = matrix\n";
   assert_int_equal(batch_config_parse(&o, "h.conf", h, strlen(h), &err), 0);
@@ -669,7 +669,7 @@ static void test_defaults_hold_nothing(void **state) {
   assert_non_null(strstr(err->msg, "'b.conf' line 1"));
 }
 
-/* Finding 1: idle containers do not fill max_concurrency; only jobs that
+/* Idle containers do not fill max_concurrency; only jobs that
  * do I/O take a slot (and only when a cap is configured). */
 static void test_idle_takes_no_slot(void **state) {
   (void)state;
@@ -701,7 +701,7 @@ static void test_idle_takes_no_slot(void **state) {
   assert_true(d[2].admit && d[3].admit);
 }
 
-/* Finding 2: a job without an estimate, a service, or one far past its
+/* A job without an estimate, a service, or one far past its
  * learned duration is open-ended: never "about to finish", so a newcomer
  * is not held behind it for makespan. */
 static void test_open_ended(void **state) {
@@ -753,8 +753,8 @@ static void test_open_ended(void **state) {
   assert_int_equal(d[1].reason, BATCH_ADMIT_NOEST);
 }
 
-/* Finding 3: with 10 s sequential writers arriving every 5 s, the older
- * random writer is no longer overtaken at every event: younger writers it
+/* With 10 s sequential writers arriving every 5 s, the older
+ * random writer is not overtaken at every event: younger writers it
  * conflicts with wait behind it, and it starts once the running ones are
  * done (no max hold, fairness bound out of reach). */
 static void test_no_overtaking(void **state) {
@@ -806,7 +806,7 @@ static void test_no_overtaking(void **state) {
   }
 }
 
-/* Finding 4: an unrelated idle container (the longest job on the node)
+/* An unrelated idle container (the longest job on the node)
  * does not change a decision or its forecasts. */
 static void test_idle_neighbour_changes_nothing(void **state) {
   (void)state;
@@ -824,7 +824,7 @@ static void test_idle_neighbour_changes_nothing(void **state) {
   assert_true(fabs(a[1].makespan_admit - b[1].makespan_admit) < 1e-9);
 }
 
-/* Finding 5: an unknown container is admitted as a probe, whatever runs
+/* An unknown container is admitted as a probe, whatever runs
  * and whatever the matrix says about unknown; once classified, later
  * arrivals are judged against it. */
 static void test_unknown_is_a_probe(void **state) {
@@ -853,7 +853,7 @@ static void test_unknown_is_a_probe(void **state) {
   assert_true(d[1].admit);
 }
 
-/* Finding 7: 200 jobs pending since t = 0 behind a cap, max hold 300 s:
+/* 200 jobs pending since t = 0 behind a cap, max hold 300 s:
  * they are forced in spread out, one per deadline_spread_s, all by 300 s,
  * never a herd at one instant. */
 static void test_deadline_spread(void **state) {
@@ -915,7 +915,7 @@ static void test_wait_bound(void **state) {
   assert_int_equal(d[1].reason, BATCH_ADMIT_WAITED);
 }
 
-/* Finding 8: a plan with 1000 pending and 200 running stays bounded (the
+/* A plan with 1000 pending and 200 running stays bounded (the
  * forecast budget; the rest is decided by the next plans) and every
  * decision is consistent.  (Its cost is measured in bench/plan-cost.) */
 static void test_big_plan_bounded(void **state) {

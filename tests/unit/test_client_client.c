@@ -498,7 +498,7 @@ static void run_silent(bool fail_closed, bool full, const char *want) {
   unlink(fx.path);
 }
 
-/* A socket that another uid listens on (issue #23): the client does not
+/* A socket that another uid listens on: the client does not
  * talk to it, and fails open saying why.  SO_PEERCRED gives the
  * credentials of listen(), so a child that drops to 65534 listens on a
  * socket root bound. */

@@ -227,8 +227,9 @@ static void test_run_v2_fixture(void **state) {
   assert_string_equal(res.workload, "db");
   assert_int_equal(res.cls, BATCH_RAND_WRITE);
   assert_int_equal(res.weight_mech, CG2_MECH_IOCOST | CG2_MECH_BFQ);
-  /* issue #23: nothing written before the agent journalled it; what the
-   * files hold is what the agent is told to journal */
+  /* nothing written before the agent journalled it (else a crash between
+   * would leave a weight nobody puts back); what the files hold is what
+   * the agent is told to journal */
   assert_false(res.weight_applied);
   assert_int_equal(res.weight, 400);
   assert_string_equal(res.weight_was, "100");

@@ -423,8 +423,9 @@ static void test_workload_key(void **state) {
   assert_int_equal(wcd_workload_key(NULL, NULL, av2, 3, &k, &err), 0);
   assert_int_equal(strlen(k), WCD_KEY_MAX);
   free(k);
-  /* cut before a character, never inside one (issue #23): 'é' is two
-   * bytes, and one of them would sit at the limit */
+  /* cut before a character, never inside one (the agent refuses a key
+   * that is not UTF-8): 'é' is two bytes, and one of them would sit at the
+   * limit */
   cleanup_free char *wide = malloc(3000);
   for (size_t i = 0; i + 1 < 2998; i += 2)
     memcpy(wide + i, "\xc3\xa9", 2);
