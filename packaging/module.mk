@@ -46,7 +46,7 @@ $(B)/hooks/iobatch.json: $(HOOKS_JSON_IN)
 # make install [PREFIX=/usr/local] [DESTDIR=]: everything a node needs.  A
 # configuration file already there is kept (the package's is a conffile).
 INSTALL_PATHS = sed -e 's|/usr/sbin/|$(SBINDIR)/|g' -e 's|/usr/libexec/iobatch|$(LIBEXECDIR)|g' \
-	-e 's|/usr/share/iobatch|$(DATADIR)/iobatch|g' -e 's|=/lib/systemd/system}|=$(SYSTEMDUNITDIR)}|'
+	-e 's|/usr/share/iobatch|$(DATADIR)/iobatch|g' -e 's|:-/lib/systemd/system}|:-$(SYSTEMDUNITDIR)}|'
 .PHONY: install
 install: programs man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR) \
