@@ -229,30 +229,30 @@ step "ctr run done"
 # ---- podman with the packaged hooks.d file (Debian 12: podman 5 refuses
 # cgroup v1 hosts)
 if [ "$INST_SUITE" = bookworm ]; then
-inst_exec sh -c 'podman run --rm --name pm1 --cidfile /root/pm1.cid --runtime runc --network none \
-    --cgroup-manager cgroupfs --events-backend file --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
-    --rootfs /root/rootfs /bin/sleep 6 >/root/pm1.out 2>&1; echo $? >/root/pm1.rc' &
-pmid() { cat "$G/root/pm1.cid" 2>/dev/null; }
-listed() { [ -n "$(pmid)" ] && st | jq -r --arg id "$(pmid)" '.containers[] | select(.id == $id) | .state'; }
-ok "$P: podman (hooks.d as packaged): the agent lists the container running" \
-  wait_for 30 '[ "$(listed)" = running ]'
-is "$(inst_exec podman inspect -f '{{.State.Status}}' pm1 2>&1)" "running" \
-  "$P: podman shows it running (prestart admitted it)"
-ok "$P: podman's container ends with status 0" wait_for 30 '[ "$(cat "$G/root/pm1.rc" 2>/dev/null)" = 0 ]'
-[ "$(cat "$G/root/pm1.rc" 2>/dev/null)" = 0 ] || sed 's/^/# podman: /' "$G/root/pm1.out"
-ok "$P: and the agent no longer lists it (poststop)" wait_for 20 '[ -z "$(listed)" ]'
+  inst_exec sh -c 'podman run --rm --name pm1 --cidfile /root/pm1.cid --runtime runc --network none \
+      --cgroup-manager cgroupfs --events-backend file --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+      --rootfs /root/rootfs /bin/sleep 6 >/root/pm1.out 2>&1; echo $? >/root/pm1.rc' &
+  pmid() { cat "$G/root/pm1.cid" 2>/dev/null; }
+  listed() { [ -n "$(pmid)" ] && st | jq -r --arg id "$(pmid)" '.containers[] | select(.id == $id) | .state'; }
+  ok "$P: podman (hooks.d as packaged): the agent lists the container running" \
+    wait_for 30 '[ "$(listed)" = running ]'
+  is "$(inst_exec podman inspect -f '{{.State.Status}}' pm1 2>&1)" "running" \
+    "$P: podman shows it running (prestart admitted it)"
+  ok "$P: podman's container ends with status 0" wait_for 30 '[ "$(cat "$G/root/pm1.rc" 2>/dev/null)" = 0 ]'
+  [ "$(cat "$G/root/pm1.rc" 2>/dev/null)" = 0 ] || sed 's/^/# podman: /' "$G/root/pm1.out"
+  ok "$P: and the agent no longer lists it (poststop)" wait_for 20 '[ -z "$(listed)" ]'
 
-# A rootless podman, same hooks.d file: its user cannot reach the root-only
-# socket; the hook runs and exits 0, the container runs as without iobatch.
-# (podman shows a hook's output only when it fails, so that the hook itself
-# prints nothing is checked in tests/integration/hook/podman-hooks.sh.)
-inst_exec useradd -m -s /bin/sh rl >/dev/null 2>&1
-cp -a "$R" "$G/home/rl/rootfs" && inst_exec chown -R rl: /home/rl/rootfs
-rlrun() { inst_exec su -l rl -c "podman $* run --rm --network none --rootfs /home/rl/rootfs /bin/echo hi" 2>&1; }
-like "$(rlrun --log-level=debug | grep -i 'iobatch.json')" "50-iobatch\.json" \
-  "$P: rootless podman applies the packaged hooks.d file too"
-is "$(rlrun)" "hi" "$P: rootless podman: the container runs unaffected, nothing but its output"
-step "podman done"
+  # A rootless podman, same hooks.d file: its user cannot reach the root-only
+  # socket; the hook runs and exits 0, the container runs as without iobatch.
+  # (podman shows a hook's output only when it fails, so that the hook itself
+  # prints nothing is checked in tests/integration/hook/podman-hooks.sh.)
+  inst_exec useradd -m -s /bin/sh rl >/dev/null 2>&1
+  cp -a "$R" "$G/home/rl/rootfs" && inst_exec chown -R rl: /home/rl/rootfs
+  rlrun() { inst_exec su -l rl -c "podman $* run --rm --network none --rootfs /home/rl/rootfs /bin/echo hi" 2>&1; }
+  like "$(rlrun --log-level=debug | grep -i 'iobatch.json')" "50-iobatch\.json" \
+    "$P: rootless podman applies the packaged hooks.d file too"
+  is "$(rlrun)" "hi" "$P: rootless podman: the container runs unaffected, nothing but its output"
+  step "podman done"
 fi
 # ---- stop the agent: what it wrote on the CRI container's cgroups goes back
 # (CRI creates the task, and so the cgroup, in StartContainer: there is no
