@@ -6,10 +6,14 @@
 #   /usr/libexec/iobatch/{containerd-shim-iobatch-v2,iobatch-hook} with
 #   /usr/bin/containerd-shim-iobatch-v2 -> ../libexec/iobatch/... (containerd
 #   finds the shim on PATH; the shim finds the hook next to its real path),
-#   /usr/libexec/iobatch/containerd-{start,config} and their drop-in
-#   /lib/systemd/system/containerd.service.d/zz-iobatch.conf (containerd runs
-#   its unit's own command on /run/iobatch-containerd/config.toml: its
-#   config plus the handler).
+#   /usr/libexec/iobatch/containerd-{setup,start,config} and the unit drop-in
+#   /usr/share/iobatch/containerd/zz-iobatch.conf, which `containerd-setup
+#   install` (the .deb's postinst; run it by hand after a plain make install)
+#   puts in /lib/systemd/system/containerd.service.d/ for containerd 1.6/1.7
+#   (containerd runs its unit's own command on /run/iobatch-containerd/
+#   config.toml: its config plus the handler), or, for a containerd 2.x
+#   whose config imports /etc/containerd/conf.d/*.toml, a conf.d drop-in
+#   instead.
 # The unit and the drop-in name /usr/sbin and /usr/libexec/iobatch; another
 # PREFIX rewrites those paths as it installs them.
 MAN_PAGES := iobatchd iobatchctl iobatch-hook containerd-shim-iobatch-v2
@@ -41,11 +45,12 @@ $(B)/hooks/iobatch.json: $(HOOKS_JSON_IN)
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: everything a node needs.  A
 # configuration file already there is kept (the package's is a conffile).
-INSTALL_PATHS = sed -e 's|/usr/sbin/|$(SBINDIR)/|g' -e 's|/usr/libexec/iobatch|$(LIBEXECDIR)|g'
+INSTALL_PATHS = sed -e 's|/usr/sbin/|$(SBINDIR)/|g' -e 's|/usr/libexec/iobatch|$(LIBEXECDIR)|g' \
+	-e 's|/usr/share/iobatch|$(DATADIR)/iobatch|g' -e 's|:-/lib/systemd/system}|:-$(SYSTEMDUNITDIR)}|'
 .PHONY: install
 install: programs man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR) \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d $(DESTDIR)$(SYSCONFDIR)/iobatch \
+		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(DATADIR)/iobatch/containerd $(DESTDIR)$(SYSCONFDIR)/iobatch \
 		$(DESTDIR)$(HOOKSDIR) $(DESTDIR)$(DATADIR)/bash-completion/completions \
 		$(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(B)/bin/iobatchctl $(DESTDIR)$(BINDIR)/
@@ -53,13 +58,15 @@ install: programs man
 	install -m 0755 $(B)/bin/containerd-shim-iobatch-v2 $(B)/bin/iobatch-hook \
 		packaging/containerd/containerd-config packaging/containerd/containerd-start \
 		$(DESTDIR)$(LIBEXECDIR)/
+	$(INSTALL_PATHS) packaging/containerd/containerd-setup >$(DESTDIR)$(LIBEXECDIR)/containerd-setup
+	chmod 0755 $(DESTDIR)$(LIBEXECDIR)/containerd-setup
 	ln -sfn $(shell realpath -m --relative-to=$(BINDIR) $(LIBEXECDIR))/containerd-shim-iobatch-v2 \
 		$(DESTDIR)$(BINDIR)/containerd-shim-iobatch-v2
 	$(INSTALL_PATHS) packaging/systemd/iobatchd.service >$(DESTDIR)$(SYSTEMDUNITDIR)/iobatchd.service
 	$(INSTALL_PATHS) packaging/containerd/containerd.service.d/zz-iobatch.conf \
-		>$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d/zz-iobatch.conf
+		>$(DESTDIR)$(DATADIR)/iobatch/containerd/zz-iobatch.conf
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/iobatchd.service \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/containerd.service.d/zz-iobatch.conf
+		$(DESTDIR)$(DATADIR)/iobatch/containerd/zz-iobatch.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/iobatch/iobatchd.conf ] || \
 		install -m 0644 agent/iobatchd.conf.example $(DESTDIR)$(SYSCONFDIR)/iobatch/iobatchd.conf
 	[ -e $(DESTDIR)$(SYSCONFDIR)/iobatch/runtime-options.toml ] || \

@@ -35,6 +35,9 @@
 # No API server can run here: the node label is the one call not made
 # against a server (kubectl finds none; the installer logs it and goes on).
 . "$(dirname "$0")/lib.sh"
+# Debian 12 only: the image's kubectl comes from the node's
+# kubernetes-client, which Debian 13 and unstable do not have.
+[ "$INST_SUITE" = bookworm ] || bail "daemonset.sh runs on INST_SUITE=bookworm only (no kubernetes-client in $INST_SUITE)"
 tap_plan 37
 
 # wait_for SECONDS 'CONDITION': poll until it holds (a watchdog, not a

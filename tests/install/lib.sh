@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
-# Helpers for the install tests (bash): a Debian 12 root with systemd as
-# PID 1, booted with systemd-nspawn, that the tests install iobatch into as
+# Helpers for the install tests (bash): a Debian root (INST_SUITE, below:
+# Debian 12, 13 or unstable) with systemd as PID 1, booted with systemd-nspawn, that the tests install iobatch into as
 # an operator would.  Source it after nothing else (it sources
 # tests/integration/lib/common.sh: TAP, at_exit, bail, IOB_T, IOB_B).
 #
 #   inst_root [EXTRA_PKGS...]  build (once, cached under $IOB_B/install/) a
-#                              Debian 12 root tarball with mmdebstrap; sets
-#                              INST_TAR
+#                              root tarball of INST_SUITE with mmdebstrap;
+#                              sets INST_TAR
 #   inst_boot NAME             unpack a fresh copy under $IOB_T/NAME, boot
 #                              it; sets INST_ROOT, INST_PID (the guest's
 #                              PID 1 as the host sees it), INST_NAME
@@ -25,22 +25,57 @@
 # The guest shares the host's network (no CNI: pods use the node network).
 . "$(dirname "${BASH_SOURCE[0]}")/../integration/lib/common.sh"
 
+# INST_SUITE: which Debian, and so which containerd, the root is built from
+# (Debian's own packages, mmdebstrap as for Debian 12):
+#   bookworm  Debian 12, containerd 1.6.20
+#   trixie    Debian 13, containerd 1.7.24
+#   sid       Debian unstable, containerd 2.1.x (its Release file has expired
+#             on the mirror: Check-Valid-Until is off for that suite alone)
+# The tests say which containerd the booted root runs in their names
+# (inst_containerd_version).
 INST_SUITE=${INST_SUITE:-bookworm}
-# What every root has: systemd as PID 1, containerd 1.6 and runc from
-# Debian 12, busybox-static for test rootfs, and the iobatch package's
-# shared libraries (so `apt-get install ./iobatch_*.deb` needs no network).
-# (deb.sh's podman and daemonset.sh's image tools too: one root, built once
-# per run, serves both)
-INST_BASE_PKGS=(podman uidmap kubernetes-client socat bash-static containernetworking-plugins
+# What every root has: systemd as PID 1, the suite's containerd and runc,
+# busybox-static for test rootfs, and the iobatch package's shared
+# libraries (so `apt-get install ./iobatch_*.deb` needs no network).
+INST_BASE_PKGS=(socat bash-static containernetworking-plugins
   systemd systemd-sysv dbus containerd runc busybox-static
-  libjansson4 libprotobuf-c1 libseccomp2 libbpf1 libelf1 zlib1g libnghttp2-14)
+  libjansson4 libprotobuf-c1 libseccomp2 libbpf1 zlib1g libnghttp2-14)
+INST_MMDEBSTRAP_OPTS=()
+INST_MMDEBSTRAP_SOURCES=() # none: the suite's own from Debian's mirror
+INST_NSPAWN_ENV=() # systemd-nspawn's environment
+INST_INIT_ARGS=()  # the guest's systemd's command line
+case $INST_SUITE in
+bookworm)
+  # deb.sh's podman and daemonset.sh's kubectl: one root, built once per
+  # run, serves both.
+  INST_BASE_PKGS+=(libelf1 podman uidmap kubernetes-client) ;;
+trixie)
+  # libelf1 became libelf1t64 (the 64-bit time_t transition).  No podman:
+  # podman 5 refuses this host's cgroup v1 hierarchies; no
+  # kubernetes-client: not in Debian 13.
+  INST_BASE_PKGS+=(libelf1t64) ;;
+sid)
+  # systemd from Debian 13: unstable's (258 and later) has no cgroup v1
+  # support and refuses to boot on this host's hybrid hierarchy, and a
+  # cgroup v2 guest here has no controllers (they are bound to v1), where
+  # runc cannot set a container's cpu.weight.  containerd, runc and the
+  # rest are unstable's.
+  # netbase: containerd 2.x copies the node's /etc/hosts into a
+  # host-network sandbox, and fails without one (1.6 and 1.7 do not).
+  INST_BASE_PKGS+=(libelf1t64 netbase)
+  INST_MMDEBSTRAP_OPTS+=('--aptopt=Acquire::Check-Valid-Until "false"'
+    '--setup-hook=mkdir -p "$1/etc/apt/preferences.d" && printf "Package: systemd systemd-sysv libsystemd-shared libsystemd0\nPin: release n=trixie\nPin-Priority: 1001\n" >"$1/etc/apt/preferences.d/systemd-trixie"')
+  INST_MMDEBSTRAP_SOURCES=("deb http://deb.debian.org/debian sid main" "deb http://deb.debian.org/debian trixie main") ;;
+*) bail "INST_SUITE=$INST_SUITE: not a suite the install tests know (bookworm, trixie, sid)" ;;
+esac
 INST_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 inst_root() {
   iob_need mmdebstrap systemd-nspawn nsenter tar flock sha256sum
   local pkgs key dir tmp rc
   pkgs=$(printf '%s\n' "${INST_BASE_PKGS[@]}" "$@" | sort -u | paste -sd, -)
-  key=$(printf '%s %s' "$INST_SUITE" "$pkgs" | sha256sum | cut -c1-16)
+  key=$(printf '%s %s %s' "$INST_SUITE" "$pkgs" "${INST_MMDEBSTRAP_OPTS[*]} ${INST_MMDEBSTRAP_SOURCES[*]}" |
+    sha256sum | cut -c1-16)
   dir=$IOB_B/install
   mkdir -p "$dir"
   INST_TAR=$dir/root-$INST_SUITE-$key.tar
@@ -50,7 +85,8 @@ inst_root() {
   if [ ! -s "$INST_TAR" ]; then
     diag "building $INST_TAR: mmdebstrap $INST_SUITE with $pkgs"
     tmp=$dir/.tmp-$key-$$.tar # a name ending in .tar: mmdebstrap writes a tarball
-    mmdebstrap --variant=minbase --include="$pkgs" "$INST_SUITE" "$tmp" >"$dir/mmdebstrap-$key.log" 2>&1
+    mmdebstrap --variant=minbase "${INST_MMDEBSTRAP_OPTS[@]}" --include="$pkgs" "$INST_SUITE" "$tmp" "${INST_MMDEBSTRAP_SOURCES[@]}" \
+      >"$dir/mmdebstrap-$key.log" 2>&1
     rc=$?
     if [ $rc -ne 0 ]; then
       sed 's/^/# mmdebstrap: /' "$dir/mmdebstrap-$key.log" | tail -20
@@ -86,8 +122,9 @@ inst_boot() {
   # No login prompt on the console, no fight over it.
   ln -sf /dev/null "$INST_ROOT/etc/systemd/system/console-getty.service"
   INST_LOG=$IOB_T/$1.console
-  SYSTEMD_SECCOMP=0 systemd-nspawn -D "$INST_ROOT" --machine="$1" --boot --register=no --keep-unit \
-    --capability=all --console=read-only >"$INST_LOG" 2>&1 </dev/null &
+  env SYSTEMD_SECCOMP=0 "${INST_NSPAWN_ENV[@]}" systemd-nspawn -D "$INST_ROOT" --machine="$1" --boot \
+    --register=no --keep-unit --capability=all --console=read-only -- "${INST_INIT_ARGS[@]}" \
+    >"$INST_LOG" 2>&1 </dev/null &
   INST_NSPAWN=$!
   at_exit "inst_halt"
   local i
@@ -117,7 +154,9 @@ inst_boot() {
   esac
   [ "$state" = running ] || inst_exec systemctl --failed --no-legend | sed 's/^/# failed unit: /'
   # Writable v1 hierarchies (runc makes the containers' cgroups there).
-  inst_exec sh -c 'for d in /sys/fs/cgroup/*/; do
+  # (a guest on cgroup v2, INST_NSPAWN_ENV, has nothing to remount)
+  inst_exec sh -c '[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && exit 0
+    for d in /sys/fs/cgroup/*/; do
       c=$(basename "$d"); [ -L "${d%/}" ] && continue
       case $c in systemd | unified) continue ;; esac
       umount -l "$d" && mount -t cgroup -o "$c" cgroup "$d"
@@ -153,4 +192,10 @@ inst_halt() {
   wait "$INST_NSPAWN" 2>/dev/null
   INST_NSPAWN='' INST_PID=''
   return 0
+}
+
+# inst_containerd_version: the version of the guest's containerd, as its
+# binary says it ("1.7.24", without Debian's "~ds1" suffix).
+inst_containerd_version() {
+  inst_exec containerd --version 2>/dev/null | awk '{ v = $3; sub(/^v/, "", v); sub(/[~+-].*/, "", v); print v }'
 }

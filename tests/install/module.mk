@@ -1,9 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # tests/install/: the product installed as an operator installs it, on a
-# Debian 12 booted with systemd as PID 1 (systemd-nspawn on an mmdebstrap
+# Debian booted with systemd as PID 1 (systemd-nspawn on an mmdebstrap
 # root, tests/install/lib.sh).  make check-install; part of make check-all.
-INSTALL_TESTS += tests/install/deb.sh
+# One line per Debian suite, that is per containerd the tests run against
+# (tests/run.sh passes INST_SUITE=... to the script that follows it):
+# Debian 12's containerd 1.6, Debian 13's 1.7, unstable's 2.1.
+INSTALL_TESTS += INST_SUITE=bookworm tests/install/deb.sh
+INSTALL_TESTS += INST_SUITE=trixie tests/install/deb.sh
+INSTALL_TESTS += INST_SUITE=sid tests/install/deb.sh
 # The DaemonSet run as a kubelet runs it; its image carries make static's
 # binaries.
-INSTALL_TESTS += tests/install/daemonset.sh
+INSTALL_TESTS += INST_SUITE=bookworm tests/install/daemonset.sh
 check-install: static

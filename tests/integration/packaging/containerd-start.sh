@@ -11,8 +11,13 @@
 # systemctl is a stub answering from files; the containerd the unit names
 # is a stub that records how it was started and hands `config dump` to
 # Debian's containerd (the generator's check).
+# Then containerd-setup, the postinst's choice between that drop-in and a
+# conf.d one, by the version of the unit's containerd
+# (containerd-start --print-command): 1.7 the unit drop-in; 2.x with a
+# config importing conf.d the conf.d drop-in alone; remove takes either
+# away, and the directories it made.
 . "$(dirname "$0")/../lib/common.sh"
-tap_plan 16
+tap_plan 21
 iob_need containerd python3
 START=$IOB_TOP/packaging/containerd/containerd-start
 GEN=$IOB_TOP/packaging/containerd/containerd-config
@@ -24,6 +29,7 @@ for b in usr/local/bin usr/bin; do
   cat >"$D/$b/containerd" <<STUB
 #!/bin/sh
 case "\$*" in *" config dump") exec /usr/bin/containerd "\$@" ;; esac
+[ "\$*" = --version ] && { echo "containerd github.com/containerd/containerd \${FAKE_VERSION:-1.6.20~ds1} x"; exit 0; }
 echo "\$0\${1:+ \$*}" >"$D/ran"
 STUB
   chmod +x "$D/$b/containerd"
@@ -100,4 +106,30 @@ printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.io
 start
 is "$RAN" "$D/usr/local/bin/containerd --config $D/has.toml" "a config that defines iobatch: the admin's own file, as the unit says"
 like "$MSG" "already defines a runtime named iobatch" "with the generator's line saying why"
+
+# ---- containerd-setup
+SETUP=$IOB_TOP/packaging/containerd/containerd-setup
+printf '[Service]\nExecStart=\nExecStart=%s --config %s\n' "$D/usr/local/bin/containerd" "$D/admin.toml" >"$D/unit/override.conf"
+setup() { # setup install|remove [env...]: MSG its output
+  local m=$1
+  shift
+  MSG=$(env SYSTEMCTL="$D/systemctl" FAKE_FRAGMENT="$D/unit/containerd.service" \
+    FAKE_DROPINS="$D/unit/override.conf" IOBATCH_CONTAINERD_START="$START" IOBATCH_DROPIN_TEMPLATE="$DROPIN" \
+    IOBATCH_UNITDIR="$D/lib" IOBATCH_CONFD="$D/conf.d" IOBATCH_STATE_DIR="$D/state" "$@" "$SETUP" "$m" 2>&1)
+}
+is "$(env SYSTEMCTL="$D/systemctl" FAKE_FRAGMENT="$D/unit/containerd.service" FAKE_DROPINS="$D/unit/override.conf" \
+  "$START" --print-command | paste -sd' ')" "$D/usr/local/bin/containerd $D/admin.toml" \
+  "containerd-start --print-command: the unit's containerd and its config"
+setup install FAKE_VERSION=1.7.24~ds1
+is "$(cmp -s "$DROPIN" "$D/lib/containerd.service.d/zz-iobatch.conf" && echo dropin):$(ls -A "$D/conf.d" 2>&1 | wc -l)" \
+  "dropin:1" "setup, containerd 1.7: the unit drop-in, no conf.d"
+like "$MSG" "containerd 1.7.24 \($D/usr/local/bin/containerd, '$D/admin.toml'\): the handler is added by the unit drop-in" \
+  "and one line says so, naming the unit's containerd"
+sed -i "1i imports = [\"$D/conf.d/*.toml\"]" "$D/admin.toml"
+setup install FAKE_VERSION=2.1.9~ds1
+is "$([ -e "$D/lib/containerd.service.d" ] && echo dropin):$(key "$D/conf.d/iobatch.toml" '[c["version"], c["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["iobatch"]["runtime_type"]]')" \
+  ":[2, 'io.containerd.iobatch.v2']" \
+  "setup, containerd 2.x importing conf.d: conf.d/iobatch.toml in the config's version 2, the unit drop-in and its directory gone"
+setup remove
+ok "setup remove: conf.d (which it made) and its marks gone" test ! -e "$D/conf.d" -a -z "$(ls -A "$D/state")"
 tap_done

@@ -37,8 +37,8 @@ want=(
   /usr/libexec/iobatch/containerd-shim-iobatch-v2 /usr/libexec/iobatch/iobatch-hook
   /usr/bin/containerd-shim-iobatch-v2 /lib/systemd/system/iobatchd.service
   /etc/iobatch/iobatchd.conf /etc/iobatch/runtime-options.toml
-  /lib/systemd/system/containerd.service.d/zz-iobatch.conf /usr/libexec/iobatch/containerd-config
-  /usr/libexec/iobatch/containerd-start
+  /usr/share/iobatch/containerd/zz-iobatch.conf /usr/libexec/iobatch/containerd-config
+  /usr/libexec/iobatch/containerd-start /usr/libexec/iobatch/containerd-setup
   /usr/share/containers/oci/hooks.d/50-iobatch.json /usr/share/bash-completion/completions/iobatchctl
   /usr/share/man/man8/iobatchd.8.gz /usr/share/man/man8/iobatchctl.8.gz
   /usr/share/man/man8/iobatch-hook.8.gz /usr/share/man/man8/containerd-shim-iobatch-v2.8.gz
@@ -88,12 +88,13 @@ assert "prestart" in h["stages"], h
 assert h.get("when", {}).get("always") or h.get("when", {}).get("annotations"), h
 PY
 is "$?" "0" "hooks.d JSON: version 1.0.0, hook.path is the installed hook, prestart"
-dropin=$R/lib/systemd/system/containerd.service.d/zz-iobatch.conf
+dropin=$R/usr/share/iobatch/containerd/zz-iobatch.conf
 is "$(sed -n 's/^\(Exec[A-Za-z]*\)=/\1 /p' "$dropin" | tr '\n' '|')" \
   "ExecStart |ExecStart /usr/libexec/iobatch/containerd-start|" \
   "containerd drop-in: no ExecStartPre, the unit's own command through containerd-start"
-ok "the drop-in's starter and generator are in the package, executable" \
-  test -x "$R/usr/libexec/iobatch/containerd-config" -a -x "$R/usr/libexec/iobatch/containerd-start"
+ok "the drop-in's starter and generator, and the setup that installs it, are in the package, executable" \
+  test -x "$R/usr/libexec/iobatch/containerd-config" -a -x "$R/usr/libexec/iobatch/containerd-start" \
+  -a -x "$R/usr/libexec/iobatch/containerd-setup"
 CONTAINERD=/nonexistent IOBATCH_RUNTIME_OPTIONS=/etc/iobatch/runtime-options.toml \
   "$R/usr/libexec/iobatch/containerd-config" /nonexistent "$IOB_T/gen.toml" 2>/dev/null
 py <<PY
