@@ -420,10 +420,11 @@ unsigned agent_adm_measured(struct agent_adm *adm, struct agent_ctr *c, enum bat
   bool latency_hint = c->declared_untrusted && strcmp(c->declared, "latency") == 0;
   /* Protection by measurement is the admin's choice (protect = detected),
    * never a tenant's: an untrusted declaration of latency does not raise
-   * it (issue #23).  And it lasts only while it is earned: re-checked at
-   * every measurement, it is dropped once the container does I/O that no
-   * longer looks latency-sensitive (an idle window says nothing).  A
-   * trusted declaration's protection stands. */
+   * it (a tenant would otherwise cap its neighbours).  And it lasts only
+   * while it is earned: re-checked at every measurement, it is dropped
+   * once the container does I/O that no longer looks latency-sensitive
+   * (an idle window says nothing).  A trusted declaration's protection
+   * stands. */
   if (latency_like && !c->protect && protect_detected && c->kind == AGENT_KIND_JOB) {
     c->protect = true;
     what |= AGENT_MEASURED_PROTECTED;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The Plan RPC off the agent's loop (issue #11, finding 8): an offline plan
+/* The Plan RPC off the agent's loop: an offline plan
  * of thousands of jobs can take seconds (the heuristic) and must not stall
  * admissions.  The request is copied, solved on a thread of its own, and
  * the reply sent from the loop when an eventfd says it is done.  One plan

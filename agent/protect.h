@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Protection of latency-sensitive containers (issue #12).
+/* Protection of latency-sensitive containers.
  *
  * While a protected container runs (declared io.iobatch.class=latency, or
  * detected when `protect = detected`), batch containers that share the
@@ -53,7 +53,7 @@ struct agent_protect_cfg {
    * free (agent_protect_budget_s; 1.5 and 60 s; budget 0: no bound). */
   double batch_budget;
   double unknown_delay_s;
-  /* The concurrency lever (protect_freeze, issue #22): see
+  /* The concurrency lever (protect_freeze): see
    * PROTECT_FREEZE_AFTER below.  freeze_after: windows missing at the cap
    * floor before it acts (and between two further steps down). */
   bool freeze;
@@ -66,7 +66,7 @@ struct agent_protect_obs {
   const char *id;
   double share; /* rate / rate alone; < 0 unknown (no neighbours, no baseline) */
   double stall; /* io.pressure some % / that alone; < 0 unknown */
-  /* The latency objective (issue #22): the window's latency (the p99 of
+  /* The latency objective: the window's latency (the p99 of
    * its block I/O, or where BPF cannot load its io.pressure stall share)
    * against its target in the same unit; target <= 0: none (the share and
    * stall above decide), lat < 0: unknown.  idle: it did no I/O in the

@@ -147,7 +147,7 @@ int hook_sample(const struct hook_options *opt, const struct hook_state *st,
 int hook_classify(const struct hook_options *opt, const struct hook_state *st,
                   struct hook_result *res, struct iob_error **err);
 void hook_result_release(struct hook_result *res);
-/* Write RES's weight (issue #23): only after the agent answered Register
+/* Write RES's weight only after the agent answered Register
  * with hook_weight_journalled, which it does for a class declared in a
  * namespace it trusts, having journalled what the files held, so that it
  * can put them back.  Without the agent's word (no agent, an untrusted

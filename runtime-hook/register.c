@@ -60,7 +60,8 @@ static int agent_dial(const struct hook_options *opt, struct ttrpc_client **out,
   cleanup_error struct iob_error *cerr = NULL;
   if (ttrpc_client_connect_timeout(socket_path, timeout_of(opt), out, &cerr) < 0)
     return iob_error_code(err, IOB_CODE_UNAVAILABLE, "agent not reached: %s", cerr->msg);
-  /* Only root's agent (or our own): anything else fails open (issue #23). */
+  /* Only root's agent (or our own); anything else fails open: a socket
+   * another user made is not the agent, and gets no container's state. */
   if (ttrpc_client_check_server_uid(*out, &cerr) < 0) {
     ttrpc_client_free(*out);
     *out = NULL;
