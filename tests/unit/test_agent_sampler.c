@@ -287,6 +287,14 @@ static void readers(struct owner *o, struct agent_sampler *s, const char *const 
   }
 }
 
+/* The owner and the sampler released, and the first N readers' cgroups
+ * removed. */
+static void release_readers(struct owner *o, struct agent_sampler *s, size_t n) {
+  release_owner(o, s);
+  for (size_t i = 0; i < n; i++)
+    rmctr(names[i]);
+}
+
 /* A co-run teaches when it ends: a container with a measured solo rate
  * beside three others teaches the pairs its excess shared among them,
  * from the co-run's windows but its first and its last; one alone, from
@@ -328,9 +336,7 @@ static void test_learns_beside_many_and_alone(void **state) {
     assert_true((c[1]->alone_s > 0) == (w >= 8));
   }
   assert_true(fabs(c[1]->alone_bytes - (2u << 20)) < 1e-3 * (1 << 20));
-  release_owner(&o, &s);
-  for (int i = 0; i < 4; i++)
-    rmctr(names[i]);
+  release_readers(&o, &s, 4);
 }
 
 /* A container the disk starves beside a busy neighbour (no bytes in a
@@ -355,9 +361,7 @@ static void test_starved_window_no_progress(void **state) {
   }
   assert_true(c[0]->shared);
   assert_true(c[0]->solo_equiv_s == before);
-  release_owner(&o, &s);
-  for (int i = 0; i < 2; i++)
-    rmctr(names[i]);
+  release_readers(&o, &s, 2);
 }
 
 /* Two containers read side by side for four windows, then the second
@@ -390,18 +394,14 @@ static void test_one_tenant_teaches_nothing(void **state) {
   for (int v = 0; v < BATCH_NCLASS; v++)
     for (int n = 0; n < BATCH_NCLASS; n++)
       assert_null(agent_penalties_stream(&o.pen, (enum batch_class)v, (enum batch_class)n));
-  release_owner(&o, &s);
-  for (int i = 0; i < 2; i++)
-    rmctr(names[i]);
+  release_readers(&o, &s, 2);
 
   tenant_pair(&o, &s, "mallory", "alice", c);
   const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
   assert_non_null(e);
   assert_true(e == &o.pen.p[c[0]->cls][c[1]->cls].u);
   assert_false(agent_penalties_in_use(&o.pen, c[0]->cls, c[1]->cls));
-  release_owner(&o, &s);
-  for (int i = 0; i < 2; i++)
-    rmctr(names[i]);
+  release_readers(&o, &s, 2);
 }
 
 /* A busy container that moves nothing in a whole co-run was starved: the
@@ -425,9 +425,7 @@ static void test_starved_is_slowest(void **state) {
   const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
   assert_non_null(e);
   assert_true(e->slowdown == AGENT_PEN_MAX_SLOWDOWN);
-  release_owner(&o, &s);
-  for (int i = 0; i < 2; i++)
-    rmctr(names[i]);
+  release_readers(&o, &s, 2);
 }
 
 int main(void) {
