@@ -278,8 +278,12 @@ double agent_protect_budget_s(double budget, double expected_s, double unknown_s
   return unknown_s > 0 ? unknown_s : 0;
 }
 
+bool agent_protect_cap_binds(double rate, double cap) {
+  return cap > 0 && rate >= PROTECT_CAP_BINDS * cap;
+}
+
 double agent_protect_cap_debt(double window_s, double rate, double cap, double ref) {
-  if (!(window_s > 0) || !(cap > 0) || !(rate >= PROTECT_CAP_BINDS * cap))
+  if (!(window_s > 0) || !agent_protect_cap_binds(rate, cap))
     return 0;
   if (!(ref > 0))
     return window_s;

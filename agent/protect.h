@@ -275,6 +275,8 @@ double agent_protect_budget_s(double budget, double expected_s, double unknown_s
 /* What one window of WINDOW_S seconds under a cap of CAP bytes/s (0: none)
  * added, the job moving RATE bytes/s in it, REF (<= 0: unknown) the rate
  * it was getting before the cap (see above). */
+/* Whether a cap of CAP bytes/s bound a window's RATE (the rule above). */
+bool agent_protect_cap_binds(double rate, double cap);
 double agent_protect_cap_debt(double window_s, double rate, double cap, double ref);
 /* Whether a debt of DEBT_S has reached a bound of BOUND_S. */
 bool agent_protect_over_budget(double debt_s, double bound_s);

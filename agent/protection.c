@@ -78,8 +78,8 @@ static void budget_expect(const struct agent_protection *p, struct agent_ctr *c,
 
 /* Whether running job C's cap bound its rate in the last window. */
 static bool cap_binds(const struct agent_ctr *c) {
-  return c->state == AGENT_RUNNING && !c->freeze.frozen && c->caps.bps > 0 &&
-         c->read_bps + c->write_bps >= PROTECT_CAP_BINDS * c->caps.bps;
+  return c->state == AGENT_RUNNING && !c->freeze.frozen &&
+         agent_protect_cap_binds(c->read_bps + c->write_bps, c->caps.bps);
 }
 
 void agent_protection_budget_window(struct agent_protection *p, uint64_t now, double window_s) {
