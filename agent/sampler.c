@@ -49,6 +49,10 @@ struct sstate {
    * its last (the one in which the next change happened) are left out. */
   bool busy;              /* doing I/O as learning counts it (io_set_count) */
   unsigned quiet_windows; /* windows in a row without any I/O */
+  /* Its io.pressure is read beside each sample (pressure_beside) because
+   * its bytes alone cannot say whether it waits for the disk: busy and
+   * moving nothing, moving a trickle, or found waiting the window before. */
+  bool watch_stall;
   struct epoch {
     bool open;
     bool cross;                   /* a neighbour of another tenant was among them */
@@ -537,7 +541,8 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   } else {
     st->seen = true;
   }
-  if (!smp.has_pressure && (c->protect || s->lat.mode == AGENT_LAT_MODE_PRESSURE))
+  if (!smp.has_pressure &&
+      (c->protect || s->lat.mode == AGENT_LAT_MODE_PRESSURE || st->watch_stall))
     pressure_beside(s, c, st, &smp);
   push(st, &smp);
   if (st->n < 2)
@@ -726,6 +731,12 @@ static void protect_share(struct agent_sampler *s, struct agent_ctr *c, const st
  * serving the nearest requests first) is still there for whoever shares
  * the disk with it. */
 #define QUIET_WINDOWS 5
+/* A container stalled on I/O (io.pressure "some") for at least this share
+ * of a window waits for the disk: busy, whatever it moved.  A disk that
+ * serves the nearest requests first can starve a random reader beside
+ * sequential streams for minutes; by its bytes alone it would look idle,
+ * and what the streams cost it would never be learnt. */
+#define STALL_WAITING 0.5
 /* Windows a co-run must have, its first and last left out, to teach. */
 #define EPOCH_MIN_WINDOWS 2
 
@@ -759,13 +770,20 @@ static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
     if (ost == NULL)
       continue;
     bool moved = o->read_bps + o->write_bps > 0;
-    if (o->state != AGENT_RUNNING)
+    bool running = o->state == AGENT_RUNNING;
+    /* -1: unknown (not read, or no PSI); then bytes alone decide. */
+    double stall = running && ost->watch_stall ? window_stall(ost) : -1;
+    bool waiting = stall >= STALL_WAITING;
+    if (!running)
       ost->busy = false;
-    else if (o->io_now)
+    else if (o->io_now || waiting)
       ost->busy = true;
+    else if (ost->busy && !moved && stall >= 0)
+      ost->busy = false; /* not waiting for the disk: idle of its own accord */
     else if (ost->busy && !moved && ost->quiet_windows + 1 >= QUIET_WINDOWS)
       ost->busy = false;
-    ost->quiet_windows = moved ? 0 : ost->quiet_windows + 1;
+    ost->quiet_windows = moved || waiting ? 0 : ost->quiet_windows + 1;
+    ost->watch_stall = running && (waiting || (ost->busy && !moved) || (moved && !o->io_now));
     if (!ost->busy)
       continue;
     w->n_io += o->io_now;

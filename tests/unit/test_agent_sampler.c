@@ -58,6 +58,17 @@ static void iostat(const char *ctr, unsigned long long rbytes) {
   fclose(f);
 }
 
+/* Its io.pressure: stalled for TOTAL_US microseconds so far. */
+static void iopressure(const char *ctr, unsigned long long total_us) {
+  char path[256];
+  snprintf(path, sizeof(path), "%s/%s/io.pressure", root, ctr);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "some avg10=0.00 avg60=0.00 avg300=0.00 total=%llu\n", total_us);
+  fprintf(f, "full avg10=0.00 avg60=0.00 avg300=0.00 total=%llu\n", total_us);
+  fclose(f);
+}
+
 static void mkctr(const char *ctr) {
   char path[256];
   snprintf(path, sizeof(path), "%s/%s", root, ctr);
@@ -67,6 +78,8 @@ static void mkctr(const char *ctr) {
 
 static void rmctr(const char *ctr) {
   char path[256];
+  snprintf(path, sizeof(path), "%s/%s/io.pressure", root, ctr);
+  (void)unlink(path);
   snprintf(path, sizeof(path), "%s/%s/io.stat", root, ctr);
   assert_int_equal(unlink(path), 0);
   snprintf(path, sizeof(path), "%s/%s", root, ctr);
@@ -120,6 +133,8 @@ static int remove_root(void **state) {
   char path[256];
   for (const char *const *c = (const char *const[]){"a", "b", "c", "d", NULL}; *c; c++) {
     snprintf(path, sizeof(path), "%s/%s/io.stat", root, *c);
+    (void)unlink(path);
+    snprintf(path, sizeof(path), "%s/%s/io.pressure", root, *c);
     (void)unlink(path);
     snprintf(path, sizeof(path), "%s/%s", root, *c);
     (void)rmdir(path);
@@ -428,6 +443,70 @@ static void test_starved_is_slowest(void **state) {
   release_readers(&o, &s, 2);
 }
 
+/* Two readers move for two windows; then A moves nothing for eight while
+ * B goes on.  Its io.pressure says whether it waits for the disk
+ * (stalled the whole window) or stopped of its own accord (no stall). */
+static void stall_pair(struct owner *o, struct agent_sampler *s, struct agent_ctr **c,
+                       bool waits, double *b_alone_s, double *a_equiv_s) {
+  setup_owner(o, s, false);
+  readers(o, s, (const char *const[]){"default", "default"}, c, 2);
+  unsigned long long mib[2] = {1, 1}, stall_us = 0;
+  iopressure("a", stall_us);
+  for (int w = 1; w <= 2; w++) {
+    mib[0] += 1, mib[1] += 1;
+    window(s, mib, 2);
+  }
+  c[0]->solo_bps = 2 * c[0]->read_bps; /* twice slower beside B while it moved */
+  *a_equiv_s = c[0]->solo_equiv_s;
+  for (int w = 3; w <= 10; w++) {
+    mib[1] += 1;
+    if (waits)
+      stall_us += 1000000; /* more than the window: stalled throughout */
+    iopressure("a", stall_us);
+    window(s, mib, 2);
+    b_alone_s[w] = c[1]->alone_s;
+  }
+}
+
+/* A reader the disk starves stays busy for as long as it waits, however
+ * long that is: its neighbour is never measured as alone beside it, and
+ * it makes no solo-speed progress. */
+static void test_waiting_reader_stays_busy(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  struct agent_ctr *c[2];
+  double b_alone[11] = {0}, a_equiv;
+  stall_pair(&o, &s, c, true, b_alone, &a_equiv);
+  assert_true(c[0]->solo_equiv_s == a_equiv);
+  assert_true(b_alone[10] == 0);
+  assert_true(c[0]->shared);
+  /* B leaves: A's co-run, one window moving and seven starved, teaches
+   * far more than the moving window's 2 */
+  c[1]->state = AGENT_CREATED;
+  window(&s, (unsigned long long[]){3, 11}, 2);
+  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  assert_non_null(e);
+  assert_true(e->slowdown > 5);
+  release_readers(&o, &s, 2);
+}
+
+/* A reader that stops with no stall is idle at once: its neighbour is
+ * measured alone from the next windows, and its quiet windows are not
+ * taken for starvation (by bytes alone they were, for five windows). */
+static void test_idle_reader_leaves_at_once(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  struct agent_ctr *c[2];
+  double b_alone[11] = {0}, a_equiv;
+  stall_pair(&o, &s, c, false, b_alone, &a_equiv);
+  assert_true(b_alone[7] > 0); /* by bytes alone, not before window 8 */
+  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  assert_true(e == NULL || e->slowdown < 5); /* the moving window's 2 */
+  release_readers(&o, &s, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vanished_cgroup_is_gone),
@@ -438,6 +517,8 @@ int main(void) {
       cmocka_unit_test(test_starved_window_no_progress),
       cmocka_unit_test(test_one_tenant_teaches_nothing),
       cmocka_unit_test(test_starved_is_slowest),
+      cmocka_unit_test(test_waiting_reader_stays_busy),
+      cmocka_unit_test(test_idle_reader_leaves_at_once),
   };
   return cmocka_run_group_tests(tests, make_root, remove_root);
 }
