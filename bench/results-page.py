@@ -14,22 +14,40 @@ The template holds the prose; every number comes from a result file:
 A JSON file under bench/results/ that the template does not name is listed
 at the end with its command and date, so no result is left out.
 
-  bench/results-page.py           write bench/RESULTS.md
-  bench/results-page.py --check   exit 1, naming the page and showing the
-                                  difference, when bench/RESULTS.md is not
-                                  what this script would write
+The page ends with every result's commit and its date, and marks a result
+stale when the code it measures (bench/results-code.txt) changed after
+the commit it was measured on: the last commit that changed that code is
+not an ancestor of the result's.  What git cannot tell (a shallow clone,
+no repository, a commit not in this history) the page says is unknown.
+
+  bench/results-page.py [ROOT]          write bench/RESULTS.md
+  bench/results-page.py --check [ROOT]  exit 1, naming the page and showing
+                                        the difference, when
+                                        bench/RESULTS.md is not what this
+                                        script would write (ROOT: the top of
+                                        the repository, by default this one)
 """
 import difflib
 import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(TOP, "bench", "results")
-TEMPLATE = os.path.join(TOP, "bench", "RESULTS.md.in")
-PAGE = os.path.join(TOP, "bench", "RESULTS.md")
+TOP = RESULTS = TEMPLATE = PAGE = CODE_MAP = ""
+
+
+def set_top(top):
+    global TOP, RESULTS, TEMPLATE, PAGE, CODE_MAP
+    TOP = os.path.abspath(top)
+    RESULTS = os.path.join(TOP, "bench", "results")
+    TEMPLATE = os.path.join(TOP, "bench", "RESULTS.md.in")
+    PAGE = os.path.join(TOP, "bench", "RESULTS.md")
+    CODE_MAP = os.path.join(TOP, "bench", "results-code.txt")
+
+
+set_top(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 _cache = {}
 used = set()
@@ -103,11 +121,241 @@ def about(name):
     date = doc.get("date") or doc.get("started")
     if date:
         parts.append(str(date))
-    if doc.get("commit"):
-        parts.append(f"commit {doc['commit']}")
+    if isinstance(doc.get("commit"), str) and doc["commit"]:
+        parts.append(f"commit {doc['commit']}" + commit_date(doc["commit"]))
     elif doc.get("agent"):
-        parts.append(doc["agent"])
-    return ", ".join(parts) + f" ([{name}](results/{name}))"
+        # the date goes right after the hash: the prose goes on with the
+        # settings of each mode
+        prose = str(doc["agent"])
+        m = AT_HEX.search(prose)
+        if m:
+            prose = prose[:m.end(1)] + commit_date(m.group(1)) + prose[m.end(1):]
+        parts.append(prose)
+    return ", ".join(parts) + f" ([{name}](results/{name}))" + stale_mark(name)
+
+
+# --- the commit each result was measured on, and the code it measures ----
+#
+# Result files name their commit in one of these ways:
+#   "commit": "3a6e025"                           most
+#   "agent": "iobatchd ... at commit 632eb10; ..."  bench/agent-overhead.sh,
+#                                                   bench/service.sh, bench/sched.sh
+#   "agent": "... of main at 1accb76 (...)"       the first hash after "at"
+#   "KEY": {"commit": ...}, one per run           bench/mix.sh's summary.json
+#   "detector": "main at 4f9371c"                 wcd-latency.json, one run
+#   "recorded_in": "da70a40"                      demo.json: the commit that
+#                                                 wrote the result down, not
+#                                                 the one it was measured on
+# and some name none.
+
+HEX = re.compile(r"[0-9a-f]{7,40}")
+AT_HEX = re.compile(r"\bat (?:commit )?([0-9a-f]{7,40})\b")
+
+
+def commits(doc):
+    """(where, commit, measured) for each commit doc names, in file order;
+    where is the dotted path to the object holding it."""
+    out = []
+
+    def walk(x, path):
+        if isinstance(x, list):
+            for i, v in enumerate(x):
+                walk(v, path + [str(i)])
+            return
+        if not isinstance(x, dict):
+            return
+        for k, v in x.items():
+            if isinstance(v, (dict, list)):
+                walk(v, path + [k])
+            elif not isinstance(v, str):
+                continue
+            elif k == "commit":
+                out.append((".".join(path), v.strip(), True))
+            elif k == "recorded_in":
+                out.append((".".join(path), v.strip(), False))
+            elif k in ("agent", "detector") and AT_HEX.search(v):
+                out.append((".".join(path), AT_HEX.search(v).group(1), True))
+    walk(doc, [])
+    return out
+
+
+# Without git's history (a shallow clone, no repository) what only the
+# history decides is written as unknown and --check does not compare it:
+# unknown() puts UNKNOWN around those words until then.
+UNKNOWN = "\x00"
+
+
+class Git:
+    def __init__(self, top):
+        self.top = top
+        self.head_pending = False
+        self._memo = {}
+        self.ok = self._history_ok()
+
+    def run(self, *args):
+        key = args
+        if key not in self._memo:
+            try:
+                p = subprocess.run(["git", "-C", self.top] + list(args), capture_output=True,
+                                   text=True, check=False)
+                self._memo[key] = (p.returncode, p.stdout.strip())
+            except OSError:
+                self._memo[key] = (127, "")
+        return self._memo[key]
+
+    def _history_ok(self):
+        # a copy of the tree inside another repository is not that one
+        rc, out = self.run("rev-parse", "--show-toplevel")
+        if rc != 0 or os.path.realpath(out) != os.path.realpath(self.top):
+            return False
+        rc, out = self.run("rev-parse", "--is-shallow-repository")
+        if rc != 0 or out != "false":
+            return False
+        return self.run("rev-parse", "--verify", "-q", "HEAD")[0] == 0
+
+    def resolve(self, h):
+        """The full hash of commit h when it is in HEAD's history, else None."""
+        if not HEX.fullmatch(h):
+            return None
+        rc, full = self.run("rev-parse", "--verify", "-q", h + "^{commit}")
+        if rc != 0 or not self.ancestor(full, "HEAD"):
+            return None
+        return full
+
+    def ancestor(self, a, b):
+        return self.run("merge-base", "--is-ancestor", a, b)[0] == 0
+
+    def date(self, full):
+        return self.run("log", "-1", "--format=%cs", full, "--")[1]
+
+    def clean(self):
+        return self.run("status", "--porcelain", "--untracked-files=no")[1] == ""
+
+    def last_change(self, paths):
+        """The last commit that changed paths, or PENDING when the work tree
+        or the index changes them: the commit that will carry them and this
+        page has no hash yet.  With head_pending, PENDING also when that
+        commit is HEAD: the page HEAD carries was written before HEAD was."""
+        if self.run("diff", "--quiet", "HEAD", "--", *paths)[0] != 0:
+            return PENDING
+        full = self.run("log", "-1", "--format=%H", "--", *paths)[1]
+        if full and self.head_pending and full == self.run("rev-parse", "HEAD")[1]:
+            return PENDING
+        return full or None
+
+
+PENDING = "pending"
+git = None
+
+
+def unknown(words):
+    return UNKNOWN + words + UNKNOWN
+
+
+def commit_date(h):
+    """' of DATE' for commit h, or what stands in for it."""
+    if not HEX.fullmatch(h):
+        return " (not a commit hash)"
+    if not git.ok:
+        return unknown(" (date unknown)")
+    full = git.resolve(h)
+    return f" of {git.date(full)}" if full else " (not in this repository's history)"
+
+
+def read_code_map():
+    """{result: [path, ...]} from bench/results-code.txt."""
+    out = {}
+    try:
+        with open(CODE_MAP, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return out
+    except OSError as e:
+        raise PageError(f"cannot read 'bench/results-code.txt': {e}") from e
+    for n, line in enumerate(lines, 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        where = f"'bench/results-code.txt' line {n}"
+        if len(words) < 2:
+            raise PageError(f"{where}: '{words[0]}' names no source path")
+        if not os.path.isfile(os.path.join(RESULTS, words[0])):
+            raise PageError(f"{where}: no result 'bench/results/{words[0]}'")
+        for p in words[1:]:
+            if os.path.isabs(p) or ".." in p.split("/") or not os.path.exists(os.path.join(TOP, p)):
+                raise PageError(f"{where}: no '{p}' in the repository")
+        out[words[0]] = words[1:]
+    return out
+
+
+code_map = {}
+
+
+def staleness(name):
+    """(stale, text) for result name: whether the code it measures changed
+    after the commit it was measured on, and the page's words for it."""
+    paths = code_map.get(name)
+    if not paths:
+        return False, "–"
+    measured = [(w, h) for w, h, m in commits(load(name)) if m]
+    if not measured:
+        return False, "unknown: the file records no commit"
+    if not git.ok:
+        return False, unknown("unknown: no history (a shallow clone or no repository)")
+    last = git.last_change(paths)
+    if last is None:
+        return False, "unknown: no commit changed the code it measures"
+    if last == PENDING:
+        changed = "in the commit that carries this page"
+    else:
+        changed = f"at {last[:7]} of {git.date(last)}"
+    stale, unsure = [], []
+    for w, h in measured:
+        who = f"{w} " if w else ""
+        full = git.resolve(h)
+        if not HEX.fullmatch(h):
+            unsure.append(f"{who}'{h}' is not a commit hash: unknown")
+        elif full is None:
+            unsure.append(f"{who}measured at {h}, which is not in this repository's history: unknown")
+        elif last == PENDING or not git.ancestor(last, full):
+            stale.append(f"{who}measured at {h}")
+    if stale:
+        return True, ("**stale**: " + "; ".join(stale) +
+                      f"; the code it measures changed since {changed}" +
+                      ("; " + "; ".join(unsure) if unsure else ""))
+    if unsure:
+        return False, "; ".join(unsure)
+    return False, "current"
+
+
+def stale_mark(name):
+    if not code_map.get(name):
+        return ""
+    if not git.ok:
+        return unknown(" (whether the code it measures changed since: unknown)")
+    stale, text = staleness(name)
+    return f" ({text})" if stale else ""
+
+
+def commits_section(names):
+    rows = []
+    for n in names:
+        found = commits(load(n))
+        if found:
+            cells = []
+            for w, h, m in found:
+                label = (w + ": " if w else "") + ("" if m else "recorded in ")
+                cells.append(f"{label}{h}{commit_date(h)}")
+            at = "; ".join(cells)
+        else:
+            at = "no commit recorded"
+        rows.append([f"[{n}](results/{n})", at, " ".join(f"`{p}`" for p in code_map.get(n, [])) or "–",
+                     staleness(n)[1]])
+    return ("\n## Each result's commit\n\n"
+            "The commit each result was measured on, the code it measures\n"
+            "(`bench/results-code.txt`) and whether that code changed since: a\n"
+            "stale result is measured again on a quiet machine, not in CI.\n\n"
+            + table(["result", "measured at", "the code it measures", "since then"], rows) + "\n")
 
 
 # --- the tables -----------------------------------------------------------
@@ -487,7 +735,14 @@ def result_files():
     return out
 
 
-def render():
+def render(head_pending=False):
+    """The page, with UNKNOWN around what git's history decides when
+    there is none."""
+    global git, code_map
+    git = Git(TOP)
+    git.head_pending = head_pending
+    used.clear()
+    code_map = read_code_map()
     with open(TEMPLATE, encoding="utf-8") as f:
         text = f.read()
     text = DIRECTIVE.sub(expand, text)
@@ -496,21 +751,42 @@ def render():
         text = text.rstrip("\n") + "\n\n## Other results\n\nNot described above yet:\n\n"
         for n in left:
             text += f"- {about(n)}\n"
+    text = text.rstrip("\n") + "\n" + commits_section(result_files())
     head = ("<!-- Generated by bench/results-page.py from bench/RESULTS.md.in and bench/results/;\n"
             "     do not edit: `make docs` writes it, `make docs-check` fails when it is stale. -->\n")
     return head + text
 
 
+def matches(page, rendered):
+    """Whether page is rendered, each UNKNOWN span standing for any text
+    on its line."""
+    parts = rendered.split(UNKNOWN)
+    pattern = "[^\n]*?".join(re.escape(p) for p in parts[::2])
+    return re.fullmatch(pattern, page) is not None
+
+
 def main(argv):
-    check = argv[1:] == ["--check"]
-    if argv[1:] and not check:
-        print("usage: bench/results-page.py [--check]", file=sys.stderr)
+    args = argv[1:]
+    check = args[:1] == ["--check"]
+    args = args[1:] if check else args
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        print("usage: bench/results-page.py [--check] [ROOT]", file=sys.stderr)
         return 2
+    if args:
+        set_top(args[0])
     try:
-        new = render()
+        rendered = render()
     except PageError as e:
         print(f"results-page: {e}", file=sys.stderr)
         return 1
+    new = re.sub(UNKNOWN + "([^" + UNKNOWN + "]*)" + UNKNOWN, r"\1", rendered)
+    stale = [n for n in result_files() if staleness(n)[0]]
+    if stale:
+        print(f"results-page: {len(stale)} results measured before a change to the code they "
+              f"measure (marked stale on the page): {', '.join(stale)}")
+    if not git.ok:
+        print("results-page: no git history here (a shallow clone?): commits' dates and "
+              "stale marks are unknown and not checked")
     if not check:
         with open(PAGE + ".tmp", "w", encoding="utf-8") as f:
             f.write(new)
@@ -522,9 +798,20 @@ def main(argv):
     except OSError as e:
         old = ""
         print(f"results-page: cannot read 'bench/RESULTS.md': {e}", file=sys.stderr)
-    if old == new:
+    if old == new or (not git.ok and matches(old, rendered)):
         print("docs-check: bench/RESULTS.md is up to date")
         return 0
+    # HEAD itself, checked on a clean tree, may carry a page written just
+    # before it was committed, when the change to the code it names had no
+    # hash yet.  Before the next commit (a tree with changes) the page must
+    # name it.
+    if git.ok and git.clean():
+        try:
+            if old == render(head_pending=True):
+                print("docs-check: bench/RESULTS.md is up to date")
+                return 0
+        except PageError:
+            pass
     print("docs-check: bench/RESULTS.md is stale (make docs regenerates it):")
     sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
                                                "bench/RESULTS.md", "bench/results-page.py", n=1))
