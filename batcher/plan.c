@@ -144,6 +144,15 @@ static void recount(const struct sj *j, size_t n, struct counts *c) {
       count_add(c, &j[k]);
 }
 
+/* The same, with the jobs still paying their start cost counted as the
+ * I/O they are about to do. */
+static void recount_started(const struct sj *j, size_t n, struct counts *c) {
+  memset(c, 0, sizeof(*c));
+  for (size_t k = 0; k < n; k++)
+    if (j[k].on)
+      count_add(c, &j[k]);
+}
+
 /* Job x's slowdown beside the active jobs counted in c (x itself may be
  * inactive: the question is then "if it ran now"). */
 static double slow(const struct model *m, const struct counts *c, const struct sj *x) {
@@ -214,8 +223,11 @@ static double forecast(const struct batch_config *cfg, const struct model *m, st
   for (size_t k = 0; k < n; k++)
     j[k].done = -1;
   for (size_t guard = 0; guard < 6 * (n + nq) + 8; guard++) {
+    /* A queued job is judged against every started job, those still in
+     * their start cost included: judged against the active ones only, a
+     * whole queue followed the first job in while it started. */
     struct counts c;
-    recount(j, n, &c);
+    recount_started(j, n, &c);
     double before = rate_sum(m, &c);
     size_t on = count_on(j, n, false), slots = count_on(j, n, true);
     for (size_t k = 0; k < nq; k++) {
@@ -230,12 +242,11 @@ static double forecast(const struct batch_config *cfg, const struct model *m, st
         started[k] = true;
         on++;
         slots += j[q].slot;
-        if (active(&j[q])) { /* no start cost: it counts at once */
-          count_add(&c, &j[q]);
-          before = rate_sum(m, &c);
-        }
+        count_add(&c, &j[q]);
+        before = rate_sum(m, &c);
       }
     }
+    recount(j, n, &c);
     for (size_t k = 0; k < n; k++)
       sd[k] = active(&j[k]) ? slow(m, &c, &j[k]) : 1;
     double dt = HUGE_VAL;
@@ -317,7 +328,8 @@ struct ctx {
   size_t np;
   bool *admitted;  /* per job: running or admitted in this plan */
   bool *decided;   /* per job: decided in this plan */
-  double *due;     /* per pending job: when max_hold forces it in (spread) */
+  double *due;     /* per pending job: its max_hold or fairness bound (spread) */
+  double *hard;    /* per pending job: its max_hold alone (spread) */
   double work;     /* forecast work spent */
   bool budget_out; /* some job waits for the next plan */
   struct batch_decision *d;
@@ -368,12 +380,12 @@ static int fifo_cmp(const void *a, const void *b, void *arg) {
 }
 
 /* When job x must start at the latest, before spreading: its max_hold
- * deadline, or earlier when its own wait reaches the fairness bound
+ * deadline, or (fair) earlier when its own wait reaches the fairness bound
  * ((fairness - 1) x its solo duration: held longer, its stretch exceeds
  * the bound whatever happens next). */
-static double due_base(const struct batch_config *cfg, const struct batch_job *j) {
+static double due_base(const struct batch_config *cfg, const struct batch_job *j, bool fair) {
   double d = j->deadline;
-  if (j->solo_s > 0) {
+  if (fair && j->solo_s > 0) {
     double f = j->arrival + (cfg->fairness - 1) * j->solo_s;
     if (f < d)
       d = f;
@@ -384,12 +396,14 @@ static double due_base(const struct batch_config *cfg, const struct batch_job *j
 struct due_sort {
   const struct batch_config *cfg;
   const struct batch_job *jobs;
+  bool fair;
 };
 
 static int due_cmp(const void *a, const void *b, void *arg) {
   const struct due_sort *ds = arg;
   size_t x = *(const size_t *)a, y = *(const size_t *)b;
-  double dx = due_base(ds->cfg, &ds->jobs[x]), dy = due_base(ds->cfg, &ds->jobs[y]);
+  double dx = due_base(ds->cfg, &ds->jobs[x], ds->fair),
+         dy = due_base(ds->cfg, &ds->jobs[y], ds->fair);
   if (dx < dy)
     return -1;
   if (dx > dy)
@@ -402,17 +416,17 @@ static int due_cmp(const void *a, const void *b, void *arg) {
  * once is what the bounds exist to avoid): in order, each is forced in at
  * least deadline_spread_s after the one before, by starting the earlier
  * ones sooner (never one later than its own bound). */
-static void spread_deadlines(struct ctx *c) {
+static void spread_deadlines(struct ctx *c, bool fair, double *due) {
   size_t *o = xmalloc((c->np + 1) * sizeof(size_t));
   memcpy(o, c->pend, c->np * sizeof(size_t));
-  struct due_sort ds = {.cfg = c->cfg, .jobs = c->jobs};
+  struct due_sort ds = {.cfg = c->cfg, .jobs = c->jobs, .fair = fair};
   qsort_r(o, c->np, sizeof(size_t), due_cmp, &ds);
   double next = HUGE_VAL;
   for (size_t k = c->np; k-- > 0;) {
-    double dl = due_base(c->cfg, &c->jobs[o[k]]);
+    double dl = due_base(c->cfg, &c->jobs[o[k]], fair);
     double e = next - c->cfg->deadline_spread_s;
-    c->due[o[k]] = dl < e ? dl : e;
-    next = c->due[o[k]];
+    due[o[k]] = dl < e ? dl : e;
+    next = due[o[k]];
   }
   free(o);
 }
@@ -459,6 +473,11 @@ static void blame_on(struct ctx *c, size_t p, long h) {
   }
 }
 
+/* True when p's wait has reached its (spread) fairness bound. */
+static bool overdue(const struct ctx *c, size_t p) {
+  return c->now + 1e-6 >= c->due[p];
+}
+
 static void decide(struct ctx *c, size_t p, bool admit, enum batch_reason r) {
   c->d[p].admit = admit;
   c->d[p].reason = r;
@@ -479,7 +498,12 @@ static void sim_one(const struct ctx *c, size_t k, struct sj *s) {
                    .io = io,
                    .slot = io && !j->service,
                    .work = batch_work_left(c->cfg, j, c->now),
-                   .deadline = j->running ? 0 : c->due[k] - c->now,
+                   /* Only max_hold forces a start in the forecast: the
+                    * fairness bound starts a job only where that serves
+                    * it (plan_predictive), and a forecast that forced
+                    * every long-waiting job into the crowd found holding
+                    * never paid on a disk where crowds cost most. */
+                   .deadline = j->running ? 0 : c->hard[k] - c->now,
                    .age = age > 0 ? age : 0,
                    .solo = j->solo_s,
                    .done = -1,
@@ -597,6 +621,30 @@ static void plan_predictive(struct ctx *c) {
   long memo[BATCH_NCLASS];
   for (int k = 0; k < BATCH_NCLASS; k++)
     oldest_held[k] = memo[k] = -1;
+  /* First the jobs whose wait reached the fairness bound, oldest first:
+   * each starts, whatever the capacity, unless the forecast shows that
+   * holding it still finishes sooner and leaves every job less stretched.
+   * On a disk that punishes crowds, forcing it in would stretch it and
+   * the rest further than waiting its turn. */
+  for (size_t k = 0; k < c->np; k++) {
+    size_t p = c->pend[k];
+    if (c->decided[p] || !overdue(c, p))
+      continue;
+    bool hold = false;
+    if (c->aio > 0 && !no_effect(c, p) && c->aio + 1 <= PLAN_SIM_MAX) {
+      double ma = 0, mh = 0, wa = 0, wh = 0;
+      victims(c, p, victim);
+      predict(c, p, victim, &ma, &mh, &wa, &wh);
+      c->d[p].makespan_admit = ma;
+      c->d[p].makespan_hold = mh;
+      c->d[p].stretch_admit = wa;
+      c->d[p].stretch_hold = wh;
+      hold = mh < ma * (1 - cfg->hold_margin) && wh < wa;
+    }
+    decide(c, p, !hold, hold ? BATCH_HOLD_MAKESPAN : BATCH_ADMIT_WAITED);
+    if (hold && oldest_held[c->jobs[p].cls] < 0)
+      oldest_held[c->jobs[p].cls] = (long)p;
+  }
   for (size_t k = 0; k < c->np; k++) {
     size_t p = c->pend[k];
     if (c->decided[p])
@@ -709,17 +757,18 @@ static int plan_paper(struct ctx *c, struct iob_error **err) {
 }
 
 /* The rules every policy follows first, oldest first: a job at its
- * (spread) max_hold or fairness bound starts; so does a service and a job
- * that does no I/O (an unknown one as a probe: it is measured within a
- * sample or two and later arrivals are judged against it; nothing is held
- * on a guess). */
+ * (spread) max_hold starts, and under the paper policy one at its
+ * fairness bound; so does a service and a job that does no I/O (an
+ * unknown one as a probe: it is measured within a sample or two and later
+ * arrivals are judged against it; nothing is held on a guess). */
 static void plan_common(struct ctx *c) {
   for (size_t k = 0; k < c->np; k++) {
     size_t p = c->pend[k];
     const struct batch_job *j = &c->jobs[p];
-    if (c->now + 1e-6 >= c->due[p]) {
-      bool hard = j->deadline <= due_base(c->cfg, j);
-      decide(c, p, true, hard ? BATCH_ADMIT_DEADLINE : BATCH_ADMIT_WAITED);
+    if (c->now + 1e-6 >= c->hard[p]) {
+      decide(c, p, true, BATCH_ADMIT_DEADLINE);
+    } else if (overdue(c, p) && c->cfg->policy == BATCH_POLICY_PAPER) {
+      decide(c, p, true, BATCH_ADMIT_WAITED);
     } else if (j->service) {
       decide(c, p, true, BATCH_ADMIT_SERVICE);
     } else if (j->cls == BATCH_UNKNOWN) {
@@ -762,6 +811,7 @@ int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs, siz
   c.admitted = xcalloc(n + 1, sizeof(bool));
   c.decided = xcalloc(n + 1, sizeof(bool));
   c.due = xcalloc(n + 1, sizeof(double));
+  c.hard = xcalloc(n + 1, sizeof(double));
   for (int k = 0; k < BATCH_NCLASS; k++)
     c.arep[k] = -1;
   for (size_t i = 0; i < n; i++) {
@@ -775,7 +825,8 @@ int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs, siz
       c.pend[c.np++] = i;
   }
   qsort_r(c.pend, c.np, sizeof(size_t), fifo_cmp, (void *)jobs);
-  spread_deadlines(&c);
+  spread_deadlines(&c, true, c.due);
+  spread_deadlines(&c, false, c.hard);
   plan_common(&c);
   int ret = 0;
   if (cfg->policy == BATCH_POLICY_PAPER)
@@ -786,8 +837,10 @@ int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs, siz
     *wake_at = HUGE_VAL;
     for (size_t k = 0; k < c.np && ret == 0; k++) {
       size_t p = c.pend[k];
-      if (!decisions[p].admit && c.due[p] < *wake_at)
-        *wake_at = c.due[p];
+      /* Past its fairness bound and still held: its max_hold is next. */
+      double w = c.due[p] > now + 1e-6 ? c.due[p] : c.hard[p];
+      if (!decisions[p].admit && w < *wake_at)
+        *wake_at = w;
     }
     /* Jobs past the forecast budget are decided in the next plan. */
     if (c.budget_out && now + 0.1 < *wake_at)
@@ -797,6 +850,7 @@ int batch_plan(const struct batch_config *cfg, const struct batch_job *jobs, siz
   free(c.admitted);
   free(c.decided);
   free(c.due);
+  free(c.hard);
   return ret;
 }
 
