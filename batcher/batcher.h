@@ -266,13 +266,18 @@ struct batch_decision {
  * behind a steady stream of its aggressors).  *wake_at (may be NULL) is set
  * to the earliest deadline of a held job, or HUGE_VAL.
  *
- * predictive (default), per pending job, oldest first: due -> admit; nothing
- * runs -> admit; max_batch reached -> hold; nobody's predicted slowdown
- * changes -> admit; else two event-driven forecasts of the whole set (admit
- * now vs hold until the next completion; every start pays start_s before
- * its first I/O; queued jobs start when that does not lower the aggregate
- * progress rate), and hold only if holding finishes the set earlier by more
- * than hold_margin (BATCH_HOLD_MAKESPAN), or if admitting gives a victim
+ * predictive (default), per pending job, oldest first: past its max hold ->
+ * admit; first, the jobs whose own wait reached the fairness bound start
+ * (whatever the capacity) unless the forecasts below show that holding
+ * finishes the set earlier by more than hold_margin and leaves every job
+ * less stretched; then: nothing runs -> admit; max_batch reached -> hold;
+ * nobody's predicted slowdown changes -> admit; else two event-driven
+ * forecasts of the whole set (admit now vs hold until the next completion;
+ * every start pays start_s before its first I/O; queued jobs start when
+ * that does not lower the aggregate progress rate of the jobs started,
+ * those still paying their start cost included, or at their max hold),
+ * and hold only if holding finishes the set earlier by more than
+ * hold_margin (BATCH_HOLD_MAKESPAN), or if admitting gives a victim
  * (the job itself or a running one it slows) a predicted stretch above
  * cfg->fairness and holding keeps every job's within it (and lower by more
  * than hold_margin: BATCH_HOLD_FAIRNESS).
