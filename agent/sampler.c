@@ -51,8 +51,11 @@ struct sstate {
   unsigned quiet_windows; /* windows in a row without any I/O */
   /* Its io.pressure is read beside each sample (pressure_beside) because
    * its bytes alone cannot say whether it waits for the disk: busy and
-   * moving nothing, moving a trickle, or found waiting the window before. */
+   * moving nothing, moving a trickle, found waiting the window before, or
+   * new and not yet seen doing I/O (admitted into a crowd, a reader may
+   * move nothing from its first window on). */
   bool watch_stall;
+  unsigned run_windows; /* windows it ran, up to WATCH_NEW_WINDOWS */
   struct epoch {
     bool open;
     bool cross;                   /* a neighbour of another tenant was among them */
@@ -737,6 +740,9 @@ static void protect_share(struct agent_sampler *s, struct agent_ctr *c, const st
  * sequential streams for minutes; by its bytes alone it would look idle,
  * and what the streams cost it would never be learnt. */
 #define STALL_WAITING 0.5
+/* A running container that has done no I/O yet is watched for this many
+ * windows; one that never does (a pod's sandbox) costs no read after. */
+#define WATCH_NEW_WINDOWS 30
 /* Windows a co-run must have, its first and last left out, to teach. */
 #define EPOCH_MIN_WINDOWS 2
 
@@ -783,7 +789,11 @@ static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
     else if (ost->busy && !moved && ost->quiet_windows + 1 >= QUIET_WINDOWS)
       ost->busy = false;
     ost->quiet_windows = moved || waiting ? 0 : ost->quiet_windows + 1;
-    ost->watch_stall = running && (waiting || (ost->busy && !moved) || (moved && !o->io_now));
+    if (running && ost->run_windows < WATCH_NEW_WINDOWS)
+      ost->run_windows++;
+    bool fresh = !o->first_io && ost->run_windows < WATCH_NEW_WINDOWS;
+    ost->watch_stall =
+        running && (waiting || fresh || (ost->busy && !moved) || (moved && !o->io_now));
     if (!ost->busy)
       continue;
     w->n_io += o->io_now;

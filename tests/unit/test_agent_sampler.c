@@ -507,6 +507,28 @@ static void test_idle_reader_leaves_at_once(void **state) {
   release_readers(&o, &s, 2);
 }
 
+/* A reader admitted into a crowd may move nothing from its first window
+ * on: waiting for the disk, it is busy all the same, and its neighbour is
+ * not measured alone beside it. */
+static void test_starved_from_the_start(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  setup_owner(&o, &s, false);
+  struct agent_ctr *c[2];
+  readers(&o, &s, (const char *const[]){"default", "default"}, c, 2);
+  unsigned long long mib[2] = {0, 0}, stall_us = 0;
+  for (int w = 1; w <= 8; w++) {
+    mib[1] += 1;
+    stall_us += 1000000;
+    iopressure("a", stall_us);
+    window(&s, mib, 2);
+  }
+  assert_true(c[1]->alone_s == 0);
+  assert_true(c[1]->shared);
+  release_readers(&o, &s, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vanished_cgroup_is_gone),
@@ -519,6 +541,7 @@ int main(void) {
       cmocka_unit_test(test_starved_is_slowest),
       cmocka_unit_test(test_waiting_reader_stays_busy),
       cmocka_unit_test(test_idle_reader_leaves_at_once),
+      cmocka_unit_test(test_starved_from_the_start),
   };
   return cmocka_run_group_tests(tests, make_root, remove_root);
 }
