@@ -269,8 +269,9 @@ struct batch_decision {
  * predictive (default), per pending job, oldest first: past its max hold ->
  * admit; first, the jobs whose own wait reached the fairness bound start
  * (whatever the capacity) unless the forecasts below show that holding
- * finishes the set earlier by more than hold_margin and leaves every job
- * less stretched; then: nothing runs -> admit; max_batch reached -> hold;
+ * finishes the set earlier by more than hold_margin, and starting now is
+ * not what keeps the job's own stretch within the bound; then: nothing
+ * runs -> admit; max_batch reached -> hold;
  * nobody's predicted slowdown changes -> admit; else two event-driven
  * forecasts of the whole set (admit now vs hold until the next completion;
  * every start pays start_s before its first I/O; queued jobs start when

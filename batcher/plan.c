@@ -516,10 +516,11 @@ static void sim_one(const struct ctx *c, size_t k, struct sj *s) {
  * pending jobs not decided yet.  Only jobs that do I/O are simulated.
  * m_*: makespans; w_admit: the worst stretch, admitting p, of p and the
  * jobs it slows (victim[job index]); w_hold: the worst stretch of all when
- * p is held. */
+ * p is held; own[0], own[1] (own may be NULL): p's forecast completion,
+ * admitted and held. */
 #define ROLLOUT_QUEUE 16
 static void predict(struct ctx *c, size_t p, const bool *victim, double *m_admit, double *m_hold,
-                    double *w_admit, double *w_hold) {
+                    double *w_admit, double *w_hold, double *own) {
   size_t cap = c->n + 1;
   struct sj *s = xmalloc(cap * sizeof(struct sj));
   size_t *q = xmalloc(cap * sizeof(size_t));
@@ -553,6 +554,8 @@ static void predict(struct ctx *c, size_t p, const bool *victim, double *m_admit
     c->work += (double)ns * (double)(ns + nq);
     double m = forecast(c->cfg, &c->ev, s, ns, q, nq, hold ? ps : SIZE_MAX);
     *(hold ? m_hold : m_admit) = m;
+    if (own)
+      own[hold] = s[ps].done >= 0 ? s[ps].done : m;
     if (hold)
       *w_hold = worst_stretch(s, ns, m, NULL);
     else
@@ -622,10 +625,12 @@ static void plan_predictive(struct ctx *c) {
   for (int k = 0; k < BATCH_NCLASS; k++)
     oldest_held[k] = memo[k] = -1;
   /* First the jobs whose wait reached the fairness bound, oldest first:
-   * each starts, whatever the capacity, unless the forecast shows that
-   * holding it still finishes sooner and leaves every job less stretched.
-   * On a disk that punishes crowds, forcing it in would stretch it and
-   * the rest further than waiting its turn. */
+   * each starts, whatever the capacity, where starting now is what keeps
+   * its stretch within the bound.  Where the bound is met either way, or
+   * by neither (a crowd that slows it as much as the wait), the makespan
+   * forecast decides, as for any job: on a disk that punishes crowds,
+   * forcing it in stretched it and every other job further than waiting
+   * its turn. */
   for (size_t k = 0; k < c->np; k++) {
     size_t p = c->pend[k];
     if (c->decided[p] || !overdue(c, p))
@@ -634,12 +639,17 @@ static void plan_predictive(struct ctx *c) {
     if (c->aio > 0 && !no_effect(c, p) && c->aio + 1 <= PLAN_SIM_MAX) {
       double ma = 0, mh = 0, wa = 0, wh = 0;
       victims(c, p, victim);
-      predict(c, p, victim, &ma, &mh, &wa, &wh);
+      double own[2];
+      predict(c, p, victim, &ma, &mh, &wa, &wh, own);
       c->d[p].makespan_admit = ma;
       c->d[p].makespan_hold = mh;
       c->d[p].stretch_admit = wa;
       c->d[p].stretch_hold = wh;
-      hold = mh < ma * (1 - cfg->hold_margin) && wh < wa;
+      const struct batch_job *jp = &c->jobs[p];
+      double age = c->now - jp->arrival;
+      bool bound_met_held = (age + own[1]) / jp->solo_s <= cfg->fairness;
+      bool bound_met_admitted = (age + own[0]) / jp->solo_s <= cfg->fairness;
+      hold = mh < ma * (1 - cfg->hold_margin) && (bound_met_held || !bound_met_admitted);
     }
     decide(c, p, !hold, hold ? BATCH_HOLD_MAKESPAN : BATCH_ADMIT_WAITED);
     if (hold && oldest_held[c->jobs[p].cls] < 0)
@@ -675,7 +685,7 @@ static void plan_predictive(struct ctx *c) {
     } else {
       double ma = 0, mh = 0, wa = 0, wh = 0;
       victims(c, p, victim);
-      predict(c, p, victim, &ma, &mh, &wa, &wh);
+      predict(c, p, victim, &ma, &mh, &wa, &wh, NULL);
       c->d[p].makespan_admit = ma;
       c->d[p].makespan_hold = mh;
       c->d[p].stretch_admit = wa;
