@@ -31,9 +31,10 @@ LIBEXECDIR ?= $(PREFIX)/libexec/iobatch
 MANDIR ?= $(PREFIX)/share/man
 DATADIR ?= $(PREFIX)/share
 SYSCONFDIR ?= /etc
-# systemd units: Debian 12 keeps the package's in /lib/systemd/system;
+# systemd units: a package's in /usr/lib/systemd/system (Debian's /usr-merge:
+# /lib is a link to usr/lib, and a package ships its files under /usr);
 # systemd also reads units and drop-ins under /usr/local/lib/systemd/system.
-SYSTEMDUNITDIR ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # The OCI hooks.d entry: a package's in /usr/share/containers/oci/hooks.d,
 # an administrator's in /etc/containers/oci/hooks.d (podman and CRI-O
 # read both).

@@ -28,9 +28,15 @@
 #     CPU weight; `systemctl stop iobatchd` puts back what it wrote (its
 #     journal, restore.json, says what each file held before) and changes
 #     nothing else on that container's cgroups;
+#   - the unit is /usr/lib/systemd/system/iobatchd.service (the /usr-merge),
+#     enabled;
 #   - `apt-get purge iobatch` and `systemctl restart containerd` leave
 #     /etc/containerd, /usr and /var/lib/iobatch as they were before the
 #     install (modes, owners, link targets, checksums); /run is not compared;
+#   - an upgrade from the package laid out as before the /usr-merge move
+#     (the unit under /lib/systemd/system): dpkg drops the old path, which
+#     on a merged /usr is the new file too, and must keep the file; the
+#     agent stays enabled and active;
 #   - Debian 12 only, the security review's installer cases, each installed,
 #     restarted and purged: /etc/containerd/config.toml a relative link, an
 #     absolute link, a config.toml without a final newline, and a decoy
@@ -63,6 +69,19 @@ if [ -z "$DEB" ]; then
 fi
 [ -f "$DEB" ] || bail "no package: $DEB"
 diag "package: $DEB"
+# The same package as the versions before the /usr-merge move laid it out:
+# the unit under /lib/systemd/system, and a lower version (~lib).
+OLD=$IOB_T/iobatch-lib.deb
+olddeb() {
+  local d=$IOB_T/olddeb
+  dpkg-deb -R "$DEB" "$d" && mkdir -p "$d/lib/systemd/system" &&
+    mv "$d/usr/lib/systemd/system/iobatchd.service" "$d/lib/systemd/system/" &&
+    rmdir -p --ignore-fail-on-non-empty "$d/usr/lib/systemd/system" &&
+    sed -i 's| usr/lib/systemd/system/iobatchd.service$| lib/systemd/system/iobatchd.service|' "$d/DEBIAN/md5sums" &&
+    sed -i 's/^Version: .*/&~lib/' "$d/DEBIAN/control" &&
+    dpkg-deb -Zgzip -z1 -b "$d" "$OLD" >/dev/null
+}
+olddeb || bail "cannot repack $DEB with its unit under /lib/systemd/system"
 
 # ---- a booted Debian (podman in Debian 12's for the hooks.d part)
 inst_root
@@ -71,12 +90,12 @@ G=/proc/$INST_PID/root
 CV=$(inst_containerd_version)
 P="deb[containerd ${CV:-?}]"
 diag "$INST_SUITE: containerd $CV"
-# The plan: 36, podman's 6 on Debian 12, 3 per install cycle at the end
+# The plan: 42, podman's 6 on Debian 12, 3 per install cycle at the end
 # (4 and the decoy's check on Debian 12, 1 on sid).
 case $INST_SUITE in
-bookworm) tap_plan $((36 + 6 + 4 * 3 + 1)) ;;
-sid) tap_plan $((36 + 3)) ;;
-*) tap_plan 36 ;;
+bookworm) tap_plan $((42 + 6 + 4 * 3 + 1)) ;;
+sid) tap_plan $((42 + 3)) ;;
+*) tap_plan 42 ;;
 esac
 # The containerd's default sandbox image (pause:3.6 in 1.6, 3.8 in 1.7,
 # 3.10 in 2.1); nothing can be pulled here, so the busybox image is tagged
@@ -151,6 +170,9 @@ else
 fi
 ok "$P: /etc/containerd/config.toml is not touched" \
   cmp -s <(grep ' /etc/containerd/config.toml$' "$IOB_T/before") <(inst_exec sha256sum /etc/containerd/config.toml)
+is "$(inst_exec dpkg -S /usr/lib/systemd/system/iobatchd.service 2>&1) $(inst_exec systemctl is-enabled iobatchd 2>&1)" \
+  "iobatch: /usr/lib/systemd/system/iobatchd.service enabled" \
+  "$P: the unit is the package's /usr/lib/systemd/system/iobatchd.service, enabled"
 # An admin's override (what `systemctl edit containerd` writes): containerd
 # in /usr/local/bin with a flag of its own.  The drop-in runs that command,
 # on the generated config; then the override goes again.
@@ -345,6 +367,36 @@ diff "$IOB_T/before" "$IOB_T/after" | sed 's/^/# /' | head -40
 ok "$P: /etc/containerd, /usr and /var/lib/iobatch are as before the install (nothing kept)" \
   cmp -s "$IOB_T/before" "$IOB_T/after"
 step "purged"
+
+# ---- an upgrade from the package with its unit under /lib/systemd/system
+# (the versions before the /usr-merge move).  dpkg removes the paths the
+# new version no longer ships after unpacking it; on a merged /usr the old
+# /lib/systemd/system/iobatchd.service is the new file, which must stay.
+snapshot "$IOB_T/up.before"
+inst_put "$OLD" /root/iobatch-lib.deb
+inst_exec sh -c 'cd /root && apt-get install -y ./iobatch-lib.deb' >"$IOB_T/up-old.apt" 2>&1
+rc=$?
+[ $rc -eq 0 ] || sed 's/^/# apt: /' "$IOB_T/up-old.apt" | tail -20
+is "$rc $(inst_exec dpkg -S /lib/systemd/system/iobatchd.service 2>&1) $(inst_exec systemctl is-active iobatchd)" \
+  "0 iobatch: /lib/systemd/system/iobatchd.service active" \
+  "$P: the package as it was (unit under /lib/systemd/system) installs, the agent active"
+inst_exec sh -c "cd /root && apt-get install -y ./$(basename "$DEB")" >"$IOB_T/up.apt" 2>&1
+rc=$?
+[ $rc -eq 0 ] || sed 's/^/# apt: /' "$IOB_T/up.apt" | tail -20
+like "$rc $(grep -m1 'Unpacking iobatch' "$IOB_T/up.apt")" "^0 Unpacking iobatch \(.*\) over \(.*~lib\)" \
+  "$P: apt-get install ./$(basename "$DEB") upgrades it"
+is "$(inst_exec sh -c 'test -f /usr/lib/systemd/system/iobatchd.service && echo kept'; inst_exec dpkg -L iobatch | grep 'systemd/system/iobatchd')" \
+  "$(printf 'kept\n/usr/lib/systemd/system/iobatchd.service')" \
+  "$P: the unit file survives the move and dpkg lists it under /usr/lib alone"
+is "$(inst_exec systemctl is-enabled iobatchd) $(inst_exec systemctl is-active iobatchd)" "enabled active" \
+  "$P: iobatchd.service enabled and active after the upgrade"
+inst_exec apt-get purge -y iobatch >"$IOB_T/up.purge" 2>&1 && inst_exec systemctl restart containerd
+rc=$?
+snapshot "$IOB_T/up.after"
+diff "$IOB_T/up.before" "$IOB_T/up.after" | sed 's/^/# /' | head -20
+ok "$P: upgraded, purged: /etc/containerd, /usr and /var/lib/iobatch as they were" \
+  test $rc -eq 0 -a -z "$(diff "$IOB_T/up.before" "$IOB_T/up.after")"
+step "upgrade from the /lib layout done"
 
 # ---- install cycles: ID NAME WHAT-THE-PACKAGE-SAYS (a regex of
 # containerd-setup's line).  Install, restart containerd, a pod through the
