@@ -303,8 +303,12 @@ svc=$(crun svc latency)
 job=$(crun job seq-write)
 [ -n "$svc" ] && [ -n "$job" ] || sed 's/^/# cri: /' "$IOB_T/cri.err"
 journal() { inst_exec cat /var/lib/iobatch/restore.json 2>/dev/null; }
+# written ID: how many files of container ID the journal holds; 0 until the
+# agent writes its first (no journal yet: jq -n reads no input, not an
+# empty string for `[ -gt ]`).
+written() { journal | jq -n --arg j "$1" '[inputs | .entries[] | select(.file | contains($j))] | length'; }
 ok "$P: with a latency pod running the agent lowers the batch pod's CPU weight (restore.json)" \
-  wait_for 30 '[ "$(journal | jq --arg j "$job" "[.entries[] | select(.file | contains(\$j))] | length")" -gt 0 ]'
+  wait_for 30 '[ "$(written "$job")" -gt 0 ]'
 cgfiles "$job" >"$IOB_T/cg.during"
 ok "$P: the batch container's weight, cap and CPU weight files are there to compare" test -s "$IOB_T/cg.during"
 journal >"$IOB_T/journal" || echo '{"entries": []}' >"$IOB_T/journal"
