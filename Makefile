@@ -6,6 +6,7 @@
 #   make check-asan      the same tests built with ASan + UBSan (build-asan/)
 #   make check-all       everything CI runs, one summary line at the end
 #   make check-install   the .deb and the DaemonSet on a booted Debian 12 (systemd-nspawn)
+#   make check-shim-containerd2   the shim's protocol suites against containerd 2.1
 #   make fuzz            libFuzzer targets for a bounded time (clang)
 #   make install PREFIX=/usr/local DESTDIR=   (the .deb: PREFIX=/usr)
 #   make deb             build-pkg/iobatch_VERSION_ARCH.deb (debhelper, debian/)
