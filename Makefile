@@ -6,6 +6,7 @@
 #   make check-asan      the same tests built with ASan + UBSan (build-asan/)
 #   make check-all       everything CI runs, one summary line at the end
 #   make check-install   the .deb and the DaemonSet on a booted Debian 12 (systemd-nspawn)
+#   make check-shim-containerd2   the shim's protocol suites against containerd 2.1
 #   make fuzz            libFuzzer targets for a bounded time (clang)
 #   make install PREFIX=/usr/local DESTDIR=   (the .deb: PREFIX=/usr)
 #   make deb             build-pkg/iobatch_VERSION_ARCH.deb (debhelper, debian/)
@@ -31,9 +32,10 @@ LIBEXECDIR ?= $(PREFIX)/libexec/iobatch
 MANDIR ?= $(PREFIX)/share/man
 DATADIR ?= $(PREFIX)/share
 SYSCONFDIR ?= /etc
-# systemd units: Debian 12 keeps the package's in /lib/systemd/system;
+# systemd units: a package's in /usr/lib/systemd/system (Debian's /usr-merge:
+# /lib is a link to usr/lib, and a package ships its files under /usr);
 # systemd also reads units and drop-ins under /usr/local/lib/systemd/system.
-SYSTEMDUNITDIR ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # The OCI hooks.d entry: a package's in /usr/share/containers/oci/hooks.d,
 # an administrator's in /etc/containers/oci/hooks.d (podman and CRI-O
 # read both).

@@ -9,7 +9,7 @@
 #   /usr/libexec/iobatch/containerd-{setup,start,config} and the unit drop-in
 #   /usr/share/iobatch/containerd/zz-iobatch.conf, which `containerd-setup
 #   install` (the .deb's postinst; run it by hand after a plain make install)
-#   puts in /lib/systemd/system/containerd.service.d/ for containerd 1.6/1.7
+#   puts in /usr/lib/systemd/system/containerd.service.d/ for containerd 1.6/1.7
 #   (containerd runs its unit's own command on /run/iobatch-containerd/
 #   config.toml: its config plus the handler), or, for a containerd 2.x
 #   whose config imports /etc/containerd/conf.d/*.toml, a conf.d drop-in
@@ -46,7 +46,7 @@ $(B)/hooks/iobatch.json: $(HOOKS_JSON_IN)
 # make install [PREFIX=/usr/local] [DESTDIR=]: everything a node needs.  A
 # configuration file already there is kept (the package's is a conffile).
 INSTALL_PATHS = sed -e 's|/usr/sbin/|$(SBINDIR)/|g' -e 's|/usr/libexec/iobatch|$(LIBEXECDIR)|g' \
-	-e 's|/usr/share/iobatch|$(DATADIR)/iobatch|g' -e 's|:-/lib/systemd/system}|:-$(SYSTEMDUNITDIR)}|'
+	-e 's|/usr/share/iobatch|$(DATADIR)/iobatch|g' -e 's|:-/usr/lib/systemd/system}|:-$(SYSTEMDUNITDIR)}|'
 .PHONY: install
 install: programs man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBEXECDIR) \

@@ -28,9 +28,20 @@
 #     CPU weight; `systemctl stop iobatchd` puts back what it wrote (its
 #     journal, restore.json, says what each file held before) and changes
 #     nothing else on that container's cgroups;
+#   - the unit is /usr/lib/systemd/system/iobatchd.service (the /usr-merge),
+#     enabled; dpkg holds the file trigger on /usr/bin/containerd;
 #   - `apt-get purge iobatch` and `systemctl restart containerd` leave
 #     /etc/containerd, /usr and /var/lib/iobatch as they were before the
 #     install (modes, owners, link targets, checksums); /run is not compared;
+#   - an upgrade from the package laid out as before the /usr-merge move
+#     (the unit under /lib/systemd/system): dpkg drops the old path, which
+#     on a merged /usr is the new file too, and must keep the file; the
+#     agent stays enabled and active;
+#   - unstable only: containerd 1.7 (Debian 13's .deb) installed over 2.1,
+#     then 2.1 again: each time the package's file trigger runs
+#     containerd-setup, which moves the handler to the unit drop-in and back
+#     to conf.d, and after `systemctl restart containerd` a pod runs with the
+#     handler iobatch;
 #   - Debian 12 only, the security review's installer cases, each installed,
 #     restarted and purged: /etc/containerd/config.toml a relative link, an
 #     absolute link, a config.toml without a final newline, and a decoy
@@ -63,6 +74,19 @@ if [ -z "$DEB" ]; then
 fi
 [ -f "$DEB" ] || bail "no package: $DEB"
 diag "package: $DEB"
+# The same package as the versions before the /usr-merge move laid it out:
+# the unit under /lib/systemd/system, and a lower version (~lib).
+OLD=$IOB_T/iobatch-lib.deb
+olddeb() {
+  local d=$IOB_T/olddeb
+  dpkg-deb -R "$DEB" "$d" && mkdir -p "$d/lib/systemd/system" &&
+    mv "$d/usr/lib/systemd/system/iobatchd.service" "$d/lib/systemd/system/" &&
+    rmdir -p --ignore-fail-on-non-empty "$d/usr/lib/systemd/system" &&
+    sed -i 's| usr/lib/systemd/system/iobatchd.service$| lib/systemd/system/iobatchd.service|' "$d/DEBIAN/md5sums" &&
+    sed -i 's/^Version: .*/&~lib/' "$d/DEBIAN/control" &&
+    dpkg-deb -Zgzip -z1 -b "$d" "$OLD" >/dev/null
+}
+olddeb || bail "cannot repack $DEB with its unit under /lib/systemd/system"
 
 # ---- a booted Debian (podman in Debian 12's for the hooks.d part)
 inst_root
@@ -71,12 +95,13 @@ G=/proc/$INST_PID/root
 CV=$(inst_containerd_version)
 P="deb[containerd ${CV:-?}]"
 diag "$INST_SUITE: containerd $CV"
-# The plan: 36, podman's 6 on Debian 12, 3 per install cycle at the end
-# (4 and the decoy's check on Debian 12, 1 on sid).
+# The plan: 43, podman's 6 on Debian 12, 3 per install cycle at the end
+# (4 and the decoy's check on Debian 12, 1 on sid), and on sid the 7 of
+# containerd 1.7 and back.
 case $INST_SUITE in
-bookworm) tap_plan $((36 + 6 + 4 * 3 + 1)) ;;
-sid) tap_plan $((36 + 3)) ;;
-*) tap_plan 36 ;;
+bookworm) tap_plan $((43 + 6 + 4 * 3 + 1)) ;;
+sid) tap_plan $((43 + 3 + 7)) ;;
+*) tap_plan 43 ;;
 esac
 # The containerd's default sandbox image (pause:3.6 in 1.6, 3.8 in 1.7,
 # 3.10 in 2.1); nothing can be pulled here, so the busybox image is tagged
@@ -151,6 +176,11 @@ else
 fi
 ok "$P: /etc/containerd/config.toml is not touched" \
   cmp -s <(grep ' /etc/containerd/config.toml$' "$IOB_T/before") <(inst_exec sha256sum /etc/containerd/config.toml)
+is "$(inst_exec dpkg -S /usr/lib/systemd/system/iobatchd.service 2>&1) $(inst_exec systemctl is-enabled iobatchd 2>&1)" \
+  "iobatch: /usr/lib/systemd/system/iobatchd.service enabled" \
+  "$P: the unit is the package's /usr/lib/systemd/system/iobatchd.service, enabled"
+is "$(inst_exec grep '^/usr/bin/containerd ' /var/lib/dpkg/triggers/File 2>&1)" "/usr/bin/containerd iobatch/noawait" \
+  "$P: dpkg holds the package's file trigger on containerd's binary (noawait)"
 # An admin's override (what `systemctl edit containerd` writes): containerd
 # in /usr/local/bin with a flag of its own.  The drop-in runs that command,
 # on the generated config; then the override goes again.
@@ -273,8 +303,12 @@ svc=$(crun svc latency)
 job=$(crun job seq-write)
 [ -n "$svc" ] && [ -n "$job" ] || sed 's/^/# cri: /' "$IOB_T/cri.err"
 journal() { inst_exec cat /var/lib/iobatch/restore.json 2>/dev/null; }
+# written ID: how many files of container ID the journal holds; 0 until the
+# agent writes its first (no journal yet: jq -n reads no input, not an
+# empty string for `[ -gt ]`).
+written() { journal | jq -n --arg j "$1" '[inputs | .entries[] | select(.file | contains($j))] | length'; }
 ok "$P: with a latency pod running the agent lowers the batch pod's CPU weight (restore.json)" \
-  wait_for 30 '[ "$(journal | jq --arg j "$job" "[.entries[] | select(.file | contains(\$j))] | length")" -gt 0 ]'
+  wait_for 30 '[ "$(written "$job")" -gt 0 ]'
 cgfiles "$job" >"$IOB_T/cg.during"
 ok "$P: the batch container's weight, cap and CPU weight files are there to compare" test -s "$IOB_T/cg.during"
 journal >"$IOB_T/journal" || echo '{"entries": []}' >"$IOB_T/journal"
@@ -346,6 +380,36 @@ ok "$P: /etc/containerd, /usr and /var/lib/iobatch are as before the install (no
   cmp -s "$IOB_T/before" "$IOB_T/after"
 step "purged"
 
+# ---- an upgrade from the package with its unit under /lib/systemd/system
+# (the versions before the /usr-merge move).  dpkg removes the paths the
+# new version no longer ships after unpacking it; on a merged /usr the old
+# /lib/systemd/system/iobatchd.service is the new file, which must stay.
+snapshot "$IOB_T/up.before"
+inst_put "$OLD" /root/iobatch-lib.deb
+inst_exec sh -c 'cd /root && apt-get install -y ./iobatch-lib.deb' >"$IOB_T/up-old.apt" 2>&1
+rc=$?
+[ $rc -eq 0 ] || sed 's/^/# apt: /' "$IOB_T/up-old.apt" | tail -20
+is "$rc $(inst_exec dpkg -S /lib/systemd/system/iobatchd.service 2>&1) $(inst_exec systemctl is-active iobatchd)" \
+  "0 iobatch: /lib/systemd/system/iobatchd.service active" \
+  "$P: the package as it was (unit under /lib/systemd/system) installs, the agent active"
+inst_exec sh -c "cd /root && apt-get install -y ./$(basename "$DEB")" >"$IOB_T/up.apt" 2>&1
+rc=$?
+[ $rc -eq 0 ] || sed 's/^/# apt: /' "$IOB_T/up.apt" | tail -20
+like "$rc $(grep -m1 'Unpacking iobatch' "$IOB_T/up.apt")" "^0 Unpacking iobatch \(.*\) over \(.*~lib\)" \
+  "$P: apt-get install ./$(basename "$DEB") upgrades it"
+is "$(inst_exec sh -c 'test -f /usr/lib/systemd/system/iobatchd.service && echo kept'; inst_exec dpkg -L iobatch | grep 'systemd/system/iobatchd')" \
+  "$(printf 'kept\n/usr/lib/systemd/system/iobatchd.service')" \
+  "$P: the unit file survives the move and dpkg lists it under /usr/lib alone"
+is "$(inst_exec systemctl is-enabled iobatchd) $(inst_exec systemctl is-active iobatchd)" "enabled active" \
+  "$P: iobatchd.service enabled and active after the upgrade"
+inst_exec apt-get purge -y iobatch >"$IOB_T/up.purge" 2>&1 && inst_exec systemctl restart containerd
+rc=$?
+snapshot "$IOB_T/up.after"
+diff "$IOB_T/up.before" "$IOB_T/up.after" | sed 's/^/# /' | head -20
+ok "$P: upgraded, purged: /etc/containerd, /usr and /var/lib/iobatch as they were" \
+  test $rc -eq 0 -a -z "$(diff "$IOB_T/up.before" "$IOB_T/up.after")"
+step "upgrade from the /lib layout done"
+
 # ---- install cycles: ID NAME WHAT-THE-PACKAGE-SAYS (a regex of
 # containerd-setup's line).  Install, restart containerd, a pod through the
 # handler, purge, restart: /etc/containerd, /usr and /var/lib/iobatch as
@@ -385,6 +449,53 @@ if [ "$INST_SUITE" = sid ]; then
   cp "$IOB_T/config.debian" "$G/etc/containerd/config.toml"
   inst_exec systemctl restart containerd
   cycle debian "Debian's config.toml (no imports)" "$UNIT_DROPIN"
+
+  # containerd 1.7 over 2.1 and back, with the imports line again: the
+  # file trigger (debian/iobatch.triggers) re-runs containerd-setup.
+  inst_exec sed -i '1i imports = ["/etc/containerd/conf.d/*.toml"]' /etc/containerd/config.toml
+  inst_exec systemctl restart containerd
+  b=$IOB_T/switch
+  snapshot "$b.before"
+  inst_exec sh -c "cd /root && apt-get install -y ./$(basename "$DEB")" >"$b.apt" 2>&1 ||
+    sed 's/^/# apt: /' "$b.apt" | tail -20
+  TOML=/etc/containerd/conf.d/iobatch.toml
+  DROP=/usr/lib/systemd/system/containerd.service.d/zz-iobatch.conf
+  where() { inst_exec sh -c "[ -e $TOML ] && echo conf.d; [ -e $DROP ] && echo unit-drop-in; true" | paste -sd' '; }
+  podruns() { # NAME: a pod with handler iobatch runs (then goes)
+    local id
+    id=$($CRI create --handler iobatch --image "$IMAGE" --name "$1" --container main 2>"$b.cri" | jq -r .container_id 2>/dev/null)
+    [ -n "$id" ] && [ "$id" != null ] || sed 's/^/# cri: /' "$b.cri"
+    $CRI down >/dev/null 2>&1
+    [ -n "$id" ] && [ "$id" != null ]
+  }
+  inst_exec sh -c 'dpkg -i --force-confdef --force-confold /root/debs/containerd_1.7*.deb' >"$b.dpkg17" 2>&1
+  rc=$?
+  [ $rc -eq 0 ] || sed 's/^/# dpkg: /' "$b.dpkg17" | tail -20
+  CV17=$(inst_containerd_version)
+  like "$rc $(cat "$b.dpkg17")" "^0 .*Processing triggers for iobatch.*containerd-setup: containerd $CV17 \(/usr/bin/containerd, '/etc/containerd/config.toml'\): the handler is added by the unit drop-in.*run 'systemctl restart containerd'" \
+    "deb[containerd $CV -> $CV17]: dpkg -i containerd 1.7: the trigger re-runs containerd-setup, which chooses the unit drop-in and says to restart"
+  is "$(where)" "unit-drop-in" "deb[containerd $CV17]: conf.d/iobatch.toml gone, the unit drop-in there"
+  # 1.7's sandbox image is another pause tag: the test image stands in.
+  inst_exec ctr -n k8s.io images tag --force "$IMAGE" \
+    "$(inst_exec containerd config dump 2>/dev/null | awk -F'"' '/^[[:space:]]*sandbox_image[[:space:]]*=/ { print $2; exit }')" >/dev/null 2>&1
+  inst_exec systemctl restart containerd
+  ok "deb[containerd $CV17]: restarted, containerd runs on the generated config and a pod runs with the handler iobatch" \
+    eval '[[ "$(cmdline)" == "/usr/bin/containerd --config /run/iobatch-containerd/config.toml "* ]] && podruns switch17'
+  inst_exec sh -c 'dpkg -i --force-confdef --force-confold /root/debs/containerd_2.*.deb' >"$b.dpkg2" 2>&1
+  rc=$?
+  [ $rc -eq 0 ] || sed 's/^/# dpkg: /' "$b.dpkg2" | tail -20
+  like "$rc $(cat "$b.dpkg2")" "^0 .*Processing triggers for iobatch.*containerd-setup: containerd $CV \(/usr/bin/containerd\) imports /etc/containerd/conf.d/\*\.toml .*containerd.service is not changed.*run 'systemctl restart containerd'" \
+    "deb[containerd $CV17 -> $CV]: dpkg -i containerd 2.x: the trigger chooses conf.d again and says to restart"
+  is "$(where)" "conf.d" "deb[containerd $CV]: the unit drop-in gone, conf.d/iobatch.toml there"
+  inst_exec systemctl restart containerd
+  ok "deb[containerd $CV]: restarted, containerd runs its own command and a pod runs with the handler iobatch" \
+    eval '[ "$(cmdline)" = "/usr/bin/containerd " ] && podruns switch2'
+  inst_exec apt-get purge -y iobatch >"$b.purge" 2>&1 && inst_exec systemctl restart containerd
+  rc=$?
+  snapshot "$b.after"
+  diff "$b.before" "$b.after" | sed 's/^/# /' | head -20
+  ok "$P: containerd 1.7 and back, purged: /etc/containerd, /usr and /var/lib/iobatch as they were" \
+    test $rc -eq 0 -a -z "$(diff "$b.before" "$b.after")"
 fi
 if [ "$INST_SUITE" = bookworm ]; then
   # The security review's cases.  config.toml a relative link into a

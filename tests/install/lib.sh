@@ -62,8 +62,12 @@ sid)
   # rest are unstable's.
   # netbase: containerd 2.x copies the node's /etc/hosts into a
   # host-network sandbox, and fails without one (1.6 and 1.7 do not).
+  # /root/debs: Debian 13's containerd 1.7 and unstable's own 2.x, as .debs
+  # (deb.sh installs one and then the other: the package's file trigger on
+  # containerd's binary, with no network during the test).
   INST_BASE_PKGS+=(libelf1t64 netbase)
   INST_MMDEBSTRAP_OPTS+=('--aptopt=Acquire::Check-Valid-Until "false"'
+    '--customize-hook=mkdir -p "$1/root/debs" && chroot "$1" sh -c "cd /root/debs && apt-get -q download containerd/trixie containerd/sid"'
     '--setup-hook=mkdir -p "$1/etc/apt/preferences.d" && printf "Package: systemd systemd-sysv libsystemd-shared libsystemd0\nPin: release n=trixie\nPin-Priority: 1001\n" >"$1/etc/apt/preferences.d/systemd-trixie"')
   INST_MMDEBSTRAP_SOURCES=("deb http://deb.debian.org/debian sid main" "deb http://deb.debian.org/debian trixie main") ;;
 *) bail "INST_SUITE=$INST_SUITE: not a suite the install tests know (bookworm, trixie, sid)" ;;

@@ -8,7 +8,7 @@
 # once the socket listens, STOPPING=1 and a clean exit at SIGTERM.
 # IOBATCH_DEB=FILE uses a prebuilt package instead of running make deb.
 . "$(dirname "$0")/../lib/common.sh"
-tap_plan 42
+tap_plan 45
 
 for t in dpkg-deb dpkg-buildpackage lintian scdoc systemd-analyze setpriv python3 man; do
   command -v "$t" >/dev/null || bail "$t is needed (scripts/install-deps.sh)"
@@ -35,7 +35,7 @@ dpkg-deb -c "$DEB" | awk '{ print $6 }' | sed 's|^\./|/|' | sort >"$IOB_T/list"
 want=(
   /usr/bin/iobatchctl /usr/sbin/iobatchd
   /usr/libexec/iobatch/containerd-shim-iobatch-v2 /usr/libexec/iobatch/iobatch-hook
-  /usr/bin/containerd-shim-iobatch-v2 /lib/systemd/system/iobatchd.service
+  /usr/bin/containerd-shim-iobatch-v2 /usr/lib/systemd/system/iobatchd.service
   /etc/iobatch/iobatchd.conf /etc/iobatch/runtime-options.toml
   /usr/share/iobatch/containerd/zz-iobatch.conf /usr/libexec/iobatch/containerd-config
   /usr/libexec/iobatch/containerd-start /usr/libexec/iobatch/containerd-setup
@@ -52,6 +52,12 @@ is "$(sort "$IOB_T/control/conffiles" | tr '\n' ' ')" \
   "conffiles: the two files under /etc/iobatch"
 is "$(grep -c '^/etc/containerd' "$IOB_T/list")" "0" \
   "nothing under /etc/containerd (containerd's conffile is the admin's)"
+is "$(grep '^/lib' "$IOB_T/list" | tr '\n' ' ')" "" "nothing under /lib (the unit in /usr/lib/systemd/system: the /usr-merge)"
+# dh_installsystemd finds the unit under usr/lib only through debian/rules'
+# link: without it the package would neither enable nor stop the agent.
+like "$(cat "$IOB_T/control/postinst")" "deb-systemd-helper enable 'iobatchd.service'.*deb-systemd-invoke [a-z\$_]+ 'iobatchd.service'" \
+  "postinst enables and starts iobatchd.service (dh_installsystemd)"
+like "$(cat "$IOB_T/control/prerm")" "deb-systemd-invoke stop 'iobatchd.service'" "prerm stops iobatchd.service (dh_installsystemd)"
 like "$(dpkg-deb -f "$DEB" Depends)" "libjansson4.*libprotobuf-c1.*libseccomp2" "shlibs dependencies"
 is "$(dpkg-deb -f "$DEB" Recommends)" "containerd (>= 1.6) | containerd.io, runc | crun" \
   "Recommends: Debian's containerd 1.6 or later, or Docker's containerd.io (which provides it unversioned)"
@@ -111,7 +117,7 @@ is "$?" "0" "the generated handler: runtime iobatch, ConfigPath is the installed
 # (an inline comment fix is under way): keep the shipped file free of them.
 is "$(grep -cE '^[^#]*"[^"]*"[[:space:]]*#' "$R/etc/iobatch/runtime-options.toml")" "0" \
   "runtime-options.toml: no inline comments after quoted values"
-unit=$R/lib/systemd/system/iobatchd.service
+unit=$R/usr/lib/systemd/system/iobatchd.service
 key() { sed -n "s/^$1=//p" "$unit"; }
 is "$(key Type)" "notify" "unit: Type=notify"
 like "$(key Before)" "containerd.service" "unit: Before=containerd.service"
