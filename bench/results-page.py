@@ -305,10 +305,10 @@ def staleness(name):
     last = git.last_change(paths)
     if last is None:
         return False, "unknown: no commit changed the code it measures"
-    if last == PENDING:
-        changed = "in the commit that carries this page"
-    else:
-        changed = f"at {last[:7]} of {git.date(last)}"
+    # The mark does not name the commit that changed the code: a page
+    # written in the same commit as a code change cannot know that
+    # commit's hash, and a mark naming it would go stale with every later
+    # commit whether or not it touched the code.
     stale, unsure = [], []
     for w, h in measured:
         who = f"{w} " if w else ""
@@ -321,7 +321,7 @@ def staleness(name):
             stale.append(f"{who}measured at {h}")
     if stale:
         return True, ("**stale**: " + "; ".join(stale) +
-                      f"; the code it measures changed since {changed}" +
+                      "; the code it measures changed since" +
                       ("; " + "; ".join(unsure) if unsure else ""))
     if unsure:
         return False, "; ".join(unsure)
