@@ -21,10 +21,6 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 
-/* Profiles learnt from samples are written at most this often; exits and
- * shutdown write at once. */
-#define PROFILE_SAVE_PERIOD_MS 30000
-#define EXIT_SAVE_DELAY_MS 500
 /* After a restart the agent plans nothing for this long (deadlines aside):
  * its state is soft, and the shims of running containers register them
  * again within a few of their 200 ms retries (client/client.c); admitting a
@@ -86,19 +82,21 @@ static void pid_ended(void *user, struct agent_ctr *c) {
 
 static const struct agent_pidwatch_ops pidwatch_ops = {.ended = pid_ended};
 
+static void apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
+  agent_learn_apply_profile(&d->learn, c);
+}
+
 /* What the request steps (agent/requests.c) ask of the daemon and the
  * server. */
 static const struct agent_api_ops api_ops = {.remove = agent_daemon_remove,
-                                             .apply_profile = agent_daemon_apply_profile,
+                                             .apply_profile = apply_profile,
                                              .pod_meta_changed = agent_daemon_pod_meta_changed,
                                              .supersede = agent_server_supersede};
 
 static void sampler_learn(const struct agent_ctr *c, const struct agent_profile_update *u,
                           void *user) {
   struct agent_daemon *d = user;
-  cleanup_error struct iob_error *err = NULL;
-  if (agent_profiles_learn(&d->profiles, agent_ctr_tenant(c), c->workload_key, u, &err) == 0)
-    d->profiles_dirty = true;
+  agent_learn_sampled(&d->learn, c, u);
 }
 
 static const struct agent_sampler_ops sampler_ops = {.gone = remove_ctr, .learn = sampler_learn};
@@ -109,57 +107,14 @@ static struct agent_sampler_env sampler_env(struct agent_daemon *d) {
       .adm = &d->adm, .pen = &d->penalties, .ops = &sampler_ops, .user = d};
 }
 
-/* Encoded here, written and fsynced by the state writer's thread
- * (agent/statesave.h), which also logs a failed write. */
-static void save_profiles(struct agent_daemon *d) {
-  cleanup_error struct iob_error *err = NULL;
-  if (!d->profiles_dirty || d->headless || d->lock_fd < 0)
-    return;
-  char *text;
-  size_t len;
-  if (agent_profiles_encode(&d->profiles, &text, &len, &err) < 0) {
-    iob_warn("profiles not saved: %s", err->msg);
-    return;
-  }
-  agent_statesave_put(&d->statesave, d->profiles.path, "profiles", text, len);
-  d->profiles_dirty = false;
-}
-
-static void save_penalties(struct agent_daemon *d);
-
-static void on_save_timer(struct iob_loop *loop, void *data) {
-  (void)loop;
-  struct agent_daemon *d = data;
-  d->save_timer = NULL;
-  save_profiles(d);
-  save_penalties(d); /* what the run that just ended measured, too */
-}
-
 /* A protected container's learned objective went into its profile:
  * written soon, as after an exit. */
 static void objective_learned(void *user) {
   struct agent_daemon *d = user;
-  d->profiles_dirty = true;
-  if (d->save_timer == NULL && !d->stopping && d->loop)
-    d->save_timer = iob_loop_timer(d->loop, EXIT_SAVE_DELAY_MS, on_save_timer, d);
+  agent_learn_save_soon(&d->learn);
 }
 
 static const struct agent_protection_ops protection_ops = {.learned = objective_learned};
-
-void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
-  const struct agent_profile *p =
-      agent_profiles_get(&d->profiles, agent_ctr_tenant(c), c->workload_key);
-  if (p == NULL)
-    return;
-  c->solo_s = p->solo_s;
-  c->solo_bps = p->solo_bps;
-  c->lat.profile_target = p->lat_target;
-  c->lat.profile_approx = p->lat_approx;
-  int cls = batch_class_from_name(p->cls);
-  if (cls >= 0 && c->class_source != AGENT_CLASS_DECLARED)
-    agent_adm_set_class(&d->adm, c, (enum batch_class)cls, p->confidence, AGENT_CLASS_PROFILE,
-                        iob_now_ms());
-}
 
 static void pod_meta_changed(struct agent_ctr *c, void *user) {
   struct agent_daemon *d = user;
@@ -287,60 +242,11 @@ static void kubepods_sync(struct agent_daemon *d, uint64_t now) {
   agent_kp_found_free(found, n);
 }
 
-/* What a finished run teaches: its class, its solo duration and its solo
- * throughput.  A run that shared the disk with others doing I/O teaches
- * the rate of its windows alone when it had some (ALONE_MIN_S), else its
- * solo-equivalent seconds (the sampler divided each window by the
- * slowdown measured or predicted in it), so busy nodes learn too; idle
- * neighbours do not count as sharing.  A throughput from predicted
- * slowdowns is not taught: it is the matrix's guess, and penalties
- * measured against it would measure the guess. */
-#define ALONE_MIN_S 2.0 /* windows alone enough to teach a solo rate */
-
-static void learn(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
-  if (c->workload_key == NULL || *c->workload_key == '\0' || c->state != AGENT_RUNNING)
-    return;
-  struct agent_profile_update u = {.run_finished = true};
-  if (c->class_source == AGENT_CLASS_DECLARED) {
-    u.cls = batch_class_name(c->cls);
-    u.confidence = c->confidence;
-  } else if (c->run_cls >= 0) {
-    u.cls = batch_class_name((enum batch_class)c->run_cls);
-    u.confidence = c->run_confidence;
-  }
-  double secs = (double)(now - c->admitted_ms) / 1000.0;
-  bool rate_known = !c->shared;
-  if (c->shared && c->alone_s >= ALONE_MIN_S && c->alone_bytes > 0 && c->bytes_run > 0) {
-    double alone = c->bytes_run / (c->alone_bytes / c->alone_s);
-    if (alone < secs)
-      secs = alone;
-    rate_known = true;
-  } else if (c->shared && c->solo_equiv_s > 0 && c->solo_equiv_s < secs) {
-    secs = c->solo_equiv_s;
-    rate_known = !c->equiv_guessed;
-  }
-  if (c->kind == AGENT_KIND_JOB && secs > 0) {
-    u.solo_s = secs;
-    if (c->bytes_run > 0 && rate_known)
-      u.solo_bps = c->bytes_run / secs;
-  }
-  cleanup_error struct iob_error *err = NULL;
-  if (agent_profiles_learn(&d->profiles, agent_ctr_tenant(c), c->workload_key, &u, &err) < 0) {
-    iob_warn("nothing learnt from '%s': %s", c->id, err->msg);
-    return;
-  }
-  d->profiles_dirty = true;
-  /* Not now: an fsync here would delay the admissions this exit allows.
-   * One write shortly after covers a burst of exits. */
-  if (d->save_timer == NULL && !d->stopping && d->loop)
-    d->save_timer = iob_loop_timer(d->loop, EXIT_SAVE_DELAY_MS, on_save_timer, d);
-}
-
 void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char *why,
                          uint64_t now) {
-  agent_sampler_finish(&d->sampler, c); /* its last co-run teaches, before learn() */
+  agent_sampler_finish(&d->sampler, c); /* its last co-run teaches, before its run does */
   agent_adm_detach(&d->adm, c, now);
-  learn(d, c, now);
+  agent_learn_run_ended(&d->learn, c, now);
   agent_server_answer(d, c, false, why);
   agent_sampler_forget(c);
   agent_protection_forget(&d->protect, c);
@@ -410,31 +316,12 @@ static void expire_created(struct agent_daemon *d, uint64_t now) {
   }
 }
 
-static void save_penalties(struct agent_daemon *d) {
-  struct agent_penalties *pen = &d->penalties;
-  if (d->headless || d->lock_fd < 0 || pen->path == NULL || !pen->dirty)
-    return;
-  char *text = agent_penalties_encode(pen);
-  agent_statesave_put(&d->statesave, pen->path, "measured penalties", text, strlen(text));
-  pen->dirty = false;
-}
-
 /* More than one running container did I/O in the last window. */
 static bool sharing_disk(const struct agent_adm *adm) {
   unsigned n = 0;
   for (const struct agent_ctr *c = adm->list; c && n < 2; c = c->next)
     n += c->state == AGENT_RUNNING && c->io_now;
   return n > 1;
-}
-
-/* Profiles and penalties learnt since the last save (a few times a
- * minute at most). */
-static void save_due(struct agent_daemon *d, uint64_t now) {
-  if (now - d->last_save_ms >= PROFILE_SAVE_PERIOD_MS) {
-    save_profiles(d);
-    save_penalties(d);
-    d->last_save_ms = now;
-  }
 }
 
 /* A window with no container registered or found: nothing to sample,
@@ -457,7 +344,7 @@ static void idle_window(struct agent_daemon *d, uint64_t now) {
   }
   /* Put-backs of containers that left may still wait (agent/restore.h). */
   agent_restore_retry(&d->restore);
-  save_due(d, now);
+  agent_learn_save_due(&d->learn, now);
 }
 
 static void full_window(struct agent_daemon *d) {
@@ -483,7 +370,7 @@ static void full_window(struct agent_daemon *d) {
   expire_created(d, now);
   /* Put-backs that failed for a passing reason (agent/restore.h). */
   agent_restore_retry(&d->restore);
-  save_due(d, now);
+  agent_learn_save_due(&d->learn, now);
   agent_daemon_changed(d);
 }
 
@@ -782,7 +669,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   /* First: agent_daemon_release lifts caps and thaws through these, even
    * after an init that failed here (a second agent on the state dir). */
   agent_protection_init(&d->protect, &d->adm, &d->restore, &d->profiles, NULL, &protection_ops, d);
-  agent_statesave_init(&d->statesave);
+  agent_learn_init(&d->learn, &d->profiles, &d->penalties, &d->adm);
   d->sigfd = -1;
   d->lock_fd = -1;
   agent_headroom_init(&d->headroom);
@@ -796,6 +683,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
    * one on another socket. */
   if (lock && agent_lock_state_dir(d->cfg.state_dir, &d->lock_fd, err) < 0)
     return -1;
+  d->learn.saves = d->lock_fd >= 0;
   if (batch_settings(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
     return -1;
   agent_adm_init(&d->adm, &d->bcfg, d->cfg.batch_window_ms, d->cfg.max_hold_ms, &adm_ops, d);
@@ -845,6 +733,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   }
   if (iob_loop_new(&d->loop, err) < 0)
     return -1;
+  d->learn.loop = d->loop;
   /* The tree's events wake the loop, rather than every window reading
    * them. */
   int kfd = d->kubepods_on ? agent_kubepods_fd(&d->kubepods) : -1;
@@ -886,6 +775,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
 int agent_daemon_run(struct agent_daemon *d, struct iob_error **err) {
   int r = iob_loop_run(d->loop, err);
   d->stopping = true;
+  d->learn.stopping = true;
   /* Nothing registered: nobody to wait for when the next agent starts. */
   if (r == 0 && d->adm.n == 0 && d->live_mark && unlink(d->live_mark) < 0 && errno != ENOENT)
     iob_warn("cannot remove '%s': %s", d->live_mark, strerror(errno));
@@ -900,9 +790,7 @@ void agent_daemon_release(struct agent_daemon *d) {
     agent_server_abort(d, c, "agent stopping");
     agent_pidwatch_forget(&d->pidwatch, c);
   }
-  save_profiles(d);
-  save_penalties(d);
-  agent_statesave_release(&d->statesave); /* written before the lock goes */
+  agent_learn_release(&d->learn); /* written before the lock goes */
   agent_protection_release(&d->protect);
   agent_weights_release(&d->weights);
   agent_restore_dir(&d->restore, NULL,
@@ -917,8 +805,6 @@ void agent_daemon_release(struct agent_daemon *d) {
       iob_timer_cancel(d->loop, d->plan_timer);
     if (d->sample_timer)
       iob_timer_cancel(d->loop, d->sample_timer);
-    if (d->save_timer)
-      iob_timer_cancel(d->loop, d->save_timer);
     iob_loop_free(d->loop);
   }
   for (struct agent_ctr *c = d->adm.list; c; c = c->next)

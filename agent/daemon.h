@@ -21,8 +21,11 @@
  *   restore.c    the journal of what weights, caps, freezes and I/O
  *                priorities replaced, put back at exit or after a crash
  *   profiles.c   learned classes and solo durations by workload key
+ *   learning.c   what runs and samples teach the profiles, what a profile
+ *                says applied at registration, both stores saved
  *   penalties.c  slowdowns per class pair measured online
  *   statesave.c  profiles.json and penalties.json written off the loop
+ *                (for learning.c)
  *   headroom.c   the node's measured I/O headroom each window
  *   kubepods.c   the containers under the kubelet's cgroup tree
  *   podmeta.c    pods' names, uids and labels from the node's CRI (cri/),
@@ -34,8 +37,8 @@
  *   lock.c       one agent per state directory
  *   fdlimit.c    RLIMIT_NOFILE raised to fit at start, open fds counted
  *   daemon.c     the hub: setup, timers, signals, the configuration (one
- *                apply_config for start and reload), learning on exit,
- *                shutdown, and the ops the parts above call back through;
+ *                apply_config for start and reload), shutdown, and the
+ *                ops the parts above call back through;
  *                no part calls into daemon.c (tests/cycles.sh) */
 #ifndef IOB_AGENT_DAEMON_H
 #define IOB_AGENT_DAEMON_H
@@ -47,6 +50,7 @@
 #include "agent/config.h"
 #include "agent/headroom.h"
 #include "agent/kubepods.h"
+#include "agent/learning.h"
 #include "agent/metrics.h"
 #include "agent/penalties.h"
 #include "agent/pidwatch.h"
@@ -56,7 +60,6 @@
 #include "agent/restore.h"
 #include "agent/sampler.h"
 #include "agent/server.h"
-#include "agent/statesave.h"
 #include "agent/weights.h"
 #include "batcher/batcher.h"
 #include "common/error.h"
@@ -80,11 +83,12 @@ struct agent_daemon {
   const struct agent_api_ops *api_ops;
   struct agent_adm adm;
   struct agent_profiles profiles;
-  bool profiles_dirty;
-  struct agent_statesave statesave; /* profiles and penalties, written off the loop */
   struct agent_penalties penalties; /* measured online, STATE_DIR/penalties.json */
-  struct agent_sampler sampler;     /* agent/sampler.h: given adm, penalties and sampler_ops */
-  struct agent_weights weights;     /* agent/weights.h: given sampler, restore and metrics */
+  /* Learning into profiles, applying them, saving both stores
+   * (agent/learning.h): given profiles, penalties and adm. */
+  struct agent_learn learn;
+  struct agent_sampler sampler; /* agent/sampler.h: given adm, penalties and sampler_ops */
+  struct agent_weights weights; /* agent/weights.h: given sampler, restore and metrics */
   /* Values of the cgroup files weights.c and caps.c wrote, to put back
    * (journal STATE_DIR/restore.json; none when headless). */
   struct agent_restore restore;
@@ -95,9 +99,7 @@ struct agent_daemon {
   struct iob_timer *plan_timer;
   uint64_t plan_timer_at;
   struct iob_timer *sample_timer;
-  struct iob_timer *save_timer; /* profiles learnt at an exit, written soon after */
-  uint64_t last_save_ms;        /* profiles and penalties last saved by the sample timer */
-  struct agent_options opts;    /* to read the configuration again on SIGHUP */
+  struct agent_options opts; /* to read the configuration again on SIGHUP */
   int sigfd;
   bool stopping;
   int exit_signal;
@@ -144,9 +146,6 @@ void agent_daemon_changed(struct agent_daemon *d);
  * learn from its run, answer its waiter with `why`, free it. */
 void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *ctr, const char *why,
                          uint64_t now);
-/* Apply what the profile of ctr's workload key says (class before any
- * sample, solo duration and throughput). */
-void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *ctr);
 /* What Kubernetes says of ctr changed (its pod names, labels or QoS class,
  * from the CRI or the cgroup path): apply the config's pod rules again. */
 void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *ctr);
