@@ -62,7 +62,7 @@ static bool trusts(const char *ns, void *user) {
 
 static const struct agent_adm_ops adm_ops = {.admitted = on_admitted, .trusts = trusts};
 
-/* The ops the daemon gives its parts (sampler, server): they reach the
+/* The ops the daemon gives its parts (sampler, server, kube): they reach the
  * daemon only through these, so that none of them calls into daemon.c. */
 static void remove_ctr(struct agent_ctr *c, const char *why, uint64_t now, void *user) {
   agent_daemon_remove(user, c, why, now);
@@ -82,15 +82,21 @@ static void pid_ended(void *user, struct agent_ctr *c) {
 
 static const struct agent_pidwatch_ops pidwatch_ops = {.ended = pid_ended};
 
+static const struct agent_kube_ops kube_ops = {.remove = remove_ctr};
+
 static void apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
   agent_learn_apply_profile(&d->learn, c);
+}
+
+static void pod_changed(struct agent_daemon *d, struct agent_ctr *c) {
+  agent_kube_pod_changed(&d->kube, c);
 }
 
 /* What the request steps (agent/requests.c) ask of the daemon and the
  * server. */
 static const struct agent_api_ops api_ops = {.remove = agent_daemon_remove,
                                              .apply_profile = apply_profile,
-                                             .pod_meta_changed = agent_daemon_pod_meta_changed,
+                                             .pod_meta_changed = pod_changed,
                                              .supersede = agent_server_supersede};
 
 static void sampler_learn(const struct agent_ctr *c, const struct agent_profile_update *u,
@@ -115,132 +121,6 @@ static void objective_learned(void *user) {
 }
 
 static const struct agent_protection_ops protection_ops = {.learned = objective_learned};
-
-static void pod_meta_changed(struct agent_ctr *c, void *user) {
-  struct agent_daemon *d = user;
-  iob_debug("'%s' is %s/%s%s%s in Kubernetes' terms (%zu labels)", c->id, c->pod_namespace,
-            c->pod_name, c->container_name && *c->container_name ? "/" : "",
-            c->container_name ? c->container_name : "", c->n_pod_labels);
-  agent_daemon_pod_meta_changed(d, c);
-}
-
-/* The pod rules (agent/podrules.h): the first that matches what is known
- * of c's pod (namespace and labels from the CRI, the QoS class from its
- * cgroup path) decides its kind, class and latency target.  Applied again
- * at each change (a re-registration, new labels); what a rule that no
- * longer matches set stays until measured otherwise. */
-void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *c) {
-  const struct agent_pod_rules *rs = &d->cfg.pod_rules;
-  struct agent_pod_view v = {
-      .ns = c->pod_namespace, .qos = c->qos, .labels = c->pod_labels, .n_labels = c->n_pod_labels};
-  bool ns_trusted = agent_adm_trusted(&d->adm, c);
-  int i = agent_pod_rules_match_trust(rs->v, rs->n, &v, ns_trusted);
-  if (i < 0) {
-    if (c->rule[0])
-      iob_info("'%s': pod rule '%s' no longer matches", c->id, c->rule);
-    c->rule[0] = '\0';
-    c->rule_untrusted = false;
-    return;
-  }
-  const struct agent_pod_rule *r = &rs->v[i];
-  bool changed = strcmp(c->rule, r->name) != 0;
-  bool trusted = agent_pod_rule_trusted(r, ns_trusted);
-  snprintf(c->rule, sizeof(c->rule), "%s", r->name);
-  c->rule_untrusted = !trusted && agent_pod_rule_protects(r);
-  uint64_t now = iob_now_ms();
-  if (r->kind[0])
-    agent_ctr_set_kind(c, r->kind, false, trusted);
-  if (r->cls[0])
-    agent_adm_declare(&d->adm, c, r->cls, trusted, now);
-  if (r->lat_target_us && trusted)
-    c->lat.target_declared_us = r->lat_target_us;
-  if (changed)
-    iob_info("'%s' (pod %s/%s, %s): pod rule '%s'%s", c->id,
-             c->pod_namespace && *c->pod_namespace ? c->pod_namespace : "?",
-             c->pod_name && *c->pod_name ? c->pod_name : "?", c->qos[0] ? c->qos : "qos unknown",
-             r->name,
-             c->rule_untrusted ? ": matched by label or QoS class in an untrusted namespace, "
-                                 "protection not "
-                                 "granted"
-                               : "");
-  agent_adm_schedule(&d->adm, now); /* its kind or class may change the plan */
-}
-
-/* The kubelet's cgroup tree (agent/kubepods.h): what a walk finds is
- * registered (source "kubepods", running: it never asks to start, so it
- * is never held), and what it no longer finds leaves. */
-#define KUBEPODS_NS "k8s.io" /* containerd's CRI namespace: a shim's registration merges */
-
-static struct agent_ctr *find_id(const struct agent_daemon *d, const char *id) {
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
-    if (strcmp(c->id, id) == 0)
-      return c;
-  return NULL;
-}
-
-static bool kp_known(const char *id, void *user) {
-  return find_id(user, id) != NULL;
-}
-
-static bool from_kubepods(const struct agent_ctr *c) {
-  return c->source && strcmp(c->source, "kubepods") == 0;
-}
-
-static int found_cmp(const void *a, const void *b) {
-  return strcmp(((const struct agent_kp_found *)a)->id, ((const struct agent_kp_found *)b)->id);
-}
-
-static void kubepods_add(struct agent_daemon *d, const struct agent_kp_found *f, uint64_t now) {
-  cleanup_error struct iob_error *err = NULL;
-  struct agent_ctr_info in = {.id = f->id,
-                              .ns = KUBEPODS_NS,
-                              .source = "kubepods",
-                              .cgroup = d->kubepods.v2 ? f->cgroup : NULL,
-                              .pid = (uint32_t)f->pid,
-                              .running = true};
-  struct agent_ctr *c = NULL;
-  if (agent_adm_register(&d->adm, &in, now, &c, &err) < 0) {
-    iob_warn("'%s' under the kubelet's cgroup tree not sampled: %s", f->id, err->msg);
-    return;
-  }
-  d->metrics.registrations++;
-  free(c->pod_uid);
-  c->pod_uid = xstrdup(f->pod_uid);
-  snprintf(c->qos, sizeof(c->qos), "%s", f->qos);
-  agent_protection_bind(&d->protect, c); /* its lever targets, from its pid, once */
-  agent_daemon_pod_meta_changed(d, c);
-  agent_sampler_add(&d->sampler, c, &(struct cg2_sample){0});
-  iob_info("found '%s' under the kubelet's cgroup tree ('%s', pod %s, %s, pid %d): sampled, "
-           "never held",
-           c->id, f->cgroup, f->pod_uid, f->qos, (int)f->pid);
-}
-
-static void kubepods_sync(struct agent_daemon *d, uint64_t now) {
-  if (!d->kubepods_on || !agent_kubepods_due(&d->kubepods))
-    return;
-  cleanup_error struct iob_error *err = NULL;
-  struct agent_kp_found *found = NULL;
-  size_t n = 0;
-  if (agent_kubepods_walk(&d->kubepods, AGENT_MAX_CONTAINERS, kp_known, d, &found, &n, &err) < 0) {
-    iob_warn("kubelet cgroup tree not walked: %s", err->msg);
-    return;
-  }
-  qsort(found, n, sizeof(found[0]), found_cmp);
-  struct agent_ctr *next;
-  for (struct agent_ctr *c = d->adm.list; c; c = next) {
-    next = c->next;
-    struct agent_kp_found key;
-    snprintf(key.id, sizeof(key.id), "%s", c->id);
-    if (from_kubepods(c) && bsearch(&key, found, n, sizeof(found[0]), found_cmp) == NULL) {
-      iob_info("'%s' is gone: its cgroup left the kubelet's tree", c->id);
-      agent_daemon_remove(d, c, "cgroup removed", now);
-    }
-  }
-  for (size_t i = 0; i < n; i++)
-    if (found[i].pid > 0 && find_id(d, found[i].id) == NULL)
-      kubepods_add(d, &found[i], now);
-  agent_kp_found_free(found, n);
-}
 
 void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char *why,
                          uint64_t now) {
@@ -377,7 +257,7 @@ static void full_window(struct agent_daemon *d) {
 static void on_sample_timer(struct iob_loop *loop, void *data) {
   struct agent_daemon *d = data;
   uint64_t now = iob_now_ms();
-  kubepods_sync(d, now); /* what it finds makes the window a full one */
+  agent_kube_sync(&d->kube, now); /* what it finds makes the window a full one */
   if (d->adm.list == NULL)
     idle_window(d, now);
   else
@@ -561,7 +441,7 @@ static void apply_config(struct agent_daemon *d, const struct wcd_config *w) {
   /* Pod rules: applied again to every container; what was declared keeps
    * its standing (trust_declared is for declarations from now on). */
   for (struct agent_ctr *c = d->adm.list; c; c = c->next)
-    agent_daemon_pod_meta_changed(d, c);
+    agent_kube_pod_changed(&d->kube, c);
 }
 
 static bool str_differs(const char *a, const char *b) {
@@ -670,6 +550,13 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
    * after an init that failed here (a second agent on the state dir). */
   agent_protection_init(&d->protect, &d->adm, &d->restore, &d->profiles, NULL, &protection_ops, d);
   agent_learn_init(&d->learn, &d->profiles, &d->penalties, &d->adm);
+  d->kube = (struct agent_kube){.adm = &d->adm,
+                                .rules = &d->cfg.pod_rules,
+                                .protect = &d->protect,
+                                .sampler = &d->sampler,
+                                .metrics = &d->metrics,
+                                .ops = &kube_ops,
+                                .user = d};
   d->sigfd = -1;
   d->lock_fd = -1;
   agent_headroom_init(&d->headroom);
@@ -730,6 +617,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     d->kubepods.cri_kind = agent_podmeta_kp_kind; /* sandboxes by the CRI's ids */
     d->kubepods.cri_user = &d->podmeta;
     d->kubepods_on = true;
+    d->kube.kubepods = &d->kubepods; /* walked each window it is due */
   }
   if (iob_loop_new(&d->loop, err) < 0)
     return -1;
@@ -760,7 +648,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   if (open_metrics(d, d->cfg.metrics, d->cfg.metrics_group, &d->metrics_server, err) < 0)
     return -1;
   d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
-  agent_podmeta_init(&d->podmeta, d->loop, &d->adm, pod_meta_changed, d);
+  agent_podmeta_init(&d->podmeta, d->loop, &d->adm, agent_kube_cri_changed, &d->kube);
   apply_config(d, NULL);
   char cap[64];
   iob_info("listening on '%s'; policy %s, %s, matrix %s, sampler %s, "

@@ -28,6 +28,9 @@
  *                (for learning.c)
  *   headroom.c   the node's measured I/O headroom each window
  *   kubepods.c   the containers under the kubelet's cgroup tree
+ *   kube.c       what the kubelet's tree and the pods' metadata say,
+ *                applied: found containers registered and removed, the
+ *                pod rules applied at each change
  *   podmeta.c    pods' names, uids and labels from the node's CRI (cri/),
  *                polled on a thread
  *   podrules.c   pod_rule lines: parser and matcher
@@ -49,6 +52,7 @@
 #include "agent/admission.h"
 #include "agent/config.h"
 #include "agent/headroom.h"
+#include "agent/kube.h"
 #include "agent/kubepods.h"
 #include "agent/learning.h"
 #include "agent/metrics.h"
@@ -111,6 +115,10 @@ struct agent_daemon {
    * each sampling window it is due (agent/kubepods.h). */
   struct agent_kubepods kubepods;
   bool kubepods_on;
+  /* What the kubelet's tree and the pods' metadata say, applied to the
+   * containers (agent/kube.h): given adm, the pod rules, protect, sampler,
+   * metrics and kube_ops. */
+  struct agent_kube kube;
   bool headless; /* agent_daemon_init_headless: state not saved */
   /* STATE_DIR/iobatchd.lock (agent/lock.h), held while we run; -1: not
    * held (headless, or another agent has it: nothing is saved then). */
@@ -146,8 +154,5 @@ void agent_daemon_changed(struct agent_daemon *d);
  * learn from its run, answer its waiter with `why`, free it. */
 void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *ctr, const char *why,
                          uint64_t now);
-/* What Kubernetes says of ctr changed (its pod names, labels or QoS class,
- * from the CRI or the cgroup path): apply the config's pod rules again. */
-void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *ctr);
 
 #endif

@@ -23,9 +23,9 @@
 struct agent_api_ops {
   /* A container leaves (agent_daemon_remove): learn, answer, free. */
   void (*remove)(struct agent_daemon *d, struct agent_ctr *c, const char *why, uint64_t now);
-  /* What the profile of c's workload key says (agent_daemon_apply_profile). */
+  /* What the profile of c's workload key says (agent_learn_apply_profile). */
   void (*apply_profile)(struct agent_daemon *d, struct agent_ctr *c);
-  /* The pod rules again (agent_daemon_pod_meta_changed). */
+  /* The pod rules again (agent_kube_pod_changed). */
   void (*pod_meta_changed)(struct agent_daemon *d, struct agent_ctr *c);
   /* Fail c's older pending Admit: a newer one replaces it
    * (agent_server_supersede). */

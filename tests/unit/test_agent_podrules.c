@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Pod rules (agent/podrules.c): the `pod_rule` parser and its errors, the
  * matcher (first match decides, selectors by namespace, QoS and label,
- * trust by label against by namespace), and their application by the
- * daemon (agent_daemon_pod_meta_changed on a headless daemon): order,
+ * trust by label against by namespace), and their application
+ * (agent_kube_pod_changed on a headless daemon): order,
  * a tenant's labels and QoS class never shadowing a rule by namespace. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -119,7 +119,7 @@ static void test_rule_match(void **state) {
   assert_true(agent_pod_rule_trusted(&rs[0], true));
 }
 
-/* The rules as the daemon applies them (agent_daemon_pod_meta_changed),
+/* The rules as the daemon applies them (agent_kube_pod_changed),
  * on a headless daemon with trust_declared = db. */
 struct rig {
   char dir[32];
@@ -167,7 +167,7 @@ static struct agent_ctr *pod(struct rig *g, const char *id, const char *ns, cons
     c->pod_labels[0] = xstrdup(label);
     c->n_pod_labels = 1;
   }
-  agent_daemon_pod_meta_changed(&g->d, c);
+  agent_kube_pod_changed(&g->d.kube, c);
   return c;
 }
 
