@@ -84,20 +84,13 @@ static const struct agent_pidwatch_ops pidwatch_ops = {.ended = pid_ended};
 
 static const struct agent_kube_ops kube_ops = {.remove = remove_ctr};
 
-static void apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
-  agent_learn_apply_profile(&d->learn, c);
-}
-
-static void pod_changed(struct agent_daemon *d, struct agent_ctr *c) {
-  agent_kube_pod_changed(&d->kube, c);
+static void supersede(struct agent_ctr *c, void *user) {
+  agent_server_supersede(user, c);
 }
 
 /* What the request steps (agent/requests.c) ask of the daemon and the
  * server. */
-static const struct agent_api_ops api_ops = {.remove = agent_daemon_remove,
-                                             .apply_profile = apply_profile,
-                                             .pod_meta_changed = pod_changed,
-                                             .supersede = agent_server_supersede};
+static const struct agent_api_ops api_ops = {.remove = remove_ctr, .supersede = supersede};
 
 static void sampler_learn(const struct agent_ctr *c, const struct agent_profile_update *u,
                           void *user) {
@@ -130,7 +123,7 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   agent_server_answer(d, c, false, why);
   agent_sampler_forget(c);
   agent_protection_forget(&d->protect, c);
-  agent_api_forget_hook_weight(d, c);
+  agent_api_forget_hook_weight(&d->api, c);
   agent_pidwatch_forget(&d->pidwatch, c);
   agent_ctr_free(c);
   /* The last one leaves no plan behind (nothing to plan), and so no
@@ -545,7 +538,6 @@ static void mark_live(struct agent_daemon *d) {
 static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bool lock,
                       struct iob_error **err) {
   memset(d, 0, sizeof(*d));
-  d->api_ops = &api_ops;
   /* First: agent_daemon_release lifts caps and thaws through these, even
    * after an init that failed here (a second agent on the state dir). */
   agent_protection_init(&d->protect, &d->adm, &d->restore, &d->profiles, NULL, &protection_ops, d);
@@ -557,6 +549,21 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
                                 .metrics = &d->metrics,
                                 .ops = &kube_ops,
                                 .user = d};
+  d->api = (struct agent_api){.adm = &d->adm,
+                              .sampler = &d->sampler,
+                              .pidwatch = &d->pidwatch,
+                              .protect = &d->protect,
+                              .restore = &d->restore,
+                              .learn = &d->learn,
+                              .kube = &d->kube,
+                              .metrics = &d->metrics,
+                              .pen = &d->penalties,
+                              .podmeta = &d->podmeta,
+                              .cfg = &d->cfg,
+                              .bcfg = &d->bcfg,
+                              .matrix_source = d->matrix_source,
+                              .ops = &api_ops,
+                              .user = d};
   d->sigfd = -1;
   d->lock_fd = -1;
   agent_headroom_init(&d->headroom);
@@ -632,7 +639,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   if (setup_signals(d, err) < 0)
     return -1;
   if (mkdir_parent(d->cfg.socket_path, err) < 0 ||
-      agent_server_setup(&d->server, d->loop, d->cfg.socket_path, d, &server_ops, d, err) < 0)
+      agent_server_setup(&d->server, d->loop, d->cfg.socket_path, &d->api, &server_ops, d, err) < 0)
     return -1;
   /* Once the socket is ours (a second agent stops above, and must not put
    * back what the running one wrote), and before the loop runs anything

@@ -72,8 +72,8 @@
 
 struct ttrpc_call;
 struct iob_timer;
-struct agent_api_ops;
 
+#include "agent/requests.h"
 #include "client/api.h"
 #include "iobatch/agent.pb-c.h"
 
@@ -83,8 +83,6 @@ struct agent_daemon {
   char matrix_source[4200]; /* "defaults" or the matrix file's path */
   struct iob_loop *loop;
   struct agent_server server; /* agent/server.h: given server_ops */
-  /* What the request steps (agent/requests.h) call back through. */
-  const struct agent_api_ops *api_ops;
   struct agent_adm adm;
   struct agent_profiles profiles;
   struct agent_penalties penalties; /* measured online, STATE_DIR/penalties.json */
@@ -125,6 +123,9 @@ struct agent_daemon {
   int lock_fd;
   /* Pods' names, uids and labels from the node's CRI (agent/podmeta.h). */
   struct agent_podmeta podmeta;
+  /* What the request steps read and call (agent/requests.h): pointers
+   * into the above, and api_ops. */
+  struct agent_api api;
   /* Idle windows (no container: daemon.c, idle_window): the first after
    * a full one was taken, and the seconds of those since. */
   bool idle_settled;

@@ -157,7 +157,7 @@ static struct agent_ctr *pod(struct rig *g, const char *id, const char *ns, cons
   r.source = (char *)"shim";
   Iobatch__Agent__V1__RegisterResponse resp;
   cleanup_error struct iob_error *err = NULL;
-  if (agent_api_register(&g->d, &r, 1000, &resp, &err) < 0)
+  if (agent_api_register(&g->d.api, &r, 1000, &resp, &err) < 0)
     fail_msg("register %s: %s", id, err->msg);
   struct agent_ctr *c = agent_adm_find(&g->d.adm, "k8s.io", id);
   assert_non_null(c);
@@ -245,7 +245,7 @@ static void test_rule_apply(void **state) {
   /* the Status reply names the rule and says what can be held */
   Iobatch__Agent__V1__StatusResponse st;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_api_status(&g.d, NULL, 2000, &st, &err), 0);
+  assert_int_equal(agent_api_status(&g.d.api, NULL, 2000, &st, &err), 0);
   size_t seen = 0;
   for (size_t i = 0; i < st.n_containers; i++) {
     const Iobatch__Agent__V1__ContainerStatus *s = st.containers[i];
