@@ -17,7 +17,6 @@
 #include "agent/metrics_server.h"
 #include "agent/requests.h"
 #include "common/cleanup.h"
-#include "common/file.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 
@@ -299,11 +298,6 @@ static int setup_signals(struct agent_daemon *d, struct iob_error **err) {
   return iob_loop_add(d->loop, d->sigfd, EPOLLIN, on_signal, d, err);
 }
 
-static int read_small_file(const char *path, char **buf, size_t *len, size_t max,
-                           struct iob_error **err) {
-  return iob_read_file(path, max, buf, len, err);
-}
-
 /* What caps concurrency: the predictive policy caps only when
  * max_concurrency is set; the paper policy's batches always have max_batch. */
 static const char *concurrency_note(const struct batch_config *b, char *buf, size_t len) {
@@ -312,33 +306,6 @@ static const char *concurrency_note(const struct batch_config *b, char *buf, siz
   else
     snprintf(buf, len, "no concurrency cap");
   return buf;
-}
-
-/* Batcher settings: built-in defaults, then the matrix file (a batcher
- * config), then what iobatchd.conf says explicitly. */
-static int batch_settings(const struct agent_config *cfg, struct batch_config *b, char *source,
-                          size_t source_len, struct iob_error **err) {
-  batch_config_default(b);
-  snprintf(source, source_len, "defaults");
-  if (cfg->matrix_file) {
-    cleanup_free char *buf = NULL;
-    size_t len = 0;
-    if (read_small_file(cfg->matrix_file, &buf, &len, BATCH_CONFIG_MAX_BYTES, err) < 0 ||
-        batch_config_parse(b, cfg->matrix_file, buf, len, err) < 0)
-      return -1;
-    snprintf(source, source_len, "%s", cfg->matrix_file);
-  }
-  if (cfg->max_concurrency) {
-    b->max_batch = cfg->max_concurrency;
-    b->cap_running = true;
-  }
-  if (cfg->policy >= 0)
-    b->policy = (enum batch_policy)cfg->policy;
-  if (cfg->alpha >= 0)
-    b->alpha = cfg->alpha;
-  if (cfg->fairness >= 0)
-    b->fairness = cfg->fairness;
-  return 0;
 }
 
 /* A scrape: the gauges as they are now, the counters since the start. */
@@ -358,55 +325,17 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }
 
-/* Whether unix socket paths A and B are in the same directory. */
-static bool same_dir(const char *a, const char *b) {
-  const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
-  return sa && sb && sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
-}
-
-/* With metrics_group the group may list the metrics socket's directory:
- * it must not be the API socket's (root's, 0700, agent/server.c). */
-static int open_metrics(struct agent_daemon *d, const char *spec, unsigned group,
-                        struct agent_metrics_server **out, struct iob_error **err) {
-  *out = NULL;
-  if (spec == NULL)
-    return group ? iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                                  "metrics_group %u: no metrics = unix:PATH to give it", group)
-                 : 0;
-  if (group && strncmp(spec, "unix:", 5) == 0 && same_dir(spec + 5, d->cfg.socket_path))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "metrics_group %u: the metrics socket '%s' needs a directory of its "
-                          "own, not the API socket's ('%s'): e.g. unix:/run/iobatch/metrics/"
-                          "metrics.sock",
-                          group, spec + 5, d->cfg.socket_path);
-  return agent_metrics_server_open(d->loop, spec, group, render_metrics, d, out, err);
-}
-
-/* SIGHUP with a changed 'metrics': the new endpoint opens before the old
- * one closes, so a bad value or a busy port keeps the old one (and fails
- * the whole reload, like any other bad value). */
+/* SIGHUP with a changed 'metrics' (agent_metrics_server_replace): a
+ * failure fails the whole reload, like any other bad value. */
 static int reload_metrics(struct agent_daemon *d, const char *spec, unsigned group,
                           struct iob_error **err) {
   const char *old = d->cfg.metrics;
   if (((old == NULL && spec == NULL) || (old && spec && strcmp(old, spec) == 0)) &&
       group == d->cfg.metrics_group)
     return 0;
-  struct agent_metrics_server *ns = NULL;
-  if (spec) {
-    /* The same unix path under another spelling cannot be bound twice. */
-    struct agent_metrics_addr a;
-    if (agent_metrics_addr_parse(spec, &a, err) < 0)
-      return -1;
-    const char *cur = d->metrics_server ? agent_metrics_server_spec(d->metrics_server) : "";
-    if (a.path[0] && strncmp(cur, "unix:", 5) == 0 && strcmp(cur + 5, a.path) == 0) {
-      agent_metrics_server_free(d->metrics_server);
-      d->metrics_server = NULL;
-    }
-  }
-  if (open_metrics(d, spec, group, &ns, err) < 0)
+  if (agent_metrics_server_replace(&d->metrics_server, d->loop, spec, group, d->cfg.socket_path,
+                                   render_metrics, d, err) < 0)
     return -1;
-  agent_metrics_server_free(d->metrics_server);
-  d->metrics_server = ns;
   iob_info("metrics endpoint %s%s", spec ? "now on " : "closed", spec ? spec : "");
   return 0;
 }
@@ -479,7 +408,7 @@ int agent_daemon_reload(struct agent_daemon *d, struct iob_error **err) {
   agent_config_default(&nc);
   wcd_config_default(&nw);
   if (agent_config_from_options(&nc, &d->opts, err) < 0 ||
-      batch_settings(&nc, &nb, source, sizeof(source), err) < 0 ||
+      agent_config_batch(&nc, &nb, source, sizeof(source), err) < 0 ||
       (nc.detector_file && wcd_config_load(nc.detector_file, &nw, err) < 0) ||
       reload_metrics(d, nc.metrics, nc.metrics_group, err) < 0) {
     agent_config_release(&nc);
@@ -578,7 +507,7 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   if (lock && agent_lock_state_dir(d->cfg.state_dir, &d->lock_fd, err) < 0)
     return -1;
   d->learn.saves = d->lock_fd >= 0;
-  if (batch_settings(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
+  if (agent_config_batch(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
     return -1;
   agent_adm_init(&d->adm, &d->bcfg, d->cfg.batch_window_ms, d->cfg.max_hold_ms, &adm_ops, d);
   if (agent_profiles_init(&d->profiles, d->cfg.state_dir, err) < 0)
@@ -652,7 +581,9 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   if (agent_restore_replay(&d->restore, &rerr) < 0)
     iob_warn("%s", rerr->msg);
   mark_live(d);
-  if (open_metrics(d, d->cfg.metrics, d->cfg.metrics_group, &d->metrics_server, err) < 0)
+  if (agent_metrics_server_open_beside(d->loop, d->cfg.metrics, d->cfg.metrics_group,
+                                       d->cfg.socket_path, render_metrics, d, &d->metrics_server,
+                                       err) < 0)
     return -1;
   d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
   agent_podmeta_init(&d->podmeta, d->loop, &d->adm, agent_kube_cri_changed, &d->kube);

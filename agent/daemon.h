@@ -36,7 +36,7 @@
  *   podrules.c   pod_rule lines: parser and matcher
  *   metrics.c    the counters and the Prometheus text; metrics_server.c
  *                the endpoint
- *   config.c     iobatchd.conf
+ *   config.c     iobatchd.conf, and the batcher settings it gives
  *   lock.c       one agent per state directory
  *   fdlimit.c    RLIMIT_NOFILE raised to fit at start, open fds counted
  *   daemon.c     the hub: setup, timers, signals, the configuration (one
