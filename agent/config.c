@@ -663,3 +663,28 @@ int agent_config_from_options(struct agent_config *cfg, const struct agent_optio
   cfg->debug = cfg->debug || o->debug;
   return 0;
 }
+
+int agent_config_batch(const struct agent_config *cfg, struct batch_config *b, char *source,
+                       size_t source_len, struct iob_error **err) {
+  batch_config_default(b);
+  snprintf(source, source_len, "defaults");
+  if (cfg->matrix_file) {
+    cleanup_free char *buf = NULL;
+    size_t len = 0;
+    if (iob_read_file(cfg->matrix_file, BATCH_CONFIG_MAX_BYTES, &buf, &len, err) < 0 ||
+        batch_config_parse(b, cfg->matrix_file, buf, len, err) < 0)
+      return -1;
+    snprintf(source, source_len, "%s", cfg->matrix_file);
+  }
+  if (cfg->max_concurrency) {
+    b->max_batch = cfg->max_concurrency;
+    b->cap_running = true;
+  }
+  if (cfg->policy >= 0)
+    b->policy = (enum batch_policy)cfg->policy;
+  if (cfg->alpha >= 0)
+    b->alpha = cfg->alpha;
+  if (cfg->fairness >= 0)
+    b->fairness = cfg->fairness;
+  return 0;
+}

@@ -264,6 +264,13 @@ struct agent_options {
 int agent_config_from_options(struct agent_config *cfg, const struct agent_options *o,
                               struct iob_error **err);
 
+/* The batcher settings CFG gives: the built-in defaults, then the matrix
+ * file (a batcher config), then what CFG says explicitly.  SOURCE
+ * (SOURCE_LEN bytes): "defaults" or the matrix file's path. */
+struct batch_config;
+int agent_config_batch(const struct agent_config *cfg, struct batch_config *b, char *source,
+                       size_t source_len, struct iob_error **err);
+
 /* The warning iobatchd logs at start when no file set trust_declared (an
  * upgrade that kept an older, edited iobatchd.conf runs trusting every
  * namespace): NULL when one did. */

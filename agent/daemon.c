@@ -17,14 +17,9 @@
 #include "agent/metrics_server.h"
 #include "agent/requests.h"
 #include "common/cleanup.h"
-#include "common/file.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 
-/* Profiles learnt from samples are written at most this often; exits and
- * shutdown write at once. */
-#define PROFILE_SAVE_PERIOD_MS 30000
-#define EXIT_SAVE_DELAY_MS 500
 /* After a restart the agent plans nothing for this long (deadlines aside):
  * its state is soft, and the shims of running containers register them
  * again within a few of their 200 ms retries (client/client.c); admitting a
@@ -66,7 +61,7 @@ static bool trusts(const char *ns, void *user) {
 
 static const struct agent_adm_ops adm_ops = {.admitted = on_admitted, .trusts = trusts};
 
-/* The ops the daemon gives its parts (sampler, server): they reach the
+/* The ops the daemon gives its parts (sampler, server, kube): they reach the
  * daemon only through these, so that none of them calls into daemon.c. */
 static void remove_ctr(struct agent_ctr *c, const char *why, uint64_t now, void *user) {
   agent_daemon_remove(user, c, why, now);
@@ -86,19 +81,20 @@ static void pid_ended(void *user, struct agent_ctr *c) {
 
 static const struct agent_pidwatch_ops pidwatch_ops = {.ended = pid_ended};
 
+static const struct agent_kube_ops kube_ops = {.remove = remove_ctr};
+
+static void supersede(struct agent_ctr *c, void *user) {
+  agent_server_supersede(user, c);
+}
+
 /* What the request steps (agent/requests.c) ask of the daemon and the
  * server. */
-static const struct agent_api_ops api_ops = {.remove = agent_daemon_remove,
-                                             .apply_profile = agent_daemon_apply_profile,
-                                             .pod_meta_changed = agent_daemon_pod_meta_changed,
-                                             .supersede = agent_server_supersede};
+static const struct agent_api_ops api_ops = {.remove = remove_ctr, .supersede = supersede};
 
 static void sampler_learn(const struct agent_ctr *c, const struct agent_profile_update *u,
                           void *user) {
   struct agent_daemon *d = user;
-  cleanup_error struct iob_error *err = NULL;
-  if (agent_profiles_learn(&d->profiles, agent_ctr_tenant(c), c->workload_key, u, &err) == 0)
-    d->profiles_dirty = true;
+  agent_learn_sampled(&d->learn, c, u);
 }
 
 static const struct agent_sampler_ops sampler_ops = {.gone = remove_ctr, .learn = sampler_learn};
@@ -109,242 +105,24 @@ static struct agent_sampler_env sampler_env(struct agent_daemon *d) {
       .adm = &d->adm, .pen = &d->penalties, .ops = &sampler_ops, .user = d};
 }
 
-/* Encoded here, written and fsynced by the state writer's thread
- * (agent/statesave.h), which also logs a failed write. */
-static void save_profiles(struct agent_daemon *d) {
-  cleanup_error struct iob_error *err = NULL;
-  if (!d->profiles_dirty || d->headless || d->lock_fd < 0)
-    return;
-  char *text;
-  size_t len;
-  if (agent_profiles_encode(&d->profiles, &text, &len, &err) < 0) {
-    iob_warn("profiles not saved: %s", err->msg);
-    return;
-  }
-  agent_statesave_put(&d->statesave, d->profiles.path, "profiles", text, len);
-  d->profiles_dirty = false;
-}
-
-static void save_penalties(struct agent_daemon *d);
-
-static void on_save_timer(struct iob_loop *loop, void *data) {
-  (void)loop;
-  struct agent_daemon *d = data;
-  d->save_timer = NULL;
-  save_profiles(d);
-  save_penalties(d); /* what the run that just ended measured, too */
-}
-
 /* A protected container's learned objective went into its profile:
  * written soon, as after an exit. */
 static void objective_learned(void *user) {
   struct agent_daemon *d = user;
-  d->profiles_dirty = true;
-  if (d->save_timer == NULL && !d->stopping && d->loop)
-    d->save_timer = iob_loop_timer(d->loop, EXIT_SAVE_DELAY_MS, on_save_timer, d);
+  agent_learn_save_soon(&d->learn);
 }
 
 static const struct agent_protection_ops protection_ops = {.learned = objective_learned};
 
-void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *c) {
-  const struct agent_profile *p =
-      agent_profiles_get(&d->profiles, agent_ctr_tenant(c), c->workload_key);
-  if (p == NULL)
-    return;
-  c->solo_s = p->solo_s;
-  c->solo_bps = p->solo_bps;
-  c->lat.profile_target = p->lat_target;
-  c->lat.profile_approx = p->lat_approx;
-  int cls = batch_class_from_name(p->cls);
-  if (cls >= 0 && c->class_source != AGENT_CLASS_DECLARED)
-    agent_adm_set_class(&d->adm, c, (enum batch_class)cls, p->confidence, AGENT_CLASS_PROFILE,
-                        iob_now_ms());
-}
-
-static void pod_meta_changed(struct agent_ctr *c, void *user) {
-  struct agent_daemon *d = user;
-  iob_debug("'%s' is %s/%s%s%s in Kubernetes' terms (%zu labels)", c->id, c->pod_namespace,
-            c->pod_name, c->container_name && *c->container_name ? "/" : "",
-            c->container_name ? c->container_name : "", c->n_pod_labels);
-  agent_daemon_pod_meta_changed(d, c);
-}
-
-/* The pod rules (agent/podrules.h): the first that matches what is known
- * of c's pod (namespace and labels from the CRI, the QoS class from its
- * cgroup path) decides its kind, class and latency target.  Applied again
- * at each change (a re-registration, new labels); what a rule that no
- * longer matches set stays until measured otherwise. */
-void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *c) {
-  const struct agent_pod_rules *rs = &d->cfg.pod_rules;
-  struct agent_pod_view v = {
-      .ns = c->pod_namespace, .qos = c->qos, .labels = c->pod_labels, .n_labels = c->n_pod_labels};
-  bool ns_trusted = agent_adm_trusted(&d->adm, c);
-  int i = agent_pod_rules_match_trust(rs->v, rs->n, &v, ns_trusted);
-  if (i < 0) {
-    if (c->rule[0])
-      iob_info("'%s': pod rule '%s' no longer matches", c->id, c->rule);
-    c->rule[0] = '\0';
-    c->rule_untrusted = false;
-    return;
-  }
-  const struct agent_pod_rule *r = &rs->v[i];
-  bool changed = strcmp(c->rule, r->name) != 0;
-  bool trusted = agent_pod_rule_trusted(r, ns_trusted);
-  snprintf(c->rule, sizeof(c->rule), "%s", r->name);
-  c->rule_untrusted = !trusted && agent_pod_rule_protects(r);
-  uint64_t now = iob_now_ms();
-  if (r->kind[0])
-    agent_ctr_set_kind(c, r->kind, false, trusted);
-  if (r->cls[0])
-    agent_adm_declare(&d->adm, c, r->cls, trusted, now);
-  if (r->lat_target_us && trusted)
-    c->lat.target_declared_us = r->lat_target_us;
-  if (changed)
-    iob_info("'%s' (pod %s/%s, %s): pod rule '%s'%s", c->id,
-             c->pod_namespace && *c->pod_namespace ? c->pod_namespace : "?",
-             c->pod_name && *c->pod_name ? c->pod_name : "?", c->qos[0] ? c->qos : "qos unknown",
-             r->name,
-             c->rule_untrusted ? ": matched by label or QoS class in an untrusted namespace, "
-                                 "protection not "
-                                 "granted"
-                               : "");
-  agent_adm_schedule(&d->adm, now); /* its kind or class may change the plan */
-}
-
-/* The kubelet's cgroup tree (agent/kubepods.h): what a walk finds is
- * registered (source "kubepods", running: it never asks to start, so it
- * is never held), and what it no longer finds leaves. */
-#define KUBEPODS_NS "k8s.io" /* containerd's CRI namespace: a shim's registration merges */
-
-static struct agent_ctr *find_id(const struct agent_daemon *d, const char *id) {
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next)
-    if (strcmp(c->id, id) == 0)
-      return c;
-  return NULL;
-}
-
-static bool kp_known(const char *id, void *user) {
-  return find_id(user, id) != NULL;
-}
-
-static bool from_kubepods(const struct agent_ctr *c) {
-  return c->source && strcmp(c->source, "kubepods") == 0;
-}
-
-static int found_cmp(const void *a, const void *b) {
-  return strcmp(((const struct agent_kp_found *)a)->id, ((const struct agent_kp_found *)b)->id);
-}
-
-static void kubepods_add(struct agent_daemon *d, const struct agent_kp_found *f, uint64_t now) {
-  cleanup_error struct iob_error *err = NULL;
-  struct agent_ctr_info in = {.id = f->id,
-                              .ns = KUBEPODS_NS,
-                              .source = "kubepods",
-                              .cgroup = d->kubepods.v2 ? f->cgroup : NULL,
-                              .pid = (uint32_t)f->pid,
-                              .running = true};
-  struct agent_ctr *c = NULL;
-  if (agent_adm_register(&d->adm, &in, now, &c, &err) < 0) {
-    iob_warn("'%s' under the kubelet's cgroup tree not sampled: %s", f->id, err->msg);
-    return;
-  }
-  d->metrics.registrations++;
-  free(c->pod_uid);
-  c->pod_uid = xstrdup(f->pod_uid);
-  snprintf(c->qos, sizeof(c->qos), "%s", f->qos);
-  agent_protection_bind(&d->protect, c); /* its lever targets, from its pid, once */
-  agent_daemon_pod_meta_changed(d, c);
-  agent_sampler_add(&d->sampler, c, &(struct cg2_sample){0});
-  iob_info("found '%s' under the kubelet's cgroup tree ('%s', pod %s, %s, pid %d): sampled, "
-           "never held",
-           c->id, f->cgroup, f->pod_uid, f->qos, (int)f->pid);
-}
-
-static void kubepods_sync(struct agent_daemon *d, uint64_t now) {
-  if (!d->kubepods_on || !agent_kubepods_due(&d->kubepods))
-    return;
-  cleanup_error struct iob_error *err = NULL;
-  struct agent_kp_found *found = NULL;
-  size_t n = 0;
-  if (agent_kubepods_walk(&d->kubepods, AGENT_MAX_CONTAINERS, kp_known, d, &found, &n, &err) < 0) {
-    iob_warn("kubelet cgroup tree not walked: %s", err->msg);
-    return;
-  }
-  qsort(found, n, sizeof(found[0]), found_cmp);
-  struct agent_ctr *next;
-  for (struct agent_ctr *c = d->adm.list; c; c = next) {
-    next = c->next;
-    struct agent_kp_found key;
-    snprintf(key.id, sizeof(key.id), "%s", c->id);
-    if (from_kubepods(c) && bsearch(&key, found, n, sizeof(found[0]), found_cmp) == NULL) {
-      iob_info("'%s' is gone: its cgroup left the kubelet's tree", c->id);
-      agent_daemon_remove(d, c, "cgroup removed", now);
-    }
-  }
-  for (size_t i = 0; i < n; i++)
-    if (found[i].pid > 0 && find_id(d, found[i].id) == NULL)
-      kubepods_add(d, &found[i], now);
-  agent_kp_found_free(found, n);
-}
-
-/* What a finished run teaches: its class, its solo duration and its solo
- * throughput.  A run that shared the disk with others doing I/O teaches
- * the rate of its windows alone when it had some (ALONE_MIN_S), else its
- * solo-equivalent seconds (the sampler divided each window by the
- * slowdown measured or predicted in it), so busy nodes learn too; idle
- * neighbours do not count as sharing.  A throughput from predicted
- * slowdowns is not taught: it is the matrix's guess, and penalties
- * measured against it would measure the guess. */
-#define ALONE_MIN_S 2.0 /* windows alone enough to teach a solo rate */
-
-static void learn(struct agent_daemon *d, struct agent_ctr *c, uint64_t now) {
-  if (c->workload_key == NULL || *c->workload_key == '\0' || c->state != AGENT_RUNNING)
-    return;
-  struct agent_profile_update u = {.run_finished = true};
-  if (c->class_source == AGENT_CLASS_DECLARED) {
-    u.cls = batch_class_name(c->cls);
-    u.confidence = c->confidence;
-  } else if (c->run_cls >= 0) {
-    u.cls = batch_class_name((enum batch_class)c->run_cls);
-    u.confidence = c->run_confidence;
-  }
-  double secs = (double)(now - c->admitted_ms) / 1000.0;
-  bool rate_known = !c->shared;
-  if (c->shared && c->alone_s >= ALONE_MIN_S && c->alone_bytes > 0 && c->bytes_run > 0) {
-    double alone = c->bytes_run / (c->alone_bytes / c->alone_s);
-    if (alone < secs)
-      secs = alone;
-    rate_known = true;
-  } else if (c->shared && c->solo_equiv_s > 0 && c->solo_equiv_s < secs) {
-    secs = c->solo_equiv_s;
-    rate_known = !c->equiv_guessed;
-  }
-  if (c->kind == AGENT_KIND_JOB && secs > 0) {
-    u.solo_s = secs;
-    if (c->bytes_run > 0 && rate_known)
-      u.solo_bps = c->bytes_run / secs;
-  }
-  cleanup_error struct iob_error *err = NULL;
-  if (agent_profiles_learn(&d->profiles, agent_ctr_tenant(c), c->workload_key, &u, &err) < 0) {
-    iob_warn("nothing learnt from '%s': %s", c->id, err->msg);
-    return;
-  }
-  d->profiles_dirty = true;
-  /* Not now: an fsync here would delay the admissions this exit allows.
-   * One write shortly after covers a burst of exits. */
-  if (d->save_timer == NULL && !d->stopping && d->loop)
-    d->save_timer = iob_loop_timer(d->loop, EXIT_SAVE_DELAY_MS, on_save_timer, d);
-}
-
 void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char *why,
                          uint64_t now) {
-  agent_sampler_finish(&d->sampler, c); /* its last co-run teaches, before learn() */
+  agent_sampler_finish(&d->sampler, c); /* its last co-run teaches, before its run does */
   agent_adm_detach(&d->adm, c, now);
-  learn(d, c, now);
+  agent_learn_run_ended(&d->learn, c, now);
   agent_server_answer(d, c, false, why);
   agent_sampler_forget(c);
   agent_protection_forget(&d->protect, c);
-  agent_api_forget_hook_weight(d, c);
+  agent_api_forget_hook_weight(&d->api, c);
   agent_pidwatch_forget(&d->pidwatch, c);
   agent_ctr_free(c);
   /* The last one leaves no plan behind (nothing to plan), and so no
@@ -410,31 +188,12 @@ static void expire_created(struct agent_daemon *d, uint64_t now) {
   }
 }
 
-static void save_penalties(struct agent_daemon *d) {
-  struct agent_penalties *pen = &d->penalties;
-  if (d->headless || d->lock_fd < 0 || pen->path == NULL || !pen->dirty)
-    return;
-  char *text = agent_penalties_encode(pen);
-  agent_statesave_put(&d->statesave, pen->path, "measured penalties", text, strlen(text));
-  pen->dirty = false;
-}
-
 /* More than one running container did I/O in the last window. */
 static bool sharing_disk(const struct agent_adm *adm) {
   unsigned n = 0;
   for (const struct agent_ctr *c = adm->list; c && n < 2; c = c->next)
     n += c->state == AGENT_RUNNING && c->io_now;
   return n > 1;
-}
-
-/* Profiles and penalties learnt since the last save (a few times a
- * minute at most). */
-static void save_due(struct agent_daemon *d, uint64_t now) {
-  if (now - d->last_save_ms >= PROFILE_SAVE_PERIOD_MS) {
-    save_profiles(d);
-    save_penalties(d);
-    d->last_save_ms = now;
-  }
 }
 
 /* A window with no container registered or found: nothing to sample,
@@ -457,7 +216,7 @@ static void idle_window(struct agent_daemon *d, uint64_t now) {
   }
   /* Put-backs of containers that left may still wait (agent/restore.h). */
   agent_restore_retry(&d->restore);
-  save_due(d, now);
+  agent_learn_save_due(&d->learn, now);
 }
 
 static void full_window(struct agent_daemon *d) {
@@ -483,14 +242,14 @@ static void full_window(struct agent_daemon *d) {
   expire_created(d, now);
   /* Put-backs that failed for a passing reason (agent/restore.h). */
   agent_restore_retry(&d->restore);
-  save_due(d, now);
+  agent_learn_save_due(&d->learn, now);
   agent_daemon_changed(d);
 }
 
 static void on_sample_timer(struct iob_loop *loop, void *data) {
   struct agent_daemon *d = data;
   uint64_t now = iob_now_ms();
-  kubepods_sync(d, now); /* what it finds makes the window a full one */
+  agent_kube_sync(&d->kube, now); /* what it finds makes the window a full one */
   if (d->adm.list == NULL)
     idle_window(d, now);
   else
@@ -539,11 +298,6 @@ static int setup_signals(struct agent_daemon *d, struct iob_error **err) {
   return iob_loop_add(d->loop, d->sigfd, EPOLLIN, on_signal, d, err);
 }
 
-static int read_small_file(const char *path, char **buf, size_t *len, size_t max,
-                           struct iob_error **err) {
-  return iob_read_file(path, max, buf, len, err);
-}
-
 /* What caps concurrency: the predictive policy caps only when
  * max_concurrency is set; the paper policy's batches always have max_batch. */
 static const char *concurrency_note(const struct batch_config *b, char *buf, size_t len) {
@@ -552,33 +306,6 @@ static const char *concurrency_note(const struct batch_config *b, char *buf, siz
   else
     snprintf(buf, len, "no concurrency cap");
   return buf;
-}
-
-/* Batcher settings: built-in defaults, then the matrix file (a batcher
- * config), then what iobatchd.conf says explicitly. */
-static int batch_settings(const struct agent_config *cfg, struct batch_config *b, char *source,
-                          size_t source_len, struct iob_error **err) {
-  batch_config_default(b);
-  snprintf(source, source_len, "defaults");
-  if (cfg->matrix_file) {
-    cleanup_free char *buf = NULL;
-    size_t len = 0;
-    if (read_small_file(cfg->matrix_file, &buf, &len, BATCH_CONFIG_MAX_BYTES, err) < 0 ||
-        batch_config_parse(b, cfg->matrix_file, buf, len, err) < 0)
-      return -1;
-    snprintf(source, source_len, "%s", cfg->matrix_file);
-  }
-  if (cfg->max_concurrency) {
-    b->max_batch = cfg->max_concurrency;
-    b->cap_running = true;
-  }
-  if (cfg->policy >= 0)
-    b->policy = (enum batch_policy)cfg->policy;
-  if (cfg->alpha >= 0)
-    b->alpha = cfg->alpha;
-  if (cfg->fairness >= 0)
-    b->fairness = cfg->fairness;
-  return 0;
 }
 
 /* A scrape: the gauges as they are now, the counters since the start. */
@@ -598,55 +325,17 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }
 
-/* Whether unix socket paths A and B are in the same directory. */
-static bool same_dir(const char *a, const char *b) {
-  const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
-  return sa && sb && sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
-}
-
-/* With metrics_group the group may list the metrics socket's directory:
- * it must not be the API socket's (root's, 0700, agent/server.c). */
-static int open_metrics(struct agent_daemon *d, const char *spec, unsigned group,
-                        struct agent_metrics_server **out, struct iob_error **err) {
-  *out = NULL;
-  if (spec == NULL)
-    return group ? iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                                  "metrics_group %u: no metrics = unix:PATH to give it", group)
-                 : 0;
-  if (group && strncmp(spec, "unix:", 5) == 0 && same_dir(spec + 5, d->cfg.socket_path))
-    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
-                          "metrics_group %u: the metrics socket '%s' needs a directory of its "
-                          "own, not the API socket's ('%s'): e.g. unix:/run/iobatch/metrics/"
-                          "metrics.sock",
-                          group, spec + 5, d->cfg.socket_path);
-  return agent_metrics_server_open(d->loop, spec, group, render_metrics, d, out, err);
-}
-
-/* SIGHUP with a changed 'metrics': the new endpoint opens before the old
- * one closes, so a bad value or a busy port keeps the old one (and fails
- * the whole reload, like any other bad value). */
+/* SIGHUP with a changed 'metrics' (agent_metrics_server_replace): a
+ * failure fails the whole reload, like any other bad value. */
 static int reload_metrics(struct agent_daemon *d, const char *spec, unsigned group,
                           struct iob_error **err) {
   const char *old = d->cfg.metrics;
   if (((old == NULL && spec == NULL) || (old && spec && strcmp(old, spec) == 0)) &&
       group == d->cfg.metrics_group)
     return 0;
-  struct agent_metrics_server *ns = NULL;
-  if (spec) {
-    /* The same unix path under another spelling cannot be bound twice. */
-    struct agent_metrics_addr a;
-    if (agent_metrics_addr_parse(spec, &a, err) < 0)
-      return -1;
-    const char *cur = d->metrics_server ? agent_metrics_server_spec(d->metrics_server) : "";
-    if (a.path[0] && strncmp(cur, "unix:", 5) == 0 && strcmp(cur + 5, a.path) == 0) {
-      agent_metrics_server_free(d->metrics_server);
-      d->metrics_server = NULL;
-    }
-  }
-  if (open_metrics(d, spec, group, &ns, err) < 0)
+  if (agent_metrics_server_replace(&d->metrics_server, d->loop, spec, group, d->cfg.socket_path,
+                                   render_metrics, d, err) < 0)
     return -1;
-  agent_metrics_server_free(d->metrics_server);
-  d->metrics_server = ns;
   iob_info("metrics endpoint %s%s", spec ? "now on " : "closed", spec ? spec : "");
   return 0;
 }
@@ -674,7 +363,7 @@ static void apply_config(struct agent_daemon *d, const struct wcd_config *w) {
   /* Pod rules: applied again to every container; what was declared keeps
    * its standing (trust_declared is for declarations from now on). */
   for (struct agent_ctr *c = d->adm.list; c; c = c->next)
-    agent_daemon_pod_meta_changed(d, c);
+    agent_kube_pod_changed(&d->kube, c);
 }
 
 static bool str_differs(const char *a, const char *b) {
@@ -719,7 +408,7 @@ int agent_daemon_reload(struct agent_daemon *d, struct iob_error **err) {
   agent_config_default(&nc);
   wcd_config_default(&nw);
   if (agent_config_from_options(&nc, &d->opts, err) < 0 ||
-      batch_settings(&nc, &nb, source, sizeof(source), err) < 0 ||
+      agent_config_batch(&nc, &nb, source, sizeof(source), err) < 0 ||
       (nc.detector_file && wcd_config_load(nc.detector_file, &nw, err) < 0) ||
       reload_metrics(d, nc.metrics, nc.metrics_group, err) < 0) {
     agent_config_release(&nc);
@@ -778,11 +467,32 @@ static void mark_live(struct agent_daemon *d) {
 static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bool lock,
                       struct iob_error **err) {
   memset(d, 0, sizeof(*d));
-  d->api_ops = &api_ops;
   /* First: agent_daemon_release lifts caps and thaws through these, even
    * after an init that failed here (a second agent on the state dir). */
   agent_protection_init(&d->protect, &d->adm, &d->restore, &d->profiles, NULL, &protection_ops, d);
-  agent_statesave_init(&d->statesave);
+  agent_learn_init(&d->learn, &d->profiles, &d->penalties, &d->adm);
+  d->kube = (struct agent_kube){.adm = &d->adm,
+                                .rules = &d->cfg.pod_rules,
+                                .protect = &d->protect,
+                                .sampler = &d->sampler,
+                                .metrics = &d->metrics,
+                                .ops = &kube_ops,
+                                .user = d};
+  d->api = (struct agent_api){.adm = &d->adm,
+                              .sampler = &d->sampler,
+                              .pidwatch = &d->pidwatch,
+                              .protect = &d->protect,
+                              .restore = &d->restore,
+                              .learn = &d->learn,
+                              .kube = &d->kube,
+                              .metrics = &d->metrics,
+                              .pen = &d->penalties,
+                              .podmeta = &d->podmeta,
+                              .cfg = &d->cfg,
+                              .bcfg = &d->bcfg,
+                              .matrix_source = d->matrix_source,
+                              .ops = &api_ops,
+                              .user = d};
   d->sigfd = -1;
   d->lock_fd = -1;
   agent_headroom_init(&d->headroom);
@@ -796,7 +506,8 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
    * one on another socket. */
   if (lock && agent_lock_state_dir(d->cfg.state_dir, &d->lock_fd, err) < 0)
     return -1;
-  if (batch_settings(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
+  d->learn.saves = d->lock_fd >= 0;
+  if (agent_config_batch(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
     return -1;
   agent_adm_init(&d->adm, &d->bcfg, d->cfg.batch_window_ms, d->cfg.max_hold_ms, &adm_ops, d);
   if (agent_profiles_init(&d->profiles, d->cfg.state_dir, err) < 0)
@@ -842,9 +553,11 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
     d->kubepods.cri_kind = agent_podmeta_kp_kind; /* sandboxes by the CRI's ids */
     d->kubepods.cri_user = &d->podmeta;
     d->kubepods_on = true;
+    d->kube.kubepods = &d->kubepods; /* walked each window it is due */
   }
   if (iob_loop_new(&d->loop, err) < 0)
     return -1;
+  d->learn.loop = d->loop;
   /* The tree's events wake the loop, rather than every window reading
    * them. */
   int kfd = d->kubepods_on ? agent_kubepods_fd(&d->kubepods) : -1;
@@ -855,7 +568,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   if (setup_signals(d, err) < 0)
     return -1;
   if (mkdir_parent(d->cfg.socket_path, err) < 0 ||
-      agent_server_setup(&d->server, d->loop, d->cfg.socket_path, d, &server_ops, d, err) < 0)
+      agent_server_setup(&d->server, d->loop, d->cfg.socket_path, &d->api, &server_ops, d, err) < 0)
     return -1;
   /* Once the socket is ours (a second agent stops above, and must not put
    * back what the running one wrote), and before the loop runs anything
@@ -868,10 +581,12 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   if (agent_restore_replay(&d->restore, &rerr) < 0)
     iob_warn("%s", rerr->msg);
   mark_live(d);
-  if (open_metrics(d, d->cfg.metrics, d->cfg.metrics_group, &d->metrics_server, err) < 0)
+  if (agent_metrics_server_open_beside(d->loop, d->cfg.metrics, d->cfg.metrics_group,
+                                       d->cfg.socket_path, render_metrics, d, &d->metrics_server,
+                                       err) < 0)
     return -1;
   d->sample_timer = iob_loop_timer(d->loop, d->cfg.sample_period_ms, on_sample_timer, d);
-  agent_podmeta_init(&d->podmeta, d->loop, &d->adm, pod_meta_changed, d);
+  agent_podmeta_init(&d->podmeta, d->loop, &d->adm, agent_kube_cri_changed, &d->kube);
   apply_config(d, NULL);
   char cap[64];
   iob_info("listening on '%s'; policy %s, %s, matrix %s, sampler %s, "
@@ -886,6 +601,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
 int agent_daemon_run(struct agent_daemon *d, struct iob_error **err) {
   int r = iob_loop_run(d->loop, err);
   d->stopping = true;
+  d->learn.stopping = true;
   /* Nothing registered: nobody to wait for when the next agent starts. */
   if (r == 0 && d->adm.n == 0 && d->live_mark && unlink(d->live_mark) < 0 && errno != ENOENT)
     iob_warn("cannot remove '%s': %s", d->live_mark, strerror(errno));
@@ -900,9 +616,7 @@ void agent_daemon_release(struct agent_daemon *d) {
     agent_server_abort(d, c, "agent stopping");
     agent_pidwatch_forget(&d->pidwatch, c);
   }
-  save_profiles(d);
-  save_penalties(d);
-  agent_statesave_release(&d->statesave); /* written before the lock goes */
+  agent_learn_release(&d->learn); /* written before the lock goes */
   agent_protection_release(&d->protect);
   agent_weights_release(&d->weights);
   agent_restore_dir(&d->restore, NULL,
@@ -917,8 +631,6 @@ void agent_daemon_release(struct agent_daemon *d) {
       iob_timer_cancel(d->loop, d->plan_timer);
     if (d->sample_timer)
       iob_timer_cancel(d->loop, d->sample_timer);
-    if (d->save_timer)
-      iob_timer_cancel(d->loop, d->save_timer);
     iob_loop_free(d->loop);
   }
   for (struct agent_ctr *c = d->adm.list; c; c = c->next)

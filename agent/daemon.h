@@ -21,21 +21,27 @@
  *   restore.c    the journal of what weights, caps, freezes and I/O
  *                priorities replaced, put back at exit or after a crash
  *   profiles.c   learned classes and solo durations by workload key
+ *   learning.c   what runs and samples teach the profiles, what a profile
+ *                says applied at registration, both stores saved
  *   penalties.c  slowdowns per class pair measured online
  *   statesave.c  profiles.json and penalties.json written off the loop
+ *                (for learning.c)
  *   headroom.c   the node's measured I/O headroom each window
  *   kubepods.c   the containers under the kubelet's cgroup tree
+ *   kube.c       what the kubelet's tree and the pods' metadata say,
+ *                applied: found containers registered and removed, the
+ *                pod rules applied at each change
  *   podmeta.c    pods' names, uids and labels from the node's CRI (cri/),
  *                polled on a thread
  *   podrules.c   pod_rule lines: parser and matcher
  *   metrics.c    the counters and the Prometheus text; metrics_server.c
  *                the endpoint
- *   config.c     iobatchd.conf
+ *   config.c     iobatchd.conf, and the batcher settings it gives
  *   lock.c       one agent per state directory
  *   fdlimit.c    RLIMIT_NOFILE raised to fit at start, open fds counted
  *   daemon.c     the hub: setup, timers, signals, the configuration (one
- *                apply_config for start and reload), learning on exit,
- *                shutdown, and the ops the parts above call back through;
+ *                apply_config for start and reload), shutdown, and the
+ *                ops the parts above call back through;
  *                no part calls into daemon.c (tests/cycles.sh) */
 #ifndef IOB_AGENT_DAEMON_H
 #define IOB_AGENT_DAEMON_H
@@ -46,7 +52,9 @@
 #include "agent/admission.h"
 #include "agent/config.h"
 #include "agent/headroom.h"
+#include "agent/kube.h"
 #include "agent/kubepods.h"
+#include "agent/learning.h"
 #include "agent/metrics.h"
 #include "agent/penalties.h"
 #include "agent/pidwatch.h"
@@ -56,7 +64,6 @@
 #include "agent/restore.h"
 #include "agent/sampler.h"
 #include "agent/server.h"
-#include "agent/statesave.h"
 #include "agent/weights.h"
 #include "batcher/batcher.h"
 #include "common/error.h"
@@ -65,8 +72,8 @@
 
 struct ttrpc_call;
 struct iob_timer;
-struct agent_api_ops;
 
+#include "agent/requests.h"
 #include "client/api.h"
 #include "iobatch/agent.pb-c.h"
 
@@ -76,15 +83,14 @@ struct agent_daemon {
   char matrix_source[4200]; /* "defaults" or the matrix file's path */
   struct iob_loop *loop;
   struct agent_server server; /* agent/server.h: given server_ops */
-  /* What the request steps (agent/requests.h) call back through. */
-  const struct agent_api_ops *api_ops;
   struct agent_adm adm;
   struct agent_profiles profiles;
-  bool profiles_dirty;
-  struct agent_statesave statesave; /* profiles and penalties, written off the loop */
   struct agent_penalties penalties; /* measured online, STATE_DIR/penalties.json */
-  struct agent_sampler sampler;     /* agent/sampler.h: given adm, penalties and sampler_ops */
-  struct agent_weights weights;     /* agent/weights.h: given sampler, restore and metrics */
+  /* Learning into profiles, applying them, saving both stores
+   * (agent/learning.h): given profiles, penalties and adm. */
+  struct agent_learn learn;
+  struct agent_sampler sampler; /* agent/sampler.h: given adm, penalties and sampler_ops */
+  struct agent_weights weights; /* agent/weights.h: given sampler, restore and metrics */
   /* Values of the cgroup files weights.c and caps.c wrote, to put back
    * (journal STATE_DIR/restore.json; none when headless). */
   struct agent_restore restore;
@@ -95,9 +101,7 @@ struct agent_daemon {
   struct iob_timer *plan_timer;
   uint64_t plan_timer_at;
   struct iob_timer *sample_timer;
-  struct iob_timer *save_timer; /* profiles learnt at an exit, written soon after */
-  uint64_t last_save_ms;        /* profiles and penalties last saved by the sample timer */
-  struct agent_options opts;    /* to read the configuration again on SIGHUP */
+  struct agent_options opts; /* to read the configuration again on SIGHUP */
   int sigfd;
   bool stopping;
   int exit_signal;
@@ -109,12 +113,19 @@ struct agent_daemon {
    * each sampling window it is due (agent/kubepods.h). */
   struct agent_kubepods kubepods;
   bool kubepods_on;
+  /* What the kubelet's tree and the pods' metadata say, applied to the
+   * containers (agent/kube.h): given adm, the pod rules, protect, sampler,
+   * metrics and kube_ops. */
+  struct agent_kube kube;
   bool headless; /* agent_daemon_init_headless: state not saved */
   /* STATE_DIR/iobatchd.lock (agent/lock.h), held while we run; -1: not
    * held (headless, or another agent has it: nothing is saved then). */
   int lock_fd;
   /* Pods' names, uids and labels from the node's CRI (agent/podmeta.h). */
   struct agent_podmeta podmeta;
+  /* What the request steps read and call (agent/requests.h): pointers
+   * into the above, and api_ops. */
+  struct agent_api api;
   /* Idle windows (no container: daemon.c, idle_window): the first after
    * a full one was taken, and the seconds of those since. */
   bool idle_settled;
@@ -144,11 +155,5 @@ void agent_daemon_changed(struct agent_daemon *d);
  * learn from its run, answer its waiter with `why`, free it. */
 void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *ctr, const char *why,
                          uint64_t now);
-/* Apply what the profile of ctr's workload key says (class before any
- * sample, solo duration and throughput). */
-void agent_daemon_apply_profile(struct agent_daemon *d, struct agent_ctr *ctr);
-/* What Kubernetes says of ctr changed (its pod names, labels or QoS class,
- * from the CRI or the cgroup path): apply the config's pod rules again. */
-void agent_daemon_pod_meta_changed(struct agent_daemon *d, struct agent_ctr *ctr);
 
 #endif

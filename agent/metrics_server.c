@@ -602,3 +602,47 @@ const char *agent_metrics_server_spec(const struct agent_metrics_server *s) {
 unsigned agent_metrics_server_group(const struct agent_metrics_server *s) {
   return s->group;
 }
+
+/* Whether unix socket paths A and B are in the same directory. */
+static bool same_dir(const char *a, const char *b) {
+  const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+  return sa && sb && sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
+}
+
+int agent_metrics_server_open_beside(struct iob_loop *loop, const char *spec, unsigned group,
+                                     const char *api_socket, agent_metrics_fn fn, void *user,
+                                     struct agent_metrics_server **out, struct iob_error **err) {
+  *out = NULL;
+  if (spec == NULL)
+    return group ? iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                                  "metrics_group %u: no metrics = unix:PATH to give it", group)
+                 : 0;
+  if (group && strncmp(spec, "unix:", 5) == 0 && same_dir(spec + 5, api_socket))
+    return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
+                          "metrics_group %u: the metrics socket '%s' needs a directory of its "
+                          "own, not the API socket's ('%s'): e.g. unix:/run/iobatch/metrics/"
+                          "metrics.sock",
+                          group, spec + 5, api_socket);
+  return agent_metrics_server_open(loop, spec, group, fn, user, out, err);
+}
+
+int agent_metrics_server_replace(struct agent_metrics_server **s, struct iob_loop *loop,
+                                 const char *spec, unsigned group, const char *api_socket,
+                                 agent_metrics_fn fn, void *user, struct iob_error **err) {
+  struct agent_metrics_server *ns = NULL;
+  if (spec) {
+    struct agent_metrics_addr a;
+    if (agent_metrics_addr_parse(spec, &a, err) < 0)
+      return -1;
+    const char *cur = *s ? agent_metrics_server_spec(*s) : "";
+    if (a.path[0] && strncmp(cur, "unix:", 5) == 0 && strcmp(cur + 5, a.path) == 0) {
+      agent_metrics_server_free(*s);
+      *s = NULL;
+    }
+  }
+  if (agent_metrics_server_open_beside(loop, spec, group, api_socket, fn, user, &ns, err) < 0)
+    return -1;
+  agent_metrics_server_free(*s);
+  *s = ns;
+  return 0;
+}

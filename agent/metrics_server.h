@@ -68,6 +68,21 @@ typedef int (*agent_metrics_fn)(void *user, char **out, size_t *len, struct iob_
 int agent_metrics_server_open(struct iob_loop *loop, const char *spec, unsigned group,
                               agent_metrics_fn fn, void *user, struct agent_metrics_server **out,
                               struct iob_error **err);
+/* iobatchd's endpoint SPEC (NULL: none, *out NULL; then a GROUP is an
+ * error), beside its API socket API_SOCKET: with GROUP the group may list
+ * the metrics socket's directory, so it must not be the API socket's
+ * (root's, 0700, agent/server.c). */
+int agent_metrics_server_open_beside(struct iob_loop *loop, const char *spec, unsigned group,
+                                     const char *api_socket, agent_metrics_fn fn, void *user,
+                                     struct agent_metrics_server **out, struct iob_error **err);
+/* *S (NULL: none) replaced by the endpoint SPEC and GROUP, opened as
+ * agent_metrics_server_open_beside does: the new endpoint opens before the
+ * old one closes, so a bad value or a busy port keeps the old one; only
+ * the same unix path under another spelling, which cannot be bound twice,
+ * is closed first. */
+int agent_metrics_server_replace(struct agent_metrics_server **s, struct iob_loop *loop,
+                                 const char *spec, unsigned group, const char *api_socket,
+                                 agent_metrics_fn fn, void *user, struct iob_error **err);
 /* Close the listener and every connection; a unix socket is unlinked. */
 void agent_metrics_server_free(struct agent_metrics_server *s);
 const char *agent_metrics_server_spec(const struct agent_metrics_server *s);

@@ -13,14 +13,14 @@
 #   weights      weights.c, weighttree.c
 #   protection   protection.c, budget.c, and its levers caps.c,
 #                freeze.c, ioprio.c; restore.c journals what they replace
-#   Kubernetes   kubepods.c, podmeta.c (over cri/)
-#   the daemon   daemon.c, lock.c, fdlimit.c, statesave.c, metrics.c,
-#                metrics_server.c
+#   Kubernetes   kubepods.c, podmeta.c (over cri/), kube.c (both applied)
+#   learning     learning.c, statesave.c (its files written off the loop)
+#   the daemon   daemon.c, lock.c, fdlimit.c, metrics.c, metrics_server.c
 # main.c alone is the program.
 agentcore_SRCS := agent/config.c agent/profiles.c agent/protect.c agent/lathist.c agent/podrules.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
-agent_SRCS := agent/admission.c agent/ctr.c agent/budget.c agent/lock.c agent/penalties.c agent/caps.c agent/freeze.c agent/ioprio.c agent/protection.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
+agent_SRCS := agent/admission.c agent/ctr.c agent/learning.c agent/kube.c agent/budget.c agent/lock.c agent/penalties.c agent/caps.c agent/freeze.c agent/ioprio.c agent/protection.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
 	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c agent/podmeta.c agent/kubepods.c agent/headroom.c agent/fdlimit.c agent/statesave.c
 $(eval $(call lib,agent,$(agent_SRCS)))
 

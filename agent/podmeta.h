@@ -3,8 +3,8 @@
  * cri_poll the node's CRI is listed (cri/cri.h: ListPodSandbox
  * and ListContainers; containerd 1.6's CRI has no container events), and
  * each container (or pod sandbox) whose id the CRI knows gets its pod's
- * namespace, name, uid and labels and its container name; the daemon is
- * told (agent_daemon_pod_meta_changed) when they change.
+ * namespace, name, uid and labels and its container name; the owner is
+ * told (the `changed` callback: agent_kube_cri_changed) when they change.
  *
  * The calls run on a thread, one poll at a time, and hand their result to
  * the loop through an eventfd, as plan_async.c does: the client stays a

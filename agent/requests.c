@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "agent/fdlimit.h"
+#include "agent/kube.h"
+#include "agent/learning.h"
 #include "batcher/jobfile.h"
 #include "agent/requests.h"
 #include "cgroupv2/sample.h"
@@ -64,10 +66,10 @@ static void report_hold(struct agent_ctr *c) {
 /* io.iobatch.latency-target (US, 0: none): a trusted namespace's word is
  * the container's objective (agent/protect.h); any other's is ignored,
  * said once, and the objective is learned. */
-static void declare_lat_target(struct agent_daemon *d, struct agent_ctr *c, uint32_t us) {
+static void declare_lat_target(struct agent_api *a, struct agent_ctr *c, uint32_t us) {
   if (us == 0 || c->lat.target_declared_us == us)
     return;
-  if (!agent_adm_trusted(&d->adm, c)) {
+  if (!agent_adm_trusted(a->adm, c)) {
     if (!c->lat.target_ignored)
       iob_info("'%s' declared a latency target of %u us (namespace '%s', not trusted by "
                "trust_declared): ignored, its objective is learned",
@@ -81,28 +83,28 @@ static void declare_lat_target(struct agent_daemon *d, struct agent_ctr *c, uint
 
 /* The directory of C's registered v2 cgroup (NULL: none known, or the
  * root).  Freed by the caller. */
-static char *v2_dir(struct agent_daemon *d, const struct agent_ctr *c) {
-  if (!d->sampler.has_io || d->sampler.cgroup_root == NULL || c->cgroup == NULL ||
+static char *v2_dir(struct agent_api *a, const struct agent_ctr *c) {
+  if (!a->sampler->has_io || a->sampler->cgroup_root == NULL || c->cgroup == NULL ||
       c->cgroup[0] != '/' || c->cgroup[1] == '\0')
     return NULL;
-  return xasprintf("%s%s", d->sampler.cgroup_root, c->cgroup);
+  return xasprintf("%s%s", a->sampler->cgroup_root, c->cgroup);
 }
 
 /* The hook's first io.weight: journalled, so that the agent
  * puts it back, from a namespace trust_declared trusts only (an untrusted
  * declaration is a hint: the hook writes no weight for it).  True: the
  * hook may write it. */
-static bool hook_weight(struct agent_daemon *d, struct agent_ctr *c,
+static bool hook_weight(struct agent_api *a, struct agent_ctr *c,
                         const Iobatch__Agent__V1__RegisterRequest *req) {
   if (req->hook_weight == 0)
     return false;
-  if (!agent_adm_trusted(&d->adm, c)) {
+  if (!agent_adm_trusted(a->adm, c)) {
     iob_info("'%s': no io.weight %u from the hook: namespace '%s' is not trusted to declare its "
              "class",
              c->id, req->hook_weight, agent_ctr_tenant(c));
     return false;
   }
-  cleanup_free char *dir = v2_dir(d, c);
+  cleanup_free char *dir = v2_dir(a, c);
   cleanup_error struct iob_error *err = NULL;
   if (dir == NULL) {
     iob_info("'%s': no io.weight %u from the hook: no cgroup v2 directory with io known", c->id,
@@ -110,7 +112,7 @@ static bool hook_weight(struct agent_daemon *d, struct agent_ctr *c,
     return false;
   }
   if (agent_restore_hook_weight(
-          &d->restore, dir, req->hook_weight, req->hook_weight_was ? req->hook_weight_was : "",
+          a->restore, dir, req->hook_weight, req->hook_weight_was ? req->hook_weight_was : "",
           req->hook_bfq_weight_was ? req->hook_bfq_weight_was : "", req->cgroup_inode, &err) < 0) {
     iob_warn("'%s': no io.weight %u from the hook: %s", c->id, req->hook_weight, err->msg);
     return false;
@@ -119,13 +121,13 @@ static bool hook_weight(struct agent_daemon *d, struct agent_ctr *c,
   return true;
 }
 
-void agent_api_forget_hook_weight(struct agent_daemon *d, const struct agent_ctr *c) {
-  cleanup_free char *dir = v2_dir(d, c);
+void agent_api_forget_hook_weight(struct agent_api *a, const struct agent_ctr *c) {
+  cleanup_free char *dir = v2_dir(a, c);
   if (dir)
-    agent_restore_dir(&d->restore, dir, AGENT_RESTORE_HOOK_WEIGHT);
+    agent_restore_dir(a->restore, dir, AGENT_RESTORE_HOOK_WEIGHT);
 }
 
-int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__RegisterRequest *req,
+int agent_api_register(struct agent_api *a, const Iobatch__Agent__V1__RegisterRequest *req,
                        uint64_t now, Iobatch__Agent__V1__RegisterResponse *out,
                        struct iob_error **err) {
   struct agent_ctr_info in = {
@@ -148,26 +150,26 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
   /* Found under the kubelet's cgroup tree before its shim or hook
    * registered it (an agent restart) in another namespace: theirs is the
    * entry that counts (it can be held). */
-  for (struct agent_ctr *o = d->adm.list; o; o = o->next)
+  for (struct agent_ctr *o = a->adm->list; o; o = o->next)
     if (o->source && strcmp(o->source, "kubepods") == 0 && req->id && strcmp(o->id, req->id) == 0 &&
         req->namespace_ && strcmp(o->ns, req->namespace_) != 0) {
-      d->api_ops->remove(d, o, "registered by its runtime", now);
+      a->ops->remove(o, "registered by its runtime", now, a->user);
       break;
     }
-  bool fresh = agent_adm_find(&d->adm, req->namespace_, req->id) == NULL;
+  bool fresh = agent_adm_find(a->adm, req->namespace_, req->id) == NULL;
   struct agent_ctr *c = NULL;
-  if (agent_adm_register(&d->adm, &in, now, &c, err) < 0) {
-    d->metrics.refused_register++;
+  if (agent_adm_register(a->adm, &in, now, &c, err) < 0) {
+    a->metrics->refused_register++;
     return -1;
   }
-  d->metrics.registrations += fresh;
+  a->metrics->registrations += fresh;
   report_kind(c);
-  declare_lat_target(d, c, req->latency_target_us);
-  agent_pidwatch_add(&d->pidwatch, c);
-  agent_protection_bind(&d->protect, c);
+  declare_lat_target(a, c, req->latency_target_us);
+  agent_pidwatch_add(a->pidwatch, c);
+  agent_protection_bind(a->protect, c);
   if (fresh || c->class_source == AGENT_CLASS_NONE)
-    d->api_ops->apply_profile(d, c);
-  d->api_ops->pod_meta_changed(d, c); /* the pod rules, over the profile */
+    agent_learn_apply_profile(a->learn, c);
+  agent_kube_pod_changed(a->kube, c); /* the pod rules, over the profile */
   struct cg2_sample base = {0};
   const Iobatch__Agent__V1__IOSample *b = req->baseline;
   int src = b && b->source && *b->source ? cg2_source_from_name(b->source) : CG2_SOURCE_NONE;
@@ -176,21 +178,21 @@ int agent_api_register(struct agent_daemon *d, const Iobatch__Agent__V1__Registe
         .t_ns = b->monotonic_ns,
         .source = (enum cg2_source)src,
         .io = {.rbytes = b->rbytes, .wbytes = b->wbytes, .rios = b->rios, .wios = b->wios}};
-  agent_sampler_add(&d->sampler, c, &base);
+  agent_sampler_add(a->sampler, c, &base);
   iob_info("registered '%s' (namespace '%s', from %s, class %s by %s%s)", c->id, c->ns,
            c->source && *c->source ? c->source : "?", batch_class_name(c->cls),
            agent_class_source_name(c->class_source), req->running ? ", already running" : "");
   Iobatch__Agent__V1__RegisterResponse resp = IOBATCH__AGENT__V1__REGISTER_RESPONSE__INIT;
   resp.class_ = (char *)batch_class_name(c->cls);
   resp.io_weight = c->weight_written;
-  resp.hook_weight_journalled = hook_weight(d, c, req);
+  resp.hook_weight_journalled = hook_weight(a, c, req);
   *out = resp;
   return 0;
 }
 
-int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitRequest *req,
-                    uint64_t now, uint64_t cap_ms, struct agent_ctr **ctr, struct iob_error **err) {
-  struct agent_ctr *c = agent_adm_find(&d->adm, req->namespace_, req->id);
+int agent_api_admit(struct agent_api *a, const Iobatch__Agent__V1__AdmitRequest *req, uint64_t now,
+                    uint64_t cap_ms, struct agent_ctr **ctr, struct iob_error **err) {
+  struct agent_ctr *c = agent_adm_find(a->adm, req->namespace_, req->id);
   if (c == NULL) {
     /* No hook registered it (an engine without our hook, or the agent
      * restarted in between): the Admit carries enough to go on. */
@@ -202,64 +204,64 @@ int agent_api_admit(struct agent_daemon *d, const Iobatch__Agent__V1__AdmitReque
                                 .kind_from_runtime = from_runtime(req->kind_source),
                                 .source = "admit",
                                 .max_hold_ms = req->max_hold_ms};
-    if (agent_adm_register(&d->adm, &in, now, &c, err) < 0) {
+    if (agent_adm_register(a->adm, &in, now, &c, err) < 0) {
       iob_warn("admit '%s' refused: %s", req->id, (*err)->msg);
-      d->metrics.refused_admit++;
+      a->metrics->refused_admit++;
       return -1;
     }
-    d->metrics.registrations++;
-    d->api_ops->apply_profile(d, c);
+    a->metrics->registrations++;
+    agent_learn_apply_profile(a->learn, c);
   } else if (req->kind && *req->kind && agent_kind_from_name(req->kind) < 0) {
-    d->metrics.refused_admit++;
+    a->metrics->refused_admit++;
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                           "unknown kind '%s' (expected job, service or sandbox)", req->kind);
   } else if (req->declared_class && *req->declared_class) {
     enum batch_class cls;
     if (batch_class_parse(req->declared_class, &cls) < 0) {
-      d->metrics.refused_admit++;
+      a->metrics->refused_admit++;
       return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "unknown class '%s'",
                             req->declared_class);
     }
-    agent_adm_declare(&d->adm, c, req->declared_class, agent_adm_trusted(&d->adm, c), now);
+    agent_adm_declare(a->adm, c, req->declared_class, agent_adm_trusted(a->adm, c), now);
   }
   /* checked above, or by agent_adm_register */
-  agent_ctr_set_kind(c, req->kind, from_runtime(req->kind_source), agent_adm_trusted(&d->adm, c));
+  agent_ctr_set_kind(c, req->kind, from_runtime(req->kind_source), agent_adm_trusted(a->adm, c));
   report_kind(c);
-  declare_lat_target(d, c, req->latency_target_us);
+  declare_lat_target(a, c, req->latency_target_us);
   /* A retry (say, a shim that reconnected): the newest call is the one
    * somebody still waits on. */
-  d->api_ops->supersede(d, c);
+  a->ops->supersede(c, a->user);
   if (cap_ms) {
     uint64_t margin = (cap_ms > now ? cap_ms - now : 0) / 10;
     cap_ms -= margin < CALLER_MARGIN_MS ? margin : CALLER_MARGIN_MS;
   }
   *ctr = c;
-  int r = agent_adm_admit(&d->adm, c, req->max_hold_ms, cap_ms, now);
+  int r = agent_adm_admit(a->adm, c, req->max_hold_ms, cap_ms, now);
   report_hold(c);
   return r == 1 ? 1 : 0;
 }
 
-bool agent_api_cancel(struct agent_daemon *d, const Iobatch__Agent__V1__CancelRequest *req,
+bool agent_api_cancel(struct agent_api *a, const Iobatch__Agent__V1__CancelRequest *req,
                       uint64_t now) {
-  struct agent_ctr *c = agent_adm_find(&d->adm, req->namespace_, req->id);
+  struct agent_ctr *c = agent_adm_find(a->adm, req->namespace_, req->id);
   /* Unknown is fine: cancelling twice, or after an agent restart, must not
    * make a Kill or Delete fail. */
   if (c == NULL)
     return false;
   iob_info("cancelled '%s' (%s)", c->id, agent_state_name(c->state));
-  d->metrics.cancellations++;
-  d->api_ops->remove(d, c, "cancelled", now);
+  a->metrics->cancellations++;
+  a->ops->remove(c, "cancelled", now, a->user);
   return true;
 }
 
-bool agent_api_exited(struct agent_daemon *d, const Iobatch__Agent__V1__ExitedRequest *req,
+bool agent_api_exited(struct agent_api *a, const Iobatch__Agent__V1__ExitedRequest *req,
                       uint64_t now) {
-  struct agent_ctr *c = agent_adm_find(&d->adm, req->namespace_, req->id);
+  struct agent_ctr *c = agent_adm_find(a->adm, req->namespace_, req->id);
   if (c == NULL)
     return false;
   iob_info("'%s' exited with status %u after %llu ms", c->id, req->exit_status,
            (unsigned long long)(c->admitted_ms ? now - c->admitted_ms : 0));
-  d->api_ops->remove(d, c, "exited", now);
+  a->ops->remove(c, "exited", now, a->user);
   return true;
 }
 
@@ -300,10 +302,10 @@ static char *describe_reason(const struct agent_ctr *c) {
 /* How status names a container a pending one waits for: its CRI names when
  * it has them (what a kubectl user knows), else its id.  A conflict is
  * recorded by id alone: the same namespace first, else any. */
-static void ctr_label(const struct agent_daemon *d, const char *ns, const char *id, char *buf,
+static void ctr_label(const struct agent_api *a, const char *ns, const char *id, char *buf,
                       size_t n) {
-  const struct agent_ctr *c = agent_adm_find(&d->adm, ns, id);
-  for (const struct agent_ctr *o = d->adm.list; c == NULL && o; o = o->next)
+  const struct agent_ctr *c = agent_adm_find(a->adm, ns, id);
+  for (const struct agent_ctr *o = a->adm->list; c == NULL && o; o = o->next)
     if (!strcmp(o->id, id))
       c = o;
   if (c && c->pod_name && *c->pod_name)
@@ -317,24 +319,24 @@ static void ctr_label(const struct agent_daemon *d, const char *ns, const char *
 /* ContainerStatus.waits_for of a pending container: what would admit it
  * and why it is held, naming the container it conflicts with.  The latest
  * admission (its deadline) is admit_by_ms. */
-static char *describe_wait(const struct agent_daemon *d, const struct agent_ctr *c, uint64_t now) {
+static char *describe_wait(const struct agent_api *a, const struct agent_ctr *c, uint64_t now) {
   char who[AGENT_ID_MAX * 4 + 16], *s = NULL;
   if (c->state != AGENT_PENDING)
     return NULL;
   if (c->conflict[0])
-    ctr_label(d, c->ns, c->conflict, who, sizeof(who));
+    ctr_label(a, c->ns, c->conflict, who, sizeof(who));
   else
     snprintf(who, sizeof(who), "a running container");
   switch (c->reason) {
   case BATCH_HOLD_FULL:
-    s = xasprintf("a free slot (max concurrency %u reached)", d->bcfg.max_batch);
+    s = xasprintf("a free slot (max concurrency %u reached)", a->bcfg->max_batch);
     break;
   case BATCH_HOLD_MAKESPAN:
     s = xasprintf("%s to finish: holding finishes the set sooner than running beside it", who);
     break;
   case BATCH_HOLD_FAIRNESS:
     s = xasprintf("%s to finish: running beside it would stretch a job beyond %gx its solo time",
-                  who, d->bcfg.fairness);
+                  who, a->bcfg->fairness);
     break;
   case BATCH_HOLD_PLAN:
     s = c->conflict[0] ? xasprintf("a later batch of the plan (conflicts with %s)", who)
@@ -348,7 +350,7 @@ static char *describe_wait(const struct agent_daemon *d, const struct agent_ctr 
     s = xasprintf("the next plan (this one ran out of its forecast budget)");
     break;
   case BATCH_HOLD_PROTECT:
-    if (d->protect.ctl.objective)
+    if (a->protect->ctl.objective)
       s = c->conflict[0] ? xasprintf("the latency-sensitive %s to get back under its latency "
                                      "objective (the batch cap is at its floor)",
                                      who)
@@ -360,11 +362,11 @@ static char *describe_wait(const struct agent_daemon *d, const struct agent_ctr 
               : xasprintf("a latency-sensitive container to get its rate back");
     break;
   default:
-    if (now < d->adm.settle_ms)
+    if (now < a->adm->settle_ms)
       s = xasprintf("the agent's start-up (running containers register again first)");
     else if (c->reason < 0)
       s = xasprintf("the batch window (%llu ms) to close",
-                    (unsigned long long)d->cfg.batch_window_ms);
+                    (unsigned long long)a->cfg->batch_window_ms);
     else
       s = xasprintf("the next plan (last decision: %s)",
                     batch_reason_name((enum batch_reason)c->reason));
@@ -407,15 +409,15 @@ static void status_budget(const struct agent_protection *p, const struct agent_c
   s->protection_capped_s = b.capped_s;
 }
 
-int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusRequest *req,
+int agent_api_status(struct agent_api *a, const Iobatch__Agent__V1__StatusRequest *req,
                      uint64_t now, Iobatch__Agent__V1__StatusResponse *out,
                      struct iob_error **err) {
   (void)err; /* cannot fail (out of memory aborts); kept for its callers */
   Iobatch__Agent__V1__StatusResponse r = IOBATCH__AGENT__V1__STATUS_RESPONSE__INIT;
   bool labels = req && req->pod_labels;
   size_t label_budget = AGENT_STATUS_LABEL_BYTES;
-  r.containers = xcalloc(d->adm.n + 1, sizeof(*r.containers));
-  for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
+  r.containers = xcalloc(a->adm->n + 1, sizeof(*r.containers));
+  for (struct agent_ctr *c = a->adm->list; c; c = c->next) {
     Iobatch__Agent__V1__ContainerStatus *s = xcalloc(1, sizeof(*s));
     iobatch__agent__v1__container_status__init(s);
     r.containers[r.n_containers++] = s;
@@ -483,22 +485,22 @@ int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusReq
     s->pod_meta_source = c->pod_uid && *c->pod_uid && c->pod_name && *c->pod_name ? (char *)"cri"
                          : c->pod_name && *c->pod_name ? (char *)"annotations"
                                                        : (char *)"";
-    status_budget(&d->protect, c, now, s);
+    status_budget(a->protect, c, now, s);
     if (c->state == AGENT_PENDING)
       s->admit_by_ms = c->deadline_ms > now ? c->deadline_ms - now : 0;
-    s->waits_for = describe_wait(d, c, now);
+    s->waits_for = describe_wait(a, c, now);
     if (s->waits_for == NULL)
       s->waits_for = (char *)protobuf_c_empty_string;
     if (c->kind != AGENT_KIND_SANDBOX && c->state != AGENT_CREATED) {
       struct batch_job j;
-      agent_adm_job(&d->adm, c, now, &j);
-      double left = batch_work_left(&d->bcfg, &j, (double)now / 1000.0);
+      agent_adm_job(a->adm, c, now, &j);
+      double left = batch_work_left(a->bcfg, &j, (double)now / 1000.0);
       s->open_ended = !isfinite(left);
       s->work_left_s = isfinite(left) && j.running ? left : 0;
     }
   }
   struct agent_protection_view pv;
-  agent_protection_view(&d->protect, &pv);
+  agent_protection_view(a->protect, &pv);
   r.protect_cap_bps = (uint64_t)pv.level_bps;
   r.protect_holding = pv.holding;
   r.protect_batch_io_limit = pv.io_limit;
@@ -523,7 +525,7 @@ int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusReq
   for (int v = 0; v < BATCH_NCLASS; v++)
     for (int n = 0; n < BATCH_NCLASS; n++) {
       const struct agent_pen_stream *e =
-          agent_penalties_stream(&d->penalties, (enum batch_class)v, (enum batch_class)n);
+          agent_penalties_stream(a->pen, (enum batch_class)v, (enum batch_class)n);
       if (e == NULL)
         continue;
       Iobatch__Agent__V1__PenaltyPair *pp = xcalloc(1, sizeof(*pp));
@@ -533,30 +535,30 @@ int agent_api_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusReq
       pp->slowdown = e->slowdown;
       pp->samples = e->samples;
       pp->coruns = e->coruns;
-      pp->in_use = agent_penalties_in_use(&d->penalties, (enum batch_class)v, (enum batch_class)n);
+      pp->in_use = agent_penalties_in_use(a->pen, (enum batch_class)v, (enum batch_class)n);
       r.penalties[r.n_penalties++] = pp;
     }
-  r.policy = (char *)batch_policy_name(d->bcfg.policy);
-  r.matrix_source = d->matrix_source;
+  r.policy = (char *)batch_policy_name(a->bcfg->policy);
+  r.matrix_source = (char *)a->matrix_source;
   /* 0: nothing is held for capacity (the predictive policy without
    * max_concurrency), as the startup log says */
   r.max_concurrency =
-      d->bcfg.cap_running || d->bcfg.policy == BATCH_POLICY_PAPER ? d->bcfg.max_batch : 0;
-  r.sampler = (char *)agent_sampler_name(&d->sampler);
-  r.latency_source = (char *)agent_lat_mode_name(d->sampler.lat.mode);
-  r.latency_note = d->sampler.lat.why ? d->sampler.lat.why : "";
-  r.kubepods = d->kubepods_on ? agent_kubepods_describe(&d->kubepods) : xstrdup("off");
-  r.cri = (char *)agent_podmeta_note(&d->podmeta);
-  r.cri_polls = d->podmeta.polls;
-  r.windows_idle = d->metrics.windows_idle;
-  r.windows_full = d->metrics.windows_full;
-  r.sampler_passes = d->sampler.round;
-  r.sampler_samples = d->sampler.samples;
-  r.plans = d->adm.plans;
-  r.admissions = d->adm.admissions;
-  r.forced_admissions = d->adm.forced_admissions;
-  r.profiles = (uint32_t)d->profiles.n;
-  r.batch_window_ms = d->cfg.batch_window_ms;
+      a->bcfg->cap_running || a->bcfg->policy == BATCH_POLICY_PAPER ? a->bcfg->max_batch : 0;
+  r.sampler = (char *)agent_sampler_name(a->sampler);
+  r.latency_source = (char *)agent_lat_mode_name(a->sampler->lat.mode);
+  r.latency_note = a->sampler->lat.why ? a->sampler->lat.why : "";
+  r.kubepods = a->kube->kubepods ? agent_kubepods_describe(a->kube->kubepods) : xstrdup("off");
+  r.cri = (char *)agent_podmeta_note(a->podmeta);
+  r.cri_polls = a->podmeta->polls;
+  r.windows_idle = a->metrics->windows_idle;
+  r.windows_full = a->metrics->windows_full;
+  r.sampler_passes = a->sampler->round;
+  r.sampler_samples = a->sampler->samples;
+  r.plans = a->adm->plans;
+  r.admissions = a->adm->admissions;
+  r.forced_admissions = a->adm->forced_admissions;
+  r.profiles = (uint32_t)a->learn->profiles->n;
+  r.batch_window_ms = a->cfg->batch_window_ms;
   agent_fd_usage(&r.open_fds, &r.fd_limit);
   *out = r;
   return 0;
@@ -595,9 +597,9 @@ static void plan_response(struct batch_jobfile_plan *p, Iobatch__Agent__V1__Plan
   *out = r;
 }
 
-int agent_api_plan_check(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *req,
+int agent_api_plan_check(struct agent_api *a, const Iobatch__Agent__V1__PlanRequest *req,
                          struct batch_config *cfg, struct iob_error **err) {
-  *cfg = d->bcfg;
+  *cfg = *a->bcfg;
   if (req->cap > BATCH_MAX_BATCH)
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "cap %u out of range 1..%d", req->cap,
                           BATCH_MAX_BATCH);
@@ -631,10 +633,10 @@ int agent_api_plan_solve(const struct batch_config *cfg, const Iobatch__Agent__V
   return 0;
 }
 
-int agent_api_plan(struct agent_daemon *d, const Iobatch__Agent__V1__PlanRequest *req,
+int agent_api_plan(struct agent_api *a, const Iobatch__Agent__V1__PlanRequest *req,
                    Iobatch__Agent__V1__PlanResponse **out, struct iob_error **err) {
   struct batch_config cfg;
-  if (agent_api_plan_check(d, req, &cfg, err) < 0)
+  if (agent_api_plan_check(a, req, &cfg, err) < 0)
     return -1;
   return agent_api_plan_solve(&cfg, req, out, err);
 }

@@ -99,7 +99,7 @@ void agent_server_supersede(struct agent_daemon *d, struct agent_ctr *c) {
  * Returns 0 when CALL may speak for (NS, ID). */
 static int check_owner(struct agent_server *s, struct ttrpc_call *call, const char *what,
                        const char *ns, const char *id, struct iob_error **err) {
-  struct agent_ctr *c = agent_adm_find(&s->state->adm, ns, id);
+  struct agent_ctr *c = agent_adm_find(s->state->adm, ns, id);
   uint64_t me = ttrpc_call_conn_id(call);
   if (c == NULL || c->owner_conn == 0 || c->owner_conn == me ||
       !ttrpc_server_conn_open(s->ttrpc, c->owner_conn))
@@ -129,18 +129,18 @@ static bool refused(struct agent_server *s, struct ttrpc_call *call, const char 
 
 static void on_register(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
   struct agent_server *s = user;
-  struct agent_daemon *d = s->state;
+  struct agent_api *a = s->state;
   const Iobatch__Agent__V1__RegisterRequest *req = (const void *)m;
   cleanup_error struct iob_error *err = NULL;
   Iobatch__Agent__V1__RegisterResponse resp;
   if (refused(s, call, "register", req->namespace_, req->id))
     return;
-  if (agent_api_register(d, req, now_ms(), &resp, &err) < 0) {
+  if (agent_api_register(a, req, now_ms(), &resp, &err) < 0) {
     iob_warn("register '%s' refused: %s", req->id, err->msg);
     ttrpc_call_fail_error(call, &err);
     return;
   }
-  struct agent_ctr *c = agent_adm_find(&d->adm, req->namespace_, req->id);
+  struct agent_ctr *c = agent_adm_find(a->adm, req->namespace_, req->id);
   if (c)
     set_owner(c, call);
   ttrpc_call_reply(call, &resp.base);
@@ -149,14 +149,14 @@ static void on_register(struct ttrpc_call *call, const ProtobufCMessage *m, void
 
 static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
   struct agent_server *s = user;
-  struct agent_daemon *d = s->state;
+  struct agent_api *a = s->state;
   const Iobatch__Agent__V1__AdmitRequest *req = (const void *)m;
   cleanup_error struct iob_error *err = NULL;
   uint64_t now = now_ms();
   struct agent_ctr *c = NULL;
   if (refused(s, call, "admit", req->namespace_, req->id))
     return;
-  int r = agent_api_admit(d, req, now, ttrpc_call_deadline_ms(call), &c, &err);
+  int r = agent_api_admit(a, req, now, ttrpc_call_deadline_ms(call), &c, &err);
   if (r < 0) {
     ttrpc_call_fail_error(call, &err);
     return;
@@ -210,10 +210,10 @@ static void on_status(struct ttrpc_call *call, const ProtobufCMessage *m, void *
 
 static void on_plan(struct ttrpc_call *call, const ProtobufCMessage *m, void *user) {
   struct agent_server *s = user;
-  struct agent_daemon *d = s->state;
+  struct agent_api *a = s->state;
   cleanup_error struct iob_error *err = NULL;
   struct batch_config cfg;
-  if (agent_api_plan_check(d, (const void *)m, &cfg, &err) < 0 ||
+  if (agent_api_plan_check(a, (const void *)m, &cfg, &err) < 0 ||
       /* Solved off the loop (agent/plan_async.c): admissions go on meanwhile. */
       agent_plan_async_start(&s->plan, call, &cfg, (const void *)m, &err) < 0)
     ttrpc_call_fail_error(call, &err);
@@ -251,7 +251,7 @@ static void on_ping(struct ttrpc_call *call, const ProtobufCMessage *m, void *us
 }
 
 int agent_server_setup(struct agent_server *s, struct iob_loop *loop, const char *socket_path,
-                       struct agent_daemon *state, const struct agent_server_ops *ops, void *user,
+                       struct agent_api *state, const struct agent_server_ops *ops, void *user,
                        struct iob_error **err) {
   static const struct {
     const char *method;

@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/loop.h"
 
+struct agent_api;
 struct agent_daemon;
 struct ttrpc_server;
 
@@ -29,14 +30,14 @@ struct agent_server_ops {
 struct agent_server {
   struct ttrpc_server *ttrpc;
   struct agent_plan_async plan; /* the Plan RPC's thread (agent/plan_async.h) */
-  struct agent_daemon *state;   /* what the request steps work on (agent/requests.h) */
+  struct agent_api *state;      /* what the request steps work on (agent/requests.h) */
   const struct agent_server_ops *ops;
   void *user;
 };
 
 /* Serve the Agent API on SOCKET_PATH (its directory must be private). */
 int agent_server_setup(struct agent_server *s, struct iob_loop *loop, const char *socket_path,
-                       struct agent_daemon *state, const struct agent_server_ops *ops, void *user,
+                       struct agent_api *state, const struct agent_server_ops *ops, void *user,
                        struct iob_error **err);
 /* Close the socket (and unlink it). */
 void agent_server_release(struct agent_server *s);

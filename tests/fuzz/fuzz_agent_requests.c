@@ -53,7 +53,7 @@ static void on_plan(struct agent_daemon *d, const Iobatch__Agent__V1__PlanReques
     return;
   cleanup_error struct iob_error *err = NULL;
   Iobatch__Agent__V1__PlanResponse *resp = NULL;
-  if (agent_api_plan(d, r, &resp, &err) == 0)
+  if (agent_api_plan(&d->api, r, &resp, &err) == 0)
     agent_api_plan_free(resp);
 }
 
@@ -61,7 +61,7 @@ static void on_status(struct agent_daemon *d, const Iobatch__Agent__V1__StatusRe
                       uint64_t now) {
   cleanup_error struct iob_error *err = NULL;
   Iobatch__Agent__V1__StatusResponse r;
-  if (agent_api_status(d, req, now, &r, &err) < 0)
+  if (agent_api_status(&d->api, req, now, &r, &err) < 0)
     return;
   /* What the server does with it: pack it. */
   size_t n = protobuf_c_message_get_packed_size(&r.base);
@@ -110,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       cleanup_error struct iob_error *err = NULL;
       Iobatch__Agent__V1__RegisterResponse resp;
       if (r)
-        agent_api_register(&d, r, now, &resp, &err);
+        agent_api_register(&d.api, r, now, &resp, &err);
       iobatch__agent__v1__register_request__free_unpacked(r, NULL);
       break;
     }
@@ -119,7 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       cleanup_error struct iob_error *err = NULL;
       struct agent_ctr *c = NULL;
       if (r)
-        agent_api_admit(&d, r, now, now + 30000, &c, &err);
+        agent_api_admit(&d.api, r, now, now + 30000, &c, &err);
       iobatch__agent__v1__admit_request__free_unpacked(r, NULL);
       break;
     }
@@ -127,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       Iobatch__Agent__V1__CancelRequest *r =
           iobatch__agent__v1__cancel_request__unpack(NULL, len, p);
       if (r)
-        agent_api_cancel(&d, r, now);
+        agent_api_cancel(&d.api, r, now);
       iobatch__agent__v1__cancel_request__free_unpacked(r, NULL);
       break;
     }
@@ -135,7 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       Iobatch__Agent__V1__ExitedRequest *r =
           iobatch__agent__v1__exited_request__unpack(NULL, len, p);
       if (r)
-        agent_api_exited(&d, r, now);
+        agent_api_exited(&d.api, r, now);
       iobatch__agent__v1__exited_request__free_unpacked(r, NULL);
       break;
     }

@@ -924,7 +924,7 @@ static void check_latency_target_row(void) {
     r.source = (char *)"shim";
     r.latency_target_us = 2000;
     Iobatch__Agent__V1__RegisterResponse resp;
-    if (agent_api_register(&d, &r, 1000, &resp, &err) < 0)
+    if (agent_api_register(&d.api, &r, 1000, &resp, &err) < 0)
       fail_msg("register %s: %s", tenants[i], err->msg);
     struct agent_ctr *c = agent_adm_find(&d.adm, "k8s.io", tenants[i]);
     assert_non_null(c);
@@ -980,7 +980,7 @@ static void test_trust_hook_weight(void **state) {
     r.hook_bfq_weight_was = (char *)"";
     r.cgroup_inode = (uint64_t)sb.st_ino + (i == 2); /* "moved": not what the hook saw */
     Iobatch__Agent__V1__RegisterResponse resp;
-    if (agent_api_register(&d, &r, 1000, &resp, &err) < 0)
+    if (agent_api_register(&d.api, &r, 1000, &resp, &err) < 0)
       fail_msg("register %s: %s", tenants[i], err->msg);
     snprintf(path, sizeof(path), "%s%s/io.weight", cg, rel);
     /* journalled, with what was there and what the hook writes, only
@@ -1347,7 +1347,7 @@ static void test_trust_kind_wire(void **state) {
     Iobatch__Agent__V1__RegisterRequest *r =
         wire_register(cases[i].id, cases[i].kind, cases[i].source);
     Iobatch__Agent__V1__RegisterResponse resp;
-    if (agent_api_register(&d, r, 1000, &resp, &err) < 0)
+    if (agent_api_register(&d.api, r, 1000, &resp, &err) < 0)
       fail_msg("register %s: %s", cases[i].id, err->msg);
     iobatch__agent__v1__register_request__free_unpacked(r, NULL);
     struct agent_ctr *c = agent_adm_find(&d.adm, "k8s.io", cases[i].id);
@@ -1363,17 +1363,17 @@ static void test_trust_kind_wire(void **state) {
   a.namespace_ = (char *)"k8s.io";
   a.kind = (char *)"service";
   struct agent_ctr *c = NULL;
-  assert_int_equal(agent_api_admit(&d, &a, 1100, 0, &c, &err), 0);
+  assert_int_equal(agent_api_admit(&d.api, &a, 1100, 0, &c, &err), 0);
   assert_int_equal(c->kind, AGENT_KIND_JOB);
   assert_int_equal(c->state, AGENT_PENDING);
   /* an Admit with the CRI's sandbox is a sandbox: admitted at once */
   a.id = (char *)"cri";
   a.kind = (char *)"sandbox";
   a.kind_source = IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME;
-  assert_int_equal(agent_api_admit(&d, &a, 1200, 0, &c, &err), 1);
+  assert_int_equal(agent_api_admit(&d.api, &a, 1200, 0, &c, &err), 1);
   /* Status: the declaration, not trusted, beside the kind it has */
   Iobatch__Agent__V1__StatusResponse st;
-  assert_int_equal(agent_api_status(&d, NULL, 1300, &st, &err), 0);
+  assert_int_equal(agent_api_status(&d.api, NULL, 1300, &st, &err), 0);
   int seen = 0;
   for (size_t i = 0; i < st.n_containers; i++) {
     const Iobatch__Agent__V1__ContainerStatus *s = st.containers[i];

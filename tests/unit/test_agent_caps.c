@@ -92,7 +92,7 @@ static struct agent_ctr *capped_writer(struct env *e) {
   r.pid = 30;
   r.running = true;
   Iobatch__Agent__V1__RegisterResponse resp;
-  if (agent_api_register(&e->d, &r, 1000, &resp, &err) < 0)
+  if (agent_api_register(&e->d.api, &r, 1000, &resp, &err) < 0)
     fail_msg("register: %s", err->msg);
   struct agent_ctr *c = agent_adm_find(&e->d.adm, "default", "w");
   assert_non_null(c);
@@ -107,7 +107,7 @@ static struct agent_ctr *capped_writer(struct env *e) {
 static uint64_t status_cap(struct env *e) {
   cleanup_error struct iob_error *err = NULL;
   Iobatch__Agent__V1__StatusResponse r;
-  assert_int_equal(agent_api_status(&e->d, NULL, 2000, &r, &err), 0);
+  assert_int_equal(agent_api_status(&e->d.api, NULL, 2000, &r, &err), 0);
   assert_int_equal(r.n_containers, 1);
   uint64_t cap = r.containers[0]->cap_bps;
   agent_api_status_release(&r);

@@ -200,11 +200,11 @@ static void test_status_size(void **state) {
     r.namespace_ = (char *)"k8s.io";
     r.source = (char *)"shim";
     Iobatch__Agent__V1__RegisterResponse resp;
-    assert_int_equal(agent_api_register(&d, &r, 1000, &resp, &err), 0);
+    assert_int_equal(agent_api_register(&d.api, &r, 1000, &resp, &err), 0);
   }
   agent_podmeta_fill_new(&d.podmeta);
   Iobatch__Agent__V1__StatusResponse st;
-  assert_int_equal(agent_api_status(&d, NULL, 2000, &st, &err), 0);
+  assert_int_equal(agent_api_status(&d.api, NULL, 2000, &st, &err), 0);
   size_t packed = iobatch__agent__v1__status_response__get_packed_size(&st);
   assert_int_equal(st.n_containers, BIG_CTRS);
   assert_int_equal(st.containers[0]->n_pod_labels, 0); /* not asked for */
@@ -212,7 +212,7 @@ static void test_status_size(void **state) {
   assert_true(packed < TTRPC_MAX_PAYLOAD / 64);
   Iobatch__Agent__V1__StatusRequest ask = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
   ask.pod_labels = true;
-  assert_int_equal(agent_api_status(&d, &ask, 2000, &st, &err), 0);
+  assert_int_equal(agent_api_status(&d.api, &ask, 2000, &st, &err), 0);
   packed = iobatch__agent__v1__status_response__get_packed_size(&st);
   assert_int_equal(st.containers[0]->n_pod_labels, 1);
   assert_string_equal(st.containers[0]->pod_labels[0], "tier=db");
@@ -333,7 +333,7 @@ static void test_status_label_budget(void **state) {
     r.namespace_ = (char *)"k8s.io";
     r.source = (char *)"shim";
     Iobatch__Agent__V1__RegisterResponse resp;
-    assert_int_equal(agent_api_register(&d, &r, 1000, &resp, &err), 0);
+    assert_int_equal(agent_api_register(&d.api, &r, 1000, &resp, &err), 0);
   }
   for (struct agent_ctr *c = d.adm.list; c; c = c->next) {
     c->pod_labels = xcalloc(CRI_META_LABELS_MAX + 1, sizeof(*c->pod_labels));
@@ -343,7 +343,7 @@ static void test_status_label_budget(void **state) {
   Iobatch__Agent__V1__StatusRequest ask = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
   ask.pod_labels = true;
   Iobatch__Agent__V1__StatusResponse st;
-  assert_int_equal(agent_api_status(&d, &ask, 2000, &st, &err), 0);
+  assert_int_equal(agent_api_status(&d.api, &ask, 2000, &st, &err), 0);
   size_t packed = iobatch__agent__v1__status_response__get_packed_size(&st), with = 0;
   for (size_t i = 0; i < st.n_containers; i++)
     with += st.containers[i]->n_pod_labels > 0;

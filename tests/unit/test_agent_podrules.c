@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Pod rules (agent/podrules.c): the `pod_rule` parser and its errors, the
  * matcher (first match decides, selectors by namespace, QoS and label,
- * trust by label against by namespace), and their application by the
- * daemon (agent_daemon_pod_meta_changed on a headless daemon): order,
+ * trust by label against by namespace), and their application
+ * (agent_kube_pod_changed on a headless daemon): order,
  * a tenant's labels and QoS class never shadowing a rule by namespace. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -119,7 +119,7 @@ static void test_rule_match(void **state) {
   assert_true(agent_pod_rule_trusted(&rs[0], true));
 }
 
-/* The rules as the daemon applies them (agent_daemon_pod_meta_changed),
+/* The rules as the daemon applies them (agent_kube_pod_changed),
  * on a headless daemon with trust_declared = db. */
 struct rig {
   char dir[32];
@@ -157,7 +157,7 @@ static struct agent_ctr *pod(struct rig *g, const char *id, const char *ns, cons
   r.source = (char *)"shim";
   Iobatch__Agent__V1__RegisterResponse resp;
   cleanup_error struct iob_error *err = NULL;
-  if (agent_api_register(&g->d, &r, 1000, &resp, &err) < 0)
+  if (agent_api_register(&g->d.api, &r, 1000, &resp, &err) < 0)
     fail_msg("register %s: %s", id, err->msg);
   struct agent_ctr *c = agent_adm_find(&g->d.adm, "k8s.io", id);
   assert_non_null(c);
@@ -167,7 +167,7 @@ static struct agent_ctr *pod(struct rig *g, const char *id, const char *ns, cons
     c->pod_labels[0] = xstrdup(label);
     c->n_pod_labels = 1;
   }
-  agent_daemon_pod_meta_changed(&g->d, c);
+  agent_kube_pod_changed(&g->d.kube, c);
   return c;
 }
 
@@ -245,7 +245,7 @@ static void test_rule_apply(void **state) {
   /* the Status reply names the rule and says what can be held */
   Iobatch__Agent__V1__StatusResponse st;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_api_status(&g.d, NULL, 2000, &st, &err), 0);
+  assert_int_equal(agent_api_status(&g.d.api, NULL, 2000, &st, &err), 0);
   size_t seen = 0;
   for (size_t i = 0; i < st.n_containers; i++) {
     const Iobatch__Agent__V1__ContainerStatus *s = st.containers[i];

@@ -81,7 +81,7 @@ static int setup(void **state) {
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(agent_daemon_init_headless(&g->d, &cfg, &err), 0);
   assert_int_equal(iob_loop_new(&g->loop, &err), 0);
-  if (agent_server_setup(&g->s, g->loop, g->sock, &g->d, &ops, g, &err) < 0)
+  if (agent_server_setup(&g->s, g->loop, g->sock, &g->d.api, &ops, g, &err) < 0)
     fail_msg("setup: %s", err->msg);
   *state = g;
   return 0;
