@@ -115,7 +115,7 @@ $RUNC delete -f "$TEN" >/dev/null 2>&1
 $RUNC delete -f "$CRU" >/dev/null 2>&1
 
 sleep 3 # the reader's rate alone, over a dozen 250 ms windows
-run_ctr "$WRI" "$WRI_CG" /usr/bin/fio --name=w --filename=/data/w --rw=write --bs=1M --size=4G \
+run_ctr "$WRI" "$WRI_CG" /usr/bin/fio --name=w --filename=/data/w --rw=write --bs=1M --size=4G --ioengine=libaio --iodepth=16 \
   --time_based --runtime=300 --direct=1 || bail "runc did not start the writer: $(cat "$IOB_T/$WRI.out")"
 wait_for 30 '[ "$(agent_field "$WRI" state)" = running ]'
 is "$(agent_field "$WRI" qos)/$(agent_field "$WRI" pod_uid)" "besteffort/$B_UID" \
