@@ -124,6 +124,20 @@ static bool objective_update(struct agent_protect *p, const struct agent_protect
   }
   p->idle_windows = 0;
   p->worst_lat_ratio = who ? worst : 0;
+  if (!p->batch_io) {
+    /* The victim alone: a miss is reported (status, pressure), but no
+     * lever acts on it. */
+    p->missed = who != NULL && worst > 1;
+    if (p->batch_n == 0 || !p->cfg.freeze) {
+      p->io_limit = 0;
+      p->floor_misses = p->freeze_slack = 0;
+    }
+    if (p->batch_n == 0)
+      p->level_bps = 0;
+    p->slack_windows++;
+    p->short_ = p->short_ && p->slack_windows < PROTECT_SLACK_WINDOWS;
+    return before != p->level_bps;
+  }
   bool miss = who != NULL && worst > 1;
   p->missed = miss;
   bool at_floor = p->level_bps > 0 && p->level_bps <= p->cfg.cap_floor_bps;
@@ -266,8 +280,9 @@ double agent_protect_learn_target(const struct agent_protect_learn *l) {
   double v[PROTECT_LEARN_KEEP];
   memcpy(v, l->lat, l->n * sizeof(v[0]));
   qsort(v, l->n, sizeof(v[0]), cmp_double);
-  double med = l->n % 2 ? v[l->n / 2] : (v[l->n / 2 - 1] + v[l->n / 2]) / 2;
-  return PROTECT_LEARN_FACTOR * med;
+  /* nearest rank: the ceil(q n)-th smallest */
+  unsigned k = (unsigned)ceil(PROTECT_LEARN_QUANTILE * l->n);
+  return PROTECT_LEARN_FACTOR * v[k > 0 ? k - 1 : 0];
 }
 
 double agent_protect_budget_s(double budget, double expected_s, double unknown_s) {

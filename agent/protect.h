@@ -112,6 +112,9 @@ double agent_protect_share(int signal, double rate_share, double rate_cv, double
  * target; agent_protect_update):
  *   - no protected container did I/O in the window: no limit (the level
  *     is lifted, nothing held);
+ *   - no batch container did I/O in it (batch_io false): neither a miss
+ *     nor slack, the level stays while a batch container is under the
+ *     lever (batch_n), else it is lifted;
  *   - the worst latency / target r above 1: the level is cut by
  *     max(cut, min(PROTECT_OBJ_CUT_MAX, 1 / r)) (a small miss, a small
  *     cut), starting from batch_bps (the fastest capped batch container's
@@ -163,6 +166,10 @@ struct agent_protect {
   /* Set by the caller before each update: the largest measured rate of a
    * capped batch container in the window (bytes/s, 0 unknown). */
   double batch_bps;
+  /* Set by the caller before each update: a batch container did I/O in
+   * the window.  Without that a miss is not the batch's doing: the
+   * objective controller neither cuts nor raises on it. */
+  bool batch_io;
   bool objective; /* the last update judged by a latency objective */
   /* I/O pressure, for node-problem-detector (iobatchctl check
    * io-pressure): a protected container missed its objective (or, by
@@ -186,13 +193,17 @@ void agent_protect_init(struct agent_protect *p, const struct agent_protect_cfg 
  * nothing, its CPU weight included); by share while a victim runs. */
 bool agent_protect_limiting(const struct agent_protect *p);
 
-/* A learned latency objective: PROTECT_LEARN_FACTOR x the median of the
- * latencies of a container's quiet windows (it did I/O, no batch container
- * did), once it has PROTECT_LEARN_WINDOWS of them; the last
- * PROTECT_LEARN_KEEP count. */
+/* A learned latency objective: PROTECT_LEARN_FACTOR x the
+ * PROTECT_LEARN_QUANTILE of the latencies of a container's quiet windows
+ * (it did I/O, no batch container did), once it has PROTECT_LEARN_WINDOWS
+ * of them; the last PROTECT_LEARN_KEEP count.  A high quantile, not the
+ * median: a window's p99 is noisy, and an objective the container misses
+ * alone in one window of three (PostgreSQL's WAL writes on a cloud disk,
+ * with the median) caps the batch for misses it did not cause. */
 #define PROTECT_LEARN_WINDOWS 10
 #define PROTECT_LEARN_KEEP 32
 #define PROTECT_LEARN_FACTOR 1.5
+#define PROTECT_LEARN_QUANTILE 0.9
 /* Where a protected container's latency objective comes from. */
 enum agent_lat_target_source {
   AGENT_LAT_TARGET_NONE = 0, /* none yet: protection by its share */

@@ -364,6 +364,7 @@ bool agent_protection_window(struct agent_protection *p, uint64_t now, double wi
   struct agent_protect *ctl = &p->ctl;
   agent_protection_budget_window(p, now, window_s);
   ctl->batch_bps = batch_bps;
+  ctl->batch_io = batch_io;
   ctl->batch_n = freeze_candidates(p, now);
   unsigned limit_before = ctl->io_limit;
   bool was_short = ctl->short_;

@@ -203,6 +203,7 @@ static void test_unknown_job_bounded(void **state) {
   agent_adm_admit(&adm, db, 0, 0, 0);
   run_until(&adm, 0);
   struct agent_protect_obs o = {.id = "db", .share = -1, .stall = -1, .lat = 20, .lat_target = 5};
+  prot.ctl.batch_io = true;
   agent_protect_update(&prot.ctl, &o, 1);
   assert_true(prot.ctl.short_);
   struct agent_ctr *u = reg(&adm, "u", "seq-write", 1000);
@@ -304,6 +305,7 @@ static void step(struct agent_adm *adm, uint64_t now, struct agent_protect_obs *
     n += agent_ctr_freeze_candidate(&prot, c, now);
   p->batch_n = n;
   p->batch_bps = 60 * MiB;
+  p->batch_io = true; /* the jobs write at every window they are not frozen */
   agent_protect_update(p, db, 1);
   /* caps.c */
   for (struct agent_ctr *c = adm->list; c; c = c->next) {

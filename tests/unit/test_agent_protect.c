@@ -349,6 +349,7 @@ static void test_objective(void **state) {
   /* the first window within target: no first cap (do no harm) */
   db.lat = 3;
   p.batch_bps = 400 * MiB;
+  p.batch_io = true;
   assert_false(agent_protect_update(&p, &db, 1));
   assert_true(p.active && p.objective && p.level_bps == 0 && !p.short_);
   /* fall: p99 at 2x its target cuts the batch's measured rate in half */
@@ -405,6 +406,7 @@ static void test_objective_idle(void **state) {
       {.id = "cache", .share = -1, .stall = -1, .lat = -1, .lat_target = 2, .idle = true},
   };
   p.batch_bps = 100 * MiB;
+  p.batch_io = true;
   agent_protect_update(&p, v, 2);
   assert_true(p.level_bps == 50 * MiB && p.short_);
   assert_string_equal(p.victim, "db");
@@ -428,6 +430,43 @@ static void test_objective_idle(void **state) {
   assert_true(!p.active && !p.objective);
 }
 
+/* A victim that misses while no batch container does I/O: the miss is
+ * reported, but nothing is cut or held for it; the level a batch under the
+ * lever was given stays, and goes once none is. */
+static void test_objective_alone(void **state) {
+  (void)state;
+  struct agent_protect_cfg cfg;
+  agent_protect_cfg_default(&cfg);
+  struct agent_protect p;
+  agent_protect_init(&p, &cfg);
+  struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1, .lat = 20, .lat_target = 5};
+  /* recorded: PostgreSQL alone on a cloud disk, a window's p99 against a
+   * median-learned objective: 0.92 0.51 4.74 0.51 1.38 ... */
+  p.batch_io = false;
+  for (int i = 0; i < 10; i++) {
+    assert_false(agent_protect_update(&p, &db, 1));
+    assert_true(p.missed && p.level_bps == 0 && !p.short_ && p.io_limit == 0);
+  }
+  assert_false(agent_protect_limiting(&p));
+  /* the batch's I/O beside it: cut */
+  p.batch_io = true;
+  p.batch_n = 2;
+  p.batch_bps = 100 * MiB;
+  assert_true(agent_protect_update(&p, &db, 1));
+  assert_true(p.level_bps == 50 * MiB);
+  /* the batch pauses (between its bursts): no cut, no raise */
+  p.batch_io = false;
+  db.lat = 1;
+  assert_false(agent_protect_update(&p, &db, 1));
+  db.lat = 50;
+  assert_false(agent_protect_update(&p, &db, 1));
+  assert_true(p.level_bps == 50 * MiB);
+  /* none left under the lever: the level goes */
+  p.batch_n = 0;
+  assert_true(agent_protect_update(&p, &db, 1));
+  assert_true(p.level_bps == 0 && !agent_protect_limiting(&p));
+}
+
 static void test_learn_objective(void **state) {
   (void)state;
   struct agent_protect_learn l;
@@ -439,12 +478,28 @@ static void test_learn_objective(void **state) {
   agent_protect_learn_add(&l, NAN); /* ignored */
   agent_protect_learn_add(&l, -1);  /* ignored */
   assert_true(agent_protect_learn_target(&l) == 0);
-  agent_protect_learn_add(&l, 100.0); /* one spike does not move the median */
+  agent_protect_learn_add(&l, 100.0); /* one spike in ten does not move it */
   assert_true(fabs(agent_protect_learn_target(&l) - 3.0) < 1e-9);
   /* the ring keeps the last PROTECT_LEARN_KEEP: the old level is forgotten */
   for (int i = 0; i < PROTECT_LEARN_KEEP; i++)
     agent_protect_learn_add(&l, 4.0);
   assert_true(fabs(agent_protect_learn_target(&l) - 6.0) < 1e-9);
+  /* recorded: PostgreSQL (pgbench -R, half its rate) alone on this host's
+   * cloud disk, each 250 ms window's block I/O p99 (us).  The container
+   * alone meets what it learns in all but a few windows (with 1.5 x the
+   * median it missed 6 of these 17) */
+  static const double alone[] = {298, 165, 1536, 165, 447, 217, 431, 156, 308,
+                                 217, 1234, 1727, 230, 865, 298, 136, 249};
+  const size_t n = sizeof(alone) / sizeof(alone[0]);
+  memset(&l, 0, sizeof(l));
+  for (size_t i = 0; i < n; i++)
+    agent_protect_learn_add(&l, alone[i]);
+  double t = agent_protect_learn_target(&l);
+  size_t over = 0;
+  for (size_t i = 0; i < n; i++)
+    over += alone[i] > t;
+  assert_true(over <= n / 10);
+  assert_true(t < 1.5 * 1727 + 1e-9); /* not above the worst window's 1.5 x */
 }
 
 /* A batch container held for protection starts when it reaches its
@@ -463,6 +518,7 @@ static void test_budget_releases_hold(void **state) {
   agent_adm_admit(&adm, db, 0, 0, 0);
   run_until(&adm, 0);
   struct agent_protect_obs o = {.id = "db", .share = -1, .stall = -1, .lat = 20, .lat_target = 5};
+  prot.ctl.batch_io = true;
   agent_protect_update(&prot.ctl, &o, 1);
   assert_true(prot.ctl.short_);
   struct agent_ctr *w = reg(&adm, "w", "seq-write", 1000);
@@ -517,6 +573,7 @@ static void test_objective_admission(void **state) {
     assert_int_equal(w[i]->state, AGENT_RUNNING);
   /* missing at the floor: the next one is held */
   o.lat = 50;
+  prot.ctl.batch_io = true;
   for (int i = 0; i < 10 && !prot.ctl.short_; i++)
     agent_protect_update(&prot.ctl, &o, 1);
   assert_true(prot.ctl.short_);
@@ -626,6 +683,7 @@ static void test_freeze_when_caps_fail(void **state) {
                                   9100, 9000, 8800, 9000, 9100, 8900, 9000};
   struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1, .lat_target = 2000};
   p.batch_bps = 400 * MiB;
+  p.batch_io = true;
   unsigned w = 0, first_freeze = 0;
   for (; w < sizeof(missed) / sizeof(missed[0]); w++) {
     db.lat = missed[w];
@@ -693,6 +751,7 @@ static void test_freeze_nothing_protected(void **state) {
   struct agent_protect p;
   agent_protect_init(&p, &cfg);
   p.batch_n = 3;
+  p.batch_io = true;
   struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1, .lat = 50, .lat_target = 5};
   for (int i = 0; i < 5; i++)
     agent_protect_update(&p, &db, 1);
@@ -728,6 +787,7 @@ static void test_freeze_nothing_protected(void **state) {
   cfg.freeze = false;
   agent_protect_init(&p, &cfg);
   p.batch_n = 3;
+  p.batch_io = true;
   for (int i = 0; i < 10; i++)
     agent_protect_update(&p, &db, 1);
   assert_int_equal(p.io_limit, 0);
@@ -840,6 +900,7 @@ int main(void) {
       cmocka_unit_test(test_aimd),
       cmocka_unit_test(test_objective),
       cmocka_unit_test(test_objective_idle),
+      cmocka_unit_test(test_objective_alone),
       cmocka_unit_test(test_learn_objective),
       cmocka_unit_test(test_budget),
       cmocka_unit_test(test_budget_releases_hold),
