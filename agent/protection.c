@@ -504,7 +504,10 @@ void agent_protection_debt(const struct agent_protection *p, const struct agent_
   out->debt_s = agent_budget_debt(c, now);
   out->bound_s = agent_budget_bound(&p->ctl.cfg, c);
   out->source = agent_budget_source_name(c->budget.source);
-  out->spent = agent_ctr_over_budget(p, c, now);
+  /* Free for good; a job of unknown runtime at a bound that still grows
+   * with its time run free is not (it runs free until it earns more). */
+  out->spent = c->budget.spent ||
+               (agent_ctr_over_budget(p, c, now) && c->budget.source != AGENT_BUDGET_UNKNOWN);
   out->held_s = c->budget.held_s;
   if (c->budget.held_since_ms && now > c->budget.held_since_ms)
     out->held_s += (double)(now - c->budget.held_since_ms) / 1000;

@@ -152,7 +152,7 @@ struct agent_protection_debt {
   double held_s, capped_s;
   double bound_s;     /* what it may add; INFINITY: no bound (protect_batch_budget 0) */
   const char *source; /* where its expected runtime came from (enum agent_budget_source) */
-  bool spent;         /* it reached its bound: free from protection for good */
+  bool spent;         /* it reached a bound that cannot grow: free for good */
 };
 void agent_protection_debt(const struct agent_protection *p, const struct agent_ctr *c,
                            uint64_t now, struct agent_protection_debt *out);

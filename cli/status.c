@@ -212,10 +212,14 @@ static void budget_text(const ctr_status *c, char *buf, size_t n) {
   else if (c->budget_spent)
     snprintf(buf, n, "%.1f s added by protection of %.1f s (runtime: %s): spent, runs free",
              c->protection_debt_s, c->protection_budget_s, or_dash(c->budget_source));
-  else
-    snprintf(buf, n, "%.1f s added by protection of %.1f s (runtime: %s), %.1f s left",
+  else {
+    double left = c->protection_budget_s - c->protection_debt_s;
+    /* A job of unknown runtime earns its bound by running free. */
+    bool grows = c->budget_source && strcmp(c->budget_source, "unknown") == 0;
+    snprintf(buf, n, "%.1f s added by protection of %.1f s (runtime: %s), %.1f s left%s",
              c->protection_debt_s, c->protection_budget_s, or_dash(c->budget_source),
-             c->protection_budget_s - c->protection_debt_s);
+             left > 0 ? left : 0, grows ? " (grows as it runs free)" : "");
+  }
 }
 
 /* The batch jobs protection has added time to, and what it may still add. */

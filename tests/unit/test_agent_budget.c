@@ -214,6 +214,10 @@ static void test_unknown_job_bounded(void **state) {
   assert_int_equal(u->budget.source, AGENT_BUDGET_UNKNOWN);
   assert_true(agent_ctr_over_budget(&prot, u, 1000));
   assert_false(u->budget.spent);
+  /* status: at a bound of 0 that grows as it runs free, not spent */
+  struct agent_protection_debt view;
+  agent_protection_debt(&prot, u, 1000, &view);
+  assert_true(view.batch && view.bound_s == 0 && !view.spent);
 
   /* 20 windows free, then capped with no reference to measure the cap
    * against (whole windows count): over after 10, at half of 20 s */
@@ -259,6 +263,8 @@ static void test_unknown_job_bounded(void **state) {
   agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
   assert_true(agent_ctr_over_budget(&prot, v, now));
   assert_true(v->budget.spent);
+  agent_protection_debt(&prot, v, now, &view);
+  assert_true(view.spent);
 
   /* its class's typical runtime in its namespace: the median of 10, 30
    * and 50 s; another namespace's profiles do not count */
