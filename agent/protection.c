@@ -70,6 +70,18 @@ bool agent_ctr_freeze_candidate(const struct agent_protection *p, const struct a
   return agent_ctr_protect_limited(p, c, now);
 }
 
+bool agent_ctr_free_for_good(const struct agent_protection *p, const struct agent_ctr *c,
+                             uint64_t now) {
+  return c->budget.spent ||
+         (agent_ctr_over_budget(p, c, now) && c->budget.source != AGENT_BUDGET_UNKNOWN);
+}
+
+bool agent_ctr_ioprio_candidate(const struct agent_protection *p, const struct agent_ctr *c,
+                                uint64_t now) {
+  return c->state == AGENT_RUNNING && agent_ctr_protect_target(p, c) &&
+         !agent_ctr_free_for_good(p, c, now);
+}
+
 /* C's expected runtime, for its budget (agent/budget.h). */
 static void budget_expect(const struct agent_protection *p, struct agent_ctr *c, uint64_t now) {
   agent_budget_expect(c, &p->ctl.cfg, p->profiles, agent_ctr_tenant(c),
@@ -318,7 +330,7 @@ void agent_protection_ioprio(struct agent_protection *p, uint64_t now) {
   cleanup_free const struct agent_ctr **who = xcalloc(n + 1, sizeof(*who));
   size_t k = 0;
   for (struct agent_ctr *c = p->adm->list; c && limiting; c = c->next)
-    if (c->state == AGENT_RUNNING && agent_ctr_protect_limited(p, c, now))
+    if (agent_ctr_ioprio_candidate(p, c, now))
       who[k++] = c;
   agent_ioprio_set(&p->ioprio, who, k);
 }
@@ -504,10 +516,7 @@ void agent_protection_debt(const struct agent_protection *p, const struct agent_
   out->debt_s = agent_budget_debt(c, now);
   out->bound_s = agent_budget_bound(&p->ctl.cfg, c);
   out->source = agent_budget_source_name(c->budget.source);
-  /* Free for good; a job of unknown runtime at a bound that still grows
-   * with its time run free is not (it runs free until it earns more). */
-  out->spent = c->budget.spent ||
-               (agent_ctr_over_budget(p, c, now) && c->budget.source != AGENT_BUDGET_UNKNOWN);
+  out->spent = agent_ctr_free_for_good(p, c, now);
   out->held_s = c->budget.held_s;
   if (c->budget.held_since_ms && now > c->budget.held_since_ms)
     out->held_s += (double)(now - c->budget.held_since_ms) / 1000;

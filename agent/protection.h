@@ -166,6 +166,13 @@ void agent_protection_debt(const struct agent_protection *p, const struct agent_
  *     its bound (agent/budget.h): never capped, held, frozen or slowed
  *     again;
  *   - limited: a target not over budget;
+ *   - free for good: over a bound that can no longer grow (a job of
+ *     unknown runtime earns more by running free until its bound reaches
+ *     protect_unknown_delay);
+ *   - an I/O priority candidate: a running target not free for good.  The
+ *     class costs the batch no measured time (the scheduler serves idle
+ *     requests whenever nothing else waits, and ages them), so it is not
+ *     priced into the debt, and a job at a bound that still grows keeps it;
  *   - a freeze candidate: running, a job protection limits (frozen
  *     already: whatever its class looks like while frozen), never a
  *     protected or service container, not done with freezing. */
@@ -176,6 +183,10 @@ bool agent_ctr_over_budget(const struct agent_protection *p, const struct agent_
 bool agent_ctr_protect_limited(const struct agent_protection *p, const struct agent_ctr *c,
                                uint64_t now);
 bool agent_ctr_freeze_candidate(const struct agent_protection *p, const struct agent_ctr *c,
+                                uint64_t now);
+bool agent_ctr_free_for_good(const struct agent_protection *p, const struct agent_ctr *c,
+                             uint64_t now);
+bool agent_ctr_ioprio_candidate(const struct agent_protection *p, const struct agent_ctr *c,
                                 uint64_t now);
 
 /* The steps of agent_protection_window, for tests that drive one alone:

@@ -218,6 +218,9 @@ static void test_unknown_job_bounded(void **state) {
   struct agent_protection_debt view;
   agent_protection_debt(&prot, u, 1000, &view);
   assert_true(view.batch && view.bound_s == 0 && !view.spent);
+  /* not capped, held or frozen, but the free lever (I/O priority) acts */
+  assert_false(agent_ctr_protect_limited(&prot, u, 1000));
+  assert_true(agent_ctr_ioprio_candidate(&prot, u, 1000));
 
   /* 20 windows free, then capped with no reference to measure the cap
    * against (whole windows count): over after 10, at half of 20 s */
@@ -265,6 +268,7 @@ static void test_unknown_job_bounded(void **state) {
   assert_true(v->budget.spent);
   agent_protection_debt(&prot, v, now, &view);
   assert_true(view.spent);
+  assert_false(agent_ctr_ioprio_candidate(&prot, v, now)); /* free of every lever */
 
   /* its class's typical runtime in its namespace: the median of 10, 30
    * and 50 s; another namespace's profiles do not count */

@@ -533,6 +533,7 @@ static void test_budget_releases_hold(void **state) {
   assert_int_equal(w->state, AGENT_RUNNING);
   assert_true(agent_ctr_over_budget(&prot, w, 6000));
   assert_false(agent_ctr_protect_limited(&prot, w, 6000));
+  assert_false(agent_ctr_ioprio_candidate(&prot, w, 6000)); /* a known bound: free for good */
   /* no runtime learned: it may lose half the time it ran free, and it
    * has run free for none, so it is not held at all */
   assert_int_equal(u->state, AGENT_RUNNING);
