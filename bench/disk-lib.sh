@@ -16,7 +16,8 @@
 # microsecond flash times are otherwise below what FUSE and the loop
 # device cost (simdisk/README.md, "Calibration"), none on hdd and pass.
 #
-# bench_disk_up [SIZE]: bring DISK up (SIZE: simdisk's --size, e.g. 8G);
+# bench_disk_up [SIZE]: bring DISK up (SIZE: simdisk's --size, e.g. 8G)
+# in a directory under SIMDISK_PARENT (default /var/tmp), removed at exit;
 # sets SCRATCH_PARENT, DISK_DEV (the block device, "" on host) and
 # DISK_DESC (one line for the results).
 DISK=${DISK:-host}
@@ -34,9 +35,11 @@ bench_disk_up() {
   hdd | ssd | pass) ;;
   *) echo "bench: DISK='$DISK': expected host, hdd, ssd or pass" >&2; return 2 ;;
   esac
-  dir=$IOB_T/simdisk
-  mkdir -p "$dir"
-  at_exit "B='${B:-build}' '$TOP/simdisk/simdisk.sh' down '$dir'"
+  # Not under IOB_T (0700): a service run as its own user (bench/service.sh
+  # slo, PostgreSQL) must reach its data on the mount.
+  dir=$(mktemp -d "${SIMDISK_PARENT:-/var/tmp}/iob-simdisk.XXXXXX") || return 1
+  chmod 755 "$dir"
+  at_exit "B='${B:-build}' '$TOP/simdisk/simdisk.sh' down '$dir' && rm -rf '$dir'"
   local -a extra
   if [ -n "${SIMDISK_ARGS+set}" ]; then
     read -r -a extra <<<"$SIMDISK_ARGS"
