@@ -58,8 +58,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
-CMDLINE=$(for v in REPEATS DURATION ARRIVE PG_SCALE PG_CLIENTS BATCH SCALE MODES WARMUP IOB_MATRIX IOB_AGENT_CONF RATE_FRACTION LAT_LIMIT_MS RATE SVC_LAT_TARGET; do
-  [ -z "${!v:-}" ] || printf '%s="%s" ' "$v" "${!v}"
+CMDLINE=$(for v in DISK REPEATS DURATION ARRIVE PG_SCALE PG_CLIENTS BATCH SCALE MODES WARMUP IOB_MATRIX IOB_AGENT_CONF RATE_FRACTION LAT_LIMIT_MS RATE SVC_LAT_TARGET; do
+  # SVC_LAT_TARGET set and empty means none (not the default): said too
+  [ -z "${!v:-}" ] && { [ "$v" != SVC_LAT_TARGET ] || [ -z "${!v+set}" ]; } || printf '%s="%s" ' "$v" "${!v:-}"
 done)"bench/service.sh $*"
 SERVICE=saturate
 case ${1:-} in
