@@ -20,6 +20,7 @@
 #include "common/cleanup.h"
 #include "common/conf.h"
 #include "common/file.h"
+#include "common/log.h"
 #include "common/xalloc.h"
 
 void agent_config_default(struct agent_config *cfg) {
@@ -99,6 +100,35 @@ void agent_config_copy(struct agent_config *dst, const struct agent_config *src)
     dst->pod_rules.v = xmalloc(src->pod_rules.n * sizeof(src->pod_rules.v[0]));
     memcpy(dst->pod_rules.v, src->pod_rules.v, src->pod_rules.n * sizeof(src->pod_rules.v[0]));
   }
+}
+
+static bool str_differs(const char *a, const char *b) {
+  return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
+}
+
+static void keep_str(char **next, const char *running) {
+  free(*next);
+  *next = running ? xstrdup(running) : NULL;
+}
+
+void agent_config_keep_restart_only(struct agent_config *next, const struct agent_config *run) {
+  if (next->socket_path && strcmp(next->socket_path, run->socket_path) != 0)
+    iob_warn("reload: a new socket path takes a restart; still on '%s'", run->socket_path);
+  if (next->state_dir && strcmp(next->state_dir, run->state_dir) != 0)
+    iob_warn("reload: a new state_dir takes a restart; still on '%s'", run->state_dir);
+  if (next->kubepods_off != run->kubepods_off ||
+      str_differs(next->kubepods_root, run->kubepods_root))
+    iob_warn("reload: kubepods and kubepods_root take a restart");
+  if (next->sampler != run->sampler || next->latency_source != run->latency_source ||
+      str_differs(next->cgroup_root, run->cgroup_root))
+    iob_warn("reload: sampler, latency_source and cgroup_root take a restart");
+  keep_str(&next->socket_path, run->socket_path);
+  keep_str(&next->state_dir, run->state_dir);
+  keep_str(&next->kubepods_root, run->kubepods_root);
+  keep_str(&next->cgroup_root, run->cgroup_root);
+  next->kubepods_off = run->kubepods_off;
+  next->sampler = run->sampler;
+  next->latency_source = run->latency_source;
 }
 
 int agent_parse_duration(const char *s, uint64_t *ms) {

@@ -239,6 +239,11 @@ void agent_config_default(struct agent_config *cfg);
 void agent_config_release(struct agent_config *cfg);
 /* *dst = a deep copy of *src (its strings and pod rules its own). */
 void agent_config_copy(struct agent_config *dst, const struct agent_config *src);
+/* What cannot change at runtime, kept in NEXT from the running RUN with a
+ * warning for each that differs (a reload, agent_daemon_reload): the
+ * socket and the state directory (moving them under running shims would
+ * strand them), the kubelet's tree, and what the sampler chose at start. */
+void agent_config_keep_restart_only(struct agent_config *next, const struct agent_config *run);
 
 /* Parse the contents of a config file over *cfg (name is for messages:
  * "'iobatchd.conf' line 3: unknown key 'foo'").  On error *cfg is

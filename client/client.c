@@ -210,8 +210,8 @@ static void arm_watch(struct agent_client *c) {
 /* The agent went away (it restarts, say).  Look for it every
  * RETRY_EVERY_MS for AGENT_CLIENT_RETRY_MS, like a waiting Admit does, so
  * that running containers are back in a restarted agent before it plans
- * the pending ones (agent/daemon.c waits AGENT_SETTLE_MS after its start
- * for them); then back off from AGENT_CLIENT_WATCH_MS to
+ * the pending ones (it waits AGENT_SETTLE_MS, agent/lock.h, after its
+ * start for them); then back off from AGENT_CLIENT_WATCH_MS to
  * AGENT_CLIENT_WATCH_MAX_MS, since fail open means nothing waits on it. */
 static void on_lost(void *user) {
   struct agent_client *c = user;
