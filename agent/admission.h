@@ -22,6 +22,7 @@
 #include "agent/lathist.h"
 #include "agent/protect.h"
 #include "batcher/batcher.h"
+#include "batcher/kind.h"
 #include "common/error.h"
 
 #define AGENT_MAX_CONTAINERS 4096 /* far above what one node runs */
@@ -46,14 +47,16 @@ enum agent_class_source {
 };
 const char *agent_class_source_name(enum agent_class_source s);
 
-/* What a container is to the batcher (RegisterRequest.kind). */
+/* What a container is to the batcher (RegisterRequest.kind): the kinds of
+ * batcher/kind.h, under the agent's names (agent/protection.c uses these;
+ * the values are batch_kind's). */
 enum agent_kind {
-  AGENT_KIND_JOB = 0, /* a finite batch job (the default) */
-  AGENT_KIND_SERVICE, /* open-ended: never "about to finish"; never held, takes no batch slot */
-  AGENT_KIND_SANDBOX, /* a pod sandbox (pause): admitted at once, not planned */
+  AGENT_KIND_JOB = BATCH_KIND_JOB,
+  AGENT_KIND_SERVICE = BATCH_KIND_SERVICE,
+  AGENT_KIND_SANDBOX = BATCH_KIND_SANDBOX,
 };
 const char *agent_kind_name(enum agent_kind k);
-/* "" or NULL -> job; returns -1 for an unknown name. */
+/* "" or NULL -> job; returns -1 for an unknown name (batch_kind_parse). */
 int agent_kind_from_name(const char *name);
 
 /* What Register (or an Admit for an unknown container) says. */

@@ -622,7 +622,7 @@ static void classify(struct agent_sampler *s, struct agent_ctr *c) {
   enum agent_class_source was_src = c->class_source;
   unsigned what = agent_adm_measured(s->env.adm, c, cls, res.confidence, res.latency,
                                      s->protect_detected, iob_now_ms());
-  bool latency_hint = c->declared_untrusted && strcmp(c->declared, "latency") == 0;
+  bool latency_hint = c->declared_untrusted && batch_class_names_latency(c->declared);
   if (what & AGENT_MEASURED_PROTECTED)
     iob_info("'%s'%s looks latency-sensitive (%.0f requests/s of %.0f bytes on average): "
              "protecting it",

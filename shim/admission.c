@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "batcher/class.h"
+#include "batcher/kind.h"
 #include "cgroupv2/cg2.h"
 #include "client/annotations.h"
 #include "client/client.h"
@@ -293,7 +294,9 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
                          shim_admission_fn fn, void *data) {
   cleanup_error struct iob_error *err = NULL;
   const struct shim_ctr_info *in = req->info;
-  if (in->kind && strcmp(in->kind, "sandbox") == 0 && in->kind_from_runtime) {
+  enum batch_kind kind;
+  if (batch_kind_parse(in->kind, &kind) == 0 && kind == BATCH_KIND_SANDBOX &&
+      in->kind_from_runtime) {
     /* A pod's sandbox holds only namespaces and every container of the
      * pod waits for it: it starts now, fail closed or not, with no agent
      * round trip on the pod's way up.  The agent hears that it runs
