@@ -73,7 +73,7 @@ struct agent_ctr_info {
 };
 
 /* Bytes and operations read and written, summed over sampling windows
- * (agent_io_total_add, agent/sampler.h). */
+ * (agent_sampler_io_total_add, agent/sampler.h). */
 struct agent_io_total {
   uint64_t rbytes, wbytes, rios, wios;
 };
@@ -148,7 +148,7 @@ struct agent_ctr {
   /* --- sampler.c: the last sampling window --- */
   double read_bps, write_bps, read_iops, write_iops;
   /* Bytes and operations since it was registered, the metrics' counters
-   * (agent_io_total_add): they never go down. */
+   * (agent_sampler_io_total_add): they never go down. */
   struct agent_io_total io_total;
   double bytes_run; /* bytes moved since admission (learned throughput) */
   /* Solo-seconds of work done since admission: each sampling window adds
@@ -188,7 +188,7 @@ struct agent_ctr {
     uint64_t count, windows; /* windows: windows measured so far */
     double p50_us, p99_us, stall;
     /* Every window since it was registered, for the metrics. */
-    struct agent_lat_hist hist;
+    struct agent_lathist_hist hist;
     /* Protected: its latency objective (agent/protect.h), in its
      * signal's unit: the p99 in us, or with approx the stall share.
      * Declared (target_declared_us, io.iobatch.latency-target, trusted

@@ -56,7 +56,7 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->cri_timeout_ms = 2000;
 }
 
-const char *agent_sampler_pref_name(int pref) {
+const char *agent_config_sampler_pref_name(int pref) {
   switch (pref) {
   case AGENT_SAMPLER_AUTO:
     return "auto";
@@ -131,7 +131,7 @@ void agent_config_keep_restart_only(struct agent_config *next, const struct agen
   next->latency_source = run->latency_source;
 }
 
-int agent_parse_duration(const char *s, uint64_t *ms) {
+int agent_config_parse_duration(const char *s, uint64_t *ms) {
   char *end = NULL;
   if (*s < '0' || *s > '9')
     return -1;
@@ -217,7 +217,7 @@ static int conf_socket(const struct iob_conf_key *k, const char *v, void *field,
 static int conf_duration(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
   (void)ctx;
   uint64_t ms;
-  if (agent_parse_duration(v, &ms) < 0 || (double)ms < k->lo || (double)ms > k->hi)
+  if (agent_config_parse_duration(v, &ms) < 0 || (double)ms < k->lo || (double)ms > k->hi)
     return -1;
   memcpy(field, &ms, sizeof(ms));
   return 0;
@@ -349,7 +349,7 @@ static int conf_sampler(const struct iob_conf_key *k, const char *v, void *field
   (void)k;
   (void)ctx;
   for (int p = AGENT_SAMPLER_AUTO; p <= AGENT_SAMPLER_BPF; p++)
-    if (strcmp(v, agent_sampler_pref_name(p)) == 0) {
+    if (strcmp(v, agent_config_sampler_pref_name(p)) == 0) {
       *(int *)field = p;
       return 0;
     }
@@ -360,8 +360,8 @@ static int conf_latency_source(const struct iob_conf_key *k, const char *v, void
                                void *ctx) {
   (void)k;
   (void)ctx;
-  for (int p = AGENT_LAT_AUTO; p <= AGENT_LAT_OFF; p++)
-    if (strcmp(v, agent_lat_pref_name(p)) == 0) {
+  for (int p = AGENT_LATHIST_AUTO; p <= AGENT_LATHIST_OFF; p++)
+    if (strcmp(v, agent_lathist_pref_name(p)) == 0) {
       *(int *)field = p;
       return 0;
     }
@@ -371,7 +371,7 @@ static int conf_latency_source(const struct iob_conf_key *k, const char *v, void
 static int conf_metrics(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
   (void)k;
   (void)ctx;
-  /* The form (loopback only) is checked by agent_metrics_addr_parse when
+  /* The form (loopback only) is checked by agent_metrics_server_addr_parse when
    * the daemon opens it; here only what no address can be. */
   if (strlen(v) > 200 || strpbrk(v, " \t") != NULL)
     return -1;

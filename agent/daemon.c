@@ -305,11 +305,11 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
   struct agent_metrics_view v = {.policy = batch_policy_name(d->bcfg.policy),
                                  .matrix = d->matrix_source,
                                  .sampler = agent_sampler_name(&d->sampler),
-                                 .latency_source = agent_lat_mode_name(d->sampler.lat.mode),
+                                 .latency_source = agent_lathist_mode_name(d->sampler.lat.mode),
                                  .prot = &d->protect,
                                  .headroom = &d->headroom,
                                  .node_io = &d->sampler.node_io};
-  agent_fd_usage(&v.open_fds, &v.fd_limit);
+  agent_fdlimit_usage(&v.open_fds, &v.fd_limit);
   v.sampler_passes = d->sampler.round;
   v.sampler_samples = d->sampler.samples;
   agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
