@@ -42,25 +42,14 @@ const char *agent_class_source_name(enum agent_class_source s) {
 }
 
 const char *agent_kind_name(enum agent_kind k) {
-  switch (k) {
-  case AGENT_KIND_JOB:
-    return "job";
-  case AGENT_KIND_SERVICE:
-    return "service";
-  case AGENT_KIND_SANDBOX:
-    return "sandbox";
-  }
-  return "invalid";
+  return batch_kind_name((enum batch_kind)k);
 }
 
 int agent_kind_from_name(const char *name) {
-  if (name == NULL || *name == '\0' || strcmp(name, "job") == 0)
+  enum batch_kind k;
+  if (name == NULL || *name == '\0')
     return AGENT_KIND_JOB;
-  if (strcmp(name, "service") == 0)
-    return AGENT_KIND_SERVICE;
-  if (strcmp(name, "sandbox") == 0)
-    return AGENT_KIND_SANDBOX;
-  return -1;
+  return batch_kind_parse(name, &k) < 0 ? -1 : (int)k;
 }
 
 void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
@@ -398,7 +387,7 @@ void agent_adm_declare(struct agent_adm *adm, struct agent_ctr *c, const char *d
     return;
   snprintf(c->declared, sizeof(c->declared), "%s", declared);
   c->declared_untrusted = !trusted;
-  if (strcmp(declared, "latency") == 0) {
+  if (batch_class_names_latency(declared)) {
     /* Latency-sensitive: protected; its I/O class is still detected. */
     if (trusted)
       c->protect = c->protect_declared = true;
@@ -417,7 +406,7 @@ unsigned agent_adm_measured(struct agent_adm *adm, struct agent_ctr *c, enum bat
                             double confidence, bool latency_like, bool protect_detected,
                             uint64_t now) {
   unsigned what = 0;
-  bool latency_hint = c->declared_untrusted && strcmp(c->declared, "latency") == 0;
+  bool latency_hint = c->declared_untrusted && batch_class_names_latency(c->declared);
   /* Protection by measurement is the admin's choice (protect = detected),
    * never a tenant's: an untrusted declaration of latency does not raise
    * it (a tenant would otherwise cap its neighbours).  And it lasts only

@@ -22,6 +22,7 @@
 #include "agent/lathist.h"
 #include "agent/protect.h"
 #include "batcher/batcher.h"
+#include "batcher/kind.h"
 #include "common/error.h"
 
 #define AGENT_MAX_CONTAINERS 4096 /* far above what one node runs */
@@ -46,14 +47,16 @@ enum agent_class_source {
 };
 const char *agent_class_source_name(enum agent_class_source s);
 
-/* What a container is to the batcher (RegisterRequest.kind). */
+/* What a container is to the batcher (RegisterRequest.kind): the kinds of
+ * batcher/kind.h, under the agent's names (agent/protection.c uses these;
+ * the values are batch_kind's). */
 enum agent_kind {
-  AGENT_KIND_JOB = 0, /* a finite batch job (the default) */
-  AGENT_KIND_SERVICE, /* open-ended: never "about to finish"; never held, takes no batch slot */
-  AGENT_KIND_SANDBOX, /* a pod sandbox (pause): admitted at once, not planned */
+  AGENT_KIND_JOB = BATCH_KIND_JOB,
+  AGENT_KIND_SERVICE = BATCH_KIND_SERVICE,
+  AGENT_KIND_SANDBOX = BATCH_KIND_SANDBOX,
 };
 const char *agent_kind_name(enum agent_kind k);
-/* "" or NULL -> job; returns -1 for an unknown name. */
+/* "" or NULL -> job; returns -1 for an unknown name (batch_kind_parse). */
 int agent_kind_from_name(const char *name);
 
 /* What Register (or an Admit for an unknown container) says. */
@@ -70,7 +73,7 @@ struct agent_ctr_info {
 };
 
 /* Bytes and operations read and written, summed over sampling windows
- * (agent_io_total_add, agent/sampler.h). */
+ * (agent_sampler_io_total_add, agent/sampler.h). */
 struct agent_io_total {
   uint64_t rbytes, wbytes, rios, wios;
 };
@@ -145,7 +148,7 @@ struct agent_ctr {
   /* --- sampler.c: the last sampling window --- */
   double read_bps, write_bps, read_iops, write_iops;
   /* Bytes and operations since it was registered, the metrics' counters
-   * (agent_io_total_add): they never go down. */
+   * (agent_sampler_io_total_add): they never go down. */
   struct agent_io_total io_total;
   double bytes_run; /* bytes moved since admission (learned throughput) */
   /* Solo-seconds of work done since admission: each sampling window adds
@@ -185,7 +188,7 @@ struct agent_ctr {
     uint64_t count, windows; /* windows: windows measured so far */
     double p50_us, p99_us, stall;
     /* Every window since it was registered, for the metrics. */
-    struct agent_lat_hist hist;
+    struct agent_lathist_hist hist;
     /* Protected: its latency objective (agent/protect.h), in its
      * signal's unit: the p99 in us, or with approx the stall share.
      * Declared (target_declared_us, io.iobatch.latency-target, trusted

@@ -20,6 +20,7 @@
 #include "common/cleanup.h"
 #include "common/conf.h"
 #include "common/file.h"
+#include "common/log.h"
 #include "common/xalloc.h"
 
 void agent_config_default(struct agent_config *cfg) {
@@ -55,7 +56,7 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->cri_timeout_ms = 2000;
 }
 
-const char *agent_sampler_pref_name(int pref) {
+const char *agent_config_sampler_pref_name(int pref) {
   switch (pref) {
   case AGENT_SAMPLER_AUTO:
     return "auto";
@@ -101,7 +102,36 @@ void agent_config_copy(struct agent_config *dst, const struct agent_config *src)
   }
 }
 
-int agent_parse_duration(const char *s, uint64_t *ms) {
+static bool str_differs(const char *a, const char *b) {
+  return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
+}
+
+static void keep_str(char **next, const char *running) {
+  free(*next);
+  *next = running ? xstrdup(running) : NULL;
+}
+
+void agent_config_keep_restart_only(struct agent_config *next, const struct agent_config *run) {
+  if (next->socket_path && strcmp(next->socket_path, run->socket_path) != 0)
+    iob_warn("reload: a new socket path takes a restart; still on '%s'", run->socket_path);
+  if (next->state_dir && strcmp(next->state_dir, run->state_dir) != 0)
+    iob_warn("reload: a new state_dir takes a restart; still on '%s'", run->state_dir);
+  if (next->kubepods_off != run->kubepods_off ||
+      str_differs(next->kubepods_root, run->kubepods_root))
+    iob_warn("reload: kubepods and kubepods_root take a restart");
+  if (next->sampler != run->sampler || next->latency_source != run->latency_source ||
+      str_differs(next->cgroup_root, run->cgroup_root))
+    iob_warn("reload: sampler, latency_source and cgroup_root take a restart");
+  keep_str(&next->socket_path, run->socket_path);
+  keep_str(&next->state_dir, run->state_dir);
+  keep_str(&next->kubepods_root, run->kubepods_root);
+  keep_str(&next->cgroup_root, run->cgroup_root);
+  next->kubepods_off = run->kubepods_off;
+  next->sampler = run->sampler;
+  next->latency_source = run->latency_source;
+}
+
+int agent_config_parse_duration(const char *s, uint64_t *ms) {
   char *end = NULL;
   if (*s < '0' || *s > '9')
     return -1;
@@ -187,7 +217,7 @@ static int conf_socket(const struct iob_conf_key *k, const char *v, void *field,
 static int conf_duration(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
   (void)ctx;
   uint64_t ms;
-  if (agent_parse_duration(v, &ms) < 0 || (double)ms < k->lo || (double)ms > k->hi)
+  if (agent_config_parse_duration(v, &ms) < 0 || (double)ms < k->lo || (double)ms > k->hi)
     return -1;
   memcpy(field, &ms, sizeof(ms));
   return 0;
@@ -319,7 +349,7 @@ static int conf_sampler(const struct iob_conf_key *k, const char *v, void *field
   (void)k;
   (void)ctx;
   for (int p = AGENT_SAMPLER_AUTO; p <= AGENT_SAMPLER_BPF; p++)
-    if (strcmp(v, agent_sampler_pref_name(p)) == 0) {
+    if (strcmp(v, agent_config_sampler_pref_name(p)) == 0) {
       *(int *)field = p;
       return 0;
     }
@@ -330,8 +360,8 @@ static int conf_latency_source(const struct iob_conf_key *k, const char *v, void
                                void *ctx) {
   (void)k;
   (void)ctx;
-  for (int p = AGENT_LAT_AUTO; p <= AGENT_LAT_OFF; p++)
-    if (strcmp(v, agent_lat_pref_name(p)) == 0) {
+  for (int p = AGENT_LATHIST_AUTO; p <= AGENT_LATHIST_OFF; p++)
+    if (strcmp(v, agent_lathist_pref_name(p)) == 0) {
       *(int *)field = p;
       return 0;
     }
@@ -341,7 +371,7 @@ static int conf_latency_source(const struct iob_conf_key *k, const char *v, void
 static int conf_metrics(const struct iob_conf_key *k, const char *v, void *field, void *ctx) {
   (void)k;
   (void)ctx;
-  /* The form (loopback only) is checked by agent_metrics_addr_parse when
+  /* The form (loopback only) is checked by agent_metrics_server_addr_parse when
    * the daemon opens it; here only what no address can be. */
   if (strlen(v) > 200 || strpbrk(v, " \t") != NULL)
     return -1;

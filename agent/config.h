@@ -174,7 +174,7 @@ enum agent_sampler_pref {
   AGENT_SAMPLER_BPF, /* the latency program's byte and request counts (agent/latency.h) */
 };
 /* "auto", "io.stat", "procfs"; "invalid" otherwise. */
-const char *agent_sampler_pref_name(int pref);
+const char *agent_config_sampler_pref_name(int pref);
 
 /* protect_freeze = auto: on where containers sit under cgroup v2's freezer. */
 #define AGENT_FREEZE_AUTO (-1)
@@ -185,7 +185,7 @@ struct agent_config {
   char *matrix_file;      /* NULL: the batcher's built-in matrix */
   char *cgroup_root;      /* NULL: the cgroup2 mount found at start */
   char *detector_file;    /* NULL: the detector's default thresholds */
-  char *metrics;          /* NULL: no metrics endpoint (agent_metrics_addr_parse) */
+  char *metrics;          /* NULL: no metrics endpoint (agent_metrics_server_addr_parse) */
   unsigned metrics_group; /* gid that may read the metrics socket; 0: none (root only) */
   uint64_t sample_period_ms;
   uint64_t batch_window_ms;
@@ -197,7 +197,7 @@ struct agent_config {
   double alpha;          /* < 0: not set */
   double fairness;       /* < 0: not set */
   int sampler;           /* enum agent_sampler_pref */
-  int latency_source;    /* enum agent_lat_pref (agent/lathist.h) */
+  int latency_source;    /* enum agent_lathist_pref (agent/lathist.h) */
   bool protect_detected; /* protect = detected */
   double protect_share;  /* a protected container's target share of its rate alone */
   int protect_signal;    /* enum agent_protect_signal (agent/protect.h) */
@@ -239,6 +239,11 @@ void agent_config_default(struct agent_config *cfg);
 void agent_config_release(struct agent_config *cfg);
 /* *dst = a deep copy of *src (its strings and pod rules its own). */
 void agent_config_copy(struct agent_config *dst, const struct agent_config *src);
+/* What cannot change at runtime, kept in NEXT from the running RUN with a
+ * warning for each that differs (a reload, agent_daemon_reload): the
+ * socket and the state directory (moving them under running shims would
+ * strand them), the kubelet's tree, and what the sampler chose at start. */
+void agent_config_keep_restart_only(struct agent_config *next, const struct agent_config *run);
 
 /* Parse the contents of a config file over *cfg (name is for messages:
  * "'iobatchd.conf' line 3: unknown key 'foo'").  On error *cfg is
@@ -281,6 +286,6 @@ bool agent_config_trusts(const struct agent_config *cfg, const char *ns);
 
 /* "1500ms", "2s", "5m", "300" (ms) -> milliseconds.  Returns < 0 on a bad
  * value. */
-int agent_parse_duration(const char *s, uint64_t *ms);
+int agent_config_parse_duration(const char *s, uint64_t *ms);
 
 #endif

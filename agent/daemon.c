@@ -2,14 +2,12 @@
 #include "agent/daemon.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/fdlimit.h"
@@ -20,14 +18,6 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 
-/* After a restart the agent plans nothing for this long (deadlines aside):
- * its state is soft, and the shims of running containers register them
- * again within a few of their 200 ms retries (client/client.c); admitting a
- * pending container before that would put it beside the very containers
- * it conflicts with.  A restart is told from a first start by the mark
- * "<socket>.live" (next to the socket, so a reboot clears it): made at
- * start, removed by a clean stop with no container left. */
-#define AGENT_SETTLE_MS 1000
 /* A registered container that never asks to start is dropped after this
  * (see expire_created). */
 #define AGENT_CREATED_TTL_MS (10 * 60 * 1000)
@@ -50,7 +40,7 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
     iob_info("admitted '%s' (%s) after %llu ms: %s", c->id, batch_class_name(c->cls),
              (unsigned long long)held, why);
   agent_metrics_admitted(&d->metrics, c, held);
-  agent_server_answer(d, c, true, why);
+  agent_server_answer(c, true, why);
   agent_protection_admitted(&d->protect, c);
 }
 
@@ -84,7 +74,8 @@ static const struct agent_pidwatch_ops pidwatch_ops = {.ended = pid_ended};
 static const struct agent_kube_ops kube_ops = {.remove = remove_ctr};
 
 static void supersede(struct agent_ctr *c, void *user) {
-  agent_server_supersede(user, c);
+  (void)user;
+  agent_server_supersede(c);
 }
 
 /* What the request steps (agent/requests.c) ask of the daemon and the
@@ -119,7 +110,7 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   agent_sampler_finish(&d->sampler, c); /* its last co-run teaches, before its run does */
   agent_adm_detach(&d->adm, c, now);
   agent_learn_run_ended(&d->learn, c, now);
-  agent_server_answer(d, c, false, why);
+  agent_server_answer(c, false, why);
   agent_sampler_forget(c);
   agent_protection_forget(&d->protect, c);
   agent_api_forget_hook_weight(&d->api, c);
@@ -314,11 +305,11 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
   struct agent_metrics_view v = {.policy = batch_policy_name(d->bcfg.policy),
                                  .matrix = d->matrix_source,
                                  .sampler = agent_sampler_name(&d->sampler),
-                                 .latency_source = agent_lat_mode_name(d->sampler.lat.mode),
+                                 .latency_source = agent_lathist_mode_name(d->sampler.lat.mode),
                                  .prot = &d->protect,
                                  .headroom = &d->headroom,
                                  .node_io = &d->sampler.node_io};
-  agent_fd_usage(&v.open_fds, &v.fd_limit);
+  agent_fdlimit_usage(&v.open_fds, &v.fd_limit);
   v.sampler_passes = d->sampler.round;
   v.sampler_samples = d->sampler.samples;
   agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
@@ -366,38 +357,6 @@ static void apply_config(struct agent_daemon *d, const struct wcd_config *w) {
     agent_kube_pod_changed(&d->kube, c);
 }
 
-static bool str_differs(const char *a, const char *b) {
-  return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
-}
-
-static void keep_str(char **next, const char *running) {
-  free(*next);
-  *next = running ? xstrdup(running) : NULL;
-}
-
-/* What cannot change at runtime, kept in NEXT from the running RUN: the
- * socket and the state directory (moving them under running shims would
- * strand them), the kubelet's tree, and what the sampler chose at start. */
-static void keep_restart_only(struct agent_config *next, const struct agent_config *run) {
-  if (next->socket_path && strcmp(next->socket_path, run->socket_path) != 0)
-    iob_warn("reload: a new socket path takes a restart; still on '%s'", run->socket_path);
-  if (next->state_dir && strcmp(next->state_dir, run->state_dir) != 0)
-    iob_warn("reload: a new state_dir takes a restart; still on '%s'", run->state_dir);
-  if (next->kubepods_off != run->kubepods_off ||
-      str_differs(next->kubepods_root, run->kubepods_root))
-    iob_warn("reload: kubepods and kubepods_root take a restart");
-  if (next->sampler != run->sampler || next->latency_source != run->latency_source ||
-      str_differs(next->cgroup_root, run->cgroup_root))
-    iob_warn("reload: sampler, latency_source and cgroup_root take a restart");
-  keep_str(&next->socket_path, run->socket_path);
-  keep_str(&next->state_dir, run->state_dir);
-  keep_str(&next->kubepods_root, run->kubepods_root);
-  keep_str(&next->cgroup_root, run->cgroup_root);
-  next->kubepods_off = run->kubepods_off;
-  next->sampler = run->sampler;
-  next->latency_source = run->latency_source;
-}
-
 /* SIGHUP: read the configuration again.  Everything is parsed before
  * anything is applied, so a broken file leaves the daemon as it was. */
 int agent_daemon_reload(struct agent_daemon *d, struct iob_error **err) {
@@ -414,7 +373,7 @@ int agent_daemon_reload(struct agent_daemon *d, struct iob_error **err) {
     agent_config_release(&nc);
     return -1;
   }
-  keep_restart_only(&nc, &d->cfg);
+  agent_config_keep_restart_only(&nc, &d->cfg);
   agent_config_release(&d->cfg);
   d->cfg = nc; /* its strings move */
   d->bcfg = nb;
@@ -433,34 +392,6 @@ static void reload(struct agent_daemon *d) {
   cleanup_error struct iob_error *err = NULL;
   if (agent_daemon_reload(d, &err) < 0)
     iob_err("reload failed, the running configuration stays: %s", err->msg);
-}
-
-static int mkdir_parent(const char *path, struct iob_error **err) {
-  cleanup_free char *dir = xstrdup(path);
-  char *slash = strrchr(dir, '/');
-  if (slash == NULL || slash == dir)
-    return 0;
-  *slash = '\0';
-  /* The socket itself is 0600; the directory only needs to exist. */
-  if (mkdir(dir, 0700) < 0 && errno != EEXIST) /* checked: agent/server.c */
-    return iob_error(err, errno, "cannot create socket directory '%s'", dir);
-  return 0;
-}
-
-static void mark_live(struct agent_daemon *d) {
-  d->live_mark = xasprintf("%s.live", d->cfg.socket_path);
-  if (access(d->live_mark, F_OK) == 0) {
-    agent_adm_settle(&d->adm, iob_now_ms() + AGENT_SETTLE_MS);
-    iob_info("'%s' is there: the last agent stopped with containers or did not stop cleanly; "
-             "planning nothing for %d ms while shims register them again",
-             d->live_mark, AGENT_SETTLE_MS);
-    return;
-  }
-  cleanup_close int fd =
-      open(d->live_mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0)
-    iob_warn("cannot create '%s': %s (a restart will not wait for re-registrations)", d->live_mark,
-             strerror(errno));
 }
 
 /* Everything but the loop, sockets, signals and sampler. */
@@ -567,8 +498,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   agent_pidwatch_init(&d->pidwatch, d->loop, &pidwatch_ops, d);
   if (setup_signals(d, err) < 0)
     return -1;
-  if (mkdir_parent(d->cfg.socket_path, err) < 0 ||
-      agent_server_setup(&d->server, d->loop, d->cfg.socket_path, &d->api, &server_ops, d, err) < 0)
+  if (agent_server_setup(&d->server, d->loop, d->cfg.socket_path, &d->api, &server_ops, d, err) < 0)
     return -1;
   /* Once the socket is ours (a second agent stops above, and must not put
    * back what the running one wrote), and before the loop runs anything
@@ -580,7 +510,9 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
   cleanup_error struct iob_error *rerr = NULL;
   if (agent_restore_replay(&d->restore, &rerr) < 0)
     iob_warn("%s", rerr->msg);
-  mark_live(d);
+  d->live_mark = xasprintf("%s.live", d->cfg.socket_path);
+  if (agent_lock_mark_live(d->live_mark))
+    agent_adm_settle(&d->adm, iob_now_ms() + AGENT_SETTLE_MS);
   if (agent_metrics_server_open_beside(d->loop, d->cfg.metrics, d->cfg.metrics_group,
                                        d->cfg.socket_path, render_metrics, d, &d->metrics_server,
                                        err) < 0)
@@ -603,8 +535,8 @@ int agent_daemon_run(struct agent_daemon *d, struct iob_error **err) {
   d->stopping = true;
   d->learn.stopping = true;
   /* Nothing registered: nobody to wait for when the next agent starts. */
-  if (r == 0 && d->adm.n == 0 && d->live_mark && unlink(d->live_mark) < 0 && errno != ENOENT)
-    iob_warn("cannot remove '%s': %s", d->live_mark, strerror(errno));
+  if (r == 0 && d->adm.n == 0 && d->live_mark)
+    agent_lock_unmark_live(d->live_mark);
   return r;
 }
 
@@ -613,7 +545,7 @@ void agent_daemon_release(struct agent_daemon *d) {
   /* Pending callers get an answer, not a reset connection: UNAVAILABLE
    * tells a shim to re-register with the next agent or fail open. */
   for (struct agent_ctr *c = d->adm.list; c; c = c->next) {
-    agent_server_abort(d, c, "agent stopping");
+    agent_server_abort(c, "agent stopping");
     agent_pidwatch_forget(&d->pidwatch, c);
   }
   agent_learn_release(&d->learn); /* written before the lock goes */

@@ -23,7 +23,7 @@ int agent_fdlimit_raise(struct agent_fdlimit *out, struct iob_error **err) {
   return 0;
 }
 
-int agent_fd_count(uint64_t *n, struct iob_error **err) {
+int agent_fdlimit_count(uint64_t *n, struct iob_error **err) {
   DIR *d = opendir("/proc/self/fd");
   if (d == NULL)
     return iob_error(err, errno, "cannot open '/proc/self/fd'");
@@ -40,10 +40,10 @@ int agent_fd_count(uint64_t *n, struct iob_error **err) {
   return 0;
 }
 
-void agent_fd_usage(uint64_t *open, uint64_t *limit) {
+void agent_fdlimit_usage(uint64_t *open, uint64_t *limit) {
   struct rlimit rl;
   *open = *limit = 0;
-  if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || agent_fd_count(open, NULL) < 0)
+  if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || agent_fdlimit_count(open, NULL) < 0)
     return;
   *limit = rl.rlim_cur;
 }

@@ -33,10 +33,10 @@ int agent_fdlimit_raise(struct agent_fdlimit *out, struct iob_error **err);
 
 /* File descriptors open in this process now (entries of /proc/self/fd,
  * less the one reading it). */
-int agent_fd_count(uint64_t *n, struct iob_error **err);
+int agent_fdlimit_count(uint64_t *n, struct iob_error **err);
 
 /* What status and the metrics show: the fds open now and the soft
  * RLIMIT_NOFILE; both 0 when either cannot be read. */
-void agent_fd_usage(uint64_t *open, uint64_t *limit);
+void agent_fdlimit_usage(uint64_t *open, uint64_t *limit);
 
 #endif

@@ -74,10 +74,11 @@ static bool from_kubepods(const struct agent_ctr *c) {
 }
 
 static int found_cmp(const void *a, const void *b) {
-  return strcmp(((const struct agent_kp_found *)a)->id, ((const struct agent_kp_found *)b)->id);
+  return strcmp(((const struct agent_kubepods_found *)a)->id,
+                ((const struct agent_kubepods_found *)b)->id);
 }
 
-static void kubepods_add(struct agent_kube *k, const struct agent_kp_found *f, uint64_t now) {
+static void kubepods_add(struct agent_kube *k, const struct agent_kubepods_found *f, uint64_t now) {
   cleanup_error struct iob_error *err = NULL;
   struct agent_ctr_info in = {.id = f->id,
                               .ns = KUBEPODS_NS,
@@ -106,7 +107,7 @@ void agent_kube_sync(struct agent_kube *k, uint64_t now) {
   if (k->kubepods == NULL || !agent_kubepods_due(k->kubepods))
     return;
   cleanup_error struct iob_error *err = NULL;
-  struct agent_kp_found *found = NULL;
+  struct agent_kubepods_found *found = NULL;
   size_t n = 0;
   if (agent_kubepods_walk(k->kubepods, AGENT_MAX_CONTAINERS, kp_known, k, &found, &n, &err) < 0) {
     iob_warn("kubelet cgroup tree not walked: %s", err->msg);
@@ -116,7 +117,7 @@ void agent_kube_sync(struct agent_kube *k, uint64_t now) {
   struct agent_ctr *next;
   for (struct agent_ctr *c = k->adm->list; c; c = next) {
     next = c->next;
-    struct agent_kp_found key;
+    struct agent_kubepods_found key;
     snprintf(key.id, sizeof(key.id), "%s", c->id);
     if (from_kubepods(c) && bsearch(&key, found, n, sizeof(found[0]), found_cmp) == NULL) {
       iob_info("'%s' is gone: its cgroup left the kubelet's tree", c->id);
@@ -126,5 +127,5 @@ void agent_kube_sync(struct agent_kube *k, uint64_t now) {
   for (size_t i = 0; i < n; i++)
     if (found[i].pid > 0 && find_id(k, found[i].id) == NULL)
       kubepods_add(k, &found[i], now);
-  agent_kp_found_free(found, n);
+  agent_kubepods_found_free(found, n);
 }

@@ -45,7 +45,7 @@ static bool id_ok(const char *s, size_t n) {
   return true;
 }
 
-static void set_uid(struct agent_kp_path *p, const char *s, size_t n) {
+static void set_uid(struct agent_kubepods_path *p, const char *s, size_t n) {
   memcpy(p->pod_uid, s, n);
   p->pod_uid[n] = '\0';
   for (size_t i = 0; i < n; i++)
@@ -53,7 +53,7 @@ static void set_uid(struct agent_kp_path *p, const char *s, size_t n) {
       p->pod_uid[i] = '-';
 }
 
-static void set_id(struct agent_kp_path *p, const char *s, size_t n) {
+static void set_id(struct agent_kubepods_path *p, const char *s, size_t n) {
   memcpy(p->id, s, n);
   p->id[n] = '\0';
 }
@@ -68,7 +68,7 @@ static bool ends(const char *s, const char *suffix) {
 }
 
 /* cgroupfs: "pod<uid>". */
-static int cgfs_pod(const char *c, struct agent_kp_path *p) {
+static int cgfs_pod(const char *c, struct agent_kubepods_path *p) {
   if (!starts(c, "pod") || !uid_ok(c + 3, strlen(c + 3), '-'))
     return -1;
   set_uid(p, c + 3, strlen(c + 3));
@@ -76,7 +76,7 @@ static int cgfs_pod(const char *c, struct agent_kp_path *p) {
 }
 
 /* cgroupfs: parts after "kubepods". */
-static int parse_cgroupfs(char **part, size_t n, struct agent_kp_path *p) {
+static int parse_cgroupfs(char **part, size_t n, struct agent_kubepods_path *p) {
   size_t i = 1;
   if (n == 1)
     return p->level = AGENT_KP_ROOT, 0;
@@ -99,7 +99,7 @@ static int parse_cgroupfs(char **part, size_t n, struct agent_kp_path *p) {
 }
 
 /* systemd: "<prefix>pod<uid>.slice" with the uid's '-' as '_'. */
-static int sd_pod(const char *c, const char *prefix, struct agent_kp_path *p) {
+static int sd_pod(const char *c, const char *prefix, struct agent_kubepods_path *p) {
   if (!starts(c, prefix) || !ends(c, ".slice"))
     return -1;
   const char *u = c + strlen(prefix);
@@ -113,7 +113,7 @@ static int sd_pod(const char *c, const char *prefix, struct agent_kp_path *p) {
 /* systemd: a container's scope, named by its runtime
  * (containerd's systemd cgroup driver: "cri-containerd"; CRI-O: "crio",
  * with its monitor in "crio-conmon-<id>.scope"; dockershim: "docker"). */
-static int sd_scope(const char *c, struct agent_kp_path *p) {
+static int sd_scope(const char *c, struct agent_kubepods_path *p) {
   static const char *const prefixes[] = {"cri-containerd-", "crio-", "docker-"};
   if (!ends(c, ".scope"))
     return -1;
@@ -132,7 +132,7 @@ static int sd_scope(const char *c, struct agent_kp_path *p) {
   return -1;
 }
 
-static int parse_systemd(char **part, size_t n, struct agent_kp_path *p) {
+static int parse_systemd(char **part, size_t n, struct agent_kubepods_path *p) {
   char prefix[64];
   size_t i = 1;
   if (n == 1)
@@ -158,7 +158,7 @@ static int parse_systemd(char **part, size_t n, struct agent_kp_path *p) {
   return sd_scope(part[i + 1], p);
 }
 
-int agent_kp_parse(const char *rel, struct agent_kp_path *out) {
+int agent_kubepods_parse(const char *rel, struct agent_kubepods_path *out) {
   char buf[1024];
   size_t len = strlen(rel);
   if (len == 0 || len >= sizeof(buf))
@@ -177,7 +177,7 @@ int agent_kp_parse(const char *rel, struct agent_kp_path *out) {
       break;
     s = slash + 1;
   }
-  struct agent_kp_path p;
+  struct agent_kubepods_path p;
   memset(&p, 0, sizeof(p));
   int r;
   if (strcmp(part[0], "kubepods") == 0) {
@@ -195,7 +195,7 @@ int agent_kp_parse(const char *rel, struct agent_kp_path *out) {
   return 0;
 }
 
-void agent_kp_found_free(struct agent_kp_found *f, size_t n) {
+void agent_kubepods_found_free(struct agent_kubepods_found *f, size_t n) {
   if (f == NULL)
     return;
   for (size_t i = 0; i < n; i++)
@@ -392,7 +392,7 @@ static int proc_kind(const struct agent_kubepods *kp, pid_t pid) {
   return PROC_CONTAINER;
 }
 
-static enum agent_kp_cri cri_kind(const struct agent_kubepods *kp, const char *id) {
+static enum agent_kubepods_cri cri_kind(const struct agent_kubepods *kp, const char *id) {
   return kp->cri_kind ? kp->cri_kind(id, kp->cri_user) : AGENT_KP_CRI_DOWN;
 }
 
@@ -408,11 +408,11 @@ struct walk {
   size_t max;
   bool (*known)(const char *id, void *user);
   void *user;
-  struct agent_kp_found *found;
+  struct agent_kubepods_found *found;
   size_t n, cap;
   char (*sandboxes)[AGENT_KP_ID_MAX]; /* those seen in this walk */
   size_t n_sandboxes;
-  struct agent_kp_starting *starting; /* those not taken yet in this walk */
+  struct agent_kubepods_starting *starting; /* those not taken yet in this walk */
   size_t n_starting;
   uint64_t dirs;
 };
@@ -430,7 +430,7 @@ static bool may_wait(struct walk *w, const char *id) {
   if (kp->windows - since >= AGENT_KP_STARTING_WINDOWS || w->n_starting >= AGENT_KP_STARTING_MAX)
     return false;
   w->starting = xrealloc(w->starting, (w->n_starting + 1) * sizeof(w->starting[0]));
-  struct agent_kp_starting *e = &w->starting[w->n_starting++];
+  struct agent_kubepods_starting *e = &w->starting[w->n_starting++];
   snprintf(e->id, sizeof(e->id), "%s", id);
   e->since = since;
   w->kp->retry = true;
@@ -443,11 +443,11 @@ static void add_sandbox(struct walk *w, const char *id) {
 }
 
 static void container(struct walk *w, const char *dir, const char *rel,
-                      const struct agent_kp_path *p) {
+                      const struct agent_kubepods_path *p) {
   /* The CRI's word first, even for an id known already (taken as a
    * container while the CRI had not listed it: leaving the walk's list
    * removes it). */
-  enum agent_kp_cri cri = cri_kind(w->kp, p->id);
+  enum agent_kubepods_cri cri = cri_kind(w->kp, p->id);
   if (known_sandbox(w->kp, p->id) || cri == AGENT_KP_CRI_SANDBOX) {
     add_sandbox(w, p->id);
     return;
@@ -476,7 +476,7 @@ static void container(struct walk *w, const char *dir, const char *rel,
     w->cap = w->cap ? 2 * w->cap : 16;
     w->found = xrealloc(w->found, w->cap * sizeof(w->found[0]));
   }
-  struct agent_kp_found *f = &w->found[w->n++];
+  struct agent_kubepods_found *f = &w->found[w->n++];
   memset(f, 0, sizeof(*f));
   snprintf(f->id, sizeof(f->id), "%s", p->id);
   snprintf(f->qos, sizeof(f->qos), "%s", p->qos);
@@ -501,8 +501,8 @@ static int walk_dir(struct walk *w, const char *dir, const char *rel, struct iob
       continue;
     cleanup_free char *sub = xasprintf("%s/%s", dir, e->d_name);
     cleanup_free char *subrel = xasprintf("%s/%s", rel, e->d_name);
-    struct agent_kp_path p;
-    if (agent_kp_parse(subrel, &p) < 0)
+    struct agent_kubepods_path p;
+    if (agent_kubepods_parse(subrel, &p) < 0)
       continue; /* not part of the layout (the kubelet's own cgroups, a typo) */
     if (p.level == AGENT_KP_QOS || p.level == AGENT_KP_POD)
       r = walk_dir(w, sub, subrel, err);
@@ -521,7 +521,7 @@ static uint64_t now_us(void) {
 
 int agent_kubepods_walk(struct agent_kubepods *kp, size_t max,
                         bool (*known)(const char *id, void *user), void *user,
-                        struct agent_kp_found **out, size_t *n, struct iob_error **err) {
+                        struct agent_kubepods_found **out, size_t *n, struct iob_error **err) {
   *out = NULL;
   *n = 0;
   if (kp->top == NULL)
@@ -540,7 +540,7 @@ int agent_kubepods_walk(struct agent_kubepods *kp, size_t max,
     any = true;
     kp->systemd |= i == 1;
     if (walk_dir(&w, dir, tops[i], err) < 0) {
-      agent_kp_found_free(w.found, w.n);
+      agent_kubepods_found_free(w.found, w.n);
       free(w.sandboxes);
       free(w.starting);
       return -1;

@@ -52,14 +52,14 @@
 #define AGENT_KP_STARTING_MAX 4096   /* ids remembered as starting */
 
 /* What the node's CRI says an id is (agent_kubepods.cri_kind). */
-enum agent_kp_cri {
+enum agent_kubepods_cri {
   AGENT_KP_CRI_DOWN = 0,  /* no listing: no CRI reachable, or not polled yet */
   AGENT_KP_CRI_UNLISTED,  /* the last listing does not have it */
   AGENT_KP_CRI_SANDBOX,   /* a pod sandbox (ListPodSandbox) */
   AGENT_KP_CRI_CONTAINER, /* a container (ListContainers) */
 };
 
-enum agent_kp_level {
+enum agent_kubepods_level {
   AGENT_KP_ROOT = 0,  /* kubepods, kubepods.slice */
   AGENT_KP_QOS,       /* the burstable or besteffort level */
   AGENT_KP_POD,       /* a pod */
@@ -67,14 +67,14 @@ enum agent_kp_level {
   AGENT_KP_OTHER,     /* something else in a pod (crio-conmon-<id>.scope): not a container */
 };
 
-enum agent_kp_driver {
+enum agent_kubepods_driver {
   AGENT_KP_CGROUPFS = 0,
   AGENT_KP_SYSTEMD,
 };
 
-struct agent_kp_path {
-  enum agent_kp_level level;
-  enum agent_kp_driver driver;
+struct agent_kubepods_path {
+  enum agent_kubepods_level level;
+  enum agent_kubepods_driver driver;
   char qos[12];                   /* "guaranteed", "burstable", "besteffort"; "" at the root */
   char pod_uid[AGENT_KP_UID_MAX]; /* with '-' (systemd's '_' turned back) */
   char id[AGENT_KP_ID_MAX];
@@ -83,17 +83,17 @@ struct agent_kp_path {
 /* What REL ("kubepods/burstable/pod<uid>/<id>", relative to the kubelet's
  * cgroup root, no leading '/') is.  Returns < 0 when it is no part of
  * either layout. */
-int agent_kp_parse(const char *rel, struct agent_kp_path *out);
+int agent_kubepods_parse(const char *rel, struct agent_kubepods_path *out);
 
 /* A container found by a walk. */
-struct agent_kp_found {
+struct agent_kubepods_found {
   char id[AGENT_KP_ID_MAX];
   char qos[12];
   char pod_uid[AGENT_KP_UID_MAX];
   pid_t pid;    /* one of its processes */
   char *cgroup; /* its path in the walked hierarchy ("/kubepods/..."); malloc'd */
 };
-void agent_kp_found_free(struct agent_kp_found *f, size_t n);
+void agent_kubepods_found_free(struct agent_kubepods_found *f, size_t n);
 
 struct agent_kubepods {
   char *proc;       /* prefix of /proc and the mounts (tests); "" the real system */
@@ -115,7 +115,7 @@ struct agent_kubepods {
   size_t n_sandboxes;
   /* Ids not taken yet (starting, or "pause" the CRI has not listed) and
    * the window each was first seen in. */
-  struct agent_kp_starting {
+  struct agent_kubepods_starting {
     char id[AGENT_KP_ID_MAX];
     uint64_t since;
   } * starting;
@@ -124,7 +124,7 @@ struct agent_kubepods {
   /* What the CRI says of an id (NULL: whether there is a listing at all,
    * AGENT_KP_CRI_DOWN or not);
    * cri_kind NULL: no CRI, every id DOWN. */
-  enum agent_kp_cri (*cri_kind)(const char *id, void *user);
+  enum agent_kubepods_cri (*cri_kind)(const char *id, void *user);
   void *cri_user;
   /* For status: what walks cost. */
   uint64_t walks, last_walk_us, last_dirs, last_found;
@@ -146,11 +146,11 @@ int agent_kubepods_fd(const struct agent_kubepods *kp);
 void agent_kubepods_events(struct agent_kubepods *kp);
 /* Every container of the tree with a process, sandboxes left out; one
  * for which KNOWN(id) (may be NULL) says true is listed without reading
- * anything of it (pid 0).  *OUT is malloc'd (agent_kp_found_free).  At
+ * anything of it (pid 0).  *OUT is malloc'd (agent_kubepods_found_free).  At
  * most MAX are returned. */
 int agent_kubepods_walk(struct agent_kubepods *kp, size_t max,
                         bool (*known)(const char *id, void *user), void *user,
-                        struct agent_kp_found **out, size_t *n, struct iob_error **err);
+                        struct agent_kubepods_found **out, size_t *n, struct iob_error **err);
 /* Walk MOUNT (a hierarchy, or a fixture tree) if it has the tree under
  * the kubelet's root; V2: its paths are cgroup2 paths.  The agent finds
  * its hierarchy itself (agent_kubepods_due); tests name one. */

@@ -80,11 +80,11 @@ int agent_latency_open(struct agent_latency *l, int pref, struct iob_error **err
   memset(l, 0, sizeof(*l));
   l->map_fd = l->watch_fd = l->gone_fd = -1;
   char *bpf_error = NULL;
-  if (agent_lat_wants_bpf(pref))
+  if (agent_lathist_wants_bpf(pref))
     bpf_error = try_bpf(l);
-  int r = agent_lat_decide(pref, bpf_error, &l->mode, &l->why, err);
+  int r = agent_lathist_decide(pref, bpf_error, &l->mode, &l->why, err);
   free(bpf_error);
-  if (r < 0 || l->mode != AGENT_LAT_MODE_BPF)
+  if (r < 0 || l->mode != AGENT_LATHIST_MODE_BPF)
     agent_latency_close(l);
   return r;
 }
@@ -94,7 +94,7 @@ void agent_latency_close(struct agent_latency *l) {
     blklat__destroy(l->skel);
   l->skel = NULL;
   l->map_fd = l->watch_fd = l->gone_fd = -1;
-  agent_lat_snap_free(&l->snap);
+  agent_lathist_snap_free(&l->snap);
   free(l->gone_ids);
   l->gone_ids = NULL;
   l->gone_cap = 0;
@@ -144,8 +144,8 @@ static int batch_read(int fd, bool del, struct batch_buf *b, size_t *n) {
 }
 
 static void snap_grow(struct batch_buf *b, size_t want, void *user) {
-  struct agent_lat_snap *s = user;
-  agent_lat_snap_reserve(s, want);
+  struct agent_lathist_snap *s = user;
+  agent_lathist_snap_reserve(s, want);
   b->keys = s->keys;
   b->vals = s->vals;
   b->cap = s->cap;
@@ -155,7 +155,7 @@ int agent_latency_snapshot(struct agent_latency *l, struct iob_error **err) {
   l->snap.valid = false;
   if (l->map_fd < 0 || l->no_batch)
     return 0;
-  agent_lat_snap_reserve(&l->snap, 64);
+  agent_lathist_snap_reserve(&l->snap, 64);
   struct batch_buf b = {.keys = l->snap.keys,
                         .vals = l->snap.vals,
                         .ksz = sizeof(uint64_t),
@@ -174,7 +174,7 @@ int agent_latency_snapshot(struct agent_latency *l, struct iob_error **err) {
     return iob_error(err, errno, "cannot read the latency map");
   }
   l->snap.n = n;
-  agent_lat_snap_index(&l->snap);
+  agent_lathist_snap_index(&l->snap);
   return 0;
 }
 
@@ -198,7 +198,7 @@ int agent_latency_read(struct agent_latency *l, uint64_t cgid, struct blklat_val
     return 0;
   }
   if (l->snap.valid) {
-    const struct blklat_val *v = agent_lat_snap_find(&l->snap, cgid);
+    const struct blklat_val *v = agent_lathist_snap_find(&l->snap, cgid);
     if (v) {
       *out = *v;
       return 1;

@@ -18,18 +18,18 @@
 struct blklat; /* the bpftool skeleton */
 
 struct agent_latency {
-  int mode;  /* enum agent_lat_mode */
+  int mode;  /* enum agent_lathist_mode */
   char *why; /* why not BPF (mode other than BPF), or NULL */
   struct blklat *skel;
-  int map_fd;                 /* the `lat` map, -1 without BPF */
-  int watch_fd, gone_fd;      /* the `watch` and `gone` maps, -1 without BPF */
-  struct agent_lat_snap snap; /* the `lat` map at the last agent_latency_snapshot */
-  bool no_batch;              /* the kernel has no batched map reads: one lookup per cgroup */
-  uint64_t *gone_ids;         /* agent_latency_gone's result (kept between windows) */
+  int map_fd;                     /* the `lat` map, -1 without BPF */
+  int watch_fd, gone_fd;          /* the `watch` and `gone` maps, -1 without BPF */
+  struct agent_lathist_snap snap; /* the `lat` map at the last agent_latency_snapshot */
+  bool no_batch;                  /* the kernel has no batched map reads: one lookup per cgroup */
+  uint64_t *gone_ids;             /* agent_latency_gone's result (kept between windows) */
   size_t gone_cap;
 };
 
-/* Choose the source for pref (enum agent_lat_pref): load and attach the
+/* Choose the source for pref (enum agent_lathist_pref): load and attach the
  * program when pref allows it.  Fails only when pref is bpf and it
  * cannot load; otherwise l->why says why BPF is not used. */
 int agent_latency_open(struct agent_latency *l, int pref, struct iob_error **err);

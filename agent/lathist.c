@@ -20,7 +20,7 @@ unsigned agent_lathist_bucket(uint64_t us) {
   unsigned p = fls64(us);
   unsigned sub = (unsigned)(us >> (p - BLKLAT_SUB_BITS)) & (SUB - 1);
   unsigned b = SUB + ((p - BLKLAT_SUB_BITS) << BLKLAT_SUB_BITS) + sub;
-  return b < AGENT_LAT_BUCKETS - 1 ? b : AGENT_LAT_BUCKETS - 1;
+  return b < AGENT_LATHIST_BUCKETS - 1 ? b : AGENT_LATHIST_BUCKETS - 1;
 }
 
 uint64_t agent_lathist_lower(unsigned b) {
@@ -31,7 +31,7 @@ uint64_t agent_lathist_lower(unsigned b) {
 }
 
 uint64_t agent_lathist_upper(unsigned b) {
-  if (b >= AGENT_LAT_BUCKETS - 1)
+  if (b >= AGENT_LATHIST_BUCKETS - 1)
     return UINT64_MAX;
   return agent_lathist_lower(b + 1);
 }
@@ -66,11 +66,11 @@ double agent_lathist_quantile(const uint64_t *h, size_t n, uint64_t total, doubl
 }
 
 void agent_lathist_window(const uint64_t *now, const uint64_t *before, size_t n,
-                          struct agent_lat_window *out) {
-  uint64_t d[AGENT_LAT_BUCKETS] = {0};
+                          struct agent_lathist_window *out) {
+  uint64_t d[AGENT_LATHIST_BUCKETS] = {0};
   bool restarted = false;
-  if (n > AGENT_LAT_BUCKETS)
-    n = AGENT_LAT_BUCKETS;
+  if (n > AGENT_LATHIST_BUCKETS)
+    n = AGENT_LATHIST_BUCKETS;
   for (size_t b = 0; before && b < n; b++)
     restarted |= now[b] < before[b];
   uint64_t total = 0;
@@ -78,12 +78,12 @@ void agent_lathist_window(const uint64_t *now, const uint64_t *before, size_t n,
     d[b] = before && !restarted ? now[b] - before[b] : now[b];
     total += d[b];
   }
-  *out = (struct agent_lat_window){.count = total};
+  *out = (struct agent_lathist_window){.count = total};
   out->p50_us = agent_lathist_quantile(d, n, total, 0.50, &out->overflow);
   out->p99_us = agent_lathist_quantile(d, n, total, 0.99, &out->overflow);
 }
 
-uint64_t agent_lat_hist_le_us(unsigned i) {
+uint64_t agent_lathist_hist_le_us(unsigned i) {
   return 32ull << i;
 }
 
@@ -92,16 +92,16 @@ uint64_t agent_lat_hist_le_us(unsigned i) {
  * first whose bound is at least hi. */
 static unsigned hist_bucket_below(uint64_t hi) {
   unsigned i = 0;
-  while (i < AGENT_LAT_HIST_BUCKETS && hi > agent_lat_hist_le_us(i))
+  while (i < AGENT_LATHIST_HIST_BUCKETS && hi > agent_lathist_hist_le_us(i))
     i++;
   return i;
 }
 
-void agent_lat_hist_add_window(struct agent_lat_hist *h, const uint64_t *now,
-                               const uint64_t *before, size_t n) {
+void agent_lathist_hist_add_window(struct agent_lathist_hist *h, const uint64_t *now,
+                                   const uint64_t *before, size_t n) {
   bool restarted = false;
-  if (n > AGENT_LAT_BUCKETS)
-    n = AGENT_LAT_BUCKETS;
+  if (n > AGENT_LATHIST_BUCKETS)
+    n = AGENT_LATHIST_BUCKETS;
   for (size_t b = 0; before && b < n; b++)
     restarted |= now[b] < before[b];
   for (size_t b = 0; b < n; b++) {
@@ -110,36 +110,36 @@ void agent_lat_hist_add_window(struct agent_lat_hist *h, const uint64_t *now,
       continue;
     uint64_t lo = agent_lathist_lower((unsigned)b), hi = agent_lathist_upper((unsigned)b);
     bool open = hi == UINT64_MAX || b == n - 1;
-    h->bucket[open ? AGENT_LAT_HIST_BUCKETS : hist_bucket_below(hi)] += d;
+    h->bucket[open ? AGENT_LATHIST_HIST_BUCKETS : hist_bucket_below(hi)] += d;
     h->count += d;
     h->sum_us += (double)d * (open ? (double)lo : ((double)lo + (double)hi) / 2);
   }
 }
 
-void agent_lat_hist_observe(struct agent_lat_hist *h, double us, uint64_t n) {
+void agent_lathist_hist_observe(struct agent_lathist_hist *h, double us, uint64_t n) {
   if (n == 0 || !(us >= 0))
     return;
   unsigned i = 0;
-  while (i < AGENT_LAT_HIST_BUCKETS && us > (double)agent_lat_hist_le_us(i))
+  while (i < AGENT_LATHIST_HIST_BUCKETS && us > (double)agent_lathist_hist_le_us(i))
     i++;
   h->bucket[i] += n;
   h->count += n;
   h->sum_us += us * (double)n;
 }
 
-int agent_lat_pressure_window(uint64_t some_a, uint64_t some_b, uint64_t ios, uint64_t dt_ns,
-                              struct agent_lat_window *out, double *stall) {
+int agent_lathist_pressure_window(uint64_t some_a, uint64_t some_b, uint64_t ios, uint64_t dt_ns,
+                                  struct agent_lathist_window *out, double *stall) {
   if (some_b < some_a || dt_ns == 0)
     return -1;
   uint64_t us = some_b - some_a;
-  *out = (struct agent_lat_window){.count = ios};
+  *out = (struct agent_lathist_window){.count = ios};
   out->p50_us = out->p99_us = ios ? (double)us / (double)ios : 0;
   double share = (double)us * 1000.0 / (double)dt_ns;
   *stall = share > 1 ? 1 : share;
   return 0;
 }
 
-void agent_lat_snap_reserve(struct agent_lat_snap *s, size_t want) {
+void agent_lathist_snap_reserve(struct agent_lathist_snap *s, size_t want) {
   if (want <= s->cap)
     return;
   size_t cap = s->cap ? s->cap : 64;
@@ -155,7 +155,7 @@ static size_t snap_slot(uint64_t key, size_t nslots) {
   return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (nslots - 1);
 }
 
-void agent_lat_snap_index(struct agent_lat_snap *s) {
+void agent_lathist_snap_index(struct agent_lathist_snap *s) {
   size_t want = 16;
   while (want < 2 * s->n)
     want *= 2;
@@ -176,7 +176,7 @@ void agent_lat_snap_index(struct agent_lat_snap *s) {
   s->valid = true;
 }
 
-const struct blklat_val *agent_lat_snap_find(const struct agent_lat_snap *s, uint64_t key) {
+const struct blklat_val *agent_lathist_snap_find(const struct agent_lathist_snap *s, uint64_t key) {
   if (s->nslots == 0)
     return NULL;
   for (size_t h = snap_slot(key, s->nslots); s->slots[h]; h = (h + 1) & (s->nslots - 1))
@@ -185,7 +185,7 @@ const struct blklat_val *agent_lat_snap_find(const struct agent_lat_snap *s, uin
   return NULL;
 }
 
-void agent_lat_snap_free(struct agent_lat_snap *s) {
+void agent_lathist_snap_free(struct agent_lathist_snap *s) {
   free(s->keys);
   free(s->vals);
   free(s->slots);
@@ -194,52 +194,52 @@ void agent_lat_snap_free(struct agent_lat_snap *s) {
 
 static const char *const pref_names[] = {"auto", "bpf", "pressure", "off"};
 
-const char *agent_lat_pref_name(int pref) {
-  if (pref < 0 || pref > AGENT_LAT_OFF)
+const char *agent_lathist_pref_name(int pref) {
+  if (pref < 0 || pref > AGENT_LATHIST_OFF)
     return "invalid";
   return pref_names[pref];
 }
 
-const char *agent_lat_mode_name(int mode) {
+const char *agent_lathist_mode_name(int mode) {
   switch (mode) {
-  case AGENT_LAT_MODE_BPF:
+  case AGENT_LATHIST_MODE_BPF:
     return "bpf";
-  case AGENT_LAT_MODE_PRESSURE:
+  case AGENT_LATHIST_MODE_PRESSURE:
     return "pressure";
-  case AGENT_LAT_MODE_OFF:
+  case AGENT_LATHIST_MODE_OFF:
     return "off";
   }
   return "invalid";
 }
 
-bool agent_lat_wants_bpf(int pref) {
-  return pref == AGENT_LAT_AUTO || pref == AGENT_LAT_BPF;
+bool agent_lathist_wants_bpf(int pref) {
+  return pref == AGENT_LATHIST_AUTO || pref == AGENT_LATHIST_BPF;
 }
 
-int agent_lat_decide(int pref, const char *bpf_error, int *mode, char **why,
-                     struct iob_error **err) {
+int agent_lathist_decide(int pref, const char *bpf_error, int *mode, char **why,
+                         struct iob_error **err) {
   *why = NULL;
   switch (pref) {
-  case AGENT_LAT_OFF:
-    *mode = AGENT_LAT_MODE_OFF;
+  case AGENT_LATHIST_OFF:
+    *mode = AGENT_LATHIST_MODE_OFF;
     *why = xstrdup("latency_source = off");
     return 0;
-  case AGENT_LAT_PRESSURE:
-    *mode = AGENT_LAT_MODE_PRESSURE;
+  case AGENT_LATHIST_PRESSURE:
+    *mode = AGENT_LATHIST_MODE_PRESSURE;
     *why = xstrdup("latency_source = pressure");
     return 0;
-  case AGENT_LAT_BPF:
+  case AGENT_LATHIST_BPF:
     if (bpf_error)
       return iob_error(err, 0, "latency_source = bpf, but %s", bpf_error);
-    *mode = AGENT_LAT_MODE_BPF;
+    *mode = AGENT_LATHIST_MODE_BPF;
     return 0;
-  case AGENT_LAT_AUTO:
+  case AGENT_LATHIST_AUTO:
     if (bpf_error) {
-      *mode = AGENT_LAT_MODE_PRESSURE;
+      *mode = AGENT_LATHIST_MODE_PRESSURE;
       *why = xstrdup(bpf_error);
       return 0;
     }
-    *mode = AGENT_LAT_MODE_BPF;
+    *mode = AGENT_LATHIST_MODE_BPF;
     return 0;
   }
   return iob_error(err, 0, "invalid latency_source %d", pref);

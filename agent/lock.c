@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The state directory's lock (agent/lock.h). */
+/* The state directory's lock and the live mark (agent/lock.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 
 #include "agent/lock.h"
 #include "common/cleanup.h"
+#include "common/log.h"
 #include "common/xalloc.h"
 
 /* The pid the holder wrote ("1234\n"), 0 when it is not there yet (it
@@ -55,4 +56,23 @@ int agent_lock_state_dir(const char *state_dir, int *fd_out, struct iob_error **
     return iob_error(err, errno, "cannot write our pid into '%s'", path);
   *fd_out = steal_fd(&fd);
   return 0;
+}
+
+bool agent_lock_mark_live(const char *mark) {
+  if (access(mark, F_OK) == 0) {
+    iob_info("'%s' is there: the last agent stopped with containers or did not stop cleanly; "
+             "planning nothing for %d ms while shims register them again",
+             mark, AGENT_SETTLE_MS);
+    return true;
+  }
+  cleanup_close int fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    iob_warn("cannot create '%s': %s (a restart will not wait for re-registrations)", mark,
+             strerror(errno));
+  return false;
+}
+
+void agent_lock_unmark_live(const char *mark) {
+  if (unlink(mark) < 0 && errno != ENOENT)
+    iob_warn("cannot remove '%s': %s", mark, strerror(errno));
 }

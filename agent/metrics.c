@@ -213,20 +213,20 @@ static void put_us_as_s(FILE *f, uint64_t us) {
 /* One container's latency histogram: cumulative _bucket lines, +Inf
  * equal to _count, as the text format wants them. */
 static void ctr_latency_hist(FILE *f, const struct agent_ctr *c, bool approx) {
-  const struct agent_lat_hist *h = &c->lat.hist;
+  const struct agent_lathist_hist *h = &c->lat.hist;
   const char *lab = approx ? ",approx=\"true\"" : ",approx=\"false\"";
   uint64_t cum = 0;
-  for (unsigned i = 0; i <= AGENT_LAT_HIST_BUCKETS; i++) {
+  for (unsigned i = 0; i <= AGENT_LATHIST_HIST_BUCKETS; i++) {
     cum += h->bucket[i];
     fputs("iobatch_container_io_latency_seconds_bucket", f);
     ctr_name_labels(f, c);
     fprintf(f, "%s,le=\"", lab);
-    if (i < AGENT_LAT_HIST_BUCKETS)
-      put_us_as_s(f, agent_lat_hist_le_us(i));
+    if (i < AGENT_LATHIST_HIST_BUCKETS)
+      put_us_as_s(f, agent_lathist_hist_le_us(i));
     else
       fputs("+Inf", f);
     fputs("\"}", f);
-    put_u64(f, i < AGENT_LAT_HIST_BUCKETS ? cum : h->count);
+    put_u64(f, i < AGENT_LATHIST_HIST_BUCKETS ? cum : h->count);
   }
   ctr_series(f, "iobatch_container_io_latency_seconds_sum", c, lab);
   fprintf(f, " %.6f\n", h->sum_us / 1e6);
@@ -283,7 +283,7 @@ static void render_ctr_state(FILE *f, const struct agent_metrics_view *v) {
   }
 }
 
-/* Counters since the container was registered (agent_io_total_add):
+/* Counters since the container was registered (agent_sampler_io_total_add):
  * rate() of them is its throughput over any window a query picks; and
  * the cap on it now. */
 static void render_ctr_io(FILE *f, const struct agent_metrics_view *v) {

@@ -33,7 +33,7 @@ static int bad(int *status, int code) {
 
 /* The request line: METHOD SP TARGET SP HTTP/1.x (RFC 9112 3).  No
  * HTTP/0.9 (a line without a version). */
-static int parse_request_line(const char *s, size_t n, struct agent_http_request *req,
+static int parse_request_line(const char *s, size_t n, struct agent_metrics_server_request *req,
                               int *status) {
   size_t i = 0;
   while (i < n && is_tchar((unsigned char)s[i]))
@@ -41,11 +41,11 @@ static int parse_request_line(const char *s, size_t n, struct agent_http_request
   if (i == 0 || i >= n || s[i] != ' ')
     return bad(status, 400);
   if (i == 3 && memcmp(s, "GET", 3) == 0)
-    req->method = AGENT_HTTP_GET;
+    req->method = AGENT_METRICS_SERVER_GET;
   else if (i == 4 && memcmp(s, "HEAD", 4) == 0)
-    req->method = AGENT_HTTP_HEAD;
+    req->method = AGENT_METRICS_SERVER_HEAD;
   else
-    req->method = AGENT_HTTP_OTHER;
+    req->method = AGENT_METRICS_SERVER_OTHER;
   size_t p = ++i;
   while (i < n && s[i] > ' ' && s[i] < 0x7f)
     i++;
@@ -75,8 +75,8 @@ static int check_field(const char *s, size_t n, int *status) {
   return 0;
 }
 
-int agent_http_parse_request(const char *buf, size_t len, struct agent_http_request *req,
-                             int *status) {
+int agent_metrics_server_parse_request(const char *buf, size_t len,
+                                       struct agent_metrics_server_request *req, int *status) {
   *status = 0;
   size_t lim = len < AGENT_METRICS_HEAD_MAX ? len : AGENT_METRICS_HEAD_MAX;
   size_t start = 0;
@@ -114,8 +114,8 @@ int agent_http_parse_request(const char *buf, size_t len, struct agent_http_requ
   return 0;
 }
 
-int agent_metrics_addr_parse(const char *spec, struct agent_metrics_addr *a,
-                             struct iob_error **err) {
+int agent_metrics_server_addr_parse(const char *spec, struct agent_metrics_addr *a,
+                                    struct iob_error **err) {
   memset(a, 0, sizeof(*a));
   const char *expect = "expected unix:/PATH, 127.0.0.1:PORT, [::1]:PORT or localhost:PORT";
   if (strncmp(spec, "unix:", 5) == 0) {
@@ -192,7 +192,7 @@ struct metrics_conn {
   size_t in_len;
   char *out; /* the whole reply; nothing else is buffered */
   size_t out_len, out_off;
-  char peer[AGENT_METRICS_PEER_MAX]; /* agent_metrics_peer_key */
+  char peer[AGENT_METRICS_PEER_MAX]; /* agent_metrics_server_peer_key */
 };
 
 struct agent_metrics_server {
@@ -307,7 +307,8 @@ static int conn_flush(struct metrics_conn *c) {
   return 1;
 }
 
-static void answer(struct metrics_conn *c, const struct agent_http_request *req, int code) {
+static void answer(struct metrics_conn *c, const struct agent_metrics_server_request *req,
+                   int code) {
   struct agent_metrics_server *s = c->srv;
   cleanup_free char *body = NULL;
   size_t body_len = 0;
@@ -315,7 +316,7 @@ static void answer(struct metrics_conn *c, const struct agent_http_request *req,
   if (code == 0) {
     const char *q = strchr(req->path, '?');
     size_t pn = q ? (size_t)(q - req->path) : strlen(req->path);
-    if (req->method == AGENT_HTTP_OTHER)
+    if (req->method == AGENT_METRICS_SERVER_OTHER)
       code = 405;
     else if (pn != 8 || memcmp(req->path, "/metrics", 8) != 0)
       code = 404;
@@ -327,7 +328,7 @@ static void answer(struct metrics_conn *c, const struct agent_http_request *req,
         code = 500;
       }
     }
-    head_only = req->method == AGENT_HTTP_HEAD;
+    head_only = req->method == AGENT_METRICS_SERVER_HEAD;
   }
   make_reply(c, code, code == 200 ? body : NULL, body_len, head_only);
   int r = conn_flush(c);
@@ -372,9 +373,9 @@ static void on_conn(struct iob_loop *loop, int fd, uint32_t events, void *data) 
     }
     c->in_len += (size_t)r;
   }
-  struct agent_http_request req;
+  struct agent_metrics_server_request req;
   int status = 0;
-  int p = agent_http_parse_request(c->in, c->in_len, &req, &status);
+  int p = agent_metrics_server_parse_request(c->in, c->in_len, &req, &status);
   if (p == 0 && eof) {
     conn_close(c); /* closed before a whole request */
     return;
@@ -384,7 +385,7 @@ static void on_conn(struct iob_loop *loop, int fd, uint32_t events, void *data) 
   answer(c, &req, p < 0 ? status : 0);
 }
 
-int agent_metrics_peer_key(int fd, char *out, size_t n) {
+int agent_metrics_server_peer_key(int fd, char *out, size_t n) {
   struct sockaddr_storage ss;
   socklen_t len = sizeof(ss);
   if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
@@ -434,7 +435,7 @@ static void on_accept(struct iob_loop *loop, int fd, uint32_t events, void *data
      * its request makes room (agent/metrics_server.h): scrapers are few
      * and quick, so it is a stuck or hostile one. */
     char peer[AGENT_METRICS_PEER_MAX];
-    if (agent_metrics_peer_key(cfd, peer, sizeof(peer)) < 0 ||
+    if (agent_metrics_server_peer_key(cfd, peer, sizeof(peer)) < 0 ||
         (peer_conns(s, peer) >= AGENT_METRICS_MAX_PER_PEER && !evict_waiting(s, peer)) ||
         (s->nconns >= AGENT_METRICS_MAX_CONNS && !evict_waiting(s, NULL))) {
       close(cfd);
@@ -559,7 +560,7 @@ int agent_metrics_server_open(struct iob_loop *loop, const char *spec, unsigned 
                               agent_metrics_fn fn, void *user, struct agent_metrics_server **out,
                               struct iob_error **err) {
   struct agent_metrics_addr a;
-  if (agent_metrics_addr_parse(spec, &a, err) < 0)
+  if (agent_metrics_server_addr_parse(spec, &a, err) < 0)
     return -1;
   struct agent_metrics_server *s = xcalloc(1, sizeof(*s));
   s->spec = xstrdup(spec);
@@ -632,7 +633,7 @@ int agent_metrics_server_replace(struct agent_metrics_server **s, struct iob_loo
   struct agent_metrics_server *ns = NULL;
   if (spec) {
     struct agent_metrics_addr a;
-    if (agent_metrics_addr_parse(spec, &a, err) < 0)
+    if (agent_metrics_server_addr_parse(spec, &a, err) < 0)
       return -1;
     const char *cur = *s ? agent_metrics_server_spec(*s) : "";
     if (a.path[0] && strncmp(cur, "unix:", 5) == 0 && strcmp(cur + 5, a.path) == 0) {

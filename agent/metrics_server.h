@@ -29,10 +29,14 @@
  * request must not keep the scraper out.  Only when every connection is
  * being answered is a new one closed at once. */
 
-enum agent_http_method { AGENT_HTTP_GET = 0, AGENT_HTTP_HEAD, AGENT_HTTP_OTHER };
+enum agent_metrics_server_method {
+  AGENT_METRICS_SERVER_GET = 0,
+  AGENT_METRICS_SERVER_HEAD,
+  AGENT_METRICS_SERVER_OTHER
+};
 
-struct agent_http_request {
-  int method; /* enum agent_http_method */
+struct agent_metrics_server_request {
+  int method; /* enum agent_metrics_server_method */
   char path[AGENT_METRICS_PATH_MAX];
 };
 
@@ -40,8 +44,8 @@ struct agent_http_request {
  * Returns 1 with *req filled when buf holds the whole head (up to an empty
  * CRLF line), 0 when more bytes are needed, < 0 when it is malformed, with
  * the status to answer in *status (400, 414, 431 or 505). */
-int agent_http_parse_request(const char *buf, size_t len, struct agent_http_request *req,
-                             int *status);
+int agent_metrics_server_parse_request(const char *buf, size_t len,
+                                       struct agent_metrics_server_request *req, int *status);
 
 /* Where the endpoint listens. */
 struct agent_metrics_addr {
@@ -53,8 +57,8 @@ struct agent_metrics_addr {
 /* "unix:/ABS/PATH", "127.0.0.1:PORT" (any 127/8), "[::1]:PORT" or
  * "localhost:PORT" (127.0.0.1, no resolver).  Anything else, a non-loopback
  * address above all, is an error naming the key. */
-int agent_metrics_addr_parse(const char *spec, struct agent_metrics_addr *a,
-                             struct iob_error **err);
+int agent_metrics_server_addr_parse(const char *spec, struct agent_metrics_addr *a,
+                                    struct iob_error **err);
 
 struct agent_metrics_server;
 /* Render the current exposition text (malloc'ed) for a scrape. */
@@ -89,6 +93,6 @@ const char *agent_metrics_server_spec(const struct agent_metrics_server *s);
 unsigned agent_metrics_server_group(const struct agent_metrics_server *s);
 /* Who is at the other end of an accepted connection, for the per-peer
  * limit: "uid N" (SO_PEERCRED) on a unix socket, "address A" on TCP. */
-int agent_metrics_peer_key(int fd, char *out, size_t n);
+int agent_metrics_server_peer_key(int fd, char *out, size_t n);
 
 #endif

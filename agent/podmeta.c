@@ -322,7 +322,7 @@ void agent_podmeta_configure(struct agent_podmeta *pm, const struct agent_config
     arm(pm, 0);
 }
 
-enum agent_kp_cri agent_podmeta_kp_kind(const char *id, void *user) {
+enum agent_kubepods_cri agent_podmeta_kp_kind(const char *id, void *user) {
   const struct agent_podmeta *pm = user;
   const struct cri_meta *m = id ? cri_meta_find(&pm->meta, id) : NULL;
   if (m)

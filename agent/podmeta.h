@@ -66,7 +66,7 @@ void agent_podmeta_fill_new(struct agent_podmeta *pm);
  * the struct agent_podmeta).  An id listed once keeps its kind (a sandbox
  * id is never a container's) while the CRI is not reachable; without a
  * listing, or with none since the last poll failed, AGENT_KP_CRI_DOWN. */
-enum agent_kp_cri agent_podmeta_kp_kind(const char *id, void *user);
+enum agent_kubepods_cri agent_podmeta_kp_kind(const char *id, void *user);
 /* "off", "none found", the endpoint in use, or its last error. */
 const char *agent_podmeta_note(const struct agent_podmeta *pm);
 void agent_podmeta_release(struct agent_podmeta *pm);

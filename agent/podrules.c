@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "batcher/batcher.h"
+#include "batcher/kind.h"
 
 #define WHY(...) (snprintf(why, why_len, __VA_ARGS__), -1)
 
@@ -107,7 +108,8 @@ static int effect(const char *tok, struct agent_pod_rule *r, char *why, size_t w
     const char *v = tok + 5;
     if (r->kind[0])
       return WHY("kind given twice");
-    if (strcmp(v, "job") != 0 && strcmp(v, "service") != 0)
+    enum batch_kind k;
+    if (batch_kind_parse(v, &k) < 0 || k == BATCH_KIND_SANDBOX)
       return WHY("bad kind '%s': job or service", v);
     snprintf(r->kind, sizeof(r->kind), "%s", v);
     return 0;
@@ -116,7 +118,7 @@ static int effect(const char *tok, struct agent_pod_rule *r, char *why, size_t w
     const char *v = tok + 6;
     if (r->cls[0])
       return WHY("class given twice");
-    if (strcmp(v, "latency") != 0 && batch_class_from_name(v) < 0)
+    if (!batch_class_names_latency(v) && batch_class_from_name(v) < 0)
       return WHY("bad class '%s'", v);
     snprintf(r->cls, sizeof(r->cls), "%s", v);
     return 0;
@@ -216,7 +218,9 @@ bool agent_pod_rule_by_label(const struct agent_pod_rule *r) {
 }
 
 bool agent_pod_rule_protects(const struct agent_pod_rule *r) {
-  return strcmp(r->cls, "latency") == 0 || strcmp(r->kind, "service") == 0 || r->lat_target_us > 0;
+  enum batch_kind k;
+  bool service = batch_kind_parse(r->kind, &k) == 0 && k == BATCH_KIND_SERVICE;
+  return batch_class_names_latency(r->cls) || service || r->lat_target_us > 0;
 }
 
 bool agent_pod_rule_tenant_selected(const struct agent_pod_rule *r) {

@@ -545,7 +545,7 @@ int agent_api_status(struct agent_api *a, const Iobatch__Agent__V1__StatusReques
   r.max_concurrency =
       a->bcfg->cap_running || a->bcfg->policy == BATCH_POLICY_PAPER ? a->bcfg->max_batch : 0;
   r.sampler = (char *)agent_sampler_name(a->sampler);
-  r.latency_source = (char *)agent_lat_mode_name(a->sampler->lat.mode);
+  r.latency_source = (char *)agent_lathist_mode_name(a->sampler->lat.mode);
   r.latency_note = a->sampler->lat.why ? a->sampler->lat.why : "";
   r.kubepods = a->kube->kubepods ? agent_kubepods_describe(a->kube->kubepods) : xstrdup("off");
   r.cri = (char *)agent_podmeta_note(a->podmeta);
@@ -559,7 +559,7 @@ int agent_api_status(struct agent_api *a, const Iobatch__Agent__V1__StatusReques
   r.forced_admissions = a->adm->forced_admissions;
   r.profiles = (uint32_t)a->learn->profiles->n;
   r.batch_window_ms = a->cfg->batch_window_ms;
-  agent_fd_usage(&r.open_fds, &r.fd_limit);
+  agent_fdlimit_usage(&r.open_fds, &r.fd_limit);
   *out = r;
   return 0;
 }

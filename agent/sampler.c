@@ -95,7 +95,8 @@ struct sstate {
  * within this many windows. */
 #define SWEEP_WINDOWS 32
 
-void agent_io_total_add(struct agent_io_total *t, const struct cg2_io_counters *d, bool reset) {
+void agent_sampler_io_total_add(struct agent_io_total *t, const struct cg2_io_counters *d,
+                                bool reset) {
   if (reset)
     return;
   t->rbytes += d->rbytes;
@@ -107,7 +108,7 @@ void agent_io_total_add(struct agent_io_total *t, const struct cg2_io_counters *
 void agent_sampler_init_headless(struct agent_sampler *s, const struct agent_config *cfg,
                                  const struct agent_sampler_env *env) {
   memset(s, 0, sizeof(s[0]));
-  s->lat.mode = AGENT_LAT_MODE_OFF;
+  s->lat.mode = AGENT_LATHIST_MODE_OFF;
   s->lat.map_fd = -1;
   s->env = *env;
   s->protect_detected = cfg->protect_detected;
@@ -126,7 +127,7 @@ bool agent_sampler_auto_bpf(bool writeback_v2, bool fixture, int lat_mode, const
                    "hybrid host charges buffered writeback to the root cgroup, not the writer's)");
     return false;
   }
-  if (lat_mode != AGENT_LAT_MODE_BPF) {
+  if (lat_mode != AGENT_LATHIST_MODE_BPF) {
     *why = xasprintf("the BPF program is not loaded: %s", lat_why ? lat_why : "unknown");
     return false;
   }
@@ -209,16 +210,16 @@ int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
   }
   if (agent_latency_open(&s->lat, cfg->latency_source, err) < 0)
     return -1;
-  if (cfg->sampler == AGENT_SAMPLER_BPF && s->lat.mode == AGENT_LAT_MODE_BPF)
+  if (cfg->sampler == AGENT_SAMPLER_BPF && s->lat.mode == AGENT_LATHIST_MODE_BPF)
     s->bpf_counters = true;
   else if (cfg->sampler == AGENT_SAMPLER_BPF)
     iob_warn("sampler = bpf needs the BPF latency program, which is not loaded: sampling %s",
              agent_sampler_name(s));
   else if (cfg->sampler == AGENT_SAMPLER_AUTO)
     sampler_auto(s, cfg);
-  if (s->lat.mode == AGENT_LAT_MODE_BPF)
+  if (s->lat.mode == AGENT_LATHIST_MODE_BPF)
     iob_info("block I/O latency per container from BPF (block_rq_issue/block_rq_complete)");
-  else if (s->lat.mode == AGENT_LAT_MODE_PRESSURE)
+  else if (s->lat.mode == AGENT_LATHIST_MODE_PRESSURE)
     iob_info("block I/O latency per container approximated from io.pressure, not BPF: %s",
              s->lat.why);
   else
@@ -382,12 +383,12 @@ static void latency_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sst
     if (now.rios + now.wios > 0)
       return;
   }
-  struct agent_lat_window w = {0};
+  struct agent_lathist_window w = {0};
   /* Most containers complete no request in most windows: nothing to
    * compute (the window of an unchanged histogram is empty). */
   if (memcmp(now.hist, st->lat_prev.hist, sizeof(now.hist)) != 0) {
-    agent_lathist_window(now.hist, st->lat_prev.hist, AGENT_LAT_BUCKETS, &w);
-    agent_lat_hist_add_window(&c->lat.hist, now.hist, st->lat_prev.hist, AGENT_LAT_BUCKETS);
+    agent_lathist_window(now.hist, st->lat_prev.hist, AGENT_LATHIST_BUCKETS, &w);
+    agent_lathist_hist_add_window(&c->lat.hist, now.hist, st->lat_prev.hist, AGENT_LATHIST_BUCKETS);
   }
   st->lat_prev = now;
   c->lat.valid = true;
@@ -400,22 +401,22 @@ static void latency_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sst
 }
 
 /* The window's latency approximated from io.pressure
- * (agent_lat_pressure_window), with the requests the sampler counted;
+ * (agent_lathist_pressure_window), with the requests the sampler counted;
  * reset: those counters went down, and the window adds nothing to the
  * histogram (as to the totals). */
 static void latency_pressure(struct agent_ctr *c, const struct sstate *st,
                              const struct cg2_io_counters *dl, bool reset) {
   const struct cg2_sample *a = &st->ring[st->n - 2], *b = &st->ring[st->n - 1];
-  struct agent_lat_window w;
+  struct agent_lathist_window w;
   double stall;
   if (!a->has_pressure || !b->has_pressure || b->t_ns <= a->t_ns ||
-      agent_lat_pressure_window(a->pressure.some.total, b->pressure.some.total, dl->rios + dl->wios,
-                                b->t_ns - a->t_ns, &w, &stall) < 0) {
+      agent_lathist_pressure_window(a->pressure.some.total, b->pressure.some.total,
+                                    dl->rios + dl->wios, b->t_ns - a->t_ns, &w, &stall) < 0) {
     c->lat.valid = false;
     return;
   }
   if (!reset)
-    agent_lat_hist_observe(&c->lat.hist, w.p50_us, w.count);
+    agent_lathist_hist_observe(&c->lat.hist, w.p50_us, w.count);
   c->lat.valid = true;
   c->lat.windows++;
   c->lat.approx = true;
@@ -428,9 +429,9 @@ static void latency_pressure(struct agent_ctr *c, const struct sstate *st,
 static void latency_window(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st,
                            const struct cg2_io_counters *dl, bool reset,
                            const struct blklat_val *val) {
-  if (s->lat.mode == AGENT_LAT_MODE_BPF)
+  if (s->lat.mode == AGENT_LATHIST_MODE_BPF)
     latency_bpf(s, c, st, val);
-  else if (s->lat.mode == AGENT_LAT_MODE_PRESSURE)
+  else if (s->lat.mode == AGENT_LATHIST_MODE_PRESSURE)
     latency_pressure(c, st, dl, reset);
 }
 
@@ -545,7 +546,7 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
     st->seen = true;
   }
   if (!smp.has_pressure &&
-      (c->protect || s->lat.mode == AGENT_LAT_MODE_PRESSURE || st->watch_stall))
+      (c->protect || s->lat.mode == AGENT_LATHIST_MODE_PRESSURE || st->watch_stall))
     pressure_beside(s, c, st, &smp);
   push(st, &smp);
   if (st->n < 2)
@@ -563,8 +564,8 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
     st->n = 1;
     return 0;
   }
-  agent_io_total_add(&c->io_total, &dl, reset > 0);
-  agent_io_total_add(&s->node_io, &dl, reset > 0);
+  agent_sampler_io_total_add(&c->io_total, &dl, reset > 0);
+  agent_sampler_io_total_add(&s->node_io, &dl, reset > 0);
   if (dt <= 0)
     return 0;
   c->read_bps = (double)dl.rbytes / dt;
@@ -622,7 +623,7 @@ static void classify(struct agent_sampler *s, struct agent_ctr *c) {
   enum agent_class_source was_src = c->class_source;
   unsigned what = agent_adm_measured(s->env.adm, c, cls, res.confidence, res.latency,
                                      s->protect_detected, iob_now_ms());
-  bool latency_hint = c->declared_untrusted && strcmp(c->declared, "latency") == 0;
+  bool latency_hint = c->declared_untrusted && batch_class_names_latency(c->declared);
   if (what & AGENT_MEASURED_PROTECTED)
     iob_info("'%s'%s looks latency-sensitive (%.0f requests/s of %.0f bytes on average): "
              "protecting it",
@@ -926,7 +927,7 @@ static void window_begin(struct agent_sampler *s) {
   cleanup_error struct iob_error *err = NULL;
   set_now(s);
   s->round++;
-  if (s->lat.mode != AGENT_LAT_MODE_BPF || s->env.adm->list == NULL)
+  if (s->lat.mode != AGENT_LATHIST_MODE_BPF || s->env.adm->list == NULL)
     return;
   if (agent_latency_snapshot(&s->lat, &err) < 0)
     iob_debug("%s: one lookup per container", err->msg);

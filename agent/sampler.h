@@ -84,7 +84,8 @@ struct agent_sampler {
 /* Add a window's increase d to t; nothing when reset (the counters went
  * down: a cgroup made anew, or procfs' sum losing an exited process, so
  * what they show now is not all new), so that t never goes down. */
-void agent_io_total_add(struct agent_io_total *t, const struct cg2_io_counters *d, bool reset);
+void agent_sampler_io_total_add(struct agent_io_total *t, const struct cg2_io_counters *d,
+                                bool reset);
 
 int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
                        const struct agent_sampler_env *env, struct iob_error **err);
@@ -97,7 +98,7 @@ const char *agent_sampler_name(const struct agent_sampler *s);
 /* sampler = auto's choice: the BPF program's map (true) where buffered
  * writeback is charged to the writer's cgroup (writeback_v2: the cgroup2
  * root has io and memory) and the program is loaded (lat_mode, enum
- * agent_lat_mode; lat_why: why it is not), never for fixture cgroups
+ * agent_lathist_mode; lat_why: why it is not), never for fixture cgroups
  * (cgroup_root set); else the cgroup files.  *why (allocated) says why,
  * for the log and, on cgroup v2, status. */
 bool agent_sampler_auto_bpf(bool writeback_v2, bool fixture, int lat_mode, const char *lat_why,

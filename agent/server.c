@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent/server.h"
 
@@ -38,9 +39,7 @@ static void reply_admit(struct ttrpc_call *call, const struct agent_ctr *c, bool
   ttrpc_call_reply(call, &resp.base);
 }
 
-void agent_server_answer(struct agent_daemon *d, struct agent_ctr *c, bool admitted,
-                         const char *reason) {
-  (void)d;
+void agent_server_answer(struct agent_ctr *c, bool admitted, const char *reason) {
   struct agent_waiter *w = c->waiter;
   if (w == NULL)
     return;
@@ -50,8 +49,7 @@ void agent_server_answer(struct agent_daemon *d, struct agent_ctr *c, bool admit
   free(w);
 }
 
-void agent_server_abort(struct agent_daemon *d, struct agent_ctr *c, const char *why) {
-  (void)d;
+void agent_server_abort(struct agent_ctr *c, const char *why) {
   struct agent_waiter *w = c->waiter;
   if (w == NULL)
     return;
@@ -77,8 +75,7 @@ static void on_admit_cancelled(struct ttrpc_call *call, void *data) {
   }
 }
 
-void agent_server_supersede(struct agent_daemon *d, struct agent_ctr *c) {
-  (void)d;
+void agent_server_supersede(struct agent_ctr *c) {
   struct agent_waiter *old = c->waiter;
   if (old == NULL)
     return;
@@ -219,6 +216,18 @@ static void on_plan(struct ttrpc_call *call, const ProtobufCMessage *m, void *us
     ttrpc_call_fail_error(call, &err);
 }
 
+static int mkdir_parent(const char *path, struct iob_error **err) {
+  cleanup_free char *dir = xstrdup(path);
+  char *slash = strrchr(dir, '/');
+  if (slash == NULL || slash == dir)
+    return 0;
+  *slash = '\0';
+  /* The socket itself is 0600; the directory only needs to exist. */
+  if (mkdir(dir, 0700) < 0 && errno != EEXIST) /* checked: check_socket_dir */
+    return iob_error(err, errno, "cannot create socket directory '%s'", dir);
+  return 0;
+}
+
 /* Whoever can write the socket's directory can put their own socket in
  * its place, and every shim would tell them its containers and take their
  * word on starting them: root's, 0700, or no start.  A directory of ours
@@ -275,7 +284,8 @@ int agent_server_setup(struct agent_server *s, struct iob_loop *loop, const char
                               methods[i].fn, s, err) < 0)
       return -1;
   const char *path = socket_path ? socket_path : AGENT_DEFAULT_SOCKET;
-  if (check_socket_dir(path, err) < 0 || ttrpc_server_listen(s->ttrpc, path, err) < 0)
+  if (mkdir_parent(path, err) < 0 || check_socket_dir(path, err) < 0 ||
+      ttrpc_server_listen(s->ttrpc, path, err) < 0)
     return -1;
   return 0;
 }

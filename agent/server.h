@@ -16,7 +16,6 @@
 #include "common/loop.h"
 
 struct agent_api;
-struct agent_daemon;
 struct ttrpc_server;
 
 struct agent_server_ops {
@@ -42,12 +41,11 @@ int agent_server_setup(struct agent_server *s, struct iob_loop *loop, const char
 /* Close the socket (and unlink it). */
 void agent_server_release(struct agent_server *s);
 /* Answer ctr's pending Admit (if any) and drop the waiter. */
-void agent_server_answer(struct agent_daemon *d, struct agent_ctr *ctr, bool admitted,
-                         const char *reason);
+void agent_server_answer(struct agent_ctr *ctr, bool admitted, const char *reason);
 /* Fail ctr's pending Admit (if any) with ABORTED: a newer Admit for the
  * same container replaces it. */
-void agent_server_supersede(struct agent_daemon *d, struct agent_ctr *ctr);
+void agent_server_supersede(struct agent_ctr *ctr);
 /* Fail ctr's pending Admit (if any) with UNAVAILABLE: the agent goes away. */
-void agent_server_abort(struct agent_daemon *d, struct agent_ctr *ctr, const char *why);
+void agent_server_abort(struct agent_ctr *ctr, const char *why);
 
 #endif

@@ -199,7 +199,7 @@ void agent_weights_apply_all(struct agent_weights *ws, struct agent_ctr *list) {
   struct wt_target *t = NULL;
   size_t nt = 0;
   cleanup_error struct iob_error *err = NULL;
-  if (agent_weight_targets(items, k, &t, &nt, &err) < 0) {
+  if (agent_weighttree_targets(items, k, &t, &nt, &err) < 0) {
     iob_warn("weights not written: %s", err->msg);
     return;
   }
@@ -216,7 +216,7 @@ void agent_weights_apply_all(struct agent_weights *ws, struct agent_ctr *list) {
     const char *why = NULL;
     size_t on_path = 0;
     for (struct agent_weights_written *w = ws->written; w; w = w->next) {
-      if (!agent_weight_target_covers(w->dir, items[i].cgdir))
+      if (!agent_weighttree_target_covers(w->dir, items[i].cgdir))
         continue;
       on_path++;
       if (w->enforced != 1 && why == NULL)
@@ -231,5 +231,5 @@ void agent_weights_apply_all(struct agent_weights *ws, struct agent_ctr *list) {
       c->weight_written = c->weight;
     }
   }
-  agent_weight_targets_free(t, nt);
+  agent_weighttree_targets_free(t, nt);
 }

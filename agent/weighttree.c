@@ -37,7 +37,7 @@ static size_t child_len(const char *p, size_t lca) {
   return slash ? (size_t)(slash - p) : strlen(p);
 }
 
-int agent_weight_target_covers(const char *dir, const char *cgdir) {
+int agent_weighttree_target_covers(const char *dir, const char *cgdir) {
   size_t n = strlen(dir);
   return strncmp(dir, cgdir, n) == 0 && (cgdir[n] == '\0' || cgdir[n] == '/');
 }
@@ -58,8 +58,8 @@ static void add(struct wt_target **t, size_t *n, size_t *cap, const char *p, siz
   (*t)[(*n)++] = (struct wt_target){.dir = xstrndup(p, len), .weight = w};
 }
 
-int agent_weight_targets(const struct wt_item *items, size_t n, struct wt_target **out,
-                         size_t *n_out, struct iob_error **err) {
+int agent_weighttree_targets(const struct wt_item *items, size_t n, struct wt_target **out,
+                             size_t *n_out, struct iob_error **err) {
   (void)err; /* cannot fail (out of memory aborts); kept for its callers */
   struct wt_target *t = NULL;
   size_t nt = 0, cap = 0, known = 0;
@@ -95,7 +95,7 @@ int agent_weight_targets(const struct wt_item *items, size_t n, struct wt_target
   /* Each target carries the largest weight of the items under it. */
   for (size_t k = 0; k < nt; k++)
     for (size_t i = 0; i < n; i++)
-      if (items[i].cgdir && agent_weight_target_covers(t[k].dir, items[i].cgdir) &&
+      if (items[i].cgdir && agent_weighttree_target_covers(t[k].dir, items[i].cgdir) &&
           items[i].weight > t[k].weight)
         t[k].weight = items[i].weight;
   *out = t;
@@ -103,7 +103,7 @@ int agent_weight_targets(const struct wt_item *items, size_t n, struct wt_target
   return 0;
 }
 
-void agent_weight_targets_free(struct wt_target *t, size_t n) {
+void agent_weighttree_targets_free(struct wt_target *t, size_t n) {
   for (size_t i = 0; i < n; i++)
     free(t[i].dir);
   free(t);

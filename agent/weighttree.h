@@ -29,12 +29,12 @@ struct wt_target {
 };
 
 /* *out: an array of *n_out targets, each dir distinct, for items[0..n);
- * the caller frees it with agent_weight_targets_free.  Returns 0 (out of
+ * the caller frees it with agent_weighttree_targets_free.  Returns 0 (out of
  * memory aborts, common/xalloc.h). */
-int agent_weight_targets(const struct wt_item *items, size_t n, struct wt_target **out,
-                         size_t *n_out, struct iob_error **err);
-void agent_weight_targets_free(struct wt_target *t, size_t n);
+int agent_weighttree_targets(const struct wt_item *items, size_t n, struct wt_target **out,
+                             size_t *n_out, struct iob_error **err);
+void agent_weighttree_targets_free(struct wt_target *t, size_t n);
 /* Is target dir on the path of cgdir (dir == cgdir or an ancestor)? */
-int agent_weight_target_covers(const char *dir, const char *cgdir);
+int agent_weighttree_target_covers(const char *dir, const char *cgdir);
 
 #endif

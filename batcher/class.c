@@ -26,6 +26,11 @@ int batch_class_parse(const char *name, enum batch_class *out) {
   return -1;
 }
 
+bool batch_class_names_latency(const char *name) {
+  enum batch_class c;
+  return name && batch_class_parse(name, &c) == 0 && c == BATCH_LATENCY;
+}
+
 int batch_class_from_name(const char *name) {
   enum batch_class c;
   if (batch_class_parse(name, &c) < 0 || c >= BATCH_NCLASS)

@@ -24,17 +24,18 @@ enum batch_class {
   /* Before enough samples, samples that disagree, or bytes without a
    * request count (procfs + async I/O). */
   BATCH_UNKNOWN,
-  /* The planned classes end here: rows and columns of the penalty matrix,
-   * the class of a job, a profile or a measured pair. */
-  BATCH_NCLASS,
   /* Latency-sensitive (a database, a queue-depth-1 reader or sync writer):
    * only ever declared (io.iobatch.class=latency), never planned.  The
    * agent protects such a container and plans it by its detected I/O
    * class; detection reports it as wcd_result.latency beside the I/O
    * class. */
-  BATCH_LATENCY = BATCH_NCLASS,
-  BATCH_NCLASS_ALL
+  BATCH_LATENCY,
 };
+/* The number of planned classes (those before it: rows and columns of the
+ * penalty matrix, the class of a job, a profile or a measured pair), and
+ * of all classes, latency included.  Counts, not classes. */
+#define BATCH_NCLASS (BATCH_UNKNOWN + 1)
+#define BATCH_NCLASS_ALL (BATCH_LATENCY + 1)
 
 /* "seq-read", "rand-read", "seq-write", "rand-write", "mixed", "idle",
  * "unknown", "latency"; "invalid" for out-of-range values. */
@@ -45,6 +46,9 @@ int batch_class_from_name(const char *name);
 /* Any class, latency included (a declared class: io.iobatch.class,
  * RegisterRequest.declared_class): 0 and *OUT, or -1. */
 int batch_class_parse(const char *name, enum batch_class *out);
+/* True when NAME parses to BATCH_LATENCY (a declared class: a container's,
+ * a pod rule's); false for NULL. */
+bool batch_class_names_latency(const char *name);
 /* True for seq-read and seq-write: streams that share bandwidth. */
 bool batch_class_is_seq(enum batch_class c);
 /* True for the classes that do I/O (seq/rand read/write, mixed): only

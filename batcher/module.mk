@@ -2,7 +2,7 @@
 # libbatch: the penalty-aware batcher (no I/O); see batcher/batcher.h.  It
 # also carries client/annotations.c, the io.iobatch.* vocabulary beside the
 # classes (client/module.mk says why).
-batch_SRCS := batcher/class.c batcher/config.c batcher/solve.c batcher/plan.c batcher/jobfile.c \
+batch_SRCS := batcher/class.c batcher/kind.c batcher/config.c batcher/solve.c batcher/plan.c batcher/jobfile.c \
 	client/annotations.c
 $(eval $(call lib,batch,$(batch_SRCS)))
 # The solver benchmark (bench/solver.sh runs it).

@@ -200,21 +200,21 @@ int iobctl_register(int argc, char **argv) {
   int pr = parse_ctl(argc, argv, &a);
   if (pr)
     return pr == 3 ? 0 : pr;
-  struct agent_container ctr = {.id = a.id,
-                                .ns = a.ns,
-                                .pid = (uint32_t)a.pid,
-                                .cgroup = a.cgroup,
-                                .bundle = a.bundle,
-                                .declared_class = a.cls,
-                                .workload_key = a.key,
-                                .kind = a.kind,
-                                .pod_name = a.pod,
-                                .pod_namespace = a.pod_ns,
-                                .container_name = a.name,
-                                .max_hold_ms = (uint32_t)a.max_hold,
-                                .running = a.running};
+  struct client_container ctr = {.id = a.id,
+                                 .ns = a.ns,
+                                 .pid = (uint32_t)a.pid,
+                                 .cgroup = a.cgroup,
+                                 .bundle = a.bundle,
+                                 .declared_class = a.cls,
+                                 .workload_key = a.key,
+                                 .kind = a.kind,
+                                 .pod_name = a.pod,
+                                 .pod_namespace = a.pod_ns,
+                                 .container_name = a.name,
+                                 .max_hold_ms = (uint32_t)a.max_hold,
+                                 .running = a.running};
   Iobatch__Agent__V1__RegisterRequest m;
-  agent_register_request(&ctr, a.source ? a.source : "iobatchctl", &m);
+  client_register_request(&ctr, a.source ? a.source : "iobatchctl", &m);
   ProtobufCMessage *resp = NULL;
   if (call("register", "Register", &m.base, &iobatch__agent__v1__register_response__descriptor,
            &resp, CALL_TIMEOUT_MS) < 0)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kinds[] = {"job", "service", "sandbox"};
+#include "batcher/kind.h"
 
 int iob_ann_class_parse(const char *s, enum batch_class *out, struct iob_error **err) {
   if (batch_class_parse(s, out) < 0)
@@ -18,11 +18,11 @@ int iob_ann_class_parse(const char *s, enum batch_class *out, struct iob_error *
 }
 
 int iob_ann_kind_parse(const char *s, const char **out, struct iob_error **err) {
-  for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-    if (strcmp(s, kinds[i]) == 0) {
-      *out = kinds[i];
-      return 0;
-    }
+  enum batch_kind k;
+  if (batch_kind_parse(s, &k) == 0) {
+    *out = batch_kind_name(k);
+    return 0;
+  }
   return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT,
                         "invalid annotation '%s': unknown kind '%.64s' (expected job, "
                         "service or sandbox)",

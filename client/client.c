@@ -25,9 +25,9 @@ struct ctr_copy {
 
 struct admit_req {
   struct admit_req *next, *prev;
-  struct agent_client *c;
+  struct client *c;
   struct ctr_copy ctr;
-  agent_client_admit_fn fn;
+  client_admit_fn fn;
   void *user;
   uint64_t deadline_ms; /* the caller's, absolute; 0: none */
   uint64_t retry_until; /* 0: not retrying */
@@ -46,7 +46,7 @@ struct known {
   struct ctr_copy ctr;
 };
 
-struct agent_client {
+struct client {
   struct iob_loop *loop;
   char *path;
   bool fail_closed;
@@ -57,13 +57,13 @@ struct agent_client {
   struct iob_timer *watch;
   uint64_t watch_ms;      /* next watch interval: backs off while the agent stays away */
   uint64_t lost_ms;       /* when the connection was lost (0: not lost) */
-  unsigned timeout_ms;    /* agent_client_set_timeout */
+  unsigned timeout_ms;    /* client_set_timeout */
   struct iob_timer *ping; /* armed while an Admit is in flight */
   bool ping_out;          /* a Ping is outstanding */
 };
 
 struct simple_call {
-  agent_client_done_fn done;
+  client_done_fn done;
   void *user;
 };
 
@@ -80,7 +80,7 @@ static void ctr_copy_free(struct ctr_copy *k) {
   free(k->container_name);
 }
 
-static void ctr_copy_init(struct ctr_copy *k, const struct agent_container *in) {
+static void ctr_copy_init(struct ctr_copy *k, const struct client_container *in) {
   memset(k, 0, sizeof(*k));
 #define DUP(f) k->f = xstrdup(in->f ? in->f : "");
   DUP(id)
@@ -101,24 +101,24 @@ static void ctr_copy_init(struct ctr_copy *k, const struct agent_container *in) 
   k->kind_from_runtime = in->kind_from_runtime;
 }
 
-int agent_client_new(struct iob_loop *loop, const char *socket_path, bool fail_closed,
-                     struct agent_client **out, struct iob_error **err) {
+int client_new(struct iob_loop *loop, const char *socket_path, bool fail_closed,
+               struct client **out, struct iob_error **err) {
   (void)err; /* cannot fail (out of memory aborts); kept for its callers */
-  struct agent_client *c = xcalloc(1, sizeof(*c));
+  struct client *c = xcalloc(1, sizeof(*c));
   c->loop = loop;
   c->fail_closed = fail_closed;
-  c->timeout_ms = AGENT_CLIENT_TIMEOUT_MS;
+  c->timeout_ms = CLIENT_TIMEOUT_MS;
   c->path = xstrdup(socket_path ? socket_path : AGENT_DEFAULT_SOCKET);
   *out = c;
   return 0;
 }
 
-static void reregister_known(struct agent_client *c, struct ttrpc_client *tc);
+static void reregister_known(struct client *c, struct ttrpc_client *tc);
 static void on_lost(void *user);
 
 /* The connection, (re)made on demand: the agent may have restarted since
  * the last call. */
-static struct ttrpc_client *conn(struct agent_client *c, struct iob_error **err) {
+static struct ttrpc_client *conn(struct client *c, struct iob_error **err) {
   if (c->tc && !ttrpc_client_closed(c->tc))
     return c->tc;
   if (c->tc) {
@@ -155,7 +155,7 @@ static struct ttrpc_client *conn(struct agent_client *c, struct iob_error **err)
 }
 
 static void unlink_req(struct admit_req *r) {
-  struct agent_client *c = r->c;
+  struct client *c = r->c;
   if (r->prev)
     r->prev->next = r->next;
   else if (c->admits == r)
@@ -172,49 +172,49 @@ static void req_free(struct admit_req *r) {
   free(r);
 }
 
-/* The copy as an agent_container (strings borrowed from k). */
-static struct agent_container ctr_view(const struct ctr_copy *k) {
-  return (struct agent_container){.id = k->id,
-                                  .ns = k->ns,
-                                  .pid = k->pid,
-                                  .cgroup = k->cgroup,
-                                  .bundle = k->bundle,
-                                  .declared_class = k->declared_class,
-                                  .workload_key = k->workload_key,
-                                  .kind = k->kind,
-                                  .pod_name = k->pod_name,
-                                  .pod_namespace = k->pod_namespace,
-                                  .container_name = k->container_name,
-                                  .max_hold_ms = k->max_hold_ms,
-                                  .lat_target_us = k->lat_target_us,
-                                  .running = k->running,
-                                  .kind_from_runtime = k->kind_from_runtime};
+/* The copy as an client_container (strings borrowed from k). */
+static struct client_container ctr_view(const struct ctr_copy *k) {
+  return (struct client_container){.id = k->id,
+                                   .ns = k->ns,
+                                   .pid = k->pid,
+                                   .cgroup = k->cgroup,
+                                   .bundle = k->bundle,
+                                   .declared_class = k->declared_class,
+                                   .workload_key = k->workload_key,
+                                   .kind = k->kind,
+                                   .pod_name = k->pod_name,
+                                   .pod_namespace = k->pod_namespace,
+                                   .container_name = k->container_name,
+                                   .max_hold_ms = k->max_hold_ms,
+                                   .lat_target_us = k->lat_target_us,
+                                   .running = k->running,
+                                   .kind_from_runtime = k->kind_from_runtime};
 }
 
 static void on_watch(struct iob_loop *loop, void *data);
 
-static bool connected(const struct agent_client *c) {
+static bool connected(const struct client *c) {
   return c->tc && !ttrpc_client_closed(c->tc);
 }
 
 /* Only while disconnected with running containers to tell: a connection
  * that is up reports its loss itself (on_lost), so an idle shim does not
  * wake up at all. */
-static void arm_watch(struct agent_client *c) {
+static void arm_watch(struct client *c) {
   if (c->watch_ms == 0)
-    c->watch_ms = AGENT_CLIENT_WATCH_MS;
+    c->watch_ms = CLIENT_WATCH_MS;
   if (c->watch == NULL && c->known && !connected(c))
     c->watch = iob_loop_timer(c->loop, c->watch_ms, on_watch, c);
 }
 
 /* The agent went away (it restarts, say).  Look for it every
- * RETRY_EVERY_MS for AGENT_CLIENT_RETRY_MS, like a waiting Admit does, so
+ * RETRY_EVERY_MS for CLIENT_RETRY_MS, like a waiting Admit does, so
  * that running containers are back in a restarted agent before it plans
- * the pending ones (agent/daemon.c waits AGENT_SETTLE_MS after its start
- * for them); then back off from AGENT_CLIENT_WATCH_MS to
- * AGENT_CLIENT_WATCH_MAX_MS, since fail open means nothing waits on it. */
+ * the pending ones (it waits AGENT_SETTLE_MS, agent/lock.h, after its
+ * start for them); then back off from CLIENT_WATCH_MS to
+ * CLIENT_WATCH_MAX_MS, since fail open means nothing waits on it. */
 static void on_lost(void *user) {
-  struct agent_client *c = user;
+  struct client *c = user;
   if (c->lost_ms == 0)
     c->lost_ms = iob_now_ms();
   if (c->known == NULL)
@@ -230,7 +230,7 @@ static void on_lost(void *user) {
 
 static void on_watch(struct iob_loop *loop, void *data) {
   (void)loop;
-  struct agent_client *c = data;
+  struct client *c = data;
   c->watch = NULL;
   if (connected(c))
     return;
@@ -238,25 +238,24 @@ static void on_watch(struct iob_loop *loop, void *data) {
   uint64_t lost = c->lost_ms;
   if (conn(c, &err) != NULL) {
     iob_info("agent at '%s' is back: told it about the running containers", c->path);
-    c->watch_ms = AGENT_CLIENT_WATCH_MS;
+    c->watch_ms = CLIENT_WATCH_MS;
     return;
   }
-  if (lost && iob_now_ms() - lost < AGENT_CLIENT_RETRY_MS)
+  if (lost && iob_now_ms() - lost < CLIENT_RETRY_MS)
     c->watch_ms = RETRY_EVERY_MS;
-  else if (c->watch_ms < AGENT_CLIENT_WATCH_MS)
-    c->watch_ms = AGENT_CLIENT_WATCH_MS;
+  else if (c->watch_ms < CLIENT_WATCH_MS)
+    c->watch_ms = CLIENT_WATCH_MS;
   else
-    c->watch_ms =
-        c->watch_ms * 2 > AGENT_CLIENT_WATCH_MAX_MS ? AGENT_CLIENT_WATCH_MAX_MS : c->watch_ms * 2;
+    c->watch_ms = c->watch_ms * 2 > CLIENT_WATCH_MAX_MS ? CLIENT_WATCH_MAX_MS : c->watch_ms * 2;
   arm_watch(c);
 }
 
-static void remember(struct agent_client *c, const struct ctr_copy *k) {
+static void remember(struct client *c, const struct ctr_copy *k) {
   for (struct known *e = c->known; e; e = e->next)
     if (strcmp(e->ctr.id, k->id) == 0 && strcmp(e->ctr.ns, k->ns) == 0)
       return;
   struct known *e = xcalloc(1, sizeof(*e));
-  struct agent_container view = ctr_view(k);
+  struct client_container view = ctr_view(k);
   ctr_copy_init(&e->ctr, &view);
   e->ctr.running = true;
   e->next = c->known;
@@ -264,7 +263,7 @@ static void remember(struct agent_client *c, const struct ctr_copy *k) {
   arm_watch(c);
 }
 
-static void forget(struct agent_client *c, const char *ns, const char *id) {
+static void forget(struct client *c, const char *ns, const char *id) {
   for (struct known **p = &c->known; *p; p = &(*p)->next) {
     struct known *e = *p;
     if (strcmp(e->ctr.id, id ? id : "") == 0 && strcmp(e->ctr.ns, ns ? ns : "") == 0) {
@@ -278,7 +277,7 @@ static void forget(struct agent_client *c, const char *ns, const char *id) {
 
 /* Run the caller's callback once; the request lives on while an RPC still
  * points at it. */
-static void finish(struct admit_req *r, const struct agent_admission *a) {
+static void finish(struct admit_req *r, const struct client_admission *a) {
   if (r->finished)
     return;
   r->finished = true;
@@ -306,7 +305,7 @@ static void finish_without_agent(struct admit_req *r, const char *why) {
   char reason[1024];
   snprintf(reason, sizeof(reason), "agent at '%s' not asked: %s (%s)", r->c->path, why,
            open ? "fail open" : "fail closed");
-  struct agent_admission a = {
+  struct client_admission a = {
       .admitted = open, .fail_open = open, .no_agent = true, .reason = reason, .cls = ""};
   finish(r, &a);
 }
@@ -325,7 +324,7 @@ static void on_retry(struct iob_loop *loop, void *data) {
 static void retry_later(struct admit_req *r, const char *why) {
   uint64_t now = iob_now_ms();
   if (r->retry_until == 0) {
-    r->retry_until = now + AGENT_CLIENT_RETRY_MS;
+    r->retry_until = now + CLIENT_RETRY_MS;
     iob_info("agent connection lost while '%s' waits (%s); reconnecting", r->ctr.id, why);
   }
   uint64_t limit = r->retry_until;
@@ -357,18 +356,18 @@ static void on_admit_done(void *user, ProtobufCMessage *resp, struct iob_error *
       finish_without_agent(r, "no answer before the caller's deadline");
     else if (err->code == IOB_CODE_ABORTED) {
       /* A newer Admit for the same container took its place. */
-      struct agent_admission a = {.admitted = false, .reason = why, .cls = ""};
+      struct client_admission a = {.admitted = false, .reason = why, .cls = ""};
       finish(r, &a);
     } else
       finish_without_agent(r, why);
     return;
   }
   const Iobatch__Agent__V1__AdmitResponse *m = (const void *)resp;
-  struct agent_admission a = {.admitted = m->admitted,
-                              .reason = m->reason,
-                              .held_ms = m->held_ms,
-                              .cls = m->class_,
-                              .io_weight = m->io_weight};
+  struct client_admission a = {.admitted = m->admitted,
+                               .reason = m->reason,
+                               .held_ms = m->held_ms,
+                               .cls = m->class_,
+                               .io_weight = m->io_weight};
   if (a.admitted)
     iob_info("agent admitted '%s' after %llu ms: %s", r->ctr.id, (unsigned long long)a.held_ms,
              a.reason);
@@ -379,8 +378,8 @@ static void on_admit_done(void *user, ProtobufCMessage *resp, struct iob_error *
 }
 
 static void fill_register(Iobatch__Agent__V1__RegisterRequest *m, const struct ctr_copy *k) {
-  struct agent_container c = ctr_view(k);
-  agent_register_request(&c, "shim", m);
+  struct client_container c = ctr_view(k);
+  client_register_request(&c, "shim", m);
 }
 
 static void ignore_done(void *user, ProtobufCMessage *resp, struct iob_error *err) {
@@ -390,7 +389,7 @@ static void ignore_done(void *user, ProtobufCMessage *resp, struct iob_error *er
     protobuf_c_message_free_unpacked(resp, NULL);
 }
 
-static void reregister_known(struct agent_client *c, struct ttrpc_client *tc) {
+static void reregister_known(struct client *c, struct ttrpc_client *tc) {
   for (struct known *e = c->known; e; e = e->next) {
     Iobatch__Agent__V1__RegisterRequest reg;
     fill_register(&reg, &e->ctr);
@@ -400,14 +399,14 @@ static void reregister_known(struct agent_client *c, struct ttrpc_client *tc) {
   }
 }
 
-static bool admits_in_flight(const struct agent_client *c) {
+static bool admits_in_flight(const struct client *c) {
   for (const struct admit_req *r = c->admits; r; r = r->next)
     if (r->in_flight && !r->finished)
       return true;
   return false;
 }
 
-static unsigned ping_every(const struct agent_client *c) {
+static unsigned ping_every(const struct client *c) {
   unsigned every = c->timeout_ms / 5;
   return every ? every : 1;
 }
@@ -417,7 +416,7 @@ static unsigned ping_every(const struct agent_client *c) {
  * completes without it (fail open, or closed), and the connection is
  * dropped; the containers admitted that way are told to the agent when a
  * new connection is made (reregister_known), which the watch timer tries. */
-static void agent_silent(struct agent_client *c) {
+static void client_silent(struct client *c) {
   char why[256];
   snprintf(why, sizeof(why),
            "no answer to a liveness ping within %u ms (the agent is stopped or hung)",
@@ -437,7 +436,7 @@ static void agent_silent(struct agent_client *c) {
 }
 
 static void on_ping_done(void *user, ProtobufCMessage *resp, struct iob_error *err) {
-  struct agent_client *c = user;
+  struct client *c = user;
   if (resp)
     protobuf_c_message_free_unpacked(resp, NULL);
   c->ping_out = false;
@@ -445,14 +444,14 @@ static void on_ping_done(void *user, ProtobufCMessage *resp, struct iob_error *e
    * agent), shows a running loop.  A lost connection is the Admit's to
    * handle. */
   if (err && err->code == IOB_CODE_DEADLINE_EXCEEDED)
-    agent_silent(c);
+    client_silent(c);
 }
 
-static void arm_ping(struct agent_client *c);
+static void arm_ping(struct client *c);
 
 static void on_ping_timer(struct iob_loop *loop, void *data) {
   (void)loop;
-  struct agent_client *c = data;
+  struct client *c = data;
   c->ping = NULL;
   if (!connected(c) || !admits_in_flight(c))
     return;
@@ -469,7 +468,7 @@ static void on_ping_timer(struct iob_loop *loop, void *data) {
   arm_ping(c);
 }
 
-static void arm_ping(struct agent_client *c) {
+static void arm_ping(struct client *c) {
   if (c->ping == NULL)
     c->ping = iob_loop_timer(c->loop, ping_every(c), on_ping_timer, c);
 }
@@ -525,7 +524,7 @@ static void try_admit(struct admit_req *r) {
   m.max_hold_ms = r->ctr.max_hold_ms;
   m.latency_target_us = r->ctr.lat_target_us;
   m.kind = r->ctr.kind;
-  m.kind_source = agent_kind_source(r->ctr.kind, r->ctr.kind_from_runtime);
+  m.kind_source = client_kind_source(r->ctr.kind, r->ctr.kind_from_runtime);
   int timeout = 0;
   if (r->deadline_ms) {
     uint64_t now = iob_now_ms();
@@ -541,7 +540,7 @@ static void try_admit(struct admit_req *r) {
   arm_ping(r->c);
 }
 
-/* agent_client_admit must not call back before it returns; an immediate
+/* client_admit must not call back before it returns; an immediate
  * failure is reported from the loop. */
 static void on_first_try(struct iob_loop *loop, void *data) {
   (void)loop;
@@ -550,8 +549,8 @@ static void on_first_try(struct iob_loop *loop, void *data) {
   try_admit(r);
 }
 
-int agent_client_admit(struct agent_client *c, const struct agent_container *ctr, int timeout_ms,
-                       agent_client_admit_fn fn, void *user, struct iob_error **err) {
+int client_admit(struct client *c, const struct client_container *ctr, int timeout_ms,
+                 client_admit_fn fn, void *user, struct iob_error **err) {
   if (ctr->id == NULL || *ctr->id == '\0')
     return iob_error_code(err, IOB_CODE_INVALID_ARGUMENT, "container id is empty");
   if (fn == NULL)
@@ -581,9 +580,9 @@ static void on_simple_done(void *user, ProtobufCMessage *resp, struct iob_error 
   free(s);
 }
 
-static int simple_call(struct agent_client *c, const char *method, const ProtobufCMessage *req,
-                       const ProtobufCMessageDescriptor *resp_desc, agent_client_done_fn done,
-                       void *user, struct iob_error **err) {
+static int simple_call(struct client *c, const char *method, const ProtobufCMessage *req,
+                       const ProtobufCMessageDescriptor *resp_desc, client_done_fn done, void *user,
+                       struct iob_error **err) {
   struct ttrpc_client *tc = conn(c, err);
   if (tc == NULL)
     return -1;
@@ -598,8 +597,8 @@ static int simple_call(struct agent_client *c, const char *method, const Protobu
   return 0;
 }
 
-int agent_client_register(struct agent_client *c, const struct agent_container *ctr,
-                          agent_client_done_fn done, void *user, struct iob_error **err) {
+int client_register(struct client *c, const struct client_container *ctr, client_done_fn done,
+                    void *user, struct iob_error **err) {
   struct ctr_copy k;
   ctr_copy_init(&k, ctr);
   Iobatch__Agent__V1__RegisterRequest m;
@@ -615,11 +614,11 @@ int agent_client_register(struct agent_client *c, const struct agent_container *
   return r;
 }
 
-int agent_client_cancel(struct agent_client *c, const char *ns, const char *id,
-                        agent_client_done_fn done, void *user, struct iob_error **err) {
+int client_cancel(struct client *c, const char *ns, const char *id, client_done_fn done, void *user,
+                  struct iob_error **err) {
   for (struct admit_req *r = c->admits; r; r = r->next) {
     if (strcmp(r->ctr.id, id ? id : "") == 0 && strcmp(r->ctr.ns, ns ? ns : "") == 0) {
-      struct agent_admission a = {.admitted = false, .reason = "cancelled", .cls = ""};
+      struct client_admission a = {.admitted = false, .reason = "cancelled", .cls = ""};
       finish(r, &a);
       break;
     }
@@ -631,9 +630,8 @@ int agent_client_cancel(struct agent_client *c, const char *ns, const char *id,
   return simple_call(c, "Cancel", &m.base, &google__protobuf__empty__descriptor, done, user, err);
 }
 
-int agent_client_exited(struct agent_client *c, const char *ns, const char *id,
-                        uint32_t exit_status, agent_client_done_fn done, void *user,
-                        struct iob_error **err) {
+int client_exited(struct client *c, const char *ns, const char *id, uint32_t exit_status,
+                  client_done_fn done, void *user, struct iob_error **err) {
   forget(c, ns, id);
   Iobatch__Agent__V1__ExitedRequest m = IOBATCH__AGENT__V1__EXITED_REQUEST__INIT;
   m.id = (char *)(id ? id : "");
@@ -642,19 +640,19 @@ int agent_client_exited(struct agent_client *c, const char *ns, const char *id,
   return simple_call(c, "Exited", &m.base, &google__protobuf__empty__descriptor, done, user, err);
 }
 
-void agent_client_set_timeout(struct agent_client *c, unsigned timeout_ms) {
-  c->timeout_ms = timeout_ms ? timeout_ms : AGENT_CLIENT_TIMEOUT_MS;
+void client_set_timeout(struct client *c, unsigned timeout_ms) {
+  c->timeout_ms = timeout_ms ? timeout_ms : CLIENT_TIMEOUT_MS;
 }
 
-unsigned agent_client_pending(const struct agent_client *c) {
+unsigned client_pending(const struct client *c) {
   return c->pending;
 }
 
-void agent_client_free(struct agent_client *c) {
+void client_free(struct client *c) {
   if (c == NULL)
     return;
   while (c->admits) {
-    struct agent_admission a = {.admitted = false, .reason = "client closed", .cls = ""};
+    struct client_admission a = {.admitted = false, .reason = "client closed", .cls = ""};
     finish(c->admits, &a);
   }
   /* Outstanding RPCs complete (CANCELED) here and free what they own. */

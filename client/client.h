@@ -3,7 +3,7 @@
  * iobatchd.  Every call is asynchronous on the caller's loop.
  *
  * Fail open: when the agent cannot be asked (no socket, connection refused
- * or lost and not back within AGENT_CLIENT_RETRY_MS, no answer before the
+ * or lost and not back within CLIENT_RETRY_MS, no answer before the
  * caller's timeout, an error reply), an Admit completes with admitted =
  * true and fail_open = true, and a warning line says why.  With
  * fail_closed set it completes with admitted = false instead.
@@ -15,8 +15,8 @@
  * remembered until Exited or Cancel; whenever
  * it connects anew it registers them again as running.  A lost connection
  * is noticed at once (the loop sees it close); the client then looks for
- * the agent every 200 ms for AGENT_CLIENT_RETRY_MS, then from
- * AGENT_CLIENT_WATCH_MS backing off to AGENT_CLIENT_WATCH_MAX_MS.  While
+ * the agent every 200 ms for CLIENT_RETRY_MS, then from
+ * CLIENT_WATCH_MS backing off to CLIENT_WATCH_MAX_MS.  While
  * connected and no Admit waits it sets no timer.
  *
  * Bounded waits: an agent that is there but silent (SIGSTOPped, hung,
@@ -39,26 +39,26 @@
  *    from before Ping answers UNIMPLEMENTED).  Silence is thus noticed
  *    within timeout_ms of its start.
  * Register, Cancel and Exited time out after timeout_ms.  timeout_ms is
- * AGENT_CLIENT_TIMEOUT_MS unless agent_client_set_timeout says otherwise
+ * CLIENT_TIMEOUT_MS unless client_set_timeout says otherwise
  * (the shim: IobatchAgentTimeoutMs in its runtime options).
  *
  * Use from the shim:
  *
- *   struct agent_client *ac;
- *   agent_client_new(loop, NULL, false, &ac, &err);        // once
+ *   struct client *ac;
+ *   client_new(loop, NULL, false, &ac, &err);   // once
  *
  *   Create (after runc create, or let the hook do it):
- *     agent_client_register(ac, &ctr, NULL, NULL, &err);
+ *     client_register(ac, &ctr, NULL, NULL, &err);
  *   Start of an init process:
- *     agent_client_admit(ac, &ctr, timeout_ms, on_admitted, task, &err);
+ *     client_admit(ac, &ctr, timeout_ms, on_admitted, task, &err);
  *     ... on_admitted(task, &a): a->admitted ? runc start : fail Start
  *   Kill / Delete of a task whose Admit is still pending:
- *     agent_client_cancel(ac, ns, id, NULL, NULL, &err);    // on_admitted runs
- *                                                           // with "cancelled"
+ *     client_cancel(ac, ns, id, NULL, NULL, &err);    // on_admitted runs
+ *                                                     // with "cancelled"
  *   Exit of an init process:
- *     agent_client_exited(ac, ns, id, status, NULL, NULL, &err);
+ *     client_exited(ac, ns, id, status, NULL, NULL, &err);
  *
- *   agent_client_free(ac);   // pending admits complete with "client closed"
+ *   client_free(ac);   // pending admits complete with "client closed"
  */
 #ifndef IOB_CLIENT_CLIENT_H
 #define IOB_CLIENT_CLIENT_H
@@ -71,15 +71,15 @@
 #include "common/loop.h"
 #include "iobatch/agent.pb-c.h"
 
-#define AGENT_CLIENT_TIMEOUT_MS 5000    /* default: silence tolerated, per call */
-#define AGENT_CLIENT_RETRY_MS 3000      /* how long a lost agent is waited for */
-#define AGENT_CLIENT_WATCH_MS 1000      /* first look for a lost agent */
-#define AGENT_CLIENT_WATCH_MAX_MS 16000 /* slowest look for a lost agent */
+#define CLIENT_TIMEOUT_MS 5000    /* default: silence tolerated, per call */
+#define CLIENT_RETRY_MS 3000      /* how long a lost agent is waited for */
+#define CLIENT_WATCH_MS 1000      /* first look for a lost agent */
+#define CLIENT_WATCH_MAX_MS 16000 /* slowest look for a lost agent */
 
-struct agent_client;
+struct client;
 
 /* What the agent is told about a container (strings are copied). */
-struct agent_container {
+struct client_container {
   const char *id;
   const char *ns;     /* containerd namespace */
   uint32_t pid;       /* init pid, 0 when not known yet */
@@ -98,15 +98,15 @@ struct agent_container {
 };
 
 /* RegisterRequest.kind_source (and AdmitRequest's) for KIND. */
-Iobatch__Agent__V1__KindSource agent_kind_source(const char *kind, bool from_runtime);
+Iobatch__Agent__V1__KindSource client_kind_source(const char *kind, bool from_runtime);
 
 /* The RegisterRequest for ctr, sent by SOURCE ("shim", "hook", "iobatchctl",
  * "bench"); the only place one is filled.  Its strings point into ctr
  * (NULL becomes ""); no baseline (the hook adds its own). */
-void agent_register_request(const struct agent_container *ctr, const char *source,
-                            Iobatch__Agent__V1__RegisterRequest *out);
+void client_register_request(const struct client_container *ctr, const char *source,
+                             Iobatch__Agent__V1__RegisterRequest *out);
 
-struct agent_admission {
+struct client_admission {
   bool admitted;  /* start the container now */
   bool fail_open; /* admitted without the agent's word; reason says why */
   bool no_agent;  /* the agent was not asked (fail open or closed); reason names
@@ -117,41 +117,40 @@ struct agent_admission {
   unsigned io_weight;
 };
 
-/* Runs on the loop, exactly once per successful agent_client_admit. */
-typedef void (*agent_client_admit_fn)(void *user, const struct agent_admission *a);
+/* Runs on the loop, exactly once per successful client_admit. */
+typedef void (*client_admit_fn)(void *user, const struct client_admission *a);
 /* err NULL on success; runs on the loop.  May be NULL. */
-typedef void (*agent_client_done_fn)(void *user, const struct iob_error *err);
+typedef void (*client_done_fn)(void *user, const struct iob_error *err);
 
 /* socket_path NULL: AGENT_DEFAULT_SOCKET.  Does not connect yet. */
-int agent_client_new(struct iob_loop *loop, const char *socket_path, bool fail_closed,
-                     struct agent_client **out, struct iob_error **err);
-void agent_client_free(struct agent_client *c);
+int client_new(struct iob_loop *loop, const char *socket_path, bool fail_closed,
+               struct client **out, struct iob_error **err);
+void client_free(struct client *c);
 
-int agent_client_register(struct agent_client *c, const struct agent_container *ctr,
-                          agent_client_done_fn done, void *user, struct iob_error **err);
+int client_register(struct client *c, const struct client_container *ctr, client_done_fn done,
+                    void *user, struct iob_error **err);
 
 /* Ask to start ctr.  timeout_ms (0: none) is the caller's own deadline (a
  * Start's timeout_nano less what starting takes): the agent admits by force
  * before it, and if no answer came by then the client fails open.  Returns
  * < 0 only for bad arguments or no memory; agent trouble is reported
  * through fn (fail open). */
-int agent_client_admit(struct agent_client *c, const struct agent_container *ctr, int timeout_ms,
-                       agent_client_admit_fn fn, void *user, struct iob_error **err);
+int client_admit(struct client *c, const struct client_container *ctr, int timeout_ms,
+                 client_admit_fn fn, void *user, struct iob_error **err);
 
 /* The container is killed or deleted before it started: completes a
  * pending admit of (ns, id) at once with admitted = false, "cancelled",
  * and tells the agent. */
-int agent_client_cancel(struct agent_client *c, const char *ns, const char *id,
-                        agent_client_done_fn done, void *user, struct iob_error **err);
+int client_cancel(struct client *c, const char *ns, const char *id, client_done_fn done, void *user,
+                  struct iob_error **err);
 
-int agent_client_exited(struct agent_client *c, const char *ns, const char *id,
-                        uint32_t exit_status, agent_client_done_fn done, void *user,
-                        struct iob_error **err);
+int client_exited(struct client *c, const char *ns, const char *id, uint32_t exit_status,
+                  client_done_fn done, void *user, struct iob_error **err);
 
 /* How long the agent may stay silent (see above); 0: the default. */
-void agent_client_set_timeout(struct agent_client *c, unsigned timeout_ms);
+void client_set_timeout(struct client *c, unsigned timeout_ms);
 
 /* Admits still waiting for an answer. */
-unsigned agent_client_pending(const struct agent_client *c);
+unsigned client_pending(const struct client *c);
 
 #endif

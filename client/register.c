@@ -7,15 +7,15 @@ static char *str(const char *s) {
   return (char *)(s ? s : "");
 }
 
-Iobatch__Agent__V1__KindSource agent_kind_source(const char *kind, bool from_runtime) {
+Iobatch__Agent__V1__KindSource client_kind_source(const char *kind, bool from_runtime) {
   if (kind == NULL || *kind == '\0')
     return IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_UNSPECIFIED;
   return from_runtime ? IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME
                       : IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_ANNOTATION;
 }
 
-void agent_register_request(const struct agent_container *ctr, const char *source,
-                            Iobatch__Agent__V1__RegisterRequest *out) {
+void client_register_request(const struct client_container *ctr, const char *source,
+                             Iobatch__Agent__V1__RegisterRequest *out) {
   Iobatch__Agent__V1__RegisterRequest m = IOBATCH__AGENT__V1__REGISTER_REQUEST__INIT;
   m.id = str(ctr->id);
   m.namespace_ = str(ctr->ns);
@@ -29,7 +29,7 @@ void agent_register_request(const struct agent_container *ctr, const char *sourc
   m.latency_target_us = ctr->lat_target_us;
   m.running = ctr->running;
   m.kind = str(ctr->kind);
-  m.kind_source = agent_kind_source(ctr->kind, ctr->kind_from_runtime);
+  m.kind_source = client_kind_source(ctr->kind, ctr->kind_from_runtime);
   m.pod_name = str(ctr->pod_name);
   m.pod_namespace = str(ctr->pod_namespace);
   m.container_name = str(ctr->container_name);

@@ -167,21 +167,22 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
   cleanup_error struct iob_error *kerr = NULL;
   if (wcd_kind_from_annotations(hook_annotation_get, (void *)st, &kind, &kerr) < 0)
     iob_debug("container '%s': %s", st->id, kerr->msg);
-  struct agent_container ctr = {.id = st->id,
-                                .ns = ns,
-                                .pid = st->pid > 0 ? (uint32_t)st->pid : 0,
-                                .cgroup = res->cgroup,
-                                .bundle = st->bundle,
-                                .declared_class = res->declared ? batch_class_name(res->cls) : NULL,
-                                .workload_key = res->workload,
-                                .kind = kind.kind,
-                                .kind_from_runtime = kind.runtime,
-                                .pod_name = kind.pod_name,
-                                .pod_namespace = kind.pod_namespace,
-                                .container_name = kind.container_name,
-                                .lat_target_us = res->lat_target_us};
+  struct client_container ctr = {.id = st->id,
+                                 .ns = ns,
+                                 .pid = st->pid > 0 ? (uint32_t)st->pid : 0,
+                                 .cgroup = res->cgroup,
+                                 .bundle = st->bundle,
+                                 .declared_class =
+                                     res->declared ? batch_class_name(res->cls) : NULL,
+                                 .workload_key = res->workload,
+                                 .kind = kind.kind,
+                                 .kind_from_runtime = kind.runtime,
+                                 .pod_name = kind.pod_name,
+                                 .pod_namespace = kind.pod_namespace,
+                                 .container_name = kind.container_name,
+                                 .lat_target_us = res->lat_target_us};
   Iobatch__Agent__V1__RegisterRequest req;
-  agent_register_request(&ctr, "hook", &req);
+  client_register_request(&ctr, "hook", &req);
   req.baseline = &base;
   if (res->weight && res->weight_mech) {
     /* The agent journals it (or refuses: an untrusted namespace) before

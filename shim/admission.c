@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "batcher/class.h"
+#include "batcher/kind.h"
 #include "cgroupv2/cg2.h"
 #include "client/annotations.h"
 #include "client/client.h"
@@ -42,7 +43,7 @@ struct held {
   bool cancelled; /* Kill or Delete came first */
 };
 
-static struct agent_client *agent;
+static struct client *agent;
 static bool fail_closed; /* IobatchFailClosed of the runtime options */
 static struct held *helds;
 
@@ -50,7 +51,7 @@ static struct held *helds;
  * serves one runtime, so every bundle it gets has the same ones): the
  * socket from IobatchAgentSocket, else $IOBATCH_AGENT_SOCKET, else the
  * default; IobatchFailClosed turns fail open into fail closed. */
-static struct agent_client *client(struct iob_loop *loop, const char *bundle) {
+static struct client *client(struct iob_loop *loop, const char *bundle) {
   if (agent)
     return agent;
   cleanup_error struct iob_error *err = NULL;
@@ -65,10 +66,10 @@ static struct agent_client *client(struct iob_loop *loop, const char *bundle) {
   if (path == NULL || *path == '\0')
     path = getenv("IOBATCH_AGENT_SOCKET");
   fail_closed = o.fail_closed;
-  if (agent_client_new(loop, path && *path ? path : NULL, fail_closed, &agent, &err) < 0) {
+  if (client_new(loop, path && *path ? path : NULL, fail_closed, &agent, &err) < 0) {
     iob_warn("no agent client: %s", err->msg);
   } else {
-    agent_client_set_timeout(agent, o.agent_timeout_ms);
+    client_set_timeout(agent, o.agent_timeout_ms);
     iob_info("agent at '%s'%s", path && *path ? path : AGENT_DEFAULT_SOCKET,
              fail_closed ? ", fail closed" : "");
   }
@@ -167,38 +168,38 @@ static void on_registered(void *user, const struct iob_error *err) {
   free(id);
 }
 
-static struct agent_container ctr_of(const struct shim_admission_req *req) {
+static struct client_container ctr_of(const struct shim_admission_req *req) {
   const struct shim_ctr_info *in = req->info;
-  return (struct agent_container){.id = req->id,
-                                  .ns = req->ns,
-                                  .pid = (uint32_t)req->pid,
-                                  .bundle = req->bundle,
-                                  .declared_class = in->cls,
-                                  .workload_key = in->key,
-                                  .kind = in->kind,
-                                  .kind_from_runtime = in->kind_from_runtime,
-                                  .pod_name = in->pod_name,
-                                  .pod_namespace = in->pod_namespace,
-                                  .container_name = in->container_name,
-                                  .max_hold_ms = in->max_hold_ms,
-                                  .lat_target_us = in->lat_target_us};
+  return (struct client_container){.id = req->id,
+                                   .ns = req->ns,
+                                   .pid = (uint32_t)req->pid,
+                                   .bundle = req->bundle,
+                                   .declared_class = in->cls,
+                                   .workload_key = in->key,
+                                   .kind = in->kind,
+                                   .kind_from_runtime = in->kind_from_runtime,
+                                   .pod_name = in->pod_name,
+                                   .pod_namespace = in->pod_namespace,
+                                   .container_name = in->container_name,
+                                   .max_hold_ms = in->max_hold_ms,
+                                   .lat_target_us = in->lat_target_us};
 }
 
 /* In the background: nothing waits for the agent's answer. */
 static void register_ctr(struct iob_loop *loop, const struct shim_admission_req *req,
                          bool running) {
   cleanup_error struct iob_error *err = NULL;
-  struct agent_client *ac = client(loop, req->bundle);
+  struct client *ac = client(loop, req->bundle);
   /* No agent here is the Admit's business (it warns once); Register just
    * gives the agent a head start. */
   if (ac == NULL)
     return;
   cleanup_free char *cg = pid_cgroup(req->pid);
-  struct agent_container c = ctr_of(req);
+  struct client_container c = ctr_of(req);
   c.cgroup = cg;
   c.running = running;
   char *id = xstrdup(req->id);
-  if (agent_client_register(ac, &c, on_registered, id, &err) < 0) {
+  if (client_register(ac, &c, on_registered, id, &err) < 0) {
     iob_debug("'%s' not registered with the agent: %s", req->id, err->msg);
     free(id);
   }
@@ -230,7 +231,7 @@ static struct held *held_find(const char *ns, const char *id) {
   return NULL;
 }
 
-static void on_admit(void *user, const struct agent_admission *a) {
+static void on_admit(void *user, const struct client_admission *a) {
   struct held *h = user;
   held_unlink(h);
   cleanup_error struct iob_error *err = NULL;
@@ -293,7 +294,9 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
                          shim_admission_fn fn, void *data) {
   cleanup_error struct iob_error *err = NULL;
   const struct shim_ctr_info *in = req->info;
-  if (in->kind && strcmp(in->kind, "sandbox") == 0 && in->kind_from_runtime) {
+  enum batch_kind kind;
+  if (batch_kind_parse(in->kind, &kind) == 0 && kind == BATCH_KIND_SANDBOX &&
+      in->kind_from_runtime) {
     /* A pod's sandbox holds only namespaces and every container of the
      * pod waits for it: it starts now, fail closed or not, with no agent
      * round trip on the pod's way up.  The agent hears that it runs
@@ -304,7 +307,7 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
     register_ctr(loop, req, true);
     return;
   }
-  struct agent_client *ac = client(loop, req->bundle);
+  struct client *ac = client(loop, req->bundle);
   if (ac == NULL) {
     without_agent(req, "no agent client", fn, data);
     return;
@@ -314,8 +317,8 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
   h->id = xstrdup(req->id);
   h->fn = fn;
   h->data = data;
-  struct agent_container c = ctr_of(req);
-  if (agent_client_admit(ac, &c, timeout_of(req), on_admit, h, &err) < 0) {
+  struct client_container c = ctr_of(req);
+  if (client_admit(ac, &c, timeout_of(req), on_admit, h, &err) < 0) {
     held_free(h);
     without_agent(req, err->msg, fn, data);
     return;
@@ -332,7 +335,7 @@ void shim_admission_cancel(const char *ns, const char *id) {
   cleanup_error struct iob_error *err = NULL;
   /* Completes the held Start (on_admit) before it returns; the agent is
    * told in the background. */
-  if (agent_client_cancel(agent, ns, id, NULL, NULL, &err) < 0)
+  if (client_cancel(agent, ns, id, NULL, NULL, &err) < 0)
     iob_debug("agent not told that '%s' was cancelled: %s", id, err->msg);
 }
 
@@ -341,6 +344,6 @@ void shim_admission_exited(const char *ns, const char *id, uint32_t status) {
   if (agent == NULL)
     return;
   cleanup_error struct iob_error *err = NULL;
-  if (agent_client_exited(agent, ns, id, status, NULL, NULL, &err) < 0)
+  if (client_exited(agent, ns, id, status, NULL, NULL, &err) < 0)
     iob_debug("agent not told that '%s' exited: %s", id, err->msg);
 }

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batcher/kind.h"
 #include "client/annotations.h"
 
 #define CRI_TYPE "io.kubernetes.cri.container-type"
@@ -115,7 +116,7 @@ int wcd_kind_from_annotations(wcd_annotation_fn get, void *ctx, struct wcd_kind 
   for (size_t i = 0; i < 2; i++) {
     const char *t = value(get, ctx, types[i]);
     if (t && strcmp(t, TYPE_SANDBOX) == 0) {
-      out->kind = TYPE_SANDBOX;
+      out->kind = batch_kind_name(BATCH_KIND_SANDBOX);
       out->source = types[i];
       out->runtime = true;
       break;

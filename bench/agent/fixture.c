@@ -26,7 +26,7 @@ static int do_register(struct ttrpc_client *c, unsigned n, unsigned pid, struct 
     char id[32], cg[64];
     snprintf(id, sizeof(id), "fix-%u", k);
     snprintf(cg, sizeof(cg), "/iobench/fix-%u", k);
-    struct agent_container ctr = {.id = id,
+    struct client_container ctr = {.id = id,
                                   .ns = "iobench",
                                   .pid = pid,
                                   .cgroup = cg,
@@ -34,7 +34,7 @@ static int do_register(struct ttrpc_client *c, unsigned n, unsigned pid, struct 
                                   .workload_key = "bench-fixture",
                                   .running = true};
     Iobatch__Agent__V1__RegisterRequest req;
-    agent_register_request(&ctr, "bench", &req);
+    client_register_request(&ctr, "bench", &req);
     ProtobufCMessage *resp = NULL;
     if (ttrpc_client_call(c, AGENT_SERVICE, "Register", &req.base,
                           &iobatch__agent__v1__register_response__descriptor, &resp, TIMEOUT_MS,

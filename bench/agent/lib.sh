@@ -15,7 +15,7 @@ agent_unavailable() {
 admission_unavailable() {
   agent_unavailable && return 0
   [ -x "$SHIM" ] || { echo "'${SHIM#"$TOP"/}' not built"; return 0; }
-  if ! grep -qs 'agent_client_admit' "$TOP"/shim/*.c; then
+  if ! grep -qs 'client_admit(' "$TOP"/shim/*.c; then
     echo "the shim does not ask the agent yet (shim/admission.c admits at once)"
     return 0
   fi

@@ -36,7 +36,7 @@ iobatch_unavailable() {
       return 0
     fi
   done
-  if ! grep -qs 'agent_client_admit' "$TOP"/shim/*.c; then
+  if ! grep -qs 'client_admit(' "$TOP"/shim/*.c; then
     echo "the shim does not ask the agent yet (shim/admission.c admits every container at once)"
     return 0
   fi

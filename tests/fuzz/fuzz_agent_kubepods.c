@@ -2,7 +2,7 @@
 /* libFuzzer target: the kubelet's cgroup paths and the pod rules (outside
  * input: directory names under the kubelet's tree, which any runtime on
  * the node may create; pod_rule lines of iobatchd.conf and the DaemonSet's
- * ConfigMap).  The first byte picks: 0 agent_kp_parse, 1
+ * ConfigMap).  The first byte picks: 0 agent_kubepods_parse, 1
  * agent_pod_rule_parse, then a match of the rule against a pod whose
  * labels are the rest of the input's lines. */
 #include <stddef.h>
@@ -24,8 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memcpy(s, data + 1, size - 1);
   s[size - 1] = '\0';
   if (data[0] % 2 == 0) {
-    struct agent_kp_path p;
-    (void)agent_kp_parse(s, &p);
+    struct agent_kubepods_path p;
+    (void)agent_kubepods_parse(s, &p);
   } else {
     struct agent_pod_rule r;
     char why[256];

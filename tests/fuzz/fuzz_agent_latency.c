@@ -15,17 +15,17 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void histograms(const uint8_t *d, size_t n) {
-  uint64_t a[AGENT_LAT_BUCKETS] = {0}, b[AGENT_LAT_BUCKETS] = {0};
+  uint64_t a[AGENT_LATHIST_BUCKETS] = {0}, b[AGENT_LATHIST_BUCKETS] = {0};
   size_t half = n / 2;
   memcpy(a, d, half < sizeof(a) ? half : sizeof(a));
   memcpy(b, d + half, n - half < sizeof(b) ? n - half : sizeof(b));
   /* keep the totals from wrapping: a window holds at most 2^48 requests */
-  for (size_t i = 0; i < AGENT_LAT_BUCKETS; i++) {
+  for (size_t i = 0; i < AGENT_LATHIST_BUCKETS; i++) {
     a[i] >>= 16;
     b[i] >>= 16;
   }
-  struct agent_lat_window w;
-  agent_lathist_window(b, a, AGENT_LAT_BUCKETS, &w);
+  struct agent_lathist_window w;
+  agent_lathist_window(b, a, AGENT_LATHIST_BUCKETS, &w);
   if (w.count == 0 && (w.p50_us != 0 || w.p99_us != 0))
     __builtin_trap();
   if (w.p50_us > w.p99_us || w.p50_us < 0)
@@ -43,9 +43,9 @@ static void pressure(const uint8_t *d, size_t n) {
     iob_error_release(&err);
     return;
   }
-  struct agent_lat_window w;
+  struct agent_lathist_window w;
   double stall = -1;
-  if (agent_lat_pressure_window(a.some.total, b.some.total, a.full.total, 1000000000u, &w,
+  if (agent_lathist_pressure_window(a.some.total, b.some.total, a.full.total, 1000000000u, &w,
                                 &stall) == 0 &&
       (stall < 0 || stall > 1 || w.p50_us != w.p99_us))
     __builtin_trap();

@@ -57,22 +57,22 @@ static void render_names(const uint8_t *data, size_t size) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 4096)
     render_names(data, size);
-  struct agent_http_request req;
+  struct agent_metrics_server_request req;
   int status = 0;
-  int r = agent_http_parse_request((const char *)data, size, &req, &status);
+  int r = agent_metrics_server_parse_request((const char *)data, size, &req, &status);
   if (r < 0 && status != 400 && status != 414 && status != 431 && status != 505)
     abort();
   if (r == 1 && strlen(req.path) >= AGENT_METRICS_PATH_MAX)
     abort();
   if (size > 0)
-    (void)agent_http_parse_request((const char *)data, size / 2, &req, &status);
+    (void)agent_metrics_server_parse_request((const char *)data, size / 2, &req, &status);
   if (size < 256) {
     char spec[256];
     memcpy(spec, data, size);
     spec[size] = '\0';
     struct agent_metrics_addr a;
     cleanup_error struct iob_error *err = NULL;
-    (void)agent_metrics_addr_parse(spec, &a, &err);
+    (void)agent_metrics_server_addr_parse(spec, &a, &err);
   }
   return 0;
 }

@@ -93,7 +93,7 @@ static void test_full(void **state) {
   assert_string_equal(c.detector_file, "/etc/iobatch/wcd.conf");
   assert_true(c.debug);
   assert_int_equal(c.sampler, AGENT_SAMPLER_IOSTAT);
-  assert_string_equal(agent_sampler_pref_name(c.sampler), "io.stat");
+  assert_string_equal(agent_config_sampler_pref_name(c.sampler), "io.stat");
   /* a second file over the first replaces only what it names */
   parse_ok(&c, "policy = predictive\nsocket = /run/y.sock\n");
   assert_int_equal(c.sampler, AGENT_SAMPLER_IOSTAT);
@@ -101,15 +101,15 @@ static void test_full(void **state) {
   assert_int_equal(c.sampler, AGENT_SAMPLER_PROCFS);
   parse_ok(&c, "sampler = auto\n");
   assert_int_equal(c.sampler, AGENT_SAMPLER_AUTO);
-  assert_string_equal(agent_sampler_pref_name(99), "invalid");
+  assert_string_equal(agent_config_sampler_pref_name(99), "invalid");
   /* latency_source (agent/lathist.h): auto by default */
-  assert_int_equal(c.latency_source, AGENT_LAT_AUTO);
+  assert_int_equal(c.latency_source, AGENT_LATHIST_AUTO);
   parse_ok(&c, "latency_source = pressure\n");
-  assert_int_equal(c.latency_source, AGENT_LAT_PRESSURE);
+  assert_int_equal(c.latency_source, AGENT_LATHIST_PRESSURE);
   parse_ok(&c, "latency_source = bpf\n");
-  assert_int_equal(c.latency_source, AGENT_LAT_BPF);
+  assert_int_equal(c.latency_source, AGENT_LATHIST_BPF);
   parse_ok(&c, "latency_source = off\n");
-  assert_int_equal(c.latency_source, AGENT_LAT_OFF);
+  assert_int_equal(c.latency_source, AGENT_LATHIST_OFF);
   assert_int_equal(c.policy, BATCH_POLICY_PREDICTIVE);
   assert_string_equal(c.socket_path, "/run/y.sock");
   assert_string_equal(c.state_dir, "/var/tmp/st");
@@ -119,22 +119,22 @@ static void test_full(void **state) {
 static void test_durations(void **state) {
   (void)state;
   uint64_t ms;
-  assert_int_equal(agent_parse_duration("1500", &ms), 0);
+  assert_int_equal(agent_config_parse_duration("1500", &ms), 0);
   assert_int_equal(ms, 1500);
-  assert_int_equal(agent_parse_duration("1.5s", &ms), 0);
+  assert_int_equal(agent_config_parse_duration("1.5s", &ms), 0);
   assert_int_equal(ms, 1500);
-  assert_int_equal(agent_parse_duration("5m", &ms), 0);
+  assert_int_equal(agent_config_parse_duration("5m", &ms), 0);
   assert_int_equal(ms, 300000);
-  assert_int_equal(agent_parse_duration("2h", &ms), 0);
+  assert_int_equal(agent_config_parse_duration("2h", &ms), 0);
   assert_int_equal(ms, 7200000);
-  assert_int_equal(agent_parse_duration("-1s", &ms), -1);
-  assert_int_equal(agent_parse_duration("1x", &ms), -1);
-  assert_int_equal(agent_parse_duration("s", &ms), -1);
-  assert_int_equal(agent_parse_duration("", &ms), -1);
-  assert_int_equal(agent_parse_duration("nan", &ms), -1);
-  assert_int_equal(agent_parse_duration("inf", &ms), -1);
-  assert_int_equal(agent_parse_duration("25h", &ms), -1);
-  assert_int_equal(agent_parse_duration("1e300", &ms), -1);
+  assert_int_equal(agent_config_parse_duration("-1s", &ms), -1);
+  assert_int_equal(agent_config_parse_duration("1x", &ms), -1);
+  assert_int_equal(agent_config_parse_duration("s", &ms), -1);
+  assert_int_equal(agent_config_parse_duration("", &ms), -1);
+  assert_int_equal(agent_config_parse_duration("nan", &ms), -1);
+  assert_int_equal(agent_config_parse_duration("inf", &ms), -1);
+  assert_int_equal(agent_config_parse_duration("25h", &ms), -1);
+  assert_int_equal(agent_config_parse_duration("1e300", &ms), -1);
 }
 
 static void test_malformed(void **state) {

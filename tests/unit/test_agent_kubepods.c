@@ -25,10 +25,10 @@
 #define UID_ "6d2f6f3e_1111_4c2b_9c55_0a1b2c3d4e5f"
 #define CID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-static void parses(const char *rel, enum agent_kp_level level, enum agent_kp_driver driver,
+static void parses(const char *rel, enum agent_kubepods_level level, enum agent_kubepods_driver driver,
                    const char *qos, const char *uid, const char *id) {
-  struct agent_kp_path p;
-  if (agent_kp_parse(rel, &p) < 0)
+  struct agent_kubepods_path p;
+  if (agent_kubepods_parse(rel, &p) < 0)
     fail_msg("'%s' refused", rel);
   if (p.level != level || p.driver != driver || strcmp(p.qos, qos) != 0 ||
       strcmp(p.pod_uid, uid) != 0 || strcmp(p.id, id) != 0)
@@ -37,8 +37,8 @@ static void parses(const char *rel, enum agent_kp_level level, enum agent_kp_dri
 }
 
 static void refused(const char *rel) {
-  struct agent_kp_path p;
-  if (agent_kp_parse(rel, &p) == 0)
+  struct agent_kubepods_path p;
+  if (agent_kubepods_parse(rel, &p) == 0)
     fail_msg("'%s' parsed (level %d)", rel, p.level);
 }
 
@@ -152,7 +152,7 @@ static void mkctr(const char *base, const char *proc, const char *rel, int pid, 
   }
 }
 
-static const struct agent_kp_found *find(const struct agent_kp_found *f, size_t n, const char *id) {
+static const struct agent_kubepods_found *find(const struct agent_kubepods_found *f, size_t n, const char *id) {
   for (size_t i = 0; i < n; i++)
     if (strcmp(f[i].id, id) == 0)
       return &f[i];
@@ -168,7 +168,7 @@ static bool known_k1(const char *id, void *user) {
  * starting with "n" it has not listed, the rest containers; none at all
  * (DOWN) while cri_down. */
 static bool cri_down;
-static enum agent_kp_cri fixture_cri(const char *id, void *user) {
+static enum agent_kubepods_cri fixture_cri(const char *id, void *user) {
   (void)user;
   if (cri_down)
     return AGENT_KP_CRI_DOWN;
@@ -208,11 +208,11 @@ static void test_walk(void **state) {
   assert_true(agent_kubepods_use(&kp, mount, false));
   assert_true(agent_kubepods_due(&kp)); /* a tree found is walked at once */
   cleanup_error struct iob_error *err = NULL;
-  struct agent_kp_found *f = NULL;
+  struct agent_kubepods_found *f = NULL;
   size_t n = 0;
   assert_int_equal(agent_kubepods_walk(&kp, 100, known_k1, NULL, &f, &n, &err), 0);
   assert_int_equal(n, 4);
-  const struct agent_kp_found *g1 = find(f, n, "g1"), *b1 = find(f, n, "b1"),
+  const struct agent_kubepods_found *g1 = find(f, n, "g1"), *b1 = find(f, n, "b1"),
                               *k1 = find(f, n, "k1"), *s1 = find(f, n, "s1");
   assert_non_null(g1);
   assert_non_null(b1);
@@ -233,15 +233,15 @@ static void test_walk(void **state) {
    * window walks again */
   assert_true(kp.retry);
   assert_true(agent_kubepods_due(&kp));
-  agent_kp_found_free(f, n);
+  agent_kubepods_found_free(f, n);
   /* ... but not for ever: a cgroup left empty waits for an event */
   for (int i = 1; i < AGENT_KP_RESCAN_WINDOWS; i++) {
     assert_int_equal(agent_kubepods_walk(&kp, 100, NULL, NULL, &f, &n, &err), 0);
-    agent_kp_found_free(f, n);
+    agent_kubepods_found_free(f, n);
     assert_true(agent_kubepods_due(&kp));
   }
   assert_int_equal(agent_kubepods_walk(&kp, 100, NULL, NULL, &f, &n, &err), 0);
-  agent_kp_found_free(f, n);
+  agent_kubepods_found_free(f, n);
   assert_false(agent_kubepods_due(&kp));
   cleanup_free char *desc = agent_kubepods_describe(&kp);
   assert_non_null(strstr(desc, "4 containers, 1 sandboxes, 1 starting"));
@@ -255,11 +255,11 @@ static void test_walk(void **state) {
   assert_int_equal(agent_kubepods_walk(&kp, 100, NULL, NULL, &f, &n, &err), 0);
   assert_non_null(find(f, n, "empty"));
   assert_int_equal(kp.n_sandboxes, 0);
-  agent_kp_found_free(f, n);
+  agent_kubepods_found_free(f, n);
   /* at most MAX */
   assert_int_equal(agent_kubepods_walk(&kp, 2, NULL, NULL, &f, &n, &err), 0);
   assert_int_equal(n, 2);
-  agent_kp_found_free(f, n);
+  agent_kubepods_found_free(f, n);
   /* the tree goes: looked for again */
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
   assert_int_equal(system(cmd), 0);
@@ -313,14 +313,14 @@ static bool found_after(struct kp_env *e, int windows, const char *id) {
   for (int i = 0; i < windows; i++)
     (void)agent_kubepods_due(&e->kp);
   cleanup_error struct iob_error *err = NULL;
-  struct agent_kp_found *f = NULL;
+  struct agent_kubepods_found *f = NULL;
   size_t n = 0;
   assert_int_equal(agent_kubepods_walk(&e->kp, 100, env_known, e, &f, &n, &err), 0);
   bool there = find(f, n, id) != NULL;
   for (size_t i = 0; i < n; i++)
     if (!env_known(f[i].id, e) && e->n_taken < 8)
       snprintf(e->taken[e->n_taken++], AGENT_KP_ID_MAX, "%s", f[i].id);
-  agent_kp_found_free(f, n);
+  agent_kubepods_found_free(f, n);
   return there;
 }
 

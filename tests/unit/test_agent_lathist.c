@@ -18,7 +18,7 @@
 #include "cgroupv2/pressure.h"
 #include "common/cleanup.h"
 
-#define N AGENT_LAT_BUCKETS
+#define N AGENT_LATHIST_BUCKETS
 
 static void test_buckets(void **state) {
   (void)state;
@@ -52,7 +52,7 @@ static void test_buckets(void **state) {
 static void test_window_empty(void **state) {
   (void)state;
   uint64_t a[N] = {0}, b[N] = {0};
-  struct agent_lat_window w;
+  struct agent_lathist_window w;
   agent_lathist_window(b, a, N, &w);
   assert_true(w.count == 0 && w.p50_us == 0 && w.p99_us == 0 && !w.overflow);
   /* the same counts twice: nothing completed in between */
@@ -72,7 +72,7 @@ static void test_window_one_bucket(void **state) {
   assert_int_equal(agent_lathist_upper(k), 112);
   a[k] = 7;
   b[k] = 107; /* 100 requests in the window, all in one bucket */
-  struct agent_lat_window w;
+  struct agent_lathist_window w;
   agent_lathist_window(b, a, N, &w);
   assert_int_equal(w.count, 100);
   /* interpolated inside the bucket: the 50th of 100 at half of it */
@@ -95,7 +95,7 @@ static void test_window_tail(void **state) {
    * at the edge of the slow ones */
   b[agent_lathist_bucket(50)] = 990;
   b[agent_lathist_bucket(10000)] = 10;
-  struct agent_lat_window w;
+  struct agent_lathist_window w;
   agent_lathist_window(b, NULL, N, &w);
   assert_int_equal(w.count, 1000);
   assert_true(w.p50_us >= 48 && w.p50_us < 56);
@@ -110,7 +110,7 @@ static void test_window_overflow(void **state) {
   (void)state;
   uint64_t b[N] = {0};
   b[N - 1] = 5; /* beyond the last bound: no upper edge to interpolate to */
-  struct agent_lat_window w;
+  struct agent_lathist_window w;
   agent_lathist_window(b, NULL, N, &w);
   assert_int_equal(w.count, 5);
   assert_true(w.overflow);
@@ -130,7 +130,7 @@ static void test_window_restarted(void **state) {
   a[20] = 1000;
   b[20] = 3;
   b[21] = 4;
-  struct agent_lat_window w;
+  struct agent_lathist_window w;
   agent_lathist_window(b, a, N, &w);
   assert_int_equal(w.count, 7);
 }
@@ -141,25 +141,25 @@ static void test_window_restarted(void **state) {
  * bin in +Inf; the sum adds midpoints. */
 static void test_hist_bins(void **state) {
   (void)state;
-  assert_int_equal(agent_lat_hist_le_us(0), 32);
-  assert_int_equal(agent_lat_hist_le_us(AGENT_LAT_HIST_BUCKETS - 1), 16777216);
+  assert_int_equal(agent_lathist_hist_le_us(0), 32);
+  assert_int_equal(agent_lathist_hist_le_us(AGENT_LATHIST_HIST_BUCKETS - 1), 16777216);
   for (unsigned b = 0; b < N; b++) {
     uint64_t one[N] = {0};
     one[b] = 1;
-    struct agent_lat_hist h = {0};
-    agent_lat_hist_add_window(&h, one, NULL, N);
+    struct agent_lathist_hist h = {0};
+    agent_lathist_hist_add_window(&h, one, NULL, N);
     assert_int_equal(h.count, 1);
     unsigned i = 0;
     while (h.bucket[i] == 0)
       i++;
     uint64_t lo = agent_lathist_lower(b), hi = agent_lathist_upper(b);
-    if (i == AGENT_LAT_HIST_BUCKETS) {
-      assert_true(hi == UINT64_MAX || hi > agent_lat_hist_le_us(i - 1));
+    if (i == AGENT_LATHIST_HIST_BUCKETS) {
+      assert_true(hi == UINT64_MAX || hi > agent_lathist_hist_le_us(i - 1));
       continue;
     }
     /* [lo, hi) whole us: at most hi, more than the bound before */
-    assert_true(hi <= agent_lat_hist_le_us(i));
-    assert_true(i == 0 || lo >= agent_lat_hist_le_us(i - 1));
+    assert_true(hi <= agent_lathist_hist_le_us(i));
+    assert_true(i == 0 || lo >= agent_lathist_hist_le_us(i - 1));
     assert_true(h.sum_us == ((double)lo + (double)hi) / 2);
   }
 }
@@ -173,24 +173,24 @@ static void test_hist_windows(void **state) {
   b[agent_lathist_bucket(100)] = 7;
   b[agent_lathist_bucket(3000)] = 1;
   c[agent_lathist_bucket(100)] = 1;
-  struct agent_lat_hist h = {0};
-  agent_lat_hist_add_window(&h, a, NULL, N);
-  agent_lat_hist_add_window(&h, b, a, N);
+  struct agent_lathist_hist h = {0};
+  agent_lathist_hist_add_window(&h, a, NULL, N);
+  agent_lathist_hist_add_window(&h, b, a, N);
   assert_int_equal(h.count, 8);
-  agent_lat_hist_add_window(&h, c, b, N);
+  agent_lathist_hist_add_window(&h, c, b, N);
   assert_int_equal(h.count, 9);
   assert_int_equal(h.bucket[2], 8); /* 96-111 us: le 128 us */
   assert_int_equal(h.bucket[7], 1); /* 2560-3071 us: le 4096 us */
   /* the io.pressure approximation: n requests of the same time; a bound
    * itself is in its bucket (le is inclusive) */
-  struct agent_lat_hist p = {0};
-  agent_lat_hist_observe(&p, 32, 4);
-  agent_lat_hist_observe(&p, 32.5, 1);
-  agent_lat_hist_observe(&p, 1e9, 2);
-  agent_lat_hist_observe(&p, 50, 0);
+  struct agent_lathist_hist p = {0};
+  agent_lathist_hist_observe(&p, 32, 4);
+  agent_lathist_hist_observe(&p, 32.5, 1);
+  agent_lathist_hist_observe(&p, 1e9, 2);
+  agent_lathist_hist_observe(&p, 50, 0);
   assert_int_equal(p.bucket[0], 4);
   assert_int_equal(p.bucket[1], 1);
-  assert_int_equal(p.bucket[AGENT_LAT_HIST_BUCKETS], 2);
+  assert_int_equal(p.bucket[AGENT_LATHIST_HIST_BUCKETS], 2);
   assert_int_equal(p.count, 7);
   assert_true(p.sum_us == 4 * 32 + 32.5 + 2e9);
 }
@@ -207,28 +207,28 @@ static void test_pressure_window(void **state) {
   cleanup_error struct iob_error *err = NULL;
   assert_int_equal(cg2_pressure_parse(t0, strlen(t0), &a, &err), 0);
   assert_int_equal(cg2_pressure_parse(t1, strlen(t1), &b, &err), 0);
-  struct agent_lat_window w;
+  struct agent_lathist_window w;
   double stall = -1;
   /* 400 ms stalled in a 1 s window, 2000 requests: 200 us each */
   assert_int_equal(
-      agent_lat_pressure_window(a.some.total, b.some.total, 2000, 1000000000u, &w, &stall), 0);
+      agent_lathist_pressure_window(a.some.total, b.some.total, 2000, 1000000000u, &w, &stall), 0);
   assert_int_equal(w.count, 2000);
   assert_float_equal(w.p50_us, 200, 1e-9);
   assert_float_equal(w.p99_us, 200, 1e-9);
   assert_float_equal(stall, 0.4, 1e-9);
   /* no request: count 0, latency 0, the stall still told */
   assert_int_equal(
-      agent_lat_pressure_window(a.some.total, b.some.total, 0, 1000000000u, &w, &stall), 0);
+      agent_lathist_pressure_window(a.some.total, b.some.total, 0, 1000000000u, &w, &stall), 0);
   assert_true(w.count == 0 && w.p99_us == 0);
   /* stalled longer than the window (rounding between reads): capped at 1 */
-  assert_int_equal(agent_lat_pressure_window(0, 2000000, 1, 1000000000u, &w, &stall), 0);
+  assert_int_equal(agent_lathist_pressure_window(0, 2000000, 1, 1000000000u, &w, &stall), 0);
   assert_float_equal(stall, 1, 1e-9);
   /* totals that went back (a new cgroup of the same path), no window */
   w.count = 42;
   assert_int_equal(
-      agent_lat_pressure_window(b.some.total, a.some.total, 5, 1000000000u, &w, &stall), -1);
+      agent_lathist_pressure_window(b.some.total, a.some.total, 5, 1000000000u, &w, &stall), -1);
   assert_int_equal(w.count, 42);
-  assert_int_equal(agent_lat_pressure_window(1, 2, 5, 0, &w, &stall), -1);
+  assert_int_equal(agent_lathist_pressure_window(1, 2, 5, 0, &w, &stall), -1);
   /* malformed io.pressure never reaches the approximation */
   static const char *const bad[] = {
       "",
@@ -257,21 +257,21 @@ static void test_decide(void **state) {
   char *why = NULL;
   cleanup_error struct iob_error *err = NULL;
   /* auto: BPF when it loaded, else io.pressure with the reason */
-  assert_true(agent_lat_wants_bpf(AGENT_LAT_AUTO));
-  assert_int_equal(agent_lat_decide(AGENT_LAT_AUTO, NULL, &mode, &why, &err), 0);
-  assert_int_equal(mode, AGENT_LAT_MODE_BPF);
+  assert_true(agent_lathist_wants_bpf(AGENT_LATHIST_AUTO));
+  assert_int_equal(agent_lathist_decide(AGENT_LATHIST_AUTO, NULL, &mode, &why, &err), 0);
+  assert_int_equal(mode, AGENT_LATHIST_MODE_BPF);
   assert_null(why);
-  assert_int_equal(agent_lat_decide(AGENT_LAT_AUTO, "no kernel BTF at '/sys/kernel/btf/vmlinux'",
+  assert_int_equal(agent_lathist_decide(AGENT_LATHIST_AUTO, "no kernel BTF at '/sys/kernel/btf/vmlinux'",
                                     &mode, &why, &err),
                    0);
-  assert_int_equal(mode, AGENT_LAT_MODE_PRESSURE);
+  assert_int_equal(mode, AGENT_LATHIST_MODE_PRESSURE);
   assert_string_equal(why, "no kernel BTF at '/sys/kernel/btf/vmlinux'");
   free(why);
   /* bpf: required */
-  assert_true(agent_lat_wants_bpf(AGENT_LAT_BPF));
-  assert_int_equal(agent_lat_decide(AGENT_LAT_BPF, NULL, &mode, &why, &err), 0);
-  assert_int_equal(mode, AGENT_LAT_MODE_BPF);
-  assert_int_equal(agent_lat_decide(AGENT_LAT_BPF,
+  assert_true(agent_lathist_wants_bpf(AGENT_LATHIST_BPF));
+  assert_int_equal(agent_lathist_decide(AGENT_LATHIST_BPF, NULL, &mode, &why, &err), 0);
+  assert_int_equal(mode, AGENT_LATHIST_MODE_BPF);
+  assert_int_equal(agent_lathist_decide(AGENT_LATHIST_BPF,
                                     "cannot load the BPF program: Operation not "
                                     "permitted",
                                     &mode, &why, &err),
@@ -281,22 +281,22 @@ static void test_decide(void **state) {
                       "permitted");
   iob_error_release(&err);
   /* pressure and off: BPF is not even tried */
-  assert_false(agent_lat_wants_bpf(AGENT_LAT_PRESSURE));
-  assert_false(agent_lat_wants_bpf(AGENT_LAT_OFF));
-  assert_int_equal(agent_lat_decide(AGENT_LAT_PRESSURE, NULL, &mode, &why, &err), 0);
-  assert_int_equal(mode, AGENT_LAT_MODE_PRESSURE);
+  assert_false(agent_lathist_wants_bpf(AGENT_LATHIST_PRESSURE));
+  assert_false(agent_lathist_wants_bpf(AGENT_LATHIST_OFF));
+  assert_int_equal(agent_lathist_decide(AGENT_LATHIST_PRESSURE, NULL, &mode, &why, &err), 0);
+  assert_int_equal(mode, AGENT_LATHIST_MODE_PRESSURE);
   assert_string_equal(why, "latency_source = pressure");
   free(why);
-  assert_int_equal(agent_lat_decide(AGENT_LAT_OFF, NULL, &mode, &why, &err), 0);
-  assert_int_equal(mode, AGENT_LAT_MODE_OFF);
+  assert_int_equal(agent_lathist_decide(AGENT_LATHIST_OFF, NULL, &mode, &why, &err), 0);
+  assert_int_equal(mode, AGENT_LATHIST_MODE_OFF);
   free(why);
-  assert_int_equal(agent_lat_decide(17, NULL, &mode, &why, &err), -1);
+  assert_int_equal(agent_lathist_decide(17, NULL, &mode, &why, &err), -1);
   iob_error_release(&err);
   /* the names the config key takes */
-  assert_string_equal(agent_lat_pref_name(AGENT_LAT_AUTO), "auto");
-  assert_string_equal(agent_lat_pref_name(AGENT_LAT_PRESSURE), "pressure");
-  assert_string_equal(agent_lat_pref_name(9), "invalid");
-  assert_string_equal(agent_lat_mode_name(AGENT_LAT_MODE_BPF), "bpf");
+  assert_string_equal(agent_lathist_pref_name(AGENT_LATHIST_AUTO), "auto");
+  assert_string_equal(agent_lathist_pref_name(AGENT_LATHIST_PRESSURE), "pressure");
+  assert_string_equal(agent_lathist_pref_name(9), "invalid");
+  assert_string_equal(agent_lathist_mode_name(AGENT_LATHIST_MODE_BPF), "bpf");
 }
 
 /* The window's snapshot of the map: every key read is found with its
@@ -304,10 +304,10 @@ static void test_decide(void **state) {
  * index grows and is rebuilt), consecutive ids (inodes) included. */
 static void test_snap(void **state) {
   (void)state;
-  struct agent_lat_snap s = {0};
-  assert_null(agent_lat_snap_find(&s, 7)); /* never indexed */
+  struct agent_lathist_snap s = {0};
+  assert_null(agent_lathist_snap_find(&s, 7)); /* never indexed */
   for (size_t n = 0; n <= 3000; n += n < 10 ? 1 : 997) {
-    agent_lat_snap_reserve(&s, n);
+    agent_lathist_snap_reserve(&s, n);
     assert_true(s.cap >= n);
     for (size_t i = 0; i < n; i++) {
       s.keys[i] = 4000 + i;
@@ -315,17 +315,17 @@ static void test_snap(void **state) {
       s.vals[i].rios = i;
     }
     s.n = n;
-    agent_lat_snap_index(&s);
+    agent_lathist_snap_index(&s);
     assert_true(s.valid);
     assert_true(s.nslots >= 2 * n);
     for (size_t i = 0; i < n; i++) {
-      const struct blklat_val *v = agent_lat_snap_find(&s, 4000 + i);
+      const struct blklat_val *v = agent_lathist_snap_find(&s, 4000 + i);
       assert_non_null(v);
       assert_int_equal(v->rios, i);
     }
-    assert_null(agent_lat_snap_find(&s, 3999));
-    assert_null(agent_lat_snap_find(&s, 4000 + n));
-    assert_null(agent_lat_snap_find(&s, 0));
+    assert_null(agent_lathist_snap_find(&s, 3999));
+    assert_null(agent_lathist_snap_find(&s, 4000 + n));
+    assert_null(agent_lathist_snap_find(&s, 0));
   }
   /* a key read twice (the map changed between two batches) keeps its
    * first value */
@@ -333,10 +333,10 @@ static void test_snap(void **state) {
   s.vals[0].rios = 1;
   s.vals[1].rios = 2;
   s.n = 2;
-  agent_lat_snap_index(&s);
-  assert_int_equal(agent_lat_snap_find(&s, 42)->rios, 1);
-  agent_lat_snap_free(&s);
-  assert_null(agent_lat_snap_find(&s, 42));
+  agent_lathist_snap_index(&s);
+  assert_int_equal(agent_lathist_snap_find(&s, 42)->rios, 1);
+  agent_lathist_snap_free(&s);
+  assert_null(agent_lathist_snap_find(&s, 42));
 }
 
 int main(void) {

@@ -211,11 +211,11 @@ static void test_render_latency(void **state) {
   struct agent_ctr db = {.ns = "k8s.io", .id = "d\"b"};
   /* 3 requests in 40-47 us (le 0.000064), 1 in 112-127 us (le 0.000128),
    * 2 beyond the last bound (+Inf only) */
-  uint64_t bins[AGENT_LAT_BUCKETS] = {0};
+  uint64_t bins[AGENT_LATHIST_BUCKETS] = {0};
   bins[agent_lathist_bucket(40)] = 3;
   bins[agent_lathist_bucket(120)] = 1;
-  bins[AGENT_LAT_BUCKETS - 1] = 2;
-  agent_lat_hist_add_window(&db.lat.hist, bins, NULL, AGENT_LAT_BUCKETS);
+  bins[AGENT_LATHIST_BUCKETS - 1] = 2;
+  agent_lathist_hist_add_window(&db.lat.hist, bins, NULL, AGENT_LATHIST_BUCKETS);
   struct agent_ctr fresh = {.ns = "default", .id = "new", .next = &db}; /* no request yet */
   struct agent_metrics_view v = {.policy = "predictive", .matrix = "defaults", .sampler = "x"};
   agent_metrics_view_count(&v, &fresh, 0);
@@ -255,7 +255,7 @@ static void test_render_latency(void **state) {
   for (size_t i = 0; i < sizeof(le) / sizeof(le[0]); i++)
     fprintf(f, "iobatch_container_io_latency_seconds_bucket%s,le=\"%s\"} %llu\n", l, le[i], cum[i]);
   /* midpoints: 3 x 44 + 1 x 120 us, and the open bin's lower bound twice */
-  double sum_us = 3 * 44.0 + 120 + 2.0 * (double)agent_lathist_lower(AGENT_LAT_BUCKETS - 1);
+  double sum_us = 3 * 44.0 + 120 + 2.0 * (double)agent_lathist_lower(AGENT_LATHIST_BUCKETS - 1);
   fprintf(f, "iobatch_container_io_latency_seconds_sum%s} %.6f\n", l, sum_us / 1e6);
   fprintf(f, "iobatch_container_io_latency_seconds_count%s} 6\n", l);
   fputs("# HELP iobatch_container_info ", f);
@@ -508,19 +508,19 @@ static void test_counters_monotonic(void **state) {
   struct agent_ctr gone = {.ns = "k8s.io", .id = "gone"};
   struct agent_ctr c = {.ns = "k8s.io", .id = "c", .next = &gone};
   struct agent_io_total node = {0};
-  uint64_t bins[2][AGENT_LAT_BUCKETS] = {{0}};
+  uint64_t bins[2][AGENT_LATHIST_BUCKETS] = {{0}};
   struct samples before, now;
   before.n = 0;
   for (size_t w = 1; w < nw; w++) {
     struct cg2_io_counters d;
     int reset = cg2_counters_delta(&reads[w - 1], &reads[w], &d);
-    agent_io_total_add(&c.io_total, &d, reset > 0);
-    agent_io_total_add(&node, &d, reset > 0);
+    agent_sampler_io_total_add(&c.io_total, &d, reset > 0);
+    agent_sampler_io_total_add(&node, &d, reset > 0);
     /* "gone" does the same for two windows, then leaves */
     c.next = w < 3 ? &gone : NULL;
     if (w < 3) {
-      agent_io_total_add(&gone.io_total, &d, reset > 0);
-      agent_io_total_add(&node, &d, reset > 0);
+      agent_sampler_io_total_add(&gone.io_total, &d, reset > 0);
+      agent_sampler_io_total_add(&node, &d, reset > 0);
     }
     /* the latency map: requests each window, its entry made anew at 4 */
     memcpy(bins[0], bins[1], sizeof(bins[0]));
@@ -528,7 +528,7 @@ static void test_counters_monotonic(void **state) {
       memset(bins[1], 0, sizeof(bins[1]));
     bins[1][agent_lathist_bucket(100 * w)] += w;
     bins[1][agent_lathist_bucket(20000 * w)] += 1;
-    agent_lat_hist_add_window(&c.lat.hist, bins[1], bins[0], AGENT_LAT_BUCKETS);
+    agent_lathist_hist_add_window(&c.lat.hist, bins[1], bins[0], AGENT_LATHIST_BUCKETS);
     struct agent_metrics_view v = {.policy = "p", .matrix = "m", .sampler = "s"};
     v.latency_source = "bpf";
     v.node_io = &node;
@@ -781,21 +781,21 @@ static void test_view_count(void **state) {
   assert_int_equal(none.pending_oldest_ms, 0);
 }
 
-static int parse(const char *s, struct agent_http_request *r, int *status) {
-  return agent_http_parse_request(s, strlen(s), r, status);
+static int parse(const char *s, struct agent_metrics_server_request *r, int *status) {
+  return agent_metrics_server_parse_request(s, strlen(s), r, status);
 }
 
 static void test_parse_good(void **state) {
   (void)state;
-  struct agent_http_request r;
+  struct agent_metrics_server_request r;
   int st;
   assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n", &r, &st), 1);
-  assert_int_equal(r.method, AGENT_HTTP_GET);
+  assert_int_equal(r.method, AGENT_METRICS_SERVER_GET);
   assert_string_equal(r.path, "/metrics");
   assert_int_equal(parse("HEAD /metrics HTTP/1.0\r\n\r\n", &r, &st), 1);
-  assert_int_equal(r.method, AGENT_HTTP_HEAD);
+  assert_int_equal(r.method, AGENT_METRICS_SERVER_HEAD);
   assert_int_equal(parse("POST /x HTTP/1.1\r\n\r\n", &r, &st), 1);
-  assert_int_equal(r.method, AGENT_HTTP_OTHER);
+  assert_int_equal(r.method, AGENT_METRICS_SERVER_OTHER);
   assert_string_equal(r.path, "/x");
   /* Incomplete: wait for more. */
   assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost: x\r\n", &r, &st), 0);
@@ -804,9 +804,9 @@ static void test_parse_good(void **state) {
 }
 
 static void expect_bad(const char *s, size_t len, int status) {
-  struct agent_http_request r;
+  struct agent_metrics_server_request r;
   int st = 0;
-  assert_int_equal(agent_http_parse_request(s, len, &r, &st), -1);
+  assert_int_equal(agent_metrics_server_parse_request(s, len, &r, &st), -1);
   assert_int_equal(st, status);
 }
 
@@ -847,32 +847,32 @@ static void test_parse_malformed(void **state) {
   memset(huge + 28, 'b', AGENT_METRICS_HEAD_MAX + 64 - 28);
   expect_bad(huge, AGENT_METRICS_HEAD_MAX + 64, 431);
   expect_bad(huge, AGENT_METRICS_HEAD_MAX, 431);
-  struct agent_http_request r;
+  struct agent_metrics_server_request r;
   int st;
-  assert_int_equal(agent_http_parse_request(huge, AGENT_METRICS_HEAD_MAX - 1, &r, &st), 0);
+  assert_int_equal(agent_metrics_server_parse_request(huge, AGENT_METRICS_HEAD_MAX - 1, &r, &st), 0);
 }
 
 static void test_addr(void **state) {
   (void)state;
   struct agent_metrics_addr a;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_metrics_addr_parse("unix:/run/iobatch/metrics.sock", &a, &err), 0);
+  assert_int_equal(agent_metrics_server_addr_parse("unix:/run/iobatch/metrics.sock", &a, &err), 0);
   assert_string_equal(a.path, "/run/iobatch/metrics.sock");
-  assert_int_equal(agent_metrics_addr_parse("127.0.0.1:9100", &a, &err), 0);
-  assert_int_equal(agent_metrics_addr_parse("127.1.2.3:1", &a, &err), 0);
-  assert_int_equal(agent_metrics_addr_parse("[::1]:9100", &a, &err), 0);
-  assert_int_equal(agent_metrics_addr_parse("localhost:65535", &a, &err), 0);
+  assert_int_equal(agent_metrics_server_addr_parse("127.0.0.1:9100", &a, &err), 0);
+  assert_int_equal(agent_metrics_server_addr_parse("127.1.2.3:1", &a, &err), 0);
+  assert_int_equal(agent_metrics_server_addr_parse("[::1]:9100", &a, &err), 0);
+  assert_int_equal(agent_metrics_server_addr_parse("localhost:65535", &a, &err), 0);
   assert_string_equal(a.path, "");
   const char *bad[] = {
       "0.0.0.0:9100",  "10.0.0.1:9100", "[::]:9100",       "[2001:db8::1]:80", "example.com:80",
       "127.0.0.1",     "127.0.0.1:0",   "127.0.0.1:65536", "127.0.0.1:-1",     "127.0.0.1:9x",
       "unix:relative", "unix:",         ":9100",           "[::1:9100",        "localhost:"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-    assert_int_equal(agent_metrics_addr_parse(bad[i], &a, &err), -1);
+    assert_int_equal(agent_metrics_server_addr_parse(bad[i], &a, &err), -1);
     assert_non_null(strstr(err->msg, "'metrics'"));
     iob_error_release(&err);
   }
-  assert_int_equal(agent_metrics_addr_parse("0.0.0.0:9100", &a, &err), -1);
+  assert_int_equal(agent_metrics_server_addr_parse("0.0.0.0:9100", &a, &err), -1);
   assert_non_null(strstr(err->msg, "not a loopback address"));
 }
 
@@ -882,7 +882,7 @@ static void test_peer_key(void **state) {
   int sp[2];
   assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
   char key[AGENT_METRICS_PEER_MAX], want[64];
-  assert_int_equal(agent_metrics_peer_key(sp[0], key, sizeof(key)), 0);
+  assert_int_equal(agent_metrics_server_peer_key(sp[0], key, sizeof(key)), 0);
   snprintf(want, sizeof(want), "uid %u", (unsigned)geteuid());
   assert_string_equal(key, want);
   close(sp[0]);
@@ -896,7 +896,7 @@ static void test_peer_key(void **state) {
   int c = socket(AF_INET, SOCK_STREAM, 0);
   assert_int_equal(connect(c, (struct sockaddr *)&sa, sizeof(sa)), 0);
   int a = accept(l, NULL, NULL);
-  assert_int_equal(agent_metrics_peer_key(a, key, sizeof(key)), 0);
+  assert_int_equal(agent_metrics_server_peer_key(a, key, sizeof(key)), 0);
   assert_string_equal(key, "address 127.0.0.1");
   close(a);
   close(c);

@@ -247,13 +247,13 @@ static void test_auto_picks_bpf_on_cgroup_v2(void **state) {
     bool bpf;
     const char *why;
   } cases[] = {
-      {true, false, AGENT_LAT_MODE_BPF, NULL, true, "cgroup v2 charges buffered writeback"},
-      {false, false, AGENT_LAT_MODE_BPF, NULL, false, "charges buffered writeback to the root"},
-      {true, false, AGENT_LAT_MODE_PRESSURE, "latency_source = pressure", false,
+      {true, false, AGENT_LATHIST_MODE_BPF, NULL, true, "cgroup v2 charges buffered writeback"},
+      {false, false, AGENT_LATHIST_MODE_BPF, NULL, false, "charges buffered writeback to the root"},
+      {true, false, AGENT_LATHIST_MODE_PRESSURE, "latency_source = pressure", false,
        "the BPF program is not loaded: latency_source = pressure"},
-      {true, false, AGENT_LAT_MODE_OFF, NULL, false, "not loaded: unknown"},
-      {true, true, AGENT_LAT_MODE_BPF, NULL, false, "cgroup_root is set"},
-      {false, false, AGENT_LAT_MODE_PRESSURE, "no kernel BTF", false, "root cgroup"},
+      {true, false, AGENT_LATHIST_MODE_OFF, NULL, false, "not loaded: unknown"},
+      {true, true, AGENT_LATHIST_MODE_BPF, NULL, false, "cgroup_root is set"},
+      {false, false, AGENT_LATHIST_MODE_PRESSURE, "no kernel BTF", false, "root cgroup"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     cleanup_free char *why = NULL;

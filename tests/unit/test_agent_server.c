@@ -216,14 +216,14 @@ static void test_admit_answer_supersede_abort(void **state) {
   assert_non_null(p);
   assert_non_null(p->waiter);
 
-  agent_server_answer(&g->d, p, true, "test");
+  agent_server_answer(p, true, "test");
   assert_null(p->waiter);
   wait_for(g, &a, 2000);
   assert_int_equal(a.code, 0);
   const Iobatch__Agent__V1__AdmitResponse *r = (const void *)a.resp;
   assert_true(r->admitted);
   release(&a);
-  agent_server_answer(&g->d, p, true, "again"); /* no waiter: nothing */
+  agent_server_answer(p, true, "again"); /* no waiter: nothing */
 
   do_register(g, c, "q", &a);
   release(&a);
@@ -231,7 +231,7 @@ static void test_admit_answer_supersede_abort(void **state) {
   settle(g, 100);
   struct agent_ctr *q = find(g, "q");
   assert_non_null(q->waiter);
-  agent_server_supersede(&g->d, q);
+  agent_server_supersede(q);
   assert_null(q->waiter);
   wait_for(g, &a, 2000);
   assert_int_equal(a.code, IOB_CODE_ABORTED);
@@ -241,14 +241,14 @@ static void test_admit_answer_supersede_abort(void **state) {
   do_admit(c, "q", &b);
   settle(g, 100);
   assert_non_null(q->waiter);
-  agent_server_abort(&g->d, q, "the agent stops");
+  agent_server_abort(q, "the agent stops");
   assert_null(q->waiter);
   wait_for(g, &b, 2000);
   assert_int_equal(b.code, IOB_CODE_UNAVAILABLE);
   assert_non_null(strstr(b.msg, "the agent stops"));
   release(&b);
-  agent_server_abort(&g->d, q, "twice"); /* no waiter: nothing */
-  agent_server_supersede(&g->d, q);
+  agent_server_abort(q, "twice"); /* no waiter: nothing */
+  agent_server_supersede(q);
   ttrpc_client_free(c);
 }
 

@@ -22,7 +22,7 @@ static char *targets(const struct wt_item *items, size_t n) {
   struct wt_target *t = NULL;
   size_t nt = 0;
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_weight_targets(items, n, &t, &nt, &err), 0);
+  assert_int_equal(agent_weighttree_targets(items, n, &t, &nt, &err), 0);
   if (nt > 0)
     qsort(t, nt, sizeof(*t), cmp);
   static char buf[4096];
@@ -32,7 +32,7 @@ static char *targets(const struct wt_item *items, size_t n) {
     snprintf(one, sizeof(one), "%s%s=%u", i ? " " : "", t[i].dir, t[i].weight);
     strcat(buf, one);
   }
-  agent_weight_targets_free(t, nt);
+  agent_weighttree_targets_free(t, nt);
   return buf;
 }
 
@@ -91,10 +91,10 @@ static void test_edges(void **state) {
 
 static void test_covers(void **state) {
   (void)state;
-  assert_true(agent_weight_target_covers("/cg/p", "/cg/p/c"));
-  assert_true(agent_weight_target_covers("/cg/p", "/cg/p"));
-  assert_false(agent_weight_target_covers("/cg/p", "/cg/pp/c"));
-  assert_false(agent_weight_target_covers("/cg/p/c", "/cg/p"));
+  assert_true(agent_weighttree_target_covers("/cg/p", "/cg/p/c"));
+  assert_true(agent_weighttree_target_covers("/cg/p", "/cg/p"));
+  assert_false(agent_weighttree_target_covers("/cg/p", "/cg/pp/c"));
+  assert_false(agent_weighttree_target_covers("/cg/p/c", "/cg/p"));
 }
 
 int main(void) {

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "batcher/batcher.h"
+#include "batcher/kind.h"
 #include "common/cleanup.h"
 #include "common/error.h"
 
@@ -65,6 +66,38 @@ static void test_class_vocabulary(void **state) {
   assert_int_equal(got, BATCH_IDLE);
   assert_false(batch_class_does_io(BATCH_LATENCY));
   assert_false(batch_class_is_seq(BATCH_LATENCY));
+}
+
+/* Latency is a class of its own, not the count of planned classes. */
+static void test_class_latency_name(void **state) {
+  (void)state;
+  assert_true(BATCH_LATENCY >= BATCH_NCLASS);
+  assert_true(batch_class_names_latency("latency"));
+  assert_false(batch_class_names_latency("Latency"));
+  assert_false(batch_class_names_latency("seq-read"));
+  assert_false(batch_class_names_latency(""));
+  assert_false(batch_class_names_latency(NULL));
+}
+
+/* The kinds' names travel (io.iobatch.kind, RegisterRequest.kind, pod
+ * rules): one table, parsed exactly. */
+static void test_kind_vocabulary(void **state) {
+  (void)state;
+  static const char *const want[] = {"job", "service", "sandbox"};
+  assert_int_equal(BATCH_NKIND, 3);
+  for (int k = 0; k < BATCH_NKIND; k++) {
+    enum batch_kind got;
+    assert_string_equal(batch_kind_name((enum batch_kind)k), want[k]);
+    assert_int_equal(batch_kind_parse(want[k], &got), 0);
+    assert_int_equal(got, k);
+  }
+  enum batch_kind got = BATCH_KIND_SERVICE;
+  assert_int_equal(batch_kind_parse("Job", &got), -1);
+  assert_int_equal(batch_kind_parse("jobs", &got), -1);
+  assert_int_equal(batch_kind_parse("", &got), -1);
+  assert_int_equal(batch_kind_parse(NULL, &got), -1);
+  assert_int_equal(got, BATCH_KIND_SERVICE);
+  assert_string_equal(batch_kind_name((enum batch_kind)BATCH_NKIND), "invalid");
 }
 
 /* The documented shape of the defaults (batcher/config.c). */
@@ -531,6 +564,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_class_names),
       cmocka_unit_test(test_class_vocabulary),
+      cmocka_unit_test(test_class_latency_name),
+      cmocka_unit_test(test_kind_vocabulary),
       cmocka_unit_test(test_default_matrix),
       cmocka_unit_test(test_config_good),
       cmocka_unit_test(test_config_fixture_full_matrix),

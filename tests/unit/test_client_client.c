@@ -157,7 +157,7 @@ static int teardown(void **state) {
   return rmdir(fx.dir);
 }
 
-static void on_admitted(void *user, const struct agent_admission *a) {
+static void on_admitted(void *user, const struct client_admission *a) {
   struct result *r = user;
   r->calls++;
   r->admitted = a->admitted;
@@ -181,16 +181,16 @@ static void spin(const int *flag, int want, int ms) {
   }
 }
 
-static const struct agent_container ctr = {
+static const struct client_container ctr = {
     .id = "c1", .ns = "default", .declared_class = "rand-write", .workload_key = "k"};
 
 static void test_no_agent_fails_open(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
-  struct agent_client *c = NULL;
-  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, false, &c, &err), 0);
   struct result r = {0};
-  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
   assert_int_equal(r.calls, 0); /* never from inside the call */
   spin(&r.calls, 1, 2000);
   assert_int_equal(r.calls, 1);
@@ -202,20 +202,20 @@ static void test_no_agent_fails_open(void **state) {
            fx.path);
   assert_memory_equal(r.reason, want, strlen(want));
   assert_non_null(strstr(r.reason, " (fail open)"));
-  assert_int_equal(agent_client_pending(c), 0);
+  assert_int_equal(client_pending(c), 0);
   /* plain calls report the error directly */
-  assert_int_equal(agent_client_exited(c, "default", "c1", 0, NULL, NULL, &err), -1);
+  assert_int_equal(client_exited(c, "default", "c1", 0, NULL, NULL, &err), -1);
   assert_non_null(strstr(err->msg, "cannot connect"));
-  agent_client_free(c);
+  client_free(c);
 }
 
 static void test_no_agent_fails_closed(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
-  struct agent_client *c = NULL;
-  assert_int_equal(agent_client_new(fx.loop, fx.path, true, &c, &err), 0);
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, true, &c, &err), 0);
   struct result r = {0};
-  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
   spin(&r.calls, 1, 2000);
   assert_int_equal(r.calls, 1);
   assert_false(r.admitted);
@@ -227,25 +227,25 @@ static void test_no_agent_fails_closed(void **state) {
            "(fail closed)",
            fx.path, fx.path);
   assert_string_equal(r.reason, want);
-  agent_client_free(c);
+  client_free(c);
 }
 
 static void test_admit_answered(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   server_up(&fx);
-  struct agent_client *c = NULL;
-  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, false, &c, &err), 0);
   struct result r = {0};
-  assert_int_equal(agent_client_register(c, &ctr, on_done, &r, &err), 0);
+  assert_int_equal(client_register(c, &ctr, on_done, &r, &err), 0);
   spin(&r.done_calls, 1, 2000);
   assert_int_equal(r.done_code, 0);
   assert_int_equal(fx.registers, 1);
   assert_string_equal(fx.last_id, "c1");
-  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
   spin(&fx.admits, 1, 2000);
   assert_int_equal(fx.admits, 1);
-  assert_int_equal(agent_client_pending(c), 1);
+  assert_int_equal(client_pending(c), 1);
   assert_int_equal(r.calls, 0);
   answer_admit(&fx, true, "no conflict");
   spin(&r.calls, 1, 2000);
@@ -253,10 +253,10 @@ static void test_admit_answered(void **state) {
   assert_true(r.admitted);
   assert_false(r.fail_open);
   assert_string_equal(r.reason, "no conflict");
-  assert_int_equal(agent_client_exited(c, "default", "c1", 0, on_done, &r, &err), 0);
+  assert_int_equal(client_exited(c, "default", "c1", 0, on_done, &r, &err), 0);
   spin(&r.done_calls, 2, 2000);
   assert_int_equal(fx.exiteds, 1);
-  agent_client_free(c);
+  client_free(c);
 }
 
 /* Where the kind came from travels with it, in Register and Admit, and in
@@ -266,31 +266,31 @@ static void test_kind_source_sent(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   server_up(&fx);
-  struct agent_client *c = NULL;
-  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, false, &c, &err), 0);
   struct result r = {0};
-  struct agent_container sb = {
+  struct client_container sb = {
       .id = "sb", .ns = "k8s.io", .kind = "sandbox", .kind_from_runtime = true};
-  assert_int_equal(agent_client_register(c, &sb, on_done, &r, &err), 0);
+  assert_int_equal(client_register(c, &sb, on_done, &r, &err), 0);
   spin(&r.done_calls, 1, 2000);
   assert_string_equal(fx.reg_kind, "sandbox");
   assert_int_equal(fx.reg_kind_source, IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME);
-  struct agent_container svc = {.id = "svc", .ns = "k8s.io", .kind = "service"};
-  assert_int_equal(agent_client_register(c, &svc, on_done, &r, &err), 0);
+  struct client_container svc = {.id = "svc", .ns = "k8s.io", .kind = "service"};
+  assert_int_equal(client_register(c, &svc, on_done, &r, &err), 0);
   spin(&r.done_calls, 2, 2000);
   assert_int_equal(fx.reg_kind_source, IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_ANNOTATION);
-  assert_int_equal(agent_client_register(c, &ctr, on_done, &r, &err), 0);
+  assert_int_equal(client_register(c, &ctr, on_done, &r, &err), 0);
   spin(&r.done_calls, 3, 2000);
   assert_int_equal(fx.reg_kind_source, IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_UNSPECIFIED);
   /* an Admit says it too */
-  assert_int_equal(agent_client_admit(c, &svc, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &svc, 0, on_admitted, &r, &err), 0);
   spin(&fx.admits, 1, 2000);
   assert_int_equal(fx.admit_kind_source, IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_ANNOTATION);
   answer_admit(&fx, true, "admitted: a service is never held");
   spin(&r.calls, 1, 2000);
   assert_int_equal(r.calls, 1);
   /* and so does the Register a restarted agent gets (the client's copy) */
-  assert_int_equal(agent_client_admit(c, &sb, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &sb, 0, on_admitted, &r, &err), 0);
   spin(&fx.admits, 2, 2000);
   assert_int_equal(fx.admit_kind_source, IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME);
   server_down(&fx);
@@ -304,19 +304,19 @@ static void test_kind_source_sent(void **state) {
   assert_int_equal(fx.admit_kind_source, IOBATCH__AGENT__V1__KIND_SOURCE__KIND_SOURCE_RUNTIME);
   answer_admit(&fx, true, "admitted: a pod sandbox is never held");
   spin(&r.calls, 2, 2000);
-  agent_client_free(c);
+  client_free(c);
 }
 
 static void test_cancel(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   server_up(&fx);
-  struct agent_client *c = NULL;
-  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, false, &c, &err), 0);
   struct result r = {0};
-  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
   spin(&fx.admits, 1, 2000);
-  assert_int_equal(agent_client_cancel(c, "default", "c1", NULL, NULL, &err), 0);
+  assert_int_equal(client_cancel(c, "default", "c1", NULL, NULL, &err), 0);
   /* completes at once, before the agent has even seen the Cancel */
   assert_int_equal(r.calls, 1);
   assert_false(r.admitted);
@@ -327,19 +327,19 @@ static void test_cancel(void **state) {
   for (int i = 0; i < 5; i++)
     iob_loop_run_once(fx.loop, 20, NULL);
   assert_int_equal(r.calls, 1);
-  assert_int_equal(agent_client_pending(c), 0);
-  agent_client_free(c);
+  assert_int_equal(client_pending(c), 0);
+  client_free(c);
 }
 
 static void test_caller_deadline_fails_open(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   server_up(&fx);
-  struct agent_client *c = NULL;
-  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, false, &c, &err), 0);
   struct result r = {0};
   uint64_t t0 = iob_now_ms();
-  assert_int_equal(agent_client_admit(c, &ctr, 300, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &ctr, 300, on_admitted, &r, &err), 0);
   spin(&r.calls, 1, 3000);
   uint64_t el = iob_now_ms() - t0;
   assert_int_equal(r.calls, 1);
@@ -347,17 +347,17 @@ static void test_caller_deadline_fails_open(void **state) {
   assert_non_null(
       strstr(r.reason, "' not asked: no answer before the caller's deadline (fail open)"));
   assert_true(el >= 290 && el < 1500);
-  agent_client_free(c);
+  client_free(c);
 }
 
 static void test_agent_restart_reregisters(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   server_up(&fx);
-  struct agent_client *c = NULL;
-  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, false, &c, &err), 0);
   struct result r = {0};
-  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
   spin(&fx.admits, 1, 2000);
   server_down(&fx); /* the agent dies with the Admit pending */
   for (int i = 0; i < 10; i++)
@@ -373,37 +373,37 @@ static void test_agent_restart_reregisters(void **state) {
   assert_int_equal(r.calls, 1);
   assert_true(r.admitted);
   assert_false(r.fail_open);
-  agent_client_free(c);
+  client_free(c);
 }
 
 static void test_agent_stays_away_fails_open(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   server_up(&fx);
-  struct agent_client *c = NULL;
-  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, false, &c, &err), 0);
   struct result r = {0};
-  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
   spin(&fx.admits, 1, 2000);
   uint64_t t0 = iob_now_ms();
   server_down(&fx);
-  spin(&r.calls, 1, AGENT_CLIENT_RETRY_MS + 2000);
+  spin(&r.calls, 1, CLIENT_RETRY_MS + 2000);
   uint64_t el = iob_now_ms() - t0;
   assert_int_equal(r.calls, 1);
   assert_true(r.admitted && r.fail_open);
   assert_non_null(strstr(r.reason, "' not asked: cannot connect"));
-  assert_true(el >= AGENT_CLIENT_RETRY_MS - 100);
-  agent_client_free(c);
+  assert_true(el >= CLIENT_RETRY_MS - 100);
+  client_free(c);
 }
 
 static void test_running_reregistered_after_restart(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   server_up(&fx);
-  struct agent_client *c = NULL;
-  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, false, &c, &err), 0);
   struct result r = {0};
-  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
   spin(&fx.admits, 1, 2000);
   answer_admit(&fx, true, "no conflict");
   spin(&r.calls, 1, 2000);
@@ -413,31 +413,31 @@ static void test_running_reregistered_after_restart(void **state) {
   for (int i = 0; i < 10; i++)
     iob_loop_run_once(fx.loop, 20, NULL);
   server_up(&fx);
-  spin(&fx.registers, 1, AGENT_CLIENT_WATCH_MS + 2000);
+  spin(&fx.registers, 1, CLIENT_WATCH_MS + 2000);
   assert_int_equal(fx.registers, 1);
   assert_string_equal(fx.last_id, "c1");
   assert_true(fx.last_running);
   /* after Exited it is forgotten: the next restart hears nothing of it */
-  assert_int_equal(agent_client_exited(c, "default", "c1", 0, on_done, &r, &err), 0);
+  assert_int_equal(client_exited(c, "default", "c1", 0, on_done, &r, &err), 0);
   spin(&r.done_calls, 1, 2000);
   server_down(&fx);
   server_up(&fx);
-  for (int i = 0; i < (AGENT_CLIENT_WATCH_MS + 500) / 20; i++)
+  for (int i = 0; i < (CLIENT_WATCH_MS + 500) / 20; i++)
     iob_loop_run_once(fx.loop, 20, NULL);
   assert_int_equal(fx.registers, 1);
-  agent_client_free(c);
+  client_free(c);
 }
 
 static void test_free_completes_pending(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   server_up(&fx);
-  struct agent_client *c = NULL;
-  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, false, &c, &err), 0);
   struct result r = {0};
-  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
   spin(&fx.admits, 1, 2000);
-  agent_client_free(c);
+  client_free(c);
   assert_int_equal(r.calls, 1);
   assert_false(r.admitted);
   assert_string_equal(r.reason, "client closed");
@@ -474,12 +474,12 @@ static void run_silent(bool fail_closed, bool full, const char *want) {
   for (size_t i = 0; i < IOB_ARRAY_SIZE(extra); i++)
     extra[i] = -1;
   int lfd = silent_listener(full ? 0 : 8, full, extra, IOB_ARRAY_SIZE(extra));
-  struct agent_client *c = NULL;
-  assert_int_equal(agent_client_new(fx.loop, fx.path, fail_closed, &c, &err), 0);
-  agent_client_set_timeout(c, 300);
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, fail_closed, &c, &err), 0);
+  client_set_timeout(c, 300);
   struct result r = {0};
   /* No caller deadline: only the client's own bound can end the wait. */
-  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
   spin(&r.calls, 1, 10000); /* a hang watchdog, not a threshold */
   assert_int_equal(r.calls, 1);
   assert_int_equal(r.admitted, !fail_closed);
@@ -489,8 +489,8 @@ static void run_silent(bool fail_closed, bool full, const char *want) {
     fail_msg("reason '%s' lacks '%s'", r.reason, want);
   assert_non_null(strstr(r.reason, fx.path));
   assert_non_null(strstr(r.reason, fail_closed ? "(fail closed)" : "(fail open)"));
-  assert_int_equal(agent_client_pending(c), 0);
-  agent_client_free(c);
+  assert_int_equal(client_pending(c), 0);
+  client_free(c);
   for (size_t i = 0; i < IOB_ARRAY_SIZE(extra); i++)
     if (extra[i] >= 0)
       close(extra[i]);
@@ -525,17 +525,17 @@ static void test_foreign_listener_fails_open(void **state) {
   char b;
   assert_int_equal(read(ready[0], &b, 1), 1);
   cleanup_error struct iob_error *err = NULL;
-  struct agent_client *c = NULL;
-  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, false, &c, &err), 0);
   struct result r = {0};
-  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
   spin(&r.calls, 1, 10000); /* a hang watchdog, not a threshold */
   assert_int_equal(r.calls, 1);
   assert_true(r.admitted && r.fail_open && r.no_agent);
   if (strstr(r.reason, "not root's nor ours (uid 65534") == NULL)
     fail_msg("reason '%s' does not name the listener's uid", r.reason);
   assert_non_null(strstr(r.reason, "(fail open)"));
-  agent_client_free(c);
+  client_free(c);
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
   close(ready[0]);
@@ -570,20 +570,20 @@ static void test_holding_agent_is_waited_for(void **state) {
   (void)state;
   cleanup_error struct iob_error *err = NULL;
   server_up(&fx);
-  struct agent_client *c = NULL;
-  assert_int_equal(agent_client_new(fx.loop, fx.path, false, &c, &err), 0);
-  agent_client_set_timeout(c, 200);
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, false, &c, &err), 0);
+  client_set_timeout(c, 200);
   struct result r = {0};
-  assert_int_equal(agent_client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
+  assert_int_equal(client_admit(c, &ctr, 0, on_admitted, &r, &err), 0);
   spin(&r.calls, 1, 1500); /* 7 times the silence bound */
   assert_int_equal(r.calls, 0);
-  assert_int_equal(agent_client_pending(c), 1);
+  assert_int_equal(client_pending(c), 1);
   answer_admit(&fx, true, "no conflict");
   spin(&r.calls, 1, 2000);
   assert_int_equal(r.calls, 1);
   assert_true(r.admitted);
   assert_false(r.fail_open);
-  agent_client_free(c);
+  client_free(c);
 }
 
 int main(void) {
