@@ -92,13 +92,13 @@ real_parent() {
 # Each start gets a real_stop at exit.
 REAL_HELPER=
 real_start() {
-  local list=$1 n
-  n=$(wc -l <"$list")
+  local list=$1
   "$REALCTR" -i "$((REAL_IO_S * 1000))" "$REAL_DIR" <"$list" >"$list.out" 2>"$list.err" &
   REAL_HELPER=$!
   at_exit "real_stop $REAL_HELPER"
-  for _ in $(seq 1 $((600 + n / 2))); do
-    grep -qx ready "$list.out" && break
+  # no time limit of our own: the helper gives each container 30 s to
+  # start or fails (1000 take 6 s on the host, minutes under emulation)
+  while ! grep -qx ready "$list.out"; do
     kill -0 "$REAL_HELPER" 2>/dev/null || break
     sleep 0.2
   done
@@ -120,11 +120,15 @@ real_stop() {
 # "<processes alive> <cgroup directories>" (pids checked with their name,
 # so a reused pid is not counted).
 real_left() {
-  local list=$1 procs=0 dirs=0 pid d
+  local list=$1 procs=0 dirs=0 pid d comm line
   while read -r pid; do
-    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != iob-real-ctr ] || procs=$((procs + 1))
+    comm=
+    { read -r comm <"/proc/$pid/comm"; } 2>/dev/null || true # builtins: a fork each would take seconds
+    [ "$comm" != iob-real-ctr ] || procs=$((procs + 1))
   done <"$list.pids"
-  for d in $(cat "$list"); do [ ! -d "$d" ] || dirs=$((dirs + 1)); done
+  while read -r line; do
+    for d in $line; do [ ! -d "$d" ] || dirs=$((dirs + 1)); done
+  done <"$list"
   echo "$procs $dirs"
 }
 
@@ -158,11 +162,10 @@ real_tree() {
 # real_lat_map: the id of the running agent's BPF `lat` map (its fds'
 # fdinfo name the maps it holds), or nothing.
 real_lat_map() {
-  local f id
+  local id
   command -v bpftool >/dev/null || return 0
-  for f in /proc/"$AGENT_PID"/fdinfo/*; do
-    id=$(awk '$1 == "map_id:" { print $2 }' "$f" 2>/dev/null)
-    [ -n "$id" ] || continue
+  # one awk over all its fds, not a process per fd: it may hold many
+  for id in $(awk '$1 == "map_id:" { print $2 }' /proc/"$AGENT_PID"/fdinfo/* 2>/dev/null); do
     if bpftool map show id "$id" -j 2>/dev/null | jq -e '.name == "lat"' >/dev/null; then
       echo "$id"
       return 0
