@@ -1,43 +1,53 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Agent overhead (issue 7, section 4):
-#  1. CPU of iobatchd sampling N registered cgroups at 1 Hz (N = 0, 100,
-#     1000): fixture cgroup directories under a temp root (agent option
-#     `cgroup_root`), registered as running containers; utime+stime of the
-#     agent over WINDOW seconds, and its RSS; once per SAMPLER/LATENCY in
-#     SAMPLERS (agent options `sampler`: auto = what the host offers, io.stat
-#     forced reads the fixtures' io.stat even on a host without the io
-#     controller, bpf = bytes and requests from the BPF latency program's
-#     map, no file read; and `latency_source`: off, bpf = the program's
-#     map read once per window, batched, on top of the files, pressure).
-#     The fixtures are directories, not cgroups the block layer charges:
-#     the agent makes each one's zeroed map entry (one per fixture where
-#     the program keys them by the fixture's directory; on a hybrid host
-#     all share the stand-in's blkio cgroup, so one) and the window's
-#     batched read copies them all, as it would real ones.
-#     REAL=1: real cgroups instead of the fixtures: each container a
-#     cgroup in every hierarchy the sampler reads (the cgroup2 mount, and
-#     the v1 blkio one where there is one) holding a process of its own
-#     that writes 4 KiB with O_DIRECT every REAL_IO_S seconds (to a file
-#     under REAL_DIR, which must take O_DIRECT: not tmpfs) so that the
-#     block layer charges it; registered by pid and cgroup, running, and
-#     no `cgroup_root`.  Its rows say "real": true.
+# Agent overhead (issue 7, section 4; issue #35):
+#  1. CPU of iobatchd sampling N containers at 1 Hz (N = 0, 100, 1000):
+#     utime+stime of the agent over WINDOW seconds, and its RSS; once per
+#     SAMPLER/LATENCY in SAMPLERS (agent options `sampler`: auto = what
+#     the host offers, io.stat, procfs = /proc/PID/io of cgroup.procs,
+#     bpf = bytes and requests from the BPF latency program's map, no
+#     file read; and `latency_source`: off, bpf = the program's map read
+#     once per window, batched, on top of the files, pressure).
+#     Real containers by default: each a cgroup in every hierarchy the
+#     sampler reads (the cgroup2 mount, and the v1 blkio one where there
+#     is one: hybrid host) holding one process of its own
+#     (build/bench/iob-real-ctr, bench/agent/realctr.c) that reads 4 KiB
+#     with O_DIRECT every REAL_IO_S seconds from a file under REAL_DIR
+#     (not tmpfs: the reads must reach the disk), so that the block layer
+#     charges its cgroup and the BPF map holds a real entry per container;
+#     registered by pid and cgroup as running, as the shim does, and no
+#     `cgroup_root`.  After each window the rows count the map's entries
+#     and those with requests counted (bpftool; latency_source = bpf), and
+#     after each N the processes and cgroups its containers left (must be
+#     0 0).  Rows say "real": true.
+#     REAL=0 (or FIXTURES=1): fixture cgroup directories under a temp root
+#     (agent option `cgroup_root`) instead, with io.stat, io.pressure and
+#     cgroup.procs holding one sleeping pid, registered by
+#     build/bench/iob-agent-fixture; they are not cgroups the block layer
+#     charges: the agent makes each one's zeroed map entry (one per
+#     fixture; on a hybrid host all share the stand-in's blkio cgroup, so
+#     one) and the window's batched read copies them all.  Rows say
+#     "real": false.
+#     SAMPLERS default: on a host whose cgroup2 has the io controller
+#     "auto/off io.stat/bpf bpf/bpf procfs/off"; elsewhere (hybrid) "auto/off
+#     procfs/off auto/bpf bpf/bpf" for real containers (io.stat does not
+#     exist there) and "auto/off io.stat/off auto/bpf bpf/bpf" for fixtures.
 #     PROFILE=callgrind: also an instruction profile of the agent over
-#     PROFILE_WINDOWS samples of PROFILE_COUNT fixtures, for each of
-#     SAMPLERS (valgrind; user space only: a system call counts as one
-#     instruction, so the table's CPU is the measure), top entries in
-#     OUT_DIR/agent-overhead-profile.txt.
+#     PROFILE_WINDOWS samples of PROFILE_COUNT containers (real, or fixtures
+#     with REAL=0), for each of SAMPLERS (valgrind; user space only: a
+#     system call counts as one instruction, so the table's CPU is the
+#     measure), top entries in OUT_DIR/agent-overhead-profile.txt.
 #  2. Added latency of an uncontended admission: `ctr run --rm ... /bin/true`
 #     with our shim and an idle agent (default config, and batch_window = 0)
 #     vs our shim with no agent (it fails open) vs the runc shim, REPS
-#     interleaved runs, medians.
-# Writes bench/results/agent-overhead.json and agent-overhead.md; a part that
-# cannot run is reported as "not run: <reason>".
+#     interleaved runs, medians (ADMISSION=0 skips it).
+# Writes OUT_DIR/agent-overhead.json and agent-overhead.md; a part that
+# cannot run is reported as "not run: <reason>".  OUT_DIR defaults to
+# bench/results: a run on a busy machine goes to a scratch OUT_DIR.
 # Usage: bench/agent-overhead.sh   (env: COUNTS="0 100 1000" WINDOW=60 REPS=20
-#                                   SAMPLERS="auto/off io.stat/off auto/bpf bpf/bpf"
-#                                   REAL=1 REAL_DIR=/var/tmp REAL_IO_S=1
-#                                   B=build
-#                                   OUT_DIR=bench/results
+#                                   SAMPLERS="..." REAL=1 REAL_DIR=/var/tmp
+#                                   REAL_IO_S=2 FIXTURES=0 B=build
+#                                   OUT_DIR=bench/results ADMISSION=1
 #                                   PROFILE=callgrind PROFILE_COUNT=200
 #                                   PROFILE_WINDOWS=10)
 set -euo pipefail
@@ -46,20 +56,32 @@ TOP=$PWD
 COUNTS=${COUNTS:-"0 100 1000"}
 WINDOW=${WINDOW:-60}
 REPS=${REPS:-20}
-SAMPLERS=${SAMPLERS:-"auto/off io.stat/off auto/bpf bpf/bpf"}
 B=${B:-build}
 OUT_DIR=${OUT_DIR:-bench/results}
 PROFILE=${PROFILE:-}
 PROFILE_COUNT=${PROFILE_COUNT:-200}
 PROFILE_WINDOWS=${PROFILE_WINDOWS:-10}
-REAL=${REAL:-0}
+FIXTURES=${FIXTURES:-0}
+REAL=${REAL:-1}
+[ "$FIXTURES" != 1 ] || REAL=0
 REAL_DIR=${REAL_DIR:-/var/tmp}
-REAL_IO_S=${REAL_IO_S:-1}
-CMDLINE=$(for v in COUNTS WINDOW REPS SAMPLERS REAL; do
+REAL_IO_S=${REAL_IO_S:-2}
+ADMISSION=${ADMISSION:-1}
+if [ -z "${SAMPLERS:-}" ]; then
+  if grep -qsw io "$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)/cgroup.controllers"; then
+    SAMPLERS="auto/off io.stat/bpf bpf/bpf procfs/off"
+  elif [ "$REAL" = 1 ]; then
+    SAMPLERS="auto/off procfs/off auto/bpf bpf/bpf"
+  else
+    SAMPLERS="auto/off io.stat/off auto/bpf bpf/bpf"
+  fi
+fi
+CMDLINE=$(for v in COUNTS WINDOW REPS SAMPLERS REAL REAL_IO_S ADMISSION PROFILE; do
   [ -z "${!v:-}" ] || printf '%s="%s" ' "$v" "${!v}"
 done)"bench/agent-overhead.sh $*"
 AGENT=$TOP/$B/bin/iobatchd
 FIXTURE=$TOP/$B/bench/iob-agent-fixture
+REALCTR=$TOP/$B/bench/iob-real-ctr
 SHIM=$TOP/$B/bin/containerd-shim-iobatch-v2
 CTL=$TOP/$B/bin/iobatchctl
 [ "$(id -u)" = 0 ] || { echo "agent-overhead: must run as root" >&2; exit 1; }
@@ -70,17 +92,15 @@ source bench/agent/lib.sh
 START=$(date -u +%FT%TZ)
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 mkdir -p "$OUT_DIR"
-HZ=$(getconf CLK_TCK)
+HZ=$(getconf CLK_TCK 2>/dev/null || echo 100) # no getconf in the VM: Linux x86 is 100
 
 # ---- 1. sampling CPU --------------------------------------------------------
 sampling_json='{"status": "not run"}'
-if why=$(agent_unavailable); then
-  sampling_json=$(jq -nc --arg s "not run: $why" '{status: $s}')
-  echo "agent-overhead: sampling not run: $why"
-else
-  # One sleeping process stands in for each container's pid: the procfs
-  # sampler (auto on a hybrid host) reads /proc/PID/io of the pids in
-  # cgroup.procs; the io.stat one the fixture's io.stat.
+# fixtures: one sleeping process stands in for each container's pid (the
+# procfs sampler reads /proc/PID/io of the pids in cgroup.procs; the
+# io.stat one the fixture's io.stat)
+fixture_sleeper() {
+  [ -z "${SLEEPER:-}" ] || return 0
   sleep 100000 &
   SLEEPER=$!
   at_exit "kill $SLEEPER"
@@ -95,26 +115,45 @@ else
     echo "$SLEEPER" >"$BLKIO/iob-bench-$$/cgroup.procs"
     at_exit "kill $SLEEPER 2>/dev/null; wait $SLEEPER 2>/dev/null; rmdir '$BLKIO/iob-bench-$$'"
   fi
-  rows=()
+}
+# containers N: N containers for the runs (real or fixtures), once per N
+containers() {
+  local n=$1
+  if [ "$REAL" = 1 ]; then
+    [ "$n" -eq 0 ] || real_tree "$n"
+  else
+    fixture_sleeper
+    [ -d "$IOB_T/cg-$n" ] || fixture_tree "$IOB_T/cg-$n" "$n" "$SLEEPER"
+  fi
+}
+# register SOCK N: the containers of N with the agent at SOCK
+register() {
+  if [ "$2" -eq 0 ]; then return 0; fi
+  if [ "$REAL" = 1 ]; then
+    "$FIXTURE" register-real "$1" "$REAL_LIST.reg"
+  else
+    "$FIXTURE" register "$1" "$2" "$SLEEPER"
+  fi
+}
+# config N SAMPLER LATENCY: the agent's config lines for a run
+config() {
+  printf 'sample_period = 1s\nsampler = %s\nlatency_source = %s\n' "$2" "$3"
+  [ "$REAL" = 1 ] || printf 'cgroup_root = %s\n' "$IOB_T/cg-$1"
+}
+leaks='null'
+if why=$(agent_unavailable); then
+  sampling_json=$(jq -nc --arg s "not run: $why" '{status: $s}')
+  echo "agent-overhead: sampling not run: $why"
+else
+  [ "$REAL" = 0 ] || real_mounts
+  rows=() left=()
   for n in $COUNTS; do
+   containers "$n"
    for cfg in $SAMPLERS; do
     smp=${cfg%%/*} lat=off
     [ "$cfg" = "$smp" ] || lat=${cfg#*/}
-    if [ "$REAL" = 1 ]; then
-      [ -n "${REAL_PIDS[$n]:-}" ] || real_tree "$n"
-      agent_start "$IOB_T/agent-$n-$smp-$lat" "sample_period = 1s
-sampler = $smp
-latency_source = $lat"
-      real_register "$AGENT_SOCK" "$n"
-    else
-      root=$IOB_T/cg-$n
-      [ -d "$root" ] || fixture_tree "$root" "$n" "$SLEEPER"
-      agent_start "$IOB_T/agent-$n-$smp-$lat" "sample_period = 1s
-sampler = $smp
-latency_source = $lat
-cgroup_root = $root"
-      if [ "$n" -gt 0 ]; then "$FIXTURE" register "$AGENT_SOCK" "$n" "$SLEEPER"; fi
-    fi
+    agent_start "$IOB_T/agent-$n-$smp-$lat" "$(config "$n" "$smp" "$lat")"
+    register "$AGENT_SOCK" "$n"
     read -r known sampler < <("$FIXTURE" status "$AGENT_SOCK")
     latency=$("$CTL" --socket "$AGENT_SOCK" status --json | jq -r .latency_source)
     sleep 3 # first samples, baselines
@@ -123,49 +162,64 @@ cgroup_root = $root"
     t1=$(proc_ticks "$AGENT_PID")
     read -r known_end _ < <("$FIXTURE" status "$AGENT_SOCK")
     rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$AGENT_PID/status")
-    # with REAL=1: how many wrote in the last window, as the agent saw it
-    with_io=$("$CTL" --socket "$AGENT_SOCK" status --json | jq '[.containers[] | select(.write_bps > 0)] | length')
+    # outside the window: what the agent saw (containers with I/O in its
+    # last window: about 1 in REAL_IO_S of the real ones), and its BPF map
+    with_io=$("$CTL" --socket "$AGENT_SOCK" status --json |
+      jq '[.containers[] | select(.write_bps > 0 or .read_bps > 0)] | length')
+    read -r map_entries map_with_io < <(real_lat_entries)
     agent_stop
     cpu_ms=$(((t1 - t0) * 1000 / HZ))
     rows+=("$(jq -nc --argjson n "$n" --argjson known "$known" --argjson known_end "$known_end" \
       --arg sampler "$sampler" --argjson cpu_ms "$cpu_ms" --argjson window "$WINDOW" \
       --argjson rss "$rss" --argjson hz "$HZ" --arg pref "$smp" --arg lat "$lat" \
       --arg latency "$latency" --argjson real "$([ "$REAL" = 1 ] && echo true || echo false)" \
-      --argjson with_io "$with_io" \
-      '{cgroups: $n, real: $real, writing_in_last_window: $with_io, registered: $known, registered_at_end: $known_end, sampler: $sampler,
+      --argjson with_io "$with_io" --argjson io_s "$([ "$REAL" = 1 ] && echo "$REAL_IO_S" || echo null)" \
+      --argjson map_entries "$map_entries" --argjson map_with_io "$map_with_io" \
+      '{cgroups: $n, real: $real, real_io_every_s: $io_s, writing_in_last_window: $with_io,
+        bpf_map_entries: $map_entries, bpf_map_entries_with_io: $map_with_io,
+        registered: $known, registered_at_end: $known_end, sampler: $sampler,
         sampler_option: $pref, latency_source_option: $lat, latency_source: $latency,
         window_s: $window, cpu_ms: $cpu_ms, cpu_percent: ($cpu_ms / $window / 10),
         cpu_us_per_cgroup_sample: (if $n > 0 then $cpu_ms * 1000 / $window / $n else null end),
         rss_kib: $rss, tick_ms: (1000 / $hz)}')")
-    echo "agent-overhead: $n $([ "$REAL" = 1 ] && echo real || echo fixture) cgroups ($known registered, $known_end at the end, $sampler, latency $latency): ${cpu_ms} ms CPU in ${WINDOW} s, RSS ${rss} KiB"
+    echo "agent-overhead: $n $([ "$REAL" = 1 ] && echo real || echo fixture) cgroups ($known registered, $known_end at the end, $sampler, latency $latency): ${cpu_ms} ms CPU in ${WINDOW} s, RSS ${rss} KiB; I/O in the last window: $with_io; BPF map: $map_entries entries, $map_with_io with I/O"
    done
+   if [ "$REAL" = 1 ] && [ "$n" -gt 0 ]; then
+     # the next N's containers replace these: none of them does I/O the
+     # agent does not sample, and every one must go
+     real_stop "$REAL_HELPER"
+     read -r lp ld < <(real_left "$REAL_LIST")
+     left+=("$(jq -nc --argjson n "$n" --argjson p "$lp" --argjson d "$ld" '{cgroups: $n, processes_left: $p, cgroup_dirs_left: $d}')")
+     echo "agent-overhead: $n real containers stopped: $lp processes and $ld cgroup directories left"
+   fi
   done
-  sampling_json=$(printf '%s\n' "${rows[@]}" | jq -sc '{status: "run", runs: .}')
+  [ ${#left[@]} -eq 0 ] || leaks=$(printf '%s\n' "${left[@]}" | jq -sc .)
+  sampling_json=$(printf '%s\n' "${rows[@]}" | jq -sc --argjson leaks "$leaks" '{status: "run", runs: ., teardown: $leaks}')
 fi
 
 # ---- 1b. instruction profile (PROFILE=callgrind) -----------------------------
 # Registering is slow under valgrind (a thousand time out): PROFILE_COUNT.
 # Counting starts after the registrations and the first samples
 # (callgrind_control -z), and covers PROFILE_WINDOWS samples.
-if [ "$PROFILE" = callgrind ] && [ -n "${SLEEPER:-}" ]; then
+if [ "$PROFILE" = callgrind ] && [ -z "${why:-}" ]; then
   command -v valgrind >/dev/null || { echo "agent-overhead: PROFILE=callgrind needs valgrind" >&2; exit 1; }
   prof_out=$OUT_DIR/agent-overhead-profile.txt
   : >"$prof_out"
-  root=$IOB_T/cg-prof
-  fixture_tree "$root" "$PROFILE_COUNT" "$SLEEPER"
+  containers "$PROFILE_COUNT"
+  what="$([ "$REAL" = 1 ] && echo real || echo fixture) cgroups"
   for cfg in $SAMPLERS; do
     smp=${cfg%%/*} lat=off
     [ "$cfg" = "$smp" ] || lat=${cfg#*/}
     pd=$IOB_T/prof-$smp-$lat
     install -d -m 0700 "$pd" "$pd/state"
-    printf 'socket = %s\nstate_dir = %s\nsample_period = 1s\nsampler = %s\nlatency_source = %s\ncgroup_root = %s\n' \
-      "$pd/agent.sock" "$pd/state" "$smp" "$lat" "$root" >"$pd/iobatchd.conf"
+    { printf 'socket = %s\nstate_dir = %s\nkubepods = off\n' "$pd/agent.sock" "$pd/state"
+      config "$PROFILE_COUNT" "$smp" "$lat"; } >"$pd/iobatchd.conf"
     valgrind --tool=callgrind --callgrind-out-file="$pd/callgrind.out" \
       "$AGENT" --config "$pd/iobatchd.conf" >"$pd/agent.log" 2>&1 &
     AGENT_PID=$!
     at_exit "agent_stop"
     for i in $(seq 1 600); do [ -S "$pd/agent.sock" ] && break; sleep 0.1; done
-    "$FIXTURE" register "$pd/agent.sock" "$PROFILE_COUNT" "$SLEEPER"
+    register "$pd/agent.sock" "$PROFILE_COUNT"
     sleep 4
     callgrind_control -z "$AGENT_PID" >/dev/null
     sleep "$PROFILE_WINDOWS"
@@ -175,7 +229,7 @@ if [ "$PROFILE" = callgrind ] && [ -n "${SLEEPER:-}" ]; then
     agent_stop
     total=$(callgrind_annotate "$pd/callgrind.out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
     {
-      echo "== sampler = $smp, latency_source = $lat: $PROFILE_COUNT fixture cgroups, $PROFILE_WINDOWS windows," \
+      echo "== sampler = $smp, latency_source = $lat: $PROFILE_COUNT $what, $PROFILE_WINDOWS windows," \
         "$total instructions ($((total / PROFILE_WINDOWS / PROFILE_COUNT)) per cgroup sample), inclusive:"
       callgrind_annotate --inclusive=yes "$pd/callgrind.out.1" 2>/dev/null |
         grep -E '^ *[0-9,]+ \( *[0-9.]+%\) +[^ ]' | grep -v 'PROGRAM TOTALS' |
@@ -185,11 +239,14 @@ if [ "$PROFILE" = callgrind ] && [ -n "${SLEEPER:-}" ]; then
     } >>"$prof_out"
     echo "agent-overhead: profile of $smp/$lat: $total instructions"
   done
+  [ "$REAL" = 0 ] || real_stop "$REAL_HELPER"
 fi
 
 # ---- 2. admission latency -----------------------------------------------------
 admit_json='{"status": "not run"}'
-if why=$(admission_unavailable); then
+if [ "$ADMISSION" = 0 ]; then
+  admit_json='{"status": "not run: ADMISSION=0"}'
+elif why=$(admission_unavailable); then
   admit_json=$(jq -nc --arg s "not run: $why" '{status: $s}')
   echo "agent-overhead: admission latency not run: $why"
 else

@@ -1,18 +1,36 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Sampling cost with every pod counted (issue #25): iobatchd finds N
-# containers under a kubelet-like cgroup tree (kubepods_root, a private
-# --cgroup-root; cgroupfs layout, N/10 pods of 10 containers, one sleeping
-# process each, real cgroups of the hierarchy the agent walks: v1 pids on a
-# hybrid host, the cgroup2 mount on a v2 one) and samples them at 1 Hz.
-# Per N: the agent's utime+stime over WINDOW seconds (one pod added and
-# one removed in the middle, so that the window holds walks on inotify
-# events), its RSS, and its own account of the walks (status "kubepods":
-# walks, the last one's directories and milliseconds).  N = 0 is the agent
-# with the tree empty.
-# Writes bench/results/kubepods-overhead.json.
+# Sampling cost with every pod counted (issues #25, #35): iobatchd finds N
+# real containers under a kubelet-like cgroup tree (kubepods_root, a
+# private --cgroup-root; cgroupfs layout, kubepods/besteffort/pod<P>/c<P>-<K>,
+# N/10 pods of 10 containers) and samples them at 1 Hz.  Each container is
+# a cgroup in every hierarchy the agent reads -- the one its kubepods walk
+# takes (v1 pids on a hybrid host: agent/kubepods.c looks at pids, memory,
+# blkio, cpu in turn), v1 blkio (the sampler and the BPF program's key)
+# and the cgroup2 mount (io.pressure; on a pure v2 host the only one, with
+# the io controller enabled down the tree) -- holding one process of its
+# own (build/bench/iob-real-ctr) that reads 4 KiB with O_DIRECT every
+# REAL_IO_S seconds from a file under REAL_DIR, so that the block layer
+# charges it and the BPF map has a real entry for it.
+# The sampler is the cheapest the host allows: KP_SAMPLERS (default
+# "bpf/bpf": sampler = bpf, latency_source = bpf, no file read per
+# container; where the BPF program does not load, auto/off instead, and
+# the row says so).  No CRI (cri_endpoint = off): nothing here is a pod
+# sandbox, and a host's containerd is not part of what is measured.
+# Per N: the agent's utime+stime over WINDOW seconds (a pod of 10 added
+# and pod 1 ended in the middle, its processes killed and its cgroups
+# removed, so that the window holds walks on inotify events), its RSS, its own account of the walks (status
+# "kubepods": walks, the last one's directories and milliseconds), the
+# BPF map's entries (all, and those with requests counted; bpftool), and
+# what the containers left once stopped (processes, cgroup directories:
+# must be 0 0).  N = 0 is the agent with the tree empty.  Rows say
+# "real": true.  Everything is removed at exit, on Ctrl-C and on failure
+# (the EXIT trap; the helper also when the bench is killed with -9).
+# Writes OUT_DIR/kubepods-overhead.json (bench/results by default: a run
+# on a busy machine goes to a scratch OUT_DIR).
 # Usage: bench/kubepods-overhead.sh   (env: COUNTS="0 100 1000" WINDOW=30 B=build
-#                                      OUT_DIR=bench/results)
+#                                      KP_SAMPLERS=bpf/bpf REAL_DIR=/var/tmp
+#                                      REAL_IO_S=2 OUT_DIR=bench/results)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
@@ -20,73 +38,150 @@ COUNTS=${COUNTS:-"0 100 1000"}
 WINDOW=${WINDOW:-30}
 B=${B:-build}
 OUT_DIR=${OUT_DIR:-bench/results}
-CMDLINE=$(for v in COUNTS WINDOW; do printf '%s="%s" ' "$v" "${!v}"; done)"bench/kubepods-overhead.sh"
+KP_SAMPLERS=${KP_SAMPLERS:-bpf/bpf}
+REAL=1
+REAL_DIR=${REAL_DIR:-/var/tmp}
+REAL_IO_S=${REAL_IO_S:-2}
+CMDLINE=$(for v in COUNTS WINDOW KP_SAMPLERS REAL_IO_S; do printf '%s="%s" ' "$v" "${!v}"; done)"bench/kubepods-overhead.sh"
 AGENT=$TOP/$B/bin/iobatchd
 CTL=$TOP/$B/bin/iobatchctl
+REALCTR=$TOP/$B/bench/iob-real-ctr
 [ "$(id -u)" = 0 ] || { echo "kubepods-overhead: must run as root" >&2; exit 1; }
 command -v jq >/dev/null || { echo "kubepods-overhead: 'jq' not found" >&2; exit 1; }
+for x in "$AGENT" "$CTL" "$REALCTR"; do
+  [ -x "$x" ] || { echo "kubepods-overhead: '${x#"$TOP"/}' not built (make all $B/bench/iob-real-ctr)" >&2; exit 1; }
+done
 source tests/integration/lib/common.sh # EXIT trap runs every at_exit in reverse
 trap 'exit 130' INT TERM
 source bench/agent/lib.sh
 START=$(date -u +%FT%TZ)
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-HZ=$(getconf CLK_TCK)
+HZ=$(getconf CLK_TCK 2>/dev/null || echo 100) # no getconf in the VM: Linux x86 is 100
 mkdir -p "$OUT_DIR"
-# the hierarchy the agent walks (agent/kubepods.c: v1 pids first on a host with v1)
+real_mounts
+# the hierarchy the agent walks (agent/kubepods.c: on a host with v1, the
+# first of pids, memory, blkio, cpu that has the tree), and the others the
+# agent reads: blkio, the cgroup2 mount
 HIER=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)pids(,|$)/ { print $5; exit }' /proc/self/mountinfo)
-[ -n "$HIER" ] || HIER=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+[ -n "$HIER" ] || HIER=$REAL_CG2
+MOUNTS=$(printf '%s\n' "$HIER" "$REAL_BLKIO" "$REAL_CG2" | awk 'NF && !seen[$0]++')
 KROOT=/iobkp-bench-$$
-PIDS=()
-cleanup_tree() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  [ -d "$HIER$KROOT" ] && find "$HIER$KROOT" -depth -type d -exec rmdir {} + 2>/dev/null
-  return 0
+QOS=$KROOT/kubepods/besteffort
+# pod P's directory in every hierarchy (made, with its parents; the io
+# controller enabled down to it on cgroup v2)
+pod_dirs() {
+  local m d
+  for m in $MOUNTS; do
+    for d in "$KROOT" "$KROOT/kubepods" "$QOS" "$QOS/pod$1"; do
+      [ -d "$m$d" ] && continue
+      real_parent "$m$d"
+      at_exit "rmdir '$m$d'"
+    done
+  done
 }
-at_exit cleanup_tree
-# ctr POD K: container K of pod POD, with a sleeping process in it
-ctr() {
-  local d=$HIER$KROOT/kubepods/besteffort/pod$1/c$1-$2
-  mkdir -p "$d"
-  sh -c "echo \$\$ >'$d/cgroup.procs' && exec sleep 100000" &
-  PIDS+=($!)
+# pods_list LIST P...: one line per container of pods P (10 each) for the helper
+pods_list() {
+  local list=$1 p k m line
+  shift
+  : >"$list"
+  for p in "$@"; do
+    pod_dirs "$p"
+    for k in $(seq 1 10); do
+      line=
+      for m in $MOUNTS; do line+="$m$QOS/pod$p/c$p-$k "; done
+      echo "$line" >>"$list"
+    done
+  done
+}
+# pod_end P PIDS: pod P ends as the kubelet ends one: its processes
+# (the first 10 of PIDS) killed, then its cgroups removed
+pod_end() {
+  local m k d
+  head -10 "$2" | xargs kill || true
+  for m in $MOUNTS; do
+    for k in $(seq 1 10) pod; do
+      d=$m$QOS/pod$1/c$1-$k
+      [ "$k" != pod ] || d=$m$QOS/pod$1
+      for _ in $(seq 1 100); do rmdir "$d" 2>/dev/null && break; sleep 0.02; done
+    done
+  done
+}
+st() { "$CTL" --socket "$AGENT_SOCK" status --json; }
+found_now() { st | jq '[.containers[] | select(.qos != "")] | length'; }
+# the cheapest sampler that starts: KP_SAMPLERS in turn, then auto/off
+start_agent() {
+  local cfg smp lat
+  for cfg in $KP_SAMPLERS auto/off; do
+    smp=${cfg%%/*} lat=${cfg#*/}
+    [ "$cfg" != "$smp" ] || lat=off
+    if agent_start "$IOB_T/agent-$1-$smp-$lat" "sample_period = 1s
+sampler = $smp
+latency_source = $lat
+cri_endpoint = off
+kubepods_root = $KROOT" 2>"$IOB_T/agent-start.err"; then
+      SMP=$smp LAT=$lat
+      return 0
+    fi
+    echo "kubepods-overhead: sampler $smp, latency_source $lat did not start: $(tail -1 "$IOB_T/agent-start.err")" >&2
+  done
+  return 1
 }
 rows=()
 for n in $COUNTS; do
-  cleanup_tree
-  PIDS=()
-  mkdir -p "$HIER$KROOT/kubepods/besteffort"
-  for p in $(seq 1 $((n / 10))); do for k in $(seq 1 10); do ctr "$p" "$k"; done; done
-  agent_start "$IOB_T/agent-$n" "sample_period = 1s
-latency_source = off
-kubepods_root = $KROOT"
-  st() { "$CTL" --socket "$AGENT_SOCK" status --json; }
+  pods=()
+  for p in $(seq 1 $((n / 10))); do pods+=("$p"); done
+  main=
+  if [ "$n" -gt 0 ]; then
+    pods_list "$IOB_T/real-$n.list" "${pods[@]}"
+    real_start "$IOB_T/real-$n.list"
+    main=$REAL_HELPER
+  fi
+  pod_dirs new
+  start_agent "$n"
   for _ in $(seq 1 120); do
-    [ "$(st | jq '[.containers[] | select(.qos != "")] | length')" -ge "$n" ] && break
+    [ "$(found_now)" -ge "$n" ] && break
     sleep 1
   done
-  found=$(st | jq '[.containers[] | select(.qos != "")] | length')
+  found=$(found_now)
   first=$(st | jq -r .kubepods)
+  sampler=$(st | jq -r .sampler)
+  latency=$(st | jq -r .latency_source)
   sleep 3
   t0=$(proc_ticks "$AGENT_PID")
   sleep $((WINDOW / 2))
-  for k in $(seq 1 10); do ctr new "$k"; done # a pod comes...
+  pods_list "$IOB_T/real-$n-new.list" new # a pod comes...
+  real_start "$IOB_T/real-$n-new.list"
   if [ "$n" -gt 0 ]; then
-    cat "$HIER$KROOT"/kubepods/besteffort/pod1/*/cgroup.procs | xargs -r kill # ...one empties
+    pod_end 1 "$IOB_T/real-$n.list.pids" # ...and pod 1 ends
   fi
   sleep $((WINDOW - WINDOW / 2))
   t1=$(proc_ticks "$AGENT_PID")
   last=$(st | jq -r .kubepods)
+  with_io=$(st | jq '[.containers[] | select(.qos != "" and (.read_bps > 0 or .write_bps > 0))] | length')
+  found_end=$(found_now)
+  read -r map_entries map_with_io < <(real_lat_entries)
   rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$AGENT_PID/status")
   agent_stop
+  real_stop "$REAL_HELPER"
+  read -r lp ld < <(real_left "$IOB_T/real-$n-new.list")
+  if [ -n "$main" ]; then
+    real_stop "$main"
+    read -r lp2 ld2 < <(real_left "$IOB_T/real-$n.list")
+    lp=$((lp + lp2)) ld=$((ld + ld2))
+  fi
   cpu_ms=$(((t1 - t0) * 1000 / HZ))
-  rows+=("$(jq -nc --argjson n "$n" --argjson found "$found" --argjson cpu_ms "$cpu_ms" \
-    --argjson window "$WINDOW" --argjson rss "$rss" --arg first "$first" --arg last "$last" \
-    '{containers: $n, found: $found, window_s: $window, cpu_ms: $cpu_ms,
-      cpu_percent: ($cpu_ms / $window / 10), rss_kib: $rss,
+  rows+=("$(jq -nc --argjson n "$n" --argjson found "$found" --argjson found_end "$found_end" \
+    --argjson cpu_ms "$cpu_ms" --argjson window "$WINDOW" --argjson rss "$rss" --arg first "$first" \
+    --arg last "$last" --arg smp "$SMP" --arg lat "$LAT" --arg sampler "$sampler" --arg latency "$latency" \
+    --argjson io_s "$REAL_IO_S" --argjson with_io "$with_io" --argjson map_entries "$map_entries" \
+    --argjson map_with_io "$map_with_io" --argjson lp "$lp" --argjson ld "$ld" \
+    '{containers: $n, real: true, real_io_every_s: $io_s, found: $found, found_at_end: $found_end,
+      sampler_option: $smp, latency_source_option: $lat, sampler: $sampler, latency_source: $latency,
+      window_s: $window, cpu_ms: $cpu_ms, cpu_percent: ($cpu_ms / $window / 10), rss_kib: $rss,
+      doing_io_in_last_window: $with_io, bpf_map_entries: $map_entries, bpf_map_entries_with_io: $map_with_io,
+      processes_left: $lp, cgroup_dirs_left: $ld,
       kubepods_after_first_walk: $first, kubepods_at_end: $last}')")
-  echo "kubepods-overhead: $n containers ($found found): ${cpu_ms} ms CPU in ${WINDOW} s, RSS ${rss} KiB; $last"
+  echo "kubepods-overhead: $n real containers ($found found, $found_end at the end; $sampler, latency $latency): ${cpu_ms} ms CPU in ${WINDOW} s, RSS ${rss} KiB; BPF map: $map_entries entries, $map_with_io with I/O; left: $lp processes, $ld cgroup directories; $last"
 done
 jq -n --arg cmd "$CMDLINE" --arg date "$START" --arg host "$(hostname)" --arg kernel "$(uname -r)" \
   --arg load "start $LOAD_START, end $(cut -d' ' -f1-3 /proc/loadavg)" --arg hier "$HIER" \

@@ -17,7 +17,8 @@ BENCH_SCRIPTS := $(wildcard bench/shim-cost.sh bench/solver.sh bench/plan-cost.s
 
 .PHONY: bench bench-sched bench-calibrate bench-agent bench-shim bench-solver bench-pairs bench-profiles \
 	bench-libcgroup
-bench: all $(B)/bench/iobctl-calibrate $(B)/bench/iob-agent-fixture $(B)/bench/iob-libcgroup
+bench: all $(B)/bench/iobctl-calibrate $(B)/bench/iob-agent-fixture $(B)/bench/iob-real-ctr \
+	$(B)/bench/iob-libcgroup
 	@rc=0; for s in $(BENCH_SCRIPTS); do \
 		echo "== $$s"; B=$(B) $$s || { echo "== $$s failed"; rc=1; }; \
 	done; bench/results-page.py || rc=1; exit $$rc
@@ -25,7 +26,7 @@ bench-sched: all
 	B=$(B) bench/sched.sh
 bench-calibrate: $(B)/bench/iobctl-calibrate
 	B=$(B) bench/calibrate.sh
-bench-agent: all $(B)/bench/iob-agent-fixture
+bench-agent: all $(B)/bench/iob-agent-fixture $(B)/bench/iob-real-ctr
 	B=$(B) bench/agent-overhead.sh
 bench-shim: all
 	B=$(B) bench/shim-cost.sh
@@ -43,6 +44,10 @@ bench-libcgroup: $(B)/bench/iob-libcgroup
 
 # Registers fixture cgroups with iobatchd for bench/agent-overhead.sh.
 $(eval $(call prog,bench/iob-agent-fixture,bench/agent/fixture.c,agentclient ttrpc proto common))
+
+# One process per real container, reading with O_DIRECT in cgroups of its
+# own (bench/agent-overhead.sh, bench/kubepods-overhead.sh).
+$(eval $(call prog,bench/iob-real-ctr,bench/agent/realctr.c,))
 
 # libcgroup against cgroupv2/'s direct reads (bench/libcgroup.sh, docs/DESIGN.md).
 $(eval $(call prog,bench/iob-libcgroup,bench/libcgroup/main.c,cg2 common,-lcgroup))

@@ -9,6 +9,8 @@ AGENT_CONF_EXTRA=
 agent_unavailable() {
   [ -x "$AGENT" ] || { echo "'${AGENT#"$TOP"/}' not built (the agent has not landed)"; return 0; }
   [ -x "$FIXTURE" ] || { echo "'${FIXTURE#"$TOP"/}' not built (make $B/bench/iob-agent-fixture)"; return 0; }
+  [ "${REAL:-0}" = 0 ] || [ -x "$REALCTR" ] ||
+    { echo "'${REALCTR#"$TOP"/}' not built (make $B/bench/iob-real-ctr)"; return 0; }
   return 1
 }
 
@@ -44,74 +46,142 @@ fixture_tree() {
   done
 }
 
-# real_tree N: N real cgroups for REAL=1, "iob-bench-<pid>/real-N-K" in
-# the cgroup2 hierarchy and in the v1 blkio one where there is one (what
-# the sampler reads on a hybrid host), each holding a shell of its own
-# that writes 4 KiB with O_DIRECT to a file under REAL_DIR every REAL_IO_S
-# seconds (its dd children stay in its cgroups: the block layer charges
-# them there).  Their pids go to REAL_PIDS[N] and their cgroup2 paths
-# (relative to the mount) to REAL_CGS[N]; all is killed and removed at
-# exit.
-declare -A REAL_PIDS=() REAL_CGS=()
+# ---- real containers (bench/agent/realctr.c) --------------------------------
+# A real container here: a cgroup of its own in every hierarchy the agent
+# reads, holding one process (forked by build/bench/iob-real-ctr, no exec)
+# that reads 4 KiB with O_DIRECT every REAL_IO_S seconds from a file under
+# REAL_DIR (unlinked once open), so that the block layer charges its cgroup
+# and the agent's BPF map has a real entry for it.  The helper removes its
+# processes and the cgroups it made when it ends: on SIGTERM from
+# real_stop, on Ctrl-C (the terminal's SIGINT reaches it too), and when
+# the bench dies (PR_SET_PDEATHSIG), even by kill -9.
+
+# real_mounts: REAL_CG2 (the cgroup2 mount) and REAL_BLKIO (the v1 blkio
+# hierarchy, empty on a pure v2 host), what the sampler reads: the v2
+# cgroup's cgroup.procs and io.stat or io.pressure, the v1 blkio cgroup's
+# statistics, and the BPF program keys a request by its blkcg (the v1
+# blkio cgroup on a hybrid host, the v2 one on a v2 host).
+real_mounts() {
+  REAL_CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+  [ -n "$REAL_CG2" ] || { echo "real containers need a cgroup2 mount" >&2; return 1; }
+  REAL_BLKIO=$(awk '$8 == "cgroup" && $NF ~ /(^|,)blkio(,|$)/ { print $5; exit }' /proc/self/mountinfo)
+  # the reads must reach a disk the block layer charges (tmpfs has O_DIRECT)
+  [ "$(stat -f -c %T "$REAL_DIR")" != tmpfs ] || {
+    echo "REAL_DIR='$REAL_DIR' is tmpfs: its reads reach no disk" >&2
+    return 1
+  }
+}
+
+# real_parent DIR: make a cgroup to hold containers; on cgroup v2 with
+# the io controller it is enabled for the children (the io controller
+# charges a request to the nearest cgroup that has it), and pids and
+# memory where offered, as a runtime's parent would have them.
+real_parent() {
+  local d=$1 c
+  mkdir -p "$d"
+  [ -f "$d/cgroup.subtree_control" ] || return 0
+  for c in io memory pids; do
+    if grep -qw "$c" "$d/cgroup.controllers"; then echo "+$c" >"$d/cgroup.subtree_control"; fi
+  done
+}
+
+# real_start LIST: one container per line of LIST (its cgroup directories,
+# space-separated: made by the helper, their parents must exist); waits
+# until every one runs and has read once.  Sets REAL_HELPER (its pid); the
+# containers' pids, in LIST's order, one a line, go to LIST.pids.
+# Each start gets a real_stop at exit.
+REAL_HELPER=
+real_start() {
+  local list=$1
+  "$REALCTR" -i "$((REAL_IO_S * 1000))" "$REAL_DIR" <"$list" >"$list.out" 2>"$list.err" &
+  REAL_HELPER=$!
+  at_exit "real_stop $REAL_HELPER"
+  # no time limit of our own: the helper gives each container 30 s to
+  # start or fails (1000 take 6 s on the host, minutes under emulation)
+  while ! grep -qx ready "$list.out"; do
+    kill -0 "$REAL_HELPER" 2>/dev/null || break
+    sleep 0.2
+  done
+  if ! grep -qx ready "$list.out"; then
+    echo "real containers did not start:" >&2
+    tail -5 "$list.err" >&2
+    return 1
+  fi
+  grep -vx ready "$list.out" >"$list.pids"
+}
+
+# real_stop PID: end the helper PID (it removes its processes and cgroups).
+real_stop() {
+  kill -TERM "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+# real_left LIST: what the containers of LIST left behind once stopped:
+# "<processes alive> <cgroup directories>" (pids checked with their name,
+# so a reused pid is not counted).
+real_left() {
+  local list=$1 procs=0 dirs=0 pid d comm line
+  while read -r pid; do
+    comm=
+    { read -r comm <"/proc/$pid/comm"; } 2>/dev/null || true # builtins: a fork each would take seconds
+    [ "$comm" != iob-real-ctr ] || procs=$((procs + 1))
+  done <"$list.pids"
+  while read -r line; do
+    for d in $line; do [ ! -d "$d" ] || dirs=$((dirs + 1)); done
+  done <"$list"
+  echo "$procs $dirs"
+}
+
+# real_tree N: N containers for agent-overhead, "iob-bench-<pid>/real-N-K"
+# under the cgroup2 mount and the v1 blkio one where there is one.  Sets
+# REAL_LIST (the helper's list; LIST.reg has the registrations, "ID PID
+# CGROUP", CGROUP relative to the cgroup2 mount, for
+# `iob-agent-fixture register-real`).
 real_tree() {
-  local n=$1 cg2 blkio top k rel d pid pids="" cgs="" dirs=()
-  cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
-  [ -n "$cg2" ] || { echo "agent-overhead: REAL=1 needs a cgroup2 mount" >&2; exit 1; }
-  blkio=$(awk '$8 == "cgroup" && $NF ~ /(^|,)blkio(,|$)/ { print $5; exit }' /proc/self/mountinfo)
-  top=iob-bench-$$
-  mkdir -p "$REAL_DIR/$top"
-  at_exit "rm -rf '$REAL_DIR/$top'"
-  # (the EXIT trap runs these in reverse: the parents go after their children)
-  at_exit "rmdir '$cg2/$top' ${blkio:+'$blkio/$top'}"
+  local n=$1 k pid rel top=/iob-bench-$$
+  REAL_LIST=$IOB_T/real-$n.list
+  real_parent "$REAL_CG2$top"
+  at_exit "rmdir '$REAL_CG2$top'"
+  if [ -n "$REAL_BLKIO" ]; then
+    mkdir -p "$REAL_BLKIO$top"
+    at_exit "rmdir '$REAL_BLKIO$top'"
+  fi
+  : >"$REAL_LIST"
   for k in $(seq 1 "$n"); do
-    rel=/$top/real-$n-$k
-    dirs=("$cg2$rel")
-    [ -z "$blkio" ] || dirs+=("$blkio$rel")
-    mkdir -p "${dirs[@]}"
-    # shellcheck disable=SC2016 # expanded by the inner shell
-    sh -c 'f=$1 s=$2; shift 2
-      for d in "$@"; do echo $$ >"$d/cgroup.procs" || exit 1; done
-      while :; do
-        dd if=/dev/zero of="$f" bs=4k count=1 oflag=direct conv=notrunc status=none
-        sleep "$s"
-      done' sh "$REAL_DIR/$top/f-$n-$k" "$REAL_IO_S" "${dirs[@]}" >/dev/null 2>&1 &
-    pid=$!
-    at_exit "real_remove $pid ${dirs[*]}"
-    pids+="$pid " cgs+="$rel "
+    rel=$top/real-$n-$k
+    echo "$REAL_CG2$rel${REAL_BLKIO:+ $REAL_BLKIO$rel}" >>"$REAL_LIST"
   done
-  REAL_PIDS[$n]=${pids:- }
-  REAL_CGS[$n]=$cgs
-}
-
-# real_remove PID DIR...: kill a real cgroup's process (and its dd), wait
-# until its cgroups are empty, remove them.
-real_remove() {
-  local pid=$1 d
-  shift
-  kill "$pid" 2>/dev/null || true
-  for d in "$@"; do
-    for _ in $(seq 1 100); do
-      [ -n "$(cat "$d/cgroup.procs" 2>/dev/null)" ] || break # cgroupfs files have no size
-      xargs -r kill -9 <"$d/cgroup.procs" 2>/dev/null || true
-      sleep 0.05
-    done
-    rmdir "$d" 2>/dev/null || true
-  done
-}
-
-# real_register SOCK N: register the real cgroups of real_tree N with the
-# agent as running containers (by pid and cgroup, as the shim does).
-real_register() {
-  local sock=$1 n=$2 k=0 pid cg
-  local -a pids cgs
-  read -ra pids <<<"${REAL_PIDS[$n]}"
-  read -ra cgs <<<"${REAL_CGS[$n]:-}"
-  for pid in "${pids[@]}"; do
-    cg=${cgs[$k]}
+  real_start "$REAL_LIST"
+  k=0
+  while read -r pid; do
     k=$((k + 1))
-    "$CTL" --socket "$sock" register "real-$k" --ns iobench --class seq-read --cgroup "$cg" \
-      --pid "$pid" --running --key bench-real >/dev/null
+    echo "real-$k $pid $top/real-$n-$k"
+  done <"$REAL_LIST.pids" >"$REAL_LIST.reg"
+}
+
+# real_lat_map: the id of the running agent's BPF `lat` map (its fds'
+# fdinfo name the maps it holds), or nothing.
+real_lat_map() {
+  local id
+  command -v bpftool >/dev/null || return 0
+  # one awk over all its fds, not a process per fd: it may hold many
+  for id in $(awk '$1 == "map_id:" { print $2 }' /proc/"$AGENT_PID"/fdinfo/* 2>/dev/null); do
+    if bpftool map show id "$id" -j 2>/dev/null | jq -e '.name == "lat"' >/dev/null; then
+      echo "$id"
+      return 0
+    fi
   done
+}
+
+# real_lat_entries: "<entries> <entries with I/O counted>" of the running
+# agent's BPF map (one per container it samples, made zeroed by the agent;
+# counted: the program saw requests of that cgroup), or "null null".
+real_lat_entries() {
+  local id
+  id=$(real_lat_map)
+  [ -n "$id" ] || { echo "null null"; return 0; }
+  bpftool map dump id "$id" -j | jq -r '[length, ([.[] | (.formatted.value // {}) |
+    select((.rios // 0) + (.wios // 0) > 0)] | length)] | "\(.[0]) \(.[1])"'
 }
 
 # agent_start DIR "extra config lines": iobatchd on a private socket and
@@ -128,7 +198,11 @@ agent_start() {
   case $AGENT_CONF_EXTRA in *kubepods*) kp= ;; esac
   printf 'socket = %s\nstate_dir = %s\n%s\n%s\n' "$AGENT_SOCK" "$AGENT_DIR/state" \
     "$kp" "$AGENT_CONF_EXTRA" >"$AGENT_DIR/iobatchd.conf"
-  "$AGENT" --config "$AGENT_DIR/iobatchd.conf" >>"$AGENT_DIR/agent.log" 2>&1 &
+  # setpriv execs the agent with a parent-death signal: a bench killed
+  # with -9 (no EXIT trap) does not leave it running
+  local pds=()
+  if setpriv --help 2>/dev/null | grep -q -- --pdeathsig; then pds=(setpriv --pdeathsig TERM --); fi
+  "${pds[@]}" "$AGENT" --config "$AGENT_DIR/iobatchd.conf" >>"$AGENT_DIR/agent.log" 2>&1 &
   AGENT_PID=$!
   at_exit "agent_stop"
   for _ in $(seq 1 100); do
