@@ -43,9 +43,10 @@ ev_start() {
   return 1
 }
 ev_stop() { [ -n "$EV_PID" ] && kill "$EV_PID" 2>/dev/null && wait "$EV_PID" 2>/dev/null; EV_PID=; }
-# ev_wait PATTERN: wait up to ~10 s for an event line that matches.
+# ev_wait PATTERN: wait for an event line that matches (up to ~30 s, a
+# guard against a hang: a shim retries a forward within 5 s).
 ev_wait() {
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 300); do
     grep -q "$1" "$IOB_T/events.log" 2>/dev/null && return 0
     sleep 0.1
   done
@@ -89,7 +90,8 @@ if [ "$CD_MAJOR" -lt 2 ]; then
     ev_wait "$SHIM_NS /tasks/exit .*\"container_id\":\"k2\".*\"exit_status\":4"
 else
   is "$($CTR task ls | grep '^k2 ')" "" "the task that exited meanwhile is gone (containerd 2.x deletes it)"
-  for _ in $(seq 1 100); do [ "$(shim_pids | tr '\n' ' ')" = "$k1_shim " ] && break; sleep 0.1; done
+  # k2's shim exits once it has tried its last events (up to 5 s).
+  for _ in $(seq 1 300); do [ "$(shim_pids | tr '\n' ' ')" = "$k1_shim " ] && break; sleep 0.1; done
   is "$(shim_pids | tr '\n' ' ')" "$k1_shim " "k1's shim serves after the restart, k2's has exited (containerd 2.x)"
   ok "no socket or bundle of k2 is left (containerd 2.x)" \
     test ! -e "$(shim_socket_of k2)" -a ! -d "$IOB_T/state/io.containerd.runtime.v2.task/$SHIM_NS/k2"
