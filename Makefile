@@ -5,7 +5,8 @@
 #   make check           unit + integration tests (plain build)
 #   make check-asan      the same tests built with ASan + UBSan (build-asan/)
 #   make check-all       everything CI runs, one summary line at the end
-#   make check-install   the .deb and the DaemonSet on a booted Debian 12 (systemd-nspawn)
+#   make check-install   the .deb and the DaemonSet on booted Debian 12, 13 and unstable
+#                        roots (systemd-nspawn); the shim suites against containerd 2.1
 #   make check-shim-containerd2   the shim's protocol suites against containerd 2.1
 #   make fuzz            libFuzzer targets for a bounded time (clang)
 #   make install PREFIX=/usr/local DESTDIR=   (the .deb: PREFIX=/usr)

@@ -22,6 +22,7 @@ struct shim_oom {
   struct iob_loop *loop;
   int fd;       /* eventfd (v1) or inotify (v2) */
   int ctl_fd;   /* v1: memory.oom_control, must stay open */
+  char *ctl;    /* v1: its path */
   char *events; /* v2: path of memory.events */
   uint64_t kills;
   shim_oom_fn fn;
@@ -78,16 +79,23 @@ static void on_event(struct iob_loop *loop, int fd, uint32_t events, void *data)
     if (k <= o->kills)
       return;
     o->kills = k;
+  } else if (access(o->ctl, F_OK) < 0 && errno == ENOENT) {
+    /* cgroup v1 signals every eventfd registered on a memory cgroup when
+     * the cgroup is removed (mm/memcontrol.c, memcg_event_remove), which
+     * is no OOM: report nothing and stop watching, as containerd's v1
+     * OOM watcher does when the cgroup is deleted (pkg/oom/v1). */
+    iob_loop_del(loop, fd);
+    return;
   }
   o->fn(o->data);
 }
 
 static int watch_v1(struct shim_oom *o, const char *dir, struct iob_error **err) {
   char path[4200];
-  snprintf(path, sizeof(path), "%s/memory.oom_control", dir);
-  o->ctl_fd = open(path, O_RDONLY | O_CLOEXEC);
+  o->ctl = xasprintf("%s/memory.oom_control", dir);
+  o->ctl_fd = open(o->ctl, O_RDONLY | O_CLOEXEC);
   if (o->ctl_fd < 0)
-    return iob_error(err, errno, "cannot open '%s'", path);
+    return iob_error(err, errno, "cannot open '%s'", o->ctl);
   o->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (o->fd < 0)
     return iob_error(err, errno, "cannot create eventfd");
@@ -138,5 +146,6 @@ void shim_oom_free(struct shim_oom *o) {
   if (o->ctl_fd >= 0)
     close(o->ctl_fd);
   free(o->events);
+  free(o->ctl);
   free(o);
 }

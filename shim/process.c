@@ -744,7 +744,9 @@ static void on_done(void *data, char **out, struct iob_error **err) {
 
 static int parse_pids(const char *out, struct shim_op *op, struct iob_error **err) {
   json_error_t je;
-  json_t *j = json_loads(out ? out : "", 0, &je);
+  /* runc ps prints "null" for a container without processes (a Go nil
+   * slice): jansson decodes a bare null only with JSON_DECODE_ANY. */
+  json_t *j = json_loads(out ? out : "", JSON_DECODE_ANY, &je);
   if (!json_is_array(j) && !json_is_null(j)) {
     json_decref(j);
     return iob_error_code(err, IOB_CODE_INTERNAL, "cannot parse 'runc ps' output: %s", je.text);

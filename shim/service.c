@@ -32,9 +32,49 @@ struct shim_service {
   struct shim_containers containers;
 };
 
+/* The text containerd's errdefs give the class of CODE, for the codes
+ * containerd 1.6 and 2.x both turn into a class (errdefs.FromGRPC,
+ * errgrpc.ToNative); NULL for the others. */
+static const char *errdefs_class(int code) {
+  switch (code) {
+  case IOB_CODE_INVALID_ARGUMENT:
+    return "invalid argument";
+  case IOB_CODE_ALREADY_EXISTS:
+    return "already exists";
+  case IOB_CODE_NOT_FOUND:
+    return "not found";
+  case IOB_CODE_UNAVAILABLE:
+    return "unavailable";
+  case IOB_CODE_FAILED_PRECONDITION:
+    return "failed precondition";
+  case IOB_CODE_UNIMPLEMENTED:
+    return "not implemented";
+  case IOB_CODE_CANCELED:
+    return "context canceled";
+  case IOB_CODE_DEADLINE_EXCEEDED:
+    return "context deadline exceeded";
+  default:
+    return NULL;
+  }
+}
+
+/* The status message ends with its class, as a Go shim's does (errdefs
+ * wraps it: runc's shim answers a duplicate exec id with "id e4: already
+ * exists").  containerd 1.x appends the class of the code to any message,
+ * so ctr showed it either way; 2.x (errdefs v1, errgrpc.ToNative) shows a
+ * message that does not end with its class as it is, so ctr 2.1 printed
+ * "id 'e4' already in use" with no word of AlreadyExists.  Now both print
+ * "id 'e4' already in use: already exists". */
 static void fail(struct ttrpc_call *call, struct iob_error **err) {
-  iob_debug("%s: %s", ttrpc_call_method(call), (*err)->msg);
-  ttrpc_call_fail_error(call, err);
+  const char *msg = (*err)->msg, *cls = errdefs_class((*err)->code);
+  iob_debug("%s: %s", ttrpc_call_method(call), msg);
+  size_t n = strlen(msg), c = cls ? strlen(cls) : 0;
+  if (cls == NULL || (n >= c && strcmp(msg + n - c, cls) == 0)) {
+    ttrpc_call_fail_error(call, err);
+    return;
+  }
+  ttrpc_call_fail(call, (*err)->code, "%s: %s", msg, cls);
+  iob_error_release(err);
 }
 
 static void reply_empty(struct ttrpc_call *call) {

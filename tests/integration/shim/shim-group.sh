@@ -4,11 +4,32 @@
 # events.
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/shim.sh"
-tap_plan 13
+tap_plan 14
 
+PUB=$IOB_B/tests/ttrpc-publish
+[ -x "$PUB" ] || bail "$PUB not built"
 shim_containerd_start || bail "containerd did not start"
 R=$IOB_T/rootfs
 iob_rootfs_busybox "$R"
+
+# Events are seen by a `ctr events` subscriber (containerd 2.x logs
+# forwarded events at trace level only).  ctr subscribes asynchronously:
+# ev_probe publishes an event of its own through containerd's ttrpc socket
+# and waits until the subscriber has it, and so everything containerd
+# forwarded before.
+ctr --address "$IOB_SOCK" events >"$IOB_T/events.log" 2>&1 &
+EV_PID=$!
+at_exit "kill $EV_PID"
+ev_probe() {
+  local i
+  for i in $(seq 1 100); do
+    "$PUB" "$IOB_SOCK.ttrpc" exit "$SHIM_NS" "probe$1" "$i" 0 >/dev/null 2>&1
+    grep -q "\"container_id\":\"probe$1\"" "$IOB_T/events.log" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+ev_probe 0 || bail "ctr events did not subscribe"
 
 # Two containers of one "pod": io.kubernetes.cri.sandbox-id groups them.
 ok "first container of the pod" timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS -d \
@@ -55,12 +76,17 @@ is "$(cat "$IOB_T/logs/b1.err" 2>/dev/null)" "err-logger" "binary:// logger gets
 # OOM: a 32 MiB container that wants more; the shim publishes /tasks/oom.
 # The timeouts only guard against a hang: in the cgroup v2 VM under load this
 # run once took more than 30 s (the OOM kill and its event did come).
-lines=$(wc -l <"$IOB_T/containerd.log")
 timeout 180 $CTR run --runtime $RT $SHIM_RUNOPTS --rm --memory-limit 33554432 --rootfs "$R" o1 \
   /bin/sh -c 'head -c 200000000 /dev/zero | tail -n 1 >/dev/null' >/dev/null 2>&1
 is "$?" 137 "the OOM-killed container exits with 137"
-for _ in $(seq 1 300); do tail -n +$((lines + 1)) "$IOB_T/containerd.log" | grep -q 'topic=/tasks/oom' && break; sleep 0.1; done
-ok "a TaskOOM event reaches containerd" grep -q 'event forwarded.*topic=/tasks/oom' <(tail -n +$((lines + 1)) "$IOB_T/containerd.log")
+for _ in $(seq 1 300); do grep -q "$SHIM_NS /tasks/oom .*\"o1\"" "$IOB_T/events.log" && break; sleep 0.1; done
+ok "a TaskOOM event of o1 reaches a subscriber" grep -q "$SHIM_NS /tasks/oom .*\"o1\"" "$IOB_T/events.log"
 is "$(shim_wait_gone)" 0 "no shim left"
+# Every shim has exited, so what they forwarded is before the probe.
+# cgroup v1 signals the OOM eventfd when a memory cgroup is removed too:
+# that is no OOM (g1 and g2 were killed, f1 and b1 ended by themselves).
+ev_probe 1 || bail "the last probe did not reach ctr events"
+is "$(grep -o "$SHIM_NS /tasks/oom .*" "$IOB_T/events.log" | grep -v '"o1"')" "" \
+  "no TaskOOM for a container that was not OOM-killed"
 
 tap_done

@@ -4,7 +4,7 @@
 # ls/ps/pause/resume/metrics/exec/kill/delete, exec exit codes, errors.
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/shim.sh"
-tap_plan 28
+tap_plan 29
 
 shim_containerd_start || bail "containerd did not start"
 R=$IOB_T/rootfs
@@ -38,7 +38,10 @@ execpid=$!
 for i in $(seq 1 50); do $CTR task ps d1 2>/dev/null | grep -q e4 && break; sleep 0.1; done
 like "$($CTR task ps d1)" "e4" "task ps names the exec id of an exec'd process"
 err=$(timeout 30 $CTR task exec --exec-id e4 d1 /bin/true 2>&1)
-like "$err" "already exists" "a duplicate exec id is AlreadyExists"
+# ctr 1.x appends the class of the status code to the message; 2.x shows
+# the message alone, which ends with its class (shim/service.c, fail).  So
+# on 1.x a wrong code would end the line with another class.
+like "$err" "already in use: already exists$" "a duplicate exec id is AlreadyExists"
 $CTR task kill --exec-id e4 -s SIGKILL d1
 wait $execpid
 is "$?" 137 "killed exec exits with 137"
@@ -65,6 +68,16 @@ err=$($CTR task kill -s SIGKILL d1 2>&1)
 like "$err" "not found|already finished" "killing an exited process is NotFound"
 err=$(timeout 30 $CTR task exec --exec-id late d1 /bin/true 2>&1)
 like "$err" "failed precondition|has exited|not running" "exec after init exited is refused"
+# runc ps of a stopped container prints "null" (runc's shim lists nothing).
+# With crun (shim-crun.sh sets SHIM_RUNOPTS) `ctr task ps` fails there; what
+# crun ps answers and what runc's shim makes of it is not measured yet.
+if [ -z "$SHIM_RUNOPTS" ]; then
+  out=$($CTR task ps d1 2>&1)
+  rc=$?
+  is "$rc $(printf '%s\n' "$out" | sed 1d | tr -d '\n')" "0 " "task ps of a STOPPED task lists no process"
+else
+  skip "task ps of a STOPPED task lists no process" "runc's answer; crun's for a stopped container is not settled (docs/TESTING.md)"
+fi
 ok "task delete" $CTR task delete d1
 ok "container delete" $CTR container delete d1
 
