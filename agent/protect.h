@@ -150,6 +150,11 @@ double agent_protect_share(int signal, double rate_share, double rate_cv, double
  * nothing frozen (one window without a completion may be a starved victim,
  * not an idle one). */
 #define PROTECT_FREEZE_IDLE 3
+/* A protected container stalled on I/O for at least this share of a
+ * window with no request completed is starved, not idle: it counts as
+ * busy, and as a miss (agent/protection.c).  As the sampler's waiting
+ * (agent/sampler.c, STALL_WAITING). */
+#define PROTECT_STARVED_STALL 0.5
 /* Windows a frozen batch container waits before it may take the place of
  * one that has run as long (rotation: none starves). */
 #define PROTECT_FREEZE_QUANTUM 5

@@ -154,6 +154,22 @@ static double lat_signal(const struct agent_ctr *c) {
   return c->lat.approx ? c->lat.stall : c->lat.p99_us;
 }
 
+/* Is C starved: stalled on I/O (io.pressure "some") for at least
+ * PROTECT_STARVED_STALL of the window, with no request completed in it. */
+static bool starved(const struct agent_ctr *c) {
+  return c->stall >= PROTECT_STARVED_STALL && !(c->lat.valid && c->lat.count > 0);
+}
+
+/* Its latency in the window as the objective judges it: a starved one
+ * has no completion to measure, but the first request it stalled on in
+ * the window was still in flight at its end, so it has waited at least
+ * the stalled share of the window (WINDOW_S). */
+static double lat_judged(const struct agent_ctr *c, double window_s) {
+  if (starved(c) && !c->lat.approx && window_s > 0)
+    return c->stall * window_s * 1e6;
+  return lat_signal(c);
+}
+
 /* Its objective: declared (a p99, so only with the block layer's
  * latency), else learned from the windows in which it did I/O and no
  * batch container did (BATCH_IO false). */
@@ -212,12 +228,13 @@ static void keep_objective(struct agent_protection *p, struct agent_ctr *c) {
     p->ops->learned(p->user);
 }
 
-/* Did a protected container do I/O in the window: by its rate, or by the
- * requests the block layer completed for it (a victim starved down to a
- * few requests a window is below the rate that counts as I/O, and must
- * not look idle: that would lift every limit on what starves it). */
+/* Did a protected container do I/O in the window: by its rate, by the
+ * requests the block layer completed for it, or by its stall with none
+ * completed (a victim starved down to a few requests a window, or to
+ * none, is below the rate that counts as I/O, and must not look idle:
+ * that would lift every limit on what starves it). */
 static bool protected_busy(const struct agent_ctr *c) {
-  return c->io_now || (c->lat.valid && !c->lat.approx && c->lat.count > 0);
+  return c->io_now || (c->lat.valid && !c->lat.approx && c->lat.count > 0) || starved(c);
 }
 
 /* What the controller's update changed, in the log: the level, the hold
@@ -369,7 +386,7 @@ bool agent_protection_window(struct agent_protection *p, uint64_t now, double wi
       obs[k++] = (struct agent_protect_obs){.id = c->id,
                                             .share = c->share,
                                             .stall = -1,
-                                            .lat = lat_signal(c),
+                                            .lat = lat_judged(c, window_s),
                                             .lat_target = c->lat.target,
                                             .idle = !protected_busy(c)};
     }
