@@ -54,6 +54,10 @@ trap _run_cleanups EXIT
 # A private work dir under /tmp (short paths: unix sockets are limited to 108).
 IOB_T=$(mktemp -d /tmp/iobt.XXXXXX)
 at_exit "rm -rf '$IOB_T'"
+# The shims (ours and runc's) keep runc's state of a namespace under
+# /run/containerd/runc/NS, and nobody removes it: each namespace a ctr of
+# iob_ctr served, once empty, goes after everything else is torn down.
+at_exit 'for f in "$IOB_T"/ctr-*; do [ -e "$f" ] && rmdir "/run/containerd/runc/${f##*/ctr-}"; done'
 
 # iob_ctr NS: the path of a ctr for the private containerd ($IOB_SOCK) and
 # namespace NS that gives every run, task start and task exec this test's
