@@ -200,6 +200,18 @@ static void test_window(void **state) {
   env_release(&e);
 }
 
+/* A protected container with a declared objective of 2 ms whose last
+ * window's block I/O p99 was 3 ms (1.5 x it), doing I/O. */
+static struct agent_ctr *victim_missing(struct env *e) {
+  struct agent_ctr *db = ctr(e, "db", "latency", AGENT_RUNNING, 0);
+  db->lat.target_declared_us = 2000;
+  db->lat.valid = true;
+  db->lat.p99_us = 3000;
+  db->lat.count = 100;
+  rate(db, 10 * MiB);
+  return db;
+}
+
 /* The window call sets a protected container's objective: a declared
  * p99 once the block layer measures one, and the controller judges by
  * it. */
@@ -207,12 +219,7 @@ static void test_window_objective(void **state) {
   (void)state;
   struct env e;
   env_init(&e);
-  struct agent_ctr *db = ctr(&e, "db", "latency", AGENT_RUNNING, 0);
-  db->lat.target_declared_us = 2000;
-  db->lat.valid = true;
-  db->lat.p99_us = 3000; /* 1.5 x its objective */
-  db->lat.count = 100;
-  rate(db, 10 * MiB);
+  struct agent_ctr *db = victim_missing(&e);
   struct agent_ctr *w = ctr(&e, "w", "seq-write", AGENT_RUNNING, 0);
   rate(w, 80 * MiB);
   agent_protection_window(&e.prot, 1000, 1.0);
@@ -235,13 +242,8 @@ static void test_window_starved(void **state) {
   (void)state;
   struct env e;
   env_init(&e);
-  struct agent_ctr *db = ctr(&e, "db", "latency", AGENT_RUNNING, 0);
-  db->lat.target_declared_us = 2000;
-  db->lat.valid = true;
-  db->lat.p99_us = 3000;
-  db->lat.count = 100;
+  struct agent_ctr *db = victim_missing(&e);
   db->stall = 0.2;
-  rate(db, 10 * MiB);
   struct agent_ctr *w = ctr(&e, "w", "seq-write", AGENT_RUNNING, 0);
   rate(w, 80 * MiB);
   agent_protection_window(&e.prot, 1000, 1.0);
