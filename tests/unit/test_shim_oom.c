@@ -144,6 +144,17 @@ static pid_t watched_child(struct iob_loop *loop, bool hog, int *count, struct s
   return pid;
 }
 
+/* A watched child (OOM: one that exceeds its memory limit) let go and
+ * reaped; its wait status in *STATUS. */
+static void run_child(struct iob_loop *loop, bool oom, int *count, struct shim_oom **o, int *efd,
+                      int *status) {
+  int wfd;
+  pid_t pid = watched_child(loop, oom, count, o, &wfd, efd);
+  assert_int_equal(write(wfd, "x", 1), 1);
+  close(wfd);
+  assert_int_equal(waitpid(pid, status, 0), pid);
+}
+
 static void test_removal_is_no_oom(void **state) {
   (void)state;
   if (!can_run()) {
@@ -153,13 +164,9 @@ static void test_removal_is_no_oom(void **state) {
   struct iob_loop *loop = NULL;
   struct iob_error *err = NULL;
   assert_int_equal(iob_loop_new(&loop, &err), 0);
-  int count = 0, wfd, efd;
+  int count = 0, efd, status;
   struct shim_oom *o = NULL;
-  pid_t pid = watched_child(loop, false, &count, &o, &wfd, &efd);
-  assert_int_equal(write(wfd, "x", 1), 1);
-  close(wfd);
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
+  run_child(loop, false, &count, &o, &efd, &status);
   assert_true(WIFEXITED(status));
   assert_int_equal(rmdir(cg), 0);
   wait_signalled(efd);
@@ -178,13 +185,9 @@ static void test_oom_kill_is_reported(void **state) {
   struct iob_loop *loop = NULL;
   struct iob_error *err = NULL;
   assert_int_equal(iob_loop_new(&loop, &err), 0);
-  int count = 0, wfd, efd;
+  int count = 0, efd, status;
   struct shim_oom *o = NULL;
-  pid_t pid = watched_child(loop, true, &count, &o, &wfd, &efd);
-  assert_int_equal(write(wfd, "x", 1), 1);
-  close(wfd);
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
+  run_child(loop, true, &count, &o, &efd, &status);
   assert_true(WIFSIGNALED(status));
   assert_int_equal(WTERMSIG(status), SIGKILL);
   wait_signalled(efd);
