@@ -11,7 +11,8 @@
 #   - a BestEffort pod's container in the systemd layout
 #     (kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod<uid>.slice/
 #     cri-containerd-<id>.scope), a direct writer: detected seq-write and
-#     capped to protect the reader;
+#     capped to protect the reader, whose rule declares an objective
+#     no disk meets (the writer's harm is the disk's to decide);
 #   - a Burstable pod's sandbox: not listed, as the node's CRI (a fake that
 #     only lists, tests/tools/cri_fake.py) names it a sandbox; a tenant's
 #     container whose process is called "pause", and one called "crunch",
@@ -23,7 +24,7 @@
 # The checks read the agent's status (windows), not the clock.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/agent.sh"
-tap_plan 20
+tap_plan 21
 iob_need runc fio jq
 PY=/usr/bin/python3
 $PY -c 'import grpc, grpc_tools' 2>/dev/null || bail "needs python3-grpcio and python3-grpc-tools"
@@ -80,11 +81,16 @@ WRI_CG=$KROOT/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${
 
 fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=256M --direct=1 \
   >/dev/null 2>&1 || bail "cannot prepare the victim's file"
-# Protection by share (its rate alone), as protect.sh: no objective to learn.
+# Whether this writer slows this reader is the disk's to decide (a cloud
+# disk may serve both faster together), so the rule declares an objective
+# no disk meets (a p99 of 1 us): every window the writer does I/O beside
+# the reader is a miss, and the agent must cap it.  No freezing: the
+# writer must run all along, capped, never held.
 agent_start "kubepods_root = $KROOT
 cri_endpoint = unix://$IOB_T/cri.sock
-protect_objective = off
-pod_rule = guaranteed-latency: qos=guaranteed -> class=latency
+protect_objective = declared
+protect_freeze = false
+pod_rule = guaranteed-latency: qos=guaranteed -> class=latency latency-target=1us
 pod_rule = never-matches: namespace=db label:tier=db -> class=latency" || bail "iobatchd did not start"
 
 run_ctr "$VIC" "$KROOT/kubepods/pod$G_UID/$VIC" /usr/bin/fio --name=v --filename=/data/victim \
@@ -98,6 +104,9 @@ is "$(agent_field "$VIC" qos)/$(agent_field "$VIC" pod_uid)" "guaranteed/$G_UID"
   "its QoS class and pod uid come from its cgroup path (cgroupfs driver)"
 is "$(agent_field "$VIC" rule)/$(agent_field "$VIC" protected)" "guaranteed-latency/true" \
   "the QoS rule decides its class: latency-sensitive, protected"
+wait_for 30 '[ "$(agent_field "$VIC" lat_target_source)" = declared ]'
+is "$(agent_field "$VIC" lat_target)/$(agent_field "$VIC" lat_target_source)" "1/declared" \
+  "its objective is the rule's (block I/O latency measured)"
 wait_for 30 'awk -v r="$(agent_field "$VIC" read_bps)" "BEGIN { exit !(r > 0) }"'
 is "$?" "0" "it is sampled ($(agent_field "$VIC" read_bps) B/s read)"
 is "$(ctl status --json | jq -r --arg s "$SBX" '[.containers[] | select(.id == $s)] | length')" "0" \
@@ -114,7 +123,6 @@ is "$(agent_field "$CRU" state)" "running" "one whose process is called 'crunch'
 $RUNC delete -f "$TEN" >/dev/null 2>&1
 $RUNC delete -f "$CRU" >/dev/null 2>&1
 
-sleep 3 # the reader's rate alone, over a dozen 250 ms windows
 run_ctr "$WRI" "$WRI_CG" /usr/bin/fio --name=w --filename=/data/w --rw=write --bs=1M --size=4G --ioengine=libaio --iodepth=16 \
   --time_based --runtime=300 --direct=1 || bail "runc did not start the writer: $(cat "$IOB_T/$WRI.out")"
 wait_for 30 '[ "$(agent_field "$WRI" state)" = running ]'
@@ -125,7 +133,7 @@ is "$(agent_field "$WRI" class) ($(agent_field "$WRI" class_source))" "seq-write
   "the writer is classified from its samples"
 wait_for 60 '[ "$(agent_field "$WRI" cap_bps)" -gt 0 ] 2>/dev/null'
 cap=$(agent_field "$WRI" cap_bps)
-ctl status --json | jq -c '.containers[] | {id, class, read_bps, write_bps, protected, share, cap_bps}' | sed 's/^/# /'
+ctl status --json | jq -c '.containers[] | {id, class, read_bps, write_bps, protected, share, io_lat_p99_us, lat_target, cap_bps}' | sed 's/^/# /'
 [ "${cap:-0}" -gt 0 ] 2>/dev/null
 is "$?" "0" "the writer is capped to protect the reader ($((${cap:-0} / 1048576)) MiB/s)"
 is "$(agent_field "$WRI" holdable)/$(agent_field "$VIC" holdable)" "false/false" "neither can be held (status --json)"
