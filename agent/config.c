@@ -46,6 +46,7 @@ void agent_config_default(struct agent_config *cfg) {
   cfg->protect_hold_at_floor = pc.hold_at_floor;
   cfg->protect_gap_ms = UINT64_MAX;
   cfg->protect_cpu = true;
+  cfg->protect_evidence = true;
   cfg->protect_ioprio = AGENT_IOPRIO_IDLE;
   cfg->protect_freeze = AGENT_FREEZE_AUTO;
   cfg->protect_freeze_after = pc.freeze_after;
@@ -550,6 +551,7 @@ static const struct iob_conf_key keys[] = {
     {"protect_unknown_delay", conf_duration, F(protect_unknown_delay_ms), 0, 24.0 * 3600 * 1000,
      "a duration up to 24h (e.g. 60s, 5m)"},
     {"protect_cpu", conf_bool, F(protect_cpu), 0, 0, "true or false"},
+    {"protect_evidence", conf_bool, F(protect_evidence), 0, 0, "true or false"},
     {"protect_ioprio", conf_ioprio, F(protect_ioprio), 0, 0, "idle, be7 or off"},
     {"protect_freeze", conf_freeze, F(protect_freeze), 0, 0, "auto, true or false"},
     {"protect_freeze_after", conf_uint, F(protect_freeze_after), 1, 100, "1 to 100 windows"},

@@ -102,6 +102,12 @@
  *                                               cannot die, so a kill would wait)
  *   protect_freeze_after = 3                   windows missed at the floor before
  *                                               each step down of K
+ *   protect_evidence = true | false            keep the levers only while the
+ *                                               protected container's windows show
+ *                                               they help: fewer missed windows per
+ *                                               byte of batch I/O pulled than free
+ *                                               (agent/protect.h); else release them
+ *                                               all for a while
  *   protect_ioprio   = idle | be7 | off        the first lever: while a protected
  *                                               container misses or nears its
  *                                               objective, the I/O priority class of
@@ -210,6 +216,7 @@ struct agent_config {
   bool protect_hold_at_floor;        /* protect_hold = floor */
   uint64_t protect_gap_ms;           /* UINT64_MAX: two sample periods */
   bool protect_cpu;                  /* batch containers at the least CPU weight while protecting */
+  bool protect_evidence;             /* levers that do not help are let go (agent/protect.h) */
   int protect_ioprio;                /* enum agent_ioprio_mode (agent/ioprio.h) */
   int protect_freeze;                /* the concurrency lever: AGENT_FREEZE_AUTO, 0 off, 1 on */
   unsigned protect_freeze_after;     /* windows missed at the cap floor per step */

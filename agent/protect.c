@@ -24,6 +24,7 @@ void agent_protect_cfg_default(struct agent_protect_cfg *cfg) {
   cfg->unknown_delay_s = PROTECT_UNKNOWN_DELAY_S;
   cfg->freeze = true;
   cfg->freeze_after = PROTECT_FREEZE_AFTER;
+  cfg->evidence = true;
 }
 
 bool agent_protect_limiting(const struct agent_protect *p) {
@@ -42,9 +43,15 @@ const char *agent_protect_scope_name(int scope) {
   return "invalid";
 }
 
+static void evidence_reset(struct agent_protect_evidence *e) {
+  memset(e, 0, sizeof(*e));
+  e->ratio = -1;
+}
+
 void agent_protect_init(struct agent_protect *p, const struct agent_protect_cfg *cfg) {
   memset(p, 0, sizeof(*p));
   p->cfg = *cfg;
+  evidence_reset(&p->ev);
 }
 
 /* The concurrency lever (protect.h, PROTECT_FREEZE_AFTER) after a busy
@@ -78,6 +85,50 @@ static void freeze_update(struct agent_protect *p, bool miss, bool near_floor, b
   }
   if (p->io_limit >= p->batch_n)
     p->io_limit = 0;
+}
+
+/* Missed windows per byte of batch I/O in evidence state S (protect.h). */
+static double per_byte(const struct agent_protect_evidence *e, int s) {
+  return (e->misses[s] + 0.5) / (e->bytes[s] > 1 ? e->bytes[s] : 1);
+}
+
+/* Counts a busy window with batch I/O that MISSED or not, under the
+ * levers the last update left, and judges them (protect.h,
+ * PROTECT_EVIDENCE_PULLED).  Returns true while every lever is to be
+ * released. */
+static bool evidence(struct agent_protect *p, bool missed) {
+  struct agent_protect_evidence *e = &p->ev;
+  if (!p->cfg.evidence)
+    return false;
+  int s = p->level_bps > 0 || p->io_limit > 0 || p->short_;
+  e->windows[s]++;
+  e->misses[s] += missed;
+  e->bytes[s] += p->batch_bytes > 0 ? p->batch_bytes : 0;
+  if (e->release > 0 && --e->release > 0)
+    return true;
+  unsigned need = e->need ? e->need : PROTECT_EVIDENCE_PULLED;
+  if (e->windows[1] < need)
+    return false;
+  if (e->windows[0] < PROTECT_EVIDENCE_FREE) {
+    e->release = PROTECT_EVIDENCE_FREE - (unsigned)e->windows[0];
+    e->probing = true;
+    return true;
+  }
+  e->ratio = per_byte(e, 1) / per_byte(e, 0);
+  e->judged++;
+  e->probing = false;
+  e->windows[1] = e->misses[1] = e->bytes[1] = 0;
+  e->windows[0] /= 2;
+  e->misses[0] /= 2;
+  e->bytes[0] /= 2;
+  if (e->ratio <= PROTECT_EVIDENCE_HELP) {
+    e->need = need * 2 < PROTECT_EVIDENCE_PULLED_MAX ? need * 2 : PROTECT_EVIDENCE_PULLED_MAX;
+    return false;
+  }
+  e->let_go++;
+  e->need = 0;
+  e->release = PROTECT_LET_GO;
+  return true;
 }
 
 /* agent_protect_update for victims with a latency objective (protect.h). */
@@ -140,6 +191,14 @@ static bool objective_update(struct agent_protect *p, const struct agent_protect
   }
   bool miss = who != NULL && worst > 1;
   p->missed = miss;
+  if (evidence(p, miss)) {
+    p->level_bps = 0;
+    p->io_limit = 0;
+    p->floor_misses = p->freeze_slack = 0;
+    p->short_ = false;
+    p->slack_windows = miss ? 0 : p->slack_windows + 1;
+    return before != 0;
+  }
   bool at_floor = p->level_bps > 0 && p->level_bps <= p->cfg.cap_floor_bps;
   p->slack_windows = miss ? 0 : p->slack_windows + 1;
   if (miss) {
@@ -177,6 +236,8 @@ static bool update_once(struct agent_protect *p, const struct agent_protect_obs 
   p->io_limit = 0; /* the concurrency lever serves an objective only */
   p->floor_misses = p->freeze_slack = 0;
   if (n == 0) {
+    /* What the levers did for the victims gone says nothing of the next. */
+    evidence_reset(&p->ev);
     p->active = p->short_ = false;
     p->level_bps = 0;
     p->worst_share = 0;

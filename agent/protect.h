@@ -58,6 +58,9 @@ struct agent_protect_cfg {
    * floor before it acts (and between two further steps down). */
   bool freeze;
   unsigned freeze_after;
+  /* protect_evidence: the levers are let go unless the victims' windows
+   * show they help (PROTECT_EVIDENCE_PULLED below; default true). */
+  bool evidence;
 };
 void agent_protect_cfg_default(struct agent_protect_cfg *cfg);
 
@@ -159,6 +162,42 @@ double agent_protect_share(int signal, double rate_share, double rate_cv, double
  * one that has run as long (rotation: none starves). */
 #define PROTECT_FREEZE_QUANTUM 5
 
+/* Evidence that the levers help (an objective controller only).  A lever
+ * slows the batch, which then stays beside the victim longer: it may lower
+ * the victim's misses per second and still raise its misses in all.  The
+ * batch's work is fixed, so the controller counts the victim's missed
+ * windows per byte of batch I/O, over the busy windows with batch I/O,
+ * apart for those that ran with a lever pulled (a cap, the freezer or a
+ * hold; the I/O priority and the CPU weight go with them) and those that
+ * ran free:
+ *   - after `need` windows pulled (PROTECT_EVIDENCE_PULLED at first) with
+ *     fewer than PROTECT_EVIDENCE_FREE free, every lever is released for
+ *     the free windows missing (a probe);
+ *   - with both, the levers help if the misses per byte pulled are at most
+ *     PROTECT_EVIDENCE_HELP x those free.  If they do, the pulled windows
+ *     are spent, the free ones halved (newer weigh more), and `need`
+ *     doubles up to PROTECT_EVIDENCE_PULLED_MAX (fewer probes while they
+ *     keep helping); if not, every lever is released for PROTECT_LET_GO
+ *     windows (first, do no harm), and `need` starts again.
+ * Released, a miss is still reported (status, io-pressure) but pulls no
+ * lever.  Misses per byte: (misses + 1/2) / bytes, so that a state with
+ * no miss still compares. */
+#define PROTECT_EVIDENCE_PULLED 24
+#define PROTECT_EVIDENCE_PULLED_MAX 192
+#define PROTECT_EVIDENCE_FREE 8
+#define PROTECT_EVIDENCE_HELP 0.8
+#define PROTECT_LET_GO 240
+struct agent_protect_evidence {
+  /* [0] free, [1] pulled: busy windows with batch I/O, those the victim
+   * missed, and the batch's bytes in them */
+  double windows[2], misses[2], bytes[2];
+  unsigned need;    /* pulled windows before the next judgement (0: PROTECT_EVIDENCE_PULLED) */
+  unsigned release; /* windows left in which no lever acts */
+  bool probing;     /* the release is a probe, not a let-go */
+  double ratio;     /* the last judgement: misses per byte pulled / free; < 0 none */
+  unsigned judged, let_go; /* judgements made, and those that let go */
+};
+
 struct agent_protect {
   struct agent_protect_cfg cfg;
   /* Set by the caller before each update: the batch containers under the
@@ -175,6 +214,10 @@ struct agent_protect {
    * the window.  Without that a miss is not the batch's doing: the
    * objective controller neither cuts nor raises on it. */
   bool batch_io;
+  /* Set by the caller before each update: the bytes every batch
+   * container moved in the window. */
+  double batch_bytes;
+  struct agent_protect_evidence ev;
   bool objective; /* the last update judged by a latency objective */
   /* I/O pressure, for node-problem-detector (iobatchctl check
    * io-pressure): a protected container missed its objective (or, by

@@ -140,6 +140,7 @@ void agent_protection_configure(struct agent_protection *p, const struct agent_c
   pc->unknown_delay_s = (double)cfg->protect_unknown_delay_ms / 1000;
   pc->freeze = cfg->protect_freeze == AGENT_FREEZE_AUTO ? freezer_v2() : cfg->protect_freeze;
   pc->freeze_after = cfg->protect_freeze_after;
+  pc->evidence = cfg->protect_evidence;
   p->gap_ms = cfg->protect_gap_ms == UINT64_MAX ? 2 * cfg->sample_period_ms : cfg->protect_gap_ms;
   p->caps.cpu = cfg->protect_cpu;
   p->ioprio.mode = cfg->protect_ioprio;
@@ -240,7 +241,17 @@ static bool protected_busy(const struct agent_ctr *c) {
 /* What the controller's update changed, in the log: the level, the hold
  * and the concurrency lever, each when it starts and when it ends. */
 static void log_update(const struct agent_protect *p, size_t k, bool was_short, double level_before,
-                       unsigned limit_before) {
+                       unsigned limit_before, const struct agent_protect_evidence *evb) {
+  const struct agent_protect_evidence *e = &p->ev;
+  if (e->judged != evb->judged)
+    iob_info("protect: with its levers pulled '%s' missed %.2f x as often per byte of batch I/O "
+             "as without: %s",
+             p->victim, e->ratio,
+             e->release ? "every lever released (first, do no harm)" : "they help, kept");
+  else if (e->release && !evb->release)
+    iob_info("protect: every lever released for %u windows with batch I/O, to measure '%s' "
+             "without them",
+             e->release, p->victim);
   if (k > 0 && p->objective)
     iob_debug("protect: worst latency %.2f x its objective ('%s'), %s, batch cap %.1f MiB/s",
               p->worst_lat_ratio, p->victim, p->short_ ? "holding" : "not holding",
@@ -252,7 +263,7 @@ static void log_update(const struct agent_protect *p, size_t k, bool was_short, 
     iob_info("protecting '%s': its latency at %.2f x its objective; batch containers capped at "
              "%.1f MiB/s",
              p->victim, p->worst_lat_ratio, p->level_bps / (1024 * 1024));
-  else if (p->objective && p->level_bps == 0 && level_before > 0)
+  else if (p->objective && p->level_bps == 0 && level_before > 0 && !e->release)
     iob_info("'%s' meets its latency objective: batch containers run uncapped", p->victim);
   if (p->short_ && !was_short && p->objective)
     iob_info("protecting '%s': its latency at %.2f x its objective with batch containers at the "
@@ -365,7 +376,7 @@ bool agent_protection_window(struct agent_protection *p, uint64_t now, double wi
   struct agent_adm *adm = p->adm;
   size_t n = 0;
   bool batch_io = false;
-  double batch_bps = 0;
+  double batch_bps = 0, batch_bytes = 0;
   for (struct agent_ctr *c = adm->list; c; c = c->next) {
     if (c->state != AGENT_RUNNING)
       continue;
@@ -373,6 +384,7 @@ bool agent_protection_window(struct agent_protection *p, uint64_t now, double wi
     if (!c->protect && agent_ctr_is_batch(c) && c->io_now) {
       batch_io = true;
       double r = c->read_bps + c->write_bps;
+      batch_bytes += r * window_s;
       if (agent_ctr_protect_target(p, c) && r > batch_bps)
         batch_bps = r;
     }
@@ -394,12 +406,14 @@ bool agent_protection_window(struct agent_protection *p, uint64_t now, double wi
   agent_protection_budget_window(p, now, window_s);
   ctl->batch_bps = batch_bps;
   ctl->batch_io = batch_io;
+  ctl->batch_bytes = batch_bytes;
   ctl->batch_n = freeze_candidates(p, now);
   unsigned limit_before = ctl->io_limit;
   bool was_short = ctl->short_;
   double level_before = ctl->level_bps;
+  struct agent_protect_evidence ev_before = ctl->ev;
   agent_protect_update(ctl, obs, k);
-  log_update(ctl, k, was_short, level_before, limit_before);
+  log_update(ctl, k, was_short, level_before, limit_before, &ev_before);
   apply_levers(p, now);
   /* Held batch containers may start once the victims have slack. */
   return !ctl->short_ && was_short;
@@ -513,6 +527,11 @@ void agent_protection_view(const struct agent_protection *p, struct agent_protec
                                           ctl->active && ctl->objective ? ctl->worst_lat_ratio : 0,
                                       .io_limit = ctl->active ? ctl->io_limit : 0,
                                       .batch_n = ctl->batch_n,
+                                      .help_ratio = ctl->ev.ratio,
+                                      .released = ctl->ev.release,
+                                      .released_why = !ctl->ev.release  ? ""
+                                                      : ctl->ev.probing ? "probe"
+                                                                        : "let go",
                                       .victim = ctl->active ? ctl->victim : "",
                                       .holds = p->holds};
   for (const struct agent_ctr *c = p->adm ? p->adm->list : NULL; c; c = c->next)

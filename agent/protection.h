@@ -140,8 +140,14 @@ struct agent_protection_view {
   const char *ioprio_why;
   unsigned ioprio_ctrs;  /* batch containers held at the class */
   unsigned ioprio_tasks; /* ... threads held one by one (no blk-ioprio file) */
-  const char *victim;    /* the victim furthest from its target; "" none */
-  uint64_t holds;        /* admissions held back so far */
+  /* The levers' evidence (agent/protect.h): the last judgement's misses
+   * per byte pulled / free (< 0 none); windows with batch I/O left
+   * released, and why: "probe", "let go" ("" none). */
+  double help_ratio;
+  unsigned released;
+  const char *released_why;
+  const char *victim; /* the victim furthest from its target; "" none */
+  uint64_t holds;     /* admissions held back so far */
 };
 void agent_protection_view(const struct agent_protection *p, struct agent_protection_view *v);
 

@@ -510,6 +510,9 @@ int agent_api_status(struct agent_api *a, const Iobatch__Agent__V1__StatusReques
   r.protect_ioprio_why = (char *)pv.ioprio_why;
   r.protect_ioprio_ctrs = pv.ioprio_ctrs;
   r.protect_ioprio_tasks = pv.ioprio_tasks;
+  r.protect_help_ratio = pv.help_ratio;
+  r.protect_released = pv.released;
+  r.protect_released_why = (char *)pv.released_why;
   r.protect_objective = pv.objective;
   r.protect_lat_ratio = pv.worst_lat_ratio;
   r.protect_victim = (char *)pv.victim;

@@ -330,6 +330,15 @@ static void print_table(const status_resp *r, bool wide, bool no_trunc) {
   if (r->protect_batch_io_limit || r->protect_frozen)
     printf("\nbatch containers doing I/O at once: at most %u of %u (%u frozen)\n",
            r->protect_batch_io_limit, r->protect_freeze_batch, r->protect_frozen);
+  if (r->protect_released)
+    printf("\nevery lever released for %u more windows with batch I/O (%s)\n", r->protect_released,
+           r->protect_released_why && strcmp(r->protect_released_why, "probe") == 0
+               ? "to measure the protected container without them"
+               : "they did not lower its misses per byte of batch I/O");
+  if (r->protect_help_ratio >= 0)
+    printf("\nwith the levers pulled it missed %.2f x as often per byte of batch I/O as "
+           "without (last judged)\n",
+           r->protect_help_ratio);
   print_ioprio(r);
   print_budgets(r);
   if (r->n_penalties)
@@ -552,6 +561,13 @@ static json_t *to_json(const status_resp *r) {
                         json_string(r->protect_ioprio_why ? r->protect_ioprio_why : ""));
     json_object_set_new(o, "protect_ioprio_ctrs", json_integer(r->protect_ioprio_ctrs));
     json_object_set_new(o, "protect_ioprio_tasks", json_integer(r->protect_ioprio_tasks));
+    /* whether the levers help (null: not judged yet) */
+    json_object_set_new(o, "protect_help_ratio",
+                        r->protect_help_ratio >= 0 ? json_real(r->protect_help_ratio)
+                                                   : json_null());
+    json_object_set_new(o, "protect_released", json_integer(r->protect_released));
+    json_object_set_new(o, "protect_released_why",
+                        json_string(r->protect_released_why ? r->protect_released_why : ""));
     /* where pod names come from */
     json_object_set_new(o, "cri", json_string(r->cri ? r->cri : ""));
     json_object_set_new(o, "cri_polls", json_integer((json_int_t)r->cri_polls));

@@ -467,6 +467,117 @@ static void test_objective_alone(void **state) {
   assert_true(p.level_bps == 0 && !agent_protect_limiting(&p));
 }
 
+/* The bytes the batch moves in a 250 ms window under the levers P's last
+ * update left: FREE_BPS, or its cap if lower. */
+static double window_bytes(const struct agent_protect *p, double free_bps) {
+  double r = p->level_bps > 0 && p->level_bps < free_bps ? p->level_bps : free_bps;
+  return r * 0.25;
+}
+
+/* A victim that misses whatever the batch's rate (a disk that serves it
+ * late beside any writer): the levers only slow the batch. */
+static void run_useless_levers(struct agent_protect *p, unsigned windows, unsigned *released_at) {
+  struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1, .lat = 9000, .lat_target = 2000};
+  p->batch_io = true;
+  p->batch_n = 2;
+  p->batch_bps = 400 * MiB;
+  for (unsigned w = 1; w <= windows; w++) {
+    p->batch_bytes = window_bytes(p, 400 * MiB);
+    agent_protect_update(p, &db, 1);
+    assert_true(p->missed); /* reported, pulled or not */
+    if (released_at && !*released_at && p->ev.let_go)
+      *released_at = w;
+  }
+}
+
+static void test_evidence_let_go(void **state) {
+  (void)state;
+  struct agent_protect_cfg cfg;
+  agent_protect_cfg_default(&cfg);
+  assert_true(cfg.evidence);
+  struct agent_protect p;
+  agent_protect_init(&p, &cfg);
+  assert_true(p.ev.ratio < 0);
+  /* window 1 free (a miss), then pulled until PROTECT_EVIDENCE_PULLED
+   * windows, then a probe for the free windows missing, then judged */
+  unsigned released = 0;
+  run_useless_levers(&p, 1 + PROTECT_EVIDENCE_PULLED, NULL);
+  assert_true(p.ev.probing && p.ev.release == PROTECT_EVIDENCE_FREE - 1);
+  assert_true(p.level_bps == 0 && p.io_limit == 0 && !p.short_ && !agent_protect_limiting(&p));
+  run_useless_levers(&p, PROTECT_EVIDENCE_FREE - 1, &released);
+  assert_int_equal(released, PROTECT_EVIDENCE_FREE - 1);
+  assert_int_equal(p.ev.judged, 1);
+  assert_true(p.ev.ratio > 1); /* more misses per byte pulled than free */
+  assert_int_equal(p.ev.release, PROTECT_LET_GO);
+  /* released for PROTECT_LET_GO windows with batch I/O: no cap, no
+   * hold, no freezing, though every one misses */
+  for (unsigned w = 0; w < PROTECT_LET_GO - 1; w++) {
+    run_useless_levers(&p, 1, NULL);
+    assert_true(p.level_bps == 0 && p.io_limit == 0 && !p.short_);
+  }
+  /* windows without batch I/O do not count */
+  p.batch_io = false;
+  struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1, .lat = 9000, .lat_target = 2000};
+  agent_protect_update(&p, &db, 1);
+  assert_int_equal(p.ev.release, 1);
+  /* then the controller acts on a miss again, and judges anew */
+  run_useless_levers(&p, 2, NULL);
+  assert_true(p.level_bps > 0 && p.ev.release == 0);
+  run_useless_levers(&p, PROTECT_EVIDENCE_PULLED, NULL);
+  assert_int_equal(p.ev.let_go, 2); /* free windows known: no probe */
+  /* the victim gone: what was learned goes with it */
+  agent_protect_update(&p, NULL, 0);
+  assert_true(p.ev.windows[0] == 0 && p.ev.windows[1] == 0 && p.ev.release == 0 && p.ev.ratio < 0);
+}
+
+static void test_evidence_off(void **state) {
+  (void)state;
+  struct agent_protect_cfg cfg;
+  agent_protect_cfg_default(&cfg);
+  cfg.evidence = false;
+  struct agent_protect p;
+  agent_protect_init(&p, &cfg);
+  run_useless_levers(&p, 1, NULL);
+  for (unsigned w = 0; w < 2 * PROTECT_LET_GO; w++) {
+    run_useless_levers(&p, 1, NULL);
+    assert_true(p.level_bps > 0);
+  }
+  assert_int_equal(p.ev.judged, 0);
+}
+
+/* A victim served late only while the batch moves more than 100 MiB/s:
+ * the cap helps, and is kept. */
+static void test_evidence_helps(void **state) {
+  (void)state;
+  struct agent_protect_cfg cfg;
+  agent_protect_cfg_default(&cfg);
+  cfg.freeze = false;
+  struct agent_protect p;
+  agent_protect_init(&p, &cfg);
+  struct agent_protect_obs db = {.id = "db", .share = -1, .stall = -1, .lat_target = 2000};
+  p.batch_io = true;
+  p.batch_n = 2;
+  p.batch_bps = 400 * MiB;
+  unsigned probes = 0;
+  for (unsigned w = 0; w < 200; w++) {
+    double bytes = window_bytes(&p, 400 * MiB);
+    p.batch_bytes = bytes;
+    db.lat = 2000 * (bytes / 0.25) / (100 * MiB);
+    bool was_released = p.ev.release > 0;
+    agent_protect_update(&p, &db, 1);
+    probes += p.ev.release > 0 && !was_released;
+    if (p.ev.judged == 1 && w < 100) {
+      /* 400 -> 200 -> 100 MiB/s, where it meets its objective */
+      assert_true(p.ev.ratio <= PROTECT_EVIDENCE_HELP);
+      assert_int_equal(p.ev.need, 2 * PROTECT_EVIDENCE_PULLED);
+    }
+  }
+  assert_int_equal(p.ev.let_go, 0);
+  assert_true(p.ev.judged >= 2);
+  assert_true(p.ev.need > 2 * PROTECT_EVIDENCE_PULLED); /* fewer probes while it helps */
+  assert_true(probes >= 1 && probes <= p.ev.judged);
+}
+
 static void test_learn_objective(void **state) {
   (void)state;
   struct agent_protect_learn l;
@@ -675,6 +786,7 @@ static void test_freeze_when_caps_fail(void **state) {
   struct agent_protect_cfg cfg;
   agent_protect_cfg_default(&cfg);
   assert_true(cfg.freeze && cfg.freeze_after == PROTECT_FREEZE_AFTER);
+  cfg.evidence = false; /* every lever held as long as it misses (test_evidence_*) */
   struct agent_protect p;
   agent_protect_init(&p, &cfg);
   p.batch_n = 4;
@@ -913,6 +1025,9 @@ int main(void) {
       cmocka_unit_test(test_share_signals),
       cmocka_unit_test(test_writers_scope),
       cmocka_unit_test(test_freeze_when_caps_fail),
+      cmocka_unit_test(test_evidence_let_go),
+      cmocka_unit_test(test_evidence_off),
+      cmocka_unit_test(test_evidence_helps),
       cmocka_unit_test(test_freeze_nothing_protected),
       cmocka_unit_test(test_freeze_pick_rotation),
       cmocka_unit_test(test_freeze_candidates_budget),

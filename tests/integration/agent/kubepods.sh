@@ -12,7 +12,8 @@
 #     (kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod<uid>.slice/
 #     cri-containerd-<id>.scope), a direct writer: detected seq-write and
 #     capped to protect the reader, whose rule declares an objective
-#     no disk meets (the writer's harm is the disk's to decide);
+#     no disk meets (the writer's harm is the disk's to decide), and
+#     uncapped again once the cap is seen not to help;
 #   - a Burstable pod's sandbox: not listed, as the node's CRI (a fake that
 #     only lists, tests/tools/cri_fake.py) names it a sandbox; a tenant's
 #     container whose process is called "pause", and one called "crunch",
@@ -24,7 +25,7 @@
 # The checks read the agent's status (windows), not the clock.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/agent.sh"
-tap_plan 21
+tap_plan 23
 iob_need runc fio jq
 PY=/usr/bin/python3
 $PY -c 'import grpc, grpc_tools' 2>/dev/null || bail "needs python3-grpcio and python3-grpc-tools"
@@ -84,8 +85,9 @@ fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=256M --dir
 # Whether this writer slows this reader is the disk's to decide (a cloud
 # disk may serve both faster together), so the rule declares an objective
 # no disk meets (a p99 of 1 us): every window the writer does I/O beside
-# the reader is a miss, and the agent must cap it.  No freezing: the
-# writer must run all along, capped, never held.
+# the reader is a miss, and the agent must cap it; capped, the reader
+# misses as often, so the agent then lets the cap go (protect_evidence).
+# No freezing: the writer must run all along, never held.
 agent_start "kubepods_root = $KROOT
 cri_endpoint = unix://$IOB_T/cri.sock
 protect_objective = declared
@@ -136,6 +138,13 @@ cap=$(agent_field "$WRI" cap_bps)
 ctl status --json | jq -c '.containers[] | {id, class, read_bps, write_bps, protected, share, io_lat_p99_us, lat_target, cap_bps}' | sed 's/^/# /'
 [ "${cap:-0}" -gt 0 ] 2>/dev/null
 is "$?" "0" "the writer is capped to protect the reader ($((${cap:-0} / 1048576)) MiB/s)"
+# The reader misses capped as it did free, and more often per byte the
+# writer moves: the agent lets every lever go (agent/protect.h).
+wait_for 60 '[ "$(ctl status --json | jq -r .protect_released_why)" = "let go" ]'
+ctl status --json | jq -c '{protect_help_ratio, protect_released, protect_released_why}' | sed 's/^/# /'
+is "$(ctl status --json | jq -r .protect_released_why)/$(agent_field "$WRI" cap_bps)" "let go/0" \
+  "a cap that does not lessen its misses is let go: the writer runs uncapped"
+like "$(ctl status)" "every lever released for [0-9]+ more windows" "iobatchctl status says so"
 is "$(agent_field "$WRI" holdable)/$(agent_field "$VIC" holdable)" "false/false" "neither can be held (status --json)"
 ctl status >"$IOB_T/st.txt"
 like "$(grep -F "$WRI" "$IOB_T/st.txt")" " never " "iobatchctl status: HELD says never"
