@@ -412,6 +412,14 @@ static void render_node(FILE *f, const struct agent_metrics_view *v) {
            "1 while protected containers miss their objective (iobatchctl check io-pressure), "
            "else 0.");
     fprintf(f, "iobatch_io_pressure %d\n", pv.pressure ? 1 : 0);
+    header(f, "iobatch_protection_levers_released", "gauge",
+           "1 while every protection lever is released (reason: probe, to measure the protected "
+           "containers without them; let_go, they did not lower their misses per byte of batch "
+           "I/O), else 0.");
+    bool released = pv.released > 0, probe = released && strcmp(pv.released_why, "probe") == 0;
+    fprintf(f, "iobatch_protection_levers_released{reason=\"probe\"} %d\n", probe ? 1 : 0);
+    fprintf(f, "iobatch_protection_levers_released{reason=\"let_go\"} %d\n",
+            released && !probe ? 1 : 0);
   }
   const struct agent_headroom *h = v->headroom;
   if (h == NULL)

@@ -678,7 +678,7 @@ static void test_render_headroom(void **state) {
   (void)state;
   struct agent_headroom h;
   agent_headroom_init(&h);
-  struct agent_protection p = {.ctl = {.level_bps = 12e6, .pressure = true}};
+  struct agent_protection p = {.ctl = {.level_bps = 12e6, .pressure = true, .ev = {.release = 5}}};
   struct agent_metrics_view v = {.policy = "p", .matrix = "m", .sampler = "s", .prot = &p};
   v.headroom = &h;
   char *out = render(&v);
@@ -686,6 +686,8 @@ static void test_render_headroom(void **state) {
   has(out, "\niobatch_node_io_headroom_unknown{reason=\"no_window\"} 1\n");
   has(out, "\niobatch_protection_cap_bytes_per_second 12000000\n");
   has(out, "\niobatch_io_pressure 1\n");
+  has(out, "\niobatch_protection_levers_released{reason=\"probe\"} 0\n");
+  has(out, "\niobatch_protection_levers_released{reason=\"let_go\"} 1\n");
   assert_null(strstr(out, "iobatch_node_io_capacity_bytes_per_second{"));
   free(out);
   struct agent_ctr a = io_ctr("a", BATCH_SEQ_READ, 80e6, NULL);
