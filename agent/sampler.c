@@ -323,6 +323,7 @@ static void pressure_beside(struct agent_sampler *s, struct agent_ctr *c, struct
     st->psidir = xasprintf("%s%s", s->cgroup_root, rel);
     iob_debug("'%s': io.pressure from '%s'", c->id, st->psidir);
   }
+  s->pressure_reads++;
   smp->has_pressure = cg2_pressure_read(st->psidir, &smp->pressure, &err) == 0;
 }
 
