@@ -127,5 +127,9 @@ void agent_sampler_finish(struct agent_sampler *s, struct agent_ctr *ctr);
 void agent_sampler_forget(struct agent_ctr *ctr);
 /* The container's cgroup directory, NULL when not known. */
 const char *agent_sampler_cgdir(struct agent_sampler *s, struct agent_ctr *ctr);
+/* Whether ctr's I/O stall is wanted in the next window (its io.pressure
+ * read beside a sample that lacks it), not counting protection's and
+ * latency_source = pressure's own reasons. */
+bool agent_sampler_watches_stall(const struct agent_ctr *ctr);
 
 #endif
