@@ -54,7 +54,7 @@ struct sstate {
    * moving nothing, moving a trickle, found waiting the window before, or
    * new and not yet seen doing I/O (admitted into a crowd, a reader may
    * move nothing from its first window on); each only while another
-   * container is busy (io_set_count). */
+   * container moves (io_set_count). */
   bool watch_stall;
   unsigned run_windows; /* windows it ran, up to WATCH_NEW_WINDOWS */
   struct epoch {
@@ -815,15 +815,17 @@ static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
     else if (strcmp(tenant, t) != 0)
       w->one_tenant = false;
   }
-  /* Starved by the disk means starved beside a busy neighbour: without
-   * one, a stall is its own I/O or the host's, no co-run's cost to
-   * learn, and watching for it would cost a quiet node one io.pressure
-   * read per container a window (a thousand found containers: most of
-   * the agent's CPU, bench/kubepods-overhead.sh).  The first window
-   * beside a neighbour only starts the watch (a stall needs two reads). */
+  /* Starved by the disk means starved beside a neighbour that moves
+   * (io_now): without one, a stall is its own I/O or the host's, no
+   * co-run's cost to learn, and watching for it would cost a quiet node
+   * one io.pressure read per container a window (a thousand found
+   * containers: most of the agent's CPU, bench/kubepods-overhead.sh).
+   * Neighbours that only wait do not count: on a disk the host keeps
+   * busy, they would keep each other watched.  The first window beside a
+   * mover only starts the watch (a stall needs two reads). */
   for (const struct agent_ctr *o = s->env.adm->list; o; o = o->next) {
     struct sstate *ost = o->sampler_state;
-    if (ost && ost->watch_stall && w->n <= (ost->busy ? 1u : 0u))
+    if (ost && ost->watch_stall && w->n_io <= (ost->busy && o->io_now ? 1u : 0u))
       ost->watch_stall = false;
   }
 }
