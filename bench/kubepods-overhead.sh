@@ -183,7 +183,7 @@ profile() {
     echo "== $n real containers found (${KP_SAMPLERS}), $calls windows: $total instructions," \
       "$((total / calls)) per window, $(($(cg_calls cg2_pressure_read "$pd/callgrind.out.1") / calls))" \
       "io.pressure reads per window; inclusive:"
-    callgrind_annotate --inclusive=yes "$pd/callgrind.out.1" 2>/dev/null |
+    callgrind_annotate --auto=no --inclusive=yes "$pd/callgrind.out.1" 2>/dev/null |
       grep -E '^ *[0-9,]+ \( *[0-9.]+%\) +[^ ]' | grep -v 'PROGRAM TOTALS' |
       grep -vE 'libc-start|libc_start_call_main|below main|ld-linux|agent/main.c:main|iob_loop_run|agent_daemon_run' |
       grep -vE '\) +/' | sed -n 1,30p | cut -c1-150
