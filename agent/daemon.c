@@ -312,6 +312,7 @@ static int render_metrics(void *user, char **out, size_t *len, struct iob_error 
   agent_fdlimit_usage(&v.open_fds, &v.fd_limit);
   v.sampler_passes = d->sampler.round;
   v.sampler_samples = d->sampler.samples;
+  v.sampler_pressure_reads = d->sampler.pressure_reads;
   agent_metrics_view_count(&v, d->adm.list, iob_now_ms());
   return agent_metrics_render(&d->metrics, &v, out, len, err);
 }

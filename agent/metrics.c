@@ -521,6 +521,10 @@ int agent_metrics_render(const struct agent_metrics *m, const struct agent_metri
   header(f, "iobatch_sampler_samples_total", "counter",
          "Containers sampled: each a read of its cgroup's counters (or of the BPF map).");
   fprintf(f, "iobatch_sampler_samples_total %llu\n", (unsigned long long)v->sampler_samples);
+  header(f, "iobatch_sampler_pressure_reads_total", "counter",
+         "io.pressure files read beside the samples (of containers whose stall is used).");
+  fprintf(f, "iobatch_sampler_pressure_reads_total %llu\n",
+          (unsigned long long)v->sampler_pressure_reads);
   header(f, "iobatch_info", "gauge", "The agent's policy, matrix source and sampler.");
   fputs("iobatch_info{policy=\"", f);
   agent_metrics_put_label(f, v->policy);

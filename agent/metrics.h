@@ -102,9 +102,9 @@ struct agent_metrics_view {
   /* The agent's open file descriptors and its soft RLIMIT_NOFILE
    * (agent/fdlimit.h); fd_limit 0: not rendered. */
   uint64_t open_fds, fd_limit;
-  /* The sampler's passes and the containers they sampled (agent_sampler
-   * round and samples). */
-  uint64_t sampler_passes, sampler_samples;
+  /* The sampler's passes, the containers they sampled and the io.pressure
+   * files read beside (agent_sampler round, samples, pressure_reads). */
+  uint64_t sampler_passes, sampler_samples, sampler_pressure_reads;
 };
 
 /* Count the containers of the admission list into *v at now_ms (and

@@ -53,7 +53,8 @@ struct sstate {
    * its bytes alone cannot say whether it waits for the disk: busy and
    * moving nothing, moving a trickle, found waiting the window before, or
    * new and not yet seen doing I/O (admitted into a crowd, a reader may
-   * move nothing from its first window on). */
+   * move nothing from its first window on); each only while another
+   * container moves (io_set_count). */
   bool watch_stall;
   unsigned run_windows; /* windows it ran, up to WATCH_NEW_WINDOWS */
   struct epoch {
@@ -301,6 +302,11 @@ const char *agent_sampler_cgdir(struct agent_sampler *s, struct agent_ctr *c) {
   return state_of(s, c)->cgdir;
 }
 
+bool agent_sampler_watches_stall(const struct agent_ctr *c) {
+  const struct sstate *st = c->sampler_state;
+  return st && st->watch_stall;
+}
+
 static void push(struct sstate *st, const struct cg2_sample *smp) {
   if (st->n == RING) {
     memmove(&st->ring[0], &st->ring[1], (RING - 1) * sizeof(st->ring[0]));
@@ -323,6 +329,7 @@ static void pressure_beside(struct agent_sampler *s, struct agent_ctr *c, struct
     st->psidir = xasprintf("%s%s", s->cgroup_root, rel);
     iob_debug("'%s': io.pressure from '%s'", c->id, st->psidir);
   }
+  s->pressure_reads++;
   smp->has_pressure = cg2_pressure_read(st->psidir, &smp->pressure, &err) == 0;
 }
 
@@ -807,6 +814,19 @@ static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
       tenant = t;
     else if (strcmp(tenant, t) != 0)
       w->one_tenant = false;
+  }
+  /* Starved by the disk means starved beside a neighbour that moves
+   * (io_now): without one, a stall is its own I/O or the host's, no
+   * co-run's cost to learn, and watching for it would cost a quiet node
+   * one io.pressure read per container a window (a thousand found
+   * containers: most of the agent's CPU, bench/kubepods-overhead.sh).
+   * Neighbours that only wait do not count: on a disk the host keeps
+   * busy, they would keep each other watched.  The first window beside a
+   * mover only starts the watch (a stall needs two reads). */
+  for (const struct agent_ctr *o = s->env.adm->list; o; o = o->next) {
+    struct sstate *ost = o->sampler_state;
+    if (ost && ost->watch_stall && w->n_io <= (ost->busy && o->io_now ? 1u : 0u))
+      ost->watch_stall = false;
   }
 }
 

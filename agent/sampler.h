@@ -73,6 +73,10 @@ struct agent_sampler {
   /* Containers sampled, in those passes and at registration: each a read
    * of its cgroup's counter files (or of the BPF program's map). */
   uint64_t samples;
+  /* io.pressure files read beside those samples (pressure_beside): the
+   * system calls that grow with the containers found, told apart from
+   * the samples so that a window's reads can be counted, not timed. */
+  uint64_t pressure_reads;
   bool resumed; /* agent_sampler_idle was called since the last pass */
   /* Every container's windows since the agent started, the node's
    * counters in the metrics: a container that leaves takes nothing away. */
@@ -123,5 +127,9 @@ void agent_sampler_finish(struct agent_sampler *s, struct agent_ctr *ctr);
 void agent_sampler_forget(struct agent_ctr *ctr);
 /* The container's cgroup directory, NULL when not known. */
 const char *agent_sampler_cgdir(struct agent_sampler *s, struct agent_ctr *ctr);
+/* Whether ctr's I/O stall is wanted in the next window (its io.pressure
+ * read beside a sample that lacks it), not counting protection's and
+ * latency_source = pressure's own reasons. */
+bool agent_sampler_watches_stall(const struct agent_ctr *ctr);
 
 #endif

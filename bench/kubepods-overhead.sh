@@ -28,9 +28,19 @@
 # (the EXIT trap; the helper also when the bench is killed with -9).
 # Writes OUT_DIR/kubepods-overhead.json (bench/results by default: a run
 # on a busy machine goes to a scratch OUT_DIR).
+# PROFILE=callgrind: instead, an instruction profile of the agent under
+# valgrind with PROFILE_COUNT real containers found, over PROFILE_WINDOWS
+# windows with no pod coming or going (counted from callgrind_control -z,
+# once every container is found): instructions per window (Ir / the calls
+# of the window's handler) and the top functions, inclusive, in
+# OUT_DIR/kubepods-overhead-profile.txt (callgrind's own file to PROFILE_RAW
+# if set).  Instructions, not time: a busy
+# machine does not disturb them.
 # Usage: bench/kubepods-overhead.sh   (env: COUNTS="0 100 1000" WINDOW=30 B=build
 #                                      KP_SAMPLERS=bpf/bpf REAL_DIR=/var/tmp
-#                                      REAL_IO_S=2 OUT_DIR=bench/results)
+#                                      REAL_IO_S=2 OUT_DIR=bench/results
+#                                      PROFILE=callgrind PROFILE_COUNT=200
+#                                      PROFILE_WINDOWS=10 PROFILE_RAW=FILE)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOP=$PWD
@@ -42,6 +52,9 @@ KP_SAMPLERS=${KP_SAMPLERS:-bpf/bpf}
 REAL=1
 REAL_DIR=${REAL_DIR:-/var/tmp}
 REAL_IO_S=${REAL_IO_S:-2}
+PROFILE=${PROFILE:-}
+PROFILE_COUNT=${PROFILE_COUNT:-200}
+PROFILE_WINDOWS=${PROFILE_WINDOWS:-10}
 CMDLINE=$(for v in COUNTS WINDOW KP_SAMPLERS REAL_IO_S; do printf '%s="%s" ' "$v" "${!v}"; done)"bench/kubepods-overhead.sh"
 AGENT=$TOP/$B/bin/iobatchd
 CTL=$TOP/$B/bin/iobatchctl
@@ -126,6 +139,64 @@ kubepods_root = $KROOT" 2>"$IOB_T/agent-start.err"; then
   done
   return 1
 }
+# cg_calls FN FILE: the calls of function FN in callgrind's FILE
+cg_calls() {
+  awk -v fn="$1" '$0 ~ "^c?fn=\\([0-9]+\\) " fn "$" { match($0, /\([0-9]+\)/); id = substr($0, RSTART, RLENGTH) }
+    /^cfn=/ { c = id != "" && index($0, "cfn=" id) == 1; next }
+    c && /^calls=/ { split($1, a, "="); n += a[2]; c = 0 } END { print n + 0 }' "$2"
+}
+# profile N: the agent under callgrind with N containers found (PROFILE)
+profile() {
+  local n=$1 pd=$IOB_T/prof p total calls out=$OUT_DIR/kubepods-overhead-profile.txt
+  command -v valgrind >/dev/null || { echo "kubepods-overhead: PROFILE=callgrind needs valgrind" >&2; exit 1; }
+  local pods=()
+  for p in $(seq 1 $((n / 10))); do pods+=("$p"); done
+  pods_list "$IOB_T/real-$n.list" "${pods[@]}"
+  real_start "$IOB_T/real-$n.list"
+  AGENT_SOCK=$pd/agent.sock
+  install -d -m 0700 "$pd" "$pd/state"
+  printf 'socket = %s\nstate_dir = %s\nsample_period = 1s\nsampler = %s\nlatency_source = %s\ncri_endpoint = off\nkubepods_root = %s\n' \
+    "$AGENT_SOCK" "$pd/state" "${KP_SAMPLERS%%/*}" "${KP_SAMPLERS#*/}" "$KROOT" >"$pd/iobatchd.conf"
+  valgrind --tool=callgrind --callgrind-out-file="$pd/callgrind.out" \
+    "$AGENT" --config "$pd/iobatchd.conf" >"$pd/agent.log" 2>&1 &
+  AGENT_PID=$!
+  at_exit "agent_stop"
+  for _ in $(seq 1 600); do [ -S "$AGENT_SOCK" ] && break; sleep 0.1; done
+  for _ in $(seq 1 300); do [ "$(found_now)" -ge "$n" ] && break; sleep 1; done
+  sleep 3
+  callgrind_control -z "$AGENT_PID" >/dev/null
+  sleep "$PROFILE_WINDOWS"
+  callgrind_control -d "$AGENT_PID" >/dev/null
+  for _ in $(seq 1 100); do [ -s "$pd/callgrind.out.1" ] && break; sleep 0.1; done
+  local last
+  last=$(st | jq -r .kubepods)
+  agent_stop
+  real_stop "$REAL_HELPER"
+  total=$(callgrind_annotate "$pd/callgrind.out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
+  # the windows (calls of the sample timer's handler) and the io.pressure
+  # reads, from the raw file (callgrind_annotate hides call counts)
+  calls=$(cg_calls on_sample_timer "$pd/callgrind.out.1")
+  [ "$calls" -gt 0 ] || calls=$PROFILE_WINDOWS
+  {
+    echo "# $CMDLINE"
+    echo "# $(git log -1 --format='%h %s')"
+    echo "== $n real containers found (${KP_SAMPLERS}), $calls windows: $total instructions," \
+      "$((total / calls)) per window, $(($(cg_calls cg2_pressure_read "$pd/callgrind.out.1") / calls))" \
+      "io.pressure reads per window; inclusive:"
+    callgrind_annotate --auto=no --inclusive=yes "$pd/callgrind.out.1" 2>/dev/null |
+      grep -E '^ *[0-9,]+ \( *[0-9.]+%\) +[^ ]' | grep -v 'PROGRAM TOTALS' |
+      grep -vE 'libc-start|libc_start_call_main|below main|ld-linux|agent/main.c:main|iob_loop_run|agent_daemon_run' |
+      grep -vE '\) +/' | sed -n 1,30p | cut -c1-150
+    echo "kubepods at the end: $last"
+  } >"$out"
+  [ -z "${PROFILE_RAW:-}" ] || cp "$pd/callgrind.out.1" "$PROFILE_RAW"
+  echo "kubepods-overhead: profile in $out: $total instructions, $calls windows"
+}
+if [ "$PROFILE" = callgrind ]; then
+  CMDLINE="PROFILE=callgrind PROFILE_COUNT=$PROFILE_COUNT PROFILE_WINDOWS=$PROFILE_WINDOWS $CMDLINE"
+  profile "$PROFILE_COUNT"
+  exit 0
+fi
 rows=()
 for n in $COUNTS; do
   pods=()

@@ -156,17 +156,30 @@ void cg2_iostat_sum(const struct cg2_iostat *s, struct cg2_io_counters *out) {
       *counter_slot(out, k) = sat_add(*counter_slot(out, k), counter_get(&s->dev[i].c, k));
 }
 
+/* Field by field, not through counter_get's arrays: the detector diffs
+ * every pair of a container's ring each window, and the arrays built per
+ * key made this 30% of a window's instructions with 200 containers
+ * found (bench/results/kubepods-overhead-profile.txt). */
 int cg2_counters_delta(const struct cg2_io_counters *prev, const struct cg2_io_counters *cur,
                        struct cg2_io_counters *out) {
-  int reset = 0;
-  for (size_t k = 0; k < IOB_ARRAY_SIZE(base_keys); k++)
-    reset |= counter_get(cur, k) < counter_get(prev, k);
+  int reset = cur->rbytes < prev->rbytes || cur->wbytes < prev->wbytes || cur->rios < prev->rios ||
+              cur->wios < prev->wios || cur->dbytes < prev->dbytes || cur->dios < prev->dios;
   /* All keys restart together, so one key going down voids the baseline of
    * every key: counting the others from prev would mix two lifetimes. */
-  for (size_t k = 0; k < IOB_ARRAY_SIZE(base_keys); k++)
-    *counter_slot(out, k) =
-        reset ? counter_get(cur, k) : counter_get(cur, k) - counter_get(prev, k);
-  return reset;
+  if (reset) {
+    *out = *cur;
+    return 1;
+  }
+  struct cg2_io_counters d = {
+      .rbytes = cur->rbytes - prev->rbytes,
+      .wbytes = cur->wbytes - prev->wbytes,
+      .rios = cur->rios - prev->rios,
+      .wios = cur->wios - prev->wios,
+      .dbytes = cur->dbytes - prev->dbytes,
+      .dios = cur->dios - prev->dios,
+  };
+  *out = d;
+  return 0;
 }
 
 int cg2_iostat_delta(const struct cg2_iostat *prev, const struct cg2_iostat *cur,

@@ -131,6 +131,10 @@ static const char golden[] =
     "counters (or of the BPF map).\n"
     "# TYPE iobatch_sampler_samples_total counter\n"
     "iobatch_sampler_samples_total 5\n"
+    "# HELP iobatch_sampler_pressure_reads_total io.pressure files read beside the samples (of "
+    "containers whose stall is used).\n"
+    "# TYPE iobatch_sampler_pressure_reads_total counter\n"
+    "iobatch_sampler_pressure_reads_total 3\n"
     "# HELP iobatch_info The agent's policy, matrix source and sampler.\n"
     "# TYPE iobatch_info gauge\n"
     "iobatch_info{policy=\"predictive\",matrix=\"/etc/a\\\"b\\\\c\\nd\",sampler=\"procfs\"} 1\n"
@@ -164,6 +168,7 @@ static void test_render_golden(void **state) {
   v.pending_oldest_ms = 61234;
   v.sampler_passes = 2;
   v.sampler_samples = 5;
+  v.sampler_pressure_reads = 3;
   cleanup_free char *want = NULL;
   /* The build's own version and revision (common/version.h). */
   assert_true(asprintf(&want, golden, iob_version, iob_git_rev) > 0);

@@ -529,6 +529,31 @@ static void test_starved_from_the_start(void **state) {
   release_readers(&o, &s, 2);
 }
 
+/* A container's stall is watched (its io.pressure read each window) only
+ * while another moves: new readers on a quiet node cost no read, and the
+ * watch starts when a neighbour moves and ends when it stops. */
+static void test_stall_watched_beside_busy_only(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  setup_owner(&o, &s, false);
+  struct agent_ctr *c[2];
+  readers(&o, &s, (const char *const[]){"default", "default"}, c, 2);
+  unsigned long long mib[2] = {0, 0};
+  for (int w = 1; w <= 3; w++) {
+    window(&s, mib, 2);
+    assert_false(agent_sampler_watches_stall(c[0]));
+    assert_false(agent_sampler_watches_stall(c[1]));
+  }
+  mib[1] += 1; /* b moves: a, new and not seen doing I/O, is watched */
+  window(&s, mib, 2);
+  assert_true(agent_sampler_watches_stall(c[0]));
+  assert_false(agent_sampler_watches_stall(c[1]));
+  window(&s, mib, 2); /* b stops */
+  assert_false(agent_sampler_watches_stall(c[0]));
+  release_readers(&o, &s, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vanished_cgroup_is_gone),
@@ -542,6 +567,7 @@ int main(void) {
       cmocka_unit_test(test_waiting_reader_stays_busy),
       cmocka_unit_test(test_idle_reader_leaves_at_once),
       cmocka_unit_test(test_starved_from_the_start),
+      cmocka_unit_test(test_stall_watched_beside_busy_only),
   };
   return cmocka_run_group_tests(tests, make_root, remove_root);
 }
