@@ -256,7 +256,7 @@ for n in $COUNTS; do
 done
 jq -n --arg cmd "$CMDLINE" --arg date "$START" --arg host "$(hostname)" --arg kernel "$(uname -r)" \
   --arg load "start $LOAD_START, end $(cut -d' ' -f1-3 /proc/loadavg)" --arg hier "$HIER" \
-  --argjson runs "$(printf '%s\n' "${rows[@]}" | jq -sc .)" \
-  '{benchmark: "kubepods-overhead", command: $cmd, date: $date, host: $host, kernel: $kernel,
+  --argjson runs "$(printf '%s\n' "${rows[@]}" | jq -sc .)" --arg commit "$(git rev-parse --short HEAD 2>/dev/null)" \
+  '{benchmark: "kubepods-overhead", command: $cmd, date: $date, commit: $commit, host: $host, kernel: $kernel,
     loadavg: $load, hierarchy: $hier, runs: $runs}' >"$OUT_DIR/kubepods-overhead.json"
 echo "kubepods-overhead: wrote $OUT_DIR/kubepods-overhead.json"

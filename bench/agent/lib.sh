@@ -93,6 +93,7 @@ real_parent() {
 REAL_HELPER=
 real_start() {
   local list=$1
+  : >"$list.out" # made here: the helper's own redirection may come after the first grep
   "$REALCTR" -i "$((REAL_IO_S * 1000))" "$REAL_DIR" <"$list" >"$list.out" 2>"$list.err" &
   REAL_HELPER=$!
   at_exit "real_stop $REAL_HELPER"
