@@ -346,6 +346,16 @@ static uint32_t read_init_pid(const char *bundle) {
   return v > 0 ? (uint32_t)v : 0;
 }
 
+/* No state directory of id under runc's root: it was deleted (any other
+ * answer, or an id that is not a plain name, says "ask runc"). */
+static bool runc_forgot(const struct shim_runc *r, const char *id) {
+  if (*id == '\0' || strchr(id, '/') || !strcmp(id, ".") || !strcmp(id, ".."))
+    return false;
+  cleanup_free char *dir = xasprintf("%s/%s", r->root, id);
+  struct stat st;
+  return stat(dir, &st) < 0 && errno == ENOENT;
+}
+
 int shim_manager_delete(const struct shim_args *a, struct iob_error **err) {
   char cwd[4096];
   const char *bundle = bundle_dir(a, cwd, sizeof(cwd));
@@ -359,8 +369,12 @@ int shim_manager_delete(const struct shim_args *a, struct iob_error **err) {
   const char *args[] = {"delete", "--force", a->id, NULL};
   const int fds[3] = {-1, -1, 2};
   cleanup_error struct iob_error *derr = NULL;
-  /* A container runc no longer knows is what delete is for: warn only. */
-  if (shim_runc_run(&runc, args, fds, NULL, 0, NULL, &derr) < 0)
+  /* containerd runs this after every shim's exit, also after a Delete
+   * that removed the container: runc (and crun) keep a container's state
+   * in <root>/<id>, and without it there is nothing to delete, so no
+   * runc is run (one exec less on every container's way out).  A
+   * container runc no longer knows is what delete is for: warn only. */
+  if (!runc_forgot(&runc, a->id) && shim_runc_run(&runc, args, fds, NULL, 0, NULL, &derr) < 0)
     fprintf(stderr, "warning: %s\n", derr->msg);
   shim_runc_release(&runc);
   shim_options_release(&o);

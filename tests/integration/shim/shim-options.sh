@@ -7,7 +7,7 @@
 # warned about in the shim log.
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/shim.sh"
-tap_plan 30
+tap_plan 33
 
 [ -r /proc/keys ] || bail "/proc/keys is needed (CONFIG_KEYS)"
 iob_need jq
@@ -71,6 +71,24 @@ _tap_report $? "without the options: runc create without --no-pivot"
 [[ -n "$l" && "$l" != *--no-new-keyring* ]]
 _tap_report $? "without the options: runc create without --no-new-keyring"
 like "$out" "_ses\.k2" "without no_new_keyring: runc's session keyring _ses.<id>"
+
+# --- the `delete` action, which containerd runs after every shim's exit:
+# after a Delete RPC removed the container (runc delete k2) there is no
+# state of it under runc's root, and the action runs no runc; after its
+# shim was killed, runc still has the container, and the action deletes it
+# (runc delete --force).
+deletes() { grep -cE "(^| )delete( --force)? $1\$" "$IOB_T/argv.log"; }
+is "$(deletes k2)" 1 "delete action after a clean Delete: no runc run (one runc delete k2 in all)"
+ok "a detached container to orphan" timeout -k 5 30 $CTR run --runtime $RT --runtime-config-path "$T0" -d --rootfs "$R" kd /bin/sleep 600
+kill -9 "$(pgrep -f "$SHIM.* -id kd -address $IOB_SOCK")"
+killed() { grep -qE " delete --force kd\$" "$IOB_T/argv.log" && ! [ -e "/run/containerd/runc/$SHIM_NS/kd" ]; }
+for _ in $(seq 1 100); do killed && break; sleep 0.1; done
+ok "delete action after the shim was killed: runc delete --force, and runc forgets it" killed
+$CTR task delete kd >/dev/null 2>&1
+$CTR container delete kd >/dev/null 2>&1
+# A killed shim cannot remove its socket: the next `start` of its group
+# finds nobody answering there and replaces it, as runc's shim does.
+rm -f "$(shim_socket_of kd)"
 
 # --- io_uid/io_gid: in a user namespace (root is host uid 100000) the
 # container can reopen its stdio (/dev/stdout) only if the shim's pipes
@@ -164,6 +182,6 @@ ok "the shim log warns about the misspelt key, naming it and its line" \
   grep -q "level=warning msg=\"'t1': unknown key in the runtime options file, ignored: 'SystemdCgroups' (line 2)\"" "$IOB_T/containerd.log"
 
 is "$(shim_wait_gone)" 0 "every shim exits"
-ok "no sockets, bundles or mounts left" shim_no_leftovers k1 k2 u1 u2 u3 u4 c1 c2 s1 p1 t1
+ok "no sockets, bundles or mounts left" shim_no_leftovers k1 k2 kd u1 u2 u3 u4 c1 c2 s1 p1 t1
 
 tap_done
