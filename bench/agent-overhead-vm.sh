@@ -45,6 +45,7 @@ command -v bpftool >/dev/null || { echo "agent-overhead-vm: 'bpftool' not found"
 [ "$(id -u)" = 0 ] || { echo "agent-overhead-vm: must run as root" >&2; exit 1; }
 mkdir -p "$OUT_DIR"
 OUT_DIR=$(cd "$OUT_DIR" && pwd)
+HOST_LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg) # the guest's own is in its JSON
 # shellcheck source=bench/vm-scratch.sh
 . "$TOP/bench/vm-scratch.sh"
 vm_scratch aovm
@@ -111,10 +112,11 @@ VM_CACHE=$TOP/tests/vm/cache B=$SB VM_MEM=${VM_MEM:-4096} VM_TIMEOUT=$VM_TIMEOUT
   "$T/tests/vm/run.sh" >"$T/tap" 2>&1 || rc=$?
 grep -v '^#RAW ' "$T/tap" | grep -E '^(ok|not ok|# (agent|kubepods)-overhead|# pid_max)' || true
 for name in agent-overhead kubepods-overhead; do
-  line=$(grep "^#RAW $name " "$T/tap" | head -1 | cut -d' ' -f3-)
+  line=$(grep "^#RAW $name " "$T/tap" | head -1 | cut -d' ' -f3- || true) # none: that bench did not run
   [ -n "$line" ] || continue
   echo "$line" | jq --arg agent "iobatchd at commit $COMMIT" --arg kernel "$(grep '^#RAW kernel ' "$T/tap" | cut -d' ' -f3-)" \
-    '. + {host: "tests/vm (qemu TCG, cgroup v2)", kernel: $kernel, agent: $agent,
+    --arg hl "start $HOST_LOAD_START, end $(cut -d' ' -f1-3 /proc/loadavg)" \
+    '. + {host: "tests/vm (qemu TCG, cgroup v2)", kernel: $kernel, agent: $agent, host_loadavg: $hl,
           command: ("bench/agent-overhead-vm.sh: " + .command)}' >"$OUT_DIR/$name-vm.json"
   echo "agent-overhead-vm: wrote $OUT_DIR/$name-vm.json"
 done
