@@ -58,7 +58,7 @@ cp "$B/bench/iob-real-ctr" "$B/bench/iob-agent-fixture" "$(command -v bpftool)" 
 # the benches' scripts, as they are in this tree, go in with the guest test
 BUNDLE=$(tar -C "$TOP" -czf - bench/agent-overhead.sh bench/kubepods-overhead.sh bench/agent/lib.sh \
   bench/agent/report-md.jq | base64 -w0)
-COMMIT=$(git -C "$TOP" log -1 --format=%h -- agent batcher 2>/dev/null || echo unknown)
+COMMIT=$(git -C "$TOP" log -1 --format=%h 2>/dev/null || echo unknown) # the tree measured
 {
   cat <<GUEST
 #!/usr/bin/env bash

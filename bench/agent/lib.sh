@@ -24,9 +24,11 @@ admission_unavailable() {
   return 1
 }
 
+# The tree measured: HEAD, which the results page compares with the last
+# change to the code the result measures (bench/results-code.txt).
 agent_describe() {
   [ -x "$AGENT" ] || { echo "none"; return; }
-  echo "iobatchd at commit $(git -C "$TOP" log -1 --format=%h -- agent batcher 2>/dev/null)"
+  echo "iobatchd at commit $(git -C "$TOP" log -1 --format=%h 2>/dev/null)"
 }
 
 # fixture_tree ROOT N PID: a cgroup-v2-like tree with N leaf cgroups, each
