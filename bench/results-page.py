@@ -583,10 +583,12 @@ def table_agent_overhead(name):
     s = d["sampling"]
     out = []
     if s["status"] == "run":
-        out.append(table(["registered cgroups", "CPU % of a core (1 Hz)", "µs per cgroup sample", "RSS KiB", "sampler"],
+        out.append(table(["registered cgroups", "CPU % of a core (1 Hz)", "µs per cgroup sample", "RSS KiB",
+                          "sampler / latency_source options", "sampler running"],
                          [[r["cgroups"], fmt(r["cpu_percent"]), fmt(r["cpu_us_per_cgroup_sample"], ".0f")
-                           if r["cpu_us_per_cgroup_sample"] is not None else "–", r["rss_kib"], r["sampler"]]
-                          for r in s["runs"]], ["---:", "---:", "---:", "---:", "---"]))
+                           if r["cpu_us_per_cgroup_sample"] is not None else "–", r["rss_kib"],
+                           f"{r.get('sampler_option', '?')} / {r.get('latency_source_option', '?')}", r["sampler"]]
+                          for r in s["runs"]], ["---:", "---:", "---:", "---:", "---", "---"]))
     else:
         out.append(f"Sampling: {s['status']}")
     a = d["admission"]
@@ -595,7 +597,8 @@ def table_agent_overhead(name):
         out.append(f"Uncontended admission (`ctr run --rm /bin/true`, median of {a['reps']}): runc shim "
                    f"{m['runc_shim']:.1f} ms, iobatch shim without an agent {m['iobatch_no_agent']:.1f} ms, "
                    f"asking iobatchd {m['iobatch_with_agent']:.1f} ms, with `batch_window = 0` "
-                   f"{m['iobatch_with_agent_no_batch_window']:.1f} ms.")
+                   f"{m['iobatch_with_agent_no_batch_window']:.1f} ms; asking iobatchd against the runc shim: "
+                   f"{m['iobatch_with_agent'] / m['runc_shim']:.2f}.")
     else:
         out.append(f"Admission latency: {a['status']}")
     return "\n\n".join(out)
