@@ -41,7 +41,8 @@
 #     then 2.1 again: each time the package's file trigger runs
 #     containerd-setup, which moves the handler to the unit drop-in and back
 #     to conf.d, and after `systemctl restart containerd` a pod runs with the
-#     handler iobatch;
+#     handler iobatch; the same 2.1 once more: the trigger changes no file
+#     and asks for no restart;
 #   - Debian 12 only, the security review's installer cases, each installed,
 #     restarted and purged: /etc/containerd/config.toml a relative link, an
 #     absolute link, a config.toml without a final newline, and a decoy
@@ -100,7 +101,7 @@ diag "$INST_SUITE: containerd $CV"
 # containerd 1.7 and back.
 case $INST_SUITE in
 bookworm) tap_plan $((43 + 6 + 4 * 3 + 1)) ;;
-sid) tap_plan $((43 + 3 + 7)) ;;
+sid) tap_plan $((43 + 3 + 8)) ;;
 *) tap_plan 43 ;;
 esac
 # The containerd's default sandbox image (pause:3.6 in 1.6, 3.8 in 1.7,
@@ -490,6 +491,17 @@ if [ "$INST_SUITE" = sid ]; then
   inst_exec systemctl restart containerd
   ok "deb[containerd $CV]: restarted, containerd runs its own command and a pod runs with the handler iobatch" \
     eval '[ "$(cmdline)" = "/usr/bin/containerd " ] && podruns switch2'
+  # The same 2.x again: the trigger runs, the choice stays, so nothing
+  # changes and no restart is asked for.
+  snapshot "$b.same0"
+  inst_exec sh -c 'dpkg -i --force-confdef --force-confold /root/debs/containerd_2.*.deb' >"$b.dpkg2b" 2>&1
+  rc=$?
+  [ $rc -eq 0 ] || sed 's/^/# dpkg: /' "$b.dpkg2b" | tail -20
+  snapshot "$b.same1"
+  diff "$b.same0" "$b.same1" | sed 's/^/# /' | head -20
+  ok "deb[containerd $CV -> $CV]: dpkg -i the same containerd: the trigger runs, changes no file and asks for no restart" \
+    eval '[ $rc -eq 0 ] && grep -q "Processing triggers for iobatch" "$b.dpkg2b" &&
+      ! grep -q "systemctl restart containerd" "$b.dpkg2b" && [ -z "$(diff "$b.same0" "$b.same1")" ]'
   inst_exec apt-get purge -y iobatch >"$b.purge" 2>&1 && inst_exec systemctl restart containerd
   rc=$?
   snapshot "$b.after"
