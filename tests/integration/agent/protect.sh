@@ -2,35 +2,54 @@
 # SPDX-License-Identifier: Apache-2.0
 # Protection of a latency-sensitive container (issue #12), end to end on
 # this host: a queue-depth-1 random reader declared io.iobatch.class=latency
-# runs; batch writers arrive through io.containerd.iobatch.v2.
-#   - the agent learns the victim's rate alone, and while it is within its
-#     target a batch writer starts (capped);
-#   - once the writers push it below its target, the next batch container
-#     is held (reason: protecting ...), and iobatchctl status says so;
-#   - when the writers are gone and it has slack again, the held one starts;
+# with an objective no disk meets (io.iobatch.latency-target=1us, a block
+# I/O p99 of 1 us) runs; buffered sequential batch writers arrive through
+# io.containerd.iobatch.v2.
+#   - its declared objective is in force, and a batch writer starts beside
+#     it (what it misses alone is not the batch's doing: nothing is held
+#     before a miss with batch I/O);
+#   - with the writer's I/O beside it every window is a miss: the writer's
+#     cap goes down to its floor, then the next batch container is held
+#     (reason: protecting ...), and iobatchctl status says so;
+#   - when the writers are gone (no batch I/O beside it: slack, as the
+#     controller counts it), the held one starts;
 #   - the protected container itself is never held;
-#   - batch containers run at the least CPU weight while it runs
-#     (protect_cpu), and get their own back when it is gone.
-# The victim's slowdown beside a buffered writer is what bench/pairs.sh
-# measured (2.78x for a QD1 reader); the checks read the agent's own
-# account, not the clock.
+#   - batch containers run at the least CPU weight while protection limits
+#     them (protect_cpu), and get their own back when it is gone.
+# Whether a writer slows this reader is the disk's to decide: CI's disk
+# served a queue-depth-1 reader faster beside a sequential writer
+# (kubepods.sh, 03974b9), where share-based protection rightly holds
+# nothing.  So the miss is declared, not measured: the checks are of the
+# agent's answer to a miss.  What the reader loses beside a buffered
+# writer is bench/pairs.sh's to measure (2.78x on this project's disk);
+# share-based holds are test_agent_protect's (holds_while_short,
+# hold_at_floor).  The checks read the agent's own account, not the clock.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/agent.sh"
-tap_plan 12
+tap_plan 13
 iob_need containerd ctr runc fio jq
-# Protection by share (its rate alone): no latency objective, which the
-# victim would learn in its first quiet windows (protect-slo.sh tests those).
+# By the declared objective only (none learned).  No freezing: the
+# writer runs all along, capped, until the test kills it.  No evidence
+# gate: with every window a miss, capped or not, the levers cannot show
+# that they help (misses per byte of batch I/O pulled at most 0.8 x free),
+# and after PROTECT_EVIDENCE_PULLED windows the agent would let go of them
+# for PROTECT_LET_GO windows (agent/protect.h), starting the held writer
+# for that rather than for slack; test_agent_protect tests the gate.
 # No batch budget: the held writer must start because the victim has
 # slack again, not because its budget (a few seconds of its class's
 # runtime) ran out first; test_agent_budget and protect-slo.sh test that.
 iob_stack_up "max_hold = 120s
-protect_objective = off
+latency_source = bpf
+protect_objective = declared
+protect_freeze = false
+protect_evidence = false
 protect_batch_budget = 0"
 # The victim's file, written once before anything runs.
 fio --name=prep --filename="$R/data/victim" --rw=write --bs=1M --size=256M --direct=1 \
   >/dev/null 2>&1 || bail "cannot prepare the victim's file"
 # victim: 4 KiB direct random reads, one at a time, for a long while.
-$CTR run -d --runtime $RT --annotation io.iobatch.class=latency --rootfs "$R" victim \
+$CTR run -d --runtime $RT --annotation io.iobatch.class=latency \
+  --annotation io.iobatch.latency-target=1us --rootfs "$R" victim \
   /usr/bin/fio --name=v --filename=/data/victim --rw=randread --bs=4k --size=256M \
   --time_based --runtime=300 --direct=1 --ioengine=psync >/dev/null 2>&1
 ok "the latency-sensitive container starts" wait_for 20 '[ "$(state victim)" == RUNNING ]'
@@ -44,16 +63,20 @@ writer() {
     echo $? >"$IOB_T/$1.rc.tmp" && mv "$IOB_T/$1.rc.tmp" "$IOB_T/$1.rc"
   ) &
 }
-sleep 3 # its rate alone, over a dozen 250 ms windows
-writer w1 12
+# in force from its first window with block-layer latency
+wait_for 30 '[ "$(agent_field victim lat_target_source)" == declared ]'
+is "$(agent_field victim lat_target)/$(agent_field victim lat_target_source)" "1/declared" \
+  "its objective is the declared one (a block I/O p99 of 1 us)"
+# Killed once the next one is held (cleanup_ctr), long before its end.
+writer w1 120
 wait_for 20 '[ -e "$IOB_T/w1.rc" ]'
-is "$(cat "$IOB_T/w1.rc" 2>/dev/null)" "0" "a batch writer starts while the victim is within its target"
-# Seen once is enough: the victim's share moves with the writer's bursts.
-wait_for 20 '[ "$(ctl status --json | tee "$IOB_T/st.json" | jq -r .protect_holding)" == true ]'
-jq -c ".containers[] | {id, state, class, read_bps, write_bps, protected, share}" "$IOB_T/st.json" |
-  sed "s/^/# /"
+is "$(cat "$IOB_T/w1.rc" 2>/dev/null)" "0" "a batch writer starts beside it (no miss with batch I/O yet)"
+# Holding lasts while the writer does I/O: every such window is a miss.
+wait_for 30 '[ "$(ctl status --json | tee "$IOB_T/st.json" | jq -r .protect_holding)" == true ]'
+jq -c ".containers[] | {id, state, class, read_bps, write_bps, protected, io_lat_p99_us, lat_target, cap_bps}" \
+  "$IOB_T/st.json" | sed "s/^/# /"
 is "$(jq -r .protect_holding "$IOB_T/st.json")" "true" \
-  "the writer pushes the victim below its target (share $(jq -r '.containers[] | select(.id == "victim") | .share' "$IOB_T/st.json"))"
+  "beside the writer it misses its objective ($(jq -r .protect_lat_ratio "$IOB_T/st.json") x): new ones held"
 cap=$(jq -r '.containers[] | select(.id == "w1") | .cap_bps' "$IOB_T/st.json")
 [ "${cap:-0}" -gt 0 ] 2>/dev/null
 is "$?" "0" "the running writer is capped meanwhile ($((${cap:-0} / 1048576)) MiB/s, $(grep -c "cannot cap" "$AGENT_LOG") cap failures logged)"
@@ -82,7 +105,7 @@ like "$(agent_field w2 reason)" "protecting a latency-sensitive container" \
 is "$(agent_field w2 conflict)" "victim" "and status names the victim"
 cleanup_ctr w1
 wait_for 60 '[ -e "$IOB_T/w2.rc" ]'
-is "$(cat "$IOB_T/w2.rc" 2>/dev/null)" "0" "once the writer is gone and the victim has slack, it starts"
+is "$(cat "$IOB_T/w2.rc" 2>/dev/null)" "0" "once the writer is gone (no batch I/O beside the victim: slack), it starts"
 grep -q "'victim' has slack again" "$AGENT_LOG"
 is "$?" "0" "the agent says the victim has slack again"
 cleanup_ctr w2
