@@ -7,7 +7,9 @@
  * hysteresis: agent/protect.h) or while a container has been held longer
  * than --max-held; Unknown when the agent cannot be asked.
  * packaging/kubernetes/iobatch-npd.json turns it into the node condition
- * IOPressure. */
+ * IobatchIOPressure: prefixed, because the kubelet names its own
+ * conditions *Pressure (MemoryPressure, DiskPressure, PIDPressure) and a
+ * kubelet PSI proposal (KEP-4205) plans more of that shape. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>

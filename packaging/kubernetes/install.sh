@@ -51,9 +51,10 @@
 # only when it is the installer's own text.
 #
 # containerd: 2.x merges an imported file into config.toml, so the handler
-# goes into /etc/containerd/conf.d/iobatch.toml and config.toml imports it
-# (containerd >= 2.2 imports conf.d only when config.toml says so, as the one
-# `containerd config default` writes does).  1.6/1.7 let an imported file
+# goes into /etc/containerd/conf.d/iobatch.toml, in config.toml's config
+# version (2 or 3: dropin, says why), and config.toml imports it (containerd >= 2.2
+# imports conf.d only when config.toml says so, as the one `containerd
+# config default` writes does).  1.6/1.7 let an imported file
 # replace config.toml's whole CRI table, so there the handler is appended to
 # config.toml itself between two marker lines (kata-deploy edits config.toml
 # for containerd < 2.0 too).  Every edit has an exact inverse, so that
@@ -283,16 +284,36 @@ created() {
   sha256sum <"$conf" | cut -d' ' -f1 >"$mark"
 }
 
-dropin_v3() {
-  cat <<'TOML'
+# conf_version FILE: FILE's config version ("version = N" before the
+# first table), or "none".
+conf_version() {
+  awk '/^[ \t]*\[/ { exit }
+    /^[ \t]*version[ \t]*=/ { v = $0; sub(/^[^=]*=[ \t]*/, "", v); sub(/[ \t]*(#.*)?\r?$/, "", v); print v; found = 1; exit }
+    END { if (!found) print "none" }' "$1"
+}
+# dropin VERSION: the drop-in's text in config version VERSION (2 or 3),
+# which is config.toml's.  A version 3 drop-in imported by a version 2
+# config.toml (Debian's own, up to its containerd 2.1) breaks that file:
+# containerd 2.1 merges the two before migrating, the merged config is
+# version 3, and config.toml's version 2 tables are ignored ("Ignoring
+# unknown key"): on Debian unstable's 2.1.9 its sandbox_image,
+# restrict_oom_score_adj and CNI bin_dir were gone.  Later 2.x refused such
+# a drop-in (containerd PR 12891, "drop-in config version 3 higher than
+# root config version 2"), then migrated each file before merging (PR
+# 13939 reverted the refusal).  A drop-in in config.toml's version is
+# migrated with it on each of them (tests/install/daemonset.sh).
+dropin() {
+  local t='plugins."io.containerd.cri.v1.runtime"'
+  [ "$1" = 3 ] || t='plugins."io.containerd.grpc.v1.cri"'
+  cat <<TOML
 # Written by iobatch's install.sh: the CRI runtime handler "iobatch".
-version = 3
+version = $1
 
-[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.iobatch]
+[$t.containerd.runtimes.iobatch]
   runtime_type = "io.containerd.iobatch.v2"
   pod_annotations = ["io.iobatch.*"]
   container_annotations = ["io.iobatch.*"]
-  [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.iobatch.options]
+  [$t.containerd.runtimes.iobatch.options]
     ConfigPath = "/etc/iobatch/runtime-options.toml"
 TOML
 }
@@ -332,9 +353,10 @@ top_imports() {
   awk '/^[ \t]*\[/ { exit } /^[ \t]*imports[ \t]*=/ { print; exit }' "$1"
 }
 
-# containerd 2.x: the drop-in, and config.toml importing it.
+# containerd 2.x: the drop-in, in config.toml's version, and config.toml
+# importing it.
 configure_v2plus() {
-  local conf confd tmp
+  local conf confd tmp version=3
   # conf.d made here goes again on uninstall (a marker says so; containerd
   # imports only *.toml from it).
   hr confd "$(dirname "$DROPIN")"
@@ -342,8 +364,9 @@ configure_v2plus() {
     mkdir -p "$confd"
     : >"$confd/$CONFD_MARK"
   fi
-  write_text "$DROPIN" containerd_check < <(dropin_v3)
   hr conf "$CONF"
+  if [ -f "$conf" ] && [ "$(conf_version "$conf")" = 2 ]; then version=2; fi
+  write_text "$DROPIN" containerd_check < <(dropin "$version")
   if [ ! -e "$conf" ]; then
     write_text "$CONF" containerd_check < <(printf 'version = 3\n%s\n' "$IMPORT_LINE")
     created
@@ -590,7 +613,8 @@ uninstall_dropin() {
   hr f "$DROPIN"
   if [ -e "$f" ]; then
     tmp=$(mktemp)
-    dropin_v3 >"$tmp"
+    dropin 3 >"$tmp"
+    cmp -s "$tmp" "$f" || dropin 2 >"$tmp"
     if cmp -s "$tmp" "$f"; then
       rm -f "$f"
       changed=1

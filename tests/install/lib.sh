@@ -8,6 +8,10 @@
 #   inst_root [EXTRA_PKGS...]  build (once, cached under $IOB_B/install/) a
 #                              root tarball of INST_SUITE with mmdebstrap;
 #                              sets INST_TAR
+#   inst_root_of SUITE [EXTRA_PKGS...]
+#                              the same for another suite, in REPLY (the
+#                              same cached file as INST_SUITE=SUITE's);
+#                              INST_SUITE and INST_TAR stay as they are
 #   inst_boot NAME             unpack a fresh copy under $IOB_T/NAME, boot
 #                              it; sets INST_ROOT, INST_PID (the guest's
 #                              PID 1 as the host sees it), INST_NAME
@@ -34,44 +38,50 @@
 # The tests say which containerd the booted root runs in their names
 # (inst_containerd_version).
 INST_SUITE=${INST_SUITE:-bookworm}
-# What every root has: systemd as PID 1, the suite's containerd and runc,
-# busybox-static for test rootfs, and the iobatch package's shared
-# libraries (so `apt-get install ./iobatch_*.deb` needs no network).
-INST_BASE_PKGS=(socat bash-static containernetworking-plugins
-  systemd systemd-sysv dbus containerd runc busybox-static
-  libjansson4 libprotobuf-c1 libseccomp2 libbpf1 zlib1g libnghttp2-14)
-INST_MMDEBSTRAP_OPTS=()
-INST_MMDEBSTRAP_SOURCES=() # none: the suite's own from Debian's mirror
-INST_NSPAWN_ENV=() # systemd-nspawn's environment
-INST_INIT_ARGS=()  # the guest's systemd's command line
-case $INST_SUITE in
-bookworm)
-  # deb.sh's podman and daemonset.sh's kubectl: one root, built once per
-  # run, serves both.
-  INST_BASE_PKGS+=(libelf1 podman uidmap kubernetes-client) ;;
-trixie)
-  # libelf1 became libelf1t64 (the 64-bit time_t transition).  No podman:
-  # podman 5 refuses this host's cgroup v1 hierarchies; no
-  # kubernetes-client: not in Debian 13.
-  INST_BASE_PKGS+=(libelf1t64) ;;
-sid)
-  # systemd from Debian 13: unstable's (258 and later) has no cgroup v1
-  # support and refuses to boot on this host's hybrid hierarchy, and a
-  # cgroup v2 guest here has no controllers (they are bound to v1), where
-  # runc cannot set a container's cpu.weight.  containerd, runc and the
-  # rest are unstable's.
-  # netbase: containerd 2.x copies the node's /etc/hosts into a
-  # host-network sandbox, and fails without one (1.6 and 1.7 do not).
-  # /root/debs: Debian 13's containerd 1.7 and unstable's own 2.x, as .debs
-  # (deb.sh installs one and then the other: the package's file trigger on
-  # containerd's binary, with no network during the test).
-  INST_BASE_PKGS+=(libelf1t64 netbase)
-  INST_MMDEBSTRAP_OPTS+=('--aptopt=Acquire::Check-Valid-Until "false"'
-    '--customize-hook=mkdir -p "$1/root/debs" && chroot "$1" sh -c "cd /root/debs && apt-get -q download containerd/trixie containerd/sid"'
-    '--setup-hook=mkdir -p "$1/etc/apt/preferences.d" && printf "Package: systemd systemd-sysv libsystemd-shared libsystemd0\nPin: release n=trixie\nPin-Priority: 1001\n" >"$1/etc/apt/preferences.d/systemd-trixie"')
-  INST_MMDEBSTRAP_SOURCES=("deb http://deb.debian.org/debian sid main" "deb http://deb.debian.org/debian trixie main") ;;
-*) bail "INST_SUITE=$INST_SUITE: not a suite the install tests know (bookworm, trixie, sid)" ;;
-esac
+# _inst_suite SUITE: the settings of SUITE's root, below (inst_root_of sets
+# another suite's in its own scope).
+_inst_suite() {
+  # What every root has: systemd as PID 1, the suite's containerd and runc,
+  # busybox-static for test rootfs, and the iobatch package's shared
+  # libraries (so `apt-get install ./iobatch_*.deb` needs no network).
+  INST_BASE_PKGS=(socat bash-static containernetworking-plugins
+    systemd systemd-sysv dbus containerd runc busybox-static
+    libjansson4 libprotobuf-c1 libseccomp2 libbpf1 zlib1g libnghttp2-14)
+  INST_MMDEBSTRAP_OPTS=()
+  INST_MMDEBSTRAP_SOURCES=() # none: the suite's own from Debian's mirror
+  INST_NSPAWN_ENV=() # systemd-nspawn's environment
+  INST_INIT_ARGS=()  # the guest's systemd's command line
+  case $1 in
+  bookworm)
+    # deb.sh's podman and the DaemonSet image's kubectl (daemonset.sh takes
+    # the image's userland from this root whatever the node's suite): one
+    # root, built once per run, serves both.
+    INST_BASE_PKGS+=(libelf1 podman uidmap kubernetes-client) ;;
+  trixie)
+    # libelf1 became libelf1t64 (the 64-bit time_t transition).  No podman:
+    # podman 5 refuses this host's cgroup v1 hierarchies; no
+    # kubernetes-client: not in Debian 13.
+    INST_BASE_PKGS+=(libelf1t64) ;;
+  sid)
+    # systemd from Debian 13: unstable's (258 and later) has no cgroup v1
+    # support and refuses to boot on this host's hybrid hierarchy, and a
+    # cgroup v2 guest here has no controllers (they are bound to v1), where
+    # runc cannot set a container's cpu.weight.  containerd, runc and the
+    # rest are unstable's.
+    # netbase: containerd 2.x copies the node's /etc/hosts into a
+    # host-network sandbox, and fails without one (1.6 and 1.7 do not).
+    # /root/debs: Debian 13's containerd 1.7 and unstable's own 2.x, as .debs
+    # (deb.sh installs one and then the other: the package's file trigger on
+    # containerd's binary, with no network during the test).
+    INST_BASE_PKGS+=(libelf1t64 netbase)
+    INST_MMDEBSTRAP_OPTS+=('--aptopt=Acquire::Check-Valid-Until "false"'
+      '--customize-hook=mkdir -p "$1/root/debs" && chroot "$1" sh -c "cd /root/debs && apt-get -q download containerd/trixie containerd/sid"'
+      '--setup-hook=mkdir -p "$1/etc/apt/preferences.d" && printf "Package: systemd systemd-sysv libsystemd-shared libsystemd0\nPin: release n=trixie\nPin-Priority: 1001\n" >"$1/etc/apt/preferences.d/systemd-trixie"')
+    INST_MMDEBSTRAP_SOURCES=("deb http://deb.debian.org/debian sid main" "deb http://deb.debian.org/debian trixie main") ;;
+  *) bail "INST_SUITE=$1: not a suite the install tests know (bookworm, trixie, sid)" ;;
+  esac
+}
+_inst_suite "$INST_SUITE"
 INST_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 inst_root() {
@@ -103,6 +113,14 @@ inst_root() {
   flock -u "$_inst_lock"
   exec {_inst_lock}>&-
   printf '%s\n' "$pkgs" >"$INST_TAR.pkgs"
+}
+
+inst_root_of() {
+  local INST_SUITE=$1 INST_TAR INST_BASE_PKGS INST_MMDEBSTRAP_OPTS INST_MMDEBSTRAP_SOURCES \
+    INST_NSPAWN_ENV INST_INIT_ARGS
+  _inst_suite "$1"
+  inst_root "${@:2}"
+  REPLY=$INST_TAR
 }
 
 # _inst_leader NSPAWN_PID: the pid (host's view) of the guest's PID 1.

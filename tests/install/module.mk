@@ -9,9 +9,11 @@
 INSTALL_TESTS += INST_SUITE=bookworm tests/install/deb.sh
 INSTALL_TESTS += INST_SUITE=trixie tests/install/deb.sh
 INSTALL_TESTS += INST_SUITE=sid tests/install/deb.sh
-# The DaemonSet run as a kubelet runs it; its image carries make static's
-# binaries.
+# The DaemonSet run as a kubelet runs it, on each containerd; its image
+# carries make static's binaries and Debian 12's userland on every suite.
 INSTALL_TESTS += INST_SUITE=bookworm tests/install/daemonset.sh
+INSTALL_TESTS += INST_SUITE=trixie tests/install/daemonset.sh
+INSTALL_TESTS += INST_SUITE=sid tests/install/daemonset.sh
 check-install: static
 
 # The shim's protocol suites (create, start, exec, kill, delete, events,

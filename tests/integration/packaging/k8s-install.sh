@@ -3,7 +3,8 @@
 # packaging/kubernetes/install.sh against fake host roots: containerd 1.6
 # (handler appended to a Debian-style config.toml, checked with the real
 # containerd's `config dump`), 2.x (conf.d drop-in + imports line, with and
-# without an imports line or a config.toml), each run twice to show that
+# without an imports line or a config.toml; the drop-in in config.toml's
+# config version, 2 or 3), each run twice to show that
 # nothing changes the second time; restart only when asked and something
 # its configuration changed (not for new binaries); the node is labelled
 # only once a containerd runs that started after the change (a fake /proc
@@ -27,7 +28,7 @@
 # binary are what a fake root cannot show; tests/install/daemonset.sh
 # runs it on a booted system).
 . "$(dirname "$0")/../lib/common.sh"
-tap_plan 103
+tap_plan 106
 
 INSTALL=$IOB_TOP/packaging/kubernetes/install.sh
 STUBS=$IOB_T/stubs
@@ -229,6 +230,23 @@ is "$(cmp -s "$SRC/bin/iobatchctl" "$B/opt/iobatch/bin/iobatchctl" && echo copie
 run "$B" uninstall FAKE_CONTAINERD_VERSION=v2.1.4
 ok "2.1: uninstall restores config.toml" cmp "$IOB_T/b-orig.toml" "$B/etc/containerd/config.toml"
 ok "2.1: drop-in removed, and conf.d, which the installer made" test ! -e "$B/etc/containerd/conf.d"
+
+# ---- containerd 2.1 with Debian's config.toml (version 2, as 1.6's
+# above): the drop-in is version 2 too (a version 3 one makes containerd
+# 2.1 ignore config.toml's own tables: install.sh, dropin; daemonset.sh
+# runs it on Debian unstable's 2.1)
+V=$IOB_T/v
+mkdir -p "$V/etc/containerd"
+cp "$orig" "$V/etc/containerd/config.toml"
+run "$V" install FAKE_CONTAINERD_VERSION=2.1.9~ds1
+is "$?:$(head -1 "$V/etc/containerd/config.toml")" '0:imports = ["/etc/containerd/conf.d/iobatch.toml"]  # added by iobatch' \
+  "2.1, Debian's config.toml (version 2): install; config.toml imports the drop-in"
+is "$(toml "$V/etc/containerd/conf.d/iobatch.toml" '[c["version"], c["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["iobatch"]["runtime_type"]]')" \
+  '[2, "io.containerd.iobatch.v2"]' "2.1, config.toml version 2: the drop-in is version 2 (the CRI's v2 table)"
+run "$V" uninstall FAKE_CONTAINERD_VERSION=2.1.9~ds1
+ok "2.1, config.toml version 2: uninstall restores config.toml and removes the drop-in and conf.d" \
+  eval 'cmp -s "$orig" "$V/etc/containerd/config.toml" && test ! -e "$V/etc/containerd/conf.d"'
+calls >/dev/null
 
 # ---- an existing imports line; the conf.d glob; no config.toml
 C=$IOB_T/c

@@ -2,17 +2,20 @@
 # SPDX-License-Identifier: Apache-2.0
 # packaging/kubernetes/iobatch-npd.json, the node-problem-detector custom
 # plugin monitor that turns `iobatchctl check io-pressure` into the node
-# condition IOPressure, against the rules node-problem-detector applies to
-# such a file (pkg/custompluginmonitor/types/config.go, ApplyConfiguration
-# and Validate): plugin "custom"; durations Go can parse; no rule timeout
-# above the global one; every permanent rule's condition among the default
-# conditions; and here: the rule runs the binary the DaemonSet's installer
-# puts on the host with the agent's socket, and that binary (as built)
-# answers with one line of at most max_output_length and an exit status of
-# the protocol (0 OK, 1 NonOK, 2 Unknown). node-problem-detector itself is
-# not packaged in Debian 12: its loader is not run here.
+# condition IobatchIOPressure, against the rules node-problem-detector
+# applies to such a file (pkg/custompluginmonitor/types/config.go,
+# ApplyConfiguration and Validate): plugin "custom"; durations Go can
+# parse; no rule timeout above the global one; every permanent rule's
+# condition among the default conditions; and here: the condition and its
+# reasons carry the project's prefix (the kubelet names its own conditions
+# *Pressure, and a kubelet PSI proposal, KEP-4205, plans more of that
+# shape); the rule runs the binary the DaemonSet's installer puts on the
+# host with the agent's socket, and that binary (as built) answers with one
+# line of at most max_output_length and an exit status of the protocol (0
+# OK, 1 NonOK, 2 Unknown). node-problem-detector itself is not packaged in
+# Debian 12: its loader is not run here.
 . "$(dirname "$0")/../lib/common.sh"
-tap_plan 6
+tap_plan 7
 iob_need python3
 CFG=$IOB_TOP/packaging/kubernetes/iobatch-npd.json
 python3 - "$CFG" <<'PY' >"$IOB_T/v.out" 2>&1
@@ -40,6 +43,9 @@ print("ok")
 PY
 is "$(tail -1 "$IOB_T/v.out")" "ok" "the monitor config follows node-problem-detector's rules"
 [ "$(tail -1 "$IOB_T/v.out")" = ok ] || sed 's/^/# /' "$IOB_T/v.out"
+is "$(jq -r '[.conditions[].type, .conditions[].reason, .rules[].condition, .rules[].reason] | join(" ")' "$CFG")" \
+  "IobatchIOPressure IobatchNoIOPressure IobatchIOPressure IobatchIOPressure" \
+  "the node condition is IobatchIOPressure (reasons IobatchNoIOPressure, IobatchIOPressure), not a kubelet-like IOPressure"
 is "$(jq -r '.rules[0].path' "$CFG")" "/opt/iobatch/bin/iobatchctl" \
   "it runs iobatchctl where the DaemonSet's installer puts it"
 is "$(jq -r '.rules[0].args | join(" ")' "$CFG")" "--socket /run/iobatch/iobatchd.sock check io-pressure" \
