@@ -314,6 +314,11 @@ is "$(ctl status --json | jq -r '.containers[] | select(.container_name == "slee
 # profiles are keyed by the image otherwise, and both run the same image.
 $KUBELET up "$IOB_T/pods.yaml" "$K/runtimeclass.yaml" --pod Pod/seq >"$IOB_T/seq.json" 2>&1
 is "$(jq -r 'select(.event == "started") | .container' "$IOB_T/seq.json")" "writer" "$P: a sequential writer pod starts"
+# The random writer comes once the agent has seen the sequential one
+# write: a plan made before its first window (on a busy machine, its
+# start can take seconds) has nothing running to hold the second for.
+wait_for 30 'agent_has ".containers[] | select(.pod_name == \"seq\" and .kind != \"sandbox\" and .write_bps > 0)"' ||
+  diag "the agent saw no write from the seq pod: $(ctl status --json | jq -c '.containers[] | select(.pod_name == "seq")')"
 ($KUBELET up "$IOB_T/pods.yaml" "$K/runtimeclass.yaml" --pod Pod/rand >"$IOB_T/rand.json" 2>&1; echo $? >"$IOB_T/rand.rc") &
 wait_for 20 'agent_has ".containers[] | select(.pod_name == \"rand\" and .state == \"pending\")"'
 is "$(ctl status --json | jq -r '.containers[] | select(.pod_name == "rand" and .kind != "sandbox") | .state'):$($KUBELET status --pod rand | jq -r .containers.writer.state):$([ -e "$IOB_T/rand.rc" ] && echo returned || echo waiting)" \
