@@ -347,10 +347,9 @@ static uint32_t read_init_pid(const char *bundle) {
 }
 
 /* No state directory of id under runc's root: it was deleted (any other
- * answer, or an id that is not a plain name, says "ask runc"). */
+ * answer says "ask runc").  id is a plain name: shim_args_parse took it
+ * through shim_validate_id. */
 static bool runc_forgot(const struct shim_runc *r, const char *id) {
-  if (*id == '\0' || strchr(id, '/') || !strcmp(id, ".") || !strcmp(id, ".."))
-    return false;
   cleanup_free char *dir = xasprintf("%s/%s", r->root, id);
   struct stat st;
   return stat(dir, &st) < 0 && errno == ENOENT;
