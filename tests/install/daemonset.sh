@@ -98,7 +98,7 @@ JSON
 at_exit "inst_exec busybox ip link del iobtest0"
 sed -i 's|^  \[plugins."io.containerd.grpc.v1.cri"\]$|&\n    sandbox_image = "iobatch.test/pause:1"\n    restrict_oom_score_adj = true\n    stream_server_port = "0"|' \
   "$G/etc/containerd/config.toml"
-inst_exec systemctl restart containerd || bail "containerd did not restart in the guest"
+inst_restart containerd || bail "containerd did not restart in the guest"
 
 # docker_archive ROOTFS TAG CMD-JSON OUT
 docker_archive() {

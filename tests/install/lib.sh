@@ -216,6 +216,18 @@ inst_halt() {
   return 0
 }
 
+# inst_restart UNIT: `systemctl restart UNIT` in the guest.  These tests
+# restart containerd far more often than an admin does, and dpkg restarts
+# it too when it upgrades containerd; systemd's default start limit (5
+# starts in 10 s) is for crash loops and refuses such a start ("start of
+# the service was attempted too often").  reset-failed flushes that counter
+# (systemd.unit(5), StartLimitIntervalSec=); a unit that cannot start still
+# fails the restart.
+inst_restart() {
+  inst_exec systemctl reset-failed "$1" >/dev/null 2>&1
+  inst_exec systemctl restart "$1"
+}
+
 # inst_containerd_version: the version of the guest's containerd, as its
 # binary says it ("1.7.24", without Debian's "~ds1" suffix).
 inst_containerd_version() {
