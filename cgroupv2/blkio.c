@@ -307,5 +307,6 @@ const struct cg2_source_ops cg2_source_blkio_v1 = {
     .source = CG2_SOURCE_BLKIO_V1,
     .name = "blkio-v1",
     .counts_pids = true,
+    .v1_dir = true,
     .read = read_sample,
 };

@@ -67,11 +67,13 @@ int cg2_sample_take(const char *root, const char *cgdir, enum cg2_source source,
   s.source = source;
   if (ops->read(root, cgdir, &s, err) < 0)
     return -1;
-  /* io.pressure is optional: v1 directories and kernels without PSI lack it
-   * (and PSI can be disabled with psi=0, which makes the file fail to open
-   * with EOPNOTSUPP). */
-  cleanup_error struct iob_error *perr = NULL;
-  s.has_pressure = cg2_pressure_read(cgdir, &s.pressure, &perr) == 0;
+  /* io.pressure is optional: kernels without PSI lack it (and PSI can be
+   * disabled with psi=0, which makes the file fail to open with
+   * EOPNOTSUPP); v1 directories never have it. */
+  if (!ops->v1_dir) {
+    cleanup_error struct iob_error *perr = NULL;
+    s.has_pressure = cg2_pressure_read(cgdir, &s.pressure, &perr) == 0;
+  }
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   s.t_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;

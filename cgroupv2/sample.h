@@ -61,6 +61,10 @@ struct cg2_source_ops {
   const char *name;    /* "io.stat", "procfs", "blkio-v1": logs, records, IOSample.source */
   bool lower_fidelity; /* say so wherever it is shown (procio.h) */
   bool counts_pids;    /* npids is known: an emptied cgroup is a container gone */
+  /* It reads a v1 hierarchy's directory, where PSI never puts io.pressure:
+   * cg2_sample_take does not look for it there (a failed open per
+   * container and window otherwise). */
+  bool v1_dir;
   /* Fill S->io (and npids, rchar, wchar) from CGDIR; ROOT prefixes /proc. */
   int (*read)(const char *root, const char *cgdir, struct cg2_sample *s, struct iob_error **err);
 };

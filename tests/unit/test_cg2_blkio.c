@@ -192,6 +192,14 @@ static void test_read_and_sample(void **state) {
   assert_int_equal(s.io.wbytes, 314572800 + 4096);
   assert_int_equal(s.io.wios, 312);
   assert_int_equal(s.npids, 1);
+  /* PSI puts io.pressure in cgroup2 directories only: a v1 directory's is
+   * not looked for, so even a file of that name there is not read */
+  assert_int_equal(s.has_pressure, 0);
+  snprintf(rel, sizeof(rel), "%s/io.pressure", cg);
+  put_text(root, rel,
+      "some avg10=0.00 avg60=0.00 avg300=0.00 total=5\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=3\n");
+  assert_int_equal(cg2_sample_take(root, dir, CG2_SOURCE_BLKIO_V1, &s, &err), 0);
+  assert_int_equal(s.has_pressure, 0);
 
   /* buffered writer: v1 charged the writeback to the root (Write 0), procfs
    * saw 100 MiB dirtied, 10 MiB of it truncated before writeback */
