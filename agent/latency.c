@@ -47,16 +47,15 @@ static char *why_errno(const char *what, int e) {
   return xasprintf("%s: %s", what, strerror(e));
 }
 
-/* Load and attach the program; NULL when it runs, else why not. */
-static char *try_bpf(struct agent_latency *l) {
-  /* CO-RE needs the running kernel's BTF; without it libbpf would fail
-   * with a less helpful message. */
-  if (access(KERNEL_BTF, R_OK) != 0)
-    return xasprintf("no kernel BTF at '%s' (%s)", KERNEL_BTF, strerror(errno));
-  libbpf_set_print(libbpf_log);
+/* Load and attach the program, with the dirty-page counter when dirty;
+ * NULL when it runs, else why not. */
+static char *try_load(struct agent_latency *l, bool dirty) {
   struct blklat *skel = blklat__open();
   if (skel == NULL)
     return why_errno("cannot open the BPF program", errno);
+  long page = sysconf(_SC_PAGESIZE);
+  skel->rodata->page_size = page > 0 ? (__u64)page : 4096;
+  bpf_program__set_autoload(skel->progs.blklat_dirty, dirty);
   int r = blklat__load(skel);
   if (r < 0) {
     char *why = why_errno("cannot load the BPF program", -r);
@@ -65,23 +64,48 @@ static char *try_bpf(struct agent_latency *l) {
   }
   r = blklat__attach(skel);
   if (r < 0) {
-    char *why = why_errno("cannot attach to block_rq_issue/block_rq_complete", -r);
+    char *why = why_errno(dirty ? "cannot attach to block_rq_issue/block_rq_complete/"
+                                  "writeback_dirty_folio"
+                                : "cannot attach to block_rq_issue/block_rq_complete",
+                          -r);
     blklat__destroy(skel);
     return why;
   }
   l->skel = skel;
+  l->dirty = dirty;
   l->map_fd = bpf_map__fd(skel->maps.lat);
   l->watch_fd = bpf_map__fd(skel->maps.watch);
   l->gone_fd = bpf_map__fd(skel->maps.gone);
   return NULL;
 }
 
-int agent_latency_open(struct agent_latency *l, int pref, struct iob_error **err) {
+/* The program, with its dirty-page counter when asked and it loads (a
+ * kernel without the writeback_dirty_folio tracepoint, before 5.17, or
+ * whose structs it cannot relocate), else without it: latency does not
+ * depend on it.  NULL when it runs, else why not. */
+static char *try_bpf(struct agent_latency *l, bool dirty) {
+  /* CO-RE needs the running kernel's BTF; without it libbpf would fail
+   * with a less helpful message. */
+  if (access(KERNEL_BTF, R_OK) != 0)
+    return xasprintf("no kernel BTF at '%s' (%s)", KERNEL_BTF, strerror(errno));
+  libbpf_set_print(libbpf_log);
+  if (dirty) {
+    char *why = try_load(l, true);
+    if (why == NULL)
+      return NULL;
+    l->dirty_why = xasprintf("buffered writes not counted: %s", why);
+    iob_debug("BPF program: %s; loading it without", l->dirty_why);
+    free(why);
+  }
+  return try_load(l, false);
+}
+
+int agent_latency_open(struct agent_latency *l, int pref, bool dirty, struct iob_error **err) {
   memset(l, 0, sizeof(*l));
   l->map_fd = l->watch_fd = l->gone_fd = -1;
   char *bpf_error = NULL;
   if (agent_lathist_wants_bpf(pref))
-    bpf_error = try_bpf(l);
+    bpf_error = try_bpf(l, dirty);
   int r = agent_lathist_decide(pref, bpf_error, &l->mode, &l->why, err);
   free(bpf_error);
   if (r < 0 || l->mode != AGENT_LATHIST_MODE_BPF)
@@ -93,6 +117,9 @@ void agent_latency_close(struct agent_latency *l) {
   if (l->skel)
     blklat__destroy(l->skel);
   l->skel = NULL;
+  l->dirty = false;
+  free(l->dirty_why);
+  l->dirty_why = NULL;
   l->map_fd = l->watch_fd = l->gone_fd = -1;
   agent_lathist_snap_free(&l->snap);
   free(l->gone_ids);

@@ -21,6 +21,10 @@ struct agent_latency {
   int mode;  /* enum agent_lathist_mode */
   char *why; /* why not BPF (mode other than BPF), or NULL */
   struct blklat *skel;
+  /* The program counts the pages each cgroup's tasks dirty (blklat_val's
+   * dirtied, druns); dirty_why: asked for and not loaded, why. */
+  bool dirty;
+  char *dirty_why;
   int map_fd;                     /* the `lat` map, -1 without BPF */
   int watch_fd, gone_fd;          /* the `watch` and `gone` maps, -1 without BPF */
   struct agent_lathist_snap snap; /* the `lat` map at the last agent_latency_snapshot */
@@ -30,9 +34,10 @@ struct agent_latency {
 };
 
 /* Choose the source for pref (enum agent_lathist_pref): load and attach the
- * program when pref allows it.  Fails only when pref is bpf and it
+ * program when pref allows it, with its dirty-page counter when dirty
+ * (l->dirty says whether it runs).  Fails only when pref is bpf and it
  * cannot load; otherwise l->why says why BPF is not used. */
-int agent_latency_open(struct agent_latency *l, int pref, struct iob_error **err);
+int agent_latency_open(struct agent_latency *l, int pref, bool dirty, struct iob_error **err);
 void agent_latency_close(struct agent_latency *l);
 /* Read the whole `lat` map with batched lookups (a few system calls
  * whatever the number of cgroups), for agent_latency_read until the next

@@ -118,33 +118,41 @@ void agent_sampler_init_headless(struct agent_sampler *s, const struct agent_con
 }
 
 bool agent_sampler_auto_bpf(bool writeback_v2, bool fixture, int lat_mode, const char *lat_why,
-                            char **why) {
+                            bool dirty, const char *dirty_why, char **why) {
   if (fixture) {
     *why = xstrdup("cgroup_root is set (fixture cgroups: no block I/O of their own)");
-    return false;
-  }
-  if (!writeback_v2) {
-    *why = xstrdup("the io and memory controllers are not both in cgroup v2 here (a v1 or "
-                   "hybrid host charges buffered writeback to the root cgroup, not the writer's)");
     return false;
   }
   if (lat_mode != AGENT_LATHIST_MODE_BPF) {
     *why = xasprintf("the BPF program is not loaded: %s", lat_why ? lat_why : "unknown");
     return false;
   }
-  *why = xstrdup("cgroup v2 charges buffered writeback to the writer's cgroup: the block "
-                 "layer's counts per cgroup are io.stat's");
+  if (writeback_v2) {
+    *why = xstrdup("cgroup v2 charges buffered writeback to the writer's cgroup: the block "
+                   "layer's counts per cgroup are io.stat's");
+    return true;
+  }
+  if (!dirty) {
+    *why = xasprintf("the io and memory controllers are not both in cgroup v2 here (a v1 or "
+                     "hybrid host charges buffered writeback to the root cgroup, not the "
+                     "writer's), and the program does not count dirtied pages: %s",
+                     dirty_why ? dirty_why : "unknown");
+    return false;
+  }
+  *why = xstrdup("a v1 or hybrid host charges buffered writeback to the root cgroup: the program "
+                 "counts the pages each container dirties (writeback_dirty_folio) beside its "
+                 "block requests");
   return true;
 }
 
-/* sampler = auto: the BPF map on cgroup v2 where the program loaded; the
- * files (as chosen above) elsewhere.  The log says which and why; on
- * cgroup v2 status does too (the name). */
+/* sampler = auto: the BPF map where it sees every write; the files (as
+ * chosen above) elsewhere.  The log says which and why; status does too
+ * where it is bpf, and on cgroup v2 (the name). */
 static void sampler_auto(struct agent_sampler *s, const struct agent_config *cfg) {
   cleanup_free char *why = NULL;
   const char *lat_why = s->lat.why;
-  s->bpf_counters =
-      agent_sampler_auto_bpf(s->writeback_v2, cfg->cgroup_root != NULL, s->lat.mode, lat_why, &why);
+  s->bpf_counters = agent_sampler_auto_bpf(s->writeback_v2, cfg->cgroup_root != NULL, s->lat.mode,
+                                           lat_why, s->lat.dirty, s->lat.dirty_why, &why);
   if (s->bpf_counters) {
     s->name = xasprintf("bpf (block-layer bytes and requests from the latency program's map; "
                         "auto: %s)",
@@ -209,7 +217,11 @@ int agent_sampler_init(struct agent_sampler *s, const struct agent_config *cfg,
       iob_info("no v1 blkio statistics (%s): procfs sampler", e->msg);
     }
   }
-  if (agent_latency_open(&s->lat, cfg->latency_source, err) < 0)
+  /* Where writeback is not charged to the writer, the program also counts
+   * dirtied pages, for the samplers that read its map. */
+  bool dirty = !s->writeback_v2 && cfg->cgroup_root == NULL &&
+               (cfg->sampler == AGENT_SAMPLER_AUTO || cfg->sampler == AGENT_SAMPLER_BPF);
+  if (agent_latency_open(&s->lat, cfg->latency_source, dirty, err) < 0)
     return -1;
   if (cfg->sampler == AGENT_SAMPLER_BPF && s->lat.mode == AGENT_LATHIST_MODE_BPF)
     s->bpf_counters = true;
@@ -498,6 +510,15 @@ static int sample_bpf(struct agent_sampler *s, struct agent_ctr *c, struct sstat
   smp->io.wbytes = val->wbytes;
   smp->io.rios = val->rios;
   smp->io.wios = val->wios;
+  /* Pages dirtied: the v1 block layer charges their writeback to the
+   * container only when its own tasks issue it (fsync), so each count is
+   * a lower bound; as in the blkio-v1 source (cgroupv2/sample.h) the
+   * larger is taken, never the sum, and the max of two growing counters
+   * grows. */
+  if (s->lat.dirty) {
+    smp->io.wbytes = val->dirtied > val->wbytes ? val->dirtied : val->wbytes;
+    smp->io.wios = val->druns > val->wios ? val->druns : val->wios;
+  }
   smp->t_ns = s->now_ns;
   return 0;
 }

@@ -99,14 +99,15 @@ void agent_sampler_init_headless(struct agent_sampler *s, const struct agent_con
                                  const struct agent_sampler_env *env);
 void agent_sampler_release(struct agent_sampler *s);
 const char *agent_sampler_name(const struct agent_sampler *s);
-/* sampler = auto's choice: the BPF program's map (true) where buffered
- * writeback is charged to the writer's cgroup (writeback_v2: the cgroup2
- * root has io and memory) and the program is loaded (lat_mode, enum
- * agent_lathist_mode; lat_why: why it is not), never for fixture cgroups
- * (cgroup_root set); else the cgroup files.  *why (allocated) says why,
- * for the log and, on cgroup v2, status. */
+/* sampler = auto's choice: the BPF program's map (true) where the program
+ * is loaded (lat_mode, enum agent_lathist_mode; lat_why: why it is not)
+ * and sees every write of a container: buffered writeback is charged to
+ * the writer's cgroup (writeback_v2: the cgroup2 root has io and memory),
+ * or the program counts the pages its tasks dirty (dirty; dirty_why: why
+ * it does not).  Never for fixture cgroups (cgroup_root set); else the
+ * cgroup files.  *why (allocated) says why, for the log and status. */
 bool agent_sampler_auto_bpf(bool writeback_v2, bool fixture, int lat_mode, const char *lat_why,
-                            char **why);
+                            bool dirty, const char *dirty_why, char **why);
 /* Sample every registered container once; classify the running ones;
  * end the vanished (ops->gone); account the window. */
 void agent_sampler_run(struct agent_sampler *s);

@@ -62,6 +62,66 @@ struct request {
   struct bio *bio;
 } __attribute__((preserve_access_index));
 
+/* The writer of a dirtied page cache folio (writeback_dirty_folio). */
+struct css_set {
+  struct cgroup_subsys_state *subsys[1];
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+  struct css_set *cgroups;
+} __attribute__((preserve_access_index));
+
+struct backing_dev_info {
+  unsigned int capabilities;
+} __attribute__((preserve_access_index));
+
+struct super_block {
+  unsigned long s_magic;
+  struct backing_dev_info *s_bdi;
+} __attribute__((preserve_access_index));
+
+struct inode {
+  struct super_block *i_sb;
+} __attribute__((preserve_access_index));
+
+struct address_space {
+  struct inode *host;
+} __attribute__((preserve_access_index));
+
+/* struct folio's flags are memdesc_flags_t since Linux 6.18, an unsigned
+ * long before; its page count is _nr_pages (6.10 on, 64-bit) or
+ * _folio_nr_pages (before).  One flavour each; bpf_core_type_exists and
+ * bpf_core_field_exists pick at load. */
+typedef struct {
+  unsigned long f;
+} memdesc_flags_t;
+
+struct folio {
+  unsigned long index;
+} __attribute__((preserve_access_index));
+
+struct folio___memdesc {
+  memdesc_flags_t flags;
+  unsigned int _nr_pages;
+} __attribute__((preserve_access_index));
+
+struct folio___ulong {
+  unsigned long flags;
+  unsigned int _folio_nr_pages;
+} __attribute__((preserve_access_index));
+
+enum pageflags { PG_head = 6 };
+enum cgroup_subsys_id { io_cgrp_id = 3 };
+
+/* include/linux/backing-dev-defs.h: a bdi whose pages are written back
+ * (mapping_can_writeback); include/uapi/linux/magic.h: the block device
+ * pseudo-filesystem, whose inodes' bdi is their disk's, not s_bdi. */
+#define BDI_CAP_WRITEBACK 0x1u
+#define BDEVFS_MAGIC 0x62646576ul
+
+/* The page size, set by the agent before load (sysconf). */
+const volatile __u64 page_size = 4096;
+
 /* include/linux/blk_types.h: the op is the low 8 bits of cmd_flags
  * (REQ_OP_BITS), REQ_OP_READ 0, REQ_OP_WRITE 1. */
 #define OP_MASK 0xffu
@@ -180,6 +240,59 @@ int BPF_PROG(blklat_complete, struct request *rq, int error, unsigned int nr_byt
     __sync_fetch_and_add(&v->wios, 1);
     __sync_fetch_and_add(&v->wbytes, nr_bytes);
   }
+  return 0;
+}
+
+/* include/trace/events/writeback.h: writeback_dirty_folio(struct folio *,
+ * struct address_space *), in folio_account_dirtied (mm/page-writeback.c)
+ * in the dirtying task's context, before its check that the mapping is
+ * written back at all (so the same check here), where the kernel adds
+ * the folio to the task's write_bytes.  Charged to the task's io (blkio)
+ * cgroup, which on a v1 hierarchy is the v1 blkio cgroup the block
+ * layer's counts above are keyed by.  Loaded only where the agent asks
+ * (writeback not charged to the writer). */
+SEC("tp_btf/writeback_dirty_folio")
+int BPF_PROG(blklat_dirty, struct folio *folio, struct address_space *mapping) {
+  if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, io_cgrp_id))
+    return 0;
+  if (!mapping)
+    return 0;
+  struct super_block *sb = BPF_CORE_READ(mapping, host, i_sb);
+  if (!sb)
+    return 0;
+  if (BPF_CORE_READ(sb, s_magic) != BDEVFS_MAGIC &&
+      !(BPF_CORE_READ(sb, s_bdi, capabilities) & BDI_CAP_WRITEBACK))
+    return 0; /* tmpfs, ramfs, ...: never written to a disk */
+  struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+  int io = bpf_core_enum_value(enum cgroup_subsys_id, io_cgrp_id);
+  struct css_set *cset = BPF_CORE_READ(task, cgroups);
+  struct cgroup_subsys_state *css = NULL;
+  struct cgroup_subsys_state **subsys = __builtin_preserve_access_index(&cset->subsys[0]);
+  if (bpf_probe_read_kernel(&css, sizeof(css), subsys + io) < 0 || !css)
+    return 0;
+  __u64 cgid = BPF_CORE_READ(css, cgroup, kn, id);
+  struct blklat_val *v = bpf_map_lookup_elem(&lat, &cgid);
+  if (!v)
+    return 0;
+  unsigned long flags;
+  __u64 nr = 1;
+  if (bpf_core_type_exists(memdesc_flags_t))
+    flags = BPF_CORE_READ((struct folio___memdesc *)folio, flags.f);
+  else
+    flags = BPF_CORE_READ((struct folio___ulong *)folio, flags);
+  if (flags & (1ul << bpf_core_enum_value(enum pageflags, PG_head))) {
+    if (bpf_core_field_exists(struct folio___memdesc, _nr_pages))
+      nr = BPF_CORE_READ((struct folio___memdesc *)folio, _nr_pages);
+    else if (bpf_core_field_exists(struct folio___ulong, _folio_nr_pages))
+      nr = BPF_CORE_READ((struct folio___ulong *)folio, _folio_nr_pages);
+  }
+  __u64 index = BPF_CORE_READ(folio, index);
+  __sync_fetch_and_add(&v->dirtied, nr * page_size);
+  /* Racing writers of one cgroup may count a run twice: an estimate. */
+  if (v->dirty_mapping != (__u64)mapping || v->dirty_next != index)
+    __sync_fetch_and_add(&v->druns, 1);
+  v->dirty_mapping = (__u64)mapping;
+  v->dirty_next = index + nr;
   return 0;
 }
 

@@ -42,6 +42,14 @@ typedef uint64_t blklat_u64;
 struct blklat_val {
   blklat_u64 hist[BLKLAT_BUCKETS];
   blklat_u64 rbytes, wbytes, rios, wios;
+  /* Where the block layer does not charge buffered writeback to the
+   * writer (a v1 blkio hierarchy), the pages its tasks dirtied, counted
+   * when they are dirtied (writeback_dirty_folio, where /proc/PID/io counts
+   * write_bytes): bytes, and runs of contiguous pages in one file (what
+   * writeback would merge into requests).  dirty_mapping and dirty_next
+   * (the file and the page after the last run) are the program's own. */
+  blklat_u64 dirtied, druns;
+  blklat_u64 dirty_mapping, dirty_next;
 };
 
 #endif

@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
     return 1;
   struct agent_latency l;
   cleanup_error struct iob_error *err = NULL;
-  if (agent_latency_open(&l, AGENT_LATHIST_BPF, &err) < 0) {
+  if (agent_latency_open(&l, AGENT_LATHIST_BPF, false, &err) < 0) {
     fprintf(stderr, "blklat-cmp: %s\n", err->msg);
     return 1;
   }

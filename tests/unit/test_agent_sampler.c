@@ -244,21 +244,31 @@ static void test_auto_picks_bpf_on_cgroup_v2(void **state) {
     bool v2, fixture;
     int mode;
     const char *lat_why;
+    bool dirty;
+    const char *dirty_why;
     bool bpf;
     const char *why;
   } cases[] = {
-      {true, false, AGENT_LATHIST_MODE_BPF, NULL, true, "cgroup v2 charges buffered writeback"},
-      {false, false, AGENT_LATHIST_MODE_BPF, NULL, false, "charges buffered writeback to the root"},
-      {true, false, AGENT_LATHIST_MODE_PRESSURE, "latency_source = pressure", false,
+      {true, false, AGENT_LATHIST_MODE_BPF, NULL, false, NULL, true,
+       "cgroup v2 charges buffered writeback"},
+      {false, false, AGENT_LATHIST_MODE_BPF, NULL, false, "no writeback_dirty_folio", false,
+       "charges buffered writeback to the root cgroup, not the writer's), and the program does "
+       "not count dirtied pages: no writeback_dirty_folio"},
+      /* hybrid, the program counting dirtied pages: the map sees every write */
+      {false, false, AGENT_LATHIST_MODE_BPF, NULL, true, NULL, true,
+       "counts the pages each container dirties"},
+      {true, false, AGENT_LATHIST_MODE_PRESSURE, "latency_source = pressure", false, NULL, false,
        "the BPF program is not loaded: latency_source = pressure"},
-      {true, false, AGENT_LATHIST_MODE_OFF, NULL, false, "not loaded: unknown"},
-      {true, true, AGENT_LATHIST_MODE_BPF, NULL, false, "cgroup_root is set"},
-      {false, false, AGENT_LATHIST_MODE_PRESSURE, "no kernel BTF", false, "root cgroup"},
+      {true, false, AGENT_LATHIST_MODE_OFF, NULL, false, NULL, false, "not loaded: unknown"},
+      {true, true, AGENT_LATHIST_MODE_BPF, NULL, false, NULL, false, "cgroup_root is set"},
+      {false, true, AGENT_LATHIST_MODE_BPF, NULL, true, NULL, false, "cgroup_root is set"},
+      {false, false, AGENT_LATHIST_MODE_PRESSURE, "no kernel BTF", false, NULL, false,
+       "not loaded: no kernel BTF"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     cleanup_free char *why = NULL;
     bool bpf = agent_sampler_auto_bpf(cases[i].v2, cases[i].fixture, cases[i].mode,
-                                      cases[i].lat_why, &why);
+                                      cases[i].lat_why, cases[i].dirty, cases[i].dirty_why, &why);
     if (bpf != cases[i].bpf || why == NULL || strstr(why, cases[i].why) == NULL)
       fail_msg("case %zu: %s, '%s'", i, bpf ? "bpf" : "files", why ? why : "(null)");
   }
