@@ -541,6 +541,14 @@ static void mark_gone(struct agent_sampler *s) {
     }
 }
 
+/* Whether c's counters come from the program's map.  Where writeback is
+ * not charged to the writer, a container sampled with procfs has no v1
+ * blkio cgroup of its own (cgroup_dir): the block layer and the dirty
+ * count charge its I/O to another cgroup, so its files are read. */
+static bool map_counts(const struct agent_sampler *s, const struct sstate *st) {
+  return s->bpf_counters && (s->writeback_v2 || st->source != CG2_SOURCE_PROCIO);
+}
+
 /* Returns 1 when the cgroup is gone (the container exited without anybody
  * telling us), 0 otherwise. */
 static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
@@ -551,7 +559,8 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   struct cg2_sample smp;
   struct blklat_val val;
   s->samples++;
-  if (s->bpf_counters) {
+  bool from_map = map_counts(s, st);
+  if (from_map) {
     int r = sample_bpf(s, c, st, &smp, &val);
     if (r != 0)
       return r == 1 ? 1 : 0;
@@ -603,7 +612,7 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   c->io_now =
       c->read_bps + c->write_bps >= IO_ACTIVE_BPS || c->read_iops + c->write_iops >= IO_ACTIVE_IOPS;
   st->last_dt = dt;
-  latency_window(s, c, st, &dl, reset > 0, s->bpf_counters ? &val : NULL);
+  latency_window(s, c, st, &dl, reset > 0, from_map ? &val : NULL);
   if (c->state == AGENT_RUNNING)
     c->bytes_run += (double)(dl.rbytes + dl.wbytes);
   /* The start path's length, from containers this agent admitted by a plan
@@ -691,7 +700,7 @@ void agent_sampler_add(struct agent_sampler *s, struct agent_ctr *c,
    * as ours.  One that says another (the agent's sampler forced, or v1
    * blkio not active here) is not a baseline for our counters. */
   struct cg2_sample smp = *base;
-  enum cg2_source own = s->bpf_counters ? CG2_SOURCE_BPF : st->source;
+  enum cg2_source own = map_counts(s, st) ? CG2_SOURCE_BPF : st->source;
   if (smp.source == CG2_SOURCE_NONE)
     smp.source = st->source;
   if (smp.t_ns != 0 && smp.source != own)

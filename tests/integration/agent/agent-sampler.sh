@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Real I/O in real cgroups, sampled by iobatchd: a 1 MiB O_DIRECT dd writer
 # is classified seq-write and a 4 KiB random fio writer rand-write (on this
-# hybrid host through the procfs fallback sampler, which status names);
+# hybrid host, where they have no v1 blkio cgroup, through procfs);
 # rates show up in status; a cgroup that vanishes counts as an exit; what
 # was learnt classifies the next run of the workload before it does I/O.
 . "$(dirname "$0")/../lib/common.sh"
@@ -32,9 +32,11 @@ if grep -qw io "$CG2/cgroup.controllers" 2>/dev/null && grep -qw memory "$CG2/cg
 elif grep -qw io "$CG2/cgroup.controllers" 2>/dev/null; then
   is "$sampler" "io.stat" "sampler is io.stat on a cgroup v2 io host"
 elif [ -n "$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)blkio(,|$)/ { print $5; exit }' /proc/self/mountinfo)" ]; then
-  # the containers below are registered by v2 path without a pid: those
-  # are sampled with procfs (sampler.c, cgroup_dir)
-  like "$sampler" "^blkio-v1 " "status names the v1 blkio sampler on a hybrid host"
+  # auto takes the map, the program counting dirtied pages
+  # (agent-sampler-auto.sh); the containers below are registered by v2
+  # path without a pid, have no v1 blkio cgroup, and are sampled with
+  # procfs (sampler.c, cgroup_dir and map_counts)
+  like "$sampler" "^bpf .*auto: a v1 or hybrid host" "status names auto's bpf on a hybrid host"
 else
   is "$sampler" "procfs (lower fidelity)" "status names the procfs fallback sampler"
 fi

@@ -60,8 +60,8 @@ fi
 
 agent_start || bail "iobatchd did not start"
 if [ $HAS_IO = 0 ]; then
-  like "$(ctl status --json | jq -r .sampler)" "^(procfs|blkio-v1) " \
-    "no io controller in cgroup v2 here: the procfs or v1 blkio sampler"
+  like "$(ctl status --json | jq -r .sampler)" "^(procfs|blkio-v1|bpf) " \
+    "no io controller in cgroup v2 here: the procfs, v1 blkio or bpf (dirtied pages counted) sampler"
 fi
 # Both already run (as after an agent restart): no admission in the way.
 ctl register wseq --cgroup "/$seq_cg" --class seq-write --running >/dev/null
