@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* What every part reads of a container the same way (agent/admission.h
+/* What every part reads of a container the same way (agent/ctr.h
  * declares them with struct agent_ctr): the namespace its declarations
  * belong to, and the class plans and protection go by.  No state. */
-#include "agent/admission.h"
+#include "agent/ctr.h"
 
 enum batch_class agent_ctr_plan_class(const struct agent_ctr *c) {
   /* An untrusted namespace teaches its own profiles: an idle profile
