@@ -38,7 +38,7 @@ struct agent_ctr_info {
 
 struct agent_adm;
 struct agent_adm_ops {
-  /* ctr was admitted (state is now RUNNING); answer ctr->waiter if any. */
+  /* ctr was admitted (state is now RUNNING); answer ctr->serve.waiter if any. */
   void (*admitted)(struct agent_adm *adm, struct agent_ctr *ctr, void *user);
   /* Whether classes and kinds declared in namespace NS are trusted (the
    * config's trust_declared); NULL: all are. */
@@ -150,7 +150,7 @@ bool agent_adm_trusted(const struct agent_adm *adm, const struct agent_ctr *ctr)
  * (trust_declared), it is a hint: the class stands until a profile or the
  * detector measures otherwise (source AGENT_CLASS_HINT), and "latency"
  * never protects it (only `protect = detected` and its measured I/O can:
- * agent_adm_measured).  Either way ctr->declared records it, for Status. */
+ * agent_adm_measured).  Either way ctr->decl.declared records it, for Status. */
 void agent_adm_declare(struct agent_adm *adm, struct agent_ctr *ctr, const char *declared,
                        bool trusted, uint64_t now);
 

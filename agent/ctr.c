@@ -9,7 +9,7 @@ enum batch_class agent_ctr_plan_class(const struct agent_ctr *c) {
    * trained under a key would let a writer run under it unplanned and
    * unprotected against, so it is a hint too. */
   bool hint = c->class_source == AGENT_CLASS_HINT ||
-              (c->class_source == AGENT_CLASS_PROFILE && c->profile_untrusted);
+              (c->class_source == AGENT_CLASS_PROFILE && c->decl.profile_untrusted);
   if (!hint)
     return c->cls;
   bool writes = c->cls == BATCH_SEQ_WRITE || c->cls == BATCH_RAND_WRITE || c->cls == BATCH_MIXED;
@@ -17,7 +17,7 @@ enum batch_class agent_ctr_plan_class(const struct agent_ctr *c) {
 }
 
 const char *agent_ctr_tenant(const struct agent_ctr *c) {
-  if (c->pod_namespace && *c->pod_namespace)
-    return c->pod_namespace;
+  if (c->kube.pod_namespace && *c->kube.pod_namespace)
+    return c->kube.pod_namespace;
   return c->ns ? c->ns : "";
 }

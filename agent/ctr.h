@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The container record of iobatchd (struct agent_ctr): what every part
- * of the agent knows of a container, and what every part reads of it
+ * of the agent knows of a container, a small core every part reads and
+ * one section per part that writes it, and what every part reads of it
  * alike (agent/ctr.c). */
 #ifndef IOB_AGENT_CTR_H
 #define IOB_AGENT_CTR_H
@@ -54,55 +55,61 @@ struct agent_io_total {
   uint64_t rbytes, wbytes, rios, wios;
 };
 
-/* A container, as every part of the agent sees it.  Grouped by the part
- * that writes each field (others read them): nested where one file owns
- * them (caps, freeze), in sections named by their owners otherwise. */
+/* A container, as every part of the agent sees it: a small core, then
+ * one nested section per part that writes it, named for its owner (the
+ * others only read it). */
 struct agent_ctr {
-  /* --- admission.c: who it is, its state and the batcher's view --- */
+  /* --- the core, admission.c: who it is, its state and the batcher's
+   * view --- */
   struct agent_ctr *next;
   uint64_t handle; /* unique for the daemon's lifetime */
   char *id, *ns, *workload_key, *cgroup, *bundle, *source;
   uint32_t pid;
   enum agent_state state;
   enum agent_kind kind;
-  /* What io.iobatch.kind said ("" none, or the kind is the runtime's), and
-   * whether its namespace is trusted; kind_ignored: it said service or
-   * sandbox untrusted, and the container is a job (kind_logged: said once,
-   * by requests.c). */
-  char declared_kind[8];
-  bool kind_untrusted, kind_ignored, kind_logged;
-
   enum batch_class cls;
   double confidence;
   enum agent_class_source class_source;
-  /* What io.iobatch.class said ("" none; a class name or "latency"), and
-   * whether it came from an untrusted namespace; overruled: the
-   * measurement disagreed (logged once). */
-  char declared[16];
-  bool declared_untrusted;
-  bool profile_untrusted; /* class_source PROFILE, taught by an untrusted namespace */
-  bool overruled;
-  /* The last class detected in this run that says something about the
-   * workload (not idle, not unknown): what a finished run teaches.  The
-   * current class may be "idle" at the end of a run (killed, exiting). */
-  int run_cls; /* enum batch_class, -1 none */
-  double run_confidence;
+  void *pid_watch; /* pidwatch.c: the pidfd that ends it when its pid exits */
 
-  uint64_t registered_ms, arrival_ms, admitted_ms, deadline_ms;
-  uint32_t max_hold_ms; /* io.iobatch.max-hold-ms as declared (0: none) */
-  /* hold_ignored: it was declared from an untrusted namespace and not used
-   * (agent_adm_hold_ms); hold_logged: said once (requests.c). */
-  bool hold_ignored, hold_logged;
-  int reason;                  /* enum batch_reason of the last decision, -1 none */
-  char conflict[AGENT_ID_MAX]; /* id of the container it conflicts with */
-  bool forced;                 /* admitted at its deadline */
-  bool shared;                 /* ran beside another container doing I/O at some point */
-  double solo_s, solo_bps;     /* from the learned profile (0: unknown; daemon.c) */
-  unsigned weight;             /* what batch_weights asks for (100 = default) */
-  /* Latency-sensitive (declared io.iobatch.class=latency, or detected):
-   * batch containers yield to it (agent/protect.h).  Planned as a service. */
-  bool protect;
-  bool protect_declared; /* by a trusted declaration */
+  /* --- admission.c: what it declared, and whether its namespace is
+   * trusted --- */
+  struct agent_ctr_decl {
+    /* What io.iobatch.kind said ("" none, or the kind is the runtime's), and
+     * whether its namespace is trusted; kind_ignored: it said service or
+     * sandbox untrusted, and the container is a job. */
+    char declared_kind[8];
+    bool kind_untrusted, kind_ignored;
+    /* What io.iobatch.class said ("" none; a class name or "latency"), and
+     * whether it came from an untrusted namespace; overruled: the
+     * measurement disagreed (logged once). */
+    char declared[16];
+    bool declared_untrusted;
+    bool profile_untrusted; /* class_source PROFILE, taught by an untrusted namespace */
+    bool overruled;
+    uint32_t max_hold_ms; /* io.iobatch.max-hold-ms as declared (0: none) */
+    /* hold_ignored: it was declared from an untrusted namespace and not used
+     * (agent_adm_hold_ms). */
+    bool hold_ignored;
+  } decl;
+
+  /* --- admission.c: its plans --- */
+  struct agent_ctr_plan {
+    uint64_t registered_ms, arrival_ms, admitted_ms, deadline_ms;
+    int reason;                  /* enum batch_reason of the last decision, -1 none */
+    char conflict[AGENT_ID_MAX]; /* id of the container it conflicts with */
+    bool forced;                 /* admitted at its deadline */
+    unsigned weight;             /* what batch_weights asks for (100 = default) */
+    /* Latency-sensitive (declared io.iobatch.class=latency, or detected):
+     * batch containers yield to it (agent/protect.h).  Planned as a service. */
+    bool protect;
+    bool protect_declared; /* by a trusted declaration */
+  } plan;
+
+  /* --- learning.c: from the learned profile (0: unknown) --- */
+  struct agent_ctr_profile {
+    double solo_s, solo_bps;
+  } profile;
 
   /* --- Kubernetes' view: podmeta.c (names and labels, from
    * the node's CRI, or the annotations at Register), kubepods.c (uid and
@@ -110,47 +117,61 @@ struct agent_ctr {
    * empty when not known: the pod's labels as "key=value" strings, its uid
    * and QoS class ("guaranteed", "burstable", "besteffort"; "" unknown),
    * and the rule that decided its kind/class (agent config; "" none). --- */
-  char *pod_name, *pod_namespace, *container_name; /* "" when not known */
-  char **pod_labels;
-  size_t n_pod_labels;
-  char *pod_uid;
-  char qos[12];
-  char rule[64];
-  /* The rule matched by label in a namespace trust_declared does not
-   * trust: what it grants (protection, a latency target, kind service)
-   * was not applied. */
-  bool rule_untrusted;
+  struct agent_ctr_kube {
+    char *pod_name, *pod_namespace, *container_name; /* "" when not known */
+    char **pod_labels;
+    size_t n_pod_labels;
+    char *pod_uid;
+    char qos[12];
+    char rule[64];
+    /* The rule matched by label in a namespace trust_declared does not
+     * trust: what it grants (protection, a latency target, kind service)
+     * was not applied. */
+    bool rule_untrusted;
+  } kube;
 
   /* --- sampler.c: the last sampling window --- */
-  double read_bps, write_bps, read_iops, write_iops;
-  /* Bytes and operations since it was registered, the metrics' counters
-   * (agent_sampler_io_total_add): they never go down. */
-  struct agent_io_total io_total;
-  double bytes_run; /* bytes moved since admission (learned throughput) */
-  /* Solo-seconds of work done since admission: each sampling window adds
-   * its length divided by the slowdown measured (solo rate / rate) or,
-   * without a learned rate, predicted while it shared the disk; equal to
-   * the elapsed time when it ran alone.  What a shared run teaches. */
-  double solo_equiv_s;
-  /* ... and whether some shared window's slowdown was a guess (no solo
-   * rate measured: the matrix's prediction), which a solo rate must not
-   * be learnt from. */
-  bool equiv_guessed;
-  /* Seconds and bytes of its windows alone on the disk (no neighbour doing
-   * I/O in the window or the one before, its own I/O under way): its solo
-   * rate, measured while it ran. */
-  double alone_s, alone_bytes;
-  bool io_now;   /* did I/O in the last sampling window */
-  bool first_io; /* did I/O in some window since its admission */
-  /* Protected: its pace alone and against it (agent/protect.h). */
-  double alone_bps; /* its rate in windows with no other I/O (running average) */
-  double alone_var; /* ... and its running variance */
-  double share;     /* rate / alone_bps in the last shared window, -1 unknown */
-  /* The share of time some of its tasks stalled on I/O (io.pressure
-   * "some") in the last window and in windows alone (running average);
-   * < 0 unknown. */
-  double stall, stall_alone;
-  void *sampler_state; /* the sampler's per-container state */
+  struct agent_ctr_sample {
+    double read_bps, write_bps, read_iops, write_iops;
+    /* Bytes and operations since it was registered, the metrics' counters
+     * (agent_sampler_io_total_add): they never go down. */
+    struct agent_io_total io_total;
+    double bytes_run; /* bytes moved since admission (learned throughput) */
+    /* Solo-seconds of work done since admission: each sampling window adds
+     * its length divided by the slowdown measured (solo rate / rate) or,
+     * without a learned rate, predicted while it shared the disk; equal to
+     * the elapsed time when it ran alone.  What a shared run teaches. */
+    double solo_equiv_s;
+    /* ... and whether some shared window's slowdown was a guess (no solo
+     * rate measured: the matrix's prediction), which a solo rate must not
+     * be learnt from. */
+    bool equiv_guessed;
+    /* Seconds and bytes of its windows alone on the disk (no neighbour doing
+     * I/O in the window or the one before, its own I/O under way): its solo
+     * rate, measured while it ran. */
+    double alone_s, alone_bytes;
+    bool io_now;   /* did I/O in the last sampling window */
+    bool first_io; /* did I/O in some window since its admission */
+    bool shared;   /* ran beside another container doing I/O at some point */
+    /* The last class detected in this run that says something about the
+     * workload (not idle, not unknown): what a finished run teaches.  The
+     * current class may be "idle" at the end of a run (killed, exiting). */
+    int run_cls; /* enum batch_class, -1 none */
+    double run_confidence;
+    void *sampler_state; /* the sampler's per-container state */
+  } sample;
+
+  /* --- protection.c: protected, its pace alone and against it
+   * (agent/protect.h) --- */
+  struct agent_ctr_protect {
+    double alone_bps; /* its rate in windows with no other I/O (running average) */
+    double alone_var; /* ... and its running variance */
+    double share;     /* rate / alone_bps in the last shared window, -1 unknown */
+    /* The share of time some of its tasks stalled on I/O (io.pressure
+     * "some") in the last window and in windows alone (running average);
+     * < 0 unknown. */
+    double stall, stall_alone;
+  } protect;
 
   /* --- block I/O latency: measured by sampler.c, the objective set by
    * daemon.c's protection step (requests.c: a declared target) --- */
@@ -223,18 +244,25 @@ struct agent_ctr {
     void *state; /* freeze.c's */
   } freeze;
 
-  /* --- weights.c: what was written (weight above is what is asked) --- */
-  unsigned weight_written; /* what was last written (0: nothing yet) */
-  bool weight_effective;   /* a mechanism (iocost/BFQ) enforces it */
-  char weight_note[128];   /* why a weight is not effective, for Status */
+  /* --- weights.c: what was written (plan.weight is what is asked) --- */
+  struct agent_ctr_weights {
+    unsigned weight_written; /* what was last written (0: nothing yet) */
+    bool weight_effective;   /* a mechanism (iocost/BFQ) enforces it */
+    char weight_note[128];   /* why a weight is not effective, for Status */
+  } weights;
 
-  void *waiter; /* server.c: the pending Admit call */
-  /* server.c: the connection that registered or admitted it last
-   * (ttrpc_call_conn_id, 0: none, e.g. found by the kubepods walk) and
-   * its peer's pid, for the refusal's message. */
-  uint64_t owner_conn;
-  int owner_pid;
-  void *pid_watch; /* pidwatch.c: the pidfd that ends it when its pid exits */
+  /* --- server.c and requests.c: its callers --- */
+  struct agent_ctr_serve {
+    void *waiter; /* server.c: the pending Admit call */
+    /* server.c: the connection that registered or admitted it last
+     * (ttrpc_call_conn_id, 0: none, e.g. found by the kubepods walk) and
+     * its peer's pid, for the refusal's message. */
+    uint64_t owner_conn;
+    int owner_pid;
+    /* requests.c: an ignored io.iobatch.kind (decl.kind_ignored) and an
+     * ignored io.iobatch.max-hold-ms (decl.hold_ignored) said once. */
+    bool kind_logged, hold_logged;
+  } serve;
 };
 
 /* The class plans and protection go by (agent/ctr.c): the class, except that a hint

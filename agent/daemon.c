@@ -29,13 +29,13 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
   (void)adm;
   struct agent_daemon *d = user;
   const char *why = c->kind == AGENT_KIND_SANDBOX ? "admitted: a pod sandbox is never held"
-                    : c->reason >= 0              ? batch_reason_name((enum batch_reason)c->reason)
-                                                  : "running";
-  uint64_t held = c->admitted_ms - c->arrival_ms;
-  if (c->forced)
+                    : c->plan.reason >= 0 ? batch_reason_name((enum batch_reason)c->plan.reason)
+                                          : "running";
+  uint64_t held = c->plan.admitted_ms - c->plan.arrival_ms;
+  if (c->plan.forced)
     iob_warn("admitted '%s' (%s) by force after %llu ms: its deadline came%s%s", c->id,
              batch_class_name(c->cls), (unsigned long long)held,
-             c->conflict[0] ? "; it conflicts with " : "", c->conflict);
+             c->plan.conflict[0] ? "; it conflicts with " : "", c->plan.conflict);
   else
     iob_info("admitted '%s' (%s) after %llu ms: %s", c->id, batch_class_name(c->cls),
              (unsigned long long)held, why);
@@ -171,9 +171,9 @@ static void expire_created(struct agent_daemon *d, uint64_t now) {
   struct agent_ctr *next;
   for (struct agent_ctr *c = d->adm.list; c; c = next) {
     next = c->next;
-    if (c->state == AGENT_CREATED && now - c->registered_ms >= AGENT_CREATED_TTL_MS) {
+    if (c->state == AGENT_CREATED && now - c->plan.registered_ms >= AGENT_CREATED_TTL_MS) {
       iob_info("'%s' dropped: registered %llu ms ago and never asked to start", c->id,
-               (unsigned long long)(now - c->registered_ms));
+               (unsigned long long)(now - c->plan.registered_ms));
       agent_daemon_remove(d, c, "never started", now);
     }
   }
@@ -183,7 +183,7 @@ static void expire_created(struct agent_daemon *d, uint64_t now) {
 static bool sharing_disk(const struct agent_adm *adm) {
   unsigned n = 0;
   for (const struct agent_ctr *c = adm->list; c && n < 2; c = c->next)
-    n += c->state == AGENT_RUNNING && c->io_now;
+    n += c->state == AGENT_RUNNING && c->sample.io_now;
   return n > 1;
 }
 

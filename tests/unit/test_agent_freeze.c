@@ -104,7 +104,7 @@ static struct agent_ctr *writer(struct env *e, const char *id, uint32_t pid) {
   struct agent_ctr *c = agent_adm_find(&e->d.adm, "default", id);
   assert_non_null(c);
   assert_int_equal(c->state, AGENT_RUNNING);
-  c->first_io = true;
+  c->sample.first_io = true;
   return c;
 }
 
