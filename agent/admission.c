@@ -66,52 +66,8 @@ void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
   adm->wake_ms = UINT64_MAX;
 }
 
-void agent_ctr_free(struct agent_ctr *c) {
-  if (c == NULL)
-    return;
-  free(c->id);
-  free(c->ns);
-  free(c->workload_key);
-  free(c->cgroup);
-  free(c->bundle);
-  free(c->source);
-  free(c->kube.pod_name);
-  free(c->kube.pod_namespace);
-  free(c->kube.container_name);
-  for (size_t i = 0; i < c->kube.n_pod_labels; i++)
-    free(c->kube.pod_labels[i]);
-  free(c->kube.pod_labels);
-  free(c->kube.pod_uid);
-  free(c);
-}
-
-void agent_adm_release(struct agent_adm *adm) {
-  struct agent_ctr *c = adm->list;
-  while (c) {
-    struct agent_ctr *n = c->next;
-    agent_ctr_free(c);
-    c = n;
-  }
-  adm->list = NULL;
-  adm->n = 0;
-}
-
 static const char *nz(const char *s) {
   return s ? s : "";
-}
-
-struct agent_ctr *agent_adm_find(const struct agent_adm *adm, const char *ns, const char *id) {
-  for (struct agent_ctr *c = adm->list; c; c = c->next)
-    if (strcmp(c->id, nz(id)) == 0 && strcmp(c->ns, nz(ns)) == 0)
-      return c;
-  return NULL;
-}
-
-size_t agent_adm_count(const struct agent_adm *adm, enum agent_state s) {
-  size_t n = 0;
-  for (struct agent_ctr *c = adm->list; c; c = c->next)
-    n += c->state == s;
-  return n;
 }
 
 static void schedule_plan(struct agent_adm *adm, uint64_t at) {
@@ -214,22 +170,13 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
                        struct agent_ctr **out, struct iob_error **err) {
   if (check_info(in, err) < 0)
     return -1;
-  struct agent_ctr *c = agent_adm_find(adm, in->ns, in->id);
+  struct agent_ctr *c = agent_ctr_find(adm, in->ns, in->id);
   bool fresh = c == NULL;
   if (fresh) {
     if (adm->n >= AGENT_MAX_CONTAINERS)
       return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "too many containers: %d registered",
                             AGENT_MAX_CONTAINERS);
-    c = xcalloc(1, sizeof(*c));
-    c->handle = adm->next_handle++;
-    c->cls = BATCH_UNKNOWN;
-    c->sample.run_cls = -1;
-    c->plan.reason = -1;
-    c->plan.weight = 100;
-    c->plan.registered_ms = now;
-    c->protect.share = -1;
-    c->protect.stall = c->protect.stall_alone = -1;
-    c->protect.alone_var = 0;
+    c = agent_ctr_new(adm, now);
   }
   update_str(&c->id, in->id);
   update_str(&c->ns, in->ns);
@@ -244,14 +191,8 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
     c->pid = in->pid;
   if (in->max_hold_ms)
     c->decl.max_hold_ms = in->max_hold_ms;
-  if (fresh) {
-    c->next = NULL;
-    struct agent_ctr **tail = &adm->list;
-    while (*tail)
-      tail = &(*tail)->next;
-    *tail = c;
-    adm->n++;
-  }
+  if (fresh)
+    agent_ctr_append(adm, c);
   /* After the names are merged: they decide the tenant. */
   bool trusted = agent_adm_trusted(adm, c);
   agent_ctr_set_kind(c, in->kind, in->kind_from_runtime, trusted);
@@ -299,7 +240,7 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *c, uint32_t max_hol
    * when that window ends, with whatever else came in it; arrivals while
    * others wait gather in the window. */
   uint64_t at = now;
-  if (agent_adm_count(adm, AGENT_PENDING) > 1)
+  if (agent_ctr_count(adm, AGENT_PENDING) > 1)
     at = now + adm->batch_window_ms;
   else if (now < adm->window_end_ms)
     at = adm->window_end_ms;
@@ -333,14 +274,7 @@ void agent_adm_settle(struct agent_adm *adm, uint64_t until) {
 }
 
 void agent_adm_detach(struct agent_adm *adm, struct agent_ctr *c, uint64_t now) {
-  for (struct agent_ctr **p = &adm->list; *p; p = &(*p)->next) {
-    if (*p == c) {
-      *p = c->next;
-      c->next = NULL;
-      adm->n--;
-      break;
-    }
-  }
+  agent_ctr_unlink(adm, c);
   /* Re-plan even with nothing pending: the weights of the rest change. */
   if (adm->n > 0)
     schedule_plan(adm, now);

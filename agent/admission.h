@@ -95,10 +95,6 @@ bool agent_ctr_holdable(const struct agent_ctr *c);
 void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
                     uint64_t batch_window_ms, uint64_t default_hold_ms,
                     const struct agent_adm_ops *ops, void *user);
-/* Frees every container; their waiters must have been answered. */
-void agent_adm_release(struct agent_adm *adm);
-
-struct agent_ctr *agent_adm_find(const struct agent_adm *adm, const char *ns, const char *id);
 
 /* Create the container or update what is known about it (a hook and a shim
  * both register; after an agent restart they register again).  The kind
@@ -139,7 +135,6 @@ uint64_t agent_adm_hold_ms(const struct agent_adm *adm, uint32_t declared, bool 
  * and plan again at once: what it held back may start now.  The caller owns
  * the container afterwards (learns from it, answers its waiter, frees it). */
 void agent_adm_detach(struct agent_adm *adm, struct agent_ctr *ctr, uint64_t now);
-void agent_ctr_free(struct agent_ctr *ctr);
 
 /* Whether ctr's declarations are trusted (ops->trusts on its tenant). */
 bool agent_adm_trusted(const struct agent_adm *adm, const struct agent_ctr *ctr);
@@ -206,8 +201,6 @@ int agent_adm_tick(struct agent_adm *adm, uint64_t now, struct iob_error **err);
 /* Ask the batcher now: admits what it admits (calling ops->admitted),
  * records reasons and conflicts of the held ones, and computes weights. */
 int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err);
-
-size_t agent_adm_count(const struct agent_adm *adm, enum agent_state s);
 
 /* The batcher's view of a container at `now` (what a plan is given):
  * a service (declared, or past open_ended_factor x its learned bytes) is

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The container record of iobatchd (struct agent_ctr): what every part
  * of the agent knows of a container, a small core every part reads and
- * one section per part that writes it, and what every part reads of it
- * alike (agent/ctr.c). */
+ * one section per part that writes it; what every part reads of it
+ * alike, and the table of them (agent/ctr.c). */
 #ifndef IOB_AGENT_CTR_H
 #define IOB_AGENT_CTR_H
 
@@ -59,8 +59,8 @@ struct agent_io_total {
  * one nested section per part that writes it, named for its owner (the
  * others only read it). */
 struct agent_ctr {
-  /* --- the core, admission.c: who it is, its state and the batcher's
-   * view --- */
+  /* --- the core, admission.c (agent_ctr_new makes it): who it is, its
+   * state and the batcher's view --- */
   struct agent_ctr *next;
   uint64_t handle; /* unique for the daemon's lifetime */
   char *id, *ns, *workload_key, *cgroup, *bundle, *source;
@@ -276,5 +276,22 @@ enum batch_class agent_ctr_plan_class(const struct agent_ctr *c);
 /* The namespace a container's declarations and profiles belong to: its
  * pod's namespace when known, else its containerd namespace (agent/ctr.c). */
 const char *agent_ctr_tenant(const struct agent_ctr *ctr);
+
+/* The table of containers the admission state holds (struct agent_adm:
+ * list, in registration order, n, next_handle; the parts walk adm->list
+ * directly).  No I/O. */
+struct agent_adm;
+struct agent_ctr *agent_ctr_find(const struct agent_adm *adm, const char *ns, const char *id);
+size_t agent_ctr_count(const struct agent_adm *adm, enum agent_state s);
+/* A new container, not in the table yet: its handle and the values a
+ * record starts with (class unknown, weight 100, shares and stalls
+ * unknown), registered at NOW. */
+struct agent_ctr *agent_ctr_new(struct agent_adm *adm, uint64_t now);
+/* Put C at the end of the table / take it out (it stays allocated). */
+void agent_ctr_append(struct agent_adm *adm, struct agent_ctr *c);
+void agent_ctr_unlink(struct agent_adm *adm, struct agent_ctr *c);
+void agent_ctr_free(struct agent_ctr *ctr);
+/* Frees every container; their waiters must have been answered. */
+void agent_ctr_free_all(struct agent_adm *adm);
 
 #endif

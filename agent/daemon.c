@@ -118,7 +118,7 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   agent_ctr_free(c);
   /* The last one leaves no plan behind (nothing to plan), and so no
    * weights pass: put back what was written for it now. */
-  if (agent_adm_count(&d->adm, AGENT_RUNNING) == 0 && !d->headless)
+  if (agent_ctr_count(&d->adm, AGENT_RUNNING) == 0 && !d->headless)
     agent_weights_apply_all(&d->weights, d->adm.list);
 }
 
@@ -227,7 +227,7 @@ static void full_window(struct agent_daemon *d) {
    * wait, unless a plan is already due (the batch window of an arrival
    * must not be cut short).  Not every window for a thousand idle ones:
    * that plan was most of the agent's CPU (bench/agent-overhead.sh). */
-  if ((sharing_disk(&d->adm) || agent_adm_count(&d->adm, AGENT_PENDING) > 0) &&
+  if ((sharing_disk(&d->adm) || agent_ctr_count(&d->adm, AGENT_PENDING) > 0) &&
       d->adm.plan_due_ms == UINT64_MAX)
     agent_adm_schedule(&d->adm, now);
   expire_created(d, now);
@@ -568,7 +568,7 @@ void agent_daemon_release(struct agent_daemon *d) {
   }
   for (struct agent_ctr *c = d->adm.list; c; c = c->next)
     agent_sampler_forget(c);
-  agent_adm_release(&d->adm);
+  agent_ctr_free_all(&d->adm);
   agent_profiles_release(&d->profiles);
   agent_penalties_release(&d->penalties);
   agent_sampler_release(&d->sampler);

@@ -156,7 +156,7 @@ int agent_api_register(struct agent_api *a, const Iobatch__Agent__V1__RegisterRe
       a->ops->remove(o, "registered by its runtime", now, a->user);
       break;
     }
-  bool fresh = agent_adm_find(a->adm, req->namespace_, req->id) == NULL;
+  bool fresh = agent_ctr_find(a->adm, req->namespace_, req->id) == NULL;
   struct agent_ctr *c = NULL;
   if (agent_adm_register(a->adm, &in, now, &c, err) < 0) {
     a->metrics->refused_register++;
@@ -192,7 +192,7 @@ int agent_api_register(struct agent_api *a, const Iobatch__Agent__V1__RegisterRe
 
 int agent_api_admit(struct agent_api *a, const Iobatch__Agent__V1__AdmitRequest *req, uint64_t now,
                     uint64_t cap_ms, struct agent_ctr **ctr, struct iob_error **err) {
-  struct agent_ctr *c = agent_adm_find(a->adm, req->namespace_, req->id);
+  struct agent_ctr *c = agent_ctr_find(a->adm, req->namespace_, req->id);
   if (c == NULL) {
     /* No hook registered it (an engine without our hook, or the agent
      * restarted in between): the Admit carries enough to go on. */
@@ -243,7 +243,7 @@ int agent_api_admit(struct agent_api *a, const Iobatch__Agent__V1__AdmitRequest 
 
 bool agent_api_cancel(struct agent_api *a, const Iobatch__Agent__V1__CancelRequest *req,
                       uint64_t now) {
-  struct agent_ctr *c = agent_adm_find(a->adm, req->namespace_, req->id);
+  struct agent_ctr *c = agent_ctr_find(a->adm, req->namespace_, req->id);
   /* Unknown is fine: cancelling twice, or after an agent restart, must not
    * make a Kill or Delete fail. */
   if (c == NULL)
@@ -256,7 +256,7 @@ bool agent_api_cancel(struct agent_api *a, const Iobatch__Agent__V1__CancelReque
 
 bool agent_api_exited(struct agent_api *a, const Iobatch__Agent__V1__ExitedRequest *req,
                       uint64_t now) {
-  struct agent_ctr *c = agent_adm_find(a->adm, req->namespace_, req->id);
+  struct agent_ctr *c = agent_ctr_find(a->adm, req->namespace_, req->id);
   if (c == NULL)
     return false;
   iob_info("'%s' exited with status %u after %llu ms", c->id, req->exit_status,
@@ -304,7 +304,7 @@ static char *describe_reason(const struct agent_ctr *c) {
  * recorded by id alone: the same namespace first, else any. */
 static void ctr_label(const struct agent_api *a, const char *ns, const char *id, char *buf,
                       size_t n) {
-  const struct agent_ctr *c = agent_adm_find(a->adm, ns, id);
+  const struct agent_ctr *c = agent_ctr_find(a->adm, ns, id);
   for (const struct agent_ctr *o = a->adm->list; c == NULL && o; o = o->next)
     if (!strcmp(o->id, id))
       c = o;

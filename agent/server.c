@@ -96,7 +96,7 @@ void agent_server_supersede(struct agent_ctr *c) {
  * Returns 0 when CALL may speak for (NS, ID). */
 static int check_owner(struct agent_server *s, struct ttrpc_call *call, const char *what,
                        const char *ns, const char *id, struct iob_error **err) {
-  struct agent_ctr *c = agent_adm_find(s->state->adm, ns, id);
+  struct agent_ctr *c = agent_ctr_find(s->state->adm, ns, id);
   uint64_t me = ttrpc_call_conn_id(call);
   if (c == NULL || c->serve.owner_conn == 0 || c->serve.owner_conn == me ||
       !ttrpc_server_conn_open(s->ttrpc, c->serve.owner_conn))
@@ -137,7 +137,7 @@ static void on_register(struct ttrpc_call *call, const ProtobufCMessage *m, void
     ttrpc_call_fail_error(call, &err);
     return;
   }
-  struct agent_ctr *c = agent_adm_find(a->adm, req->namespace_, req->id);
+  struct agent_ctr *c = agent_ctr_find(a->adm, req->namespace_, req->id);
   if (c)
     set_owner(c, call);
   ttrpc_call_reply(call, &resp.base);

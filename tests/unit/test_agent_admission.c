@@ -117,7 +117,7 @@ static void test_paper_hold_until_exit(void **state) {
   assert_string_equal(last_admitted, "rand");
   assert_false(rw->plan.forced);
   assert_int_equal(agent_adm_next_wake(&adm), UINT64_MAX);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 static void test_deadline_forces(void **state) {
@@ -139,7 +139,7 @@ static void test_deadline_forces(void **state) {
   assert_int_equal(adm.forced_admissions, 1);
   /* forced in beside a conflicting one: the victim gets the larger weight */
   assert_true(rw->plan.weight > sw->plan.weight);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 static void test_caller_deadline_caps_hold(void **state) {
@@ -155,7 +155,7 @@ static void test_caller_deadline_caps_hold(void **state) {
   run_until(&adm, 1500);
   assert_int_equal(rw->state, AGENT_RUNNING);
   assert_true(rw->plan.forced);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 static void test_cancel_pending(void **state) {
@@ -169,16 +169,16 @@ static void test_cancel_pending(void **state) {
   agent_adm_admit(&adm, rw, 0, 0, 0);
   run_until(&adm, 10);
   assert_int_equal(rw->state, AGENT_PENDING);
-  assert_int_equal(agent_adm_count(&adm, AGENT_PENDING), 1);
+  assert_int_equal(agent_ctr_count(&adm, AGENT_PENDING), 1);
   agent_adm_detach(&adm, rw, 20);
   agent_ctr_free(rw);
   run_until(&adm, 100000);
-  assert_int_equal(agent_adm_count(&adm, AGENT_PENDING), 0);
+  assert_int_equal(agent_ctr_count(&adm, AGENT_PENDING), 0);
   assert_int_equal(adm.n, 1);
-  assert_null(agent_adm_find(&adm, "default", "rand"));
-  assert_ptr_equal(agent_adm_find(&adm, "default", "seq"), sw);
-  assert_null(agent_adm_find(&adm, "other", "seq"));
-  agent_adm_release(&adm);
+  assert_null(agent_ctr_find(&adm, "default", "rand"));
+  assert_ptr_equal(agent_ctr_find(&adm, "default", "seq"), sw);
+  assert_null(agent_ctr_find(&adm, "other", "seq"));
+  agent_ctr_free_all(&adm);
 }
 
 static void test_no_conflict_admitted_at_once(void **state) {
@@ -198,7 +198,7 @@ static void test_no_conflict_admitted_at_once(void **state) {
   /* no profiles yet: the small rand-read/rand-write penalty does not pay
    * for a hold */
   assert_true(rr->plan.reason == BATCH_ADMIT_FREE || rr->plan.reason == BATCH_ADMIT_PAYS);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* Arrivals together: the first (nothing else pending) is planned at once,
@@ -236,7 +236,7 @@ static void test_idle_first_arrival(void **state) {
   agent_ctr_free(s1);
   run_until(&adm, 2000);
   assert_int_equal(n_admitted, 4);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* The batch window is waited only when there is company: a lone arrival
@@ -281,7 +281,7 @@ static void test_window_only_with_company(void **state) {
   run_until(&adm, 5000);
   assert_int_equal(d->state, AGENT_RUNNING);
   assert_int_equal(d->plan.admitted_ms, 5000);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* A container admitted by a plan (here when its conflict exits) is
@@ -305,7 +305,7 @@ static void test_window_after_admission(void **state) {
   struct agent_ctr *sr = reg(&adm, "sr", "seq-read", 3050);
   agent_adm_admit(&adm, sr, 0, 0, 3050);
   assert_int_equal(agent_adm_next_wake(&adm), 3200);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* A (re)started agent settles: nothing is planned before the end of the
@@ -338,8 +338,8 @@ static void test_settle(void **state) {
   assert_int_equal(agent_adm_next_wake(&adm2), 700);
   run_until(&adm2, 700);
   assert_int_equal(r2->state, AGENT_RUNNING);
-  agent_adm_release(&adm2);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm2);
+  agent_ctr_free_all(&adm);
 }
 
 static void test_register_rules(void **state) {
@@ -384,7 +384,7 @@ static void test_register_rules(void **state) {
   in.ns = "caf\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80";
   assert_int_equal(agent_adm_register(&adm, &in, 0, NULL, &err), 0);
   assert_int_equal(adm.n, 1);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
   setup_adm(&adm, BATCH_POLICY_PAPER, 0);
   in.ns = "default";
 
@@ -423,7 +423,7 @@ static void test_register_rules(void **state) {
   assert_int_equal(agent_adm_register(&adm, &in, 10, &c, &err), 0);
   assert_int_equal(c->state, AGENT_RUNNING);
   assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 10), 1);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 static void test_capacity_fifo(void **state) {
@@ -444,7 +444,7 @@ static void test_capacity_fifo(void **state) {
     agent_adm_admit(&adm, c[i], 0, 0, (uint64_t)i);
     run_until(&adm, (uint64_t)i);
   }
-  assert_int_equal(agent_adm_count(&adm, AGENT_RUNNING), 2);
+  assert_int_equal(agent_ctr_count(&adm, AGENT_RUNNING), 2);
   assert_int_equal(c[2]->state, AGENT_PENDING);
   assert_int_equal(c[3]->state, AGENT_PENDING);
   assert_int_equal(c[2]->plan.reason, BATCH_HOLD_FULL);
@@ -453,7 +453,7 @@ static void test_capacity_fifo(void **state) {
   run_until(&adm, 100);
   assert_int_equal(c[2]->state, AGENT_RUNNING);
   assert_int_equal(c[3]->state, AGENT_PENDING);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* Admission that never holds up a node, at the agent: a pod sandbox is admitted at once and never
@@ -513,7 +513,7 @@ static void test_sandbox_service_probe(void **state) {
   struct agent_ctr_info bad = {.id = "x", .kind = "daemonset"};
   assert_int_equal(agent_adm_register(&adm, &bad, 14000, NULL, &err), -1);
   assert_non_null(strstr(err->msg, "unknown kind 'daemonset'"));
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* Work left comes from progress: bytes done against the learned bytes;
@@ -545,7 +545,7 @@ static void test_progress(void **state) {
   c->profile.solo_bps = 0;
   agent_adm_job(&adm, c, 40000, &j);
   assert_true(isinf(batch_work_left(&adm.bcfg, &j, 40)));
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* Two sequential writers whose measured pair slowdown (2.4x each) makes
@@ -583,19 +583,19 @@ static void test_start_path_measured(void **state) {
   assert_string_equal(b->id, "b");
   assert_int_equal(b->state, AGENT_PENDING);
   assert_int_equal(b->plan.reason, BATCH_HOLD_MAKESPAN);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 
   /* Two measured starts are not enough yet. */
   hold_second_writer(&adm, 2, 3.0);
   assert_int_equal(adm.list->next->state, AGENT_PENDING);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 
   /* Three are: holding now costs 3 s of start and does not pay. */
   hold_second_writer(&adm, 3, 3.0);
   b = adm.list->next;
   assert_int_equal(b->state, AGENT_RUNNING);
   assert_int_equal(b->plan.reason, BATCH_ADMIT_PAYS);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 
   /* A measured start shorter than the built-in one never lowers it, and
    * observations outside [0, AGENT_START_MAX_S] are ignored. */
@@ -612,7 +612,7 @@ static void test_start_path_measured(void **state) {
   assert_false(agent_adm_observe_start(&adm, 2.0));
   assert_int_equal(adm.start_n, 4);
   assert_true(adm.start_s > 1.0 && adm.start_s < 2.0);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* ---- trust_declared: whose io.iobatch.class counts ---- */
@@ -678,8 +678,8 @@ static void test_trust_namespace(void **state) {
   setup_adm(&all, BATCH_POLICY_PREDICTIVE, 0);
   struct agent_ctr *any = reg_in(&all, "any", "k8s.io", "team-a", "idle", false, 0);
   assert_int_equal(any->class_source, AGENT_CLASS_DECLARED);
-  agent_adm_release(&all);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&all);
+  agent_ctr_free_all(&adm);
 }
 
 /* Protection with its defaults (agent/protection.h): whom it targets. */
@@ -723,7 +723,7 @@ static void test_trust_idle_hint_reclassified(void **state) {
   assert_int_equal(agent_adm_measured(&adm, t, BATCH_SEQ_WRITE, 0.9, false, false, 4000), 0);
   assert_int_equal(t->cls, BATCH_IDLE);
   assert_int_equal(t->class_source, AGENT_CLASS_DECLARED);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* What plans and protection go by: a hint counts only as a
@@ -755,7 +755,7 @@ static void test_trust_plan_class(void **state) {
     agent_adm_measured(&adm, u, BATCH_SEQ_READ, 0.9, false, false, 10);
     assert_int_equal(agent_ctr_plan_class(u), BATCH_SEQ_READ);
   }
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* A profile is taught by the namespace's own runs: an untrusted tenant can
@@ -782,7 +782,7 @@ static void test_trust_profile_class(void **state) {
   /* this run measured: the measurement counts as it is */
   agent_adm_measured(&adm, u, BATCH_IDLE, 0.9, false, false, 10);
   assert_int_equal(agent_ctr_plan_class(u), BATCH_IDLE);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* io.iobatch.max-hold-ms: untrusted, ignored (the agent's
@@ -817,7 +817,7 @@ static void test_trust_max_hold(void **state) {
   assert_int_equal(agent_adm_admit(&adm, t, 1, 0, 0), 0);
   assert_false(t->decl.hold_ignored);
   assert_int_equal(t->plan.deadline_ms, AGENT_MIN_HOLD_MS);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* ---- the trust table (client/annotations.h): every row's rule, checked ---- */
@@ -926,7 +926,7 @@ static void check_latency_target_row(void) {
     Iobatch__Agent__V1__RegisterResponse resp;
     if (agent_api_register(&d.api, &r, 1000, &resp, &err) < 0)
       fail_msg("register %s: %s", tenants[i], err->msg);
-    struct agent_ctr *c = agent_adm_find(&d.adm, "k8s.io", tenants[i]);
+    struct agent_ctr *c = agent_ctr_find(&d.adm, "k8s.io", tenants[i]);
     assert_non_null(c);
     assert_int_equal(c->lat.target_declared_us, i ? 2000 : 0);
     assert_int_equal(c->lat.target_ignored, i == 0);
@@ -997,7 +997,7 @@ static void test_trust_hook_weight(void **state) {
   assert_non_null(f);
   fputs("default 400\n", f);
   fclose(f);
-  struct agent_ctr *c = agent_adm_find(&d.adm, "k8s.io", "kube-system");
+  struct agent_ctr *c = agent_ctr_find(&d.adm, "k8s.io", "kube-system");
   assert_non_null(c);
   agent_daemon_remove(&d, c, "exited", 2000);
   assert_int_equal(d.restore.n, 0);
@@ -1041,7 +1041,7 @@ static void test_trust_table(void **state) {
         struct agent_adm one;
         setup_trust(&one);
         check_class_row(&one, v);
-        agent_adm_release(&one);
+        agent_ctr_free_all(&one);
         n++;
       }
       assert_int_equal(n, 7);
@@ -1056,7 +1056,7 @@ static void test_trust_table(void **state) {
     } else {
       fail_msg("row '%s' (%s) has no check", row->key, row->values);
     }
-    agent_adm_release(&adm);
+    agent_ctr_free_all(&adm);
   }
 }
 
@@ -1077,7 +1077,7 @@ static void test_trust_hint_confirmed(void **state) {
   reg_in(&adm, "p", "k8s.io", "team-a", "rand-write", false, 20);
   assert_int_equal(p->cls, BATCH_SEQ_READ);
   assert_int_equal(p->class_source, AGENT_CLASS_PROFILE);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* Declared rand-write from an untrusted namespace: the random writer's
@@ -1096,7 +1096,7 @@ static void test_trust_rand_hint_weight(void **state) {
   assert_int_equal(what, AGENT_MEASURED_OVERRULED);
   assert_int_equal(agent_adm_plan(&adm, 1100, &err), 0);
   assert_int_equal(a->plan.weight, b->plan.weight);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* Declared latency from an untrusted namespace: protected only once the
@@ -1152,7 +1152,7 @@ static void test_trust_latency(void **state) {
   /* protect = detected: a job that looks latency-sensitive is protected */
   assert_int_equal(agent_adm_measured(&adm, n, BATCH_RAND_READ, 0.9, true, true, 2000),
                    AGENT_MEASURED_PROTECTED);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* ---- trust_declared and the kind: who may say service or sandbox ---- */
@@ -1221,7 +1221,7 @@ static void test_trust_kind_service(void **state) {
   assert_int_equal(j->kind, AGENT_KIND_JOB);
   assert_false(j->decl.kind_ignored);
   assert_true(j->decl.kind_untrusted);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* io.iobatch.kind=sandbox from an untrusted namespace: a job, planned and
@@ -1254,7 +1254,7 @@ static void test_trust_kind_sandbox(void **state) {
   reg_kind(&adm, "late", "kube-system", "service", false, NULL, 50);
   assert_int_equal(late->kind, AGENT_KIND_SERVICE);
   assert_false(late->decl.kind_ignored);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* Without trust_declared (no ops->trusts, the built-in "all") every kind
@@ -1269,7 +1269,7 @@ static void test_trust_kind_all(void **state) {
   assert_false(s->decl.kind_ignored);
   struct agent_ctr *b = reg_kind(&adm, "b", "team-a", "sandbox", false, NULL, 0);
   assert_int_equal(b->kind, AGENT_KIND_SANDBOX);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* An ignored service kind is a job in every respect, and like any job it
@@ -1293,7 +1293,7 @@ static void test_trust_kind_open_ended(void **state) {
   agent_adm_job(&adm, c, 40000, &j);
   assert_true(j.service);
   assert_int_equal(c->kind, AGENT_KIND_JOB);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* On the wire, through the agent's own Register, Admit and Status steps
@@ -1350,7 +1350,7 @@ static void test_trust_kind_wire(void **state) {
     if (agent_api_register(&d.api, r, 1000, &resp, &err) < 0)
       fail_msg("register %s: %s", cases[i].id, err->msg);
     iobatch__agent__v1__register_request__free_unpacked(r, NULL);
-    struct agent_ctr *c = agent_adm_find(&d.adm, "k8s.io", cases[i].id);
+    struct agent_ctr *c = agent_ctr_find(&d.adm, "k8s.io", cases[i].id);
     assert_non_null(c);
     if (c->kind != cases[i].want)
       fail_msg("'%s': kind %s, expected %s", cases[i].id, agent_kind_name(c->kind),

@@ -99,7 +99,7 @@ static void test_sharing_spends_nothing(void **state) {
   assert_true(agent_budget_bound(&prot.ctl.cfg, w) == 5);
   assert_int_equal(w->budget.source, AGENT_BUDGET_PROFILE);
   assert_true(agent_ctr_protect_limited(&prot, w, now));
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* A capped job spends only what the cap added: a 20 s job got 80 MiB/s
@@ -146,7 +146,7 @@ static void test_cap_spends_what_it_adds(void **state) {
   w->profile.solo_s = 200;
   agent_protection_budget_window(&prot, now + WINDOW_MS, WINDOW_MS / 1000.0);
   assert_true(agent_ctr_over_budget(&prot, w, now + WINDOW_MS));
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* A cap is priced against what the job could have had: beside a service
@@ -183,7 +183,7 @@ static void test_cap_priced_against_spare_disk(void **state) {
   agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
   double peak = 180 * MiB * exp2(-7 / PROTECT_PEAK_HALF_LIFE_S);
   assert_true(fabs(agent_budget_debt(w, now) - beside - (1 - 19.5 * MiB / peak)) < 1e-3);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* A job with no profile and no typical runtime of its class may lose to
@@ -296,7 +296,7 @@ static void test_unknown_job_bounded(void **state) {
   assert_true(agent_budget_bound(&prot.ctl.cfg, t) == 20); /* median 40 */
   prot.profiles = NULL;
   agent_profiles_release(&prof);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* One step of the daemon's sample (agent/daemon.c): the budget, then the
@@ -424,7 +424,7 @@ static void test_endless_service_releases_all(void **state) {
   assert_int_equal(h->state, AGENT_RUNNING);
   assert_true(a->caps.bps == 0 && b->caps.bps == 0 && h->caps.bps == 0);
   assert_false(a->freeze.frozen || b->freeze.frozen || h->freeze.frozen);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 int main(void) {

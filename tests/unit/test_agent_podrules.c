@@ -159,7 +159,7 @@ static struct agent_ctr *pod(struct rig *g, const char *id, const char *ns, cons
   cleanup_error struct iob_error *err = NULL;
   if (agent_api_register(&g->d.api, &r, 1000, &resp, &err) < 0)
     fail_msg("register %s: %s", id, err->msg);
-  struct agent_ctr *c = agent_adm_find(&g->d.adm, "k8s.io", id);
+  struct agent_ctr *c = agent_ctr_find(&g->d.adm, "k8s.io", id);
   assert_non_null(c);
   snprintf(c->kube.qos, sizeof(c->kube.qos), "%s", qos);
   if (label) {

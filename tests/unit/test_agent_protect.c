@@ -182,7 +182,7 @@ static void test_holds_while_short(void **state) {
   run_until(&adm, 8000);
   assert_int_equal(w4->state, AGENT_RUNNING);
   assert_int_equal(w4->plan.reason, BATCH_ADMIT_DEADLINE);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* protect_hold = floor: a short victim first cuts the cap; new batch
@@ -334,7 +334,7 @@ static void test_writers_scope(void **state) {
   agent_adm_schedule(&adm, 3001);
   run_until(&adm, 3001);
   assert_int_equal(u->state, AGENT_RUNNING);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* The objective controller against recorded windows: a database's p99
@@ -652,7 +652,7 @@ static void test_budget_releases_hold(void **state) {
   /* budget 0: none */
   prot.ctl.cfg.batch_budget = 0;
   assert_false(agent_ctr_over_budget(&prot, w, 60000));
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* By a latency objective that is met, batch containers start together
@@ -694,7 +694,7 @@ static void test_objective_admission(void **state) {
   run_until(&adm, 1000);
   assert_int_equal(late->state, AGENT_PENDING);
   assert_int_equal(late->plan.reason, BATCH_HOLD_PROTECT);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* I/O pressure with hysteresis: on after 3 missed windows in a row, off
@@ -1005,7 +1005,7 @@ static void test_freeze_candidates_budget(void **state) {
   w->freeze.frozen = false;
   w->freeze.done = true;
   assert_false(agent_ctr_freeze_candidate(&prot, w, 1000));
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 int main(void) {

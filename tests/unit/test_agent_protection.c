@@ -38,7 +38,7 @@ static void env_init(struct env *e) {
 
 static void env_release(struct env *e) {
   agent_protection_release(&e->prot);
-  agent_adm_release(&e->adm);
+  agent_ctr_free_all(&e->adm);
 }
 
 /* A container made by hand: registered, then put in STATE at NOW (a

@@ -117,7 +117,7 @@ static void release_owner(struct owner *o, struct agent_sampler *s) {
   for (struct agent_ctr *c = o->adm.list; c; c = c->next)
     agent_sampler_forget(c);
   agent_sampler_release(s);
-  agent_adm_release(&o->adm);
+  agent_ctr_free_all(&o->adm);
   agent_penalties_release(&o->pen);
 }
 
@@ -172,7 +172,7 @@ static void test_vanished_cgroup_is_gone(void **state) {
   assert_string_equal(o.gone_id, "a");
   assert_string_equal(o.gone_why, "cgroup vanished");
   assert_int_equal(o.adm.n, 2);
-  assert_null(agent_adm_find(&o.adm, "default", "a"));
+  assert_null(agent_ctr_find(&o.adm, "default", "a"));
   /* b's window moved 1 MiB */
   assert_true(b->sample.read_bps > 0);
   assert_true(b->sample.io_now);

@@ -164,7 +164,7 @@ static void do_admit(struct ttrpc_client *c, const char *id, struct answer *a) {
 }
 
 static struct agent_ctr *find(struct rig *g, const char *id) {
-  return agent_adm_find(&g->d.adm, "default", id);
+  return agent_ctr_find(&g->d.adm, "default", id);
 }
 
 static void test_private_dir_ping_register_status(void **state) {
