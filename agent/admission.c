@@ -66,52 +66,8 @@ void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
   adm->wake_ms = UINT64_MAX;
 }
 
-void agent_ctr_free(struct agent_ctr *c) {
-  if (c == NULL)
-    return;
-  free(c->id);
-  free(c->ns);
-  free(c->workload_key);
-  free(c->cgroup);
-  free(c->bundle);
-  free(c->source);
-  free(c->pod_name);
-  free(c->pod_namespace);
-  free(c->container_name);
-  for (size_t i = 0; i < c->n_pod_labels; i++)
-    free(c->pod_labels[i]);
-  free(c->pod_labels);
-  free(c->pod_uid);
-  free(c);
-}
-
-void agent_adm_release(struct agent_adm *adm) {
-  struct agent_ctr *c = adm->list;
-  while (c) {
-    struct agent_ctr *n = c->next;
-    agent_ctr_free(c);
-    c = n;
-  }
-  adm->list = NULL;
-  adm->n = 0;
-}
-
 static const char *nz(const char *s) {
   return s ? s : "";
-}
-
-struct agent_ctr *agent_adm_find(const struct agent_adm *adm, const char *ns, const char *id) {
-  for (struct agent_ctr *c = adm->list; c; c = c->next)
-    if (strcmp(c->id, nz(id)) == 0 && strcmp(c->ns, nz(ns)) == 0)
-      return c;
-  return NULL;
-}
-
-size_t agent_adm_count(const struct agent_adm *adm, enum agent_state s) {
-  size_t n = 0;
-  for (struct agent_ctr *c = adm->list; c; c = c->next)
-    n += c->state == s;
-  return n;
 }
 
 static void schedule_plan(struct agent_adm *adm, uint64_t at) {
@@ -202,9 +158,9 @@ static void open_window(struct agent_adm *adm, uint64_t now) {
 
 static void mark_running(struct agent_adm *adm, struct agent_ctr *c, uint64_t now) {
   c->state = AGENT_RUNNING;
-  c->admitted_ms = now;
-  if (c->arrival_ms == 0)
-    c->arrival_ms = now;
+  c->plan.admitted_ms = now;
+  if (c->plan.arrival_ms == 0)
+    c->plan.arrival_ms = now;
   adm->admissions++;
   if (adm->ops && adm->ops->admitted)
     adm->ops->admitted(adm, c, adm->user);
@@ -214,22 +170,13 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
                        struct agent_ctr **out, struct iob_error **err) {
   if (check_info(in, err) < 0)
     return -1;
-  struct agent_ctr *c = agent_adm_find(adm, in->ns, in->id);
+  struct agent_ctr *c = agent_ctr_find(adm, in->ns, in->id);
   bool fresh = c == NULL;
   if (fresh) {
     if (adm->n >= AGENT_MAX_CONTAINERS)
       return iob_error_code(err, IOB_CODE_RESOURCE_EXHAUSTED, "too many containers: %d registered",
                             AGENT_MAX_CONTAINERS);
-    c = xcalloc(1, sizeof(*c));
-    c->handle = adm->next_handle++;
-    c->cls = BATCH_UNKNOWN;
-    c->run_cls = -1;
-    c->reason = -1;
-    c->weight = 100;
-    c->registered_ms = now;
-    c->share = -1;
-    c->stall = c->stall_alone = -1;
-    c->alone_var = 0;
+    c = agent_ctr_new(adm, now);
   }
   update_str(&c->id, in->id);
   update_str(&c->ns, in->ns);
@@ -237,21 +184,15 @@ int agent_adm_register(struct agent_adm *adm, const struct agent_ctr_info *in, u
   update_str(&c->cgroup, in->cgroup);
   update_str(&c->bundle, in->bundle);
   update_str(&c->source, in->source);
-  update_str(&c->pod_name, in->pod_name);
-  update_str(&c->pod_namespace, in->pod_namespace);
-  update_str(&c->container_name, in->container_name);
+  update_str(&c->kube.pod_name, in->pod_name);
+  update_str(&c->kube.pod_namespace, in->pod_namespace);
+  update_str(&c->kube.container_name, in->container_name);
   if (in->pid)
     c->pid = in->pid;
   if (in->max_hold_ms)
-    c->max_hold_ms = in->max_hold_ms;
-  if (fresh) {
-    c->next = NULL;
-    struct agent_ctr **tail = &adm->list;
-    while (*tail)
-      tail = &(*tail)->next;
-    *tail = c;
-    adm->n++;
-  }
+    c->decl.max_hold_ms = in->max_hold_ms;
+  if (fresh)
+    agent_ctr_append(adm, c);
   /* After the names are merged: they decide the tenant. */
   bool trusted = agent_adm_trusted(adm, c);
   agent_ctr_set_kind(c, in->kind, in->kind_from_runtime, trusted);
@@ -274,22 +215,22 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *c, uint32_t max_hol
   if (c->kind == AGENT_KIND_SANDBOX) {
     /* A pod's sandbox does no I/O of its own and every container of the
      * pod waits for it: it is never held and never planned. */
-    c->arrival_ms = now;
+    c->plan.arrival_ms = now;
     mark_running(adm, c, now);
     return 1;
   }
   if (max_hold_ms)
-    c->max_hold_ms = max_hold_ms;
+    c->decl.max_hold_ms = max_hold_ms;
   bool trusted = agent_adm_trusted(adm, c);
-  c->hold_ignored = c->max_hold_ms && !trusted;
-  uint64_t hold = agent_adm_hold_ms(adm, c->max_hold_ms, trusted);
+  c->decl.hold_ignored = c->decl.max_hold_ms && !trusted;
+  uint64_t hold = agent_adm_hold_ms(adm, c->decl.max_hold_ms, trusted);
   if (c->state != AGENT_PENDING) {
     c->state = AGENT_PENDING;
-    c->arrival_ms = now;
+    c->plan.arrival_ms = now;
   }
-  c->deadline_ms = c->arrival_ms + hold;
-  if (cap_ms && cap_ms < c->deadline_ms)
-    c->deadline_ms = cap_ms < now ? now : cap_ms;
+  c->plan.deadline_ms = c->plan.arrival_ms + hold;
+  if (cap_ms && cap_ms < c->plan.deadline_ms)
+    c->plan.deadline_ms = cap_ms < now ? now : cap_ms;
   /* The batch window gathers arrivals that come together, so that the plan
    * chooses among them.  An arrival with nothing else pending, starting or
    * arrived within the window has nobody to be chosen against (what runs
@@ -299,14 +240,14 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *c, uint32_t max_hol
    * when that window ends, with whatever else came in it; arrivals while
    * others wait gather in the window. */
   uint64_t at = now;
-  if (agent_adm_count(adm, AGENT_PENDING) > 1)
+  if (agent_ctr_count(adm, AGENT_PENDING) > 1)
     at = now + adm->batch_window_ms;
   else if (now < adm->window_end_ms)
     at = adm->window_end_ms;
   open_window(adm, now);
   schedule_plan(adm, at);
-  if (c->deadline_ms < adm->plan_due_ms)
-    adm->plan_due_ms = c->deadline_ms; /* even while settling */
+  if (c->plan.deadline_ms < adm->plan_due_ms)
+    adm->plan_due_ms = c->plan.deadline_ms; /* even while settling */
   return 0;
 }
 
@@ -333,14 +274,7 @@ void agent_adm_settle(struct agent_adm *adm, uint64_t until) {
 }
 
 void agent_adm_detach(struct agent_adm *adm, struct agent_ctr *c, uint64_t now) {
-  for (struct agent_ctr **p = &adm->list; *p; p = &(*p)->next) {
-    if (*p == c) {
-      *p = c->next;
-      c->next = NULL;
-      adm->n--;
-      break;
-    }
-  }
+  agent_ctr_unlink(adm, c);
   /* Re-plan even with nothing pending: the weights of the rest change. */
   if (adm->n > 0)
     schedule_plan(adm, now);
@@ -367,15 +301,15 @@ void agent_ctr_set_kind(struct agent_ctr *c, const char *kind, bool from_runtime
   /* The runtime only ever says "sandbox" (wcd/kind.c); anything else
    * with that source is read as the annotation it must have been. */
   if (from_runtime && k == AGENT_KIND_SANDBOX) {
-    c->declared_kind[0] = '\0';
-    c->kind_untrusted = c->kind_ignored = false;
+    c->decl.declared_kind[0] = '\0';
+    c->decl.kind_untrusted = c->decl.kind_ignored = false;
     c->kind = (enum agent_kind)k;
     return;
   }
-  snprintf(c->declared_kind, sizeof(c->declared_kind), "%s", kind);
-  c->kind_untrusted = !trusted;
-  c->kind_ignored = !trusted && k != AGENT_KIND_JOB;
-  c->kind = c->kind_ignored ? AGENT_KIND_JOB : (enum agent_kind)k;
+  snprintf(c->decl.declared_kind, sizeof(c->decl.declared_kind), "%s", kind);
+  c->decl.kind_untrusted = !trusted;
+  c->decl.kind_ignored = !trusted && k != AGENT_KIND_JOB;
+  c->kind = c->decl.kind_ignored ? AGENT_KIND_JOB : (enum agent_kind)k;
 }
 
 /* A hint's confidence: below anything measured with confidence. */
@@ -385,12 +319,12 @@ void agent_adm_declare(struct agent_adm *adm, struct agent_ctr *c, const char *d
                        bool trusted, uint64_t now) {
   if (declared == NULL || *declared == '\0')
     return;
-  snprintf(c->declared, sizeof(c->declared), "%s", declared);
-  c->declared_untrusted = !trusted;
+  snprintf(c->decl.declared, sizeof(c->decl.declared), "%s", declared);
+  c->decl.declared_untrusted = !trusted;
   if (batch_class_names_latency(declared)) {
     /* Latency-sensitive: protected; its I/O class is still detected. */
     if (trusted)
-      c->protect = c->protect_declared = true;
+      c->plan.protect = c->plan.protect_declared = true;
     return;
   }
   int cls = batch_class_from_name(declared);
@@ -406,7 +340,7 @@ unsigned agent_adm_measured(struct agent_adm *adm, struct agent_ctr *c, enum bat
                             double confidence, bool latency_like, bool protect_detected,
                             uint64_t now) {
   unsigned what = 0;
-  bool latency_hint = c->declared_untrusted && batch_class_names_latency(c->declared);
+  bool latency_hint = c->decl.declared_untrusted && batch_class_names_latency(c->decl.declared);
   /* Protection by measurement is the admin's choice (protect = detected),
    * never a tenant's: an untrusted declaration of latency does not raise
    * it (a tenant would otherwise cap its neighbours).  And it lasts only
@@ -414,11 +348,12 @@ unsigned agent_adm_measured(struct agent_adm *adm, struct agent_ctr *c, enum bat
    * once the container does I/O that no longer looks latency-sensitive
    * (an idle window says nothing).  A trusted declaration's protection
    * stands. */
-  if (latency_like && !c->protect && protect_detected && c->kind == AGENT_KIND_JOB) {
-    c->protect = true;
+  if (latency_like && !c->plan.protect && protect_detected && c->kind == AGENT_KIND_JOB) {
+    c->plan.protect = true;
     what |= AGENT_MEASURED_PROTECTED;
-  } else if (c->protect && !c->protect_declared && !latency_like && batch_class_does_io(cls)) {
-    c->protect = false;
+  } else if (c->plan.protect && !c->plan.protect_declared && !latency_like &&
+             batch_class_does_io(cls)) {
+    c->plan.protect = false;
     what |= AGENT_MEASURED_UNPROTECTED;
     schedule_plan(adm, now); /* a service no more: planned, capped, held */
   }
@@ -426,9 +361,9 @@ unsigned agent_adm_measured(struct agent_adm *adm, struct agent_ctr *c, enum bat
    * disagrees wins, and is reported once; a declared latency never
    * protects, so the first measurement overrules it unless protection was
    * earned anyway. */
-  int dcl = c->declared_untrusted ? batch_class_from_name(c->declared) : -1;
-  if (!c->overruled && ((dcl >= 0 && dcl != (int)cls) || (latency_hint && !c->protect))) {
-    c->overruled = true;
+  int dcl = c->decl.declared_untrusted ? batch_class_from_name(c->decl.declared) : -1;
+  if (!c->decl.overruled && ((dcl >= 0 && dcl != (int)cls) || (latency_hint && !c->plan.protect))) {
+    c->decl.overruled = true;
     what |= AGENT_MEASURED_OVERRULED;
   }
   agent_adm_set_class(adm, c, cls, confidence, AGENT_CLASS_DETECTED, now);
@@ -444,7 +379,7 @@ void agent_adm_set_class(struct agent_adm *adm, struct agent_ctr *c, enum batch_
   c->confidence = confidence;
   c->class_source = src;
   if (src == AGENT_CLASS_PROFILE)
-    c->profile_untrusted = !agent_adm_trusted(adm, c);
+    c->decl.profile_untrusted = !agent_adm_trusted(adm, c);
   if (changed && c->state != AGENT_CREATED)
     schedule_plan(adm, now);
 }
@@ -471,29 +406,29 @@ void agent_adm_job(const struct agent_adm *adm, const struct agent_ctr *c, uint6
   j->id = c->handle;
   j->cls = agent_ctr_plan_class(c);
   j->running = c->state == AGENT_RUNNING;
-  j->arrival = (double)c->arrival_ms / 1000.0;
-  j->start = (double)c->admitted_ms / 1000.0;
-  j->deadline = (double)c->deadline_ms / 1000.0;
-  j->solo_s = c->solo_s;
-  j->solo_bps = c->solo_bps;
-  j->observed_bps = c->read_bps + c->write_bps;
+  j->arrival = (double)c->plan.arrival_ms / 1000.0;
+  j->start = (double)c->plan.admitted_ms / 1000.0;
+  j->deadline = (double)c->plan.deadline_ms / 1000.0;
+  j->solo_s = c->profile.solo_s;
+  j->solo_bps = c->profile.solo_bps;
+  j->observed_bps = c->sample.read_bps + c->sample.write_bps;
   /* A protected container is planned as a service: never held, no slot,
    * open-ended; protection (not the forecast) looks after it. */
-  j->service = c->kind == AGENT_KIND_SERVICE || c->protect;
-  if (!j->running || j->service || c->solo_s <= 0 || c->solo_bps <= 0)
+  j->service = c->kind == AGENT_KIND_SERVICE || c->plan.protect;
+  if (!j->running || j->service || c->profile.solo_s <= 0 || c->profile.solo_bps <= 0)
     return; /* the batcher estimates from time, or treats it as open-ended */
   /* Progress: bytes done against the bytes a whole run moves. */
-  double total = c->solo_bps * c->solo_s;
-  if (c->bytes_run > adm->bcfg.open_ended_factor * total &&
-      (double)(now - c->admitted_ms) / 1000.0 > c->solo_s) {
+  double total = c->profile.solo_bps * c->profile.solo_s;
+  if (c->sample.bytes_run > adm->bcfg.open_ended_factor * total &&
+      (double)(now - c->plan.admitted_ms) / 1000.0 > c->profile.solo_s) {
     /* Far past anything learned: open-ended after all.  Measured, so it
      * holds for a job whose untrusted kind service was ignored too. */
     j->service = true;
     return;
   }
-  double left = (total - c->bytes_run) / c->solo_bps;
+  double left = (total - c->sample.bytes_run) / c->profile.solo_bps;
   /* Past its learned bytes it is still running: expect a little more. */
-  j->remaining_s = left > 0.05 * c->solo_s ? left : 0.05 * c->solo_s;
+  j->remaining_s = left > 0.05 * c->profile.solo_s ? left : 0.05 * c->profile.solo_s;
 }
 
 static void compute_weights(struct agent_adm *adm, struct agent_ctr **v, struct batch_job *jobs,
@@ -507,12 +442,12 @@ static void compute_weights(struct agent_adm *adm, struct agent_ctr **v, struct 
     return;
   bool any_protected = false;
   for (size_t i = 0; i < n; i++)
-    any_protected = any_protected || (v[i]->protect && v[i]->state == AGENT_RUNNING);
+    any_protected = any_protected || (v[i]->plan.protect && v[i]->state == AGENT_RUNNING);
   for (size_t i = 0; i < n; i++) {
-    v[i]->weight = w[i];
+    v[i]->plan.weight = w[i];
     /* Where weights are enforced, the protected get the device first. */
     if (any_protected && v[i]->state == AGENT_RUNNING)
-      v[i]->weight = v[i]->protect ? 10000 : (w[i] < 100 ? w[i] : 100);
+      v[i]->plan.weight = v[i]->plan.protect ? 10000 : (w[i] < 100 ? w[i] : 100);
   }
 }
 
@@ -565,15 +500,15 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
       if (a->until_ms < protect_wake)
         protect_wake = a->until_ms;
     }
-    c->reason = (int)d[i].reason;
-    c->conflict[0] = '\0';
+    c->plan.reason = (int)d[i].reason;
+    c->plan.conflict[0] = '\0';
     if (d[i].conflict >= 0 && (size_t)d[i].conflict < n)
-      snprintf(c->conflict, sizeof(c->conflict), "%s", v[d[i].conflict]->id);
+      snprintf(c->plan.conflict, sizeof(c->plan.conflict), "%s", v[d[i].conflict]->id);
     if (d[i].reason == BATCH_HOLD_PROTECT)
-      snprintf(c->conflict, sizeof(c->conflict), "%s", victim);
+      snprintf(c->plan.conflict, sizeof(c->plan.conflict), "%s", victim);
     if (d[i].admit) {
-      c->forced = d[i].reason == BATCH_ADMIT_DEADLINE;
-      adm->forced_admissions += c->forced;
+      c->plan.forced = d[i].reason == BATCH_ADMIT_DEADLINE;
+      adm->forced_admissions += c->plan.forced;
       mark_running(adm, c, now);
       open_window(adm, now); /* starting: a new arrival may be planned with it */
     }

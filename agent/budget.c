@@ -33,7 +33,7 @@ double agent_budget_debt(const struct agent_ctr *c, uint64_t now) {
 
 /* Its expected runtime: its own profile's, else what was looked up. */
 static double expected_s(const struct agent_ctr *c) {
-  return c->solo_s > 0 ? c->solo_s : c->budget.expected_s;
+  return c->profile.solo_s > 0 ? c->profile.solo_s : c->budget.expected_s;
 }
 
 /* Its bound, and whether it is final: one that can still grow (a job of
@@ -94,8 +94,8 @@ void agent_budget_expect(struct agent_ctr *c, const struct agent_protect_cfg *cf
    * put protection back on a job it let go. */
   if (spent_for_good(cfg, c, now))
     c->budget.spent = true;
-  if (c->solo_s > 0) {
-    c->budget.expected_s = c->solo_s;
+  if (c->profile.solo_s > 0) {
+    c->budget.expected_s = c->profile.solo_s;
     c->budget.source = AGENT_BUDGET_PROFILE;
     return;
   }
@@ -127,9 +127,9 @@ void agent_budget_window(struct agent_ctr *c, const struct agent_protect_cfg *cf
                          double window_s, double spare_bps) {
   if (c->state != AGENT_RUNNING || c->freeze.frozen)
     return; /* a frozen window is counted as frozen time */
-  double rate = c->read_bps + c->write_bps, added = 0;
+  double rate = c->sample.read_bps + c->sample.write_bps, added = 0;
   if (c->caps.bps > 0) {
-    double ref = c->budget.ref_bps > 0 ? c->budget.ref_bps : c->solo_bps;
+    double ref = c->budget.ref_bps > 0 ? c->budget.ref_bps : c->profile.solo_bps;
     /* The rate it had before the cap is stale once its neighbours leave:
      * what the disk has shown it can do and no longer does was its to
      * take. */
@@ -137,7 +137,7 @@ void agent_budget_window(struct agent_ctr *c, const struct agent_protect_cfg *cf
       ref = rate + spare_bps;
     added = agent_protect_cap_debt(window_s, rate, c->caps.bps, ref);
     c->budget.capped_s += added;
-  } else if (c->io_now && rate > 0) {
+  } else if (c->sample.io_now && rate > 0) {
     double r = c->budget.ref_bps;
     c->budget.ref_bps = r > 0 ? r + REF_RATE * (rate - r) : rate;
   }

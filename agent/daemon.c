@@ -29,13 +29,13 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
   (void)adm;
   struct agent_daemon *d = user;
   const char *why = c->kind == AGENT_KIND_SANDBOX ? "admitted: a pod sandbox is never held"
-                    : c->reason >= 0              ? batch_reason_name((enum batch_reason)c->reason)
-                                                  : "running";
-  uint64_t held = c->admitted_ms - c->arrival_ms;
-  if (c->forced)
+                    : c->plan.reason >= 0 ? batch_reason_name((enum batch_reason)c->plan.reason)
+                                          : "running";
+  uint64_t held = c->plan.admitted_ms - c->plan.arrival_ms;
+  if (c->plan.forced)
     iob_warn("admitted '%s' (%s) by force after %llu ms: its deadline came%s%s", c->id,
              batch_class_name(c->cls), (unsigned long long)held,
-             c->conflict[0] ? "; it conflicts with " : "", c->conflict);
+             c->plan.conflict[0] ? "; it conflicts with " : "", c->plan.conflict);
   else
     iob_info("admitted '%s' (%s) after %llu ms: %s", c->id, batch_class_name(c->cls),
              (unsigned long long)held, why);
@@ -118,7 +118,7 @@ void agent_daemon_remove(struct agent_daemon *d, struct agent_ctr *c, const char
   agent_ctr_free(c);
   /* The last one leaves no plan behind (nothing to plan), and so no
    * weights pass: put back what was written for it now. */
-  if (agent_adm_count(&d->adm, AGENT_RUNNING) == 0 && !d->headless)
+  if (agent_ctr_count(&d->adm, AGENT_RUNNING) == 0 && !d->headless)
     agent_weights_apply_all(&d->weights, d->adm.list);
 }
 
@@ -171,9 +171,9 @@ static void expire_created(struct agent_daemon *d, uint64_t now) {
   struct agent_ctr *next;
   for (struct agent_ctr *c = d->adm.list; c; c = next) {
     next = c->next;
-    if (c->state == AGENT_CREATED && now - c->registered_ms >= AGENT_CREATED_TTL_MS) {
+    if (c->state == AGENT_CREATED && now - c->plan.registered_ms >= AGENT_CREATED_TTL_MS) {
       iob_info("'%s' dropped: registered %llu ms ago and never asked to start", c->id,
-               (unsigned long long)(now - c->registered_ms));
+               (unsigned long long)(now - c->plan.registered_ms));
       agent_daemon_remove(d, c, "never started", now);
     }
   }
@@ -183,7 +183,7 @@ static void expire_created(struct agent_daemon *d, uint64_t now) {
 static bool sharing_disk(const struct agent_adm *adm) {
   unsigned n = 0;
   for (const struct agent_ctr *c = adm->list; c && n < 2; c = c->next)
-    n += c->state == AGENT_RUNNING && c->io_now;
+    n += c->state == AGENT_RUNNING && c->sample.io_now;
   return n > 1;
 }
 
@@ -227,7 +227,7 @@ static void full_window(struct agent_daemon *d) {
    * wait, unless a plan is already due (the batch window of an arrival
    * must not be cut short).  Not every window for a thousand idle ones:
    * that plan was most of the agent's CPU (bench/agent-overhead.sh). */
-  if ((sharing_disk(&d->adm) || agent_adm_count(&d->adm, AGENT_PENDING) > 0) &&
+  if ((sharing_disk(&d->adm) || agent_ctr_count(&d->adm, AGENT_PENDING) > 0) &&
       d->adm.plan_due_ms == UINT64_MAX)
     agent_adm_schedule(&d->adm, now);
   expire_created(d, now);
@@ -568,7 +568,7 @@ void agent_daemon_release(struct agent_daemon *d) {
   }
   for (struct agent_ctr *c = d->adm.list; c; c = c->next)
     agent_sampler_forget(c);
-  agent_adm_release(&d->adm);
+  agent_ctr_free_all(&d->adm);
   agent_profiles_release(&d->profiles);
   agent_penalties_release(&d->penalties);
   agent_sampler_release(&d->sampler);

@@ -185,7 +185,7 @@ void agent_freeze_set(struct agent_freezer *f, struct agent_ctr *const *who, siz
   cleanup_free struct agent_freeze_cand *v = xcalloc(n, sizeof(*v));
   for (size_t i = 0; i < n; i++)
     v[i] = (struct agent_freeze_cand){.id = who[i]->id,
-                                      .since_ms = who[i]->admitted_ms,
+                                      .since_ms = who[i]->plan.admitted_ms,
                                       .frozen = who[i]->freeze.frozen,
                                       .windows = who[i]->freeze.windows};
   agent_protect_freeze_pick(v, n, limit);

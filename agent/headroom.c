@@ -26,7 +26,7 @@ void agent_headroom_init(struct agent_headroom *h) {
 }
 
 static double rate(const struct agent_ctr *c) {
-  double r = c->read_bps + c->write_bps;
+  double r = c->sample.read_bps + c->sample.write_bps;
   return isfinite(r) && r > 0 ? r : 0;
 }
 
@@ -35,7 +35,7 @@ static double rate(const struct agent_ctr *c) {
 static int pure_class(const struct agent_ctr *list) {
   int k = -1;
   for (const struct agent_ctr *c = list; c; c = c->next) {
-    if (!c->io_now)
+    if (!c->sample.io_now)
       continue;
     int cls = (int)c->cls;
     if (cls < 0 || cls >= BATCH_NCLASS || cls == BATCH_IDLE || cls == BATCH_UNKNOWN ||
@@ -62,7 +62,7 @@ void agent_headroom_window(struct agent_headroom *h, const struct agent_ctr *lis
     h->cap_bps[k] *= decay;
   double sum = 0;
   for (const struct agent_ctr *c = list; c; c = c->next)
-    if (c->io_now)
+    if (c->sample.io_now)
       sum += rate(c);
   h->bps = sum;
   h->windows++;
@@ -76,7 +76,7 @@ void agent_headroom_window(struct agent_headroom *h, const struct agent_ctr *lis
   }
   double use = 0;
   for (const struct agent_ctr *c = list; c; c = c->next) {
-    if (!c->io_now || rate(c) <= 0)
+    if (!c->sample.io_now || rate(c) <= 0)
       continue;
     int cls = (int)c->cls;
     /* What the detector calls idle moves next to nothing: its share is

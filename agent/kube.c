@@ -13,30 +13,32 @@
 #include "common/xalloc.h"
 
 void agent_kube_cri_changed(struct agent_ctr *c, void *user) {
-  iob_debug("'%s' is %s/%s%s%s in Kubernetes' terms (%zu labels)", c->id, c->pod_namespace,
-            c->pod_name, c->container_name && *c->container_name ? "/" : "",
-            c->container_name ? c->container_name : "", c->n_pod_labels);
+  iob_debug("'%s' is %s/%s%s%s in Kubernetes' terms (%zu labels)", c->id, c->kube.pod_namespace,
+            c->kube.pod_name, c->kube.container_name && *c->kube.container_name ? "/" : "",
+            c->kube.container_name ? c->kube.container_name : "", c->kube.n_pod_labels);
   agent_kube_pod_changed(user, c);
 }
 
 void agent_kube_pod_changed(struct agent_kube *k, struct agent_ctr *c) {
   const struct agent_pod_rules *rs = k->rules;
-  struct agent_pod_view v = {
-      .ns = c->pod_namespace, .qos = c->qos, .labels = c->pod_labels, .n_labels = c->n_pod_labels};
+  struct agent_pod_view v = {.ns = c->kube.pod_namespace,
+                             .qos = c->kube.qos,
+                             .labels = c->kube.pod_labels,
+                             .n_labels = c->kube.n_pod_labels};
   bool ns_trusted = agent_adm_trusted(k->adm, c);
   int i = agent_pod_rules_match_trust(rs->v, rs->n, &v, ns_trusted);
   if (i < 0) {
-    if (c->rule[0])
-      iob_info("'%s': pod rule '%s' no longer matches", c->id, c->rule);
-    c->rule[0] = '\0';
-    c->rule_untrusted = false;
+    if (c->kube.rule[0])
+      iob_info("'%s': pod rule '%s' no longer matches", c->id, c->kube.rule);
+    c->kube.rule[0] = '\0';
+    c->kube.rule_untrusted = false;
     return;
   }
   const struct agent_pod_rule *r = &rs->v[i];
-  bool changed = strcmp(c->rule, r->name) != 0;
+  bool changed = strcmp(c->kube.rule, r->name) != 0;
   bool trusted = agent_pod_rule_trusted(r, ns_trusted);
-  snprintf(c->rule, sizeof(c->rule), "%s", r->name);
-  c->rule_untrusted = !trusted && agent_pod_rule_protects(r);
+  snprintf(c->kube.rule, sizeof(c->kube.rule), "%s", r->name);
+  c->kube.rule_untrusted = !trusted && agent_pod_rule_protects(r);
   uint64_t now = iob_now_ms();
   if (r->kind[0])
     agent_ctr_set_kind(c, r->kind, false, trusted);
@@ -46,13 +48,13 @@ void agent_kube_pod_changed(struct agent_kube *k, struct agent_ctr *c) {
     c->lat.target_declared_us = r->lat_target_us;
   if (changed)
     iob_info("'%s' (pod %s/%s, %s): pod rule '%s'%s", c->id,
-             c->pod_namespace && *c->pod_namespace ? c->pod_namespace : "?",
-             c->pod_name && *c->pod_name ? c->pod_name : "?", c->qos[0] ? c->qos : "qos unknown",
-             r->name,
-             c->rule_untrusted ? ": matched by label or QoS class in an untrusted namespace, "
-                                 "protection not "
-                                 "granted"
-                               : "");
+             c->kube.pod_namespace && *c->kube.pod_namespace ? c->kube.pod_namespace : "?",
+             c->kube.pod_name && *c->kube.pod_name ? c->kube.pod_name : "?",
+             c->kube.qos[0] ? c->kube.qos : "qos unknown", r->name,
+             c->kube.rule_untrusted ? ": matched by label or QoS class in an untrusted namespace, "
+                                      "protection not "
+                                      "granted"
+                                    : "");
   agent_adm_schedule(k->adm, now); /* its kind or class may change the plan */
 }
 
@@ -92,9 +94,9 @@ static void kubepods_add(struct agent_kube *k, const struct agent_kubepods_found
     return;
   }
   k->metrics->registrations++;
-  free(c->pod_uid);
-  c->pod_uid = xstrdup(f->pod_uid);
-  snprintf(c->qos, sizeof(c->qos), "%s", f->qos);
+  free(c->kube.pod_uid);
+  c->kube.pod_uid = xstrdup(f->pod_uid);
+  snprintf(c->kube.qos, sizeof(c->kube.qos), "%s", f->qos);
   agent_protection_bind(k->protect, c); /* its lever targets, from its pid, once */
   agent_kube_pod_changed(k, c);
   agent_sampler_add(k->sampler, c, &(struct cg2_sample){0});

@@ -21,8 +21,8 @@ void agent_learn_apply_profile(struct agent_learn *l, struct agent_ctr *c) {
       agent_profiles_get(l->profiles, agent_ctr_tenant(c), c->workload_key);
   if (p == NULL)
     return;
-  c->solo_s = p->solo_s;
-  c->solo_bps = p->solo_bps;
+  c->profile.solo_s = p->solo_s;
+  c->profile.solo_bps = p->solo_bps;
   c->lat.profile_target = p->lat_target;
   c->lat.profile_approx = p->lat_approx;
   int cls = batch_class_from_name(p->cls);
@@ -102,25 +102,26 @@ void agent_learn_run_ended(struct agent_learn *l, const struct agent_ctr *c, uin
   if (c->class_source == AGENT_CLASS_DECLARED) {
     u.cls = batch_class_name(c->cls);
     u.confidence = c->confidence;
-  } else if (c->run_cls >= 0) {
-    u.cls = batch_class_name((enum batch_class)c->run_cls);
-    u.confidence = c->run_confidence;
+  } else if (c->sample.run_cls >= 0) {
+    u.cls = batch_class_name((enum batch_class)c->sample.run_cls);
+    u.confidence = c->sample.run_confidence;
   }
-  double secs = (double)(now - c->admitted_ms) / 1000.0;
-  bool rate_known = !c->shared;
-  if (c->shared && c->alone_s >= ALONE_MIN_S && c->alone_bytes > 0 && c->bytes_run > 0) {
-    double alone = c->bytes_run / (c->alone_bytes / c->alone_s);
+  double secs = (double)(now - c->plan.admitted_ms) / 1000.0;
+  bool rate_known = !c->sample.shared;
+  if (c->sample.shared && c->sample.alone_s >= ALONE_MIN_S && c->sample.alone_bytes > 0 &&
+      c->sample.bytes_run > 0) {
+    double alone = c->sample.bytes_run / (c->sample.alone_bytes / c->sample.alone_s);
     if (alone < secs)
       secs = alone;
     rate_known = true;
-  } else if (c->shared && c->solo_equiv_s > 0 && c->solo_equiv_s < secs) {
-    secs = c->solo_equiv_s;
-    rate_known = !c->equiv_guessed;
+  } else if (c->sample.shared && c->sample.solo_equiv_s > 0 && c->sample.solo_equiv_s < secs) {
+    secs = c->sample.solo_equiv_s;
+    rate_known = !c->sample.equiv_guessed;
   }
   if (c->kind == AGENT_KIND_JOB && secs > 0) {
     u.solo_s = secs;
-    if (c->bytes_run > 0 && rate_known)
-      u.solo_bps = c->bytes_run / secs;
+    if (c->sample.bytes_run > 0 && rate_known)
+      u.solo_bps = c->sample.bytes_run / secs;
   }
   cleanup_error struct iob_error *err = NULL;
   if (agent_profiles_learn(l->profiles, agent_ctr_tenant(c), c->workload_key, &u, &err) < 0) {

@@ -72,7 +72,7 @@ void agent_metrics_view_count(struct agent_metrics_view *v, const struct agent_c
     unsigned cls = (unsigned)c->cls < BATCH_NCLASS ? (unsigned)c->cls : BATCH_UNKNOWN;
     if (c->state == AGENT_PENDING) {
       v->pending[cls]++;
-      uint64_t waited = now_ms > c->arrival_ms ? now_ms - c->arrival_ms : 0;
+      uint64_t waited = now_ms > c->plan.arrival_ms ? now_ms - c->plan.arrival_ms : 0;
       if (waited > v->pending_oldest_ms)
         v->pending_oldest_ms = waited;
     } else if (c->state == AGENT_RUNNING) {
@@ -82,11 +82,11 @@ void agent_metrics_view_count(struct agent_metrics_view *v, const struct agent_c
 }
 
 static enum agent_metrics_reason reason_of(const struct agent_ctr *c) {
-  if (c->forced || c->reason == BATCH_ADMIT_DEADLINE)
+  if (c->plan.forced || c->plan.reason == BATCH_ADMIT_DEADLINE)
     return AGENT_REASON_FORCED_DEADLINE;
   if (c->kind == AGENT_KIND_SANDBOX)
     return AGENT_REASON_SANDBOX;
-  switch (c->reason) {
+  switch (c->plan.reason) {
   case BATCH_ADMIT_IDLE:
     return AGENT_REASON_NOTHING_RUNNING;
   case BATCH_ADMIT_FREE:
@@ -181,11 +181,11 @@ static void header(FILE *f, const char *name, const char *type, const char *help
  * without pod names apart. */
 static void ctr_name_labels(FILE *f, const struct agent_ctr *c) {
   fputs("{namespace=\"", f);
-  agent_metrics_put_label(f, c->pod_namespace);
+  agent_metrics_put_label(f, c->kube.pod_namespace);
   fputs("\",pod=\"", f);
-  agent_metrics_put_label(f, c->pod_name);
+  agent_metrics_put_label(f, c->kube.pod_name);
   fputs("\",container=\"", f);
-  agent_metrics_put_label(f, c->container_name);
+  agent_metrics_put_label(f, c->kube.container_name);
   fputs("\",id=\"", f);
   agent_metrics_put_label(f, c->id);
   fputs("\",runtime_namespace=\"", f);
@@ -267,16 +267,16 @@ static void render_ctr_state(FILE *f, const struct agent_metrics_view *v) {
     fprintf(f, ",state=\"%s\",kind=\"%s\",class=\"%s\",class_source=\"%s\",qos=\"",
             agent_state_name(c->state), agent_kind_name(c->kind),
             batch_class_name((enum batch_class)cls), agent_class_source_name(c->class_source));
-    agent_metrics_put_label(f, c->qos);
+    agent_metrics_put_label(f, c->kube.qos);
     fputs("\"} 1\n", f);
   }
   header(f, "iobatch_container_held_seconds", "gauge",
          "How long a container was held before it started (pending: so far).");
   for (const struct agent_ctr *c = v->list; c; c = c->next) {
-    uint64_t end = c->state == AGENT_PENDING ? v->now_ms : c->admitted_ms;
-    if (c->state == AGENT_CREATED || c->arrival_ms == 0)
+    uint64_t end = c->state == AGENT_PENDING ? v->now_ms : c->plan.admitted_ms;
+    if (c->state == AGENT_CREATED || c->plan.arrival_ms == 0)
       continue;
-    uint64_t held = end > c->arrival_ms ? end - c->arrival_ms : 0;
+    uint64_t held = end > c->plan.arrival_ms ? end - c->plan.arrival_ms : 0;
     ctr_series(f, "iobatch_container_held_seconds", c, "");
     fprintf(f, " %llu.%03llu\n", (unsigned long long)(held / 1000),
             (unsigned long long)(held % 1000));
@@ -292,18 +292,18 @@ static void render_ctr_io(FILE *f, const struct agent_metrics_view *v) {
          "them.");
   for (const struct agent_ctr *c = v->list; c; c = c->next) {
     ctr_series(f, "iobatch_container_io_bytes_total", c, ",op=\"read\"");
-    put_u64(f, c->io_total.rbytes);
+    put_u64(f, c->sample.io_total.rbytes);
     ctr_series(f, "iobatch_container_io_bytes_total", c, ",op=\"write\"");
-    put_u64(f, c->io_total.wbytes);
+    put_u64(f, c->sample.io_total.wbytes);
   }
   header(f, "iobatch_container_io_operations_total", "counter",
          "Read or write operations (op) a container completed since it was registered, as the "
          "sampler counts them.");
   for (const struct agent_ctr *c = v->list; c; c = c->next) {
     ctr_series(f, "iobatch_container_io_operations_total", c, ",op=\"read\"");
-    put_u64(f, c->io_total.rios);
+    put_u64(f, c->sample.io_total.rios);
     ctr_series(f, "iobatch_container_io_operations_total", c, ",op=\"write\"");
-    put_u64(f, c->io_total.wios);
+    put_u64(f, c->sample.io_total.wios);
   }
   header(f, "iobatch_container_io_cap_bytes_per_second", "gauge",
          "A limit, not a measured rate: the bytes/s cap protection wrote for a batch container "
@@ -320,13 +320,13 @@ static void render_ctr_protection(FILE *f, const struct agent_metrics_view *v) {
          "1 when batch containers yield to this one (latency-sensitive), else 0.");
   for (const struct agent_ctr *c = v->list; c; c = c->next) {
     ctr_series(f, "iobatch_container_protected", c, "");
-    fprintf(f, " %d\n", c->protect ? 1 : 0);
+    fprintf(f, " %d\n", c->plan.protect ? 1 : 0);
   }
   header(f, "iobatch_container_io_latency_target_seconds", "gauge",
          "A protected container's p99 block I/O latency objective in force, declared or "
          "learned (source).");
   for (const struct agent_ctr *c = v->list; c; c = c->next)
-    if (c->protect && c->lat.target > 0 && !c->lat.approx) {
+    if (c->plan.protect && c->lat.target > 0 && !c->lat.approx) {
       fputs("iobatch_container_io_latency_target_seconds", f);
       ctr_name_labels(f, c);
       fprintf(f, ",source=\"%s\"} %.6f\n", agent_lat_target_source_name(c->lat.target_source),
@@ -336,7 +336,7 @@ static void render_ctr_protection(FILE *f, const struct agent_metrics_view *v) {
          "A protected container's objective where latency is approximate: the share of time "
          "its tasks may stall on I/O (io.pressure some).");
   for (const struct agent_ctr *c = v->list; c; c = c->next)
-    if (c->protect && c->lat.target > 0 && c->lat.approx) {
+    if (c->plan.protect && c->lat.target > 0 && c->lat.approx) {
       fputs("iobatch_container_io_stall_target_ratio", f);
       ctr_name_labels(f, c);
       fprintf(f, ",source=\"%s\"} %.6f\n", agent_lat_target_source_name(c->lat.target_source),

@@ -124,28 +124,28 @@ static bool set_name(struct agent_ctr *c, char **dst, const char *v, const char 
 }
 
 static bool set_labels(struct agent_ctr *c, const struct cri_meta *m) {
-  bool same = c->n_pod_labels == m->n_labels;
+  bool same = c->kube.n_pod_labels == m->n_labels;
   for (size_t i = 0; same && i < m->n_labels; i++)
-    same = strcmp(c->pod_labels[i], m->labels[i]) == 0;
+    same = strcmp(c->kube.pod_labels[i], m->labels[i]) == 0;
   if (same)
     return false;
-  for (size_t i = 0; i < c->n_pod_labels; i++)
-    free(c->pod_labels[i]);
-  free(c->pod_labels);
-  c->pod_labels = xcalloc(m->n_labels + 1, sizeof(*c->pod_labels));
+  for (size_t i = 0; i < c->kube.n_pod_labels; i++)
+    free(c->kube.pod_labels[i]);
+  free(c->kube.pod_labels);
+  c->kube.pod_labels = xcalloc(m->n_labels + 1, sizeof(*c->kube.pod_labels));
   for (size_t i = 0; i < m->n_labels; i++)
-    c->pod_labels[i] = xstrdup(m->labels[i]);
-  c->n_pod_labels = m->n_labels;
+    c->kube.pod_labels[i] = xstrdup(m->labels[i]);
+  c->kube.n_pod_labels = m->n_labels;
   return true;
 }
 
 static bool apply(struct agent_ctr *c, const struct cri_meta *m) {
-  bool ch = set_name(c, &c->pod_namespace, m->pod_namespace, "pod's namespace");
-  ch |= set_name(c, &c->pod_name, m->pod_name, "pod");
+  bool ch = set_name(c, &c->kube.pod_namespace, m->pod_namespace, "pod's namespace");
+  ch |= set_name(c, &c->kube.pod_name, m->pod_name, "pod");
   if (m->container_name)
-    ch |= set_name(c, &c->container_name, m->container_name, "container");
+    ch |= set_name(c, &c->kube.container_name, m->container_name, "container");
   if (*m->pod_uid)
-    ch |= set_str(&c->pod_uid, m->pod_uid);
+    ch |= set_str(&c->kube.pod_uid, m->pod_uid);
   ch |= set_labels(c, m);
   return ch;
 }
@@ -167,8 +167,8 @@ void agent_podmeta_fill_new(struct agent_podmeta *pm) {
   for (struct agent_ctr *c = pm->adm->list; c; c = c->next)
     /* (a container found under the kubelet's tree has its uid from its
      * cgroup path, agent/kubepods.h, and no names yet) */
-    if ((c->pod_uid == NULL || *c->pod_uid == '\0' || c->pod_name == NULL ||
-         *c->pod_name == '\0') &&
+    if ((c->kube.pod_uid == NULL || *c->kube.pod_uid == '\0' || c->kube.pod_name == NULL ||
+         *c->kube.pod_name == '\0') &&
         agent_podmeta_fill(pm, c) && pm->changed)
       pm->changed(c, pm->user);
 }

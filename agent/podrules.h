@@ -8,7 +8,7 @@
  * Every selector given must match (none: every pod); EFFECT is one or more
  * of kind=job|service, class=CLASS|latency, latency-target=DURATION (us,
  * ms or s; at most 10 s).  Rules apply in order and the first that matches
- * decides; the container records its name (agent_ctr.rule).
+ * decides; the container records its name (agent_ctr.kube.rule).
  *
  * Trust: labels and the QoS class are the tenant's to set (a pod is
  * Guaranteed when its requests equal its limits), namespaces are not.  A

@@ -30,7 +30,7 @@ void agent_protection_init(struct agent_protection *p, struct agent_adm *adm,
 }
 
 bool agent_ctr_is_batch(const struct agent_ctr *c) {
-  return c->kind == AGENT_KIND_JOB && !c->protect && agent_ctr_plan_class(c) != BATCH_IDLE;
+  return c->kind == AGENT_KIND_JOB && !c->plan.protect && agent_ctr_plan_class(c) != BATCH_IDLE;
 }
 
 bool agent_ctr_protect_target(const struct agent_protection *p, const struct agent_ctr *c) {
@@ -58,14 +58,14 @@ bool agent_ctr_protect_limited(const struct agent_protection *p, const struct ag
 
 bool agent_ctr_freeze_candidate(const struct agent_protection *p, const struct agent_ctr *c,
                                 uint64_t now) {
-  if (c->state != AGENT_RUNNING || c->protect || c->kind != AGENT_KIND_JOB || c->freeze.done)
+  if (c->state != AGENT_RUNNING || c->plan.protect || c->kind != AGENT_KIND_JOB || c->freeze.done)
     return false;
   if (c->freeze.frozen)
     return !agent_budget_spent(&p->ctl.cfg, c, now);
   /* Not before its first I/O: until then runc may still be starting it,
    * and a frozen init never reads the exec FIFO, so Start would wait for
    * a thaw (seen in the VM). */
-  if (!c->first_io)
+  if (!c->sample.first_io)
     return false;
   return agent_ctr_protect_limited(p, c, now);
 }
@@ -91,7 +91,7 @@ static void budget_expect(const struct agent_protection *p, struct agent_ctr *c,
 /* Whether running job C's cap bound its rate in the last window. */
 static bool cap_binds(const struct agent_ctr *c) {
   return c->state == AGENT_RUNNING && !c->freeze.frozen &&
-         agent_protect_cap_binds(c->read_bps + c->write_bps, c->caps.bps);
+         agent_protect_cap_binds(c->sample.read_bps + c->sample.write_bps, c->caps.bps);
 }
 
 void agent_protection_budget_window(struct agent_protection *p, uint64_t now, double window_s) {
@@ -100,8 +100,8 @@ void agent_protection_budget_window(struct agent_protection *p, uint64_t now, do
   double total = 0;
   int binding = 0;
   for (const struct agent_ctr *c = p->adm->list; c; c = c->next) {
-    if (c->io_now)
-      total += c->read_bps + c->write_bps;
+    if (c->sample.io_now)
+      total += c->sample.read_bps + c->sample.write_bps;
     binding += agent_ctr_is_batch(c) && cap_binds(c);
   }
   if (window_s > 0)
@@ -158,7 +158,7 @@ static double lat_signal(const struct agent_ctr *c) {
 /* Is C starved: stalled on I/O (io.pressure "some") for at least
  * PROTECT_STARVED_STALL of the window, with no request completed in it. */
 static bool starved(const struct agent_ctr *c) {
-  return c->stall >= PROTECT_STARVED_STALL && !(c->lat.valid && c->lat.count > 0);
+  return c->protect.stall >= PROTECT_STARVED_STALL && !(c->lat.valid && c->lat.count > 0);
 }
 
 /* Its latency in the window as the objective judges it: a starved one
@@ -167,7 +167,7 @@ static bool starved(const struct agent_ctr *c) {
  * the stalled share of the window (WINDOW_S). */
 static double lat_judged(const struct agent_ctr *c, double window_s) {
   if (starved(c) && !c->lat.approx && window_s > 0)
-    return c->stall * window_s * 1e6;
+    return c->protect.stall * window_s * 1e6;
   return lat_signal(c);
 }
 
@@ -181,7 +181,7 @@ static void lat_objective(struct agent_ctr *c, bool batch_io, int which) {
     c->lat.learn_approx = c->lat.approx;
   }
   double lat = lat_signal(c);
-  if (!batch_io && c->io_now && lat >= 0)
+  if (!batch_io && c->sample.io_now && lat >= 0)
     agent_protect_learn_add(&c->lat.learn, lat);
   double before = c->lat.target;
   if (which == AGENT_PROTECT_OBJECTIVE_OFF) {
@@ -235,7 +235,7 @@ static void keep_objective(struct agent_protection *p, struct agent_ctr *c) {
  * none, is below the rate that counts as I/O, and must not look idle:
  * that would lift every limit on what starves it). */
 static bool protected_busy(const struct agent_ctr *c) {
-  return c->io_now || (c->lat.valid && !c->lat.approx && c->lat.count > 0) || starved(c);
+  return c->sample.io_now || (c->lat.valid && !c->lat.approx && c->lat.count > 0) || starved(c);
 }
 
 /* What the controller's update changed, in the log: the level, the hold
@@ -380,10 +380,10 @@ bool agent_protection_window(struct agent_protection *p, uint64_t now, double wi
   for (struct agent_ctr *c = adm->list; c; c = c->next) {
     if (c->state != AGENT_RUNNING)
       continue;
-    n += c->protect;
-    if (!c->protect && agent_ctr_is_batch(c) && c->io_now) {
+    n += c->plan.protect;
+    if (!c->plan.protect && agent_ctr_is_batch(c) && c->sample.io_now) {
       batch_io = true;
-      double r = c->read_bps + c->write_bps;
+      double r = c->sample.read_bps + c->sample.write_bps;
       batch_bytes += r * window_s;
       if (agent_ctr_protect_target(p, c) && r > batch_bps)
         batch_bps = r;
@@ -392,11 +392,11 @@ bool agent_protection_window(struct agent_protection *p, uint64_t now, double wi
   cleanup_free struct agent_protect_obs *obs = xcalloc(n + 1, sizeof(*obs));
   size_t k = 0;
   for (struct agent_ctr *c = adm->list; c && k < n; c = c->next)
-    if (c->protect && c->state == AGENT_RUNNING) {
+    if (c->plan.protect && c->state == AGENT_RUNNING) {
       lat_objective(c, batch_io, p->objective);
       keep_objective(p, c);
       obs[k++] = (struct agent_protect_obs){.id = c->id,
-                                            .share = c->share,
+                                            .share = c->protect.share,
                                             .stall = -1,
                                             .lat = lat_judged(c, window_s),
                                             .lat_target = c->lat.target,
@@ -421,35 +421,41 @@ bool agent_protection_window(struct agent_protection *p, uint64_t now, double wi
 
 void agent_protection_observe(struct agent_ctr *c, int signal, double rate, double stall,
                               size_t nb) {
-  if (c->alone_bps <= 0 && c->solo_bps > 0)
-    c->alone_bps = c->solo_bps;
+  if (c->protect.alone_bps <= 0 && c->profile.solo_bps > 0)
+    c->protect.alone_bps = c->profile.solo_bps;
   double rshare = -1;
-  c->stall = stall;
-  c->share = -1;
-  if (c->io_now && nb == 0) {
+  c->protect.stall = stall;
+  c->protect.share = -1;
+  if (c->sample.io_now && nb == 0) {
     /* running mean and variance of its rate alone */
-    if (c->alone_bps > 0) {
-      double dev = rate - c->alone_bps;
-      c->alone_var = 0.7 * (c->alone_var + 0.3 * dev * dev);
+    if (c->protect.alone_bps > 0) {
+      double dev = rate - c->protect.alone_bps;
+      c->protect.alone_var = 0.7 * (c->protect.alone_var + 0.3 * dev * dev);
     }
-    c->alone_bps = c->alone_bps > 0 ? c->alone_bps + 0.3 * (rate - c->alone_bps) : rate;
+    c->protect.alone_bps = c->protect.alone_bps > 0
+                               ? c->protect.alone_bps + 0.3 * (rate - c->protect.alone_bps)
+                               : rate;
     if (stall >= 0)
-      c->stall_alone =
-          c->stall_alone >= 0 ? c->stall_alone + 0.3 * (stall - c->stall_alone) : stall;
+      c->protect.stall_alone = c->protect.stall_alone >= 0
+                                   ? c->protect.stall_alone + 0.3 * (stall - c->protect.stall_alone)
+                                   : stall;
     return;
   }
   if (nb == 0)
     return;
-  if (c->alone_bps > 0)
-    rshare = rate / c->alone_bps;
-  double cv = c->alone_bps > 0 && c->alone_var > 0 ? sqrt(c->alone_var) / c->alone_bps : -1;
-  c->share = agent_protect_share(signal, rshare, cv, stall, c->stall_alone);
-  iob_debug("protect '%s': rate %.1f MiB/s (alone %.1f, cv %.2f: share %.2f), io stall %.0f%% "
-            "(alone %.0f%%: share %.2f) -> %.2f, %zu neighbours doing I/O",
-            c->id, rate / (1024 * 1024), c->alone_bps / (1024 * 1024), cv, rshare, stall * 100,
-            c->stall_alone * 100,
-            agent_protect_share(AGENT_PROTECT_SIGNAL_PRESSURE, rshare, cv, stall, c->stall_alone),
-            c->share, nb);
+  if (c->protect.alone_bps > 0)
+    rshare = rate / c->protect.alone_bps;
+  double cv = c->protect.alone_bps > 0 && c->protect.alone_var > 0
+                  ? sqrt(c->protect.alone_var) / c->protect.alone_bps
+                  : -1;
+  c->protect.share = agent_protect_share(signal, rshare, cv, stall, c->protect.stall_alone);
+  iob_debug(
+      "protect '%s': rate %.1f MiB/s (alone %.1f, cv %.2f: share %.2f), io stall %.0f%% "
+      "(alone %.0f%%: share %.2f) -> %.2f, %zu neighbours doing I/O",
+      c->id, rate / (1024 * 1024), c->protect.alone_bps / (1024 * 1024), cv, rshare, stall * 100,
+      c->protect.stall_alone * 100,
+      agent_protect_share(AGENT_PROTECT_SIGNAL_PRESSURE, rshare, cv, stall, c->protect.stall_alone),
+      c->protect.share, nb);
 }
 
 void agent_protection_admitted(struct agent_protection *p, struct agent_ctr *c) {
@@ -476,7 +482,7 @@ static bool hold(struct agent_protection *p, struct agent_ctr *c, bool first, ui
     return false;
   }
   p->holds++;
-  uint64_t w = c->deadline_ms;
+  uint64_t w = c->plan.deadline_ms;
   if (!ctl->short_ && spaced)
     w = now + 1; /* the next one in line: right after this one */
   else if (!ctl->short_ && next < w)
@@ -499,7 +505,7 @@ const char *agent_protection_ask(struct agent_protection *p, struct agent_protec
   long first = -1;
   for (size_t i = 0; i < n; i++)
     if (q[i].admit && agent_ctr_protect_limited(p, q[i].c, now) &&
-        (first < 0 || q[i].c->arrival_ms < q[first].c->arrival_ms))
+        (first < 0 || q[i].c->plan.arrival_ms < q[first].c->plan.arrival_ms))
       first = (long)i;
   for (size_t i = 0; i < n; i++) {
     struct agent_protect_q *a = &q[i];

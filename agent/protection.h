@@ -95,7 +95,7 @@ bool agent_protection_window(struct agent_protection *p, uint64_t now, double wi
  * I/O rate RATE (bytes/s), its io.pressure stall share STALL (< 0
  * unknown) and NB, how many others did I/O in it.  Alone (NB 0) the
  * window teaches its pace alone; shared, its share of that pace
- * (c->share, by SIGNAL, enum agent_protect_signal). */
+ * (c->protect.share, by SIGNAL, enum agent_protect_signal). */
 void agent_protection_observe(struct agent_ctr *c, int signal, double rate, double stall,
                               size_t nb);
 

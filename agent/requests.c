@@ -27,11 +27,11 @@ void agent_api_admit_reply(const struct agent_ctr *c, bool admitted, const char 
   Iobatch__Agent__V1__AdmitResponse resp = IOBATCH__AGENT__V1__ADMIT_RESPONSE__INIT;
   resp.admitted = admitted;
   resp.reason = (char *)reason;
-  resp.held_ms = c->arrival_ms && now > c->arrival_ms
-                     ? (c->state == AGENT_RUNNING ? c->admitted_ms : now) - c->arrival_ms
+  resp.held_ms = c->plan.arrival_ms && now > c->plan.arrival_ms
+                     ? (c->state == AGENT_RUNNING ? c->plan.admitted_ms : now) - c->plan.arrival_ms
                      : 0;
   resp.class_ = (char *)batch_class_name(c->cls);
-  resp.io_weight = c->weight_written;
+  resp.io_weight = c->weights.weight_written;
   *out = resp;
 }
 
@@ -44,23 +44,23 @@ static bool from_runtime(Iobatch__Agent__V1__KindSource s) {
 /* An untrusted io.iobatch.kind that was ignored (agent_ctr_set_kind): said
  * once per container. */
 static void report_kind(struct agent_ctr *c) {
-  if (!c->kind_ignored || c->kind_logged)
+  if (!c->decl.kind_ignored || c->serve.kind_logged)
     return;
-  c->kind_logged = true;
+  c->serve.kind_logged = true;
   iob_info("'%s' declared kind %s (namespace '%s', not trusted by trust_declared): treated as "
            "a job",
-           c->id, c->declared_kind, agent_ctr_tenant(c));
+           c->id, c->decl.declared_kind, agent_ctr_tenant(c));
 }
 
 /* An untrusted io.iobatch.max-hold-ms that was not used
  * (agent_adm_hold_ms): said once per container. */
 static void report_hold(struct agent_ctr *c) {
-  if (!c->hold_ignored || c->hold_logged)
+  if (!c->decl.hold_ignored || c->serve.hold_logged)
     return;
-  c->hold_logged = true;
+  c->serve.hold_logged = true;
   iob_info("'%s' declared max-hold-ms %u (namespace '%s', not trusted by trust_declared): "
            "ignored, held at most the agent's max_hold",
-           c->id, c->max_hold_ms, agent_ctr_tenant(c));
+           c->id, c->decl.max_hold_ms, agent_ctr_tenant(c));
 }
 
 /* io.iobatch.latency-target (US, 0: none): a trusted namespace's word is
@@ -156,7 +156,7 @@ int agent_api_register(struct agent_api *a, const Iobatch__Agent__V1__RegisterRe
       a->ops->remove(o, "registered by its runtime", now, a->user);
       break;
     }
-  bool fresh = agent_adm_find(a->adm, req->namespace_, req->id) == NULL;
+  bool fresh = agent_ctr_find(a->adm, req->namespace_, req->id) == NULL;
   struct agent_ctr *c = NULL;
   if (agent_adm_register(a->adm, &in, now, &c, err) < 0) {
     a->metrics->refused_register++;
@@ -184,7 +184,7 @@ int agent_api_register(struct agent_api *a, const Iobatch__Agent__V1__RegisterRe
            agent_class_source_name(c->class_source), req->running ? ", already running" : "");
   Iobatch__Agent__V1__RegisterResponse resp = IOBATCH__AGENT__V1__REGISTER_RESPONSE__INIT;
   resp.class_ = (char *)batch_class_name(c->cls);
-  resp.io_weight = c->weight_written;
+  resp.io_weight = c->weights.weight_written;
   resp.hook_weight_journalled = hook_weight(a, c, req);
   *out = resp;
   return 0;
@@ -192,7 +192,7 @@ int agent_api_register(struct agent_api *a, const Iobatch__Agent__V1__RegisterRe
 
 int agent_api_admit(struct agent_api *a, const Iobatch__Agent__V1__AdmitRequest *req, uint64_t now,
                     uint64_t cap_ms, struct agent_ctr **ctr, struct iob_error **err) {
-  struct agent_ctr *c = agent_adm_find(a->adm, req->namespace_, req->id);
+  struct agent_ctr *c = agent_ctr_find(a->adm, req->namespace_, req->id);
   if (c == NULL) {
     /* No hook registered it (an engine without our hook, or the agent
      * restarted in between): the Admit carries enough to go on. */
@@ -243,7 +243,7 @@ int agent_api_admit(struct agent_api *a, const Iobatch__Agent__V1__AdmitRequest 
 
 bool agent_api_cancel(struct agent_api *a, const Iobatch__Agent__V1__CancelRequest *req,
                       uint64_t now) {
-  struct agent_ctr *c = agent_adm_find(a->adm, req->namespace_, req->id);
+  struct agent_ctr *c = agent_ctr_find(a->adm, req->namespace_, req->id);
   /* Unknown is fine: cancelling twice, or after an agent restart, must not
    * make a Kill or Delete fail. */
   if (c == NULL)
@@ -256,11 +256,11 @@ bool agent_api_cancel(struct agent_api *a, const Iobatch__Agent__V1__CancelReque
 
 bool agent_api_exited(struct agent_api *a, const Iobatch__Agent__V1__ExitedRequest *req,
                       uint64_t now) {
-  struct agent_ctr *c = agent_adm_find(a->adm, req->namespace_, req->id);
+  struct agent_ctr *c = agent_ctr_find(a->adm, req->namespace_, req->id);
   if (c == NULL)
     return false;
   iob_info("'%s' exited with status %u after %llu ms", c->id, req->exit_status,
-           (unsigned long long)(c->admitted_ms ? now - c->admitted_ms : 0));
+           (unsigned long long)(c->plan.admitted_ms ? now - c->plan.admitted_ms : 0));
   a->ops->remove(c, "exited", now, a->user);
   return true;
 }
@@ -287,14 +287,14 @@ void agent_api_status_release(Iobatch__Agent__V1__StatusResponse *r) {
 }
 
 static char *describe_reason(const struct agent_ctr *c) {
-  const char *r = c->reason >= 0 ? batch_reason_name((enum batch_reason)c->reason) : "";
+  const char *r = c->plan.reason >= 0 ? batch_reason_name((enum batch_reason)c->plan.reason) : "";
   if (c->state == AGENT_CREATED)
     r = "not started";
-  else if (c->state == AGENT_PENDING && c->reason < 0)
+  else if (c->state == AGENT_PENDING && c->plan.reason < 0)
     r = "batch window";
   else if (c->state == AGENT_RUNNING && c->kind == AGENT_KIND_SANDBOX)
     r = "admitted: a pod sandbox is never held";
-  else if (c->state == AGENT_RUNNING && c->reason < 0)
+  else if (c->state == AGENT_RUNNING && c->plan.reason < 0)
     r = "registered running";
   return xstrdup(r);
 }
@@ -304,14 +304,14 @@ static char *describe_reason(const struct agent_ctr *c) {
  * recorded by id alone: the same namespace first, else any. */
 static void ctr_label(const struct agent_api *a, const char *ns, const char *id, char *buf,
                       size_t n) {
-  const struct agent_ctr *c = agent_adm_find(a->adm, ns, id);
+  const struct agent_ctr *c = agent_ctr_find(a->adm, ns, id);
   for (const struct agent_ctr *o = a->adm->list; c == NULL && o; o = o->next)
     if (!strcmp(o->id, id))
       c = o;
-  if (c && c->pod_name && *c->pod_name)
-    snprintf(buf, n, "%s/%s%s%s ('%.12s')", c->pod_namespace, c->pod_name,
-             c->container_name && *c->container_name ? "/" : "",
-             c->container_name ? c->container_name : "", c->id);
+  if (c && c->kube.pod_name && *c->kube.pod_name)
+    snprintf(buf, n, "%s/%s%s%s ('%.12s')", c->kube.pod_namespace, c->kube.pod_name,
+             c->kube.container_name && *c->kube.container_name ? "/" : "",
+             c->kube.container_name ? c->kube.container_name : "", c->id);
   else
     snprintf(buf, n, "'%s'", id);
 }
@@ -323,11 +323,11 @@ static char *describe_wait(const struct agent_api *a, const struct agent_ctr *c,
   char who[AGENT_ID_MAX * 4 + 16], *s = NULL;
   if (c->state != AGENT_PENDING)
     return NULL;
-  if (c->conflict[0])
-    ctr_label(a, c->ns, c->conflict, who, sizeof(who));
+  if (c->plan.conflict[0])
+    ctr_label(a, c->ns, c->plan.conflict, who, sizeof(who));
   else
     snprintf(who, sizeof(who), "a running container");
-  switch (c->reason) {
+  switch (c->plan.reason) {
   case BATCH_HOLD_FULL:
     s = xasprintf("a free slot (max concurrency %u reached)", a->bcfg->max_batch);
     break;
@@ -339,37 +339,38 @@ static char *describe_wait(const struct agent_api *a, const struct agent_ctr *c,
                   who, a->bcfg->fairness);
     break;
   case BATCH_HOLD_PLAN:
-    s = c->conflict[0] ? xasprintf("a later batch of the plan (conflicts with %s)", who)
-                       : xasprintf("a later batch of the plan");
+    s = c->plan.conflict[0] ? xasprintf("a later batch of the plan (conflicts with %s)", who)
+                            : xasprintf("a later batch of the plan");
     break;
   case BATCH_HOLD_BEHIND:
-    s = c->conflict[0] ? xasprintf("%s, held longer and in conflict with it, to start first", who)
-                       : xasprintf("an older held container it conflicts with to start first");
+    s = c->plan.conflict[0]
+            ? xasprintf("%s, held longer and in conflict with it, to start first", who)
+            : xasprintf("an older held container it conflicts with to start first");
     break;
   case BATCH_HOLD_NEXT:
     s = xasprintf("the next plan (this one ran out of its forecast budget)");
     break;
   case BATCH_HOLD_PROTECT:
     if (a->protect->ctl.objective)
-      s = c->conflict[0] ? xasprintf("the latency-sensitive %s to get back under its latency "
-                                     "objective (the batch cap is at its floor)",
-                                     who)
-                         : xasprintf("a latency-sensitive container to get back under its "
-                                     "latency objective");
+      s = c->plan.conflict[0] ? xasprintf("the latency-sensitive %s to get back under its latency "
+                                          "objective (the batch cap is at its floor)",
+                                          who)
+                              : xasprintf("a latency-sensitive container to get back under its "
+                                          "latency objective");
     else
-      s = c->conflict[0]
+      s = c->plan.conflict[0]
               ? xasprintf("the latency-sensitive %s to get its rate back (it is short of it)", who)
               : xasprintf("a latency-sensitive container to get its rate back");
     break;
   default:
     if (now < a->adm->settle_ms)
       s = xasprintf("the agent's start-up (running containers register again first)");
-    else if (c->reason < 0)
+    else if (c->plan.reason < 0)
       s = xasprintf("the batch window (%llu ms) to close",
                     (unsigned long long)a->cfg->batch_window_ms);
     else
       s = xasprintf("the next plan (last decision: %s)",
-                    batch_reason_name((enum batch_reason)c->reason));
+                    batch_reason_name((enum batch_reason)c->plan.reason));
   }
   return s;
 }
@@ -378,18 +379,18 @@ static char *describe_wait(const struct agent_api *a, const struct agent_ctr *c,
 static void status_labels(const struct agent_ctr *c, bool asked, size_t *budget,
                           Iobatch__Agent__V1__ContainerStatus *s,
                           Iobatch__Agent__V1__StatusResponse *r) {
-  if (!asked || c->n_pod_labels == 0)
+  if (!asked || c->kube.n_pod_labels == 0)
     return;
   size_t bytes = 0;
-  for (size_t i = 0; i < c->n_pod_labels; i++)
-    bytes += strlen(c->pod_labels[i]) + 4; /* tag, length and slack */
+  for (size_t i = 0; i < c->kube.n_pod_labels; i++)
+    bytes += strlen(c->kube.pod_labels[i]) + 4; /* tag, length and slack */
   if (bytes > *budget) {
     r->pod_labels_left_out++;
     return;
   }
   *budget -= bytes;
-  s->pod_labels = c->pod_labels;
-  s->n_pod_labels = c->n_pod_labels;
+  s->pod_labels = c->kube.pod_labels;
+  s->n_pod_labels = c->kube.n_pod_labels;
 }
 
 /* A batch job's protection debt and bound (agent/budget.h); the rest of
@@ -427,25 +428,25 @@ int agent_api_status(struct agent_api *a, const Iobatch__Agent__V1__StatusReques
     s->class_ = (char *)batch_class_name(c->cls);
     s->class_source = (char *)agent_class_source_name(c->class_source);
     s->confidence = c->confidence;
-    s->read_bps = c->read_bps;
-    s->write_bps = c->write_bps;
-    s->read_iops = c->read_iops;
-    s->write_iops = c->write_iops;
-    s->io_weight = c->state == AGENT_RUNNING ? c->weight : 0;
-    s->weight_effective = c->weight_effective;
-    s->weight_note = c->weight_note;
+    s->read_bps = c->sample.read_bps;
+    s->write_bps = c->sample.write_bps;
+    s->read_iops = c->sample.read_iops;
+    s->write_iops = c->sample.write_iops;
+    s->io_weight = c->state == AGENT_RUNNING ? c->plan.weight : 0;
+    s->weight_effective = c->weights.weight_effective;
+    s->weight_note = c->weights.weight_note;
     if (c->state == AGENT_PENDING)
-      s->held_ms = now - c->arrival_ms;
-    else if (c->state == AGENT_RUNNING && c->admitted_ms >= c->arrival_ms)
-      s->held_ms = c->admitted_ms - c->arrival_ms;
-    s->age_ms = now - c->registered_ms;
+      s->held_ms = now - c->plan.arrival_ms;
+    else if (c->state == AGENT_RUNNING && c->plan.admitted_ms >= c->plan.arrival_ms)
+      s->held_ms = c->plan.admitted_ms - c->plan.arrival_ms;
+    s->age_ms = now - c->plan.registered_ms;
     s->workload_key = c->workload_key;
     s->pid = c->pid;
     s->reason = describe_reason(c);
-    s->conflict = c->conflict;
+    s->conflict = c->plan.conflict;
     s->kind = (char *)agent_kind_name(c->kind);
-    s->protected_ = c->protect;
-    s->share = c->protect ? c->share : -1;
+    s->protected_ = c->plan.protect;
+    s->share = c->plan.protect ? c->protect.share : -1;
     s->io_lat_valid = c->lat.valid;
     s->io_lat_approx = c->lat.approx;
     s->io_lat_count = c->lat.count;
@@ -453,7 +454,7 @@ int agent_api_status(struct agent_api *a, const Iobatch__Agent__V1__StatusReques
     s->io_lat_p50_us = c->lat.p50_us;
     s->io_lat_p99_us = c->lat.p99_us;
     s->io_stall_share = c->lat.valid && c->lat.approx ? c->lat.stall : -1;
-    if (c->protect) {
+    if (c->plan.protect) {
       s->lat_target = c->lat.target;
       s->lat_target_source = (char *)agent_lat_target_source_name(c->lat.target_source);
       s->lat_quiet_windows = c->lat.learn.seen;
@@ -465,29 +466,30 @@ int agent_api_status(struct agent_api *a, const Iobatch__Agent__V1__StatusReques
     s->freezes = c->freeze.freezes;
     s->frozen_ms = c->freeze.frozen_ms +
                    (c->freeze.frozen && now > c->freeze.since_ms ? now - c->freeze.since_ms : 0);
-    s->declared_class = c->declared;
-    s->declared_trusted = c->declared[0] && !c->declared_untrusted;
-    s->declared_kind = c->declared_kind;
-    s->declared_kind_trusted = c->declared_kind[0] && !c->kind_untrusted;
+    s->declared_class = c->decl.declared;
+    s->declared_trusted = c->decl.declared[0] && !c->decl.declared_untrusted;
+    s->declared_kind = c->decl.declared_kind;
+    s->declared_kind_trusted = c->decl.declared_kind[0] && !c->decl.kind_untrusted;
     s->holdable = agent_ctr_holdable(c);
-    s->rule = c->rule_untrusted
+    s->rule = c->kube.rule_untrusted
                   ? xasprintf("%s (matched by label or QoS class in an untrusted namespace: no "
                               "protection granted)",
-                              c->rule)
-                  : xstrdup(c->rule);
-    s->qos = c->qos;
-    s->pod_name = c->pod_name;
-    s->pod_namespace = c->pod_namespace;
-    s->container_name = c->container_name;
-    s->pod_uid = c->pod_uid ? c->pod_uid : (char *)"";
+                              c->kube.rule)
+                  : xstrdup(c->kube.rule);
+    s->qos = c->kube.qos;
+    s->pod_name = c->kube.pod_name;
+    s->pod_namespace = c->kube.pod_namespace;
+    s->container_name = c->kube.container_name;
+    s->pod_uid = c->kube.pod_uid ? c->kube.pod_uid : (char *)"";
     status_labels(c, labels, &label_budget, s, &r);
     /* a uid alone is the kubelet tree's (agent/kubepods.h), not the CRI's */
-    s->pod_meta_source = c->pod_uid && *c->pod_uid && c->pod_name && *c->pod_name ? (char *)"cri"
-                         : c->pod_name && *c->pod_name ? (char *)"annotations"
-                                                       : (char *)"";
+    s->pod_meta_source =
+        c->kube.pod_uid && *c->kube.pod_uid && c->kube.pod_name && *c->kube.pod_name ? (char *)"cri"
+        : c->kube.pod_name && *c->kube.pod_name ? (char *)"annotations"
+                                                : (char *)"";
     status_budget(a->protect, c, now, s);
     if (c->state == AGENT_PENDING)
-      s->admit_by_ms = c->deadline_ms > now ? c->deadline_ms - now : 0;
+      s->admit_by_ms = c->plan.deadline_ms > now ? c->plan.deadline_ms - now : 0;
     s->waits_for = describe_wait(a, c, now);
     if (s->waits_for == NULL)
       s->waits_for = (char *)protobuf_c_empty_string;

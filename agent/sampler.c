@@ -264,7 +264,7 @@ const char *agent_sampler_name(const struct agent_sampler *s) {
 }
 
 void agent_sampler_forget(struct agent_ctr *c) {
-  struct sstate *st = c->sampler_state;
+  struct sstate *st = c->sample.sampler_state;
   if (st == NULL)
     return;
   if (st->lat && st->cgid)
@@ -274,7 +274,7 @@ void agent_sampler_forget(struct agent_ctr *c) {
   free(st->cgdir);
   free(st->psidir);
   free(st);
-  c->sampler_state = NULL;
+  c->sample.sampler_state = NULL;
 }
 
 /* The cgroup directory and the source to sample it with: cg2_source_pick,
@@ -300,10 +300,10 @@ static char *cgroup_dir(const struct agent_sampler *s, const struct agent_ctr *c
 }
 
 static struct sstate *state_of(struct agent_sampler *s, struct agent_ctr *c) {
-  struct sstate *st = c->sampler_state;
+  struct sstate *st = c->sample.sampler_state;
   if (st == NULL) {
     st = xcalloc(1, sizeof(*st));
-    c->sampler_state = st;
+    c->sample.sampler_state = st;
   }
   if (st->cgdir == NULL)
     st->cgdir = cgroup_dir(s, c, &st->source);
@@ -315,7 +315,7 @@ const char *agent_sampler_cgdir(struct agent_sampler *s, struct agent_ctr *c) {
 }
 
 bool agent_sampler_watches_stall(const struct agent_ctr *c) {
-  const struct sstate *st = c->sampler_state;
+  const struct sstate *st = c->sample.sampler_state;
   return st && st->watch_stall;
 }
 
@@ -535,7 +535,7 @@ static void mark_gone(struct agent_sampler *s) {
   }
   for (size_t i = 0; i < n; i++)
     for (struct agent_ctr *c = s->env.adm->list; c; c = c->next) {
-      struct sstate *st = c->sampler_state;
+      struct sstate *st = c->sample.sampler_state;
       if (st && st->dir_ino == ids[i])
         st->dir_gone = true;
     }
@@ -583,7 +583,7 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
     st->seen = true;
   }
   if (!smp.has_pressure &&
-      (c->protect || s->lat.mode == AGENT_LATHIST_MODE_PRESSURE || st->watch_stall))
+      (c->plan.protect || s->lat.mode == AGENT_LATHIST_MODE_PRESSURE || st->watch_stall))
     pressure_beside(s, c, st, &smp);
   push(st, &smp);
   if (st->n < 2)
@@ -601,28 +601,28 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
     st->n = 1;
     return 0;
   }
-  agent_sampler_io_total_add(&c->io_total, &dl, reset > 0);
+  agent_sampler_io_total_add(&c->sample.io_total, &dl, reset > 0);
   agent_sampler_io_total_add(&s->node_io, &dl, reset > 0);
   if (dt <= 0)
     return 0;
-  c->read_bps = (double)dl.rbytes / dt;
-  c->write_bps = (double)dl.wbytes / dt;
-  c->read_iops = (double)dl.rios / dt;
-  c->write_iops = (double)dl.wios / dt;
-  c->io_now =
-      c->read_bps + c->write_bps >= IO_ACTIVE_BPS || c->read_iops + c->write_iops >= IO_ACTIVE_IOPS;
+  c->sample.read_bps = (double)dl.rbytes / dt;
+  c->sample.write_bps = (double)dl.wbytes / dt;
+  c->sample.read_iops = (double)dl.rios / dt;
+  c->sample.write_iops = (double)dl.wios / dt;
+  c->sample.io_now = c->sample.read_bps + c->sample.write_bps >= IO_ACTIVE_BPS ||
+                     c->sample.read_iops + c->sample.write_iops >= IO_ACTIVE_IOPS;
   st->last_dt = dt;
   latency_window(s, c, st, &dl, reset > 0, from_map ? &val : NULL);
   if (c->state == AGENT_RUNNING)
-    c->bytes_run += (double)(dl.rbytes + dl.wbytes);
+    c->sample.bytes_run += (double)(dl.rbytes + dl.wbytes);
   /* The start path's length, from containers this agent admitted by a plan
    * (reason set; not re-registrations after a restart): the middle of the
    * window with the first I/O, not before the admission. */
-  if (c->state == AGENT_RUNNING && c->io_now && !c->first_io) {
-    c->first_io = true;
+  if (c->state == AGENT_RUNNING && c->sample.io_now && !c->sample.first_io) {
+    c->sample.first_io = true;
     double mid_ms = (double)(a->t_ns + b->t_ns) / 2e6;
-    if (c->reason >= 0 && c->admitted_ms > 0 && mid_ms > (double)c->admitted_ms)
-      if (agent_adm_observe_start(s->env.adm, (mid_ms - (double)c->admitted_ms) / 1000.0))
+    if (c->plan.reason >= 0 && c->plan.admitted_ms > 0 && mid_ms > (double)c->plan.admitted_ms)
+      if (agent_adm_observe_start(s->env.adm, (mid_ms - (double)c->plan.admitted_ms) / 1000.0))
         iob_info("containers start their I/O %.2f s after their admission (%u starts measured)",
                  s->env.adm->start_s, s->env.adm->start_n);
   }
@@ -642,7 +642,7 @@ static bool ring_idle(const struct sstate *st) {
 }
 
 static void classify(struct agent_sampler *s, struct agent_ctr *c) {
-  struct sstate *st = c->sampler_state;
+  struct sstate *st = c->sample.sampler_state;
   if (st == NULL || st->n < 2 || c->class_source == AGENT_CLASS_DECLARED)
     return;
   bool idle = ring_idle(st);
@@ -660,7 +660,7 @@ static void classify(struct agent_sampler *s, struct agent_ctr *c) {
   enum agent_class_source was_src = c->class_source;
   unsigned what = agent_adm_measured(s->env.adm, c, cls, res.confidence, res.latency,
                                      s->protect_detected, iob_now_ms());
-  bool latency_hint = c->declared_untrusted && batch_class_names_latency(c->declared);
+  bool latency_hint = c->decl.declared_untrusted && batch_class_names_latency(c->decl.declared);
   if (what & AGENT_MEASURED_PROTECTED)
     iob_info("'%s'%s looks latency-sensitive (%.0f requests/s of %.0f bytes on average): "
              "protecting it",
@@ -672,7 +672,7 @@ static void classify(struct agent_sampler *s, struct agent_ctr *c) {
   if (what & AGENT_MEASURED_OVERRULED)
     iob_info("'%s' declared %s (namespace '%s', not trusted by trust_declared), measured %s "
              "(confidence %.2f)%s",
-             c->id, c->declared, agent_ctr_tenant(c), batch_class_name(cls), res.confidence,
+             c->id, c->decl.declared, agent_ctr_tenant(c), batch_class_name(cls), res.confidence,
              latency_hint ? ": not protected (an untrusted latency never protects)"
                           : ": the measurement wins");
   else if (cls != was)
@@ -681,8 +681,8 @@ static void classify(struct agent_sampler *s, struct agent_ctr *c) {
   /* An idle phase (start-up, a pause, the end) says nothing about the
    * workload. */
   if (cls != BATCH_IDLE && cls != BATCH_UNKNOWN) {
-    c->run_cls = (int)cls;
-    c->run_confidence = res.confidence;
+    c->sample.run_cls = (int)cls;
+    c->sample.run_confidence = res.confidence;
   }
   if (cls != BATCH_IDLE && c->workload_key && *c->workload_key) {
     struct agent_profile_update u = {.cls = batch_class_name(cls), .confidence = res.confidence};
@@ -717,9 +717,9 @@ void agent_sampler_add(struct agent_sampler *s, struct agent_ctr *c,
 /* A container's solo rate as measured: learned in earlier runs (its
  * profile), else from its windows alone in this run; 0 unknown. */
 static double solo_rate(const struct agent_ctr *c) {
-  if (c->solo_bps > 0)
-    return c->solo_bps;
-  return c->alone_s > 0 ? c->alone_bytes / c->alone_s : 0;
+  if (c->profile.solo_bps > 0)
+    return c->profile.solo_bps;
+  return c->sample.alone_s > 0 ? c->sample.alone_bytes / c->sample.alone_s : 0;
 }
 
 /* The slowdown of running container c in the last window: measured (solo
@@ -728,19 +728,19 @@ static double solo_rate(const struct agent_ctr *c) {
  * *guessed says so. */
 static double window_slowdown(const struct batch_config *cfg, struct agent_sampler *s,
                               const struct agent_ctr *c, bool *guessed) {
-  double rate = c->read_bps + c->write_bps, solo = solo_rate(c);
+  double rate = c->sample.read_bps + c->sample.write_bps, solo = solo_rate(c);
   *guessed = false;
   if (solo > 0 && rate > 0)
     return solo / rate;
   *guessed = true;
   size_t n = 1;
   for (struct agent_ctr *o = s->env.adm->list; o; o = o->next)
-    n += o != c && o->state == AGENT_RUNNING && o->io_now;
+    n += o != c && o->state == AGENT_RUNNING && o->sample.io_now;
   cleanup_free struct batch_job *jobs = xcalloc(n, sizeof(*jobs));
   size_t k = 0;
   jobs[k++] = (struct batch_job){.cls = c->cls, .running = true};
   for (struct agent_ctr *o = s->env.adm->list; o && k < n; o = o->next)
-    if (o != c && o->state == AGENT_RUNNING && o->io_now)
+    if (o != c && o->state == AGENT_RUNNING && o->sample.io_now)
       jobs[k++] = (struct batch_job){.cls = o->cls, .running = true};
   return batch_slowdown(cfg, jobs, k, 0);
 }
@@ -810,17 +810,17 @@ static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
   w->one_tenant = true;
   const char *tenant = NULL;
   for (const struct agent_ctr *o = s->env.adm->list; o; o = o->next) {
-    struct sstate *ost = o->sampler_state;
+    struct sstate *ost = o->sample.sampler_state;
     if (ost == NULL)
       continue;
-    bool moved = o->read_bps + o->write_bps > 0;
+    bool moved = o->sample.read_bps + o->sample.write_bps > 0;
     bool running = o->state == AGENT_RUNNING;
     /* -1: unknown (not read, or no PSI); then bytes alone decide. */
     double stall = running && ost->watch_stall ? window_stall(ost) : -1;
     bool waiting = stall >= STALL_WAITING;
     if (!running)
       ost->busy = false;
-    else if (o->io_now || waiting)
+    else if (o->sample.io_now || waiting)
       ost->busy = true;
     else if (ost->busy && !moved && stall >= 0)
       ost->busy = false; /* not waiting for the disk: idle of its own accord */
@@ -829,12 +829,12 @@ static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
     ost->quiet_windows = moved || waiting ? 0 : ost->quiet_windows + 1;
     if (running && ost->run_windows < WATCH_NEW_WINDOWS)
       ost->run_windows++;
-    bool fresh = !o->first_io && ost->run_windows < WATCH_NEW_WINDOWS;
+    bool fresh = !o->sample.first_io && ost->run_windows < WATCH_NEW_WINDOWS;
     ost->watch_stall =
-        running && (waiting || fresh || (ost->busy && !moved) || (moved && !o->io_now));
+        running && (waiting || fresh || (ost->busy && !moved) || (moved && !o->sample.io_now));
     if (!ost->busy)
       continue;
-    w->n_io += o->io_now;
+    w->n_io += o->sample.io_now;
     w->n++;
     if ((unsigned)o->cls < BATCH_NCLASS)
       w->ncls[o->cls]++;
@@ -854,8 +854,8 @@ static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
    * busy, they would keep each other watched.  The first window beside a
    * mover only starts the watch (a stall needs two reads). */
   for (const struct agent_ctr *o = s->env.adm->list; o; o = o->next) {
-    struct sstate *ost = o->sampler_state;
-    if (ost && ost->watch_stall && w->n_io <= (ost->busy && o->io_now ? 1u : 0u))
+    struct sstate *ost = o->sample.sampler_state;
+    if (ost && ost->watch_stall && w->n_io <= (ost->busy && o->sample.io_now ? 1u : 0u))
       ost->watch_stall = false;
   }
 }
@@ -916,8 +916,8 @@ static void epoch_window(struct agent_sampler *s, struct agent_ctr *c, struct ss
   /* Alone, the window before is its solo rate now that this one shows it
    * was not the last (a run's last window is partly idle). */
   if (e->nb == 0 && e->windows >= 2 && e->last_secs > 0) {
-    c->alone_s += e->last_secs;
-    c->alone_bytes += e->last_bytes;
+    c->sample.alone_s += e->last_secs;
+    c->sample.alone_bytes += e->last_bytes;
   }
   e->windows++;
   e->bytes += rate * dt;
@@ -927,7 +927,7 @@ static void epoch_window(struct agent_sampler *s, struct agent_ctr *c, struct ss
 }
 
 void agent_sampler_finish(struct agent_sampler *s, struct agent_ctr *c) {
-  struct sstate *st = c->sampler_state;
+  struct sstate *st = c->sample.sampler_state;
   if (st == NULL || c->state != AGENT_RUNNING)
     return;
   epoch_end(s, c, &st->ep);
@@ -943,31 +943,31 @@ static void account(struct agent_sampler *s) {
   struct io_set w;
   io_set_count(s, &w);
   for (struct agent_ctr *c = s->env.adm->list; c; c = c->next) {
-    struct sstate *st = c->sampler_state;
+    struct sstate *st = c->sample.sampler_state;
     if (c->state != AGENT_RUNNING || st == NULL || st->last_dt <= 0)
       continue;
     double dt = st->last_dt;
     st->last_dt = 0;
-    double rate = c->read_bps + c->write_bps;
+    double rate = c->sample.read_bps + c->sample.write_bps;
     size_t nb = w.n - (st->busy ? 1 : 0);
-    if (c->protect)
-      protect_share(s, c, st, rate, w.n_io - (c->io_now ? 1 : 0));
+    if (c->plan.protect)
+      protect_share(s, c, st, rate, w.n_io - (c->sample.io_now ? 1 : 0));
     epoch_window(s, c, st, &w, dt, rate);
-    if (nb == 0 || (!c->io_now && !st->busy)) {
-      c->solo_equiv_s += dt; /* alone, or idle of its own accord: solo speed by definition */
+    if (nb == 0 || (!c->sample.io_now && !st->busy)) {
+      c->sample.solo_equiv_s += dt; /* alone, or idle of its own accord: solo speed by definition */
       continue;
     }
-    c->shared = true;
+    c->sample.shared = true;
     /* Busy beside busy neighbours, it moved nothing: a disk that serves
      * its streams by turns starved it, and it made no progress.  Counted
      * at solo speed, such windows made its learned rate alone a fraction
      * of the real one, and every co-run then looked cheap. */
-    if (!c->io_now)
+    if (!c->sample.io_now)
       continue;
     bool guessed;
     double sd = window_slowdown(&cfg, s, c, &guessed);
-    c->equiv_guessed |= guessed;
-    c->solo_equiv_s += dt / (sd > 1 ? sd : 1);
+    c->sample.equiv_guessed |= guessed;
+    c->sample.solo_equiv_s += dt / (sd > 1 ? sd : 1);
   }
 }
 

@@ -6,7 +6,7 @@
  * disappearance as the container's end (a shim that died cannot tell us).
  *
  * It owns how it samples (the cgroup mounts, the source, the detector's
- * settings) and each container's sample ring (agent_ctr.sampler_state).
+ * settings) and each container's sample ring (agent_ctr.sample.sampler_state).
  * What it needs of the rest is given at init (struct agent_sampler_env):
  * the admission state whose containers it samples, which takes measured
  * classes and start delays (agent_adm_measured, agent_adm_observe_start);

@@ -21,7 +21,7 @@
 #include "iobatch/agent.pb-c.h"
 #include "ttrpc/ttrpc.h"
 
-/* A pending Admit call, hung on ctr->waiter. */
+/* A pending Admit call, hung on ctr->serve.waiter. */
 struct agent_waiter {
   struct agent_server *s;
   struct agent_ctr *ctr;
@@ -40,20 +40,20 @@ static void reply_admit(struct ttrpc_call *call, const struct agent_ctr *c, bool
 }
 
 void agent_server_answer(struct agent_ctr *c, bool admitted, const char *reason) {
-  struct agent_waiter *w = c->waiter;
+  struct agent_waiter *w = c->serve.waiter;
   if (w == NULL)
     return;
-  c->waiter = NULL;
+  c->serve.waiter = NULL;
   ttrpc_call_on_cancel(w->call, NULL, NULL);
   reply_admit(w->call, c, admitted, reason, now_ms());
   free(w);
 }
 
 void agent_server_abort(struct agent_ctr *c, const char *why) {
-  struct agent_waiter *w = c->waiter;
+  struct agent_waiter *w = c->serve.waiter;
   if (w == NULL)
     return;
-  c->waiter = NULL;
+  c->serve.waiter = NULL;
   ttrpc_call_on_cancel(w->call, NULL, NULL);
   ttrpc_call_fail(w->call, IOB_CODE_UNAVAILABLE, "%s", why);
   free(w);
@@ -65,7 +65,7 @@ static void on_admit_cancelled(struct ttrpc_call *call, void *data) {
   struct agent_waiter *w = data;
   struct agent_server *s = w->s;
   struct agent_ctr *c = w->ctr;
-  c->waiter = NULL;
+  c->serve.waiter = NULL;
   free(w);
   ttrpc_call_fail(call, IOB_CODE_CANCELED, "caller went away");
   iob_info("pending container '%s' dropped: its caller closed the connection", c->id);
@@ -76,10 +76,10 @@ static void on_admit_cancelled(struct ttrpc_call *call, void *data) {
 }
 
 void agent_server_supersede(struct agent_ctr *c) {
-  struct agent_waiter *old = c->waiter;
+  struct agent_waiter *old = c->serve.waiter;
   if (old == NULL)
     return;
-  c->waiter = NULL;
+  c->serve.waiter = NULL;
   ttrpc_call_on_cancel(old->call, NULL, NULL);
   ttrpc_call_fail(old->call, IOB_CODE_ABORTED, "superseded by a newer admit for '%s'", c->id);
   free(old);
@@ -96,21 +96,21 @@ void agent_server_supersede(struct agent_ctr *c) {
  * Returns 0 when CALL may speak for (NS, ID). */
 static int check_owner(struct agent_server *s, struct ttrpc_call *call, const char *what,
                        const char *ns, const char *id, struct iob_error **err) {
-  struct agent_ctr *c = agent_adm_find(s->state->adm, ns, id);
+  struct agent_ctr *c = agent_ctr_find(s->state->adm, ns, id);
   uint64_t me = ttrpc_call_conn_id(call);
-  if (c == NULL || c->owner_conn == 0 || c->owner_conn == me ||
-      !ttrpc_server_conn_open(s->ttrpc, c->owner_conn))
+  if (c == NULL || c->serve.owner_conn == 0 || c->serve.owner_conn == me ||
+      !ttrpc_server_conn_open(s->ttrpc, c->serve.owner_conn))
     return 0;
   return iob_error_code(err, IOB_CODE_PERMISSION_DENIED,
                         "%s of '%s' (namespace '%s') refused: it was registered by another "
                         "connection (pid %d), which is still open, and only that caller may "
                         "register, admit, cancel it or report its exit (from pid %d)",
-                        what, c->id, c->ns, c->owner_pid, ttrpc_call_peer_pid(call));
+                        what, c->id, c->ns, c->serve.owner_pid, ttrpc_call_peer_pid(call));
 }
 
 static void set_owner(struct agent_ctr *c, struct ttrpc_call *call) {
-  c->owner_conn = ttrpc_call_conn_id(call);
-  c->owner_pid = ttrpc_call_peer_pid(call);
+  c->serve.owner_conn = ttrpc_call_conn_id(call);
+  c->serve.owner_pid = ttrpc_call_peer_pid(call);
 }
 
 /* Refuse CALL when check_owner does; logged here, the boundary. */
@@ -137,7 +137,7 @@ static void on_register(struct ttrpc_call *call, const ProtobufCMessage *m, void
     ttrpc_call_fail_error(call, &err);
     return;
   }
-  struct agent_ctr *c = agent_adm_find(a->adm, req->namespace_, req->id);
+  struct agent_ctr *c = agent_ctr_find(a->adm, req->namespace_, req->id);
   if (c)
     set_owner(c, call);
   ttrpc_call_reply(call, &resp.base);
@@ -165,10 +165,10 @@ static void on_admit(struct ttrpc_call *call, const ProtobufCMessage *m, void *u
   }
   struct agent_waiter *w = xmalloc(sizeof(*w));
   *w = (struct agent_waiter){.s = s, .ctr = c, .call = call};
-  c->waiter = w;
+  c->serve.waiter = w;
   ttrpc_call_on_cancel(call, on_admit_cancelled, w);
   iob_debug("admit '%s' (class %s): pending, deadline in %llu ms", c->id, batch_class_name(c->cls),
-            (unsigned long long)(c->deadline_ms - now));
+            (unsigned long long)(c->plan.deadline_ms - now));
   s->ops->changed(s->user);
 }
 

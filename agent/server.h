@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The agent's ttrpc server (agent/server.c): the glue between ttrpc and
  * the decoded request steps of agent/requests.c.  It owns the ttrpc server
- * and the pending Admit calls (agent_ctr.waiter); what a step changed
+ * and the pending Admit calls (agent_ctr.serve.waiter); what a step changed
  * reaches its owner through an ops table, so that the server calls nothing
  * in daemon.c. */
 #ifndef IOB_AGENT_SERVER_H

@@ -25,8 +25,8 @@
 #include "common/xalloc.h"
 
 static void note(struct agent_ctr *c, bool effective, const char *what, const char *detail) {
-  c->weight_effective = effective;
-  snprintf(c->weight_note, sizeof(c->weight_note), "%s%s", what, detail);
+  c->weights.weight_effective = effective;
+  snprintf(c->weights.weight_note, sizeof(c->weights.weight_note), "%s%s", what, detail);
 }
 
 /* Before each write of WRITTEN for MAJ:MIN to CGDIR's KIND file: the first
@@ -188,7 +188,7 @@ void agent_weights_apply_all(struct agent_weights *ws, struct agent_ctr *list) {
     v[k] = c;
     items[k] =
         (struct wt_item){.cgdir = ws->sampler->has_io ? agent_sampler_cgdir(ws->sampler, c) : NULL,
-                         .weight = c->weight};
+                         .weight = c->plan.weight};
     k++;
   }
   if (!ws->sampler->has_io) {
@@ -228,7 +228,7 @@ void agent_weights_apply_all(struct agent_weights *ws, struct agent_ctr *list) {
       note(c, false, why, "");
     else {
       note(c, true, "", "");
-      c->weight_written = c->weight;
+      c->weights.weight_written = c->plan.weight;
     }
   }
   agent_weighttree_targets_free(t, nt);

@@ -33,15 +33,15 @@ static void render_names(const uint8_t *data, size_t size) {
   }
   struct agent_ctr c = {.ns = f[0],
                         .id = f[1],
-                        .pod_namespace = f[2],
-                        .pod_name = f[3],
-                        .container_name = f[4],
+                        .kube.pod_namespace = f[2],
+                        .kube.pod_name = f[3],
+                        .kube.container_name = f[4],
                         .state = AGENT_RUNNING,
-                        .protect = true,
+                        .plan.protect = true,
                         .lat.valid = true,
                         .lat.target = 1000,
                         .caps.bps = 1};
-  snprintf(c.qos, sizeof(c.qos), "%s", f[5]);
+  snprintf(c.kube.qos, sizeof(c.kube.qos), "%s", f[5]);
   struct agent_metrics m = {0};
   struct agent_metrics_view v = {.policy = f[5], .matrix = f[0], .sampler = f[1]};
   agent_metrics_view_count(&v, &c, 0);

@@ -36,7 +36,7 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
   (void)user;
   n_admitted++;
   snprintf(last_admitted, sizeof(last_admitted), "%s", c->id);
-  c->waiter = NULL;
+  c->serve.waiter = NULL;
 }
 
 static const struct agent_adm_ops ops = {.admitted = on_admitted};
@@ -92,7 +92,7 @@ static void test_paper_hold_until_exit(void **state) {
   run_until(&adm, 0);
   assert_int_equal(sw->state, AGENT_RUNNING);
   assert_int_equal(n_admitted, 1);
-  assert_int_equal(sw->admitted_ms, 0);
+  assert_int_equal(sw->plan.admitted_ms, 0);
 
   struct agent_ctr *rw = reg(&adm, "rand", "rand-write", 1000);
   assert_int_equal(agent_adm_admit(&adm, rw, 0, 0, 1000), 0);
@@ -100,11 +100,11 @@ static void test_paper_hold_until_exit(void **state) {
   assert_int_equal(agent_adm_next_wake(&adm), 1000);
   run_until(&adm, 1000);
   assert_int_equal(rw->state, AGENT_PENDING);
-  assert_int_equal(rw->reason, BATCH_HOLD_PLAN);
+  assert_int_equal(rw->plan.reason, BATCH_HOLD_PLAN);
   run_until(&adm, 5000);
   assert_int_equal(rw->state, AGENT_PENDING);
-  assert_int_equal(rw->reason, BATCH_HOLD_PLAN);
-  assert_string_equal(rw->conflict, "seq");
+  assert_int_equal(rw->plan.reason, BATCH_HOLD_PLAN);
+  assert_string_equal(rw->plan.conflict, "seq");
   assert_int_equal(n_admitted, 1);
   /* the deadline (60 s default) is the next wake-up */
   assert_int_equal(agent_adm_next_wake(&adm), 61000);
@@ -115,9 +115,9 @@ static void test_paper_hold_until_exit(void **state) {
   assert_int_equal(rw->state, AGENT_RUNNING);
   assert_int_equal(n_admitted, 2);
   assert_string_equal(last_admitted, "rand");
-  assert_false(rw->forced);
+  assert_false(rw->plan.forced);
   assert_int_equal(agent_adm_next_wake(&adm), UINT64_MAX);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 static void test_deadline_forces(void **state) {
@@ -134,12 +134,12 @@ static void test_deadline_forces(void **state) {
   assert_int_equal(rw->state, AGENT_PENDING);
   run_until(&adm, 3100);
   assert_int_equal(rw->state, AGENT_RUNNING);
-  assert_true(rw->forced);
-  assert_int_equal(rw->reason, BATCH_ADMIT_DEADLINE);
+  assert_true(rw->plan.forced);
+  assert_int_equal(rw->plan.reason, BATCH_ADMIT_DEADLINE);
   assert_int_equal(adm.forced_admissions, 1);
   /* forced in beside a conflicting one: the victim gets the larger weight */
-  assert_true(rw->weight > sw->weight);
-  agent_adm_release(&adm);
+  assert_true(rw->plan.weight > sw->plan.weight);
+  agent_ctr_free_all(&adm);
 }
 
 static void test_caller_deadline_caps_hold(void **state) {
@@ -151,11 +151,11 @@ static void test_caller_deadline_caps_hold(void **state) {
   run_until(&adm, 0);
   struct agent_ctr *rw = reg(&adm, "rand", "rand-write", 0);
   agent_adm_admit(&adm, rw, 0, 1500, 0); /* the caller gives up at 1.5 s */
-  assert_int_equal(rw->deadline_ms, 1500);
+  assert_int_equal(rw->plan.deadline_ms, 1500);
   run_until(&adm, 1500);
   assert_int_equal(rw->state, AGENT_RUNNING);
-  assert_true(rw->forced);
-  agent_adm_release(&adm);
+  assert_true(rw->plan.forced);
+  agent_ctr_free_all(&adm);
 }
 
 static void test_cancel_pending(void **state) {
@@ -169,16 +169,16 @@ static void test_cancel_pending(void **state) {
   agent_adm_admit(&adm, rw, 0, 0, 0);
   run_until(&adm, 10);
   assert_int_equal(rw->state, AGENT_PENDING);
-  assert_int_equal(agent_adm_count(&adm, AGENT_PENDING), 1);
+  assert_int_equal(agent_ctr_count(&adm, AGENT_PENDING), 1);
   agent_adm_detach(&adm, rw, 20);
   agent_ctr_free(rw);
   run_until(&adm, 100000);
-  assert_int_equal(agent_adm_count(&adm, AGENT_PENDING), 0);
+  assert_int_equal(agent_ctr_count(&adm, AGENT_PENDING), 0);
   assert_int_equal(adm.n, 1);
-  assert_null(agent_adm_find(&adm, "default", "rand"));
-  assert_ptr_equal(agent_adm_find(&adm, "default", "seq"), sw);
-  assert_null(agent_adm_find(&adm, "other", "seq"));
-  agent_adm_release(&adm);
+  assert_null(agent_ctr_find(&adm, "default", "rand"));
+  assert_ptr_equal(agent_ctr_find(&adm, "default", "seq"), sw);
+  assert_null(agent_ctr_find(&adm, "other", "seq"));
+  agent_ctr_free_all(&adm);
 }
 
 static void test_no_conflict_admitted_at_once(void **state) {
@@ -194,11 +194,11 @@ static void test_no_conflict_admitted_at_once(void **state) {
   agent_adm_admit(&adm, rr, 0, 0, 200);
   run_until(&adm, 200);
   assert_int_equal(rr->state, AGENT_RUNNING);
-  assert_int_equal(rr->admitted_ms, 200);
+  assert_int_equal(rr->plan.admitted_ms, 200);
   /* no profiles yet: the small rand-read/rand-write penalty does not pay
    * for a hold */
-  assert_true(rr->reason == BATCH_ADMIT_FREE || rr->reason == BATCH_ADMIT_PAYS);
-  agent_adm_release(&adm);
+  assert_true(rr->plan.reason == BATCH_ADMIT_FREE || rr->plan.reason == BATCH_ADMIT_PAYS);
+  agent_ctr_free_all(&adm);
 }
 
 /* Arrivals together: the first (nothing else pending) is planned at once,
@@ -236,7 +236,7 @@ static void test_idle_first_arrival(void **state) {
   agent_ctr_free(s1);
   run_until(&adm, 2000);
   assert_int_equal(n_admitted, 4);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* The batch window is waited only when there is company: a lone arrival
@@ -256,7 +256,7 @@ static void test_window_only_with_company(void **state) {
   assert_int_equal(agent_adm_next_wake(&adm), 1000);
   run_until(&adm, 1000);
   assert_int_equal(a->state, AGENT_RUNNING);
-  assert_int_equal(a->admitted_ms, 1000);
+  assert_int_equal(a->plan.admitted_ms, 1000);
   assert_int_equal(adm.plans, 1);
   /* b arrives 50 ms into a's window: it batches with what comes */
   agent_adm_admit(&adm, b, 0, 0, 1050);
@@ -269,19 +269,19 @@ static void test_window_only_with_company(void **state) {
   run_until(&adm, 1200);
   /* one plan decided both */
   assert_int_equal(adm.plans, 2);
-  assert_int_not_equal(b->reason, -1);
-  assert_int_not_equal(c->reason, -1);
+  assert_int_not_equal(b->plan.reason, -1);
+  assert_int_not_equal(c->plan.reason, -1);
   assert_int_equal(b->state, AGENT_RUNNING);
   assert_int_equal(c->state, AGENT_RUNNING);
-  assert_int_equal(b->admitted_ms, 1200);
+  assert_int_equal(b->plan.admitted_ms, 1200);
   /* long after: alone again, decided at once */
   struct agent_ctr *d = reg(&adm, "d", "seq-read", 5000);
   agent_adm_admit(&adm, d, 0, 0, 5000);
   assert_int_equal(agent_adm_next_wake(&adm), 5000);
   run_until(&adm, 5000);
   assert_int_equal(d->state, AGENT_RUNNING);
-  assert_int_equal(d->admitted_ms, 5000);
-  agent_adm_release(&adm);
+  assert_int_equal(d->plan.admitted_ms, 5000);
+  agent_ctr_free_all(&adm);
 }
 
 /* A container admitted by a plan (here when its conflict exits) is
@@ -301,11 +301,11 @@ static void test_window_after_admission(void **state) {
   agent_ctr_free(sw);
   run_until(&adm, 3000);
   assert_int_equal(rw->state, AGENT_RUNNING);
-  assert_int_equal(rw->admitted_ms, 3000);
+  assert_int_equal(rw->plan.admitted_ms, 3000);
   struct agent_ctr *sr = reg(&adm, "sr", "seq-read", 3050);
   agent_adm_admit(&adm, sr, 0, 0, 3050);
   assert_int_equal(agent_adm_next_wake(&adm), 3200);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* A (re)started agent settles: nothing is planned before the end of the
@@ -328,7 +328,7 @@ static void test_settle(void **state) {
   assert_int_equal(rw->state, AGENT_PENDING);
   run_until(&adm, 1000);
   assert_int_equal(rw->state, AGENT_PENDING); /* held beside the writer */
-  assert_int_equal(rw->reason, BATCH_HOLD_PLAN);
+  assert_int_equal(rw->plan.reason, BATCH_HOLD_PLAN);
   /* a deadline before the end of the settle time is kept */
   struct agent_adm adm2;
   setup_adm(&adm2, BATCH_POLICY_PAPER, 100);
@@ -338,8 +338,8 @@ static void test_settle(void **state) {
   assert_int_equal(agent_adm_next_wake(&adm2), 700);
   run_until(&adm2, 700);
   assert_int_equal(r2->state, AGENT_RUNNING);
-  agent_adm_release(&adm2);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm2);
+  agent_ctr_free_all(&adm);
 }
 
 static void test_register_rules(void **state) {
@@ -384,7 +384,7 @@ static void test_register_rules(void **state) {
   in.ns = "caf\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80";
   assert_int_equal(agent_adm_register(&adm, &in, 0, NULL, &err), 0);
   assert_int_equal(adm.n, 1);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
   setup_adm(&adm, BATCH_POLICY_PAPER, 0);
   in.ns = "default";
 
@@ -423,7 +423,7 @@ static void test_register_rules(void **state) {
   assert_int_equal(agent_adm_register(&adm, &in, 10, &c, &err), 0);
   assert_int_equal(c->state, AGENT_RUNNING);
   assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 10), 1);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 static void test_capacity_fifo(void **state) {
@@ -444,16 +444,16 @@ static void test_capacity_fifo(void **state) {
     agent_adm_admit(&adm, c[i], 0, 0, (uint64_t)i);
     run_until(&adm, (uint64_t)i);
   }
-  assert_int_equal(agent_adm_count(&adm, AGENT_RUNNING), 2);
+  assert_int_equal(agent_ctr_count(&adm, AGENT_RUNNING), 2);
   assert_int_equal(c[2]->state, AGENT_PENDING);
   assert_int_equal(c[3]->state, AGENT_PENDING);
-  assert_int_equal(c[2]->reason, BATCH_HOLD_FULL);
+  assert_int_equal(c[2]->plan.reason, BATCH_HOLD_FULL);
   agent_adm_detach(&adm, c[0], 100);
   agent_ctr_free(c[0]);
   run_until(&adm, 100);
   assert_int_equal(c[2]->state, AGENT_RUNNING);
   assert_int_equal(c[3]->state, AGENT_PENDING);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* Admission that never holds up a node, at the agent: a pod sandbox is admitted at once and never
@@ -494,7 +494,7 @@ static void test_sandbox_service_probe(void **state) {
   assert_int_equal(agent_adm_admit(&adm, u, 0, 0, 11000), 0);
   run_until(&adm, 11000);
   assert_int_equal(u->state, AGENT_RUNNING);
-  assert_int_equal(u->reason, BATCH_ADMIT_PROBE);
+  assert_int_equal(u->plan.reason, BATCH_ADMIT_PROBE);
   /* a declared service beside a running seq writer, even under the paper
    * policy's objective: never held */
   adm.bcfg.policy = BATCH_POLICY_PAPER;
@@ -508,12 +508,12 @@ static void test_sandbox_service_probe(void **state) {
   agent_adm_admit(&adm, db, 0, 0, 13000);
   run_until(&adm, 13000);
   assert_int_equal(db->state, AGENT_RUNNING);
-  assert_int_equal(db->reason, BATCH_ADMIT_SERVICE);
+  assert_int_equal(db->plan.reason, BATCH_ADMIT_SERVICE);
   /* an unknown kind is refused, naming it */
   struct agent_ctr_info bad = {.id = "x", .kind = "daemonset"};
   assert_int_equal(agent_adm_register(&adm, &bad, 14000, NULL, &err), -1);
   assert_non_null(strstr(err->msg, "unknown kind 'daemonset'"));
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* Work left comes from progress: bytes done against the learned bytes;
@@ -527,25 +527,25 @@ static void test_progress(void **state) {
   struct agent_ctr *c = reg(&adm, "w", "seq-write", 0);
   agent_adm_admit(&adm, c, 0, 0, 0);
   run_until(&adm, 0);
-  c->solo_s = 10;
-  c->solo_bps = 100e6; /* a run moves 1 GB */
-  c->bytes_run = 250e6;
+  c->profile.solo_s = 10;
+  c->profile.solo_bps = 100e6; /* a run moves 1 GB */
+  c->sample.bytes_run = 250e6;
   struct batch_job j;
   agent_adm_job(&adm, c, 5000, &j); /* slowed: a quarter done after 5 s */
   assert_false(j.service);
   assert_true(fabs(j.remaining_s - 7.5) < 1e-9);
-  c->bytes_run = 1.1e9; /* past the learned bytes: a little more */
+  c->sample.bytes_run = 1.1e9; /* past the learned bytes: a little more */
   agent_adm_job(&adm, c, 12000, &j);
   assert_true(fabs(j.remaining_s - 0.5) < 1e-9);
-  c->bytes_run = 3.5e9; /* far past: open-ended */
+  c->sample.bytes_run = 3.5e9; /* far past: open-ended */
   agent_adm_job(&adm, c, 40000, &j);
   assert_true(j.service);
   /* nothing learned: the batcher sees no estimate (open-ended) */
-  c->solo_s = 0;
-  c->solo_bps = 0;
+  c->profile.solo_s = 0;
+  c->profile.solo_bps = 0;
   agent_adm_job(&adm, c, 40000, &j);
   assert_true(isinf(batch_work_left(&adm.bcfg, &j, 40)));
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* Two sequential writers whose measured pair slowdown (2.4x each) makes
@@ -565,12 +565,12 @@ static void hold_second_writer(struct agent_adm *adm, int starts_measured, doubl
   agent_adm_admit(adm, a, 0, 0, 0);
   run_until(adm, 0);
   assert_int_equal(a->state, AGENT_RUNNING);
-  a->solo_s = 3;
-  a->solo_bps = 100e6;
-  a->io_now = true;
+  a->profile.solo_s = 3;
+  a->profile.solo_bps = 100e6;
+  a->sample.io_now = true;
   struct agent_ctr *b = reg(adm, "b", "seq-write", 100);
-  b->solo_s = 3;
-  b->solo_bps = 100e6;
+  b->profile.solo_s = 3;
+  b->profile.solo_bps = 100e6;
   agent_adm_admit(adm, b, 0, 0, 100);
   run_until(adm, 100);
 }
@@ -582,20 +582,20 @@ static void test_start_path_measured(void **state) {
   struct agent_ctr *b = adm.list->next;
   assert_string_equal(b->id, "b");
   assert_int_equal(b->state, AGENT_PENDING);
-  assert_int_equal(b->reason, BATCH_HOLD_MAKESPAN);
-  agent_adm_release(&adm);
+  assert_int_equal(b->plan.reason, BATCH_HOLD_MAKESPAN);
+  agent_ctr_free_all(&adm);
 
   /* Two measured starts are not enough yet. */
   hold_second_writer(&adm, 2, 3.0);
   assert_int_equal(adm.list->next->state, AGENT_PENDING);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 
   /* Three are: holding now costs 3 s of start and does not pay. */
   hold_second_writer(&adm, 3, 3.0);
   b = adm.list->next;
   assert_int_equal(b->state, AGENT_RUNNING);
-  assert_int_equal(b->reason, BATCH_ADMIT_PAYS);
-  agent_adm_release(&adm);
+  assert_int_equal(b->plan.reason, BATCH_ADMIT_PAYS);
+  agent_ctr_free_all(&adm);
 
   /* A measured start shorter than the built-in one never lowers it, and
    * observations outside [0, AGENT_START_MAX_S] are ignored. */
@@ -612,7 +612,7 @@ static void test_start_path_measured(void **state) {
   assert_false(agent_adm_observe_start(&adm, 2.0));
   assert_int_equal(adm.start_n, 4);
   assert_true(adm.start_s > 1.0 && adm.start_s < 2.0);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* ---- trust_declared: whose io.iobatch.class counts ---- */
@@ -656,7 +656,7 @@ static void test_trust_namespace(void **state) {
   struct agent_ctr *sys = reg_in(&adm, "sys", "k8s.io", "kube-system", "idle", false, 0);
   assert_string_equal(agent_ctr_tenant(sys), "kube-system");
   assert_int_equal(sys->class_source, AGENT_CLASS_DECLARED);
-  assert_false(sys->declared_untrusted);
+  assert_false(sys->decl.declared_untrusted);
   struct agent_ctr *plain = reg_in(&adm, "plain", "kube-system", NULL, "idle", false, 0);
   assert_string_equal(agent_ctr_tenant(plain), "kube-system");
   assert_int_equal(plain->class_source, AGENT_CLASS_DECLARED);
@@ -664,22 +664,22 @@ static void test_trust_namespace(void **state) {
   struct agent_ctr *pod = reg_in(&adm, "pod", "kube-system", "team-a", "idle", false, 0);
   assert_string_equal(agent_ctr_tenant(pod), "team-a");
   assert_int_equal(pod->class_source, AGENT_CLASS_HINT);
-  assert_true(pod->declared_untrusted);
-  assert_string_equal(pod->declared, "idle");
+  assert_true(pod->decl.declared_untrusted);
+  assert_string_equal(pod->decl.declared, "idle");
   /* the shim registered without the pod's names, the hook with them: the
    * second registration decides on the names both gave */
   struct agent_ctr *late = reg_in(&adm, "late", "k8s.io", NULL, "seq-write", false, 0);
   assert_int_equal(late->class_source, AGENT_CLASS_HINT);
   reg_in(&adm, "late", "k8s.io", "kube-system", "seq-write", false, 10);
   assert_int_equal(late->class_source, AGENT_CLASS_DECLARED);
-  assert_false(late->declared_untrusted);
+  assert_false(late->decl.declared_untrusted);
   /* the default (no ops->trusts): every declaration is trusted */
   struct agent_adm all;
   setup_adm(&all, BATCH_POLICY_PREDICTIVE, 0);
   struct agent_ctr *any = reg_in(&all, "any", "k8s.io", "team-a", "idle", false, 0);
   assert_int_equal(any->class_source, AGENT_CLASS_DECLARED);
-  agent_adm_release(&all);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&all);
+  agent_ctr_free_all(&adm);
 }
 
 /* Protection with its defaults (agent/protection.h): whom it targets. */
@@ -705,7 +705,7 @@ static void test_trust_idle_hint_reclassified(void **state) {
   assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 0), 0);
   run_until(&adm, 0);
   assert_int_equal(c->state, AGENT_RUNNING);
-  assert_int_equal(c->reason, BATCH_ADMIT_PROBE);
+  assert_int_equal(c->plan.reason, BATCH_ADMIT_PROBE);
   assert_int_equal(agent_ctr_plan_class(c), BATCH_UNKNOWN);
   assert_true(agent_ctr_is_batch(c));
   assert_true(agent_ctr_protect_target(prot_defaults(), c));
@@ -714,7 +714,7 @@ static void test_trust_idle_hint_reclassified(void **state) {
   assert_int_equal(c->cls, BATCH_SEQ_WRITE);
   assert_int_equal(c->class_source, AGENT_CLASS_DETECTED);
   assert_true(agent_ctr_is_batch(c));
-  assert_true(c->overruled);
+  assert_true(c->decl.overruled);
   /* reported once; later measurements just move the class */
   assert_int_equal(agent_adm_measured(&adm, c, BATCH_RAND_WRITE, 0.9, false, false, 2000), 0);
   assert_int_equal(c->cls, BATCH_RAND_WRITE);
@@ -723,7 +723,7 @@ static void test_trust_idle_hint_reclassified(void **state) {
   assert_int_equal(agent_adm_measured(&adm, t, BATCH_SEQ_WRITE, 0.9, false, false, 4000), 0);
   assert_int_equal(t->cls, BATCH_IDLE);
   assert_int_equal(t->class_source, AGENT_CLASS_DECLARED);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* What plans and protection go by: a hint counts only as a
@@ -755,7 +755,7 @@ static void test_trust_plan_class(void **state) {
     agent_adm_measured(&adm, u, BATCH_SEQ_READ, 0.9, false, false, 10);
     assert_int_equal(agent_ctr_plan_class(u), BATCH_SEQ_READ);
   }
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* A profile is taught by the namespace's own runs: an untrusted tenant can
@@ -782,7 +782,7 @@ static void test_trust_profile_class(void **state) {
   /* this run measured: the measurement counts as it is */
   agent_adm_measured(&adm, u, BATCH_IDLE, 0.9, false, false, 10);
   assert_int_equal(agent_ctr_plan_class(u), BATCH_IDLE);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* io.iobatch.max-hold-ms: untrusted, ignored (the agent's
@@ -811,13 +811,13 @@ static void test_trust_max_hold(void **state) {
   (void)w;
   struct agent_ctr *u = reg_in(&adm, "u", "k8s.io", "team-a", "rand-write", false, 0);
   assert_int_equal(agent_adm_admit(&adm, u, 1, 0, 0), 0);
-  assert_true(u->hold_ignored);
-  assert_int_equal(u->deadline_ms, 60000);
+  assert_true(u->decl.hold_ignored);
+  assert_int_equal(u->plan.deadline_ms, 60000);
   struct agent_ctr *t = reg_in(&adm, "t", "k8s.io", "kube-system", "rand-write", false, 0);
   assert_int_equal(agent_adm_admit(&adm, t, 1, 0, 0), 0);
-  assert_false(t->hold_ignored);
-  assert_int_equal(t->deadline_ms, AGENT_MIN_HOLD_MS);
-  agent_adm_release(&adm);
+  assert_false(t->decl.hold_ignored);
+  assert_int_equal(t->plan.deadline_ms, AGENT_MIN_HOLD_MS);
+  agent_ctr_free_all(&adm);
 }
 
 /* ---- the trust table (client/annotations.h): every row's rule, checked ---- */
@@ -832,7 +832,7 @@ static void check_class_row(struct agent_adm *adm, const char *value) {
   enum batch_class cls;
   assert_int_equal(batch_class_parse(value, &cls), 0);
   assert_int_equal(u->class_source, AGENT_CLASS_HINT); /* a hint, shown by status */
-  assert_string_equal(u->declared, value);
+  assert_string_equal(u->decl.declared, value);
   assert_int_equal(agent_ctr_plan_class(u), writing(cls) ? cls : BATCH_UNKNOWN);
   assert_true(agent_ctr_protect_target(prot_defaults(), u));
   agent_adm_measured(adm, u, BATCH_SEQ_READ, 0.9, false, false, 10); /* the measurement wins */
@@ -847,18 +847,18 @@ static void check_class_row(struct agent_adm *adm, const char *value) {
 
 static void check_latency_row(struct agent_adm *adm) {
   struct agent_ctr *u = reg_in(adm, "u", "k8s.io", "team-a", "latency", false, 0);
-  assert_false(u->protect);
+  assert_false(u->plan.protect);
   assert_true(agent_ctr_is_batch(u)); /* until then a job */
   agent_adm_measured(adm, u, BATCH_RAND_READ, 0.9, false, false, 10);
-  assert_false(u->protect);
+  assert_false(u->plan.protect);
   agent_adm_measured(adm, u, BATCH_RAND_READ, 0.9, true, false, 20);
-  assert_false(u->protect); /* never raised by the declaration */
+  assert_false(u->plan.protect); /* never raised by the declaration */
   agent_adm_measured(adm, u, BATCH_RAND_READ, 0.9, true, true, 30);
-  assert_true(u->protect); /* protect = detected: for what it does */
+  assert_true(u->plan.protect); /* protect = detected: for what it does */
   agent_adm_measured(adm, u, BATCH_SEQ_WRITE, 0.9, false, true, 40);
-  assert_false(u->protect); /* re-checked: dropped */
+  assert_false(u->plan.protect); /* re-checked: dropped */
   struct agent_ctr *t = reg_in(adm, "t", "k8s.io", "kube-system", "latency", false, 0);
-  assert_true(t->protect);
+  assert_true(t->plan.protect);
   struct batch_job j;
   agent_adm_job(adm, t, 0, &j);
   assert_true(j.service);
@@ -876,7 +876,7 @@ static void check_kind_row(struct agent_adm *adm) {
     assert_int_equal(c.kind, k[i].want);
     agent_ctr_set_kind(&c, k[i].kind, false, false);
     assert_int_equal(c.kind, AGENT_KIND_JOB);
-    assert_int_equal(c.kind_ignored, k[i].want != AGENT_KIND_JOB);
+    assert_int_equal(c.decl.kind_ignored, k[i].want != AGENT_KIND_JOB);
   }
   (void)adm;
 }
@@ -926,7 +926,7 @@ static void check_latency_target_row(void) {
     Iobatch__Agent__V1__RegisterResponse resp;
     if (agent_api_register(&d.api, &r, 1000, &resp, &err) < 0)
       fail_msg("register %s: %s", tenants[i], err->msg);
-    struct agent_ctr *c = agent_adm_find(&d.adm, "k8s.io", tenants[i]);
+    struct agent_ctr *c = agent_ctr_find(&d.adm, "k8s.io", tenants[i]);
     assert_non_null(c);
     assert_int_equal(c->lat.target_declared_us, i ? 2000 : 0);
     assert_int_equal(c->lat.target_ignored, i == 0);
@@ -997,7 +997,7 @@ static void test_trust_hook_weight(void **state) {
   assert_non_null(f);
   fputs("default 400\n", f);
   fclose(f);
-  struct agent_ctr *c = agent_adm_find(&d.adm, "k8s.io", "kube-system");
+  struct agent_ctr *c = agent_ctr_find(&d.adm, "k8s.io", "kube-system");
   assert_non_null(c);
   agent_daemon_remove(&d, c, "exited", 2000);
   assert_int_equal(d.restore.n, 0);
@@ -1041,7 +1041,7 @@ static void test_trust_table(void **state) {
         struct agent_adm one;
         setup_trust(&one);
         check_class_row(&one, v);
-        agent_adm_release(&one);
+        agent_ctr_free_all(&one);
         n++;
       }
       assert_int_equal(n, 7);
@@ -1056,7 +1056,7 @@ static void test_trust_table(void **state) {
     } else {
       fail_msg("row '%s' (%s) has no check", row->key, row->values);
     }
-    agent_adm_release(&adm);
+    agent_ctr_free_all(&adm);
   }
 }
 
@@ -1068,7 +1068,7 @@ static void test_trust_hint_confirmed(void **state) {
   struct agent_ctr *c = reg_in(&adm, "w", "k8s.io", "team-a", "seq-write", true, 0);
   assert_int_equal(agent_adm_measured(&adm, c, BATCH_SEQ_WRITE, 0.8, false, false, 1000), 0);
   assert_int_equal(c->class_source, AGENT_CLASS_DETECTED);
-  assert_false(c->overruled);
+  assert_false(c->decl.overruled);
   /* a learned profile (measured, in the tenant's own namespace) replaces a
    * hint too, and a later re-registration does not bring the hint back */
   struct agent_ctr *p = reg_in(&adm, "p", "k8s.io", "team-a", "rand-write", false, 0);
@@ -1077,7 +1077,7 @@ static void test_trust_hint_confirmed(void **state) {
   reg_in(&adm, "p", "k8s.io", "team-a", "rand-write", false, 20);
   assert_int_equal(p->cls, BATCH_SEQ_READ);
   assert_int_equal(p->class_source, AGENT_CLASS_PROFILE);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* Declared rand-write from an untrusted namespace: the random writer's
@@ -1091,12 +1091,12 @@ static void test_trust_rand_hint_weight(void **state) {
   struct agent_ctr *a = reg_in(&adm, "a", "k8s.io", "team-a", "rand-write", true, 0);
   struct agent_ctr *b = reg_in(&adm, "b", "k8s.io", "kube-system", "seq-write", true, 0);
   assert_int_equal(agent_adm_plan(&adm, 100, &err), 0);
-  assert_true(a->weight > b->weight);
+  assert_true(a->plan.weight > b->plan.weight);
   unsigned what = agent_adm_measured(&adm, a, BATCH_SEQ_WRITE, 0.9, false, false, 1000);
   assert_int_equal(what, AGENT_MEASURED_OVERRULED);
   assert_int_equal(agent_adm_plan(&adm, 1100, &err), 0);
-  assert_int_equal(a->weight, b->weight);
-  agent_adm_release(&adm);
+  assert_int_equal(a->plan.weight, b->plan.weight);
+  agent_ctr_free_all(&adm);
 }
 
 /* Declared latency from an untrusted namespace: protected only once the
@@ -1107,31 +1107,31 @@ static void test_trust_latency(void **state) {
   struct agent_adm adm;
   setup_trust(&adm);
   struct agent_ctr *u = reg_in(&adm, "u", "k8s.io", "team-a", "latency", true, 0);
-  assert_false(u->protect);
-  assert_string_equal(u->declared, "latency");
+  assert_false(u->plan.protect);
+  assert_string_equal(u->decl.declared, "latency");
   assert_true(agent_ctr_is_batch(u));
   /* measured, not latency-like: not protected, reported once */
   assert_int_equal(agent_adm_measured(&adm, u, BATCH_SEQ_WRITE, 0.9, false, false, 1000),
                    AGENT_MEASURED_OVERRULED);
-  assert_false(u->protect);
+  assert_false(u->plan.protect);
   assert_int_equal(agent_adm_measured(&adm, u, BATCH_SEQ_WRITE, 0.9, false, false, 2000), 0);
   /* latency-like, protect = declared: the untrusted declaration does not
    * protect it (it would throttle everyone else) */
   assert_int_equal(agent_adm_measured(&adm, u, BATCH_RAND_READ, 0.9, true, false, 3000), 0);
-  assert_false(u->protect);
+  assert_false(u->plan.protect);
   assert_true(agent_ctr_is_batch(u));
   /* protect = detected: protected for what it does, as if undeclared */
   assert_int_equal(agent_adm_measured(&adm, u, BATCH_RAND_READ, 0.9, true, true, 3500),
                    AGENT_MEASURED_PROTECTED);
-  assert_false(u->protect_declared);
+  assert_false(u->plan.protect_declared);
   assert_false(agent_ctr_is_batch(u));
   /* re-checked every window: an idle window says nothing; I/O that is not
    * latency-like drops it, and it is a batch container again */
   assert_int_equal(agent_adm_measured(&adm, u, BATCH_IDLE, 0.9, false, true, 3600), 0);
-  assert_true(u->protect);
+  assert_true(u->plan.protect);
   assert_int_equal(agent_adm_measured(&adm, u, BATCH_SEQ_WRITE, 0.9, false, true, 3700),
                    AGENT_MEASURED_UNPROTECTED);
-  assert_false(u->protect);
+  assert_false(u->plan.protect);
   assert_true(agent_ctr_is_batch(u));
   assert_true(agent_adm_next_wake(&adm) <= 3700); /* planned again at once */
   /* latency-like at the first measurement, protect = declared: not
@@ -1139,20 +1139,20 @@ static void test_trust_latency(void **state) {
   struct agent_ctr *v = reg_in(&adm, "v", "k8s.io", "team-a", "latency", true, 0);
   assert_int_equal(agent_adm_measured(&adm, v, BATCH_RAND_READ, 0.9, true, false, 1000),
                    AGENT_MEASURED_OVERRULED);
-  assert_false(v->protect);
+  assert_false(v->plan.protect);
   /* trusted: protected at registration, and it stands whatever is measured */
   struct agent_ctr *t = reg_in(&adm, "t", "k8s.io", "kube-system", "latency", true, 0);
-  assert_true(t->protect && t->protect_declared);
+  assert_true(t->plan.protect && t->plan.protect_declared);
   assert_int_equal(agent_adm_measured(&adm, t, BATCH_SEQ_WRITE, 0.9, false, true, 4000), 0);
-  assert_true(t->protect);
+  assert_true(t->plan.protect);
   /* nothing declared, protect = declared: latency-like is not enough */
   struct agent_ctr *n = reg_in(&adm, "n", "k8s.io", "team-a", NULL, true, 0);
   assert_int_equal(agent_adm_measured(&adm, n, BATCH_RAND_READ, 0.9, true, false, 1000), 0);
-  assert_false(n->protect);
+  assert_false(n->plan.protect);
   /* protect = detected: a job that looks latency-sensitive is protected */
   assert_int_equal(agent_adm_measured(&adm, n, BATCH_RAND_READ, 0.9, true, true, 2000),
                    AGENT_MEASURED_PROTECTED);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* ---- trust_declared and the kind: who may say service or sandbox ---- */
@@ -1197,21 +1197,21 @@ static void test_trust_kind_service(void **state) {
   setup_full(&adm);
   struct agent_ctr *u = reg_kind(&adm, "u", "team-a", "service", false, "seq-write", 10);
   assert_int_equal(u->kind, AGENT_KIND_JOB);
-  assert_string_equal(u->declared_kind, "service");
-  assert_true(u->kind_untrusted && u->kind_ignored);
+  assert_string_equal(u->decl.declared_kind, "service");
+  assert_true(u->decl.kind_untrusted && u->decl.kind_ignored);
   assert_true(agent_ctr_is_batch(u));
   assert_int_equal(agent_adm_admit(&adm, u, 0, 0, 10), 0);
   run_until(&adm, 10);
   assert_int_equal(u->state, AGENT_PENDING);
-  assert_int_equal(u->reason, BATCH_HOLD_FULL);
+  assert_int_equal(u->plan.reason, BATCH_HOLD_FULL);
   struct agent_ctr *t = reg_kind(&adm, "t", "kube-system", "service", false, "seq-write", 20);
   assert_int_equal(t->kind, AGENT_KIND_SERVICE);
-  assert_string_equal(t->declared_kind, "service");
-  assert_false(t->kind_untrusted || t->kind_ignored);
+  assert_string_equal(t->decl.declared_kind, "service");
+  assert_false(t->decl.kind_untrusted || t->decl.kind_ignored);
   assert_int_equal(agent_adm_admit(&adm, t, 0, 0, 20), 0);
   run_until(&adm, 20);
   assert_int_equal(t->state, AGENT_RUNNING);
-  assert_int_equal(t->reason, BATCH_ADMIT_SERVICE);
+  assert_int_equal(t->plan.reason, BATCH_ADMIT_SERVICE);
   assert_int_equal(u->state, AGENT_PENDING);
   /* a second registration (hook, then shim) says it again: still a job */
   reg_kind(&adm, "u", "team-a", "service", false, "seq-write", 30);
@@ -1219,9 +1219,9 @@ static void test_trust_kind_service(void **state) {
   /* untrusted "job" is what it would be anyway: taken, nothing ignored */
   struct agent_ctr *j = reg_kind(&adm, "j", "team-a", "job", false, NULL, 40);
   assert_int_equal(j->kind, AGENT_KIND_JOB);
-  assert_false(j->kind_ignored);
-  assert_true(j->kind_untrusted);
-  agent_adm_release(&adm);
+  assert_false(j->decl.kind_ignored);
+  assert_true(j->decl.kind_untrusted);
+  agent_ctr_free_all(&adm);
 }
 
 /* io.iobatch.kind=sandbox from an untrusted namespace: a job, planned and
@@ -1233,15 +1233,15 @@ static void test_trust_kind_sandbox(void **state) {
   setup_full(&adm);
   struct agent_ctr *u = reg_kind(&adm, "u", "team-a", "sandbox", false, "seq-write", 10);
   assert_int_equal(u->kind, AGENT_KIND_JOB);
-  assert_true(u->kind_ignored);
+  assert_true(u->decl.kind_ignored);
   assert_int_equal(agent_adm_admit(&adm, u, 0, 0, 10), 0);
   run_until(&adm, 10);
   assert_int_equal(u->state, AGENT_PENDING);
-  assert_int_equal(u->reason, BATCH_HOLD_FULL);
+  assert_int_equal(u->plan.reason, BATCH_HOLD_FULL);
   struct agent_ctr *r = reg_kind(&adm, "pause", "team-a", "sandbox", true, NULL, 20);
   assert_int_equal(r->kind, AGENT_KIND_SANDBOX);
-  assert_string_equal(r->declared_kind, "");
-  assert_false(r->kind_untrusted || r->kind_ignored);
+  assert_string_equal(r->decl.declared_kind, "");
+  assert_false(r->decl.kind_untrusted || r->decl.kind_ignored);
   assert_int_equal(agent_adm_admit(&adm, r, 0, 0, 20), 1);
   assert_int_equal(r->state, AGENT_RUNNING);
   struct agent_ctr *t = reg_kind(&adm, "t", "kube-system", "sandbox", false, NULL, 30);
@@ -1253,8 +1253,8 @@ static void test_trust_kind_sandbox(void **state) {
   assert_int_equal(late->kind, AGENT_KIND_JOB);
   reg_kind(&adm, "late", "kube-system", "service", false, NULL, 50);
   assert_int_equal(late->kind, AGENT_KIND_SERVICE);
-  assert_false(late->kind_ignored);
-  agent_adm_release(&adm);
+  assert_false(late->decl.kind_ignored);
+  agent_ctr_free_all(&adm);
 }
 
 /* Without trust_declared (no ops->trusts, the built-in "all") every kind
@@ -1266,10 +1266,10 @@ static void test_trust_kind_all(void **state) {
   setup_adm(&adm, BATCH_POLICY_PREDICTIVE, 0);
   struct agent_ctr *s = reg_kind(&adm, "s", "team-a", "service", false, NULL, 0);
   assert_int_equal(s->kind, AGENT_KIND_SERVICE);
-  assert_false(s->kind_ignored);
+  assert_false(s->decl.kind_ignored);
   struct agent_ctr *b = reg_kind(&adm, "b", "team-a", "sandbox", false, NULL, 0);
   assert_int_equal(b->kind, AGENT_KIND_SANDBOX);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* An ignored service kind is a job in every respect, and like any job it
@@ -1283,17 +1283,17 @@ static void test_trust_kind_open_ended(void **state) {
   assert_int_equal(agent_adm_admit(&adm, c, 0, 0, 0), 0);
   run_until(&adm, 0);
   assert_int_equal(c->state, AGENT_RUNNING);
-  c->solo_s = 10;
-  c->solo_bps = 100e6;
-  c->bytes_run = 250e6;
+  c->profile.solo_s = 10;
+  c->profile.solo_bps = 100e6;
+  c->sample.bytes_run = 250e6;
   struct batch_job j;
   agent_adm_job(&adm, c, 5000, &j);
   assert_false(j.service);
-  c->bytes_run = 3.5e9; /* past open_ended_factor (3) x 1 GB */
+  c->sample.bytes_run = 3.5e9; /* past open_ended_factor (3) x 1 GB */
   agent_adm_job(&adm, c, 40000, &j);
   assert_true(j.service);
   assert_int_equal(c->kind, AGENT_KIND_JOB);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* On the wire, through the agent's own Register, Admit and Status steps
@@ -1350,12 +1350,12 @@ static void test_trust_kind_wire(void **state) {
     if (agent_api_register(&d.api, r, 1000, &resp, &err) < 0)
       fail_msg("register %s: %s", cases[i].id, err->msg);
     iobatch__agent__v1__register_request__free_unpacked(r, NULL);
-    struct agent_ctr *c = agent_adm_find(&d.adm, "k8s.io", cases[i].id);
+    struct agent_ctr *c = agent_ctr_find(&d.adm, "k8s.io", cases[i].id);
     assert_non_null(c);
     if (c->kind != cases[i].want)
       fail_msg("'%s': kind %s, expected %s", cases[i].id, agent_kind_name(c->kind),
                agent_kind_name(cases[i].want));
-    assert_int_equal(c->kind_logged, cases[i].want == AGENT_KIND_JOB);
+    assert_int_equal(c->serve.kind_logged, cases[i].want == AGENT_KIND_JOB);
   }
   /* the Admit of an old shim says it again: still a job, and pending */
   Iobatch__Agent__V1__AdmitRequest a = IOBATCH__AGENT__V1__ADMIT_REQUEST__INIT;

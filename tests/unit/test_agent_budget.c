@@ -63,10 +63,10 @@ static void run_until(struct agent_adm *adm, uint64_t until) {
 /* A running job C, admitted at NOW, that did I/O at RATE in the window
  * ending at NOW under the cap it has (caps.bps). */
 static void sample(struct agent_ctr *c, double rate) {
-  c->write_bps = rate;
-  c->read_bps = 0;
-  c->io_now = rate > 0;
-  c->first_io = c->first_io || rate > 0;
+  c->sample.write_bps = rate;
+  c->sample.read_bps = 0;
+  c->sample.io_now = rate > 0;
+  c->sample.first_io = c->sample.first_io || rate > 0;
 }
 
 /* A job slowed by sharing the disk alone spends nothing: a 10 s job
@@ -79,8 +79,8 @@ static void test_sharing_spends_nothing(void **state) {
   adm_setup(&adm);
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
   struct agent_ctr *w = reg(&adm, "w", "seq-write", 0);
-  w->solo_s = 10;
-  w->solo_bps = 100 * MiB;
+  w->profile.solo_s = 10;
+  w->profile.solo_bps = 100 * MiB;
   agent_adm_admit(&adm, db, 0, 0, 0);
   agent_adm_admit(&adm, w, 0, 0, 0);
   run_until(&adm, 0);
@@ -91,7 +91,7 @@ static void test_sharing_spends_nothing(void **state) {
     /* the second half under a cap of 64 MiB/s it never reaches */
     w->caps.bps = i < 30 ? 0 : 64 * MiB;
     sample(w, 40 * MiB);
-    w->solo_equiv_s += 0.4; /* as the sampler counts its progress */
+    w->sample.solo_equiv_s += 0.4; /* as the sampler counts its progress */
     agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
     assert_false(agent_ctr_over_budget(&prot, w, now));
   }
@@ -99,7 +99,7 @@ static void test_sharing_spends_nothing(void **state) {
   assert_true(agent_budget_bound(&prot.ctl.cfg, w) == 5);
   assert_int_equal(w->budget.source, AGENT_BUDGET_PROFILE);
   assert_true(agent_ctr_protect_limited(&prot, w, now));
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* A capped job spends only what the cap added: a 20 s job got 80 MiB/s
@@ -111,8 +111,8 @@ static void test_cap_spends_what_it_adds(void **state) {
   struct agent_adm adm;
   adm_setup(&adm);
   struct agent_ctr *w = reg(&adm, "w", "seq-write", 0);
-  w->solo_s = 20;
-  w->solo_bps = 200 * MiB;
+  w->profile.solo_s = 20;
+  w->profile.solo_bps = 200 * MiB;
   agent_adm_admit(&adm, w, 0, 0, 0);
   run_until(&adm, 0);
   uint64_t now = 0;
@@ -143,10 +143,10 @@ static void test_cap_spends_what_it_adds(void **state) {
   assert_false(agent_ctr_protect_limited(&prot, w, now));
   assert_true(w->budget.spent);
   /* a longer runtime learned since does not put it back under protection */
-  w->solo_s = 200;
+  w->profile.solo_s = 200;
   agent_protection_budget_window(&prot, now + WINDOW_MS, WINDOW_MS / 1000.0);
   assert_true(agent_ctr_over_budget(&prot, w, now + WINDOW_MS));
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* A cap is priced against what the job could have had: beside a service
@@ -160,7 +160,7 @@ static void test_cap_priced_against_spare_disk(void **state) {
   adm_setup(&adm);
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
   struct agent_ctr *w = reg(&adm, "w", "seq-write", 0);
-  w->solo_s = 100;
+  w->profile.solo_s = 100;
   agent_adm_admit(&adm, db, 0, 0, 0);
   agent_adm_admit(&adm, w, 0, 0, 0);
   run_until(&adm, 0);
@@ -183,7 +183,7 @@ static void test_cap_priced_against_spare_disk(void **state) {
   agent_protection_budget_window(&prot, now, WINDOW_MS / 1000.0);
   double peak = 180 * MiB * exp2(-7 / PROTECT_PEAK_HALF_LIFE_S);
   assert_true(fabs(agent_budget_debt(w, now) - beside - (1 - 19.5 * MiB / peak)) < 1e-3);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* A job with no profile and no typical runtime of its class may lose to
@@ -296,7 +296,7 @@ static void test_unknown_job_bounded(void **state) {
   assert_true(agent_budget_bound(&prot.ctl.cfg, t) == 20); /* median 40 */
   prot.profiles = NULL;
   agent_profiles_release(&prof);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* One step of the daemon's sample (agent/daemon.c): the budget, then the
@@ -304,7 +304,7 @@ static void test_unknown_job_bounded(void **state) {
  * decide them.  Each batch job would run at 60 MiB/s uncapped. */
 static void step(struct agent_adm *adm, uint64_t now, struct agent_protect_obs *db) {
   for (struct agent_ctr *c = adm->list; c; c = c->next)
-    if (c->state == AGENT_RUNNING && !c->protect) {
+    if (c->state == AGENT_RUNNING && !c->plan.protect) {
       double r = c->freeze.frozen ? 0 : 60 * MiB;
       sample(c, c->caps.bps > 0 && c->caps.bps < r ? c->caps.bps : r);
     }
@@ -330,7 +330,7 @@ static void step(struct agent_adm *adm, uint64_t now, struct agent_protect_obs *
     if (k < 8 && agent_ctr_freeze_candidate(&prot, c, now)) {
       who[k] = c;
       cand[k++] = (struct agent_freeze_cand){.id = c->id,
-                                             .since_ms = c->admitted_ms,
+                                             .since_ms = c->plan.admitted_ms,
                                              .frozen = c->freeze.frozen,
                                              .windows = c->freeze.windows};
     } else if (c->freeze.frozen) {
@@ -370,8 +370,8 @@ static void test_endless_service_releases_all(void **state) {
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
   struct agent_ctr *a = reg(&adm, "a", "seq-write", 0);
   struct agent_ctr *b = reg(&adm, "b", "seq-write", 0);
-  a->solo_s = 20;
-  a->solo_bps = 60 * MiB;
+  a->profile.solo_s = 20;
+  a->profile.solo_bps = 60 * MiB;
   agent_adm_admit(&adm, db, 0, 0, 0);
   agent_adm_admit(&adm, a, 0, 0, 0);
   agent_adm_admit(&adm, b, 0, 0, 0);
@@ -388,8 +388,8 @@ static void test_endless_service_releases_all(void **state) {
     now = (uint64_t)i * WINDOW_MS;
     if (i == 5) {
       h = reg(&adm, "h", "seq-write", now);
-      h->solo_s = 10;
-      h->solo_bps = 60 * MiB;
+      h->profile.solo_s = 10;
+      h->profile.solo_bps = 60 * MiB;
       agent_adm_admit(&adm, h, 0, 0, now);
     }
     step(&adm, now, &o);
@@ -399,7 +399,7 @@ static void test_endless_service_releases_all(void **state) {
       if (c == NULL)
         continue;
       frozen_seen = frozen_seen || c->freeze.frozen;
-      held_seen = held_seen || c->reason == BATCH_HOLD_PROTECT;
+      held_seen = held_seen || c->plan.reason == BATCH_HOLD_PROTECT;
       /* never past its bound by more than a window's worth */
       double debt = agent_budget_debt(c, now), bound = agent_budget_bound(&prot.ctl.cfg, c);
       assert_true(debt <= bound + 1.001);
@@ -424,7 +424,7 @@ static void test_endless_service_releases_all(void **state) {
   assert_int_equal(h->state, AGENT_RUNNING);
   assert_true(a->caps.bps == 0 && b->caps.bps == 0 && h->caps.bps == 0);
   assert_false(a->freeze.frozen || b->freeze.frozen || h->freeze.frozen);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 int main(void) {

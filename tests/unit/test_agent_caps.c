@@ -94,7 +94,7 @@ static struct agent_ctr *capped_writer(struct env *e) {
   Iobatch__Agent__V1__RegisterResponse resp;
   if (agent_api_register(&e->d.api, &r, 1000, &resp, &err) < 0)
     fail_msg("register: %s", err->msg);
-  struct agent_ctr *c = agent_adm_find(&e->d.adm, "default", "w");
+  struct agent_ctr *c = agent_ctr_find(&e->d.adm, "default", "w");
   assert_non_null(c);
   assert_int_equal(c->state, AGENT_RUNNING);
   e->d.protect.ctl.active = true;

@@ -101,10 +101,10 @@ static struct agent_ctr *writer(struct env *e, const char *id, uint32_t pid) {
   Iobatch__Agent__V1__RegisterResponse resp;
   if (agent_api_register(&e->d.api, &r, 1000, &resp, &err) < 0)
     fail_msg("register: %s", err->msg);
-  struct agent_ctr *c = agent_adm_find(&e->d.adm, "default", id);
+  struct agent_ctr *c = agent_ctr_find(&e->d.adm, "default", id);
   assert_non_null(c);
   assert_int_equal(c->state, AGENT_RUNNING);
-  c->first_io = true;
+  c->sample.first_io = true;
   return c;
 }
 

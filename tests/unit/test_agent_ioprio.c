@@ -175,9 +175,9 @@ static void start(struct env *e, const char *sched, int mode, bool prio_file) {
   Iobatch__Agent__V1__RegisterResponse resp;
   if (agent_api_register(&e->d.api, &r, 1000, &resp, &err) < 0)
     fail_msg("register: %s", err->msg);
-  e->a = agent_adm_find(&e->d.adm, "default", "a");
+  e->a = agent_ctr_find(&e->d.adm, "default", "a");
   assert_non_null(e->a);
-  e->a->first_io = true;
+  e->a->sample.first_io = true;
 }
 
 /* A window with protection limiting (a victim short of its rate) or not. */

@@ -145,9 +145,9 @@ static const char golden[] =
 static void test_render_golden(void **state) {
   (void)state;
   struct agent_metrics m = {0};
-  struct agent_ctr idle = {.reason = BATCH_ADMIT_IDLE};
-  struct agent_ctr forced = {.reason = BATCH_HOLD_MAKESPAN, .forced = true};
-  struct agent_ctr back = {.reason = -1};
+  struct agent_ctr idle = {.plan.reason = BATCH_ADMIT_IDLE};
+  struct agent_ctr forced = {.plan.reason = BATCH_HOLD_MAKESPAN, .plan.forced = true};
+  struct agent_ctr back = {.plan.reason = -1};
   agent_metrics_admitted(&m, &idle, 10);       /* le 0.01 (inclusive) */
   agent_metrics_admitted(&m, &forced, 300000); /* le 300 */
   agent_metrics_admitted(&m, &back, 0);        /* registered running */
@@ -294,20 +294,20 @@ static void test_render_pod_series(void **state) {
   (void)state;
   struct agent_ctr db = {.ns = "k8s.io",
                          .id = "c1",
-                         .pod_namespace = "db",
-                         .pod_name = "pg-0",
-                         .container_name = "postgres",
-                         .qos = "guaranteed",
+                         .kube.pod_namespace = "db",
+                         .kube.pod_name = "pg-0",
+                         .kube.container_name = "postgres",
+                         .kube.qos = "guaranteed",
                          .state = AGENT_RUNNING,
                          .kind = AGENT_KIND_SERVICE,
                          .cls = BATCH_RAND_READ,
                          .class_source = AGENT_CLASS_DETECTED,
-                         .arrival_ms = 1000,
-                         .admitted_ms = 1000,
-                         .read_bps = 4096000,
-                         .read_iops = 1000,
-                         .io_total = {.rbytes = 40960000, .rios = 10000},
-                         .protect = true,
+                         .plan.arrival_ms = 1000,
+                         .plan.admitted_ms = 1000,
+                         .sample.read_bps = 4096000,
+                         .sample.read_iops = 1000,
+                         .sample.io_total = {.rbytes = 40960000, .rios = 10000},
+                         .plan.protect = true,
                          .lat.target = 5000,
                          .lat.target_source = AGENT_LAT_TARGET_DECLARED,
                          .lat.valid = true,
@@ -317,38 +317,38 @@ static void test_render_pod_series(void **state) {
                          .lat.hist = {.bucket = {[8] = 10}, .count = 10, .sum_us = 9000}};
   struct agent_ctr etl = {.ns = "k8s.io",
                           .id = "c2",
-                          .pod_namespace = "batch",
-                          .pod_name = "etl-7",
-                          .container_name = "load",
+                          .kube.pod_namespace = "batch",
+                          .kube.pod_name = "etl-7",
+                          .kube.container_name = "load",
                           .state = AGENT_RUNNING,
                           .cls = BATCH_SEQ_WRITE,
                           .class_source = AGENT_CLASS_DECLARED,
-                          .arrival_ms = 2000,
-                          .admitted_ms = 4500,
-                          .write_bps = 50e6,
-                          .write_iops = 50,
-                          .io_total = {.wbytes = 5000000000ull, .wios = 5000},
+                          .plan.arrival_ms = 2000,
+                          .plan.admitted_ms = 4500,
+                          .sample.write_bps = 50e6,
+                          .sample.write_iops = 50,
+                          .sample.io_total = {.wbytes = 5000000000ull, .wios = 5000},
                           .caps.bps = 20e6,
-                          .solo_s = 20,
+                          .profile.solo_s = 20,
                           .budget.capped_s = 2.5,
                           .budget.source = AGENT_BUDGET_PROFILE,
                           .next = &db};
   struct agent_ctr held = {.ns = "default",
                            .id = "h",
-                           .pod_namespace = "",
-                           .pod_name = "",
-                           .container_name = "",
+                           .kube.pod_namespace = "",
+                           .kube.pod_name = "",
+                           .kube.container_name = "",
                            .state = AGENT_PENDING,
                            .cls = BATCH_RAND_WRITE,
-                           .arrival_ms = 9000,
+                           .plan.arrival_ms = 9000,
                            .next = &etl};
   struct agent_ctr approx = {.ns = "k8s.io",
                              .id = "c3",
-                             .pod_namespace = "web",
-                             .pod_name = "w",
-                             .container_name = "nginx",
+                             .kube.pod_namespace = "web",
+                             .kube.pod_name = "w",
+                             .kube.container_name = "nginx",
                              .state = AGENT_RUNNING,
-                             .protect = true,
+                             .plan.protect = true,
                              .lat.approx = true,
                              .lat.valid = true,
                              .lat.stall = 0.25,
@@ -519,12 +519,12 @@ static void test_counters_monotonic(void **state) {
   for (size_t w = 1; w < nw; w++) {
     struct cg2_io_counters d;
     int reset = cg2_counters_delta(&reads[w - 1], &reads[w], &d);
-    agent_sampler_io_total_add(&c.io_total, &d, reset > 0);
+    agent_sampler_io_total_add(&c.sample.io_total, &d, reset > 0);
     agent_sampler_io_total_add(&node, &d, reset > 0);
     /* "gone" does the same for two windows, then leaves */
     c.next = w < 3 ? &gone : NULL;
     if (w < 3) {
-      agent_sampler_io_total_add(&gone.io_total, &d, reset > 0);
+      agent_sampler_io_total_add(&gone.sample.io_total, &d, reset > 0);
       agent_sampler_io_total_add(&node, &d, reset > 0);
     }
     /* the latency map: requests each window, its entry made anew at 4 */
@@ -550,9 +550,9 @@ static void test_counters_monotonic(void **state) {
     before = now;
   }
   /* what was counted: every window but the one that went down */
-  assert_int_equal(c.io_total.rbytes, (3u << 20) + (1u << 20) - 4096 + (4u << 20));
-  assert_int_equal(c.io_total.wios, 2 + 1 + 255);
-  assert_int_equal(node.rbytes, c.io_total.rbytes + (3u << 20));
+  assert_int_equal(c.sample.io_total.rbytes, (3u << 20) + (1u << 20) - 4096 + (4u << 20));
+  assert_int_equal(c.sample.io_total.wios, 2 + 1 + 255);
+  assert_int_equal(node.rbytes, c.sample.io_total.rbytes + (3u << 20));
   assert_true(before.n > 40); /* the last scrape had them all */
 }
 
@@ -564,12 +564,12 @@ static void test_label_escaping(void **state) {
   (void)state;
   struct agent_ctr c = {.ns = "n\\s",
                         .id = "i\"d",
-                        .pod_namespace = "a\nb",
-                        .pod_name = "\xff"
+                        .kube.pod_namespace = "a\nb",
+                        .kube.pod_name = "\xff"
                                     "x\xc3",
-                        .container_name = "\xc0\xaf\xed\xa0\x80\xf5\x80\x80\x80"
+                        .kube.container_name = "\xc0\xaf\xed\xa0\x80\xf5\x80\x80\x80"
                                           "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",
-                        .qos = "",
+                        .kube.qos = "",
                         .state = AGENT_RUNNING};
   struct agent_metrics_view v = {.policy = "p", .matrix = "m", .sampler = "s"};
   agent_metrics_view_count(&v, &c, 0);
@@ -614,8 +614,8 @@ static void test_expo_check_rejects(void **state) {
 
 static struct agent_ctr io_ctr(const char *id, enum batch_class cls, double bps,
                                struct agent_ctr *next) {
-  struct agent_ctr c = {.id = (char *)id, .cls = cls, .io_now = bps > 0, .next = next};
-  c.write_bps = bps;
+  struct agent_ctr c = {.id = (char *)id, .cls = cls, .sample.io_now = bps > 0, .next = next};
+  c.sample.write_bps = bps;
   return c;
 }
 
@@ -637,7 +637,7 @@ static void test_headroom(void **state) {
   assert_true(h.ratio < 1e-6);
   /* half of it */
   b = io_ctr("b", BATCH_SEQ_WRITE, 0, &a);
-  a.write_bps = 50e6;
+  a.sample.write_bps = 50e6;
   agent_headroom_window(&h, &b, 1);
   assert_true(h.ratio > 0.499 && h.ratio < 0.501);
   assert_true(h.bps > 49.9e6 && h.bps < 50.1e6);
@@ -655,12 +655,12 @@ static void test_headroom(void **state) {
   agent_headroom_window(&h, &r, 1);
   assert_true(h.cap_bps[BATCH_RAND_WRITE] > 9.99e6);
   r = io_ctr("r", BATCH_RAND_WRITE, 2.5e6, &a);
-  a.write_bps = 25e6;
+  a.sample.write_bps = 25e6;
   agent_headroom_window(&h, &r, 1);
   assert_int_equal(h.reason, AGENT_HEADROOM_KNOWN);
   assert_true(h.ratio > 0.499 && h.ratio < 0.501);
   /* a mixed window never raises a capacity, and use is capped at 1 */
-  r.write_bps = 30e6;
+  r.sample.write_bps = 30e6;
   agent_headroom_window(&h, &r, 1);
   assert_true(h.cap_bps[BATCH_RAND_WRITE] < 10.01e6);
   assert_true(h.ratio == 0);
@@ -697,7 +697,7 @@ static void test_render_headroom(void **state) {
   free(out);
   struct agent_ctr a = io_ctr("a", BATCH_SEQ_READ, 80e6, NULL);
   agent_headroom_window(&h, &a, 0); /* 0 s: no decay, round numbers */
-  a.write_bps = 20e6;
+  a.sample.write_bps = 20e6;
   agent_headroom_window(&h, &a, 0);
   out = render(&v);
   has(out, "\niobatch_node_io_headroom_ratio 0.7500\n");
@@ -737,8 +737,8 @@ static void test_admission_reasons(void **state) {
   bool seen[AGENT_REASON_N] = {false};
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     struct agent_metrics m = {0};
-    struct agent_ctr c = {.reason = cases[i].reason,
-                          .forced = cases[i].forced,
+    struct agent_ctr c = {.plan.reason = cases[i].reason,
+                          .plan.forced = cases[i].forced,
                           .kind = (enum agent_kind)cases[i].kind};
     agent_metrics_admitted(&m, &c, 1500);
     for (int r = 0; r < AGENT_REASON_N; r++)
@@ -768,12 +768,12 @@ static void test_view_count(void **state) {
   (void)state;
   struct agent_ctr c[5];
   memset(c, 0, sizeof(c));
-  c[0] = (struct agent_ctr){.state = AGENT_PENDING, .cls = BATCH_SEQ_WRITE, .arrival_ms = 1000};
-  c[1] = (struct agent_ctr){.state = AGENT_PENDING, .cls = BATCH_UNKNOWN, .arrival_ms = 5000};
-  c[2] = (struct agent_ctr){.state = AGENT_RUNNING, .cls = BATCH_SEQ_WRITE, .arrival_ms = 0};
-  c[3] = (struct agent_ctr){.state = AGENT_CREATED, .cls = BATCH_RAND_READ, .arrival_ms = 0};
+  c[0] = (struct agent_ctr){.state = AGENT_PENDING, .cls = BATCH_SEQ_WRITE, .plan.arrival_ms = 1000};
+  c[1] = (struct agent_ctr){.state = AGENT_PENDING, .cls = BATCH_UNKNOWN, .plan.arrival_ms = 5000};
+  c[2] = (struct agent_ctr){.state = AGENT_RUNNING, .cls = BATCH_SEQ_WRITE, .plan.arrival_ms = 0};
+  c[3] = (struct agent_ctr){.state = AGENT_CREATED, .cls = BATCH_RAND_READ, .plan.arrival_ms = 0};
   c[4] =
-      (struct agent_ctr){.state = AGENT_PENDING, .cls = (enum batch_class)99, .arrival_ms = 20000};
+      (struct agent_ctr){.state = AGENT_PENDING, .cls = (enum batch_class)99, .plan.arrival_ms = 20000};
   for (int i = 0; i < 4; i++)
     c[i].next = &c[i + 1];
   struct agent_metrics_view v = {0};

@@ -24,9 +24,9 @@
 static struct agent_ctr *ctr(const char *id, const char *pod_name) {
   struct agent_ctr *c = xcalloc(1, sizeof(*c));
   c->id = xstrdup(id);
-  c->pod_name = xstrdup(pod_name);
-  c->pod_namespace = xstrdup("");
-  c->container_name = xstrdup("");
+  c->kube.pod_name = xstrdup(pod_name);
+  c->kube.pod_namespace = xstrdup("");
+  c->kube.container_name = xstrdup("");
   return c;
 }
 
@@ -84,25 +84,25 @@ static void test_fill(void **state) {
   changes = 0;
   agent_podmeta_fill_new(&pm);
   assert_int_equal(changes, 2);
-  assert_string_equal(known->pod_name, "pg-0"); /* the CRI's word replaces the old one */
-  assert_string_equal(known->pod_namespace, "db");
-  assert_string_equal(known->container_name, "postgres");
-  assert_string_equal(known->pod_uid, "u-1");
-  assert_int_equal(known->n_pod_labels, 1);
-  assert_string_equal(known->pod_labels[0], "tier=db");
-  assert_string_equal(sb->pod_name, "pg-0");
-  assert_string_equal(sb->container_name, ""); /* a sandbox has no container name */
-  assert_string_equal(plain->pod_name, "");
-  assert_null(plain->pod_uid);
+  assert_string_equal(known->kube.pod_name, "pg-0"); /* the CRI's word replaces the old one */
+  assert_string_equal(known->kube.pod_namespace, "db");
+  assert_string_equal(known->kube.container_name, "postgres");
+  assert_string_equal(known->kube.pod_uid, "u-1");
+  assert_int_equal(known->kube.n_pod_labels, 1);
+  assert_string_equal(known->kube.pod_labels[0], "tier=db");
+  assert_string_equal(sb->kube.pod_name, "pg-0");
+  assert_string_equal(sb->kube.container_name, ""); /* a sandbox has no container name */
+  assert_string_equal(plain->kube.pod_name, "");
+  assert_null(plain->kube.pod_uid);
   /* the same listing again: nothing changes, nobody is told */
   assert_false(agent_podmeta_fill(&pm, known));
   agent_podmeta_fill_new(&pm);
   assert_int_equal(changes, 2);
   /* a label changes: told once */
-  free(known->pod_labels[0]);
-  known->pod_labels[0] = xstrdup("tier=web");
+  free(known->kube.pod_labels[0]);
+  known->kube.pod_labels[0] = xstrdup("tier=web");
   assert_true(agent_podmeta_fill(&pm, known));
-  assert_string_equal(known->pod_labels[0], "tier=db");
+  assert_string_equal(known->kube.pod_labels[0], "tier=db");
   assert_string_equal(agent_podmeta_note(&pm), "off");
   agent_ctr_free(known);
   agent_ctr_free(sb);
@@ -219,8 +219,8 @@ static void test_status_size(void **state) {
   agent_api_status_release(&st);
   assert_true(packed < TTRPC_MAX_PAYLOAD / 64);
   for (struct agent_ctr *c = d.adm.list; c; c = c->next) {
-    assert_string_equal(c->pod_name, "fat");
-    assert_int_equal(c->n_pod_labels, 1); /* the one a rule names */
+    assert_string_equal(c->kube.pod_name, "fat");
+    assert_int_equal(c->kube.n_pod_labels, 1); /* the one a rule names */
   }
   agent_daemon_release(&d);
   char cmd[64];
@@ -336,9 +336,9 @@ static void test_status_label_budget(void **state) {
     assert_int_equal(agent_api_register(&d.api, &r, 1000, &resp, &err), 0);
   }
   for (struct agent_ctr *c = d.adm.list; c; c = c->next) {
-    c->pod_labels = xcalloc(CRI_META_LABELS_MAX + 1, sizeof(*c->pod_labels));
+    c->kube.pod_labels = xcalloc(CRI_META_LABELS_MAX + 1, sizeof(*c->kube.pod_labels));
     for (size_t k = 0; k < CRI_META_LABELS_MAX; k++)
-      c->pod_labels[c->n_pod_labels++] = xasprintf("k%02zu=%0*d", k, CRI_META_LABEL_MAX - 6, 0);
+      c->kube.pod_labels[c->kube.n_pod_labels++] = xasprintf("k%02zu=%0*d", k, CRI_META_LABEL_MAX - 6, 0);
   }
   Iobatch__Agent__V1__StatusRequest ask = IOBATCH__AGENT__V1__STATUS_REQUEST__INIT;
   ask.pod_labels = true;

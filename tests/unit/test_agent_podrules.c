@@ -159,13 +159,13 @@ static struct agent_ctr *pod(struct rig *g, const char *id, const char *ns, cons
   cleanup_error struct iob_error *err = NULL;
   if (agent_api_register(&g->d.api, &r, 1000, &resp, &err) < 0)
     fail_msg("register %s: %s", id, err->msg);
-  struct agent_ctr *c = agent_adm_find(&g->d.adm, "k8s.io", id);
+  struct agent_ctr *c = agent_ctr_find(&g->d.adm, "k8s.io", id);
   assert_non_null(c);
-  snprintf(c->qos, sizeof(c->qos), "%s", qos);
+  snprintf(c->kube.qos, sizeof(c->kube.qos), "%s", qos);
   if (label) {
-    c->pod_labels = xcalloc(1, sizeof(char *));
-    c->pod_labels[0] = xstrdup(label);
-    c->n_pod_labels = 1;
+    c->kube.pod_labels = xcalloc(1, sizeof(char *));
+    c->kube.pod_labels[0] = xstrdup(label);
+    c->kube.n_pod_labels = 1;
   }
   agent_kube_pod_changed(&g->d.kube, c);
   return c;
@@ -183,23 +183,23 @@ static void test_rule_tenant_cannot_shadow(void **state) {
              "pod_rule = gold: qos=guaranteed -> class=latency\n"
              "pod_rule = team: namespace=team-a -> class=seq-write\n");
   struct agent_ctr *c = pod(&g, "w1", "team-a", "burstable", "app=quiet");
-  assert_string_equal(c->rule, "team");
+  assert_string_equal(c->kube.rule, "team");
   assert_int_equal(c->cls, BATCH_SEQ_WRITE);
   assert_int_equal(c->class_source, AGENT_CLASS_DECLARED);
   c = pod(&g, "w2", "team-a", "guaranteed", NULL);
-  assert_string_equal(c->rule, "team");
-  assert_false(c->protect);
+  assert_string_equal(c->kube.rule, "team");
+  assert_false(c->plan.protect);
   /* no admin rule matches: the tenant's rule decides, granting nothing */
   c = pod(&g, "w3", "team-b", "guaranteed", NULL);
-  assert_string_equal(c->rule, "gold");
-  assert_false(c->protect);
-  assert_true(c->rule_untrusted);
+  assert_string_equal(c->kube.rule, "gold");
+  assert_false(c->plan.protect);
+  assert_true(c->kube.rule_untrusted);
   /* trusted: first match, as written */
   c = pod(&g, "d1", "db", "guaranteed", "app=quiet");
-  assert_string_equal(c->rule, "quiet");
+  assert_string_equal(c->kube.rule, "quiet");
   c = pod(&g, "d2", "db", "guaranteed", NULL);
-  assert_string_equal(c->rule, "gold");
-  assert_true(c->protect);
+  assert_string_equal(c->kube.rule, "gold");
+  assert_true(c->plan.protect);
   rig_down(&g);
 }
 
@@ -212,36 +212,36 @@ static void test_rule_apply(void **state) {
              "pod_rule = be: qos=besteffort -> class=seq-write\n");
   /* by label, in a trusted namespace: protected, its target, a service */
   struct agent_ctr *c = pod(&g, "pg", "db", "burstable", "tier=db");
-  assert_string_equal(c->rule, "db");
-  assert_true(c->protect);
+  assert_string_equal(c->kube.rule, "db");
+  assert_true(c->plan.protect);
   assert_int_equal(c->lat.target_declared_us, 5000);
   assert_int_equal(c->kind, AGENT_KIND_SERVICE);
-  assert_false(c->rule_untrusted);
+  assert_false(c->kube.rule_untrusted);
   /* the same label in a namespace not trusted: the rule decides (first
    * match) but grants nothing */
   c = pod(&g, "fake", "team-a", "besteffort", "tier=db");
-  assert_string_equal(c->rule, "db");
-  assert_false(c->protect);
+  assert_string_equal(c->kube.rule, "db");
+  assert_false(c->plan.protect);
   assert_int_equal(c->lat.target_declared_us, 0);
   assert_int_equal(c->kind, AGENT_KIND_JOB);
-  assert_true(c->rule_untrusted);
+  assert_true(c->kube.rule_untrusted);
   assert_int_equal(c->class_source, AGENT_CLASS_NONE); /* "latency" is no class hint */
   /* by namespace: trust is the namespace's own, not trust_declared's */
   c = pod(&g, "dns", "kube-system", "guaranteed", NULL);
-  assert_string_equal(c->rule, "kube");
-  assert_true(c->protect);
-  assert_false(c->rule_untrusted);
+  assert_string_equal(c->kube.rule, "kube");
+  assert_true(c->plan.protect);
+  assert_false(c->kube.rule_untrusted);
   /* by QoS: the tenant sets its QoS class (requests = limits), so in a
    * namespace not trusted the rule's class is a hint, as by label */
   c = pod(&g, "batch", "team-a", "besteffort", NULL);
-  assert_string_equal(c->rule, "be");
+  assert_string_equal(c->kube.rule, "be");
   assert_int_equal(c->cls, BATCH_SEQ_WRITE);
   assert_int_equal(c->class_source, AGENT_CLASS_HINT);
   c = pod(&g, "batch2", "db", "besteffort", NULL);
   assert_int_equal(c->class_source, AGENT_CLASS_DECLARED);
   /* none matches */
   c = pod(&g, "web", "team-a", "burstable", NULL);
-  assert_string_equal(c->rule, "");
+  assert_string_equal(c->kube.rule, "");
   /* the Status reply names the rule and says what can be held */
   Iobatch__Agent__V1__StatusResponse st;
   cleanup_error struct iob_error *err = NULL;

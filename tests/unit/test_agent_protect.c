@@ -116,12 +116,12 @@ static void test_holds_while_short(void **state) {
   prot.ctl.cfg.batch_budget = 0;          /* no bound (test_budget_releases_hold) */
   /* a declared latency container: protected, planned as a service */
   struct agent_ctr *db = reg(&adm, "db", "latency", 0);
-  assert_true(db->protect && db->protect_declared);
+  assert_true(db->plan.protect && db->plan.protect_declared);
   assert_int_equal(db->cls, BATCH_UNKNOWN); /* its I/O class is still detected */
   agent_adm_admit(&adm, db, 0, 0, 0);
   run_until(&adm, 0);
   assert_int_equal(db->state, AGENT_RUNNING);
-  assert_int_equal(db->reason, BATCH_ADMIT_SERVICE);
+  assert_int_equal(db->plan.reason, BATCH_ADMIT_SERVICE);
   /* within target: a batch writer starts (capped, by the daemon) */
   struct agent_protect_obs o = {.id = "db", .share = 0.9, .stall = -1};
   agent_protect_update(&prot.ctl, &o, 1);
@@ -140,8 +140,8 @@ static void test_holds_while_short(void **state) {
   agent_adm_admit(&adm, w3, 0, 0, 30);
   run_until(&adm, 1000);
   assert_int_equal(w2->state, AGENT_PENDING);
-  assert_int_equal(w2->reason, BATCH_HOLD_PROTECT);
-  assert_string_equal(w2->conflict, "db");
+  assert_int_equal(w2->plan.reason, BATCH_HOLD_PROTECT);
+  assert_string_equal(w2->plan.conflict, "db");
   assert_int_equal(w3->state, AGENT_PENDING);
   assert_true(prot.holds >= 2);
   /* a probe (unknown) is a batch container too: held */
@@ -151,7 +151,7 @@ static void test_holds_while_short(void **state) {
   run_until(&adm, 1100);
   assert_int_equal(u->state, AGENT_PENDING);
   /* the protected one's weight is the highest where weights are enforced */
-  assert_true(db->weight == 10000 && w1->weight <= 100);
+  assert_true(db->plan.weight == 10000 && w1->plan.weight <= 100);
   /* slack again, two windows in a row: the held ones start, oldest first */
   o.share = 0.95;
   agent_protect_update(&prot.ctl, &o, 1);
@@ -163,7 +163,7 @@ static void test_holds_while_short(void **state) {
   run_until(&adm, 2000);
   assert_int_equal(w2->state, AGENT_RUNNING);
   assert_int_equal(w3->state, AGENT_PENDING);
-  assert_int_equal(w3->reason, BATCH_HOLD_PROTECT);
+  assert_int_equal(w3->plan.reason, BATCH_HOLD_PROTECT);
   run_until(&adm, 2499);
   assert_int_equal(w3->state, AGENT_PENDING);
   run_until(&adm, 2500);
@@ -171,7 +171,7 @@ static void test_holds_while_short(void **state) {
   assert_int_equal(u->state, AGENT_PENDING);
   run_until(&adm, 3000);
   assert_int_equal(u->state, AGENT_RUNNING);
-  assert_true(w2->admitted_ms < w3->admitted_ms && w3->admitted_ms < u->admitted_ms);
+  assert_true(w2->plan.admitted_ms < w3->plan.admitted_ms && w3->plan.admitted_ms < u->plan.admitted_ms);
   /* at its max hold a batch container starts even while the victim is short */
   o.share = 0.5;
   agent_protect_update(&prot.ctl, &o, 1);
@@ -181,8 +181,8 @@ static void test_holds_while_short(void **state) {
   assert_int_equal(w4->state, AGENT_PENDING);
   run_until(&adm, 8000);
   assert_int_equal(w4->state, AGENT_RUNNING);
-  assert_int_equal(w4->reason, BATCH_ADMIT_DEADLINE);
-  agent_adm_release(&adm);
+  assert_int_equal(w4->plan.reason, BATCH_ADMIT_DEADLINE);
+  agent_ctr_free_all(&adm);
 }
 
 /* protect_hold = floor: a short victim first cuts the cap; new batch
@@ -312,7 +312,7 @@ static void test_writers_scope(void **state) {
   assert_false(agent_ctr_protect_target(&prot, rr));
   /* the writers and the unknown one are held */
   assert_int_equal(w->state, AGENT_PENDING);
-  assert_int_equal(w->reason, BATCH_HOLD_PROTECT);
+  assert_int_equal(w->plan.reason, BATCH_HOLD_PROTECT);
   assert_int_equal(rw->state, AGENT_PENDING);
   assert_int_equal(u->state, AGENT_PENDING);
   assert_true(agent_ctr_protect_target(&prot, w) && agent_ctr_protect_target(&prot, u));
@@ -334,7 +334,7 @@ static void test_writers_scope(void **state) {
   agent_adm_schedule(&adm, 3001);
   run_until(&adm, 3001);
   assert_int_equal(u->state, AGENT_RUNNING);
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* The objective controller against recorded windows: a database's p99
@@ -633,13 +633,13 @@ static void test_budget_releases_hold(void **state) {
   agent_protect_update(&prot.ctl, &o, 1);
   assert_true(prot.ctl.short_);
   struct agent_ctr *w = reg(&adm, "w", "seq-write", 1000);
-  w->solo_s = 10;                                          /* as a learned profile would say */
+  w->profile.solo_s = 10;                                          /* as a learned profile would say */
   struct agent_ctr *u = reg(&adm, "u", "seq-write", 1000); /* runtime not learned */
   agent_adm_admit(&adm, w, 0, 0, 1000);
   agent_adm_admit(&adm, u, 0, 0, 1000);
   run_until(&adm, 5999);
   assert_int_equal(w->state, AGENT_PENDING);
-  assert_int_equal(w->reason, BATCH_HOLD_PROTECT);
+  assert_int_equal(w->plan.reason, BATCH_HOLD_PROTECT);
   run_until(&adm, 6000); /* 5 s held + 10 s alone = 1.5 x 10 s */
   assert_int_equal(w->state, AGENT_RUNNING);
   assert_true(agent_ctr_over_budget(&prot, w, 6000));
@@ -648,11 +648,11 @@ static void test_budget_releases_hold(void **state) {
   /* no runtime learned: it may lose half the time it ran free, and it
    * has run free for none, so it is not held at all */
   assert_int_equal(u->state, AGENT_RUNNING);
-  assert_true(u->reason != BATCH_HOLD_PROTECT);
+  assert_true(u->plan.reason != BATCH_HOLD_PROTECT);
   /* budget 0: none */
   prot.ctl.cfg.batch_budget = 0;
   assert_false(agent_ctr_over_budget(&prot, w, 60000));
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 /* By a latency objective that is met, batch containers start together
@@ -693,8 +693,8 @@ static void test_objective_admission(void **state) {
   agent_adm_admit(&adm, late, 0, 0, 30);
   run_until(&adm, 1000);
   assert_int_equal(late->state, AGENT_PENDING);
-  assert_int_equal(late->reason, BATCH_HOLD_PROTECT);
-  agent_adm_release(&adm);
+  assert_int_equal(late->plan.reason, BATCH_HOLD_PROTECT);
+  agent_ctr_free_all(&adm);
 }
 
 /* I/O pressure with hysteresis: on after 3 missed windows in a row, off
@@ -984,11 +984,11 @@ static void test_freeze_candidates_budget(void **state) {
   agent_adm_admit(&adm, r, 0, 0, 0);
   run_until(&adm, 0);
   assert_int_equal(w->state, AGENT_RUNNING);
-  w->solo_s = 10;
-  r->solo_s = 10;
+  w->profile.solo_s = 10;
+  r->profile.solo_s = 10;
   /* not before its first I/O: runc may still be starting it */
   assert_false(agent_ctr_freeze_candidate(&prot, w, 1000));
-  w->first_io = r->first_io = true;
+  w->sample.first_io = r->sample.first_io = true;
   assert_false(agent_ctr_freeze_candidate(&prot, db, 1000)); /* protected */
   assert_true(agent_ctr_freeze_candidate(&prot, w, 1000));
   assert_false(agent_ctr_freeze_candidate(&prot, r, 1000)); /* a reader: scope writers */
@@ -1005,7 +1005,7 @@ static void test_freeze_candidates_budget(void **state) {
   w->freeze.frozen = false;
   w->freeze.done = true;
   assert_false(agent_ctr_freeze_candidate(&prot, w, 1000));
-  agent_adm_release(&adm);
+  agent_ctr_free_all(&adm);
 }
 
 int main(void) {

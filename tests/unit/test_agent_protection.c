@@ -38,7 +38,7 @@ static void env_init(struct env *e) {
 
 static void env_release(struct env *e) {
   agent_protection_release(&e->prot);
-  agent_adm_release(&e->adm);
+  agent_ctr_free_all(&e->adm);
 }
 
 /* A container made by hand: registered, then put in STATE at NOW (a
@@ -51,18 +51,18 @@ static struct agent_ctr *ctr(struct env *e, const char *id, const char *cls, enu
   if (agent_adm_register(&e->adm, &in, now, &c, &err) < 0)
     fail_msg("register %s: %s", id, err->msg);
   c->state = state;
-  c->arrival_ms = now;
-  c->admitted_ms = state == AGENT_RUNNING ? now : 0;
-  c->deadline_ms = now + 60000;
-  c->first_io = state == AGENT_RUNNING;
+  c->plan.arrival_ms = now;
+  c->plan.admitted_ms = state == AGENT_RUNNING ? now : 0;
+  c->plan.deadline_ms = now + 60000;
+  c->sample.first_io = state == AGENT_RUNNING;
   return c;
 }
 
 /* The sampler's last window of C: RATE bytes/s. */
 static void rate(struct agent_ctr *c, double bps) {
-  c->write_bps = bps;
-  c->read_bps = 0;
-  c->io_now = bps > 0;
+  c->sample.write_bps = bps;
+  c->sample.read_bps = 0;
+  c->sample.io_now = bps > 0;
 }
 
 /* The plan's question, asked for one container the batcher would start. */
@@ -92,7 +92,7 @@ static void test_ask(void **state) {
   e.prot.ctl.active = e.prot.ctl.short_ = true;
   snprintf(e.prot.ctl.victim, sizeof(e.prot.ctl.victim), "db");
   assert_false(may_start(&e, w, false, 100, &until));
-  assert_int_equal(until, w->deadline_ms);
+  assert_int_equal(until, w->plan.deadline_ms);
   assert_int_equal(e.prot.holds, 1);
   assert_true(w->budget.held_since_ms > 0); /* held by protection: its debt grows */
   assert_true(may_start(&e, r, false, 100, &until));
@@ -101,13 +101,13 @@ static void test_ask(void **state) {
   /* with a budget the hold ends when it is spent: a learned 20 s job may
    * wait 10 s; one of unknown runtime has earned nothing, so waits not */
   e.prot.ctl.cfg.batch_budget = 1.5;
-  w->deadline_ms = 300000;
-  w->solo_s = 20;
+  w->plan.deadline_ms = 300000;
+  w->profile.solo_s = 20;
   assert_false(may_start(&e, w, false, 1000, &until));
   assert_int_equal(until, 11000);
-  w->solo_s = 0;
+  w->profile.solo_s = 0;
   assert_true(may_start(&e, w, false, 1000, &until));
-  w->solo_s = 20;
+  w->profile.solo_s = 20;
   /* the victim the held ones wait for */
   struct agent_protect_q q = {.c = w, .admit = true};
   assert_string_equal(agent_protection_ask(&e.prot, &q, 1, 2000), "db");
@@ -155,13 +155,13 @@ static void test_window(void **state) {
   struct agent_ctr *db = ctr(&e, "db", "latency", AGENT_RUNNING, 0);
   struct agent_ctr *w = ctr(&e, "w", "seq-write", AGENT_RUNNING, 0);
   struct agent_ctr *p = ctr(&e, "p", "seq-write", AGENT_PENDING, 0);
-  assert_true(db->protect);
+  assert_true(db->plan.protect);
   struct agent_protection_view v;
   agent_protection_view(&e.prot, &v);
   assert_false(v.active);
   assert_string_equal(v.victim, "");
   /* first window: the victim within its target, the batch capped */
-  db->share = 0.9;
+  db->protect.share = 0.9;
   rate(db, 10 * MiB);
   rate(w, 100 * MiB);
   assert_false(agent_protection_window(&e.prot, 1000, 1.0));
@@ -172,13 +172,13 @@ static void test_window(void **state) {
   uint64_t until;
   assert_true(may_start(&e, p, false, 1000, &until));
   /* short of its target: cut, and held */
-  db->share = 0.5;
+  db->protect.share = 0.5;
   assert_false(agent_protection_window(&e.prot, 2000, 1.0));
   agent_protection_view(&e.prot, &v);
   assert_true(v.holding && v.level_bps == 32 * MiB);
   assert_false(may_start(&e, p, false, 2000, &until));
   /* slack: one window is not enough, the second releases the hold */
-  db->share = 0.95;
+  db->protect.share = 0.95;
   assert_false(agent_protection_window(&e.prot, 3000, 1.0));
   assert_true(agent_protection_window(&e.prot, 4000, 1.0));
   agent_protection_view(&e.prot, &v);
@@ -243,7 +243,7 @@ static void test_window_starved(void **state) {
   struct env e;
   env_init(&e);
   struct agent_ctr *db = victim_missing(&e);
-  db->stall = 0.2;
+  db->protect.stall = 0.2;
   struct agent_ctr *w = ctr(&e, "w", "seq-write", AGENT_RUNNING, 0);
   rate(w, 80 * MiB);
   agent_protection_window(&e.prot, 1000, 1.0);
@@ -256,14 +256,14 @@ static void test_window_starved(void **state) {
   rate(db, 0);
   db->lat.p99_us = 0;
   db->lat.count = 0;
-  db->stall = 0.9;
+  db->protect.stall = 0.9;
   agent_protection_window(&e.prot, 1250, 0.25);
   agent_protection_view(&e.prot, &v);
   assert_true(v.active && v.objective && v.missed);
   assert_true(fabs(v.worst_lat_ratio - 0.9 * 0.25e6 / 2000) < 1e-6);
   assert_true(fabs(v.level_bps - first * 0.5) < 1); /* cut, not lifted */
   /* idle of its own accord: no stall, nothing completed */
-  db->stall = 0.05;
+  db->protect.stall = 0.05;
   agent_protection_window(&e.prot, 1500, 0.25);
   agent_protection_view(&e.prot, &v);
   assert_true(v.level_bps == 0 && !v.missed);
@@ -274,17 +274,17 @@ static void test_window_starved(void **state) {
  * alone; a shared window gives its share of it. */
 static void test_observe(void **state) {
   (void)state;
-  struct agent_ctr c = {.share = -1, .stall = -1, .stall_alone = -1, .io_now = true};
+  struct agent_ctr c = {.protect.share = -1, .protect.stall = -1, .protect.stall_alone = -1, .sample.io_now = true};
   agent_protection_observe(&c, AGENT_PROTECT_SIGNAL_RATE, 100 * MiB, 0.1, 0);
-  assert_true(c.alone_bps == 100 * MiB);
-  assert_true(fabs(c.stall_alone - 0.1) < 1e-9);
-  assert_true(c.share == -1); /* alone: no share */
+  assert_true(c.protect.alone_bps == 100 * MiB);
+  assert_true(fabs(c.protect.stall_alone - 0.1) < 1e-9);
+  assert_true(c.protect.share == -1); /* alone: no share */
   agent_protection_observe(&c, AGENT_PROTECT_SIGNAL_RATE, 50 * MiB, 0.4, 2);
-  assert_true(fabs(c.share - 0.5) < 1e-9);
-  assert_true(fabs(c.stall - 0.4) < 1e-9);
+  assert_true(fabs(c.protect.share - 0.5) < 1e-9);
+  assert_true(fabs(c.protect.stall - 0.4) < 1e-9);
   /* by pressure: (1 - 0.4) / (1 - 0.1) */
   agent_protection_observe(&c, AGENT_PROTECT_SIGNAL_PRESSURE, 50 * MiB, 0.4, 2);
-  assert_true(fabs(c.share - 0.6 / 0.9) < 1e-9);
+  assert_true(fabs(c.protect.share - 0.6 / 0.9) < 1e-9);
 }
 
 int main(void) {

@@ -117,7 +117,7 @@ static void release_owner(struct owner *o, struct agent_sampler *s) {
   for (struct agent_ctr *c = o->adm.list; c; c = c->next)
     agent_sampler_forget(c);
   agent_sampler_release(s);
-  agent_adm_release(&o->adm);
+  agent_ctr_free_all(&o->adm);
   agent_penalties_release(&o->pen);
 }
 
@@ -172,10 +172,10 @@ static void test_vanished_cgroup_is_gone(void **state) {
   assert_string_equal(o.gone_id, "a");
   assert_string_equal(o.gone_why, "cgroup vanished");
   assert_int_equal(o.adm.n, 2);
-  assert_null(agent_adm_find(&o.adm, "default", "a"));
+  assert_null(agent_ctr_find(&o.adm, "default", "a"));
   /* b's window moved 1 MiB */
-  assert_true(b->read_bps > 0);
-  assert_true(b->io_now);
+  assert_true(b->sample.read_bps > 0);
+  assert_true(b->sample.io_now);
   assert_int_equal(o.learnt, 0); /* b is created, not running: not classified */
 
   release_owner(&o, &s);
@@ -207,15 +207,15 @@ static void test_totals_never_go_down(void **state) {
     if (w == 1)
       rmctr("b");
     agent_sampler_run(&s);
-    assert_true(a->io_total.rbytes >= last);
-    last = a->io_total.rbytes;
+    assert_true(a->sample.io_total.rbytes >= last);
+    last = a->sample.io_total.rbytes;
   }
   assert_int_equal(o.gone, 1);
   /* 1 MiB, 2 MiB, nothing (went down), 1 MiB - 4 KiB; in requests of 4 KiB */
-  assert_int_equal(a->io_total.rbytes, (4u << 20) - 4096);
-  assert_int_equal(a->io_total.rios, 1023);
-  assert_int_equal(a->io_total.wbytes, 0);
-  assert_int_equal(s.node_io.rbytes, a->io_total.rbytes + (2u << 20));
+  assert_int_equal(a->sample.io_total.rbytes, (4u << 20) - 4096);
+  assert_int_equal(a->sample.io_total.rios, 1023);
+  assert_int_equal(a->sample.io_total.wbytes, 0);
+  assert_int_equal(s.node_io.rbytes, a->sample.io_total.rbytes + (2u << 20));
   release_owner(&o, &s);
   rmctr("a");
 }
@@ -338,9 +338,9 @@ static void test_learns_beside_many_and_alone(void **state) {
     for (int i = 0; i < 4; i++)
       mib[i] += 1;
     window(&s, mib, 4);
-    r[w] = c[0]->read_bps;
+    r[w] = c[0]->sample.read_bps;
     if (w == 1)
-      c[0]->solo_bps = 4 * r[1];
+      c[0]->profile.solo_bps = 4 * r[1];
   }
   assert_null(agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls)); /* not ended yet */
   /* c and d leave: the co-run of four ends */
@@ -351,16 +351,16 @@ static void test_learns_beside_many_and_alone(void **state) {
   assert_non_null(e);
   assert_int_equal(e->samples, 1);
   /* windows 2 and 3, 1 MiB each: the harmonic mean of their rates */
-  double rate = 2 / (1 / r[2] + 1 / r[3]), sd = c[0]->solo_bps / rate;
+  double rate = 2 / (1 / r[2] + 1 / r[3]), sd = c[0]->profile.solo_bps / rate;
   assert_true(fabs(e->slowdown - (1 + (sd - 1) / 3)) < 1e-6 * e->slowdown);
   /* a leaves too: b alone */
   c[0]->state = AGENT_CREATED;
   for (int w = 6; w <= 9; w++) {
     mib[1] += 1;
     window(&s, mib, 4);
-    assert_true((c[1]->alone_s > 0) == (w >= 8));
+    assert_true((c[1]->sample.alone_s > 0) == (w >= 8));
   }
-  assert_true(fabs(c[1]->alone_bytes - (2u << 20)) < 1e-3 * (1 << 20));
+  assert_true(fabs(c[1]->sample.alone_bytes - (2u << 20)) < 1e-3 * (1 << 20));
   release_readers(&o, &s, 4);
 }
 
@@ -379,13 +379,13 @@ static void test_starved_window_no_progress(void **state) {
     mib[0] += 1, mib[1] += 1;
     window(&s, mib, 2);
   }
-  double before = c[0]->solo_equiv_s;
+  double before = c[0]->sample.solo_equiv_s;
   for (int w = 4; w <= 5; w++) { /* a starved, b moves */
     mib[1] += 1;
     window(&s, mib, 2);
   }
-  assert_true(c[0]->shared);
-  assert_true(c[0]->solo_equiv_s == before);
+  assert_true(c[0]->sample.shared);
+  assert_true(c[0]->sample.solo_equiv_s == before);
   release_readers(&o, &s, 2);
 }
 
@@ -396,7 +396,7 @@ static void tenant_pair(struct owner *o, struct agent_sampler *s, const char *ns
   setup_owner(o, s, false);
   o->adm.ops = &trust_ops;
   readers(o, s, (const char *const[]){ns0, ns1}, c, 2);
-  c[0]->solo_bps = c[1]->solo_bps = 1e15;
+  c[0]->profile.solo_bps = c[1]->profile.solo_bps = 1e15;
   unsigned long long mib[2] = {0, 0};
   for (int w = 1; w <= 4; w++) {
     mib[0] += 1, mib[1] += 1;
@@ -440,7 +440,7 @@ static void test_starved_is_slowest(void **state) {
   readers(&o, &s, (const char *const[]){"default", "default"}, c, 2);
   unsigned long long mib[2] = {1, 1};
   window(&s, mib, 2);
-  c[0]->solo_bps = 100 * c[0]->read_bps;
+  c[0]->profile.solo_bps = 100 * c[0]->sample.read_bps;
   for (int w = 2; w <= 4; w++) {
     mib[1] += 1;
     window(&s, mib, 2);
@@ -466,15 +466,15 @@ static void stall_pair(struct owner *o, struct agent_sampler *s, struct agent_ct
     mib[0] += 1, mib[1] += 1;
     window(s, mib, 2);
   }
-  c[0]->solo_bps = 2 * c[0]->read_bps; /* twice slower beside B while it moved */
-  *a_equiv_s = c[0]->solo_equiv_s;
+  c[0]->profile.solo_bps = 2 * c[0]->sample.read_bps; /* twice slower beside B while it moved */
+  *a_equiv_s = c[0]->sample.solo_equiv_s;
   for (int w = 3; w <= 10; w++) {
     mib[1] += 1;
     if (waits)
       stall_us += 1000000; /* more than the window: stalled throughout */
     iopressure("a", stall_us);
     window(s, mib, 2);
-    b_alone_s[w] = c[1]->alone_s;
+    b_alone_s[w] = c[1]->sample.alone_s;
   }
 }
 
@@ -488,9 +488,9 @@ static void test_waiting_reader_stays_busy(void **state) {
   struct agent_ctr *c[2];
   double b_alone[11] = {0}, a_equiv;
   stall_pair(&o, &s, c, true, b_alone, &a_equiv);
-  assert_true(c[0]->solo_equiv_s == a_equiv);
+  assert_true(c[0]->sample.solo_equiv_s == a_equiv);
   assert_true(b_alone[10] == 0);
-  assert_true(c[0]->shared);
+  assert_true(c[0]->sample.shared);
   /* B leaves: A's co-run, one window moving and seven starved, teaches
    * far more than the moving window's 2 */
   c[1]->state = AGENT_CREATED;
@@ -534,8 +534,8 @@ static void test_starved_from_the_start(void **state) {
     iopressure("a", stall_us);
     window(&s, mib, 2);
   }
-  assert_true(c[1]->alone_s == 0);
-  assert_true(c[1]->shared);
+  assert_true(c[1]->sample.alone_s == 0);
+  assert_true(c[1]->sample.shared);
   release_readers(&o, &s, 2);
 }
 

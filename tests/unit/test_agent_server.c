@@ -164,7 +164,7 @@ static void do_admit(struct ttrpc_client *c, const char *id, struct answer *a) {
 }
 
 static struct agent_ctr *find(struct rig *g, const char *id) {
-  return agent_adm_find(&g->d.adm, "default", id);
+  return agent_ctr_find(&g->d.adm, "default", id);
 }
 
 static void test_private_dir_ping_register_status(void **state) {
@@ -214,10 +214,10 @@ static void test_admit_answer_supersede_abort(void **state) {
   assert_int_equal(g->changed, changed + 1);
   struct agent_ctr *p = find(g, "p");
   assert_non_null(p);
-  assert_non_null(p->waiter);
+  assert_non_null(p->serve.waiter);
 
   agent_server_answer(p, true, "test");
-  assert_null(p->waiter);
+  assert_null(p->serve.waiter);
   wait_for(g, &a, 2000);
   assert_int_equal(a.code, 0);
   const Iobatch__Agent__V1__AdmitResponse *r = (const void *)a.resp;
@@ -230,9 +230,9 @@ static void test_admit_answer_supersede_abort(void **state) {
   do_admit(c, "q", &a);
   settle(g, 100);
   struct agent_ctr *q = find(g, "q");
-  assert_non_null(q->waiter);
+  assert_non_null(q->serve.waiter);
   agent_server_supersede(q);
-  assert_null(q->waiter);
+  assert_null(q->serve.waiter);
   wait_for(g, &a, 2000);
   assert_int_equal(a.code, IOB_CODE_ABORTED);
   assert_non_null(strstr(a.msg, "superseded by a newer admit for 'q'"));
@@ -240,9 +240,9 @@ static void test_admit_answer_supersede_abort(void **state) {
 
   do_admit(c, "q", &b);
   settle(g, 100);
-  assert_non_null(q->waiter);
+  assert_non_null(q->serve.waiter);
   agent_server_abort(q, "the agent stops");
-  assert_null(q->waiter);
+  assert_null(q->serve.waiter);
   wait_for(g, &b, 2000);
   assert_int_equal(b.code, IOB_CODE_UNAVAILABLE);
   assert_non_null(strstr(b.msg, "the agent stops"));

@@ -130,7 +130,7 @@ static struct agent_ctr ctr(const char *cgroup, unsigned weight) {
                             .ns = (char *)"default",
                             .cgroup = (char *)cgroup,
                             .state = AGENT_RUNNING,
-                            .weight = weight};
+                            .plan.weight = weight};
 }
 
 static void io_on(struct env *e, unsigned maj, unsigned min) {
@@ -171,8 +171,8 @@ static void test_iocost_written_and_put_back(void **state) {
   io_on(e, e->maj, e->min);
   struct agent_ctr c = ctr("/k/a", 300);
   agent_weights_apply_all(&e->w, &c);
-  assert_true(c.weight_effective);
-  assert_string_equal(c.weight_note, "");
+  assert_true(c.weights.weight_effective);
+  assert_string_equal(c.weights.weight_note, "");
   assert_true(written(e, 300));
   assert_int_equal(e->m.weight_writes[AGENT_WEIGHT_WRITTEN], 1);
   /* journalled before the write: what the file held for the disk */
@@ -185,10 +185,10 @@ static void test_iocost_written_and_put_back(void **state) {
   agent_weights_apply_all(&e->w, &c);
   assert_int_equal(e->m.weight_writes[AGENT_WEIGHT_WRITTEN], 1);
   assert_false(written(e, 300));
-  assert_true(c.weight_effective);
+  assert_true(c.weights.weight_effective);
 
   /* another weight: written */
-  c.weight = 50;
+  c.plan.weight = 50;
   agent_weights_apply_all(&e->w, &c);
   assert_int_equal(e->m.weight_writes[AGENT_WEIGHT_WRITTEN], 2);
   assert_true(written(e, 50));
@@ -212,8 +212,8 @@ static void test_not_enforced(void **state) {
   io_on(e, e->maj, e->min);
   struct agent_ctr c = ctr("/k/a", 300);
   agent_weights_apply_all(&e->w, &c);
-  assert_false(c.weight_effective);
-  assert_string_equal(c.weight_note, "neither iocost nor bfq on its devices");
+  assert_false(c.weights.weight_effective);
+  assert_string_equal(c.weights.weight_note, "neither iocost nor bfq on its devices");
   assert_int_equal(e->m.weight_writes[AGENT_WEIGHT_NOT_ENFORCED], 1);
   cleanup_free char *w = file_text(e, "/k/a/io.weight");
   assert_string_equal(w, "default 100\n");
@@ -225,8 +225,8 @@ static void test_no_io_yet(void **state) {
   iocost(e, true);
   struct agent_ctr c = ctr("/k/a", 300);
   agent_weights_apply_all(&e->w, &c);
-  assert_false(c.weight_effective);
-  assert_string_equal(c.weight_note, "no I/O seen yet");
+  assert_false(c.weights.weight_effective);
+  assert_string_equal(c.weights.weight_note, "no I/O seen yet");
   for (int k = 0; k < AGENT_WEIGHT_N; k++)
     assert_int_equal(e->m.weight_writes[k], 0);
   agent_sampler_forget(&c);
@@ -240,8 +240,8 @@ static void test_write_fails(void **state) {
   io_on(e, 4095, 1048575);
   struct agent_ctr c = ctr("/k/a", 300);
   agent_weights_apply_all(&e->w, &c);
-  assert_false(c.weight_effective);
-  assert_string_equal(c.weight_note, "write failed");
+  assert_false(c.weights.weight_effective);
+  assert_string_equal(c.weights.weight_note, "write failed");
   assert_int_equal(e->m.weight_writes[AGENT_WEIGHT_ERROR], 1);
   cleanup_free char *w = file_text(e, "/k/a/io.weight");
   assert_string_equal(w, "default 100\n");
@@ -251,8 +251,8 @@ static void test_write_fails(void **state) {
   put(e, "/io.cost.qos", line);
   io_on(e, e->maj, e->min);
   agent_weights_apply_all(&e->w, &c);
-  assert_false(c.weight_effective);
-  assert_string_equal(c.weight_note, "write failed");
+  assert_false(c.weights.weight_effective);
+  assert_string_equal(c.weights.weight_note, "write failed");
   assert_int_equal(e->m.weight_writes[AGENT_WEIGHT_ERROR], 2);
   agent_sampler_forget(&c);
 }
@@ -266,25 +266,25 @@ static void test_not_applicable(void **state) {
   struct agent_ctr c = ctr("/k/a", 300);
   e->s.has_io = false;
   agent_weights_apply_all(&e->w, &c);
-  assert_false(c.weight_effective);
-  assert_string_equal(c.weight_note, "no io controller in cgroup v2 on this host");
+  assert_false(c.weights.weight_effective);
+  assert_string_equal(c.weights.weight_note, "no io controller in cgroup v2 on this host");
   e->s.has_io = true;
 
   struct agent_ctr gone = ctr("/k/none", 300);
   agent_weights_apply_all(&e->w, &gone);
-  assert_false(gone.weight_effective);
-  assert_ptr_equal(strstr(gone.weight_note, "cannot read io.stat of "), gone.weight_note);
+  assert_false(gone.weights.weight_effective);
+  assert_ptr_equal(strstr(gone.weights.weight_note, "cannot read io.stat of "), gone.weights.weight_note);
 
   struct agent_ctr unknown = ctr(NULL, 300);
   agent_weights_apply_all(&e->w, &unknown);
-  assert_false(unknown.weight_effective);
-  assert_string_equal(unknown.weight_note, "cgroup not known");
+  assert_false(unknown.weights.weight_effective);
+  assert_string_equal(unknown.weights.weight_note, "cgroup not known");
 
   struct agent_ctr pending = ctr("/k/a", 300);
   pending.state = AGENT_PENDING;
-  snprintf(pending.weight_note, sizeof(pending.weight_note), "untouched");
+  snprintf(pending.weights.weight_note, sizeof(pending.weights.weight_note), "untouched");
   agent_weights_apply_all(&e->w, &pending);
-  assert_string_equal(pending.weight_note, "untouched");
+  assert_string_equal(pending.weights.weight_note, "untouched");
   assert_int_equal(e->m.weight_writes[AGENT_WEIGHT_WRITTEN], 0);
   assert_int_equal(e->m.weight_writes[AGENT_WEIGHT_NOT_ENFORCED], 0);
   agent_sampler_forget(&c);
