@@ -113,7 +113,7 @@ struct agent_ctr {
 
   /* --- Kubernetes' view: podmeta.c (names and labels, from
    * the node's CRI, or the annotations at Register), kubepods.c (uid and
-   * QoS class, from the cgroup path), daemon.c (the pod rule).  NULL or
+   * QoS class, from the cgroup path), kube.c (the pod rule).  NULL or
    * empty when not known: the pod's labels as "key=value" strings, its uid
    * and QoS class ("guaranteed", "burstable", "besteffort"; "" unknown),
    * and the rule that decided its kind/class (agent config; "" none). --- */
