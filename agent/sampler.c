@@ -347,30 +347,46 @@ static void pressure_beside(struct agent_sampler *s, struct agent_ctr *c, struct
 
 /* The directory whose inode the BPF program keys c's requests by: the
  * blkcg's cgroup.  That is the sampled directory, except with the procfs
- * source on a host whose io controller is v1 blkio: there the pid's blkio
- * cgroup, or without a pid the registered path under the blkio mount. */
+ * source on a host whose io controller is not in cgroup v2: there the
+ * pid's v1 blkio cgroup, or without a pid the registered path under the
+ * blkio mount, and NULL without a blkio mount (the block layer charges
+ * its requests to a root). */
 static char *lat_key_dir(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st) {
+  if (st->cgdir == NULL)
+    return NULL;
   if (st->source != CG2_SOURCE_PROCIO || s->has_io || s->cgroup_root == NULL)
     return xstrdup(st->cgdir);
   cleanup_free char *mnt = NULL, *rel = NULL;
   cleanup_error struct iob_error *err = NULL;
   if (cg2_v1_mount_find(NULL, "blkio", &mnt, &err) < 0)
-    return xstrdup(st->cgdir);
+    return NULL;
   if (c->pid && cg2_pid_cgroup_v1(NULL, (pid_t)c->pid, "blkio", &rel, &err) == 0)
     return cg2_join(mnt, rel);
   if (c->cgroup && *c->cgroup && strcmp(c->cgroup, "/") != 0)
     return cg2_join(mnt, c->cgroup);
-  return xstrdup(st->cgdir);
+  return NULL;
 }
 
-/* The cgroup id of c's requests (st->cgid), 0 while its directory does
- * not exist; -1 with errno when stat fails. */
+/* The inode of a cgroup hierarchy's root directory (the kernfs root's
+ * id): every process not in a cgroup of its own, never one container. */
+#define CGROUP_ROOT_INO 1
+
+/* The cgroup id of c's requests (st->cgid), found once its directory
+ * exists; -1 with errno (ENOENT: no directory of its own) until then. */
 static int lat_cgid(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st) {
   if (st->cgid == 0) {
     cleanup_free char *dir = lat_key_dir(s, c, st);
     struct stat sb;
+    if (dir == NULL) {
+      errno = ENOENT;
+      return -1;
+    }
     if (stat(dir, &sb) < 0)
       return -1;
+    if (sb.st_ino == CGROUP_ROOT_INO) {
+      errno = ENOENT;
+      return -1;
+    }
     st->cgid = (uint64_t)sb.st_ino;
     st->lat = &s->lat;
     iob_debug("'%s': block I/O latency of cgroup %llu ('%s')", c->id, (unsigned long long)st->cgid,
@@ -541,12 +557,16 @@ static void mark_gone(struct agent_sampler *s) {
     }
 }
 
-/* Whether c's counters come from the program's map.  Where writeback is
- * not charged to the writer, a container sampled with procfs has no v1
- * blkio cgroup of its own (cgroup_dir): the block layer and the dirty
- * count charge its I/O to another cgroup, so its files are read. */
-static bool map_counts(const struct agent_sampler *s, const struct sstate *st) {
-  return s->bpf_counters && (s->writeback_v2 || st->source != CG2_SOURCE_PROCIO);
+/* Whether c's counters come from the program's map: always where
+ * writeback is charged to the writer.  Elsewhere a container sampled with
+ * procfs (cgroup_dir: registered without a pid, or its pid in the v2
+ * root) is in the map only once it has a v1 blkio cgroup of its own (the
+ * block layer and the dirty count key by it); until then its files are
+ * read. */
+static bool map_counts(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st) {
+  if (!s->bpf_counters)
+    return false;
+  return s->writeback_v2 || st->source != CG2_SOURCE_PROCIO || lat_cgid(s, c, st) == 0;
 }
 
 /* Returns 1 when the cgroup is gone (the container exited without anybody
@@ -559,7 +579,7 @@ static int sample_one(struct agent_sampler *s, struct agent_ctr *c) {
   struct cg2_sample smp;
   struct blklat_val val;
   s->samples++;
-  bool from_map = map_counts(s, st);
+  bool from_map = map_counts(s, c, st);
   if (from_map) {
     int r = sample_bpf(s, c, st, &smp, &val);
     if (r != 0)
@@ -700,7 +720,7 @@ void agent_sampler_add(struct agent_sampler *s, struct agent_ctr *c,
    * as ours.  One that says another (the agent's sampler forced, or v1
    * blkio not active here) is not a baseline for our counters. */
   struct cg2_sample smp = *base;
-  enum cg2_source own = map_counts(s, st) ? CG2_SOURCE_BPF : st->source;
+  enum cg2_source own = map_counts(s, c, st) ? CG2_SOURCE_BPF : st->source;
   if (smp.source == CG2_SOURCE_NONE)
     smp.source = st->source;
   if (smp.t_ns != 0 && smp.source != own)

@@ -19,14 +19,15 @@
 # hang, not a threshold).
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/agent.sh"
-tap_plan 7
+tap_plan 8
 
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 [ -n "$CG2" ] || bail "no cgroup2 mount"
 V2=0
 grep -qw io "$CG2/cgroup.controllers" && grep -qw memory "$CG2/cgroup.controllers" && V2=1
 diag "cgroup2 at $CG2: $(cat "$CG2/cgroup.controllers"); writeback charged to the writer: $V2"
-agent_start || bail "iobatchd did not start"
+MSOCK=$IOB_T/metrics.sock
+agent_start "metrics = unix:$MSOCK" || bail "iobatchd did not start"
 sampler=$(ctl status --json | jq -r .sampler)
 if [ $V2 = 1 ]; then
   like "$sampler" "^bpf \(.*auto: cgroup v2 charges buffered writeback to the writer's cgroup" \
@@ -69,8 +70,17 @@ wait_for 60 'awk -v w="$(agent_field wb write_bps)" "BEGIN { exit !(w > 65536) }
 is "$?" "0" "a buffered writer's write rate shows in status ($(agent_field wb write_bps) B/s, $sampler)"
 kill "$p"
 wait "$p" 2>/dev/null
+# One buffered 64 MiB, the writer gone before the agent reads it: counted
+# once, from the map (a process's /proc/PID/io goes with it).
+ctl register wb2 --cgroup "/$cg" >/dev/null
+ctl admit wb2 >/dev/null
+buffered_64m "$DATA/wb2" "${dirs[@]}"
+wait_for 30 '[ "$(agent_wbytes "$MSOCK" wb2)" -ge 67108864 ] 2>/dev/null'
+got=$(agent_wbytes "$MSOCK" wb2)
+ok "a buffered writer's 64 MiB counted once, its process gone ($got bytes)" \
+  test "${got:-0}" -ge 67108864 -a "${got:-0}" -le $((67108864 + 262144))
 for d in "${dirs[@]}"; do cg_remove "$d"; done
-rm -f "$DATA/wb"
+rm -f "$DATA/wb" "$DATA/wb2"
 agent_stop
 is "$AGENT_RC" "0" "clean exit"
 

@@ -57,21 +57,14 @@ grep -q "'w1': '.*' removed (cgroup_rmdir, reported by the BPF program)" "$AGENT
 is "$?" "0" "found through the program's report of the removal, not the periodic look"
 rm -f "$DATA/w"
 
-# wbytes: what the metrics say w2 wrote
-wbytes() {
-  curl -sS --max-time 10 --unix-socket "$MSOCK" http://x/metrics |
-    awk '$1 ~ /^iobatch_container_io_bytes_total\{/ && $1 ~ /id="w2"/ && $1 ~ /op="write"/ { print $2 }'
-}
 for d in "${dirs[@]}"; do
   mkdir -p "$d"
 done
 ctl register w2 --cgroup "/$cg" >/dev/null
 ctl admit w2 >/dev/null
-sh -c 'f=$1; shift; for d in "$@"; do echo $$ >"$d/cgroup.procs" || exit 1; done
-  exec dd if=/dev/zero of="$f" bs=1M count=64' sh "$DATA/b" "${dirs[@]}" >/dev/null 2>&1
-sync
-wait_for 30 '[ "$(wbytes)" -ge 67108864 ] 2>/dev/null'
-got=$(wbytes)
+buffered_64m "$DATA/b" "${dirs[@]}"
+wait_for 30 '[ "$(agent_wbytes "$MSOCK" w2)" -ge 67108864 ] 2>/dev/null'
+got=$(agent_wbytes "$MSOCK" w2)
 ok "a buffered writer's 64 MiB counted once ($got bytes)" \
   test "${got:-0}" -ge 67108864 -a "${got:-0}" -le $((67108864 + 262144))
 rm -f "$DATA/b"

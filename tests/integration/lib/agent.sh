@@ -67,6 +67,23 @@ agent_field() {
   iobatchctl status --json | jq -r --arg id "$1" ".containers[] | select(.id == \$id) | .$2"
 }
 
+# agent_wbytes SOCK ID: the bytes container ID wrote, as the agent's
+# metrics (served on unix socket SOCK) count them
+agent_wbytes() {
+  curl -sS --max-time 10 --unix-socket "$1" http://x/metrics |
+    awk -v id="id=\"$2\"" '$1 ~ /^iobatch_container_io_bytes_total\{/ && index($1, id) && $1 ~ /op="write"/ { print $2 }'
+}
+
+# buffered_64m FILE DIR...: dd 64 MiB into FILE, buffered and with no
+# fsync, in the cgroup directories DIR..., then sync from outside them
+buffered_64m() {
+  local f=$1
+  shift
+  sh -c 'f=$1; shift; for d in "$@"; do echo $$ >"$d/cgroup.procs" || exit 1; done
+    exec dd if=/dev/zero of="$f" bs=1M count=64' sh "$f" "$@" >/dev/null 2>&1
+  sync
+}
+
 # now_ms: a monotonic clock in ms (busybox date has no %N; the VM uses it)
 now_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 
