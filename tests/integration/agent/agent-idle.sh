@@ -70,8 +70,11 @@ is "$(st sampler_passes) $(st sampler_samples)" "$passes $samples" \
 # arrived within the batch window (100 ms here) waits for no window.
 ctl register lone --class seq-write >/dev/null
 like "$(ctl admit lone)" "^lone admitted" "a lone Admit on an idle agent is admitted"
-grep -q "admitted 'lone' (seq-write) after 0 ms" "$AGENT_LOG"
-is "$?" "0" "in the loop turn it arrived in: held 0 ms, no batch window"
+# Planned in the loop turn it arrived in: held less than the window (a
+# turn may cross a millisecond), where a wait would have held it a window.
+held=$(sed -n "s/.*admitted 'lone' (seq-write) after \([0-9]*\) ms.*/\1/p" "$AGENT_LOG")
+ok "in the loop turn it arrived in: held ${held:-?} ms, no batch window (100 ms)" \
+  test -n "$held" -a "${held:-100}" -lt 100
 agent_stop
 is "$AGENT_RC" "0" "the agent stops cleanly"
 tap_done
