@@ -253,40 +253,37 @@ int BPF_PROG(blklat_complete, struct request *rq, int error, unsigned int nr_byt
  * (writeback not charged to the writer). */
 SEC("tp_btf/writeback_dirty_folio")
 int BPF_PROG(blklat_dirty, struct folio *folio, struct address_space *mapping) {
-  if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, io_cgrp_id))
+  /* Called for every folio any task dirties: the writer's cgroup first,
+   * so that a task the agent does not sample costs one map lookup.  Loads
+   * through the BTF pointers (the arguments, the current task) are plain
+   * loads the verifier guards, not helper calls. */
+  if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, io_cgrp_id) || !mapping)
     return 0;
-  if (!mapping)
-    return 0;
-  struct super_block *sb = BPF_CORE_READ(mapping, host, i_sb);
-  if (!sb)
-    return 0;
-  if (BPF_CORE_READ(sb, s_magic) != BDEVFS_MAGIC &&
-      !(BPF_CORE_READ(sb, s_bdi, capabilities) & BDI_CAP_WRITEBACK))
-    return 0; /* tmpfs, ramfs, ...: never written to a disk */
-  struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+  struct task_struct *task = bpf_get_current_task_btf();
   int io = bpf_core_enum_value(enum cgroup_subsys_id, io_cgrp_id);
-  struct css_set *cset = BPF_CORE_READ(task, cgroups);
-  struct cgroup_subsys_state *css = NULL;
-  struct cgroup_subsys_state **subsys = __builtin_preserve_access_index(&cset->subsys[0]);
-  if (bpf_probe_read_kernel(&css, sizeof(css), subsys + io) < 0 || !css)
+  struct cgroup_subsys_state *css = task->cgroups->subsys[io];
+  if (!css)
     return 0;
-  __u64 cgid = BPF_CORE_READ(css, cgroup, kn, id);
+  __u64 cgid = css->cgroup->kn->id;
   struct blklat_val *v = bpf_map_lookup_elem(&lat, &cgid);
   if (!v)
     return 0;
+  struct super_block *sb = mapping->host->i_sb;
+  if (!sb || (sb->s_magic != BDEVFS_MAGIC && !(sb->s_bdi->capabilities & BDI_CAP_WRITEBACK)))
+    return 0; /* tmpfs, ramfs, ...: never written to a disk */
   unsigned long flags;
   __u64 nr = 1;
   if (bpf_core_type_exists(memdesc_flags_t))
-    flags = BPF_CORE_READ((struct folio___memdesc *)folio, flags.f);
+    flags = ((struct folio___memdesc *)folio)->flags.f;
   else
-    flags = BPF_CORE_READ((struct folio___ulong *)folio, flags);
+    flags = ((struct folio___ulong *)folio)->flags;
   if (flags & (1ul << bpf_core_enum_value(enum pageflags, PG_head))) {
     if (bpf_core_field_exists(struct folio___memdesc, _nr_pages))
-      nr = BPF_CORE_READ((struct folio___memdesc *)folio, _nr_pages);
+      nr = ((struct folio___memdesc *)folio)->_nr_pages;
     else if (bpf_core_field_exists(struct folio___ulong, _folio_nr_pages))
-      nr = BPF_CORE_READ((struct folio___ulong *)folio, _folio_nr_pages);
+      nr = ((struct folio___ulong *)folio)->_folio_nr_pages;
   }
-  __u64 index = BPF_CORE_READ(folio, index);
+  __u64 index = folio->index;
   __sync_fetch_and_add(&v->dirtied, nr * page_size);
   /* Racing writers of one cgroup may count a run twice: an estimate. */
   if (v->dirty_mapping != (__u64)mapping || v->dirty_next != index)

@@ -70,6 +70,7 @@ wait_for 60 'awk -v w="$(agent_field wb write_bps)" "BEGIN { exit !(w > 65536) }
 is "$?" "0" "a buffered writer's write rate shows in status ($(agent_field wb write_bps) B/s, $sampler)"
 kill "$p"
 wait "$p" 2>/dev/null
+cg_empty "${dirs[0]}" # its last dd too
 # One buffered 64 MiB, the writer gone before the agent reads it: counted
 # once, from the map (a process's /proc/PID/io goes with it).
 ctl register wb2 --cgroup "/$cg" >/dev/null

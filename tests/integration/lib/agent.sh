@@ -130,15 +130,23 @@ iob_stack_up() {
   iob_stack_ctr fio
 }
 
-# cg_remove DIR: kill what is left in a cgroup, wait until it is empty,
-# remove it.
-cg_remove() {
+# cg_empty DIR: kill what is in a cgroup and wait until it is empty (5 s
+# at most); 0 when it is (or is gone)
+cg_empty() {
   for _ in $(seq 1 100); do
     [ -d "$1" ] || return 0
-    [ -z "$(cat "$1/cgroup.procs" 2>/dev/null)" ] && { rmdir "$1"; return; }
+    [ -z "$(cat "$1/cgroup.procs" 2>/dev/null)" ] && return 0
     xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null
     sleep 0.05
   done
+  return 1
+}
+
+# cg_remove DIR: kill what is left in a cgroup, wait until it is empty,
+# remove it.
+cg_remove() {
+  cg_empty "$1" && [ -d "$1" ] && rmdir "$1"
+  return 0
 }
 
 # cg_make DIR: a fresh cgroup, removed at exit (call it in this shell, not
