@@ -535,6 +535,19 @@ def table_valley(name):
                   "iobatch MiB/s", "iobatch / all", "limit hits (all)"], rows)
 
 
+def table_dirty_cost(name):
+    d = load(name)
+    rows = []
+    for w, r in d["writers"].items():
+        p = r["program"]
+        rows.append([w, r["bytes_mib"], fmt(r["median_us"]["without_agent"] / 1000, ".1f"),
+                     fmt(r["median_us"]["with_agent"] / 1000, ".1f"), fmt(r["ratio"], ".3f"),
+                     p["calls"], fmt(p["ns_per_call"], ".0f") if p["ns_per_call"] else "–",
+                     fmt(100 * p["share_of_median"], ".2f")])
+    return table(["writer", "MiB", "median ms, no agent", "median ms, agent", "agent / no agent",
+                  "program calls (one run)", "ns per call", "% of the run"], rows)
+
+
 def table_shim_cost(name):
     d = load(name)
     by = {}
