@@ -60,14 +60,7 @@ rm -f "$DATA/w"
 for d in "${dirs[@]}"; do
   mkdir -p "$d"
 done
-ctl register w2 --cgroup "/$cg" >/dev/null
-ctl admit w2 >/dev/null
-buffered_64m "$DATA/b" "${dirs[@]}"
-wait_for 30 '[ "$(agent_wbytes "$MSOCK" w2)" -ge 67108864 ] 2>/dev/null'
-got=$(agent_wbytes "$MSOCK" w2)
-ok "a buffered writer's 64 MiB counted once ($got bytes)" \
-  test "${got:-0}" -ge 67108864 -a "${got:-0}" -le $((67108864 + 262144))
-rm -f "$DATA/b"
+counts_64m w2 "$MSOCK" "$DATA/b" "${dirs[@]}" -- "a buffered writer's 64 MiB counted once"
 agent_stop
 is "$AGENT_RC" "0" "clean exit"
 tap_done

@@ -74,14 +74,23 @@ agent_wbytes() {
     awk -v id="id=\"$2\"" '$1 ~ /^iobatch_container_io_bytes_total\{/ && index($1, id) && $1 ~ /op="write"/ { print $2 }'
 }
 
-# buffered_64m FILE DIR...: dd 64 MiB into FILE, buffered and with no
-# fsync, in the cgroup directories DIR..., then sync from outside them
-buffered_64m() {
-  local f=$1
-  shift
+# counts_64m ID SOCK FILE DIR... -- WHAT: register and admit container ID
+# on the cgroup of the last DIR's name, dd 64 MiB into FILE in the cgroup
+# directories DIR..., buffered and with no fsync, sync from outside them,
+# and check that the agent's metrics (on unix socket SOCK) count 64 MiB
+# written, once (256 KiB of slack), for ID: TAP line "WHAT (N bytes)"
+counts_64m() {
+  local id=$1 sock=$2 f=$3 what=${*: -1} got
+  local -a dirs=("${@:4:$#-5}")
+  ctl register "$id" --cgroup "/$(basename "${dirs[-1]}")" >/dev/null
+  ctl admit "$id" >/dev/null
   sh -c 'f=$1; shift; for d in "$@"; do echo $$ >"$d/cgroup.procs" || exit 1; done
-    exec dd if=/dev/zero of="$f" bs=1M count=64' sh "$f" "$@" >/dev/null 2>&1
+    exec dd if=/dev/zero of="$f" bs=1M count=64' sh "$f" "${dirs[@]}" >/dev/null 2>&1
   sync
+  wait_for 30 '[ "$(agent_wbytes "$sock" "$id")" -ge 67108864 ] 2>/dev/null'
+  got=$(agent_wbytes "$sock" "$id")
+  ok "$what ($got bytes)" test "${got:-0}" -ge 67108864 -a "${got:-0}" -le $((67108864 + 262144))
+  rm -f "$f"
 }
 
 # now_ms: a monotonic clock in ms (busybox date has no %N; the VM uses it)
