@@ -248,7 +248,9 @@ void agent_sampler_release(struct agent_sampler *s) {
   s->name = NULL;
   free(s->cgroup_root);
   free(s->blkio_mount);
-  s->cgroup_root = s->blkio_mount = NULL;
+  free(s->blkio_keys);
+  s->cgroup_root = s->blkio_mount = s->blkio_keys = NULL;
+  s->blkio_looked = false;
 }
 
 const char *agent_sampler_name(const struct agent_sampler *s) {
@@ -356,14 +358,19 @@ static char *lat_key_dir(struct agent_sampler *s, struct agent_ctr *c, struct ss
     return NULL;
   if (st->source != CG2_SOURCE_PROCIO || s->has_io || s->cgroup_root == NULL)
     return xstrdup(st->cgdir);
-  cleanup_free char *mnt = NULL, *rel = NULL;
+  cleanup_free char *rel = NULL;
   cleanup_error struct iob_error *err = NULL;
-  if (cg2_v1_mount_find(NULL, "blkio", &mnt, &err) < 0)
+  if (!s->blkio_looked) {
+    s->blkio_looked = true;
+    if (cg2_v1_mount_find(NULL, "blkio", &s->blkio_keys, &err) < 0)
+      s->blkio_keys = NULL;
+  }
+  if (s->blkio_keys == NULL)
     return NULL;
   if (c->pid && cg2_pid_cgroup_v1(NULL, (pid_t)c->pid, "blkio", &rel, &err) == 0)
-    return cg2_join(mnt, rel);
+    return cg2_join(s->blkio_keys, rel);
   if (c->cgroup && *c->cgroup && strcmp(c->cgroup, "/") != 0)
-    return cg2_join(mnt, c->cgroup);
+    return cg2_join(s->blkio_keys, c->cgroup);
   return NULL;
 }
 

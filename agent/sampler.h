@@ -53,6 +53,11 @@ struct agent_sampler {
   bool has_io;       /* its root offers the io controller */
   int source;        /* enum cg2_source; BLKIO_V1: per container, see sampler.c */
   char *blkio_mount; /* v1 blkio hierarchy counting statistics (hybrid hosts), or NULL */
+  /* The v1 blkio mount, whatever it counts, where the BPF program finds the
+   * cgroup of a container sampled with procfs (sampler.c, lat_key_dir):
+   * looked up once (blkio_looked), NULL when there is none. */
+  char *blkio_keys;
+  bool blkio_looked;
   struct wcd_config wcd;
   /* The config's protect_detected and protect_signal (the owner updates
    * them, and wcd, on a reload). */
