@@ -9,7 +9,9 @@ given, which nm does not see as a use.
 
     scripts/file-cycles.py [BUILD_DIR]      (default: build)
     scripts/file-cycles.py --graph DIR [BUILD_DIR]   who calls whom in DIR and below
-    scripts/file-cycles.py --folders [BUILD_DIR]     the agent's folders only
+    scripts/file-cycles.py --folders [BUILD_DIR [DOC]]  the agent's folders
+                                 only, in the order of DOC's table
+                                 (default: docs/ARCHITECTURE.md)
 
 Each directory of objects (agent, cli, shim, ...) is checked on its own,
 then the whole tree outside tests/ and bench/ together (a circle through
@@ -151,7 +153,7 @@ def folder_order(doc=ORDER_DOC):
     return order
 
 
-def check_folders(table, order):
+def check_folders(table, order, doc=ORDER_DOC):
     """Calls between the agent's folders against ORDER; returns the count
     of wrong directions (each printed)."""
     rank = {d: i for i, d in enumerate(order)}
@@ -160,7 +162,7 @@ def check_folders(table, order):
     g = graph(names, table)
     bad = 0
     for d in sorted({os.path.dirname(n) for n in names} - set(rank)):
-        print(f"folder {d}/ is not in the {ORDER_BEGIN} table of {ORDER_DOC}")
+        print(f"folder {d}/ is not in the {ORDER_BEGIN} table of {doc}")
         bad += 1
     for a in sorted(g):
         da = os.path.dirname(a)
@@ -170,7 +172,7 @@ def check_folders(table, order):
                 continue
             syms = sorted(g[a][b])
             more = f" (+{len(syms) - 4} more)" if len(syms) > 4 else ""
-            print(f"call up: {a}.c -> {b}.c: {', '.join(syms[:4])}{more} ({da}/ is below {db}/ in {ORDER_DOC})")
+            print(f"call up: {a}.c -> {b}.c: {', '.join(syms[:4])}{more} ({da}/ is below {db}/ in {doc})")
             bad += 1
     for d in order[1:]:
         readme = os.path.join(d, "README.md")
@@ -187,7 +189,7 @@ def check_folders(table, order):
         for c in re.findall(r"`([a-z_]+)/`", m.group(1)):
             cd = "agent" if c == "agent" else f"agent/{c}"
             if cd not in rank or rank[cd] <= rank[d]:
-                print(f"{readme}: may call {c}/, which is not below {d}/ in {ORDER_DOC}")
+                print(f"{readme}: may call {c}/, which is not below {d}/ in {doc}")
                 bad += 1
     return bad
 
@@ -195,8 +197,9 @@ def check_folders(table, order):
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--folders":
         build = sys.argv[2] if len(sys.argv) > 2 else "build"
+        doc = sys.argv[3] if len(sys.argv) > 3 else ORDER_DOC
         table = {os.path.relpath(o, build)[:-2]: t for o, t in symbols(read_objects(build)).items()}
-        bad = check_folders(table, folder_order())
+        bad = check_folders(table, folder_order(doc), doc)
         print(f"folder-order: {bad} calls against the order of the agent's folders")
         return 1 if bad else 0
     if len(sys.argv) > 2 and sys.argv[1] == "--graph":
