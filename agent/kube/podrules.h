@@ -15,7 +15,8 @@
  * rule that selects by label or QoS grants protection (class latency, kind
  * service, a latency target) only in namespaces trust_declared trusts;
  * elsewhere those effects are ignored (agent_pod_rule_trusted) and a class
- * it sets is a hint, as an untrusted io.iobatch.class is (agent/trust.h).
+ * it sets is a hint, as an untrusted io.iobatch.class is (agent_adm_trusted,
+ * agent/plan/admission.h).
  * Only a rule by namespace alone is the administrator's word everywhere,
  * and in an untrusted namespace it wins over an earlier tenant-selected
  * rule that also matches (agent_pod_rules_match_trust): otherwise a label

@@ -23,8 +23,9 @@
 
 #define cleanup_json __attribute__((cleanup(json_decrefp)))
 
-/* The files the agent writes (agent/weights/weights.c, agent/protect/caps.c,
- * agent/cpushare.c): nothing else is ever written back from a journal. */
+/* The files the agent writes (agent/weights/weights.c, agent/protect/caps.c
+ * with the CPU weight too): nothing else is ever written back from a
+ * journal. */
 static const char *const files[] = {
     "io.weight",
     "io.bfq.weight",
