@@ -145,9 +145,9 @@ endef
 # The libraries a test links, by the second word of its name.
 # tests/unit/test_PREFIX_FILE.c tests FILE.c of the folder whose library is
 # PREFIX, and tests/fuzz/fuzz_PREFIX_WHAT.c fuzzes a parser there (agent:
-# agent/, batch: batcher/, cg2: cgroupv2/, client: client/, common: common/,
-# cri: cri/, hook: runtime-hook/, shim: shim/, simdisk: simdisk/, ttrpc: ttrpc/,
-# wcd: wcd/);
+# agent/ and its folders, batch: batcher/, cg2: cgroupv2/, client: client/,
+# common: common/, cri: cri/, hook: runtime-hook/, shim: shim/, simdisk:
+# simdisk/, ttrpc: ttrpc/, wcd: wcd/);
 # each links that folder's library and what it needs, in link order.
 # tests/unit/module.mk and tests/fuzz/module.mk register them all.
 TEST_LIBS_agent = $(AGENT_LIBS)
@@ -206,7 +206,8 @@ check-install: all
 INTEG_TESTS += tests/fmt-check.sh tests/spdx-check.sh tests/shellcheck.sh
 # Every tool a suite, a bench or the demo needs comes from install-deps.sh.
 INTEG_TESTS += tests/deps-check.sh
-# No circle of C files (scripts/file-cycles.py over the objects of $(B)).
+# No circle of C files, and the agent's folders call only down their order
+# (scripts/file-cycles.py over the objects of $(B)).
 INTEG_TESTS += tests/cycles.sh
 
 # CI: unit tests under sanitizers, then the plain build's full suite; one

@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/ioprio.h"
+#include "agent/protect/ioprio.h"
 
-#include "agent/lathist.h"
-#include "agent/profiles.h"
-#include "agent/protect.h"
+#include "agent/sample/lathist.h"
+#include "agent/store/profiles.h"
+#include "agent/protect/protect.h"
 #include "batcher/batcher.h"
 #include "common/cleanup.h"
 #include "common/conf.h"

@@ -36,7 +36,7 @@
  *                                               keeps the running one)
  *   latency_source   = auto | bpf | pressure | off  where each container's block
  *                                               I/O latency per window comes from
- *                                               (agent/latency.h): auto = the BPF
+ *                                               (agent/sample/latency.h): auto = the BPF
  *                                               program on the block tracepoints
  *                                               where it loads, else io.pressure
  *                                               stall time (approximate; one log
@@ -44,13 +44,13 @@
  *                                               agent does not start.  Read at start
  *   metrics          = unix:/run/iobatch/metrics.sock | 127.0.0.1:PORT |
  *                      [::1]:PORT | localhost:PORT  Prometheus text endpoint
- *                                               (agent/metrics.h); absent: off
+ *                                               (agent/serve/metrics.h); absent: off
  *   metrics_group    = GID                     a numeric group that may scrape the
  *                                               unix metrics socket: the socket is
  *                                               made 0660 and its directory 0750,
  *                                               both of group GID; that directory
  *                                               must not be the API socket's
- *                                               (agent/metrics_server.h).  Absent:
+ *                                               (agent/serve/metrics_server.h).  Absent:
  *                                               0600 / 0700, root only
  *   protect          = declared | detected     which latency-sensitive containers
  *                                               batch containers yield to: those
@@ -77,7 +77,7 @@
  *   protect_batch_budget = 1.5                 protection may add (this - 1) x a
  *                                               batch job's expected runtime to its
  *                                               run: time held by protection, frozen,
- *                                               and lost under a cap (agent/protect.h,
+ *                                               and lost under a cap (agent/protect/protect.h,
  *                                               its protection debt); past that it
  *                                               runs free for good (0: no bound)
  *   protect_unknown_delay = 60s                the most protection may add to a job
@@ -96,7 +96,7 @@
  *                                               protected container misses its
  *                                               objective with the cap at its floor,
  *                                               freeze all but K batch containers
- *                                               (agent/protect.h, agent/freeze.c);
+ *                                               (agent/protect/protect.h, agent/protect/freeze.c);
  *                                               auto: only with cgroup v2's freezer
  *                                               (a task frozen by v1's freezer.state
  *                                               cannot die, so a kill would wait)
@@ -106,13 +106,13 @@
  *                                               protected container's windows show
  *                                               they help: fewer missed windows per
  *                                               byte of batch I/O pulled than free
- *                                               (agent/protect.h); else release them
+ *                                               (agent/protect/protect.h); else release them
  *                                               all for a while
  *   protect_ioprio   = idle | be7 | off        the first lever: while a protected
  *                                               container misses or nears its
  *                                               objective, the I/O priority class of
  *                                               every task of the batch containers
- *                                               protection limits (agent/ioprio.h),
+ *                                               protection limits (agent/protect/ioprio.h),
  *                                               on disks under mq-deadline or bfq;
  *                                               the old class put back after
  *   protect_cpu      = true | false            while protecting, batch containers
@@ -125,25 +125,25 @@
  *                                               else its containerd namespace.  An
  *                                               untrusted class is a hint until the
  *                                               detector has measured the container
- *                                               (agent/admission.h, agent_adm_declare);
+ *                                               (agent/plan/admission.h, agent_adm_declare);
  *                                               an untrusted kind service or sandbox is
  *                                               ignored: a job (agent_ctr_set_kind)
  *   profiles_per_namespace = 512               learned profiles kept per namespace (1 to
  *                                               4096): a namespace whose workload keys
  *                                               change every run evicts only its own
- *                                               oldest (agent/profiles.h)
+ *                                               oldest (agent/store/profiles.h)
  *   kubepods         = auto | off             discover and sample every container under
  *                                               the kubelet's cgroup tree (kubepods/ or
- *                                               kubepods.slice/, agent/kubepods.h); auto:
+ *                                               kubepods.slice/, agent/kube/kubepods.h); auto:
  *                                               when the tree exists.  They are capped and
  *                                               weighted, never held
  *   kubepods_root    = /                       the kubelet's --cgroup-root (the cgroup
  *                                               the kubepods tree is under)
  *   pod_rule         = NAME: [namespace=NS] [qos=QOS] [label:K=V...] -> [kind=K]
  *                      [class=C] [latency-target=D]   repeatable; first match decides
- *                                               (agent/podrules.h; a rule by label
+ *                                               (agent/kube/podrules.h; a rule by label
  *                                               protects only in trusted namespaces)
- *   cri_endpoint     = auto | off | unix:///PATH  the node's CRI (agent/podmeta.h),
+ *   cri_endpoint     = auto | off | unix:///PATH  the node's CRI (agent/kube/podmeta.h),
  *                                               for pods' names, uids and labels:
  *                                               auto = the first of
  *                                               /run/containerd/containerd.sock and
@@ -163,7 +163,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/podrules.h"
+#include "agent/kube/podrules.h"
 #include "client/api.h" /* AGENT_DEFAULT_SOCKET */
 #include "common/error.h"
 
@@ -177,7 +177,7 @@ enum agent_sampler_pref {
   AGENT_SAMPLER_AUTO = 0,
   AGENT_SAMPLER_IOSTAT,
   AGENT_SAMPLER_PROCFS,
-  AGENT_SAMPLER_BPF, /* the latency program's byte and request counts (agent/latency.h) */
+  AGENT_SAMPLER_BPF, /* the latency program's byte and request counts (agent/sample/latency.h) */
 };
 /* "auto", "io.stat", "procfs"; "invalid" otherwise. */
 const char *agent_config_sampler_pref_name(int pref);
@@ -203,40 +203,40 @@ struct agent_config {
   double alpha;          /* < 0: not set */
   double fairness;       /* < 0: not set */
   int sampler;           /* enum agent_sampler_pref */
-  int latency_source;    /* enum agent_lathist_pref (agent/lathist.h) */
+  int latency_source;    /* enum agent_lathist_pref (agent/sample/lathist.h) */
   bool protect_detected; /* protect = detected */
   double protect_share;  /* a protected container's target share of its rate alone */
-  int protect_signal;    /* enum agent_protect_signal (agent/protect.h) */
-  int protect_scope;     /* enum agent_protect_scope (agent/protect.h) */
+  int protect_signal;    /* enum agent_protect_signal (agent/protect/protect.h) */
+  int protect_scope;     /* enum agent_protect_scope (agent/protect/protect.h) */
   uint64_t protect_cap_start, protect_cap_floor; /* bytes/s */
   double protect_raise, protect_cut;
   double protect_batch_budget;       /* x its expected runtime; 0: none */
   uint64_t protect_unknown_delay_ms; /* the bound of a job of unknown runtime */
-  int protect_objective;             /* enum agent_protect_objective (agent/protect.h) */
+  int protect_objective;             /* enum agent_protect_objective (agent/protect/protect.h) */
   bool protect_hold_at_floor;        /* protect_hold = floor */
   uint64_t protect_gap_ms;           /* UINT64_MAX: two sample periods */
   bool protect_cpu;                  /* batch containers at the least CPU weight while protecting */
-  bool protect_evidence;             /* levers that do not help are let go (agent/protect.h) */
-  int protect_ioprio;                /* enum agent_ioprio_mode (agent/ioprio.h) */
-  int protect_freeze;                /* the concurrency lever: AGENT_FREEZE_AUTO, 0 off, 1 on */
-  unsigned protect_freeze_after;     /* windows missed at the cap floor per step */
+  bool protect_evidence;         /* levers that do not help are let go (agent/protect/protect.h) */
+  int protect_ioprio;            /* enum agent_ioprio_mode (agent/protect/ioprio.h) */
+  int protect_freeze;            /* the concurrency lever: AGENT_FREEZE_AUTO, 0 off, 1 on */
+  unsigned protect_freeze_after; /* windows missed at the cap floor per step */
   /* trust_declared: NULL = all (the default), "" = none, else the
    * namespaces as ",ns1,ns2," (agent_config_trusts). */
   char *trust_declared;
   bool trust_declared_set;         /* the key was in a file: no notice at start */
   unsigned profiles_per_namespace; /* agent_profiles.per_ns_max */
   /* kubepods = auto | off: discover the containers under the kubelet's
-   * cgroup tree (agent/kubepods.h); kubepods_root: the kubelet's
+   * cgroup tree (agent/kube/kubepods.h); kubepods_root: the kubelet's
    * --cgroup-root under which kubepods/ or kubepods.slice/ is (NULL: "/"). */
   bool kubepods_off;
   char *kubepods_root;
-  /* pod_rule lines, in order (agent/podrules.h). */
+  /* pod_rule lines, in order (agent/kube/podrules.h). */
   struct agent_pod_rules {
     struct agent_pod_rule *v;
     size_t n;
   } pod_rules;
   /* cri_endpoint: NULL = auto (the default), "" = off, else the socket's
-   * path; cri_poll and cri_timeout in ms (agent/podmeta.h). */
+   * path; cri_poll and cri_timeout in ms (agent/kube/podmeta.h). */
   char *cri_endpoint;
   uint64_t cri_poll_ms, cri_timeout_ms;
   bool debug;

@@ -10,10 +10,10 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "agent/fdlimit.h"
-#include "agent/lock.h"
-#include "agent/metrics_server.h"
-#include "agent/requests.h"
+#include "agent/serve/fdlimit.h"
+#include "agent/store/lock.h"
+#include "agent/serve/metrics_server.h"
+#include "agent/serve/requests.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/xalloc.h"
@@ -63,7 +63,7 @@ static void state_changed(void *user) {
 
 static const struct agent_server_ops server_ops = {.changed = state_changed, .remove = remove_ctr};
 
-/* A watched pid ended with no exit reported (agent/pidwatch.h). */
+/* A watched pid ended with no exit reported (agent/serve/pidwatch.h). */
 static void pid_ended(void *user, struct agent_ctr *c) {
   agent_daemon_remove(user, c, "exited", iob_now_ms());
   agent_daemon_changed(user);
@@ -78,7 +78,7 @@ static void supersede(struct agent_ctr *c, void *user) {
   agent_server_supersede(c);
 }
 
-/* What the request steps (agent/requests.c) ask of the daemon and the
+/* What the request steps (agent/serve/requests.c) ask of the daemon and the
  * server. */
 static const struct agent_api_ops api_ops = {.remove = remove_ctr, .supersede = supersede};
 
@@ -205,7 +205,7 @@ static void idle_window(struct agent_daemon *d, uint64_t now) {
   } else {
     d->idle_s += win;
   }
-  /* Put-backs of containers that left may still wait (agent/restore.h). */
+  /* Put-backs of containers that left may still wait (agent/store/restore.h). */
   agent_restore_retry(&d->restore);
   agent_learn_save_due(&d->learn, now);
 }
@@ -231,7 +231,7 @@ static void full_window(struct agent_daemon *d) {
       d->adm.plan_due_ms == UINT64_MAX)
     agent_adm_schedule(&d->adm, now);
   expire_created(d, now);
-  /* Put-backs that failed for a passing reason (agent/restore.h). */
+  /* Put-backs that failed for a passing reason (agent/store/restore.h). */
   agent_restore_retry(&d->restore);
   agent_learn_save_due(&d->learn, now);
   agent_daemon_changed(d);

@@ -49,22 +49,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/admission.h"
+#include "agent/plan/admission.h"
 #include "agent/config.h"
-#include "agent/headroom.h"
-#include "agent/kube.h"
-#include "agent/kubepods.h"
-#include "agent/learning.h"
-#include "agent/metrics.h"
-#include "agent/penalties.h"
-#include "agent/pidwatch.h"
-#include "agent/podmeta.h"
-#include "agent/profiles.h"
-#include "agent/protection.h"
-#include "agent/restore.h"
-#include "agent/sampler.h"
-#include "agent/server.h"
-#include "agent/weights.h"
+#include "agent/sample/headroom.h"
+#include "agent/kube/kube.h"
+#include "agent/kube/kubepods.h"
+#include "agent/plan/learning.h"
+#include "agent/serve/metrics.h"
+#include "agent/plan/penalties.h"
+#include "agent/serve/pidwatch.h"
+#include "agent/kube/podmeta.h"
+#include "agent/store/profiles.h"
+#include "agent/protect/protection.h"
+#include "agent/store/restore.h"
+#include "agent/sample/sampler.h"
+#include "agent/serve/server.h"
+#include "agent/weights/weights.h"
 #include "batcher/batcher.h"
 #include "common/error.h"
 #include "common/loop.h"
@@ -73,7 +73,7 @@
 struct ttrpc_call;
 struct iob_timer;
 
-#include "agent/requests.h"
+#include "agent/serve/requests.h"
 #include "client/api.h"
 #include "iobatch/agent.pb-c.h"
 
@@ -82,22 +82,22 @@ struct agent_daemon {
   struct batch_config bcfg;
   char matrix_source[4200]; /* "defaults" or the matrix file's path */
   struct iob_loop *loop;
-  struct agent_server server; /* agent/server.h: given server_ops */
+  struct agent_server server; /* agent/serve/server.h: given server_ops */
   struct agent_adm adm;
   struct agent_profiles profiles;
   struct agent_penalties penalties; /* measured online, STATE_DIR/penalties.json */
   /* Learning into profiles, applying them, saving both stores
-   * (agent/learning.h): given profiles, penalties and adm. */
+   * (agent/plan/learning.h): given profiles, penalties and adm. */
   struct agent_learn learn;
-  struct agent_sampler sampler; /* agent/sampler.h: given adm, penalties and sampler_ops */
-  struct agent_weights weights; /* agent/weights.h: given sampler, restore and metrics */
+  struct agent_sampler sampler; /* agent/sample/sampler.h: given adm, penalties and sampler_ops */
+  struct agent_weights weights; /* agent/weights/weights.h: given sampler, restore and metrics */
   /* Values of the cgroup files weights.c and caps.c wrote, to put back
    * (journal STATE_DIR/restore.json; none when headless). */
   struct agent_restore restore;
-  /* Protection and its levers (agent/protection.h): given adm, restore,
+  /* Protection and its levers (agent/protect/protection.h): given adm, restore,
    * profiles and protection_ops. */
   struct agent_protection protect;
-  struct agent_pidwatch pidwatch; /* agent/pidwatch.h: given the loop and pidwatch_ops */
+  struct agent_pidwatch pidwatch; /* agent/serve/pidwatch.h: given the loop and pidwatch_ops */
   struct iob_timer *plan_timer;
   uint64_t plan_timer_at;
   struct iob_timer *sample_timer;
@@ -110,20 +110,20 @@ struct agent_daemon {
   struct agent_headroom headroom; /* the node's I/O headroom, each sampling window */
   struct agent_metrics_server *metrics_server; /* NULL: config key 'metrics' not set */
   /* Containers under the kubelet's cgroup tree (kubepods = auto), found
-   * each sampling window it is due (agent/kubepods.h). */
+   * each sampling window it is due (agent/kube/kubepods.h). */
   struct agent_kubepods kubepods;
   bool kubepods_on;
   /* What the kubelet's tree and the pods' metadata say, applied to the
-   * containers (agent/kube.h): given adm, the pod rules, protect, sampler,
+   * containers (agent/kube/kube.h): given adm, the pod rules, protect, sampler,
    * metrics and kube_ops. */
   struct agent_kube kube;
   bool headless; /* agent_daemon_init_headless: state not saved */
-  /* STATE_DIR/iobatchd.lock (agent/lock.h), held while we run; -1: not
+  /* STATE_DIR/iobatchd.lock (agent/store/lock.h), held while we run; -1: not
    * held (headless, or another agent has it: nothing is saved then). */
   int lock_fd;
-  /* Pods' names, uids and labels from the node's CRI (agent/podmeta.h). */
+  /* Pods' names, uids and labels from the node's CRI (agent/kube/podmeta.h). */
   struct agent_podmeta podmeta;
-  /* What the request steps read and call (agent/requests.h): pointers
+  /* What the request steps read and call (agent/serve/requests.h): pointers
    * into the above, and api_ops. */
   struct agent_api api;
   /* Idle windows (no container: daemon.c, idle_window): the first after
@@ -136,7 +136,7 @@ int agent_daemon_init(struct agent_daemon *d, const struct agent_config *cfg,
                       const struct agent_options *opts, struct iob_error **err);
 /* The daemon's state without a loop, sockets, signals or a sampler (no
  * cgroup is read): admission, the matrix, profiles and penalties in
- * cfg->state_dir.  For tests and fuzzing (agent/requests.h); time passes
+ * cfg->state_dir.  For tests and fuzzing (agent/serve/requests.h); time passes
  * only through agent_adm_tick(&d->adm, now, ...), called by the caller. */
 int agent_daemon_init_headless(struct agent_daemon *d, const struct agent_config *cfg,
                                struct iob_error **err);

@@ -8,8 +8,8 @@
 
 #include "agent/config.h"
 #include "agent/daemon.h"
-#include "agent/fdlimit.h"
-#include "agent/restore.h"
+#include "agent/serve/fdlimit.h"
+#include "agent/store/restore.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/sdnotify.h"
@@ -86,7 +86,7 @@ static void notify(const char *state) {
 }
 
 /* Before anything is opened: a container costs the agent file descriptors
- * (agent/fdlimit.h), and the default soft limit of 1024 runs out long
+ * (agent/serve/fdlimit.h), and the default soft limit of 1024 runs out long
  * before AGENT_MAX_CONTAINERS.  A hard limit below the need is run with,
  * and said. */
 static void raise_fd_limit(void) {

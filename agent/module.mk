@@ -1,30 +1,32 @@
 # SPDX-License-Identifier: Apache-2.0
-# iobatchd (agent/).  libagentcore: the parts with no I/O of their own
-# and no dependency but common, jansson and the batcher, which iobatchctl
-# links too: the config parser (config.c), learned profiles (profiles.c),
-# protection's arithmetic (protect.c), the latency histograms (lathist.c)
-# and pod rules (podrules.c).  libagent: everything else of the daemon
-# (agent/README.md has a line for each):
-#   the API      server.c, plan_async.c (the Plan RPC on a thread),
-#                requests.c
-#   admission    admission.c, ctr.c, pidwatch.c, penalties.c
-#   sampling     sampler.c, latency.c (and its BPF program below),
-#                headroom.c
-#   weights      weights.c, weighttree.c
-#   protection   protection.c, budget.c, and its levers caps.c,
-#                freeze.c, ioprio.c; restore.c journals what they replace
-#   Kubernetes   kubepods.c, podmeta.c (over cri/), kube.c (both applied)
-#   learning     learning.c, statesave.c (its files written off the loop)
-#   the daemon   daemon.c, lock.c, fdlimit.c, metrics.c, metrics_server.c
-# main.c alone is the program.
-agentcore_SRCS := agent/config.c agent/profiles.c agent/protect.c agent/lathist.c agent/podrules.c
+# iobatchd (agent/ and its folders, each with a README.md saying what it
+# owns and what it may call; docs/ARCHITECTURE.md, "The agent's folders",
+# has the order tests/cycles.sh holds the calls to).
+#   agent/     main.c (the program), daemon.c (the wiring), config.c
+#   serve/     the shims' API and its threads, pid watching, metrics
+#   kube/      pods: kubepods cgroups, CRI pod metadata, pod rules
+#   weights/   io.weight where the containers compete
+#   sample/    the sampling windows, I/O latency (and its BPF program),
+#              the node's headroom
+#   plan/      admission, penalties, learning
+#   protect/   protection's controller, budget and levers
+#   store/     what outlives the process: profiles, journal, lock
+#   ctr/       the container record and its table
+# libagentcore: the parts with no I/O of their own and no dependency but
+# common, jansson and the batcher, which iobatchctl links too: the config
+# parser, learned profiles, protection's arithmetic, the latency
+# histograms and pod rules.  libagent: everything else of the daemon.
+# One library for all the folders: the folders order the calls
+# (tests/cycles.sh), and one archive keeps the link order what it is.
+agentcore_SRCS := agent/config.c agent/store/profiles.c agent/protect/protect.c agent/sample/lathist.c \
+	agent/kube/podrules.c
 $(eval $(call lib,agentcore,$(agentcore_SRCS)))
 
-agent_SRCS := agent/admission.c agent/ctr.c agent/learning.c agent/kube.c agent/budget.c agent/lock.c agent/penalties.c agent/caps.c agent/freeze.c agent/ioprio.c agent/protection.c agent/pidwatch.c agent/restore.c agent/plan_async.c agent/sampler.c agent/weights.c agent/weighttree.c \
-	agent/requests.c agent/server.c agent/daemon.c agent/metrics.c agent/metrics_server.c agent/latency.c agent/podmeta.c agent/kubepods.c agent/headroom.c agent/fdlimit.c agent/statesave.c
+AGENT_DIRS := serve kube weights sample plan protect store ctr
+agent_SRCS := agent/daemon.c $(filter-out $(agentcore_SRCS),$(sort $(foreach d,$(AGENT_DIRS),$(wildcard agent/$(d)/*.c))))
 $(eval $(call lib,agent,$(agent_SRCS)))
 
-# The block I/O latency program (agent/bpf/blklat.bpf.c): CO-RE, compiled
+# The block I/O latency program (agent/sample/bpf/blklat.bpf.c): CO-RE, compiled
 # with clang for the BPF target (no vmlinux.h: the structs it reads are
 # declared in it), embedded in iobatchd as a bpftool skeleton.  Whatever
 # links libagent links libbpf (-lbpf -lelf -lz; statically: libbpf.a,
@@ -32,16 +34,16 @@ $(eval $(call lib,agent,$(agent_SRCS)))
 BPF_CLANG ?= clang
 BPFTOOL ?= bpftool
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-$(B)/agent/bpf/blklat.bpf.o: agent/bpf/blklat.bpf.c agent/bpf/blklat.h
+$(B)/agent/sample/bpf/blklat.bpf.o: agent/sample/bpf/blklat.bpf.c agent/sample/bpf/blklat.h
 	@mkdir -p $(@D)
 	@echo "  BPF     $<"
 	$(Q)$(BPF_CLANG) -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) -I. \
 		-I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null) -c -o $@ $<
-$(B)/agent/bpf/blklat.skel.h: $(B)/agent/bpf/blklat.bpf.o
+$(B)/agent/sample/bpf/blklat.skel.h: $(B)/agent/sample/bpf/blklat.bpf.o
 	@echo "  SKEL    $@"
 	$(Q)$(BPFTOOL) gen skeleton $< name blklat > $@.tmp && mv $@.tmp $@
-$(B)/agent/latency.o: $(B)/agent/bpf/blklat.skel.h
-$(B)/agent/latency.o: ALL_CFLAGS += -I$(B)
+$(B)/agent/sample/latency.o: $(B)/agent/sample/bpf/blklat.skel.h
+$(B)/agent/sample/latency.o: ALL_CFLAGS += -I$(B)
 LDLIBS += -lbpf -lelf -lz
 
 AGENT_LIBS := agent agentcore wcd batch ttrpc cri cg2 proto common

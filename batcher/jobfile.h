@@ -2,7 +2,7 @@
 /* The offline plan (the paper's problem) for a list of named jobs: shared
  * by the agent's Plan RPC and `iobatchctl plan`, which links the batcher
  * directly and works without an agent.  Plain C: the protobuf messages
- * (PlanJob, PlanResponse) are converted in agent/requests.c and cli/plan_verb.c. */
+ * (PlanJob, PlanResponse) are converted in agent/serve/requests.c and cli/plan_verb.c. */
 #ifndef IOB_BATCH_JOBFILE_H
 #define IOB_BATCH_JOBFILE_H
 

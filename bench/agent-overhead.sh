@@ -105,7 +105,7 @@ fixture_sleeper() {
   SLEEPER=$!
   at_exit "kill $SLEEPER"
   # On a host whose io controller is v1 blkio the agent keys a container's
-  # latency by its pid's blkio cgroup (agent/sampler.c, lat_key_dir): give
+  # latency by its pid's blkio cgroup (agent/sample/sampler.c, lat_key_dir): give
   # the stand-in its own, where no I/O is charged, not the root's (which
   # the host's own writeback keeps busy: every fixture would look like a
   # container doing I/O).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# What the BPF program's dirty-page counter (agent/bpf/blklat.bpf.c,
+# What the BPF program's dirty-page counter (agent/sample/bpf/blklat.bpf.c,
 # blklat_dirty on writeback_dirty_folio) costs the containers that write
 # through the page cache.  It runs in the writer's context for every folio
 # the writer dirties, wherever the agent loads it (a v1 or hybrid host,

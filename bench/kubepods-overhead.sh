@@ -5,7 +5,7 @@
 # private --cgroup-root; cgroupfs layout, kubepods/besteffort/pod<P>/c<P>-<K>,
 # N/10 pods of 10 containers) and samples them at 1 Hz.  Each container is
 # a cgroup in every hierarchy the agent reads -- the one its kubepods walk
-# takes (v1 pids on a hybrid host: agent/kubepods.c looks at pids, memory,
+# takes (v1 pids on a hybrid host: agent/kube/kubepods.c looks at pids, memory,
 # blkio, cpu in turn), v1 blkio (the sampler and the BPF program's key)
 # and the cgroup2 mount (io.pressure; on a pure v2 host the only one, with
 # the io controller enabled down the tree) -- holding one process of its
@@ -72,7 +72,7 @@ LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 HZ=$(getconf CLK_TCK 2>/dev/null || echo 100) # no getconf in the VM: Linux x86 is 100
 mkdir -p "$OUT_DIR"
 real_mounts
-# the hierarchy the agent walks (agent/kubepods.c: on a host with v1, the
+# the hierarchy the agent walks (agent/kube/kubepods.c: on a host with v1, the
 # first of pids, memory, blkio, cpu that has the tree), and the others the
 # agent reads: blkio, the cgroup2 mount
 HIER=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)pids(,|$)/ { print $5; exit }' /proc/self/mountinfo)

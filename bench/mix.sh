@@ -17,7 +17,7 @@
 #            WARM_RUNS more.  In the mix every job shares the disk from
 #            its first window to its last, so an agent that never saw a
 #            job alone has no solo rate to measure a penalty against
-#            (agent/penalties.h); the warm-up is what a node gives it
+#            (agent/plan/penalties.h); the warm-up is what a node gives it
 #            whenever a job runs by itself.
 # in each of REPEATS repetitions (a fresh agent each).  Job sizes come from
 # a probe of each class alone on this disk (SOLO_S seconds of work each):

@@ -32,7 +32,7 @@ enum cg2_source {
    * taking the larger never counts it twice; the max of two growing
    * counters grows.  Reads are blkio's alone (exact). */
   CG2_SOURCE_BLKIO_V1 = 3,
-  /* Block-layer counters of the agent's BPF program (agent/latency.h: its
+  /* Block-layer counters of the agent's BPF program (agent/sample/latency.h: its
    * map, by the cgroup of each request's blkcg), filled by the agent
    * (sampler = bpf); nothing here reads them: cg2_sample_take refuses. */
   CG2_SOURCE_BPF = 4,

@@ -4,7 +4,7 @@
  * 2 Unknown; one line on stdout, the condition's message, which it cuts
  * at max_output_length, 80 by default).  NonOK while a protected container
  * misses its latency objective (the agent's io_pressure, with its
- * hysteresis: agent/protect.h) or while a container has been held longer
+ * hysteresis: agent/protect/protect.h) or while a container has been held longer
  * than --max-held; Unknown when the agent cannot be asked.
  * packaging/kubernetes/iobatch-npd.json turns it into the node condition
  * IobatchIOPressure: prefixed, because the kubelet names its own

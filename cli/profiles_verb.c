@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "agent/config.h"
-#include "agent/profiles.h"
+#include "agent/store/profiles.h"
 #include "cli/cli.h"
 #include "common/cleanup.h"
 

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/protect.h"
+#include "agent/protect/protect.h"
 #include "cli/cli.h"
 #include "common/cleanup.h"
 #include "common/escape.h"
@@ -204,7 +204,7 @@ static void human_us(double us, bool approx, char *buf, size_t n) {
     snprintf(buf, n, "%s%.2fs", a, us / 1000000);
 }
 
-/* C's protection debt against its bound (agent/protect.h), in words. */
+/* C's protection debt against its bound (agent/protect/protect.h), in words. */
 static void budget_text(const ctr_status *c, char *buf, size_t n) {
   if (c->protection_budget_s < 0)
     snprintf(buf, n, "%.1f s added by protection (no bound: protect_batch_budget = 0)",
@@ -506,7 +506,7 @@ static json_t *ctr_json(const ctr_status *c) {
     json_object_set_new(o, "frozen", json_boolean(c->frozen));
     json_object_set_new(o, "frozen_ms", json_integer((json_int_t)c->frozen_ms));
     json_object_set_new(o, "freezes", json_integer(c->freezes));
-    /* the batch's budget (agent/protect.h); budget_s -1: no bound */
+    /* the batch's budget (agent/protect/protect.h); budget_s -1: no bound */
     json_object_set_new(o, "protection_debt_s", json_real(c->protection_debt_s));
     json_object_set_new(o, "protection_budget_s", json_real(c->protection_budget_s));
     json_object_set_new(o, "protection_left_s",

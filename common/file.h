@@ -24,7 +24,7 @@ int iob_write_file_atomic(const char *path, const char *text, size_t len, int mo
 
 /* The same without the fsyncs: atomic against the writer's death (a
  * rename is), not against the machine's.  For state that means nothing
- * after a reboot anyway (agent/restore.h), written where an fsync would
+ * after a reboot anyway (agent/store/restore.h), written where an fsync would
  * stall the caller behind the very I/O it manages. */
 int iob_write_file_replace(const char *path, const char *text, size_t len, int mode,
                            struct iob_error **err);

@@ -6,7 +6,7 @@
  *
  * Calls block, each bounded by the client's timeout (poll on the socket,
  * CLOCK_MONOTONIC deadline); iobatchd makes them on a thread of its own
- * (agent/podmeta.c).  Every error names the endpoint and the method, and
+ * (agent/kube/podmeta.c).  Every error names the endpoint and the method, and
  * a failed call carries the server's grpc-status as its code. */
 #ifndef IOB_CRI_H
 #define IOB_CRI_H
@@ -63,7 +63,7 @@ int cri_client_call(struct cri_client *c, const char *method, const ProtobufCMes
  * (sorted by strcmp; the agent's are the keys its pod rules name) are
  * kept, at most CRI_META_LABELS_MAX per pod (the first in key order), each
  * "key=value" shorter than CRI_META_LABEL_MAX bytes (a longer one is
- * dropped: no pod rule can name it, agent/podrules.h). */
+ * dropped: no pod rule can name it, agent/kube/podrules.h). */
 #define CRI_META_LABELS_MAX 16
 #define CRI_META_LABEL_MAX 320
 struct cri_label_keys {

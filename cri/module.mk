@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # cri/: a client of the Kubernetes CRI (gRPC over h2c on a unix socket,
 # nghttp2 + protobuf-c; libcri.a), for iobatchd's pod metadata
-# (agent/podmeta.c).  Statically linked too: Debian's libnghttp2-dev ships
+# (agent/kube/podmeta.c).  Statically linked too: Debian's libnghttp2-dev ships
 # libnghttp2.a, which needs nothing else.
 cri_SRCS := cri/grpc.c cri/client.c cri/meta.c
 $(eval $(call lib,cri,$(cri_SRCS)))

@@ -8,7 +8,7 @@ PKGS=(
   libjansson-dev libprotobuf-c-dev protobuf-c-compiler libseccomp-dev libcmocka-dev
   libcgroup-dev # bench/libcgroup.sh only: why cgroupv2/ does not use it (docs/DESIGN.md)
   clang libclang-rt-14-dev llvm clang-format shellcheck # shellcheck: tests/shellcheck.sh
-  libbpf-dev bpftool libelf-dev zlib1g-dev # iobatchd's latency program (agent/bpf/)
+  libbpf-dev bpftool libelf-dev zlib1g-dev # iobatchd's latency program (agent/sample/bpf/)
   libnghttp2-dev # iobatchd's CRI client (cri/): gRPC over HTTP/2, linked statically too
   containerd runc crun fio busybox-static util-linux procps psmisc kmod iproute2 tmux
   socat # tests: agent-metrics-group.sh, hook-owner.sh (a unix-socket peer)

@@ -191,7 +191,7 @@ real_lat_entries() {
 # state dir; sets AGENT_PID and AGENT_SOCK.
 agent_start() {
   AGENT_DIR=$1 AGENT_CONF_EXTRA=$2
-  # The socket's directory: 0700, as the agent wants it (agent/server.c).
+  # The socket's directory: 0700, as the agent wants it (agent/serve/server.c).
   install -d -m 0700 "$AGENT_DIR" "$AGENT_DIR/state"
   AGENT_SOCK=$AGENT_DIR/agent.sock
   # The host's own kubelet tree (if any) is not part of what is measured:

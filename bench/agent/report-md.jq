@@ -20,5 +20,5 @@ def f2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
   "|---:|---:|---:|---:|",
   "| \(.admission.median_ms.runc_shim | f2) | \(.admission.median_ms.iobatch_no_agent | f2) | \(.admission.median_ms.iobatch_with_agent | f2) | \(.admission.median_ms.iobatch_with_agent_no_batch_window | f2) |",
   "",
-  "Added by asking the agent: \(.admission.added_by_agent_ms | f2) ms with its default config (whether the batch window — arrivals gathered before planning, 200 ms by default — is waited for on an idle node depends on the agent's version: agent/admission.c), \(.admission.added_by_agent_no_window_ms | f2) ms with `batch_window = 0`; iobatch shim + agent vs the runc shim: \(.admission.iobatch_vs_runc_ms | f2) ms. Differences below the spread of the runs (the load average above) are noise.\n",
+  "Added by asking the agent: \(.admission.added_by_agent_ms | f2) ms with its default config (whether the batch window — arrivals gathered before planning, 200 ms by default — is waited for on an idle node depends on the agent's version: agent/plan/admission.c), \(.admission.added_by_agent_no_window_ms | f2) ms with `batch_window = 0`; iobatch shim + agent vs the runc shim: \(.admission.iobatch_vs_runc_ms | f2) ms. Differences below the spread of the runs (the load average above) are noise.\n",
   "" end)

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/kubepods.h"
-#include "agent/podrules.h"
+#include "agent/kube/kubepods.h"
+#include "agent/kube/podrules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

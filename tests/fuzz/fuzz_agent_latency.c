@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* libFuzzer: the latency window arithmetic (agent/lathist.c) on what it is
+/* libFuzzer: the latency window arithmetic (agent/sample/lathist.c) on what it is
  * given each sample.  First byte (mod 2):
  *   0  two histograms (the rest split in half, 8 bytes a bucket): the
  *      window must count what it says and keep p50 <= p99;
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "agent/lathist.h"
+#include "agent/sample/lathist.h"
 #include "cgroupv2/pressure.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

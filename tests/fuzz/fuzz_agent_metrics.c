@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/admission.h"
-#include "agent/metrics.h"
-#include "agent/metrics_server.h"
+#include "agent/plan/admission.h"
+#include "agent/serve/metrics.h"
+#include "agent/serve/metrics_server.h"
 #include "common/cleanup.h"
 #include "tests/fuzz/expo_check.h"
 

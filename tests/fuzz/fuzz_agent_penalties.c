@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/penalties.h"
+#include "agent/plan/penalties.h"
 #include "common/cleanup.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/profiles.h"
+#include "agent/store/profiles.h"
 #include "common/cleanup.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -3,8 +3,8 @@
  * sequence of records: one byte picking the message, two bytes of length
  * (little endian), the protobuf payload.  Requests are decoded as the ttrpc
  * server decodes them and go through the agent's own steps
- * (agent/requests.h: agent_api_register, _admit, _cancel, _exited, _status,
- * _plan), the very functions agent/server.c calls, on a daemon from
+ * (agent/serve/requests.h: agent_api_register, _admit, _cancel, _exited, _status,
+ * _plan), the very functions agent/serve/server.c calls, on a daemon from
  * agent_daemon_init_headless (no socket, no loop, no cgroup read; profiles
  * and penalties in a private directory).  Replies (what libagentclient
  * decodes) are unpacked and freed.
@@ -20,7 +20,7 @@
 
 #include "agent/config.h"
 #include "agent/daemon.h"
-#include "agent/requests.h"
+#include "agent/serve/requests.h"
 #include "common/cleanup.h"
 #include "iobatch/agent.pb-c.h"
 

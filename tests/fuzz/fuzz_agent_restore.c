@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/restore.h"
+#include "agent/store/restore.h"
 #include "common/cleanup.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Bytes and requests per cgroup from io.stat and from the agent's BPF
- * program (agent/bpf/blklat.bpf.c, loaded through agent/latency.h as the
+ * program (agent/sample/bpf/blklat.bpf.c, loaded through agent/sample/latency.h as the
  * agent loads it), read together once per window, for
  * bench/sampler-v2.sh: does the BPF map count what io.stat does?
  *
@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "agent/latency.h"
+#include "agent/sample/latency.h"
 #include "cgroupv2/sample.h"
 #include "common/cleanup.h"
 

@@ -15,12 +15,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/admission.h"
+#include "agent/plan/admission.h"
 #include "agent/config.h"
 #include "agent/daemon.h"
-#include "agent/profiles.h"
-#include "agent/protection.h"
-#include "agent/requests.h"
+#include "agent/store/profiles.h"
+#include "agent/protect/protection.h"
+#include "agent/serve/requests.h"
 #include "client/annotations.h"
 #include "common/cleanup.h"
 #include "common/xalloc.h"
@@ -682,7 +682,7 @@ static void test_trust_namespace(void **state) {
   agent_ctr_free_all(&adm);
 }
 
-/* Protection with its defaults (agent/protection.h): whom it targets. */
+/* Protection with its defaults (agent/protect/protection.h): whom it targets. */
 static const struct agent_protection *prot_defaults(void) {
   static struct agent_protection p;
   agent_protection_init(&p, NULL, NULL, NULL, NULL, NULL, NULL);
@@ -1297,7 +1297,7 @@ static void test_trust_kind_open_ended(void **state) {
 }
 
 /* On the wire, through the agent's own Register, Admit and Status steps
- * (agent/requests.c) on a headless daemon with trust_declared =
+ * (agent/serve/requests.c) on a headless daemon with trust_declared =
  * kube-system: kind_source absent (a client older than the field) or
  * unknown counts as io.iobatch.kind; only RUNTIME is taken from anybody. */
 static Iobatch__Agent__V1__RegisterRequest *wire_register(const char *id, const char *kind,

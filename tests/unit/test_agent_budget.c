@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The batch's budget per container (agent/budget.c) against recorded
+/* The batch's budget per container (agent/protect/budget.c) against recorded
  * windows: what sharing the disk costs is not protection's, what a cap,
  * a freeze or a protection hold adds is, and every batch job ends free of
  * protection at its bound, however long the service it yields to runs.
- * The windows are what protection's window step sees (agent/protection.c): the
+ * The windows are what protection's window step sees (agent/protect/protection.c): the
  * sampler's rates, then agent_protection_budget_window, then the controller
- * (agent/protect.c), then the caps and the freezer, simulated here as
+ * (agent/protect/protect.c), then the caps and the freezer, simulated here as
  * caps.c and freeze.c decide them (no cgroup is written). */
 #include <math.h>
 #include <setjmp.h>
@@ -16,10 +16,10 @@
 
 #include <cmocka.h>
 
-#include "agent/admission.h"
-#include "agent/budget.h"
-#include "agent/profiles.h"
-#include "agent/protection.h"
+#include "agent/plan/admission.h"
+#include "agent/protect/budget.h"
+#include "agent/store/profiles.h"
+#include "agent/protect/protection.h"
 #include "common/cleanup.h"
 
 #define MiB (1024.0 * 1024)
@@ -27,7 +27,7 @@
 
 static const struct agent_adm_ops ops = {0};
 
-/* Protection (agent/protection.h) on the test's admission state: the
+/* Protection (agent/protect/protection.h) on the test's admission state: the
  * plan asks it, the windows below drive it. */
 static struct agent_protection prot;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* agent/caps.c on a scratch tree (cg2_fixture.h's put_text: /proc and the
+/* agent/protect/caps.c on a scratch tree (cg2_fixture.h's put_text: /proc and the
  * cgroup mounts under a root, as test_cg2_blkio.c builds them), through a
  * headless daemon (no loop, no socket) so that what status says is read
  * back as a client would see it:
@@ -15,9 +15,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/caps.h"
+#include "agent/protect/caps.h"
 #include "agent/daemon.h"
-#include "agent/requests.h"
+#include "agent/serve/requests.h"
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "iobatch/agent.pb-c.h"

@@ -11,9 +11,9 @@
 #include <cmocka.h>
 
 #include "agent/config.h"
-#include "agent/lathist.h"
-#include "agent/profiles.h"
-#include "agent/protect.h"
+#include "agent/sample/lathist.h"
+#include "agent/store/profiles.h"
+#include "agent/protect/protect.h"
 #include "batcher/batcher.h"
 #include "common/cleanup.h"
 
@@ -102,7 +102,7 @@ static void test_full(void **state) {
   parse_ok(&c, "sampler = auto\n");
   assert_int_equal(c.sampler, AGENT_SAMPLER_AUTO);
   assert_string_equal(agent_config_sampler_pref_name(99), "invalid");
-  /* latency_source (agent/lathist.h): auto by default */
+  /* latency_source (agent/sample/lathist.h): auto by default */
   assert_int_equal(c.latency_source, AGENT_LATHIST_AUTO);
   parse_ok(&c, "latency_source = pressure\n");
   assert_int_equal(c.latency_source, AGENT_LATHIST_PRESSURE);

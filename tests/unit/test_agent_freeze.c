@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* agent/freeze.c on a scratch tree (cg2_fixture.h's put_text: /proc and a
+/* agent/protect/freeze.c on a scratch tree (cg2_fixture.h's put_text: /proc and a
  * cgroup2 mount under a root, as test_agent_caps.c builds them), through
  * a headless daemon: two running batch writers, pids 30 and 31 in /k/a and
  * /k/b, and the lever letting one of them do I/O (io_limit 1):
@@ -17,8 +17,8 @@
 #include <cmocka.h>
 
 #include "agent/daemon.h"
-#include "agent/freeze.h"
-#include "agent/requests.h"
+#include "agent/protect/freeze.h"
+#include "agent/serve/requests.h"
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "iobatch/agent.pb-c.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* agent/ioprio.c through the protection part of a headless daemon, on a
+/* agent/protect/ioprio.c through the protection part of a headless daemon, on a
  * scratch tree (cg2_fixture.h's put_text: /proc, a cgroup2 mount and
  * /sys/dev/block under a root) whose batch writer 'a' (pid 30, /k/a) lists
  * real threads of this test in its cgroup.threads, so that the classes set
@@ -29,9 +29,9 @@
 #include <cmocka.h>
 
 #include "agent/daemon.h"
-#include "agent/ioprio.h"
-#include "agent/requests.h"
-#include "agent/restore.h"
+#include "agent/protect/ioprio.h"
+#include "agent/serve/requests.h"
+#include "agent/store/restore.h"
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/ioprio.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The kubelet's cgroup tree (agent/kubepods.c): the path parser of both
+/* The kubelet's cgroup tree (agent/kube/kubepods.c): the path parser of both
  * drivers, malformed paths, a walk over a fixture tree; sandboxes by the
  * CRI's ids, not by a process's name; starting by the runtimes' exact
  * init names, for a bounded time.  The pod rules are test_agent_podrules'. */
@@ -16,8 +16,8 @@
 #include <cmocka.h>
 
 #include "agent/daemon.h"
-#include "agent/kubepods.h"
-#include "agent/requests.h"
+#include "agent/kube/kubepods.h"
+#include "agent/serve/requests.h"
 #include "common/cleanup.h"
 #include "common/xalloc.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Per-container block I/O latency (agent/lathist.c): the bucket rule the
+/* Per-container block I/O latency (agent/sample/lathist.c): the bucket rule the
  * BPF program shares, percentiles of a window's histogram (empty, one
  * bucket, the overflow bucket, counters that started again), the
  * io.pressure approximation fed by the real io.pressure parser with
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "agent/lathist.h"
+#include "agent/sample/lathist.h"
 #include "cgroupv2/pressure.h"
 #include "common/cleanup.h"
 

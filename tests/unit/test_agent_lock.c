@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The state directory's lock (agent/lock.c): the first taker writes its
+/* The state directory's lock (agent/store/lock.c): the first taker writes its
  * pid, a second one (another open file description, as another agent
  * would have) is refused with that pid named; the lock goes with the
  * descriptor; a lock file whose content is no pid still refuses, without
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "agent/lock.h"
+#include "agent/store/lock.h"
 #include "common/cleanup.h"
 
 static void put(const char *path, const char *text) {

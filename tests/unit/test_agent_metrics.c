@@ -23,13 +23,13 @@
 
 #include <cmocka.h>
 
-#include "agent/admission.h"
-#include "agent/budget.h"
-#include "agent/headroom.h"
-#include "agent/protection.h"
-#include "agent/sampler.h"
-#include "agent/metrics.h"
-#include "agent/metrics_server.h"
+#include "agent/plan/admission.h"
+#include "agent/protect/budget.h"
+#include "agent/sample/headroom.h"
+#include "agent/protect/protection.h"
+#include "agent/sample/sampler.h"
+#include "agent/serve/metrics.h"
+#include "agent/serve/metrics_server.h"
 #include "cgroupv2/iostat.h"
 #include "common/cleanup.h"
 #include "common/version.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Penalties measured online (agent/penalties.c): learning, when a pair
+/* Penalties measured online (agent/plan/penalties.c): learning, when a pair
  * becomes evidence and replaces the matrix, the file (round trip,
  * malformed input set aside, nothing lost). */
 #include <errno.h>
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "agent/penalties.h"
+#include "agent/plan/penalties.h"
 #include "common/cleanup.h"
 
 static void test_learn_and_apply(void **state) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* agent/pidwatch.c on a real loop with real children: a watched pid that
+/* agent/serve/pidwatch.c on a real loop with real children: a watched pid that
  * exits ends its container through ops->ended, once; a container a shim
  * registered ends only after the shim's grace; forgetting (before the
  * exit, or during the grace) ends nothing; headless, pid 0, a pid already
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "agent/pidwatch.h"
+#include "agent/serve/pidwatch.h"
 #include "common/loop.h"
 
 struct rig {

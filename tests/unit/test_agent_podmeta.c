@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* agent/podmeta.c on a fixed CRI listing (no socket): which containers
+/* agent/kube/podmeta.c on a fixed CRI listing (no socket): which containers
  * get which names, uid and labels; a name registered from annotations
  * that the CRI contradicts is replaced; nothing changes twice.  Labels:
  * only those the pod rules name, within their bounds (cri/cri.h), also
@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include "agent/daemon.h"
-#include "agent/podmeta.h"
-#include "agent/requests.h"
+#include "agent/kube/podmeta.h"
+#include "agent/serve/requests.h"
 #include "common/cleanup.h"
 #include "common/xalloc.h"
 #include "ttrpc/ttrpc.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Pod rules (agent/podrules.c): the `pod_rule` parser and its errors, the
+/* Pod rules (agent/kube/podrules.c): the `pod_rule` parser and its errors, the
  * matcher (first match decides, selectors by namespace, QoS and label,
  * trust by label against by namespace), and their application
  * (agent_kube_pod_changed on a headless daemon): order,
@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "agent/daemon.h"
-#include "agent/podrules.h"
-#include "agent/requests.h"
+#include "agent/kube/podrules.h"
+#include "agent/serve/requests.h"
 #include "common/cleanup.h"
 #include "common/xalloc.h"
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "agent/profiles.h"
+#include "agent/store/profiles.h"
 #include "common/cleanup.h"
 
 static char dir[64];

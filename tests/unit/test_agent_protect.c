@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Protection of latency-sensitive containers: the cap level's AIMD
- * (agent/protect.c) and, through the admission state machine with a fake
+ * (agent/protect/protect.c) and, through the admission state machine with a fake
  * clock, batch containers held while a victim is short of its target and
  * admitted (the oldest first) once it has slack again. */
 #include <math.h>
@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "agent/admission.h"
-#include "agent/protect.h"
-#include "agent/protection.h"
+#include "agent/plan/admission.h"
+#include "agent/protect/protect.h"
+#include "agent/protect/protection.h"
 #include "common/cleanup.h"
 
 #define MiB (1024.0 * 1024)
@@ -69,7 +69,7 @@ static void test_aimd(void **state) {
   assert_true(p.level_bps == 0 && !p.short_ && !p.active);
 }
 
-/* Protection (agent/protection.h) on each test's admission state: the
+/* Protection (agent/protect/protection.h) on each test's admission state: the
  * plan asks it whether a batch container may start. */
 static struct agent_protection prot;
 
@@ -750,7 +750,7 @@ static void test_pressure(void **state) {
   assert_false(p.pressure);
 }
 
-/* The budget's arithmetic (agent/protect.h): the bound, and what a
+/* The budget's arithmetic (agent/protect/protect.h): the bound, and what a
  * window under a cap adds. */
 static void test_budget(void **state) {
   (void)state;

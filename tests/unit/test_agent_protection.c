@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Protection's interface (agent/protection.h) against hand-made
+/* Protection's interface (agent/protect/protection.h) against hand-made
  * containers, with no cgroup behind them (its levers find nothing to
  * write): the plan's question (agent_protection_ask: may it start now,
  * and until when must it wait), the call after each sampling window
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "agent/admission.h"
-#include "agent/protection.h"
+#include "agent/plan/admission.h"
+#include "agent/protect/protection.h"
 #include "common/cleanup.h"
 
 #define MiB (1024.0 * 1024)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* What the agent wrote in cgroup files, put back (agent/restore.c): the
+/* What the agent wrote in cgroup files, put back (agent/store/restore.c): the
  * first write wins, the journal is written before anything is remembered
  * and removed when nothing is left, a vanished cgroup is no error, a
  * symbolic link is never followed, a journal left by a crash is replayed,
@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "agent/lock.h"
-#include "agent/restore.h"
+#include "agent/store/lock.h"
+#include "agent/store/restore.h"
 #include "common/cleanup.h"
 #include "common/file.h"
 
@@ -160,7 +160,7 @@ static void test_cpu_whole_cgroup(void **state) {
   rm_rf(t.dir);
 }
 
-/* The freezer's files (agent/freeze.c): one value per cgroup, put back
+/* The freezer's files (agent/protect/freeze.c): one value per cgroup, put back
  * apart from CPU weights, and a crashed agent's freeze is thawed by the
  * next one's replay. */
 static void test_freeze_files(void **state) {

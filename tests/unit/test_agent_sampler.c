@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The sampler in its own context (agent/sampler.h), without a daemon: a
+/* The sampler in its own context (agent/sample/sampler.h), without a daemon: a
  * real admission state, a cgroup tree of io.stat files in a scratch
  * directory, and an ops table that records what the sampler asks of its
  * owner. */
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "agent/sampler.h"
+#include "agent/sample/sampler.h"
 #include "common/cleanup.h"
 
 struct owner {
@@ -409,7 +409,7 @@ static void tenant_pair(struct owner *o, struct agent_sampler *s, const char *ns
 
 /* A tenant whose declarations do not count teaches nothing from its own
  * containers side by side, however it trained their solo rates; beside
- * another tenant's container it does (as a note, agent/penalties.h). */
+ * another tenant's container it does (as a note, agent/plan/penalties.h). */
 static void test_one_tenant_teaches_nothing(void **state) {
   (void)state;
   struct owner o;

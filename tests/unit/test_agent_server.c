@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* agent/server.c on a real socket: the Agent API served on one loop with
+/* agent/serve/server.c on a real socket: the Agent API served on one loop with
  * a headless daemon's state behind it and ttrpc clients on the same loop.
  *  - the socket's directory is made private (0755 -> 0700);
  *  - Ping, Register and Status answer; Register tells the owner (changed);
@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "agent/daemon.h"
-#include "agent/server.h"
+#include "agent/serve/server.h"
 #include "client/api.h"
 #include "common/cleanup.h"
 #include "common/loop.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The state writer (agent/statesave.c): what is handed over is written
+/* The state writer (agent/store/statesave.c): what is handed over is written
  * whole by its thread, the newest text of a path wins, release waits for
  * everything handed over, and a write that fails is logged, not fatal. */
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "agent/statesave.h"
+#include "agent/store/statesave.h"
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "common/xalloc.h"

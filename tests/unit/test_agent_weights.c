@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* agent/weights.c over fixture cgroups (a scratch cgroup2 root with
+/* agent/weights/weights.c over fixture cgroups (a scratch cgroup2 root with
  * io.cost.qos, io.stat and io.weight files; the disk is one of this
  * host's whole disks whose scheduler is not bfq, found in /sys/dev/block):
  *  - iocost enabled for the disk: io.weight written for it, the original
@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "agent/weights.h"
+#include "agent/weights/weights.h"
 #include "common/cleanup.h"
 #include "common/file.h"
 #include "cg2_fixture.h"

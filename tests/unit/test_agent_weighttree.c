@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Where io.weight is written (agent/weighttree.c): the container cgroups
+/* Where io.weight is written (agent/weights/weighttree.c): the container cgroups
  * under a flat parent, the pod cgroups between pods, both inside a pod. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "agent/weighttree.h"
+#include "agent/weights/weighttree.h"
 #include "common/cleanup.h"
 
 /* "dir=w dir=w ..." sorted, for comparing. */

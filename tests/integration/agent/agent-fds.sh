@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The agent's file descriptors (agent/fdlimit.h): a container costs a pidfd
+# The agent's file descriptors (agent/serve/fdlimit.h): a container costs a pidfd
 # and its shim a connection, so the agent raises its soft RLIMIT_NOFILE to
 # the hard one at start.  Started with 64:8192 (a soft limit far below
 # what 100 containers need, a hard one below what AGENT_MAX_CONTAINERS

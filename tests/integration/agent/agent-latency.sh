@@ -5,7 +5,7 @@
 # queue-depth-1 O_DIRECT random reads shows a nonzero request count and a
 # p99 in iobatchctl status within a few of the agent's windows after its
 # I/O starts, and an idle container a count of 0:
-#   - with latency_source = bpf (agent/bpf/blklat.bpf.c on the block
+#   - with latency_source = bpf (agent/sample/bpf/blklat.bpf.c on the block
 #     tracepoints; the agent does not start if it cannot load), and in the
 #     metrics' histogram;
 #   - with latency_source = pressure (io.pressure), marked approximate

@@ -19,7 +19,7 @@ tap_plan 7
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 [ -n "$CG2" ] || bail "no cgroup2 mount"
 # On a hybrid host the block layer charges a process's requests to its v1
-# blkio cgroup, which the agent keys the container by (agent/sampler.c,
+# blkio cgroup, which the agent keys the container by (agent/sample/sampler.c,
 # lat_key_dir): the test's cgroup is made in both, with the same name.
 BLKIO=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)blkio(,|$)/ { print $5; exit }' /proc/self/mountinfo)
 MSOCK=$IOB_T/metrics.sock

@@ -17,7 +17,7 @@
 #   - a Burstable pod's sandbox: not listed, as the node's CRI (a fake that
 #     only lists, tests/tools/cri_fake.py) names it a sandbox; a tenant's
 #     container whose process is called "pause", and one called "crunch",
-#     are listed (a process's name decides nothing: agent/kubepods.h);
+#     are listed (a process's name decides nothing: agent/kube/kubepods.h);
 #   - none can be held (status: HELD "never", "Holdable: no"); a container
 #     removed (runc delete) leaves status.
 # Then the agent's default configuration (no kubepods keys) on the host's
@@ -139,7 +139,7 @@ ctl status --json | jq -c '.containers[] | {id, class, read_bps, write_bps, prot
 [ "${cap:-0}" -gt 0 ] 2>/dev/null
 is "$?" "0" "the writer is capped to protect the reader ($((${cap:-0} / 1048576)) MiB/s)"
 # The reader misses capped as it did free, and more often per byte the
-# writer moves: the agent lets every lever go (agent/protect.h).
+# writer moves: the agent lets every lever go (agent/protect/protect.h).
 wait_for 60 '[ "$(ctl status --json | jq -r .protect_released_why)" = "let go" ]'
 ctl status --json | jq -c '{protect_help_ratio, protect_released, protect_released_why}' | sed 's/^/# /'
 is "$(ctl status --json | jq -r .protect_released_why)/$(agent_field "$WRI" cap_bps)" "let go/0" \

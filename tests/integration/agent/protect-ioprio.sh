@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The I/O priority lever, end to end on this host (agent/ioprio.h): a
+# The I/O priority lever, end to end on this host (agent/protect/ioprio.h): a
 # queue-depth-1 random reader declared io.iobatch.class=latency runs, and
 # a batch writer (fio with two job threads) arrives through
 # io.containerd.iobatch.v2.  Read with util-linux's ionice, thread by

@@ -7,7 +7,7 @@
 #   - a declared io.iobatch.latency-target is the objective in status;
 #   - an undeclared one is learned from its windows alone;
 #   - the writer pushes the victim's p99 over it: the controller caps the
-#     writer (cut from its measured rate, agent/protect.h);
+#     writer (cut from its measured rate, agent/protect/protect.h);
 #   - in a later window the victim is back under its objective while the
 #     writer still runs, capped, not held;
 #   - with the victim gone the cap is lifted;

@@ -64,7 +64,7 @@ ok "the kernel enforces weights on $DEV: ${MECH:-neither iocost nor bfq}" [ -n "
 # By share, not by a latency objective (protect-slo.sh); a level that
 # never rises (above).  No batch budget: the writer, of unknown runtime
 # and capped from its start, would run free whenever what a binding cap
-# took from it passed half the time it had run free (agent/budget.c);
+# took from it passed half the time it had run free (agent/protect/budget.c);
 # the cap must go because the victim does, and only then.
 iob_stack_up "protect_raise = 1
 protect_objective = off
@@ -119,7 +119,7 @@ is "$(agent_field victim io_weight)/$(agent_field victim weight_effective)/$(age
 step "weights checked"
 ok "the writer is capped through io.max while the victim runs" wait_for 60 'capped "$WCG"'
 diag "io.max: $(grep "^$DEV " "$WCG/io.max" 2>/dev/null); status cap $(agent_field w1 cap_bps) B/s, victim share $(agent_field victim share)"
-# seen once is enough: the cap level moves every window (agent/protect.h)
+# seen once is enough: the cap level moves every window (agent/protect/protect.h)
 ok "status shows the writer's cap" wait_for 60 '[ "$(agent_field w1 cap_bps)" -gt 0 ] 2>/dev/null'
 WCPU0=$(cat "$VCG/cpu.weight" 2>/dev/null)
 ok "the writer runs at cpu.weight 1 while the victim runs (the victim at ${WCPU0:-none})" \

@@ -33,7 +33,7 @@ iob_need containerd ctr runc fio jq
 # gate: with every window a miss, capped or not, the levers cannot show
 # that they help (misses per byte of batch I/O pulled at most 0.8 x free),
 # and after PROTECT_EVIDENCE_PULLED windows the agent would let go of them
-# for PROTECT_LET_GO windows (agent/protect.h), starting the held writer
+# for PROTECT_LET_GO windows (agent/protect/protect.h), starting the held writer
 # for that rather than for slack; test_agent_protect tests the gate.
 # No batch budget: the held writer must start because the victim has
 # slack again, not because its budget (a few seconds of its class's

@@ -26,7 +26,7 @@ n9=$(f kinds.kind_9.n)
 c9=$(f client_fifos)
 ok "client_fifos ($c9): only ctr's, of the $n9 detached execs" test "$c9" -le $((3 * ${n9//[^0-9]/0}))
 # the agent's RSS and saved profiles after each of the ten phases: the
-# profiles are what a restarted agent loads, capped (agent/profiles.h)
+# profiles are what a restarted agent loads, capped (agent/store/profiles.h)
 is "$(jq '[.agent_rss_kb_per_phase[] | select(. > 0)] | length' "$S" 2>/dev/null)" 10 \
   "agent_rss_kb_per_phase: the agent's RSS after each of the 10 phases"
 np=$(jq '.agent_profiles_per_phase | if length == 10 then max else -1 end' "$S" 2>/dev/null)
