@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "agent/learning.h"
-#include "agent/profiles.h"
+#include "agent/plan/learning.h"
+#include "agent/store/profiles.h"
 #include "common/cleanup.h"
 
 /* A job that ran beside others all along but its last window: one full
