@@ -12,12 +12,12 @@
 #   fresh    through io.containerd.iobatch.v2 with a fresh iobatchd (no
 #            profile, no penalty learned), FRESH_RUNS runs in a row on the
 #            same agent state: the learning curve
-#   warm     the same agent after those runs and a warm-up in which it
-#            saw each class once alone (SOLO_WARMUP=1; not measured):
-#            WARM_RUNS more.  In the mix every job shares the disk from
-#            its first window to its last, so an agent that never saw a
-#            job alone has no solo rate to measure a penalty against
-#            (agent/plan/penalties.h); the warm-up is what a node gives it
+#   warm     the same agent after those runs, and after a warm-up in
+#            which it saw each class once alone (SOLO_WARMUP=1, not
+#            measured; 0: none): WARM_RUNS more.  In the mix a job runs
+#            alone only in the tail of the last one, and a fresh agent
+#            learns its co-runs from that tail's solo rate
+#            (agent/sample/sampler.c); the warm-up is what a node gives it
 #            whenever a job runs by itself.
 # in each of REPEATS repetitions (a fresh agent each).  Job sizes come from
 # a probe of each class alone on this disk (SOLO_S seconds of work each):

@@ -40,12 +40,19 @@ DEFINED = set("TDBRCGSVW")
 
 
 def read_objects(build):
+    """The objects under BUILD whose source is still there (in the tree,
+    or generated under BUILD): a build directory kept across a move of
+    files holds the old objects too, and their symbols would be read
+    twice."""
     objs = []
     for top, dirs, files in os.walk(build):
         dirs.sort()
         for f in sorted(files):
             if f.endswith(".o") and not f.endswith(".bpf.o"):
-                objs.append(os.path.join(top, f))
+                o = os.path.join(top, f)
+                src = os.path.relpath(o, build)[:-2] + ".c"
+                if os.path.exists(src) or os.path.exists(os.path.join(build, src)):
+                    objs.append(o)
     return objs
 
 

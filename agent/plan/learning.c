@@ -87,13 +87,16 @@ void agent_learn_sampled(struct agent_learn *l, const struct agent_ctr *c,
 
 /* What a finished run teaches: its class, its solo duration and its solo
  * throughput.  A run that shared the disk with others doing I/O teaches
- * the rate of its windows alone when it had some (ALONE_MIN_S), else its
+ * the rate of its windows alone when it had one (the sampler counts a
+ * window alone only once the next shows it was full), else its
  * solo-equivalent seconds (the sampler divided each window by the
  * slowdown measured or predicted in it), so busy nodes learn too; idle
- * neighbours do not count as sharing.  A throughput from predicted
+ * neighbours do not count as sharing.  One window is enough: a node
+ * that starts its jobs all at once sees a job alone only in the tail
+ * of the last one, which on an HDD lasted under two windows, and
+ * profiles average what runs teach.  A throughput from predicted
  * slowdowns is not taught: it is the matrix's guess, and penalties
  * measured against it would measure the guess. */
-#define ALONE_MIN_S 2.0 /* windows alone enough to teach a solo rate */
 
 void agent_learn_run_ended(struct agent_learn *l, const struct agent_ctr *c, uint64_t now) {
   if (c->workload_key == NULL || *c->workload_key == '\0' || c->state != AGENT_RUNNING)
@@ -108,7 +111,7 @@ void agent_learn_run_ended(struct agent_learn *l, const struct agent_ctr *c, uin
   }
   double secs = (double)(now - c->plan.admitted_ms) / 1000.0;
   bool rate_known = !c->sample.shared;
-  if (c->sample.shared && c->sample.alone_s >= ALONE_MIN_S && c->sample.alone_bytes > 0 &&
+  if (c->sample.shared && c->sample.alone_s > 0 && c->sample.alone_bytes > 0 &&
       c->sample.bytes_run > 0) {
     double alone = c->sample.bytes_run / (c->sample.alone_bytes / c->sample.alone_s);
     if (alone < secs)

@@ -67,6 +67,12 @@ struct sstate {
     double bytes, secs;           /* their sums ... */
     double last_bytes, last_secs; /* ... and the last one's, left out at the end */
   } ep;
+  /* Co-runs that ended before its solo rate was known: a fresh node
+   * starts a mix all at once, and a job's solo rate is measured only at
+   * its end, when the others have left; kept until then (OWED_MAX, one
+   * entry per set of neighbours), taught when it is known (pay_owed). */
+  struct epoch *owed;
+  unsigned n_owed;
   /* A protected container sampled from a directory without io.pressure
    * (v1 blkio, procfs on a hybrid host): its cgroup2 directory, which has
    * one (PSI needs no controller), read beside each sample. */
@@ -275,6 +281,7 @@ void agent_sampler_forget(struct agent_ctr *c) {
     agent_latency_unwatch(st->lat, st->dir_ino);
   free(st->cgdir);
   free(st->psidir);
+  free(st->owed);
   free(st);
   c->sample.sampler_state = NULL;
 }
@@ -894,28 +901,66 @@ static void io_set_count(const struct agent_sampler *s, struct io_set *w) {
  * namespace whose declarations do not count teaches only beside another
  * tenant's container: two of a tenant's own containers make no evidence
  * against others. */
+static void teach(struct agent_sampler *s, struct agent_ctr *c, const struct epoch *e, double solo,
+                  bool trusted) {
+  /* Busy, it moved nothing in the whole span: the disk starved it. */
+  double rate = e->bytes > 0 ? e->bytes / e->secs : 0;
+  double sd = rate > 0 ? solo / rate : AGENT_PEN_MAX_SLOWDOWN;
+  double per = 1 + (sd - 1) / (double)e->nb;
+  iob_debug("'%s' (%s) beside %zu for %.1f s: %.2f MiB/s, %.2fx slower than alone", c->id,
+            batch_class_name(c->cls), e->nb, e->secs, rate / (1024 * 1024), sd);
+  for (int k = 0; k < BATCH_NCLASS; k++)
+    if (e->ncls[k] > 0 && batch_class_does_io((enum batch_class)k))
+      agent_penalties_observe_share(s->env.pen, c->cls, (enum batch_class)k, per, 1 / (double)e->nb,
+                                    true, trusted ? NULL : agent_ctr_tenant(c));
+}
+
+/* A co-run kept for when its solo rate is known: added to the one beside
+ * the same neighbours, else a new entry while there is room. */
+#define OWED_MAX 8
+
+static void owe(struct sstate *st, const struct epoch *e) {
+  for (unsigned i = 0; i < st->n_owed; i++)
+    if (st->owed[i].with == e->with) {
+      st->owed[i].bytes += e->bytes;
+      st->owed[i].secs += e->secs;
+      return;
+    }
+  if (st->n_owed == OWED_MAX)
+    return;
+  if (st->owed == NULL)
+    st->owed = xcalloc(OWED_MAX, sizeof(*st->owed));
+  st->owed[st->n_owed++] = *e;
+}
+
+/* Its solo rate known now: the co-runs kept for it teach. */
+static void pay_owed(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st) {
+  double solo = solo_rate(c);
+  if (st->n_owed == 0 || !(solo > 0) || !batch_class_does_io(c->cls))
+    return;
+  bool trusted = agent_adm_trusted(s->env.adm, c);
+  for (unsigned i = 0; i < st->n_owed; i++)
+    teach(s, c, &st->owed[i], solo, trusted);
+  st->n_owed = 0;
+}
+
 static void epoch_end(struct agent_sampler *s, struct agent_ctr *c, struct epoch *e) {
   if (!e->open || e->windows < EPOCH_MIN_WINDOWS + 1)
     return;
   double bytes = e->bytes - e->last_bytes, secs = e->secs - e->last_secs;
   if (!(secs > 0) || e->nb == 0)
     return; /* alone: counted as it went (epoch_window) */
-  double solo = solo_rate(c);
-  if (!(solo > 0) || !batch_class_does_io(c->cls))
-    return;
   bool trusted = agent_adm_trusted(s->env.adm, c);
   if (!trusted && !e->cross)
     return;
-  /* Busy, it moved nothing in the whole span: the disk starved it. */
-  double rate = bytes > 0 ? bytes / secs : 0;
-  double sd = rate > 0 ? solo / rate : AGENT_PEN_MAX_SLOWDOWN;
-  double per = 1 + (sd - 1) / (double)e->nb;
-  iob_debug("'%s' (%s) beside %zu for %.1f s: %.2f MiB/s, %.2fx slower than alone", c->id,
-            batch_class_name(c->cls), e->nb, secs, rate / (1024 * 1024), sd);
-  for (int k = 0; k < BATCH_NCLASS; k++)
-    if (e->ncls[k] > 0 && batch_class_does_io((enum batch_class)k))
-      agent_penalties_observe_share(s->env.pen, c->cls, (enum batch_class)k, per, 1 / (double)e->nb,
-                                    true, trusted ? NULL : agent_ctr_tenant(c));
+  struct epoch span = *e;
+  span.bytes = bytes;
+  span.secs = secs;
+  double solo = solo_rate(c);
+  if (solo > 0 && batch_class_does_io(c->cls))
+    teach(s, c, &span, solo, trusted);
+  else
+    owe(c->sample.sampler_state, &span);
 }
 
 /* The window in container C's co-run: a new one when its busy neighbours
@@ -945,6 +990,7 @@ static void epoch_window(struct agent_sampler *s, struct agent_ctr *c, struct ss
   if (e->nb == 0 && e->windows >= 2 && e->last_secs > 0) {
     c->sample.alone_s += e->last_secs;
     c->sample.alone_bytes += e->last_bytes;
+    pay_owed(s, c, st);
   }
   e->windows++;
   e->bytes += rate * dt;
@@ -959,6 +1005,7 @@ void agent_sampler_finish(struct agent_sampler *s, struct agent_ctr *c) {
     return;
   epoch_end(s, c, &st->ep);
   st->ep.open = false;
+  pay_owed(s, c, st);
 }
 
 /* What the last window teaches about running containers: their co-runs

@@ -364,6 +364,51 @@ static void test_learns_beside_many_and_alone(void **state) {
   release_readers(&o, &s, 4);
 }
 
+/* A fresh node: two readers start together, neither with a solo rate.
+ * Their co-run teaches nothing when it ends, and is kept: once the
+ * survivor has run a full window alone, its solo rate is known and the
+ * co-run teaches what it cost, as if the rate had been known all along. */
+static void test_corun_taught_once_alone(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  setup_owner(&o, &s, false);
+  struct agent_ctr *c[2];
+  readers(&o, &s, (const char *const[]){"default", "default"}, c, 2);
+  unsigned long long mib[2] = {0, 0};
+  double r[6] = {0};
+  for (int w = 1; w <= 5; w++) { /* side by side: 1 MiB a window each */
+    mib[0] += 1, mib[1] += 1;
+    window(&s, mib, 2);
+    r[w] = c[0]->sample.read_bps;
+  }
+  c[1]->state = AGENT_CREATED; /* b leaves: a's co-run ends */
+  mib[0] += 1;
+  window(&s, mib, 2);
+  assert_null(agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls));
+  double solo = 0;
+  for (int w = 7; w <= 9; w++) { /* a alone, 4 MiB a window */
+    mib[0] += 4;
+    window(&s, mib, 2);
+    if (w == 8)
+      solo = c[0]->sample.alone_bytes / c[0]->sample.alone_s;
+    /* window 7 is known full (not its last) at window 8 */
+    assert_true((agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls) != NULL) == (w >= 8));
+  }
+  assert_true(c[0]->sample.alone_s > 0);
+  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  assert_non_null(e);
+  assert_int_equal(e->samples, 1);
+  /* the co-run's windows 2 to 4 (its first and last left out) against
+   * the rate of its first full window alone */
+  double sd = solo / (3 / (1 / r[2] + 1 / r[3] + 1 / r[4]));
+  assert_true(fabs(e->slowdown - sd) < 1e-6 * sd);
+  /* taught once: the exit adds nothing */
+  agent_sampler_finish(&s, c[0]);
+  assert_int_equal(agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls)->samples, 1);
+  release_readers(&o, &s, 2);
+}
+
 /* A container the disk starves beside a busy neighbour (no bytes in a
  * window while it is busy) made no progress in that window: only its
  * windows alone, or idle of its own accord, count at solo speed. */
@@ -571,6 +616,7 @@ int main(void) {
       cmocka_unit_test(test_headless_reads_nothing),
       cmocka_unit_test(test_auto_picks_bpf_on_cgroup_v2),
       cmocka_unit_test(test_learns_beside_many_and_alone),
+      cmocka_unit_test(test_corun_taught_once_alone),
       cmocka_unit_test(test_starved_window_no_progress),
       cmocka_unit_test(test_one_tenant_teaches_nothing),
       cmocka_unit_test(test_starved_is_slowest),

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/plan/learning.h"
+#include "agent/store/profiles.h"
+#include "common/cleanup.h"
+
+/* A job that ran beside others all along but its last window: one full
+ * window alone is its solo rate, and its solo time is its bytes at that
+ * rate.  A fresh node starts a mix all at once, and the last job's tail
+ * is the only solo rate it measures; on an HDD that tail was under two
+ * windows. */
+static void test_one_window_alone_teaches_solo_rate(void **state) {
+  (void)state;
+  char dir[] = "/tmp/agentlearn.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  struct agent_profiles profiles;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_profiles_init(&profiles, dir, &err), 0);
+  struct agent_learn l;
+  agent_learn_init(&l, &profiles, NULL, NULL);
+  struct agent_ctr c = {.id = "r", .ns = "default", .workload_key = "seq-read-job",
+                        .state = AGENT_RUNNING, .kind = AGENT_KIND_JOB,
+                        .class_source = AGENT_CLASS_DECLARED, .cls = BATCH_SEQ_READ};
+  c.confidence = 1;
+  c.plan.admitted_ms = 1000;
+  c.sample.shared = true;
+  c.sample.alone_s = 1.0;
+  c.sample.alone_bytes = 150e6;
+  c.sample.bytes_run = 450e6;
+  c.sample.solo_equiv_s = 70; /* guessed from the default matrix */
+  c.sample.equiv_guessed = true;
+  agent_learn_run_ended(&l, &c, 81000);
+  const struct agent_profile *p = agent_profiles_get(&profiles, "default", "seq-read-job");
+  assert_non_null(p);
+  assert_true(p->solo_bps == 150e6);
+  assert_true(p->solo_s == 3.0);
+  agent_profiles_release(&profiles);
+  (void)rmdir(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_one_window_alone_teaches_solo_rate),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
