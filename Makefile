@@ -153,7 +153,7 @@ endef
 TEST_LIBS_agent = $(AGENT_LIBS)
 TEST_LIBS_batch = batch common
 TEST_LIBS_cg2 = cg2 common
-TEST_LIBS_client = agentclient batch ttrpc proto common
+TEST_LIBS_client = agentclient batch cg2 ttrpc proto common
 TEST_LIBS_common = common
 TEST_LIBS_cri = cri proto common
 TEST_LIBS_hook = hook agentclient wcd batch cg2 ttrpc proto common

@@ -580,17 +580,25 @@ static void on_simple_done(void *user, ProtobufCMessage *resp, struct iob_error 
   free(s);
 }
 
-static int simple_call(struct client *c, const char *method, const ProtobufCMessage *req,
-                       const ProtobufCMessageDescriptor *resp_desc, client_done_fn done, void *user,
-                       struct iob_error **err) {
+/* METHOD on the connection, made now if there is none; ON_DONE gets USER
+ * (the caller frees it when this fails). */
+static int call(struct client *c, const char *method, const ProtobufCMessage *req,
+                const ProtobufCMessageDescriptor *resp_desc, ttrpc_done_fn on_done, void *user,
+                struct iob_error **err) {
   struct ttrpc_client *tc = conn(c, err);
   if (tc == NULL)
     return -1;
+  return ttrpc_client_call_async(tc, AGENT_SERVICE, method, req, resp_desc, (int)c->timeout_ms,
+                                 NULL, 0, on_done, user, err);
+}
+
+static int simple_call(struct client *c, const char *method, const ProtobufCMessage *req,
+                       const ProtobufCMessageDescriptor *resp_desc, client_done_fn done, void *user,
+                       struct iob_error **err) {
   struct simple_call *s = xcalloc(1, sizeof(*s));
   s->done = done;
   s->user = user;
-  if (ttrpc_client_call_async(tc, AGENT_SERVICE, method, req, resp_desc, (int)c->timeout_ms, NULL,
-                              0, on_simple_done, s, err) < 0) {
+  if (call(c, method, req, resp_desc, on_simple_done, s, err) < 0) {
     free(s);
     return -1;
   }
@@ -610,6 +618,42 @@ int client_register(struct client *c, const struct client_container *ctr, client
    * was not there at all once it comes. */
   if (ctr->running)
     remember(c, &k);
+  ctr_copy_free(&k);
+  return r;
+}
+
+struct birth_call {
+  client_registered_fn fn;
+  void *user;
+};
+
+static void on_birth_done(void *user, ProtobufCMessage *resp, struct iob_error *err) {
+  struct birth_call *s = user;
+  bool journalled = false;
+  if (resp) {
+    journalled = ((const Iobatch__Agent__V1__RegisterResponse *)resp)->hook_weight_journalled;
+    protobuf_c_message_free_unpacked(resp, NULL);
+  }
+  s->fn(s->user, journalled, err);
+  free(s);
+}
+
+int client_register_birth(struct client *c, const struct client_container *ctr,
+                          const struct client_birth *b, client_registered_fn fn, void *user,
+                          struct iob_error **err) {
+  struct ctr_copy k;
+  ctr_copy_init(&k, ctr);
+  Iobatch__Agent__V1__RegisterRequest m;
+  Iobatch__Agent__V1__IOSample base;
+  fill_register(&m, &k);
+  client_birth_request(b, &base, &m);
+  struct birth_call *s = xcalloc(1, sizeof(*s));
+  s->fn = fn;
+  s->user = user;
+  int r = call(c, "Register", &m.base, &iobatch__agent__v1__register_response__descriptor,
+               on_birth_done, s, err);
+  if (r < 0)
+    free(s);
   ctr_copy_free(&k);
   return r;
 }

@@ -47,8 +47,10 @@
  *   struct client *ac;
  *   client_new(loop, NULL, false, &ac, &err);   // once
  *
- *   Create (after runc create, or let the hook do it):
- *     client_register(ac, &ctr, NULL, NULL, &err);
+ *   Create, after runc create (client/birth.h):
+ *     client_birth_sample(NULL, pid, &b, &err);
+ *     client_register_birth(ac, &ctr, &b, on_registered, task, &err);
+ *     ... on_registered(task, journalled, err): the Create is answered
  *   Start of an init process:
  *     client_admit(ac, &ctr, timeout_ms, on_admitted, task, &err);
  *     ... on_admitted(task, &a): a->admitted ? runc start : fail Start
@@ -67,6 +69,7 @@
 #include <stdint.h>
 
 #include "client/api.h" /* AGENT_DEFAULT_SOCKET */
+#include "client/birth.h"
 #include "common/error.h"
 #include "common/loop.h"
 #include "iobatch/agent.pb-c.h"
@@ -129,6 +132,16 @@ void client_free(struct client *c);
 
 int client_register(struct client *c, const struct client_container *ctr, client_done_fn done,
                     void *user, struct iob_error **err);
+
+/* Runs on the loop, exactly once per successful client_register_birth:
+ * err NULL when the agent took it; journalled: it journalled the birth's
+ * weight, which may now be written (client_birth_weight_write). */
+typedef void (*client_registered_fn)(void *user, bool journalled, const struct iob_error *err);
+/* Register ctr with its birth (baseline, first weight).  Returns < 0 at
+ * once when the agent cannot be reached (fn does not run then). */
+int client_register_birth(struct client *c, const struct client_container *ctr,
+                          const struct client_birth *b, client_registered_fn fn, void *user,
+                          struct iob_error **err);
 
 /* Ask to start ctr.  timeout_ms (0: none) is the caller's own deadline (a
  * Start's timeout_nano less what starting takes): the agent admits by force

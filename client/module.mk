@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # client/: what the shim, the hook and iobatchctl link to talk to iobatchd.
-# libagentclient: the API's names (api.h), the async client (client.c) and
+# libagentclient: the API's names (api.h), the async client (client.c), a
+# container's birth (birth.c: cgroup, baseline, first weight) and
 # the one RegisterRequest filler (register.c).
-agentclient_SRCS := client/client.c client/register.c
+agentclient_SRCS := client/birth.c client/client.c client/register.c
 $(eval $(call lib,agentclient,$(agentclient_SRCS)))
 
 # client/annotations.c (every io.iobatch.* key, its parser, the trust

@@ -5,7 +5,7 @@
 #   /usr/bin/iobatchctl, /usr/sbin/iobatchd,
 #   /usr/libexec/iobatch/{containerd-shim-iobatch-v2,iobatch-hook} with
 #   /usr/bin/containerd-shim-iobatch-v2 -> ../libexec/iobatch/... (containerd
-#   finds the shim on PATH; the shim finds the hook next to its real path),
+#   finds the shim on PATH; hooks.d names the hook for podman and CRI-O),
 #   /usr/libexec/iobatch/containerd-{setup,start,config} and the unit drop-in
 #   /usr/share/iobatch/containerd/zz-iobatch.conf, which `containerd-setup
 #   install` (the .deb's postinst; run it by hand after a plain make install)

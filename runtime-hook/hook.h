@@ -24,6 +24,7 @@
 #include "cgroupv2/sample.h"
 #include "common/error.h"
 #include "client/annotations.h" /* the io.iobatch.* keys: IOB_ANN_* */
+#include "client/birth.h"
 #include "common/oci.h"
 #include "wcd/wcd.h"
 
@@ -112,28 +113,16 @@ int hook_invoke(const struct hook_options *opt, const char *buf, size_t len,
 
 /* What the hook found and did, for the agent and the record file. */
 struct hook_result {
-  char *cgroup;   /* v2 path, "/a/b" */
-  char *cgdir;    /* directory sampled */
-  char *workload; /* profile key, may be NULL */
-  int declared;   /* class came from io.iobatch.class */
+  struct client_birth b; /* cgroup, baseline, weight (client/birth.h) */
+  char *workload;        /* profile key, may be NULL */
+  int declared;          /* class came from io.iobatch.class */
   enum batch_class cls;
-  struct cg2_sample baseline;
-  unsigned weight;      /* io.weight asked for the class; 0: none */
-  unsigned weight_mech; /* CG2_MECH_* of the disks it is (to be) written for */
-  int weight_applied;
-  /* What the "default" lines said before (for the agent's journal; "":
-   * that file is not to be written) and the inode of cgdir. */
-  char weight_was[16], bfq_weight_was[16];
-  unsigned long long cgdir_ino;
-  int weight_journalled;  /* the agent journalled it: it may be written */
   uint32_t lat_target_us; /* io.iobatch.latency-target; 0: none */
-  struct cg2_mount mount; /* the cgroup2 mount found */
-  int sampled;            /* a baseline was taken (not: no cgroup of its own) */
 };
 
 /* Resolve, sample, and for a declared class the weight to write and what
- * its files hold now (nothing is written: hook_weight_write does, once the
- * agent journalled it).  Fills RES (release with hook_result_release); on
+ * its files hold now (nothing is written: client_birth_weight_write does,
+ * once the agent journalled it).  Fills RES (release with hook_result_release); on
  * failure RES holds nothing. */
 int hook_run(const struct hook_options *opt, const struct hook_state *st, struct hook_result *res,
              struct iob_error **err);
@@ -147,13 +136,6 @@ int hook_sample(const struct hook_options *opt, const struct hook_state *st,
 int hook_classify(const struct hook_options *opt, const struct hook_state *st,
                   struct hook_result *res, struct iob_error **err);
 void hook_result_release(struct hook_result *res);
-/* Write RES's weight only after the agent answered Register
- * with hook_weight_journalled, which it does for a class declared in a
- * namespace it trusts, having journalled what the files held, so that it
- * can put them back.  Without the agent's word (no agent, an untrusted
- * namespace), nothing: what the agent cannot undo is not written, and an
- * untrusted declaration is a hint only. */
-int hook_weight_write(struct hook_result *res, struct iob_error **err);
 /* The record as JSON (new reference). */
 json_t *hook_result_json(const struct hook_state *st, const struct hook_result *res);
 int hook_record_write(const char *dir, const char *id, json_t *rec, struct iob_error **err);
@@ -202,8 +184,5 @@ void hook_confinement_describe(const struct hook_options *opt, int abi, char *bu
 int hook_seccomp_install(const struct hook_options *opt, struct iob_error **err);
 /* CapEff after confinement, as /proc/self/status prints it. */
 #define HOOK_CAPS_KEPT_HEX "0000000000080004"
-
-/* io.weight for a class at container birth (0: leave it alone). */
-unsigned hook_class_weight(enum batch_class c);
 
 #endif

@@ -40,10 +40,11 @@ static int prestart_confined(const struct hook_options *opt, struct hook_state *
   }
   if (hook_classify(opt, st, res, err) < 0)
     return 1;
-  /* The weight only once the agent journalled it (hook_weight_write). */
+  /* The weight only once the agent journalled it
+   * (client_birth_weight_write). */
   int rc = hook_register(opt, st, res, err);
   if (rc == 0)
-    rc = hook_weight_write(res, err);
+    rc = client_birth_weight_write(&res->b, err);
   if (opt->record_dir) {
     cleanup_error struct iob_error *rerr = NULL;
     json_t *rec = hook_result_json(st, res);

@@ -154,13 +154,6 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
   char ns[256];
   namespace_of(opt, st, ns, sizeof(ns));
 
-  Iobatch__Agent__V1__IOSample base = IOBATCH__AGENT__V1__IOSAMPLE__INIT;
-  base.rbytes = res->baseline.io.rbytes;
-  base.wbytes = res->baseline.io.wbytes;
-  base.rios = res->baseline.io.rios;
-  base.wios = res->baseline.io.wios;
-  base.monotonic_ns = res->baseline.t_ns;
-  base.source = res->baseline.t_ns ? (char *)cg2_source_name(res->baseline.source) : "";
   /* Fail open as above: the shim refuses a bad io.iobatch.kind at Create;
    * under another runtime the agent just does not hear the kind. */
   struct wcd_kind kind;
@@ -170,7 +163,7 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
   struct client_container ctr = {.id = st->id,
                                  .ns = ns,
                                  .pid = st->pid > 0 ? (uint32_t)st->pid : 0,
-                                 .cgroup = res->cgroup,
+                                 .cgroup = res->b.cgroup,
                                  .bundle = st->bundle,
                                  .declared_class =
                                      res->declared ? batch_class_name(res->cls) : NULL,
@@ -183,15 +176,8 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
                                  .lat_target_us = res->lat_target_us};
   Iobatch__Agent__V1__RegisterRequest req;
   client_register_request(&ctr, "hook", &req);
-  req.baseline = &base;
-  if (res->weight && res->weight_mech) {
-    /* The agent journals it (or refuses: an untrusted namespace) before
-     * we write it: hook_weight_write. */
-    req.hook_weight = res->weight;
-    req.hook_weight_was = (char *)res->weight_was;
-    req.hook_bfq_weight_was = (char *)res->bfq_weight_was;
-    req.cgroup_inode = res->cgdir_ino;
-  }
+  Iobatch__Agent__V1__IOSample base;
+  client_birth_request(&res->b, &base, &req);
   ProtobufCMessage *resp = NULL;
   cleanup_error struct iob_error *cerr = NULL;
   int rc = 0;
@@ -205,7 +191,7 @@ int hook_register(const struct hook_options *opt, const struct hook_state *st,
     iob_debug("registered '%s' (namespace '%s') with the agent: class %s, io.weight %u%s", st->id,
               ns, r->class_, r->io_weight,
               req.hook_weight && !r->hook_weight_journalled ? "; the hook's weight refused" : "");
-    res->weight_journalled = r->hook_weight_journalled;
+    res->b.weight_journalled = r->hook_weight_journalled;
     protobuf_c_message_free_unpacked(resp, NULL);
     if (opt->max_wait_ms > 0)
       rc = admit(opt, c, st, res, ns, err);

@@ -31,6 +31,7 @@
 /* The io.iobatch.* keys, their parsers and what each does, trusted or
  * not, are in client/annotations.h; this one is the CRI's. */
 #define ANN_IMAGE "io.kubernetes.cri.image-name"
+#define HOOK_NAME "iobatch-hook"
 /* Left of a Start's own deadline for `runc start` and the reply. */
 #define START_MARGIN_MS 2000
 
@@ -118,6 +119,23 @@ void shim_ctr_info_release(struct shim_ctr_info *in) {
   memset(in, 0, sizeof(*in));
 }
 
+/* By its file name, wherever it is installed: under runc, prestart and
+ * createRuntime run at the same point with the same state (runtime-spec
+ * config.md), which is when the hook registers. */
+static bool hook_in_spec(const struct iob_oci_config *cfg) {
+  static const char *const kinds[] = {"prestart", "createRuntime"};
+  for (size_t k = 0; cfg->hooks && k < IOB_ARRAY_SIZE(kinds); k++) {
+    json_t *list = json_object_get(cfg->hooks, kinds[k]);
+    for (size_t i = 0; i < json_array_size(list); i++) {
+      const char *p = json_string_value(json_object_get(json_array_get(list, i), "path"));
+      const char *base = p ? strrchr(p, '/') : NULL;
+      if (p && strcmp(base ? base + 1 : p, HOOK_NAME) == 0)
+        return true;
+    }
+  }
+  return false;
+}
+
 int shim_ctr_info_of(const struct iob_oci_config *cfg, struct shim_ctr_info *out,
                      struct iob_error **err) {
   memset(out, 0, sizeof(*out));
@@ -133,6 +151,7 @@ int shim_ctr_info_of(const struct iob_oci_config *cfg, struct shim_ctr_info *out
   out->lat_target_us = ann.lat_target_us;
   out->cls = dup_or_null(ann.cls);
   out->key = workload_key(cfg, ann.workload);
+  out->hook_in_spec = hook_in_spec(cfg);
   return 0;
 }
 
@@ -161,13 +180,6 @@ static char *pid_cgroup(pid_t pid) {
   return cg;
 }
 
-static void on_registered(void *user, const struct iob_error *err) {
-  char *id = user;
-  if (err)
-    iob_debug("agent did not take the registration of '%s': %s", id, err->msg);
-  free(id);
-}
-
 static struct client_container ctr_of(const struct shim_admission_req *req) {
   const struct shim_ctr_info *in = req->info;
   return (struct client_container){.id = req->id,
@@ -185,19 +197,24 @@ static struct client_container ctr_of(const struct shim_admission_req *req) {
                                    .lat_target_us = in->lat_target_us};
 }
 
+static void on_registered(void *user, const struct iob_error *err) {
+  char *id = user;
+  if (err)
+    iob_debug("agent did not take the registration of '%s': %s", id, err->msg);
+  free(id);
+}
+
 /* In the background: nothing waits for the agent's answer. */
-static void register_ctr(struct iob_loop *loop, const struct shim_admission_req *req,
-                         bool running) {
+static void register_running(struct iob_loop *loop, const struct shim_admission_req *req) {
   cleanup_error struct iob_error *err = NULL;
   struct client *ac = client(loop, req->bundle);
-  /* No agent here is the Admit's business (it warns once); Register just
-   * gives the agent a head start. */
+  /* No agent here is the Admit's business (it warns once). */
   if (ac == NULL)
     return;
   cleanup_free char *cg = pid_cgroup(req->pid);
   struct client_container c = ctr_of(req);
   c.cgroup = cg;
-  c.running = running;
+  c.running = true;
   char *id = xstrdup(req->id);
   if (client_register(ac, &c, on_registered, id, &err) < 0) {
     iob_debug("'%s' not registered with the agent: %s", req->id, err->msg);
@@ -205,8 +222,82 @@ static void register_ctr(struct iob_loop *loop, const struct shim_admission_req 
   }
 }
 
-void shim_admission_register(struct iob_loop *loop, const struct shim_admission_req *req) {
-  register_ctr(loop, req, false);
+/* A Create waiting for the agent's answer to its Register. */
+struct birth_wait {
+  char *id;
+  struct client_birth b;
+  shim_registered_fn fn;
+  void *data;
+};
+
+static void birth_done(struct birth_wait *w) {
+  shim_registered_fn fn = w->fn;
+  void *data = w->data;
+  client_birth_release(&w->b);
+  free(w->id);
+  free(w);
+  fn(data);
+}
+
+static void on_born(void *user, bool journalled, const struct iob_error *err) {
+  struct birth_wait *w = user;
+  cleanup_error struct iob_error *werr = NULL;
+  if (err) {
+    iob_info("'%s' created without the agent's word: %s (fail open)", w->id, err->msg);
+  } else {
+    w->b.weight_journalled = journalled;
+    if (client_birth_weight_write(&w->b, &werr) < 0)
+      iob_warn("'%s': its first io.weight not written: %s", w->id, werr->msg);
+  }
+  birth_done(w);
+}
+
+/* The cgroup and baseline of the init, and the weight of its declared
+ * class; without a baseline (its cgroup is gone, an unreadable source) it
+ * is registered all the same, from its pid. */
+static void birth_take(const struct shim_admission_req *req, struct client_birth *b) {
+  cleanup_error struct iob_error *err = NULL;
+  enum batch_class cls;
+  if (client_birth_sample(NULL, req->pid, b, &err) < 0) {
+    iob_debug("'%s': no baseline: %s", req->id, err->msg);
+    b->cgroup = pid_cgroup(req->pid);
+    return;
+  }
+  if (req->info->cls && batch_class_parse(req->info->cls, &cls) == 0 &&
+      client_birth_plan_weight(NULL, cls, b, &err) < 0) {
+    iob_debug("'%s': no first io.weight: %s", req->id, err->msg);
+    b->weight = 0;
+  }
+  if (b->cgroup && strcmp(b->cgroup, "/") == 0) {
+    free(b->cgroup); /* no cgroup of its own: the agent finds it from the pid */
+    b->cgroup = NULL;
+  }
+}
+
+void shim_admission_register(struct iob_loop *loop, const struct shim_admission_req *req,
+                             shim_registered_fn fn, void *data) {
+  if (req->info->hook_in_spec) {
+    iob_debug("'%s': iobatch-hook in its config.json registers it", req->id);
+    fn(data);
+    return;
+  }
+  struct client *ac = client(loop, req->bundle);
+  if (ac == NULL) {
+    fn(data);
+    return;
+  }
+  cleanup_error struct iob_error *err = NULL;
+  struct birth_wait *w = xcalloc(1, sizeof(*w));
+  w->id = xstrdup(req->id);
+  w->fn = fn;
+  w->data = data;
+  birth_take(req, &w->b);
+  struct client_container c = ctr_of(req);
+  c.cgroup = w->b.cgroup;
+  if (client_register_birth(ac, &c, &w->b, on_born, w, &err) < 0) {
+    iob_info("'%s' created without telling the agent: %s (fail open)", req->id, err->msg);
+    birth_done(w);
+  }
 }
 
 static void held_free(struct held *h) {
@@ -304,7 +395,7 @@ void shim_admission_wait(struct iob_loop *loop, const struct shim_admission_req 
      * CRI's word: io.iobatch.kind=sandbox is anybody's to write, and the
      * agent decides whether it counts (trust_declared). */
     fn(data, 1, NULL);
-    register_ctr(loop, req, true);
+    register_running(loop, req);
     return;
   }
   struct client *ac = client(loop, req->bundle);

@@ -23,6 +23,10 @@ struct shim_ctr_info {
   char *pod_name, *pod_namespace, *container_name; /* CRI names; NULL: not known */
   uint32_t max_hold_ms;                            /* io.iobatch.max-hold-ms; 0: none */
   uint32_t lat_target_us;                          /* io.iobatch.latency-target; 0: none */
+  /* iobatch-hook is in its prestart or createRuntime hooks already (the
+   * spec's author put it there): `runc create` runs it, and it registers
+   * the container with its birth, so the shim does not. */
+  bool hook_in_spec;
 };
 
 struct shim_admission_req {
@@ -51,8 +55,18 @@ int shim_ctr_info_of(const struct iob_oci_config *cfg, struct shim_ctr_info *out
 int shim_ctr_info_parse(const char *json, size_t len, struct shim_ctr_info *out,
                         struct iob_error **err);
 void shim_ctr_info_release(struct shim_ctr_info *in);
-/* After runc create: register pid, cgroup and annotations with the agent. */
-void shim_admission_register(struct iob_loop *loop, const struct shim_admission_req *req);
+/* After runc create, before Create is answered (the init has not exec'd
+ * the workload yet): take the container's birth (client/birth.h: cgroup,
+ * baseline, the first weight of a declared class), register it with the
+ * agent with pid and annotations, and once the agent journalled the
+ * weight, write it.  fn runs on the loop once that is done or given up
+ * (maybe before this returns): the agent unreachable, silent past the
+ * client's timeout or answering an error is logged and Create goes on
+ * (fail open; with IobatchFailClosed it is the Start that fails).  Nothing
+ * when iobatch-hook is in the spec (hook_in_spec). */
+typedef void (*shim_registered_fn)(void *data);
+void shim_admission_register(struct iob_loop *loop, const struct shim_admission_req *req,
+                             shim_registered_fn fn, void *data);
 /* Kill or Delete of an init: a held Start fails with "cancelled". */
 void shim_admission_cancel(const char *ns, const char *id);
 /* The init exited: cancels a held Start, tells the agent. */

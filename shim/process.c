@@ -23,7 +23,6 @@
 #include "containerd/types/task.pb-c.h"
 #include "shim/admission.h"
 #include "shim/console.h"
-#include "shim/hookinject.h"
 #include "shim/oom.h"
 #include "shim/process.h"
 #include "shim/reaper.h"
@@ -482,15 +481,13 @@ static int load_options(struct shim_container *c, const struct shim_create *r,
   return 0;
 }
 
-/* config.json, read once: the hook goes in, the annotations are checked
+/* config.json, read once and left as it is: the annotations are checked
  * and kept for the agent (Register after runc create, Admit at Start). */
 static int read_spec(struct shim_container *c, struct iob_error **err) {
   struct iob_oci_config cfg;
   if (iob_oci_config_load(c->bundle, &cfg, err) < 0)
     return -1;
-  int r = shim_hook_inject(c->bundle, &cfg, err);
-  if (r == 0)
-    r = shim_ctr_info_of(&cfg, &c->info, err);
+  int r = shim_ctr_info_of(&cfg, &c->info, err);
   iob_oci_config_release(&cfg);
   return r;
 }
@@ -530,6 +527,13 @@ static void create_failed(struct shim_container *c, struct iob_error **err) {
   fail_op(op, err);
 }
 
+/* The agent has heard of it (or could not be asked): Create is answered. */
+static void registered(void *data) {
+  struct shim_process *p = data;
+  p->c->creating = false;
+  finish_op(p, &(struct iob_error *){NULL});
+}
+
 static void on_created(void *data, char **out, struct iob_error **err) {
   struct shim_process *p = data;
   struct shim_container *c = p->c;
@@ -542,8 +546,14 @@ static void on_created(void *data, char **out, struct iob_error **err) {
   cleanup_error struct iob_error *oerr = NULL;
   if (shim_oom_watch(c->list->loop, p->pid, on_oom, c, &c->oom, &oerr) < 0)
     iob_warn("no OOM events will be reported for '%s': %s", c->id, oerr->msg);
-  c->creating = false;
-  finish_op(p, err);
+  /* Here, and not in a hook runc would fork and exec for it: the
+   * namespaces and cgroup exist, the init waits before exec, and the
+   * create operation stays in flight (a Delete queues behind it) until the
+   * agent answered, so the agent knows the container before Create, and
+   * so Start, is answered. */
+  struct shim_admission_req ar = {
+      .id = c->id, .ns = c->list->ns, .bundle = c->bundle, .info = &c->info, .pid = p->pid};
+  shim_admission_register(c->list->loop, &ar, registered, p);
 }
 
 static int runc_create(struct shim_container *c, struct iob_error **err) {

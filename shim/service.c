@@ -210,9 +210,6 @@ static void created(struct shim_op *op, struct iob_error **err) {
     return;
   struct task_call *tc = task_call_of(op);
   struct shim_container *c = op->p->c;
-  struct shim_admission_req ar = {
-      .id = c->id, .ns = tc->s->ns, .bundle = c->bundle, .info = &c->info, .pid = c->init.pid};
-  shim_admission_register(tc->s->loop, &ar);
   publish_create(c);
   Containerd__Task__V2__CreateTaskResponse resp = CONTAINERD__TASK__V2__CREATE_TASK_RESPONSE__INIT;
   resp.pid = (uint32_t)c->init.pid;

@@ -437,8 +437,7 @@ install_files() {
   if [ -d "$IOBATCH_SRC/lib" ]; then
     for f in "$IOBATCH_SRC"/lib/*; do put "$f" "$DEST/lib/$(basename "$f")" 644; done
   fi
-  # containerd looks the shim up on its PATH; the shim finds iobatch-hook
-  # next to its real path (/opt/iobatch/bin).
+  # containerd looks the shim up on its PATH.
   hr_link link "$SHIM_LINK"
   if [ "$(readlink "$link" 2>/dev/null)" != "$DEST/bin/$SHIM" ]; then
     mkdir -p "$(dirname "$link")"

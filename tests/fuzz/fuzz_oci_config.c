@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libFuzzer: <bundle>/config.json through the one OCI reader
  * (iob_oci_config_parse, common/oci.c), then everything that is taken from
- * it: the shim's iobatch annotations (shim_ctr_info_of), its grouping key
- * (shim_config_group) and hook injection (shim_hook_inject_json), and the
- * hook's annotations and process.args within its bounds
+ * it: the shim's iobatch annotations and its look for iobatch-hook among
+ * the hooks (shim_ctr_info_of), its grouping key (shim_config_group), and
+ * the hook's annotations and process.args within its bounds
  * (hook_state_take_config).  Replaces fuzz_hook_bundle and the config half
  * of the old fuzz_shim_config. */
 #include <stddef.h>
@@ -17,7 +17,6 @@
 #include "runtime-hook/hook.h"
 #include "shim/admission.h"
 #include "shim/args.h"
-#include "shim/hookinject.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -54,10 +53,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(group);
   iob_error_release(&err);
   hook_take(&cfg);
-  char *out = NULL;
-  if (shim_hook_inject_json((const char *)data, size, "/usr/bin/iobatch-hook", "/run/x.sock", &out,
-                            &err) == 0)
-    free(out);
   iob_oci_config_release(&cfg);
   return 0;
 }

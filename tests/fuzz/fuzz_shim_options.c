@@ -6,7 +6,8 @@
  *   1  <bundle>/options.json (shim_options_read, shim/args.c)
  *   2  a containerd.runc.v1.Options payload of a Create's options Any
  *   3  config.json annotations checked at Create (shim_ctr_info_parse)
- *   4  config.json given to the createRuntime hook injection (shim/hookinject.c)
+ *   4  config.json's hooks, where the shim looks for iobatch-hook
+ *      (shim_ctr_info_parse, as 3: the seeds of 4 carry hooks)
  *   5  rootfs mount options of a Create, NUL-separated (shim/rootfs.c)
  * runtimeoptions.v1.Options (a path the shim opens) is not fed here: the
  * fuzzer must not open arbitrary paths; its file content is case 0. */
@@ -17,7 +18,6 @@
 
 #include "common/cleanup.h"
 #include "shim/admission.h"
-#include "shim/hookinject.h"
 #include "shim/rootfs.h"
 #include "shim/options.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -55,17 +55,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     shim_options_release(&o);
     break;
   }
-  case 3: {
+  case 3:
+  case 4: {
     struct shim_ctr_info ci;
     if (shim_ctr_info_parse((const char *)in, len, &ci, &err) == 0)
       shim_ctr_info_release(&ci);
-    break;
-  }
-  case 4: {
-    char *out = NULL;
-    if (shim_hook_inject_json((const char *)in, len, "/usr/bin/iobatch-hook", "/run/x.sock", &out,
-                              &err) == 0)
-      free(out);
     break;
   }
   case 5: {

@@ -81,8 +81,8 @@ shim_options = {
     # a pod annotation on the pod's sandbox: the CRI's type wins (wcd/kind.c)
     "config-kind-and-cri": b"\x03" + b'{"annotations":{"io.iobatch.kind":"service",'
     b'"io.kubernetes.cri-o.ContainerType":"sandbox","io.kubernetes.cri.container-type":"x"}}',
-    "hookinject": b"\x04" + b'{"ociVersion":"1.0.2","hooks":{"createRuntime":[{"path":"/x"}]}}',
-    "hookinject-bad": b"\x04" + b'{"hooks":{"createRuntime":{"path":1}}}',
+    "hooks-in-spec": b"\x04" + b'{"ociVersion":"1.0.2","hooks":{"createRuntime":[{"path":"/x"},{"path":"/usr/bin/iobatch-hook"}]}}',
+    "hooks-in-spec-bad": b"\x04" + b'{"hooks":{"createRuntime":{"path":1}}}',
     "mount-options": b"\x05" + b"ro\0nosuid\0rbind\0rprivate\0lowerdir=/a\0upperdir=/b",
 }
 

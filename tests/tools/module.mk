@@ -12,7 +12,7 @@ $(eval $(call prog,tests/ttrpc-publish,tests/tools/ttrpc_publish.c,ttrpc proto c
 # a shim (tests/integration/shim/admission-options.sh).
 PROGRAMS += tests/shim-start
 $(eval $(call prog,tests/shim-start,tests/tools/shim_start.c,ttrpc proto common))
-# shim-call: one Task RPC straight to a shim (tests/integration/shim/shim-slowhook.sh).
+# shim-call: one Task RPC straight to a shim (tests/integration/shim/shim-slowcreate.sh).
 PROGRAMS += tests/shim-call
 $(eval $(call prog,tests/shim-call,tests/tools/shim_call.c,ttrpc proto common))
 # cg-throttle: cgroupv2/throttle.h on a container's cgroup

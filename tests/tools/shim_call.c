@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Test tool for tests/integration/shim/shim-slowhook.sh: one Task RPC sent
+/* Test tool for tests/integration/shim/shim-slowcreate.sh: one Task RPC sent
  * straight to a shim's task socket, so a test sees the shim's own answer
  * and when it came (ctr would go through containerd).
  *

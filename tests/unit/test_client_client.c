@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "cgroupv2/weight.h"
 #include "client/client.h"
 #include "common/cleanup.h"
 #include "common/log.h"
@@ -38,6 +39,11 @@ struct fake {
   int reg_kind_source, admit_kind_source; /* of the last Register / Admit */
   int sb_kind_source;                     /* of the last Register of "sb" */
   char reg_kind[16];
+  char reg_source[16];                /* of the last Register */
+  uint64_t reg_base_wios, reg_base_ns; /* its baseline */
+  char reg_base_source[16];
+  unsigned reg_weight; /* its hook_weight */
+  char reg_weight_was[16];
   struct ttrpc_call *admit; /* deferred */
 };
 
@@ -61,8 +67,18 @@ static void h_register(struct ttrpc_call *call, const ProtobufCMessage *m, void 
     f->sb_kind_source = (int)r->kind_source;
   snprintf(f->reg_kind, sizeof(f->reg_kind), "%s", r->kind);
   snprintf(f->last_id, sizeof(f->last_id), "%s", r->id);
+  snprintf(f->reg_source, sizeof(f->reg_source), "%s", r->source);
+  f->reg_base_wios = r->baseline ? r->baseline->wios : 0;
+  f->reg_base_ns = r->baseline ? r->baseline->monotonic_ns : 0;
+  snprintf(f->reg_base_source, sizeof(f->reg_base_source), "%s",
+           r->baseline ? r->baseline->source : "(none)");
+  f->reg_weight = r->hook_weight;
+  snprintf(f->reg_weight_was, sizeof(f->reg_weight_was), "%s", r->hook_weight_was);
   Iobatch__Agent__V1__RegisterResponse resp = IOBATCH__AGENT__V1__REGISTER_RESPONSE__INIT;
   resp.class_ = (char *)"seq-write";
+  /* a weight of 400 is journalled, any other refused (an untrusted
+   * namespace, say) */
+  resp.hook_weight_journalled = r->hook_weight == 400;
   ttrpc_call_reply(call, &resp.base);
 }
 
@@ -256,6 +272,64 @@ static void test_admit_answered(void **state) {
   assert_int_equal(client_exited(c, "default", "c1", 0, on_done, &r, &err), 0);
   spin(&r.done_calls, 2, 2000);
   assert_int_equal(fx.exiteds, 1);
+  client_free(c);
+}
+
+struct born {
+  int calls;
+  bool journalled;
+  int code;
+};
+
+static void on_born(void *user, bool journalled, const struct iob_error *err) {
+  struct born *b = user;
+  b->calls++;
+  b->journalled = journalled;
+  b->code = err ? err->code : 0;
+}
+
+/* A Register with the container's birth carries its baseline and first
+ * weight from the shim, and the agent's word on the weight comes back;
+ * no agent: it fails at once and the callback never runs. */
+static void test_register_birth(void **state) {
+  (void)state;
+  cleanup_error struct iob_error *err = NULL;
+  struct client *c = NULL;
+  assert_int_equal(client_new(fx.loop, fx.path, false, &c, &err), 0);
+  struct client_birth b = {.cgroup = "/ctr",
+                           .baseline = {.t_ns = 77, .source = CG2_SOURCE_IOSTAT, .io.wios = 1256},
+                           .sampled = 1,
+                           .weight = 400,
+                           .weight_mech = CG2_MECH_IOCOST,
+                           .weight_was = "100",
+                           .cgdir_ino = 42};
+  struct born r = {0};
+  assert_int_equal(client_register_birth(c, &ctr, &b, on_born, &r, &err), -1);
+  iob_error_release(&err);
+  server_up(&fx);
+  assert_int_equal(client_register_birth(c, &ctr, &b, on_born, &r, &err), 0);
+  spin(&r.calls, 1, 2000);
+  assert_int_equal(r.code, 0);
+  assert_true(r.journalled);
+  assert_string_equal(fx.last_id, "c1");
+  assert_string_equal(fx.reg_source, "shim");
+  assert_int_equal(fx.reg_base_wios, 1256);
+  assert_int_equal(fx.reg_base_ns, 77);
+  assert_string_equal(fx.reg_base_source, "io.stat");
+  assert_int_equal(fx.reg_weight, 400);
+  assert_string_equal(fx.reg_weight_was, "100");
+  /* a weight the agent does not journal is not to be written */
+  b.weight = 50;
+  assert_int_equal(client_register_birth(c, &ctr, &b, on_born, &r, &err), 0);
+  spin(&r.calls, 2, 2000);
+  assert_false(r.journalled);
+  /* no weight planned: none sent; no baseline: an empty source */
+  b.weight_mech = 0;
+  b.baseline.t_ns = 0;
+  assert_int_equal(client_register_birth(c, &ctr, &b, on_born, &r, &err), 0);
+  spin(&r.calls, 3, 2000);
+  assert_int_equal(fx.reg_weight, 0);
+  assert_string_equal(fx.reg_base_source, "");
   client_free(c);
 }
 
@@ -593,6 +667,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_no_agent_fails_closed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_admit_answered, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kind_source_sent, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_register_birth, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
       cmocka_unit_test_setup_teardown(test_caller_deadline_fails_open, setup, teardown),
       cmocka_unit_test_setup_teardown(test_agent_restart_reregisters, setup, teardown),

@@ -221,22 +221,22 @@ static void test_run_v2_fixture(void **state) {
   struct hook_options opt = {.root = root, .socket = "/nonexistent/sock"};
   struct hook_result res;
   assert_int_equal(hook_run(&opt, &st, &res, &err), 0);
-  assert_string_equal(res.cgroup, "/kubepods.slice/pod1/ctr");
-  assert_int_equal(res.baseline.source, CG2_SOURCE_IOSTAT);
-  assert_int_equal(res.baseline.io.wios, 1256);
+  assert_string_equal(res.b.cgroup, "/kubepods.slice/pod1/ctr");
+  assert_int_equal(res.b.baseline.source, CG2_SOURCE_IOSTAT);
+  assert_int_equal(res.b.baseline.io.wios, 1256);
   assert_string_equal(res.workload, "db");
   assert_int_equal(res.cls, BATCH_RAND_WRITE);
-  assert_int_equal(res.weight_mech, CG2_MECH_IOCOST | CG2_MECH_BFQ);
+  assert_int_equal(res.b.weight_mech, CG2_MECH_IOCOST | CG2_MECH_BFQ);
   /* nothing written before the agent journalled it (else a crash between
    * would leave a weight nobody puts back); what the files hold is what
    * the agent is told to journal */
-  assert_false(res.weight_applied);
-  assert_int_equal(res.weight, 400);
-  assert_string_equal(res.weight_was, "100");
-  assert_string_equal(res.bfq_weight_was, "100");
+  assert_false(res.b.weight_applied);
+  assert_int_equal(res.b.weight, 400);
+  assert_string_equal(res.b.weight_was, "100");
+  assert_string_equal(res.b.bfq_weight_was, "100");
   struct stat sb;
   assert_int_equal(stat(cgdir, &sb), 0);
-  assert_int_equal(res.cgdir_ino, (unsigned long long)sb.st_ino);
+  assert_int_equal(res.b.cgdir_ino, (unsigned long long)sb.st_ino);
   cleanup_free char *w0 = NULL, *b0 = NULL;
   assert_int_equal(cg2_read_file(wpath, 4096, &w0, NULL, &err), 0);
   assert_int_equal(cg2_read_file(bpath, 4096, &b0, NULL, &err), 0);
@@ -248,14 +248,14 @@ static void test_run_v2_fixture(void **state) {
   assert_int_equal(err->code, IOB_CODE_UNAVAILABLE);
   assert_non_null(strstr(err->msg, "no agent at '/nonexistent/sock'"));
   iob_error_release(&err);
-  assert_int_equal(hook_weight_write(&res, &err), 0);
-  assert_false(res.weight_applied);
+  assert_int_equal(client_birth_weight_write(&res.b, &err), 0);
+  assert_false(res.b.weight_applied);
   /* the agent's word: written */
-  res.weight_journalled = 1;
+  res.b.weight_journalled = 1;
   write_text(wpath, "");
   write_text(bpath, "");
-  assert_int_equal(hook_weight_write(&res, &err), 0);
-  assert_true(res.weight_applied);
+  assert_int_equal(client_birth_weight_write(&res.b, &err), 0);
+  assert_true(res.b.weight_applied);
   cleanup_free char *w = NULL, *b = NULL;
   assert_int_equal(cg2_read_file(wpath, 4096, &w, NULL, &err), 0);
   assert_int_equal(cg2_read_file(bpath, 4096, &b, NULL, &err), 0);
@@ -360,13 +360,11 @@ static void test_register_with_agent(void **state) {
   snprintf(path, sizeof(path), "%s/agent.sock", dir);
   struct hook_state st = {
       .id = "c1", .pid = 77, .bundle = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/c1"};
-  struct hook_result res = {.cgroup = "/x",
-                            .declared = 1,
-                            .cls = BATCH_RAND_WRITE,
-                            .weight = 400,
-                            .weight_mech = CG2_MECH_IOCOST,
-                            .weight_was = "100",
-                            .cgdir_ino = 42};
+  struct hook_result res = {
+      .b = {.cgroup = "/x", .weight = 400, .weight_mech = CG2_MECH_IOCOST, .weight_was = "100",
+            .cgdir_ino = 42},
+      .declared = 1,
+      .cls = BATCH_RAND_WRITE};
   struct hook_options opt = {.socket = path};
   /* no socket: unavailable (hook_invoke fails open on it) */
   assert_int_equal(hook_register(&opt, &st, &res, &err), -1);
@@ -382,13 +380,13 @@ static void test_register_with_agent(void **state) {
   assert_string_equal(line, "c1 k8s.io hook /x 77 rand-write w=400 was=100/ ino=42\n");
   /* an agent that does not journal it (k8s.io is not trusted here): the
    * hook does not write it */
-  assert_false(res.weight_journalled);
+  assert_false(res.b.weight_journalled);
   /* one that does */
   opt.ns = "trusted";
   assert_int_equal(hook_register(&opt, &st, &res, &err), 0);
   memset(line, 0, sizeof(line));
   assert_true(read(rep[0], line, sizeof(line) - 1) > 0);
-  assert_true(res.weight_journalled);
+  assert_true(res.b.weight_journalled);
   opt.ns = NULL;
   int status;
   kill(pid, SIGKILL);

@@ -29,7 +29,7 @@ iob_need containerd ctr runc jq python3
 [ -x "$IOB_B/tests/shim-start" ] || bail "build first: $IOB_B/tests/shim-start"
 
 agent_start || bail "iobatchd did not start"
-unset IOBATCH_AGENT_SOCKET IOBATCH_HOOK
+unset IOBATCH_AGENT_SOCKET
 iob_stack_ctr
 SHIM_LOG=$IOB_T/containerd.log
 

@@ -98,7 +98,7 @@ is "$(agent_field usbx kind)/$(agent_field usbx declared_kind)" "job/sandbox" \
 for id in usvc usbx; do
   k=$(agent_field $id declared_kind)
   n=$(grep -c "'$id' declared kind $k (namespace '$NS', not trusted by trust_declared): treated as a job" "$AGENT_LOG")
-  is "$n" 1 "the agent says once that it ignored $id's kind $k (hook, shim and Admit all said it)"
+  is "$n" 1 "the agent says once that it ignored $id's kind $k (the shim's Register and its Admit both said it)"
 done
 like "$(ctl status usvc)" "Kind: +job \(declared kind service \(untrusted\): ignored\)" \
   "iobatchctl status shows the declared kind as untrusted"

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # The admission hold end to end: a private containerd (with
 # IOBATCH_AGENT_SOCKET in its environment, so the shim finds the agent),
-# iobatchd with the paper policy, our shim, iobatch-hook injected by the
-# shim, and fio in busybox containers.
+# iobatchd with the paper policy, our shim, and fio in busybox containers.
+#   - the shim registers a container at Create, before Start is answered,
+#     with its pid and its cgroup, and leaves its config.json as containerd
+#     wrote it (no prestart hook);
 #   - two sequential writers run; a random writer started beside them is
 #     pending (iobatchctl status) and CREATED (ctr task ls) while its Start
 #     is held, and runs, to exit 0, once they have exited;
@@ -15,10 +17,9 @@
 #   - nothing is left behind (shims, mounts, sockets).
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/agent.sh"
-tap_plan 32
+tap_plan 34
 
 iob_need containerd ctr runc fio jq
-[ -x "$IOB_B/bin/iobatch-hook" ] || bail "build first: $IOB_B/bin/iobatch-hook"
 
 # A deterministic hold: the paper policy with alpha 0.6 and the default
 # matrix except that sequential streams do not count against each other,
@@ -29,16 +30,8 @@ alpha = 0.6
 matrix = $IOB_T/matrix.conf
 max_hold = 60s" || bail "iobatchd did not start"
 
-# The shim inherits containerd's environment.  The hook goes through a
-# wrapper that keeps its record, to see that runc really ran it.
-REC=$IOB_T/rec
-mkdir -p "$REC"
-cat >"$IOB_T/hook.sh" <<EOF
-#!/bin/sh
-exec "$IOB_B/bin/iobatch-hook" --record-dir "$REC" "\$@"
-EOF
-chmod +x "$IOB_T/hook.sh"
-export IOBATCH_AGENT_SOCKET=$AGENT_SOCK IOBATCH_HOOK=$IOB_T/hook.sh
+# The shim inherits containerd's environment.
+export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
 iob_stack_ctr fio
 # seq_writer ID SECONDS: 1M writes over a 256 MiB file, again and again for
 # that long (time based, so that the hold does not depend on how fast the
@@ -80,8 +73,17 @@ sleep 1
 [ ! -e "$IOB_T/r1.rc" ] && [ "$(state r1)" == CREATED ] &&
   { [ "$(state s1)" == RUNNING ] || [ "$(state s2)" == RUNNING ]; }
 is "$?" "0" "its Start is still held a second later, while a writer still runs"
-[ -f "$REC/r1.json" ] && grep -q "registered 'r1' (namespace '$NS', from hook" "$AGENT_LOG"
-is "$?" "0" "the injected iobatch-hook ran at create and registered it"
+# Registered by the shim at Create (one line: its Admit finds it there),
+# with the init's pid, which Start has not run yet.
+is "$(grep -c "registered 'r1' (namespace '$NS', from shim" "$AGENT_LOG")" "1" \
+  "the shim registered it once at Create; no hook did"
+pid=$(agent_field r1 pid)
+[ "${pid:-0}" -gt 0 ] && grep -q '^0::/.\|:blkio:/.\|:memory:/.' "/proc/$pid/cgroup" 2>/dev/null
+is "$?" "0" "the agent has its init's pid ($pid), in a cgroup of its own, while Start is held"
+B1=$IOB_T/state/io.containerd.runtime.v2.task/$NS/r1
+diff <($CTR container info r1 | jq -S .Spec) <(jq -S . "$B1/config.json") >"$IOB_T/r1.spec.diff"
+is "$?:$(jq -c '.hooks // {}' "$B1/config.json")" "0:{}" \
+  "its config.json is the spec containerd wrote, with no hook added"
 wait_for 90 '[ -e "$IOB_T/r1.rc" ]'
 is "$(cat "$IOB_T/r1.rc" 2>/dev/null)" "0" "ctr run returns once the agent admits it"
 # The shim's Exited, or the sampler seeing the cgroup empty first (either

@@ -4,7 +4,10 @@
 # containerd whose environment does NOT name the agent: every container
 # gets the agent's socket from the runtime options TOML
 # (ctr --runtime-config-path: IobatchAgentSocket, IobatchFailClosed).
-#   - IobatchAgentSocket reaches the shim and the injected hook;
+#   - IobatchAgentSocket reaches the shim's Register at Create and its
+#     Admit at Start;
+#   - iobatch-hook already in a spec's prestart hooks registers the
+#     container; the shim does not register it a second time;
 #   - fail closed: an agent that cannot be asked fails Start, naming the
 #     socket and why; the task stays CREATED and is deleted cleanly;
 #     fail open (the default) starts it;
@@ -18,12 +21,13 @@
 #   - nothing is left behind.
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/agent.sh"
-tap_plan 36
+tap_plan 39
 
 iob_need containerd ctr runc fio jq
 START=$IOB_B/tests/shim-start
 [ -x "$START" ] || bail "build first: $START"
-[ -x "$IOB_B/bin/iobatch-hook" ] || bail "build first: $IOB_B/bin/iobatch-hook"
+HOOK=$IOB_B/bin/iobatch-hook
+[ -x "$HOOK" ] || bail "build first: $HOOK"
 
 # The paper policy and admission-hold.sh's matrix: two seq-writes run together,
 # a rand-write beside either is held.
@@ -34,7 +38,7 @@ matrix = $IOB_T/matrix.conf
 max_hold = 60s"
 agent_start "$PAPER" || bail "iobatchd did not start"
 
-unset IOBATCH_AGENT_SOCKET IOBATCH_HOOK
+unset IOBATCH_AGENT_SOCKET
 iob_stack_ctr fio
 SHIM_LOG=$IOB_T/containerd.log
 
@@ -75,10 +79,26 @@ gone() {
 # 1. IobatchAgentSocket: the only way this containerd's shims find the agent.
 out=$(timeout 60 $CTR run --rm --runtime $RT $LIVE --rootfs "$R" o1 /bin/sh -c 'echo started' 2>&1)
 is "$out" "started" "with IobatchAgentSocket (and IobatchFailClosed) a container runs"
-grep -q "registered 'o1' (namespace '$NS', from hook" "$AGENT_LOG"
-is "$?" "0" "the injected hook registered it at the options' socket"
+grep -q "registered 'o1' (namespace '$NS', from shim" "$AGENT_LOG"
+is "$?" "0" "the shim registered it at Create at the options' socket"
 grep -q "admitted 'o1'" "$AGENT_LOG"
 is "$?" "0" "the shim asked the agent at the options' socket"
+
+# 1b. A spec that carries iobatch-hook itself (its author put it there):
+# runc runs it at create and it registers the container with its birth;
+# the shim, seeing it in config.json, does not register it again.
+$CTR oci spec | jq --arg r "$R" --arg hook "$HOOK" --arg sock "$AGENT_SOCK" --arg rec "$IOB_T/rec" '
+  .root = {"path": $r, "readonly": false}
+  | .process.args = ["/bin/sh", "-c", "echo started"] | .process.terminal = false
+  | .process.cwd = "/" | .annotations = {"io.iobatch.class": "rand-read"}
+  | .hooks = {"prestart": [{"path": $hook,
+      "args": ["iobatch-hook", "--record-dir", $rec, "--socket", $sock]}]}' >"$IOB_T/h1.json"
+mkdir -p "$IOB_T/rec"
+out=$(timeout 60 $CTR run --rm --runtime $RT $LIVE --config "$IOB_T/h1.json" h1 2>&1)
+is "$out" "started" "a container whose spec has iobatch-hook runs"
+is "$(grep -c "registered 'h1' (namespace '$NS', from hook" "$AGENT_LOG"):$(grep -c "registered 'h1' (namespace '$NS', from shim" "$AGENT_LOG")" \
+  "1:0" "registered once, by the hook in its spec, not again by the shim"
+ok "the hook's record says it ran" test -f "$IOB_T/rec/h1.json"
 
 # An unknown declared class fails Create, naming the annotation (the agent
 # would refuse its Register), and leaves nothing behind.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Admission that never holds up a node (issue #11), end to end through a
-# private containerd, our shim, the injected hook and iobatchd on the
+# private containerd, our shim and iobatchd on the
 # predictive (default) policy with a matrix file, so that holds rest on
 # evidence:
 #   - an unknown container (no class, no profile) beside a running
@@ -17,7 +17,6 @@
 . "$(dirname "$0")/../lib/agent.sh"
 tap_plan 11
 iob_need containerd ctr runc fio jq
-[ -x "$IOB_B/bin/iobatch-hook" ] || bail "build first: $IOB_B/bin/iobatch-hook"
 cp "$IOB_TOP/tests/fixtures/batch/hold-matrix.conf" "$IOB_T/matrix.conf"
 # Learned profiles, as a node that ran these workloads before knows them:
 # a 10 s random writer, 8 s and 20 s sequential writers.

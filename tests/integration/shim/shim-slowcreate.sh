@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# runc runs beside the shim's loop (issue 14): two containers of one pod in
-# one shim; B's create runs a prestart hook that sleeps.  While B's `runc
-# create` is in flight, State, Kill and Wait on A are answered at once.
+# runc runs beside the shim's loop: two containers of one pod in one shim;
+# B's `runc create` is slow (a runc wrapper named by B's runtime options
+# sleeps first).  While it is in flight, State, Kill and Wait on A are
+# answered at once.
 # Then B's `runc delete` is slow (a runc wrapper sleeps first): A is still
 # answered at once, while a Kill on B waits behind B's Delete and then gets
 # containerd's answer for a deleted process.  Proved by order, not by a
@@ -16,19 +17,19 @@ CALL=$IOB_B/tests/shim-call
 [ -x "$CALL" ] || bail "build tests/shim-call first (make)"
 M=$IOB_T/marks
 mkdir -p "$M"
-# The shim adds $IOBATCH_HOOK to every container's prestart hooks; it
-# sleeps for container slowb only.  No agent: containers start at once.
-cat >"$IOB_T/slowhook.sh" <<SH
+# B's runc sleeps before it creates.  No agent: containers start at once.
+cat >"$IOB_T/runc-slowcreate" <<SH
 #!/bin/sh
-if grep -q '"id": *"slowb"'; then
+case " \$* " in *" create "*)
   touch "$M/started"
   sleep 5
-  touch "$M/done"
-fi
-exit 0
+  touch "$M/done" ;;
+esac
+exec runc "\$@"
 SH
-chmod +x "$IOB_T/slowhook.sh"
-export IOBATCH_HOOK=$IOB_T/slowhook.sh IOBATCH_AGENT_SOCKET=$IOB_T/no-agent.sock
+chmod +x "$IOB_T/runc-slowcreate"
+printf 'BinaryName = "%s"\n' "$IOB_T/runc-slowcreate" >"$IOB_T/slowcreate.toml"
+export IOBATCH_AGENT_SOCKET=$IOB_T/no-agent.sock
 
 shim_containerd_start || bail "containerd did not start"
 R=$IOB_T/rootfs
@@ -38,35 +39,35 @@ POD="--annotation io.kubernetes.cri.sandbox-id=pod1"
 ok "container A of the pod runs" timeout 30 $CTR run --runtime $RT $SHIM_RUNOPTS -d $POD \
   --rootfs "$R" fasta /bin/sleep 600
 SOCK=$(shim_socket_of pod1)
-timeout 60 $CTR run --runtime $RT $SHIM_RUNOPTS -d $POD --rootfs "$R" slowb /bin/sleep 600 \
-  >"$IOB_T/slowb.out" 2>&1 &
+timeout 60 $CTR run --runtime $RT --runtime-config-path "$IOB_T/slowcreate.toml" -d $POD \
+  --rootfs "$R" slowb /bin/sleep 600 >"$IOB_T/slowb.out" 2>&1 &
 SLOWB=$!
 for i in $(seq 1 300); do [ -e "$M/started" ] && break; sleep 0.1; done
-ok "B's create is in its hook" test -e "$M/started"
+ok "B's create is in its runc" test -e "$M/started"
 
-# Each answer below must come while the hook still sleeps.
-hook_sleeps() { [ ! -e "$M/done" ]; }
+# Each answer below must come while B's runc still sleeps.
+create_sleeps() { [ ! -e "$M/done" ]; }
 state=$($CALL "$SOCK" state fasta)
-hook_sleeps; st=$?
+create_sleeps; st=$?
 is "$state" "status 2 pid $(sed -n 's/.*pid \([0-9]*\).*/\1/p' <<<"$state")" "State on A: running"
-is "$st" 0 "State on A answered while B's hook sleeps"
+is "$st" 0 "State on A answered while B's create sleeps"
 nb=$($CALL "$SOCK" state slowb)
-hook_sleeps; st=$?
+create_sleeps; st=$?
 like "$nb" "code=5 container not created" "State on B while its create runs: NotFound, as containerd's shim answers"
-is "$st" 0 "... answered while B's hook sleeps"
+is "$st" 0 "... answered while B's create sleeps"
 $CALL "$SOCK" wait fasta >"$IOB_T/wait.out" 2>&1 &
 WAITA=$!
 sleep 0.2
 is "$($CALL "$SOCK" kill fasta 9)" "ok" "Kill on A"
-hook_sleeps; is $? 0 "Kill on A answered while B's hook sleeps"
+create_sleeps; is $? 0 "Kill on A answered while B's create sleeps"
 wait $WAITA
-hook_sleeps; st=$?
+create_sleeps; st=$?
 is "$(cat "$IOB_T/wait.out")" "exit 137" "Wait on A returns A's exit"
-is "$st" 0 "Wait on A answered while B's hook sleeps"
+is "$st" 0 "Wait on A answered while B's create sleeps"
 
 wait $SLOWB
-is $? 0 "B is created and started once its hook returned"
-ok "the hook had finished by then" test -e "$M/done"
+is $? 0 "B is created and started once its runc create returned"
+ok "its runc had finished by then" test -e "$M/done"
 like "$($CALL "$SOCK" state slowb)" "status 2 " "State on B: running"
 
 # B's delete is slow: runc (through a wrapper named by B's runtime options)
