@@ -32,11 +32,14 @@ iob_stack_up "max_hold = 120s"
 # as long as one after the other: no penalty to learn.)
 READER="--rw=read --bs=128k --direct=1 --ioengine=psync"
 # layout DIR: two 256 MiB files, far apart on the disk (a and b); sets MIB,
-# what one reader moves alone in 1 s on this disk: b's work; a's is twice
-# that in every run, so that in the fourth co-run, where b arrives while
-# a reads, the agent expects a to read for about 1.5 s more and holds b
-# that long (an a that outran its learned work was "nearly done" from its
-# learned end on, and how long b waited depended on when it arrived)
+# what one reader moves alone in 1 s on this disk: b's work; a's is three
+# times that in every run, so that in the fourth co-run, where b arrives
+# while a reads, the agent expects a to read for about 2.5 s more and
+# holds b that long (an a that outran its learned work was "nearly done"
+# from its learned end on, and how long b waited depended on when it
+# arrived), and so that b, started half a second after a, still finds it
+# reading on a loaded machine, where starting a container can take
+# seconds
 layout() {
   local f
   for f in a gap b; do
@@ -68,12 +71,12 @@ held_ms() { grep -oE "admitted '$1' \([a-z-]+\) after [0-9]+ ms" "$AGENT_LOG" | 
 # fourth in which b arrives while a reads
 learn() {
   local p=$1 dir=$2 i
-  run "${p}sa" a "$dir" 2
+  run "${p}sa" a "$dir" 3
   wait_for 120 "done_ ${p}sa" || bail "the reader alone did not end"
   run "${p}sb" b "$dir"
   wait_for 120 "done_ ${p}sb" || bail "the reader alone did not end"
   for i in 1 2 3 4; do
-    run "${p}a$i" a "$dir" 2
+    run "${p}a$i" a "$dir" 3
     if [ "$i" = 4 ]; then # b arrives while a reads
       wait_for 30 '[ "$(agent_field '"${p}a$i"' state)" == running ]'
       sleep 0.5
