@@ -105,7 +105,6 @@ AGENT_LOG=$IOB_T/agent.log
 AGENT_PID=
 # The shims find the agent through containerd's environment.
 export IOBATCH_AGENT_SOCKET=$AGENT_SOCK
-unset IOBATCH_HOOK
 CTL="iobatchctl --socket $AGENT_SOCK"
 OUT=$OUT_DIR/soak
 mkdir -p "$OUT"
