@@ -86,9 +86,13 @@ is "$?" "0" "the shim asked the agent at the options' socket"
 
 # 1b. A spec that carries iobatch-hook itself (its author put it there):
 # runc runs it at create and it registers the container with its birth;
-# the shim, seeing it in config.json, does not register it again.
-$CTR oci spec | jq --arg r "$R" --arg hook "$HOOK" --arg sock "$AGENT_SOCK" --arg rec "$IOB_T/rec" '
-  .root = {"path": $r, "readonly": false}
+# the shim, seeing it in config.json, does not register it again.  (The
+# default spec's cgroupsPath is the namespace's own cgroup, the parent of
+# the other containers' here: cgroup v2 puts no process in a cgroup whose
+# children have controllers, so h1 gets one of its own.)
+$CTR oci spec | jq --arg r "$R" --arg hook "$HOOK" --arg sock "$AGENT_SOCK" --arg rec "$IOB_T/rec" \
+  --arg cg "/$NS/h1" '
+  .root = {"path": $r, "readonly": false} | .linux.cgroupsPath = $cg
   | .process.args = ["/bin/sh", "-c", "echo started"] | .process.terminal = false
   | .process.cwd = "/" | .annotations = {"io.iobatch.class": "rand-read"}
   | .hooks = {"prestart": [{"path": $hook,
