@@ -1003,8 +1003,18 @@ void agent_sampler_finish(struct agent_sampler *s, struct agent_ctr *c) {
   struct sstate *st = c->sample.sampler_state;
   if (st == NULL || c->state != AGENT_RUNNING)
     return;
-  epoch_end(s, c, &st->ep);
-  st->ep.open = false;
+  /* Alone when it exits: its last sampled window ended before the exit,
+   * so it ran throughout (had its I/O stopped in it, the rate is low, and
+   * what a co-run is taught to cost is lower, not higher).  The last job
+   * of a mix started all at once may run alone for under two windows,
+   * and this is then the only solo rate the node measures. */
+  struct epoch *e = &st->ep;
+  if (e->open && e->nb == 0 && e->windows >= 2 && e->last_secs > 0 && st->busy) {
+    c->sample.alone_s += e->last_secs;
+    c->sample.alone_bytes += e->last_bytes;
+  }
+  epoch_end(s, c, e);
+  e->open = false;
   pay_owed(s, c, st);
 }
 

@@ -409,6 +409,37 @@ static void test_corun_taught_once_alone(void **state) {
   release_readers(&o, &s, 2);
 }
 
+/* The last job of a mix alone for one full window before it exits: its
+ * exit shows that window was not its last, so it is its solo rate, and
+ * the co-run it had beside the others teaches. */
+static void test_exit_ends_the_tail_alone(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  setup_owner(&o, &s, false);
+  struct agent_ctr *c[2];
+  readers(&o, &s, (const char *const[]){"default", "default"}, c, 2);
+  unsigned long long mib[2] = {0, 0};
+  for (int w = 1; w <= 5; w++) {
+    mib[0] += 1, mib[1] += 1;
+    window(&s, mib, 2);
+  }
+  c[1]->state = AGENT_CREATED; /* b leaves */
+  mib[0] += 1;
+  window(&s, mib, 2);
+  mib[0] += 4; /* a alone: one full window, then it exits */
+  window(&s, mib, 2);
+  double solo = c[0]->sample.read_bps;
+  assert_true(c[0]->sample.alone_s == 0);
+  assert_null(agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls));
+  agent_sampler_finish(&s, c[0]);
+  assert_true(fabs(c[0]->sample.alone_bytes / c[0]->sample.alone_s - solo) < 1e-6 * solo);
+  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  assert_non_null(e);
+  assert_int_equal(e->samples, 1);
+  release_readers(&o, &s, 2);
+}
+
 /* A container the disk starves beside a busy neighbour (no bytes in a
  * window while it is busy) made no progress in that window: only its
  * windows alone, or idle of its own accord, count at solo speed. */
@@ -617,6 +648,7 @@ int main(void) {
       cmocka_unit_test(test_auto_picks_bpf_on_cgroup_v2),
       cmocka_unit_test(test_learns_beside_many_and_alone),
       cmocka_unit_test(test_corun_taught_once_alone),
+      cmocka_unit_test(test_exit_ends_the_tail_alone),
       cmocka_unit_test(test_starved_window_no_progress),
       cmocka_unit_test(test_one_tenant_teaches_nothing),
       cmocka_unit_test(test_starved_is_slowest),
