@@ -364,6 +364,23 @@ static void test_learns_beside_many_and_alone(void **state) {
   release_readers(&o, &s, 4);
 }
 
+/* Two fresh readers (no solo rate) side by side for five windows, 1 MiB
+ * a window each (a's rates in r[1..5]), then b leaves and a moves 1 MiB
+ * more: a's co-run has ended. */
+static void fresh_pair_then_alone(struct owner *o, struct agent_sampler *s, struct agent_ctr **c,
+                                  unsigned long long *mib, double *r) {
+  setup_owner(o, s, false);
+  readers(o, s, (const char *const[]){"default", "default"}, c, 2);
+  for (int w = 1; w <= 5; w++) {
+    mib[0] += 1, mib[1] += 1;
+    window(s, mib, 2);
+    r[w] = c[0]->sample.read_bps;
+  }
+  c[1]->state = AGENT_CREATED;
+  mib[0] += 1;
+  window(s, mib, 2);
+}
+
 /* A fresh node: two readers start together, neither with a solo rate.
  * Their co-run teaches nothing when it ends, and is kept: once the
  * survivor has run a full window alone, its solo rate is known and the
@@ -372,19 +389,10 @@ static void test_corun_taught_once_alone(void **state) {
   (void)state;
   struct owner o;
   struct agent_sampler s;
-  setup_owner(&o, &s, false);
   struct agent_ctr *c[2];
-  readers(&o, &s, (const char *const[]){"default", "default"}, c, 2);
   unsigned long long mib[2] = {0, 0};
   double r[6] = {0};
-  for (int w = 1; w <= 5; w++) { /* side by side: 1 MiB a window each */
-    mib[0] += 1, mib[1] += 1;
-    window(&s, mib, 2);
-    r[w] = c[0]->sample.read_bps;
-  }
-  c[1]->state = AGENT_CREATED; /* b leaves: a's co-run ends */
-  mib[0] += 1;
-  window(&s, mib, 2);
+  fresh_pair_then_alone(&o, &s, c, mib, r);
   assert_null(agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls));
   double solo = 0;
   for (int w = 7; w <= 9; w++) { /* a alone, 4 MiB a window */
@@ -416,17 +424,10 @@ static void test_exit_ends_the_tail_alone(void **state) {
   (void)state;
   struct owner o;
   struct agent_sampler s;
-  setup_owner(&o, &s, false);
   struct agent_ctr *c[2];
-  readers(&o, &s, (const char *const[]){"default", "default"}, c, 2);
   unsigned long long mib[2] = {0, 0};
-  for (int w = 1; w <= 5; w++) {
-    mib[0] += 1, mib[1] += 1;
-    window(&s, mib, 2);
-  }
-  c[1]->state = AGENT_CREATED; /* b leaves */
-  mib[0] += 1;
-  window(&s, mib, 2);
+  double r[6] = {0};
+  fresh_pair_then_alone(&o, &s, c, mib, r);
   mib[0] += 4; /* a alone: one full window, then it exits */
   window(&s, mib, 2);
   double solo = c[0]->sample.read_bps;
