@@ -963,6 +963,16 @@ static void epoch_end(struct agent_sampler *s, struct agent_ctr *c, struct epoch
     owe(c->sample.sampler_state, &span);
 }
 
+/* A span alone whose last window is known to be full: that window counts
+ * toward the container's solo rate.  False: nothing to count. */
+static bool take_last_alone(struct agent_ctr *c, const struct epoch *e) {
+  if (e->nb != 0 || e->windows < 2 || !(e->last_secs > 0))
+    return false;
+  c->sample.alone_s += e->last_secs;
+  c->sample.alone_bytes += e->last_bytes;
+  return true;
+}
+
 /* The window in container C's co-run: a new one when its busy neighbours
  * changed (the last one ends: what it teaches is taken), else one more
  * window of it. */
@@ -987,11 +997,8 @@ static void epoch_window(struct agent_sampler *s, struct agent_ctr *c, struct ss
   }
   /* Alone, the window before is its solo rate now that this one shows it
    * was not the last (a run's last window is partly idle). */
-  if (e->nb == 0 && e->windows >= 2 && e->last_secs > 0) {
-    c->sample.alone_s += e->last_secs;
-    c->sample.alone_bytes += e->last_bytes;
+  if (take_last_alone(c, e))
     pay_owed(s, c, st);
-  }
   e->windows++;
   e->bytes += rate * dt;
   e->secs += dt;
@@ -1009,10 +1016,8 @@ void agent_sampler_finish(struct agent_sampler *s, struct agent_ctr *c) {
    * of a mix started all at once may run alone for under two windows,
    * and this is then the only solo rate the node measures. */
   struct epoch *e = &st->ep;
-  if (e->open && e->nb == 0 && e->windows >= 2 && e->last_secs > 0 && st->busy) {
-    c->sample.alone_s += e->last_secs;
-    c->sample.alone_bytes += e->last_bytes;
-  }
+  if (e->open && st->busy)
+    (void)take_last_alone(c, e);
   epoch_end(s, c, e);
   e->open = false;
   pay_owed(s, c, st);
