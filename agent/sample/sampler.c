@@ -1006,18 +1006,39 @@ static void epoch_window(struct agent_sampler *s, struct agent_ctr *c, struct ss
   e->last_secs = dt;
 }
 
+/* The window its exit cut short, alone throughout (its neighbours were
+ * gone by the last sample): one last sample, counted when that window
+ * lasted at least half the one before it.  A tail alone of under two
+ * windows has no full window but the one with the others' exit in it,
+ * which does not count; this one then does.  Its I/O stopped in it as it
+ * ended: the rate is lower, and what a co-run is taught to cost lower,
+ * never higher. */
+static void take_exit_window(struct agent_sampler *s, struct agent_ctr *c, struct sstate *st) {
+  if (st->n < 2)
+    return;
+  double before = (double)(st->ring[st->n - 1].t_ns - st->ring[st->n - 2].t_ns) / 1e9;
+  st->last_dt = 0;
+  if (sample_one(s, c) != 0 || !(before > 0) || !(st->last_dt >= before / 2))
+    return;
+  c->sample.alone_s += st->last_dt;
+  c->sample.alone_bytes += (c->sample.read_bps + c->sample.write_bps) * st->last_dt;
+  st->last_dt = 0;
+}
+
 void agent_sampler_finish(struct agent_sampler *s, struct agent_ctr *c) {
   struct sstate *st = c->sample.sampler_state;
   if (st == NULL || c->state != AGENT_RUNNING)
     return;
   /* Alone when it exits: its last sampled window ended before the exit,
-   * so it ran throughout (had its I/O stopped in it, the rate is low, and
-   * what a co-run is taught to cost is lower, not higher).  The last job
-   * of a mix started all at once may run alone for under two windows,
+   * so it ran throughout, and so did the window the exit cut short.  The
+   * last job of a mix started all at once runs alone only in its tail,
    * and this is then the only solo rate the node measures. */
   struct epoch *e = &st->ep;
-  if (e->open && st->busy)
+  if (e->open && st->busy) {
     (void)take_last_alone(c, e);
+    if (e->nb == 0)
+      take_exit_window(s, c, st);
+  }
   epoch_end(s, c, e);
   e->open = false;
   pay_owed(s, c, st);

@@ -441,6 +441,32 @@ static void test_exit_ends_the_tail_alone(void **state) {
   release_readers(&o, &s, 2);
 }
 
+/* The last job of a mix alone for less than two windows: the window with
+ * its neighbour's exit in it does not count, and no full window follows.
+ * The window its own exit cuts short was alone throughout: its exit takes
+ * one last sample, and that window is its solo rate. */
+static void test_exit_window_is_alone(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  struct agent_ctr *c[2];
+  unsigned long long mib[2] = {0, 0};
+  double r[6] = {0};
+  fresh_pair_then_alone(&o, &s, c, mib, r);
+  assert_true(c[0]->sample.alone_s == 0);
+  mib[0] += 4; /* a alone, then it exits before the next window */
+  iostat(names[0], mib[0] << 20);
+  (void)usleep(40000);
+  agent_sampler_finish(&s, c[0]);
+  assert_true(c[0]->sample.alone_s > 0);
+  double solo = c[0]->sample.alone_bytes / c[0]->sample.alone_s;
+  assert_true(fabs(solo * c[0]->sample.alone_s - (4 << 20)) < 1e-6 * solo);
+  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  assert_non_null(e);
+  assert_int_equal(e->samples, 1);
+  release_readers(&o, &s, 2);
+}
+
 /* A container the disk starves beside a busy neighbour (no bytes in a
  * window while it is busy) made no progress in that window: only its
  * windows alone, or idle of its own accord, count at solo speed. */
@@ -650,6 +676,7 @@ int main(void) {
       cmocka_unit_test(test_learns_beside_many_and_alone),
       cmocka_unit_test(test_corun_taught_once_alone),
       cmocka_unit_test(test_exit_ends_the_tail_alone),
+      cmocka_unit_test(test_exit_window_is_alone),
       cmocka_unit_test(test_starved_window_no_progress),
       cmocka_unit_test(test_one_tenant_teaches_nothing),
       cmocka_unit_test(test_starved_is_slowest),
