@@ -1018,10 +1018,14 @@ static void take_exit_window(struct agent_sampler *s, struct agent_ctr *c, struc
     return;
   double before = (double)(st->ring[st->n - 1].t_ns - st->ring[st->n - 2].t_ns) / 1e9;
   st->last_dt = 0;
+  set_now(s); /* the BPF map's sample is stamped with it */
   if (sample_one(s, c) != 0 || !(before > 0) || !(st->last_dt >= before / 2))
     return;
+  double rate = c->sample.read_bps + c->sample.write_bps;
   c->sample.alone_s += st->last_dt;
-  c->sample.alone_bytes += (c->sample.read_bps + c->sample.write_bps) * st->last_dt;
+  c->sample.alone_bytes += rate * st->last_dt;
+  iob_debug("'%s' (%s) alone for the last %.2f s before its exit: %.2f MiB/s", c->id,
+            batch_class_name(c->cls), st->last_dt, rate / (1024 * 1024));
   st->last_dt = 0;
 }
 
