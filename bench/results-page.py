@@ -568,6 +568,19 @@ def table_shim_cost(name):
             f"{idle['runc']} ms against {idle['iobatch']} ms.")
 
 
+def table_start_path(name):
+    """bench/start-path.sh: median ms per phase of `ctr run --rm`, each shim."""
+    d = load(name)
+    m = d["median_ms"]
+    r, i = m["runc_shim"], m["iobatch"]
+    rows = [[k, f"{r[k]:.1f}", f"{i[k]:.1f}", f"{i[k] - r[k]:+.1f}"] for k in r]
+    return (table(["phase", "runc's shim (ms)", "iobatch (ms)", "iobatch − runc's"], rows,
+                  ["---", "---:", "---:", "---:"])
+            + f"\n\n{d['reps']} runs of each, interleaved; load average {d['load_average_start']}. "
+            f"Total iobatch / runc's shim: {i['total'] / r['total']:.2f}; runc's three calls are "
+            f"{i['runc_calls'] / i['total']:.0%} of iobatch's total.")
+
+
 def trim_ratio(name, containers):
     """iobatch shim PSS with trim / without, means of the runs."""
     d = load(name)
