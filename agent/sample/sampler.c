@@ -906,7 +906,10 @@ static void teach(struct agent_sampler *s, struct agent_ctr *c, const struct epo
   /* Busy, it moved nothing in the whole span: the disk starved it. */
   double rate = e->bytes > 0 ? e->bytes / e->secs : 0;
   double sd = rate > 0 ? solo / rate : AGENT_PEN_MAX_SLOWDOWN;
-  double per = 1 + (sd - 1) / (double)e->nb;
+  /* Starved, it is slower than any rate can show: each neighbour gets the
+   * largest share, as beside a crawl; shared out, starvation would teach
+   * less than a crawl does. */
+  double per = rate > 0 ? 1 + (sd - 1) / (double)e->nb : AGENT_PEN_MAX_SLOWDOWN;
   iob_debug("'%s' (%s) beside %zu for %.1f s: %.2f MiB/s, %.2fx slower than alone", c->id,
             batch_class_name(c->cls), e->nb, e->secs, rate / (1024 * 1024), sd);
   for (int k = 0; k < BATCH_NCLASS; k++)

@@ -556,6 +556,31 @@ static void test_starved_is_slowest(void **state) {
   release_readers(&o, &s, 2);
 }
 
+/* Starved beside two neighbours: each pair gets the largest slowdown, as
+ * it would had the victim moved a byte; shared out, starvation would teach
+ * less than a crawl. */
+static void test_starved_beside_many_is_slowest(void **state) {
+  (void)state;
+  struct owner o;
+  struct agent_sampler s;
+  setup_owner(&o, &s, false);
+  struct agent_ctr *c[3];
+  readers(&o, &s, (const char *const[]){"default", "default", "default"}, c, 3);
+  unsigned long long mib[3] = {1, 1, 1};
+  window(&s, mib, 3);
+  c[0]->profile.solo_bps = 100 * c[0]->sample.read_bps;
+  for (int w = 2; w <= 4; w++) {
+    mib[1] += 1, mib[2] += 1;
+    window(&s, mib, 3);
+  }
+  c[1]->state = c[2]->state = AGENT_CREATED;
+  window(&s, mib, 3);
+  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  assert_non_null(e);
+  assert_true(e->slowdown == AGENT_PEN_MAX_SLOWDOWN);
+  release_readers(&o, &s, 3);
+}
+
 /* Two readers move for two windows; then A moves nothing for eight while
  * B goes on.  Its io.pressure says whether it waits for the disk
  * (stalled the whole window) or stopped of its own accord (no stall). */
@@ -680,6 +705,7 @@ int main(void) {
       cmocka_unit_test(test_starved_window_no_progress),
       cmocka_unit_test(test_one_tenant_teaches_nothing),
       cmocka_unit_test(test_starved_is_slowest),
+      cmocka_unit_test(test_starved_beside_many_is_slowest),
       cmocka_unit_test(test_waiting_reader_stays_busy),
       cmocka_unit_test(test_idle_reader_leaves_at_once),
       cmocka_unit_test(test_starved_from_the_start),
