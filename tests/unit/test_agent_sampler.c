@@ -367,18 +367,26 @@ static void test_learns_beside_many_and_alone(void **state) {
 /* Two fresh readers (no solo rate) side by side for five windows, 1 MiB
  * a window each (a's rates in r[1..5]), then b leaves and a moves 1 MiB
  * more: a's co-run has ended. */
-static void fresh_pair_then_alone(struct owner *o, struct agent_sampler *s, struct agent_ctr **c,
-                                  unsigned long long *mib, double *r) {
-  setup_owner(o, s, false);
-  readers(o, s, (const char *const[]){"default", "default"}, c, 2);
+struct fresh_pair {
+  struct owner o;
+  struct agent_sampler s;
+  struct agent_ctr *c[2];
+  unsigned long long mib[2];
+  double r[6]; /* a's rate in windows 1 to 5, beside b */
+};
+
+static void fresh_pair_then_alone(struct fresh_pair *p) {
+  memset(p, 0, sizeof(*p));
+  setup_owner(&p->o, &p->s, false);
+  readers(&p->o, &p->s, (const char *const[]){"default", "default"}, p->c, 2);
   for (int w = 1; w <= 5; w++) {
-    mib[0] += 1, mib[1] += 1;
-    window(s, mib, 2);
-    r[w] = c[0]->sample.read_bps;
+    p->mib[0] += 1, p->mib[1] += 1;
+    window(&p->s, p->mib, 2);
+    p->r[w] = p->c[0]->sample.read_bps;
   }
-  c[1]->state = AGENT_CREATED;
-  mib[0] += 1;
-  window(s, mib, 2);
+  p->c[1]->state = AGENT_CREATED;
+  p->mib[0] += 1;
+  window(&p->s, p->mib, 2);
 }
 
 /* A fresh node: two readers start together, neither with a solo rate.
@@ -387,34 +395,30 @@ static void fresh_pair_then_alone(struct owner *o, struct agent_sampler *s, stru
  * co-run teaches what it cost, as if the rate had been known all along. */
 static void test_corun_taught_once_alone(void **state) {
   (void)state;
-  struct owner o;
-  struct agent_sampler s;
-  struct agent_ctr *c[2];
-  unsigned long long mib[2] = {0, 0};
-  double r[6] = {0};
-  fresh_pair_then_alone(&o, &s, c, mib, r);
-  assert_null(agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls));
+  struct fresh_pair p;
+  fresh_pair_then_alone(&p);
+  assert_null(agent_penalties_stream(&p.o.pen, p.c[0]->cls, p.c[1]->cls));
   double solo = 0;
   for (int w = 7; w <= 9; w++) { /* a alone, 4 MiB a window */
-    mib[0] += 4;
-    window(&s, mib, 2);
+    p.mib[0] += 4;
+    window(&p.s, p.mib, 2);
     if (w == 8)
-      solo = c[0]->sample.alone_bytes / c[0]->sample.alone_s;
+      solo = p.c[0]->sample.alone_bytes / p.c[0]->sample.alone_s;
     /* window 7 is known full (not its last) at window 8 */
-    assert_true((agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls) != NULL) == (w >= 8));
+    assert_true((agent_penalties_stream(&p.o.pen, p.c[0]->cls, p.c[1]->cls) != NULL) == (w >= 8));
   }
-  assert_true(c[0]->sample.alone_s > 0);
-  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  assert_true(p.c[0]->sample.alone_s > 0);
+  const struct agent_pen_stream *e = agent_penalties_stream(&p.o.pen, p.c[0]->cls, p.c[1]->cls);
   assert_non_null(e);
   assert_int_equal(e->samples, 1);
   /* the co-run's windows 2 to 4 (its first and last left out) against
    * the rate of its first full window alone */
-  double sd = solo / (3 / (1 / r[2] + 1 / r[3] + 1 / r[4]));
+  double sd = solo / (3 / (1 / p.r[2] + 1 / p.r[3] + 1 / p.r[4]));
   assert_true(fabs(e->slowdown - sd) < 1e-6 * sd);
   /* taught once: the exit adds nothing */
-  agent_sampler_finish(&s, c[0]);
-  assert_int_equal(agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls)->samples, 1);
-  release_readers(&o, &s, 2);
+  agent_sampler_finish(&p.s, p.c[0]);
+  assert_int_equal(agent_penalties_stream(&p.o.pen, p.c[0]->cls, p.c[1]->cls)->samples, 1);
+  release_readers(&p.o, &p.s, 2);
 }
 
 /* The last job of a mix alone for one full window before it exits: its
@@ -422,23 +426,19 @@ static void test_corun_taught_once_alone(void **state) {
  * the co-run it had beside the others teaches. */
 static void test_exit_ends_the_tail_alone(void **state) {
   (void)state;
-  struct owner o;
-  struct agent_sampler s;
-  struct agent_ctr *c[2];
-  unsigned long long mib[2] = {0, 0};
-  double r[6] = {0};
-  fresh_pair_then_alone(&o, &s, c, mib, r);
-  mib[0] += 4; /* a alone: one full window, then it exits */
-  window(&s, mib, 2);
-  double solo = c[0]->sample.read_bps;
-  assert_true(c[0]->sample.alone_s == 0);
-  assert_null(agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls));
-  agent_sampler_finish(&s, c[0]);
-  assert_true(fabs(c[0]->sample.alone_bytes / c[0]->sample.alone_s - solo) < 1e-6 * solo);
-  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  struct fresh_pair p;
+  fresh_pair_then_alone(&p);
+  p.mib[0] += 4; /* a alone: one full window, then it exits */
+  window(&p.s, p.mib, 2);
+  double solo = p.c[0]->sample.read_bps;
+  assert_true(p.c[0]->sample.alone_s == 0);
+  assert_null(agent_penalties_stream(&p.o.pen, p.c[0]->cls, p.c[1]->cls));
+  agent_sampler_finish(&p.s, p.c[0]);
+  assert_true(fabs(p.c[0]->sample.alone_bytes / p.c[0]->sample.alone_s - solo) < 1e-6 * solo);
+  const struct agent_pen_stream *e = agent_penalties_stream(&p.o.pen, p.c[0]->cls, p.c[1]->cls);
   assert_non_null(e);
   assert_int_equal(e->samples, 1);
-  release_readers(&o, &s, 2);
+  release_readers(&p.o, &p.s, 2);
 }
 
 /* The last job of a mix alone for less than two windows: the window with
@@ -447,24 +447,20 @@ static void test_exit_ends_the_tail_alone(void **state) {
  * one last sample, and that window is its solo rate. */
 static void test_exit_window_is_alone(void **state) {
   (void)state;
-  struct owner o;
-  struct agent_sampler s;
-  struct agent_ctr *c[2];
-  unsigned long long mib[2] = {0, 0};
-  double r[6] = {0};
-  fresh_pair_then_alone(&o, &s, c, mib, r);
-  assert_true(c[0]->sample.alone_s == 0);
-  mib[0] += 4; /* a alone, then it exits before the next window */
-  iostat(names[0], mib[0] << 20);
+  struct fresh_pair p;
+  fresh_pair_then_alone(&p);
+  assert_true(p.c[0]->sample.alone_s == 0);
+  p.mib[0] += 4; /* a alone, then it exits before the next window */
+  iostat(names[0], p.mib[0] << 20);
   (void)usleep(40000);
-  agent_sampler_finish(&s, c[0]);
-  assert_true(c[0]->sample.alone_s > 0);
-  double solo = c[0]->sample.alone_bytes / c[0]->sample.alone_s;
-  assert_true(fabs(solo * c[0]->sample.alone_s - (4 << 20)) < 1e-6 * solo);
-  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  agent_sampler_finish(&p.s, p.c[0]);
+  assert_true(p.c[0]->sample.alone_s > 0);
+  double solo = p.c[0]->sample.alone_bytes / p.c[0]->sample.alone_s;
+  assert_true(fabs(solo * p.c[0]->sample.alone_s - (4 << 20)) < 1e-6 * solo);
+  const struct agent_pen_stream *e = agent_penalties_stream(&p.o.pen, p.c[0]->cls, p.c[1]->cls);
   assert_non_null(e);
   assert_int_equal(e->samples, 1);
-  release_readers(&o, &s, 2);
+  release_readers(&p.o, &p.s, 2);
 }
 
 /* A container the disk starves beside a busy neighbour (no bytes in a
@@ -532,28 +528,36 @@ static void test_one_tenant_teaches_nothing(void **state) {
   release_readers(&o, &s, 2);
 }
 
+/* Reader a starved beside n - 1 others that move for three windows, then
+ * leave: the slowdown its co-run taught against b. */
+static double starved_beside(size_t n) {
+  struct owner o;
+  struct agent_sampler s;
+  setup_owner(&o, &s, false);
+  struct agent_ctr *c[3];
+  readers(&o, &s, (const char *const[]){"default", "default", "default"}, c, n);
+  unsigned long long mib[3] = {1, 1, 1};
+  window(&s, mib, n);
+  c[0]->profile.solo_bps = 100 * c[0]->sample.read_bps;
+  for (int w = 2; w <= 4; w++) {
+    for (size_t i = 1; i < n; i++)
+      mib[i] += 1;
+    window(&s, mib, n);
+  }
+  for (size_t i = 1; i < n; i++)
+    c[i]->state = AGENT_CREATED;
+  window(&s, mib, n);
+  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
+  double slowdown = e ? e->slowdown : 0;
+  release_readers(&o, &s, n);
+  return slowdown;
+}
+
 /* A busy container that moves nothing in a whole co-run was starved: the
  * largest slowdown a sample may have. */
 static void test_starved_is_slowest(void **state) {
   (void)state;
-  struct owner o;
-  struct agent_sampler s;
-  setup_owner(&o, &s, false);
-  struct agent_ctr *c[2];
-  readers(&o, &s, (const char *const[]){"default", "default"}, c, 2);
-  unsigned long long mib[2] = {1, 1};
-  window(&s, mib, 2);
-  c[0]->profile.solo_bps = 100 * c[0]->sample.read_bps;
-  for (int w = 2; w <= 4; w++) {
-    mib[1] += 1;
-    window(&s, mib, 2);
-  }
-  c[1]->state = AGENT_CREATED;
-  window(&s, mib, 2);
-  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
-  assert_non_null(e);
-  assert_true(e->slowdown == AGENT_PEN_MAX_SLOWDOWN);
-  release_readers(&o, &s, 2);
+  assert_true(starved_beside(2) == AGENT_PEN_MAX_SLOWDOWN);
 }
 
 /* Starved beside two neighbours: each pair gets the largest slowdown, as
@@ -561,24 +565,7 @@ static void test_starved_is_slowest(void **state) {
  * less than a crawl. */
 static void test_starved_beside_many_is_slowest(void **state) {
   (void)state;
-  struct owner o;
-  struct agent_sampler s;
-  setup_owner(&o, &s, false);
-  struct agent_ctr *c[3];
-  readers(&o, &s, (const char *const[]){"default", "default", "default"}, c, 3);
-  unsigned long long mib[3] = {1, 1, 1};
-  window(&s, mib, 3);
-  c[0]->profile.solo_bps = 100 * c[0]->sample.read_bps;
-  for (int w = 2; w <= 4; w++) {
-    mib[1] += 1, mib[2] += 1;
-    window(&s, mib, 3);
-  }
-  c[1]->state = c[2]->state = AGENT_CREATED;
-  window(&s, mib, 3);
-  const struct agent_pen_stream *e = agent_penalties_stream(&o.pen, c[0]->cls, c[1]->cls);
-  assert_non_null(e);
-  assert_true(e->slowdown == AGENT_PEN_MAX_SLOWDOWN);
-  release_readers(&o, &s, 3);
+  assert_true(starved_beside(3) == AGENT_PEN_MAX_SLOWDOWN);
 }
 
 /* Two readers move for two windows; then A moves nothing for eight while
