@@ -28,8 +28,7 @@ REPS=${REPS:-15}
 B=${B:-build}
 OUT_DIR=${OUT_DIR:-bench/results}
 [ "$(id -u)" = 0 ] || { echo "start-path: must run as root (containerd, perf -a)" >&2; exit 1; }
-command -v perf >/dev/null || { echo "start-path: 'perf' not found (Debian: linux-perf)" >&2; exit 1; }
-for t in python3 jq ctr containerd containerd-shim-runc-v2; do
+for t in perf python3 jq ctr containerd containerd-shim-runc-v2; do
   command -v "$t" >/dev/null || { echo "start-path: '$t' not found (scripts/install-deps.sh)" >&2; exit 1; }
 done
 [ -x "$B/bin/containerd-shim-iobatch-v2" ] || { echo "start-path: build the shim first (make)" >&2; exit 1; }

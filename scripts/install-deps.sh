@@ -17,6 +17,7 @@ PKGS=(
   qemu-system-x86 qemu-utils cpio gzip e2fsprogs
   hyperfine gnuplot-nox python3 jq curl podman
   valgrind # bench/agent-overhead.sh PROFILE=callgrind
+  linux-perf # bench/start-path.sh: the kernel's process tracepoints (perf record)
   debhelper dpkg-dev fakeroot lintian scdoc systemd bash-completion man-db python3-yaml python3-kubernetes
   mmdebstrap systemd-container # tests/install: a booted Debian 12 root (systemd-nspawn)
   python3-grpcio python3-grpc-tools # the CRI client of tests/integration/e2e/cri-pods.sh
