@@ -389,6 +389,14 @@ static void fresh_pair_then_alone(struct fresh_pair *p) {
   window(&p->s, p->mib, 2);
 }
 
+/* The pair's co-run as a's penalty against b: taught, and once. */
+static const struct agent_pen_stream *taught_once(const struct fresh_pair *p) {
+  const struct agent_pen_stream *e = agent_penalties_stream(&p->o.pen, p->c[0]->cls, p->c[1]->cls);
+  assert_non_null(e);
+  assert_int_equal(e->samples, 1);
+  return e;
+}
+
 /* A fresh node: two readers start together, neither with a solo rate.
  * Their co-run teaches nothing when it ends, and is kept: once the
  * survivor has run a full window alone, its solo rate is known and the
@@ -408,9 +416,7 @@ static void test_corun_taught_once_alone(void **state) {
     assert_true((agent_penalties_stream(&p.o.pen, p.c[0]->cls, p.c[1]->cls) != NULL) == (w >= 8));
   }
   assert_true(p.c[0]->sample.alone_s > 0);
-  const struct agent_pen_stream *e = agent_penalties_stream(&p.o.pen, p.c[0]->cls, p.c[1]->cls);
-  assert_non_null(e);
-  assert_int_equal(e->samples, 1);
+  const struct agent_pen_stream *e = taught_once(&p);
   /* the co-run's windows 2 to 4 (its first and last left out) against
    * the rate of its first full window alone */
   double sd = solo / (3 / (1 / p.r[2] + 1 / p.r[3] + 1 / p.r[4]));
@@ -435,9 +441,7 @@ static void test_exit_ends_the_tail_alone(void **state) {
   assert_null(agent_penalties_stream(&p.o.pen, p.c[0]->cls, p.c[1]->cls));
   agent_sampler_finish(&p.s, p.c[0]);
   assert_true(fabs(p.c[0]->sample.alone_bytes / p.c[0]->sample.alone_s - solo) < 1e-6 * solo);
-  const struct agent_pen_stream *e = agent_penalties_stream(&p.o.pen, p.c[0]->cls, p.c[1]->cls);
-  assert_non_null(e);
-  assert_int_equal(e->samples, 1);
+  (void)taught_once(&p);
   release_readers(&p.o, &p.s, 2);
 }
 
@@ -457,9 +461,7 @@ static void test_exit_window_is_alone(void **state) {
   assert_true(p.c[0]->sample.alone_s > 0);
   double solo = p.c[0]->sample.alone_bytes / p.c[0]->sample.alone_s;
   assert_true(fabs(solo * p.c[0]->sample.alone_s - (4 << 20)) < 1e-6 * solo);
-  const struct agent_pen_stream *e = agent_penalties_stream(&p.o.pen, p.c[0]->cls, p.c[1]->cls);
-  assert_non_null(e);
-  assert_int_equal(e->samples, 1);
+  (void)taught_once(&p);
   release_readers(&p.o, &p.s, 2);
 }
 
