@@ -442,6 +442,9 @@ static int init_state(struct agent_daemon *d, const struct agent_config *cfg, bo
   if (agent_config_batch(&d->cfg, &d->bcfg, d->matrix_source, sizeof(d->matrix_source), err) < 0)
     return -1;
   agent_adm_init(&d->adm, &d->bcfg, d->cfg.batch_window_ms, d->cfg.max_hold_ms, &adm_ops, d);
+  /* Alone for five sampling windows and a start (admission.h). */
+  d->adm.measure_ms = 5 * d->cfg.sample_period_ms + 1000;
+  d->adm.measure_wait_ms = 3 * d->adm.measure_ms;
   if (agent_profiles_init(&d->profiles, d->cfg.state_dir, err) < 0)
     return -1;
   d->profiles.per_ns_max = d->cfg.profiles_per_namespace;

@@ -236,6 +236,8 @@ enum batch_reason {
   BATCH_HOLD_NEXT,      /* past this plan's forecast budget: the next plan decides */
   BATCH_ADMIT_CROWD,    /* too many jobs doing I/O to forecast */
   BATCH_HOLD_PROTECT,   /* the agent: a latency-sensitive container is short of its target */
+  BATCH_ADMIT_MEASURE,  /* the agent: runs alone so that its workload's solo rate is measured */
+  BATCH_HOLD_MEASURE,   /* the agent: a container runs alone to be measured */
   BATCH_NREASON
 };
 const char *batch_reason_name(enum batch_reason r);

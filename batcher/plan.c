@@ -49,6 +49,10 @@ const char *batch_reason_name(enum batch_reason r) {
     return "pending: protecting a latency-sensitive container short of its target";
   case BATCH_HOLD_NEXT:
     return "pending: decided in the next plan (forecast budget)";
+  case BATCH_ADMIT_MEASURE:
+    return "admitted: runs alone to measure its workload's solo rate";
+  case BATCH_HOLD_MEASURE:
+    return "pending: a container runs alone to be measured";
   case BATCH_NREASON:
     break;
   }

@@ -64,7 +64,11 @@ void agent_adm_init(struct agent_adm *adm, const struct batch_config *bcfg,
   adm->next_handle = 1;
   adm->plan_due_ms = UINT64_MAX;
   adm->wake_ms = UINT64_MAX;
+  adm->measure_ms = AGENT_MEASURE_MS;
+  adm->measure_wait_ms = AGENT_MEASURE_WAIT_MS;
 }
+
+static bool disk_punishes(const struct agent_adm *adm);
 
 static const char *nz(const char *s) {
   return s ? s : "";
@@ -238,9 +242,11 @@ int agent_adm_admit(struct agent_adm *adm, struct agent_ctr *c, uint32_t max_hol
    * idle node or beside containers it does not conflict with.  One that
    * comes within the window of another's arrival or admission is planned
    * when that window ends, with whatever else came in it; arrivals while
-   * others wait gather in the window. */
+   * others wait gather in the window.  On a disk whose measured penalties
+   * show harm a first arrival gathers too: which of a burst starts first
+   * matters there, and one whose rate is unknown is measured alone. */
   uint64_t at = now;
-  if (agent_ctr_count(adm, AGENT_PENDING) > 1)
+  if (agent_ctr_count(adm, AGENT_PENDING) > 1 || (adm->measure_ms && disk_punishes(adm)))
     at = now + adm->batch_window_ms;
   else if (now < adm->window_end_ms)
     at = adm->window_end_ms;
@@ -451,6 +457,110 @@ static void compute_weights(struct agent_adm *adm, struct agent_ctr **v, struct 
   }
 }
 
+/* Whether a measured pair in use says this disk punishes mixing. */
+static bool disk_punishes(const struct agent_adm *adm) {
+  for (int v = 0; adm->pen && v < BATCH_NCLASS; v++)
+    for (int n = 0; n < BATCH_NCLASS; n++) {
+      enum batch_class a = (enum batch_class)v, b = (enum batch_class)n;
+      if (agent_penalties_in_use(adm->pen, a, b) &&
+          agent_penalties_stream(adm->pen, a, b)->slowdown > AGENT_MEASURE_HARM)
+        return true;
+    }
+  return false;
+}
+
+/* A pending job whose workload's solo rate is not known: nothing it
+ * suffers beside others can be measured.  A class that does no I/O needs
+ * only its solo time (else a job that does no I/O would be measured on
+ * every run).  Never a tenant the admin does not trust: a fresh workload
+ * key per run would hold the others every time. */
+static bool rate_unknown(const struct agent_adm *adm, const struct agent_ctr *c) {
+  return c->state == AGENT_PENDING && c->kind == AGENT_KIND_JOB && !c->plan.protect &&
+         c->workload_key && *c->workload_key && c->profile.solo_bps <= 0 &&
+         (batch_class_does_io(agent_ctr_plan_class(c)) || c->profile.solo_s <= 0) &&
+         agent_adm_trusted(adm, c);
+}
+
+/* Which is measured first: readers before writers, and sequential
+ * writers before the rest.  A disk's write cache writes back what a
+ * writer wrote after it exited, unseen, and whatever runs next pays for
+ * it: a reader measured after a writer would be measured beside its
+ * write-back.  Random writes take the longest to write back. */
+static int measure_rank(const struct agent_ctr *c) {
+  switch (agent_ctr_plan_class(c)) {
+  case BATCH_SEQ_READ:
+  case BATCH_RAND_READ:
+    return 0;
+  case BATCH_SEQ_WRITE:
+    return 1;
+  default:
+    return 2;
+  }
+}
+
+static bool measure_before(const struct agent_ctr *a, const struct agent_ctr *b) {
+  return measure_rank(a) < measure_rank(b);
+}
+
+/* Measuring alone (struct agent_adm): starts the first pending container
+ * of unknown rate (measure_before, then the oldest) alone, or keeps the one that is alone so, by
+ * turning the other admissions of decisions D into holds.  A forced admission (max hold, fairness
+ * wait) stands.  Returns when to plan again (UINT64_MAX: nothing to wait for). */
+static uint64_t measure_alone(struct agent_adm *adm, struct agent_ctr **v, struct batch_decision *d,
+                              size_t n, uint64_t now) {
+  struct agent_ctr *alone = NULL;
+  size_t at = n;
+  bool others = false;
+  for (size_t i = 0; i < n; i++)
+    if (v[i]->state == AGENT_RUNNING) {
+      if (v[i]->handle == adm->measuring)
+        alone = v[at = i];
+      else
+        others = true;
+    }
+  if (alone && (others || now >= adm->measure_until_ms)) {
+    alone = NULL; /* measured long enough, or no longer alone: it runs on */
+    others = true;
+  }
+  adm->measuring = alone ? alone->handle : 0;
+  if (alone == NULL) {
+    if (others || adm->measure_ms == 0 || !disk_punishes(adm))
+      return UINT64_MAX;
+    size_t first = n;
+    for (size_t i = 0; i < n; i++)
+      if (rate_unknown(adm, v[i]) &&
+          (first == n || measure_before(v[i], v[first]) ||
+           (!measure_before(v[first], v[i]) && v[i]->plan.arrival_ms < v[first]->plan.arrival_ms)))
+        first = i;
+    if (first == n)
+      return UINT64_MAX;
+    alone = v[at = first];
+    if (!d[first].admit || d[first].reason != BATCH_ADMIT_DEADLINE) {
+      d[first].admit = true;
+      d[first].reason = BATCH_ADMIT_MEASURE;
+    }
+    adm->measuring = alone->handle;
+    adm->measure_until_ms = now + adm->measure_ms;
+    adm->measured_alone++;
+  }
+  uint64_t wake = adm->measure_until_ms;
+  for (size_t i = 0; i < n; i++) {
+    struct agent_ctr *c = v[i];
+    if (c == alone || c->state != AGENT_PENDING || !d[i].admit ||
+        d[i].reason == BATCH_ADMIT_DEADLINE || d[i].reason == BATCH_ADMIT_WAITED)
+      continue;
+    uint64_t until = c->plan.arrival_ms + adm->measure_wait_ms;
+    if (now >= until)
+      continue;
+    d[i].admit = false;
+    d[i].reason = BATCH_HOLD_MEASURE;
+    d[i].conflict = (long)at; /* what status names it waiting for */
+    if (until < wake)
+      wake = until;
+  }
+  return wake;
+}
+
 int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) {
   adm->plan_due_ms = UINT64_MAX;
   size_t n = 0;
@@ -477,6 +587,7 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
     return -1;
   adm->plans++;
   adm->wake_ms = UINT64_MAX;
+  uint64_t measure_wake = measure_alone(adm, v, d, n, now);
   uint64_t protect_wake = UINT64_MAX; /* the earliest end of a protection hold */
   cleanup_free struct agent_protect_q *q = xcalloc(n + 1, sizeof(*q));
   size_t nq = 0;
@@ -525,6 +636,8 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
   }
   if (protect_wake < adm->wake_ms)
     adm->wake_ms = protect_wake > now ? protect_wake : now + 1;
+  if (measure_wake < adm->wake_ms)
+    adm->wake_ms = measure_wake > now ? measure_wake : now + 1;
   compute_weights(adm, v, jobs, n);
   return 0;
 }

@@ -77,7 +77,28 @@ struct agent_adm {
   /* The end of the batch window of the last arrival or admission by a
    * plan: an arrival before it is planned then, not at once. */
   uint64_t window_end_ms;
+  /* Measuring alone.  Penalties are learned only for victims whose solo
+   * rate is known, and a job started beside others is never seen alone:
+   * on a disk whose measured penalties already show harm (a pair more
+   * than AGENT_MEASURE_HARM times slower), a pending container of a
+   * workload whose solo rate is not known starts alone when nothing else
+   * runs, and the rest wait for it until it exits, for at most measure_ms
+   * of it and measure_wait_ms of their own wait (each container's max
+   * hold still bounds both).  measuring: the handle of the one alone, 0 none. */
+  uint64_t measure_ms, measure_wait_ms;
+  uint64_t measuring, measure_until_ms;
+  uint64_t measured_alone; /* how many started alone to be measured */
 };
+
+/* A pair slower than this is harm no fair share explains: two streams
+ * served by turns each run 2x slower, and take as long as one after the
+ * other. */
+#define AGENT_MEASURE_HARM 3.0
+/* Defaults: five sampling windows and a start (a rate needs a full
+ * window after the start, and a job ends in a part one), then room for
+ * three workloads measured one after another. */
+#define AGENT_MEASURE_MS 6000
+#define AGENT_MEASURE_WAIT_MS (3 * AGENT_MEASURE_MS)
 
 #define AGENT_START_MIN_SAMPLES 3
 #define AGENT_START_MAX_S 10.0 /* a later first I/O is the workload's, not the start's */

@@ -131,6 +131,13 @@ void agent_learn_run_ended(struct agent_learn *l, const struct agent_ctr *c, uin
     iob_warn("nothing learnt from '%s': %s", c->id, err->msg);
     return;
   }
+  /* Those of its workload that wait to start are planned with what it
+   * taught (they registered before it was known). */
+  for (struct agent_ctr *o = l->adm ? l->adm->list : NULL; o; o = o->next)
+    if (o != c && o->state != AGENT_RUNNING && o->workload_key &&
+        !strcmp(o->workload_key, c->workload_key) &&
+        !strcmp(agent_ctr_tenant(o), agent_ctr_tenant(c)))
+      agent_learn_apply_profile(l, o);
   /* Not now: an fsync here would delay the admissions this exit allows.
    * One write shortly after covers a burst of exits. */
   agent_learn_save_soon(l);

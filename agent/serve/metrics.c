@@ -96,6 +96,7 @@ static enum agent_metrics_reason reason_of(const struct agent_ctr *c) {
   case BATCH_ADMIT_PLAN:
     return AGENT_REASON_PLAN;
   case BATCH_ADMIT_PROBE:
+  case BATCH_ADMIT_MEASURE: /* a probe too: admitted to be measured */
     return AGENT_REASON_PROBE;
   case BATCH_ADMIT_SERVICE:
     return AGENT_REASON_SERVICE;

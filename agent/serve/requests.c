@@ -350,6 +350,11 @@ static char *describe_wait(const struct agent_api *a, const struct agent_ctr *c,
   case BATCH_HOLD_NEXT:
     s = xasprintf("the next plan (this one ran out of its forecast budget)");
     break;
+  case BATCH_HOLD_MEASURE:
+    s = xasprintf("%s to be measured alone: its workload's solo rate is not known, and this "
+                  "disk's measured penalties show that mixing hurts",
+                  who);
+    break;
   case BATCH_HOLD_PROTECT:
     if (a->protect->ctl.objective)
       s = c->plan.conflict[0] ? xasprintf("the latency-sensitive %s to get back under its latency "

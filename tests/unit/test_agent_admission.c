@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent/plan/admission.h"
+#include "agent/plan/penalties.h"
 #include "agent/config.h"
 #include "agent/daemon.h"
 #include "agent/store/profiles.h"
@@ -619,6 +620,133 @@ static void test_start_path_measured(void **state) {
 
 /* Only kube-system is trusted (what ops->trusts says for the daemon's
  * trust_declared = kube-system). */
+/* A job of workload KEY, declared CLS, asking to start at NOW. */
+static struct agent_ctr *arrive_keyed(struct agent_adm *adm, const char *id, const char *cls,
+                                      const char *key, uint64_t now) {
+  cleanup_error struct iob_error *err = NULL;
+  struct agent_ctr_info in = {
+      .id = id, .ns = "default", .declared_class = cls, .source = "shim", .workload_key = key};
+  struct agent_ctr *c = NULL;
+  if (agent_adm_register(adm, &in, now, &c, &err) < 0)
+    fail_msg("register %s: %s", id, err->msg);
+  agent_adm_admit(adm, c, 0, 0, now);
+  return c;
+}
+
+/* Three arrive together; the first is of a known rate, the other two not:
+ * a reader (a) after a writer (b), so a is measured first.
+ * With the disk's measured penalties at SLOWDOWN, returns them after the
+ * first plan. */
+static void three_arrive(struct agent_adm *adm, struct agent_penalties *pen, double slowdown,
+                         struct agent_ctr **known, struct agent_ctr **a, struct agent_ctr **b) {
+  setup_adm(adm, BATCH_POLICY_PREDICTIVE, 100);
+  assert_int_equal(agent_penalties_init(pen, NULL, NULL), 0);
+  for (int i = 0; i < AGENT_PEN_MIN_CORUNS; i++)
+    agent_penalties_observe(pen, BATCH_SEQ_READ, BATCH_RAND_READ, slowdown, true, NULL);
+  adm->pen = pen;
+  *known = arrive_keyed(adm, "known", "seq-read", "k-known", 1000);
+  (*known)->profile.solo_s = 3;
+  (*known)->profile.solo_bps = 100e6;
+  *b = arrive_keyed(adm, "b", "seq-write", "k-b", 1010);
+  *a = arrive_keyed(adm, "a", "rand-read", "k-a", 1020);
+  run_until(adm, 1200);
+}
+
+/* On a disk whose measured penalties show harm, a job of a workload whose
+ * solo rate is unknown starts alone, the others waiting for it a bounded
+ * time; then the next one, once nothing else runs. */
+static void test_measure_alone(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  struct agent_penalties pen;
+  struct agent_ctr *known, *a, *b;
+  three_arrive(&adm, &pen, 10, &known, &a, &b);
+  assert_int_equal(a->state, AGENT_RUNNING);
+  assert_int_equal(a->plan.reason, BATCH_ADMIT_MEASURE);
+  assert_int_equal(known->state, AGENT_PENDING);
+  assert_int_equal(known->plan.reason, BATCH_HOLD_MEASURE);
+  assert_string_equal(known->plan.conflict, "a");
+  assert_int_equal(b->state, AGENT_PENDING);
+  assert_int_equal(b->plan.reason, BATCH_HOLD_MEASURE);
+  assert_int_equal(adm.measured_alone, 1);
+  /* a exits before its time alone is over: b (the writer) is next, alone. */
+  agent_adm_detach(&adm, a, 3000);
+  agent_ctr_free(a);
+  run_until(&adm, 3000);
+  assert_int_equal(b->state, AGENT_RUNNING);
+  assert_int_equal(b->plan.reason, BATCH_ADMIT_MEASURE);
+  assert_int_equal(known->state, AGENT_PENDING);
+  assert_int_equal(adm.measured_alone, 2);
+  /* b's time alone is over: it runs on, and the batcher decides for the
+   * rest (nothing is measured beside it). */
+  run_until(&adm, 3000 + adm.measure_ms);
+  assert_int_equal(known->state, AGENT_RUNNING);
+  assert_int_not_equal(known->plan.reason, BATCH_ADMIT_MEASURE);
+  assert_int_equal(adm.measured_alone, 2);
+  assert_int_equal(adm.measuring, 0);
+  agent_ctr_free_all(&adm);
+}
+
+/* The wait is bounded: a held job starts measure_wait_ms after it asked,
+ * whatever runs alone. */
+static void test_measure_wait_bound(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  struct agent_penalties pen;
+  struct agent_ctr *known, *a, *b;
+  three_arrive(&adm, &pen, 10, &known, &a, &b);
+  adm.measure_ms = 60000; /* longer than the bound */
+  adm.measure_until_ms = 1100 + adm.measure_ms;
+  agent_adm_schedule(&adm, 1300);
+  run_until(&adm, 1000 + adm.measure_wait_ms - 1);
+  assert_int_equal(known->state, AGENT_PENDING);
+  run_until(&adm, 1020 + adm.measure_wait_ms);
+  assert_int_equal(known->state, AGENT_RUNNING);
+  assert_int_equal(b->state, AGENT_RUNNING);
+  assert_int_not_equal(b->plan.reason, BATCH_ADMIT_MEASURE);
+  agent_ctr_free_all(&adm);
+}
+
+/* On a disk that punishes mixing a first arrival waits for the batch
+ * window: a burst that follows is planned with it, and the one of
+ * unknown rate among them starts alone. */
+static void test_measure_first_arrival_gathers(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  struct agent_penalties pen;
+  setup_adm(&adm, BATCH_POLICY_PREDICTIVE, 100);
+  assert_int_equal(agent_penalties_init(&pen, NULL, NULL), 0);
+  for (int i = 0; i < AGENT_PEN_MIN_CORUNS; i++)
+    agent_penalties_observe(&pen, BATCH_SEQ_READ, BATCH_RAND_READ, 10, true, NULL);
+  adm.pen = &pen;
+  struct agent_ctr *known = arrive_keyed(&adm, "known", "seq-read", "k-known", 10000);
+  known->profile.solo_s = 3;
+  known->profile.solo_bps = 100e6;
+  run_until(&adm, 10000);
+  assert_int_equal(known->state, AGENT_PENDING);
+  struct agent_ctr *a = arrive_keyed(&adm, "a", "seq-write", "k-a", 10050);
+  run_until(&adm, 10000 + adm.batch_window_ms);
+  assert_int_equal(a->state, AGENT_RUNNING);
+  assert_int_equal(a->plan.reason, BATCH_ADMIT_MEASURE);
+  assert_int_equal(known->state, AGENT_PENDING);
+  agent_ctr_free_all(&adm);
+}
+
+/* First, do no harm: without measured harm (a slowdown a fair share
+ * explains) nothing is held to be measured. */
+static void test_measure_needs_harm(void **state) {
+  (void)state;
+  struct agent_adm adm;
+  struct agent_penalties pen;
+  struct agent_ctr *known, *a, *b;
+  three_arrive(&adm, &pen, 2.5, &known, &a, &b);
+  assert_int_equal(known->state, AGENT_RUNNING);
+  assert_int_equal(a->state, AGENT_RUNNING);
+  assert_int_equal(b->state, AGENT_RUNNING);
+  assert_int_equal(adm.measured_alone, 0);
+  agent_ctr_free_all(&adm);
+}
+
 static bool trust_kube_system(const char *ns, void *user) {
   (void)user;
   return strcmp(ns, "kube-system") == 0;
@@ -1425,6 +1553,10 @@ int main(void) {
       cmocka_unit_test(test_trust_kind_open_ended),
       cmocka_unit_test(test_trust_kind_wire),
       cmocka_unit_test(test_trust_hook_weight),
+      cmocka_unit_test(test_measure_alone),
+      cmocka_unit_test(test_measure_wait_bound),
+      cmocka_unit_test(test_measure_first_arrival_gathers),
+      cmocka_unit_test(test_measure_needs_harm),
   };
   return cmocka_run_group_tests_name("agent_admission", tests, NULL, NULL);
 }

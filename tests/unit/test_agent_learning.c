@@ -47,9 +47,49 @@ static void test_one_window_alone_teaches_solo_rate(void **state) {
   (void)rmdir(dir);
 }
 
+/* A run that ended alone teaches its rate to the containers of its
+ * workload still waiting to start: they are planned (and not measured
+ * alone again) with it. */
+static void test_run_teaches_those_waiting(void **state) {
+  (void)state;
+  char dir[] = "/tmp/agentlearn.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  struct agent_profiles profiles;
+  cleanup_error struct iob_error *err = NULL;
+  assert_int_equal(agent_profiles_init(&profiles, dir, &err), 0);
+  struct batch_config cfg;
+  batch_config_default(&cfg);
+  struct agent_adm adm;
+  agent_adm_init(&adm, &cfg, 100, 60000, NULL, NULL);
+  struct agent_learn l;
+  agent_learn_init(&l, &profiles, NULL, &adm);
+  struct agent_ctr *w[3];
+  const char *key[] = {"seq-write-job", "seq-write-job", "other-job"};
+  for (int i = 0; i < 3; i++) {
+    char id[8];
+    snprintf(id, sizeof(id), "w%d", i);
+    struct agent_ctr_info in = {.id = id, .ns = "default", .workload_key = key[i],
+                                .source = "shim"};
+    assert_int_equal(agent_adm_register(&adm, &in, 1000, &w[i], &err), 0);
+  }
+  w[0]->state = AGENT_RUNNING;
+  w[0]->plan.admitted_ms = 1000;
+  w[0]->sample.bytes_run = 300e6;
+  agent_adm_detach(&adm, w[0], 4000);
+  agent_learn_run_ended(&l, w[0], 4000);
+  assert_true(w[1]->profile.solo_s == 3.0);
+  assert_true(w[1]->profile.solo_bps == 100e6);
+  assert_true(w[2]->profile.solo_bps == 0);
+  agent_ctr_free(w[0]);
+  agent_ctr_free_all(&adm);
+  agent_profiles_release(&profiles);
+  (void)rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_window_alone_teaches_solo_rate),
+      cmocka_unit_test(test_run_teaches_those_waiting),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -547,7 +547,7 @@ static void test_plan_properties(void **state) {
       bool hold_reason = r == BATCH_HOLD_FULL || r == BATCH_HOLD_MAKESPAN ||
                          r == BATCH_HOLD_FAIRNESS || r == BATCH_HOLD_PLAN ||
                          r == BATCH_HOLD_BEHIND || r == BATCH_HOLD_NEXT ||
-                         r == BATCH_HOLD_PROTECT;
+                         r == BATCH_HOLD_PROTECT || r == BATCH_HOLD_MEASURE;
       assert_true(r < BATCH_NREASON);
       assert_true(d[i].admit == !hold_reason);
       if (!batch_class_does_io(j[i].cls) && !j[i].running)
