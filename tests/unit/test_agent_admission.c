@@ -637,13 +637,19 @@ static struct agent_ctr *arrive_keyed(struct agent_adm *adm, const char *id, con
  * a reader (a) after a writer (b), so a is measured first.
  * With the disk's measured penalties at SLOWDOWN, returns them after the
  * first plan. */
-static void three_arrive(struct agent_adm *adm, struct agent_penalties *pen, double slowdown,
-                         struct agent_ctr **known, struct agent_ctr **a, struct agent_ctr **b) {
+/* An admission state whose measured penalties say a sequential reader
+ * runs SLOWDOWN times slower beside a random reader (evidence). */
+static void setup_measured(struct agent_adm *adm, struct agent_penalties *pen, double slowdown) {
   setup_adm(adm, BATCH_POLICY_PREDICTIVE, 100);
   assert_int_equal(agent_penalties_init(pen, NULL, NULL), 0);
   for (int i = 0; i < AGENT_PEN_MIN_CORUNS; i++)
     agent_penalties_observe(pen, BATCH_SEQ_READ, BATCH_RAND_READ, slowdown, true, NULL);
   adm->pen = pen;
+}
+
+static void three_arrive(struct agent_adm *adm, struct agent_penalties *pen, double slowdown,
+                         struct agent_ctr **known, struct agent_ctr **a, struct agent_ctr **b) {
+  setup_measured(adm, pen, slowdown);
   *known = arrive_keyed(adm, "known", "seq-read", "k-known", 1000);
   (*known)->profile.solo_s = 3;
   (*known)->profile.solo_bps = 100e6;
@@ -714,11 +720,7 @@ static void test_measure_first_arrival_gathers(void **state) {
   (void)state;
   struct agent_adm adm;
   struct agent_penalties pen;
-  setup_adm(&adm, BATCH_POLICY_PREDICTIVE, 100);
-  assert_int_equal(agent_penalties_init(&pen, NULL, NULL), 0);
-  for (int i = 0; i < AGENT_PEN_MIN_CORUNS; i++)
-    agent_penalties_observe(&pen, BATCH_SEQ_READ, BATCH_RAND_READ, 10, true, NULL);
-  adm.pen = &pen;
+  setup_measured(&adm, &pen, 10);
   struct agent_ctr *known = arrive_keyed(&adm, "known", "seq-read", "k-known", 10000);
   known->profile.solo_s = 3;
   known->profile.solo_bps = 100e6;

@@ -13,6 +13,13 @@
 #include "agent/store/profiles.h"
 #include "common/cleanup.h"
 
+/* An empty profile store in a new directory DIR. */
+static void new_profiles(struct agent_profiles *profiles, char *dir) {
+  cleanup_error struct iob_error *err = NULL;
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(agent_profiles_init(profiles, dir, &err), 0);
+}
+
 /* A job that ran beside others all along but its last window: one full
  * window alone is its solo rate, and its solo time is its bytes at that
  * rate.  A fresh node starts a mix all at once, and the last job's tail
@@ -21,10 +28,8 @@
 static void test_one_window_alone_teaches_solo_rate(void **state) {
   (void)state;
   char dir[] = "/tmp/agentlearn.XXXXXX";
-  assert_non_null(mkdtemp(dir));
   struct agent_profiles profiles;
-  cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_profiles_init(&profiles, dir, &err), 0);
+  new_profiles(&profiles, dir);
   struct agent_learn l;
   agent_learn_init(&l, &profiles, NULL, NULL);
   struct agent_ctr c = {.id = "r", .ns = "default", .workload_key = "seq-read-job",
@@ -53,10 +58,9 @@ static void test_one_window_alone_teaches_solo_rate(void **state) {
 static void test_run_teaches_those_waiting(void **state) {
   (void)state;
   char dir[] = "/tmp/agentlearn.XXXXXX";
-  assert_non_null(mkdtemp(dir));
   struct agent_profiles profiles;
+  new_profiles(&profiles, dir);
   cleanup_error struct iob_error *err = NULL;
-  assert_int_equal(agent_profiles_init(&profiles, dir, &err), 0);
   struct batch_config cfg;
   batch_config_default(&cfg);
   struct agent_adm adm;
