@@ -70,7 +70,7 @@ static void test_run_teaches_those_waiting(void **state) {
   struct agent_ctr *w[3];
   const char *key[] = {"seq-write-job", "seq-write-job", "other-job"};
   for (int i = 0; i < 3; i++) {
-    char id[8];
+    char id[16];
     snprintf(id, sizeof(id), "w%d", i);
     struct agent_ctr_info in = {.id = id, .ns = "default", .workload_key = key[i],
                                 .source = "shim"};
