@@ -39,15 +39,18 @@
 #     measure), top entries in OUT_DIR/agent-overhead-profile.txt.
 #  2. Added latency of an uncontended admission: `ctr run --rm ... /bin/true`
 #     with our shim and an idle agent (default config, and batch_window = 0)
-#     vs our shim with no agent (it fails open) vs the runc shim, REPS
-#     interleaved runs, medians (ADMISSION=0 skips it).
+#     vs our shim with no agent (it fails open) vs the runc shim: one block
+#     per configuration (the agent started once and settled), REPS runs of
+#     ours and of runc's shim alternating in it, each after a PAUSE_S pause;
+#     medians, and each configuration's ratio to runc's shim in its own
+#     block (ADMISSION=0 skips it).
 # Writes OUT_DIR/agent-overhead.json and agent-overhead.md; a part that
 # cannot run is reported as "not run: <reason>".  OUT_DIR defaults to
 # bench/results: a run on a busy machine goes to a scratch OUT_DIR.
 # Usage: bench/agent-overhead.sh   (env: COUNTS="0 100 1000" WINDOW=60 REPS=20
 #                                   SAMPLERS="..." REAL=1 REAL_DIR=/var/tmp
 #                                   REAL_IO_S=2 FIXTURES=0 B=build
-#                                   OUT_DIR=bench/results ADMISSION=1
+#                                   OUT_DIR=bench/results ADMISSION=1 PAUSE_S=0.5
 #                                   PROFILE=callgrind PROFILE_COUNT=200
 #                                   PROFILE_WINDOWS=10)
 set -euo pipefail
@@ -67,6 +70,7 @@ REAL=${REAL:-1}
 REAL_DIR=${REAL_DIR:-/var/tmp}
 REAL_IO_S=${REAL_IO_S:-2}
 ADMISSION=${ADMISSION:-1}
+PAUSE_S=${PAUSE_S:-0.5}
 if [ -z "${SAMPLERS:-}" ]; then
   if grep -qsw io "$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)/cgroup.controllers"; then
     SAMPLERS="auto/off io.stat/bpf bpf/bpf procfs/off"
@@ -76,7 +80,7 @@ if [ -z "${SAMPLERS:-}" ]; then
     SAMPLERS="auto/off io.stat/off auto/bpf bpf/bpf"
   fi
 fi
-CMDLINE=$(for v in COUNTS WINDOW REPS SAMPLERS REAL REAL_IO_S ADMISSION PROFILE; do
+CMDLINE=$(for v in COUNTS WINDOW REPS SAMPLERS REAL REAL_IO_S ADMISSION PAUSE_S PROFILE; do
   [ -z "${!v:-}" ] || printf '%s="%s" ' "$v" "${!v}"
 done)"bench/agent-overhead.sh $*"
 AGENT=$TOP/$B/bin/iobatchd
@@ -259,31 +263,54 @@ else
   life() { # KEY RUNTIME ID [ctr options]: one ctr run --rm, in microseconds
     local key=$1 rt=$2 id=$3 t0 t1
     shift 3
+    sleep "$PAUSE_S" # each run starts on a quiet node: the last one's shim has exited
     t0=$(date +%s%N)
     $CTR run --rm --null-io --runtime "$rt" "$@" --rootfs "$ROOTFS" "$id" /bin/true
     t1=$(date +%s%N)
     T[$key]+="$(((t1 - t0) / 1000)) "
   }
-  # The agent is (re)started outside the timed part; the same socket path
-  # serves both configurations.  batch_window = 0 separates the cost of
-  # asking from the window the agent deliberately waits to gather arrivals.
+  # block KEY: REPS runs of ours (KEY) and of runc's shim (runc-KEY),
+  # alternating which goes first, so neither always pays for the exit of
+  # the other's shim.
+  block() {
+    local key=$1 r
+    for r in $(seq 1 "$REPS"); do
+      if [ $((r % 2)) = 1 ]; then
+        life "runc-$key" io.containerd.runc.v2 "lr-$key-$r"
+        life "$key" io.containerd.iobatch.v2 "l-$key-$r" "${ann[@]}"
+      else
+        life "$key" io.containerd.iobatch.v2 "l-$key-$r" "${ann[@]}"
+        life "runc-$key" io.containerd.runc.v2 "lr-$key-$r"
+      fi
+    done
+  }
+  # One block per configuration.  The agent is a daemon: it is started
+  # once per block and settles (its first windows) before the first timed
+  # run, as on a node where it has been up for days; batch_window = 0
+  # separates the cost of asking from the window the agent deliberately
+  # waits to gather arrivals.
   ann=(--annotation io.iobatch.class=seq-read --annotation io.iobatch.workload=bench-true)
-  for r in $(seq 1 "$REPS"); do
-    life runc io.containerd.runc.v2 "lr-$r"
-    life noagent io.containerd.iobatch.v2 "ln-$r" "${ann[@]}"
-    agent_start "$IOB_T/agent-admit" "sample_period = 1s"
-    life agent io.containerd.iobatch.v2 "la-$r" "${ann[@]}"
-    agent_stop
-    agent_start "$IOB_T/agent-admit" "sample_period = 1s
+  block noagent
+  agent_start "$IOB_T/agent-admit" "sample_period = 1s"
+  sleep 3
+  block agent
+  agent_stop
+  agent_start "$IOB_T/agent-admit" "sample_period = 1s
 batch_window = 0ms"
-    life agent0 io.containerd.iobatch.v2 "l0-$r" "${ann[@]}"
-    agent_stop
-  done
+  sleep 3
+  block agent0
+  agent_stop
   med() { printf '%s\n' ${T[$1]} | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) / 1000 }'; }
-  admit_json=$(jq -nc --argjson reps "$REPS" --argjson runc "$(med runc)" \
+  T[runc]="${T[runc-noagent]}${T[runc-agent]}${T[runc-agent0]}"
+  ratio() { awk -v a="$(med "$1")" -v b="$(med "runc-$1")" 'BEGIN { printf "%.3f", a / b }'; }
+  admit_json=$(jq -nc --argjson reps "$REPS" --argjson pause "$PAUSE_S" \
+    --argjson runc "$(med runc)" \
     --argjson agent "$(med agent)" --argjson agent0 "$(med agent0)" --argjson noagent "$(med noagent)" \
-    '{status: "run", reps: $reps, median_ms: {runc_shim: $runc, iobatch_no_agent: $noagent,
+    --argjson r_agent "$(ratio agent)" --argjson r_agent0 "$(ratio agent0)" --argjson r_noagent "$(ratio noagent)" \
+    '{status: "run", reps: $reps, pause_s: $pause, median_ms: {runc_shim: $runc, iobatch_no_agent: $noagent,
       iobatch_with_agent: $agent, iobatch_with_agent_no_batch_window: $agent0},
+      vs_runc_shim_same_block: {iobatch_no_agent: $r_noagent, iobatch_with_agent: $r_agent,
+      iobatch_with_agent_no_batch_window: $r_agent0},
       added_by_agent_ms: ($agent - $noagent), added_by_agent_no_window_ms: ($agent0 - $noagent),
       iobatch_vs_runc_ms: ($agent - $runc)}')
 fi

@@ -15,10 +15,13 @@ def f2: if . == null then "–" else (. * 100 | round / 100 | tostring) end;
   end),
 "## Uncontended admission latency\n",
 (if .admission.status != "run" then .admission.status + "\n" else
-  "`ctr run --rm --null-io ... /bin/true`, \(.admission.reps) interleaved runs each, medians (ms):\n",
+  "`ctr run --rm --null-io ... /bin/true`, \(.admission.reps) runs each, medians (ms)\(if .admission.pause_s then "; one block per configuration, in which runc's shim and ours alternate (either first in turn), each run after a \(.admission.pause_s) s pause, the agent started once per block and settled; the second row is each one's ratio to runc's shim in its own block" else ", interleaved" end):\n",
   "| runc shim | iobatch shim, no agent (fails open) | iobatch shim + agent | iobatch shim + agent, batch_window = 0 |",
   "|---:|---:|---:|---:|",
   "| \(.admission.median_ms.runc_shim | f2) | \(.admission.median_ms.iobatch_no_agent | f2) | \(.admission.median_ms.iobatch_with_agent | f2) | \(.admission.median_ms.iobatch_with_agent_no_batch_window | f2) |",
+  (if .admission.vs_runc_shim_same_block then
+    (.admission.vs_runc_shim_same_block | "| 1 | \(.iobatch_no_agent) | \(.iobatch_with_agent) | \(.iobatch_with_agent_no_batch_window) |")
+   else empty end),
   "",
   "Added by asking the agent: \(.admission.added_by_agent_ms | f2) ms with its default config (whether the batch window — arrivals gathered before planning, 200 ms by default — is waited for on an idle node depends on the agent's version: agent/plan/admission.c), \(.admission.added_by_agent_no_window_ms | f2) ms with `batch_window = 0`; iobatch shim + agent vs the runc shim: \(.admission.iobatch_vs_runc_ms | f2) ms. Differences below the spread of the runs (the load average above) are noise.\n",
   "" end)
