@@ -39,6 +39,11 @@ static void on_admitted(struct agent_adm *adm, struct agent_ctr *c, void *user) 
   else
     iob_info("admitted '%s' (%s) after %llu ms: %s", c->id, batch_class_name(c->cls),
              (unsigned long long)held, why);
+  /* What a decision to admit beside others rested on: its own solo time
+   * and the two forecasts of the set's finish (batch_plan). */
+  if (c->plan.makespan_admit > 0 || c->plan.makespan_hold > 0)
+    iob_debug("'%s': solo %.2f s; the set finishes in %.2f s admitted now, %.2f s held", c->id,
+              c->profile.solo_s, c->plan.makespan_admit, c->plan.makespan_hold);
   agent_metrics_admitted(&d->metrics, c, held);
   agent_server_answer(c, true, why);
   agent_protection_admitted(&d->protect, c);

@@ -27,7 +27,8 @@
 # kept across runs of the others): the medians all_s, serial_s, plan_s, iobatch_warm_s,
 # iobatch_warm_vs_all, iobatch_fresh_runs_vs_all (run 1, 2, ...), held
 # (containers held in the warm runs), and the date, commit and load
-# average; OUT_DIR/KEY.json keeps every run, logs-KEY/ the agent logs.
+# average; OUT_DIR/KEY.json keeps every run, logs-KEY/ the agent logs and
+# what it had learned at the end of each repetition (penalties, profiles).
 #
 # Usage: DISK=hdd bench/mix.sh
 #   env: REPEATS=3 FRESH_RUNS=3 WARM_RUNS=3 SOLO_WARMUP=1 SOLO_S=3 DISK_SIZE=6G BENCH_SPAN=512M
@@ -203,12 +204,14 @@ for rep in $(seq 1 "$REPEATS"); do
   for r in $(seq 1 "$WARM_RUNS"); do run_mode "$rep" warm "$r"; done
   cp "$IOB_AGENT_DIR/agent.log" "$IOB_T/out/agent-rep$rep.log"
   cp "$IOB_AGENT_DIR/state/penalties.json" "$IOB_T/out/penalties-rep$rep.json" 2>/dev/null || true
+  cp "$IOB_AGENT_DIR/state/profiles.json" "$IOB_T/out/profiles-rep$rep.json" 2>/dev/null || true
   iobatch_agent_stop
 done
 
 mkdir -p "$OUT_DIR"
 mkdir -p "$OUT_DIR/logs-$KEY"
-cp "$IOB_T"/out/agent-rep*.log "$IOB_T"/out/penalties-rep*.json "$OUT_DIR/logs-$KEY/" 2>/dev/null || true
+cp "$IOB_T"/out/agent-rep*.log "$IOB_T"/out/penalties-rep*.json "$IOB_T"/out/profiles-rep*.json \
+  "$OUT_DIR/logs-$KEY/" 2>/dev/null || true
 sizes=$(for c in "${CLASSES[@]}"; do jq -nc --arg c "$c" --argjson m "${MIB[$c]}" '{($c): $m}'; done | jq -sc add)
 jq -s --arg disk "$DISK" --arg desc "$DISK_DESC" --arg date "$START" --arg style "$STYLE" \
   --arg commit "$(git log -1 --format=%h)" --arg load0 "$LOAD0" \

@@ -100,6 +100,9 @@ struct agent_ctr {
     char conflict[AGENT_ID_MAX]; /* id of the container it conflicts with */
     bool forced;                 /* admitted at its deadline */
     unsigned weight;             /* what batch_weights asks for (100 = default) */
+    /* The last predictive decision's forecasts (batch_decision), for the
+     * debug log of an admission: s from then, 0 when none was run. */
+    double makespan_admit, makespan_hold;
     /* Latency-sensitive (declared io.iobatch.class=latency, or detected):
      * batch containers yield to it (agent/protect/protect.h).  Planned as a service. */
     bool protect;

@@ -612,6 +612,8 @@ int agent_adm_plan(struct agent_adm *adm, uint64_t now, struct iob_error **err) 
         protect_wake = a->until_ms;
     }
     c->plan.reason = (int)d[i].reason;
+    c->plan.makespan_admit = d[i].makespan_admit;
+    c->plan.makespan_hold = d[i].makespan_hold;
     c->plan.conflict[0] = '\0';
     if (d[i].conflict >= 0 && (size_t)d[i].conflict < n)
       snprintf(c->plan.conflict, sizeof(c->plan.conflict), "%s", v[d[i].conflict]->id);
