@@ -238,6 +238,7 @@ enum batch_reason {
   BATCH_HOLD_PROTECT,   /* the agent: a latency-sensitive container is short of its target */
   BATCH_ADMIT_MEASURE,  /* the agent: runs alone so that its workload's solo rate is measured */
   BATCH_HOLD_MEASURE,   /* the agent: a container runs alone to be measured */
+  BATCH_HOLD_STARVE,    /* a forecast tie, and one of a measured pair would starve */
   BATCH_NREASON
 };
 const char *batch_reason_name(enum batch_reason r);
@@ -283,7 +284,10 @@ struct batch_decision {
  * hold_margin (BATCH_HOLD_MAKESPAN), or if admitting gives a victim
  * (the job itself or a running one it slows) a predicted stretch above
  * cfg->fairness and holding keeps every job's within it (and lower by more
- * than hold_margin: BATCH_HOLD_FAIRNESS).
+ * than hold_margin: BATCH_HOLD_FAIRNESS), or if holding costs the set at
+ * most hold_margin and a measured pair of it and a running job slows one
+ * of the two fairness-fold or more (BATCH_HOLD_STARVE: a victim that all
+ * but stops beside its aggressor makes the two forecasts a tie).
  * paper: the offline objective over running + pending with the running and
  * due jobs pinned to the current batch (or, when there are none, the oldest
  * pending job); admit the pending jobs the optimal (or, above exact_limit,

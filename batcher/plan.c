@@ -53,6 +53,8 @@ const char *batch_reason_name(enum batch_reason r) {
     return "admitted: runs alone to measure its workload's solo rate";
   case BATCH_HOLD_MEASURE:
     return "pending: a container runs alone to be measured";
+  case BATCH_HOLD_STARVE:
+    return "pending: it would starve a job beside it, and holding costs the set nothing";
   case BATCH_NREASON:
     break;
   }
@@ -603,6 +605,26 @@ static void victims(const struct ctx *c, size_t p, bool *victim) {
   victim[p] = self;
 }
 
+/* An admitted job doing I/O that p's start would slow beyond the fairness
+ * bound, or that would slow p so (by the measured pair alone), or -1.
+ * Beside it, one of the two runs at under 1/fairness of its speed for as
+ * long as they share the disk: its stretch passes the bound if they share
+ * it for long. */
+static long starved_by(const struct ctx *c, size_t p) {
+  const struct batch_config *cfg = c->cfg;
+  int cp = c->jobs[p].cls;
+  for (size_t k = 0; k < c->n; k++) {
+    if (!c->admitted[k] || k == p || !batch_class_does_io(c->jobs[k].cls) ||
+        batch_work_left(cfg, &c->jobs[k], c->now) == HUGE_VAL)
+      continue; /* one that never ends (a service) ties no forecast */
+    int ck = c->jobs[k].cls;
+    if ((pair_known(cfg, ck, cp) && 1 + cfg->slowdown_scale * cfg->s[ck][cp] >= cfg->fairness) ||
+        (pair_known(cfg, cp, ck) && 1 + cfg->slowdown_scale * cfg->s[cp][ck] >= cfg->fairness))
+      return (long)k;
+  }
+  return -1;
+}
+
 /* The oldest job held so far in this plan that p conflicts with, or -1:
  * within what conflicts, the oldest goes first (no overtaking). */
 static long held_before(const struct ctx *c, size_t p, const long *oldest_held) {
@@ -694,11 +716,20 @@ static void plan_predictive(struct ctx *c) {
       c->d[p].makespan_hold = mh;
       c->d[p].stretch_admit = wa;
       c->d[p].stretch_hold = wh;
+      long starved = -1;
       if (mh < ma * (1 - cfg->hold_margin))
         decide(c, p, false, BATCH_HOLD_MAKESPAN);
       else if (wa > cfg->fairness && wh <= cfg->fairness && wh < wa * (1 - cfg->hold_margin))
         decide(c, p, false, BATCH_HOLD_FAIRNESS);
-      else
+      /* A tie: where a victim all but stops beside its aggressor, the
+       * model's disk does the same work either way (the victim's after the
+       * aggressor's), so the forecasts agree.  Then the pair is not mixed:
+       * the one that waits loses nothing it would not lose starved, and the
+       * disk is spared mixing its measured penalties say it punishes. */
+      else if (mh <= ma * (1 + cfg->hold_margin) && (starved = starved_by(c, p)) >= 0) {
+        decide(c, p, false, BATCH_HOLD_STARVE);
+        blame_on(c, p, starved);
+      } else
         decide(c, p, true, BATCH_ADMIT_PAYS);
       if (!c->d[p].admit)
         memo[jp->cls] = (long)p;

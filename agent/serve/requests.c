@@ -338,6 +338,11 @@ static char *describe_wait(const struct agent_api *a, const struct agent_ctr *c,
     s = xasprintf("%s to finish: running beside it would stretch a job beyond %gx its solo time",
                   who, a->bcfg->fairness);
     break;
+  case BATCH_HOLD_STARVE:
+    s = xasprintf("%s to finish: one of the two runs %gx slower or worse beside the other, and the "
+                  "set finishes as soon either way",
+                  who, a->bcfg->fairness);
+    break;
   case BATCH_HOLD_PLAN:
     s = c->plan.conflict[0] ? xasprintf("a later batch of the plan (conflicts with %s)", who)
                             : xasprintf("a later batch of the plan");

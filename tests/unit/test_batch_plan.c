@@ -547,7 +547,8 @@ static void test_plan_properties(void **state) {
       bool hold_reason = r == BATCH_HOLD_FULL || r == BATCH_HOLD_MAKESPAN ||
                          r == BATCH_HOLD_FAIRNESS || r == BATCH_HOLD_PLAN ||
                          r == BATCH_HOLD_BEHIND || r == BATCH_HOLD_NEXT ||
-                         r == BATCH_HOLD_PROTECT || r == BATCH_HOLD_MEASURE;
+                         r == BATCH_HOLD_PROTECT || r == BATCH_HOLD_MEASURE ||
+                         r == BATCH_HOLD_STARVE;
       assert_true(r < BATCH_NREASON);
       assert_true(d[i].admit == !hold_reason);
       if (!batch_class_does_io(j[i].cls) && !j[i].running)
@@ -693,6 +694,50 @@ static struct batch_config shipped(void) {
   struct batch_config c;
   batch_config_default(&c);
   return c;
+}
+
+/* A victim that all but stops beside its aggressor: a sequential reader
+ * (10 s) runs 100x slower beside a random writer (10 s) that it does not
+ * slow.  Admitted, the writer ends at 10 s and the reader at 19.9 s; held,
+ * 10 s and 20 s: a tie within hold_margin, so the pair is not mixed,
+ * whichever of the two runs.  A 3x penalty (under the fairness bound of 4)
+ * makes mixing pay, and without evidence nothing is held. */
+static void test_predictive_tie_starves(void **state) {
+  (void)state;
+  struct batch_config c = shipped();
+  c.start_s = 0;
+  c.s[BATCH_SEQ_READ][BATCH_RAND_WRITE] = 49.5; /* x slowdown_scale 2: 100x */
+  c.s[BATCH_RAND_WRITE][BATCH_SEQ_READ] = 0;
+  c.measured[BATCH_SEQ_READ][BATCH_RAND_WRITE] = true;
+  c.measured[BATCH_RAND_WRITE][BATCH_SEQ_READ] = true;
+  struct batch_job j[2] = {running(BATCH_SEQ_READ, 10), pending(BATCH_RAND_WRITE, NOW, 10)};
+  struct batch_decision d[2];
+  plan(&c, j, 2, d, NULL);
+  assert_false(d[1].admit);
+  assert_int_equal(d[1].reason, BATCH_HOLD_STARVE);
+  assert_int_equal(d[1].conflict, 0);
+  assert_true(fabs(d[1].makespan_admit - 19.9) < 1e-6);
+  assert_true(fabs(d[1].makespan_hold - 20) < 1e-6);
+  /* the victim arriving while its aggressor runs waits as well */
+  struct batch_job k[2] = {running(BATCH_RAND_WRITE, 10), pending(BATCH_SEQ_READ, NOW, 10)};
+  plan(&c, k, 2, d, NULL);
+  assert_false(d[1].admit);
+  assert_int_equal(d[1].reason, BATCH_HOLD_STARVE);
+  /* 3x: mixing finishes sooner (16.67 s vs 20 s) */
+  c.s[BATCH_SEQ_READ][BATCH_RAND_WRITE] = 1;
+  plan(&c, j, 2, d, NULL);
+  assert_true(d[1].admit);
+  assert_int_equal(d[1].reason, BATCH_ADMIT_PAYS);
+  /* 100x again, but measured by nobody: no evidence, no hold */
+  c.s[BATCH_SEQ_READ][BATCH_RAND_WRITE] = 49.5;
+  c.measured[BATCH_SEQ_READ][BATCH_RAND_WRITE] = false;
+  plan(&c, j, 2, d, NULL);
+  assert_true(d[1].admit);
+  /* nor beside a service, which never ends: no forecast ties there */
+  j[0].service = true;
+  c.measured[BATCH_SEQ_READ][BATCH_RAND_WRITE] = true;
+  plan(&c, j, 2, d, NULL);
+  assert_true(d[1].admit);
 }
 
 /* Default: with no matrix file and nothing measured there is no evidence,
@@ -1028,6 +1073,7 @@ int main(void) {
       cmocka_unit_test(test_invalid_jobs),
       cmocka_unit_test(test_defaults_hold_nothing),
       cmocka_unit_test(test_idle_takes_no_slot),
+      cmocka_unit_test(test_predictive_tie_starves),
       cmocka_unit_test(test_open_ended),
       cmocka_unit_test(test_no_overtaking),
       cmocka_unit_test(test_idle_neighbour_changes_nothing),
