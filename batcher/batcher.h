@@ -273,7 +273,10 @@ struct batch_decision {
  * admit; first, the jobs whose own wait reached the fairness bound start
  * (whatever the capacity) unless the forecasts below show that holding
  * finishes the set earlier by more than hold_margin, and starting now is
- * not what keeps the job's own stretch within the bound; then: nothing
+ * not what keeps the job's own stretch within the bound, or unless the
+ * forecasts tie, it would end no sooner started, and a measured pair of it
+ * and a running job slows one of them fairness-fold (BATCH_HOLD_STARVE,
+ * below); then: nothing
  * runs -> admit; max_batch reached -> hold;
  * nobody's predicted slowdown changes -> admit; else two event-driven
  * forecasts of the whole set (admit now vs hold until the next completion;

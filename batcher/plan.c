@@ -662,6 +662,8 @@ static void plan_predictive(struct ctx *c) {
     if (c->decided[p] || !overdue(c, p))
       continue;
     bool hold = false;
+    enum batch_reason why = BATCH_HOLD_MAKESPAN;
+    long starved = -1;
     if (c->aio > 0 && !no_effect(c, p) && c->aio + 1 <= PLAN_SIM_MAX) {
       double ma = 0, mh = 0, wa = 0, wh = 0;
       victims(c, p, victim);
@@ -675,9 +677,20 @@ static void plan_predictive(struct ctx *c) {
       double age = c->now - jp->arrival;
       bool bound_met_held = (age + own[1]) / jp->solo_s <= cfg->fairness;
       bool bound_met_admitted = (age + own[0]) / jp->solo_s <= cfg->fairness;
-      hold = mh < ma * (1 - cfg->hold_margin) && (bound_met_held || !bound_met_admitted);
+      double m = cfg->hold_margin;
+      hold = mh < ma * (1 - m) && (bound_met_held || !bound_met_admitted);
+      /* Started beside a job that starves it (or that it starves), it
+       * would end no sooner than held: starting serves neither it nor the
+       * set, and its max hold still bounds the wait. */
+      if (!hold && mh <= ma * (1 + m) && own[1] <= own[0] * (1 + m) &&
+          (starved = starved_by(c, p)) >= 0) {
+        hold = true;
+        why = BATCH_HOLD_STARVE;
+      }
     }
-    decide(c, p, !hold, hold ? BATCH_HOLD_MAKESPAN : BATCH_ADMIT_WAITED);
+    decide(c, p, !hold, hold ? why : BATCH_ADMIT_WAITED);
+    if (starved >= 0)
+      blame_on(c, p, starved);
     if (hold && oldest_held[c->jobs[p].cls] < 0)
       oldest_held[c->jobs[p].cls] = (long)p;
   }

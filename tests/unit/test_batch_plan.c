@@ -738,6 +738,24 @@ static void test_predictive_tie_starves(void **state) {
   c.measured[BATCH_SEQ_READ][BATCH_RAND_WRITE] = true;
   plan(&c, j, 2, d, NULL);
   assert_true(d[1].admit);
+  /* A reader (2 s) whose wait reached its fairness bound (7 s > 3 x 2 s):
+   * started beside the writer it would end at 11.9 s, held at 12 s.
+   * Starting it serves nobody: held.  At 3x it would end at 6 s: started.
+   * Its max hold still forces it in. */
+  struct batch_job w[2] = {running(BATCH_RAND_WRITE, 10), pending(BATCH_SEQ_READ, NOW - 7, 2)};
+  plan(&c, w, 2, d, NULL);
+  assert_false(d[1].admit);
+  assert_int_equal(d[1].reason, BATCH_HOLD_STARVE);
+  assert_int_equal(d[1].conflict, 0);
+  c.s[BATCH_SEQ_READ][BATCH_RAND_WRITE] = 1;
+  plan(&c, w, 2, d, NULL);
+  assert_true(d[1].admit);
+  assert_int_equal(d[1].reason, BATCH_ADMIT_WAITED);
+  c.s[BATCH_SEQ_READ][BATCH_RAND_WRITE] = 49.5;
+  w[1].deadline = NOW;
+  plan(&c, w, 2, d, NULL);
+  assert_true(d[1].admit);
+  assert_int_equal(d[1].reason, BATCH_ADMIT_DEADLINE);
 }
 
 /* Default: with no matrix file and nothing measured there is no evidence,
